@@ -1,0 +1,13 @@
+export * from './exit-reason.js';
+export * from './spec-error.js';
+export * from './child-spec.js';
+export * from './backoff.js';
+export * from './supervisor-flags.js';
+export * from './restart-intensity.js';
+export * from './restart-policy.js';
+export * from './events.js';
+export * from './graceful-shutdown.js';
+export { createSupervisor, type SupervisorLogic, type SupervisorOptions, type SupervisorSnapshot, type SupervisorContext, type SupervisorPhase, type ChildStatus } from './supervisor.js';
+export * from './dynamic-supervisor.js';
+export * from './commands.js';
+export * from './introspection.js';
