@@ -72,8 +72,11 @@ export const cannotStart = fromCallback(() => {
 });
 
 /** A worker whose start fails when `input.fail()` returns true (decided per incarnation). */
-export const startsWhen = fromCallback<{ type: string }, { fail: () => boolean }>(({ input }) => {
+export const startsWhen = fromCallback<{ type: string }, { fail: () => boolean }>(({ input, receive }) => {
   if (input.fail()) throw new Error('start failed');
+  receive((event) => {
+    if (event.type === 'crash') throw new Error('crashed');
+  });
   return () => {};
 });
 
@@ -84,4 +87,28 @@ export const finishesAtOnce = createMachine({ id: 'finishesAtOnce', initial: 'do
 export function tell(ref: AnyActorRef | undefined, event: WorkerEvent): void {
   if (!ref) throw new Error('no such child running');
   ref.send(event);
+}
+
+/**
+ * A callback worker that writes `start:<name>` and `stop:<name>` to a shared journal, to
+ * observe start and stop order. `{ type: 'crash' }` makes it fail.
+ */
+export function journaled(journal: string[]) {
+  return fromCallback<{ type: string }, { name: string }>(({ input, receive }) => {
+    journal.push(`start:${input.name}`);
+    receive((event) => {
+      // A throw inside `receive` runs in the actor's transition: the actor fails.
+      if (event.type === 'crash') throw new Error(`${input.name} crashed`);
+    });
+    return () => {
+      journal.push(`stop:${input.name}`);
+    };
+  });
+}
+
+/** Collects a supervisor's emitted events (the supervision event stream). */
+export function recordEvents(actor: AnyActorRef): Array<{ type: string; [key: string]: unknown }> {
+  const events: Array<{ type: string; [key: string]: unknown }> = [];
+  actor.on('*', (event: { type: string }) => events.push(event));
+  return events;
 }

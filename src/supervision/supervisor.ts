@@ -569,6 +569,7 @@ function onChildExit(live: Live, event: Extract<SupervisorInternalEvent, { type:
       return;
     }
     emit(live, { type: 'child.exited', childId: spec.id, reason, action: 'restart', uptime });
+    entry.status = 'restarting';
     restart(live, spec.id);
     return;
   }
@@ -741,6 +742,7 @@ function finishTermination(live: Live, entry: ChildEntry, reason: ExitReason): v
   const uptime = live.now() - entry.startedAt;
   live.scope.system.scheduler.cancel(live.scope.self, `shutdown:${entry.spec.id}:${entry.incarnation}`);
   if (entry.ref) releaseEntry(live, entry);
+  live.busy?.current.delete(entry.spec.id);
   entry.lastExit = reason;
   entry.status = 'terminated';
   emit(live, { type: 'child.exited', childId: entry.spec.id, reason, action: 'terminated', uptime });
