@@ -682,6 +682,7 @@ function beginExit(live: Live, reason: ExitReason): void {
   live.phase = 'shuttingDown';
   for (const entry of live.table.values()) {
     if (entry.restartTimer) cancelRestartTimer(live, entry);
+    if (!entry.ref) entry.status = 'terminated';
   }
   live.exit = reason;
   // A dynamic supervisor stops its children concurrently (OTP's simple_one_for_one and

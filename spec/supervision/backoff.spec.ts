@@ -1,0 +1,79 @@
+import { expect } from 'chai';
+import { createActor, SimulatedClock, type AnyActorRef } from 'xstate';
+import { backoffAttempt, backoffDelay, createSupervisor, normalizeBackoff, whichChildren } from '../../src/supervision/index.js';
+import { recordEvents, tell, worker } from '../support/children.js';
+
+describe('backoff', () => {
+  describe('delays', () => {
+    const backoff = normalizeBackoff({ minDelay: 3000, maxDelay: 30000, jitter: 0 }, 'x');
+
+    it('doubles from minDelay up to maxDelay (Akka: 3, 6, 12, 24, 30, 30 s)', () => {
+      expect([0, 1, 2, 3, 4, 5].map((attempt) => backoffDelay(backoff, attempt, 0))).to.deep.equal([3000, 6000, 12000, 24000, 30000, 30000]);
+    });
+
+    it('adds jitter as a fraction of the delay, never beyond maxDelay', () => {
+      const jittered = normalizeBackoff({ minDelay: 1000, maxDelay: 10000, jitter: 0.5 }, 'x');
+      expect(backoffDelay(jittered, 0, 0)).to.equal(1000);
+      expect(backoffDelay(jittered, 0, 0.999)).to.equal(1500);
+      expect(backoffDelay(jittered, 10, 0.999)).to.equal(10000);
+    });
+
+    it('starts again from minDelay after a stable period (default (min + max) / 2)', () => {
+      expect(backoff.resetAfter).to.equal(16500);
+      expect(backoffAttempt(backoff, 4, 16499)).to.equal(4);
+      expect(backoffAttempt(backoff, 4, 16500)).to.equal(0);
+    });
+  });
+
+  describe('in a supervisor', () => {
+    function setup() {
+      const clock = new SimulatedClock();
+      const sup = createSupervisor({
+        intensity: 10,
+        period: 60_000,
+        random: () => 0,
+        children: [{ id: 'w', start: { logic: worker }, backoff: { minDelay: 100, maxDelay: 1000, resetAfter: 5000 } }],
+      });
+      const actor = createActor(sup, { clock, id: 'sup' });
+      const events = recordEvents(actor);
+      actor.start();
+      const current = () => whichChildren(actor)[0] as { ref: AnyActorRef | undefined; status: string };
+      return { actor, clock, events, current };
+    }
+
+    it('keeps the child visibly restarting until its delay has passed', () => {
+      const { actor, clock, current, events } = setup();
+      tell(current().ref, { type: 'crash' });
+      expect(current()).to.include({ status: 'restarting', ref: undefined });
+      expect(events.find((event) => event.type === 'child.restarting')).to.deep.include({ childId: 'w', delay: 100, attempt: 0 });
+      clock.increment(99);
+      expect(current().status).to.equal('restarting');
+      clock.increment(1);
+      expect(current().status).to.equal('running');
+      actor.stop();
+    });
+
+    it('grows the delay with consecutive crashes and resets it after a stable run', () => {
+      const { actor, clock, current, events } = setup();
+      const delays = () => events.filter((event) => event.type === 'child.restarting').map((event) => event.delay);
+      for (let crash = 0; crash < 5; crash++) {
+        tell(current().ref, { type: 'crash' });
+        clock.increment(1000);
+      }
+      expect(delays()).to.deep.equal([100, 200, 400, 800, 1000]);
+      clock.increment(5000); // a stable run
+      tell(current().ref, { type: 'crash' });
+      expect(delays().at(-1)).to.equal(100);
+      actor.stop();
+    });
+
+    it('a stop during the wait cancels the pending restart', () => {
+      const { actor, clock, current } = setup();
+      tell(current().ref, { type: 'crash' });
+      actor.send({ type: 'supervisor.shutdown' });
+      expect(actor.getSnapshot().status).to.equal('done');
+      clock.increment(1000);
+      expect(whichChildren(actor)[0]).to.include({ status: 'terminated', ref: undefined });
+    });
+  });
+});
