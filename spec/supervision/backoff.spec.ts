@@ -67,6 +67,27 @@ describe('backoff', () => {
       actor.stop();
     });
 
+    it('under rest_for_one, stops the followers at once and restarts the group after the delay', () => {
+      const clock = new SimulatedClock();
+      const actor = createActor(createSupervisor({
+        strategy: 'rest_for_one',
+        random: () => 0,
+        children: [
+          { id: 'port', start: { logic: worker }, backoff: { minDelay: 500, maxDelay: 500 } },
+          { id: 'connection', start: { logic: worker } },
+        ],
+      }), { clock });
+      actor.start();
+      const connection = whichChildren(actor)[1]?.ref as AnyActorRef;
+      tell(whichChildren(actor)[0]?.ref, { type: 'crash' });
+      expect(connection.getSnapshot().status).to.equal('stopped');
+      expect(whichChildren(actor).map((row) => row.status)).to.deep.equal(['restarting', 'restarting']);
+      clock.increment(500);
+      expect(whichChildren(actor).map((row) => row.status)).to.deep.equal(['running', 'running']);
+      expect(actor.getSnapshot().context.restarts).to.equal(1);
+      actor.stop();
+    });
+
     it('a stop during the wait cancels the pending restart', () => {
       const { actor, clock, current } = setup();
       tell(current().ref, { type: 'crash' });

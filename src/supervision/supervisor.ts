@@ -98,6 +98,11 @@ export interface SupervisorConfig<TInput> {
   readonly random: () => number;
 }
 
+/**
+ * Where a child stands: `running` (a live actor), `restarting` (waiting for its restart:
+ * backoff delay, a retry after a failed start, or its group restart), `terminating` (asked
+ * to shut down, not finished yet), `terminated` (not running; its spec is kept).
+ */
 type ChildStatus = 'running' | 'restarting' | 'terminating' | 'terminated';
 
 interface ChildEntry {
@@ -118,6 +123,7 @@ interface ChildEntry {
 type Continuation =
   | { readonly kind: 'restart'; readonly failedId: string; readonly group: readonly string[] }
   | { readonly kind: 'exit'; readonly reason: ExitReason }
+  | { readonly kind: 'delay'; readonly id: string; readonly delay: number; readonly attempt: number; readonly group: readonly string[] }
   | { readonly kind: 'terminateOne'; readonly id: string; readonly reply: ((result: { ok: true }) => void) | undefined };
 
 /** A batch of children being stopped; the supervisor is busy until it is empty. */
@@ -565,7 +571,12 @@ function onChildExit(live: Live, event: Extract<SupervisorInternalEvent, { type:
       const delay = backoffDelay(spec.backoff, attempt, live.config.random());
       entry.pendingAttempt = attempt + 1;
       emit(live, { type: 'child.exited', childId: spec.id, reason, action: 'restart_delayed', uptime });
-      scheduleRestart(live, entry, delay, attempt);
+      entry.status = 'restarting';
+      // The strategy's other victims stop now, not after the delay: under rest_for_one
+      // the followers depend on the child that is down.
+      const others = groupOf(live, spec.id).filter((other) => other !== spec.id);
+      const toStop = others.reverse().filter((other) => live.table.get(other)?.ref);
+      beginTermination(live, toStop, false, { kind: 'delay', id: spec.id, delay, attempt, group: others });
       return;
     }
     emit(live, { type: 'child.exited', childId: spec.id, reason, action: 'restart', uptime });
@@ -615,7 +626,7 @@ function onRestartDue(live: Live, id: string): void {
  * (once, however many children the strategy restarts). Over intensity: shut down.
  */
 function restart(live: Live, id: string): void {
-  const { intensity, period, strategy } = live.config.flags;
+  const { intensity, period } = live.config.flags;
   const verdict = addRestart(live.window, live.now(), intensity, period);
   live.window = verdict.window;
   if (!verdict.allowed) {
@@ -626,11 +637,17 @@ function restart(live: Live, id: string): void {
     return;
   }
   live.totalRestarts += 1;
-  const group = strategy === 'one_for_one' ? [id] : restartGroup(strategy, [...live.table.keys()], id);
+  const group = groupOf(live, id);
   const others = group.filter((other) => other !== id);
   const toStop = [...others].reverse().filter((other) => live.table.get(other)?.ref);
   live.phase = 'restarting';
   beginTermination(live, toStop, false, { kind: 'restart', failedId: id, group });
+}
+
+/** The children restarted with `id` under the supervisor's strategy, in start order. */
+function groupOf(live: Live, id: string): string[] {
+  const { strategy } = live.config.flags;
+  return strategy === 'one_for_one' ? [id] : restartGroup(strategy, [...live.table.keys()], id);
 }
 
 /** Starts the group of a restart in order; a child that fails is retried (and counts again). */
@@ -743,9 +760,12 @@ function finishTermination(live: Live, entry: ChildEntry, reason: ExitReason): v
   const uptime = live.now() - entry.startedAt;
   live.scope.system.scheduler.cancel(live.scope.self, `shutdown:${entry.spec.id}:${entry.incarnation}`);
   if (entry.ref) releaseEntry(live, entry);
+  const then = live.busy?.then;
   live.busy?.current.delete(entry.spec.id);
   entry.lastExit = reason;
-  entry.status = 'terminated';
+  // A sibling stopped for a group restart is waiting for it, not done.
+  const waits = (then?.kind === 'restart' || then?.kind === 'delay') && entry.spec.restart !== 'temporary';
+  entry.status = waits ? 'restarting' : 'terminated';
   emit(live, { type: 'child.exited', childId: entry.spec.id, reason, action: 'terminated', uptime });
 }
 
@@ -789,6 +809,17 @@ function runContinuation(live: Live, then: Continuation): void {
       live.phase = 'running';
       startGroup(live, then.failedId, then.group);
       break;
+    case 'delay': {
+      live.phase = 'running';
+      const entry = live.table.get(then.id);
+      if (!entry || entry.ref) break;
+      for (const other of then.group) {
+        const sibling = live.table.get(other);
+        if (sibling && !sibling.ref && sibling.spec.restart !== 'temporary') sibling.status = 'restarting';
+      }
+      scheduleRestart(live, entry, then.delay, then.attempt);
+      break;
+    }
     case 'terminateOne': {
       const entry = live.table.get(then.id);
       if (entry && (live.config.dynamic || entry.spec.restart === 'temporary')) live.table.delete(then.id);
@@ -799,6 +830,7 @@ function runContinuation(live: Live, then: Continuation): void {
     case 'exit':
       for (const [id, entry] of live.table) {
         if (entry.spec.restart === 'temporary' || live.config.dynamic) live.table.delete(id);
+        else entry.status = 'terminated';
       }
       live.phase = 'stopped';
       failDeferred(live);

@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+/**
+ * The `warden` command. Commands that are not built yet say so and exit with status 2,
+ * naming the command, instead of pretending to work.
+ */
+import { runDemo } from './demo.js';
+
+const usage = `Usage: warden <command> [options]
+
+Commands:
+  demo                     a supervised agent with faults injected; recovery shown
+  acp --agent NAME         ACP agent on stdio, bridging to NAME under supervision   (not yet)
+  agents [--json]          known agents and whether they are installed             (not yet)
+  inspect                  local live view of the supervision tree                 (not yet)
+  chaos --agent NAME       fault injection against an agent                        (not yet)
+
+Options:
+  -h, --help               show this help
+  --version                print the version`;
+
+const planned = new Set(['acp', 'agents', 'inspect', 'chaos']);
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
+    process.stderr.write(`${usage}\n`);
+    return command === undefined ? 2 : 0;
+  }
+  if (command === '--version') {
+    const { createRequire } = await import('node:module');
+    const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
+    process.stdout.write(`${pkg.version}\n`);
+    return 0;
+  }
+  if (command === 'demo') {
+    const durationFlag = rest.indexOf('--duration');
+    const durationMs = durationFlag >= 0 ? Number(rest[durationFlag + 1]) : undefined;
+    if (durationMs !== undefined && (!Number.isFinite(durationMs) || durationMs <= 0)) {
+      process.stderr.write(`warden demo: expected --duration to be a positive number of milliseconds, got ${String(rest[durationFlag + 1])}\n`);
+      return 2;
+    }
+    await runDemo({ write: (line) => process.stdout.write(`${line}\n`), ...(durationMs === undefined ? {} : { durationMs }) });
+    return 0;
+  }
+  if (planned.has(command)) {
+    process.stderr.write(`warden ${command}: not available in this version yet; see README.md for what is built.\n`);
+    return 2;
+  }
+  process.stderr.write(`warden: unknown command "${command}". Run "warden --help" for the list.\n`);
+  return 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`warden: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);
