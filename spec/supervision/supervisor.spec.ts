@@ -460,6 +460,9 @@ describe('supervisor', () => {
       const { actor, events } = start(createSupervisor({ name: 'root', children: [{ id: 'mid', start: { logic: mid } }] }));
       const inner = child(child(actor, 'mid') as AnyActorRef, 'inner') as AnyActorRef;
       tell(child(inner, 'leaf'), { type: 'crash' });
+      // The nested supervisors' own init is relayed too: every level's start is seen.
+      expect(events.filter((event) => event.type === 'child.started').slice(0, 4).map((event) => `${event.supervisor}:${event.childId}`))
+        .to.deep.equal(['sup/mid/inner:leaf', 'sup/mid:inner', 'sup/mid:w', 'sup:mid']);
       const relayed = events.find((event) => event.type === 'child.restarted');
       expect(relayed).to.deep.include({ supervisor: 'sup/mid/inner', childId: 'leaf', restarts: 1 });
       const tree = supervisionTree(actor);

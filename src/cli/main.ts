@@ -50,6 +50,12 @@ async function main(argv: readonly string[]): Promise<number> {
   return 2;
 }
 
+// A closed stdout (`warden demo | head`) ends the command quietly instead of crashing it.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

@@ -375,6 +375,7 @@ function startEntry(live: Live, entry: ChildEntry): StartOutcome {
   const { spec } = entry;
   const self = live.scope.self;
   let ref: AnyActorRef;
+  let relay: Subscription | undefined;
   try {
     const input = spec.start.inputFor
       ? spec.start.inputFor({ id: spec.id, restarts: entry.restarts, lastExit: entry.lastExit })
@@ -385,13 +386,19 @@ function startEntry(live: Live, entry: ChildEntry): StartOutcome {
       ...(spec.systemId === undefined ? {} : { systemId: spec.systemId }),
       input,
     });
+    // Relay a nested supervisor's events so that the root sees the whole tree, its own
+    // init included (hence before start).
+    if (isSupervisorLogic(spec.start.logic)) relay = ref.on('*', (event: SupervisionEvent) => live.scope.emit(event));
     ref.start();
   } catch (error) {
+    relay?.unsubscribe();
     return startFailed(live, entry, error);
   }
   const snapshot = ref.getSnapshot() as Snapshot<unknown>;
-  if (snapshot.status === 'error') return startFailed(live, entry, snapshot.error);
-  if (snapshot.status === 'done' && isFailedInit(snapshot.output)) return startFailed(live, entry, snapshot.output);
+  if (snapshot.status === 'error' || (snapshot.status === 'done' && isFailedInit(snapshot.output))) {
+    relay?.unsubscribe();
+    return startFailed(live, entry, snapshot.status === 'error' ? snapshot.error : snapshot.output);
+  }
 
   entry.incarnation += 1;
   const incarnation = entry.incarnation;
@@ -412,10 +419,7 @@ function startEntry(live: Live, entry: ChildEntry): StartOutcome {
       if (final.status === 'done') notify(exitFromOutput(final.output));
     },
   });
-  if (isSupervisorLogic(spec.start.logic)) {
-    // Relay the nested supervisor's events so that the root sees the whole tree.
-    entry.relay = ref.on('*', (event: SupervisionEvent) => live.scope.emit(event));
-  }
+  entry.relay = relay;
   emit(live, {
     type: 'child.started',
     childId: spec.id,
