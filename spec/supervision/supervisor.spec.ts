@@ -404,10 +404,14 @@ describe('supervisor', () => {
       expect(actor.getSnapshot().status).to.equal('done');
     });
 
-    it('intensity 0 gives up on the first restart', () => {
-      const { actor } = start(createSupervisor({ intensity: 0, children: [workerSpec('w')] }));
+    it('intensity 0 gives up on the first restart, and never reports it as a restart', () => {
+      const { actor, events } = start(createSupervisor({ intensity: 0, children: [workerSpec('w')] }));
       tell(child(actor, 'w'), { type: 'crash' });
       expect(actor.getSnapshot().output).to.deep.equal({ kind: 'shutdown', detail: 'reached_max_restart_intensity' });
+      expect(events.map((event) => `${event.type}${event.action ? `:${event.action}` : ''}`)).to.deep.equal([
+        'child.started', 'child.exited:give_up', 'intensity.exceeded', 'supervisor.shutdown',
+      ]);
+      expect(actor.getSnapshot().context.restarts).to.equal(0);
     });
   });
 

@@ -78,7 +78,7 @@ export interface SupervisionEventBase {
 }
 
 /** What the supervisor does after a child exited. */
-export type ExitAction = 'restart' | 'restart_delayed' | 'keep' | 'remove' | 'terminated';
+export type ExitAction = 'restart' | 'restart_delayed' | 'give_up' | 'keep' | 'remove' | 'terminated';
 
 /**
  * The supervision event stream, emitted by every supervisor and relayed up the tree, so
@@ -96,7 +96,11 @@ export type SupervisionEvent =
       readonly type: 'child.exited';
       readonly childId: string;
       readonly reason: ExitReason;
-      /** `restart`, `restart_delayed` (backoff), `keep` (spec kept, not running), `remove`, `terminated` (stopped by the supervisor). */
+      /**
+       * `restart`, `restart_delayed` (backoff), `give_up` (a restart refused by intensity: the
+       * supervisor shuts down), `keep` (spec kept, not running), `remove`, `terminated`
+       * (stopped by the supervisor).
+       */
       readonly action: ExitAction;
       readonly uptime: number;
     })

@@ -583,9 +583,12 @@ function onChildExit(live: Live, event: Extract<SupervisorInternalEvent, { type:
       beginTermination(live, toStop, false, { kind: 'delay', id: spec.id, delay, attempt, group: others });
       return;
     }
-    emit(live, { type: 'child.exited', childId: spec.id, reason, action: 'restart', uptime });
+    // Decide intensity first, so that a refused restart is never reported as one.
+    const allowed = admitRestart(live);
+    emit(live, { type: 'child.exited', childId: spec.id, reason, action: allowed ? 'restart' : 'give_up', uptime });
     entry.status = 'restarting';
-    restart(live, spec.id);
+    if (allowed) performRestart(live, spec.id);
+    else refuseRestart(live, spec.id);
     return;
   }
 
@@ -630,16 +633,27 @@ function onRestartDue(live: Live, id: string): void {
  * (once, however many children the strategy restarts). Over intensity: shut down.
  */
 function restart(live: Live, id: string): void {
+  if (admitRestart(live)) performRestart(live, id);
+  else refuseRestart(live, id);
+}
+
+/** Counts a restart in the intensity window (OTP's `add_restart/1`); `false` when it is one too many. */
+function admitRestart(live: Live): boolean {
   const { intensity, period } = live.config.flags;
   const verdict = addRestart(live.window, live.now(), intensity, period);
   live.window = verdict.window;
-  if (!verdict.allowed) {
-    emit(live, { type: 'intensity.exceeded', intensity, period, childId: id });
-    const entry = live.table.get(id);
-    if (entry && !entry.ref) entry.status = 'terminated';
-    beginExit(live, shutdownExit('reached_max_restart_intensity'));
-    return;
-  }
+  return verdict.allowed;
+}
+
+function refuseRestart(live: Live, id: string): void {
+  const { intensity, period } = live.config.flags;
+  emit(live, { type: 'intensity.exceeded', intensity, period, childId: id });
+  const entry = live.table.get(id);
+  if (entry && !entry.ref) entry.status = 'terminated';
+  beginExit(live, shutdownExit('reached_max_restart_intensity'));
+}
+
+function performRestart(live: Live, id: string): void {
   live.totalRestarts += 1;
   const group = groupOf(live, id);
   const others = group.filter((other) => other !== id);
