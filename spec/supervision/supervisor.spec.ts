@@ -4,7 +4,7 @@
  * escalation and a failing restart, count_children, tree, significant children.
  */
 import { expect } from 'chai';
-import { createActor, createMachine, SimulatedClock, type AnyActorRef } from 'xstate';
+import { createActor, createMachine, fromTransition, SimulatedClock, type AnyActorRef } from 'xstate';
 import {
   createSupervisor,
   countChildren,
@@ -359,8 +359,6 @@ describe('supervisor', () => {
     it('ignores a late exit from an incarnation that was already replaced', () => {
       // Both children fail in one go; under one_for_all the first failure restarts both,
       // and the second failure's report arrives for an incarnation that no longer exists.
-      const parent = createMachine({});
-      void parent;
       const { actor } = start(createSupervisor({ strategy: 'one_for_all', intensity: 5, children: [workerSpec('a'), workerSpec('b')] }));
       const a = child(actor, 'a') as AnyActorRef;
       const b = child(actor, 'b') as AnyActorRef;
@@ -478,6 +476,14 @@ describe('supervisor', () => {
       expect(leaf).to.deep.include({ id: 'leaf', name: 'worker', status: 'running', restarts: 1 });
       expect(leaf?.lastExit).to.deep.include({ kind: 'error' });
       expect((leaf?.lastExit?.error as { message: string }).message).to.equal('boom');
+      actor.stop();
+    });
+
+    it('shows the pid of a child that exposes one in its snapshot (ports do)', () => {
+      const fakePort = fromTransition((state) => state, { pid: 4242 });
+      const { actor, events } = start(createSupervisor({ children: [{ id: 'port', name: 'port', start: { logic: fakePort } }] }));
+      expect(supervisionTree(actor).children?.[0]).to.deep.include({ id: 'port', name: 'port', pid: 4242 });
+      expect(events[0]).to.deep.include({ type: 'child.started', pid: 4242 });
       actor.stop();
     });
 
