@@ -99,6 +99,18 @@ describe('dynamic supervisor', () => {
     expect(await done).to.deep.equal({ kind: 'shutdown' });
   });
 
+  it('a shutdown during a terminateChild still stops the other children concurrently', async () => {
+    const { actor, clock } = start(createDynamicSupervisor());
+    for (const id of ['a', 'b', 'c']) await startChild(actor, { id, start: { logic: trappingWorker, input: { stopDelay: 100 } } });
+    const terminated = terminateChild(actor, 'a');
+    const done = shutdown(actor);
+    expect(whichChildren(actor).map((row) => row.status)).to.deep.equal(['terminating', 'terminating', 'terminating']);
+    clock.increment(100);
+    expect(actor.getSnapshot().status).to.equal('done');
+    expect(await terminated).to.deep.equal({ ok: true });
+    expect(await done).to.deep.equal({ kind: 'shutdown' });
+  });
+
   it('exceeds intensity like any supervisor and can itself be supervised', async () => {
     const sessions = createDynamicSupervisor({ name: 'sessions', intensity: 1 });
     const { actor } = start(createSupervisor({ name: 'host', children: [{ id: 'sessions', start: { logic: sessions } }] }));

@@ -172,6 +172,21 @@ describe('supervisor', () => {
       expect(actor.getSnapshot().status).to.equal('done');
     });
 
+    it('a shutdown during a group restart abandons the restart and stops everything', () => {
+      const { actor, clock, events } = start(createSupervisor({
+        strategy: 'one_for_all',
+        children: [workerSpec('a'), { id: 'slow', start: { logic: trappingWorker, input: { stopDelay: 300 } } }, workerSpec('c')],
+      }));
+      tell(child(actor, 'a'), { type: 'crash' });
+      expect(actor.getSnapshot().value).to.equal('restarting');
+      actor.send({ type: 'supervisor.shutdown' });
+      expect(actor.getSnapshot().value).to.equal('shuttingDown');
+      clock.increment(300);
+      expect(actor.getSnapshot().status).to.equal('done');
+      expect(whichChildren(actor).map((row) => row.status)).to.deep.equal(['terminated', 'terminated', 'terminated']);
+      expect(events.filter((event) => event.type === 'child.started')).to.have.length(3);
+    });
+
     it('waits for each child in turn: the next one is asked only after the previous one finished', () => {
       const { actor, clock } = start(createSupervisor({
         children: [

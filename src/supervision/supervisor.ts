@@ -527,14 +527,9 @@ function deferWhileBusy(live: Live, event: SupervisorEvent): boolean {
     case SHUTDOWN_EVENT:
     case 'supervisor.init.failed': {
       if (busy.then.kind === 'exit') return true; // already shutting down
-      const reason = event.type === SHUTDOWN_EVENT
+      beginExit(live, event.type === SHUTDOWN_EVENT
         ? event.reason ?? shutdownExit()
-        : shutdownExit({ failedToStartChild: event.id, cause: event.cause });
-      abandonContinuation(busy.then);
-      busy.then = { kind: 'exit', reason };
-      busy.queue = runningInReverse(live).filter((id) => !busy.current.has(id));
-      live.phase = 'shuttingDown';
-      live.exit = reason;
+        : shutdownExit({ failedToStartChild: event.id, cause: event.cause }));
       return true;
     }
     default:
@@ -720,9 +715,21 @@ function beginExit(live: Live, reason: ExitReason): void {
     if (!entry.ref) entry.status = 'terminated';
   }
   live.exit = reason;
-  // A dynamic supervisor stops its children concurrently (OTP's simple_one_for_one and
-  // Elixir's DynamicSupervisor); a static one one by one in reverse start order.
-  beginTermination(live, runningInReverse(live), live.config.dynamic, { kind: 'exit', reason });
+  // A shutdown can arrive while children are being stopped for a restart or a
+  // terminateChild: those keep going (with their own timers), the rest join them, and the
+  // interrupted work is dropped.
+  const inFlight = live.busy;
+  if (inFlight) abandonContinuation(inFlight.then);
+  const current = inFlight?.current ?? new Set<string>();
+  live.busy = {
+    queue: runningInReverse(live).filter((id) => !current.has(id)),
+    // A dynamic supervisor stops its children concurrently (OTP's simple_one_for_one and
+    // Elixir's DynamicSupervisor); a static one one by one in reverse start order.
+    concurrent: live.config.dynamic,
+    current,
+    then: { kind: 'exit', reason },
+  };
+  advance(live);
 }
 
 function beginTermination(live: Live, ids: string[], concurrent: boolean, then: Continuation): void {
