@@ -1,0 +1,140 @@
+#!/usr/bin/env node
+// A fake agent CLI for port tests: NDJSON JSON-RPC on stdio, with a method per fault.
+// Exits on stdin EOF (as agent CLIs do) unless started with --ignore-eof.
+// Usage: node fake-cli.mjs [--ignore-eof] [--stderr TEXT] [--banner LINE]
+import { spawn } from 'node:child_process';
+import { writeSync } from 'node:fs';
+
+const args = process.argv.slice(2);
+const ignoreEof = args.includes('--ignore-eof');
+const flag = (name) => {
+  const index = args.indexOf(name);
+  return index >= 0 ? args[index + 1] : undefined;
+};
+
+// Synchronous writes: what a test sends before exit must be in the pipe before exit.
+const out = (text) => {
+  let offset = 0;
+  const buffer = Buffer.from(text);
+  while (offset < buffer.length) {
+    try {
+      offset += writeSync(1, buffer, offset);
+    } catch (error) {
+      if (error.code !== 'EAGAIN') throw error;
+    }
+  }
+};
+const send = (message) => out(`${JSON.stringify(message)}\n`);
+const reply = (id, result) => send({ jsonrpc: '2.0', id, result });
+
+if (flag('--stderr')) process.stderr.write(`${flag('--stderr')}\n`);
+if (flag('--banner')) out(`${flag('--banner')}\n`);
+
+const methods = {
+  echo: (params) => params,
+  env: () => ({ env: process.env }),
+  pid: () => ({ pid: process.pid, pgid: process.pid }),
+  exit: (params, id) => {
+    reply(id, { exiting: params.code ?? 0 });
+    process.exit(params.code ?? 0);
+  },
+  crash: () => {
+    process.stderr.write('fatal: the fake agent crashed on purpose\n');
+    process.exit(3);
+  },
+  hang: () => undefined,
+  stream: (params, id) => {
+    for (let index = 0; index < (params.count ?? 10); index++) send({ jsonrpc: '2.0', method: 'update', params: { index } });
+    reply(id, { streamed: params.count ?? 10 });
+  },
+  garbage: (params, id) => {
+    out('this is not json\n');
+    out('{"jsonrpc":"2.0","method":"half\n');
+    out('\r\n\n');
+    out('[1,2\n');
+    reply(id, { garbage: 3 });
+  },
+  huge: (params) => {
+    // One line of params.bytes bytes, written in pieces.
+    const piece = 'x'.repeat(64 * 1024);
+    out('{"jsonrpc":"2.0","method":"huge","params":"');
+    let left = params.bytes;
+    while (left > 0) {
+      const size = Math.min(left, piece.length);
+      out(piece.slice(0, size));
+      left -= size;
+    }
+    out('"}\n');
+    return undefined;
+  },
+  bigFinal: (params) => {
+    // params.lines lines of params.width bytes, then exit at once.
+    const filler = 'y'.repeat(params.width ?? 1000);
+    let chunk = '';
+    for (let index = 0; index < params.lines; index++) {
+      chunk += `{"jsonrpc":"2.0","method":"line","params":{"index":${index},"filler":"${filler}"}}\n`;
+      if (chunk.length > 256 * 1024) {
+        out(chunk);
+        chunk = '';
+      }
+    }
+    out(chunk);
+    out(JSON.stringify({ jsonrpc: '2.0', method: 'last', params: { lines: params.lines } }) + '\n');
+    process.exit(0);
+  },
+  partialExit: (params) => {
+    out(params.text);
+    process.exit(params.code ?? 0);
+  },
+  grandchild: () => {
+    // A tool the agent runs: same process group, outlives the agent unless the group is killed.
+    const child = spawn('sleep', ['1000'], { stdio: 'ignore' });
+    return { pid: child.pid };
+  },
+  flood: (params) => {
+    // params.count notifications as fast as possible.
+    let chunk = '';
+    for (let index = 0; index < params.count; index++) {
+      chunk += `{"jsonrpc":"2.0","method":"tick","params":{"index":${index}}}\n`;
+      if (chunk.length > 64 * 1024) {
+        out(chunk);
+        chunk = '';
+      }
+    }
+    out(chunk);
+    return { flooded: params.count };
+  },
+};
+
+let pending = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+  pending += chunk;
+  let newline;
+  while ((newline = pending.indexOf('\n')) >= 0) {
+    const line = pending.slice(0, newline);
+    pending = pending.slice(newline + 1);
+    if (!line.trim()) continue;
+    let request;
+    try {
+      request = JSON.parse(line);
+    } catch {
+      send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+      continue;
+    }
+    const method = methods[request.method];
+    if (!method) {
+      send({ jsonrpc: '2.0', id: request.id ?? null, error: { code: -32601, message: `Method not found: ${request.method}` } });
+      continue;
+    }
+    const result = method(request.params ?? {}, request.id);
+    if (result !== undefined && request.id !== undefined) reply(request.id, result);
+  }
+});
+process.stdin.on('end', () => {
+  if (!ignoreEof) process.exit(0);
+});
+if (ignoreEof) {
+  for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => {});
+  setInterval(() => {}, 1 << 30);
+}

@@ -1,0 +1,50 @@
+/**
+ * Process checks for tests that spawn real processes: read /proc, never trust a handle.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Live (not zombie) processes, as [pid, pgid, state]. */
+function processTable(): Array<{ pid: number; pgid: number; state: string }> {
+  const rows: Array<{ pid: number; pgid: number; state: string }> = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/u.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid pgrp ...: comm may contain spaces, so parse after the last ')'.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      rows.push({ pid: Number(entry), state: fields[0] as string, pgid: Number(fields[2]) });
+    } catch {
+      // gone while reading
+    }
+  }
+  return rows;
+}
+
+/** Whether `pid` is a live process (zombies count as dead: they only wait to be reaped). */
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Live processes of process group `pgid`. */
+export function groupMembers(pgid: number): number[] {
+  return processTable().filter((row) => row.pgid === pgid && row.state !== 'Z').map((row) => row.pid);
+}
+
+/** Polls `predicate` until it holds, or fails after a generous deadline. */
+export async function waitUntil(predicate: () => boolean, what: string, timeoutMs = 10_000, intervalMs = 20): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** Asserts, with a deadline, that nothing of group `pgid` is left. */
+export async function expectGroupGone(pgid: number, timeoutMs = 10_000): Promise<void> {
+  await waitUntil(() => groupMembers(pgid).length === 0, `process group ${pgid} to be gone (left: ${groupMembers(pgid).join(', ')})`, timeoutMs);
+}

@@ -1,0 +1,153 @@
+/**
+ * Newline-delimited framing of a byte stream, as agents write NDJSON on stdout.
+ *
+ * Tolerant of what real CLIs print: CRLF endings, a UTF-8 byte order mark at the start,
+ * empty lines (skipped), chunk boundaries anywhere, even inside a multi-byte character
+ * (lines are split on bytes and decoded whole). A line longer than `maxLineBytes` is
+ * reported once and, with the `kill` policy, ends framing; with `skip`, its bytes are
+ * dropped up to the next newline and framing goes on. Memory stays bounded by the limit
+ * plus one chunk.
+ */
+export type OversizePolicy = 'kill' | 'skip';
+
+/** Options of a {@link LineFramer}. */
+export interface LineFramerOptions {
+  /** Longest accepted line, in bytes, without its newline. Default 1 MiB. */
+  readonly maxLineBytes?: number;
+  /** What to do with a longer line. Default `kill`: report it and stop framing. */
+  readonly oversize?: OversizePolicy;
+  /** Called with each complete line, in order. */
+  readonly onLine: (line: string) => void;
+  /** Called when a line exceeds the limit. */
+  readonly onOversize?: (bytesSeen: number) => void;
+}
+
+/** Default line limit: 1 MiB. */
+export const defaultMaxLineBytes = 1024 * 1024;
+
+const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
+
+/** Splits bytes into lines; see the module comment. */
+export class LineFramer {
+  readonly #maxLineBytes: number;
+  readonly #oversize: OversizePolicy;
+  readonly #onLine: (line: string) => void;
+  readonly #onOversize: (bytesSeen: number) => void;
+  #pending: Buffer[] = [];
+  #pendingBytes = 0;
+  #atStart = true;
+  #skipping = false;
+  #stopped = false;
+
+  constructor(options: LineFramerOptions) {
+    const max = options.maxLineBytes ?? defaultMaxLineBytes;
+    if (!Number.isInteger(max) || max <= 0) {
+      throw new TypeError(`Expected the \`maxLineBytes\` option to be a positive integer, got \`${String(max)}\` (${typeof max}).`);
+    }
+    this.#maxLineBytes = max;
+    this.#oversize = options.oversize ?? 'kill';
+    this.#onLine = options.onLine;
+    this.#onOversize = options.onOversize ?? (() => {});
+  }
+
+  /** Whether framing stopped for good (an oversize line under the `kill` policy). */
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  /** Feeds a chunk of bytes. */
+  push(chunk: Buffer): void {
+    if (this.#stopped) return;
+    let start = 0;
+    if (this.#atStart && chunk.length > 0) {
+      start = this.#skipBom(chunk);
+      if (start < 0) return; // part of a BOM so far; wait for more
+    }
+    while (start < chunk.length) {
+      const newline = chunk.indexOf(NEWLINE, start);
+      if (newline < 0) {
+        this.#hold(chunk, start, chunk.length);
+        return;
+      }
+      if (this.#skipping) {
+        this.#skipping = false;
+      } else if (this.#pendingBytes + (newline - start) > this.#maxLineBytes) {
+        this.#tooLong(this.#pendingBytes + (newline - start));
+        if (this.#stopped) return;
+        this.#skipping = false;
+      } else {
+        this.#emit(chunk, start, newline);
+      }
+      this.#pending = [];
+      this.#pendingBytes = 0;
+      start = newline + 1;
+    }
+  }
+
+  /** The stream ended: a last line without newline is still a line. */
+  end(): void {
+    if (this.#stopped || this.#skipping || this.#pendingBytes === 0) return;
+    const last = Buffer.concat(this.#pending, this.#pendingBytes);
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    this.#deliver(last, 0, last.length);
+  }
+
+  #skipBom(chunk: Buffer): number {
+    const bom = [0xef, 0xbb, 0xbf];
+    const held = this.#pendingBytes;
+    const seen = Buffer.concat([...this.#pending, chunk.subarray(0, Math.min(chunk.length, 3 - held))]);
+    for (let index = 0; index < seen.length; index++) {
+      if (seen[index] !== bom[index]) {
+        this.#atStart = false;
+        return 0;
+      }
+    }
+    if (seen.length < 3) {
+      // A BOM may be split across chunks: keep its bytes until it is complete.
+      this.#hold(chunk, 0, chunk.length);
+      return -1;
+    }
+    this.#atStart = false;
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    return 3 - held;
+  }
+
+  #hold(chunk: Buffer, start: number, end: number): void {
+    if (this.#skipping) return;
+    const length = end - start;
+    if (this.#pendingBytes + length > this.#maxLineBytes) {
+      this.#tooLong(this.#pendingBytes + length);
+      if (!this.#stopped) this.#skipping = true;
+      this.#pending = [];
+      this.#pendingBytes = 0;
+      return;
+    }
+    // Copy: the stream may reuse its buffer.
+    this.#pending.push(Buffer.from(chunk.subarray(start, end)));
+    this.#pendingBytes += length;
+  }
+
+  #tooLong(bytesSeen: number): void {
+    if (this.#oversize === 'kill') this.#stopped = true;
+    this.#onOversize(bytesSeen);
+  }
+
+  #emit(chunk: Buffer, start: number, end: number): void {
+    if (this.#pendingBytes === 0) {
+      this.#deliver(chunk, start, end);
+      return;
+    }
+    this.#pending.push(chunk.subarray(start, end));
+    const line = Buffer.concat(this.#pending, this.#pendingBytes + (end - start));
+    this.#deliver(line, 0, line.length);
+  }
+
+  #deliver(buffer: Buffer, start: number, end: number): void {
+    if (end > start && buffer[end - 1] === CARRIAGE_RETURN) end -= 1;
+    if (end === start) return; // empty lines carry nothing
+    this.#onLine(buffer.toString('utf8', start, end));
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * Why a port's process ended, as data, and the error a port fails with (after execa's:
+ * the reason, the command, then the tail of stderr).
+ */
+
+/** The typed reason a port's process ended. */
+export type PortExitReason =
+  /** The process exited by itself with this code (0 is a normal exit). */
+  | { readonly kind: 'exited'; readonly code: number }
+  /** The process was killed by a signal it did not expect from us (kill -9 from outside, a crash). */
+  | { readonly kind: 'signaled'; readonly signal: string }
+  /** The process could not start: `code` is ENOENT, EACCES, ...; `hint` says what to do. */
+  | { readonly kind: 'spawn_failed'; readonly code: string; readonly message: string; readonly hint: string }
+  /** It printed a line longer than the limit, and the port killed it as broken. */
+  | { readonly kind: 'oversize_line'; readonly limit: number }
+  /** The watchdog saw no output for `idleMs` and killed it. */
+  | { readonly kind: 'hung'; readonly idleMs: number }
+  /** Its owner asked it to stop, and it did (by itself or after a signal). */
+  | { readonly kind: 'stopped'; readonly code: number | null; readonly signal: string | null };
+
+/** Facts about a port's process when it ended. */
+export interface PortExit {
+  readonly reason: PortExitReason;
+  /** The executable and arguments. */
+  readonly command: readonly string[];
+  readonly pid: number | undefined;
+  /** Milliseconds from spawn to the end of its output. */
+  readonly durationMs: number;
+  /** The last lines of stderr. */
+  readonly stderrTail: string;
+  readonly linesIn: number;
+  readonly nonJsonLines: number;
+}
+
+/** A normal end: code 0, or a stop that was asked for. */
+export function isNormalPortExit(reason: PortExitReason): boolean {
+  return (reason.kind === 'exited' && reason.code === 0) || reason.kind === 'stopped';
+}
+
+/** Quotes a command line for messages (never the environment: it may hold keys). */
+export function escapeCommand(command: readonly string[]): string {
+  return command.map((part) => (/^[\w./:=@%+-]+$/u.test(part) ? part : `'${part.replaceAll("'", `'\\''`)}'`)).join(' ');
+}
+
+/** The reason in words, as the start of an error message. */
+export function describePortExit(reason: PortExitReason): string {
+  switch (reason.kind) {
+    case 'exited':
+      return `Agent process failed with exit code ${reason.code}`;
+    case 'signaled':
+      return `Agent process was killed with ${reason.signal}`;
+    case 'spawn_failed':
+      return `Agent process could not start (${reason.code}): ${reason.hint}`;
+    case 'oversize_line':
+      return `Agent process printed a line longer than ${reason.limit} bytes and was killed as broken`;
+    case 'hung':
+      return `Agent process hung (no output for ${reason.idleMs} ms) and was killed`;
+    case 'stopped':
+      return 'Agent process was stopped';
+  }
+}
+
+const portErrorBrand = Symbol.for('acp-warden.PortError');
+
+/**
+ * A port's process ended abnormally. The message is the reason, the escaped command, and
+ * the last lines of stderr; the fields repeat the facts for programs.
+ */
+export class PortError extends Error {
+  override readonly name = 'PortError';
+  readonly reason: PortExitReason;
+  readonly command: readonly string[];
+  readonly escapedCommand: string;
+  readonly pid: number | undefined;
+  readonly exitCode: number | undefined;
+  readonly signal: string | undefined;
+  readonly durationMs: number;
+  readonly stderrTail: string;
+  /** The first line of the message: reason and command. */
+  readonly shortMessage: string;
+
+  constructor(exit: PortExit, options?: { cause?: unknown }) {
+    const escapedCommand = escapeCommand(exit.command);
+    const shortMessage = `${describePortExit(exit.reason)}: ${escapedCommand}`;
+    super(exit.stderrTail ? `${shortMessage}\n${exit.stderrTail}` : shortMessage, options);
+    this.reason = exit.reason;
+    this.command = exit.command;
+    this.escapedCommand = escapedCommand;
+    this.pid = exit.pid;
+    this.exitCode = exit.reason.kind === 'exited' ? exit.reason.code : undefined;
+    this.signal = exit.reason.kind === 'signaled' ? exit.reason.signal : undefined;
+    this.durationMs = exit.durationMs;
+    this.stderrTail = exit.stderrTail;
+    this.shortMessage = shortMessage;
+    Object.defineProperty(this, portErrorBrand, { value: true });
+  }
+
+  /** Brand check that works across copies of the package (unlike `instanceof`). */
+  static is(value: unknown): value is PortError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[portErrorBrand] === true;
+  }
+}
+
+/** Why a write to a port failed. */
+export type PortWriteErrorCode =
+  /** The process is gone, or was never started. */
+  | 'not_running'
+  /** Its stdin is closed (EPIPE, ECONNRESET): the process no longer reads. */
+  | 'stdin_closed'
+  /** More than the write queue's limit is waiting for the process to read. */
+  | 'queue_full'
+  /** The data is not one line of JSON (a newline inside a line, a value JSON cannot encode). */
+  | 'invalid_message';
+
+/** A write that could not be delivered to the process. */
+export class PortWriteError extends Error {
+  override readonly name = 'PortWriteError';
+  readonly code: PortWriteErrorCode;
+
+  constructor(code: PortWriteErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}

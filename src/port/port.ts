@@ -1,0 +1,597 @@
+/**
+ * A port: one agent CLI subprocess as an XState actor, the counterpart of an Erlang port.
+ *
+ * Lifecycle goes through the actor (spawned → running → stopping → exited), so the snapshot
+ * and the inspector show it; data flows around it: each stdout line is framed, parsed once
+ * and emitted to the owner (`port.on('port.message', ...)`) straight from the stream, in
+ * order, without a transition per line. The live process, streams and timers are kept in a
+ * WeakMap beside the actor, never in the snapshot.
+ *
+ * The actor ends `done` when the process exits with code 0 or stops when asked (output: a
+ * `shutdown` exit reason carrying the {@link PortExit}), and `error` with a
+ * {@link PortError} otherwise, so a supervisor restarts it by the usual rules.
+ */
+import { execa } from 'execa';
+import { existsSync, statSync } from 'node:fs';
+import type { ActorLogic, ActorScope, ActorSystem, AnyActorRef, Snapshot } from 'xstate';
+import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
+import { resolveNow } from '../supervision/clock.js';
+import { SHUTDOWN_EVENT } from '../supervision/events.js';
+import { shutdownExit, type ExitReason } from '../supervision/exit-reason.js';
+import { buildEnvironment, type EnvironmentInput } from './env-policy.js';
+import { LineFramer, type OversizePolicy } from './line-framer.js';
+import { StderrRing } from './stderr-ring.js';
+import { WriteQueue } from './write-queue.js';
+import { signalGroup, trackGroup, untrackGroup } from './process-group.js';
+import { reaperForget, reaperTrack } from './orphan-reaper.js';
+import {
+  isNormalPortExit,
+  PortError,
+  PortWriteError,
+  type PortExit,
+  type PortExitReason,
+  type PortWriteErrorCode,
+} from './port-exit.js';
+
+/** What a port runs and how. Only `command` is required. */
+export interface PortInput {
+  /** The executable: a path, or a name looked up on the child's PATH. No shell is involved. */
+  readonly command: string;
+  /** Arguments, passed as an array (never through a shell). */
+  readonly args?: readonly string[];
+  /** Working directory; default the host's. */
+  readonly cwd?: string;
+  /** Environment policy and variables; default `isolated`. */
+  readonly env?: EnvironmentInput;
+  /** Longest stdout line accepted, in bytes. Default 1 MiB. */
+  readonly maxLineBytes?: number;
+  /** `kill` (default): a longer line means the CLI is broken; `skip`: drop that line. */
+  readonly oversize?: OversizePolicy;
+  /** `json` (default): each line is parsed once and emitted as `port.message`; `text`: emitted as `port.line`. */
+  readonly parse?: 'json' | 'text';
+  /** Bytes of stderr kept for crash reports. Default 64 KiB. */
+  readonly stderrBytes?: number;
+  /** Bytes allowed to wait for the CLI to read stdin. Default 16 MiB. */
+  readonly maxQueuedBytes?: number;
+  /**
+   * Hang detection: no stdout for `idleMs` (while the owner says it is busy, by default)
+   * kills the CLI with reason `hung`. `port.heartbeat` events count as output.
+   */
+  readonly watchdog?: { readonly idleMs: number; readonly whileBusy?: boolean };
+  /**
+   * The graceful stop: close stdin, wait `stdinGraceMs` (default 1000) for the CLI to exit,
+   * SIGTERM its process group, wait `killAfterMs` (default 5000), SIGKILL the group.
+   */
+  readonly shutdown?: { readonly stdinGraceMs?: number; readonly killAfterMs?: number };
+  /** After the CLI exits, how long to wait for its output to close (a grandchild may hold it). Default 2000. */
+  readonly closeTimeoutMs?: number;
+}
+
+/** The phase of a port, its snapshot `value`. */
+export type PortPhase = 'starting' | 'running' | 'stopping' | 'exited';
+
+/** Plain facts about a port, in its snapshot. */
+export interface PortContext {
+  readonly command: readonly string[];
+  readonly cwd: string;
+  /** The CLI's pid, which is also its process group id. */
+  readonly pid: number | undefined;
+  /** When it was spawned, in epoch ms. */
+  readonly startedAt: number | undefined;
+  readonly linesIn: number;
+  readonly nonJsonLines: number;
+  readonly bytesWritten: number;
+  /** Its stdin failed or was closed: writes fail. */
+  readonly stdinClosed: boolean;
+  /** The owner has requests outstanding (arms the watchdog). */
+  readonly busy: boolean;
+}
+
+/** The snapshot of a port actor. */
+export type PortSnapshot = Snapshot<PortExit | ExitReason> & {
+  readonly value: PortPhase;
+  readonly context: PortContext;
+};
+
+/** Events a port accepts. */
+export type PortEvent =
+  | { readonly type: 'port.write'; readonly line?: string; readonly message?: unknown; readonly reply?: (error?: PortWriteError) => void }
+  | { readonly type: 'port.busy'; readonly busy: boolean }
+  | { readonly type: 'port.heartbeat' }
+  | { readonly type: typeof SHUTDOWN_EVENT }
+  | PortInternalEvent
+  | { readonly type: `xstate.${string}` };
+
+type PortInternalEvent =
+  | { readonly type: 'port.internal.spawned' }
+  | { readonly type: 'port.internal.kill'; readonly reason: PortExitReason }
+  | { readonly type: 'port.internal.stdinClosed' }
+  | { readonly type: 'port.internal.closed' }
+  | { readonly type: 'port.internal.shutdownStep'; readonly step: 'term' | 'kill' }
+  | { readonly type: 'port.internal.watchdog' };
+
+/** Events a port emits to its owner, in order. */
+export type PortEmitted =
+  | { readonly type: 'port.spawned'; readonly pid: number; readonly command: readonly string[] }
+  | { readonly type: 'port.message'; readonly message: unknown }
+  | { readonly type: 'port.line'; readonly line: string }
+  | { readonly type: 'port.nonJson'; readonly preview: string; readonly count: number }
+  | { readonly type: 'port.stderr'; readonly text: string }
+  | { readonly type: 'port.oversize'; readonly limit: number; readonly bytesSeen: number }
+  | { readonly type: 'port.writeError'; readonly code: PortWriteErrorCode; readonly message: string }
+  | { readonly type: 'port.exited'; readonly exit: PortExit };
+
+/** Actor logic of a port. */
+export type PortLogic = ActorLogic<PortSnapshot, PortEvent, PortInput, ActorSystem<any>, PortEmitted>;
+
+type Scope = ActorScope<PortSnapshot, PortEvent, ActorSystem<any>, PortEmitted>;
+
+interface Normalized {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  readonly env: Record<string, string>;
+  readonly maxLineBytes: number | undefined;
+  readonly oversize: OversizePolicy;
+  readonly parse: 'json' | 'text';
+  readonly stderrBytes: number;
+  readonly maxQueuedBytes: number;
+  readonly watchdog: { readonly idleMs: number; readonly whileBusy: boolean } | undefined;
+  readonly stdinGraceMs: number;
+  readonly killAfterMs: number;
+  readonly closeTimeoutMs: number;
+}
+
+interface Live {
+  readonly scope: Scope;
+  readonly options: Normalized;
+  readonly now: () => number;
+  readonly stderr: StderrRing;
+  readonly framer: LineFramer;
+  child: ReturnType<typeof execa> | undefined;
+  writes: WriteQueue | undefined;
+  pid: number | undefined;
+  spawnedAt: number;
+  linesIn: number;
+  nonJson: number;
+  lastActivity: number;
+  spawnError: NodeJS.ErrnoException | undefined;
+  exitCode: number | null;
+  exitSignal: string | null;
+  /** A reason the port decided before the process ended (oversize, hung). */
+  decided: PortExitReason | undefined;
+  stopRequested: boolean;
+  closeTimer: ReturnType<typeof setTimeout> | undefined;
+  finished: boolean;
+}
+
+const lives = new WeakMap<AnyActorRef, Live>();
+
+const defaults = Object.freeze({
+  stderrBytes: 64 * 1024,
+  maxQueuedBytes: 16 * 1024 * 1024,
+  stdinGraceMs: 1000,
+  killAfterMs: 5000,
+  closeTimeoutMs: 2000,
+  previewChars: 200,
+});
+
+function normalize(input: PortInput): Normalized {
+  if (typeof input !== 'object' || input === null || typeof input.command !== 'string' || input.command.length === 0) {
+    throw new TypeError(`Expected the port input to have a non-empty \`command\` string, got ${describe(input?.command)}.`);
+  }
+  const args = input.args ?? [];
+  if (!Array.isArray(args) || args.some((arg) => typeof arg !== 'string')) {
+    throw new TypeError('Expected the `args` option of the port to be an array of strings.');
+  }
+  const watchdog = input.watchdog;
+  if (watchdog !== undefined && (typeof watchdog.idleMs !== 'number' || !(watchdog.idleMs > 0))) {
+    throw new TypeError(`Expected the \`watchdog.idleMs\` option of the port to be a positive number, got ${describe(watchdog.idleMs)}.`);
+  }
+  return {
+    command: input.command,
+    args,
+    cwd: input.cwd ?? process.cwd(),
+    env: buildEnvironment(input.env),
+    maxLineBytes: input.maxLineBytes,
+    oversize: input.oversize ?? 'kill',
+    parse: input.parse ?? 'json',
+    stderrBytes: input.stderrBytes ?? defaults.stderrBytes,
+    maxQueuedBytes: input.maxQueuedBytes ?? defaults.maxQueuedBytes,
+    watchdog: watchdog === undefined ? undefined : { idleMs: watchdog.idleMs, whileBusy: watchdog.whileBusy ?? true },
+    stdinGraceMs: input.shutdown?.stdinGraceMs ?? defaults.stdinGraceMs,
+    killAfterMs: input.shutdown?.killAfterMs ?? defaults.killAfterMs,
+    closeTimeoutMs: input.closeTimeoutMs ?? defaults.closeTimeoutMs,
+  };
+}
+
+function describe(value: unknown): string {
+  return value === undefined ? '`undefined`' : `\`${String(value)}\` (${typeof value})`;
+}
+
+function commandLine(options: Normalized): string[] {
+  return [options.command, ...options.args];
+}
+
+function initialContext(options: Normalized): PortContext {
+  return {
+    command: commandLine(options),
+    cwd: options.cwd,
+    pid: undefined,
+    startedAt: undefined,
+    linesIn: 0,
+    nonJsonLines: 0,
+    bytesWritten: 0,
+    stdinClosed: false,
+    busy: false,
+  };
+}
+
+/** Actor logic of a port: `createActor(portLogic, { input: { command: 'claude', args: [...] } })`. */
+export const portLogic: PortLogic = gracefulShutdown({
+  config: { name: 'port' },
+  getInitialSnapshot(scope: Scope, input: PortInput): PortSnapshot {
+    const options = normalize(input);
+    const live = createLive(scope, options);
+    lives.set(scope.self, live);
+    return { status: 'active', output: undefined, error: undefined, value: 'starting', context: initialContext(options) };
+  },
+  start(_snapshot: PortSnapshot, scope: Scope): void {
+    spawnProcess(lives.get(scope.self) as Live);
+  },
+  transition(snapshot: PortSnapshot, event: PortEvent, scope: Scope): PortSnapshot {
+    if (snapshot.status !== 'active') return snapshot;
+    const live = lives.get(scope.self) as Live;
+    switch (event.type) {
+      case 'port.internal.spawned':
+        return withContext(snapshot, live, { value: 'running', pid: live.pid, startedAt: Date.now() });
+      case 'port.write':
+        return onWrite(snapshot, live, event);
+      case 'port.busy':
+        if (event.busy && !snapshot.context.busy) live.lastActivity = live.now();
+        armWatchdog(live, event.busy);
+        return withContext(snapshot, live, { busy: event.busy });
+      case 'port.heartbeat':
+        live.lastActivity = live.now();
+        return snapshot;
+      case 'port.internal.watchdog':
+        return onWatchdog(snapshot, live);
+      case 'port.internal.kill':
+        if (!live.decided && !live.stopRequested) live.decided = event.reason;
+        if (live.pid !== undefined) signalGroup(live.pid, 'SIGKILL');
+        return snapshot;
+      case 'port.internal.stdinClosed':
+        return withContext(snapshot, live, { stdinClosed: true });
+      case SHUTDOWN_EVENT:
+        return onShutdown(snapshot, live);
+      case 'port.internal.shutdownStep':
+        if (live.pid !== undefined && !live.finished) {
+          signalGroup(live.pid, event.step === 'term' ? 'SIGTERM' : 'SIGKILL');
+          if (event.step === 'term') schedule(live, { type: 'port.internal.shutdownStep', step: 'kill' }, live.options.killAfterMs, 'kill');
+        }
+        return snapshot;
+      case 'port.internal.closed':
+        return finish(snapshot, live);
+      case 'xstate.stop':
+        killNow(live);
+        return { ...snapshot, status: 'stopped', value: 'exited' } as PortSnapshot;
+      default:
+        return snapshot;
+    }
+  },
+  getPersistedSnapshot(snapshot: PortSnapshot): PortSnapshot {
+    // A process cannot be persisted: a restored port spawns a new one.
+    return snapshot;
+  },
+} as PortLogic);
+
+function createLive(scope: Scope, options: Normalized): Live {
+  const self = scope.self;
+  const live: Live = {
+    scope,
+    options,
+    now: resolveNow(self),
+    stderr: new StderrRing(options.stderrBytes),
+    framer: undefined as unknown as LineFramer,
+    child: undefined,
+    writes: undefined,
+    pid: undefined,
+    spawnedAt: 0,
+    linesIn: 0,
+    nonJson: 0,
+    lastActivity: 0,
+    spawnError: undefined,
+    exitCode: null,
+    exitSignal: null,
+    decided: undefined,
+    stopRequested: false,
+    closeTimer: undefined,
+    finished: false,
+  };
+  const onLine = options.parse === 'json'
+    ? (line: string) => {
+        live.linesIn += 1;
+        let message: unknown;
+        try {
+          message = JSON.parse(line);
+        } catch {
+          live.nonJson += 1;
+          scope.emit({ type: 'port.nonJson', preview: line.slice(0, defaults.previewChars), count: live.nonJson });
+          return;
+        }
+        scope.emit({ type: 'port.message', message });
+      }
+    : (line: string) => {
+        live.linesIn += 1;
+        scope.emit({ type: 'port.line', line });
+      };
+  (live as { framer: LineFramer }).framer = new LineFramer({
+    ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+    oversize: options.oversize,
+    onLine,
+    onOversize: (bytesSeen) => {
+      const limit = options.maxLineBytes ?? 1024 * 1024;
+      scope.emit({ type: 'port.oversize', limit, bytesSeen });
+      if (options.oversize === 'kill') self.send({ type: 'port.internal.kill', reason: { kind: 'oversize_line', limit } });
+    },
+  });
+  return live;
+}
+
+/** Spawns the CLI: no shell, its own process group, isolated environment. */
+function spawnProcess(live: Live): void {
+  const { options, scope } = live;
+  const self = scope.self;
+  live.spawnedAt = live.now();
+  live.lastActivity = live.spawnedAt;
+  if (!existsSync(options.cwd) || !statSync(options.cwd).isDirectory()) {
+    live.spawnError = Object.assign(new Error(`working directory ${options.cwd} does not exist`), { code: 'ENOENT', path: options.cwd, syscall: 'chdir' });
+    queueMicrotask(() => self.send({ type: 'port.internal.closed' }));
+    return;
+  }
+  const child = execa(options.command, options.args, {
+    cwd: options.cwd,
+    env: options.env,
+    extendEnv: false,
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    buffer: false,
+    reject: false,
+    detached: true,
+    cleanup: false,
+    encoding: 'buffer',
+    stripFinalNewline: false,
+    forceKillAfterDelay: false,
+    windowsHide: true,
+  });
+  live.child = child;
+  // Every OS event becomes data or an event to the actor: a throw here would be an
+  // uncaughtException that XState cannot see.
+  child.on('error', (error: NodeJS.ErrnoException) => {
+    if (live.pid === undefined) live.spawnError = error;
+  });
+  child.on('exit', (code, signal) => {
+    live.exitCode = code;
+    live.exitSignal = signal;
+    // The rest of the group (tools the CLI started) dies with it; that also releases the
+    // pipes they inherited, so that `close` comes.
+    if (live.pid !== undefined) signalGroup(live.pid, 'SIGKILL');
+    live.closeTimer = setTimeout(() => {
+      // Something outside the group still holds stdout open: stop waiting for it.
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      self.send({ type: 'port.internal.closed' });
+    }, options.closeTimeoutMs);
+    live.closeTimer.unref?.();
+  });
+  child.on('close', () => {
+    if (live.closeTimer) clearTimeout(live.closeTimer);
+    live.framer.end();
+    self.send({ type: 'port.internal.closed' });
+  });
+  // execa's promise settles with a result (reject: false); nothing to catch, but never leave it dangling.
+  void Promise.resolve(child).catch(() => {});
+  child.stdout?.on('data', (chunk: Buffer) => {
+    live.lastActivity = live.now();
+    live.framer.push(chunk);
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    live.stderr.push(chunk);
+    scope.emit({ type: 'port.stderr', text: chunk.toString('utf8') });
+  });
+  if (child.stdin) {
+    live.writes = new WriteQueue(child.stdin, options.maxQueuedBytes);
+    child.stdin.on('error', (error: NodeJS.ErrnoException) => {
+      const failure = new PortWriteError('stdin_closed', `The agent process closed its input (${error.code ?? error.message}).`, { cause: error });
+      live.writes?.fail(failure);
+      scope.emit({ type: 'port.writeError', code: 'stdin_closed', message: failure.message });
+      self.send({ type: 'port.internal.stdinClosed' });
+    });
+  }
+  if (child.pid !== undefined) {
+    live.pid = child.pid;
+    trackGroup(child.pid);
+    reaperTrack(child.pid);
+    scope.emit({ type: 'port.spawned', pid: child.pid, command: commandLine(options) });
+    self.send({ type: 'port.internal.spawned' });
+    armWatchdog(live, false);
+  }
+}
+
+function withContext(snapshot: PortSnapshot, live: Live, changes: Partial<PortContext> & { value?: PortPhase }): PortSnapshot {
+  const { value, ...context } = changes;
+  return {
+    ...snapshot,
+    value: value ?? snapshot.value,
+    context: {
+      ...snapshot.context,
+      linesIn: live.linesIn,
+      nonJsonLines: live.nonJson,
+      bytesWritten: live.writes?.bytesWritten ?? 0,
+      ...context,
+    },
+  };
+}
+
+function onWrite(snapshot: PortSnapshot, live: Live, event: Extract<PortEvent, { type: 'port.write' }>): PortSnapshot {
+  const reply = event.reply ?? ((error?: PortWriteError) => {
+    if (error) live.scope.emit({ type: 'port.writeError', code: error.code, message: error.message });
+  });
+  let line = event.line;
+  if (line === undefined) {
+    try {
+      line = JSON.stringify(event.message);
+    } catch (error) {
+      reply(new PortWriteError('invalid_message', `The message cannot be written as JSON: ${(error as Error).message}`, { cause: error }));
+      return snapshot;
+    }
+    if (line === undefined) {
+      reply(new PortWriteError('invalid_message', 'The message cannot be written as JSON: it is undefined.'));
+      return snapshot;
+    }
+  } else if (line.includes('\n')) {
+    // A newline inside a line would split one message into two for the reader.
+    reply(new PortWriteError('invalid_message', 'Expected a port line without newline characters; send one JSON message per line.'));
+    return snapshot;
+  }
+  if (snapshot.value !== 'running' || !live.writes) {
+    reply(new PortWriteError('not_running', `The agent process is ${snapshot.value === 'stopping' ? 'stopping' : 'not running'}: ${live.options.command}.`));
+    return snapshot;
+  }
+  live.writes.write(`${line}\n`, reply);
+  return withContext(snapshot, live, {});
+}
+
+function onShutdown(snapshot: PortSnapshot, live: Live): PortSnapshot {
+  if (live.stopRequested || live.finished) return snapshot;
+  live.stopRequested = true;
+  live.writes?.fail(new PortWriteError('not_running', 'The agent process is stopping.'));
+  // Step 1: end of input. Well-behaved CLIs exit on EOF.
+  live.child?.stdin?.end();
+  schedule(live, { type: 'port.internal.shutdownStep', step: 'term' }, live.options.stdinGraceMs, 'term');
+  return withContext(snapshot, live, { value: 'stopping' });
+}
+
+function armWatchdog(live: Live, busy: boolean): void {
+  const watchdog = live.options.watchdog;
+  if (!watchdog || live.finished) return;
+  live.scope.system.scheduler.cancel(live.scope.self, 'watchdog');
+  if (watchdog.whileBusy && !busy) return;
+  const due = Math.max(0, live.lastActivity + watchdog.idleMs - live.now());
+  schedule(live, { type: 'port.internal.watchdog' }, due, 'watchdog');
+}
+
+function onWatchdog(snapshot: PortSnapshot, live: Live): PortSnapshot {
+  const watchdog = live.options.watchdog;
+  if (!watchdog || live.finished || live.stopRequested) return snapshot;
+  if (watchdog.whileBusy && !snapshot.context.busy) return snapshot;
+  const idle = live.now() - live.lastActivity;
+  if (idle < watchdog.idleMs) {
+    // Output came meanwhile: check again when the quiet period could next run out.
+    schedule(live, { type: 'port.internal.watchdog' }, watchdog.idleMs - idle, 'watchdog');
+    return snapshot;
+  }
+  live.decided = { kind: 'hung', idleMs: watchdog.idleMs };
+  // SIGTERM is useless on a stopped (SIGSTOP) process; SIGKILL works.
+  if (live.pid !== undefined) signalGroup(live.pid, 'SIGKILL');
+  return snapshot;
+}
+
+function schedule(live: Live, event: PortInternalEvent, delay: number, id: string): void {
+  const self = live.scope.self;
+  live.scope.system.scheduler.schedule(self, self, event, delay, id);
+}
+
+/** The process and its output are gone: decide the reason and end the actor. */
+function finish(snapshot: PortSnapshot, live: Live): PortSnapshot {
+  if (live.finished) return snapshot;
+  live.finished = true;
+  if (live.closeTimer) clearTimeout(live.closeTimer);
+  if (live.pid !== undefined) {
+    untrackGroup(live.pid);
+    reaperForget(live.pid);
+  }
+  const exit: PortExit = {
+    reason: exitReason(live),
+    command: commandLine(live.options),
+    pid: live.pid,
+    durationMs: Math.round(live.now() - live.spawnedAt),
+    stderrTail: live.stderr.tail(20),
+    linesIn: live.linesIn,
+    nonJsonLines: live.nonJson,
+  };
+  live.writes?.fail(new PortWriteError('not_running', `The agent process has exited: ${live.options.command}.`));
+  live.scope.emit({ type: 'port.exited', exit });
+  const base = withContext(snapshot, live, { value: 'exited' });
+  if (exit.reason.kind === 'stopped') return { ...base, status: 'done', output: shutdownExit(exit), error: undefined } as PortSnapshot;
+  if (isNormalPortExit(exit.reason)) return { ...base, status: 'done', output: exit, error: undefined } as PortSnapshot;
+  return { ...base, status: 'error', output: undefined, error: new PortError(exit, { cause: live.spawnError }) } as PortSnapshot;
+}
+
+function exitReason(live: Live): PortExitReason {
+  const spawnError = live.spawnError;
+  if (spawnError) return spawnFailure(spawnError, live.options);
+  if (live.decided) return live.decided;
+  if (live.stopRequested) return { kind: 'stopped', code: live.exitCode, signal: live.exitSignal };
+  if (live.exitSignal) return { kind: 'signaled', signal: live.exitSignal };
+  return { kind: 'exited', code: live.exitCode ?? 0 };
+}
+
+function spawnFailure(error: NodeJS.ErrnoException, options: Normalized): PortExitReason {
+  const code = error.code ?? 'UNKNOWN';
+  let hint: string;
+  if (error.syscall === 'chdir') {
+    hint = `the working directory ${options.cwd} does not exist; create it or pass another cwd`;
+  } else if (code === 'ENOENT') {
+    hint = `executable "${options.command}" not found${options.command.includes('/') ? '' : ' on the PATH given to the agent'}; install it, or point to it with --agent-command PATH`;
+  } else if (code === 'EACCES') {
+    hint = `"${options.command}" is not executable; check its permissions (chmod +x) or point --agent-command at the real binary`;
+  } else {
+    hint = `spawning "${options.command}" failed: ${error.message}`;
+  }
+  return { kind: 'spawn_failed', code, message: error.message, hint };
+}
+
+/** XState's synchronous stop: kill the whole group now; nothing is left to wait for. */
+function killNow(live: Live): void {
+  if (live.finished) return;
+  live.finished = true;
+  if (live.closeTimer) clearTimeout(live.closeTimer);
+  if (live.pid !== undefined) {
+    signalGroup(live.pid, 'SIGKILL');
+    untrackGroup(live.pid);
+    reaperForget(live.pid);
+  }
+  live.writes?.fail(new PortWriteError('not_running', `The agent process was stopped: ${live.options.command}.`));
+}
+
+/** Live facts of a port that change with every line (the snapshot is updated on lifecycle events). */
+export function portStats(ref: AnyActorRef): { linesIn: number; nonJsonLines: number; bytesWritten: number; queuedBytes: number; stderrTail: string } | undefined {
+  const live = lives.get(ref);
+  if (!live) return undefined;
+  return {
+    linesIn: live.linesIn,
+    nonJsonLines: live.nonJson,
+    bytesWritten: live.writes?.bytesWritten ?? 0,
+    queuedBytes: live.writes?.queuedBytes ?? 0,
+    stderrTail: live.stderr.tail(20),
+  };
+}
+
+/**
+ * Writes one message (as a JSON line) or one raw line to a port, and resolves once it is
+ * handed to the pipe. Rejects with a {@link PortWriteError}: `not_running` after exit (an
+ * event sent to an ended actor would be silently dropped), `stdin_closed` after EPIPE,
+ * `queue_full` when the CLI stopped reading.
+ */
+export function writeToPort(port: AnyActorRef, data: { line: string } | { message: unknown }): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (port.getSnapshot().status !== 'active') {
+      reject(new PortWriteError('not_running', `The agent process has exited (port "${port.id}").`));
+      return;
+    }
+    const done = (error?: PortWriteError) => (error ? reject(error) : resolve());
+    port.send('line' in data ? { type: 'port.write', line: data.line, reply: done } : { type: 'port.write', message: data.message, reply: done });
+  });
+}
