@@ -8,6 +8,10 @@
  * `shutdown`, ...) and introspection (`whichChildren`, `countChildren`, `supervisionTree`).
  * Every supervisor emits the {@link SupervisionEvent} stream; listen with `actor.on('*', ...)`.
  *
+ * Ports: an agent CLI subprocess as an actor ({@link portLogic}) that a supervisor starts,
+ * stops and restarts: process groups, isolated environment, NDJSON framing, backpressure,
+ * typed exits, graceful shutdown, a hang watchdog, and an orphan reaper for host crashes.
+ *
  * @packageDocumentation
  */
 export {
@@ -91,3 +95,42 @@ export {
   type ChildCounts,
   type SupervisionTreeNode,
 } from './supervision/index.js';
+
+export {
+  portLogic,
+  writeToPort,
+  portStats,
+  type PortInput,
+  type PortLogic,
+  type PortSnapshot,
+  type PortContext,
+  type PortPhase,
+  type PortEvent,
+  type PortEmitted,
+  PortError,
+  PortWriteError,
+  type PortWriteErrorCode,
+  type PortExit,
+  type PortExitReason,
+  isNormalPortExit,
+  describePortExit,
+  escapeCommand,
+  buildEnvironment,
+  baselineVariables,
+  baselinePrefixes,
+  agentSecretVariables,
+  isAgentSecret,
+  type EnvPolicy,
+  type EnvironmentInput,
+  LineFramer,
+  defaultMaxLineBytes,
+  type LineFramerOptions,
+  type OversizePolicy,
+  StderrRing,
+  WriteQueue,
+  signalGroup,
+  groupAlive,
+  reaperPid,
+  setOrphanReaper,
+  reaperGraceMs,
+} from './port/index.js';
