@@ -207,6 +207,17 @@ describe('port', () => {
       expect(error).to.be.instanceOf(PortWriteError).with.property('code', 'not_running');
     });
 
+    it('a write sent while the port is ending is rejected, never left pending', async () => {
+      const { actor, ended } = startPort();
+      let pending: Promise<unknown> | undefined;
+      actor.on('port.exited', () => {
+        pending = writeToPort(actor, { line: '{}' }).catch((error: unknown) => error);
+      });
+      void writeToPort(actor, { message: { jsonrpc: '2.0', id: 1, method: 'exit', params: { code: 0 } } });
+      await ended;
+      expect(await pending).to.be.instanceOf(PortWriteError).with.property('code', 'not_running');
+    });
+
     it('refuses a line with a newline inside (it would be two messages)', async () => {
       const { actor } = startPort();
       const error = await writeToPort(actor, { line: '{}\n{}' }).catch((caught: unknown) => caught);
@@ -233,6 +244,21 @@ describe('port', () => {
       const { error } = await ended;
       expect((error as PortError).reason).to.include({ kind: 'spawn_failed', code: 'EACCES' });
       expect((error as PortError).message).to.contain('chmod +x');
+    });
+
+    it('a spawn the OS refuses before starting (E2BIG: a 3 MB argument) ends the port, never leaves it starting', async () => {
+      const { ended } = startPort({ args: [fakeCli, 'x'.repeat(3 * 1024 * 1024)] });
+      const { error } = await ended;
+      expect((error as PortError).reason).to.include({ kind: 'spawn_failed' });
+    });
+
+    it('under a supervisor, a missing executable is a start failure carrying the hint', () => {
+      const sup = createActor(createSupervisor({ children: [{ id: 'agent', start: { logic: portLogic, input: { command: 'no-such-agent-cli-here' } } }] }));
+      sup.start();
+      const output = sup.getSnapshot().output as { kind: string; detail: { failedToStartChild: string; cause: PortError } };
+      expect(output.kind).to.equal('shutdown');
+      expect(output.detail.failedToStartChild).to.equal('agent');
+      expect(output.detail.cause.message).to.contain('"no-such-agent-cli-here" not found');
     });
 
     it('a missing working directory is a spawn failure naming it', async () => {
@@ -300,10 +326,12 @@ describe('port', () => {
     });
 
     it('stays quiet while idle, and while output or heartbeats keep coming', async () => {
-      const { actor, request } = startPort({ watchdog: { idleMs: 200 } });
-      await new Promise((resolve) => setTimeout(resolve, 400)); // idle, not busy: no verdict
+      // Margins are wide (heartbeats every 100 ms against 1500 ms) so that a slow event loop
+      // cannot fake a hang.
+      const { actor, request } = startPort({ watchdog: { idleMs: 1500 } });
+      await new Promise((resolve) => setTimeout(resolve, 1800)); // idle, not busy: no verdict
       actor.send({ type: 'port.busy', busy: true });
-      for (let beat = 0; beat < 5; beat++) {
+      for (let beat = 0; beat < 20; beat++) {
         await new Promise((resolve) => setTimeout(resolve, 100));
         actor.send({ type: 'port.heartbeat' });
       }

@@ -88,13 +88,14 @@ describe('backoff', () => {
       actor.stop();
     });
 
-    it('a stop during the wait cancels the pending restart', () => {
-      const { actor, clock, current } = setup();
+    it('a shutdown during the wait ends the supervisor and the child never starts again', () => {
+      const { actor, clock, current, events } = setup();
       tell(current().ref, { type: 'crash' });
       actor.send({ type: 'supervisor.shutdown' });
       expect(actor.getSnapshot().status).to.equal('done');
       clock.increment(1000);
       expect(whichChildren(actor)[0]).to.include({ status: 'terminated', ref: undefined });
+      expect(events.filter((event) => event.type === 'child.started')).to.have.length(1);
     });
   });
 });

@@ -125,6 +125,21 @@ describe('dynamic supervisor', () => {
     actor.stop();
   });
 
+  it('a template that throws answers templateFailed; the supervisor and its other children go on', async () => {
+    const { actor } = start(createDynamicSupervisor<{ fail: boolean }>({
+      template: (args) => {
+        if (args.fail) throw new Error('bad session config');
+        return { start: { logic: worker } };
+      },
+    }));
+    const good = await startTemplateChild(actor, { fail: false });
+    const bad = await startTemplateChild(actor, { fail: true });
+    expect((bad as { reason: { templateFailed: Error } }).reason.templateFailed.message).to.equal('bad session config');
+    expect(actor.getSnapshot().status).to.equal('active');
+    expect(whichChildren(actor).map((row) => row.id)).to.deep.equal([(good as { id: string }).id]);
+    actor.stop();
+  });
+
   it('rejects invalid options', () => {
     expect(() => createDynamicSupervisor({ maxChildren: -1 })).to.throw(SupervisorSpecError, /maxChildren/);
     expect(() => createDynamicSupervisor({ intensity: 1.5 })).to.throw(SupervisorSpecError, /intensity/);

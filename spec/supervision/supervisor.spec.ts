@@ -284,8 +284,9 @@ describe('supervisor', () => {
         tell(child(actor, 'b'), { type: 'crash' });
         expect(actor.getSnapshot().status).to.equal('done');
         expect(actor.getSnapshot().output).to.deep.equal({ kind: 'shutdown', detail: 'reached_max_restart_intensity' });
+        // b is already dead; the others stop in reverse start order.
         const stops = journal.filter((line) => line.startsWith('stop:'));
-        expect(stops).to.deep.equal(['stop:c', 'stop:a'].filter((line) => line !== 'stop:b'));
+        expect(stops).to.deep.equal(['stop:c', 'stop:a']);
         expect(events.map((event) => event.type)).to.include.members(['intensity.exceeded', 'supervisor.shutdown']);
       });
 
@@ -502,6 +503,32 @@ describe('supervisor', () => {
       actor.stop();
     });
 
+    it('a nested supervisor that fails its init after a slow sibling stopped is an abnormal exit, not a normal one', () => {
+      const nested = createSupervisor({
+        name: 'nested',
+        children: [
+          { id: 'slow', start: { logic: trappingWorker, input: { stopDelay: 100 } } },
+          { id: 'bad', start: { logic: cannotStart } },
+        ],
+      });
+      const { actor, clock, events } = start(createSupervisor({ intensity: 0, children: [{ id: 'sub', restart: 'transient', start: { logic: nested } }] }));
+      clock.increment(100); // the slow sibling finishes; the nested supervisor exits
+      const exited = events.find((event) => event.type === 'child.exited' && event.supervisor === 'sup');
+      expect(exited).to.deep.include({ childId: 'sub', action: 'give_up' });
+      expect((exited?.reason as { kind: string; error: Error }).error.name).to.equal('SupervisorStartError');
+      expect(actor.getSnapshot().status).to.equal('done');
+    });
+
+    it('refuses to be restored from a persisted snapshot, saying what to do instead', () => {
+      const logic = createSupervisor({ children: [workerSpec('w')] });
+      const first = createActor(logic).start();
+      const persisted = first.getPersistedSnapshot();
+      first.stop();
+      const restored = createActor(logic, { snapshot: persisted });
+      expect(restored.getSnapshot().status).to.equal('error');
+      expect((restored.getSnapshot() as { error: Error }).error.message).to.match(/cannot be restored.*create a new actor/);
+    });
+
     it('works as a child of a plain machine: onDone receives the exit reason', () => {
       const sup = createSupervisor({ intensity: 0, children: [workerSpec('w')] });
       const host = createMachine({
@@ -607,6 +634,24 @@ describe('supervisor', () => {
       await shutdown(actor);
       expect(await startChild(actor, workerSpec('late'))).to.deep.equal({ ok: false, reason: 'not_running' });
       expect(await terminateChild(actor, 'late')).to.deep.equal({ ok: false, reason: 'not_running' });
+      expect(await shutdown(actor)).to.deep.equal({ kind: 'shutdown' });
+    });
+
+    it('answers not_running to a command sent while the supervisor is ending (it never reaches the mailbox)', async () => {
+      const { actor } = start(createSupervisor({ intensity: 0, children: [workerSpec('w')] }));
+      let pending: Promise<unknown> | undefined;
+      actor.on('child.exited', () => {
+        pending ??= startChild(actor, workerSpec('late'));
+      });
+      tell(child(actor, 'w'), { type: 'crash' });
+      expect(actor.getSnapshot().status).to.equal('done');
+      expect(await pending).to.deep.equal({ ok: false, reason: 'not_running' });
+    });
+
+    it('shutdown() of a supervisor stopped with XState stop() says killed', async () => {
+      const { actor } = start(createSupervisor({ children: [workerSpec('w')] }));
+      actor.stop();
+      expect(await shutdown(actor)).to.deep.equal({ kind: 'killed' });
     });
 
     it('a child that finishes during its own start exits normally right away', () => {

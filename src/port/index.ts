@@ -6,3 +6,4 @@ export * from './process-group.js';
 export * from './orphan-reaper.js';
 export * from './port-exit.js';
 export * from './port.js';
+export * from './resolve-executable.js';

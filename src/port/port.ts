@@ -17,6 +17,7 @@ import type { ActorLogic, ActorScope, ActorSystem, AnyActorRef, Snapshot } from 
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { resolveNow } from '../supervision/clock.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
+import { PendingReplies } from '../supervision/pending-replies.js';
 import { shutdownExit, type ExitReason } from '../supervision/exit-reason.js';
 import { buildEnvironment, type EnvironmentInput } from './env-policy.js';
 import { LineFramer, type OversizePolicy } from './line-framer.js';
@@ -24,6 +25,7 @@ import { StderrRing } from './stderr-ring.js';
 import { WriteQueue } from './write-queue.js';
 import { signalGroup, trackGroup, untrackGroup } from './process-group.js';
 import { reaperForget, reaperTrack } from './orphan-reaper.js';
+import { checkExecutable } from './resolve-executable.js';
 import {
   isNormalPortExit,
   PortError,
@@ -167,6 +169,9 @@ interface Live {
 
 const lives = new WeakMap<AnyActorRef, Live>();
 
+/** Replies owed to `writeToPort` callers whose write is still in the mailbox when the port ends. */
+const pendingWrites = new PendingReplies<PortWriteError | undefined>();
+
 const defaults = Object.freeze({
   stderrBytes: 64 * 1024,
   maxQueuedBytes: 16 * 1024 * 1024,
@@ -280,8 +285,11 @@ export const portLogic: PortLogic = gracefulShutdown({
     }
   },
   getPersistedSnapshot(snapshot: PortSnapshot): PortSnapshot {
-    // A process cannot be persisted: a restored port spawns a new one.
     return snapshot;
+  },
+  restoreSnapshot(): PortSnapshot {
+    // A process cannot be persisted, and a restored actor gets no input to respawn from.
+    throw new Error('A port cannot be restored from a persisted snapshot; create a new port actor instead.');
   },
 } as PortLogic);
 
@@ -344,11 +352,13 @@ function spawnProcess(live: Live): void {
   const self = scope.self;
   live.spawnedAt = live.now();
   live.lastActivity = live.spawnedAt;
+  // What can be known before spawning fails the start itself (a supervisor then reports a
+  // start failure, not a child that started and crashed).
   if (!existsSync(options.cwd) || !statSync(options.cwd).isDirectory()) {
-    live.spawnError = Object.assign(new Error(`working directory ${options.cwd} does not exist`), { code: 'ENOENT', path: options.cwd, syscall: 'chdir' });
-    queueMicrotask(() => self.send({ type: 'port.internal.closed' }));
-    return;
+    throw startFailure(live, Object.assign(new Error(`working directory ${options.cwd} does not exist`), { code: 'ENOENT', syscall: 'chdir' }));
   }
+  const problem = checkExecutable(options.command, options.env, options.cwd);
+  if (problem) throw startFailure(live, Object.assign(new Error(problem.message), { code: problem.code, syscall: 'spawn' }));
   const child = execa(options.command, options.args, {
     cwd: options.cwd,
     env: options.env,
@@ -381,6 +391,7 @@ function spawnProcess(live: Live): void {
       // Something outside the group still holds stdout open: stop waiting for it.
       child.stdout?.destroy();
       child.stderr?.destroy();
+      live.framer.end();
       self.send({ type: 'port.internal.closed' });
     }, options.closeTimeoutMs);
     live.closeTimer.unref?.();
@@ -390,8 +401,18 @@ function spawnProcess(live: Live): void {
     live.framer.end();
     self.send({ type: 'port.internal.closed' });
   });
-  // execa's promise settles with a result (reject: false); nothing to catch, but never leave it dangling.
-  void Promise.resolve(child).catch(() => {});
+  // execa settles with a result (reject: false). When spawning failed before the OS could
+  // report it (E2BIG, a NUL byte in an argument), the result is the only news: no 'error'
+  // or 'close' ever comes.
+  void Promise.resolve(child).then(
+    (result) => {
+      if (live.pid !== undefined || live.finished) return;
+      const cause = (result as { cause?: unknown }).cause;
+      live.spawnError ??= (cause instanceof Error ? cause : Object.assign(new Error(String((result as { shortMessage?: string }).shortMessage ?? 'spawn failed')), { code: (result as { code?: string }).code })) as NodeJS.ErrnoException;
+      self.send({ type: 'port.internal.closed' });
+    },
+    () => {},
+  );
   child.stdout?.on('data', (chunk: Buffer) => {
     live.lastActivity = live.now();
     live.framer.push(chunk);
@@ -521,8 +542,11 @@ function finish(snapshot: PortSnapshot, live: Live): PortSnapshot {
     linesIn: live.linesIn,
     nonJsonLines: live.nonJson,
   };
-  live.writes?.fail(new PortWriteError('not_running', `The agent process has exited: ${live.options.command}.`));
+  const gone = new PortWriteError('not_running', `The agent process has exited: ${live.options.command}.`);
+  live.writes?.fail(gone);
   live.scope.emit({ type: 'port.exited', exit });
+  // After the event: a listener may still write, and must hear back.
+  pendingWrites.settleAll(live.scope.self, gone);
   const base = withContext(snapshot, live, { value: 'exited' });
   if (exit.reason.kind === 'stopped') return { ...base, status: 'done', output: shutdownExit(exit), error: undefined } as PortSnapshot;
   if (isNormalPortExit(exit.reason)) return { ...base, status: 'done', output: exit, error: undefined } as PortSnapshot;
@@ -553,6 +577,21 @@ function spawnFailure(error: NodeJS.ErrnoException, options: Normalized): PortEx
   return { kind: 'spawn_failed', code, message: error.message, hint };
 }
 
+/** The error a port fails its start with, when the CLI cannot be spawned at all. */
+function startFailure(live: Live, cause: NodeJS.ErrnoException): PortError {
+  live.finished = true;
+  const exit: PortExit = {
+    reason: spawnFailure(cause, live.options),
+    command: commandLine(live.options),
+    pid: undefined,
+    durationMs: 0,
+    stderrTail: '',
+    linesIn: 0,
+    nonJsonLines: 0,
+  };
+  return new PortError(exit, { cause });
+}
+
 /** XState's synchronous stop: kill the whole group now; nothing is left to wait for. */
 function killNow(live: Live): void {
   if (live.finished) return;
@@ -563,7 +602,9 @@ function killNow(live: Live): void {
     untrackGroup(live.pid);
     reaperForget(live.pid);
   }
-  live.writes?.fail(new PortWriteError('not_running', `The agent process was stopped: ${live.options.command}.`));
+  const gone = new PortWriteError('not_running', `The agent process was stopped: ${live.options.command}.`);
+  live.writes?.fail(gone);
+  pendingWrites.settleAll(live.scope.self, gone);
 }
 
 /** Live facts of a port that change with every line (the snapshot is updated on lifecycle events). */
@@ -591,7 +632,7 @@ export function writeToPort(port: AnyActorRef, data: { line: string } | { messag
       reject(new PortWriteError('not_running', `The agent process has exited (port "${port.id}").`));
       return;
     }
-    const done = (error?: PortWriteError) => (error ? reject(error) : resolve());
+    const done = pendingWrites.register(port, (error?: PortWriteError) => (error ? reject(error) : resolve()));
     port.send('line' in data ? { type: 'port.write', line: data.line, reply: done } : { type: 'port.write', message: data.message, reply: done });
   });
 }

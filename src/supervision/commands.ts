@@ -1,6 +1,7 @@
-import { toPromise, type AnyActorRef } from 'xstate';
+import type { AnyActorRef } from 'xstate';
 import type { ChildSpec } from './child-spec.js';
-import { shutdownExit, type ExitReason } from './exit-reason.js';
+import { errorExit, killedExit, shutdownExit, type ExitReason } from './exit-reason.js';
+import { pendingCalls } from './supervisor.js';
 import {
   SHUTDOWN_EVENT,
   type DeleteChildResult,
@@ -11,18 +12,22 @@ import {
 } from './events.js';
 
 /**
- * Sends a command and resolves with its reply. A supervisor that is no longer running
- * answers `not_running` at once instead of leaving the promise pending forever.
+ * Sends a command and resolves with its reply. A supervisor that is no longer running, or
+ * that ends before it gets to the command, answers `not_running` instead of leaving the
+ * promise pending forever.
  */
 function call<TResult>(supervisor: AnyActorRef, build: (reply: (result: TResult) => void) => SupervisorCommand): Promise<TResult> {
   return new Promise<TResult>((resolve) => {
     if (supervisor.getSnapshot().status !== 'active') {
-      resolve({ ok: false, reason: 'not_running' } as TResult);
+      resolve(notRunning as TResult);
       return;
     }
-    supervisor.send(build(resolve));
+    const reply = pendingCalls.register(supervisor, resolve as (value: TResult | typeof notRunning) => void);
+    supervisor.send(build(reply as (result: TResult) => void));
   });
 }
+
+const notRunning = Object.freeze({ ok: false as const, reason: 'not_running' as const });
 
 /**
  * Adds a child to a running supervisor and starts it (OTP's `start_child/2`). In a static
@@ -61,10 +66,16 @@ export function deleteChild(supervisor: AnyActorRef, id: string): Promise<Delete
  * exit reason. Unlike XState's synchronous `actor.stop()`, this waits for each child.
  */
 export async function shutdown(supervisor: AnyActorRef, reason: ExitReason = shutdownExit()): Promise<ExitReason> {
-  const snapshot = supervisor.getSnapshot();
-  if (snapshot.status === 'done') return snapshot.output as ExitReason;
-  if (snapshot.status !== 'active') return reason;
-  const done = toPromise(supervisor);
+  const ended = (snapshot: ReturnType<AnyActorRef['getSnapshot']>): ExitReason => {
+    if (snapshot.status === 'done') return snapshot.output as ExitReason;
+    if (snapshot.status === 'error') return errorExit(snapshot.error);
+    return killedExit; // stopped by XState's stop(): nobody waited for the children
+  };
+  if (supervisor.getSnapshot().status !== 'active') return ended(supervisor.getSnapshot());
+  const done = new Promise<void>((resolve) => {
+    supervisor.subscribe({ complete: () => resolve(), error: () => resolve() });
+  });
   supervisor.send({ type: SHUTDOWN_EVENT, reason });
-  return (await done) as ExitReason;
+  await done;
+  return ended(supervisor.getSnapshot());
 }

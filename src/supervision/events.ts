@@ -32,6 +32,7 @@ export type StartChildResult =
         | 'not_running'
         | 'no_template'
         | { readonly invalidSpec: SupervisorSpecError }
+        | { readonly templateFailed: unknown }
         | { readonly startFailed: unknown };
     };
 
@@ -97,9 +98,10 @@ export type SupervisionEvent =
       readonly childId: string;
       readonly reason: ExitReason;
       /**
-       * `restart`, `restart_delayed` (backoff), `give_up` (a restart refused by intensity: the
-       * supervisor shuts down), `keep` (spec kept, not running), `remove`, `terminated`
-       * (stopped by the supervisor).
+       * `restart`, `restart_delayed` (backoff), `give_up` (a restart refused by intensity:
+       * `intensity.exceeded` follows and the supervisor shuts down; a delayed restart refused
+       * when its delay ends reports `intensity.exceeded` alone), `keep` (spec kept, not
+       * running), `remove`, `terminated` (stopped by the supervisor).
        */
       readonly action: ExitAction;
       readonly uptime: number;

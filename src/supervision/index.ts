@@ -11,3 +11,4 @@ export { createSupervisor, type SupervisorLogic, type SupervisorOptions, type Su
 export * from './dynamic-supervisor.js';
 export * from './commands.js';
 export * from './introspection.js';
+export * from './start-error.js';

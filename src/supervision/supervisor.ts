@@ -44,6 +44,8 @@ import {
   type SupervisorInternalEvent,
 } from './events.js';
 import { SupervisorSpecError } from './spec-error.js';
+import { SupervisorStartError } from './start-error.js';
+import { PendingReplies } from './pending-replies.js';
 import { resolveNow } from './clock.js';
 import { acceptsGracefulShutdown } from './graceful-shutdown.js';
 
@@ -155,6 +157,9 @@ interface Live {
 /** Live state per supervisor actor, kept out of the snapshot (as XState's own creators do). */
 const liveStates = new WeakMap<AnyActorRef, Live>();
 
+/** Replies owed to `startChild`, `terminateChild`, ... callers; settled `not_running` when the supervisor ends. */
+export const pendingCalls = new PendingReplies<{ readonly ok: false; readonly reason: 'not_running' }>();
+
 /** Every child started here is also indexed by its ref, for introspection. */
 const childEntries = new WeakMap<AnyActorRef, ChildEntry>();
 
@@ -265,23 +270,32 @@ export function supervisorLogic<TInput>(config: SupervisorConfig<TInput>): Super
       if (event.type === 'xstate.stop') {
         stopAllNow(live);
         live.phase = 'stopped';
+        pendingCalls.settleAll(scope.self, { ok: false, reason: 'not_running' });
         return summarize(live, 'stopped');
       }
       try {
         handle(live, event);
       } catch (error) {
-        // A bug here must not orphan the children: XState does not stop a custom
-        // logic's children when it fails.
+        // A bug here must not orphan the children (XState does not stop a custom logic's
+        // children when it fails), nor leave a caller waiting for a reply.
         stopAllNow(live);
+        replyStopped(event);
+        pendingCalls.settleAll(scope.self, { ok: false, reason: 'not_running' });
         throw error;
       }
-      if (live.phase === 'stopped') return summarize(live, 'done');
+      if (live.phase === 'stopped') {
+        pendingCalls.settleAll(scope.self, { ok: false, reason: 'not_running' });
+        return summarize(live, 'done');
+      }
       return summarize(live, 'active');
     },
     getPersistedSnapshot(snapshot: SupervisorSnapshot): SupervisorSnapshot {
-      // Children are not persisted: a restored supervisor starts them afresh from their
-      // specs, as XState restarts promise and callback actors on restore.
       return snapshot;
+    },
+    restoreSnapshot(): SupervisorSnapshot {
+      // Live children cannot be persisted, and a restored actor gets no input to rebuild
+      // its specs from: say so instead of coming back half alive.
+      throw new Error('A supervisor cannot be restored from a persisted snapshot; create a new actor from its logic instead.');
     },
   };
   return logic as unknown as SupervisorLogic<TInput>;
@@ -559,7 +573,10 @@ function onChildExit(live: Live, event: Extract<SupervisorInternalEvent, { type:
   // A late exit from an incarnation that was already replaced or stopped.
   if (!entry || entry.incarnation !== event.incarnation || !entry.ref) return;
   const { spec } = entry;
-  const reason = event.reason;
+  // A nested supervisor that gave up during its own init never came up: in OTP its
+  // start_link fails. It surfaces here when its children stopped asynchronously; it is an
+  // abnormal exit, never the normal `shutdown` it looks like.
+  const reason = isFailedInit(event.reason) ? errorExit(new SupervisorStartError(spec.id, event.reason)) : event.reason;
   const uptime = live.now() - entry.startedAt;
   releaseEntry(live, entry);
   entry.lastExit = reason;
@@ -885,9 +902,14 @@ function onStartChild(live: Live, event: Extract<SupervisorCommand, { type: 'sup
       reply({ ok: false, reason: 'no_template' });
       return;
     }
-    spec = live.config.template(event.args);
+    try {
+      spec = live.config.template(event.args);
+    } catch (error) {
+      reply({ ok: false, reason: { templateFailed: error } });
+      return;
+    }
   }
-  if (live.config.dynamic && (spec as { id?: unknown }).id === undefined) {
+  if (live.config.dynamic && typeof spec === 'object' && spec !== null && (spec as { id?: unknown }).id === undefined) {
     spec = { ...spec, id: `${live.config.name}-${live.nextChildNumber++}` };
   }
   let normalized: NormalizedChildSpec;
