@@ -1,0 +1,38 @@
+import type { AnyActorRef, Subscription } from 'xstate';
+import type { PortEmitted } from '../port/port.js';
+import type { JsonRpcMessage } from './message.js';
+import type { Transport, TransportSink } from './transport.js';
+
+/**
+ * A transport over a port (an agent CLI's stdio). The port frames and parses each line once;
+ * its exit is the peer lost, with the exit facts (code, signal, stderr tail) attached.
+ */
+export function portTransport(port: AnyActorRef): Transport {
+  let subscriptions: Subscription[] = [];
+  let closed = false;
+  return {
+    start(sink: TransportSink) {
+      subscriptions = [
+        port.on('port.message', (event: Extract<PortEmitted, { type: 'port.message' }>) => sink.message(event.message)),
+        port.on('port.nonJson', (event: Extract<PortEmitted, { type: 'port.nonJson' }>) => sink.malformed(event.preview)),
+        port.on('port.exited', (event: Extract<PortEmitted, { type: 'port.exited' }>) => {
+          closed = true;
+          sink.closed({ message: `the agent process ended (${event.exit.reason.kind})`, exit: event.exit });
+        }),
+      ];
+      const status = port.getSnapshot().status;
+      if (status !== 'active') {
+        closed = true;
+        queueMicrotask(() => sink.closed({ message: 'the agent process had already ended' }));
+      }
+    },
+    send(message: JsonRpcMessage) {
+      if (!closed) port.send({ type: 'port.write', message });
+    },
+    close() {
+      closed = true;
+      for (const subscription of subscriptions) subscription.unsubscribe();
+      subscriptions = [];
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import type { JsonRpcMessage } from './message.js';
+
+/** Why the peer is gone: facts for the `peer_lost` error of every pending request. */
+export interface PeerLost {
+  /** One line for people. */
+  readonly message: string;
+  /** Details: a port's exit (code, signal, stderr tail), a stream error, ... */
+  readonly exit?: unknown;
+}
+
+/** What a transport tells its connection. Called in arrival order. */
+export interface TransportSink {
+  /** One parsed JSON value (parsed once, by the transport). */
+  message(value: unknown): void;
+  /** A line that is not JSON; `preview` is its start. */
+  malformed(preview: string): void;
+  /** The peer is gone; nothing more will arrive. */
+  closed(reason: PeerLost): void;
+}
+
+/**
+ * A line transport: moves one JSON-RPC message per line in both directions. A port, the
+ * process's own stdio, or an in-memory pair for tests.
+ */
+export interface Transport {
+  /** Starts delivering to `sink`; called once. */
+  start(sink: TransportSink): void;
+  /** Sends one message. Failures to write are reported through `closed`. */
+  send(message: JsonRpcMessage): void;
+  /** Stops: no more delivery; the other side sees its peer lost. */
+  close(): void;
+}
