@@ -95,7 +95,12 @@ export class RpcError extends Error {
 export function toRpcError(error: unknown): RpcError {
   if (error instanceof RpcError) return error;
   if (typeof error === 'object' && error !== null && Array.isArray((error as { issues?: unknown }).issues)) {
-    return RpcError.invalidParams((error as Error).message?.split('\n')[0], { issues: (error as { issues: unknown[] }).issues });
+    const issues = (error as { issues: Array<{ path?: unknown[]; message?: string }> }).issues;
+    const summary = issues
+      .slice(0, 3)
+      .map((issue) => `${issue.path && issue.path.length > 0 ? issue.path.join('.') : '(params)'}: ${issue.message ?? 'invalid'}`)
+      .join('; ');
+    return RpcError.invalidParams(summary, { issues });
   }
   return RpcError.internalError(error instanceof Error ? error.message : String(error));
 }

@@ -1,0 +1,564 @@
+/**
+ * The ACP agent side: what an editor talks to. An actor that serves ACP over a JSON-RPC
+ * connection (its child) on behalf of a native agent handler (its other child).
+ *
+ * The server owns the protocol rules so that handlers cannot break them: `initialize`
+ * first, version negotiation, capability gating in both directions (the agent's methods,
+ * prompt content, MCP transports; the client's fs, terminal and elicitation), known
+ * sessions, one prompt at a time per session, cancel semantics (the prompt ends with
+ * `cancelled`, turn updates stop, nothing hangs), results checked against the ACP schema.
+ */
+import type { AgentCapabilities, ClientCapabilities } from '@agentclientprotocol/sdk';
+import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
+import {
+  connectionLogic,
+  respond,
+  respondError,
+  sendNotification,
+  sendRequest,
+  type ConnectionEmitted,
+  type MethodTable,
+  type ParamsParser,
+  type TimeoutPolicy,
+} from '../jsonrpc/connection.js';
+import type { JsonRpcId } from '../jsonrpc/message.js';
+import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
+import type { PeerLost, Transport } from '../jsonrpc/transport.js';
+import { SHUTDOWN_EVENT } from '../supervision/events.js';
+import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
+import { agentNotifications, agentRequests, CLIENT_METHODS } from './methods.js';
+import { parserOf, schemaOf } from './schemas.js';
+import {
+  handlerEventTypes,
+  type AgentEventContext,
+  type AgentHandlerOutput,
+  type NativeAgent,
+} from './native-agent.js';
+
+/** What an agent server runs on. */
+export interface AgentServerInput {
+  /** The editor's side: `stdioTransport()` for `warden acp`, a memory pair in tests. */
+  readonly transport: Transport;
+  readonly agent: NativeAgent;
+  readonly name?: string;
+  /** Deadlines of the agent's own requests to the client (permission has none by default). */
+  readonly timeouts?: TimeoutPolicy;
+}
+
+/** The phase of an agent server. */
+export type AgentServerPhase = 'awaitingInitialize' | 'ready' | 'closed';
+
+/** Plain facts about an agent server. */
+export interface AgentServerContext {
+  readonly name: string;
+  readonly protocolVersion: number | undefined;
+  readonly sessions: number;
+  readonly activePrompts: number;
+}
+
+/** The snapshot of an agent server; its output is why the editor went away. */
+export type AgentServerSnapshot = Snapshot<PeerLost> & { readonly value: AgentServerPhase; readonly context: AgentServerContext };
+
+/** Events of an agent server (internal: timers and closing). */
+export type AgentServerEvent =
+  | { readonly type: 'acp.cancelGrace'; readonly key: string }
+  | { readonly type: 'acp.closed'; readonly reason: PeerLost }
+  | { readonly type: 'acp.sync' }
+  | { readonly type: typeof SHUTDOWN_EVENT }
+  | { readonly type: `xstate.${string}` };
+
+type Scope = ActorScope<AgentServerSnapshot, AgentServerEvent, ActorSystem<any>>;
+
+interface PendingRequest {
+  readonly rpcId: JsonRpcId;
+  readonly method: string;
+  readonly sessionId: string | undefined;
+  readonly params: Record<string, unknown>;
+}
+
+interface SessionState {
+  hasModes: boolean;
+  hasConfigOptions: boolean;
+  /** The key of the prompt in progress. */
+  prompt: string | undefined;
+  /** The client cancelled the prompt in progress. */
+  cancelled: boolean;
+  /** The last prompt was cancelled: turn updates are dropped until the next prompt. */
+  quiet: boolean;
+}
+
+interface Live {
+  readonly scope: Scope;
+  readonly input: AgentServerInput;
+  readonly name: string;
+  readonly capabilities: AgentCapabilities;
+  readonly connection: AnyActorRef;
+  readonly handler: AnyActorRef;
+  readonly subscriptions: Subscription[];
+  readonly pending: Map<string, PendingRequest>;
+  readonly sessions: Map<string, SessionState>;
+  context: AgentEventContext | undefined;
+  phase: AgentServerPhase;
+  nextKey: number;
+  nextSession: number;
+}
+
+const lives = new WeakMap<AnyActorRef, Live>();
+
+/** Updates that belong to a turn: dropped after a cancelled prompt has been answered. */
+const turnUpdates = new Set(['agent_message_chunk', 'agent_thought_chunk', 'user_message_chunk', 'tool_call', 'tool_call_update', 'plan']);
+
+const defaultCancelGraceMs = 5000;
+
+function methodTable(agent: NativeAgent): MethodTable {
+  const requests: Record<string, ParamsParser | true> = {};
+  for (const [method, types] of Object.entries(agentRequests)) requests[method] = parserOf(types.params);
+  for (const method of agent.extensions?.requests ?? []) requests[method] = true;
+  const notifications: Record<string, ParamsParser | true> = {};
+  for (const [method, type] of Object.entries(agentNotifications)) notifications[method] = parserOf(type);
+  for (const method of agent.extensions?.notifications ?? []) notifications[method] = true;
+  return { requests, notifications };
+}
+
+/** Actor logic of an ACP agent server: `createActor(agentServerLogic, { input: { transport, agent } })`. */
+export const agentServerLogic = gracefulShutdown({
+  config: { name: 'acpAgentServer' },
+  getInitialSnapshot(scope: Scope, input: AgentServerInput): AgentServerSnapshot {
+    if (!input?.transport || !input.agent?.logic || !input.agent.agentInfo) {
+      throw new TypeError('Expected the agent server input to have a `transport` and an `agent` with `logic` and `agentInfo`.');
+    }
+    const connection = createActor(connectionLogic, {
+      parent: scope.self,
+      id: 'connection',
+      input: { transport: input.transport, name: input.name ?? 'editor', methods: methodTable(input.agent), ...(input.timeouts ? { timeouts: input.timeouts } : {}) },
+    });
+    const handler = createActor(input.agent.logic, { parent: scope.self, id: 'agent', input: input.agent.input });
+    const live: Live = {
+      scope,
+      input,
+      name: input.name ?? input.agent.agentInfo.name,
+      capabilities: input.agent.capabilities ?? {},
+      connection,
+      handler,
+      subscriptions: [],
+      pending: new Map(),
+      sessions: new Map(),
+      context: undefined,
+      phase: 'awaitingInitialize',
+      nextKey: 1,
+      nextSession: 1,
+    };
+    lives.set(scope.self, live);
+    return { status: 'active', output: undefined, error: undefined, value: 'awaitingInitialize', context: summary(live) };
+  },
+  start(_snapshot: AgentServerSnapshot, scope: Scope): void {
+    const live = lives.get(scope.self) as Live;
+    live.subscriptions.push(
+      live.handler.on('*', (event: AgentHandlerOutput) => onHandlerOutput(live, event)),
+      live.connection.on('rpc.request', (event: Extract<ConnectionEmitted, { type: 'rpc.request' }>) => onRequest(live, event.id, event.method, event.params as Record<string, unknown>)),
+      live.connection.on('rpc.notification', (event: Extract<ConnectionEmitted, { type: 'rpc.notification' }>) => onNotification(live, event.method, event.params)),
+      live.connection.on('rpc.cancelRequested', (event: Extract<ConnectionEmitted, { type: 'rpc.cancelRequested' }>) => onCancelRequested(live, event.id)),
+      live.connection.on('rpc.closed', (event: Extract<ConnectionEmitted, { type: 'rpc.closed' }>) => scope.self.send({ type: 'acp.closed', reason: event.reason })),
+    );
+    // A handler that fails is a bug in the agent: the editor hears it as internal errors
+    // on what was pending, and the server ends (its supervisor decides what happens next).
+    live.subscriptions.push(live.handler.subscribe({
+      error: (error) => {
+        failAllPending(live, RpcError.internalError(`the agent failed: ${(error as Error)?.message ?? String(error)}`));
+        scope.self.send({ type: 'acp.closed', reason: { message: 'the agent handler failed', exit: { error: String(error) } } });
+      },
+    }));
+    live.handler.start();
+    live.connection.start();
+  },
+  transition(snapshot: AgentServerSnapshot, event: AgentServerEvent, scope: Scope): AgentServerSnapshot {
+    if (snapshot.status !== 'active') return snapshot;
+    const live = lives.get(scope.self) as Live;
+    switch (event.type) {
+      case 'acp.cancelGrace': {
+        const request = live.pending.get(event.key);
+        // The handler did not finish the cancelled prompt in time: finish it ourselves.
+        if (request) answer(live, event.key, { stopReason: 'cancelled' });
+        return withSummary(snapshot, live);
+      }
+      case 'acp.closed':
+        return finish(live, snapshot, event.reason, 'done');
+      case SHUTDOWN_EVENT:
+        return finish(live, snapshot, { message: 'the agent server was shut down' }, 'done');
+      case 'xstate.stop':
+        return finish(live, snapshot, { message: 'the agent server was stopped' }, 'stopped');
+      default:
+        return withSummary(snapshot, live);
+    }
+  },
+  getPersistedSnapshot(snapshot: AgentServerSnapshot): AgentServerSnapshot {
+    return snapshot;
+  },
+  restoreSnapshot(): AgentServerSnapshot {
+    throw new Error('An ACP agent server cannot be restored from a persisted snapshot; create a new one over a live transport.');
+  },
+} as ActorLogic<AgentServerSnapshot, AgentServerEvent, AgentServerInput, ActorSystem<any>>);
+
+/** Lets the snapshot catch up with a change made on the data path (rare: sessions, phase). */
+function sync(live: Live): void {
+  live.scope.self.send({ type: 'acp.sync' });
+}
+
+function summary(live: Live): AgentServerContext {
+  let activePrompts = 0;
+  for (const session of live.sessions.values()) if (session.prompt) activePrompts++;
+  return { name: live.name, protocolVersion: live.context?.protocolVersion, sessions: live.sessions.size, activePrompts };
+}
+
+function withSummary(snapshot: AgentServerSnapshot, live: Live): AgentServerSnapshot {
+  return { ...snapshot, value: live.phase, context: summary(live) };
+}
+
+function finish(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, status: 'done' | 'stopped'): AgentServerSnapshot {
+  live.phase = 'closed';
+  for (const subscription of live.subscriptions) subscription.unsubscribe();
+  live.pending.clear();
+  // Children of custom logic are not stopped by XState: stop them here.
+  if (live.handler.getSnapshot().status === 'active') live.scope.stopChild(live.handler);
+  if (live.connection.getSnapshot().status === 'active') live.scope.stopChild(live.connection);
+  const base = { ...snapshot, value: 'closed' as const, context: summary(live) };
+  return status === 'done' ? ({ ...base, status: 'done', output: reason } as AgentServerSnapshot) : ({ ...base, status: 'stopped' } as AgentServerSnapshot);
+}
+
+// ---------------------------------------------------------------------------------------
+// From the editor
+
+function onRequest(live: Live, rpcId: JsonRpcId, method: string, params: Record<string, unknown>): void {
+  if (method === 'initialize') {
+    initialize(live, rpcId, params);
+    return;
+  }
+  if (live.phase !== 'ready' || !live.context) {
+    respondError(live.connection, rpcId, RpcError.invalidRequest(`ACP connection must be initialized before '${method}'`));
+    return;
+  }
+  const refusal = gate(live, method, params);
+  if (refusal) {
+    respondError(live.connection, rpcId, refusal);
+    return;
+  }
+  const sessionId = typeof params.sessionId === 'string' ? params.sessionId : undefined;
+  const key = `r${live.nextKey++}`;
+  live.pending.set(key, { rpcId, method, sessionId, params });
+  const session = sessionId ? live.sessions.get(sessionId) : undefined;
+  // A new request on the session ends the quiet after a cancelled turn (a load replays).
+  if (session) session.quiet = false;
+  if (method === 'session/prompt' && session) {
+    session.prompt = key;
+    session.cancelled = false;
+    sync(live);
+  }
+  const type = method.startsWith('_') ? 'ext.request' : handlerEventTypes[method as keyof typeof handlerEventTypes];
+  const event = { type, requestId: key, method, params, context: live.context };
+  if (!handles(live.handler, event)) {
+    unhandled(live, key, method);
+    return;
+  }
+  live.handler.send(event);
+}
+
+/** Whether a handler machine has a transition for `event` (other logic is assumed to). */
+function handles(handler: AnyActorRef, event: { type: string }): boolean {
+  const snapshot = handler.getSnapshot() as { can?: (event: { type: string }) => boolean };
+  if (typeof snapshot.can !== 'function') return true;
+  try {
+    return snapshot.can(event);
+  } catch {
+    return true;
+  }
+}
+
+/** Defaults for requests the handler does not handle, as the seed documents them. */
+function unhandled(live: Live, key: string, method: string): void {
+  if (method === 'session/new') {
+    answer(live, key, { sessionId: `session-${live.nextSession++}` });
+    return;
+  }
+  failRequest(live, key, RpcError.internalError(`the agent does not implement ${method}`));
+}
+
+function initialize(live: Live, rpcId: JsonRpcId, params: Record<string, unknown>): void {
+  const supported = [...(live.input.agent.protocolVersions ?? [1])].sort((a, b) => a - b);
+  const requested = params.protocolVersion as number;
+  const protocolVersion = supported.includes(requested) ? requested : (supported.at(-1) as number);
+  const clientCapabilities = (params.clientCapabilities ?? {}) as ClientCapabilities;
+  live.context = {
+    protocolVersion,
+    clientCapabilities,
+    clientInfo: params.clientInfo as AgentEventContext['clientInfo'],
+  };
+  live.phase = 'ready';
+  sync(live);
+  // Terminal auth methods only for clients that can run them.
+  const authMethods = (live.input.agent.authMethods ?? []).filter((method) => (method as { type?: string }).type !== 'terminal' || clientCapabilities.auth?.terminal === true);
+  respond(live.connection, rpcId, {
+    protocolVersion,
+    agentCapabilities: live.capabilities,
+    authMethods,
+    agentInfo: live.input.agent.agentInfo,
+  });
+  live.handler.send({ type: 'initialized', context: live.context });
+}
+
+/** The protocol's gates, before the handler sees anything. `undefined` lets the request through. */
+function gate(live: Live, method: string, params: Record<string, unknown>): RpcError | undefined {
+  const caps = live.capabilities;
+  const sessionCaps = caps.sessionCapabilities ?? {};
+  const notAdvertised = () => RpcError.methodNotFound(method);
+  switch (method) {
+    case 'authenticate': {
+      const methods = (live.input.agent.authMethods ?? []).filter((entry) => (entry as { type?: string }).type !== 'terminal');
+      if (methods.length === 0) return notAdvertised();
+      if (!methods.some((entry) => entry.id === params.methodId)) return RpcError.invalidParams(`unknown auth method ${JSON.stringify(params.methodId)}`);
+      return undefined;
+    }
+    case 'logout':
+      return caps.auth?.logout ? undefined : notAdvertised();
+    case 'session/load':
+      return caps.loadSession ? sessionSetupGate(live, params) : notAdvertised();
+    case 'session/list':
+      return sessionCaps.list ? undefined : notAdvertised();
+    case 'session/resume':
+      return sessionCaps.resume ? sessionSetupGate(live, params) : notAdvertised();
+    case 'session/close':
+      return sessionCaps.close ? knownSession(live, params) : notAdvertised();
+    case 'session/delete':
+      return sessionCaps.delete ? undefined : notAdvertised();
+    case 'session/new':
+      return sessionSetupGate(live, params);
+    case 'session/set_mode': {
+      const unknown = knownSession(live, params);
+      if (unknown) return unknown;
+      return live.sessions.get(params.sessionId as string)?.hasModes ? undefined : RpcError.invalidParams('this session has no modes');
+    }
+    case 'session/set_config_option': {
+      const unknown = knownSession(live, params);
+      if (unknown) return unknown;
+      return live.sessions.get(params.sessionId as string)?.hasConfigOptions ? undefined : RpcError.invalidParams('this session has no config options');
+    }
+    case 'session/prompt': {
+      const unknown = knownSession(live, params);
+      if (unknown) return unknown;
+      if (live.sessions.get(params.sessionId as string)?.prompt) {
+        return RpcError.internalError('a prompt is already running in this session; wait for its answer or cancel it');
+      }
+      return promptContentGate(caps, params.prompt as Array<{ type: string }>);
+    }
+    default:
+      return undefined; // extensions the agent declared
+  }
+}
+
+function knownSession(live: Live, params: Record<string, unknown>): RpcError | undefined {
+  const sessionId = params.sessionId as string;
+  return live.sessions.has(sessionId) ? undefined : RpcError.resourceNotFound(`session ${sessionId}`, { sessionId });
+}
+
+function sessionSetupGate(live: Live, params: Record<string, unknown>): RpcError | undefined {
+  const caps = live.capabilities;
+  const directories = params.additionalDirectories as unknown[] | undefined;
+  if (directories && directories.length > 0 && !caps.sessionCapabilities?.additionalDirectories) {
+    return RpcError.invalidParams('additionalDirectories is not supported by this agent');
+  }
+  for (const server of (params.mcpServers as Array<{ type?: string }> | undefined) ?? []) {
+    if (server.type === 'http' && !caps.mcpCapabilities?.http) return RpcError.invalidParams('HTTP MCP servers are not supported by this agent');
+    if (server.type === 'sse' && !caps.mcpCapabilities?.sse) return RpcError.invalidParams('SSE MCP servers are not supported by this agent');
+  }
+  return undefined;
+}
+
+function promptContentGate(caps: AgentCapabilities, prompt: Array<{ type: string }>): RpcError | undefined {
+  const allowed = caps.promptCapabilities ?? {};
+  for (const block of prompt ?? []) {
+    if (block.type === 'image' && !allowed.image) return RpcError.invalidParams('image content is not supported by this agent');
+    if (block.type === 'audio' && !allowed.audio) return RpcError.invalidParams('audio content is not supported by this agent');
+    if (block.type === 'resource' && !allowed.embeddedContext) return RpcError.invalidParams('embedded resources are not supported by this agent');
+  }
+  return undefined;
+}
+
+function onNotification(live: Live, method: string, params: unknown): void {
+  if (live.phase !== 'ready') return;
+  if (method === 'session/cancel') {
+    cancelPrompt(live, (params as { sessionId: string }).sessionId);
+    return;
+  }
+  if (method.startsWith('_')) live.handler.send({ type: 'ext.notification', method, params });
+}
+
+function onCancelRequested(live: Live, rpcId: JsonRpcId): void {
+  for (const [, request] of live.pending) {
+    if (request.rpcId === rpcId && request.method === 'session/prompt' && request.sessionId) {
+      cancelPrompt(live, request.sessionId);
+      return;
+    }
+  }
+}
+
+/** `session/cancel`: the prompt must end with `cancelled`, soon, whatever the handler does. */
+function cancelPrompt(live: Live, sessionId: string): void {
+  const session = live.sessions.get(sessionId);
+  if (!session?.prompt || session.cancelled) return;
+  session.cancelled = true;
+  const key = session.prompt;
+  const event = { type: 'session.cancel', sessionId, requestId: key, context: live.context as AgentEventContext };
+  if (!handles(live.handler, event)) {
+    answer(live, key, { stopReason: 'cancelled' });
+    return;
+  }
+  live.handler.send(event);
+  if (live.pending.has(key)) {
+    const self = live.scope.self;
+    const grace: AgentServerEvent = { type: 'acp.cancelGrace', key };
+    live.scope.system.scheduler.schedule(self, self, grace, live.input.agent.cancelGraceMs ?? defaultCancelGraceMs, `cancel:${key}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// From the handler
+
+function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
+  if (live.phase === 'closed') return;
+  switch (event.type) {
+    case 'acp.respond':
+      answer(live, event.requestId, event.result);
+      return;
+    case 'acp.error':
+      failRequest(live, event.requestId, RpcError.fromErrorObject(event.error));
+      return;
+    case 'acp.update': {
+      const session = live.sessions.get(event.sessionId);
+      if (session?.quiet && turnUpdates.has(event.update.sessionUpdate)) return; // the turn was cancelled
+      sendNotification(live.connection, CLIENT_METHODS.session_update, { sessionId: event.sessionId, update: event.update });
+      return;
+    }
+    case 'acp.clientRequest':
+      requestClient(live, event.key, event.method, event.params);
+      return;
+    case 'acp.notify':
+      sendNotification(live.connection, event.method, event.params);
+      return;
+  }
+}
+
+/** Sends the handler's result, after the protocol's bookkeeping and a schema check. */
+function answer(live: Live, key: string, result: unknown): void {
+  const request = live.pending.get(key);
+  if (!request) return; // already answered (say, by the cancel grace timer)
+  const session = request.sessionId ? live.sessions.get(request.sessionId) : undefined;
+  let value = result;
+  if (request.method === 'session/prompt' && session?.cancelled) {
+    // ACP: a cancelled prompt MUST end with stopReason "cancelled", whatever happened.
+    value = { ...(typeof result === 'object' && result !== null ? result : {}), stopReason: 'cancelled' };
+  }
+  const types = agentRequests[request.method as keyof typeof agentRequests];
+  if (types) {
+    const checked = schemaOf(types.result).safeParse(value ?? {});
+    if (!checked.success) {
+      failRequest(live, key, RpcError.internalError(`the agent produced an invalid ${request.method} result`, { issues: (checked.error as { issues?: unknown })?.issues }));
+      return;
+    }
+  }
+  live.pending.delete(key);
+  live.scope.system.scheduler.cancel(live.scope.self, `cancel:${key}`);
+  trackSessions(live, request, value as Record<string, unknown>);
+  respond(live.connection, request.rpcId, value ?? {});
+  if (request.method.startsWith('session/')) sync(live);
+}
+
+function failRequest(live: Live, key: string, error: RpcError): void {
+  const request = live.pending.get(key);
+  if (!request) return;
+  const session = request.sessionId ? live.sessions.get(request.sessionId) : undefined;
+  if (request.method === 'session/prompt' && session?.cancelled) {
+    // ACP: aborts after a cancel become the stop reason, not a JSON-RPC error.
+    answer(live, key, { stopReason: 'cancelled' });
+    return;
+  }
+  live.pending.delete(key);
+  if (session && session.prompt === key) session.prompt = undefined;
+  respondError(live.connection, request.rpcId, error);
+}
+
+function trackSessions(live: Live, request: PendingRequest, result: Record<string, unknown>): void {
+  const setup = (sessionId: string) => {
+    const existing = live.sessions.get(sessionId);
+    live.sessions.set(sessionId, {
+      hasModes: result?.modes !== undefined && result.modes !== null,
+      hasConfigOptions: Array.isArray(result?.configOptions) && result.configOptions.length > 0,
+      prompt: existing?.prompt,
+      cancelled: existing?.cancelled ?? false,
+      quiet: existing?.quiet ?? false,
+    });
+  };
+  switch (request.method) {
+    case 'session/new':
+      if (typeof result?.sessionId === 'string') setup(result.sessionId);
+      return;
+    case 'session/load':
+    case 'session/resume':
+      setup(request.params.sessionId as string);
+      return;
+    case 'session/close':
+    case 'session/delete':
+      live.sessions.delete(request.params.sessionId as string);
+      return;
+    case 'session/prompt': {
+      const session = live.sessions.get(request.sessionId as string);
+      if (session) {
+        session.quiet = session.cancelled;
+        session.prompt = undefined;
+        session.cancelled = false;
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/** Client capabilities that gate each agent → client request. */
+function clientAllows(caps: ClientCapabilities, method: string, params: unknown): boolean {
+  switch (method) {
+    case CLIENT_METHODS.session_request_permission:
+      return true;
+    case CLIENT_METHODS.fs_read_text_file:
+      return caps.fs?.readTextFile === true;
+    case CLIENT_METHODS.fs_write_text_file:
+      return caps.fs?.writeTextFile === true;
+    case CLIENT_METHODS.terminal_create:
+    case CLIENT_METHODS.terminal_output:
+    case CLIENT_METHODS.terminal_wait_for_exit:
+    case CLIENT_METHODS.terminal_kill:
+    case CLIENT_METHODS.terminal_release:
+      return caps.terminal === true;
+    case CLIENT_METHODS.elicitation_create: {
+      const mode = (params as { mode?: string } | undefined)?.mode;
+      return mode === 'url' ? caps.elicitation?.url !== undefined && caps.elicitation?.url !== null : caps.elicitation?.form !== undefined && caps.elicitation?.form !== null;
+    }
+    default:
+      return method.startsWith('_');
+  }
+}
+
+function requestClient(live: Live, key: string, method: string, params: unknown): void {
+  const caps = live.context?.clientCapabilities ?? {};
+  if (!clientAllows(caps, method, params)) {
+    const error: ErrorObject = RpcError.methodNotFound(method).toErrorObject();
+    live.handler.send({ type: 'client.error', key, error: { ...error, message: `The client did not advertise support for ${method}` } });
+    return;
+  }
+  sendRequest(live.connection, method, params).then(
+    (result) => live.handler.send({ type: 'client.response', key, result }),
+    (error: RpcError) => live.handler.send({ type: 'client.error', key, error: error.toErrorObject() }),
+  );
+}
+
+function failAllPending(live: Live, error: RpcError): void {
+  for (const [key] of live.pending) failRequest(live, key, error);
+}

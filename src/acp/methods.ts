@@ -1,0 +1,51 @@
+/**
+ * ACP method names, from the SDK's generated tables (never typed by hand), with the ACP
+ * type of each method's params and result.
+ */
+export { AGENT_METHODS, CLIENT_METHODS, PROTOCOL_METHODS, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
+import { AGENT_METHODS, CLIENT_METHODS } from '@agentclientprotocol/sdk';
+
+/** Requests an agent serves (client → agent), with their params and result type names. */
+export const agentRequests = {
+  [AGENT_METHODS.initialize]: { params: 'InitializeRequest', result: 'InitializeResponse' },
+  [AGENT_METHODS.authenticate]: { params: 'AuthenticateRequest', result: 'AuthenticateResponse' },
+  [AGENT_METHODS.logout]: { params: 'LogoutRequest', result: 'LogoutResponse' },
+  [AGENT_METHODS.session_new]: { params: 'NewSessionRequest', result: 'NewSessionResponse' },
+  [AGENT_METHODS.session_load]: { params: 'LoadSessionRequest', result: 'LoadSessionResponse' },
+  [AGENT_METHODS.session_resume]: { params: 'ResumeSessionRequest', result: 'ResumeSessionResponse' },
+  [AGENT_METHODS.session_list]: { params: 'ListSessionsRequest', result: 'ListSessionsResponse' },
+  [AGENT_METHODS.session_close]: { params: 'CloseSessionRequest', result: 'CloseSessionResponse' },
+  [AGENT_METHODS.session_delete]: { params: 'DeleteSessionRequest', result: 'DeleteSessionResponse' },
+  [AGENT_METHODS.session_set_mode]: { params: 'SetSessionModeRequest', result: 'SetSessionModeResponse' },
+  [AGENT_METHODS.session_set_config_option]: { params: 'SetSessionConfigOptionRequest', result: 'SetSessionConfigOptionResponse' },
+  [AGENT_METHODS.session_prompt]: { params: 'PromptRequest', result: 'PromptResponse' },
+} as const;
+
+/** Requests a client serves (agent → client). */
+export const clientRequests = {
+  [CLIENT_METHODS.session_request_permission]: { params: 'RequestPermissionRequest', result: 'RequestPermissionResponse' },
+  [CLIENT_METHODS.fs_read_text_file]: { params: 'ReadTextFileRequest', result: 'ReadTextFileResponse' },
+  [CLIENT_METHODS.fs_write_text_file]: { params: 'WriteTextFileRequest', result: 'WriteTextFileResponse' },
+  [CLIENT_METHODS.terminal_create]: { params: 'CreateTerminalRequest', result: 'CreateTerminalResponse' },
+  [CLIENT_METHODS.terminal_output]: { params: 'TerminalOutputRequest', result: 'TerminalOutputResponse' },
+  [CLIENT_METHODS.terminal_wait_for_exit]: { params: 'WaitForTerminalExitRequest', result: 'WaitForTerminalExitResponse' },
+  [CLIENT_METHODS.terminal_kill]: { params: 'KillTerminalRequest', result: 'KillTerminalResponse' },
+  [CLIENT_METHODS.terminal_release]: { params: 'ReleaseTerminalRequest', result: 'ReleaseTerminalResponse' },
+  [CLIENT_METHODS.elicitation_create]: { params: 'CreateElicitationRequest', result: 'CreateElicitationResponse' },
+} as const;
+
+/** Notifications an agent receives. */
+export const agentNotifications = {
+  [AGENT_METHODS.session_cancel]: 'CancelNotification',
+} as const;
+
+/** Notifications a client receives. */
+export const clientNotifications = {
+  [CLIENT_METHODS.session_update]: 'SessionNotification',
+  [CLIENT_METHODS.elicitation_complete]: 'CompleteElicitationNotification',
+} as const;
+
+/** A method an agent serves. */
+export type AgentRequestMethod = keyof typeof agentRequests;
+/** A method a client serves. */
+export type ClientRequestMethod = keyof typeof clientRequests;

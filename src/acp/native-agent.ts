@@ -1,0 +1,97 @@
+/**
+ * The native agent handler contract: the TypeScript counterpart of ex_mcp's
+ * `ExMCP.ACP.Agent.Handler`, as events instead of callbacks and returns.
+ *
+ * A native agent is any actor logic (usually a state machine). The ACP agent server sends
+ * it one event per request or notification from the client, and it answers by emitting
+ * events (`emit(...)` in a machine): a response now or later, any number of session updates
+ * before it, requests to the client (permission, files, terminals) whose answers come back
+ * as events. It never sees JSON-RPC ids, capability checks or the wire.
+ */
+import type {
+  AgentCapabilities,
+  AuthMethod,
+  ClientCapabilities,
+  Implementation,
+  SessionUpdate,
+} from '@agentclientprotocol/sdk';
+import type { AnyActorLogic } from 'xstate';
+import type { ErrorObject } from '../jsonrpc/rpc-error.js';
+
+/** What the server knows about the client, given with every event. */
+export interface AgentEventContext {
+  readonly protocolVersion: number;
+  readonly clientCapabilities: ClientCapabilities;
+  readonly clientInfo: Implementation | undefined;
+}
+
+/** The event type of each ACP request an agent serves. */
+export const handlerEventTypes = {
+  authenticate: 'authenticate',
+  logout: 'logout',
+  'session/new': 'session.new',
+  'session/load': 'session.load',
+  'session/resume': 'session.resume',
+  'session/list': 'session.list',
+  'session/close': 'session.close',
+  'session/delete': 'session.delete',
+  'session/set_mode': 'session.setMode',
+  'session/set_config_option': 'session.setConfigOption',
+  'session/prompt': 'session.prompt',
+} as const;
+
+/** An ACP request for the handler: answer it with `acp.respond` or `acp.error` carrying `requestId`. */
+export interface AgentRequestEvent {
+  readonly type: (typeof handlerEventTypes)[keyof typeof handlerEventTypes] | 'ext.request';
+  /** The server's key for this request; echo it in the answer. */
+  readonly requestId: string;
+  /** The ACP method (for `ext.request`, the `_`-prefixed extension method). */
+  readonly method: string;
+  /** Validated params. */
+  readonly params: Record<string, unknown>;
+  readonly context: AgentEventContext;
+}
+
+/** Events a native agent receives. */
+export type AgentHandlerEvent =
+  | AgentRequestEvent
+  /** The client initialized the connection (the server answered `initialize`). */
+  | { readonly type: 'initialized'; readonly context: AgentEventContext }
+  /** `session/cancel` (or `$/cancel_request` for a prompt): finish the prompt with `cancelled`. */
+  | { readonly type: 'session.cancel'; readonly sessionId: string; readonly requestId: string; readonly context: AgentEventContext }
+  /** An extension notification the agent declared. */
+  | { readonly type: 'ext.notification'; readonly method: string; readonly params: unknown }
+  /** The answer to one of the agent's requests to the client. */
+  | { readonly type: 'client.response'; readonly key: string; readonly result: unknown }
+  /** The client refused or failed one of the agent's requests (or it was not allowed). */
+  | { readonly type: 'client.error'; readonly key: string; readonly error: ErrorObject };
+
+/** Events a native agent emits. */
+export type AgentHandlerOutput =
+  | { readonly type: 'acp.respond'; readonly requestId: string; readonly result: unknown }
+  | { readonly type: 'acp.error'; readonly requestId: string; readonly error: ErrorObject }
+  | { readonly type: 'acp.update'; readonly sessionId: string; readonly update: SessionUpdate }
+  /** A request to the client (`session/request_permission`, `fs/*`, `terminal/*`, `elicitation/create`); the answer comes back as `client.response` / `client.error` with `key`. */
+  | { readonly type: 'acp.clientRequest'; readonly key: string; readonly method: string; readonly params: unknown }
+  /** A notification to the client (`elicitation/complete`, an extension). */
+  | { readonly type: 'acp.notify'; readonly method: string; readonly params: unknown };
+
+/** A native agent: its handler logic and what the server advertises for it. */
+export interface NativeAgent<TLogic extends AnyActorLogic = AnyActorLogic> {
+  /** The handler. */
+  readonly logic: TLogic;
+  readonly input?: unknown;
+  readonly agentInfo: Implementation;
+  /** Advertised as `agentCapabilities`; they gate the optional methods. */
+  readonly capabilities?: AgentCapabilities;
+  readonly authMethods?: AuthMethod[];
+  /** Protocol versions spoken, newest last. Default `[1]`. */
+  readonly protocolVersions?: readonly number[];
+  /** `_`-prefixed extension methods the handler serves; others get -32601 (requests) or are ignored. */
+  readonly extensions?: { readonly requests?: readonly string[]; readonly notifications?: readonly string[] };
+  /**
+   * After `session/cancel`, how long the handler has to finish the prompt before the server
+   * answers `cancelled` itself (nothing hangs). Default 5000 ms.
+   */
+  readonly cancelGraceMs?: number;
+}
