@@ -1,0 +1,326 @@
+/**
+ * The ACP agent side, driven by our own JSON-RPC connection playing the editor, over an
+ * in-memory pair. Every result the server sends is checked against the ACP schema.
+ */
+import { expect } from 'chai';
+import { createActor, enqueueActions, setup, SimulatedClock, type AnyActorLogic } from 'xstate';
+import { agentServerLogic } from '../../src/acp/agent-server.js';
+import { demoAgent } from '../../src/acp/demo-agent.js';
+import { agentRequests } from '../../src/acp/methods.js';
+import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../../src/acp/native-agent.js';
+import { schemaOf } from '../../src/acp/schemas.js';
+import {
+  connectionLogic,
+  createMemoryTransportPair,
+  respond,
+  RpcError,
+  sendNotification,
+  sendRequest,
+  type ConnectionEmitted,
+} from '../../src/jsonrpc/index.js';
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+interface Editor {
+  request(method: string, params?: unknown): Promise<unknown>;
+  notify(method: string, params?: unknown): void;
+  updates: Array<{ sessionId: string; update: { sessionUpdate: string; [key: string]: unknown } }>;
+  clientRequests: Array<{ id: string | number; method: string; params: unknown }>;
+  answerClient(id: string | number, result: unknown): void;
+  server: ReturnType<typeof createActor<typeof agentServerLogic>>;
+}
+
+function start(agent: NativeAgent, clock?: SimulatedClock): Editor {
+  const [editorSide, agentSide] = createMemoryTransportPair();
+  const server = createActor(agentServerLogic, { input: { transport: agentSide, agent }, ...(clock ? { clock } : {}) });
+  server.start();
+  const editor = createActor(connectionLogic, { input: { transport: editorSide } }).start();
+  const updates: Editor['updates'] = [];
+  const clientRequests: Editor['clientRequests'] = [];
+  editor.on('rpc.notification', (event: Extract<ConnectionEmitted, { type: 'rpc.notification' }>) => {
+    if (event.method === 'session/update') updates.push(event.params as Editor['updates'][number]);
+  });
+  editor.on('rpc.request', (event: Extract<ConnectionEmitted, { type: 'rpc.request' }>) => clientRequests.push({ id: event.id, method: event.method, params: event.params }));
+  return {
+    server,
+    updates,
+    clientRequests,
+    async request(method, params = {}) {
+      const result = await sendRequest(editor, method, params);
+      const types = agentRequests[method as keyof typeof agentRequests];
+      // Conformance: every result the server sends is a valid ACP result.
+      if (types) expect(schemaOf(types.result).safeParse(result).success, `${method} result conforms`).to.equal(true);
+      return result;
+    },
+    notify: (method, params = {}) => sendNotification(editor, method, params),
+    answerClient: (id, result) => respond(editor, id, result),
+  };
+}
+
+async function errorOf(promise: Promise<unknown>): Promise<RpcError> {
+  const outcome = await promise.then(() => undefined, (error: unknown) => error);
+  expect(outcome).to.be.instanceOf(RpcError);
+  return outcome as RpcError;
+}
+
+async function initialized(agent: NativeAgent, clientCapabilities: Record<string, unknown> = {}, clock?: SimulatedClock) {
+  const editor = start(agent, clock);
+  await editor.request('initialize', { protocolVersion: 1, clientCapabilities, clientInfo: { name: 'test-editor', version: '1' } });
+  return editor;
+}
+
+/** A handler machine built from a table of event type → what to emit, for targeted tests. */
+function scriptedAgent(script: Partial<Record<AgentHandlerEvent['type'], (event: AgentHandlerEvent) => AgentHandlerOutput[]>>, extra: Partial<NativeAgent> = {}): NativeAgent {
+  const on: Record<string, unknown> = {};
+  for (const [type, outputs] of Object.entries(script)) {
+    on[type] = {
+      actions: enqueueActions(({ event, enqueue }: { event: AgentHandlerEvent; enqueue: { emit: (output: AgentHandlerOutput) => void } }) => {
+        for (const output of (outputs as (event: AgentHandlerEvent) => AgentHandlerOutput[])(event)) enqueue.emit(output);
+      }),
+    };
+  }
+  const logic = setup({ types: {} as { events: AgentHandlerEvent; emitted: AgentHandlerOutput } }).createMachine({ on: on as never });
+  return { logic: logic as AnyActorLogic, agentInfo: { name: 'scripted', version: '0' }, ...extra };
+}
+
+describe('ACP agent server', () => {
+  describe('initialize', () => {
+    it('must come first: anything else is -32600', async () => {
+      const editor = start(demoAgent());
+      const error = await errorOf(editor.request('session/new', { cwd: '/tmp', mcpServers: [] }));
+      expect(error.code).to.equal(-32600);
+      expect(error.message).to.contain("must be initialized before 'session/new'");
+    });
+
+    it('negotiates the version: the requested one when supported, else the newest it speaks', async () => {
+      const editor = start({ ...demoAgent(), protocolVersions: [1] });
+      expect(await editor.request('initialize', { protocolVersion: 1 })).to.include({ protocolVersion: 1 });
+      expect(await editor.request('initialize', { protocolVersion: 7 })).to.include({ protocolVersion: 1 });
+    });
+
+    it('advertises the agent and hides terminal auth methods from clients that cannot run them', async () => {
+      const agent = { ...demoAgent(), authMethods: [{ id: 'key', name: 'API key' }, { type: 'terminal', id: 'login', name: 'Log in' } as never] };
+      const plain = start(agent);
+      const result = (await plain.request('initialize', { protocolVersion: 1 })) as { authMethods: Array<{ id: string }>; agentInfo: { name: string } };
+      expect(result.authMethods.map((method) => method.id)).to.deep.equal(['key']);
+      expect(result.agentInfo.name).to.equal('acp-warden-demo');
+      const terminal = start(agent);
+      const withTerminal = (await terminal.request('initialize', { protocolVersion: 1, clientCapabilities: { auth: { terminal: true } } })) as { authMethods: unknown[] };
+      expect(withTerminal.authMethods).to.have.length(2);
+    });
+  });
+
+  describe('capability gating', () => {
+    it('answers -32601 for optional methods the agent did not advertise', async () => {
+      const editor = await initialized({ ...demoAgent(), capabilities: {} });
+      for (const [method, params] of [
+        ['session/load', { sessionId: 'x', cwd: '/tmp', mcpServers: [] }],
+        ['session/list', {}],
+        ['session/resume', { sessionId: 'x', cwd: '/tmp' }],
+        ['session/close', { sessionId: 'x' }],
+        ['session/delete', { sessionId: 'x' }],
+        ['logout', {}],
+        ['authenticate', { methodId: 'x' }],
+        ['_vendor/thing', {}],
+      ] as const) {
+        expect((await errorOf(editor.request(method, params))).code, method).to.equal(-32601);
+      }
+    });
+
+    it('refuses prompt content, MCP transports and directories the agent cannot take (-32602)', async () => {
+      const editor = await initialized(demoAgent({ wordDelayMs: 1 }));
+      const { sessionId } = (await editor.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { sessionId: string };
+      const image = await errorOf(editor.request('session/prompt', { sessionId, prompt: [{ type: 'image', data: 'AA==', mimeType: 'image/png' }] }));
+      expect(image.code).to.equal(-32602);
+      const http = await errorOf(editor.request('session/new', { cwd: '/tmp', mcpServers: [{ type: 'http', name: 'x', url: 'http://127.0.0.1:1', headers: [] }] }));
+      expect(http.code).to.equal(-32602);
+      const directories = await errorOf(editor.request('session/new', { cwd: '/tmp', mcpServers: [], additionalDirectories: ['/var'] }));
+      expect(directories.code).to.equal(-32602);
+      expect(await editor.request('session/prompt', { sessionId, prompt: [{ type: 'resource', resource: { uri: 'file:///a', text: 'x' } }] })).to.deep.equal({ stopReason: 'end_turn' });
+    });
+
+    it('answers -32002 with the session id for an unknown session, -32602 for invalid params', async () => {
+      const editor = await initialized(demoAgent());
+      const unknown = await errorOf(editor.request('session/prompt', { sessionId: 'nope', prompt: [] }));
+      expect(unknown.code).to.equal(-32002);
+      expect(unknown.data).to.deep.equal({ sessionId: 'nope' });
+      const invalid = await errorOf(editor.request('session/prompt', { sessionId: 'nope', prompt: 'text' }));
+      expect(invalid.code).to.equal(-32602);
+      expect(invalid.message).to.contain('prompt');
+    });
+
+    it("refuses the agent's requests the client did not advertise, without asking the client", async () => {
+      const agent = scriptedAgent({
+        'session.new': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { sessionId: 's1' } }],
+        'session.prompt': () => [{ type: 'acp.clientRequest', key: 'read', method: 'fs/read_text_file', params: { sessionId: 's1', path: '/etc/hostname' } }],
+        'client.error': (event) => [{ type: 'acp.respond', requestId: 'r2', result: { stopReason: 'end_turn', _meta: { error: (event as { error: { code: number } }).error.code } } }],
+      });
+      const editor = await initialized(agent, { fs: { readTextFile: false } });
+      await editor.request('session/new', { cwd: '/tmp', mcpServers: [] });
+      const result = (await editor.request('session/prompt', { sessionId: 's1', prompt: [] })) as { _meta: { error: number } };
+      expect(result._meta.error).to.equal(-32601);
+      expect(editor.clientRequests).to.have.length(0);
+    });
+  });
+
+  describe('prompts and cancel', () => {
+    it('streams updates before the answer and refuses a second prompt while one runs', async () => {
+      const editor = await initialized(demoAgent({ wordDelayMs: 1 }));
+      const { sessionId } = (await editor.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { sessionId: string };
+      const first = editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+      const second = await errorOf(editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'again' }] }));
+      expect(second.message).to.contain('already running');
+      expect(await first).to.deep.equal({ stopReason: 'end_turn' });
+      const text = editor.updates.filter((entry) => entry.update.sessionUpdate === 'agent_message_chunk').map((entry) => (entry.update.content as { text: string }).text).join('');
+      expect(text).to.equal('You said: hello. This is the acp-warden demo agent, answering word by word.');
+    });
+
+    it('a cancelled prompt ends "cancelled" and its late updates are dropped', async () => {
+      const editor = await initialized(demoAgent({ wordDelayMs: 20 }));
+      const { sessionId } = (await editor.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { sessionId: string };
+      const prompt = editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'a long answer' }] });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      editor.notify('session/cancel', { sessionId });
+      expect(await prompt).to.deep.equal({ stopReason: 'cancelled' });
+      const count = editor.updates.length;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(editor.updates.length).to.equal(count);
+      expect(await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'next' }] })).to.deep.equal({ stopReason: 'end_turn' });
+    });
+
+    it('a handler without cancel support: the prompt is answered "cancelled" at once (the seed default)', async () => {
+      const agent = scriptedAgent({
+        'session.new': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { sessionId: 's1' } }],
+        'session.prompt': () => [],
+      });
+      const editor = await initialized(agent);
+      await editor.request('session/new', { cwd: '/tmp', mcpServers: [] });
+      const prompt = editor.request('session/prompt', { sessionId: 's1', prompt: [] });
+      await settle();
+      editor.notify('session/cancel', { sessionId: 's1' });
+      expect(await prompt).to.deep.equal({ stopReason: 'cancelled' });
+    });
+
+    it('a handler that ignores the cancel is overruled after the grace period: nothing hangs', async () => {
+      const clock = new SimulatedClock();
+      const agent = scriptedAgent({
+        'session.new': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { sessionId: 's1' } }],
+        'session.prompt': () => [],
+        'session.cancel': () => [],
+      }, { cancelGraceMs: 3000 });
+      const editor = await initialized(agent, {}, clock);
+      await editor.request('session/new', { cwd: '/tmp', mcpServers: [] });
+      let outcome: unknown = 'pending';
+      void editor.request('session/prompt', { sessionId: 's1', prompt: [] }).then((value) => (outcome = value));
+      await settle();
+      editor.notify('session/cancel', { sessionId: 's1' });
+      await settle();
+      clock.increment(2999);
+      await settle();
+      expect(outcome).to.equal('pending');
+      clock.increment(1);
+      await settle();
+      expect(outcome).to.deep.equal({ stopReason: 'cancelled' });
+    });
+
+    it('turn updates the handler sends after its cancelled answer never reach the editor; other updates do', async () => {
+      const chunk = { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'too late' } } as const;
+      const agent = scriptedAgent({
+        'session.new': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { sessionId: 's1' } }],
+        'session.prompt': () => [],
+        'session.cancel': (event) => [
+          { type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { stopReason: 'end_turn' } },
+          { type: 'acp.update', sessionId: 's1', update: chunk },
+          { type: 'acp.update', sessionId: 's1', update: { sessionUpdate: 'session_info_update', title: 'still shown' } },
+        ],
+      });
+      const editor = await initialized(agent);
+      await editor.request('session/new', { cwd: '/tmp', mcpServers: [] });
+      const prompt = editor.request('session/prompt', { sessionId: 's1', prompt: [] });
+      await settle();
+      editor.notify('session/cancel', { sessionId: 's1' });
+      expect(await prompt).to.deep.equal({ stopReason: 'cancelled' });
+      await settle();
+      expect(editor.updates.map((entry) => entry.update.sessionUpdate)).to.deep.equal(['session_info_update']);
+    });
+
+    it('an error or another stop reason after a cancel becomes stopReason "cancelled"', async () => {
+      const agent = scriptedAgent({
+        'session.new': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { sessionId: 's1' } }],
+        'session.prompt': () => [],
+        'session.cancel': (event) => [{ type: 'acp.error', requestId: (event as { requestId: string }).requestId, error: { code: -32603, message: 'aborted' } }],
+      });
+      const editor = await initialized(agent);
+      await editor.request('session/new', { cwd: '/tmp', mcpServers: [] });
+      const prompt = editor.request('session/prompt', { sessionId: 's1', prompt: [] });
+      await settle();
+      editor.notify('session/cancel', { sessionId: 's1' });
+      expect(await prompt).to.deep.equal({ stopReason: 'cancelled' });
+    });
+  });
+
+  describe('handler results', () => {
+    it('an invalid result is never sent: the editor gets -32603 naming the method', async () => {
+      const agent = scriptedAgent({
+        'session.new': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { sessionId: 42 } }],
+      });
+      const editor = await initialized(agent);
+      const error = await errorOf(editor.request('session/new', { cwd: '/tmp', mcpServers: [] }));
+      expect(error.code).to.equal(-32603);
+      expect(error.message).to.contain('invalid session/new result');
+    });
+
+    it('a handler that does not handle session/new gets a generated session id', async () => {
+      const editor = await initialized(scriptedAgent({}));
+      expect(await editor.request('session/new', { cwd: '/tmp', mcpServers: [] })).to.deep.equal({ sessionId: 'session-1' });
+    });
+
+    it('routes declared extension methods to the handler', async () => {
+      const agent = scriptedAgent({
+        'ext.request': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { method: (event as { method: string }).method } }],
+      }, { extensions: { requests: ['_demo/echo'] } });
+      const editor = await initialized(agent);
+      expect(await editor.request('_demo/echo', { a: 1 })).to.deep.equal({ method: '_demo/echo' });
+    });
+  });
+
+  describe('the demo agent through the server', () => {
+    it('asks permission for a tool, and the tool result follows the answer', async () => {
+      const editor = await initialized(demoAgent({ wordDelayMs: 1 }));
+      const { sessionId } = (await editor.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { sessionId: string };
+      const prompt = editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run the tool' }] });
+      while (editor.clientRequests.length === 0) await settle();
+      const ask = editor.clientRequests[0] as { id: string | number; method: string; params: { options: Array<{ optionId: string }> } };
+      expect(ask.method).to.equal('session/request_permission');
+      editor.answerClient(ask.id, { outcome: { outcome: 'selected', optionId: 'reject' } });
+      expect(await prompt).to.deep.equal({ stopReason: 'end_turn' });
+      const toolUpdate = editor.updates.find((entry) => entry.update.sessionUpdate === 'tool_call_update');
+      expect(toolUpdate?.update.status).to.equal('failed');
+    });
+
+    it('load replays the history before answering; list pages; modes and config options change', async () => {
+      const editor = await initialized(demoAgent({ wordDelayMs: 1 }));
+      const { sessionId } = (await editor.request('session/new', { cwd: '/work', mcpServers: [] })) as { sessionId: string };
+      await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'remember me' }] });
+      editor.updates.length = 0;
+      await editor.request('session/load', { sessionId, cwd: '/work', mcpServers: [] });
+      expect(editor.updates.map((entry) => entry.update.sessionUpdate)).to.deep.equal(['user_message_chunk', 'agent_message_chunk']);
+      expect(await editor.request('session/list', { cwd: '/work' })).to.have.nested.property('sessions[0].sessionId', sessionId);
+      await editor.request('session/set_mode', { sessionId, modeId: 'auto' });
+      expect(editor.updates.at(-1)?.update).to.deep.equal({ sessionUpdate: 'current_mode_update', currentModeId: 'auto' });
+      const options = (await editor.request('session/set_config_option', { sessionId, configId: 'model', value: 'demo-thorough' })) as { configOptions: Array<{ currentValue: string }> };
+      expect(options.configOptions[0]?.currentValue).to.equal('demo-thorough');
+      expect((await errorOf(editor.request('session/set_mode', { sessionId, modeId: 'nope' }))).code).to.equal(-32602);
+      await editor.request('session/close', { sessionId });
+      expect((await errorOf(editor.request('session/prompt', { sessionId, prompt: [] }))).code).to.equal(-32002);
+    });
+  });
+
+  it('ends when the editor goes away, and stops its handler', async () => {
+    const editor = await initialized(demoAgent());
+    const handler = editor.server.getSnapshot().status;
+    expect(handler).to.equal('active');
+    editor.server.send({ type: 'supervisor.shutdown' });
+    expect(editor.server.getSnapshot().status).to.equal('done');
+  });
+});
