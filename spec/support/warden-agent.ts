@@ -7,7 +7,7 @@ import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { demoAgent } from '../../src/acp/demo-agent.js';
 import { stdioTransport } from '../../src/jsonrpc/stdio-transport.js';
 
-const server = createActor(agentServerLogic, { input: { transport: stdioTransport(), agent: demoAgent({ wordDelayMs: 5 }) } });
+const server = createActor(agentServerLogic, { input: { transport: stdioTransport(), agent: demoAgent({ wordDelayMs: Number(process.env.DEMO_WORD_DELAY_MS ?? 5) }) } });
 server.subscribe({
   complete: () => process.exit(0),
   error: (error) => {

@@ -9,6 +9,7 @@
  * `cancelled`, turn updates stop, nothing hangs), results checked against the ACP schema.
  */
 import type { AgentCapabilities, ClientCapabilities } from '@agentclientprotocol/sdk';
+import { isAbsolute } from 'node:path';
 import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
 import {
   connectionLogic,
@@ -361,6 +362,8 @@ function knownSession(live: Live, params: Record<string, unknown>): RpcError | u
 
 function sessionSetupGate(live: Live, params: Record<string, unknown>): RpcError | undefined {
   const caps = live.capabilities;
+  // ACP: paths in payloads MUST be absolute.
+  if (typeof params.cwd === 'string' && !isAbsolute(params.cwd)) return RpcError.invalidParams(`cwd must be an absolute path, got ${JSON.stringify(params.cwd)}`);
   const directories = params.additionalDirectories as unknown[] | undefined;
   if (directories && directories.length > 0 && !caps.sessionCapabilities?.additionalDirectories) {
     return RpcError.invalidParams('additionalDirectories is not supported by this agent');
