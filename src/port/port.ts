@@ -49,8 +49,12 @@ export interface PortInput {
   readonly maxLineBytes?: number;
   /** `kill` (default): a longer line means the CLI is broken; `skip`: drop that line. */
   readonly oversize?: OversizePolicy;
-  /** `json` (default): each line is parsed once and emitted as `port.message`; `text`: emitted as `port.line`. */
-  readonly parse?: 'json' | 'text';
+  /**
+   * `json` (default): each line is parsed once and emitted as `port.message`; `text`: each
+   * line is emitted as `port.line`; `raw`: no framing, each chunk is emitted as `port.data`
+   * (terminals, whose output is shown as it came).
+   */
+  readonly parse?: 'json' | 'text' | 'raw';
   /** Bytes of stderr kept for crash reports. Default 64 KiB. */
   readonly stderrBytes?: number;
   /** Bytes allowed to wait for the CLI to read stdin. Default 16 MiB. */
@@ -117,6 +121,7 @@ export type PortEmitted =
   | { readonly type: 'port.spawned'; readonly pid: number; readonly command: readonly string[] }
   | { readonly type: 'port.message'; readonly message: unknown }
   | { readonly type: 'port.line'; readonly line: string }
+  | { readonly type: 'port.data'; readonly text: string }
   | { readonly type: 'port.nonJson'; readonly preview: string; readonly count: number }
   | { readonly type: 'port.stderr'; readonly text: string }
   | { readonly type: 'port.oversize'; readonly limit: number; readonly bytesSeen: number }
@@ -135,7 +140,7 @@ interface Normalized {
   readonly env: Record<string, string>;
   readonly maxLineBytes: number | undefined;
   readonly oversize: OversizePolicy;
-  readonly parse: 'json' | 'text';
+  readonly parse: 'json' | 'text' | 'raw';
   readonly stderrBytes: number;
   readonly maxQueuedBytes: number;
   readonly watchdog: { readonly idleMs: number; readonly whileBusy: boolean } | undefined;
@@ -413,10 +418,20 @@ function spawnProcess(live: Live): void {
     },
     () => {},
   );
-  child.stdout?.on('data', (chunk: Buffer) => {
-    live.lastActivity = live.now();
-    live.framer.push(chunk);
-  });
+  if (options.parse === 'raw') {
+    // Decoded as a stream, so that a character split across chunks stays whole.
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (text: string) => {
+      live.lastActivity = live.now();
+      live.linesIn += 1;
+      scope.emit({ type: 'port.data', text });
+    });
+  } else {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      live.lastActivity = live.now();
+      live.framer.push(chunk);
+    });
+  }
   child.stderr?.on('data', (chunk: Buffer) => {
     live.stderr.push(chunk);
     scope.emit({ type: 'port.stderr', text: chunk.toString('utf8') });

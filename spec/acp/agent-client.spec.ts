@@ -1,0 +1,207 @@
+/**
+ * Our client side drives an agent built only with the official SDK
+ * (spec/support/sdk-agent.mjs), run as a real port: every method, permission, files,
+ * terminals, cancel mid-permission, and the agent dying mid-prompt.
+ */
+import type { SessionUpdate } from '@agentclientprotocol/sdk';
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createActor, type AnyActorRef } from 'xstate';
+import {
+  agentClientLogic,
+  cancelPrompt,
+  closeSession,
+  deleteSession,
+  initialize,
+  listSessions,
+  loadSession,
+  logout,
+  newSession,
+  prompt,
+  resumeSession,
+  setConfigOption,
+  setMode,
+  type ClientHandler,
+} from '../../src/acp/agent-client.js';
+import { portTransport } from '../../src/jsonrpc/port-transport.js';
+import { RpcError } from '../../src/jsonrpc/rpc-error.js';
+import { portLogic } from '../../src/port/port.js';
+import { expectGroupGone, groupMembers } from '../support/processes.js';
+
+const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
+
+interface Harness {
+  readonly client: AnyActorRef;
+  readonly port: AnyActorRef;
+  readonly cwd: string;
+}
+
+const harnesses: Harness[] = [];
+
+function startAgent(handler: ClientHandler = {}): Harness {
+  const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'warden-client-')));
+  const port = createActor(portLogic, { input: { command: process.execPath, args: [sdkAgent] } });
+  port.subscribe({ error: () => {} }); // an agent that dies is a test case here
+  port.start();
+  const client = createActor(agentClientLogic, { input: { transport: portTransport(port), handler } });
+  client.start();
+  const harness = { client, port, cwd };
+  harnesses.push(harness);
+  return harness;
+}
+
+afterEach(async () => {
+  for (const { client, port, cwd } of harnesses.splice(0)) {
+    const pid = port.getSnapshot().context.pid as number;
+    if (client.getSnapshot().status === 'active') client.stop();
+    if (port.getSnapshot().status === 'active') port.stop();
+    await expectGroupGone(pid);
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
+async function collect(run: { updates: AsyncIterable<SessionUpdate> }): Promise<SessionUpdate[]> {
+  const updates: SessionUpdate[] = [];
+  for await (const update of run.updates) updates.push(update);
+  return updates;
+}
+
+function text(updates: SessionUpdate[]): string {
+  return updates
+    .filter((update) => update.sessionUpdate === 'agent_message_chunk')
+    .map((update) => ((update as { content: { text?: string } }).content.text ?? ''))
+    .join('');
+}
+
+const textPrompt = (value: string) => [{ type: 'text', text: value }];
+
+describe('ACP client side driving an SDK-built agent', function () {
+  this.timeout(30_000);
+
+  it('refuses methods before initialize, locally', async () => {
+    const { client } = startAgent();
+    const error = await listSessions(client).catch((caught: unknown) => caught);
+    expect(error).to.be.instanceOf(RpcError).and.include({ failure: 'local' });
+  });
+
+  it('lifecycle: every stable method', async () => {
+    const { client, cwd } = startAgent();
+    const init = await initialize(client);
+    expect(init.protocolVersion).to.equal(1);
+    const session = await newSession(client, { cwd });
+    const modes = session.modes as { availableModes: Array<{ id: string }> };
+    await setMode(client, session.sessionId, modes.availableModes[1]?.id as string);
+    const options = await setConfigOption(client, session.sessionId, 'model', (session.configOptions as Array<{ options: Array<{ value: string }> }>)[0]?.options[1]?.value);
+    expect(options.configOptions.length).to.be.greaterThan(0);
+    const run = prompt(client, session.sessionId, textPrompt('hello'));
+    const updates = await collect(run);
+    expect((await run.result).stopReason).to.equal('end_turn');
+    expect(updates.filter((update) => update.sessionUpdate === 'agent_message_chunk')).to.have.length(3);
+    const first = await listSessions(client);
+    expect(first.sessions).to.have.length(2);
+    const second = await listSessions(client, { cursor: first.nextCursor as string });
+    expect([...first.sessions, ...second.sessions].map((entry) => entry.sessionId)).to.include(session.sessionId);
+    const loaded = await loadSession(client, { sessionId: session.sessionId, cwd });
+    expect(loaded.replayed.map((update) => update.sessionUpdate)).to.deep.equal(['user_message_chunk', 'agent_message_chunk']);
+    await resumeSession(client, { sessionId: session.sessionId, cwd });
+    await closeSession(client, session.sessionId);
+    await deleteSession(client, session.sessionId);
+    await logout(client);
+  });
+
+  it('permission: the policy decides, and the tool call follows', async () => {
+    const seen: string[] = [];
+    const { client, cwd } = startAgent({
+      permission: (request) => {
+        seen.push(request.toolCall.toolCallId);
+        const allow = request.options.find((option) => option.kind === 'allow_once');
+        return { outcome: 'selected', optionId: allow?.optionId as string };
+      },
+    });
+    await initialize(client);
+    const { sessionId } = await newSession(client, { cwd });
+    const run = prompt(client, sessionId, textPrompt('permission'));
+    const updates = await collect(run);
+    expect((await run.result).stopReason).to.equal('end_turn');
+    expect(seen).to.have.length(1);
+    expect(updates.map((update) => `${update.sessionUpdate}:${(update as { status?: string }).status ?? ''}`)).to.include('tool_call_update:completed');
+  });
+
+  it('without a policy nothing runs: the first reject option is chosen', async () => {
+    const { client, cwd } = startAgent();
+    await initialize(client);
+    const { sessionId } = await newSession(client, { cwd });
+    const run = prompt(client, sessionId, textPrompt('permission'));
+    const updates = await collect(run);
+    await run.result;
+    expect(updates.map((update) => `${update.sessionUpdate}:${(update as { status?: string }).status ?? ''}`)).to.include('tool_call_update:failed');
+  });
+
+  it('files: served inside the session cwd, refused outside it', async () => {
+    const { client, cwd } = startAgent();
+    await initialize(client);
+    const { sessionId } = await newSession(client, { cwd });
+    const run = prompt(client, sessionId, textPrompt('fs'));
+    const said = text(await collect(run));
+    expect((await run.result).stopReason).to.equal('end_turn');
+    expect(readFileSync(join(cwd, 'notes.txt'), 'utf8')).to.equal('written by sdk-agent\nsecond line\n');
+    expect(said).to.contain('written by sdk-agent');
+    expect(said).to.match(/outside read refused: .* code -32602/u);
+  });
+
+  it('terminals: run as ports, output returned, nothing left running', async () => {
+    const { client, cwd, port } = startAgent();
+    await initialize(client);
+    const { sessionId } = await newSession(client, { cwd });
+    const run = prompt(client, sessionId, textPrompt('terminal'));
+    const said = text(await collect(run));
+    expect((await run.result).stopReason).to.equal('end_turn');
+    expect(said).to.contain('terminal output: "hi\\n" exit 0');
+    // Only the agent's own process is left in its group; the terminal's group is gone.
+    expect(groupMembers(port.getSnapshot().context.pid as number)).to.have.length(1);
+  });
+
+  it('cancel mid-permission: the pending permission is answered cancelled and the prompt ends cancelled', async () => {
+    let asked = false;
+    const { client, cwd } = startAgent({
+      permission: () => {
+        asked = true;
+        return new Promise(() => {}); // the user never answers
+      },
+    });
+    await initialize(client);
+    const { sessionId } = await newSession(client, { cwd });
+    const run = prompt(client, sessionId, textPrompt('permission'));
+    while (!asked) await new Promise((resolve) => setTimeout(resolve, 10));
+    cancelPrompt(client, sessionId);
+    expect((await run.result).stopReason).to.equal('cancelled');
+  });
+
+  it('cancel of a streaming prompt ends it cancelled, and the next prompt works', async () => {
+    const { client, cwd } = startAgent();
+    await initialize(client);
+    const { sessionId } = await newSession(client, { cwd });
+    const controller = new AbortController();
+    const run = prompt(client, sessionId, textPrompt('slow'), { signal: controller.signal });
+    setTimeout(() => controller.abort(), 150);
+    expect((await run.result).stopReason).to.equal('cancelled');
+    const next = prompt(client, sessionId, textPrompt('hello'));
+    expect((await next.result).stopReason).to.equal('end_turn');
+  });
+
+  it('the agent dying mid-prompt settles the prompt with peer_lost and its exit', async () => {
+    const { client, cwd } = startAgent();
+    await initialize(client);
+    const { sessionId } = await newSession(client, { cwd });
+    const run = prompt(client, sessionId, textPrompt('die'));
+    const updates = await collect(run);
+    const error = (await run.result.catch((caught: unknown) => caught)) as RpcError;
+    expect(error).to.be.instanceOf(RpcError).and.include({ failure: 'peer_lost' });
+    expect((error.data as { exit: { reason: unknown } }).exit.reason).to.deep.equal({ kind: 'exited', code: 7 });
+    expect(updates.length).to.be.greaterThan(0);
+    expect(client.getSnapshot().status).to.equal('done');
+  });
+});
