@@ -15,6 +15,7 @@ import {
   cancelPrompt,
   closeSession,
   deleteSession,
+  forkSession,
   initialize,
   listSessions,
   loadSession,
@@ -110,6 +111,9 @@ describe('ACP client side driving an SDK-built agent', function () {
     await closeSession(client, session.sessionId);
     await deleteSession(client, session.sessionId);
     await logout(client);
+    // The SDK agent does not advertise the unstable fork: refused here, never sent.
+    const fork = await forkSession(client, { sessionId: session.sessionId, cwd }).catch((caught: unknown) => caught);
+    expect(fork).to.be.instanceOf(RpcError).and.include({ code: -32601, failure: 'local' });
   });
 
   it('permission: the policy decides, and the tool call follows', async () => {

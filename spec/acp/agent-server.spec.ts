@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { createActor, enqueueActions, setup, SimulatedClock, type AnyActorLogic } from 'xstate';
 import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { demoAgent } from '../../src/acp/demo-agent.js';
-import { agentRequests } from '../../src/acp/methods.js';
+import { agentRequests, unstableAgentRequests } from '../../src/acp/methods.js';
 import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../../src/acp/native-agent.js';
 import { schemaOf } from '../../src/acp/schemas.js';
 import {
@@ -48,8 +48,10 @@ function start(agent: NativeAgent, clock?: SimulatedClock): Editor {
     async request(method, params = {}) {
       const result = await sendRequest(editor, method, params);
       const types = agentRequests[method as keyof typeof agentRequests];
+      const unstable = unstableAgentRequests[method as keyof typeof unstableAgentRequests];
       // Conformance: every result the server sends is a valid ACP result.
       if (types) expect(schemaOf(types.result).safeParse(result).success, `${method} result conforms`).to.equal(true);
+      if (unstable) expect(schemaOf(unstable.result, 'unstable').safeParse(result).success, `${method} result conforms`).to.equal(true);
       return result;
     },
     notify: (method, params = {}) => sendNotification(editor, method, params),
@@ -314,6 +316,37 @@ describe('ACP agent server', () => {
       await editor.request('session/close', { sessionId });
       expect((await errorOf(editor.request('session/prompt', { sessionId, prompt: [] }))).code).to.equal(-32002);
     });
+  });
+
+  it('unstable session/fork: served when advertised, -32601 otherwise', async () => {
+    const editor = await initialized(demoAgent({ wordDelayMs: 1 }));
+    const { sessionId } = (await editor.request('session/new', { cwd: '/work', mcpServers: [] })) as { sessionId: string };
+    await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'remember me' }] });
+    const fork = (await editor.request('session/fork', { sessionId, cwd: '/work' })) as { sessionId: string };
+    expect(fork.sessionId).to.not.equal(sessionId);
+    editor.updates.length = 0;
+    await editor.request('session/load', { sessionId: fork.sessionId, cwd: '/work', mcpServers: [] });
+    expect(editor.updates.map((entry) => entry.update.sessionUpdate)).to.deep.equal(['user_message_chunk', 'agent_message_chunk']);
+    const plain = await initialized({ ...demoAgent(), capabilities: { loadSession: true } });
+    expect((await errorOf(plain.request('session/fork', { sessionId, cwd: '/work' }))).code).to.equal(-32601);
+  });
+
+  it('every session/update it sends conforms to the ACP schema', async () => {
+    const editor = await initialized(demoAgent({ wordDelayMs: 1 }));
+    const { sessionId } = (await editor.request('session/new', { cwd: '/work', mcpServers: [] })) as { sessionId: string };
+    const run = editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'use the tool' }] });
+    while (editor.clientRequests.length === 0) await settle();
+    editor.answerClient((editor.clientRequests[0] as { id: number }).id, { outcome: { outcome: 'selected', optionId: 'allow' } });
+    await run;
+    await editor.request('session/set_mode', { sessionId, modeId: 'auto' });
+    expect(editor.updates.length).to.be.greaterThan(5);
+    for (const notification of editor.updates) {
+      const checked = schemaOf('SessionNotification').safeParse(notification);
+      expect(checked.success, JSON.stringify(notification)).to.equal(true);
+    }
+    for (const request of editor.clientRequests) {
+      expect(schemaOf('RequestPermissionRequest').safeParse(request.params).success).to.equal(true);
+    }
   });
 
   it('ends when the editor goes away, and stops its handler', async () => {

@@ -397,6 +397,19 @@ export async function resumeSession(client: AnyActorRef, params: { sessionId: st
   return response;
 }
 
+/** Unstable `session/fork`: a new, independent session starting from another's history. */
+export async function forkSession(client: AnyActorRef, params: { sessionId: string; cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] }): Promise<Record<string, unknown> & { sessionId: string }> {
+  const live = liveOf(client);
+  const caps = requireInitialized(live, 'session/fork');
+  if (caps instanceof Promise) return caps;
+  const fork = (caps.sessionCapabilities as { fork?: unknown } | undefined)?.fork;
+  if (fork === undefined || fork === null) return refuse('session/fork', 'sessionCapabilities.fork (unstable)');
+  checkCwd('session/fork', params.cwd);
+  const result = (await sendRequest(live.connection, 'session/fork', params)) as Record<string, unknown> & { sessionId: string };
+  track(live, result.sessionId, params);
+  return result;
+}
+
 /** `session/list`, one page; pass `cursor` from the previous page's `nextCursor`. */
 export async function listSessions(client: AnyActorRef, params: { cwd?: string; cursor?: string } = {}): Promise<{ sessions: Array<Record<string, unknown>>; nextCursor?: string }> {
   const live = liveOf(client);

@@ -27,7 +27,7 @@ import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import type { PeerLost, Transport } from '../jsonrpc/transport.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
-import { agentNotifications, agentRequests, CLIENT_METHODS } from './methods.js';
+import { agentNotifications, agentRequests, CLIENT_METHODS, unstableAgentRequests } from './methods.js';
 import { parserOf, schemaOf } from './schemas.js';
 import {
   handlerEventTypes,
@@ -111,10 +111,17 @@ const turnUpdates = new Set(['agent_message_chunk', 'agent_thought_chunk', 'user
 
 const defaultCancelGraceMs = 5000;
 
+/** `sessionCapabilities.fork` is unstable: absent from the stable types, present on the wire. */
+function advertisesFork(capabilities: AgentCapabilities | undefined): boolean {
+  const fork = (capabilities?.sessionCapabilities as { fork?: unknown } | undefined)?.fork;
+  return fork !== undefined && fork !== null;
+}
+
 function methodTable(agent: NativeAgent): MethodTable {
   const requests: Record<string, ParamsParser | true> = {};
   for (const [method, types] of Object.entries(agentRequests)) requests[method] = parserOf(types.params);
   for (const method of agent.extensions?.requests ?? []) requests[method] = true;
+  if (advertisesFork(agent.capabilities)) requests['session/fork'] = parserOf(unstableAgentRequests['session/fork'].params, 'unstable');
   const notifications: Record<string, ParamsParser | true> = {};
   for (const [method, type] of Object.entries(agentNotifications)) notifications[method] = parserOf(type);
   for (const method of agent.extensions?.notifications ?? []) notifications[method] = true;
@@ -332,6 +339,8 @@ function gate(live: Live, method: string, params: Record<string, unknown>): RpcE
       return sessionCaps.delete ? undefined : notAdvertised();
     case 'session/new':
       return sessionSetupGate(live, params);
+    case 'session/fork':
+      return knownSession(live, params) ?? sessionSetupGate(live, params);
     case 'session/set_mode': {
       const unknown = knownSession(live, params);
       if (unknown) return unknown;
@@ -459,9 +468,11 @@ function answer(live: Live, key: string, result: unknown): void {
     // ACP: a cancelled prompt MUST end with stopReason "cancelled", whatever happened.
     value = { ...(typeof result === 'object' && result !== null ? result : {}), stopReason: 'cancelled' };
   }
-  const types = agentRequests[request.method as keyof typeof agentRequests];
+  const stable = agentRequests[request.method as keyof typeof agentRequests];
+  const unstable = unstableAgentRequests[request.method as keyof typeof unstableAgentRequests];
+  const types = stable ?? unstable;
   if (types) {
-    const checked = schemaOf(types.result).safeParse(value ?? {});
+    const checked = schemaOf(types.result, stable ? 'stable' : 'unstable').safeParse(value ?? {});
     if (!checked.success) {
       failRequest(live, key, RpcError.internalError(`the agent produced an invalid ${request.method} result`, { issues: (checked.error as { issues?: unknown })?.issues }));
       return;
@@ -501,6 +512,7 @@ function trackSessions(live: Live, request: PendingRequest, result: Record<strin
   };
   switch (request.method) {
     case 'session/new':
+    case 'session/fork':
       if (typeof result?.sessionId === 'string') setup(result.sessionId);
       return;
     case 'session/load':

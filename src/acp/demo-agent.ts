@@ -228,6 +228,18 @@ export const demoAgentMachine = setup({
       enqueue.assign({ turn: undefined, ...(turn.said ? record(context, turn.sessionId, said) : {}) });
       enqueue.emit(respond(turn.requestId, { stopReason: params.stopReason }));
     }),
+    forkSession: enqueueActions(({ context, event, enqueue }) => {
+      const request = requestOf(event);
+      const source = context.sessions[request.params.sessionId as string];
+      if (!source) {
+        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32002, message: 'Resource not found', data: { sessionId: request.params.sessionId } } });
+        return;
+      }
+      const id = `demo-${context.nextSession}`;
+      const fork: DemoSession = { ...source, id, cwd: request.params.cwd as string, title: `${source.title} (fork)`, updatedAt: new Date().toISOString() };
+      enqueue.assign({ sessions: { ...context.sessions, [id]: fork }, nextSession: context.nextSession + 1 });
+      enqueue.emit(respond(request.requestId, { sessionId: id, modes: modeState(fork.mode), configOptions: configOptions(fork.model) }));
+    }),
     answerEmpty: enqueueActions(({ event, enqueue }) => {
       enqueue.emit(respond(requestOf(event).requestId, {}));
     }),
@@ -245,6 +257,7 @@ export const demoAgentMachine = setup({
     'session.list': { actions: 'listSessions' },
     'session.close': { actions: 'answerEmpty' },
     'session.delete': { actions: 'deleteSession' },
+    'session.fork': { actions: 'forkSession' },
     'session.setMode': { actions: 'setMode' },
     'session.setConfigOption': { actions: 'setConfigOption' },
   },
@@ -298,7 +311,8 @@ export function demoAgent(options: { wordDelayMs?: number } = {}): NativeAgent {
     capabilities: {
       loadSession: true,
       promptCapabilities: { image: false, audio: false, embeddedContext: true },
-      sessionCapabilities: { list: {}, resume: {}, close: {}, delete: {} },
+      // `fork` is unstable: served only to clients that use it.
+      sessionCapabilities: { list: {}, resume: {}, close: {}, delete: {}, fork: {} } as NonNullable<NativeAgent['capabilities']>['sessionCapabilities'],
       auth: { logout: {} },
     },
     authMethods: [],

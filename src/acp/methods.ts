@@ -21,6 +21,11 @@ export const agentRequests = {
   [AGENT_METHODS.session_prompt]: { params: 'PromptRequest', result: 'PromptResponse' },
 } as const;
 
+/** Unstable requests an agent serves when it advertises them (`sessionCapabilities.fork`). */
+export const unstableAgentRequests = {
+  'session/fork': { params: 'ForkSessionRequest', result: 'ForkSessionResponse' },
+} as const;
+
 /** Requests a client serves (agent → client). */
 export const clientRequests = {
   [CLIENT_METHODS.session_request_permission]: { params: 'RequestPermissionRequest', result: 'RequestPermissionResponse' },

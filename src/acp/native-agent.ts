@@ -38,6 +38,8 @@ export const handlerEventTypes = {
   'session/set_mode': 'session.setMode',
   'session/set_config_option': 'session.setConfigOption',
   'session/prompt': 'session.prompt',
+  /** Unstable: only when the agent advertises `sessionCapabilities.fork`. */
+  'session/fork': 'session.fork',
 } as const;
 
 /** An ACP request for the handler: answer it with `acp.respond` or `acp.error` carrying `requestId`. */

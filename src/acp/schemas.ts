@@ -17,38 +17,46 @@ type Schema = { parse(value: unknown): unknown; safeParse(value: unknown): { suc
 
 const require = createRequire(import.meta.url);
 const schemaPath = require.resolve('@agentclientprotocol/sdk/schema/v1/schema.json');
-const jsonSchema = require(schemaPath) as { $defs: Record<string, unknown> };
+const jsonSchemas = {
+  stable: require(schemaPath) as { $defs: Record<string, unknown> },
+  unstable: require('@agentclientprotocol/sdk/schema/v1/schema.unstable.json') as { $defs: Record<string, unknown> },
+};
 
-async function loadGenerated(): Promise<Record<string, Schema> | undefined> {
+async function loadGenerated(...path: string[]): Promise<Record<string, Schema> | undefined> {
   try {
-    const file = join(dirname(schemaPath), '..', '..', 'dist', 'v1', 'schema', 'zod.gen.js');
+    const file = join(dirname(schemaPath), '..', '..', 'dist', 'v1', ...path, 'zod.gen.js');
     return (await import(pathToFileURL(file).href)) as Record<string, Schema>;
   } catch {
     return undefined;
   }
 }
 
-const generated = await loadGenerated();
+const generated = { stable: await loadGenerated('schema'), unstable: await loadGenerated('unstable', 'schema') };
 const built = new Map<string, Schema>();
 
-/** The validator of an ACP type by its schema name (`PromptRequest`, `SessionNotification`, ...). */
-export function schemaOf(typeName: string): Schema {
-  const fromSdk = generated?.[`z${typeName}`];
+/**
+ * The validator of an ACP type by its schema name (`PromptRequest`, `SessionNotification`,
+ * ...). `unstable` reaches the types of the unstable surface (`ForkSessionRequest`, ...).
+ */
+export function schemaOf(typeName: string, surface: 'stable' | 'unstable' = 'stable'): Schema {
+  const fromSdk = generated[surface]?.[`z${typeName}`];
   if (fromSdk) return fromSdk;
-  let schema = built.get(typeName);
+  const key = `${surface}:${typeName}`;
+  let schema = built.get(key);
   if (!schema) {
-    if (!(typeName in jsonSchema.$defs)) throw new TypeError(`Unknown ACP type "${typeName}".`);
-    schema = z.fromJSONSchema({ $ref: `#/$defs/${typeName}`, $defs: jsonSchema.$defs } as never) as unknown as Schema;
-    built.set(typeName, schema);
+    const defs = jsonSchemas[surface].$defs;
+    if (!(typeName in defs)) throw new TypeError(`Unknown ACP type "${typeName}" in the ${surface} schema.`);
+    schema = z.fromJSONSchema({ $ref: `#/$defs/${typeName}`, $defs: defs } as never) as unknown as Schema;
+    built.set(key, schema);
   }
   return schema;
 }
 
 /** A params parser for the JSON-RPC method table: throws zod's error, which maps to -32602. */
-export function parserOf(typeName: string): ParamsParser {
-  const schema = schemaOf(typeName);
+export function parserOf(typeName: string, surface: 'stable' | 'unstable' = 'stable'): ParamsParser {
+  const schema = schemaOf(typeName, surface);
   return (params: unknown) => schema.parse(params ?? {});
 }
 
 /** Whether validation uses the SDK's generated schemas (true) or the JSON-schema fallback. */
-export const usesSdkSchemas = generated !== undefined;
+export const usesSdkSchemas = generated.stable !== undefined;
