@@ -1,0 +1,55 @@
+/**
+ * Both ACP roles in one process: our client side drives the built-in demo agent served by
+ * our agent side, over an in-memory JSON-RPC pair.
+ *
+ *   npx tsx examples/acp-conversation.ts
+ *
+ * Prints the streamed answer of one prompt, a tool call behind a permission request (the
+ * policy allows it), and a prompt cancelled half way.
+ */
+import { createActor } from 'xstate';
+import {
+  agentClientLogic,
+  agentServerLogic,
+  createMemoryTransportPair,
+  demoAgent,
+  initialize,
+  newSession,
+  prompt,
+} from '../src/index.js';
+
+const [editorSide, agentSide] = createMemoryTransportPair();
+const server = createActor(agentServerLogic, { input: { transport: agentSide, agent: demoAgent({ wordDelayMs: 30 }) } }).start();
+const client = createActor(agentClientLogic, {
+  input: {
+    transport: editorSide,
+    handler: {
+      permission: (request) => {
+        console.log(`\n[permission asked: ${request.toolCall.title}; allowing]`);
+        return { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_once')?.optionId ?? 'allow' };
+      },
+    },
+  },
+}).start();
+
+const info = await initialize(client);
+console.log(`connected to ${info.agentInfo?.title ?? info.agentInfo?.name} (protocol ${info.protocolVersion})`);
+const { sessionId } = await newSession(client, { cwd: process.cwd() });
+
+async function show(text: string, cancelAfterMs?: number): Promise<void> {
+  console.log(`\n> ${text}`);
+  const run = prompt(client, sessionId, [{ type: 'text', text }]);
+  if (cancelAfterMs !== undefined) setTimeout(() => run.cancel(), cancelAfterMs);
+  for await (const update of run.updates) {
+    if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') process.stdout.write(update.content.text);
+    if (update.sessionUpdate === 'tool_call') process.stdout.write(`[tool: ${update.title}] `);
+    if (update.sessionUpdate === 'tool_call_update') process.stdout.write(`[tool ${update.status}] `);
+  }
+  console.log(`\n(stop reason: ${(await run.result).stopReason})`);
+}
+
+await show('hello there');
+await show('please run the tool');
+await show('this answer will be cut short', 200);
+server.stop();
+client.stop();
