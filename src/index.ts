@@ -151,6 +151,7 @@ export {
   respondError,
   closeConnection,
   pendingRequests,
+  connectionStats,
   type ConnectionInput,
   type ConnectionLogic,
   type ConnectionSnapshot,

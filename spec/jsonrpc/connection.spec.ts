@@ -6,6 +6,7 @@ import {
   cancelRequest,
   closeConnection,
   connectionLogic,
+  connectionStats,
   createMemoryTransportPair,
   pendingRequests,
   portTransport,
@@ -145,6 +146,9 @@ describe('jsonrpc connection', () => {
       expect(events.filter((event) => event.type === 'rpc.dropped').map((event) => (event as { reason: string }).reason))
         .to.deep.equal(['unmatched_response', 'unmatched_response', 'unknown_notification']);
       expect(events.filter((event) => event.type === 'rpc.notification')).to.have.length(1);
+      peer.sendRaw('not json');
+      await settleMicrotasks();
+      expect(connectionStats(actor)).to.deep.equal({ pending: 0, incoming: 0, malformed: 1 });
     });
   });
 

@@ -63,14 +63,13 @@ export interface ConnectionInput {
 /** The phase of a connection, its snapshot `value`. */
 export type ConnectionPhase = 'open' | 'closed';
 
-/** Plain facts about a connection. */
+/**
+ * Plain facts about a connection, updated on lifecycle transitions. Counts that change with
+ * every message (requests in flight, unanswered, malformed) are read with
+ * {@link connectionStats}: messages do not go through transitions.
+ */
 export interface ConnectionContext {
   readonly name: string;
-  /** Outgoing requests in flight. */
-  readonly pending: number;
-  /** Incoming requests not answered yet. */
-  readonly incoming: number;
-  readonly malformed: number;
 }
 
 /** The snapshot of a connection; its output is why it closed. */
@@ -205,7 +204,7 @@ export const connectionLogic: ConnectionLogic = gracefulShutdown({
 } as ConnectionLogic);
 
 function summary(live: Live): ConnectionContext {
-  return { name: live.name, pending: live.outgoing.size, incoming: live.incoming.size, malformed: live.malformed };
+  return { name: live.name };
 }
 
 function send(live: Live, message: JsonRpcMessage): void {
@@ -471,6 +470,12 @@ function answer(connection: AnyActorRef, id: JsonRpcId, message: JsonRpcMessage)
 /** Closes the connection: the transport stops, pending requests settle `peer_lost`. */
 export function closeConnection(connection: AnyActorRef, reason?: PeerLost): void {
   if (connection.getSnapshot().status === 'active') connection.send(reason ? { type: 'rpc.close', reason } : { type: 'rpc.close' });
+}
+
+/** Live counts of a connection: outgoing requests in flight, incoming ones unanswered, malformed lines seen. */
+export function connectionStats(connection: AnyActorRef): { pending: number; incoming: number; malformed: number } {
+  const live = liveOf(connection);
+  return { pending: live.outgoing.size, incoming: live.incoming.size, malformed: live.malformed };
 }
 
 /** The requests in flight, oldest first: id, method and age (for the inspector and logs). */
