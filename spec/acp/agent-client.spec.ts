@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { createActor, type AnyActorRef } from 'xstate';
 import {
   agentClientLogic,
+  authenticate,
   cancelPrompt,
   closeSession,
   deleteSession,
@@ -28,6 +29,9 @@ import {
   type ClientHandler,
 } from '../../src/acp/agent-client.js';
 import { portTransport } from '../../src/jsonrpc/port-transport.js';
+import type { Transport } from '../../src/jsonrpc/transport.js';
+import { agentNotifications, agentRequests } from '../../src/acp/methods.js';
+import { schemaOf } from '../../src/acp/schemas.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
 import { portLogic } from '../../src/port/port.js';
 import { expectGroupGone, groupMembers } from '../support/processes.js';
@@ -42,12 +46,35 @@ interface Harness {
 
 const harnesses: Harness[] = [];
 
+/** Every message our client sends, checked against the ACP schema of its method. */
+const nonConforming: string[] = [];
+
+function checked(transport: Transport): Transport {
+  return {
+    start: (sink) => transport.start(sink),
+    close: () => transport.close(),
+    send(message) {
+      const method = (message as { method?: string }).method;
+      const params = (message as { params?: unknown }).params;
+      if (method && method in agentRequests) {
+        const type = agentRequests[method as keyof typeof agentRequests].params;
+        if (!schemaOf(type).safeParse(params ?? {}).success) nonConforming.push(`${method} ${JSON.stringify(params)}`);
+      } else if (method && method in agentNotifications) {
+        if (!schemaOf(agentNotifications[method as keyof typeof agentNotifications]).safeParse(params).success) nonConforming.push(`${method} ${JSON.stringify(params)}`);
+      } else if (!method && 'result' in message && (message as { result: { outcome?: unknown } }).result?.outcome) {
+        if (!schemaOf('RequestPermissionResponse').safeParse((message as { result: unknown }).result).success) nonConforming.push(`permission answer ${JSON.stringify(message)}`);
+      }
+      transport.send(message);
+    },
+  };
+}
+
 function startAgent(handler: ClientHandler = {}): Harness {
   const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'warden-client-')));
   const port = createActor(portLogic, { input: { command: process.execPath, args: [sdkAgent] } });
   port.subscribe({ error: () => {} }); // an agent that dies is a test case here
   port.start();
-  const client = createActor(agentClientLogic, { input: { transport: portTransport(port), handler } });
+  const client = createActor(agentClientLogic, { input: { transport: checked(portTransport(port)), handler } });
   client.start();
   const harness = { client, port, cwd };
   harnesses.push(harness);
@@ -55,6 +82,7 @@ function startAgent(handler: ClientHandler = {}): Harness {
 }
 
 afterEach(async () => {
+  expect(nonConforming.splice(0), 'messages our client sent that do not conform to ACP').to.deep.equal([]);
   for (const { client, port, cwd } of harnesses.splice(0)) {
     const pid = port.getSnapshot().context.pid as number;
     if (client.getSnapshot().status === 'active') client.stop();
@@ -92,6 +120,7 @@ describe('ACP client side driving an SDK-built agent', function () {
     const { client, cwd } = startAgent();
     const init = await initialize(client);
     expect(init.protocolVersion).to.equal(1);
+    await authenticate(client, (init.authMethods?.[0] as { id: string }).id);
     const session = await newSession(client, { cwd });
     const modes = session.modes as { availableModes: Array<{ id: string }> };
     await setMode(client, session.sessionId, modes.availableModes[1]?.id as string);

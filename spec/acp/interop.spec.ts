@@ -58,7 +58,8 @@ describe('ACP interop: the official SDK client drives our agent side', function 
     const report = await drive('lifecycle');
     expect(report.ok, JSON.stringify(report.error)).to.equal(true);
     expect(step(report, 'initialize').result).to.deep.include({ protocolVersion: 1 });
-    for (const method of ['session/new', 'session/set_mode', 'session/set_config_option', 'session/prompt', 'session/list', 'session/load', 'session/resume', 'session/close', 'session/delete', 'logout']) {
+    expect(report.summary.authenticated).to.equal(true);
+    for (const method of ['authenticate', 'session/new', 'session/set_mode', 'session/set_config_option', 'session/prompt', 'session/list', 'session/load', 'session/resume', 'session/close', 'session/delete', 'logout']) {
       const entry = step(report, method);
       expect(entry.error, `${method}: ${JSON.stringify(entry.error)}`).to.equal(undefined);
     }

@@ -7,7 +7,10 @@ import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { demoAgent } from '../../src/acp/demo-agent.js';
 import { stdioTransport } from '../../src/jsonrpc/stdio-transport.js';
 
-const server = createActor(agentServerLogic, { input: { transport: stdioTransport(), agent: demoAgent({ wordDelayMs: Number(process.env.DEMO_WORD_DELAY_MS ?? 5) }) } });
+const agent = demoAgent({ wordDelayMs: Number(process.env.DEMO_WORD_DELAY_MS ?? 5) });
+// An auth method to authenticate with, so that the SDK client exercises `authenticate` too.
+const served = { ...agent, authMethods: [{ id: 'demo-key', name: 'Demo key', description: 'Accepts anyone' }] };
+const server = createActor(agentServerLogic, { input: { transport: stdioTransport(), agent: served } });
 server.subscribe({
   complete: () => process.exit(0),
   error: (error) => {

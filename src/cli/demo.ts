@@ -1,14 +1,22 @@
 /**
- * `warden demo`: a supervised actor tree with faults injected, its events printed as they
- * happen. Until the host and the demo agent land, the demo shows the supervision core: an
- * "agent" subtree (rest_for_one: a flaky process and its connection) that crashes, is
- * restarted with backoff, gives up when its restart intensity is exceeded, and is
- * restarted by the root (escalation).
+ * `warden demo`, until the host lands: (1) a supervised actor tree with faults injected, its
+ * events printed as they happen: an "agent" subtree (rest_for_one: a flaky process and its
+ * connection) that crashes, is restarted with backoff, gives up when its restart intensity
+ * is exceeded, and is restarted by the root (escalation); (2) an ACP conversation with the
+ * built-in demo agent, both roles in this process: a streamed answer, a tool behind a
+ * permission request, a cancelled prompt.
  */
 import { createActor, setup } from 'xstate';
 import {
+  agentClientLogic,
+  agentServerLogic,
+  createMemoryTransportPair,
   createSupervisor,
+  demoAgent,
   describeExit,
+  initialize,
+  newSession,
+  prompt,
   shutdown,
   supervisionTree,
   type SupervisionEvent,
@@ -68,6 +76,45 @@ export async function runDemo({ write, durationMs = 4000 }: DemoOptions): Promis
   write(formatTree(supervisionTree(actor)));
   const reason = await shutdown(actor);
   write(`\nhost exited: ${describeExit(reason)}`);
+  await runConversation(write);
+}
+
+/** Part two: our ACP client side talks to the demo agent served by our agent side. */
+async function runConversation(write: (line: string) => void): Promise<void> {
+  write('\nan ACP conversation with the built-in demo agent (both roles in this process):');
+  const [editorSide, agentSide] = createMemoryTransportPair();
+  const server = createActor(agentServerLogic, { input: { transport: agentSide, agent: demoAgent({ wordDelayMs: 25 }) } }).start();
+  const client = createActor(agentClientLogic, {
+    input: {
+      transport: editorSide,
+      handler: {
+        permission: (request) => {
+          write(`  [the agent asks permission: ${request.toolCall.title}; the policy allows it]`);
+          return { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_once')?.optionId ?? 'allow' };
+        },
+      },
+    },
+  }).start();
+  try {
+    const info = await initialize(client);
+    write(`  connected to ${info.agentInfo?.title ?? info.agentInfo?.name}, protocol ${info.protocolVersion}`);
+    const { sessionId } = await newSession(client, { cwd: process.cwd() });
+    for (const [text, cancelAfterMs] of [['hello', undefined], ['please run the tool', undefined], ['a long answer that gets cancelled', 150]] as const) {
+      write(`  > ${text}`);
+      const run = prompt(client, sessionId, [{ type: 'text', text }]);
+      if (cancelAfterMs !== undefined) setTimeout(() => run.cancel(), cancelAfterMs);
+      let said = '';
+      for await (const update of run.updates) {
+        if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') said += update.content.text;
+        if (update.sessionUpdate === 'tool_call_update') write(`  [tool ${update.status}]`);
+      }
+      write(`  < ${said}`);
+      write(`  (stop reason: ${(await run.result).stopReason})`);
+    }
+  } finally {
+    client.stop();
+    server.stop();
+  }
 }
 
 /** One line per supervision event. */
