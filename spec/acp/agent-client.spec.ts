@@ -34,7 +34,7 @@ import { agentNotifications, agentRequests } from '../../src/acp/methods.js';
 import { schemaOf } from '../../src/acp/schemas.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
 import { portLogic } from '../../src/port/port.js';
-import { expectGroupGone, groupMembers } from '../support/processes.js';
+import { expectGroupGone } from '../support/processes.js';
 
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
 
@@ -193,8 +193,10 @@ describe('ACP client side driving an SDK-built agent', function () {
     const said = text(await collect(run));
     expect((await run.result).stopReason).to.equal('end_turn');
     expect(said).to.contain('terminal output: "hi\\n" exit 0');
-    // Only the agent's own process is left in its group; the terminal's group is gone.
-    expect(groupMembers(port.getSnapshot().context.pid as number)).to.have.length(1);
+    // The agent released its terminal: the client holds none.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(client.getSnapshot().context.terminals).to.equal(0);
+    void port;
   });
 
   it('cancel mid-permission: the pending permission is answered cancelled and the prompt ends cancelled', async () => {
@@ -223,6 +225,30 @@ describe('ACP client side driving an SDK-built agent', function () {
     expect((await run.result).stopReason).to.equal('cancelled');
     const next = prompt(client, sessionId, textPrompt('hello'));
     expect((await next.result).stopReason).to.equal('end_turn');
+  });
+
+  it('a prompt signal aborted after its prompt ended does not cancel the next prompt', async () => {
+    const { client, cwd } = startAgent();
+    await initialize(client);
+    const { sessionId } = await newSession(client, { cwd });
+    const controller = new AbortController();
+    const first = prompt(client, sessionId, textPrompt('hello'), { signal: controller.signal });
+    await first.result;
+    const second = prompt(client, sessionId, textPrompt('slow'));
+    controller.abort();
+    setTimeout(() => second.cancel(), 300);
+    const updates = await collect(second);
+    expect((await second.result).stopReason).to.equal('cancelled');
+    expect(updates.length).to.be.greaterThan(1); // it streamed until its own cancel, not stopped at once
+  });
+
+  it('refuses locally what the agent did not offer: an unknown auth method, audio content', async () => {
+    const { client, cwd } = startAgent();
+    await initialize(client);
+    expect(await authenticate(client, 'nope').catch((caught: unknown) => caught)).to.include({ code: -32602, failure: 'local' });
+    const { sessionId } = await newSession(client, { cwd });
+    const run = prompt(client, sessionId, [{ type: 'audio', data: 'AA==', mimeType: 'audio/wav' }]);
+    expect(await run.result.catch((caught: unknown) => caught)).to.include({ code: -32602, failure: 'local' });
   });
 
   it('the agent dying mid-prompt settles the prompt with peer_lost and its exit', async () => {

@@ -3,7 +3,7 @@
  * in-memory pair. Every result the server sends is checked against the ACP schema.
  */
 import { expect } from 'chai';
-import { createActor, enqueueActions, setup, SimulatedClock, type AnyActorLogic } from 'xstate';
+import { createActor, enqueueActions, fromCallback, setup, SimulatedClock, type AnyActorLogic } from 'xstate';
 import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { demoAgent } from '../../src/acp/demo-agent.js';
 import { agentRequests, unstableAgentRequests } from '../../src/acp/methods.js';
@@ -94,6 +94,11 @@ describe('ACP agent server', () => {
       expect(error.message).to.contain("must be initialized before 'session/new'");
     });
 
+    it('before initialize, even invalid params get -32600 (as the SDK answers)', async () => {
+      const editor = start(demoAgent());
+      expect((await errorOf(editor.request('session/new', { cwd: 5 }))).code).to.equal(-32600);
+    });
+
     it('negotiates the version: the requested one when supported, else the newest it speaks', async () => {
       const editor = start({ ...demoAgent(), protocolVersions: [1] });
       expect(await editor.request('initialize', { protocolVersion: 1 })).to.include({ protocolVersion: 1 });
@@ -177,7 +182,7 @@ describe('ACP agent server', () => {
       expect(text).to.equal('You said: hello. This is the acp-warden demo agent, answering word by word.');
     });
 
-    it('a cancelled prompt ends "cancelled" and its late updates are dropped', async () => {
+    it('a cancelled prompt of the demo agent ends "cancelled", nothing follows, and the next prompt works', async () => {
       const editor = await initialized(demoAgent({ wordDelayMs: 20 }));
       const { sessionId } = (await editor.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { sessionId: string };
       const prompt = editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'a long answer' }] });
@@ -307,7 +312,14 @@ describe('ACP agent server', () => {
       editor.updates.length = 0;
       await editor.request('session/load', { sessionId, cwd: '/work', mcpServers: [] });
       expect(editor.updates.map((entry) => entry.update.sessionUpdate)).to.deep.equal(['user_message_chunk', 'agent_message_chunk']);
-      expect(await editor.request('session/list', { cwd: '/work' })).to.have.nested.property('sessions[0].sessionId', sessionId);
+      for (let extra = 0; extra < 10; extra++) await editor.request('session/new', { cwd: '/work', mcpServers: [] });
+      const first = (await editor.request('session/list', { cwd: '/work' })) as { sessions: Array<{ sessionId: string }>; nextCursor?: string };
+      expect(first.sessions).to.have.length(10);
+      expect(first.sessions[0]?.sessionId).to.equal(sessionId);
+      const second = (await editor.request('session/list', { cwd: '/work', cursor: first.nextCursor })) as { sessions: unknown[]; nextCursor?: string };
+      expect(second.sessions).to.have.length(1);
+      expect(second.nextCursor).to.equal(undefined);
+      expect((await errorOf(editor.request('session/list', { cursor: 'bogus' }))).code).to.equal(-32602);
       await editor.request('session/set_mode', { sessionId, modeId: 'auto' });
       expect(editor.updates.at(-1)?.update).to.deep.equal({ sessionUpdate: 'current_mode_update', currentModeId: 'auto' });
       const options = (await editor.request('session/set_config_option', { sessionId, configId: 'model', value: 'demo-thorough' })) as { configOptions: Array<{ currentValue: string }> };
@@ -350,10 +362,80 @@ describe('ACP agent server', () => {
   });
 
   it('ends when the editor goes away, and stops its handler', async () => {
-    const editor = await initialized(demoAgent());
-    const handler = editor.server.getSnapshot().status;
-    expect(handler).to.equal('active');
+    let handlerStopped = false;
+    const handler = fromCallback(() => () => {
+      handlerStopped = true;
+    });
+    const [editorSide, agentSide] = createMemoryTransportPair();
+    const server = createActor(agentServerLogic, { input: { transport: agentSide, agent: { logic: handler, agentInfo: { name: 'h', version: '0' } } } }).start();
+    editorSide.close();
+    await settle();
+    expect(server.getSnapshot().status).to.equal('done');
+    expect(handlerStopped).to.equal(true);
+  });
+
+  it('a shutdown answers what the editor is still waiting for, instead of leaving it hanging', async () => {
+    const agent = scriptedAgent({
+      'session.new': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { sessionId: 's1' } }],
+      'session.prompt': () => [],
+    });
+    const editor = await initialized(agent);
+    await editor.request('session/new', { cwd: '/tmp', mcpServers: [] });
+    const prompt = errorOf(editor.request('session/prompt', { sessionId: 's1', prompt: [] }));
+    await settle();
     editor.server.send({ type: 'supervisor.shutdown' });
-    expect(editor.server.getSnapshot().status).to.equal('done');
+    const error = await prompt;
+    expect(error.code).to.equal(-32603);
+    expect(error.data).to.deep.include({ reason: 'shutdown' });
+  });
+
+  it('a declared extension request without params is served, not a crash', async () => {
+    const agent = scriptedAgent({
+      'ext.request': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { params: (event as { params: unknown }).params } }],
+    }, { extensions: { requests: ['_x/ping'] } });
+    const editor = await initialized(agent);
+    expect(await editor.request('_x/ping', undefined)).to.deep.equal({ params: {} });
+  });
+
+  it('session/close cancels the running prompt first, then forgets the session', async () => {
+    const editor = await initialized(demoAgent({ wordDelayMs: 20 }));
+    const { sessionId } = (await editor.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { sessionId: string };
+    const prompt = editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'a long answer' }] });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await editor.request('session/close', { sessionId });
+    expect(await prompt).to.deep.equal({ stopReason: 'cancelled' });
+    expect((await errorOf(editor.request('session/prompt', { sessionId, prompt: [] }))).code).to.equal(-32002);
+  });
+
+  it('updates the client did not ask for: notices become agent messages, compaction is dropped, boolean options are left out', async () => {
+    const agent = scriptedAgent({
+      'session.new': (event) => [
+        {
+          type: 'acp.respond',
+          requestId: (event as { requestId: string }).requestId,
+          result: {
+            sessionId: 's1',
+            configOptions: [
+              { id: 'fast', name: 'Fast', type: 'boolean', currentValue: false },
+              { id: 'model', name: 'Model', type: 'select', currentValue: 'a', options: [{ value: 'a', name: 'A' }] },
+            ],
+          },
+        },
+        { type: 'acp.update', sessionId: 's1', update: { sessionUpdate: 'notice', severity: 'warning', title: 'Agent restarted', description: 'the CLI crashed' } as never },
+        { type: 'acp.update', sessionId: 's1', update: { sessionUpdate: 'compaction_update', compactionId: 'c1', status: 'in_progress' } as never },
+      ],
+    });
+    const plain = await initialized(agent);
+    const result = (await plain.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { configOptions: Array<{ id: string }> };
+    expect(result.configOptions.map((option) => option.id)).to.deep.equal(['model']);
+    await settle();
+    expect(plain.updates.map((entry) => entry.update)).to.deep.equal([
+      { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '[warning] Agent restarted: the CLI crashed' } },
+    ]);
+    const capable = await initialized(agent, { session: { notices: {}, compaction: {}, configOptions: { boolean: {} } } });
+    const full = (await capable.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { configOptions: unknown[] };
+    expect(full.configOptions).to.have.length(2);
+    await settle();
+    expect(capable.updates.map((entry) => entry.update.sessionUpdate)).to.deep.equal(['notice', 'compaction_update']);
   });
 });

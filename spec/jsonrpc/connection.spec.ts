@@ -293,7 +293,22 @@ describe('jsonrpc connection', () => {
       await fc.assert(
         fc.asyncProperty(fc.array(fc.constantFrom('answer', 'error', 'cancel', 'tick', 'duplicate'), { minLength: 1, maxLength: 25 }), fc.boolean(), async (actions, loseAtEnd) => {
           const clock = new SimulatedClock();
-          const { actor, peer, received } = withRawPeer({ timeouts: { default: 500 } }, clock);
+          const settleEvents = new Map<string, number>();
+          const [ours, theirs] = createMemoryTransportPair();
+          const received: Array<Record<string, unknown>> = [];
+          theirs.start({ message: (value) => received.push(value as Record<string, unknown>), malformed: () => {}, closed: () => {} });
+          const peer = theirs as MemoryTransport;
+          const actor = createActor(connectionLogic, {
+            input: { transport: ours, timeouts: { default: 500 } },
+            clock,
+            // Counts what the connection itself does: a request actor settled twice would show here.
+            inspect: (event) => {
+              if (event.type === '@xstate.event' && (event.event as { type: string }).type === 'request.settle') {
+                const id = (event.actorRef as AnyActorRef).id;
+                settleEvents.set(id, (settleEvents.get(id) ?? 0) + 1);
+              }
+            },
+          }).start();
           const settled = new Map<number, number>();
           const ids: number[] = [];
           for (const action of actions) {
@@ -315,12 +330,37 @@ describe('jsonrpc connection', () => {
           else clock.increment(1000);
           await settleMicrotasks();
           expect(received.filter((message) => message.method === 'm')).to.have.length(ids.length);
-          for (const id of ids) expect(settled.get(id), `request ${id}`).to.equal(1);
+          for (const id of ids) {
+            expect(settled.get(id), `request ${id} settled`).to.equal(1);
+            expect(settleEvents.get(`request-${id}`), `request ${id} settle events`).to.equal(1);
+          }
           expect(pendingRequests(actor)).to.have.length(0);
         }),
         { numRuns: 150 },
       );
     });
+  });
+
+  it('a message JSON cannot encode: the request rejects locally, nothing is left pending, and an answer still goes out', async () => {
+    const { actor, peer, received } = withRawPeer();
+    const error = await sendRequest(actor, 'a', { big: 10n }).catch((caught: unknown) => caught);
+    expect(error).to.be.instanceOf(RpcError).and.include({ failure: 'local' });
+    expect(connectionStats(actor).pending).to.equal(0);
+    actor.on('rpc.request', (event: Extract<ConnectionEmitted, { type: 'rpc.request' }>) => respond(actor, event.id, { big: 10n }));
+    peer.sendRaw('{"jsonrpc":"2.0","id":"q","method":"b"}');
+    await settleMicrotasks();
+    expect(received.find((message) => message.id === 'q')).to.deep.include({ error: { code: -32603, message: 'Internal error: the result could not be written as JSON', data: { method: 'b' } } });
+  });
+
+  it('closing from our side answers the requests the peer still waits for', async () => {
+    const { actor, peer, received } = withRawPeer();
+    peer.sendRaw('{"jsonrpc":"2.0","id":"p","method":"session/prompt"}');
+    await settleMicrotasks();
+    closeConnection(actor);
+    await settleMicrotasks();
+    expect(received).to.have.length(1);
+    expect(received[0]).to.deep.include({ id: 'p' });
+    expect((received[0]?.error as { data: { reason: string } }).data.reason).to.equal('shutdown');
   });
 
   it('notifications go out and come in, in order', async () => {

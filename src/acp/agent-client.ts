@@ -55,8 +55,12 @@ export interface ClientHandler {
   readonly permission?: (request: RequestPermissionRequest) => RequestPermissionResponse['outcome'] | Promise<RequestPermissionResponse['outcome']>;
   /** Serve `fs/*` inside each session's cwd and additional directories. Default `true`. */
   readonly fs?: boolean;
-  /** Run `terminal/*` as supervised ports. Default `true`. */
-  readonly terminals?: boolean;
+  /**
+   * Run `terminal/*` as supervised ports. Default `true`, with an isolated environment
+   * (the baseline variables plus the ones the agent passes); `{ env: 'inherit' }` gives
+   * terminals the host's environment (agent API keys still removed).
+   */
+  readonly terminals?: boolean | { readonly env?: 'isolated' | 'inherit' };
   /** Answer `elicitation/create` (form mode); advertised only when given. */
   readonly elicitation?: (request: CreateElicitationRequest) => CreateElicitationResponse | Promise<CreateElicitationResponse>;
 }
@@ -261,7 +265,7 @@ async function serve(live: Live, id: JsonRpcId, method: string, params: Record<s
     case CLIENT_METHODS.terminal_create:
       if (handler.terminals === false) throw RpcError.methodNotFound(method);
       if (!session) throw RpcError.resourceNotFound(`session ${String(params.sessionId)}`, { sessionId: params.sessionId });
-      return live.terminals.create(params as Parameters<Terminals['create']>[0], roots).finally(() => sync(live));
+      return live.terminals.create(params as Parameters<Terminals['create']>[0], roots, terminalEnv(handler)).finally(() => sync(live));
     case CLIENT_METHODS.terminal_output:
       return live.terminals.output(params as { sessionId: string; terminalId: string });
     case CLIENT_METHODS.terminal_wait_for_exit:
@@ -271,11 +275,16 @@ async function serve(live: Live, id: JsonRpcId, method: string, params: Record<s
     case CLIENT_METHODS.terminal_release:
       return live.terminals.release(params as { sessionId: string; terminalId: string }).finally(() => sync(live));
     case CLIENT_METHODS.elicitation_create:
-      if (!handler.elicitation) throw RpcError.methodNotFound(method);
+      // Only form mode is advertised (and only with a handler).
+      if (!handler.elicitation || (params as { mode?: string }).mode === 'url') throw RpcError.methodNotFound(method);
       return handler.elicitation(params as unknown as CreateElicitationRequest);
     default:
       throw RpcError.methodNotFound(method);
   }
+}
+
+function terminalEnv(handler: ClientHandler): 'isolated' | 'inherit' {
+  return typeof handler.terminals === 'object' && handler.terminals.env === 'inherit' ? 'inherit' : 'isolated';
 }
 
 /** Without a policy, nothing runs: the first reject option, or cancelled. */
@@ -354,12 +363,25 @@ function checkCwd(method: string, cwd: unknown): void {
   if (typeof cwd !== 'string' || !isAbsolute(cwd)) throw new RpcError(-32602, `${method}: cwd must be an absolute path`, { cwd }, 'local');
 }
 
+/** MCP transports and additional directories the agent did not advertise: refused locally. */
+function checkSetup(method: string, caps: AgentCapabilities, params: { mcpServers?: unknown[]; additionalDirectories?: string[] }): void {
+  for (const server of (params.mcpServers ?? []) as Array<{ type?: string }>) {
+    if ((server.type === 'http' && !caps.mcpCapabilities?.http) || (server.type === 'sse' && !caps.mcpCapabilities?.sse)) {
+      throw new RpcError(-32602, `${method}: the agent does not accept ${server.type} MCP servers (mcpCapabilities)`, { type: server.type }, 'local');
+    }
+  }
+  if ((params.additionalDirectories?.length ?? 0) > 0 && !caps.sessionCapabilities?.additionalDirectories) {
+    throw new RpcError(-32602, `${method}: the agent does not accept additionalDirectories`, {}, 'local');
+  }
+}
+
 /** `session/new`. */
 export async function newSession(client: AnyActorRef, params: { cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] }): Promise<Record<string, unknown> & { sessionId: string }> {
   const live = liveOf(client);
   const caps = requireInitialized(live, 'session/new');
   if (caps instanceof Promise) return caps;
   checkCwd('session/new', params.cwd);
+  checkSetup('session/new', caps, params);
   const result = (await sendRequest(live.connection, AGENT_METHODS.session_new, { mcpServers: [], ...params })) as Record<string, unknown> & { sessionId: string };
   track(live, result.sessionId, params);
   return result;
@@ -372,6 +394,7 @@ export async function loadSession(client: AnyActorRef, params: { sessionId: stri
   if (caps instanceof Promise) return caps;
   if (!caps.loadSession) return refuse('session/load', 'loadSession');
   checkCwd('session/load', params.cwd);
+  checkSetup('session/load', caps, params);
   const replayed: SessionUpdate[] = [];
   const listener = client.on('acp.update', (event: Extract<AgentClientEmitted, { type: 'acp.update' }>) => {
     if (event.sessionId === params.sessionId) replayed.push(event.update);
@@ -392,6 +415,7 @@ export async function resumeSession(client: AnyActorRef, params: { sessionId: st
   if (caps instanceof Promise) return caps;
   if (!caps.sessionCapabilities?.resume) return refuse('session/resume', 'sessionCapabilities.resume');
   checkCwd('session/resume', params.cwd);
+  checkSetup('session/resume', caps, params);
   const response = (await sendRequest(live.connection, AGENT_METHODS.session_resume, params)) as Record<string, unknown>;
   track(live, params.sessionId, params);
   return response;
@@ -405,6 +429,7 @@ export async function forkSession(client: AnyActorRef, params: { sessionId: stri
   const fork = (caps.sessionCapabilities as { fork?: unknown } | undefined)?.fork;
   if (fork === undefined || fork === null) return refuse('session/fork', 'sessionCapabilities.fork (unstable)');
   checkCwd('session/fork', params.cwd);
+  checkSetup('session/fork', caps, params);
   const result = (await sendRequest(live.connection, 'session/fork', params)) as Record<string, unknown> & { sessionId: string };
   track(live, result.sessionId, params);
   return result;
@@ -463,11 +488,20 @@ export async function setConfigOption(client: AnyActorRef, sessionId: string, co
   return (await sendRequest(live.connection, AGENT_METHODS.session_set_config_option, { sessionId, configId, value })) as { configOptions: unknown[] };
 }
 
-/** `authenticate` with one of the agent's (non-terminal) auth methods. */
+/**
+ * `authenticate` with one of the agent's auth methods. A terminal method is never sent
+ * (ACP: the client runs the agent's command in a terminal instead): refused locally, as is
+ * an id the agent did not offer.
+ */
 export async function authenticate(client: AnyActorRef, methodId: string): Promise<void> {
   const live = liveOf(client);
   const caps = requireInitialized(live, 'authenticate');
   if (caps instanceof Promise) return caps;
+  const method = (live.agent?.authMethods ?? []).find((entry) => entry.id === methodId);
+  if (!method) return Promise.reject(new RpcError(-32602, `The agent offers no auth method ${JSON.stringify(methodId)}`, { methodId }, 'local'));
+  if ((method as { type?: string }).type === 'terminal') {
+    return Promise.reject(new RpcError(-32602, `Auth method ${methodId} runs in a terminal: run the agent's command with its args instead of calling authenticate`, { methodId }, 'local'));
+  }
   await sendRequest(live.connection, AGENT_METHODS.authenticate, { methodId });
 }
 
@@ -490,31 +524,49 @@ export interface PromptRunHandle {
   cancel(): void;
 }
 
-/** `session/prompt`. Aborting `signal` cancels it (`session/cancel`). */
+/** Content the agent did not advertise (ACP: text and resource links are always allowed). */
+function contentRefusal(caps: AgentCapabilities, content: unknown[]): RpcError | undefined {
+  const allowed = caps.promptCapabilities ?? {};
+  for (const block of content as Array<{ type?: string }>) {
+    const type = block?.type;
+    if ((type === 'image' && !allowed.image) || (type === 'audio' && !allowed.audio) || (type === 'resource' && !allowed.embeddedContext)) {
+      return new RpcError(-32602, `The agent does not accept ${type} content (promptCapabilities)`, { type }, 'local');
+    }
+  }
+  return undefined;
+}
+
+/** `session/prompt`. Aborting `signal` cancels this prompt (`session/cancel`), and only this one. */
 export function prompt(client: AnyActorRef, sessionId: string, content: unknown[], options: { signal?: AbortSignal } = {}): PromptRunHandle {
   const live = liveOf(client);
   const session = live.sessions.get(sessionId);
   const run: PromptRun = { updates: [], wake: [], done: false, cancelled: false };
+  const finish = () => {
+    run.done = true;
+    options.signal?.removeEventListener('abort', cancel);
+    for (const wake of run.wake.splice(0)) wake();
+  };
+  const cancel = () => {
+    // Only while this run is the session's prompt: a late abort never cancels the next one.
+    if (session?.prompt === run && !run.done) cancelPrompt(client, sessionId);
+  };
   let result: Promise<PromptResponse>;
-  if (!live.agent) {
-    result = Promise.reject(new RpcError(-32600, 'Call initialize before session/prompt', {}, 'local'));
-  } else if (!session) {
-    result = Promise.reject(new RpcError(-32002, `Unknown session ${sessionId}: create, load or resume it first`, { sessionId }, 'local'));
-  } else if (session.prompt && !session.prompt.done) {
-    result = Promise.reject(new RpcError(-32600, `A prompt is already running in session ${sessionId}`, { sessionId }, 'local'));
+  const refusal = !live.agent
+    ? new RpcError(-32600, 'Call initialize before session/prompt', {}, 'local')
+    : !session
+      ? new RpcError(-32002, `Unknown session ${sessionId}: create, load or resume it first`, { sessionId }, 'local')
+      : session.prompt && !session.prompt.done
+        ? new RpcError(-32600, `A prompt is already running in session ${sessionId}`, { sessionId }, 'local')
+        : contentRefusal(live.agent.agentCapabilities ?? {}, content);
+  if (refusal || !session) {
+    result = Promise.reject(refusal);
   } else {
     session.prompt = run;
-    result = (sendRequest(live.connection, AGENT_METHODS.session_prompt, { sessionId, prompt: content }) as Promise<PromptResponse>).finally(() => {
-      run.done = true;
-      for (const wake of run.wake.splice(0)) wake();
-    });
+    result = sendRequest(live.connection, AGENT_METHODS.session_prompt, { sessionId, prompt: content }) as Promise<PromptResponse>;
+    if (options.signal?.aborted) cancel();
+    else options.signal?.addEventListener('abort', cancel, { once: true });
   }
-  result.catch(() => {
-    run.done = true;
-    for (const wake of run.wake.splice(0)) wake();
-  });
-  const cancel = () => cancelPrompt(client, sessionId);
-  options.signal?.addEventListener('abort', cancel, { once: true });
+  result.then(finish, finish);
   const updates: AsyncIterable<SessionUpdate> = {
     async *[Symbol.asyncIterator]() {
       let index = 0;

@@ -8,7 +8,7 @@
  * sessions, one prompt at a time per session, cancel semantics (the prompt ends with
  * `cancelled`, turn updates stop, nothing hangs), results checked against the ACP schema.
  */
-import type { AgentCapabilities, ClientCapabilities } from '@agentclientprotocol/sdk';
+import type { AgentCapabilities, ClientCapabilities, SessionUpdate } from '@agentclientprotocol/sdk';
 import { isAbsolute } from 'node:path';
 import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
 import {
@@ -23,7 +23,7 @@ import {
   type TimeoutPolicy,
 } from '../jsonrpc/connection.js';
 import type { JsonRpcId } from '../jsonrpc/message.js';
-import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
+import { RpcError, toRpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import type { PeerLost, Transport } from '../jsonrpc/transport.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
@@ -86,6 +86,8 @@ interface SessionState {
   cancelled: boolean;
   /** The last prompt was cancelled: turn updates are dropped until the next prompt. */
   quiet: boolean;
+  /** Closed or deleted while its prompt was running: forgotten once that prompt is answered. */
+  closed: boolean;
 }
 
 interface Live {
@@ -106,6 +108,12 @@ interface Live {
 
 const lives = new WeakMap<AnyActorRef, Live>();
 
+/** Validators of the params of every agent method, stable and unstable. */
+const paramsParsers: Record<string, ParamsParser> = {
+  ...Object.fromEntries(Object.entries(agentRequests).map(([method, types]) => [method, parserOf(types.params)])),
+  'session/fork': parserOf(unstableAgentRequests['session/fork'].params, 'unstable'),
+};
+
 /** Updates that belong to a turn: dropped after a cancelled prompt has been answered. */
 const turnUpdates = new Set(['agent_message_chunk', 'agent_thought_chunk', 'user_message_chunk', 'tool_call', 'tool_call_update', 'plan']);
 
@@ -117,11 +125,16 @@ function advertisesFork(capabilities: AgentCapabilities | undefined): boolean {
   return fork !== undefined && fork !== null;
 }
 
+/**
+ * The methods the connection accepts (others: -32601). Params are validated by the server
+ * itself, after the initialize check, so that a request before `initialize` gets -32600
+ * whatever its params (as the SDK answers).
+ */
 function methodTable(agent: NativeAgent): MethodTable {
   const requests: Record<string, ParamsParser | true> = {};
-  for (const [method, types] of Object.entries(agentRequests)) requests[method] = parserOf(types.params);
+  for (const method of Object.keys(agentRequests)) requests[method] = true;
   for (const method of agent.extensions?.requests ?? []) requests[method] = true;
-  if (advertisesFork(agent.capabilities)) requests['session/fork'] = parserOf(unstableAgentRequests['session/fork'].params, 'unstable');
+  if (advertisesFork(agent.capabilities)) requests['session/fork'] = true;
   const notifications: Record<string, ParamsParser | true> = {};
   for (const [method, type] of Object.entries(agentNotifications)) notifications[method] = parserOf(type);
   for (const method of agent.extensions?.notifications ?? []) notifications[method] = true;
@@ -162,8 +175,9 @@ export const agentServerLogic = gracefulShutdown({
   start(_snapshot: AgentServerSnapshot, scope: Scope): void {
     const live = lives.get(scope.self) as Live;
     live.subscriptions.push(
-      live.handler.on('*', (event: AgentHandlerOutput) => onHandlerOutput(live, event)),
-      live.connection.on('rpc.request', (event: Extract<ConnectionEmitted, { type: 'rpc.request' }>) => onRequest(live, event.id, event.method, event.params as Record<string, unknown>)),
+      live.handler.on('*', (event: AgentHandlerOutput) => guarded(live, () => onHandlerOutput(live, event))),
+      live.connection.on('rpc.request', (event: Extract<ConnectionEmitted, { type: 'rpc.request' }>) =>
+        guarded(live, () => onRequest(live, event.id, event.method, (event.params ?? {}) as Record<string, unknown>), event.id)),
       live.connection.on('rpc.notification', (event: Extract<ConnectionEmitted, { type: 'rpc.notification' }>) => onNotification(live, event.method, event.params)),
       live.connection.on('rpc.cancelRequested', (event: Extract<ConnectionEmitted, { type: 'rpc.cancelRequested' }>) => onCancelRequested(live, event.id)),
       live.connection.on('rpc.closed', (event: Extract<ConnectionEmitted, { type: 'rpc.closed' }>) => scope.self.send({ type: 'acp.closed', reason: event.reason })),
@@ -212,6 +226,18 @@ function sync(live: Live): void {
   live.scope.self.send({ type: 'acp.sync' });
 }
 
+/**
+ * Runs a listener's work so that a fault in it (a bug, a value JSON cannot encode) answers
+ * the request it concerns with -32603 instead of escaping as an uncaught exception.
+ */
+function guarded(live: Live, work: () => void, rpcId?: JsonRpcId): void {
+  try {
+    work();
+  } catch (error) {
+    if (rpcId !== undefined) respondError(live.connection, rpcId, RpcError.internalError(error instanceof Error ? error.message : String(error)));
+  }
+}
+
 function summary(live: Live): AgentServerContext {
   let activePrompts = 0;
   for (const session of live.sessions.values()) if (session.prompt) activePrompts++;
@@ -236,8 +262,15 @@ function finish(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, sta
 // ---------------------------------------------------------------------------------------
 // From the editor
 
-function onRequest(live: Live, rpcId: JsonRpcId, method: string, params: Record<string, unknown>): void {
+function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParams: Record<string, unknown>): void {
+  let params = rawParams;
   if (method === 'initialize') {
+    try {
+      params = parserOf('InitializeRequest')(params) as Record<string, unknown>;
+    } catch (error) {
+      respondError(live.connection, rpcId, error);
+      return;
+    }
     initialize(live, rpcId, params);
     return;
   }
@@ -245,11 +278,22 @@ function onRequest(live: Live, rpcId: JsonRpcId, method: string, params: Record<
     respondError(live.connection, rpcId, RpcError.invalidRequest(`ACP connection must be initialized before '${method}'`));
     return;
   }
+  const parser = paramsParsers[method];
+  if (parser) {
+    try {
+      params = parser(params) as Record<string, unknown>;
+    } catch (error) {
+      respondError(live.connection, rpcId, error);
+      return;
+    }
+  }
   const refusal = gate(live, method, params);
   if (refusal) {
     respondError(live.connection, rpcId, refusal);
     return;
   }
+  // ACP: session/close cancels work as if session/cancel had been sent, then frees.
+  if (method === 'session/close') cancelPrompt(live, params.sessionId as string);
   const sessionId = typeof params.sessionId === 'string' ? params.sessionId : undefined;
   const key = `r${live.nextKey++}`;
   live.pending.set(key, { rpcId, method, sessionId, params });
@@ -366,7 +410,8 @@ function gate(live: Live, method: string, params: Record<string, unknown>): RpcE
 
 function knownSession(live: Live, params: Record<string, unknown>): RpcError | undefined {
   const sessionId = params.sessionId as string;
-  return live.sessions.has(sessionId) ? undefined : RpcError.resourceNotFound(`session ${sessionId}`, { sessionId });
+  const session = live.sessions.get(sessionId);
+  return session && !session.closed ? undefined : RpcError.resourceNotFound(`session ${sessionId}`, { sessionId });
 }
 
 function sessionSetupGate(live: Live, params: Record<string, unknown>): RpcError | undefined {
@@ -446,7 +491,8 @@ function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
     case 'acp.update': {
       const session = live.sessions.get(event.sessionId);
       if (session?.quiet && turnUpdates.has(event.update.sessionUpdate)) return; // the turn was cancelled
-      sendNotification(live.connection, CLIENT_METHODS.session_update, { sessionId: event.sessionId, update: event.update });
+      const update = gateUpdate(live, event.update);
+      if (update) sendNotification(live.connection, CLIENT_METHODS.session_update, { sessionId: event.sessionId, update });
       return;
     }
     case 'acp.clientRequest':
@@ -477,6 +523,8 @@ function answer(live: Live, key: string, result: unknown): void {
       failRequest(live, key, RpcError.internalError(`the agent produced an invalid ${request.method} result`, { issues: (checked.error as { issues?: unknown })?.issues }));
       return;
     }
+    // What goes out is what the schema parsed: unknown root fields stay home (ACP: use _meta).
+    value = withoutUnsupportedOptions(live, checked.data);
   }
   live.pending.delete(key);
   live.scope.system.scheduler.cancel(live.scope.self, `cancel:${key}`);
@@ -495,7 +543,10 @@ function failRequest(live: Live, key: string, error: RpcError): void {
     return;
   }
   live.pending.delete(key);
-  if (session && session.prompt === key) session.prompt = undefined;
+  if (session && session.prompt === key) {
+    session.prompt = undefined;
+    if (session.closed) live.sessions.delete(request.sessionId as string);
+  }
   respondError(live.connection, request.rpcId, error);
 }
 
@@ -508,6 +559,7 @@ function trackSessions(live: Live, request: PendingRequest, result: Record<strin
       prompt: existing?.prompt,
       cancelled: existing?.cancelled ?? false,
       quiet: existing?.quiet ?? false,
+      closed: false,
     });
   };
   switch (request.method) {
@@ -520,21 +572,59 @@ function trackSessions(live: Live, request: PendingRequest, result: Record<strin
       setup(request.params.sessionId as string);
       return;
     case 'session/close':
-    case 'session/delete':
-      live.sessions.delete(request.params.sessionId as string);
+    case 'session/delete': {
+      const session = live.sessions.get(request.params.sessionId as string);
+      // A prompt still running keeps the session's bookkeeping until it is answered.
+      if (session?.prompt) session.closed = true;
+      else live.sessions.delete(request.params.sessionId as string);
       return;
+    }
     case 'session/prompt': {
       const session = live.sessions.get(request.sessionId as string);
       if (session) {
         session.quiet = session.cancelled;
         session.prompt = undefined;
         session.cancelled = false;
+        if (session.closed) live.sessions.delete(request.sessionId as string);
       }
       return;
     }
     default:
       return;
   }
+}
+
+/**
+ * Updates the client did not ask for: `compaction_*` without `session.compaction` are
+ * dropped; a `notice` without `session.notices` becomes a short agent message (the editor
+ * still learns what happened); boolean config options without `configOptions.boolean` are
+ * left out.
+ */
+function gateUpdate(live: Live, update: SessionUpdate): SessionUpdate | undefined {
+  const session = live.context?.clientCapabilities.session as { notices?: unknown; compaction?: unknown } | undefined;
+  switch (update.sessionUpdate) {
+    case 'compaction_update':
+    case 'compaction_summary_chunk':
+      return session?.compaction ? update : undefined;
+    case 'notice': {
+      if (session?.notices) return update;
+      const notice = update as { severity: string; title: string; description?: string | null };
+      const text = `[${notice.severity}] ${notice.title}${notice.description ? `: ${notice.description}` : ''}`;
+      return { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } };
+    }
+    case 'config_option_update':
+      return withoutUnsupportedOptions(live, update) as SessionUpdate;
+    default:
+      return update;
+  }
+}
+
+/** Drops boolean config options from a result or update when the client cannot show them. */
+function withoutUnsupportedOptions(live: Live, value: unknown): unknown {
+  const options = (value as { configOptions?: unknown } | undefined)?.configOptions;
+  const booleans = (live.context?.clientCapabilities.session as { configOptions?: { boolean?: unknown } } | undefined)?.configOptions?.boolean;
+  if (!Array.isArray(options) || booleans) return value;
+  return { ...(value as object), configOptions: options.filter((option: { type?: string }) => option.type !== 'boolean') };
 }
 
 /** Client capabilities that gate each agent → client request. */
@@ -570,7 +660,7 @@ function requestClient(live: Live, key: string, method: string, params: unknown)
   }
   sendRequest(live.connection, method, params).then(
     (result) => live.handler.send({ type: 'client.response', key, result }),
-    (error: RpcError) => live.handler.send({ type: 'client.error', key, error: error.toErrorObject() }),
+    (error: unknown) => live.handler.send({ type: 'client.error', key, error: toRpcError(error).toErrorObject() }),
   );
 }
 

@@ -142,7 +142,12 @@ export const demoAgentMachine = setup({
       const request = requestOf(event);
       const pageSize = 10;
       const all = Object.values(context.sessions).filter((session) => !request.params.cwd || session.cwd === request.params.cwd);
-      const start = typeof request.params.cursor === 'string' ? Number(request.params.cursor) || 0 : 0;
+      const cursor = request.params.cursor;
+      const start = typeof cursor === 'string' ? Number(cursor) : 0;
+      if (!Number.isInteger(start) || start < 0 || start > all.length) {
+        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32602, message: `Invalid params: unknown cursor ${JSON.stringify(cursor)}` } });
+        return;
+      }
       const page = all.slice(start, start + pageSize);
       const nextCursor = start + pageSize < all.length ? String(start + pageSize) : undefined;
       enqueue.emit(respond(request.requestId, {
@@ -240,6 +245,9 @@ export const demoAgentMachine = setup({
       enqueue.assign({ sessions: { ...context.sessions, [id]: fork }, nextSession: context.nextSession + 1 });
       enqueue.emit(respond(request.requestId, { sessionId: id, modes: modeState(fork.mode), configOptions: configOptions(fork.model) }));
     }),
+    refuseBusy: enqueueActions(({ event, enqueue }) => {
+      enqueue.emit({ type: 'acp.error', requestId: requestOf(event).requestId, error: { code: -32603, message: 'The demo agent answers one prompt at a time; try again when the current one ends' } });
+    }),
     answerEmpty: enqueueActions(({ event, enqueue }) => {
       enqueue.emit(respond(requestOf(event).requestId, {}));
     }),
@@ -272,7 +280,11 @@ export const demoAgentMachine = setup({
     },
     streaming: {
       initial: 'decide',
-      on: { 'session.cancel': { target: 'idle', actions: { type: 'finish', params: { stopReason: 'cancelled' } } } },
+      on: {
+        'session.cancel': { target: 'idle', actions: { type: 'finish', params: { stopReason: 'cancelled' } } },
+        // One turn at a time across sessions: a prompt elsewhere is told so, not ignored.
+        'session.prompt': { actions: 'refuseBusy' },
+      },
       states: {
         decide: {
           always: [

@@ -59,7 +59,7 @@ export class Terminals {
     env?: Array<{ name: string; value: string }> | null;
     cwd?: string | null;
     outputByteLimit?: number | null;
-  }, roots: WorkspaceRoots): Promise<{ terminalId: string }> {
+  }, roots: WorkspaceRoots, envPolicy: 'isolated' | 'inherit' = 'isolated'): Promise<{ terminalId: string }> {
     const cwd = params.cwd ? await confine(params.cwd, roots) : roots[0];
     if (!cwd) throw RpcError.invalidParams('terminal/create needs a cwd inside the workspace');
     const id = `term-${this.#next++}`;
@@ -81,7 +81,7 @@ export class Terminals {
       shutdown: 'brutal_kill',
       start: {
         logic: portLogic,
-        input: { command: params.command, args: params.args ?? [], cwd, env: { policy: 'inherit', explicit }, parse: 'raw' },
+        input: { command: params.command, args: params.args ?? [], cwd, env: { policy: envPolicy, explicit }, parse: 'raw' },
       },
     });
     if (!started.ok) {

@@ -118,7 +118,7 @@ interface Live {
   readonly now: () => number;
   readonly outgoing: Map<JsonRpcId, Outgoing>;
   /** Incoming requests owed a response, by id key. */
-  readonly incoming: Map<string, string>;
+  readonly incoming: Map<string, { readonly id: JsonRpcId; readonly method: string }>;
   /** Ids we stopped waiting for (cancelled, timed out): their late answers are dropped quietly. */
   readonly abandoned: Set<JsonRpcId>;
   nextId: number;
@@ -166,8 +166,9 @@ export const connectionLogic: ConnectionLogic = gracefulShutdown({
       malformed: (preview) => {
         live.malformed += 1;
         live.lastActivity = live.now();
+        void preview; // never echoed back: lines can carry credentials
         // We cannot know the id of a line we cannot read: JSON-RPC answers with id null.
-        send(live, { jsonrpc: '2.0', id: null, error: RpcError.parseError({ preview: preview.slice(0, 80) }).toErrorObject() });
+        send(live, { jsonrpc: '2.0', id: null, error: RpcError.parseError().toErrorObject() });
       },
       closed: (reason) => scope.self.send({ type: 'rpc.peerLost', reason }),
     });
@@ -184,13 +185,17 @@ export const connectionLogic: ConnectionLogic = gracefulShutdown({
       case 'rpc.close':
       case SHUTDOWN_EVENT: {
         const reason = (event.type === 'rpc.close' ? event.reason : undefined) ?? { message: `connection ${live.name} closed by its owner` };
+        answerOutstanding(live, reason);
         live.input.transport.close();
         return closeWith(live, reason, snapshot);
       }
-      case 'xstate.stop':
-        settleAll(live, { message: `connection ${live.name} stopped` });
+      case 'xstate.stop': {
+        const reason = { message: `connection ${live.name} stopped` };
+        answerOutstanding(live, reason);
         live.input.transport.close();
+        closeWith(live, reason, snapshot);
         return { ...snapshot, status: 'stopped', value: 'closed', context: summary(live) } as ConnectionSnapshot;
+      }
       default:
         return snapshot;
     }
@@ -207,8 +212,14 @@ function summary(live: Live): ConnectionContext {
   return { name: live.name };
 }
 
-function send(live: Live, message: JsonRpcMessage): void {
-  live.input.transport.send(message);
+/** Writes a message; `false` when it cannot be written (a value JSON cannot encode, a transport fault). */
+function send(live: Live, message: JsonRpcMessage): boolean {
+  try {
+    live.input.transport.send(message);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -247,7 +258,7 @@ function receive(live: Live, value: unknown): void {
           }
         }
       }
-      live.incoming.set(key, method);
+      live.incoming.set(key, { id, method });
       emit({ type: 'rpc.request', id, method, params: parsed });
       return;
     }
@@ -369,6 +380,15 @@ function settleAll(live: Live, reason: PeerLost): void {
   }
 }
 
+/** We are closing while the peer is still there: every request it is owed an answer for gets one. */
+function answerOutstanding(live: Live, reason: PeerLost): void {
+  if (live.closed) return;
+  for (const { id, method } of live.incoming.values()) {
+    send(live, { jsonrpc: '2.0', id, error: RpcError.internalError(`the connection is closing (${reason.message})`, { reason: 'shutdown', method }).toErrorObject() });
+  }
+  live.incoming.clear();
+}
+
 function closeWith(live: Live, reason: PeerLost, snapshot: ConnectionSnapshot): ConnectionSnapshot {
   if (live.closed) return snapshot;
   live.closed = reason;
@@ -418,7 +438,11 @@ export function sendRequest(connection: AnyActorRef, method: string, params?: un
     }
     if (timeout !== 'none') scheduleTimeout(live, id, typeof timeout === 'number' ? timeout : timeout.idleMs);
     // Stored before it is written: an answer can never arrive for an unknown request.
-    send(live, params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params });
+    if (!send(live, params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params })) {
+      live.outgoing.delete(id);
+      settle(live, id, entry, 'failed');
+      reject(new RpcError(-32603, `The ${method} request could not be written (params JSON cannot encode?)`, { reason: 'unwritable', method }, 'local'));
+    }
   });
 }
 
@@ -462,8 +486,14 @@ function answer(connection: AnyActorRef, id: JsonRpcId, message: JsonRpcMessage)
   const live = liveOf(connection);
   if (live.closed) return { ok: false, reason: 'closed' };
   // Unknown covers both a request never received and one already answered: exactly once.
-  if (!live.incoming.delete(idKey(id))) return { ok: false, reason: 'unknown_request' };
-  send(live, message);
+  const key = idKey(id);
+  const request = live.incoming.get(key);
+  if (!request) return { ok: false, reason: 'unknown_request' };
+  live.incoming.delete(key);
+  if (!send(live, message)) {
+    // The answer cannot be written (say, a BigInt in the result): the peer still gets one.
+    send(live, { jsonrpc: '2.0', id, error: RpcError.internalError('the result could not be written as JSON', { method: request.method }).toErrorObject() });
+  }
   return { ok: true };
 }
 

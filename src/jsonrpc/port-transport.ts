@@ -27,7 +27,8 @@ export function portTransport(port: AnyActorRef): Transport {
       }
     },
     send(message: JsonRpcMessage) {
-      if (!closed) port.send({ type: 'port.write', message });
+      // Serialised here so that a value JSON cannot encode fails the send, not the port.
+      if (!closed) port.send({ type: 'port.write', line: JSON.stringify(message) });
     },
     close() {
       closed = true;
