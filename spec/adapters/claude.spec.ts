@@ -1,0 +1,215 @@
+/**
+ * The Claude Code adapter against a fake `claude` that replays the recorded stream-json
+ * transcripts (spec/fixtures/claude-stream-json-*), driven through our ACP agent side by our
+ * ACP client: what an editor would see.
+ */
+import type { SessionUpdate } from '@agentclientprotocol/sdk';
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createActor, type AnyActorRef } from 'xstate';
+import { agentClientLogic, initialize, newSession, prompt, setConfigOption, setMode, type ClientHandler } from '../../src/acp/agent-client.js';
+import { agentServerLogic } from '../../src/acp/agent-server.js';
+import { createAdapterAgent } from '../../src/adapters/adapter-agent.js';
+import { claudeAdapter } from '../../src/adapters/claude/adapter.js';
+import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
+import { buildEnvironment } from '../../src/port/env-policy.js';
+import { RpcError } from '../../src/jsonrpc/rpc-error.js';
+import { isAlive, waitUntil } from '../support/processes.js';
+
+const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
+
+interface Harness {
+  client: AnyActorRef;
+  server: AnyActorRef;
+  cwd: string;
+  argvLog: string;
+  updates: SessionUpdate[];
+  starts(): Array<{ pid: number; args: string[] }>;
+}
+
+const harnesses: Harness[] = [];
+
+async function start(fixture: string, env: Record<string, string> = {}, handler: ClientHandler = {}): Promise<Harness & { sessionId: string; setup: Record<string, unknown> }> {
+  const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'warden-claude-')));
+  const argvLog = join(cwd, '.argv.log');
+  const [editorSide, agentSide] = createMemoryTransportPair();
+  const agent = createAdapterAgent({
+    definition: claudeAdapter,
+    executable: fakeClaude,
+    env: { FAKE_CLAUDE_FIXTURE: fixture, FAKE_CLAUDE_ARGV_LOG: argvLog, ...env },
+  });
+  const server = createActor(agentServerLogic, { input: { transport: agentSide, agent } }).start();
+  const client = createActor(agentClientLogic, { input: { transport: editorSide, handler } }).start();
+  const updates: SessionUpdate[] = [];
+  client.on('acp.update', (event: { update: SessionUpdate }) => updates.push(event.update));
+  const harness: Harness = {
+    client,
+    server,
+    cwd,
+    argvLog,
+    updates,
+    starts: () => (existsSync(argvLog) ? readFileSync(argvLog, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)) : []),
+  };
+  harnesses.push(harness);
+  await initialize(client);
+  const setup = await newSession(client, { cwd });
+  return { ...harness, sessionId: setup.sessionId, setup };
+}
+
+afterEach(async () => {
+  for (const harness of harnesses.splice(0)) {
+    harness.client.stop();
+    harness.server.stop();
+    for (const { pid } of harness.starts()) await waitUntil(() => !isAlive(pid), `fake claude ${pid} to be gone`);
+    rmSync(harness.cwd, { recursive: true, force: true });
+  }
+});
+
+async function run(client: AnyActorRef, sessionId: string, text: string, options: { cancelOn?: (update: SessionUpdate) => boolean } = {}) {
+  const handle = prompt(client, sessionId, [{ type: 'text', text }]);
+  const updates: SessionUpdate[] = [];
+  for await (const update of handle.updates) {
+    updates.push(update);
+    if (options.cancelOn?.(update)) handle.cancel();
+  }
+  const result = await handle.result.catch((error: unknown) => error);
+  return { updates, result };
+}
+
+const chunks = (updates: SessionUpdate[]) => updates.filter((update) => update.sessionUpdate === 'agent_message_chunk').map((update) => (update as { content: { text: string } }).content.text);
+
+describe('Claude Code adapter (fake CLI replaying recorded transcripts)', function () {
+  this.timeout(30_000);
+
+  it('session/new: initialize handshake first, then modes, the model as a config option, and the commands', async () => {
+    const { setup, updates, starts } = await start('hello');
+    expect(setup.modes).to.deep.include({ currentModeId: 'default' });
+    const options = setup.configOptions as Array<{ id: string; category: string; options: unknown[] }>;
+    expect(options[0]).to.include({ id: 'model', category: 'model' });
+    expect(options[0]?.options.length).to.be.greaterThan(0);
+    await waitUntil(() => updates.some((update) => update.sessionUpdate === 'available_commands_update'), 'the commands');
+    expect(starts()[0]?.args).to.include.members(['-p', '--output-format', 'stream-json', '--input-format', 'stream-json', '--permission-prompt-tool', 'stdio', '--include-partial-messages']);
+  });
+
+  it('hello: the text, the stop reason, and usage with cost', async () => {
+    const { client, sessionId } = await start('hello');
+    const { updates, result } = await run(client, sessionId, 'hi');
+    expect(result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(chunks(updates)).to.deep.equal(['Hello from the fake Anthropic server.']);
+    const usage = updates.find((update) => update.sessionUpdate === 'usage_update') as { used: number; size: number; cost: { amount: number; currency: string } };
+    expect(usage).to.deep.include({ used: 19, size: 1_000_000 });
+    expect(usage.cost).to.deep.equal({ amount: 0.000188, currency: 'USD' });
+  });
+
+  it('partial messages: deltas streamed once, not repeated when the full message arrives', async () => {
+    const { client, sessionId } = await start('partial');
+    const { updates, result } = await run(client, sessionId, 'hi');
+    expect(result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(chunks(updates)).to.deep.equal(['Hello from the fake', ' Anthropic server.']);
+  });
+
+  it('a permission asked through session/request_permission and allowed: the write completes with a diff', async () => {
+    const asked: unknown[] = [];
+    const { client, sessionId } = await start('tool-write-permission-allow', {}, {
+      permission: (request) => {
+        asked.push(request);
+        return { outcome: 'selected', optionId: 'allow' };
+      },
+    });
+    const { updates, result } = await run(client, sessionId, 'TOOL:write /home/user/project/new.txt');
+    expect(result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(asked).to.have.length(1);
+    expect((asked[0] as { options: Array<{ kind: string }> }).options.map((option) => option.kind)).to.deep.equal(['allow_always', 'allow_once', 'reject_once']);
+    const call = updates.find((update) => update.sessionUpdate === 'tool_call') as { toolCallId: string; kind: string; title: string };
+    expect(call).to.include({ toolCallId: 'toolu_fake_5', kind: 'edit', title: 'Write /home/user/project/new.txt' });
+    const done = updates.find((update) => update.sessionUpdate === 'tool_call_update' && (update as { status?: string }).status === 'completed') as { content: Array<{ type: string; path?: string; newText?: string; oldText?: unknown }> };
+    expect(done.content[0]).to.deep.equal({ type: 'diff', path: '/home/user/project/new.txt', oldText: null, newText: 'hello\n' });
+  });
+
+  it('a permission refused: the tool call fails and the turn ends normally', async () => {
+    const { client, sessionId } = await start('tool-write-permission-deny', {}, { permission: () => ({ outcome: 'selected', optionId: 'reject' }) });
+    const { updates, result } = await run(client, sessionId, 'TOOL:write /home/user/project/new.txt');
+    expect(result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(updates.some((update) => update.sessionUpdate === 'tool_call_update' && (update as { status?: string }).status === 'failed')).to.equal(true);
+  });
+
+  it('a read-only Bash call runs without asking; its output is shown', async () => {
+    const { client, sessionId } = await start('tool-bash-readonly');
+    const { updates, result } = await run(client, sessionId, 'TOOL:bash');
+    expect(result).to.deep.equal({ stopReason: 'end_turn' });
+    const call = updates.find((update) => update.sessionUpdate === 'tool_call') as { kind: string; title: string };
+    expect(call).to.include({ kind: 'execute', title: '`echo hi`' });
+    const done = updates.find((update) => update.sessionUpdate === 'tool_call_update' && (update as { status?: string }).status === 'completed') as { content: Array<{ content: { text: string } }> };
+    expect(done.content[0]?.content.text).to.contain('hi');
+  });
+
+  it('cancel: an interrupt control request, the prompt ends cancelled, and the next prompt works', async () => {
+    const { client, sessionId } = await start('interrupt');
+    const first = await run(client, sessionId, 'SLOW please', { cancelOn: (update) => update.sessionUpdate === 'agent_message_chunk' });
+    expect(first.result).to.deep.equal({ stopReason: 'cancelled' });
+    const second = await run(client, sessionId, 'hi');
+    expect(second.result).to.deep.equal({ stopReason: 'end_turn' });
+  });
+
+  it('an API error ends the prompt with a JSON-RPC error naming it', async () => {
+    const { client, sessionId } = await start('api-error');
+    const { result } = await run(client, sessionId, 'ERROR400');
+    expect(result).to.be.instanceOf(RpcError);
+    expect((result as RpcError).message).to.contain('API Error: 400');
+  });
+
+  it('several turns in one process (system:init repeats each turn)', async () => {
+    const { client, sessionId } = await start('multiturn');
+    for (const text of ['hi', 'TOOL:read /home/user/project/sample.txt', 'bye']) {
+      const { result } = await run(client, sessionId, text);
+      expect(result, text).to.deep.equal({ stopReason: 'end_turn' });
+    }
+  });
+
+  it('modes via set_permission_mode and the model via set_model', async () => {
+    const { client, sessionId, setup, updates } = await start('hello');
+    await setMode(client, sessionId, 'acceptEdits');
+    await waitUntil(() => updates.some((update) => update.sessionUpdate === 'current_mode_update'), 'the mode update');
+    const model = ((setup.configOptions as Array<{ options: Array<{ value: string }> }>)[0]?.options.at(-1) as { value: string }).value;
+    const changed = await setConfigOption(client, sessionId, 'model', model);
+    expect((changed.configOptions[0] as { currentValue: string }).currentValue).to.equal(model);
+  });
+
+  it('a CLI that keeps dying: after the restart intensity the session/new fails, naming why', async () => {
+    const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'warden-claude-')));
+    const argvLog = join(cwd, '.argv.log');
+    const [editorSide, agentSide] = createMemoryTransportPair();
+    const agent = createAdapterAgent({ definition: claudeAdapter, executable: fakeClaude, env: { FAKE_CLAUDE_CRASH_ALWAYS: '1', FAKE_CLAUDE_ARGV_LOG: argvLog } });
+    const server = createActor(agentServerLogic, { input: { transport: agentSide, agent } }).start();
+    const client = createActor(agentClientLogic, { input: { transport: editorSide } }).start();
+    harnesses.push({ client, server, cwd, argvLog, updates: [], starts: () => readFileSync(argvLog, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)) });
+    await initialize(client);
+    const error = (await newSession(client, { cwd }).catch((caught: unknown) => caught)) as RpcError;
+    expect(error).to.be.instanceOf(RpcError);
+    expect(error.message).to.contain('kept failing');
+    expect((error.data as { reason: string }).reason).to.equal('session_failed');
+    expect(readFileSync(argvLog, 'utf8').split('\n').filter(Boolean)).to.have.length(4); // the first start and 3 restarts
+  });
+
+  it('the environment: Claude gets its own variables, never another agent\'s key', () => {
+    const line = claudeAdapter.command?.({ executable: 'claude', cwd: '/w', params: {}, resume: undefined, restarts: 0 });
+    const env = buildEnvironment({ ...line?.env, parent: { PATH: '/bin', ANTHROPIC_API_KEY: 'sk-ant', OPENAI_API_KEY: 'sk-oai', GEMINI_API_KEY: 'g', CLAUDE_CONFIG_DIR: '/c' } });
+    expect(env).to.include({ ANTHROPIC_API_KEY: 'sk-ant', CLAUDE_CONFIG_DIR: '/c', PATH: '/bin' });
+    expect(env).to.not.have.any.keys('OPENAI_API_KEY', 'GEMINI_API_KEY');
+  });
+
+  it('kill -9 mid-turn: the prompt fails naming the crash, the CLI restarts with --resume <id> and a new handshake, the next prompt works', async () => {
+    const { client, sessionId, starts } = await start('hello', { FAKE_CLAUDE_CRASH_AFTER: '1' });
+    const first = await run(client, sessionId, 'hi');
+    expect(first.result).to.be.instanceOf(RpcError);
+    expect((first.result as RpcError).message).to.contain('Claude Code stopped during the prompt');
+    expect(((first.result as RpcError).data as { reason: string }).reason).to.equal('agent_crashed');
+    await waitUntil(() => starts().length === 2, 'the restart');
+    expect(starts()[1]?.args.slice(-2)).to.deep.equal(['--resume', '64dc14b7-5438-426f-9829-9210cc56949d']);
+    const second = await run(client, sessionId, 'hi');
+    expect(second.result).to.deep.equal({ stopReason: 'end_turn' });
+  });
+});

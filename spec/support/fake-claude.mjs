@@ -1,0 +1,134 @@
+#!/usr/bin/env node
+// A fake `claude` CLI: replays a recorded stream-json transcript (spec/fixtures/
+// claude-stream-json-<FAKE_CLAUDE_FIXTURE>.transcript.ndjson) against whoever drives it.
+// Lines the transcript sent to the CLI ("in") are awaited and checked by type; lines it
+// printed ("out") are printed in order. Extra control requests (initialize, set_model,
+// set_permission_mode) are answered when they are not in the transcript.
+//
+// Environment:
+//   FAKE_CLAUDE_FIXTURE   fixture name: hello | partial | tool-write-permission-allow | ...
+//   FAKE_CLAUDE_ARGV_LOG  a file to append this start's pid and argv to (one JSON line per start)
+//   FAKE_CLAUDE_CRASH_ALWAYS=1  kill -9 itself at once, every start (a crash loop)
+//   FAKE_CLAUDE_CRASH_AFTER  kill -9 itself after printing this many "out" lines of a turn,
+//                         unless started with --resume (so that the restart completes)
+//   FAKE_CLAUDE_DELAY_MS  pause between printed lines of a turn (default 2)
+import { appendFileSync, readFileSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const fixture = process.env.FAKE_CLAUDE_FIXTURE ?? 'hello';
+const transcript = readFileSync(join(here, '..', 'fixtures', `claude-stream-json-${fixture}.transcript.ndjson`), 'utf8')
+  .split('\n').filter(Boolean).map((line) => JSON.parse(line));
+const args = process.argv.slice(2);
+const resumed = args.includes('--resume');
+if (process.env.FAKE_CLAUDE_ARGV_LOG) appendFileSync(process.env.FAKE_CLAUDE_ARGV_LOG, `${JSON.stringify({ pid: process.pid, args })}\n`);
+// A CLI that cannot even start: dies at once, every time.
+if (process.env.FAKE_CLAUDE_CRASH_ALWAYS === '1') process.kill(process.pid, 'SIGKILL');
+const crashAfter = resumed ? Infinity : Number(process.env.FAKE_CLAUDE_CRASH_AFTER ?? Infinity);
+const delayMs = Number(process.env.FAKE_CLAUDE_DELAY_MS ?? 2);
+
+// An initialize answer for transcripts that did not record one.
+const cannedInit = (() => {
+  const source = readFileSync(join(here, '..', 'fixtures', 'claude-stream-json-tool-write-permission-allow.transcript.ndjson'), 'utf8')
+    .split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((entry) => entry.msg.type === 'control_response');
+  return source.msg.response.response;
+})();
+
+const print = (message) => {
+  const buffer = Buffer.from(`${JSON.stringify(message)}\n`);
+  let offset = 0;
+  while (offset < buffer.length) offset += writeSync(1, buffer, offset);
+};
+const fail = (why) => {
+  process.stderr.write(`fake-claude (${fixture}): ${why}\n`);
+  process.exit(3);
+};
+
+const inbox = [];
+let wake;
+let ended = false;
+let pending = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+  pending += chunk;
+  let newline;
+  while ((newline = pending.indexOf('\n')) >= 0) {
+    const line = pending.slice(0, newline);
+    pending = pending.slice(newline + 1);
+    if (line.trim()) inbox.push(JSON.parse(line));
+  }
+  wake?.();
+});
+process.stdin.on('end', () => {
+  ended = true;
+  wake?.();
+});
+
+async function next() {
+  for (;;) {
+    if (inbox.length > 0) return inbox.shift();
+    if (ended) return undefined;
+    await new Promise((resolve) => (wake = resolve));
+    wake = undefined;
+  }
+}
+
+const kind = (message) => [message.type, message.request?.subtype ?? message.response?.subtype ?? ''].join(':');
+
+/** Answers what the transcript does not cover; `true` when handled. */
+function answerExtra(message, expected) {
+  if (message.type !== 'control_request') return false;
+  if (expected && kind(expected) === kind(message)) return false;
+  const subtype = message.request?.subtype;
+  if (subtype === 'initialize') {
+    print({ type: 'control_response', response: { subtype: 'success', request_id: message.request_id, response: cannedInit } });
+    return true;
+  }
+  if (subtype === 'set_model' || subtype === 'set_permission_mode') {
+    print({ type: 'control_response', response: { subtype: 'success', request_id: message.request_id, response: {} } });
+    return true;
+  }
+  if (subtype === 'interrupt') {
+    print({ type: 'control_response', response: { subtype: 'success', request_id: message.request_id, response: { still_queued: [] } } });
+    return true;
+  }
+  return false;
+}
+
+let printedInTurn = 0;
+for (const entry of transcript) {
+  if (entry.dir === 'skip') continue;
+  if (entry.dir === 'out') {
+    if (entry.msg.type === 'control_response' && entry.msg.response?.request_id?.startsWith('interrupt')) continue; // answered live
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    print(entry.msg);
+    if (++printedInTurn >= crashAfter) process.kill(process.pid, 'SIGKILL');
+    continue;
+  }
+  // An "in" line: wait for the host to send the same kind of line.
+  for (;;) {
+    const message = await next();
+    if (message === undefined) process.exit(0);
+    if (answerExtra(message, entry.msg)) continue;
+    if (kind(message) !== kind(entry.msg)) fail(`expected ${kind(entry.msg)}, got ${kind(message)}`);
+    if (message.type === 'control_request' && message.request?.subtype === 'initialize') {
+      // Answer with the recorded response under the host's request id.
+      const recorded = transcript.find((line) => line.dir === 'out' && line.msg.type === 'control_response' && line.msg.response?.request_id === entry.msg.request_id);
+      print({ type: 'control_response', response: { subtype: 'success', request_id: message.request_id, response: recorded?.msg.response.response ?? cannedInit } });
+      recorded && (recorded.dir = 'skip');
+    }
+    if (message.type === 'control_request' && message.request?.subtype === 'interrupt') {
+      print({ type: 'control_response', response: { subtype: 'success', request_id: message.request_id, response: { still_queued: [] } } });
+    }
+    if (message.type === 'user') printedInTurn = 0;
+    break;
+  }
+}
+// The transcript is done: serve extra control requests until stdin ends.
+for (;;) {
+  const message = await next();
+  if (message === undefined) break;
+  if (!answerExtra(message, undefined)) fail(`unexpected ${kind(message)} after the transcript ended`);
+}
+process.exit(fixture === 'api-error' ? 1 : 0);

@@ -1,0 +1,379 @@
+/**
+ * Claude Code as an ACP agent: the session adapter (one `claude` process per ACP session,
+ * in stream-json mode with the SDK control protocol) and the adapter definition.
+ *
+ * After every (re)start of the CLI the `initialize` control request is sent again, and a
+ * restarted CLI runs with `--resume <captured session id>`: the two things the seeds'
+ * libraries forget.
+ */
+import type { ContentBlock, SessionConfigOption } from '@agentclientprotocol/sdk';
+import { enqueueActions, setup } from 'xstate';
+import type { AgentRequestEvent } from '../../acp/native-agent.js';
+import type { AdapterDefinition, CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
+import {
+  claudeModes,
+  controlRequest,
+  emptyTurn,
+  permissionAnswer,
+  sessionSetupOf,
+  stopReasonOf,
+  updatesOf,
+  usageOf,
+  userMessage,
+  type ClaudeMessage,
+  type TurnMemory,
+} from './mapping.js';
+
+/** A control request we sent and wait for. */
+interface PendingControl {
+  readonly kind: 'initialize' | 'interrupt' | 'setMode' | 'setModel';
+  readonly requestId: string | undefined;
+  readonly value: string | undefined;
+}
+
+interface ClaudeContext {
+  readonly sessionId: string | undefined;
+  /** Claude's own session id, from `system:init`; `--resume` takes it after a restart. */
+  readonly claudeSessionId: string | undefined;
+  /** The `session/new` to answer once the CLI is initialized. */
+  readonly startRequestId: string | undefined;
+  readonly prompt: { readonly requestId: string; readonly cancelled: boolean } | undefined;
+  readonly turn: TurnMemory;
+  readonly controls: Readonly<Record<string, PendingControl>>;
+  /** Permission requests to the client: key → the CLI's request id and the tool input. */
+  readonly permissions: Readonly<Record<string, { readonly input: unknown }>>;
+  readonly nextControl: number;
+  readonly mode: string;
+  readonly model: string | undefined;
+  readonly configOptions: readonly SessionConfigOption[];
+  readonly restarts: number;
+  /** A prompt that arrived while the CLI was (re)starting: sent once it is ready. */
+  readonly queued: AgentRequestEvent | undefined;
+}
+
+const asMessage = (event: SessionAdapterEvent) => (event as { message: ClaudeMessage }).message;
+const isControlResponse = (message: ClaudeMessage) => message.type === 'control_response';
+const responseIdOf = (message: ClaudeMessage) => (message.response as { request_id?: string } | undefined)?.request_id;
+
+/** The session adapter machine for Claude Code. */
+export const claudeSessionMachine = setup({
+  types: {} as { context: ClaudeContext; events: SessionAdapterEvent; emitted: SessionAdapterOutput },
+  guards: {
+    isInitResponse: ({ context, event }) => {
+      if (event.type !== 'native.message' || !isControlResponse(asMessage(event))) return false;
+      const id = responseIdOf(asMessage(event));
+      return id !== undefined && context.controls[id]?.kind === 'initialize';
+    },
+    isResult: ({ event }) => event.type === 'native.message' && asMessage(event).type === 'result',
+  },
+  actions: {
+    start: enqueueActions(({ event, enqueue }) => {
+      if (event.type !== 'adapter.start') return;
+      enqueue.assign({ sessionId: event.sessionId, startRequestId: event.requestId });
+    }),
+    initialize: enqueueActions(({ context, event, enqueue }) => {
+      const restarts = event.type === 'port.started' ? event.restarts : context.restarts;
+      const requestId = `init_${context.nextControl}`;
+      enqueue.assign({
+        restarts,
+        nextControl: context.nextControl + 1,
+        controls: { ...context.controls, [requestId]: { kind: 'initialize', requestId: undefined, value: undefined } },
+      });
+      enqueue.emit({ type: 'port.write', message: controlRequest(requestId, { subtype: 'initialize', hooks: null }) });
+    }),
+    initialized: enqueueActions(({ context, event, enqueue }) => {
+      const message = asMessage(event);
+      const id = responseIdOf(message) as string;
+      const response = ((message.response as { response?: Record<string, unknown> }).response ?? {}) as Record<string, unknown>;
+      const setupInfo = sessionSetupOf(response, context.model);
+      const { [id]: _done, ...controls } = context.controls;
+      enqueue.assign({ controls, configOptions: setupInfo.configOptions, mode: context.restarts > 0 ? context.mode : setupInfo.modes.currentModeId });
+      if (context.startRequestId && context.sessionId) {
+        enqueue.emit({ type: 'acp.respond', requestId: context.startRequestId, result: { sessionId: context.sessionId, modes: setupInfo.modes, configOptions: setupInfo.configOptions } });
+        enqueue.assign({ startRequestId: undefined });
+      }
+      if (context.sessionId && setupInfo.commands.length > 0) {
+        enqueue.emit({ type: 'acp.update', sessionId: context.sessionId, update: { sessionUpdate: 'available_commands_update', availableCommands: setupInfo.commands } });
+      }
+      // A restarted CLI starts in its default mode: put back the one the editor chose.
+      if (context.restarts > 0 && context.mode !== 'default') {
+        enqueue.emit({ type: 'port.write', message: controlRequest(`mode_${context.nextControl}`, { subtype: 'set_permission_mode', mode: context.mode }) });
+      }
+    }),
+    queuePrompt: enqueueActions(({ event, enqueue }) => {
+      enqueue.assign({ queued: event as AgentRequestEvent });
+    }),
+    cancelQueued: enqueueActions(({ context, enqueue }) => {
+      if (!context.queued) return;
+      enqueue.emit({ type: 'acp.respond', requestId: context.queued.requestId, result: { stopReason: 'cancelled' } });
+      enqueue.assign({ queued: undefined });
+    }),
+    refuseWhileStarting: enqueueActions(({ event, enqueue }) => {
+      const request = event as AgentRequestEvent;
+      enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: 'Claude Code is (re)starting; try again in a moment', data: { reason: 'agent_starting' } } });
+    }),
+    sendPrompt: enqueueActions(({ context, event, enqueue }) => {
+      const request = event.type === 'session.prompt' ? (event as AgentRequestEvent) : (context.queued as AgentRequestEvent);
+      enqueue.assign({ queued: undefined });
+      enqueue.assign({ prompt: { requestId: request.requestId, cancelled: false }, turn: emptyTurn });
+      enqueue.emit({ type: 'port.write', message: userMessage(request.params.prompt as ContentBlock[], context.claudeSessionId) });
+      enqueue.emit({ type: 'port.busy', busy: true });
+    }),
+    onTurnMessage: enqueueActions(({ context, event, enqueue }) => {
+      const message = asMessage(event);
+      const sessionId = context.sessionId as string;
+      if (message.type === 'system' && message.subtype === 'init' && typeof message.session_id === 'string') {
+        if (message.session_id !== context.claudeSessionId) {
+          enqueue.assign({ claudeSessionId: message.session_id });
+          enqueue.emit({ type: 'adapter.resume', state: { claudeSessionId: message.session_id } });
+        }
+        return;
+      }
+      if (message.type === 'control_request') {
+        const request = message.request as { subtype?: string; tool_name?: string; input?: Record<string, unknown>; tool_use_id?: string; description?: string };
+        const requestId = message.request_id as string;
+        if (request?.subtype === 'can_use_tool') {
+          enqueue.assign({ permissions: { ...context.permissions, [requestId]: { input: request.input } } });
+          const name = request.tool_name ?? 'tool';
+          enqueue.emit({
+            type: 'acp.clientRequest',
+            key: requestId,
+            method: 'session/request_permission',
+            params: {
+              sessionId,
+              toolCall: { toolCallId: request.tool_use_id ?? requestId, title: request.description ? `${name} ${request.description}` : name, status: 'pending', rawInput: request.input ?? {} },
+              options: [
+                { optionId: 'allow_always', name: 'Always allow', kind: 'allow_always' },
+                { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+                { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
+              ],
+            },
+          });
+        } else {
+          // Hooks, MCP messages, elicitations: not offered by this adapter; say so rather than leave the CLI waiting.
+          enqueue.emit({ type: 'port.write', message: { type: 'control_response', response: { subtype: 'error', request_id: requestId, error: `acp-warden does not handle ${request?.subtype ?? 'this'} control requests` } } });
+        }
+        return;
+      }
+      const { updates, memory } = updatesOf(message, context.turn);
+      enqueue.assign({ turn: memory });
+      for (const update of updates) enqueue.emit({ type: 'acp.update', sessionId, update });
+    }),
+    finishTurn: enqueueActions(({ context, event, enqueue }) => {
+      const message = asMessage(event);
+      const prompt = context.prompt;
+      enqueue.emit({ type: 'port.busy', busy: false });
+      enqueue.assign({ prompt: undefined, turn: emptyTurn });
+      if (!prompt) return;
+      const usage = usageOf(message);
+      if (usage && context.sessionId) enqueue.emit({ type: 'acp.update', sessionId: context.sessionId, update: usage });
+      const outcome = stopReasonOf(message, prompt.cancelled);
+      if ('error' in outcome) enqueue.emit({ type: 'acp.error', requestId: prompt.requestId, error: { code: -32603, message: outcome.error.message, data: outcome.error.data } });
+      else enqueue.emit({ type: 'acp.respond', requestId: prompt.requestId, result: { stopReason: outcome.stopReason } });
+    }),
+    interrupt: enqueueActions(({ context, enqueue }) => {
+      if (!context.prompt || context.prompt.cancelled) return;
+      const requestId = `interrupt_${context.nextControl}`;
+      enqueue.assign({
+        prompt: { ...context.prompt, cancelled: true },
+        nextControl: context.nextControl + 1,
+        controls: { ...context.controls, [requestId]: { kind: 'interrupt', requestId: undefined, value: undefined } },
+      });
+      enqueue.emit({ type: 'port.write', message: controlRequest(requestId, { subtype: 'interrupt' }) });
+    }),
+    answerPermission: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'client.response' && event.type !== 'client.error') return;
+      const pending = context.permissions[event.key];
+      if (!pending) return;
+      const { [event.key]: _answered, ...permissions } = context.permissions;
+      enqueue.assign({ permissions });
+      const outcome = event.type === 'client.response' ? (event.result as { outcome?: { outcome?: string; optionId?: string } })?.outcome : undefined;
+      const allow = outcome?.outcome === 'selected' && (outcome.optionId === 'allow' || outcome.optionId === 'allow_always');
+      enqueue.emit({ type: 'port.write', message: permissionAnswer(event.key, allow, pending.input) });
+      if (outcome?.optionId === 'allow_always' && context.mode === 'default') {
+        // "Always": the CLI stops asking for edits in this session.
+        enqueue.emit({ type: 'port.write', message: controlRequest(`mode_${context.nextControl}`, { subtype: 'set_permission_mode', mode: 'acceptEdits' }) });
+        enqueue.assign({ nextControl: context.nextControl + 1, mode: 'acceptEdits' });
+        if (context.sessionId) enqueue.emit({ type: 'acp.update', sessionId: context.sessionId, update: { sessionUpdate: 'current_mode_update', currentModeId: 'acceptEdits' } });
+      }
+      // ACP: a cancelled permission means the turn is cancelled: deny, then interrupt.
+      if (outcome?.outcome === 'cancelled' && context.prompt && !context.prompt.cancelled) {
+        const requestId = `interrupt_${context.nextControl + 1}`;
+        enqueue.assign({ prompt: { ...context.prompt, cancelled: true }, nextControl: context.nextControl + 2 });
+        enqueue.emit({ type: 'port.write', message: controlRequest(requestId, { subtype: 'interrupt' }) });
+      }
+    }),
+    setMode: enqueueActions(({ context, event, enqueue }) => {
+      const request = event as AgentRequestEvent;
+      const mode = request.params.modeId as string;
+      if (!claudeModes.some((entry) => entry.id === mode)) {
+        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32602, message: `Invalid params: unknown mode ${mode}` } });
+        return;
+      }
+      const requestId = `mode_${context.nextControl}`;
+      enqueue.assign({ nextControl: context.nextControl + 1, controls: { ...context.controls, [requestId]: { kind: 'setMode', requestId: request.requestId, value: mode } } });
+      enqueue.emit({ type: 'port.write', message: controlRequest(requestId, { subtype: 'set_permission_mode', mode }) });
+    }),
+    setModel: enqueueActions(({ context, event, enqueue }) => {
+      const request = event as AgentRequestEvent;
+      const option = context.configOptions.find((entry) => entry.id === request.params.configId);
+      const value = String(request.params.value);
+      const known = option && option.type === 'select' && (option.options as Array<{ value?: string }>).some((entry) => entry.value === value);
+      if (!known) {
+        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32602, message: 'Invalid params: unknown config option or value' } });
+        return;
+      }
+      const requestId = `model_${context.nextControl}`;
+      enqueue.assign({ nextControl: context.nextControl + 1, controls: { ...context.controls, [requestId]: { kind: 'setModel', requestId: request.requestId, value } } });
+      enqueue.emit({ type: 'port.write', message: controlRequest(requestId, { subtype: 'set_model', model: value }) });
+    }),
+    onControlResponse: enqueueActions(({ context, event, enqueue }) => {
+      const message = asMessage(event);
+      const id = responseIdOf(message);
+      const pending = id ? context.controls[id] : undefined;
+      if (!id || !pending) return;
+      const { [id]: _done, ...controls } = context.controls;
+      enqueue.assign({ controls });
+      const failed = (message.response as { subtype?: string }).subtype === 'error';
+      if (pending.kind === 'setMode' && pending.requestId) {
+        if (failed) {
+          enqueue.emit({ type: 'acp.error', requestId: pending.requestId, error: { code: -32603, message: 'Claude Code refused the mode' } });
+          return;
+        }
+        enqueue.assign({ mode: pending.value as string });
+        enqueue.emit({ type: 'acp.update', sessionId: context.sessionId as string, update: { sessionUpdate: 'current_mode_update', currentModeId: pending.value as string } });
+        enqueue.emit({ type: 'acp.respond', requestId: pending.requestId, result: {} });
+      } else if (pending.kind === 'setModel' && pending.requestId) {
+        if (failed) {
+          enqueue.emit({ type: 'acp.error', requestId: pending.requestId, error: { code: -32603, message: 'Claude Code refused the model' } });
+          return;
+        }
+        const configOptions = context.configOptions.map((option) => (option.id === 'model' ? { ...option, currentValue: pending.value as string } : option)) as SessionConfigOption[];
+        enqueue.assign({ model: pending.value, configOptions });
+        enqueue.emit({ type: 'acp.respond', requestId: pending.requestId, result: { configOptions } });
+      }
+    }),
+    failPromptOnExit: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'port.exited') return;
+      const prompt = context.prompt;
+      enqueue.assign({ prompt: undefined, turn: emptyTurn, permissions: {}, controls: {} });
+      if (!prompt) return;
+      const reason = event.exit.reason;
+      enqueue.emit({
+        type: 'acp.error',
+        requestId: prompt.requestId,
+        error: {
+          code: -32603,
+          message: `Claude Code stopped during the prompt (${reason.kind}); acp-warden restarts it and resumes the conversation`,
+          data: { reason: 'agent_crashed', exit: reason, stderrTail: event.exit.stderrTail, restarts: context.restarts },
+        },
+      });
+    }),
+  },
+}).createMachine({
+  id: 'claudeSession',
+  context: { sessionId: undefined, claudeSessionId: undefined, startRequestId: undefined, prompt: undefined, turn: emptyTurn, controls: {}, permissions: {}, nextControl: 1, mode: 'default', model: undefined, configOptions: [], restarts: 0, queued: undefined },
+  initial: 'waitingForCli',
+  on: {
+    'adapter.start': { actions: 'start' },
+    'port.exited': { target: '.waitingForCli', actions: 'failPromptOnExit' },
+  },
+  states: {
+    waitingForCli: {
+      on: {
+        'port.started': { target: 'initializing', actions: 'initialize' },
+        'session.prompt': { actions: 'queuePrompt' },
+        'session.cancel': { actions: 'cancelQueued' },
+        'session.setMode': { actions: 'refuseWhileStarting' },
+        'session.setConfigOption': { actions: 'refuseWhileStarting' },
+      },
+    },
+    initializing: {
+      on: {
+        'native.message': { guard: 'isInitResponse', target: 'ready', actions: 'initialized' },
+        'session.prompt': { actions: 'queuePrompt' },
+        'session.cancel': { actions: 'cancelQueued' },
+        'session.setMode': { actions: 'refuseWhileStarting' },
+        'session.setConfigOption': { actions: 'refuseWhileStarting' },
+      },
+    },
+    ready: {
+      always: { guard: ({ context }) => context.queued !== undefined, target: 'prompting', actions: 'sendPrompt' },
+      on: {
+        'session.prompt': { target: 'prompting', actions: 'sendPrompt' },
+        'session.setMode': { actions: 'setMode' },
+        'session.setConfigOption': { actions: 'setModel' },
+        'native.message': { actions: 'onControlResponse' },
+      },
+    },
+    prompting: {
+      on: {
+        'native.message': [
+          { guard: 'isResult', target: 'ready', actions: 'finishTurn' },
+          { guard: ({ event }) => isControlResponse(asMessage(event)), actions: 'onControlResponse' },
+          { actions: 'onTurnMessage' },
+        ],
+        'session.cancel': { actions: 'interrupt' },
+        'client.response': { actions: 'answerPermission' },
+        'client.error': { actions: 'answerPermission' },
+        'session.setMode': { actions: 'setMode' },
+        'session.setConfigOption': { actions: 'setModel' },
+      },
+    },
+  },
+});
+
+/** Where the session's CLI resumes from after a restart. */
+interface ClaudeResume {
+  readonly claudeSessionId?: string;
+}
+
+/** Claude Code (`--agent claude`): the `claude` CLI in stream-json mode. */
+export const claudeAdapter: AdapterDefinition = {
+  name: 'claude',
+  agentInfo: { name: 'claude-code', title: 'Claude Code (via acp-warden)', version: '0.1.0' },
+  capabilities: {
+    promptCapabilities: { image: true, audio: false, embeddedContext: true },
+    mcpCapabilities: { http: false, sse: false },
+  },
+  executable: {
+    name: 'claude',
+    envVar: 'CLAUDE_CODE_EXECUTABLE',
+    versionArgs: ['--version'],
+    install: 'npm install -g @anthropic-ai/claude-code',
+  },
+  session: claudeSessionMachine,
+  command(context: CommandContext) {
+    const resume = context.resume as ClaudeResume | undefined;
+    const args = [
+      '-p',
+      '--output-format', 'stream-json',
+      '--input-format', 'stream-json',
+      '--verbose',
+      '--include-partial-messages',
+      '--permission-prompt-tool', 'stdio',
+      ...(resume?.claudeSessionId ? ['--resume', resume.claudeSessionId] : []),
+    ];
+    return {
+      args,
+      env: {
+        passthrough: claudeEnvironment,
+        adapter: { CLAUDE_CODE_ENTRYPOINT: 'sdk-ts', CLAUDE_CODE_DISABLE_TERMINAL_TITLE: '1' },
+      },
+    };
+  },
+  port: { shutdown: { stdinGraceMs: 2000, killAfterMs: 3000 } },
+  restart: { intensity: 3, period: 60_000, backoff: { minDelay: 200, maxDelay: 5000 } },
+};
+
+/**
+ * The host variables Claude Code needs (its key, its endpoint and configuration); no other
+ * agent's key passes.
+ */
+export const claudeEnvironment: readonly string[] = [
+  'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_BASE_URL', 'ANTHROPIC_MODEL', 'ANTHROPIC_SMALL_FAST_MODEL',
+  'ANTHROPIC_CUSTOM_HEADERS', 'ANTHROPIC_DEFAULT_OPUS_MODEL', 'ANTHROPIC_DEFAULT_SONNET_MODEL', 'ANTHROPIC_DEFAULT_HAIKU_MODEL',
+  'CLAUDE_CODE_OAUTH_TOKEN', 'CLAUDE_CONFIG_DIR', 'CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CODE_USE_VERTEX',
+  'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC', 'DISABLE_AUTOUPDATER', 'DISABLE_TELEMETRY', 'DISABLE_ERROR_REPORTING',
+  'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY',
+];
