@@ -1,0 +1,108 @@
+/**
+ * The Codex adapter against a fake `codex app-server` that replays the recorded transcripts
+ * (spec/fixtures/codex-app-server-*), driven through our ACP agent side by our ACP client.
+ */
+import type { SessionUpdate } from '@agentclientprotocol/sdk';
+import { expect } from 'chai';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createActor, type AnyActorRef } from 'xstate';
+import { agentClientLogic, initialize, newSession, prompt, type ClientHandler } from '../../src/acp/agent-client.js';
+import { agentServerLogic } from '../../src/acp/agent-server.js';
+import { createAdapterAgent } from '../../src/adapters/adapter-agent.js';
+import { codexAdapter } from '../../src/adapters/codex/adapter.js';
+import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
+import { RpcError } from '../../src/jsonrpc/rpc-error.js';
+import { buildEnvironment } from '../../src/port/env-policy.js';
+import { isAlive, waitUntil } from '../support/processes.js';
+
+const fakeCodex = fileURLToPath(new URL('../support/fake-codex.mjs', import.meta.url));
+const started: Array<{ client: AnyActorRef; server: AnyActorRef; cwd: string; log: string }> = [];
+
+async function start(fixture: string, env: Record<string, string> = {}, handler: ClientHandler = {}) {
+  const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'warden-codex-')));
+  const log = join(cwd, '.argv.log');
+  const [editorSide, agentSide] = createMemoryTransportPair();
+  const agent = createAdapterAgent({ definition: codexAdapter, executable: fakeCodex, env: { FAKE_CODEX_FIXTURE: fixture, FAKE_CODEX_ARGV_LOG: log, ...env } });
+  const server = createActor(agentServerLogic, { input: { transport: agentSide, agent } }).start();
+  const client = createActor(agentClientLogic, { input: { transport: editorSide, handler } }).start();
+  started.push({ client, server, cwd, log });
+  await initialize(client);
+  const setup = await newSession(client, { cwd });
+  const starts = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { pid: number; args: string[] }) : []);
+  return { client, sessionId: setup.sessionId, setup, starts };
+}
+
+afterEach(async () => {
+  for (const { client, server, cwd, log } of started.splice(0)) {
+    client.stop();
+    server.stop();
+    const pids = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { pid: number }).pid) : [];
+    for (const pid of pids) await waitUntil(() => !isAlive(pid), `fake codex ${pid} to be gone`);
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
+async function run(client: AnyActorRef, sessionId: string, text: string) {
+  const handle = prompt(client, sessionId, [{ type: 'text', text }]);
+  const updates: SessionUpdate[] = [];
+  for await (const update of handle.updates) updates.push(update);
+  return { updates, result: await handle.result.catch((error: unknown) => error) };
+}
+
+describe('Codex adapter (fake app-server replaying recorded transcripts)', function () {
+  this.timeout(30_000);
+
+  it('hello: handshake, a thread, the streamed text, usage and end_turn', async () => {
+    const { client, sessionId, setup, starts } = await start('hello');
+    expect(starts()[0]?.args).to.deep.equal(['app-server']);
+    expect((setup.modes as { currentModeId: string }).currentModeId).to.equal('untrusted');
+    const { updates, result } = await run(client, sessionId, 'say hi');
+    expect(result).to.deep.equal({ stopReason: 'end_turn' });
+    const text = updates.filter((update) => update.sessionUpdate === 'agent_message_chunk').map((update) => (update as { content: { text: string } }).content.text).join('');
+    expect(text).to.equal('Hello from the fake OpenAI server.');
+    expect(updates.find((update) => update.sessionUpdate === 'usage_update')).to.deep.include({ used: 19, size: 258400 });
+  });
+
+  it('an approval request becomes session/request_permission; allowed, the command runs and completes', async () => {
+    const asked: Array<{ toolCall: { title: string } }> = [];
+    const { client, sessionId } = await start('tool-approval', {}, {
+      permission: (request) => {
+        asked.push(request as never);
+        return { outcome: 'selected', optionId: 'allow' };
+      },
+    });
+    const { updates, result } = await run(client, sessionId, 'TOOL:sh touch /home/user/project/codex-touched2.txt');
+    expect(result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(asked).to.have.length(1);
+    expect(asked[0]?.toolCall.title).to.contain("touch /home/user/project/codex-touched2.txt");
+    const call = updates.find((update) => update.sessionUpdate === 'tool_call') as { kind: string; title: string; toolCallId: string };
+    expect(call).to.include({ kind: 'execute', toolCallId: 'call_fake_9', title: '`touch /home/user/project/codex-touched2.txt`' });
+    expect(updates.some((update) => update.sessionUpdate === 'tool_call_update' && (update as { status?: string }).status === 'completed')).to.equal(true);
+  });
+
+  it('kill -9 mid-turn: the prompt fails naming the crash, the restarted app-server resumes the thread, the next prompt works', async () => {
+    const methodLog = join(tmpdir(), `warden-codex-methods-${process.pid}-${Date.now()}`);
+    const { client, sessionId, starts } = await start('hello', { FAKE_CODEX_CRASH_AFTER: '2', FAKE_CODEX_METHOD_LOG: methodLog });
+    const first = await run(client, sessionId, 'say hi');
+    expect(first.result).to.be.instanceOf(RpcError);
+    expect(((first.result as RpcError).data as { reason: string }).reason).to.equal('agent_crashed');
+    await waitUntil(() => starts().length === 2, 'the restart');
+    const second = await run(client, sessionId, 'say hi');
+    expect(second.result).to.deep.equal({ stopReason: 'end_turn' });
+    const methods = readFileSync(methodLog, 'utf8').trim().split('\n');
+    rmSync(methodLog, { force: true });
+    // The second app-server resumed the thread the first one started.
+    expect(methods.filter((line) => line.startsWith('thread/'))).to.deep.equal(['thread/start null', 'thread/resume "01a22bbb-6e57-7a52-b8be-e2dcb9d419da"']);
+    expect(methods.filter((line) => line.startsWith('initialize '))).to.have.length(2);
+  });
+
+  it('the environment: Codex gets its own variables, never another agent\'s key', () => {
+    const line = codexAdapter.command?.({ executable: 'codex', cwd: '/w', params: {}, resume: undefined, restarts: 0 });
+    const env = buildEnvironment({ ...line?.env, parent: { PATH: '/bin', OPENAI_API_KEY: 'sk-oai', ANTHROPIC_API_KEY: 'sk-ant', CODEX_HOME: '/h' } });
+    expect(env).to.include({ OPENAI_API_KEY: 'sk-oai', CODEX_HOME: '/h' });
+    expect(env).to.not.have.any.keys('ANTHROPIC_API_KEY');
+  });
+});

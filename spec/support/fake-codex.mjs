@@ -1,0 +1,95 @@
+#!/usr/bin/env node
+// A fake `codex app-server`: replays a recorded transcript (spec/fixtures/
+// codex-app-server-<FAKE_CODEX_FIXTURE>.ndjson, entries {dir: "send"|"recv", msg}) against
+// whoever drives it. "send" entries are awaited (matched by method, or as a response);
+// "recv" entries are printed, with response ids rewritten to the ids the host used.
+// `thread/resume` is accepted where the transcript started a thread.
+//
+// Environment:
+//   FAKE_CODEX_FIXTURE     hello | tool-approval
+//   FAKE_CODEX_ARGV_LOG    a file to append {pid, args} to, one line per start
+//   FAKE_CODEX_METHOD_LOG  a file to append each method received (and its threadId) to
+//   FAKE_CODEX_CRASH_AFTER kill -9 itself after printing this many lines of a turn, on the
+//                          first start only (the log tells restarts apart)
+import { appendFileSync, existsSync, readFileSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const fixture = process.env.FAKE_CODEX_FIXTURE ?? 'hello';
+const transcript = readFileSync(join(here, '..', 'fixtures', `codex-app-server-${fixture}.ndjson`), 'utf8')
+  .split('\n').filter(Boolean).map((line) => JSON.parse(line));
+const log = process.env.FAKE_CODEX_ARGV_LOG;
+const restarted = Boolean(log && existsSync(log) && readFileSync(log, 'utf8').trim().length > 0);
+if (log) appendFileSync(log, `${JSON.stringify({ pid: process.pid, args: process.argv.slice(2) })}\n`);
+const crashAfter = restarted ? Infinity : Number(process.env.FAKE_CODEX_CRASH_AFTER ?? Infinity);
+
+const print = (message) => {
+  const buffer = Buffer.from(`${JSON.stringify(message)}\n`);
+  let offset = 0;
+  while (offset < buffer.length) offset += writeSync(1, buffer, offset);
+};
+const fail = (why) => {
+  process.stderr.write(`fake-codex (${fixture}): ${why}\n`);
+  process.exit(3);
+};
+
+const inbox = [];
+let wake;
+let ended = false;
+let pending = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+  pending += chunk;
+  let newline;
+  while ((newline = pending.indexOf('\n')) >= 0) {
+    const line = pending.slice(0, newline);
+    pending = pending.slice(newline + 1);
+    if (line.trim()) inbox.push(JSON.parse(line));
+  }
+  wake?.();
+});
+process.stdin.on('end', () => {
+  ended = true;
+  wake?.();
+});
+async function next() {
+  for (;;) {
+    if (inbox.length > 0) return inbox.shift();
+    if (ended) return undefined;
+    await new Promise((resolve) => (wake = resolve));
+    wake = undefined;
+  }
+}
+
+const sameMethod = (expected, actual) => expected === actual || (expected === 'thread/start' && actual === 'thread/resume');
+const ids = new Map(); // recorded request id -> the host's id
+let printedInTurn = -Infinity; // counting starts with the first turn
+for (const entry of transcript) {
+  const message = entry.msg;
+  if (entry.dir === 'recv') {
+    const isResponse = message.method === undefined && message.id !== undefined;
+    const out = isResponse && ids.has(message.id) ? { ...message, id: ids.get(message.id) } : message;
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    print(out);
+    if (++printedInTurn >= crashAfter) process.kill(process.pid, 'SIGKILL');
+    continue;
+  }
+  const received = await next();
+  if (received === undefined) process.exit(0);
+  if (message.method !== undefined) {
+    if (!sameMethod(message.method, received.method)) fail(`expected ${message.method}, got ${received.method ?? 'a response'}`);
+    if (process.env.FAKE_CODEX_METHOD_LOG) appendFileSync(process.env.FAKE_CODEX_METHOD_LOG, `${received.method} ${JSON.stringify(received.params?.threadId ?? null)}\n`);
+    if (message.id !== undefined) ids.set(message.id, received.id);
+    if (received.method === 'turn/start') printedInTurn = 0;
+  } else if (received.method !== undefined || received.id === undefined) {
+    fail(`expected a response to request ${message.id}, got ${received.method}`);
+  }
+}
+// Serve interrupts and further requests with empty answers until stdin ends.
+for (;;) {
+  const received = await next();
+  if (received === undefined) break;
+  if (received.id !== undefined && received.method) print({ id: received.id, result: {} });
+}
+process.exit(0);

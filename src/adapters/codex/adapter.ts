@@ -1,0 +1,285 @@
+/**
+ * Codex as an ACP agent: `codex app-server` (JSON-RPC over stdio) per ACP session. The
+ * session adapter does the handshake (`initialize`, `initialized`), starts a thread (or
+ * resumes it with `thread/resume` after a crash), runs each prompt as a turn, maps items to
+ * updates and approvals to `session/request_permission`, and interrupts on cancel.
+ */
+import type { ContentBlock } from '@agentclientprotocol/sdk';
+import { enqueueActions, setup } from 'xstate';
+import type { AgentRequestEvent } from '../../acp/native-agent.js';
+import type { AdapterDefinition, CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
+import { codexRequest, decisionFor, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
+
+type Pending = 'initialize' | 'thread' | 'turn' | 'interrupt';
+
+interface CodexContext {
+  readonly sessionId: string | undefined;
+  readonly cwd: string | undefined;
+  readonly startRequestId: string | undefined;
+  readonly threadId: string | undefined;
+  readonly turnId: string | undefined;
+  readonly prompt: { readonly requestId: string; readonly cancelled: boolean } | undefined;
+  readonly queued: AgentRequestEvent | undefined;
+  readonly nextId: number;
+  readonly pending: Readonly<Record<string, Pending>>;
+  /** Approval requests from Codex waiting for the client: key → Codex's request id. */
+  readonly approvals: Readonly<Record<string, number | string>>;
+  readonly mode: string;
+  readonly restarts: number;
+}
+
+const codexModes = [
+  { id: 'untrusted', name: 'Ask', description: 'Ask before running commands that are not known to be safe' },
+  { id: 'on-request', name: 'On request', description: 'Codex decides when to ask' },
+  { id: 'never', name: 'Never ask', description: 'Run commands in the sandbox without asking' },
+];
+
+const asMessage = (event: SessionAdapterEvent) => (event as { message: CodexMessage }).message;
+
+function responseTo(context: CodexContext, event: SessionAdapterEvent, kind: Pending): boolean {
+  if (event.type !== 'native.message') return false;
+  const message = asMessage(event);
+  return message.method === undefined && message.id !== undefined && context.pending[String(message.id)] === kind;
+}
+
+/** The session adapter machine for Codex. */
+export const codexSessionMachine = setup({
+  types: {} as { context: CodexContext; events: SessionAdapterEvent; emitted: SessionAdapterOutput },
+  guards: {
+    initializeAnswered: ({ context, event }) => responseTo(context, event, 'initialize'),
+    threadAnswered: ({ context, event }) => responseTo(context, event, 'thread'),
+    turnCompleted: ({ context, event }) => event.type === 'native.message' && asMessage(event).method === 'turn/completed' && asMessage(event).params?.threadId === context.threadId,
+  },
+  actions: {
+    start: enqueueActions(({ event, enqueue }) => {
+      if (event.type !== 'adapter.start') return;
+      enqueue.assign({ sessionId: event.sessionId, startRequestId: event.requestId, cwd: event.params.cwd as string });
+    }),
+    initialize: enqueueActions(({ context, event, enqueue }) => {
+      const id = context.nextId;
+      enqueue.assign({ nextId: id + 1, pending: { ...context.pending, [id]: 'initialize' }, restarts: event.type === 'port.started' ? event.restarts : context.restarts, turnId: undefined });
+      enqueue.emit({ type: 'port.write', message: codexRequest(id, 'initialize', { clientInfo: { name: 'acp-warden', title: 'acp-warden', version: '0.1.0' }, capabilities: null }) });
+    }),
+    startThread: enqueueActions(({ context, event, enqueue }) => {
+      const answered = String(asMessage(event).id);
+      const { [answered]: _done, ...pending } = context.pending;
+      const id = context.nextId;
+      enqueue.emit({ type: 'port.write', message: { method: 'initialized' } });
+      // After a crash, the conversation goes on in the same thread.
+      const message = context.threadId
+        ? codexRequest(id, 'thread/resume', { threadId: context.threadId, cwd: context.cwd, approvalPolicy: context.mode, sandbox: 'workspace-write' })
+        : codexRequest(id, 'thread/start', { cwd: context.cwd, approvalPolicy: context.mode, sandbox: 'workspace-write' });
+      enqueue.assign({ nextId: id + 1, pending: { ...pending, [id]: 'thread' } });
+      enqueue.emit({ type: 'port.write', message });
+    }),
+    threadReady: enqueueActions(({ context, event, enqueue }) => {
+      const message = asMessage(event);
+      const { [String(message.id)]: _done, ...pending } = context.pending;
+      enqueue.assign({ pending });
+      if (message.error) {
+        if (context.startRequestId) enqueue.emit({ type: 'acp.error', requestId: context.startRequestId, error: { code: -32603, message: `Codex could not start a thread: ${message.error.message ?? 'unknown error'}` } });
+        enqueue.assign({ startRequestId: undefined });
+        return;
+      }
+      const threadId = (message.result?.thread as { id?: string } | undefined)?.id ?? context.threadId;
+      if (threadId && threadId !== context.threadId) {
+        enqueue.assign({ threadId });
+        enqueue.emit({ type: 'adapter.resume', state: { threadId } });
+      }
+      if (context.startRequestId && context.sessionId) {
+        enqueue.emit({ type: 'acp.respond', requestId: context.startRequestId, result: { sessionId: context.sessionId, modes: { currentModeId: context.mode, availableModes: codexModes } } });
+        enqueue.assign({ startRequestId: undefined });
+      }
+    }),
+    queuePrompt: enqueueActions(({ event, enqueue }) => {
+      enqueue.assign({ queued: event as AgentRequestEvent });
+    }),
+    cancelQueued: enqueueActions(({ context, enqueue }) => {
+      if (!context.queued) return;
+      enqueue.emit({ type: 'acp.respond', requestId: context.queued.requestId, result: { stopReason: 'cancelled' } });
+      enqueue.assign({ queued: undefined });
+    }),
+    sendTurn: enqueueActions(({ context, event, enqueue }) => {
+      const request = event.type === 'session.prompt' ? (event as AgentRequestEvent) : (context.queued as AgentRequestEvent);
+      const id = context.nextId;
+      enqueue.assign({ queued: undefined, prompt: { requestId: request.requestId, cancelled: false }, nextId: id + 1, pending: { ...context.pending, [id]: 'turn' } });
+      enqueue.emit({ type: 'port.write', message: codexRequest(id, 'turn/start', { threadId: context.threadId, input: turnInput(request.params.prompt as ContentBlock[]), approvalPolicy: context.mode }) });
+      enqueue.emit({ type: 'port.busy', busy: true });
+    }),
+    onTurnMessage: enqueueActions(({ context, event, enqueue }) => {
+      const message = asMessage(event);
+      const sessionId = context.sessionId as string;
+      if (message.method === undefined && message.id !== undefined) {
+        // A response to one of our requests.
+        const kind = context.pending[String(message.id)];
+        const { [String(message.id)]: _done, ...pending } = context.pending;
+        enqueue.assign({ pending });
+        if (kind === 'turn') {
+          if (message.error && context.prompt) {
+            enqueue.emit({ type: 'acp.error', requestId: context.prompt.requestId, error: { code: -32603, message: `Codex refused the turn: ${message.error.message ?? 'unknown error'}` } });
+            enqueue.emit({ type: 'port.busy', busy: false });
+            enqueue.assign({ prompt: undefined });
+            return;
+          }
+          const turnId = (message.result?.turn as { id?: string } | undefined)?.id;
+          if (turnId) enqueue.assign({ turnId });
+        }
+        return;
+      }
+      if (message.method && message.id !== undefined && /requestApproval$/u.test(message.method)) {
+        const params = message.params ?? {};
+        const key = `approval-${String(message.id)}`;
+        enqueue.assign({ approvals: { ...context.approvals, [key]: message.id } });
+        const command = params.command as string | undefined;
+        enqueue.emit({
+          type: 'acp.clientRequest',
+          key,
+          method: 'session/request_permission',
+          params: {
+            sessionId,
+            toolCall: { toolCallId: String(params.itemId ?? key), title: command ? `Run \`${command}\`` : 'Apply file changes', status: 'pending', rawInput: params },
+            options: [
+              { optionId: 'allow_always', name: 'Allow for this session', kind: 'allow_always' },
+              { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+              { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
+            ],
+          },
+        });
+        return;
+      }
+      if (message.method && message.params?.threadId !== undefined && message.params.threadId !== context.threadId) return;
+      for (const update of updatesOfNotification(message.method ?? '', message.params ?? {})) enqueue.emit({ type: 'acp.update', sessionId, update });
+    }),
+    finishTurn: enqueueActions(({ context, event, enqueue }) => {
+      const prompt = context.prompt;
+      enqueue.emit({ type: 'port.busy', busy: false });
+      enqueue.assign({ prompt: undefined, turnId: undefined });
+      if (!prompt) return;
+      const outcome = turnOutcome(asMessage(event).params ?? {}, prompt.cancelled);
+      if ('error' in outcome) enqueue.emit({ type: 'acp.error', requestId: prompt.requestId, error: { code: -32603, message: outcome.error.message, data: outcome.error.data } });
+      else enqueue.emit({ type: 'acp.respond', requestId: prompt.requestId, result: { stopReason: outcome.stopReason } });
+    }),
+    interrupt: enqueueActions(({ context, enqueue }) => {
+      if (!context.prompt || context.prompt.cancelled) return;
+      enqueue.assign({ prompt: { ...context.prompt, cancelled: true } });
+      if (!context.turnId) return; // turn/start not answered yet: its completion ends cancelled
+      const id = context.nextId;
+      enqueue.assign({ nextId: id + 1, pending: { ...context.pending, [id]: 'interrupt' } });
+      enqueue.emit({ type: 'port.write', message: codexRequest(id, 'turn/interrupt', { threadId: context.threadId, turnId: context.turnId }) });
+    }),
+    answerApproval: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'client.response' && event.type !== 'client.error') return;
+      const codexId = context.approvals[event.key];
+      if (codexId === undefined) return;
+      const { [event.key]: _answered, ...approvals } = context.approvals;
+      enqueue.assign({ approvals });
+      const outcome = event.type === 'client.response' ? (event.result as { outcome?: { outcome?: string; optionId?: string } })?.outcome : undefined;
+      enqueue.emit({ type: 'port.write', message: { id: codexId, result: { decision: decisionFor(outcome) } } });
+    }),
+    setMode: enqueueActions(({ context, event, enqueue }) => {
+      const request = event as AgentRequestEvent;
+      const mode = request.params.modeId as string;
+      if (!codexModes.some((entry) => entry.id === mode)) {
+        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32602, message: `Invalid params: unknown mode ${mode}` } });
+        return;
+      }
+      // Applied from the next turn on (each turn/start carries the approval policy).
+      enqueue.assign({ mode });
+      enqueue.emit({ type: 'acp.update', sessionId: context.sessionId as string, update: { sessionUpdate: 'current_mode_update', currentModeId: mode } });
+      enqueue.emit({ type: 'acp.respond', requestId: request.requestId, result: {} });
+    }),
+    refuseConfig: enqueueActions(({ event, enqueue }) => {
+      enqueue.emit({ type: 'acp.error', requestId: (event as AgentRequestEvent).requestId, error: { code: -32602, message: 'Invalid params: this agent has no config options' } });
+    }),
+    failPromptOnExit: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'port.exited') return;
+      const prompt = context.prompt;
+      enqueue.assign({ prompt: undefined, turnId: undefined, pending: {}, approvals: {} });
+      if (!prompt) return;
+      enqueue.emit({
+        type: 'acp.error',
+        requestId: prompt.requestId,
+        error: {
+          code: -32603,
+          message: `Codex stopped during the prompt (${event.exit.reason.kind}); acp-warden restarts it and resumes the thread`,
+          data: { reason: 'agent_crashed', exit: event.exit.reason, stderrTail: event.exit.stderrTail, restarts: context.restarts },
+        },
+      });
+    }),
+  },
+}).createMachine({
+  id: 'codexSession',
+  context: { sessionId: undefined, cwd: undefined, startRequestId: undefined, threadId: undefined, turnId: undefined, prompt: undefined, queued: undefined, nextId: 0, pending: {}, approvals: {}, mode: 'untrusted', restarts: 0 },
+  initial: 'waitingForCli',
+  on: {
+    'adapter.start': { actions: 'start' },
+    'port.exited': { target: '.waitingForCli', actions: 'failPromptOnExit' },
+    'session.setMode': { actions: 'setMode' },
+    'session.setConfigOption': { actions: 'refuseConfig' },
+  },
+  states: {
+    waitingForCli: {
+      on: {
+        'port.started': { target: 'initializing', actions: 'initialize' },
+        'session.prompt': { actions: 'queuePrompt' },
+        'session.cancel': { actions: 'cancelQueued' },
+      },
+    },
+    initializing: {
+      on: {
+        'native.message': { guard: 'initializeAnswered', target: 'startingThread', actions: 'startThread' },
+        'session.prompt': { actions: 'queuePrompt' },
+        'session.cancel': { actions: 'cancelQueued' },
+      },
+    },
+    startingThread: {
+      on: {
+        'native.message': { guard: 'threadAnswered', target: 'ready', actions: 'threadReady' },
+        'session.prompt': { actions: 'queuePrompt' },
+        'session.cancel': { actions: 'cancelQueued' },
+      },
+    },
+    ready: {
+      always: { guard: ({ context }) => context.queued !== undefined, target: 'prompting', actions: 'sendTurn' },
+      on: { 'session.prompt': { target: 'prompting', actions: 'sendTurn' } },
+    },
+    prompting: {
+      on: {
+        'native.message': [
+          { guard: 'turnCompleted', target: 'ready', actions: 'finishTurn' },
+          { actions: 'onTurnMessage' },
+        ],
+        'session.cancel': { actions: 'interrupt' },
+        'client.response': { actions: 'answerApproval' },
+        'client.error': { actions: 'answerApproval' },
+      },
+    },
+  },
+});
+
+/** Codex (`--agent codex`): `codex app-server` over stdio. */
+export const codexAdapter: AdapterDefinition = {
+  name: 'codex',
+  agentInfo: { name: 'codex', title: 'Codex (via acp-warden)', version: '0.1.0' },
+  capabilities: {
+    promptCapabilities: { image: true, audio: false, embeddedContext: true },
+  },
+  executable: {
+    name: 'codex',
+    envVar: 'CODEX_PATH',
+    versionArgs: ['--version'],
+    install: 'npm install -g @openai/codex',
+  },
+  session: codexSessionMachine,
+  command(_context: CommandContext) {
+    return { args: ['app-server'], env: { passthrough: codexEnvironment } };
+  },
+  port: { shutdown: { stdinGraceMs: 2000, killAfterMs: 3000 } },
+  restart: { intensity: 3, period: 60_000, backoff: { minDelay: 200, maxDelay: 5000 } },
+};
+
+/** The host variables Codex needs; no other agent's key passes. */
+export const codexEnvironment: readonly string[] = [
+  'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_ORG_ID', 'OPENAI_PROJECT_ID', 'CODEX_API_KEY', 'CODEX_HOME', 'RUST_LOG',
+  'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY',
+];

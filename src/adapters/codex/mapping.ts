@@ -1,0 +1,139 @@
+/**
+ * Codex app-server ↔ ACP, as pure functions. The app-server speaks JSON-RPC over stdio
+ * without a `"jsonrpc"` field; shapes follow the recorded transcripts in
+ * `spec/fixtures/codex-app-server-*` (Codex 0.171.0).
+ */
+import type { ContentBlock, SessionUpdate, StopReason, ToolCallContent } from '@agentclientprotocol/sdk';
+
+/** A message Codex writes, loosely typed. */
+export interface CodexMessage {
+  readonly id?: number | string;
+  readonly method?: string;
+  readonly params?: Record<string, unknown>;
+  readonly result?: Record<string, unknown>;
+  readonly error?: { readonly code?: number; readonly message?: string };
+}
+
+/** A request to Codex. */
+export function codexRequest(id: number, method: string, params: unknown): Record<string, unknown> {
+  return { id, method, params };
+}
+
+/** ACP prompt blocks → Codex `turn/start` input items. */
+export function turnInput(prompt: readonly ContentBlock[]): unknown[] {
+  const input: unknown[] = [];
+  for (const block of prompt) {
+    switch (block.type) {
+      case 'text':
+        input.push({ type: 'text', text: block.text, text_elements: [] });
+        break;
+      case 'image':
+        if (block.uri && /^https?:/u.test(block.uri)) input.push({ type: 'image', url: block.uri });
+        else input.push({ type: 'image', url: `data:${block.mimeType};base64,${block.data}` });
+        break;
+      case 'resource_link':
+        input.push({ type: 'text', text: `[${block.name}](${block.uri})`, text_elements: [] });
+        break;
+      case 'resource': {
+        const resource = block.resource as { uri: string; text?: string };
+        const text = typeof resource.text === 'string' ? `<context ref="${resource.uri}">\n${resource.text}\n</context>` : `[${resource.uri}](${resource.uri})`;
+        input.push({ type: 'text', text, text_elements: [] });
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return input;
+}
+
+function commandTitle(command: unknown): string {
+  if (typeof command !== 'string') return 'Run a command';
+  // `/bin/bash -lc '<cmd>'`: show the command itself.
+  const inner = /^\/bin\/(?:ba)?sh -lc '([\s\S]*)'$/u.exec(command);
+  return `\`${inner ? inner[1] : command}\``;
+}
+
+/** A notification from Codex → the ACP updates it means (none for bookkeeping ones). */
+export function updatesOfNotification(method: string, params: Record<string, unknown>): SessionUpdate[] {
+  switch (method) {
+    case 'item/agentMessage/delta':
+      return typeof params.delta === 'string' && params.delta ? [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: params.delta } }] : [];
+    case 'item/reasoning/textDelta':
+    case 'item/reasoning/summaryTextDelta':
+      return typeof params.delta === 'string' && params.delta ? [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: params.delta } }] : [];
+    case 'item/started':
+      return itemStarted(params.item as Record<string, unknown>);
+    case 'item/completed':
+      return itemCompleted(params.item as Record<string, unknown>);
+    case 'turn/plan/updated': {
+      const plan = params.plan as Array<{ step?: string; status?: string }> | undefined;
+      if (!Array.isArray(plan)) return [];
+      return [{
+        sessionUpdate: 'plan',
+        entries: plan.map((entry) => ({
+          content: String(entry.step ?? ''),
+          priority: 'medium',
+          status: entry.status === 'completed' ? 'completed' : entry.status === 'inProgress' ? 'in_progress' : 'pending',
+        })),
+      }];
+    }
+    case 'thread/tokenUsage/updated': {
+      const usage = params.tokenUsage as { total?: { totalTokens?: number }; modelContextWindow?: number } | undefined;
+      if (typeof usage?.total?.totalTokens !== 'number') return [];
+      return [{ sessionUpdate: 'usage_update', used: usage.total.totalTokens, size: usage.modelContextWindow ?? 258_400 } as SessionUpdate];
+    }
+    default:
+      return [];
+  }
+}
+
+function itemStarted(item: Record<string, unknown> | undefined): SessionUpdate[] {
+  if (!item || typeof item.id !== 'string') return [];
+  if (item.type === 'commandExecution') {
+    return [{ sessionUpdate: 'tool_call', toolCallId: item.id, title: commandTitle(item.command), kind: 'execute', status: 'in_progress', rawInput: { command: item.command, cwd: item.cwd } }];
+  }
+  if (item.type === 'fileChange') {
+    const changes = Array.isArray(item.changes) ? (item.changes as Array<{ path?: string }>) : [];
+    const paths = changes.map((change) => change.path).filter((path): path is string => typeof path === 'string');
+    return [{ sessionUpdate: 'tool_call', toolCallId: item.id, title: paths.length > 0 ? `Edit ${paths.join(', ')}` : 'Edit files', kind: 'edit', status: 'in_progress', locations: paths.map((path) => ({ path })), rawInput: { changes } }];
+  }
+  return [];
+}
+
+function itemCompleted(item: Record<string, unknown> | undefined): SessionUpdate[] {
+  if (!item || typeof item.id !== 'string') return [];
+  if (item.type === 'commandExecution') {
+    const failed = item.status === 'failed' || item.status === 'declined' || (typeof item.exitCode === 'number' && item.exitCode !== 0);
+    const output = typeof item.aggregatedOutput === 'string' ? item.aggregatedOutput : '';
+    const content: ToolCallContent[] = output ? [{ type: 'content', content: { type: 'text', text: `\`\`\`\n${output}\n\`\`\`` } }] : [];
+    return [{ sessionUpdate: 'tool_call_update', toolCallId: item.id, status: failed ? 'failed' : 'completed', ...(content.length > 0 ? { content } : {}), rawOutput: { exitCode: item.exitCode, output } }];
+  }
+  if (item.type === 'fileChange') {
+    const changes = Array.isArray(item.changes) ? (item.changes as Array<{ path?: string; diff?: string; kind?: unknown }>) : [];
+    const content: ToolCallContent[] = changes
+      .filter((change) => typeof change.path === 'string' && typeof change.diff === 'string')
+      .map((change) => ({ type: 'content', content: { type: 'text', text: `\`\`\`diff\n${change.diff}\n\`\`\`` } }));
+    const failed = item.status === 'failed' || item.status === 'declined';
+    return [{ sessionUpdate: 'tool_call_update', toolCallId: item.id, status: failed ? 'failed' : 'completed', ...(content.length > 0 ? { content } : {}) }];
+  }
+  return [];
+}
+
+/** `turn/completed` → the prompt's end. */
+export function turnOutcome(params: Record<string, unknown>, cancelled: boolean): { stopReason: StopReason } | { error: { message: string; data: Record<string, unknown> } } {
+  const turn = params.turn as { status?: string; error?: { message?: string } | null } | undefined;
+  if (cancelled || turn?.status === 'interrupted') return { stopReason: 'cancelled' };
+  if (turn?.status === 'failed') {
+    return { error: { message: `Codex reported an error: ${turn.error?.message ?? 'the turn failed'}`, data: { status: turn.status } } };
+  }
+  return { stopReason: 'end_turn' };
+}
+
+/** An approval request's decision for an ACP permission outcome. */
+export function decisionFor(outcome: { outcome?: string; optionId?: string } | undefined): string {
+  if (outcome?.outcome !== 'selected') return 'cancel';
+  if (outcome.optionId === 'allow_always') return 'acceptForSession';
+  if (outcome.optionId === 'allow') return 'accept';
+  return 'decline';
+}
