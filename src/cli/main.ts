@@ -3,6 +3,7 @@
  * The `warden` command. Commands that are not built yet say so and exit with status 2,
  * naming the command, instead of pretending to work.
  */
+import { runAgents } from './agents.js';
 import { runDemo } from './demo.js';
 
 const usage = `Usage: warden <command> [options]
@@ -10,7 +11,7 @@ const usage = `Usage: warden <command> [options]
 Commands:
   demo                     a supervised agent with faults injected; recovery shown
   acp --agent NAME         ACP agent on stdio, bridging to NAME under supervision   (not yet)
-  agents [--json]          known agents and whether they are installed             (not yet)
+  agents [--json]          known agents, whether each is installed, version and path
   inspect                  local live view of the supervision tree                 (not yet)
   chaos --agent NAME       fault injection against an agent                        (not yet)
 
@@ -18,7 +19,7 @@ Options:
   -h, --help               show this help
   --version                print the version`;
 
-const planned = new Set(['acp', 'agents', 'inspect', 'chaos']);
+const planned = new Set(['acp', 'inspect', 'chaos']);
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -41,6 +42,14 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     await runDemo({ write: (line) => process.stdout.write(`${line}\n`), ...(durationMs === undefined ? {} : { durationMs }) });
     return 0;
+  }
+  if (command === 'agents') {
+    const unknown = rest.filter((arg) => arg !== '--json');
+    if (unknown.length > 0) {
+      process.stderr.write(`warden agents: unknown option ${unknown[0]}; the only option is --json\n`);
+      return 2;
+    }
+    return runAgents({ json: rest.includes('--json'), write: (text) => process.stdout.write(text) });
   }
   if (planned.has(command)) {
     process.stderr.write(`warden ${command}: not available in this version yet; see README.md for what is built.\n`);

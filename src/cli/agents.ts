@@ -1,0 +1,28 @@
+/**
+ * `warden agents [--json]`: the known agents, whether each is installed here, its version
+ * and path. An agent that is missing says how to install it.
+ */
+import { createRegistry, probeAll, type AgentAvailability } from '../adapters/registry.js';
+
+export async function runAgents(options: { json: boolean; write: (text: string) => void }): Promise<number> {
+  const registry = createRegistry();
+  const results = await probeAll(registry);
+  const entries = registry.getSnapshot().context.agents;
+  if (options.json) {
+    const table = results.map((result) => ({ name: result.name, kind: entries.find((entry) => entry.name === result.name)?.kind ?? null, installed: result.installed, version: result.version ?? null, path: result.path ?? null, problem: result.problem ?? null }));
+    options.write(`${JSON.stringify(table, null, 2)}\n`);
+    return 0;
+  }
+  const rows = results.map((result: AgentAvailability) => {
+    const entry = entries.find((candidate) => candidate.name === result.name);
+    return [result.name, entry?.kind ?? '', result.installed ? 'yes' : 'no', result.version ?? '', result.path ?? ''];
+  });
+  const header = ['agent', 'kind', 'installed', 'version', 'path'];
+  const widths = header.map((title, index) => Math.max(title.length, ...rows.map((row) => (row[index] ?? '').length)));
+  const line = (cells: string[]) => cells.map((cell, index) => cell.padEnd(widths[index] ?? 0)).join('  ').trimEnd();
+  options.write(`${line(header)}\n${rows.map(line).join('\n')}\n`);
+  const missing = results.filter((result) => !result.installed && result.problem);
+  if (missing.length > 0) options.write(`\n${missing.map((result) => `- ${result.problem}`).join('\n')}\n`);
+  options.write('\nAny other ACP agent: warden acp --agent "acp:<command line>"\n');
+  return 0;
+}
