@@ -1,0 +1,5 @@
+export * from './adapter.js';
+export * from './adapter-agent.js';
+export * from './claude/adapter.js';
+export * from './codex/adapter.js';
+export * from './registry.js';
