@@ -283,4 +283,8 @@ export {
   type AgentAvailability,
   type Registry,
   type ResolveOptions,
+  createAcpPassthrough,
+  type AcpPassthroughOptions,
+  agentFor,
+  type AgentOptions,
 } from './adapters/index.js';

@@ -4,6 +4,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { agentFor } from '../../src/adapters/agent-factory.js';
 import { AgentUnavailableError, createRegistry, findAgent, probeAgent, probeAll, resolveExecutable, splitCommandLine } from '../../src/adapters/registry.js';
 
 describe('agent registry', () => {
@@ -46,6 +47,13 @@ describe('agent registry', () => {
     expect(results.find((result) => result.name === 'claude')).to.include({ installed: true });
     expect(results.find((result) => result.name === 'codex')).to.include({ installed: false });
     expect(registry.getSnapshot().context.availability.demo).to.include({ installed: true });
+  });
+
+  it('agentFor: an adapter agent, a passthrough, the demo; a missing agent fails at once saying how to install it', () => {
+    expect(agentFor('claude', { agentCommand: fakeClaude }).agentInfo.name).to.equal('claude-code');
+    expect(agentFor(`acp:${fakeClaude} --acp`).delegateInitialize).to.equal(true);
+    expect(agentFor('demo').agentInfo.name).to.equal('acp-warden-demo');
+    expect(() => agentFor('gemini', { env: { PATH: dir } })).to.throw(AgentUnavailableError, /npm install -g @google\/gemini-cli/);
   });
 
   it('warden agents --json prints the table', async () => {

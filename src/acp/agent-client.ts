@@ -63,6 +63,14 @@ export interface ClientHandler {
   readonly terminals?: boolean | { readonly env?: 'isolated' | 'inherit' };
   /** Answer `elicitation/create` (form mode); advertised only when given. */
   readonly elicitation?: (request: CreateElicitationRequest) => CreateElicitationResponse | Promise<CreateElicitationResponse>;
+  /**
+   * A proxy's mode: every request of the agent is handed to `relay` (say, passed on to the
+   * editor), and `capabilities` is what is advertised (the editor's own), instead of the
+   * policies above.
+   */
+  readonly relay?: (method: string, params: unknown) => Promise<unknown>;
+  /** What to advertise; default: derived from the policies above. */
+  readonly capabilities?: ClientCapabilities;
 }
 
 /** What an agent client runs on. */
@@ -166,7 +174,7 @@ export const agentClientLogic = gracefulShutdown({
       connection,
       terminalSupervisor,
       terminals: new Terminals(terminalSupervisor),
-      capabilities: advertised(input.handler ?? {}),
+      capabilities: input.handler?.capabilities ?? advertised(input.handler ?? {}),
       sessions: new Map(),
       subscriptions: [],
       agent: undefined,
@@ -246,6 +254,7 @@ async function onAgentRequest(live: Live, id: JsonRpcId, method: string, params:
 async function serve(live: Live, id: JsonRpcId, method: string, params: Record<string, unknown>, session: SessionInfo | undefined): Promise<unknown> {
   const handler = live.input.handler ?? {};
   const roots = session?.roots ?? [];
+  if (handler.relay) return handler.relay(method, params);
   switch (method) {
     case CLIENT_METHODS.session_request_permission: {
       if (!session || session.prompt?.cancelled) return { outcome: { outcome: 'cancelled' } };

@@ -94,7 +94,10 @@ interface Live {
   readonly scope: Scope;
   readonly input: AgentServerInput;
   readonly name: string;
-  readonly capabilities: AgentCapabilities;
+  /** What the agent advertises; a delegated initialize fills it from the handler's answer. */
+  capabilities: AgentCapabilities;
+  authMethods: NonNullable<NativeAgent['authMethods']>;
+  agentInfo: NativeAgent['agentInfo'];
   readonly connection: AnyActorRef;
   readonly handler: AnyActorRef;
   readonly subscriptions: Subscription[];
@@ -159,6 +162,8 @@ export const agentServerLogic = gracefulShutdown({
       input,
       name: input.name ?? input.agent.agentInfo.name,
       capabilities: input.agent.capabilities ?? {},
+      authMethods: input.agent.authMethods ?? [],
+      agentInfo: input.agent.agentInfo,
       connection,
       handler,
       subscriptions: [],
@@ -344,17 +349,30 @@ function initialize(live: Live, rpcId: JsonRpcId, params: Record<string, unknown
     clientCapabilities,
     clientInfo: params.clientInfo as AgentEventContext['clientInfo'],
   };
+  if (live.input.agent.delegateInitialize) {
+    // The handler learns what to advertise from elsewhere (a downstream agent): ask it.
+    const key = `r${live.nextKey++}`;
+    live.pending.set(key, { rpcId, method: 'initialize', sessionId: undefined, params });
+    live.handler.send({ type: 'initialize', requestId: key, method: 'initialize', params, context: live.context });
+    return;
+  }
+  completeInitialize(live, rpcId);
+}
+
+/** Answers `initialize` from what the agent advertises, and opens the connection. */
+function completeInitialize(live: Live, rpcId: JsonRpcId): void {
+  const context = live.context as AgentEventContext;
   live.phase = 'ready';
   sync(live);
   // Terminal auth methods only for clients that can run them.
-  const authMethods = (live.input.agent.authMethods ?? []).filter((method) => (method as { type?: string }).type !== 'terminal' || clientCapabilities.auth?.terminal === true);
+  const authMethods = live.authMethods.filter((method) => (method as { type?: string }).type !== 'terminal' || context.clientCapabilities.auth?.terminal === true);
   respond(live.connection, rpcId, {
-    protocolVersion,
+    protocolVersion: context.protocolVersion,
     agentCapabilities: live.capabilities,
     authMethods,
-    agentInfo: live.input.agent.agentInfo,
+    agentInfo: live.agentInfo,
   });
-  live.handler.send({ type: 'initialized', context: live.context });
+  live.handler.send({ type: 'initialized', context });
 }
 
 /** The protocol's gates, before the handler sees anything. `undefined` lets the request through. */
@@ -364,7 +382,7 @@ function gate(live: Live, method: string, params: Record<string, unknown>): RpcE
   const notAdvertised = () => RpcError.methodNotFound(method);
   switch (method) {
     case 'authenticate': {
-      const methods = (live.input.agent.authMethods ?? []).filter((entry) => (entry as { type?: string }).type !== 'terminal');
+      const methods = live.authMethods.filter((entry) => (entry as { type?: string }).type !== 'terminal');
       if (methods.length === 0) return notAdvertised();
       if (!methods.some((entry) => entry.id === params.methodId)) return RpcError.invalidParams(`unknown auth method ${JSON.stringify(params.methodId)}`);
       return undefined;
@@ -508,6 +526,16 @@ function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
 function answer(live: Live, key: string, result: unknown): void {
   const request = live.pending.get(key);
   if (!request) return; // already answered (say, by the cancel grace timer)
+  if (request.method === 'initialize') {
+    // A delegated initialize: advertise what the handler found; the version stays negotiated here.
+    const found = (result ?? {}) as { agentCapabilities?: AgentCapabilities; authMethods?: NativeAgent['authMethods']; agentInfo?: NativeAgent['agentInfo'] };
+    live.pending.delete(key);
+    live.capabilities = found.agentCapabilities ?? live.capabilities;
+    live.authMethods = found.authMethods ?? live.authMethods;
+    live.agentInfo = found.agentInfo ?? live.agentInfo;
+    completeInitialize(live, request.rpcId);
+    return;
+  }
   const session = request.sessionId ? live.sessions.get(request.sessionId) : undefined;
   let value = result;
   if (request.method === 'session/prompt' && session?.cancelled) {

@@ -27,6 +27,8 @@ export interface AgentEventContext {
 
 /** The event type of each ACP request an agent serves. */
 export const handlerEventTypes = {
+  /** Only with `delegateInitialize`: the handler answers what to advertise. */
+  initialize: 'initialize',
   authenticate: 'authenticate',
   logout: 'logout',
   'session/new': 'session.new',
@@ -91,6 +93,13 @@ export interface NativeAgent<TLogic extends AnyActorLogic = AnyActorLogic> {
   readonly protocolVersions?: readonly number[];
   /** `_`-prefixed extension methods the handler serves; others get -32601 (requests) or are ignored. */
   readonly extensions?: { readonly requests?: readonly string[]; readonly notifications?: readonly string[] };
+  /**
+   * Let the handler answer `initialize` (an `initialize` request event): its result's
+   * `agentCapabilities`, `authMethods` and `agentInfo` replace the ones above, so that a
+   * proxy can advertise what the agent behind it supports. The server still negotiates the
+   * version and gates everything after.
+   */
+  readonly delegateInitialize?: boolean;
   /**
    * After `session/cancel`, how long the handler has to finish the prompt before the server
    * answers `cancelled` itself (nothing hangs). Default 5000 ms.

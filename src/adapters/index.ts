@@ -3,3 +3,5 @@ export * from './adapter-agent.js';
 export * from './claude/adapter.js';
 export * from './codex/adapter.js';
 export * from './registry.js';
+export * from './acp-passthrough.js';
+export * from './agent-factory.js';

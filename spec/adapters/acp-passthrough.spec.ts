@@ -1,0 +1,110 @@
+/**
+ * A native ACP agent passed through under supervision: our agent server serves a
+ * passthrough whose downstream is spec/support/sdk-agent.mjs (built with the official SDK),
+ * and our ACP client plays the editor.
+ */
+import type { SessionUpdate } from '@agentclientprotocol/sdk';
+import { expect } from 'chai';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createActor, type AnyActorRef } from 'xstate';
+import { agentClientLogic, initialize, listSessions, newSession, prompt, type ClientHandler } from '../../src/acp/agent-client.js';
+import { agentServerLogic } from '../../src/acp/agent-server.js';
+import { createAcpPassthrough } from '../../src/adapters/acp-passthrough.js';
+import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
+import { RpcError } from '../../src/jsonrpc/rpc-error.js';
+
+
+const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
+const running: Array<{ client: AnyActorRef; server: AnyActorRef; dir: string }> = [];
+
+async function start(handler: ClientHandler = {}) {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-pass-')));
+  const [editorSide, agentSide] = createMemoryTransportPair();
+  const agent = createAcpPassthrough({ name: 'sdk-agent', executable: process.execPath, args: [sdkAgent, '--state-dir', dir], restart: { backoff: { minDelay: 50, maxDelay: 200 } } });
+  const server = createActor(agentServerLogic, { input: { transport: agentSide, agent } }).start();
+  const client = createActor(agentClientLogic, { input: { transport: editorSide, handler } }).start();
+  running.push({ client, server, dir });
+  const init = await initialize(client);
+  const { sessionId } = await newSession(client, { cwd: dir });
+  return { client, server, dir, init, sessionId };
+}
+
+afterEach(async () => {
+  for (const { client, server, dir } of running.splice(0)) {
+    client.stop();
+    server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  // No sdk-agent of ours is left (they run `node .../sdk-agent.mjs`).
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const leftovers = listAgents();
+  expect(leftovers, 'sdk-agent processes left').to.deep.equal([]);
+});
+
+function listAgents(): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/u.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      const state = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (cmdline.includes('sdk-agent.mjs') && cmdline.includes('warden-pass-') && state.slice(state.lastIndexOf(')') + 2)[0] !== 'Z') found.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+async function run(client: AnyActorRef, sessionId: string, text: string) {
+  const handle = prompt(client, sessionId, [{ type: 'text', text }]);
+  const updates: SessionUpdate[] = [];
+  for await (const update of handle.updates) updates.push(update);
+  return { updates, result: await handle.result.catch((error: unknown) => error) };
+}
+
+describe('native ACP agents, passed through under supervision', function () {
+  this.timeout(30_000);
+
+  it('advertises what the agent behind it advertises, and serves its sessions', async () => {
+    const { client, init, sessionId } = await start();
+    expect(init.agentCapabilities).to.deep.include({ loadSession: true });
+    expect(init.agentCapabilities?.sessionCapabilities).to.have.all.keys('list', 'resume', 'close', 'delete');
+    const { updates, result } = await run(client, sessionId, 'hello');
+    expect(result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(updates.filter((update) => update.sessionUpdate === 'agent_message_chunk')).to.have.length(3);
+    const page = await listSessions(client);
+    expect(page.sessions.map((entry) => entry.sessionId).length).to.be.greaterThan(0);
+  });
+
+  it("relays the agent's requests to the editor: permission and files", async () => {
+    const asked: string[] = [];
+    const { client, sessionId, dir } = await start({
+      permission: (request) => {
+        asked.push(request.toolCall.toolCallId);
+        return { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_once')?.optionId as string };
+      },
+    });
+    const permission = await run(client, sessionId, 'permission');
+    expect(permission.result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(asked).to.have.length(1);
+    const files = await run(client, sessionId, 'fs');
+    expect(files.result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(existsSync(join(dir, 'notes.txt'))).to.equal(true);
+  });
+
+  it('the agent dying mid-prompt: the prompt fails naming it, the agent restarts, the session is re-attached and the next prompt works', async () => {
+    const { client, sessionId } = await start();
+    const died = await run(client, sessionId, 'die');
+    expect(died.result).to.be.instanceOf(RpcError);
+    expect(((died.result as RpcError).data as { reason: string }).reason).to.equal('agent_crashed');
+    const next = await run(client, sessionId, 'hello');
+    expect(next.result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(next.updates.filter((update) => update.sessionUpdate === 'agent_message_chunk')).to.have.length(3);
+  });
+});
+
+

@@ -1,0 +1,357 @@
+/**
+ * Native ACP agents (`gemini --acp`, `opencode acp`, claude-agent-acp, codex-acp,
+ * `acp:<command line>`), passed through under supervision.
+ *
+ * A native agent for our ACP agent server that is itself an ACP client of the real agent:
+ * the agent process is a port and our client rides on it, rest_for_one under one supervisor.
+ * Requests go down, updates come up, and the agent's requests to the client (permissions,
+ * files, terminals) are relayed to the editor, which advertised what it serves. When the
+ * agent process dies, the prompt in flight fails naming the crash, the process restarts
+ * with backoff, the connection is initialized again, and every open session is re-attached
+ * with `session/resume` (or `session/load`, its replay kept from the editor, which has the
+ * history) when the agent advertises them; the next prompt continues the conversation.
+ */
+import type { InitializeResponse } from '@agentclientprotocol/sdk';
+import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
+import {
+  agentClientLogic,
+  authenticate,
+  cancelPrompt,
+  closeSession,
+  deleteSession,
+  forkSession,
+  initialize,
+  listSessions,
+  loadSession,
+  logout,
+  newSession,
+  prompt,
+  resumeSession,
+  setConfigOption,
+  setMode,
+  type AgentClientEmitted,
+} from '../acp/agent-client.js';
+import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent } from '../acp/native-agent.js';
+import { portTransport } from '../jsonrpc/port-transport.js';
+import { RpcError, toRpcError } from '../jsonrpc/rpc-error.js';
+import { portLogic, type PortInput } from '../port/port.js';
+import type { BackoffOptions } from '../supervision/backoff.js';
+import type { SupervisionEvent } from '../supervision/events.js';
+import { whichChildren } from '../supervision/introspection.js';
+import { createSupervisor } from '../supervision/supervisor.js';
+
+/** How to run a native ACP agent. */
+export interface AcpPassthroughOptions {
+  /** A name for the agent (`gemini`). */
+  readonly name: string;
+  readonly executable: string;
+  readonly args?: readonly string[];
+  readonly cwd?: string;
+  readonly envPolicy?: 'isolated' | 'inherit';
+  readonly passthrough?: readonly string[];
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly restart?: { readonly intensity?: number; readonly period?: number; readonly backoff?: BackoffOptions };
+  readonly port?: Partial<Omit<PortInput, 'command' | 'args' | 'env'>>;
+}
+
+/** A native agent that passes ACP through to an ACP agent process, under supervision. */
+export function createAcpPassthrough(options: AcpPassthroughOptions): NativeAgent {
+  return {
+    logic: passthroughLogic,
+    input: options,
+    agentInfo: { name: options.name, version: 'unknown' },
+    capabilities: {},
+    // What to advertise is what the agent behind says: the server asks us.
+    delegateInitialize: true,
+    cancelGraceMs: 10_000,
+  };
+}
+
+interface OpenSession {
+  readonly cwd: string;
+  readonly additionalDirectories: string[] | undefined;
+  readonly mcpServers: unknown[];
+}
+
+interface Live {
+  readonly scope: Scope;
+  readonly options: AcpPassthroughOptions;
+  supervisor: AnyActorRef | undefined;
+  client: AnyActorRef | undefined;
+  context: AgentEventContext | undefined;
+  downstream: InitializeResponse | undefined;
+  readonly sessions: Map<string, OpenSession>;
+  /** Sessions being re-attached after a restart: their replay is not the editor's news. */
+  readonly reattaching: Set<string>;
+  readonly relays: Map<string, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>;
+  /** Requests that arrived while the agent restarts, run once it is back. */
+  readonly waiting: AgentHandlerEvent[];
+  recovering: boolean;
+  failed: string | undefined;
+  subscriptions: Subscription[];
+  nextRelay: number;
+}
+
+type PassthroughSnapshot = Snapshot<undefined> & { readonly context: { readonly sessions: number; readonly recovering: boolean } };
+type Scope = ActorScope<PassthroughSnapshot, AgentHandlerEvent, ActorSystem<any>, AgentHandlerOutput>;
+
+const lives = new WeakMap<AnyActorRef, Live>();
+
+const passthroughLogic = {
+  config: { name: 'acpPassthrough' },
+  getInitialSnapshot(scope: Scope, options: AcpPassthroughOptions): PassthroughSnapshot {
+    lives.set(scope.self, {
+      scope, options, supervisor: undefined, client: undefined, context: undefined, downstream: undefined,
+      sessions: new Map(), reattaching: new Set(), relays: new Map(), waiting: [], recovering: false, failed: undefined, subscriptions: [], nextRelay: 1,
+    });
+    return { status: 'active', output: undefined, error: undefined, context: { sessions: 0, recovering: false } };
+  },
+  transition(snapshot: PassthroughSnapshot, event: AgentHandlerEvent | { type: `xstate.${string}` } | { type: 'passthrough.restarted' } | { type: 'passthrough.failed'; why: string }, scope: Scope): PassthroughSnapshot {
+    if (snapshot.status !== 'active') return snapshot;
+    const live = lives.get(scope.self) as Live;
+    switch (event.type) {
+      case 'xstate.stop':
+        for (const subscription of live.subscriptions) subscription.unsubscribe();
+        if (live.supervisor?.getSnapshot().status === 'active') scope.stopChild(live.supervisor);
+        return { ...snapshot, status: 'stopped' } as PassthroughSnapshot;
+      case 'passthrough.restarted':
+        void recover(live);
+        break;
+      case 'passthrough.failed':
+        live.failed = event.why;
+        for (const waiting of live.waiting.splice(0)) handle(live, waiting);
+        break;
+      default:
+        if (event.type.startsWith('xstate.')) break;
+        handle(live, event as AgentHandlerEvent);
+    }
+    return { ...snapshot, context: { sessions: live.sessions.size, recovering: live.recovering } };
+  },
+  getPersistedSnapshot(snapshot: PassthroughSnapshot): PassthroughSnapshot {
+    return snapshot;
+  },
+} as unknown as ActorLogic<PassthroughSnapshot, AgentHandlerEvent, AcpPassthroughOptions, ActorSystem<any>, AgentHandlerOutput>;
+
+const emit = (live: Live, output: AgentHandlerOutput) => live.scope.emit(output);
+const respondTo = (live: Live, requestId: string, result: unknown) => emit(live, { type: 'acp.respond', requestId, result: result ?? {} });
+
+function failWith(live: Live, requestId: string, error: unknown): void {
+  const rpc = toRpcError(error);
+  if (rpc.failure === 'peer_lost') {
+    emit(live, {
+      type: 'acp.error',
+      requestId,
+      error: { code: -32603, message: `${live.options.name} stopped during the request; acp-warden restarts it and re-attaches the session`, data: { reason: 'agent_crashed', exit: (rpc.data as { exit?: unknown } | undefined)?.exit } },
+    });
+    return;
+  }
+  emit(live, { type: 'acp.error', requestId, error: rpc.toErrorObject() });
+}
+
+function handle(live: Live, event: AgentHandlerEvent): void {
+  switch (event.type) {
+    case 'initialize':
+      void start(live, event);
+      return;
+    case 'client.response':
+    case 'client.error': {
+      const relay = live.relays.get(event.key);
+      if (!relay) return;
+      live.relays.delete(event.key);
+      if (event.type === 'client.response') relay.resolve(event.result);
+      else relay.reject(RpcError.fromErrorObject(event.error));
+      return;
+    }
+    case 'session.cancel':
+      if (live.client) cancelPrompt(live.client, event.sessionId);
+      return;
+    case 'initialized':
+    case 'ext.notification':
+      return;
+    default:
+      break;
+  }
+  const request = event as AgentRequestEvent;
+  if (live.failed) {
+    emit(live, { type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${live.options.name} kept failing and was given up: ${live.failed}`, data: { reason: 'agent_failed' } } });
+    return;
+  }
+  if (live.recovering || !live.client) {
+    live.waiting.push(event);
+    return;
+  }
+  void forward(live, live.client, request);
+}
+
+async function forward(live: Live, client: AnyActorRef, request: AgentRequestEvent): Promise<void> {
+  const { params } = request;
+  const sessionId = params.sessionId as string;
+  try {
+    switch (request.type) {
+      case 'session.new': {
+        const result = await newSession(client, params as never);
+        live.sessions.set(result.sessionId, { cwd: params.cwd as string, additionalDirectories: params.additionalDirectories as string[] | undefined, mcpServers: (params.mcpServers as unknown[]) ?? [] });
+        return respondTo(live, request.requestId, result);
+      }
+      case 'session.load': {
+        const { response } = await loadSession(client, params as never);
+        live.sessions.set(sessionId, { cwd: params.cwd as string, additionalDirectories: params.additionalDirectories as string[] | undefined, mcpServers: (params.mcpServers as unknown[]) ?? [] });
+        return respondTo(live, request.requestId, response);
+      }
+      case 'session.resume': {
+        const response = await resumeSession(client, params as never);
+        live.sessions.set(sessionId, { cwd: params.cwd as string, additionalDirectories: params.additionalDirectories as string[] | undefined, mcpServers: (params.mcpServers as unknown[]) ?? [] });
+        return respondTo(live, request.requestId, response);
+      }
+      case 'session.fork': {
+        const result = await forkSession(client, params as never);
+        live.sessions.set(result.sessionId, { cwd: params.cwd as string, additionalDirectories: params.additionalDirectories as string[] | undefined, mcpServers: (params.mcpServers as unknown[]) ?? [] });
+        return respondTo(live, request.requestId, result);
+      }
+      case 'session.list':
+        return respondTo(live, request.requestId, await listSessions(client, params as never));
+      case 'session.close':
+        await closeSession(client, sessionId);
+        live.sessions.delete(sessionId);
+        return respondTo(live, request.requestId, {});
+      case 'session.delete':
+        await deleteSession(client, sessionId);
+        live.sessions.delete(sessionId);
+        return respondTo(live, request.requestId, {});
+      case 'session.setMode':
+        await setMode(client, sessionId, params.modeId as string);
+        return respondTo(live, request.requestId, {});
+      case 'session.setConfigOption':
+        return respondTo(live, request.requestId, await setConfigOption(client, sessionId, params.configId as string, params.value));
+      case 'authenticate':
+        await authenticate(client, params.methodId as string);
+        return respondTo(live, request.requestId, {});
+      case 'logout':
+        await logout(client);
+        return respondTo(live, request.requestId, {});
+      case 'session.prompt':
+        return respondTo(live, request.requestId, await prompt(client, sessionId, params.prompt as unknown[]).result);
+      default:
+        emit(live, { type: 'acp.error', requestId: request.requestId, error: RpcError.methodNotFound(request.method).toErrorObject() });
+    }
+  } catch (error) {
+    failWith(live, request.requestId, error);
+  }
+}
+
+function portInput(live: Live): PortInput {
+  const { options } = live;
+  return {
+    ...options.port,
+    command: options.executable,
+    args: options.args ?? [],
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+    env: { policy: options.envPolicy ?? 'isolated', passthrough: options.passthrough ?? [], explicit: options.env ?? {} },
+  };
+}
+
+/** The editor's `initialize`: start the agent under supervision and initialize it with the editor's capabilities. */
+async function start(live: Live, event: AgentRequestEvent): Promise<void> {
+  live.context = event.context;
+  const restart = live.options.restart ?? {};
+  const supervisorLogic = createSupervisor({
+    name: `${live.options.name} agent`,
+    strategy: 'rest_for_one',
+    intensity: restart.intensity ?? 3,
+    period: restart.period ?? 60_000,
+    children: [
+      { id: 'port', start: { logic: portLogic, inputFor: () => portInput(live) }, backoff: restart.backoff ?? { minDelay: 200, maxDelay: 5000 }, shutdown: 8000 },
+      {
+        id: 'client',
+        // Transient: when the agent process dies, the client ends normally (its peer is
+        // gone) and waits; the port's restart restarts it with the new process (rest_for_one).
+        restart: 'transient',
+        start: {
+          logic: agentClientLogic,
+          inputFor: () => ({
+            transport: portTransport(whichChildren(live.supervisor as AnyActorRef).find((row) => row.id === 'port')?.ref as AnyActorRef),
+            handler: { relay: (method: string, params: unknown) => relay(live, method, params), capabilities: live.context?.clientCapabilities ?? {} },
+            ...(live.context?.clientInfo ? { clientInfo: live.context.clientInfo } : {}),
+          }),
+        },
+        shutdown: 'brutal_kill',
+      },
+    ],
+  });
+  const supervisor = createActor(supervisorLogic, { parent: live.scope.self, id: 'agent' });
+  live.supervisor = supervisor;
+  live.subscriptions.push(
+    supervisor.on('child.started', (started: Extract<SupervisionEvent, { type: 'child.started' }>) => {
+      if (started.childId === 'client' && started.restarts > 0) live.scope.self.send({ type: 'passthrough.restarted' } as never);
+    }),
+    supervisor.subscribe({ complete: () => live.scope.self.send({ type: 'passthrough.failed', why: 'its restart intensity was exceeded' } as never) }),
+  );
+  supervisor.start();
+  if (supervisor.getSnapshot().status !== 'active') {
+    const output = supervisor.getSnapshot().output as { detail?: { cause?: Error } } | undefined;
+    emit(live, { type: 'acp.error', requestId: event.requestId, error: { code: -32603, message: `${live.options.name} could not start: ${output?.detail?.cause?.message ?? 'unknown reason'}` } });
+    return;
+  }
+  bindClient(live);
+  try {
+    live.downstream = await initialize(live.client as AnyActorRef);
+    const found = live.downstream;
+    respondTo(live, event.requestId, { agentCapabilities: found.agentCapabilities, authMethods: found.authMethods, agentInfo: found.agentInfo ?? { name: live.options.name, version: 'unknown' } });
+  } catch (error) {
+    failWith(live, event.requestId, error);
+  }
+}
+
+function relay(live: Live, method: string, params: unknown): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const key = `relay-${live.nextRelay++}`;
+    live.relays.set(key, { resolve, reject });
+    emit(live, { type: 'acp.clientRequest', key, method, params });
+  });
+}
+
+function bindClient(live: Live): void {
+  const client = whichChildren(live.supervisor as AnyActorRef).find((row) => row.id === 'client')?.ref;
+  if (!client) return;
+  live.client = client;
+  live.subscriptions.push(
+    client.on('acp.update', (event: Extract<AgentClientEmitted, { type: 'acp.update' }>) => {
+      if (client !== live.client || live.reattaching.has(event.sessionId)) return;
+      emit(live, { type: 'acp.update', sessionId: event.sessionId, update: event.update });
+    }),
+    // The agent process is gone: requests wait for its restart (or for the supervisor to give up).
+    client.subscribe({
+      complete: () => {
+        if (live.client === client) live.client = undefined;
+      },
+    }),
+  );
+}
+
+/** The agent process restarted: initialize again, re-attach every open session, then serve what waited. */
+async function recover(live: Live): Promise<void> {
+  live.recovering = true;
+  bindClient(live);
+  const client = live.client as AnyActorRef;
+  try {
+    const found = await initialize(client);
+    const caps = found.agentCapabilities ?? {};
+    for (const [sessionId, session] of live.sessions) {
+      const params = { sessionId, cwd: session.cwd, mcpServers: session.mcpServers, ...(session.additionalDirectories ? { additionalDirectories: session.additionalDirectories } : {}) };
+      live.reattaching.add(sessionId);
+      try {
+        if (caps.sessionCapabilities?.resume) await resumeSession(client, params as never);
+        else if (caps.loadSession) await loadSession(client, params as never);
+        else live.sessions.delete(sessionId); // cannot be re-attached: the next prompt says unknown session
+      } catch {
+        live.sessions.delete(sessionId);
+      } finally {
+        live.reattaching.delete(sessionId);
+      }
+    }
+  } catch {
+    // The new process fails too: its own exit will restart it again (or give up).
+  }
+  live.recovering = false;
+  for (const waiting of live.waiting.splice(0)) handle(live, waiting);
+}

@@ -1,0 +1,47 @@
+/**
+ * From an agent name to something the ACP agent server can serve: an adapter agent
+ * (`claude`, `codex`), a supervised passthrough (native ACP agents, `acp:<command line>`),
+ * or the built-in demo agent. What `warden acp --agent NAME` runs.
+ */
+import { demoAgent } from '../acp/demo-agent.js';
+import type { NativeAgent } from '../acp/native-agent.js';
+import { createAcpPassthrough } from './acp-passthrough.js';
+import { createAdapterAgent } from './adapter-agent.js';
+import { findAgent, resolveExecutable, type ResolveOptions } from './registry.js';
+
+/** Options of {@link agentFor}. */
+export interface AgentOptions extends ResolveOptions {
+  /** `isolated` (default) or `inherit` (`--inherit-env`). */
+  readonly envPolicy?: 'isolated' | 'inherit';
+  /** `--env NAME=VALUE`. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** `--env NAME`: host variables passed through. */
+  readonly passthrough?: readonly string[];
+}
+
+/**
+ * The native agent for `name`. Throws `AgentUnavailableError` (with how to install it)
+ * when the agent is unknown or not installed: fail at once, not at the first prompt.
+ */
+export function agentFor(name: string, options: AgentOptions = {}): NativeAgent {
+  const entry = findAgent(name);
+  if (entry.kind === 'builtin') return demoAgent();
+  const executable = resolveExecutable(entry, options);
+  if (entry.kind === 'adapter' && entry.adapter) {
+    return createAdapterAgent({
+      definition: entry.adapter,
+      executable,
+      ...(options.envPolicy ? { envPolicy: options.envPolicy } : {}),
+      ...(options.env ? { env: options.env } : {}),
+      ...(options.passthrough ? { passthrough: options.passthrough } : {}),
+    });
+  }
+  return createAcpPassthrough({
+    name: entry.name,
+    executable,
+    args: entry.acpArgs ?? [],
+    passthrough: [...(entry.passthrough ?? []), ...(options.passthrough ?? [])],
+    ...(options.envPolicy ? { envPolicy: options.envPolicy } : {}),
+    ...(options.env ? { env: options.env } : {}),
+  });
+}
