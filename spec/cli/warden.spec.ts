@@ -28,10 +28,10 @@ describe('warden command', function () {
   });
 
   it('names a command that is not built yet, and an unknown one, on stderr with status 2', async () => {
-    const acp = await warden('acp', '--agent', 'claude');
-    expect(acp.code).to.equal(2);
-    expect(acp.stdout).to.equal('');
-    expect(acp.stderr).to.contain('warden acp: not available in this version yet');
+    const inspect = await warden('inspect');
+    expect(inspect.code).to.equal(2);
+    expect(inspect.stdout).to.equal('');
+    expect(inspect.stderr).to.contain('warden inspect: not available in this version yet');
     const unknown = await warden('frobnicate');
     expect(unknown.code).to.equal(2);
     expect(unknown.stderr).to.contain('unknown command "frobnicate"');

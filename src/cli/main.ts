@@ -3,6 +3,7 @@
  * The `warden` command. Commands that are not built yet say so and exit with status 2,
  * naming the command, instead of pretending to work.
  */
+import { runAcp } from './acp.js';
 import { runAgents } from './agents.js';
 import { runDemo } from './demo.js';
 
@@ -10,7 +11,8 @@ const usage = `Usage: warden <command> [options]
 
 Commands:
   demo                     a supervised agent with faults injected; recovery shown
-  acp --agent NAME         ACP agent on stdio, bridging to NAME under supervision   (not yet)
+  acp --agent NAME         ACP agent on stdio, serving NAME under supervision
+      [--agent-command PATH] [--env NAME[=VALUE]]... [--inherit-env]
   agents [--json]          known agents, whether each is installed, version and path
   inspect                  local live view of the supervision tree                 (not yet)
   chaos --agent NAME       fault injection against an agent                        (not yet)
@@ -19,7 +21,7 @@ Options:
   -h, --help               show this help
   --version                print the version`;
 
-const planned = new Set(['acp', 'inspect', 'chaos']);
+const planned = new Set(['inspect', 'chaos']);
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -42,6 +44,11 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     await runDemo({ write: (line) => process.stdout.write(`${line}\n`), ...(durationMs === undefined ? {} : { durationMs }) });
     return 0;
+  }
+  if (command === 'acp') {
+    const code = await runAcp(rest);
+    // The protocol channel is done: end now, whatever timers remain.
+    process.exit(code);
   }
   if (command === 'agents') {
     const unknown = rest.filter((arg) => arg !== '--json');

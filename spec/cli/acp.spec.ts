@@ -1,0 +1,43 @@
+/**
+ * `warden acp` end to end: the official SDK client (spec/support/sdk-client.mjs) launches
+ * `warden acp --agent claude --agent-command <fake claude>` as an editor would, and talks
+ * ACP to it over stdio.
+ */
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const sdkClient = fileURLToPath(new URL('../support/sdk-client.mjs', import.meta.url));
+const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
+
+function drive(scenario: string, wardenArgs: string[], extra: string[] = []): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [sdkClient, '--scenario', scenario, ...extra, '--', process.execPath, '--import', 'tsx', main, 'acp', ...wardenArgs], { timeout: 60_000 }, (_error, stdout, stderr) => {
+      try {
+        resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Record<string, unknown>);
+      } catch {
+        reject(new Error(`no report:\n${stdout}\n${stderr}`));
+      }
+    });
+  });
+}
+
+describe('warden acp', function () {
+  this.timeout(90_000);
+
+  it('serves Claude Code (a fake replaying a transcript) to the SDK client: a streamed turn', async () => {
+    const report = await drive('permission', ['--agent', 'claude', '--agent-command', fakeClaude, '--env', 'FAKE_CLAUDE_FIXTURE=tool-write-permission-allow']);
+    expect(report.ok, JSON.stringify(report.error)).to.equal(true);
+    const summary = report.summary as { stopReason: string; toolCallStatuses: string[]; permissionRequests: unknown[] };
+    expect(summary.stopReason).to.equal('end_turn');
+    expect(summary.permissionRequests).to.have.length(1);
+    expect(summary.toolCallStatuses).to.include('tool_call_update:completed');
+  });
+
+  it('serves the demo agent through every stable method', async () => {
+    const report = await drive('lifecycle', ['--agent', 'demo']);
+    expect(report.ok).to.equal(true);
+    expect((report.summary as { prompt: { stopReason: string } }).prompt.stopReason).to.equal('end_turn');
+  });
+});
