@@ -10,6 +10,7 @@ import type { ContentBlock, SessionConfigOption } from '@agentclientprotocol/sdk
 import { enqueueActions, setup } from 'xstate';
 import type { AgentRequestEvent } from '../../acp/native-agent.js';
 import type { AdapterDefinition, CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
+import { crashedPromptError, permissionOptions } from '../session-outcomes.js';
 import {
   claudeModes,
   controlRequest,
@@ -142,11 +143,7 @@ export const claudeSessionMachine = setup({
             params: {
               sessionId,
               toolCall: { toolCallId: request.tool_use_id ?? requestId, title: request.description ? `${name} ${request.description}` : name, status: 'pending', rawInput: request.input ?? {} },
-              options: [
-                { optionId: 'allow_always', name: 'Always allow', kind: 'allow_always' },
-                { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
-                { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
-              ],
+              options: permissionOptions('Always allow'),
             },
           });
         } else {
@@ -258,16 +255,7 @@ export const claudeSessionMachine = setup({
       const prompt = context.prompt;
       enqueue.assign({ prompt: undefined, turn: emptyTurn, permissions: {}, controls: {} });
       if (!prompt) return;
-      const reason = event.exit.reason;
-      enqueue.emit({
-        type: 'acp.error',
-        requestId: prompt.requestId,
-        error: {
-          code: -32603,
-          message: `Claude Code stopped during the prompt (${reason.kind}); acp-warden restarts it and resumes the conversation`,
-          data: { reason: 'agent_crashed', exit: reason, stderrTail: event.exit.stderrTail, restarts: context.restarts },
-        },
-      });
+      enqueue.emit(crashedPromptError('Claude Code', prompt.requestId, event.exit, context.restarts, 'resumes the conversation'));
     }),
   },
 }).createMachine({

@@ -8,6 +8,7 @@ import type { ContentBlock } from '@agentclientprotocol/sdk';
 import { enqueueActions, setup } from 'xstate';
 import type { AgentRequestEvent } from '../../acp/native-agent.js';
 import type { AdapterDefinition, CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
+import { crashedPromptError, permissionOptions } from '../session-outcomes.js';
 import { codexRequest, decisionFor, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
 
 type Pending = 'initialize' | 'thread' | 'turn' | 'interrupt';
@@ -138,11 +139,7 @@ export const codexSessionMachine = setup({
           params: {
             sessionId,
             toolCall: { toolCallId: String(params.itemId ?? key), title: command ? `Run \`${command}\`` : 'Apply file changes', status: 'pending', rawInput: params },
-            options: [
-              { optionId: 'allow_always', name: 'Allow for this session', kind: 'allow_always' },
-              { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
-              { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
-            ],
+            options: permissionOptions('Allow for this session'),
           },
         });
         return;
@@ -196,15 +193,7 @@ export const codexSessionMachine = setup({
       const prompt = context.prompt;
       enqueue.assign({ prompt: undefined, turnId: undefined, pending: {}, approvals: {} });
       if (!prompt) return;
-      enqueue.emit({
-        type: 'acp.error',
-        requestId: prompt.requestId,
-        error: {
-          code: -32603,
-          message: `Codex stopped during the prompt (${event.exit.reason.kind}); acp-warden restarts it and resumes the thread`,
-          data: { reason: 'agent_crashed', exit: event.exit.reason, stderrTail: event.exit.stderrTail, restarts: context.restarts },
-        },
-      });
+      enqueue.emit(crashedPromptError('Codex', prompt.requestId, event.exit, context.restarts, 'resumes the thread'));
     }),
   },
 }).createMachine({
