@@ -3,7 +3,7 @@
  * Every test checks that no process it started is left (its process group, via /proc).
  */
 import { expect } from 'chai';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -242,6 +242,7 @@ describe('port', () => {
       chmodSync(file, 0o644);
       const { ended } = startPort({ command: file, args: [] });
       const { error } = await ended;
+      rmSync(dir, { recursive: true, force: true });
       expect((error as PortError).reason).to.include({ kind: 'spawn_failed', code: 'EACCES' });
       expect((error as PortError).message).to.contain('chmod +x');
     });

@@ -32,9 +32,10 @@ export class StderrRing {
     }
   }
 
-  /** The kept text, or only its last `maxLines` lines. */
+  /** The kept text, or only its last `maxLines` lines; terminal colour codes removed (it goes into messages). */
   tail(maxLines = Infinity): string {
-    const text = Buffer.concat(this.#chunks, this.#bytes).toString('utf8').replace(/\s+$/u, '');
+    // eslint-disable-next-line no-control-regex
+    const text = Buffer.concat(this.#chunks, this.#bytes).toString('utf8').replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/gu, '').replace(/\s+$/u, '');
     if (maxLines === Infinity) return text;
     const lines = text.split('\n');
     return lines.slice(Math.max(0, lines.length - maxLines)).join('\n');

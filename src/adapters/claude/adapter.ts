@@ -232,9 +232,12 @@ export const claudeSessionMachine = setup({
       const { [id]: _done, ...controls } = context.controls;
       enqueue.assign({ controls });
       const failed = (message.response as { subtype?: string }).subtype === 'error';
+      // The CLI says why it refused (say, bypass_not_launched): the editor hears it.
+      const why = (message.response as { error?: unknown }).error;
+      const refusal = typeof why === 'string' ? `: ${why}` : '';
       if (pending.kind === 'setMode' && pending.requestId) {
         if (failed) {
-          enqueue.emit({ type: 'acp.error', requestId: pending.requestId, error: { code: -32603, message: 'Claude Code refused the mode' } });
+          enqueue.emit({ type: 'acp.error', requestId: pending.requestId, error: { code: -32603, message: `Claude Code refused the mode${refusal}` } });
           return;
         }
         enqueue.assign({ mode: pending.value as string });
@@ -242,7 +245,7 @@ export const claudeSessionMachine = setup({
         enqueue.emit({ type: 'acp.respond', requestId: pending.requestId, result: {} });
       } else if (pending.kind === 'setModel' && pending.requestId) {
         if (failed) {
-          enqueue.emit({ type: 'acp.error', requestId: pending.requestId, error: { code: -32603, message: 'Claude Code refused the model' } });
+          enqueue.emit({ type: 'acp.error', requestId: pending.requestId, error: { code: -32603, message: `Claude Code refused the model${refusal}` } });
           return;
         }
         const configOptions = context.configOptions.map((option) => (option.id === 'model' ? { ...option, currentValue: pending.value as string } : option)) as SessionConfigOption[];

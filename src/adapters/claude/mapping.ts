@@ -269,12 +269,15 @@ export function usageOf(result: ClaudeMessage): SessionUpdate | undefined {
   return { sessionUpdate: 'usage_update', used, size: model.contextWindow ?? 200_000, ...cost } as SessionUpdate;
 }
 
-/** Claude Code's permission modes as ACP session modes. */
+/**
+ * Claude Code's permission modes as ACP session modes. `bypassPermissions` is not offered:
+ * the CLI refuses it unless launched with `--dangerously-skip-permissions`, which it
+ * refuses in turn when running as root (recorded with Claude Code 2.1.332).
+ */
 export const claudeModes = [
   { id: 'default', name: 'Default', description: 'Ask before edits and commands' },
   { id: 'acceptEdits', name: 'Accept edits', description: 'Edit files without asking' },
   { id: 'plan', name: 'Plan', description: 'Plan only: no edits, no commands' },
-  { id: 'bypassPermissions', name: 'Bypass permissions', description: 'Run everything without asking' },
 ];
 
 /** The `initialize` control response → ACP modes, config options (the model) and commands. */

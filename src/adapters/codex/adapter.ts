@@ -9,7 +9,7 @@ import { enqueueActions, setup } from 'xstate';
 import type { AgentRequestEvent } from '../../acp/native-agent.js';
 import type { AdapterDefinition, CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
 import { crashedPromptError, permissionOptions } from '../session-outcomes.js';
-import { codexRequest, decisionFor, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
+import { codexRequest, commandTitle, decisionFor, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
 
 type Pending = 'initialize' | 'thread' | 'turn' | 'interrupt';
 
@@ -23,8 +23,8 @@ interface CodexContext {
   readonly queued: AgentRequestEvent | undefined;
   readonly nextId: number;
   readonly pending: Readonly<Record<string, Pending>>;
-  /** Approval requests from Codex waiting for the client: key → Codex's request id. */
-  readonly approvals: Readonly<Record<string, number | string>>;
+  /** Approval requests from Codex waiting for the client: key → Codex's request id and the decisions it offered. */
+  readonly approvals: Readonly<Record<string, { readonly id: number | string; readonly available: readonly unknown[] | undefined }>>;
   readonly mode: string;
   readonly restarts: number;
 }
@@ -130,7 +130,8 @@ export const codexSessionMachine = setup({
       if (message.method && message.id !== undefined && /requestApproval$/u.test(message.method)) {
         const params = message.params ?? {};
         const key = `approval-${String(message.id)}`;
-        enqueue.assign({ approvals: { ...context.approvals, [key]: message.id } });
+        const available = Array.isArray(params.availableDecisions) ? (params.availableDecisions as unknown[]) : undefined;
+        enqueue.assign({ approvals: { ...context.approvals, [key]: { id: message.id, available } } });
         const command = params.command as string | undefined;
         enqueue.emit({
           type: 'acp.clientRequest',
@@ -138,7 +139,7 @@ export const codexSessionMachine = setup({
           method: 'session/request_permission',
           params: {
             sessionId,
-            toolCall: { toolCallId: String(params.itemId ?? key), title: command ? `Run \`${command}\`` : 'Apply file changes', status: 'pending', rawInput: params },
+            toolCall: { toolCallId: String(params.itemId ?? key), title: command ? `Run ${commandTitle(command)}` : 'Apply file changes', status: 'pending', rawInput: params },
             options: permissionOptions('Allow for this session'),
           },
         });
@@ -166,12 +167,12 @@ export const codexSessionMachine = setup({
     }),
     answerApproval: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'client.response' && event.type !== 'client.error') return;
-      const codexId = context.approvals[event.key];
-      if (codexId === undefined) return;
+      const approval = context.approvals[event.key];
+      if (approval === undefined) return;
       const { [event.key]: _answered, ...approvals } = context.approvals;
       enqueue.assign({ approvals });
       const outcome = event.type === 'client.response' ? (event.result as { outcome?: { outcome?: string; optionId?: string } })?.outcome : undefined;
-      enqueue.emit({ type: 'port.write', message: { id: codexId, result: { decision: decisionFor(outcome) } } });
+      enqueue.emit({ type: 'port.write', message: { id: approval.id, result: { decision: decisionFor(outcome, approval.available) } } });
     }),
     setMode: enqueueActions(({ context, event, enqueue }) => {
       const request = event as AgentRequestEvent;

@@ -47,7 +47,8 @@ export function turnInput(prompt: readonly ContentBlock[]): unknown[] {
   return input;
 }
 
-function commandTitle(command: unknown): string {
+/** A shell command as people read it: `/bin/bash -lc '<cmd>'` shows `<cmd>`. */
+export function commandTitle(command: unknown): string {
   if (typeof command !== 'string') return 'Run a command';
   // `/bin/bash -lc '<cmd>'`: show the command itself.
   const inner = /^\/bin\/(?:ba)?sh -lc '([\s\S]*)'$/u.exec(command);
@@ -125,15 +126,43 @@ export function turnOutcome(params: Record<string, unknown>, cancelled: boolean)
   const turn = params.turn as { status?: string; error?: { message?: string } | null } | undefined;
   if (cancelled || turn?.status === 'interrupted') return { stopReason: 'cancelled' };
   if (turn?.status === 'failed') {
-    return { error: { message: `Codex reported an error: ${turn.error?.message ?? 'the turn failed'}`, data: { status: turn.status } } };
+    return { error: { message: `Codex reported an error: ${errorMessageOf(turn.error?.message)}`, data: { status: turn.status } } };
   }
   return { stopReason: 'end_turn' };
 }
 
-/** An approval request's decision for an ACP permission outcome. */
-export function decisionFor(outcome: { outcome?: string; optionId?: string } | undefined): string {
-  if (outcome?.outcome !== 'selected') return 'cancel';
-  if (outcome.optionId === 'allow_always') return 'acceptForSession';
-  if (outcome.optionId === 'allow') return 'accept';
+/**
+ * An approval request's decision for an ACP permission outcome, chosen among the decisions
+ * Codex offered (`availableDecisions`): "always" prefers a session-wide or policy-amending
+ * acceptance, a refusal is `decline` (the call is refused, the turn goes on), a cancelled
+ * permission is `cancel` (the turn ends).
+ */
+export function decisionFor(outcome: { outcome?: string; optionId?: string } | undefined, available?: readonly unknown[]): unknown {
+  const offered = (name: string) => !available || available.some((entry) => entry === name || (typeof entry === 'object' && entry !== null && name in entry));
+  const pick = (...names: string[]) => {
+    for (const name of names) {
+      if (!offered(name)) continue;
+      const object = available?.find((entry) => typeof entry === 'object' && entry !== null && name in entry);
+      return object ?? name;
+    }
+    return names.at(-1);
+  };
+  if (outcome?.outcome !== 'selected') return pick('cancel');
+  if (outcome.optionId === 'allow_always') return pick('acceptForSession', 'acceptWithExecpolicyAmendment', 'accept');
+  if (outcome.optionId === 'allow') return pick('accept');
+  // A refusal of one call is `decline` even when it is not offered (Codex 0.171.0 offers
+  // only accept / amendment / cancel, yet takes decline): `cancel` would abort the turn.
   return 'decline';
+}
+
+/** Codex puts the raw error body in its messages: the `message` inside it, when there is one. */
+export function errorMessageOf(raw: unknown): string {
+  if (typeof raw !== 'string') return 'the turn failed';
+  try {
+    const parsed = JSON.parse(raw) as { error?: { message?: unknown }; message?: unknown };
+    const message = parsed.error?.message ?? parsed.message;
+    return typeof message === 'string' ? message : raw;
+  } catch {
+    return raw;
+  }
 }

@@ -1,0 +1,607 @@
+/**
+ * The real agent CLIs, end to end: `warden acp --agent claude|codex` serving the real Claude
+ * Code (2.1.332) and Codex (0.171.0) binaries, which talk to fake model servers on 127.0.0.1
+ * (spec/support/fake-anthropic-server.ts, fake-openai-server.ts), driven as an editor would:
+ * by the official SDK client (spec/support/sdk-client.mjs) and, for a crash mid-turn, by our
+ * own ACP client over a port running `warden acp`.
+ *
+ * The CLIs come from `npm run agents:install` (into .cache/agents, git-ignored); without
+ * them these tests skip with a message. Each CLI gets its own HOME, TMPDIR (and CODEX_HOME)
+ * under one temp directory, removed at the end, and no process may be left behind.
+ */
+import type { SessionUpdate } from '@agentclientprotocol/sdk';
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createActor, type AnyActorRef } from 'xstate';
+import { agentClientLogic, initialize, newSession, prompt } from '../../src/acp/agent-client.js';
+import { portTransport } from '../../src/jsonrpc/port-transport.js';
+import { RpcError } from '../../src/jsonrpc/rpc-error.js';
+import { portLogic } from '../../src/port/port.js';
+import { SHUTDOWN_EVENT } from '../../src/supervision/events.js';
+import { startFakeAnthropic, type FakeModelServer } from '../support/fake-anthropic-server.js';
+import { startFakeOpenAI } from '../support/fake-openai-server.js';
+import { isAlive, waitUntil } from '../support/processes.js';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+/** Where `npm run agents:install` put the CLIs (WARDEN_AGENTS_DIR, as for the install script). */
+const agentsBin = join(process.env.WARDEN_AGENTS_DIR ?? join(repo, '.cache', 'agents'), 'node_modules', '.bin');
+const claudeBin = join(agentsBin, 'claude');
+const codexBin = join(agentsBin, 'codex');
+const main = join(repo, 'src', 'cli', 'main.ts');
+const sdkClient = join(repo, 'spec', 'support', 'sdk-client.mjs');
+
+// ---------------------------------------------------------------------------------------------
+// Workspaces, processes
+// ---------------------------------------------------------------------------------------------
+
+/** One temp directory per suite: HOME, TMPDIR and a fresh project directory per test. */
+interface Workspace {
+  readonly base: string;
+  readonly home: string;
+  readonly tmp: string;
+  project(): string;
+}
+
+function workspace(prefix: string): Workspace {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const home = join(base, 'home');
+  const tmp = join(base, 'tmp');
+  mkdirSync(home);
+  mkdirSync(tmp);
+  let projects = 0;
+  return {
+    base,
+    home,
+    tmp,
+    project() {
+      projects += 1;
+      const directory = join(base, `project-${projects}`);
+      mkdirSync(directory);
+      return directory;
+    },
+  };
+}
+
+interface ProcessRow {
+  readonly pid: number;
+  readonly ppid: number;
+  readonly cmdline: string;
+}
+
+function processes(): ProcessRow[] {
+  const rows: ProcessRow[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/u.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z') continue;
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+      rows.push({ pid: Number(entry), ppid: Number(fields[1]), cmdline });
+    } catch {
+      // gone while reading
+    }
+  }
+  return rows;
+}
+
+/** Live descendants of `pid`. */
+function descendants(pid: number): ProcessRow[] {
+  const rows = processes();
+  const found: ProcessRow[] = [];
+  const parents = new Set([pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const row of rows) {
+      if (parents.has(row.ppid) && !parents.has(row.pid)) {
+        parents.add(row.pid);
+        found.push(row);
+        grew = true;
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * The real CLI under a warden process: its descendant running from .cache/agents that has
+ * no such descendant itself (for Codex, the native binary under the Node launcher).
+ */
+function cliUnder(wardenPid: number): ProcessRow | undefined {
+  const tree = descendants(wardenPid).filter((row) => row.cmdline.includes('.cache/agents'));
+  return tree.find((row) => !tree.some((other) => other.ppid === row.pid));
+}
+
+function environOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Processes left by this suite: the warden processes (their command line names `base`, via
+ * `--env HOME=…`), the real CLIs and whatever they started (their environment points into
+ * `base`). Matching on `base` rather than on `.cache/agents` alone keeps a concurrent run (or
+ * someone's own `claude` from .cache/agents) out of it.
+ */
+function leftovers(base: string): ProcessRow[] {
+  return processes().filter((row) => row.pid !== process.pid && (row.cmdline.includes(base) || environOf(row.pid).includes(base)));
+}
+
+/** Waits for every process of ours to be gone; kills and names what stays. */
+async function expectNoLeftovers(base: string): Promise<void> {
+  try {
+    await waitUntil(() => leftovers(base).length === 0, 'the real CLIs and their children to exit', 15_000, 100);
+  } catch {
+    const left = leftovers(base);
+    for (const row of left) {
+      try {
+        process.kill(row.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    expect(left.map((row) => `${row.pid} ${row.cmdline}`), 'processes left behind').to.deep.equal([]);
+  }
+}
+
+function skipMessage(what: string): string {
+  return `${what} not installed: run \`npm run agents:install\` to include these tests`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drivers
+// ---------------------------------------------------------------------------------------------
+
+const envArgs = (env: Record<string, string>) => Object.entries(env).flatMap(([name, value]) => ['--env', `${name}=${value}`]);
+
+interface SdkReport {
+  ok: boolean;
+  error?: { message: string };
+  summary: Record<string, any>;
+  steps: Array<Record<string, any>>;
+  served: Array<Record<string, any>>;
+  agentExit: { code: number | null; signal: string | null; duringScenario: boolean } | null;
+  durationMs: number;
+}
+
+/** The SDK client runs `scenario` against `warden acp <wardenArgs>`, in `cwd`. */
+function drive(scenario: string, cwd: string, wardenArgs: string[], extra: string[] = []): Promise<SdkReport & { stderr: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [sdkClient, '--scenario', scenario, '--cwd', cwd, '--step-timeout', '60000', ...extra, '--', process.execPath, '--import', 'tsx', main, 'acp', ...wardenArgs],
+      { cwd: repo, timeout: 110_000, maxBuffer: 64 * 1024 * 1024 },
+      (_error, stdout, stderr) => {
+        try {
+          resolve({ ...(JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as SdkReport), stderr });
+        } catch {
+          reject(new Error(`sdk-client printed no report:\n${stdout}\n${stderr}`));
+        }
+      },
+    );
+  });
+}
+
+interface WardenHarness {
+  readonly port: AnyActorRef;
+  readonly client: AnyActorRef;
+  /** What warden wrote to stderr (for failure messages). */
+  readonly stderr: string[];
+  readonly wardenPid: number;
+}
+
+/** `warden acp <wardenArgs>` as a port, with our ACP client on it (permissions: allow once). */
+function startWarden(wardenArgs: string[]): WardenHarness {
+  const port = createActor(portLogic, { input: { command: process.execPath, args: ['--import', 'tsx', main, 'acp', ...wardenArgs], cwd: repo } });
+  const stderr: string[] = [];
+  port.on('port.stderr', (event: { text: string }) => stderr.push(event.text));
+  port.subscribe({ error: () => {} });
+  port.start();
+  const client = createActor(agentClientLogic, {
+    input: {
+      transport: portTransport(port),
+      handler: {
+        permission: (request) => {
+          const allow = request.options.find((option) => option.kind === 'allow_once');
+          return allow ? { outcome: 'selected', optionId: allow.optionId } : { outcome: 'cancelled' };
+        },
+      },
+    },
+  }).start();
+  return { port, client, stderr, wardenPid: port.getSnapshot().context.pid as number };
+}
+
+/** Closes the client, then warden gracefully (stdin closed, SIGTERM, SIGKILL), and waits for it. */
+async function stopWarden(harness: WardenHarness): Promise<void> {
+  if (harness.client.getSnapshot().status === 'active') harness.client.stop();
+  if (harness.port.getSnapshot().status === 'active') {
+    const ended = new Promise<void>((resolve) => harness.port.subscribe({ complete: resolve, error: () => resolve() }));
+    harness.port.send({ type: SHUTDOWN_EVENT });
+    await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    if (harness.port.getSnapshot().status === 'active') harness.port.stop();
+  }
+  await waitUntil(() => !isAlive(harness.wardenPid), `warden ${harness.wardenPid} to exit`, 15_000, 50);
+}
+
+function textOf(updates: SessionUpdate[]): string {
+  return updates
+    .filter((update) => update.sessionUpdate === 'agent_message_chunk')
+    .map((update) => (update as { content: { text?: string } }).content.text ?? '')
+    .join('');
+}
+
+interface CrashOutcome {
+  readonly oldCli: ProcessRow;
+  readonly newCli: ProcessRow;
+  readonly error: unknown;
+  readonly after: { stopReason: string; text: string };
+  readonly msKillToError: number;
+  readonly msKillToNextEndTurn: number;
+}
+
+/**
+ * A `slow` prompt; once text streams, SIGKILL the real CLI; the prompt must fail naming the
+ * crash; then a `hello` prompt in the same session (the restarted CLI) must end normally.
+ */
+async function crashMidTurn(harness: WardenHarness, cwd: string): Promise<CrashOutcome> {
+  const { client } = harness;
+  await initialize(client);
+  const { sessionId } = await newSession(client, { cwd });
+  const warm = prompt(client, sessionId, [{ type: 'text', text: 'hello' }]);
+  expect((await warm.result).stopReason).to.equal('end_turn');
+  const run = prompt(client, sessionId, [{ type: 'text', text: 'slow' }]);
+  for await (const update of run.updates) if (update.sessionUpdate === 'agent_message_chunk') break;
+  const oldCli = cliUnder(harness.wardenPid);
+  expect(oldCli, `the real CLI under warden ${harness.wardenPid}`).to.not.equal(undefined);
+  const killedAt = Date.now();
+  process.kill((oldCli as ProcessRow).pid, 'SIGKILL');
+  const error = await run.result.then(
+    (result) => new Error(`the prompt ended with ${JSON.stringify(result)} instead of failing`),
+    (caught: unknown) => caught,
+  );
+  const msKillToError = Date.now() - killedAt;
+  await waitUntil(() => {
+    const now = cliUnder(harness.wardenPid);
+    return now !== undefined && now.pid !== (oldCli as ProcessRow).pid;
+  }, 'the restarted CLI', 30_000, 50);
+  const newCli = cliUnder(harness.wardenPid) as ProcessRow;
+  const next = prompt(client, sessionId, [{ type: 'text', text: 'hello' }]);
+  const updates: SessionUpdate[] = [];
+  for await (const update of next.updates) updates.push(update);
+  const result = await next.result;
+  return { oldCli: oldCli as ProcessRow, newCli, error, after: { stopReason: result.stopReason, text: textOf(updates) }, msKillToError, msKillToNextEndTurn: Date.now() - killedAt };
+}
+
+function expectCrashError(error: unknown): void {
+  expect(error, String(error)).to.be.instanceOf(RpcError);
+  const data = (error as RpcError).data as { reason?: string; exit?: { kind?: string; signal?: string } };
+  expect(data?.reason, JSON.stringify(data)).to.equal('agent_crashed');
+}
+
+/** Texts of the `role:"user"` messages of an Anthropic request. */
+function anthropicUserTexts(body: unknown): string[] {
+  const messages = ((body as { messages?: Array<{ role?: string; content?: unknown }> })?.messages ?? []).filter((message) => message.role === 'user');
+  return messages.flatMap((message) => (typeof message.content === 'string' ? [message.content] : Array.isArray(message.content) ? (message.content as Array<{ type?: string; text?: string }>).filter((block) => block.type === 'text').map((block) => block.text ?? '') : []));
+}
+
+/** Texts of the user messages of a Responses request. */
+function openaiUserTexts(body: unknown): string[] {
+  const input = (body as { input?: Array<{ type?: string; role?: string; content?: unknown }> })?.input ?? [];
+  return input
+    .filter((item) => item.role === 'user')
+    .flatMap((item) => (Array.isArray(item.content) ? (item.content as Array<{ text?: string }>).map((part) => part.text ?? '') : typeof item.content === 'string' ? [item.content] : []));
+}
+
+const timings: string[] = [];
+const timed = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
+  const started = Date.now();
+  try {
+    return await run();
+  } finally {
+    timings.push(`${what}: ${Date.now() - started} ms`);
+  }
+};
+
+describe('real agent CLIs against fake model servers', function () {
+  after(function () {
+    // WARDEN_E2E_TIMINGS=1: how long each real-CLI run took.
+    if (timings.length > 0 && process.env.WARDEN_E2E_TIMINGS) console.log(`      real-agent timings:\n${timings.map((line) => `        ${line}`).join('\n')}`);
+  });
+
+  // ---------------------------------------------------------------------------------------------
+  // Claude Code
+  // ---------------------------------------------------------------------------------------------
+
+  describe('real Claude Code 2.1.332 through warden acp (fake Anthropic server)', function () {
+    this.timeout(120_000);
+    let server: FakeModelServer | undefined;
+    let space: Workspace | undefined;
+
+    const wardenArgs = () => [
+      '--agent', 'claude',
+      '--agent-command', claudeBin,
+      ...envArgs({
+        ANTHROPIC_BASE_URL: (server as FakeModelServer).url,
+        ANTHROPIC_API_KEY: 'dummy',
+        HOME: (space as Workspace).home,
+        TMPDIR: (space as Workspace).tmp,
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        DISABLE_AUTOUPDATER: '1',
+        DISABLE_TELEMETRY: '1',
+        DISABLE_ERROR_REPORTING: '1',
+        DISABLE_BUG_COMMAND: '1',
+        NO_PROXY: '127.0.0.1,localhost',
+      }),
+    ];
+
+    before(async function () {
+      if (!existsSync(claudeBin)) {
+        console.log(`      ${skipMessage('real Claude Code')}`);
+        this.skip();
+      }
+      server = await startFakeAnthropic();
+      space = workspace('warden-e2e-claude-');
+    });
+
+    after(async function () {
+      await server?.close();
+      if (space) {
+        await expectNoLeftovers(space.base);
+        rmSync(space.base, { recursive: true, force: true });
+      }
+    });
+
+    it('a text turn: "hello" gets the fake\'s text and end_turn; modes and the model work', async () => {
+      const report = await timed('claude lifecycle (sdk-client)', () => drive('lifecycle', (space as Workspace).project(), wardenArgs()));
+      expect(report.ok, `${JSON.stringify(report.error)}\n${report.stderr}`).to.equal(true);
+      const summary = report.summary;
+      expect(summary.agentInfo.name).to.equal('claude-code');
+      expect(summary.prompt).to.deep.equal({ stopReason: 'end_turn', text: 'Hello from the fake Anthropic server.', error: null });
+      expect(summary.modes.currentModeId).to.equal('default');
+      expect(summary.setMode).to.deep.equal({ modeId: 'acceptEdits' });
+      expect(summary.configOptionIds).to.include('model');
+      expect(summary.setConfigOption.error, JSON.stringify(summary.setConfigOption)).to.equal(undefined);
+      expect(summary.setConfigOption.returnedValue).to.equal(summary.setConfigOption.value);
+      const last = (server as FakeModelServer).requests.filter((request) => request.path === '/v1/messages').at(-1);
+      expect(last?.headers['user-agent']).to.match(/^claude-cli\/2\.1\.332 /u);
+      expect(anthropicUserTexts(last?.body)).to.include('hello');
+    });
+
+    it('a tool turn: Write asks permission, the editor allows it, the file is written', async () => {
+      const project = (space as Workspace).project();
+      const report = await timed('claude permission allow (sdk-client)', () => drive('permission', project, wardenArgs()));
+      expect(report.ok, `${JSON.stringify(report.error)}\n${report.stderr}`).to.equal(true);
+      const summary = report.summary;
+      expect(summary.stopReason).to.equal('end_turn');
+      expect(summary.permissionRequests).to.have.length(1);
+      expect(summary.permissionRequests[0].options).to.have.members(['allow_always', 'allow', 'reject']);
+      expect(summary.toolCallStatuses).to.include('tool_call_update:completed');
+      expect(summary.text).to.include('Tool finished: File created successfully');
+      expect(readFileSync(join(project, 'new.txt'), 'utf8')).to.equal('hello\n');
+    });
+
+    it('a tool turn refused: the write fails, nothing is written, the turn ends normally', async () => {
+      const project = (space as Workspace).project();
+      const report = await timed('claude permission reject (sdk-client)', () => drive('permission', project, wardenArgs(), ['--permission', 'reject']));
+      expect(report.ok, `${JSON.stringify(report.error)}\n${report.stderr}`).to.equal(true);
+      expect(report.summary.stopReason).to.equal('end_turn');
+      expect(report.summary.permissionRequests).to.have.length(1);
+      expect(report.summary.toolCallStatuses).to.include('tool_call_update:failed');
+      expect(existsSync(join(project, 'new.txt'))).to.equal(false);
+    });
+
+    it('cancel: a slow turn ends cancelled soon after session/cancel, and the next prompt works', async () => {
+      const report = await timed('claude cancel (sdk-client)', () => drive('cancel', (space as Workspace).project(), wardenArgs()));
+      expect(report.ok, `${JSON.stringify(report.error)}\n${report.stderr}`).to.equal(true);
+      const summary = report.summary;
+      expect(summary.stopReason).to.equal('cancelled');
+      expect(summary.msFromCancelToStop).to.be.below(5000);
+      expect(summary.afterCancel).to.deep.equal({ stopReason: 'end_turn', text: 'Hello from the fake Anthropic server.', error: null });
+      expect((server as FakeModelServer).requests.some((request) => request.reply === 'slow')).to.equal(true);
+    });
+
+    it('an API error (HTTP 400) fails the prompt naming it; the session goes on', async () => {
+      const harness = startWarden(wardenArgs());
+      try {
+        await timed('claude api error (our client)', async () => {
+          await initialize(harness.client);
+          const { sessionId } = await newSession(harness.client, { cwd: (space as Workspace).project() });
+          const failing = prompt(harness.client, sessionId, [{ type: 'text', text: 'ERROR400' }]);
+          const error = await failing.result.then((result) => new Error(`ended with ${JSON.stringify(result)}`), (caught: unknown) => caught);
+          expect(error).to.be.instanceOf(RpcError);
+          expect((error as RpcError).message).to.match(/400/u);
+          const next = prompt(harness.client, sessionId, [{ type: 'text', text: 'hello' }]);
+          const updates: SessionUpdate[] = [];
+          for await (const update of next.updates) updates.push(update);
+          expect((await next.result).stopReason).to.equal('end_turn');
+          expect(textOf(updates)).to.equal('Hello from the fake Anthropic server.');
+        });
+      } finally {
+        await stopWarden(harness);
+      }
+    });
+
+    it('kill -9 of the real CLI mid-turn: the prompt fails (agent_crashed), Claude restarts with --resume, the next prompt works', async () => {
+      const harness = startWarden(wardenArgs());
+      try {
+        const requestsBefore = (server as FakeModelServer).requests.length;
+        const outcome = await timed('claude kill -9 and resume (our client)', () => crashMidTurn(harness, (space as Workspace).project()));
+        expectCrashError(outcome.error);
+        expect(outcome.after, harness.stderr.join('')).to.deep.equal({ stopReason: 'end_turn', text: 'Hello from the fake Anthropic server.' });
+        const mine = (server as FakeModelServer).requests.slice(requestsBefore).filter((request) => request.path === '/v1/messages');
+        const claudeSession = mine[0]?.headers['x-claude-code-session-id'];
+        expect(claudeSession).to.match(/^[0-9a-f-]{36}$/u);
+        // The restarted CLI resumes Claude's own session: `--resume <id>`, and the same session id on the wire.
+        expect(outcome.oldCli.cmdline).to.not.include('--resume');
+        expect(outcome.newCli.cmdline).to.include(`--resume ${String(claudeSession)}`);
+        const last = mine.at(-1);
+        expect(last?.headers['x-claude-code-session-id']).to.equal(claudeSession);
+        // The model sees the earlier turn (Claude Code 2.1.332 drops the turn that was cut by the kill).
+        const texts = anthropicUserTexts(last?.body).filter((text) => text === 'hello' || text === 'slow');
+        expect(texts, JSON.stringify(anthropicUserTexts(last?.body))).to.deep.equal(['hello', 'hello']);
+        timings.push(`claude kill→prompt error: ${outcome.msKillToError} ms; kill→next end_turn: ${outcome.msKillToNextEndTurn} ms`);
+      } finally {
+        await stopWarden(harness);
+      }
+    });
+  });
+
+  // ---------------------------------------------------------------------------------------------
+  // Codex
+  // ---------------------------------------------------------------------------------------------
+
+  describe('real Codex 0.171.0 (app-server) through warden acp (fake OpenAI server)', function () {
+    this.timeout(120_000);
+    let server: FakeModelServer | undefined;
+    let space: Workspace | undefined;
+    let codexHome = '';
+
+    const wardenArgs = () => [
+      '--agent', 'codex',
+      '--agent-command', codexBin,
+      ...envArgs({
+        HOME: (space as Workspace).home,
+        CODEX_HOME: codexHome,
+        TMPDIR: (space as Workspace).tmp,
+        FAKE_OPENAI_API_KEY: 'dummy',
+        RUST_LOG: 'warn',
+        NO_PROXY: '127.0.0.1,localhost',
+      }),
+    ];
+
+    before(async function () {
+      if (!existsSync(codexBin)) {
+        console.log(`      ${skipMessage('real Codex')}`);
+        this.skip();
+      }
+      server = await startFakeOpenAI();
+      space = workspace('warden-e2e-codex-');
+      codexHome = join(space.home, '.codex');
+      mkdirSync(codexHome);
+      // As recorded (README, section 2); the approval policy comes from the adapter (untrusted).
+      writeFileSync(join(codexHome, 'config.toml'), [
+        'model = "gpt-5.5"',
+        'model_provider = "fake"',
+        'approval_policy = "never"',
+        'sandbox_mode = "workspace-write"',
+        'check_for_update_on_startup = false',
+        '[model_providers.fake]',
+        'name = "Fake OpenAI"',
+        `base_url = "${server.url}/v1"`,
+        'env_key = "FAKE_OPENAI_API_KEY"',
+        'wire_api = "responses"',
+        'request_max_retries = 0',
+        'stream_max_retries = 0',
+        '[analytics]',
+        'enabled = false',
+        '[feedback]',
+        'enabled = false',
+        '[features]',
+        'plugins = false',
+        'remote_plugin = false',
+        'apps = false',
+        '',
+      ].join('\n'));
+    });
+
+    after(async function () {
+      await server?.close();
+      if (space) {
+        await expectNoLeftovers(space.base);
+        rmSync(space.base, { recursive: true, force: true });
+      }
+    });
+
+    it('a text turn: "hello" gets the fake\'s text and end_turn; modes work', async () => {
+      const report = await timed('codex lifecycle (sdk-client)', () => drive('lifecycle', (space as Workspace).project(), wardenArgs()));
+      expect(report.ok, `${JSON.stringify(report.error)}\n${report.stderr}`).to.equal(true);
+      const summary = report.summary;
+      expect(summary.agentInfo.name).to.equal('codex');
+      expect(summary.prompt).to.deep.equal({ stopReason: 'end_turn', text: 'Hello from the fake OpenAI server.', error: null });
+      expect(summary.modes.currentModeId).to.equal('untrusted');
+      expect(summary.setMode).to.deep.equal({ modeId: 'on-request' });
+      const last = (server as FakeModelServer).requests.filter((request) => request.path === '/v1/responses').at(-1);
+      expect(last?.headers.authorization).to.equal('Bearer dummy');
+      expect(openaiUserTexts(last?.body)).to.include('hello');
+    });
+
+    it('a tool turn: the command asks approval (untrusted), the editor allows it, it runs', async () => {
+      const project = (space as Workspace).project();
+      const report = await timed('codex permission allow (sdk-client)', () => drive('permission', project, wardenArgs()));
+      expect(report.ok, `${JSON.stringify(report.error)}\n${report.stderr}`).to.equal(true);
+      const summary = report.summary;
+      expect(summary.stopReason).to.equal('end_turn');
+      expect(summary.permissionRequests).to.have.length(1);
+      expect(summary.toolCallStatuses).to.include('tool_call_update:completed');
+      expect(summary.text).to.match(/^Tool finished: Chunk ID: /u);
+      expect(existsSync(join(project, 'new.txt'))).to.equal(true);
+    });
+
+    it('a tool turn refused: the command does not run, the turn ends normally', async () => {
+      const project = (space as Workspace).project();
+      const report = await timed('codex permission reject (sdk-client)', () => drive('permission', project, wardenArgs(), ['--permission', 'reject']));
+      expect(report.ok, `${JSON.stringify(report.error)}\n${report.stderr}`).to.equal(true);
+      expect(report.summary.stopReason).to.equal('end_turn');
+      expect(report.summary.permissionRequests).to.have.length(1);
+      expect(existsSync(join(project, 'new.txt'))).to.equal(false);
+    });
+
+    it('cancel: a slow turn ends cancelled soon after session/cancel, and the next prompt works', async () => {
+      const report = await timed('codex cancel (sdk-client)', () => drive('cancel', (space as Workspace).project(), wardenArgs()));
+      expect(report.ok, `${JSON.stringify(report.error)}\n${report.stderr}`).to.equal(true);
+      const summary = report.summary;
+      expect(summary.stopReason).to.equal('cancelled');
+      expect(summary.msFromCancelToStop).to.be.below(5000);
+      expect(summary.afterCancel).to.deep.equal({ stopReason: 'end_turn', text: 'Hello from the fake OpenAI server.', error: null });
+    });
+
+    it('an API error (HTTP 400) fails the prompt naming it; the session goes on', async () => {
+      const harness = startWarden(wardenArgs());
+      try {
+        await timed('codex api error (our client)', async () => {
+          await initialize(harness.client);
+          const { sessionId } = await newSession(harness.client, { cwd: (space as Workspace).project() });
+          const failing = prompt(harness.client, sessionId, [{ type: 'text', text: 'ERROR400' }]);
+          const error = await failing.result.then((result) => new Error(`ended with ${JSON.stringify(result)}`), (caught: unknown) => caught);
+          expect(error).to.be.instanceOf(RpcError);
+          expect((error as RpcError).message).to.match(/ERROR400|400/u);
+          const next = prompt(harness.client, sessionId, [{ type: 'text', text: 'hello' }]);
+          const updates: SessionUpdate[] = [];
+          for await (const update of next.updates) updates.push(update);
+          expect((await next.result).stopReason).to.equal('end_turn');
+          expect(textOf(updates)).to.equal('Hello from the fake OpenAI server.');
+        });
+      } finally {
+        await stopWarden(harness);
+      }
+    });
+
+    it('kill -9 of the real CLI mid-turn: the prompt fails (agent_crashed), the new app-server resumes the thread, the next prompt works', async () => {
+      const harness = startWarden(wardenArgs());
+      try {
+        const requestsBefore = (server as FakeModelServer).requests.length;
+        const outcome = await timed('codex kill -9 and resume (our client)', () => crashMidTurn(harness, (space as Workspace).project()));
+        expectCrashError(outcome.error);
+        expect(outcome.after, harness.stderr.join('')).to.deep.equal({ stopReason: 'end_turn', text: 'Hello from the fake OpenAI server.' });
+        const mine = (server as FakeModelServer).requests.slice(requestsBefore).filter((request) => request.path === '/v1/responses');
+        const first = mine[0];
+        const last = mine.at(-1);
+        // The same thread after the restart, with the earlier turns in its input.
+        expect(last?.headers['thread-id'] ?? last?.headers['session-id']).to.be.a('string');
+        expect(last?.headers['thread-id']).to.equal(first?.headers['thread-id']);
+        const texts = openaiUserTexts(last?.body).filter((text) => text === 'hello' || text === 'slow');
+        expect(texts, JSON.stringify(openaiUserTexts(last?.body))).to.deep.equal(['hello', 'slow', 'hello']);
+        timings.push(`codex kill→prompt error: ${outcome.msKillToError} ms; kill→next end_turn: ${outcome.msKillToNextEndTurn} ms`);
+      } finally {
+        await stopWarden(harness);
+      }
+    });
+  });
+});

@@ -1,0 +1,336 @@
+/**
+ * A fake Anthropic Messages API on 127.0.0.1, for running the real `claude` CLI in tests
+ * (spec/e2e/real-agents.spec.ts). It follows the contract recorded with Claude Code 2.1.332
+ * (../shared/fixtures/README.md, section 1): `POST /v1/messages[?beta=true]` always answered
+ * as an SSE stream (message_start, content blocks, message_delta, message_stop),
+ * `POST /v1/messages/count_tokens` → `{"input_tokens":42}`, errors as HTTP 400 with an
+ * Anthropic error body.
+ *
+ * The answer depends on the text of the last `role:"user"` message (Claude Code appends a
+ * `role:"system"` message after it, and may put `<system-reminder>` text blocks in it):
+ * - after a tool result: `Tool finished: <first 60 chars of the result>`;
+ * - `TOOL:sh <cmd>`: a `Bash` call running `<cmd>`; `TOOL:bash`: `Bash` `echo hi`;
+ * - `TOOL:read <path>`: `Read`; `TOOL:write <path>`: `Write` of `"hello\n"` (the tool name is
+ *   the advertised one: `Write`, or `mcp__acp__Write` when that is all the request offers);
+ * - `permission`: like `TOOL:write <cwd>/new.txt` (a new file: Claude asks permission), the
+ *   cwd being the one Claude Code states in its system prompt;
+ * - `SLOW` or `slow`: a long text, one word every 400 ms (for cancel, interrupt and kill);
+ * - `ERROR400`: HTTP 400;
+ * - anything else: `Hello from the fake Anthropic server.` in 2 deltas.
+ *
+ * Only node:http. Bounded: the server closes itself after `idleMs` without a request in
+ * flight (10 minutes by default), and `close()` ends every connection at once.
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/** One HTTP request the fake server received. */
+export interface RecordedRequest {
+  readonly method: string;
+  /** The path without the query string. */
+  readonly path: string;
+  readonly query: string;
+  readonly headers: IncomingHttpHeaders;
+  /** The parsed JSON body (or the raw text when it was not JSON). */
+  readonly body: unknown;
+  readonly atMs: number;
+  /** What the fake chose to answer: `text`, `tool:<name>`, `slow`, `error400`, `count_tokens`, `not_found`. */
+  reply?: string;
+}
+
+/** A running fake model server. */
+export interface FakeModelServer {
+  /** `http://127.0.0.1:<port>`: the value for `ANTHROPIC_BASE_URL`. */
+  readonly url: string;
+  readonly port: number;
+  /** Every request, in arrival order. */
+  readonly requests: RecordedRequest[];
+  /** Stops listening and ends every open connection (streams in progress are cut). */
+  close(): Promise<void>;
+}
+
+/** Options of {@link startFakeAnthropic}. */
+export interface FakeAnthropicOptions {
+  /** Close by itself after this long without activity. Default 10 minutes. */
+  readonly idleMs?: number;
+  /** The delay between words of a `SLOW` answer. Default 400 ms. */
+  readonly wordIntervalMs?: number;
+  /** How many words a `SLOW` answer has. Default 60 (24 s at 400 ms). */
+  readonly slowWords?: number;
+}
+
+type Block = Record<string, unknown> & { type?: string };
+
+interface Reply {
+  readonly kind: string;
+  readonly text?: string;
+  readonly tool?: { readonly name: string; readonly input: Record<string, unknown> };
+  readonly slow?: boolean;
+  readonly error?: string;
+}
+
+const started = Date.now();
+
+/** Starts the fake Anthropic server on an ephemeral port of 127.0.0.1. */
+export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeModelServer> {
+  const idleMs = options.idleMs ?? 10 * 60_000;
+  const wordIntervalMs = options.wordIntervalMs ?? 400;
+  const slowWords = options.slowWords ?? 60;
+  const requests: RecordedRequest[] = [];
+  const sockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+  let counter = 0;
+  let closed = false;
+  let idle: NodeJS.Timeout | undefined;
+  let active = 0;
+
+  const server = createServer((request, response) => {
+    // Idle means no request in flight: a stream in progress keeps the server up.
+    active += 1;
+    touch();
+    response.once('close', () => {
+      active -= 1;
+      touch();
+    });
+    void handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent) json(response, 500, { type: 'error', error: { type: 'api_error', message: String(error) } });
+      else response.destroy();
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  function touch(): void {
+    if (idle) clearTimeout(idle);
+    idle = undefined;
+    if (!closed && active === 0) idle = setTimeout(() => void close(), idleMs);
+  }
+
+  async function close(): Promise<void> {
+    if (closed) return;
+    closed = true;
+    if (idle) clearTimeout(idle);
+    for (const timer of timers) clearTimeout(timer);
+    timers.clear();
+    const done = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const socket of sockets) socket.destroy();
+    await done;
+  }
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const raw = await readBody(request);
+    const [path = '/', query = ''] = (request.url ?? '/').split('?', 2) as [string, string | undefined];
+    let body: unknown = raw;
+    try {
+      body = raw ? JSON.parse(raw) : undefined;
+    } catch {
+      // kept as text
+    }
+    const recorded: RecordedRequest = { method: request.method ?? 'GET', path, query, headers: request.headers, body, atMs: Date.now() - started };
+    requests.push(recorded);
+
+    if (request.method === 'POST' && path === '/v1/messages/count_tokens') {
+      recorded.reply = 'count_tokens';
+      json(response, 200, { input_tokens: 42 });
+      return;
+    }
+    if (request.method !== 'POST' || path !== '/v1/messages') {
+      recorded.reply = 'not_found';
+      json(response, 404, { type: 'error', error: { type: 'not_found_error', message: `fake Anthropic server: no ${request.method} ${path}` } });
+      return;
+    }
+    const params = (body ?? {}) as { model?: string; messages?: Array<{ role?: string; content?: unknown }>; tools?: Array<{ name?: string }>; system?: unknown; stream?: boolean };
+    const reply = choose(params);
+    recorded.reply = reply.kind;
+    if (reply.error) {
+      json(response, 400, { type: 'error', error: { type: 'invalid_request_error', message: reply.error } });
+      return;
+    }
+    counter += 1;
+    const id = `msg_fake_${counter}`;
+    const model = params.model ?? 'claude-fake';
+    if (params.stream === false) {
+      json(response, 200, messageOf(id, model, reply, slowText(slowWords)), { 'request-id': `req_fake_${counter}` });
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_fake_${counter}` });
+    const send = (type: string, data: Record<string, unknown>) => {
+      if (!response.destroyed) response.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    };
+    send('message_start', {
+      message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+    });
+    send('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
+    send('ping', {});
+    if (reply.slow) {
+      const finished = await streamSlowly(response, slowWords, (word) => send('content_block_delta', { index: 0, delta: { type: 'text_delta', text: word } }));
+      if (!finished) return;
+    } else {
+      const text = reply.text ?? '';
+      const half = Math.ceil(text.length / 2);
+      for (const part of [text.slice(0, half), text.slice(half)]) if (part) send('content_block_delta', { index: 0, delta: { type: 'text_delta', text: part } });
+    }
+    send('content_block_stop', { index: 0 });
+    if (reply.tool) {
+      const toolId = `toolu_fake_${counter}`;
+      send('content_block_start', { index: 1, content_block: { type: 'tool_use', id: toolId, name: reply.tool.name, input: {} } });
+      const input = JSON.stringify(reply.tool.input);
+      const cut = Math.ceil(input.length / 2);
+      for (const part of [input.slice(0, cut), input.slice(cut)]) if (part) send('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: part } });
+      send('content_block_stop', { index: 1 });
+    }
+    send('message_delta', { delta: { stop_reason: reply.tool ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: 7 } });
+    send('message_stop', {});
+    response.end();
+  }
+
+  /**
+   * Writes `count` words, one every `wordIntervalMs`; resolves `true` when all were written,
+   * `false` when the client went away first (an interrupt, a killed CLI).
+   */
+  function streamSlowly(response: ServerResponse, count: number, write: (word: string) => void): Promise<boolean> {
+    const words = slowText(count).split(/(?<= )/u);
+    return new Promise((resolve) => {
+      let index = 0;
+      let timer: NodeJS.Timeout | undefined;
+      const gone = () => {
+        if (timer) {
+          clearTimeout(timer);
+          timers.delete(timer);
+        }
+        resolve(false);
+      };
+      response.once('close', gone);
+      const tick = () => {
+        if (timer) timers.delete(timer);
+        if (closed || response.destroyed) return gone();
+        write(words[index] as string);
+        index += 1;
+        if (index >= words.length) {
+          response.off('close', gone);
+          resolve(true);
+          return;
+        }
+        timer = setTimeout(tick, wordIntervalMs);
+        timers.add(timer);
+      };
+      tick();
+    });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  touch();
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, port, requests, close };
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function json(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { 'content-type': 'application/json', ...headers });
+  response.end(JSON.stringify(body));
+}
+
+function slowText(count: number): string {
+  const words: string[] = [];
+  for (let index = 1; index <= count; index++) words.push(`word${index}`);
+  return `${words.join(' ')}.`;
+}
+
+function blocksOf(content: unknown): Block[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return Array.isArray(content) ? (content as Block[]) : [];
+}
+
+function textOfResult(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return (content as Block[]).map((part) => (typeof part.text === 'string' ? part.text : '')).join('');
+  return '';
+}
+
+/** The working directory Claude Code states in its system prompt (or environment message). */
+function cwdOf(params: { system?: unknown; messages?: Array<{ content?: unknown }> }): string | undefined {
+  const texts: string[] = [];
+  for (const block of blocksOf(params.system)) if (typeof block.text === 'string') texts.push(block.text);
+  for (const message of params.messages ?? []) for (const block of blocksOf(message.content)) if (typeof block.text === 'string') texts.push(block.text);
+  for (const pattern of [/Primary working directory:\s*(\/\S*)/u, /Working directory:\s*(\/\S*)/u]) {
+    for (const text of texts) {
+      const match = pattern.exec(text);
+      if (match) return match[1];
+    }
+  }
+  return undefined;
+}
+
+/** The advertised name of a file tool: `Write`, or `mcp__acp__Write` when only that is offered. */
+function toolName(tools: Array<{ name?: string }> | undefined, name: string): string {
+  const names = new Set((tools ?? []).map((tool) => tool.name));
+  if (names.has(name)) return name;
+  if (names.has(`mcp__acp__${name}`)) return `mcp__acp__${name}`;
+  return name;
+}
+
+function choose(params: { messages?: Array<{ role?: string; content?: unknown }>; tools?: Array<{ name?: string }>; system?: unknown }): Reply {
+  const messages = params.messages ?? [];
+  const lastUser = [...messages].reverse().find((message) => message.role === 'user');
+  const blocks = blocksOf(lastUser?.content);
+  const results = blocks.filter((block) => block.type === 'tool_result');
+  if (results.length > 0) {
+    const result = textOfResult((results.at(-1) as Block).content);
+    return { kind: 'text', text: `Tool finished: ${result.slice(0, 60)}` };
+  }
+  const texts = blocks
+    .filter((block) => block.type === 'text' && typeof block.text === 'string')
+    .map((block) => (block.text as string).trim())
+    .filter((text) => text && !text.startsWith('<system-reminder>'));
+  const prompt = texts.at(-1) ?? '';
+  let match: RegExpExecArray | null;
+  if ((match = /^TOOL:sh\s+([\s\S]+)$/u.exec(prompt))) {
+    return { kind: 'tool:Bash', text: 'Running Bash.', tool: { name: 'Bash', input: { command: match[1], description: 'Run command' } } };
+  }
+  if (/^TOOL:bash$/u.test(prompt)) {
+    return { kind: 'tool:Bash', text: 'Running Bash.', tool: { name: 'Bash', input: { command: 'echo hi', description: 'Print hi' } } };
+  }
+  if ((match = /^TOOL:read\s+(.+)$/u.exec(prompt))) {
+    const name = toolName(params.tools, 'Read');
+    return { kind: `tool:${name}`, text: 'Reading the file.', tool: { name, input: { file_path: match[1] } } };
+  }
+  const writeTo = (match = /^TOOL:write\s+(.+)$/u.exec(prompt)) ? match[1] : /^permission$/iu.test(prompt) ? `${cwdOf(params) ?? '/tmp'}/new.txt` : undefined;
+  if (writeTo) {
+    const name = toolName(params.tools, 'Write');
+    return { kind: `tool:${name}`, text: 'Writing the file.', tool: { name, input: { file_path: writeTo, content: 'hello\n' } } };
+  }
+  if (/^slow$/iu.test(prompt)) return { kind: 'slow', slow: true };
+  if (prompt === 'ERROR400') return { kind: 'error400', error: 'fake Anthropic server: ERROR400 requested' };
+  return { kind: 'text', text: 'Hello from the fake Anthropic server.' };
+}
+
+function messageOf(id: string, model: string, reply: Reply, slow: string): Record<string, unknown> {
+  const content: unknown[] = [{ type: 'text', text: reply.slow ? slow : reply.text ?? '' }];
+  if (reply.tool) content.push({ type: 'tool_use', id: id.replace('msg_', 'toolu_'), name: reply.tool.name, input: reply.tool.input });
+  return {
+    id,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content,
+    stop_reason: reply.tool ? 'tool_use' : 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: 12, output_tokens: 7, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+  };
+}

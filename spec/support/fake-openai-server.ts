@@ -1,0 +1,312 @@
+/**
+ * A fake OpenAI Responses API on 127.0.0.1, for running the real `codex` CLI in tests
+ * (spec/e2e/real-agents.spec.ts). It follows the contract recorded with Codex 0.171.0
+ * (../shared/fixtures/README.md, section 2): `POST /v1/responses` answered as an SSE stream
+ * of `event: <type>\ndata: {"type":<type>,"sequence_number":n,…}` frames (response.created,
+ * response.in_progress, the output item with its content part and deltas, or a function
+ * call with its arguments, then response.completed), errors as HTTP 400 with an OpenAI error
+ * body.
+ *
+ * The answer depends on the input (Codex sends developer messages, a user
+ * `<environment_context>` message, then the user's prompt):
+ * - when the input ends with a `function_call_output`: `Tool finished: <first 60 chars>`;
+ * - `TOOL:sh <cmd>`: `exec_command {cmd}`; `TOOL:bash`: `exec_command {cmd:"echo hi"}`;
+ * - `TOOL:write <path>`: `exec_command` writing `hello\n` to `<path>` (Codex has no Write tool);
+ * - `permission`: `exec_command {cmd:"touch <cwd>/new.txt"}`, a command Codex asks approval for
+ *   under `approvalPolicy: untrusted` (the cwd from the `<environment_context>`);
+ * - `SLOW` or `slow`: a long text, one word every 400 ms;
+ * - `ERROR400`: HTTP 400;
+ * - anything else: `Hello from the fake OpenAI server.` in 2 deltas.
+ *
+ * Only node:http. Bounded: the server closes itself after `idleMs` without a request in
+ * flight (10 minutes by default), and `close()` ends every connection at once.
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/** One HTTP request the fake server received. */
+export interface RecordedRequest {
+  readonly method: string;
+  /** The path without the query string. */
+  readonly path: string;
+  readonly query: string;
+  readonly headers: IncomingHttpHeaders;
+  /** The parsed JSON body (or the raw text when it was not JSON). */
+  readonly body: unknown;
+  readonly atMs: number;
+  /** What the fake chose to answer: `text`, `tool:exec_command`, `slow`, `error400`, `not_found`. */
+  reply?: string;
+}
+
+/** A running fake model server. */
+export interface FakeModelServer {
+  /** `http://127.0.0.1:<port>`; Codex's `base_url` is this plus `/v1`. */
+  readonly url: string;
+  readonly port: number;
+  /** Every request, in arrival order. */
+  readonly requests: RecordedRequest[];
+  /** Stops listening and ends every open connection (streams in progress are cut). */
+  close(): Promise<void>;
+}
+
+/** Options of {@link startFakeOpenAI}. */
+export interface FakeOpenAIOptions {
+  /** Close by itself after this long without activity. Default 10 minutes. */
+  readonly idleMs?: number;
+  /** The delay between words of a `SLOW` answer. Default 400 ms. */
+  readonly wordIntervalMs?: number;
+  /** How many words a `SLOW` answer has. Default 60 (24 s at 400 ms). */
+  readonly slowWords?: number;
+}
+
+type Item = Record<string, unknown> & { type?: string; role?: string };
+
+interface Reply {
+  readonly kind: string;
+  readonly text?: string;
+  readonly command?: string;
+  readonly slow?: boolean;
+  readonly error?: string;
+}
+
+const started = Date.now();
+
+/** Starts the fake OpenAI server on an ephemeral port of 127.0.0.1. */
+export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeModelServer> {
+  const idleMs = options.idleMs ?? 10 * 60_000;
+  const wordIntervalMs = options.wordIntervalMs ?? 400;
+  const slowWords = options.slowWords ?? 60;
+  const requests: RecordedRequest[] = [];
+  const sockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+  let counter = 0;
+  let closed = false;
+  let idle: NodeJS.Timeout | undefined;
+  let active = 0;
+
+  const server = createServer((request, response) => {
+    // Idle means no request in flight: a stream in progress keeps the server up.
+    active += 1;
+    touch();
+    response.once('close', () => {
+      active -= 1;
+      touch();
+    });
+    void handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent) json(response, 500, { error: { message: String(error), type: 'server_error', param: null, code: null } });
+      else response.destroy();
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  function touch(): void {
+    if (idle) clearTimeout(idle);
+    idle = undefined;
+    if (!closed && active === 0) idle = setTimeout(() => void close(), idleMs);
+  }
+
+  async function close(): Promise<void> {
+    if (closed) return;
+    closed = true;
+    if (idle) clearTimeout(idle);
+    for (const timer of timers) clearTimeout(timer);
+    timers.clear();
+    const done = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const socket of sockets) socket.destroy();
+    await done;
+  }
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const raw = await readBody(request);
+    const [path = '/', query = ''] = (request.url ?? '/').split('?', 2) as [string, string | undefined];
+    let body: unknown = raw;
+    try {
+      body = raw ? JSON.parse(raw) : undefined;
+    } catch {
+      // kept as text
+    }
+    const recorded: RecordedRequest = { method: request.method ?? 'GET', path, query, headers: request.headers, body, atMs: Date.now() - started };
+    requests.push(recorded);
+    if (request.method !== 'POST' || path !== '/v1/responses') {
+      recorded.reply = 'not_found';
+      json(response, 404, { error: { message: `fake OpenAI server: no ${request.method} ${path}`, type: 'invalid_request_error', param: null, code: null } });
+      return;
+    }
+    const params = (body ?? {}) as { model?: string; input?: Item[]; stream?: boolean };
+    const reply = choose(params.input ?? []);
+    recorded.reply = reply.kind;
+    if (reply.error) {
+      json(response, 400, { error: { message: reply.error, type: 'invalid_request_error', param: null, code: null } });
+      return;
+    }
+    counter += 1;
+    const n = counter;
+    const model = params.model ?? 'gpt-fake';
+    const base = { id: `resp_fake_${n}`, object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'in_progress', model, output: [] as unknown[], usage: null as unknown, error: null, incomplete_details: null };
+    const usage = { input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: 7, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 19 };
+    const finalText = reply.slow ? slowText(slowWords) : reply.text ?? '';
+    const messageItem = (status: string, text: string) => ({ type: 'message', id: `msg_fake_${n}`, role: 'assistant', status, content: status === 'completed' ? [{ type: 'output_text', text, annotations: [] }] : [] });
+    const args = reply.command !== undefined ? JSON.stringify({ cmd: reply.command }) : '';
+    const callItem = (status: string, argumentsText: string) => ({ type: 'function_call', id: `fc_fake_${n}`, call_id: `call_fake_${n}`, name: 'exec_command', arguments: argumentsText, status });
+    if (params.stream === false) {
+      const output = reply.command !== undefined ? [callItem('completed', args)] : [messageItem('completed', finalText)];
+      json(response, 200, { ...base, status: 'completed', output, usage });
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-request-id': `req_fake_${n}` });
+    let sequence = 0;
+    const send = (type: string, data: Record<string, unknown>) => {
+      if (!response.destroyed) response.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
+    };
+    send('response.created', { response: base });
+    send('response.in_progress', { response: base });
+    let output: unknown;
+    if (reply.command !== undefined) {
+      send('response.output_item.added', { output_index: 0, item: callItem('in_progress', '') });
+      const cut = Math.ceil(args.length / 2);
+      for (const part of [args.slice(0, cut), args.slice(cut)]) if (part) send('response.function_call_arguments.delta', { item_id: `fc_fake_${n}`, output_index: 0, delta: part });
+      send('response.function_call_arguments.done', { item_id: `fc_fake_${n}`, output_index: 0, arguments: args });
+      output = callItem('completed', args);
+    } else {
+      const where = { item_id: `msg_fake_${n}`, output_index: 0, content_index: 0 };
+      send('response.output_item.added', { output_index: 0, item: messageItem('in_progress', '') });
+      send('response.content_part.added', { ...where, part: { type: 'output_text', text: '', annotations: [] } });
+      const delta = (text: string) => send('response.output_text.delta', { ...where, delta: text, logprobs: [] });
+      if (reply.slow) {
+        if (!(await streamSlowly(response, finalText, delta))) return;
+      } else {
+        const half = Math.ceil(finalText.length / 2);
+        for (const part of [finalText.slice(0, half), finalText.slice(half)]) if (part) delta(part);
+      }
+      send('response.output_text.done', { ...where, text: finalText, logprobs: [] });
+      send('response.content_part.done', { ...where, part: { type: 'output_text', text: finalText, annotations: [] } });
+      output = messageItem('completed', finalText);
+    }
+    send('response.output_item.done', { output_index: 0, item: output });
+    send('response.completed', { response: { ...base, status: 'completed', output: [output], usage } });
+    response.end();
+  }
+
+  /**
+   * Writes the words of `text`, one every `wordIntervalMs`; resolves `true` when all were
+   * written, `false` when the client went away first (an interrupt, a killed CLI).
+   */
+  function streamSlowly(response: ServerResponse, text: string, write: (word: string) => void): Promise<boolean> {
+    const words = text.split(/(?<= )/u);
+    return new Promise((resolve) => {
+      let index = 0;
+      let timer: NodeJS.Timeout | undefined;
+      const gone = () => {
+        if (timer) {
+          clearTimeout(timer);
+          timers.delete(timer);
+        }
+        resolve(false);
+      };
+      response.once('close', gone);
+      const tick = () => {
+        if (timer) timers.delete(timer);
+        if (closed || response.destroyed) return gone();
+        write(words[index] as string);
+        index += 1;
+        if (index >= words.length) {
+          response.off('close', gone);
+          resolve(true);
+          return;
+        }
+        timer = setTimeout(tick, wordIntervalMs);
+        timers.add(timer);
+      };
+      tick();
+    });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  touch();
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, port, requests, close };
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function json(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { 'content-type': 'application/json' });
+  response.end(JSON.stringify(body));
+}
+
+function slowText(count: number): string {
+  const words: string[] = [];
+  for (let index = 1; index <= count; index++) words.push(`word${index}`);
+  return `${words.join(' ')}.`;
+}
+
+function textsOf(item: Item): string[] {
+  if (typeof item.content === 'string') return [item.content];
+  if (!Array.isArray(item.content)) return [];
+  return (item.content as Item[]).map((part) => (typeof part.text === 'string' ? part.text : '')).filter(Boolean);
+}
+
+/** Codex's own context blocks (`<environment_context>…</environment_context>` and the like). */
+const isContextBlock = (text: string) => /^<([\w -]+)>[\s\S]*<\/\1>$/u.test(text.trim());
+
+function outputText(output: unknown): string {
+  if (typeof output === 'string') return output;
+  if (Array.isArray(output)) return (output as Item[]).map((part) => (typeof part.text === 'string' ? part.text : '')).join('');
+  if (output && typeof output === 'object' && typeof (output as { content?: unknown }).content === 'string') return (output as { content: string }).content;
+  return '';
+}
+
+function cwdOf(input: Item[]): string | undefined {
+  for (const item of input) {
+    for (const text of textsOf(item)) {
+      const match = /<cwd>([^<]+)<\/cwd>/u.exec(text);
+      if (match) return match[1];
+    }
+  }
+  return undefined;
+}
+
+const quote = (value: string) => (/^[\w@%+=:,./-]+$/u.test(value) ? value : `'${value.replace(/'/gu, `'\\''`)}'`);
+
+function choose(input: Item[]): Reply {
+  const last = input.at(-1);
+  if (last?.type === 'function_call_output') {
+    return { kind: 'text', text: `Tool finished: ${outputText(last.output).slice(0, 60)}` };
+  }
+  const users = input.filter((item) => (item.type === 'message' || item.type === undefined) && item.role === 'user');
+  let prompt = '';
+  for (const item of [...users].reverse()) {
+    const text = textsOf(item).map((entry) => entry.trim()).filter((entry) => entry && !isContextBlock(entry)).at(-1);
+    if (text !== undefined) {
+      prompt = text;
+      break;
+    }
+  }
+  let match: RegExpExecArray | null;
+  if ((match = /^TOOL:sh\s+([\s\S]+)$/u.exec(prompt))) return { kind: 'tool:exec_command', command: match[1] as string };
+  if (/^TOOL:bash$/u.test(prompt)) return { kind: 'tool:exec_command', command: 'echo hi' };
+  if ((match = /^TOOL:write\s+(.+)$/u.exec(prompt))) return { kind: 'tool:exec_command', command: `printf 'hello\\n' > ${quote(match[1] as string)}` };
+  if (/^permission$/iu.test(prompt)) {
+    const cwd = cwdOf(input);
+    return { kind: 'tool:exec_command', command: `touch ${cwd ? quote(`${cwd}/new.txt`) : 'new.txt'}` };
+  }
+  if (/^slow$/iu.test(prompt)) return { kind: 'slow', slow: true };
+  if (prompt === 'ERROR400') return { kind: 'error400', error: 'fake OpenAI server: ERROR400 requested' };
+  return { kind: 'text', text: 'Hello from the fake OpenAI server.' };
+}
