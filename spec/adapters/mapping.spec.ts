@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { emptyTurn, updatesOf, userContent } from '../../src/adapters/claude/mapping.js';
 import { commandTitle, decisionFor, errorMessageOf } from '../../src/adapters/codex/mapping.js';
 import { StderrRing } from '../../src/port/stderr-ring.js';
 
@@ -25,5 +26,46 @@ describe('Codex mapping details found with the real CLI', () => {
     const ring = new StderrRing();
     ring.push(Buffer.from('\u001b[2m2026-11-30\u001b[0m \u001b[31mERROR\u001b[0m failed\n'));
     expect(ring.tail()).to.equal('2026-11-30 ERROR failed');
+  });
+});
+
+
+describe('Claude mapping details', () => {
+  it('TodoWrite becomes a plan with the complete list', () => {
+    const { updates } = updatesOf({
+      type: 'assistant',
+      message: { id: 'm1', content: [{ type: 'tool_use', id: 't1', name: 'TodoWrite', input: { todos: [{ content: 'write tests', status: 'in_progress' }, { content: 'ship', status: 'pending', priority: 'high' }] } }] },
+    }, emptyTurn);
+    expect(updates.find((update) => update.sessionUpdate === 'plan')).to.deep.equal({
+      sessionUpdate: 'plan',
+      entries: [
+        { content: 'write tests', status: 'in_progress', priority: 'medium' },
+        { content: 'ship', status: 'pending', priority: 'high' },
+      ],
+    });
+  });
+
+  it('prompt blocks: images as base64 or URL, links as Markdown, embedded resources as context', () => {
+    expect(userContent([
+      { type: 'text', text: 'look' },
+      { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+      { type: 'image', data: '', mimeType: 'image/png', uri: 'https://example.com/a.png' },
+      { type: 'resource_link', name: 'spec', uri: 'file:///w/spec.md' },
+      { type: 'resource', resource: { uri: 'file:///w/a.ts', text: 'let a = 1;' } },
+    ] as never)).to.deep.equal([
+      { type: 'text', text: 'look' },
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } },
+      { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } },
+      { type: 'text', text: '[spec](file:///w/spec.md)' },
+      { type: 'text', text: '[file:///w/a.ts](file:///w/a.ts)' },
+      { type: 'text', text: '<context ref="file:///w/a.ts">\nlet a = 1;\n</context>' },
+    ]);
+  });
+
+  it('thinking deltas become thought chunks, and the full thinking block is not repeated', () => {
+    const streamed = updatesOf({ type: 'stream_event', api_message_id: 'm2', event: { type: 'content_block_delta', delta: { type: 'thinking_delta', thinking: 'hmm' } } }, emptyTurn);
+    expect(streamed.updates).to.deep.equal([{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'hmm' } }]);
+    const full = updatesOf({ type: 'assistant', message: { id: 'm2', content: [{ type: 'thinking', thinking: 'hmm' }] } }, streamed.memory);
+    expect(full.updates).to.deep.equal([]);
   });
 });
