@@ -12,14 +12,11 @@
 //   FAKE_CLAUDE_CRASH_AFTER  kill -9 itself after printing this many "out" lines of a turn,
 //                         unless started with --resume (so that the restart completes)
 //   FAKE_CLAUDE_DELAY_MS  pause between printed lines of a turn (default 2)
-import { appendFileSync, readFileSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { appendFileSync } from 'node:fs';
+import { failer, print, readFixture, stdinMessages } from './fixture-replay.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const fixture = process.env.FAKE_CLAUDE_FIXTURE ?? 'hello';
-const transcript = readFileSync(join(here, '..', 'fixtures', `claude-stream-json-${fixture}.transcript.ndjson`), 'utf8')
-  .split('\n').filter(Boolean).map((line) => JSON.parse(line));
+const transcript = readFixture(`claude-stream-json-${fixture}.transcript.ndjson`);
 const args = process.argv.slice(2);
 const resumed = args.includes('--resume');
 if (process.env.FAKE_CLAUDE_ARGV_LOG) appendFileSync(process.env.FAKE_CLAUDE_ARGV_LOG, `${JSON.stringify({ pid: process.pid, args })}\n`);
@@ -30,49 +27,12 @@ const delayMs = Number(process.env.FAKE_CLAUDE_DELAY_MS ?? 2);
 
 // An initialize answer for transcripts that did not record one.
 const cannedInit = (() => {
-  const source = readFileSync(join(here, '..', 'fixtures', 'claude-stream-json-tool-write-permission-allow.transcript.ndjson'), 'utf8')
-    .split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((entry) => entry.msg.type === 'control_response');
+  const source = readFixture('claude-stream-json-tool-write-permission-allow.transcript.ndjson').find((entry) => entry.msg.type === 'control_response');
   return source.msg.response.response;
 })();
 
-const print = (message) => {
-  const buffer = Buffer.from(`${JSON.stringify(message)}\n`);
-  let offset = 0;
-  while (offset < buffer.length) offset += writeSync(1, buffer, offset);
-};
-const fail = (why) => {
-  process.stderr.write(`fake-claude (${fixture}): ${why}\n`);
-  process.exit(3);
-};
-
-const inbox = [];
-let wake;
-let ended = false;
-let pending = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk) => {
-  pending += chunk;
-  let newline;
-  while ((newline = pending.indexOf('\n')) >= 0) {
-    const line = pending.slice(0, newline);
-    pending = pending.slice(newline + 1);
-    if (line.trim()) inbox.push(JSON.parse(line));
-  }
-  wake?.();
-});
-process.stdin.on('end', () => {
-  ended = true;
-  wake?.();
-});
-
-async function next() {
-  for (;;) {
-    if (inbox.length > 0) return inbox.shift();
-    if (ended) return undefined;
-    await new Promise((resolve) => (wake = resolve));
-    wake = undefined;
-  }
-}
+const fail = failer(`fake-claude (${fixture})`);
+const next = stdinMessages();
 
 const kind = (message) => [message.type, message.request?.subtype ?? message.response?.subtype ?? ''].join(':');
 

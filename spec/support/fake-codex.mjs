@@ -11,56 +11,18 @@
 //   FAKE_CODEX_METHOD_LOG  a file to append each method received (and its threadId) to
 //   FAKE_CODEX_CRASH_AFTER kill -9 itself after printing this many lines of a turn, on the
 //                          first start only (the log tells restarts apart)
-import { appendFileSync, existsSync, readFileSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { failer, print, readFixture, stdinMessages } from './fixture-replay.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const fixture = process.env.FAKE_CODEX_FIXTURE ?? 'hello';
-const transcript = readFileSync(join(here, '..', 'fixtures', `codex-app-server-${fixture}.ndjson`), 'utf8')
-  .split('\n').filter(Boolean).map((line) => JSON.parse(line));
+const transcript = readFixture(`codex-app-server-${fixture}.ndjson`);
 const log = process.env.FAKE_CODEX_ARGV_LOG;
 const restarted = Boolean(log && existsSync(log) && readFileSync(log, 'utf8').trim().length > 0);
 if (log) appendFileSync(log, `${JSON.stringify({ pid: process.pid, args: process.argv.slice(2) })}\n`);
 const crashAfter = restarted ? Infinity : Number(process.env.FAKE_CODEX_CRASH_AFTER ?? Infinity);
 
-const print = (message) => {
-  const buffer = Buffer.from(`${JSON.stringify(message)}\n`);
-  let offset = 0;
-  while (offset < buffer.length) offset += writeSync(1, buffer, offset);
-};
-const fail = (why) => {
-  process.stderr.write(`fake-codex (${fixture}): ${why}\n`);
-  process.exit(3);
-};
-
-const inbox = [];
-let wake;
-let ended = false;
-let pending = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk) => {
-  pending += chunk;
-  let newline;
-  while ((newline = pending.indexOf('\n')) >= 0) {
-    const line = pending.slice(0, newline);
-    pending = pending.slice(newline + 1);
-    if (line.trim()) inbox.push(JSON.parse(line));
-  }
-  wake?.();
-});
-process.stdin.on('end', () => {
-  ended = true;
-  wake?.();
-});
-async function next() {
-  for (;;) {
-    if (inbox.length > 0) return inbox.shift();
-    if (ended) return undefined;
-    await new Promise((resolve) => (wake = resolve));
-    wake = undefined;
-  }
-}
+const fail = failer(`fake-codex (${fixture})`);
+const next = stdinMessages();
 
 const sameMethod = (expected, actual) => expected === actual || (expected === 'thread/start' && actual === 'thread/resume');
 const ids = new Map(); // recorded request id -> the host's id
