@@ -21,33 +21,10 @@
  * Only node:http. Bounded: the server closes itself after `idleMs` without a request in
  * flight (10 minutes by default), and `close()` ends every connection at once.
  */
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import { json, slowText, startLocalModelServer, type FakeModelServer, type RecordedRequest, type ServerTools } from './local-model-server.js';
 
-/** One HTTP request the fake server received. */
-export interface RecordedRequest {
-  readonly method: string;
-  /** The path without the query string. */
-  readonly path: string;
-  readonly query: string;
-  readonly headers: IncomingHttpHeaders;
-  /** The parsed JSON body (or the raw text when it was not JSON). */
-  readonly body: unknown;
-  readonly atMs: number;
-  /** What the fake chose to answer: `text`, `tool:exec_command`, `slow`, `error400`, `not_found`. */
-  reply?: string;
-}
-
-/** A running fake model server. */
-export interface FakeModelServer {
-  /** `http://127.0.0.1:<port>`; Codex's `base_url` is this plus `/v1`. */
-  readonly url: string;
-  readonly port: number;
-  /** Every request, in arrival order. */
-  readonly requests: RecordedRequest[];
-  /** Stops listening and ends every open connection (streams in progress are cut). */
-  close(): Promise<void>;
-}
+export type { FakeModelServer, RecordedRequest } from './local-model-server.js';
 
 /** Options of {@link startFakeOpenAI}. */
 export interface FakeOpenAIOptions {
@@ -69,70 +46,18 @@ interface Reply {
   readonly error?: string;
 }
 
-const started = Date.now();
-
 /** Starts the fake OpenAI server on an ephemeral port of 127.0.0.1. */
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeModelServer> {
   const idleMs = options.idleMs ?? 10 * 60_000;
   const wordIntervalMs = options.wordIntervalMs ?? 400;
   const slowWords = options.slowWords ?? 60;
-  const requests: RecordedRequest[] = [];
-  const sockets = new Set<Socket>();
-  const timers = new Set<NodeJS.Timeout>();
   let counter = 0;
-  let closed = false;
-  let idle: NodeJS.Timeout | undefined;
-  let active = 0;
 
-  const server = createServer((request, response) => {
-    // Idle means no request in flight: a stream in progress keeps the server up.
-    active += 1;
-    touch();
-    response.once('close', () => {
-      active -= 1;
-      touch();
-    });
-    void handle(request, response).catch((error: unknown) => {
-      if (!response.headersSent) json(response, 500, { error: { message: String(error), type: 'server_error', param: null, code: null } });
-      else response.destroy();
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-
-  function touch(): void {
-    if (idle) clearTimeout(idle);
-    idle = undefined;
-    if (!closed && active === 0) idle = setTimeout(() => void close(), idleMs);
-  }
-
-  async function close(): Promise<void> {
-    if (closed) return;
-    closed = true;
-    if (idle) clearTimeout(idle);
-    for (const timer of timers) clearTimeout(timer);
-    timers.clear();
-    const done = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const socket of sockets) socket.destroy();
-    await done;
-  }
-
-  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const raw = await readBody(request);
-    const [path = '/', query = ''] = (request.url ?? '/').split('?', 2) as [string, string | undefined];
-    let body: unknown = raw;
-    try {
-      body = raw ? JSON.parse(raw) : undefined;
-    } catch {
-      // kept as text
-    }
-    const recorded: RecordedRequest = { method: request.method ?? 'GET', path, query, headers: request.headers, body, atMs: Date.now() - started };
-    requests.push(recorded);
-    if (request.method !== 'POST' || path !== '/v1/responses') {
+  async function handle(recorded: RecordedRequest, response: ServerResponse, tools: ServerTools): Promise<void> {
+    const { method, path, body } = recorded;
+    if (method !== 'POST' || path !== '/v1/responses') {
       recorded.reply = 'not_found';
-      json(response, 404, { error: { message: `fake OpenAI server: no ${request.method} ${path}`, type: 'invalid_request_error', param: null, code: null } });
+      json(response, 404, { error: { message: `fake OpenAI server: no ${method} ${path}`, type: 'invalid_request_error', param: null, code: null } });
       return;
     }
     const params = (body ?? {}) as { model?: string; input?: Item[]; stream?: boolean };
@@ -176,7 +101,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       send('response.content_part.added', { ...where, part: { type: 'output_text', text: '', annotations: [] } });
       const delta = (text: string) => send('response.output_text.delta', { ...where, delta: text, logprobs: [] });
       if (reply.slow) {
-        if (!(await streamSlowly(response, finalText, delta))) return;
+        if (!(await tools.streamSlowly(response, finalText, delta))) return;
       } else {
         const half = Math.ceil(finalText.length / 2);
         for (const part of [finalText.slice(0, half), finalText.slice(half)]) if (part) delta(part);
@@ -190,70 +115,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     response.end();
   }
 
-  /**
-   * Writes the words of `text`, one every `wordIntervalMs`; resolves `true` when all were
-   * written, `false` when the client went away first (an interrupt, a killed CLI).
-   */
-  function streamSlowly(response: ServerResponse, text: string, write: (word: string) => void): Promise<boolean> {
-    const words = text.split(/(?<= )/u);
-    return new Promise((resolve) => {
-      let index = 0;
-      let timer: NodeJS.Timeout | undefined;
-      const gone = () => {
-        if (timer) {
-          clearTimeout(timer);
-          timers.delete(timer);
-        }
-        resolve(false);
-      };
-      response.once('close', gone);
-      const tick = () => {
-        if (timer) timers.delete(timer);
-        if (closed || response.destroyed) return gone();
-        write(words[index] as string);
-        index += 1;
-        if (index >= words.length) {
-          response.off('close', gone);
-          resolve(true);
-          return;
-        }
-        timer = setTimeout(tick, wordIntervalMs);
-        timers.add(timer);
-      };
-      tick();
-    });
-  }
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  touch();
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, port, requests, close };
-}
-
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.on('error', reject);
-  });
-}
-
-function json(response: ServerResponse, status: number, body: unknown): void {
-  response.writeHead(status, { 'content-type': 'application/json' });
-  response.end(JSON.stringify(body));
-}
-
-function slowText(count: number): string {
-  const words: string[] = [];
-  for (let index = 1; index <= count; index++) words.push(`word${index}`);
-  return `${words.join(' ')}.`;
+  return startLocalModelServer({ idleMs, wordIntervalMs, handle, internalError: (error) => ({ error: { message: String(error), type: 'server_error', param: null, code: null } }) });
 }
 
 function textsOf(item: Item): string[] {
