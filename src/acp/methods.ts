@@ -49,8 +49,3 @@ export const clientNotifications = {
   [CLIENT_METHODS.session_update]: 'SessionNotification',
   [CLIENT_METHODS.elicitation_complete]: 'CompleteElicitationNotification',
 } as const;
-
-/** A method an agent serves. */
-export type AgentRequestMethod = keyof typeof agentRequests;
-/** A method a client serves. */
-export type ClientRequestMethod = keyof typeof clientRequests;

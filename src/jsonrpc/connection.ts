@@ -365,16 +365,17 @@ function onTimeout(live: Live, id: JsonRpcId): void {
   live.outgoing.delete(id);
   abandon(live, id);
   const ms = typeof entry.timeout === 'number' ? entry.timeout : entry.timeout.idleMs;
-  entry.ref.send({ type: 'request.settle', outcome: 'timedOut' });
+  settle(live, id, entry, 'timedOut');
   entry.reject(RpcError.requestCancelled({ reason: 'timeout', method: entry.method, timeoutMs: ms }, 'timed_out'));
 }
 
 function settleAll(live: Live, reason: PeerLost): void {
-  const entries = [...live.outgoing.values()];
+  const entries = [...live.outgoing];
   live.outgoing.clear();
   live.incoming.clear();
-  for (const entry of entries) {
-    entry.ref.send({ type: 'request.settle', outcome: 'peerLost' });
+  for (const [id, entry] of entries) {
+    // Through settle, so that each request's deadline timer goes with it.
+    settle(live, id, entry, 'peerLost');
     const error = new RpcError(-32603, `The peer is gone: ${reason.message}`, { reason: 'peer_lost', method: entry.method, exit: reason.exit }, 'peer_lost');
     entry.reject(error);
   }
