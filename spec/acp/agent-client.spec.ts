@@ -81,17 +81,6 @@ function startAgent(handler: ClientHandler = {}): Harness {
   return harness;
 }
 
-afterEach(async () => {
-  expect(nonConforming.splice(0), 'messages our client sent that do not conform to ACP').to.deep.equal([]);
-  for (const { client, port, cwd } of harnesses.splice(0)) {
-    const pid = port.getSnapshot().context.pid as number;
-    if (client.getSnapshot().status === 'active') client.stop();
-    if (port.getSnapshot().status === 'active') port.stop();
-    await expectGroupGone(pid);
-    rmSync(cwd, { recursive: true, force: true });
-  }
-});
-
 async function collect(run: { updates: AsyncIterable<SessionUpdate> }): Promise<SessionUpdate[]> {
   const updates: SessionUpdate[] = [];
   for await (const update of run.updates) updates.push(update);
@@ -108,6 +97,18 @@ function text(updates: SessionUpdate[]): string {
 const textPrompt = (value: string) => [{ type: 'text', text: value }];
 
 describe('ACP client side driving an SDK-built agent', function () {
+  afterEach(async () => {
+    // Clean up first: a failed check below must not leave agents running.
+    for (const { client, port, cwd } of harnesses.splice(0)) {
+      const pid = port.getSnapshot().context.pid as number;
+      if (client.getSnapshot().status === 'active') client.stop();
+      if (port.getSnapshot().status === 'active') port.stop();
+      await expectGroupGone(pid);
+      rmSync(cwd, { recursive: true, force: true });
+    }
+    expect(nonConforming.splice(0), 'messages our client sent that do not conform to ACP').to.deep.equal([]);
+  });
+
   this.timeout(30_000);
 
   it('refuses methods before initialize, locally', async () => {

@@ -15,7 +15,7 @@ import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { createAcpPassthrough } from '../../src/adapters/acp-passthrough.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
-
+import { waitUntil } from '../support/processes.js';
 
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
 const running: Array<{ client: AnyActorRef; server: AnyActorRef; dir: string }> = [];
@@ -31,18 +31,6 @@ async function start(handler: ClientHandler = {}) {
   const { sessionId } = await newSession(client, { cwd: dir });
   return { client, server, dir, init, sessionId };
 }
-
-afterEach(async () => {
-  for (const { client, server, dir } of running.splice(0)) {
-    client.stop();
-    server.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }
-  // No sdk-agent of ours is left (they run `node .../sdk-agent.mjs`).
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  const leftovers = listAgents();
-  expect(leftovers, 'sdk-agent processes left').to.deep.equal([]);
-});
 
 function listAgents(): number[] {
   const found: number[] = [];
@@ -67,6 +55,18 @@ async function run(client: AnyActorRef, sessionId: string, text: string) {
 }
 
 describe('native ACP agents, passed through under supervision', function () {
+  afterEach(async () => {
+    for (const { client, server, dir } of running.splice(0)) {
+      client.stop();
+      server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // No sdk-agent of ours is left (they run `node .../sdk-agent.mjs`).
+    await waitUntil(() => listAgents().length === 0, 'no sdk-agent process left').catch(() => undefined);
+    const leftovers = listAgents();
+    expect(leftovers, 'sdk-agent processes left').to.deep.equal([]);
+  });
+
   this.timeout(30_000);
 
   it('advertises what the agent behind it advertises, and serves its sessions', async () => {
@@ -106,5 +106,4 @@ describe('native ACP agents, passed through under supervision', function () {
     expect(next.updates.filter((update) => update.sessionUpdate === 'agent_message_chunk')).to.have.length(3);
   });
 });
-
 

@@ -59,15 +59,6 @@ async function start(fixture: string, env: Record<string, string> = {}, handler:
   return { ...harness, sessionId: setup.sessionId, setup };
 }
 
-afterEach(async () => {
-  for (const harness of harnesses.splice(0)) {
-    harness.client.stop();
-    harness.server.stop();
-    for (const { pid } of harness.starts()) await waitUntil(() => !isAlive(pid), `fake claude ${pid} to be gone`);
-    rmSync(harness.cwd, { recursive: true, force: true });
-  }
-});
-
 async function run(client: AnyActorRef, sessionId: string, text: string, options: { cancelOn?: (update: SessionUpdate) => boolean } = {}) {
   const handle = prompt(client, sessionId, [{ type: 'text', text }]);
   const updates: SessionUpdate[] = [];
@@ -82,6 +73,15 @@ async function run(client: AnyActorRef, sessionId: string, text: string, options
 const chunks = (updates: SessionUpdate[]) => updates.filter((update) => update.sessionUpdate === 'agent_message_chunk').map((update) => (update as { content: { text: string } }).content.text);
 
 describe('Claude Code adapter (fake CLI replaying recorded transcripts)', function () {
+  afterEach(async () => {
+    for (const harness of harnesses.splice(0)) {
+      harness.client.stop();
+      harness.server.stop();
+      for (const { pid } of harness.starts()) await waitUntil(() => !isAlive(pid), `fake claude ${pid} to be gone`);
+      rmSync(harness.cwd, { recursive: true, force: true });
+    }
+  });
+
   this.timeout(30_000);
 
   it('session/new: initialize handshake first, then modes, the model as a config option, and the commands', async () => {

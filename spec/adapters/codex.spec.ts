@@ -35,16 +35,6 @@ async function start(fixture: string, env: Record<string, string> = {}, handler:
   return { client, sessionId: setup.sessionId, setup, starts };
 }
 
-afterEach(async () => {
-  for (const { client, server, cwd, log } of started.splice(0)) {
-    client.stop();
-    server.stop();
-    const pids = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { pid: number }).pid) : [];
-    for (const pid of pids) await waitUntil(() => !isAlive(pid), `fake codex ${pid} to be gone`);
-    rmSync(cwd, { recursive: true, force: true });
-  }
-});
-
 async function run(client: AnyActorRef, sessionId: string, text: string) {
   const handle = prompt(client, sessionId, [{ type: 'text', text }]);
   const updates: SessionUpdate[] = [];
@@ -53,6 +43,16 @@ async function run(client: AnyActorRef, sessionId: string, text: string) {
 }
 
 describe('Codex adapter (fake app-server replaying recorded transcripts)', function () {
+  afterEach(async () => {
+    for (const { client, server, cwd, log } of started.splice(0)) {
+      client.stop();
+      server.stop();
+      const pids = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { pid: number }).pid) : [];
+      for (const pid of pids) await waitUntil(() => !isAlive(pid), `fake codex ${pid} to be gone`);
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
   this.timeout(30_000);
 
   it('hello: handshake, a thread, the streamed text, usage and end_turn', async () => {

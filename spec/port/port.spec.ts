@@ -70,12 +70,12 @@ function startPort(input: Partial<PortInput> = {}, cliArgs: string[] = []): Harn
   };
 }
 
-afterEach(async () => {
-  for (const actor of started.splice(0)) if (actor.getSnapshot().status === 'active') actor.stop();
-  for (const pgid of groups.splice(0)) await expectGroupGone(pgid);
-});
-
 describe('port', () => {
+  afterEach(async () => {
+    for (const actor of started.splice(0)) if (actor.getSnapshot().status === 'active') actor.stop();
+    for (const pgid of groups.splice(0)) await expectGroupGone(pgid);
+  });
+
   describe('lifecycle', () => {
     it('spawns the CLI in its own process group and records pid, start time and command line', async () => {
       const { actor, request } = startPort();
