@@ -13,6 +13,7 @@
 import { nanoid } from 'nanoid';
 import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
 import type { AgentHandlerEvent, AgentRequestEvent, NativeAgent } from '../acp/native-agent.js';
+import { RpcError } from '../jsonrpc/rpc-error.js';
 import { portLogic, type PortEmitted, type PortInput } from '../port/port.js';
 import { createDynamicSupervisor } from '../supervision/dynamic-supervisor.js';
 import { createSupervisor } from '../supervision/supervisor.js';
@@ -67,8 +68,6 @@ interface Live {
   readonly options: AdapterAgentOptions;
   readonly sessions: Map<string, Session>;
   readonly sessionsSupervisor: AnyActorRef;
-  /** Which session each request and client request belongs to. */
-  readonly owner: Map<string, string>;
 }
 
 type AgentSnapshot = Snapshot<undefined> & { readonly context: { readonly sessions: number } };
@@ -82,7 +81,7 @@ export const adapterAgentLogic = {
   config: { name: 'adapterAgent' },
   getInitialSnapshot(scope: Scope, options: AdapterAgentOptions): AgentSnapshot {
     const sessionsSupervisor = createActor(createDynamicSupervisor({ name: 'sessions', intensity: 1000, period: 1000 }), { parent: scope.self, id: 'sessions' });
-    lives.set(scope.self, { scope, options, sessions: new Map(), sessionsSupervisor, owner: new Map() });
+    lives.set(scope.self, { scope, options, sessions: new Map(), sessionsSupervisor });
     return { status: 'active', output: undefined, error: undefined, context: { sessions: 0 } };
   },
   start(_snapshot: AgentSnapshot, scope: Scope): void {
@@ -172,7 +171,6 @@ function newSession(live: Live, request: AgentRequestEvent): void {
     other: [],
   };
   live.sessions.set(id, session);
-  live.owner.set(request.requestId, id);
   const restart = definition.restart ?? {};
   const children = [{ id: 'adapter', start: { logic: definition.session } }];
   if (definition.command) {
@@ -267,7 +265,6 @@ function onAdapterOutput(live: Live, session: Session, output: SessionAdapterOut
     case 'acp.respond':
     case 'acp.error':
       session.pending.delete(output.requestId);
-      live.owner.delete(output.requestId);
       live.scope.emit(output);
       return;
     default:
@@ -278,12 +275,11 @@ function onAdapterOutput(live: Live, session: Session, output: SessionAdapterOut
 function route(live: Live, sessionId: string, event: AgentHandlerEvent, requestId?: string): void {
   const session = live.sessions.get(sessionId);
   if (!session?.adapter) {
-    if (requestId) live.scope.emit({ type: 'acp.error', requestId, error: { code: -32002, message: `Resource not found: session ${sessionId}`, data: { sessionId } } });
+    if (requestId) live.scope.emit({ type: 'acp.error', requestId, error: RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }).toErrorObject() });
     return;
   }
   if (requestId) {
     session.pending.add(requestId);
-    live.owner.set(requestId, sessionId);
   }
   session.adapter.send(event);
 }
@@ -306,7 +302,6 @@ function sessionEnded(live: Live, sessionId: string, reason: ExitReason | undefi
   session.adapterSubscription?.unsubscribe();
   const why = reason ? describeExit(reason) : 'stopped';
   for (const requestId of session.pending) {
-    live.owner.delete(requestId);
     live.scope.emit({
       type: 'acp.error',
       requestId,

@@ -5,7 +5,7 @@
  */
 import { createStore } from '@xstate/store';
 import { execa } from 'execa';
-import { checkExecutable } from '../port/resolve-executable.js';
+import { findExecutable } from '../port/resolve-executable.js';
 import type { AdapterDefinition, ExecutableSpec } from './adapter.js';
 import { claudeAdapter } from './claude/adapter.js';
 import { codexAdapter } from './codex/adapter.js';
@@ -146,23 +146,14 @@ export function resolveExecutable(entry: AgentEntry, options: ResolveOptions = {
   const cwd = options.cwd ?? process.cwd();
   const candidate = options.agentCommand ?? (spec.envVar ? env[spec.envVar] : undefined) ?? spec.name;
   const source = options.agentCommand ? '--agent-command' : spec.envVar && env[spec.envVar] ? spec.envVar : 'PATH';
-  const problem = checkExecutable(candidate, { PATH: env.PATH ?? '' }, cwd);
-  if (!problem) return candidate.includes('/') ? candidate : lookup(candidate, env.PATH ?? '', cwd);
-  const how = problem.code === 'EACCES'
+  const found = findExecutable(candidate, { PATH: env.PATH ?? '' }, cwd);
+  if ('path' in found) return candidate.includes('/') ? candidate : found.path;
+  const how = found.code === 'EACCES'
     ? `${candidate} (from ${source}) is not executable; check its permissions`
     : source === 'PATH'
       ? `"${candidate}" is not installed (not found on the PATH). Install it with: ${spec.install}${spec.envVar ? `; or point ${spec.envVar} or --agent-command at it` : '; or point --agent-command at it'}`
       : `${candidate} (from ${source}) does not exist`;
   throw new AgentUnavailableError(entry.name, `Agent "${entry.name}" cannot run: ${how}.`);
-}
-
-function lookup(name: string, path: string, cwd: string): string {
-  for (const directory of path.split(':')) {
-    if (!directory) continue;
-    const candidate = `${directory.replace(/\/$/u, '')}/${name}`;
-    if (!checkExecutable(candidate, { PATH: path }, cwd)) return candidate;
-  }
-  return name;
 }
 
 /** Probes one agent: is it installed, where, which version (with a short timeout). */

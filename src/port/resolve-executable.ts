@@ -9,20 +9,32 @@ export interface ExecutableProblem {
 
 /**
  * Finds `command` the way `execvp` will (on the child's PATH, or as a path relative to
- * `cwd`), so that a missing or non-executable CLI is a synchronous start failure with a
- * clear reason rather than a process that "started" and died. Returns `undefined` when it
- * can run.
+ * `cwd`): the file that would run, or why none can.
  */
-export function checkExecutable(command: string, env: Readonly<Record<string, string>>, cwd: string): ExecutableProblem | undefined {
-  if (command.includes('/')) return checkFile(isAbsolute(command) ? command : resolve(cwd, command));
+export function findExecutable(command: string, env: Readonly<Record<string, string>>, cwd: string): { readonly path: string } | ExecutableProblem {
+  if (command.includes('/')) {
+    const path = isAbsolute(command) ? command : resolve(cwd, command);
+    return checkFile(path) ?? { path };
+  }
   let denied: ExecutableProblem | undefined;
   for (const directory of (env.PATH ?? '').split(delimiter)) {
     if (!directory) continue;
-    const problem = checkFile(join(isAbsolute(directory) ? directory : resolve(cwd, directory), command));
-    if (!problem) return undefined;
+    const path = join(isAbsolute(directory) ? directory : resolve(cwd, directory), command);
+    const problem = checkFile(path);
+    if (!problem) return { path };
     if (problem.code === 'EACCES') denied ??= problem;
   }
   return denied ?? { code: 'ENOENT', message: `${command} was not found on PATH` };
+}
+
+/**
+ * Whether `command` can run (see `findExecutable`), so that a missing or non-executable CLI
+ * is a synchronous start failure with a clear reason rather than a process that "started"
+ * and died. Returns `undefined` when it can run.
+ */
+export function checkExecutable(command: string, env: Readonly<Record<string, string>>, cwd: string): ExecutableProblem | undefined {
+  const found = findExecutable(command, env, cwd);
+  return 'path' in found ? undefined : found;
 }
 
 function checkFile(path: string): ExecutableProblem | undefined {

@@ -99,6 +99,8 @@ export const claudeSessionMachine = setup({
       // A restarted CLI starts in its default mode: put back the one the editor chose.
       if (context.restarts > 0 && context.mode !== 'default') {
         enqueue.emit({ type: 'port.write', message: controlRequest(`mode_${context.nextControl}`, { subtype: 'set_permission_mode', mode: context.mode }) });
+        // Its id is taken: the editor's next set_mode must not be settled by this answer.
+        enqueue.assign({ nextControl: context.nextControl + 1 });
       }
     }),
     queuePrompt: enqueueActions(({ event, enqueue }) => {
