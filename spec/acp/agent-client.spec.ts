@@ -34,7 +34,7 @@ import { agentNotifications, agentRequests } from '../../src/acp/methods.js';
 import { schemaOf } from '../../src/acp/schemas.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
 import { portLogic } from '../../src/port/port.js';
-import { expectGroupGone } from '../support/processes.js';
+import { expectGroupGone, waitUntil } from '../support/processes.js';
 
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
 
@@ -195,7 +195,7 @@ describe('ACP client side driving an SDK-built agent', function () {
     expect((await run.result).stopReason).to.equal('end_turn');
     expect(said).to.contain('terminal output: "hi\\n" exit 0');
     // The agent released its terminal: the client holds none.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitUntil(() => client.getSnapshot().context.terminals === 0, 'the terminal to be released').catch(() => undefined);
     expect(client.getSnapshot().context.terminals).to.equal(0);
     void port;
   });

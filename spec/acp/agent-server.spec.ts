@@ -3,6 +3,7 @@
  * in-memory pair. Every result the server sends is checked against the ACP schema.
  */
 import { expect } from 'chai';
+import { waitUntil } from '../support/processes.js';
 import { createActor, enqueueActions, fromCallback, setup, SimulatedClock, type AnyActorLogic } from 'xstate';
 import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { demoAgent } from '../../src/acp/demo-agent.js';
@@ -186,7 +187,8 @@ describe('ACP agent server', () => {
       const editor = await initialized(demoAgent({ wordDelayMs: 20 }));
       const { sessionId } = (await editor.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { sessionId: string };
       const prompt = editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'a long answer' }] });
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Mid-answer: the first words are out.
+      await waitUntil(() => editor.updates.some((entry) => entry.update.sessionUpdate === 'agent_message_chunk'), 'the first chunk');
       editor.notify('session/cancel', { sessionId });
       expect(await prompt).to.deep.equal({ stopReason: 'cancelled' });
       const count = editor.updates.length;
@@ -401,7 +403,8 @@ describe('ACP agent server', () => {
     const editor = await initialized(demoAgent({ wordDelayMs: 20 }));
     const { sessionId } = (await editor.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { sessionId: string };
     const prompt = editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'a long answer' }] });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Mid-answer: the first words are out.
+    await waitUntil(() => editor.updates.some((entry) => entry.update.sessionUpdate === 'agent_message_chunk'), 'the first chunk');
     await editor.request('session/close', { sessionId });
     expect(await prompt).to.deep.equal({ stopReason: 'cancelled' });
     expect((await errorOf(editor.request('session/prompt', { sessionId, prompt: [] }))).code).to.equal(-32002);

@@ -85,18 +85,21 @@ describe('Codex adapter (fake app-server replaying recorded transcripts)', funct
 
   it('kill -9 mid-turn: the prompt fails naming the crash, the restarted app-server resumes the thread, the next prompt works', async () => {
     const methodLog = join(tmpdir(), `warden-codex-methods-${process.pid}-${Date.now()}`);
-    const { client, sessionId, starts } = await start('hello', { FAKE_CODEX_CRASH_AFTER: '2', FAKE_CODEX_METHOD_LOG: methodLog });
-    const first = await run(client, sessionId, 'say hi');
-    expect(first.result).to.be.instanceOf(RpcError);
-    expect(((first.result as RpcError).data as { reason: string }).reason).to.equal('agent_crashed');
-    await waitUntil(() => starts().length === 2, 'the restart');
-    const second = await run(client, sessionId, 'say hi');
-    expect(second.result).to.deep.equal({ stopReason: 'end_turn' });
-    const methods = readFileSync(methodLog, 'utf8').trim().split('\n');
-    rmSync(methodLog, { force: true });
-    // The second app-server resumed the thread the first one started.
-    expect(methods.filter((line) => line.startsWith('thread/'))).to.deep.equal(['thread/start null', 'thread/resume "01a22bbb-6e57-7a52-b8be-e2dcb9d419da"']);
-    expect(methods.filter((line) => line.startsWith('initialize '))).to.have.length(2);
+    try {
+      const { client, sessionId, starts } = await start('hello', { FAKE_CODEX_CRASH_AFTER: '2', FAKE_CODEX_METHOD_LOG: methodLog });
+      const first = await run(client, sessionId, 'say hi');
+      expect(first.result).to.be.instanceOf(RpcError);
+      expect(((first.result as RpcError).data as { reason: string }).reason).to.equal('agent_crashed');
+      await waitUntil(() => starts().length === 2, 'the restart');
+      const second = await run(client, sessionId, 'say hi');
+      expect(second.result).to.deep.equal({ stopReason: 'end_turn' });
+      const methods = readFileSync(methodLog, 'utf8').trim().split('\n');
+      // The second app-server resumed the thread the first one started.
+      expect(methods.filter((line) => line.startsWith('thread/'))).to.deep.equal(['thread/start null', 'thread/resume "01a22bbb-6e57-7a52-b8be-e2dcb9d419da"']);
+      expect(methods.filter((line) => line.startsWith('initialize '))).to.have.length(2);
+    } finally {
+      rmSync(methodLog, { force: true });
+    }
   });
 
   it('the environment: Codex gets its own variables, never another agent\'s key', () => {

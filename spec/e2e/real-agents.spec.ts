@@ -224,7 +224,9 @@ async function stopWarden(harness: WardenHarness): Promise<void> {
   if (harness.port.getSnapshot().status === 'active') {
     const ended = new Promise<void>((resolve) => harness.port.subscribe({ complete: resolve, error: () => resolve() }));
     harness.port.send({ type: SHUTDOWN_EVENT });
-    await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([ended, new Promise((resolve) => (timer = setTimeout(resolve, 10_000)))]);
+    clearTimeout(timer);
     if (harness.port.getSnapshot().status === 'active') harness.port.stop();
   }
   await waitUntil(() => !isAlive(harness.wardenPid), `warden ${harness.wardenPid} to exit`, 15_000, 50);
