@@ -1,8 +1,9 @@
 /**
- * What every session adapter tells the editor in the same situations, in one place: the
- * error of a prompt whose CLI died, and the permission options offered for a tool call.
+ * What every session adapter tells the editor in the same situations, in one place: how a
+ * turn ends, the error of a prompt whose CLI died, the permission options offered for a tool
+ * call, and what a session does with prompts while its CLI is (re)starting.
  */
-import type { PermissionOption } from '@agentclientprotocol/sdk';
+import type { PermissionOption, StopReason } from '@agentclientprotocol/sdk';
 import type { PortExit } from '../port/port-exit.js';
 import type { SessionAdapterOutput } from './adapter.js';
 
@@ -27,3 +28,22 @@ export function permissionOptions(alwaysName: string): PermissionOption[] {
     { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
   ];
 }
+
+/** How a turn ended, as the adapter's mapping saw it. */
+export type TurnOutcome = { readonly stopReason: StopReason } | { readonly error: { readonly message: string; readonly data: Record<string, unknown> } };
+
+/** The answer to the prompt `requestId`: its stop reason, or `-32603` with the agent's error. */
+export function promptOutcome(requestId: string, outcome: TurnOutcome): SessionAdapterOutput {
+  return 'error' in outcome
+    ? { type: 'acp.error', requestId, error: { code: -32603, message: outcome.error.message, data: outcome.error.data } }
+    : { type: 'acp.respond', requestId, result: { stopReason: outcome.stopReason } };
+}
+
+/**
+ * Transitions of every state in which the CLI is not ready yet: a prompt waits (action
+ * `queuePrompt`), a cancel answers the waiting prompt `cancelled` (action `cancelQueued`).
+ */
+export const whileStarting = {
+  'session.prompt': { actions: 'queuePrompt' },
+  'session.cancel': { actions: 'cancelQueued' },
+} as const;

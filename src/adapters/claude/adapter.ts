@@ -10,7 +10,7 @@ import type { ContentBlock, SessionConfigOption } from '@agentclientprotocol/sdk
 import { enqueueActions, setup } from 'xstate';
 import type { AgentRequestEvent } from '../../acp/native-agent.js';
 import type { AdapterDefinition, CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
-import { crashedPromptError, permissionOptions } from '../session-outcomes.js';
+import { crashedPromptError, permissionOptions, promptOutcome, whileStarting } from '../session-outcomes.js';
 import {
   claudeModes,
   controlRequest,
@@ -108,7 +108,7 @@ export const claudeSessionMachine = setup({
     }),
     cancelQueued: enqueueActions(({ context, enqueue }) => {
       if (!context.queued) return;
-      enqueue.emit({ type: 'acp.respond', requestId: context.queued.requestId, result: { stopReason: 'cancelled' } });
+      enqueue.emit(promptOutcome(context.queued.requestId, { stopReason: 'cancelled' }));
       enqueue.assign({ queued: undefined });
     }),
     refuseWhileStarting: enqueueActions(({ event, enqueue }) => {
@@ -167,8 +167,7 @@ export const claudeSessionMachine = setup({
       const usage = usageOf(message);
       if (usage && context.sessionId) enqueue.emit({ type: 'acp.update', sessionId: context.sessionId, update: usage });
       const outcome = stopReasonOf(message, prompt.cancelled);
-      if ('error' in outcome) enqueue.emit({ type: 'acp.error', requestId: prompt.requestId, error: { code: -32603, message: outcome.error.message, data: outcome.error.data } });
-      else enqueue.emit({ type: 'acp.respond', requestId: prompt.requestId, result: { stopReason: outcome.stopReason } });
+      enqueue.emit(promptOutcome(prompt.requestId, outcome));
     }),
     interrupt: enqueueActions(({ context, enqueue }) => {
       if (!context.prompt || context.prompt.cancelled) return;
@@ -275,8 +274,7 @@ export const claudeSessionMachine = setup({
     waitingForCli: {
       on: {
         'port.started': { target: 'initializing', actions: 'initialize' },
-        'session.prompt': { actions: 'queuePrompt' },
-        'session.cancel': { actions: 'cancelQueued' },
+        ...whileStarting,
         'session.setMode': { actions: 'refuseWhileStarting' },
         'session.setConfigOption': { actions: 'refuseWhileStarting' },
       },
@@ -284,8 +282,7 @@ export const claudeSessionMachine = setup({
     initializing: {
       on: {
         'native.message': { guard: 'isInitResponse', target: 'ready', actions: 'initialized' },
-        'session.prompt': { actions: 'queuePrompt' },
-        'session.cancel': { actions: 'cancelQueued' },
+        ...whileStarting,
         'session.setMode': { actions: 'refuseWhileStarting' },
         'session.setConfigOption': { actions: 'refuseWhileStarting' },
       },

@@ -4,6 +4,7 @@
  * `spec/fixtures/claude-stream-json-*` (Claude Code 2.1.332).
  */
 import type { ContentBlock, PlanEntry, SessionConfigOption, SessionUpdate, StopReason, ToolCallContent, ToolKind } from '@agentclientprotocol/sdk';
+import type { TurnOutcome } from '../session-outcomes.js';
 
 /** A line Claude Code writes, loosely typed: only the fields the mapping reads. */
 export interface ClaudeMessage {
@@ -236,7 +237,7 @@ export function toolResult(block: Record<string, unknown>, toolUseResult: unknow
 }
 
 /** The prompt's end from a `result` line; `undefined` with `error` when the turn failed. */
-export function stopReasonOf(result: ClaudeMessage, cancelled: boolean): { stopReason: StopReason } | { error: { message: string; data: Record<string, unknown> } } {
+export function stopReasonOf(result: ClaudeMessage, cancelled: boolean): TurnOutcome {
   if (cancelled) return { stopReason: 'cancelled' };
   if (result.subtype === 'error_max_turns') return { stopReason: 'max_turn_requests' };
   if (result.is_error === true) {

@@ -8,7 +8,7 @@ import type { ContentBlock } from '@agentclientprotocol/sdk';
 import { enqueueActions, setup } from 'xstate';
 import type { AgentRequestEvent } from '../../acp/native-agent.js';
 import type { AdapterDefinition, CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
-import { crashedPromptError, permissionOptions } from '../session-outcomes.js';
+import { crashedPromptError, permissionOptions, promptOutcome, whileStarting } from '../session-outcomes.js';
 import { codexRequest, commandTitle, decisionFor, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
 
 type Pending = 'initialize' | 'thread' | 'turn' | 'interrupt';
@@ -97,7 +97,7 @@ export const codexSessionMachine = setup({
     }),
     cancelQueued: enqueueActions(({ context, enqueue }) => {
       if (!context.queued) return;
-      enqueue.emit({ type: 'acp.respond', requestId: context.queued.requestId, result: { stopReason: 'cancelled' } });
+      enqueue.emit(promptOutcome(context.queued.requestId, { stopReason: 'cancelled' }));
       enqueue.assign({ queued: undefined });
     }),
     sendTurn: enqueueActions(({ context, event, enqueue }) => {
@@ -154,8 +154,7 @@ export const codexSessionMachine = setup({
       enqueue.assign({ prompt: undefined, turnId: undefined });
       if (!prompt) return;
       const outcome = turnOutcome(asMessage(event).params ?? {}, prompt.cancelled);
-      if ('error' in outcome) enqueue.emit({ type: 'acp.error', requestId: prompt.requestId, error: { code: -32603, message: outcome.error.message, data: outcome.error.data } });
-      else enqueue.emit({ type: 'acp.respond', requestId: prompt.requestId, result: { stopReason: outcome.stopReason } });
+      enqueue.emit(promptOutcome(prompt.requestId, outcome));
     }),
     interrupt: enqueueActions(({ context, enqueue }) => {
       if (!context.prompt || context.prompt.cancelled) return;
@@ -211,22 +210,19 @@ export const codexSessionMachine = setup({
     waitingForCli: {
       on: {
         'port.started': { target: 'initializing', actions: 'initialize' },
-        'session.prompt': { actions: 'queuePrompt' },
-        'session.cancel': { actions: 'cancelQueued' },
+        ...whileStarting,
       },
     },
     initializing: {
       on: {
         'native.message': { guard: 'initializeAnswered', target: 'startingThread', actions: 'startThread' },
-        'session.prompt': { actions: 'queuePrompt' },
-        'session.cancel': { actions: 'cancelQueued' },
+        ...whileStarting,
       },
     },
     startingThread: {
       on: {
         'native.message': { guard: 'threadAnswered', target: 'ready', actions: 'threadReady' },
-        'session.prompt': { actions: 'queuePrompt' },
-        'session.cancel': { actions: 'cancelQueued' },
+        ...whileStarting,
       },
     },
     ready: {

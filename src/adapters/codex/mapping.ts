@@ -4,6 +4,7 @@
  * `spec/fixtures/codex-app-server-*` (Codex 0.171.0).
  */
 import type { ContentBlock, SessionUpdate, StopReason, ToolCallContent } from '@agentclientprotocol/sdk';
+import type { TurnOutcome } from '../session-outcomes.js';
 
 /** A message Codex writes, loosely typed. */
 export interface CodexMessage {
@@ -122,7 +123,7 @@ function itemCompleted(item: Record<string, unknown> | undefined): SessionUpdate
 }
 
 /** `turn/completed` → the prompt's end. */
-export function turnOutcome(params: Record<string, unknown>, cancelled: boolean): { stopReason: StopReason } | { error: { message: string; data: Record<string, unknown> } } {
+export function turnOutcome(params: Record<string, unknown>, cancelled: boolean): TurnOutcome {
   const turn = params.turn as { status?: string; error?: { message?: string } | null } | undefined;
   if (cancelled || turn?.status === 'interrupted') return { stopReason: 'cancelled' };
   if (turn?.status === 'failed') {
