@@ -591,8 +591,7 @@ function onChildExit(live: Live, event: Extract<SupervisorInternalEvent, { type:
       // The strategy's other victims stop now, not after the delay: under rest_for_one
       // the followers depend on the child that is down.
       const others = groupOf(live, spec.id).filter((other) => other !== spec.id);
-      const toStop = others.reverse().filter((other) => live.table.get(other)?.ref);
-      beginTermination(live, toStop, false, { kind: 'delay', id: spec.id, delay, attempt, group: others });
+      beginTermination(live, runningInStopOrder(live, others), false, { kind: 'delay', id: spec.id, delay, attempt, group: others });
       return;
     }
     // Decide intensity first, so that a refused restart is never reported as one.
@@ -669,9 +668,13 @@ function performRestart(live: Live, id: string): void {
   live.totalRestarts += 1;
   const group = groupOf(live, id);
   const others = group.filter((other) => other !== id);
-  const toStop = [...others].reverse().filter((other) => live.table.get(other)?.ref);
   live.phase = 'restarting';
-  beginTermination(live, toStop, false, { kind: 'restart', failedId: id, group });
+  beginTermination(live, runningInStopOrder(live, others), false, { kind: 'restart', failedId: id, group });
+}
+
+/** Those of `ids` (in start order) that are running, in the order they are stopped: reversed. */
+function runningInStopOrder(live: Live, ids: readonly string[]): string[] {
+  return ids.filter((id) => live.table.get(id)?.ref).reverse();
 }
 
 /** The children restarted with `id` under the supervisor's strategy, in start order. */
