@@ -20,9 +20,9 @@ import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { PendingReplies } from '../supervision/pending-replies.js';
 import { shutdownExit, type ExitReason } from '../supervision/exit-reason.js';
 import { buildEnvironment, type EnvironmentInput } from './env-policy.js';
-import { LineFramer, type OversizePolicy } from './line-framer.js';
-import { StderrRing } from './stderr-ring.js';
-import { WriteQueue } from './write-queue.js';
+import { defaultMaxLineBytes, LineFramer, type OversizePolicy } from './line-framer.js';
+import { defaultStderrBytes, StderrRing } from './stderr-ring.js';
+import { defaultMaxQueuedBytes, WriteQueue } from './write-queue.js';
 import { signalGroup, trackGroup, untrackGroup } from './process-group.js';
 import { reaperForget, reaperTrack } from './orphan-reaper.js';
 import { checkExecutable } from './resolve-executable.js';
@@ -178,8 +178,6 @@ const lives = new WeakMap<AnyActorRef, Live>();
 const pendingWrites = new PendingReplies<PortWriteError | undefined>();
 
 const defaults = Object.freeze({
-  stderrBytes: 64 * 1024,
-  maxQueuedBytes: 16 * 1024 * 1024,
   stdinGraceMs: 1000,
   killAfterMs: 5000,
   closeTimeoutMs: 2000,
@@ -206,8 +204,8 @@ function normalize(input: PortInput): Normalized {
     maxLineBytes: input.maxLineBytes,
     oversize: input.oversize ?? 'kill',
     parse: input.parse ?? 'json',
-    stderrBytes: input.stderrBytes ?? defaults.stderrBytes,
-    maxQueuedBytes: input.maxQueuedBytes ?? defaults.maxQueuedBytes,
+    stderrBytes: input.stderrBytes ?? defaultStderrBytes,
+    maxQueuedBytes: input.maxQueuedBytes ?? defaultMaxQueuedBytes,
     watchdog: watchdog === undefined ? undefined : { idleMs: watchdog.idleMs, whileBusy: watchdog.whileBusy ?? true },
     stdinGraceMs: input.shutdown?.stdinGraceMs ?? defaults.stdinGraceMs,
     killAfterMs: input.shutdown?.killAfterMs ?? defaults.killAfterMs,
@@ -343,7 +341,7 @@ function createLive(scope: Scope, options: Normalized): Live {
     oversize: options.oversize,
     onLine,
     onOversize: (bytesSeen) => {
-      const limit = options.maxLineBytes ?? 1024 * 1024;
+      const limit = options.maxLineBytes ?? defaultMaxLineBytes;
       scope.emit({ type: 'port.oversize', limit, bytesSeen });
       if (options.oversize === 'kill') self.send({ type: 'port.internal.kill', reason: { kind: 'oversize_line', limit } });
     },

@@ -1,3 +1,6 @@
+/** How much of a CLI's stderr is kept by default: the last 64 KiB. */
+export const defaultStderrBytes = 64 * 1024;
+
 /**
  * The last bytes a CLI wrote on stderr, bounded: enough to explain a crash, never a leak.
  * Chunks are kept whole and dropped from the front once the total passes the limit.
@@ -9,7 +12,7 @@ export class StderrRing {
   #total = 0;
 
   /** @param limit - bytes kept; default 64 KiB */
-  constructor(limit = 64 * 1024) {
+  constructor(limit = defaultStderrBytes) {
     this.#limit = limit;
   }
 

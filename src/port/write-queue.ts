@@ -1,6 +1,9 @@
 import type { Writable } from 'node:stream';
 import { PortWriteError } from './port-exit.js';
 
+/** How many bytes may wait for a CLI's stdin by default before writes are refused: 16 MiB. */
+export const defaultMaxQueuedBytes = 16 * 1024 * 1024;
+
 /**
  * Writes to a process's stdin that honour backpressure: while the pipe is full (`write`
  * returned false), further data waits here, up to `maxQueuedBytes`, and goes out on
@@ -16,7 +19,7 @@ export class WriteQueue {
   #failure: PortWriteError | undefined;
   #written = 0;
 
-  constructor(stdin: Writable, maxQueuedBytes = 16 * 1024 * 1024) {
+  constructor(stdin: Writable, maxQueuedBytes = defaultMaxQueuedBytes) {
     this.#stdin = stdin;
     this.#maxQueuedBytes = maxQueuedBytes;
     stdin.on('drain', () => this.#flush());
