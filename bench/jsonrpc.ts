@@ -33,38 +33,13 @@ import {
   type ConnectionEmitted,
   type Transport,
 } from '../src/jsonrpc/index.js';
-import {
-  collectGarbage,
-  formatNs,
-  formatRatio,
-  formatStats,
-  measureInterleaved,
-  now,
-  since,
-  table,
-  type Plan,
-  type Stats,
-} from './support/measure.js';
+import { collectGarbage, formatNs, formatRatio, formatStats, measureInterleaved, now, since, table, type Plan, type Stats, check, withDeadline } from './support/measure.js';
 
 type Connection = Actor<typeof connectionLogic>;
 type RequestEvent = Extract<ConnectionEmitted, { type: 'rpc.request' }>;
 type NotificationEvent = Extract<ConnectionEmitted, { type: 'rpc.notification' }>;
 
 /** Longest a single repetition may take before the benchmark gives up on it. */
-const deadlineMs = 30_000;
-
-function check(condition: boolean, what: string): void {
-  if (!condition) throw new Error(`benchmark invariant broken: ${what}`);
-}
-
-/** Rejects after {@link deadlineMs}, so that a lost message fails the run instead of hanging it. */
-function withDeadline<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`benchmark timed out after ${deadlineMs} ms: ${what}`)), deadlineMs);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
-}
 
 /** Lets queued microtasks and I/O callbacks run. */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -17,34 +17,13 @@ import { fileURLToPath } from 'node:url';
 import { createActor, type Actor } from 'xstate';
 import { buildEnvironment, portLogic, reaperPid, type PortExit } from '../src/port/index.js';
 import { shutdown } from '../src/supervision/index.js';
-import {
-  collectGarbage,
-  formatNs,
-  formatRatio,
-  formatStats,
-  measureInterleaved,
-  now,
-  since,
-  summarize,
-  table,
-  type Plan,
-  type Stats,
-} from './support/measure.js';
+import { collectGarbage, formatNs, formatRatio, formatStats, measureInterleaved, now, since, summarize, table, type Plan, type Stats, check, ratio, withDeadline } from './support/measure.js';
 
 const fakeCli = fileURLToPath(new URL('../spec/support/fake-cli.mjs', import.meta.url));
 
 type PortActor = Actor<typeof portLogic>;
 
 /** Longest a single repetition may take before the benchmark gives up on it. */
-const deadlineMs = 30_000;
-
-function check(condition: boolean, what: string): void {
-  if (!condition) throw new Error(`benchmark invariant broken: ${what}`);
-}
-
-function ratio(numerator: Stats, denominator: Stats): string {
-  return formatRatio(numerator.median / denominator.median);
-}
 
 /** A signed difference of medians: `+1.78 ms`, `−1.13 ms`. */
 function difference(a: Stats, b: Stats): string {
@@ -64,15 +43,6 @@ function exists(pid: number, group = false): boolean {
 
 /** Every pid this file started, to check at the end that none is left. */
 const spawned: number[] = [];
-
-/** Rejects after {@link deadlineMs}, so that a stuck child fails the run instead of hanging it. */
-function withDeadline<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`benchmark timed out after ${deadlineMs} ms: ${what}`)), deadlineMs);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
-}
 
 /** Resolves when the port actor has ended (done or error). */
 function portEnded(actor: PortActor): Promise<void> {

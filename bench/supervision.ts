@@ -21,19 +21,7 @@ import {
   whichChildren,
   type ChildSpec,
 } from '../src/supervision/index.js';
-import {
-  collectGarbage,
-  formatNs,
-  formatRatio,
-  formatStats,
-  measureInterleaved,
-  now,
-  since,
-  summarize,
-  table,
-  type Plan,
-  type Stats,
-} from './support/measure.js';
+import { collectGarbage, formatNs, formatRatio, formatStats, measureInterleaved, now, since, summarize, table, type Plan, type Stats, check, ratio } from './support/measure.js';
 
 /** The child of every case: one state, and an event that makes it throw (a crash). */
 const tiny = setup({
@@ -99,10 +87,6 @@ function poolParentHolding(count: number): AnyActorRef {
   return actor;
 }
 
-function check(condition: boolean, what: string): void {
-  if (!condition) throw new Error(`benchmark invariant broken: ${what}`);
-}
-
 function childrenOf(actor: AnyActorRef): AnyActorRef[] {
   return Object.values((actor.getSnapshot() as { children: Record<string, AnyActorRef> }).children);
 }
@@ -121,10 +105,6 @@ function runningChildren(actor: AnyActorRef): number {
 
 function allStopped(refs: readonly AnyActorRef[]): boolean {
   return refs.every((ref) => ref.getSnapshot().status === 'stopped');
-}
-
-function ratio(ours: Stats, baseline: Stats): string {
-  return formatRatio(ours.median / baseline.median);
 }
 
 // ---------------------------------------------------------------------------------------

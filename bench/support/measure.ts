@@ -103,3 +103,25 @@ export function table(header: readonly string[], rows: readonly (readonly string
     `| ${cells.map((cell, column) => cell.padEnd(widths[column] as number)).join(' | ')} |`;
   return [line(header), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
+
+/** The ratio of two medians, formatted (`ours / baseline`). */
+export function ratio(ours: Stats, baseline: Stats): string {
+  return formatRatio(ours.median / baseline.median);
+}
+
+/** Throws when a benchmark's own invariant does not hold: a fast wrong answer is no result. */
+export function check(condition: boolean, what: string): void {
+  if (!condition) throw new Error(`benchmark invariant broken: ${what}`);
+}
+
+/** How long a benchmark waits for one message or process before failing the run. */
+export const deadlineMs = 30_000;
+
+/** Rejects after {@link deadlineMs}, so that a lost message fails the run instead of hanging it. */
+export function withDeadline<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`benchmark timed out after ${deadlineMs} ms: ${what}`)), deadlineMs);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
