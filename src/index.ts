@@ -105,6 +105,7 @@ export {
 
 export {
   portLogic,
+  portStopBudgetMs,
   writeToPort,
   portStats,
   type PortInput,

@@ -34,7 +34,7 @@ import {
 import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent } from '../acp/native-agent.js';
 import { portTransport } from '../jsonrpc/port-transport.js';
 import { RpcError, toRpcError } from '../jsonrpc/rpc-error.js';
-import { portLogic, type PortInput } from '../port/port.js';
+import { portLogic, portStopBudgetMs, type PortInput } from '../port/port.js';
 import type { BackoffOptions } from '../supervision/backoff.js';
 import type { SupervisionEvent } from '../supervision/events.js';
 import { whichChildren } from '../supervision/introspection.js';
@@ -260,7 +260,7 @@ async function start(live: Live, event: AgentRequestEvent): Promise<void> {
     intensity: restart.intensity ?? 3,
     period: restart.period ?? 60_000,
     children: [
-      { id: 'port', start: { logic: portLogic, inputFor: () => portInput(live) }, backoff: restart.backoff ?? { minDelay: 200, maxDelay: 5000 }, shutdown: 8000 },
+      { id: 'port', start: { logic: portLogic, inputFor: () => portInput(live) }, backoff: restart.backoff ?? { minDelay: 200, maxDelay: 5000 }, shutdown: portStopBudgetMs(live.options.port?.shutdown) },
       {
         id: 'client',
         // Transient: when the agent process dies, the client ends normally (its peer is

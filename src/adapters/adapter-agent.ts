@@ -14,7 +14,7 @@ import { nanoid } from 'nanoid';
 import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
 import type { AgentHandlerEvent, AgentRequestEvent, NativeAgent } from '../acp/native-agent.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
-import { portLogic, type PortEmitted, type PortInput } from '../port/port.js';
+import { portLogic, portStopBudgetMs, type PortEmitted, type PortInput } from '../port/port.js';
 import { createDynamicSupervisor } from '../supervision/dynamic-supervisor.js';
 import { createSupervisor } from '../supervision/supervisor.js';
 import { whichChildren } from '../supervision/introspection.js';
@@ -130,11 +130,6 @@ export const adapterAgentLogic = {
   },
 } as unknown as ActorLogic<AgentSnapshot, AgentHandlerEvent, AdapterAgentOptions, ActorSystem<any>, SessionAdapterOutput>;
 
-function shutdownBudget(definition: AdapterDefinition): number {
-  const shutdown = definition.port?.shutdown;
-  return (shutdown?.stdinGraceMs ?? 1000) + (shutdown?.killAfterMs ?? 5000) + 1000;
-}
-
 function portInput(live: Live, session: Session): PortInput {
   const { definition, executable, envPolicy, env, passthrough } = live.options;
   const command = definition.command?.({ executable, cwd: session.cwd, params: session.params, resume: session.resume, restarts: session.restarts });
@@ -178,7 +173,7 @@ function newSession(live: Live, request: AgentRequestEvent): void {
       id: 'port',
       start: { logic: portLogic, inputFor: () => portInput(live, session) },
       ...(restart.backoff ? { backoff: restart.backoff } : {}),
-      shutdown: shutdownBudget(definition),
+      shutdown: portStopBudgetMs(definition.port?.shutdown),
     } as never);
   }
   const logic = createSupervisor({

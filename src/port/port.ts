@@ -174,6 +174,14 @@ interface Live {
 
 const lives = new WeakMap<AnyActorRef, Live>();
 
+/**
+ * How long a supervisor should give a port's graceful stop (its `shutdown` child-spec
+ * value): the stdin grace, then the SIGTERM wait, plus a second for the SIGKILL to land.
+ */
+export function portStopBudgetMs(shutdown: PortInput['shutdown'] = {}): number {
+  return (shutdown.stdinGraceMs ?? defaults.stdinGraceMs) + (shutdown.killAfterMs ?? defaults.killAfterMs) + 1000;
+}
+
 /** Replies owed to `writeToPort` callers whose write is still in the mailbox when the port ends. */
 const pendingWrites = new PendingReplies<PortWriteError | undefined>();
 
