@@ -333,8 +333,9 @@ function refuse(method: string, what: string): Promise<never> {
   return Promise.reject(new RpcError(-32601, `The agent did not advertise ${what}: ${method} is not available`, { method }, 'local'));
 }
 
-function requireInitialized(live: Live, method: string): AgentCapabilities | Promise<never> {
-  if (!live.agent) return Promise.reject(new RpcError(-32600, `Call initialize before ${method}`, { method }, 'local'));
+/** The agent's capabilities; throws (callers are async: their promise rejects) before `initialize`. */
+function requireInitialized(live: Live, method: string): AgentCapabilities {
+  if (!live.agent) throw new RpcError(-32600, `Call initialize before ${method}`, { method }, 'local');
   return live.agent.agentCapabilities ?? {};
 }
 
@@ -388,7 +389,6 @@ function checkSetup(method: string, caps: AgentCapabilities, params: { mcpServer
 export async function newSession(client: AnyActorRef, params: { cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] }): Promise<Record<string, unknown> & { sessionId: string }> {
   const live = liveOf(client);
   const caps = requireInitialized(live, 'session/new');
-  if (caps instanceof Promise) return caps;
   checkCwd('session/new', params.cwd);
   checkSetup('session/new', caps, params);
   const result = (await sendRequest(live.connection, AGENT_METHODS.session_new, { mcpServers: [], ...params })) as Record<string, unknown> & { sessionId: string };
@@ -400,7 +400,6 @@ export async function newSession(client: AnyActorRef, params: { cwd: string; mcp
 export async function loadSession(client: AnyActorRef, params: { sessionId: string; cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] }): Promise<{ response: Record<string, unknown>; replayed: SessionUpdate[] }> {
   const live = liveOf(client);
   const caps = requireInitialized(live, 'session/load');
-  if (caps instanceof Promise) return caps;
   if (!caps.loadSession) return refuse('session/load', 'loadSession');
   checkCwd('session/load', params.cwd);
   checkSetup('session/load', caps, params);
@@ -421,7 +420,6 @@ export async function loadSession(client: AnyActorRef, params: { sessionId: stri
 export async function resumeSession(client: AnyActorRef, params: { sessionId: string; cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] }): Promise<Record<string, unknown>> {
   const live = liveOf(client);
   const caps = requireInitialized(live, 'session/resume');
-  if (caps instanceof Promise) return caps;
   if (!caps.sessionCapabilities?.resume) return refuse('session/resume', 'sessionCapabilities.resume');
   checkCwd('session/resume', params.cwd);
   checkSetup('session/resume', caps, params);
@@ -434,7 +432,6 @@ export async function resumeSession(client: AnyActorRef, params: { sessionId: st
 export async function forkSession(client: AnyActorRef, params: { sessionId: string; cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] }): Promise<Record<string, unknown> & { sessionId: string }> {
   const live = liveOf(client);
   const caps = requireInitialized(live, 'session/fork');
-  if (caps instanceof Promise) return caps;
   const fork = (caps.sessionCapabilities as { fork?: unknown } | undefined)?.fork;
   if (fork === undefined || fork === null) return refuse('session/fork', 'sessionCapabilities.fork (unstable)');
   checkCwd('session/fork', params.cwd);
@@ -448,7 +445,6 @@ export async function forkSession(client: AnyActorRef, params: { sessionId: stri
 export async function listSessions(client: AnyActorRef, params: { cwd?: string; cursor?: string } = {}): Promise<{ sessions: Array<Record<string, unknown>>; nextCursor?: string }> {
   const live = liveOf(client);
   const caps = requireInitialized(live, 'session/list');
-  if (caps instanceof Promise) return caps;
   if (!caps.sessionCapabilities?.list) return refuse('session/list', 'sessionCapabilities.list');
   return (await sendRequest(live.connection, AGENT_METHODS.session_list, params)) as { sessions: Array<Record<string, unknown>>; nextCursor?: string };
 }
@@ -457,7 +453,6 @@ export async function listSessions(client: AnyActorRef, params: { cwd?: string; 
 export async function closeSession(client: AnyActorRef, sessionId: string): Promise<void> {
   const live = liveOf(client);
   const caps = requireInitialized(live, 'session/close');
-  if (caps instanceof Promise) return caps;
   if (!caps.sessionCapabilities?.close) return refuse('session/close', 'sessionCapabilities.close');
   await sendRequest(live.connection, AGENT_METHODS.session_close, { sessionId });
   await forget(live, sessionId);
@@ -467,7 +462,6 @@ export async function closeSession(client: AnyActorRef, sessionId: string): Prom
 export async function deleteSession(client: AnyActorRef, sessionId: string): Promise<void> {
   const live = liveOf(client);
   const caps = requireInitialized(live, 'session/delete');
-  if (caps instanceof Promise) return caps;
   if (!caps.sessionCapabilities?.delete) return refuse('session/delete', 'sessionCapabilities.delete');
   await sendRequest(live.connection, AGENT_METHODS.session_delete, { sessionId });
   await forget(live, sessionId);
@@ -484,16 +478,14 @@ async function forget(live: Live, sessionId: string): Promise<void> {
 /** `session/set_mode`. */
 export async function setMode(client: AnyActorRef, sessionId: string, modeId: string): Promise<void> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'session/set_mode');
-  if (caps instanceof Promise) return caps;
+  requireInitialized(live, 'session/set_mode');
   await sendRequest(live.connection, AGENT_METHODS.session_set_mode, { sessionId, modeId });
 }
 
 /** `session/set_config_option` (models are a config option); resolves with the complete list. */
 export async function setConfigOption(client: AnyActorRef, sessionId: string, configId: string, value: unknown): Promise<{ configOptions: unknown[] }> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'session/set_config_option');
-  if (caps instanceof Promise) return caps;
+  requireInitialized(live, 'session/set_config_option');
   return (await sendRequest(live.connection, AGENT_METHODS.session_set_config_option, { sessionId, configId, value })) as { configOptions: unknown[] };
 }
 
@@ -504,8 +496,7 @@ export async function setConfigOption(client: AnyActorRef, sessionId: string, co
  */
 export async function authenticate(client: AnyActorRef, methodId: string): Promise<void> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'authenticate');
-  if (caps instanceof Promise) return caps;
+  requireInitialized(live, 'authenticate');
   const method = (live.agent?.authMethods ?? []).find((entry) => entry.id === methodId);
   if (!method) return Promise.reject(new RpcError(-32602, `The agent offers no auth method ${JSON.stringify(methodId)}`, { methodId }, 'local'));
   if ((method as { type?: string }).type === 'terminal') {
@@ -518,7 +509,6 @@ export async function authenticate(client: AnyActorRef, methodId: string): Promi
 export async function logout(client: AnyActorRef): Promise<void> {
   const live = liveOf(client);
   const caps = requireInitialized(live, 'logout');
-  if (caps instanceof Promise) return caps;
   if (!caps.auth?.logout) return refuse('logout', 'auth.logout');
   await sendRequest(live.connection, AGENT_METHODS.logout, {});
 }
