@@ -73,6 +73,11 @@ async function initialized(agent: NativeAgent, clientCapabilities: Record<string
 }
 
 /** A handler machine built from a table of event type → what to emit, for targeted tests. */
+/** A script step: `session/new` opens session `s1`. */
+const opensS1 = {
+  'session.new': (event: AgentHandlerEvent): AgentHandlerOutput[] => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { sessionId: 's1' } }],
+};
+
 function scriptedAgent(script: Partial<Record<AgentHandlerEvent['type'], (event: AgentHandlerEvent) => AgentHandlerOutput[]>>, extra: Partial<NativeAgent> = {}): NativeAgent {
   const on: Record<string, unknown> = {};
   for (const [type, outputs] of Object.entries(script)) {
@@ -159,7 +164,7 @@ describe('ACP agent server', () => {
 
     it("refuses the agent's requests the client did not advertise, without asking the client", async () => {
       const agent = scriptedAgent({
-        'session.new': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { sessionId: 's1' } }],
+        ...opensS1,
         'session.prompt': () => [{ type: 'acp.clientRequest', key: 'read', method: 'fs/read_text_file', params: { sessionId: 's1', path: '/etc/hostname' } }],
         'client.error': (event) => [{ type: 'acp.respond', requestId: 'r2', result: { stopReason: 'end_turn', _meta: { error: (event as { error: { code: number } }).error.code } } }],
       });
@@ -199,7 +204,7 @@ describe('ACP agent server', () => {
 
     it('a handler without cancel support: the prompt is answered "cancelled" at once (the seed default)', async () => {
       const agent = scriptedAgent({
-        'session.new': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { sessionId: 's1' } }],
+        ...opensS1,
         'session.prompt': () => [],
       });
       const editor = await initialized(agent);
@@ -213,7 +218,7 @@ describe('ACP agent server', () => {
     it('a handler that ignores the cancel is overruled after the grace period: nothing hangs', async () => {
       const clock = new SimulatedClock();
       const agent = scriptedAgent({
-        'session.new': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { sessionId: 's1' } }],
+        ...opensS1,
         'session.prompt': () => [],
         'session.cancel': () => [],
       }, { cancelGraceMs: 3000 });
@@ -235,7 +240,7 @@ describe('ACP agent server', () => {
     it('turn updates the handler sends after its cancelled answer never reach the editor; other updates do', async () => {
       const chunk = { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'too late' } } as const;
       const agent = scriptedAgent({
-        'session.new': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { sessionId: 's1' } }],
+        ...opensS1,
         'session.prompt': () => [],
         'session.cancel': (event) => [
           { type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { stopReason: 'end_turn' } },
@@ -255,7 +260,7 @@ describe('ACP agent server', () => {
 
     it('an error or another stop reason after a cancel becomes stopReason "cancelled"', async () => {
       const agent = scriptedAgent({
-        'session.new': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { sessionId: 's1' } }],
+        ...opensS1,
         'session.prompt': () => [],
         'session.cancel': (event) => [{ type: 'acp.error', requestId: (event as { requestId: string }).requestId, error: { code: -32603, message: 'aborted' } }],
       });
@@ -378,7 +383,7 @@ describe('ACP agent server', () => {
 
   it('a shutdown answers what the editor is still waiting for, instead of leaving it hanging', async () => {
     const agent = scriptedAgent({
-      'session.new': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { sessionId: 's1' } }],
+      ...opensS1,
       'session.prompt': () => [],
     });
     const editor = await initialized(agent);
