@@ -241,25 +241,17 @@ function receive(live: Live, value: unknown): void {
         send(live, { jsonrpc: '2.0', id, error: RpcError.invalidRequest(`request id ${JSON.stringify(id)} is already in use`).toErrorObject() });
         return;
       }
-      const table = live.input.methods?.requests;
-      let parsed = params;
-      if (table) {
-        const parser = Object.hasOwn(table, method) ? table[method] : undefined;
-        if (parser === undefined) {
-          send(live, { jsonrpc: '2.0', id, error: RpcError.methodNotFound(method).toErrorObject() });
-          return;
-        }
-        if (parser !== true) {
-          try {
-            parsed = parser(params);
-          } catch (error) {
-            send(live, { jsonrpc: '2.0', id, error: toRpcError(asParamsError(error)).toErrorObject() });
-            return;
-          }
-        }
+      const parsed = parseParams(live.input.methods?.requests, method, params);
+      if (parsed.kind === 'unknown') {
+        send(live, { jsonrpc: '2.0', id, error: RpcError.methodNotFound(method).toErrorObject() });
+        return;
+      }
+      if (parsed.kind === 'invalid') {
+        send(live, { jsonrpc: '2.0', id, error: parsed.error.toErrorObject() });
+        return;
       }
       live.incoming.set(key, { id, method });
-      emit({ type: 'rpc.request', id, method, params: parsed });
+      emit({ type: 'rpc.request', id, method, params: parsed.params });
       return;
     }
     case 'notification': {
@@ -271,24 +263,16 @@ function receive(live: Live, value: unknown): void {
         }
         return;
       }
-      const table = live.input.methods?.notifications;
-      let parsed = params;
-      if (table) {
-        const parser = Object.hasOwn(table, method) ? table[method] : undefined;
-        if (parser === undefined) {
-          emit({ type: 'rpc.dropped', reason: 'unknown_notification', detail: method });
-          return;
-        }
-        if (parser !== true) {
-          try {
-            parsed = parser(params);
-          } catch (error) {
-            emit({ type: 'rpc.dropped', reason: 'invalid_notification', detail: `${method}: ${toRpcError(asParamsError(error)).message}` });
-            return;
-          }
-        }
+      const parsed = parseParams(live.input.methods?.notifications, method, params);
+      if (parsed.kind === 'unknown') {
+        emit({ type: 'rpc.dropped', reason: 'unknown_notification', detail: method });
+        return;
       }
-      emit({ type: 'rpc.notification', method, params: parsed });
+      if (parsed.kind === 'invalid') {
+        emit({ type: 'rpc.dropped', reason: 'invalid_notification', detail: `${method}: ${parsed.error.message}` });
+        return;
+      }
+      emit({ type: 'rpc.notification', method, params: parsed.params });
       return;
     }
     case 'invalid':
@@ -298,6 +282,21 @@ function receive(live: Live, value: unknown): void {
         emit({ type: 'rpc.dropped', reason: verdict.id === null ? 'peer_error' : 'invalid_response', detail: `${verdict.error.message} (${describeMessage(value)})` });
       }
       return;
+  }
+}
+
+type ParsedParams = { readonly kind: 'ok'; readonly params: unknown } | { readonly kind: 'unknown' } | { readonly kind: 'invalid'; readonly error: RpcError };
+
+/** Checks `params` of `method` against a method table (no table: anything goes). */
+function parseParams(table: Readonly<Record<string, ParamsParser | true>> | undefined, method: string, params: unknown): ParsedParams {
+  if (!table) return { kind: 'ok', params };
+  const parser = Object.hasOwn(table, method) ? table[method] : undefined;
+  if (parser === undefined) return { kind: 'unknown' };
+  if (parser === true) return { kind: 'ok', params };
+  try {
+    return { kind: 'ok', params: parser(params) };
+  } catch (error) {
+    return { kind: 'invalid', error: toRpcError(asParamsError(error)) };
   }
 }
 
