@@ -7,6 +7,7 @@
 import type { SessionConfigOption, SessionUpdate } from '@agentclientprotocol/sdk';
 import { assign, enqueueActions, setup } from 'xstate';
 import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent } from './native-agent.js';
+import { RpcError } from '../jsonrpc/rpc-error.js';
 
 interface DemoSession {
   readonly id: string;
@@ -122,7 +123,7 @@ export const demoAgentMachine = setup({
       const request = requestOf(event);
       const session = context.sessions[request.params.sessionId as string];
       if (!session) {
-        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32002, message: 'Resource not found', data: { sessionId: request.params.sessionId } } });
+        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.resourceNotFound(`session ${String(request.params.sessionId)}`, { sessionId: request.params.sessionId }).toErrorObject() });
         return;
       }
       // ACP: replay the whole conversation as updates, then answer.
@@ -133,7 +134,7 @@ export const demoAgentMachine = setup({
       const request = requestOf(event);
       const session = context.sessions[request.params.sessionId as string];
       if (!session) {
-        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32002, message: 'Resource not found', data: { sessionId: request.params.sessionId } } });
+        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.resourceNotFound(`session ${String(request.params.sessionId)}`, { sessionId: request.params.sessionId }).toErrorObject() });
         return;
       }
       enqueue.emit(respond(request.requestId, { modes: modeState(session.mode), configOptions: configOptions(session.model) }));
@@ -145,7 +146,7 @@ export const demoAgentMachine = setup({
       const cursor = request.params.cursor;
       const start = typeof cursor === 'string' ? Number(cursor) : 0;
       if (!Number.isInteger(start) || start < 0 || start > all.length) {
-        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32602, message: `Invalid params: unknown cursor ${JSON.stringify(cursor)}` } });
+        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.invalidParams(`unknown cursor ${JSON.stringify(cursor)}`).toErrorObject() });
         return;
       }
       const page = all.slice(start, start + pageSize);
@@ -166,7 +167,7 @@ export const demoAgentMachine = setup({
       const sessionId = request.params.sessionId as string;
       const modeId = request.params.modeId as string;
       if (!modes.some((mode) => mode.id === modeId)) {
-        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32602, message: `Invalid params: unknown mode ${modeId}` } });
+        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.invalidParams(`unknown mode ${modeId}`).toErrorObject() });
         return;
       }
       enqueue.assign(withSession(context, sessionId, (session) => ({ ...session, mode: modeId })));
@@ -178,7 +179,7 @@ export const demoAgentMachine = setup({
       const sessionId = request.params.sessionId as string;
       const value = String(request.params.value);
       if (request.params.configId !== 'model' || !models.includes(value)) {
-        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32602, message: 'Invalid params: unknown config option or value' } });
+        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.invalidParams('unknown config option or value').toErrorObject() });
         return;
       }
       enqueue.assign(withSession(context, sessionId, (session) => ({ ...session, model: value })));
@@ -237,7 +238,7 @@ export const demoAgentMachine = setup({
       const request = requestOf(event);
       const source = context.sessions[request.params.sessionId as string];
       if (!source) {
-        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32002, message: 'Resource not found', data: { sessionId: request.params.sessionId } } });
+        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.resourceNotFound(`session ${String(request.params.sessionId)}`, { sessionId: request.params.sessionId }).toErrorObject() });
         return;
       }
       const id = `demo-${context.nextSession}`;

@@ -9,6 +9,7 @@
 import type { ContentBlock, SessionConfigOption } from '@agentclientprotocol/sdk';
 import { enqueueActions, setup } from 'xstate';
 import type { AgentRequestEvent } from '../../acp/native-agent.js';
+import { RpcError } from '../../jsonrpc/rpc-error.js';
 import type { AdapterDefinition, CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
 import { crashedPromptError, permissionOptions, promptOutcome, whileStarting } from '../session-outcomes.js';
 import {
@@ -205,7 +206,7 @@ export const claudeSessionMachine = setup({
       const request = event as AgentRequestEvent;
       const mode = request.params.modeId as string;
       if (!claudeModes.some((entry) => entry.id === mode)) {
-        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32602, message: `Invalid params: unknown mode ${mode}` } });
+        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.invalidParams(`unknown mode ${mode}`).toErrorObject() });
         return;
       }
       const requestId = `mode_${context.nextControl}`;
@@ -218,7 +219,7 @@ export const claudeSessionMachine = setup({
       const value = String(request.params.value);
       const known = option && option.type === 'select' && (option.options as Array<{ value?: string }>).some((entry) => entry.value === value);
       if (!known) {
-        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32602, message: 'Invalid params: unknown config option or value' } });
+        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.invalidParams('unknown config option or value').toErrorObject() });
         return;
       }
       const requestId = `model_${context.nextControl}`;

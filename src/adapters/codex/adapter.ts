@@ -7,6 +7,7 @@
 import type { ContentBlock } from '@agentclientprotocol/sdk';
 import { enqueueActions, setup } from 'xstate';
 import type { AgentRequestEvent } from '../../acp/native-agent.js';
+import { RpcError } from '../../jsonrpc/rpc-error.js';
 import type { AdapterDefinition, CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
 import { crashedPromptError, permissionOptions, promptOutcome, whileStarting } from '../session-outcomes.js';
 import { codexRequest, commandTitle, decisionFor, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
@@ -177,7 +178,7 @@ export const codexSessionMachine = setup({
       const request = event as AgentRequestEvent;
       const mode = request.params.modeId as string;
       if (!codexModes.some((entry) => entry.id === mode)) {
-        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32602, message: `Invalid params: unknown mode ${mode}` } });
+        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.invalidParams(`unknown mode ${mode}`).toErrorObject() });
         return;
       }
       // Applied from the next turn on (each turn/start carries the approval policy).
@@ -186,7 +187,7 @@ export const codexSessionMachine = setup({
       enqueue.emit({ type: 'acp.respond', requestId: request.requestId, result: {} });
     }),
     refuseConfig: enqueueActions(({ event, enqueue }) => {
-      enqueue.emit({ type: 'acp.error', requestId: (event as AgentRequestEvent).requestId, error: { code: -32602, message: 'Invalid params: this agent has no config options' } });
+      enqueue.emit({ type: 'acp.error', requestId: (event as AgentRequestEvent).requestId, error: RpcError.invalidParams('this agent has no config options').toErrorObject() });
     }),
     failPromptOnExit: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'port.exited') return;
