@@ -1,9 +1,10 @@
 import type { AnyActorRef } from 'xstate';
 import type { ChildSpec } from './child-spec.js';
-import { errorExit, killedExit, shutdownExit, type ExitReason } from './exit-reason.js';
+import { errorExit, exitFromOutput, killedExit, shutdownExit, type ExitReason } from './exit-reason.js';
 import { pendingCalls } from './supervisor.js';
 import {
   SHUTDOWN_EVENT,
+  notRunning,
   type DeleteChildResult,
   type RestartChildResult,
   type StartChildResult,
@@ -27,7 +28,6 @@ function call<TResult>(supervisor: AnyActorRef, build: (reply: (result: TResult)
   });
 }
 
-const notRunning = Object.freeze({ ok: false as const, reason: 'not_running' as const });
 
 /**
  * Adds a child to a running supervisor and starts it (OTP's `start_child/2`). In a static
@@ -67,7 +67,7 @@ export function deleteChild(supervisor: AnyActorRef, id: string): Promise<Delete
  */
 export async function shutdown(supervisor: AnyActorRef, reason: ExitReason = shutdownExit()): Promise<ExitReason> {
   const ended = (snapshot: ReturnType<AnyActorRef['getSnapshot']>): ExitReason => {
-    if (snapshot.status === 'done') return snapshot.output as ExitReason;
+    if (snapshot.status === 'done') return exitFromOutput(snapshot.output);
     if (snapshot.status === 'error') return errorExit(snapshot.error);
     return killedExit; // stopped by XState's stop(): nobody waited for the children
   };

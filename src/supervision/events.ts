@@ -36,6 +36,9 @@ export type StartChildResult =
         | { readonly startFailed: unknown };
     };
 
+/** The answer of every command a supervisor cannot take because it has ended (or is ending). */
+export const notRunning = Object.freeze({ ok: false as const, reason: 'not_running' as const });
+
 /** Result of `terminateChild`. */
 export type TerminateChildResult = { readonly ok: true } | { readonly ok: false; readonly reason: 'not_found' | 'not_running' };
 

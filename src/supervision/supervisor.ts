@@ -37,6 +37,7 @@ import {
 } from './exit-reason.js';
 import {
   SHUTDOWN_EVENT,
+  notRunning,
   type ExitAction,
   type SupervisionEvent,
   type SupervisorCommand,
@@ -158,7 +159,7 @@ interface Live {
 const liveStates = new WeakMap<AnyActorRef, Live>();
 
 /** Replies owed to `startChild`, `terminateChild`, ... callers; settled `not_running` when the supervisor ends. */
-export const pendingCalls = new PendingReplies<{ readonly ok: false; readonly reason: 'not_running' }>();
+export const pendingCalls = new PendingReplies<typeof notRunning>();
 
 /** Every child started here is also indexed by its ref, for introspection. */
 const childEntries = new WeakMap<AnyActorRef, ChildEntry>();
@@ -270,7 +271,7 @@ export function supervisorLogic<TInput>(config: SupervisorConfig<TInput>): Super
       if (event.type === 'xstate.stop') {
         stopAllNow(live);
         live.phase = 'stopped';
-        pendingCalls.settleAll(scope.self, { ok: false, reason: 'not_running' });
+        pendingCalls.settleAll(scope.self, notRunning);
         return summarize(live, 'stopped');
       }
       try {
@@ -280,11 +281,11 @@ export function supervisorLogic<TInput>(config: SupervisorConfig<TInput>): Super
         // children when it fails), nor leave a caller waiting for a reply.
         stopAllNow(live);
         replyStopped(event);
-        pendingCalls.settleAll(scope.self, { ok: false, reason: 'not_running' });
+        pendingCalls.settleAll(scope.self, notRunning);
         throw error;
       }
       if (live.phase === 'stopped') {
-        pendingCalls.settleAll(scope.self, { ok: false, reason: 'not_running' });
+        pendingCalls.settleAll(scope.self, notRunning);
         return summarize(live, 'done');
       }
       return summarize(live, 'active');
@@ -561,7 +562,7 @@ function drainDeferred(live: Live): void {
 
 function replyStopped(event: SupervisorEvent): void {
   if ('reply' in event && typeof event.reply === 'function') {
-    (event.reply as (result: { ok: false; reason: 'not_running' }) => void)({ ok: false, reason: 'not_running' });
+    (event.reply as (result: typeof notRunning) => void)(notRunning);
   }
 }
 
