@@ -1,4 +1,4 @@
-import { LineFramer } from '../port/line-framer.js';
+import { jsonLines, LineFramer } from '../port/line-framer.js';
 import { WriteQueue } from '../port/write-queue.js';
 import type { JsonRpcMessage } from './message.js';
 import type { Transport, TransportSink } from './transport.js';
@@ -23,16 +23,7 @@ export function stdioTransport(
   const framer = new LineFramer({
     ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
     oversize: 'skip',
-    onLine: (line) => {
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch {
-        sink?.malformed(line.slice(0, 200));
-        return;
-      }
-      sink?.message(value);
-    },
+    onLine: jsonLines((value) => sink?.message(value), (preview) => sink?.malformed(preview)),
     onOversize: (bytes) => sink?.malformed(`<a line of ${bytes} bytes, over the limit>`),
   });
   const onData = (chunk: Buffer | string) => framer.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);

@@ -151,3 +151,23 @@ export class LineFramer {
     this.#onLine(buffer.toString('utf8', start, end));
   }
 }
+
+/** How much of a line that is not JSON is kept to say what it was. */
+export const malformedPreviewChars = 200;
+
+/**
+ * A line handler for NDJSON: each line is parsed once; a line that is not JSON goes to
+ * `onMalformed` with its first {@link malformedPreviewChars} characters.
+ */
+export function jsonLines(onValue: (value: unknown) => void, onMalformed: (preview: string) => void): (line: string) => void {
+  return (line) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      onMalformed(line.slice(0, malformedPreviewChars));
+      return;
+    }
+    onValue(value);
+  };
+}

@@ -20,7 +20,7 @@ import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { PendingReplies } from '../supervision/pending-replies.js';
 import { shutdownExit, type ExitReason } from '../supervision/exit-reason.js';
 import { buildEnvironment, type EnvironmentInput } from './env-policy.js';
-import { defaultMaxLineBytes, LineFramer, type OversizePolicy } from './line-framer.js';
+import { defaultMaxLineBytes, jsonLines, LineFramer, type OversizePolicy } from './line-framer.js';
 import { defaultStderrBytes, StderrRing } from './stderr-ring.js';
 import { defaultMaxQueuedBytes, WriteQueue } from './write-queue.js';
 import { signalGroup, trackGroup, untrackGroup } from './process-group.js';
@@ -189,7 +189,6 @@ const defaults = Object.freeze({
   stdinGraceMs: 1000,
   killAfterMs: 5000,
   closeTimeoutMs: 2000,
-  previewChars: 200,
 });
 
 function normalize(input: PortInput): Normalized {
@@ -327,18 +326,17 @@ function createLive(scope: Scope, options: Normalized): Live {
     closeTimer: undefined,
     finished: false,
   };
+  const parseJson = jsonLines(
+    (message) => scope.emit({ type: 'port.message', message }),
+    (preview) => {
+      live.nonJson += 1;
+      scope.emit({ type: 'port.nonJson', preview, count: live.nonJson });
+    },
+  );
   const onLine = options.parse === 'json'
     ? (line: string) => {
         live.linesIn += 1;
-        let message: unknown;
-        try {
-          message = JSON.parse(line);
-        } catch {
-          live.nonJson += 1;
-          scope.emit({ type: 'port.nonJson', preview: line.slice(0, defaults.previewChars), count: live.nonJson });
-          return;
-        }
-        scope.emit({ type: 'port.message', message });
+        parseJson(line);
       }
     : (line: string) => {
         live.linesIn += 1;
