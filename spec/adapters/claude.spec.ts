@@ -77,8 +77,11 @@ describe('Claude Code adapter (fake CLI replaying recorded transcripts)', functi
     for (const harness of harnesses.splice(0)) {
       harness.client.stop();
       harness.server.stop();
-      for (const { pid } of harness.starts()) await waitUntil(() => !isAlive(pid), `fake claude ${pid} to be gone`);
-      rmSync(harness.cwd, { recursive: true, force: true });
+      try {
+        for (const { pid } of harness.starts()) await waitUntil(() => !isAlive(pid), `fake claude ${pid} to be gone`);
+      } finally {
+        rmSync(harness.cwd, { recursive: true, force: true });
+      }
     }
   });
 
