@@ -78,7 +78,30 @@ export type AgentHandlerOutput =
   /** A request to the client (`session/request_permission`, `fs/*`, `terminal/*`, `elicitation/create`); the answer comes back as `client.response` / `client.error` with `key`. */
   | { readonly type: 'acp.clientRequest'; readonly key: string; readonly method: string; readonly params: unknown }
   /** A notification to the client (`elicitation/complete`, an extension). */
-  | { readonly type: 'acp.notify'; readonly method: string; readonly params: unknown };
+  | { readonly type: 'acp.notify'; readonly method: string; readonly params: unknown }
+  | SessionLifecycleOutput;
+
+/**
+ * Facts about a session's agent process, for the host (journal, notices, the session state
+ * chart). Not ACP messages: the agent server ignores them; the host's agent turns them into
+ * journal entries and what the editor is told.
+ */
+export type SessionLifecycleOutput =
+  /** The session's agent process ended and will be restarted (`restarts` so far, before this one). */
+  | { readonly type: 'session.restarting'; readonly sessionId: string; readonly restarts: number; readonly exit: { readonly reason: unknown; readonly stderrTail?: string } }
+  /** The restarted process is ready again and the conversation was resumed. */
+  | { readonly type: 'session.recovered'; readonly sessionId: string; readonly restarts: number }
+  /** The session's supervisor gave up (restart intensity exceeded): the session is over. */
+  | { readonly type: 'session.failed'; readonly sessionId: string; readonly restarts: number; readonly reason: string }
+  /**
+   * What it takes to resume this conversation in a new agent process (Claude's session id,
+   * Codex's thread id): the host journals it and gives it back in `session/resume`'s
+   * `_meta["acp-warden/resume"]` after a restart of the host itself.
+   */
+  | { readonly type: 'session.resumeState'; readonly sessionId: string; readonly state: unknown };
+
+/** The `_meta` key under which the host hands a journaled resume state to `session/resume` / `session/load`. */
+export const RESUME_META_KEY = 'acp-warden/resume';
 
 /** A native agent: its handler logic and what the server advertises for it. */
 export interface NativeAgent<TLogic extends AnyActorLogic = AnyActorLogic> {
