@@ -1,0 +1,127 @@
+import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InvalidCursorError, UnknownSessionError, type Journal } from '../../src/host/journal.js';
+import { defaultJournalPath, sqliteJournal } from '../../src/host/sqlite-journal.js';
+
+describe('sqliteJournal', () => {
+  let journal: Journal;
+  let clock: number;
+  const now = () => new Date(Date.UTC(2026, 10, 30, 12, 0, 0) + clock++ * 1000);
+
+  beforeEach(() => {
+    clock = 0;
+    journal = sqliteJournal(':memory:', { now });
+  });
+  afterEach(() => journal.close());
+
+  it('records a session as open, with no title, resume state or restarts', () => {
+    const session = journal.createSession({ sessionId: 's1', agent: 'claude', cwd: '/work' });
+    expect(session).to.include({ sessionId: 's1', agent: 'claude', cwd: '/work', state: 'open', title: undefined, resume: undefined, restarts: 0 });
+    expect(() => journal.createSession({ sessionId: 's1', agent: 'claude', cwd: '/work' })).to.throw();
+  });
+
+  it('returns entries in append order with increasing seq, and after a given seq', () => {
+    journal.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });
+    const first = journal.append('s1', { kind: 'prompt', prompt: [{ type: 'text', text: 'hello there\nsecond line' }] });
+    const second = journal.append('s1', { kind: 'update', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'hi' } } });
+    const third = journal.append('s1', { kind: 'stop', stopReason: 'end_turn' });
+    expect(second).to.be.greaterThan(first);
+    expect(third).to.be.greaterThan(second);
+    expect(journal.entries('s1').map((record) => record.entry.kind)).to.deep.equal(['prompt', 'update', 'stop']);
+    expect(journal.entries('s1', second).map((record) => record.seq)).to.deep.equal([third]);
+    expect(journal.getSession('s1')?.title).to.equal('hello there');
+  });
+
+  it('keeps the first prompt as the title and counts restarts', () => {
+    journal.createSession({ sessionId: 's1', agent: 'claude', cwd: '/w' });
+    journal.append('s1', { kind: 'prompt', prompt: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }, { type: 'text', text: `  ${'x'.repeat(100)}` }] });
+    journal.append('s1', { kind: 'prompt', prompt: [{ type: 'text', text: 'another' }] });
+    journal.append('s1', { kind: 'restart', restarts: 1, exit: { kind: 'signaled', signal: 'SIGKILL' } });
+    journal.append('s1', { kind: 'restart', restarts: 2, exit: { kind: 'exited', code: 1 } });
+    const session = journal.getSession('s1');
+    expect(session?.title).to.have.length(80);
+    expect(session?.title?.endsWith('…')).to.equal(true);
+    expect(session?.restarts).to.equal(2);
+  });
+
+  it('stores the resume state and the session state', () => {
+    journal.createSession({ sessionId: 's1', agent: 'codex', cwd: '/w' });
+    journal.setResume('s1', { threadId: 'thr_1' });
+    journal.setState('s1', 'failed');
+    expect(journal.getSession('s1')).to.deep.include({ resume: { threadId: 'thr_1' }, state: 'failed' });
+  });
+
+  it('refuses entries for a session it does not know, naming it', () => {
+    expect(() => journal.append('nope', { kind: 'closed' })).to.throw(UnknownSessionError, '"nope"');
+    expect(() => journal.setResume('nope', {})).to.throw(UnknownSessionError);
+    expect(journal.getSession('nope')).to.equal(undefined);
+  });
+
+  it('lists the most recently updated first, filters by cwd, and pages with cursors', () => {
+    for (let index = 0; index < 5; index++) journal.createSession({ sessionId: `s${index}`, agent: 'demo', cwd: index % 2 ? '/odd' : '/even' });
+    journal.append('s1', { kind: 'closed' }); // s1 is now the newest
+    expect(journal.listSessions().sessions.map((session) => session.sessionId)).to.deep.equal(['s1', 's4', 's3', 's2', 's0']);
+    expect(journal.listSessions({ cwd: '/odd' }).sessions.map((session) => session.sessionId)).to.deep.equal(['s1', 's3']);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = journal.listSessions({ limit: 2, ...(cursor ? { cursor } : {}) });
+      seen.push(...page.sessions.map((session) => session.sessionId));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor && pages < 10);
+    expect(seen).to.deep.equal(['s1', 's4', 's3', 's2', 's0']);
+    expect(pages).to.equal(3);
+  });
+
+  it('refuses a cursor it did not make', () => {
+    expect(() => journal.listSessions({ cursor: 'garbage' })).to.throw(InvalidCursorError, 'nextCursor');
+  });
+
+  describe('on disk', () => {
+    let dir: string;
+    beforeEach(() => {
+      dir = mkdtempSync(join(tmpdir(), 'warden-journal-'));
+    });
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('keeps what was appended by a process that was then SIGKILLed', () => {
+      const path = join(dir, 'nested', 'journal.sqlite');
+      const script = `
+        import { sqliteJournal } from ${JSON.stringify(new URL('../../src/host/sqlite-journal.ts', import.meta.url).pathname)};
+        const journal = sqliteJournal(${JSON.stringify(path)});
+        journal.createSession({ sessionId: 'k1', agent: 'claude', cwd: '/w' });
+        for (let i = 0; i < 100; i++) journal.append('k1', { kind: 'update', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: String(i) } } });
+        journal.setResume('k1', { claudeSessionId: 'abc' });
+        process.kill(process.pid, 'SIGKILL');
+      `;
+      let status: string | null = null;
+      try {
+        execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: 'pipe', timeout: 30_000 });
+      } catch (error) {
+        status = (error as { signal: string | null }).signal;
+      }
+      expect(status).to.equal('SIGKILL');
+      const reopened = sqliteJournal(path);
+      try {
+        expect(reopened.entries('k1')).to.have.length(100);
+        expect(reopened.getSession('k1')?.resume).to.deep.equal({ claudeSessionId: 'abc' });
+      } finally {
+        reopened.close();
+      }
+    });
+
+    it('names the path and the fix when the file cannot be opened', () => {
+      expect(() => sqliteJournal(join(dir))).to.throw(/cannot open the journal at .*--store PATH/);
+    });
+  });
+
+  it('defaults to the XDG state directory', () => {
+    expect(defaultJournalPath({ XDG_STATE_HOME: '/state' })).to.equal('/state/acp-warden/journal.sqlite');
+    expect(defaultJournalPath({})).to.match(/\/\.local\/state\/acp-warden\/journal\.sqlite$/);
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * The journal: every session's history, appended before the editor hears of it, so that a
+ * host that crashed (even SIGKILL) can list, replay and resume every session.
+ *
+ * The interface is deliberately small (sessions, append, read, resume state) so that another
+ * engine can be plugged in: `sqliteJournal` (sqlite-journal.ts) is the default. Writes are
+ * synchronous: when `append` returns, the entry is in the store's durable log, and only then
+ * does the host send the message it records.
+ */
+import type { ContentBlock, SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
+import type { ErrorObject } from '../jsonrpc/rpc-error.js';
+
+/** Where a session stands, as the journal knows it. */
+export type JournalSessionState = 'open' | 'closed' | 'failed';
+
+/** One session, as the journal knows it. */
+export interface JournalSession {
+  readonly sessionId: string;
+  /** The agent that serves it (`claude`, `codex`, `demo`, `acp:…`). */
+  readonly agent: string;
+  /** Absolute working directory. */
+  readonly cwd: string;
+  /** From the first prompt's text, when there was one. */
+  readonly title: string | undefined;
+  /** ISO 8601. */
+  readonly createdAt: string;
+  /** ISO 8601: the last entry appended. */
+  readonly updatedAt: string;
+  readonly state: JournalSessionState;
+  /** What the agent needs to resume the conversation in a new process (Claude session id, Codex thread id). */
+  readonly resume: unknown;
+  /** How many times the agent process was restarted over the session's life. */
+  readonly restarts: number;
+}
+
+/** One fact in a session's history. */
+export type JournalEntry =
+  /** The user's prompt, as sent. */
+  | { readonly kind: 'prompt'; readonly prompt: readonly ContentBlock[] }
+  /** A `session/update` sent to the editor. */
+  | { readonly kind: 'update'; readonly update: SessionUpdate }
+  /** The agent asked for permission; `outcome` is the editor's answer. */
+  | { readonly kind: 'permission'; readonly toolCallId: string | undefined; readonly title: string | undefined; readonly outcome: unknown }
+  /** A prompt ended with a stop reason. */
+  | { readonly kind: 'stop'; readonly stopReason: StopReason }
+  /** A prompt ended with an error. */
+  | { readonly kind: 'error'; readonly error: ErrorObject }
+  /** The agent process ended and is being restarted. */
+  | { readonly kind: 'restart'; readonly restarts: number; readonly exit: unknown }
+  /** The restarted agent resumed the conversation. */
+  | { readonly kind: 'recovered'; readonly restarts: number }
+  /** The session gave up (restart intensity exceeded). */
+  | { readonly kind: 'failed'; readonly reason: string }
+  /** The editor closed the session. */
+  | { readonly kind: 'closed' }
+  /** The host re-attached the session (`session/load` or `session/resume`), possibly in a new host process. */
+  | { readonly kind: 'attached'; readonly how: 'load' | 'resume' };
+
+/** An entry with its place in the log. */
+export interface JournalRecord {
+  /** Increasing over the whole journal. */
+  readonly seq: number;
+  readonly sessionId: string;
+  /** ISO 8601. */
+  readonly at: string;
+  readonly entry: JournalEntry;
+}
+
+/** A page of sessions, newest first. */
+export interface JournalSessionPage {
+  readonly sessions: readonly JournalSession[];
+  /** Pass back as `cursor` for the next page; absent on the last page. */
+  readonly nextCursor: string | undefined;
+}
+
+/** The store behind the journal. */
+export interface Journal {
+  /** Records a new session (state `open`). Throws if the id exists. */
+  createSession(session: { readonly sessionId: string; readonly agent: string; readonly cwd: string }): JournalSession;
+  getSession(sessionId: string): JournalSession | undefined;
+  /** Sessions, most recently updated first; `cwd` filters by exact match. */
+  listSessions(query?: { readonly cwd?: string; readonly cursor?: string; readonly limit?: number }): JournalSessionPage;
+  /** Appends an entry durably and returns its `seq`. Throws for an unknown session. */
+  append(sessionId: string, entry: JournalEntry): number;
+  /** A session's entries in order (after `afterSeq` when given). */
+  entries(sessionId: string, afterSeq?: number): JournalRecord[];
+  /** Remembers the agent-side resume state. */
+  setResume(sessionId: string, resume: unknown): void;
+  setState(sessionId: string, state: JournalSessionState): void;
+  /** Releases the store; further calls throw. */
+  close(): void;
+}
+
+/** Raised by a journal for a session it does not know. */
+export class UnknownSessionError extends Error {
+  override readonly name = 'UnknownSessionError';
+  constructor(readonly sessionId: string) {
+    super(`the journal has no session ${JSON.stringify(sessionId)}`);
+  }
+}
+
+/** A cursor the journal did not make is a caller error (the host answers -32602). */
+export class InvalidCursorError extends Error {
+  override readonly name = 'InvalidCursorError';
+  constructor(readonly cursor: string) {
+    super(`invalid cursor ${JSON.stringify(cursor)}: pass back the nextCursor of a previous session/list answer`);
+  }
+}
+
+/** The title a session gets from its first prompt: the first line of its text, at most 80 characters. */
+export function titleOf(prompt: readonly ContentBlock[]): string | undefined {
+  for (const block of prompt) {
+    if (block.type !== 'text') continue;
+    const line = block.text.trim().split('\n', 1)[0]?.trim();
+    if (line) return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+  }
+  return undefined;
+}

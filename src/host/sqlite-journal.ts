@@ -1,0 +1,208 @@
+/**
+ * The default journal engine: one SQLite file (better-sqlite3, synchronous), in WAL mode so
+ * that an appended entry survives a SIGKILL of the host the moment `append` returns (the
+ * WAL is written before the call returns; only a power loss can take the last commits with
+ * `synchronous = NORMAL`, and `durability: 'full'` closes that too).
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import {
+  InvalidCursorError,
+  titleOf,
+  UnknownSessionError,
+  type Journal,
+  type JournalEntry,
+  type JournalRecord,
+  type JournalSession,
+  type JournalSessionPage,
+  type JournalSessionState,
+} from './journal.js';
+
+/** Options of {@link sqliteJournal}. */
+export interface SqliteJournalOptions {
+  /** `normal` (default: survives a crash of the process) or `full` (survives a power loss too; slower). */
+  readonly durability?: 'normal' | 'full';
+  /** The clock, for tests. */
+  readonly now?: () => Date;
+}
+
+interface SessionRow {
+  session_id: string;
+  agent: string;
+  cwd: string;
+  title: string | null;
+  created_at: string;
+  updated_at: string;
+  state: JournalSessionState;
+  resume: string | null;
+  restarts: number;
+}
+
+interface EntryRow {
+  seq: number;
+  session_id: string;
+  at: string;
+  entry: string;
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS sessions (
+  session_id TEXT PRIMARY KEY,
+  agent TEXT NOT NULL,
+  cwd TEXT NOT NULL,
+  title TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  state TEXT NOT NULL,
+  resume TEXT,
+  restarts INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS sessions_by_update ON sessions (updated_at DESC, session_id DESC);
+CREATE TABLE IF NOT EXISTS entries (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  session_id TEXT NOT NULL REFERENCES sessions (session_id),
+  at TEXT NOT NULL,
+  entry TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entries_by_session ON entries (session_id, seq);
+`;
+
+/** The journal's file when none is given: `$XDG_STATE_HOME/acp-warden/journal.sqlite` (or `~/.local/state/…`). */
+export function defaultJournalPath(env: NodeJS.ProcessEnv = process.env): string {
+  const state = env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith('/') ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
+  return join(state, 'acp-warden', 'journal.sqlite');
+}
+
+const maxPage = 200;
+
+/**
+ * Opens (creating if needed) a SQLite journal at `path`; `:memory:` keeps it in memory (tests).
+ * Throws with the path and the cause when the file cannot be opened.
+ */
+export function sqliteJournal(path: string, options: SqliteJournalOptions = {}): Journal {
+  const now = options.now ?? (() => new Date());
+  let db: Database.Database;
+  try {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.durability === 'full' ? 'FULL' : 'NORMAL'}`);
+    db.pragma('busy_timeout = 5000');
+    db.exec(schema);
+  } catch (error) {
+    throw new Error(`cannot open the journal at ${path}: ${(error as Error).message}. Choose another file with --store PATH (or :memory:).`, { cause: error });
+  }
+  const statements = {
+    insertSession: db.prepare('INSERT INTO sessions (session_id, agent, cwd, title, created_at, updated_at, state, resume, restarts) VALUES (?, ?, ?, NULL, ?, ?, \'open\', NULL, 0)'),
+    getSession: db.prepare('SELECT * FROM sessions WHERE session_id = ?'),
+    insertEntry: db.prepare('INSERT INTO entries (session_id, at, entry) VALUES (?, ?, ?)'),
+    touch: db.prepare('UPDATE sessions SET updated_at = ? WHERE session_id = ?'),
+    setTitle: db.prepare('UPDATE sessions SET title = ? WHERE session_id = ? AND title IS NULL'),
+    countRestart: db.prepare('UPDATE sessions SET restarts = restarts + 1 WHERE session_id = ?'),
+    setResume: db.prepare('UPDATE sessions SET resume = ? WHERE session_id = ?'),
+    setState: db.prepare('UPDATE sessions SET state = ?, updated_at = ? WHERE session_id = ?'),
+    entries: db.prepare('SELECT * FROM entries WHERE session_id = ? AND seq > ? ORDER BY seq'),
+  };
+
+  const known = (sessionId: string): SessionRow => {
+    const row = statements.getSession.get(sessionId) as SessionRow | undefined;
+    if (!row) throw new UnknownSessionError(sessionId);
+    return row;
+  };
+
+  const append = db.transaction((sessionId: string, entry: JournalEntry): number => {
+    known(sessionId);
+    const at = now().toISOString();
+    const seq = Number(statements.insertEntry.run(sessionId, at, JSON.stringify(entry)).lastInsertRowid);
+    statements.touch.run(at, sessionId);
+    if (entry.kind === 'prompt') {
+      const title = titleOf(entry.prompt);
+      if (title) statements.setTitle.run(title, sessionId);
+    }
+    if (entry.kind === 'restart') statements.countRestart.run(sessionId);
+    return seq;
+  });
+
+  return {
+    createSession({ sessionId, agent, cwd }) {
+      const at = now().toISOString();
+      statements.insertSession.run(sessionId, agent, cwd, at, at);
+      return sessionOf(known(sessionId));
+    },
+    getSession(sessionId) {
+      const row = statements.getSession.get(sessionId) as SessionRow | undefined;
+      return row ? sessionOf(row) : undefined;
+    },
+    listSessions(query = {}) {
+      const limit = Math.max(1, Math.min(maxPage, Math.floor(query.limit ?? 50)));
+      const after = query.cursor ? decodeCursor(query.cursor) : undefined;
+      const where: string[] = [];
+      const args: unknown[] = [];
+      if (query.cwd !== undefined) {
+        where.push('cwd = ?');
+        args.push(query.cwd);
+      }
+      if (after) {
+        where.push('(updated_at < ? OR (updated_at = ? AND session_id < ?))');
+        args.push(after.updatedAt, after.updatedAt, after.sessionId);
+      }
+      const sql = `SELECT * FROM sessions ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY updated_at DESC, session_id DESC LIMIT ?`;
+      const rows = db.prepare(sql).all(...args, limit + 1) as SessionRow[];
+      const page = rows.slice(0, limit).map(sessionOf);
+      const last = page.at(-1);
+      return { sessions: page, nextCursor: rows.length > limit && last ? encodeCursor(last) : undefined } satisfies JournalSessionPage;
+    },
+    append(sessionId, entry) {
+      return append(sessionId, entry);
+    },
+    entries(sessionId, afterSeq = 0) {
+      return (statements.entries.all(sessionId, afterSeq) as EntryRow[]).map(recordOf);
+    },
+    setResume(sessionId, resume) {
+      known(sessionId);
+      statements.setResume.run(resume === undefined ? null : JSON.stringify(resume), sessionId);
+    },
+    setState(sessionId, state) {
+      known(sessionId);
+      statements.setState.run(state, now().toISOString(), sessionId);
+    },
+    close() {
+      if (db.open) db.close();
+    },
+  };
+}
+
+function sessionOf(row: SessionRow): JournalSession {
+  return {
+    sessionId: row.session_id,
+    agent: row.agent,
+    cwd: row.cwd,
+    title: row.title ?? undefined,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    state: row.state,
+    resume: row.resume === null ? undefined : JSON.parse(row.resume),
+    restarts: row.restarts,
+  };
+}
+
+function recordOf(row: EntryRow): JournalRecord {
+  return { seq: row.seq, sessionId: row.session_id, at: row.at, entry: JSON.parse(row.entry) as JournalEntry };
+}
+
+/** Cursors are opaque to clients: the last row's sort key, base64url-encoded. */
+function encodeCursor(session: JournalSession): string {
+  return Buffer.from(JSON.stringify([session.updatedAt, session.sessionId])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { updatedAt: string; sessionId: string } {
+  try {
+    const [updatedAt, sessionId] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    if (typeof updatedAt === 'string' && typeof sessionId === 'string') return { updatedAt, sessionId };
+  } catch {
+    // fall through
+  }
+  throw new InvalidCursorError(cursor);
+}
