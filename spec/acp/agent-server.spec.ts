@@ -177,15 +177,36 @@ describe('ACP agent server', () => {
   });
 
   describe('prompts and cancel', () => {
-    it('streams updates before the answer and refuses a second prompt while one runs', async () => {
+    it('streams updates before the answer; a second prompt waits its turn (FIFO) and runs after the first', async () => {
       const editor = await initialized(demoAgent({ wordDelayMs: 1 }));
       const { sessionId } = (await editor.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { sessionId: string };
-      const first = editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
-      const second = await errorOf(editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'again' }] }));
-      expect(second.message).to.contain('already running');
+      const order: string[] = [];
+      const first = editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] }).then((result) => {
+        order.push('first');
+        return result;
+      });
+      const second = editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'again' }] }).then((result) => {
+        order.push('second');
+        return result;
+      });
       expect(await first).to.deep.equal({ stopReason: 'end_turn' });
+      expect(await second).to.deep.equal({ stopReason: 'end_turn' });
+      expect(order).to.deep.equal(['first', 'second']);
       const text = editor.updates.filter((entry) => entry.update.sessionUpdate === 'agent_message_chunk').map((entry) => (entry.update.content as { text: string }).text).join('');
-      expect(text).to.equal('You said: hello. This is the acp-warden demo agent, answering word by word.');
+      // Not interleaved: the whole first answer, then the whole second.
+      expect(text).to.equal('You said: hello. This is the acp-warden demo agent, answering word by word.You said: again. This is the acp-warden demo agent, answering word by word.');
+    });
+
+    it('session/cancel ends the running prompt and every waiting one "cancelled"; the next prompt works', async () => {
+      const editor = await initialized(demoAgent({ wordDelayMs: 20 }));
+      const { sessionId } = (await editor.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { sessionId: string };
+      const prompts = ['one', 'two', 'three'].map((text) => editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: `a long answer ${text}` }] }));
+      await waitUntil(() => editor.updates.some((entry) => entry.update.sessionUpdate === 'agent_message_chunk'), 'the first chunk');
+      editor.notify('session/cancel', { sessionId });
+      expect(await Promise.all(prompts)).to.deep.equal([{ stopReason: 'cancelled' }, { stopReason: 'cancelled' }, { stopReason: 'cancelled' }]);
+      const text = editor.updates.filter((entry) => entry.update.sessionUpdate === 'agent_message_chunk').map((entry) => (entry.update.content as { text: string }).text).join('');
+      expect(text).not.to.contain('two');
+      expect(await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'after' }] })).to.deep.equal({ stopReason: 'end_turn' });
     });
 
     it('a cancelled prompt of the demo agent ends "cancelled", nothing follows, and the next prompt works', async () => {

@@ -5,7 +5,8 @@
  * The server owns the protocol rules so that handlers cannot break them: `initialize`
  * first, version negotiation, capability gating in both directions (the agent's methods,
  * prompt content, MCP transports; the client's fs, terminal and elicitation), known
- * sessions, one prompt at a time per session, cancel semantics (the prompt ends with
+ * sessions, one prompt at a time per session (later prompts wait in a FIFO queue and reach
+ * the handler one by one), cancel semantics (the prompt ends with
  * `cancelled`, turn updates stop, nothing hangs), results checked against the ACP schema.
  */
 import type { AgentCapabilities, ClientCapabilities, SessionUpdate } from '@agentclientprotocol/sdk';
@@ -82,6 +83,8 @@ interface SessionState {
   hasConfigOptions: boolean;
   /** The key of the prompt in progress. */
   prompt: string | undefined;
+  /** Keys of prompts that arrived while one was in progress, oldest first. */
+  readonly queue: string[];
   /** The client cancelled the prompt in progress. */
   cancelled: boolean;
   /** The last prompt was cancelled: turn updates are dropped until the next prompt. */
@@ -306,12 +309,23 @@ function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParams: Reco
   // A new request on the session ends the quiet after a cancelled turn (a load replays).
   if (session) session.quiet = false;
   if (method === 'session/prompt' && session) {
+    if (session.prompt) {
+      // One prompt at a time reaches the handler; this one waits its turn.
+      session.queue.push(key);
+      sync(live);
+      return;
+    }
     session.prompt = key;
     session.cancelled = false;
     sync(live);
   }
+  dispatch(live, key, method, params);
+}
+
+/** Hands a request to the handler (or answers it by default when the handler has no transition for it). */
+function dispatch(live: Live, key: string, method: string, params: Record<string, unknown>): void {
   const type = method.startsWith('_') ? 'ext.request' : handlerEventTypes[method as keyof typeof handlerEventTypes];
-  const event = { type, requestId: key, method, params, context: live.context };
+  const event = { type, requestId: key, method, params, context: live.context as AgentEventContext };
   if (!handles(live.handler, event)) {
     unhandled(live, key, method);
     return;
@@ -416,9 +430,6 @@ function gate(live: Live, method: string, params: Record<string, unknown>): RpcE
     case 'session/prompt': {
       const unknown = knownSession(live, params);
       if (unknown) return unknown;
-      if (live.sessions.get(params.sessionId as string)?.prompt) {
-        return RpcError.internalError('a prompt is already running in this session; wait for its answer or cancel it');
-      }
       return promptContentGate(caps, params.prompt as Array<{ type: string }>);
     }
     default:
@@ -475,10 +486,15 @@ function onCancelRequested(live: Live, rpcId: JsonRpcId): void {
   }
 }
 
-/** `session/cancel`: the prompt must end with `cancelled`, soon, whatever the handler does. */
+/**
+ * `session/cancel`: the prompt must end with `cancelled`, soon, whatever the handler does;
+ * prompts still waiting in the queue end `cancelled` at once (the user stopped the session).
+ */
 function cancelPrompt(live: Live, sessionId: string): void {
   const session = live.sessions.get(sessionId);
-  if (!session?.prompt || session.cancelled) return;
+  if (!session) return;
+  for (const waiting of session.queue.splice(0)) answer(live, waiting, { stopReason: 'cancelled' });
+  if (!session.prompt || session.cancelled) return;
   session.cancelled = true;
   const key = session.prompt;
   const event = { type: 'session.cancel', sessionId, requestId: key, context: live.context as AgentEventContext };
@@ -556,8 +572,10 @@ function answer(live: Live, key: string, result: unknown): void {
   }
   live.pending.delete(key);
   live.scope.system.scheduler.cancel(live.scope.self, `cancel:${key}`);
-  trackSessions(live, request, value as Record<string, unknown>);
+  trackSessions(live, key, request, value as Record<string, unknown>);
   respond(live.connection, request.rpcId, value ?? {});
+  // After the answer went out, so the editor hears the prompts end in order.
+  if (request.method === 'session/prompt' && request.sessionId) nextPrompt(live, request.sessionId);
   if (request.method.startsWith('session/')) sync(live);
 }
 
@@ -571,20 +589,44 @@ function failRequest(live: Live, key: string, error: RpcError): void {
     return;
   }
   live.pending.delete(key);
-  if (session && session.prompt === key) {
-    session.prompt = undefined;
-    if (session.closed) live.sessions.delete(request.sessionId as string);
+  if (session && request.method === 'session/prompt') {
+    removeQueued(session, key);
+    if (session.prompt === key) {
+      session.prompt = undefined;
+      if (session.closed) live.sessions.delete(request.sessionId as string);
+    }
   }
   respondError(live.connection, request.rpcId, error);
+  if (session && request.method === 'session/prompt') nextPrompt(live, request.sessionId as string);
 }
 
-function trackSessions(live: Live, request: PendingRequest, result: Record<string, unknown>): void {
+function removeQueued(session: SessionState, key: string): void {
+  const index = session.queue.indexOf(key);
+  if (index >= 0) session.queue.splice(index, 1);
+}
+
+/** The prompt in progress was answered: the oldest waiting one goes to the handler. */
+function nextPrompt(live: Live, sessionId: string): void {
+  const session = live.sessions.get(sessionId);
+  if (!session || session.prompt) return;
+  const key = session.queue.shift();
+  const request = key ? live.pending.get(key) : undefined;
+  if (!key || !request) return;
+  session.prompt = key;
+  session.cancelled = false;
+  session.quiet = false;
+  sync(live);
+  dispatch(live, key, request.method, request.params);
+}
+
+function trackSessions(live: Live, key: string, request: PendingRequest, result: Record<string, unknown>): void {
   const setup = (sessionId: string) => {
     const existing = live.sessions.get(sessionId);
     live.sessions.set(sessionId, {
       hasModes: result?.modes !== undefined && result.modes !== null,
       hasConfigOptions: Array.isArray(result?.configOptions) && result.configOptions.length > 0,
       prompt: existing?.prompt,
+      queue: existing?.queue ?? [],
       cancelled: existing?.cancelled ?? false,
       quiet: existing?.quiet ?? false,
       closed: false,
@@ -609,12 +651,13 @@ function trackSessions(live: Live, request: PendingRequest, result: Record<strin
     }
     case 'session/prompt': {
       const session = live.sessions.get(request.sessionId as string);
-      if (session) {
-        session.quiet = session.cancelled;
-        session.prompt = undefined;
-        session.cancelled = false;
-        if (session.closed) live.sessions.delete(request.sessionId as string);
-      }
+      if (!session) return;
+      removeQueued(session, key);
+      if (session.prompt !== key) return; // a queued prompt answered before its turn (cancelled)
+      session.quiet = session.cancelled;
+      session.prompt = undefined;
+      session.cancelled = false;
+      if (session.closed && session.queue.length === 0) live.sessions.delete(request.sessionId as string);
       return;
     }
     default:
