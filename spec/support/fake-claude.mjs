@@ -3,7 +3,11 @@
 // claude-stream-json-<FAKE_CLAUDE_FIXTURE>.transcript.ndjson) against whoever drives it.
 // Lines the transcript sent to the CLI ("in") are awaited and checked by type; lines it
 // printed ("out") are printed in order. Extra control requests (initialize, set_model,
-// set_permission_mode) are answered when they are not in the transcript.
+// set_permission_mode) are answered when they are not in the transcript. Started with
+// `--resume <id>`, it goes on under that session id, as Claude Code 2.1.332 does (every
+// recorded session id printed becomes <id>); a <id> it has no conversation for ends it as
+// the real CLI does: "No conversation found with session ID: <id>" on stderr, a `result`
+// error_during_execution naming it on stdout, exit 1, before any handshake.
 //
 // Environment:
 //   FAKE_CLAUDE_FIXTURE   fixture name: hello | partial | tool-write-permission-allow | ...
@@ -12,6 +16,8 @@
 //   FAKE_CLAUDE_CRASH_AFTER  kill -9 itself after printing this many "out" lines of a turn,
 //                         unless started with --resume (so that the restart completes)
 //   FAKE_CLAUDE_DELAY_MS  pause between printed lines of a turn (default 2)
+//   FAKE_CLAUDE_NO_CONVERSATION  comma-separated session ids with no saved conversation
+//   FAKE_CLAUDE_USER_LOG  a file to append the session_id of each user message to (one line each)
 import { appendFileSync } from 'node:fs';
 import { failer, print, readFixture, stdinMessages } from './fixture-replay.mjs';
 
@@ -19,9 +25,19 @@ const fixture = process.env.FAKE_CLAUDE_FIXTURE ?? 'hello';
 const transcript = readFixture(`claude-stream-json-${fixture}.transcript.ndjson`);
 const args = process.argv.slice(2);
 const resumed = args.includes('--resume');
+const resumedId = resumed ? args[args.indexOf('--resume') + 1] : undefined;
 if (process.env.FAKE_CLAUDE_ARGV_LOG) appendFileSync(process.env.FAKE_CLAUDE_ARGV_LOG, `${JSON.stringify({ pid: process.pid, args })}\n`);
 // A CLI that cannot even start: dies at once, every time.
 if (process.env.FAKE_CLAUDE_CRASH_ALWAYS === '1') process.kill(process.pid, 'SIGKILL');
+if (resumedId && (process.env.FAKE_CLAUDE_NO_CONVERSATION ?? '').split(',').includes(resumedId)) {
+  const why = `No conversation found with session ID: ${resumedId}`;
+  process.stderr.write(`${why}\n`);
+  print({ type: 'result', subtype: 'error_during_execution', duration_ms: 0, duration_api_ms: 0, is_error: true, num_turns: 0, stop_reason: null, session_id: resumedId, total_cost_usd: 0, errors: [why] });
+  process.exit(1);
+}
+// The recorded session id, printed as the resumed one.
+const recordedId = transcript.find((entry) => entry.dir === 'out' && entry.msg.type === 'system' && entry.msg.subtype === 'init')?.msg.session_id;
+const asResumed = (message) => (resumedId && recordedId ? JSON.parse(JSON.stringify(message).replaceAll(recordedId, resumedId)) : message);
 const crashAfter = resumed ? Infinity : Number(process.env.FAKE_CLAUDE_CRASH_AFTER ?? Infinity);
 const delayMs = Number(process.env.FAKE_CLAUDE_DELAY_MS ?? 2);
 
@@ -62,7 +78,7 @@ for (const entry of transcript) {
   if (entry.dir === 'out') {
     if (entry.msg.type === 'control_response' && entry.msg.response?.request_id?.startsWith('interrupt')) continue; // answered live
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-    print(entry.msg);
+    print(asResumed(entry.msg));
     if (++printedInTurn >= crashAfter) process.kill(process.pid, 'SIGKILL');
     continue;
   }
@@ -81,7 +97,10 @@ for (const entry of transcript) {
     if (message.type === 'control_request' && message.request?.subtype === 'interrupt') {
       print({ type: 'control_response', response: { subtype: 'success', request_id: message.request_id, response: { still_queued: [] } } });
     }
-    if (message.type === 'user') printedInTurn = 0;
+    if (message.type === 'user') {
+      printedInTurn = 0;
+      if (process.env.FAKE_CLAUDE_USER_LOG) appendFileSync(process.env.FAKE_CLAUDE_USER_LOG, `${message.session_id}\n`);
+    }
     break;
   }
 }
