@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createActor, type AnyActorRef } from 'xstate';
-import { agentClientLogic, initialize, newSession, prompt, setConfigOption, setMode, type ClientHandler } from '../../src/acp/agent-client.js';
+import { agentClientLogic, closeSession, initialize, loadSession, newSession, prompt, resumeSession, setConfigOption, setMode, type ClientHandler } from '../../src/acp/agent-client.js';
 import { agentServerLogic } from '../../src/acp/agent-server.js';
+import { RESUME_META_KEY } from '../../src/acp/native-agent.js';
 import { createAdapterAgent } from '../../src/adapters/adapter-agent.js';
 import { claudeAdapter } from '../../src/adapters/claude/adapter.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
@@ -32,7 +33,8 @@ interface Harness {
 
 const harnesses: Harness[] = [];
 
-async function start(fixture: string, env: Record<string, string> = {}, handler: ClientHandler = {}): Promise<Harness & { sessionId: string; setup: Record<string, unknown> }> {
+/** An initialized editor connection to the Claude adapter agent, with no session yet. */
+async function connect(fixture: string, env: Record<string, string> = {}, handler: ClientHandler = {}): Promise<Harness & { init: Awaited<ReturnType<typeof initialize>> }> {
   const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'warden-claude-')));
   const argvLog = join(cwd, '.argv.log');
   const [editorSide, agentSide] = createMemoryTransportPair();
@@ -54,8 +56,12 @@ async function start(fixture: string, env: Record<string, string> = {}, handler:
     starts: () => (existsSync(argvLog) ? readFileSync(argvLog, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)) : []),
   };
   harnesses.push(harness);
-  await initialize(client);
-  const setup = await newSession(client, { cwd });
+  return { ...harness, init: await initialize(client) };
+}
+
+async function start(fixture: string, env: Record<string, string> = {}, handler: ClientHandler = {}): Promise<Harness & { sessionId: string; setup: Record<string, unknown> }> {
+  const harness = await connect(fixture, env, handler);
+  const setup = await newSession(harness.client, { cwd: harness.cwd });
   return { ...harness, sessionId: setup.sessionId, setup };
 }
 
@@ -195,6 +201,41 @@ describe('Claude Code adapter (fake CLI replaying recorded transcripts)', functi
     expect(error.message).to.contain('kept failing');
     expect((error.data as { reason: string }).reason).to.equal('session_failed');
     expect(readFileSync(argvLog, 'utf8').split('\n').filter(Boolean)).to.have.length(4); // the first start and 3 restarts
+  });
+
+  it('session/resume from the host\'s journal (advertised): the first CLI already runs --resume <journaled id>, the answer is the session\'s setup, the next prompt goes on', async () => {
+    const { client, cwd, init, starts } = await connect('hello');
+    expect(init.agentCapabilities).to.deep.include({ loadSession: true });
+    expect(init.agentCapabilities?.sessionCapabilities).to.have.all.keys('resume', 'close');
+    const journaled = 'c1a0de00-0000-4000-8000-00000000cafe';
+    const params = { sessionId: 'claude-fromjournal', cwd, mcpServers: [], _meta: { [RESUME_META_KEY]: { claudeSessionId: journaled } } };
+    const setup = await resumeSession(client, params);
+    expect(setup).to.not.have.property('sessionId');
+    expect(setup.modes).to.deep.include({ currentModeId: 'default' });
+    expect(starts().map((entry) => entry.args.slice(-2))).to.deep.equal([['--resume', journaled]]);
+    const { result } = await run(client, 'claude-fromjournal', 'hi');
+    expect(result).to.deep.equal({ stopReason: 'end_turn' });
+  });
+
+  it('session/load from the host\'s journal: the same start with --resume; the adapter replays no history itself (the host replays its journal)', async () => {
+    const { client, cwd, starts } = await connect('hello');
+    const journaled = 'c1a0de00-0000-4000-8000-00000000f00d';
+    const { response, replayed } = await loadSession(client, { sessionId: 'claude-loaded', cwd, mcpServers: [], _meta: { [RESUME_META_KEY]: { claudeSessionId: journaled } } } as never);
+    expect(response).to.have.property('configOptions');
+    expect(replayed.filter((update) => update.sessionUpdate.endsWith('_message_chunk'))).to.deep.equal([]);
+    expect(starts()[0]?.args.slice(-2)).to.deep.equal(['--resume', journaled]);
+    const { result } = await run(client, 'claude-loaded', 'hi');
+    expect(result).to.deep.equal({ stopReason: 'end_turn' });
+  });
+
+  it('session/close: the CLI stops, and the session is gone for the editor', async () => {
+    const { client, sessionId, starts } = await start('hello');
+    await closeSession(client, sessionId);
+    const { pid } = starts()[0] as { pid: number };
+    await waitUntil(() => !isAlive(pid), 'the closed session\'s CLI to stop', 15_000);
+    const { result } = await run(client, sessionId, 'hi');
+    expect(result).to.be.instanceOf(RpcError);
+    expect((result as RpcError).code).to.equal(-32002);
   });
 
   it('the environment: Claude gets its own variables, never another agent\'s key', () => {

@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createActor, type AnyActorRef } from 'xstate';
-import { agentClientLogic, initialize, newSession, prompt, type ClientHandler } from '../../src/acp/agent-client.js';
+import { agentClientLogic, closeSession, initialize, newSession, prompt, resumeSession, type ClientHandler } from '../../src/acp/agent-client.js';
 import { agentServerLogic } from '../../src/acp/agent-server.js';
+import { RESUME_META_KEY } from '../../src/acp/native-agent.js';
 import { createAdapterAgent } from '../../src/adapters/adapter-agent.js';
 import { codexAdapter } from '../../src/adapters/codex/adapter.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
@@ -21,7 +22,8 @@ import { isAlive, waitUntil } from '../support/processes.js';
 const fakeCodex = fileURLToPath(new URL('../support/fake-codex.mjs', import.meta.url));
 const started: Array<{ client: AnyActorRef; server: AnyActorRef; cwd: string; log: string }> = [];
 
-async function start(fixture: string, env: Record<string, string> = {}, handler: ClientHandler = {}) {
+/** An initialized editor connection to the Codex adapter agent, with no session yet. */
+async function connect(fixture: string, env: Record<string, string> = {}, handler: ClientHandler = {}) {
   const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'warden-codex-')));
   const log = join(cwd, '.argv.log');
   const [editorSide, agentSide] = createMemoryTransportPair();
@@ -29,10 +31,15 @@ async function start(fixture: string, env: Record<string, string> = {}, handler:
   const server = createActor(agentServerLogic, { input: { transport: agentSide, agent } }).start();
   const client = createActor(agentClientLogic, { input: { transport: editorSide, handler } }).start();
   started.push({ client, server, cwd, log });
-  await initialize(client);
-  const setup = await newSession(client, { cwd });
+  const init = await initialize(client);
   const starts = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { pid: number; args: string[] }) : []);
-  return { client, sessionId: setup.sessionId, setup, starts };
+  return { client, cwd, init, starts };
+}
+
+async function start(fixture: string, env: Record<string, string> = {}, handler: ClientHandler = {}) {
+  const connected = await connect(fixture, env, handler);
+  const setup = await newSession(connected.client, { cwd: connected.cwd });
+  return { ...connected, sessionId: setup.sessionId, setup };
 }
 
 async function run(client: AnyActorRef, sessionId: string, text: string) {
@@ -100,6 +107,39 @@ describe('Codex adapter (fake app-server replaying recorded transcripts)', funct
     } finally {
       rmSync(methodLog, { force: true });
     }
+  });
+
+  it('session/resume from the host\'s journal (advertised): the first thread request is thread/resume of the journaled thread, and the turn runs in it', async () => {
+    const methodLog = join(tmpdir(), `warden-codex-methods-${process.pid}-${Date.now()}`);
+    try {
+      const { client, cwd, init } = await connect('hello', { FAKE_CODEX_METHOD_LOG: methodLog });
+      expect(init.agentCapabilities).to.deep.include({ loadSession: true });
+      expect(init.agentCapabilities?.sessionCapabilities).to.have.all.keys('resume', 'close');
+      const journaled = '01a22bbb-1111-7222-8333-944455556666';
+      const params = { sessionId: 'codex-fromjournal', cwd, mcpServers: [], _meta: { [RESUME_META_KEY]: { threadId: journaled } } };
+      const setup = await resumeSession(client, params);
+      expect(setup).to.not.have.property('sessionId');
+      expect((setup.modes as { currentModeId: string }).currentModeId).to.equal('untrusted');
+      const { updates, result } = await run(client, 'codex-fromjournal', 'say hi');
+      expect(result).to.deep.equal({ stopReason: 'end_turn' });
+      const text = updates.filter((update) => update.sessionUpdate === 'agent_message_chunk').map((update) => (update as { content: { text: string } }).content.text).join('');
+      expect(text).to.equal('Hello from the fake OpenAI server.');
+      const methods = readFileSync(methodLog, 'utf8').trim().split('\n');
+      expect(methods.filter((line) => line.startsWith('thread/'))).to.deep.equal([`thread/resume ${JSON.stringify(journaled)}`]);
+      expect(methods.find((line) => line.startsWith('turn/start'))).to.equal(`turn/start ${JSON.stringify(journaled)}`);
+    } finally {
+      rmSync(methodLog, { force: true });
+    }
+  });
+
+  it('session/close: the app-server stops, and the session is gone for the editor', async () => {
+    const { client, sessionId, starts } = await start('hello');
+    await closeSession(client, sessionId);
+    const { pid } = starts()[0] as { pid: number };
+    await waitUntil(() => !isAlive(pid), 'the closed session\'s app-server to stop', 15_000);
+    const { result } = await run(client, sessionId, 'say hi');
+    expect(result).to.be.instanceOf(RpcError);
+    expect((result as RpcError).code).to.equal(-32002);
   });
 
   it('the environment: Codex gets its own variables, never another agent\'s key', () => {

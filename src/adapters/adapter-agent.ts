@@ -9,11 +9,26 @@
  * the new CLI, which was started with the resume state the adapter last reported. When the
  * session's supervisor gives up, what the session still owed the editor is answered with an
  * error, and the other sessions go on.
+ *
+ * The host hears what happens to each session (`SessionLifecycleOutput`): the resume state
+ * whenever the session adapter reports one (`session.resumeState`), a CLI that ended and
+ * will be restarted (`session.restarting`), a restarted CLI initialized again
+ * (`session.recovered`), a supervisor that gave up (`session.failed`).
+ *
+ * `session/resume` and `session/load` of a session this process does not run (the host
+ * restarted and journaled it) start it under the given id, like `session/new`, with the
+ * journaled resume state from `_meta["acp-warden/resume"]`: the first start of its CLI
+ * already resumes the conversation (Claude's `--resume`, Codex's `thread/resume`). Without
+ * a state, the CLI starts a new conversation (right for a session that had no turn yet).
+ * Neither replays the history: for `session/load`, the host replays its journal. Of a
+ * session that runs, both answer its current setup. `session/close` stops the session's
+ * CLI gracefully; a prompt still running ends `cancelled`.
  */
 import { nanoid } from 'nanoid';
 import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
-import type { AgentHandlerEvent, AgentRequestEvent, NativeAgent } from '../acp/native-agent.js';
+import { RESUME_META_KEY, type AgentHandlerEvent, type AgentRequestEvent, type NativeAgent } from '../acp/native-agent.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
+import type { PortExit } from '../port/port-exit.js';
 import { portLogic, portStopBudgetMs, type PortEmitted, type PortInput } from '../port/port.js';
 import { createDynamicSupervisor } from '../supervision/dynamic-supervisor.js';
 import { createSupervisor } from '../supervision/supervisor.js';
@@ -51,13 +66,23 @@ interface Session {
   readonly id: string;
   readonly cwd: string;
   readonly params: Record<string, unknown>;
+  /** The `session/new` (`session/resume`, `session/load`) that started it. */
+  readonly startRequestId: string;
   supervisor: AnyActorRef | undefined;
   adapter: AnyActorRef | undefined;
   port: AnyActorRef | undefined;
   resume: unknown;
   restarts: number;
-  /** Requests routed to this session and not answered yet. */
-  readonly pending: Set<string>;
+  /** Requests routed to this session and not answered yet: request id → ACP method. */
+  readonly pending: Map<string, string>;
+  /** `session/resume` and `session/load` requests: their answer has no `sessionId`. */
+  readonly resumeRequests: Set<string>;
+  /** How the CLI last ended, for `session.restarting`. */
+  lastExit: PortExit | undefined;
+  /** `session/close` stops it: its end is no failure. */
+  closing: boolean;
+  /** Resume and load requests that came while it was closing: served once it has ended. */
+  readonly deferred: AgentRequestEvent[];
   adapterSubscription: Subscription | undefined;
   portSubscriptions: Subscription[];
   readonly other: Subscription[];
@@ -92,7 +117,11 @@ export const adapterAgentLogic = {
     const live = lives.get(scope.self) as Live;
     switch (event.type) {
       case 'session.new':
-        newSession(live, event as AgentRequestEvent);
+        startSession(live, event as AgentRequestEvent, `${live.options.definition.name}-${nanoid(10)}`, undefined);
+        break;
+      case 'session.resume':
+      case 'session.load':
+        resumeSession(live, event as AgentRequestEvent);
         break;
       case 'session.close':
         closeSession(live, event as AgentRequestEvent);
@@ -148,19 +177,57 @@ function portInput(live: Live, session: Session): PortInput {
   };
 }
 
-function newSession(live: Live, request: AgentRequestEvent): void {
+const isResumeOrLoad = (request: AgentRequestEvent) => request.type === 'session.resume' || request.type === 'session.load';
+
+/** The resume state the host journaled, from `_meta["acp-warden/resume"]`. */
+function journaledState(params: Record<string, unknown>): unknown {
+  const meta = params._meta;
+  return typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[RESUME_META_KEY] : undefined;
+}
+
+/**
+ * `session/resume` or `session/load`: a session that runs answers its current setup (its
+ * adapter hears `adapter.start` again); any other id is started here, with the journaled
+ * resume state. Neither replays history (for `session/load`, the host replays its journal).
+ */
+function resumeSession(live: Live, request: AgentRequestEvent): void {
+  const sessionId = request.params.sessionId as string;
+  const running = live.sessions.get(sessionId);
+  if (running?.closing) {
+    running.deferred.push(request);
+    return;
+  }
+  if (running) {
+    if (!running.adapter) {
+      live.scope.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${live.options.definition.name} session ${sessionId} is restarting; try again in a moment`, data: { reason: 'agent_starting' } } });
+      return;
+    }
+    running.pending.set(request.requestId, request.method);
+    running.resumeRequests.add(request.requestId);
+    running.adapter.send({ type: 'adapter.start', requestId: request.requestId, sessionId, params: request.params, context: request.context, resume: running.resume });
+    return;
+  }
+  startSession(live, request, sessionId, journaledState(request.params));
+}
+
+/** Starts session `id` (its supervisor, adapter and port) for `request`; `resume` seeds the first start. */
+function startSession(live: Live, request: AgentRequestEvent, id: string, resume: unknown): void {
   const { definition } = live.options;
-  const id = `${definition.name}-${nanoid(10)}`;
   const session: Session = {
     id,
     cwd: request.params.cwd as string,
     params: request.params,
+    startRequestId: request.requestId,
     supervisor: undefined,
     adapter: undefined,
     port: undefined,
-    resume: undefined,
+    resume,
     restarts: 0,
-    pending: new Set([request.requestId]),
+    pending: new Map([[request.requestId, request.method]]),
+    resumeRequests: new Set(isResumeOrLoad(request) ? [request.requestId] : []),
+    lastExit: undefined,
+    closing: false,
+    deferred: [],
     adapterSubscription: undefined,
     portSubscriptions: [],
     other: [],
@@ -201,7 +268,7 @@ function newSession(live: Live, request: AgentRequestEvent): void {
   const supervisor = started.ref;
   session.supervisor = supervisor;
   bindAdapter(live, session);
-  session.adapter?.send({ type: 'adapter.start', requestId: request.requestId, sessionId: id, params: request.params, context: request.context });
+  session.adapter?.send({ type: 'adapter.start', requestId: request.requestId, sessionId: id, params: request.params, context: request.context, ...(resume === undefined ? {} : { resume }) });
   if (definition.command) bindPort(live, session);
   // Later (re)starts of the adapter or the port, and the end of the session's supervisor.
   session.other.push(supervisor.on('child.started', (event: Extract<SupervisionEvent, { type: 'child.started' }>) => {
@@ -210,6 +277,17 @@ function newSession(live: Live, request: AgentRequestEvent): void {
       session.restarts = event.restarts;
       bindPort(live, session);
     }
+  }));
+  // The CLI ended and its supervisor restarts it (a restart refused later ends the session: `session.failed`).
+  session.other.push(supervisor.on('child.exited', (event: Extract<SupervisionEvent, { type: 'child.exited' }>) => {
+    if (event.childId !== 'port' || (event.action !== 'restart' && event.action !== 'restart_delayed') || session.closing) return;
+    const exit = session.lastExit;
+    live.scope.emit({
+      type: 'session.restarting',
+      sessionId: id,
+      restarts: session.restarts,
+      exit: exit ? { reason: exit.reason, ...(exit.stderrTail ? { stderrTail: exit.stderrTail } : {}) } : { reason: event.reason },
+    });
   }));
   session.other.push(supervisor.subscribe({
     complete: () => live.scope.self.send({ type: 'adapter.sessionEnded', sessionId: id, reason: supervisor.getSnapshot().output as ExitReason } as never),
@@ -237,13 +315,18 @@ function bindPort(live: Live, session: Session): void {
   session.portSubscriptions = [
     port.on('port.message', (event: Extract<PortEmitted, { type: 'port.message' }>) => adapter()?.send({ type: 'native.message', message: event.message })),
     port.on('port.nonJson', (event: Extract<PortEmitted, { type: 'port.nonJson' }>) => adapter()?.send({ type: 'native.nonJson', preview: event.preview })),
-    port.on('port.exited', (event: Extract<PortEmitted, { type: 'port.exited' }>) => adapter()?.send({ type: 'port.exited', exit: event.exit })),
+    port.on('port.exited', (event: Extract<PortEmitted, { type: 'port.exited' }>) => {
+      session.lastExit = event.exit;
+      adapter()?.send({ type: 'port.exited', exit: event.exit });
+    }),
   ];
   const pid = (port.getSnapshot() as { context?: { pid?: number } }).context?.pid;
   if (pid !== undefined) session.adapter?.send({ type: 'port.started', pid, restarts: session.restarts });
 }
 
 function onAdapterOutput(live: Live, session: Session, output: SessionAdapterOutput): void {
+  // Each request is answered once: a late answer (a prompt that `session/close` already ended, whose CLI then stopped) is dropped.
+  if ((output.type === 'acp.respond' || output.type === 'acp.error') && !session.pending.has(output.requestId)) return;
   switch (output.type) {
     case 'port.write':
       session.port?.send({ type: 'port.write', message: output.message });
@@ -253,14 +336,31 @@ function onAdapterOutput(live: Live, session: Session, output: SessionAdapterOut
       return;
     case 'adapter.resume':
       session.resume = output.state;
+      live.scope.emit({ type: 'session.resumeState', sessionId: session.id, state: output.state });
+      return;
+    case 'adapter.ready':
+      if (output.restarts > 0) live.scope.emit({ type: 'session.recovered', sessionId: session.id, restarts: output.restarts });
       return;
     case 'acp.clientRequest':
       live.scope.emit({ ...output, key: `${session.id}${keySeparator}${output.key}` });
       return;
-    case 'acp.respond':
+    case 'acp.respond': {
+      session.pending.delete(output.requestId);
+      if (session.resumeRequests.delete(output.requestId) && typeof output.result === 'object' && output.result !== null) {
+        // LoadSessionResponse / ResumeSessionResponse: the setup without the id the editor gave.
+        const { sessionId: _id, ...setup } = output.result as Record<string, unknown>;
+        live.scope.emit({ ...output, result: setup });
+        return;
+      }
+      live.scope.emit(output);
+      return;
+    }
     case 'acp.error':
       session.pending.delete(output.requestId);
+      session.resumeRequests.delete(output.requestId);
       live.scope.emit(output);
+      // The session never opened (its CLI refused the thread, say): nothing may keep running for it.
+      if (output.requestId === session.startRequestId) closeQuietly(live, session);
       return;
     default:
       live.scope.emit(output);
@@ -274,7 +374,7 @@ function route(live: Live, sessionId: string, event: AgentHandlerEvent, requestI
     return;
   }
   if (requestId) {
-    session.pending.add(requestId);
+    session.pending.set(requestId, (event as AgentRequestEvent).method);
   }
   session.adapter.send(event);
 }
@@ -284,30 +384,53 @@ function closeSession(live: Live, request: AgentRequestEvent): void {
   const session = live.sessions.get(sessionId);
   live.scope.emit({ type: 'acp.respond', requestId: request.requestId, result: {} });
   if (!session) return;
-  // Graceful: the port closes the CLI's stdin, then signals its group.
-  live.sessionsSupervisor.send({ type: 'supervisor.terminateChild', id: sessionId });
+  // ACP: closing a session cancels its work; the prompt ends now, its CLI stops after.
+  for (const [requestId, method] of session.pending) {
+    if (method !== 'session/prompt') continue;
+    session.pending.delete(requestId);
+    live.scope.emit({ type: 'acp.respond', requestId, result: { stopReason: 'cancelled' } });
+  }
+  closeQuietly(live, session);
 }
 
-/** The session's supervisor ended: answer what it still owed, with why. */
+/** Stops a session's supervisor, gracefully (the port closes the CLI's stdin, then signals its group). */
+function closeQuietly(live: Live, session: Session): void {
+  if (session.closing) return;
+  session.closing = true;
+  live.sessionsSupervisor.send({ type: 'supervisor.terminateChild', id: session.id });
+}
+
+/** The session's supervisor ended: answer what it still owed, with why; a failure is `session.failed` and a notice. */
 function sessionEnded(live: Live, sessionId: string, reason: ExitReason | undefined): void {
   const session = live.sessions.get(sessionId);
   if (!session) return;
   live.sessions.delete(sessionId);
   for (const subscription of [...session.other, ...session.portSubscriptions]) subscription.unsubscribe();
   session.adapterSubscription?.unsubscribe();
+  const name = live.options.definition.name;
+  const closed = session.closing || !reason || (reason.kind === 'shutdown' && reason.detail === undefined);
   const why = reason ? describeExit(reason) : 'stopped';
-  for (const requestId of session.pending) {
-    live.scope.emit({
-      type: 'acp.error',
-      requestId,
-      error: { code: -32603, message: `${live.options.definition.name} kept failing and the session was closed (${why})`, data: { reason: 'session_failed', sessionId, restarts: session.restarts } },
-    });
+  for (const [requestId, method] of session.pending) {
+    if (closed && method === 'session/prompt') {
+      // ACP: closing a session cancels its work.
+      live.scope.emit({ type: 'acp.respond', requestId, result: { stopReason: 'cancelled' } });
+    } else if (closed) {
+      live.scope.emit({ type: 'acp.error', requestId, error: { code: -32603, message: `${name} session ${sessionId} was closed`, data: { reason: 'session_closed', sessionId } } });
+    } else {
+      live.scope.emit({
+        type: 'acp.error',
+        requestId,
+        error: { code: -32603, message: `${name} kept failing and the session was closed (${why})`, data: { reason: 'session_failed', sessionId, restarts: session.restarts } },
+      });
+    }
   }
-  if (reason && !(reason.kind === 'shutdown' && reason.detail === undefined)) {
+  if (!closed) {
+    live.scope.emit({ type: 'session.failed', sessionId, restarts: session.restarts, reason: why });
     live.scope.emit({
       type: 'acp.update',
       sessionId,
-      update: { sessionUpdate: 'notice', severity: 'error', title: `${live.options.definition.name} stopped`, description: `The agent kept failing after ${session.restarts} restarts; the session is closed (${why}).` } as never,
+      update: { sessionUpdate: 'notice', severity: 'error', title: `${name} stopped`, description: `The agent kept failing after ${session.restarts} restarts; the session is closed (${why}).` } as never,
     });
   }
+  for (const request of session.deferred) resumeSession(live, request);
 }

@@ -11,11 +11,15 @@
  *   `session.setMode`, `session.setConfigOption`, `client.response` / `client.error`), the
  *   CLI's lines (`native.message`, `native.nonJson`) and its lifecycle (`port.started`
  *   with the restart count, `port.exited` with the typed exit), and `adapter.start` (answer
- *   the `session/new` it carries once the CLI is ready);
+ *   the `session/new`, `session/resume` or `session/load` it carries with the session's
+ *   setup once the CLI is ready; it may carry a resume state, and it may come again for a
+ *   session that is running, to be answered at once);
  * - out (emitted): the native agent outputs (`acp.respond`, `acp.error`, `acp.update`,
  *   `acp.clientRequest`, `acp.notify`), `port.write` (a line for the CLI), `port.busy` (arms
- *   the hang watchdog), and `adapter.resume` (what the next start of the CLI needs to resume
- *   the conversation, such as Claude's `--resume <id>`).
+ *   the hang watchdog), `adapter.resume` (what the next start of the CLI needs to resume
+ *   the conversation, such as Claude's `--resume <id>`), and `adapter.ready` (the CLI is
+ *   initialized and the conversation resumed, after its first start and after every
+ *   restart).
  *
  * `createAdapterAgent` (adapter-agent.ts) runs a definition as a native agent: one
  * supervisor per ACP session with the session adapter and its port, so the ACP agent server
@@ -35,8 +39,24 @@ import type { BackoffOptions } from '../supervision/backoff.js';
 /** Events a session adapter receives. */
 export type SessionAdapterEvent =
   | AgentHandlerEvent
-  /** Start the session: answer `requestId` (a `session/new`) with the session's setup once the CLI is ready. */
-  | { readonly type: 'adapter.start'; readonly requestId: string; readonly sessionId: string; readonly params: Record<string, unknown>; readonly context: AgentEventContext }
+  /**
+   * Start the session: answer `requestId` (a `session/new`, `session/resume` or
+   * `session/load`) with the session's setup (`sessionId`, `modes`, `configOptions`) once the
+   * CLI is ready; for resume and load, the adapter agent drops `sessionId` from the answer.
+   * `resume` is the state a `session/resume` or `session/load` brought from the host's
+   * journal (what this adapter once emitted as `adapter.resume`): seed the context with it,
+   * so that the first handshake already resumes the conversation. The same event may come
+   * again while the session runs (the editor resumed a session that is live): answer it
+   * with the current setup, at once if the CLI is ready.
+   */
+  | {
+      readonly type: 'adapter.start';
+      readonly requestId: string;
+      readonly sessionId: string;
+      readonly params: Record<string, unknown>;
+      readonly context: AgentEventContext;
+      readonly resume?: unknown;
+    }
   /** One JSON line from the CLI, parsed once by the port. */
   | { readonly type: 'native.message'; readonly message: unknown }
   /** A line from the CLI that is not JSON. */
@@ -54,7 +74,13 @@ export type SessionAdapterOutput =
   /** Whether a request to the CLI is outstanding (arms the port's hang watchdog). */
   | { readonly type: 'port.busy'; readonly busy: boolean }
   /** What the next start of the CLI needs to resume this conversation. */
-  | { readonly type: 'adapter.resume'; readonly state: unknown };
+  | { readonly type: 'adapter.resume'; readonly state: unknown }
+  /**
+   * The CLI is initialized (and, after a restart, the conversation resumed): the session
+   * takes prompts. Emitted after every handshake, with the `restarts` of `port.started`;
+   * the adapter agent reports one with `restarts > 0` as `session.recovered`.
+   */
+  | { readonly type: 'adapter.ready'; readonly restarts: number };
 
 /** Where an agent's executable comes from, in order: `--agent-command`, an environment variable, the PATH. */
 export interface ExecutableSpec {
@@ -74,9 +100,12 @@ export interface CommandContext {
   readonly executable: string;
   /** The session's working directory. */
   readonly cwd: string;
-  /** The session's `session/new` params. */
+  /** The session's `session/new` (or `session/resume`, `session/load`) params. */
   readonly params: Record<string, unknown>;
-  /** The last `adapter.resume` state, or `undefined` at the first start. */
+  /**
+   * The last `adapter.resume` state: `undefined` at the first start of a new session, the
+   * journaled state at the first start of a resumed or loaded one.
+   */
   readonly resume: unknown;
   /** How many times this session's CLI has been restarted. */
   readonly restarts: number;

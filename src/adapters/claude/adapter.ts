@@ -4,7 +4,8 @@
  *
  * After every (re)start of the CLI the `initialize` control request is sent again, and a
  * restarted CLI runs with `--resume <captured session id>`: the two things the seeds'
- * libraries forget.
+ * libraries forget. A session resumed or loaded from the host's journal (`adapter.start`
+ * with `{ claudeSessionId }`) runs `--resume` from its first start.
  */
 import type { ContentBlock, SessionConfigOption } from '@agentclientprotocol/sdk';
 import { enqueueActions, setup } from 'xstate';
@@ -35,10 +36,12 @@ interface PendingControl {
 
 interface ClaudeContext {
   readonly sessionId: string | undefined;
-  /** Claude's own session id, from `system:init`; `--resume` takes it after a restart. */
+  /** Claude's own session id, from `system:init` (or the journal); `--resume` takes it. */
   readonly claudeSessionId: string | undefined;
-  /** The `session/new` to answer once the CLI is initialized. */
-  readonly startRequestId: string | undefined;
+  /** The `session/new` (`session/resume`, `session/load`) requests to answer once the CLI is initialized. */
+  readonly startRequests: readonly string[];
+  /** The commands of the last `initialize` answer, told again to an editor that resumes. */
+  readonly commands: ReturnType<typeof sessionSetupOf>['commands'];
   readonly prompt: { readonly requestId: string; readonly cancelled: boolean } | undefined;
   readonly turn: TurnMemory;
   readonly controls: Readonly<Record<string, PendingControl>>;
@@ -54,6 +57,24 @@ interface ClaudeContext {
 }
 
 const asMessage = (event: SessionAdapterEvent) => (event as { message: ClaudeMessage }).message;
+
+/** The Claude session id in a journaled resume state, if it has one. */
+function claudeSessionIdOf(resume: unknown): string | undefined {
+  const id = (resume as ClaudeResume | undefined)?.claudeSessionId;
+  return typeof id === 'string' && id.length > 0 ? id : undefined;
+}
+
+/** The answers to the start requests, then the commands: what an editor opening (or resuming) the session needs. */
+function setupOutputs(context: Pick<ClaudeContext, 'sessionId' | 'startRequests' | 'mode' | 'configOptions' | 'commands'>): SessionAdapterOutput[] {
+  const sessionId = context.sessionId as string;
+  const outputs: SessionAdapterOutput[] = context.startRequests.map((requestId) => ({
+    type: 'acp.respond',
+    requestId,
+    result: { sessionId, modes: { currentModeId: context.mode, availableModes: claudeModes }, configOptions: context.configOptions },
+  }));
+  if (context.commands.length > 0) outputs.push({ type: 'acp.update', sessionId, update: { sessionUpdate: 'available_commands_update', availableCommands: [...context.commands] } });
+  return outputs;
+}
 const isControlResponse = (message: ClaudeMessage) => message.type === 'control_response';
 const responseIdOf = (message: ClaudeMessage) => (message.response as { request_id?: string } | undefined)?.request_id;
 
@@ -67,11 +88,27 @@ export const claudeSessionMachine = setup({
       return id !== undefined && context.controls[id]?.kind === 'initialize';
     },
     isResult: ({ event }) => event.type === 'native.message' && asMessage(event).type === 'result',
+    /** The CLI refused `--resume`: it has no conversation under that id (another config dir or cwd, deleted). It exits next. */
+    conversationMissing: ({ event }) => {
+      if (event.type !== 'native.message' || asMessage(event).type !== 'result') return false;
+      const errors = (asMessage(event) as { errors?: unknown }).errors;
+      return Array.isArray(errors) && errors.some((error) => typeof error === 'string' && /No conversation found/iu.test(error));
+    },
   },
   actions: {
-    start: enqueueActions(({ event, enqueue }) => {
+    start: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'adapter.start') return;
-      enqueue.assign({ sessionId: event.sessionId, startRequestId: event.requestId });
+      enqueue.assign({
+        sessionId: event.sessionId,
+        startRequests: [...context.startRequests, event.requestId],
+        claudeSessionId: context.claudeSessionId ?? claudeSessionIdOf(event.resume),
+      });
+    }),
+    /** The CLI is ready: answer the start requests now, with the current setup. */
+    answerStarts: enqueueActions(({ context, enqueue }) => {
+      if (context.startRequests.length === 0) return;
+      for (const output of setupOutputs(context)) enqueue.emit(output);
+      enqueue.assign({ startRequests: [] });
     }),
     initialize: enqueueActions(({ context, event, enqueue }) => {
       const restarts = event.type === 'port.started' ? event.restarts : context.restarts;
@@ -89,19 +126,30 @@ export const claudeSessionMachine = setup({
       const response = ((message.response as { response?: Record<string, unknown> }).response ?? {}) as Record<string, unknown>;
       const setupInfo = sessionSetupOf(response, context.model);
       const { [id]: _done, ...controls } = context.controls;
-      enqueue.assign({ controls, configOptions: setupInfo.configOptions, mode: context.restarts > 0 ? context.mode : setupInfo.modes.currentModeId });
-      if (context.startRequestId && context.sessionId) {
-        enqueue.emit({ type: 'acp.respond', requestId: context.startRequestId, result: { sessionId: context.sessionId, modes: setupInfo.modes, configOptions: setupInfo.configOptions } });
-        enqueue.assign({ startRequestId: undefined });
-      }
-      if (context.sessionId && setupInfo.commands.length > 0) {
-        enqueue.emit({ type: 'acp.update', sessionId: context.sessionId, update: { sessionUpdate: 'available_commands_update', availableCommands: setupInfo.commands } });
+      const mode = context.restarts > 0 ? context.mode : setupInfo.modes.currentModeId;
+      enqueue.assign({ controls, configOptions: setupInfo.configOptions, mode, commands: setupInfo.commands, startRequests: [] });
+      if (context.sessionId) {
+        for (const output of setupOutputs({ ...context, mode, configOptions: setupInfo.configOptions, commands: setupInfo.commands })) enqueue.emit(output);
       }
       // A restarted CLI starts in its default mode: put back the one the editor chose.
       if (context.restarts > 0 && context.mode !== 'default') {
         enqueue.emit({ type: 'port.write', message: controlRequest(`mode_${context.nextControl}`, { subtype: 'set_permission_mode', mode: context.mode }) });
         // Its id is taken: the editor's next set_mode must not be settled by this answer.
         enqueue.assign({ nextControl: context.nextControl + 1 });
+      }
+      enqueue.emit({ type: 'adapter.ready', restarts: context.restarts });
+    }),
+    /** Nothing to resume: the restarted CLI starts a new conversation, and the editor is told so. */
+    forgetConversation: enqueueActions(({ context, enqueue }) => {
+      if (!context.claudeSessionId) return;
+      enqueue.assign({ claudeSessionId: undefined });
+      enqueue.emit({ type: 'adapter.resume', state: {} });
+      if (context.sessionId) {
+        enqueue.emit({
+          type: 'acp.update',
+          sessionId: context.sessionId,
+          update: { sessionUpdate: 'notice', severity: 'warning', title: 'Claude Code started a new conversation', description: `Claude Code has no saved conversation ${context.claudeSessionId} (another config directory or working directory, or deleted); this session goes on in a new conversation.` } as never,
+        });
       }
     }),
     queuePrompt: enqueueActions(({ event, enqueue }) => {
@@ -265,11 +313,13 @@ export const claudeSessionMachine = setup({
   },
 }).createMachine({
   id: 'claudeSession',
-  context: { sessionId: undefined, claudeSessionId: undefined, startRequestId: undefined, prompt: undefined, turn: emptyTurn, controls: {}, permissions: {}, nextControl: 1, mode: 'default', model: undefined, configOptions: [], restarts: 0, queued: undefined },
+  context: { sessionId: undefined, claudeSessionId: undefined, startRequests: [], commands: [], prompt: undefined, turn: emptyTurn, controls: {}, permissions: {}, nextControl: 1, mode: 'default', model: undefined, configOptions: [], restarts: 0, queued: undefined },
   initial: 'waitingForCli',
   on: {
     'adapter.start': { actions: 'start' },
     'port.exited': { target: '.waitingForCli', actions: 'failPromptOnExit' },
+    // Before the handshake (the states that take every line answer it themselves).
+    'native.message': { guard: 'conversationMissing', actions: 'forgetConversation' },
   },
   states: {
     waitingForCli: {
@@ -291,6 +341,7 @@ export const claudeSessionMachine = setup({
     ready: {
       always: { guard: ({ context }) => context.queued !== undefined, target: 'prompting', actions: 'sendPrompt' },
       on: {
+        'adapter.start': { actions: ['start', 'answerStarts'] },
         'session.prompt': { target: 'prompting', actions: 'sendPrompt' },
         'session.setMode': { actions: 'setMode' },
         'session.setConfigOption': { actions: 'setModel' },
@@ -304,6 +355,7 @@ export const claudeSessionMachine = setup({
           { guard: ({ event }) => isControlResponse(asMessage(event)), actions: 'onControlResponse' },
           { actions: 'onTurnMessage' },
         ],
+        'adapter.start': { actions: ['start', 'answerStarts'] },
         'session.cancel': { actions: 'interrupt' },
         'client.response': { actions: 'answerPermission' },
         'client.error': { actions: 'answerPermission' },
@@ -314,7 +366,7 @@ export const claudeSessionMachine = setup({
   },
 });
 
-/** Where the session's CLI resumes from after a restart. */
+/** Where the session's CLI resumes from after a restart (the `adapter.resume` state, journaled by the host). */
 interface ClaudeResume {
   readonly claudeSessionId?: string;
 }
@@ -324,6 +376,9 @@ export const claudeAdapter: AdapterDefinition = {
   name: 'claude',
   agentInfo: { name: 'claude-code', title: 'Claude Code (via acp-warden)', version: '0.1.0' },
   capabilities: {
+    // Load and resume start a CLI with `--resume` from the journaled state; load replays nothing itself (the host replays its journal).
+    loadSession: true,
+    sessionCapabilities: { resume: {}, close: {} },
     promptCapabilities: { image: true, audio: false, embeddedContext: true },
     mcpCapabilities: { http: false, sse: false },
   },
@@ -335,7 +390,7 @@ export const claudeAdapter: AdapterDefinition = {
   },
   session: claudeSessionMachine,
   command(context: CommandContext) {
-    const resume = context.resume as ClaudeResume | undefined;
+    const claudeSessionId = claudeSessionIdOf(context.resume);
     const args = [
       '-p',
       '--output-format', 'stream-json',
@@ -343,7 +398,7 @@ export const claudeAdapter: AdapterDefinition = {
       '--verbose',
       '--include-partial-messages',
       '--permission-prompt-tool', 'stdio',
-      ...(resume?.claudeSessionId ? ['--resume', resume.claudeSessionId] : []),
+      ...(claudeSessionId ? ['--resume', claudeSessionId] : []),
     ];
     return {
       args,

@@ -1,8 +1,9 @@
 /**
  * Codex as an ACP agent: `codex app-server` (JSON-RPC over stdio) per ACP session. The
  * session adapter does the handshake (`initialize`, `initialized`), starts a thread (or
- * resumes it with `thread/resume` after a crash), runs each prompt as a turn, maps items to
- * updates and approvals to `session/request_permission`, and interrupts on cancel.
+ * resumes it with `thread/resume` after a crash, or from the first start when the session
+ * was resumed or loaded with a journaled `{ threadId }`), runs each prompt as a turn, maps
+ * items to updates and approvals to `session/request_permission`, and interrupts on cancel.
  */
 import type { ContentBlock } from '@agentclientprotocol/sdk';
 import { enqueueActions, setup } from 'xstate';
@@ -17,7 +18,8 @@ type Pending = 'initialize' | 'thread' | 'turn' | 'interrupt';
 interface CodexContext {
   readonly sessionId: string | undefined;
   readonly cwd: string | undefined;
-  readonly startRequestId: string | undefined;
+  /** The `session/new` (`session/resume`, `session/load`) requests to answer once the thread is ready. */
+  readonly startRequests: readonly string[];
   readonly threadId: string | undefined;
   readonly turnId: string | undefined;
   readonly prompt: { readonly requestId: string; readonly cancelled: boolean } | undefined;
@@ -38,6 +40,21 @@ const codexModes = [
 
 const asMessage = (event: SessionAdapterEvent) => (event as { message: CodexMessage }).message;
 
+/** The thread id in a journaled resume state (`{ threadId }`), if it has one. */
+function threadIdOf(resume: unknown): string | undefined {
+  const id = (resume as { threadId?: unknown } | undefined)?.threadId;
+  return typeof id === 'string' && id.length > 0 ? id : undefined;
+}
+
+/** The answers to the start requests: the session's setup (Codex has modes, no config options). */
+function startAnswers(context: Pick<CodexContext, 'sessionId' | 'startRequests' | 'mode'>): SessionAdapterOutput[] {
+  return context.startRequests.map((requestId) => ({
+    type: 'acp.respond',
+    requestId,
+    result: { sessionId: context.sessionId as string, modes: { currentModeId: context.mode, availableModes: codexModes } },
+  }));
+}
+
 function responseTo(context: CodexContext, event: SessionAdapterEvent, kind: Pending): boolean {
   if (event.type !== 'native.message') return false;
   const message = asMessage(event);
@@ -50,12 +67,25 @@ export const codexSessionMachine = setup({
   guards: {
     initializeAnswered: ({ context, event }) => responseTo(context, event, 'initialize'),
     threadAnswered: ({ context, event }) => responseTo(context, event, 'thread'),
+    /** `thread/resume` refused because the thread has no rollout: Codex writes it with the first turn, so there is no conversation to lose. */
+    threadNeverSaved: ({ context, event }) =>
+      responseTo(context, event, 'thread') && context.threadId !== undefined && /no rollout found/iu.test(asMessage(event).error?.message ?? ''),
     turnCompleted: ({ context, event }) => event.type === 'native.message' && asMessage(event).method === 'turn/completed' && asMessage(event).params?.threadId === context.threadId,
   },
   actions: {
-    start: enqueueActions(({ event, enqueue }) => {
+    start: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'adapter.start') return;
-      enqueue.assign({ sessionId: event.sessionId, startRequestId: event.requestId, cwd: event.params.cwd as string });
+      enqueue.assign({
+        sessionId: event.sessionId,
+        startRequests: [...context.startRequests, event.requestId],
+        cwd: context.cwd ?? (event.params.cwd as string),
+        threadId: context.threadId ?? threadIdOf(event.resume),
+      });
+    }),
+    /** The thread is ready: answer the start requests now. */
+    answerStarts: enqueueActions(({ context, enqueue }) => {
+      for (const output of startAnswers(context)) enqueue.emit(output);
+      enqueue.assign({ startRequests: [] });
     }),
     initialize: enqueueActions(({ context, event, enqueue }) => {
       const id = context.nextId;
@@ -67,20 +97,35 @@ export const codexSessionMachine = setup({
       const { [answered]: _done, ...pending } = context.pending;
       const id = context.nextId;
       enqueue.emit({ type: 'port.write', message: { method: 'initialized' } });
-      // After a crash, the conversation goes on in the same thread.
+      // After a crash (or for a session resumed from the journal), the conversation goes on in the same thread.
       const message = context.threadId
         ? codexRequest(id, 'thread/resume', { threadId: context.threadId, cwd: context.cwd, approvalPolicy: context.mode, sandbox: 'workspace-write' })
         : codexRequest(id, 'thread/start', { cwd: context.cwd, approvalPolicy: context.mode, sandbox: 'workspace-write' });
       enqueue.assign({ nextId: id + 1, pending: { ...pending, [id]: 'thread' } });
       enqueue.emit({ type: 'port.write', message });
     }),
+    startNewThread: enqueueActions(({ context, event, enqueue }) => {
+      const answered = String(asMessage(event).id);
+      const { [answered]: _done, ...pending } = context.pending;
+      const id = context.nextId;
+      if (context.sessionId) {
+        enqueue.emit({
+          type: 'acp.update',
+          sessionId: context.sessionId,
+          update: { sessionUpdate: 'notice', severity: 'warning', title: 'Codex started a new thread', description: `Codex has no saved conversation for thread ${context.threadId as string} (a thread is saved with its first turn); this session goes on in a new thread.` } as never,
+        });
+      }
+      enqueue.assign({ threadId: undefined, nextId: id + 1, pending: { ...pending, [id]: 'thread' } });
+      enqueue.emit({ type: 'port.write', message: codexRequest(id, 'thread/start', { cwd: context.cwd, approvalPolicy: context.mode, sandbox: 'workspace-write' }) });
+    }),
     threadReady: enqueueActions(({ context, event, enqueue }) => {
       const message = asMessage(event);
       const { [String(message.id)]: _done, ...pending } = context.pending;
       enqueue.assign({ pending });
       if (message.error) {
-        if (context.startRequestId) enqueue.emit({ type: 'acp.error', requestId: context.startRequestId, error: { code: -32603, message: `Codex could not start a thread: ${message.error.message ?? 'unknown error'}` } });
-        enqueue.assign({ startRequestId: undefined });
+        const what = context.threadId ? `resume thread ${context.threadId}` : 'start a thread';
+        for (const requestId of context.startRequests) enqueue.emit({ type: 'acp.error', requestId, error: { code: -32603, message: `Codex could not ${what}: ${message.error.message ?? 'unknown error'}` } });
+        enqueue.assign({ startRequests: [] });
         return;
       }
       const threadId = (message.result?.thread as { id?: string } | undefined)?.id ?? context.threadId;
@@ -88,10 +133,9 @@ export const codexSessionMachine = setup({
         enqueue.assign({ threadId });
         enqueue.emit({ type: 'adapter.resume', state: { threadId } });
       }
-      if (context.startRequestId && context.sessionId) {
-        enqueue.emit({ type: 'acp.respond', requestId: context.startRequestId, result: { sessionId: context.sessionId, modes: { currentModeId: context.mode, availableModes: codexModes } } });
-        enqueue.assign({ startRequestId: undefined });
-      }
+      if (context.sessionId) for (const output of startAnswers(context)) enqueue.emit(output);
+      enqueue.assign({ startRequests: [] });
+      enqueue.emit({ type: 'adapter.ready', restarts: context.restarts });
     }),
     queuePrompt: enqueueActions(({ event, enqueue }) => {
       enqueue.assign({ queued: event as AgentRequestEvent });
@@ -199,7 +243,7 @@ export const codexSessionMachine = setup({
   },
 }).createMachine({
   id: 'codexSession',
-  context: { sessionId: undefined, cwd: undefined, startRequestId: undefined, threadId: undefined, turnId: undefined, prompt: undefined, queued: undefined, nextId: 0, pending: {}, approvals: {}, mode: 'untrusted', restarts: 0 },
+  context: { sessionId: undefined, cwd: undefined, startRequests: [], threadId: undefined, turnId: undefined, prompt: undefined, queued: undefined, nextId: 0, pending: {}, approvals: {}, mode: 'untrusted', restarts: 0 },
   initial: 'waitingForCli',
   on: {
     'adapter.start': { actions: 'start' },
@@ -222,13 +266,19 @@ export const codexSessionMachine = setup({
     },
     startingThread: {
       on: {
-        'native.message': { guard: 'threadAnswered', target: 'ready', actions: 'threadReady' },
+        'native.message': [
+          { guard: 'threadNeverSaved', actions: 'startNewThread' },
+          { guard: 'threadAnswered', target: 'ready', actions: 'threadReady' },
+        ],
         ...whileStarting,
       },
     },
     ready: {
       always: { guard: ({ context }) => context.queued !== undefined, target: 'prompting', actions: 'sendTurn' },
-      on: { 'session.prompt': { target: 'prompting', actions: 'sendTurn' } },
+      on: {
+        'adapter.start': { actions: ['start', 'answerStarts'] },
+        'session.prompt': { target: 'prompting', actions: 'sendTurn' },
+      },
     },
     prompting: {
       on: {
@@ -236,6 +286,7 @@ export const codexSessionMachine = setup({
           { guard: 'turnCompleted', target: 'ready', actions: 'finishTurn' },
           { actions: 'onTurnMessage' },
         ],
+        'adapter.start': { actions: ['start', 'answerStarts'] },
         'session.cancel': { actions: 'interrupt' },
         'client.response': { actions: 'answerApproval' },
         'client.error': { actions: 'answerApproval' },
@@ -249,6 +300,9 @@ export const codexAdapter: AdapterDefinition = {
   name: 'codex',
   agentInfo: { name: 'codex', title: 'Codex (via acp-warden)', version: '0.1.0' },
   capabilities: {
+    // Load and resume `thread/resume` the journaled thread; load replays nothing itself (the host replays its journal).
+    loadSession: true,
+    sessionCapabilities: { resume: {}, close: {} },
     promptCapabilities: { image: true, audio: false, embeddedContext: true },
   },
   executable: {
