@@ -9,7 +9,6 @@ import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { demoAgent } from '../../src/acp/demo-agent.js';
 import { agentRequests, unstableAgentRequests } from '../../src/acp/methods.js';
 import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../../src/acp/native-agent.js';
-import { schemaOf } from '../../src/acp/schemas.js';
 import {
   connectionLogic,
   createMemoryTransportPair,
@@ -20,57 +19,10 @@ import {
   type ConnectionEmitted,
 } from '../../src/jsonrpc/index.js';
 
+import { errorOf, initialized, start } from '../support/raw-editor.js';
+import { schemaOf } from '../../src/acp/schemas.js';
+
 const settle = () => new Promise((resolve) => setImmediate(resolve));
-
-interface Editor {
-  request(method: string, params?: unknown): Promise<unknown>;
-  notify(method: string, params?: unknown): void;
-  updates: Array<{ sessionId: string; update: { sessionUpdate: string; [key: string]: unknown } }>;
-  clientRequests: Array<{ id: string | number; method: string; params: unknown }>;
-  answerClient(id: string | number, result: unknown): void;
-  server: ReturnType<typeof createActor<typeof agentServerLogic>>;
-}
-
-function start(agent: NativeAgent, clock?: SimulatedClock): Editor {
-  const [editorSide, agentSide] = createMemoryTransportPair();
-  const server = createActor(agentServerLogic, { input: { transport: agentSide, agent }, ...(clock ? { clock } : {}) });
-  server.start();
-  const editor = createActor(connectionLogic, { input: { transport: editorSide } }).start();
-  const updates: Editor['updates'] = [];
-  const clientRequests: Editor['clientRequests'] = [];
-  editor.on('rpc.notification', (event: Extract<ConnectionEmitted, { type: 'rpc.notification' }>) => {
-    if (event.method === 'session/update') updates.push(event.params as Editor['updates'][number]);
-  });
-  editor.on('rpc.request', (event: Extract<ConnectionEmitted, { type: 'rpc.request' }>) => clientRequests.push({ id: event.id, method: event.method, params: event.params }));
-  return {
-    server,
-    updates,
-    clientRequests,
-    async request(method, params = {}) {
-      const result = await sendRequest(editor, method, params);
-      const types = agentRequests[method as keyof typeof agentRequests];
-      const unstable = unstableAgentRequests[method as keyof typeof unstableAgentRequests];
-      // Conformance: every result the server sends is a valid ACP result.
-      if (types) expect(schemaOf(types.result).safeParse(result).success, `${method} result conforms`).to.equal(true);
-      if (unstable) expect(schemaOf(unstable.result, 'unstable').safeParse(result).success, `${method} result conforms`).to.equal(true);
-      return result;
-    },
-    notify: (method, params = {}) => sendNotification(editor, method, params),
-    answerClient: (id, result) => respond(editor, id, result),
-  };
-}
-
-async function errorOf(promise: Promise<unknown>): Promise<RpcError> {
-  const outcome = await promise.then(() => undefined, (error: unknown) => error);
-  expect(outcome).to.be.instanceOf(RpcError);
-  return outcome as RpcError;
-}
-
-async function initialized(agent: NativeAgent, clientCapabilities: Record<string, unknown> = {}, clock?: SimulatedClock) {
-  const editor = start(agent, clock);
-  await editor.request('initialize', { protocolVersion: 1, clientCapabilities, clientInfo: { name: 'test-editor', version: '1' } });
-  return editor;
-}
 
 /** A handler machine built from a table of event type → what to emit, for targeted tests. */
 /** A script step: `session/new` opens session `s1`. */

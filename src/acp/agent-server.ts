@@ -229,6 +229,11 @@ export const agentServerLogic = gracefulShutdown({
   },
 } as ActorLogic<AgentServerSnapshot, AgentServerEvent, AgentServerInput, ActorSystem<any>>);
 
+/** The native agent's actor behind a server (the host uses it for its tree and shutdown). */
+export function handlerOf(server: AnyActorRef): AnyActorRef | undefined {
+  return lives.get(server)?.handler;
+}
+
 /** Lets the snapshot catch up with a change made on the data path (rare: sessions, phase). */
 function sync(live: Live): void {
   live.scope.self.send({ type: 'acp.sync' });

@@ -1,0 +1,130 @@
+/**
+ * The host agent in front of the in-process demo agent, driven by a raw editor: the journal
+ * records before the editor hears, session/list and session/load work from the journal, a
+ * second host on the same journal (a restarted warden) lists, replays and resumes.
+ */
+import { expect } from 'chai';
+import type { AnyActorRef } from 'xstate';
+import { handlerOf } from '../../src/acp/agent-server.js';
+import { demoAgent } from '../../src/acp/demo-agent.js';
+import type { NativeAgent } from '../../src/acp/native-agent.js';
+import { AGENT_META_KEY, createHostAgent, sessionMachinesOf, type HostSessionEvent } from '../../src/host/host-agent.js';
+import type { Journal } from '../../src/host/journal.js';
+import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { errorOf, initialized, start, type Editor } from '../support/raw-editor.js';
+
+const textOf = (editor: Editor, sessionUpdate: string) =>
+  editor.updates.filter((entry) => entry.update.sessionUpdate === sessionUpdate).map((entry) => (entry.update.content as { text: string }).text).join('');
+
+describe('host agent', () => {
+  let journal: Journal;
+  const editors: Editor[] = [];
+
+  function host(resolve: (name: string) => NativeAgent = () => demoAgent({ wordDelayMs: 1 }), events?: HostSessionEvent[]) {
+    return createHostAgent({ defaultAgent: 'demo', resolve, journal, ...(events ? { onEvent: (event) => events.push(event) } : {}) });
+  }
+
+  async function editorFor(agent: NativeAgent, capabilities: Record<string, unknown> = {}) {
+    const editor = await initialized(agent, capabilities);
+    editors.push(editor);
+    return editor;
+  }
+
+  beforeEach(() => {
+    journal = sqliteJournal(':memory:');
+  });
+  afterEach(() => {
+    for (const editor of editors.splice(0)) editor.server.stop();
+    journal.close();
+  });
+
+  it('advertises load, list, resume and close whatever the agent behind advertises', async () => {
+    const editor = start(host());
+    const result = (await editor.request('initialize', { protocolVersion: 1, clientCapabilities: {} })) as { agentCapabilities: { loadSession: boolean; sessionCapabilities: Record<string, unknown> } };
+    editors.push(editor);
+    expect(result.agentCapabilities.loadSession).to.equal(true);
+    expect(result.agentCapabilities.sessionCapabilities).to.include.keys('list', 'resume', 'close');
+  });
+
+  it('journals the prompt, every update and the stop reason, in the order the editor saw them', async () => {
+    const editor = await editorFor(host());
+    const { sessionId } = (await editor.request('session/new', { cwd: '/work', mcpServers: [] })) as { sessionId: string };
+    expect(await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] })).to.deep.equal({ stopReason: 'end_turn' });
+    const entries = journal.entries(sessionId).map((record) => record.entry);
+    // (the agent's available commands came right after session/new, before the prompt)
+    expect(entries.find((entry) => entry.kind === 'prompt')).to.deep.equal({ kind: 'prompt', prompt: [{ type: 'text', text: 'hello' }] });
+    expect(entries.at(-1)).to.deep.equal({ kind: 'stop', stopReason: 'end_turn' });
+    const journaledUpdates = entries.filter((entry) => entry.kind === 'update').map((entry) => (entry as { update: unknown }).update);
+    expect(journaledUpdates).to.deep.equal(editor.updates.filter((entry) => entry.sessionId === sessionId).map((entry) => entry.update));
+    expect(journal.getSession(sessionId)).to.include({ agent: 'demo', cwd: '/work', title: 'hello', state: 'open' });
+  });
+
+  it('lists sessions from the journal, filtered by cwd, with the agent in _meta', async () => {
+    const editor = await editorFor(host());
+    const a = (await editor.request('session/new', { cwd: '/a', mcpServers: [] })) as { sessionId: string };
+    await editor.request('session/new', { cwd: '/b', mcpServers: [] });
+    await editor.request('session/prompt', { sessionId: a.sessionId, prompt: [{ type: 'text', text: 'title of a' }] });
+    const all = (await editor.request('session/list', {})) as { sessions: Array<{ sessionId: string; cwd: string; title: string | null; _meta: Record<string, unknown> }> };
+    expect(all.sessions.map((session) => session.cwd).sort()).to.deep.equal(['/a', '/b']);
+    const onlyA = (await editor.request('session/list', { cwd: '/a' })) as typeof all;
+    expect(onlyA.sessions).to.have.length(1);
+    expect(onlyA.sessions[0]).to.deep.include({ sessionId: a.sessionId, title: 'title of a' });
+    expect(onlyA.sessions[0]?._meta[AGENT_META_KEY]).to.equal('demo');
+    const bad = await errorOf(editor.request('session/list', { cursor: 'not-ours' }));
+    expect(bad.code).to.equal(-32602);
+  });
+
+  it('a restarted host lists the session, load replays the journal before answering, and the next prompt works', async () => {
+    const first = await editorFor(host());
+    const { sessionId } = (await first.request('session/new', { cwd: '/work', mcpServers: [] })) as { sessionId: string };
+    await first.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'remember me' }] });
+    const said = textOf(first, 'agent_message_chunk');
+    first.server.stop(); // the first host is gone; the journal stays
+
+    const events: HostSessionEvent[] = [];
+    const second = await editorFor(host(undefined, events));
+    const listed = (await second.request('session/list', {})) as { sessions: Array<{ sessionId: string }> };
+    expect(listed.sessions.map((session) => session.sessionId)).to.deep.equal([sessionId]);
+    await second.request('session/load', { sessionId, cwd: '/work', mcpServers: [] });
+    // Replayed before the answer: the user's prompt, then what the agent said.
+    expect(textOf(second, 'user_message_chunk')).to.equal('remember me');
+    expect(textOf(second, 'agent_message_chunk')).to.equal(said);
+    expect(events).to.deep.include({ type: 'session.opened', sessionId, agent: 'demo', how: 'load' });
+    expect(await second.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'again' }] })).to.deep.equal({ stopReason: 'end_turn' });
+    const kinds = journal.entries(sessionId).map((record) => record.entry.kind);
+    expect(kinds.filter((kind) => kind === 'prompt')).to.have.length(2);
+    expect(kinds).to.include('attached');
+  });
+
+  it('session/load of a session the journal does not know is -32002', async () => {
+    const editor = await editorFor(host());
+    const error = await errorOf(editor.request('session/load', { sessionId: 'nope', cwd: '/w', mcpServers: [] }));
+    expect(error.code).to.equal(-32002);
+  });
+
+  it('runs each session on the agent its session/new names, and refuses an unknown agent with -32602', async () => {
+    const resolve = (name: string): NativeAgent => {
+      if (name === 'demo' || name === 'other') return demoAgent({ wordDelayMs: 1 });
+      throw new Error(`unknown agent ${name}`);
+    };
+    const editor = await editorFor(host(resolve));
+    const { sessionId } = (await editor.request('session/new', { cwd: '/w', mcpServers: [], _meta: { [AGENT_META_KEY]: 'other' } })) as { sessionId: string };
+    expect(journal.getSession(sessionId)?.agent).to.equal('other');
+    const refused = await errorOf(editor.request('session/new', { cwd: '/w', mcpServers: [], _meta: { [AGENT_META_KEY]: 'missing' } }));
+    expect(refused.code).to.equal(-32602);
+    expect(refused.message).to.contain('missing');
+  });
+
+  it('keeps a state chart per session: ready, prompting, ready; closed after session/close', async () => {
+    const events: HostSessionEvent[] = [];
+    const editor = await editorFor(host(undefined, events));
+    const { sessionId } = (await editor.request('session/new', { cwd: '/w', mcpServers: [] })) as { sessionId: string };
+    const machine = sessionMachinesOf(handlerOf(editor.server) as AnyActorRef).get(sessionId);
+    expect(machine?.getSnapshot().value).to.equal('ready');
+    await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] });
+    expect(events.filter((event) => event.type === 'session.state').map((event) => (event as { state: string }).state)).to.deep.equal(['starting', 'ready', 'prompting', 'ready']);
+    await editor.request('session/close', { sessionId });
+    expect(machine?.getSnapshot().value).to.equal('closed');
+    expect(journal.getSession(sessionId)?.state).to.equal('closed');
+  });
+});

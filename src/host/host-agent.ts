@@ -1,0 +1,627 @@
+/**
+ * The host's agent: the native agent the editor (or the embedding API) talks to. It sits
+ * between the ACP agent server and the real agents (adapters, passthroughs, the demo agent)
+ * and adds what makes sessions survive:
+ *
+ * - the **journal**: the prompt, every update, permission answers, stop reasons, restarts,
+ *   appended before the editor hears of them (an append is durable when it returns);
+ * - `session/list` and `session/load` from the journal, so that a host that was restarted
+ *   (even after SIGKILL) lists every session, replays it, and resumes it on the agent side
+ *   (the journaled resume state goes back to the agent in `session/resume`);
+ * - **recovery notices**: when an agent process dies and restarts, the editor is told what
+ *   happened and the restart count (a `notice`, which the server turns into a short agent
+ *   message for clients without `session.notices`);
+ * - one **session state chart** per session (session-machine.ts), a child actor fed with
+ *   the facts, for the inspector and `host.tree()`;
+ * - several agents at once: `session/new` picks one with `_meta["acp-warden/agent"]`
+ *   (the embedding API does), else the default.
+ *
+ * Each real agent is a child actor (`agent:<name>`) started on first use; its own sessions
+ * supervisor holds the session supervisors and their ports.
+ */
+import type { AgentCapabilities, ContentBlock, SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
+import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
+import {
+  RESUME_META_KEY,
+  type AgentEventContext,
+  type AgentHandlerEvent,
+  type AgentHandlerOutput,
+  type AgentRequestEvent,
+  type NativeAgent,
+} from '../acp/native-agent.js';
+import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
+import { describePortExit, type PortExitReason } from '../port/port-exit.js';
+import { InvalidCursorError, type Journal, type JournalEntry } from './journal.js';
+import { sessionMachine, type SessionMachineEvent } from './session-machine.js';
+
+/** The `_meta` key of `session/new` that names the agent of the session. */
+export const AGENT_META_KEY = 'acp-warden/agent';
+
+/** What a host agent runs on. */
+export interface HostAgentOptions {
+  /** The agent a `session/new` without `_meta["acp-warden/agent"]` gets. */
+  readonly defaultAgent: string;
+  /** The native agent for a name; throws (with how to install it) when there is none. */
+  readonly resolve: (name: string) => NativeAgent;
+  readonly journal: Journal;
+  /** What the host calls itself in `initialize`. */
+  readonly agentInfo?: { readonly name: string; readonly title?: string; readonly version: string };
+  /** Facts for the embedding program (`host.on`): session state changes and recovery. */
+  readonly onEvent?: (event: HostSessionEvent) => void;
+}
+
+/** What the host tells an embedding program about its sessions. */
+export type HostSessionEvent =
+  | { readonly type: 'session.opened'; readonly sessionId: string; readonly agent: string; readonly how: 'new' | 'load' | 'resume' }
+  | { readonly type: 'session.state'; readonly sessionId: string; readonly state: string }
+  | { readonly type: 'session.restarting'; readonly sessionId: string; readonly restarts: number; readonly exit: string }
+  | { readonly type: 'session.recovered'; readonly sessionId: string; readonly restarts: number }
+  | { readonly type: 'session.failed'; readonly sessionId: string; readonly reason: string }
+  | { readonly type: 'session.closed'; readonly sessionId: string }
+  | { readonly type: 'journal.error'; readonly sessionId: string; readonly message: string };
+
+/** A native agent that serves `options.defaultAgent` (and any other agent by name) with a journal. */
+export function createHostAgent(options: HostAgentOptions): NativeAgent {
+  const base = options.resolve(options.defaultAgent);
+  return {
+    logic: hostAgentLogic,
+    input: { ...options, base },
+    agentInfo: options.agentInfo ?? { name: 'acp-warden', title: `acp-warden (${base.agentInfo.title ?? base.agentInfo.name})`, version: '0.1.0' },
+    capabilities: withHostCapabilities(base.capabilities ?? {}),
+    authMethods: base.authMethods ?? [],
+    ...(base.protocolVersions ? { protocolVersions: base.protocolVersions } : {}),
+    ...(base.extensions ? { extensions: base.extensions } : {}),
+    ...(base.delegateInitialize ? { delegateInitialize: true } : {}),
+    cancelGraceMs: base.cancelGraceMs ?? 5000,
+  };
+}
+
+/** What the host adds to any agent: sessions come back from the journal. */
+function withHostCapabilities(capabilities: AgentCapabilities): AgentCapabilities {
+  return {
+    ...capabilities,
+    loadSession: true,
+    sessionCapabilities: { ...capabilities.sessionCapabilities, list: {}, resume: {}, close: {} },
+  };
+}
+
+interface HostInput extends HostAgentOptions {
+  readonly base: NativeAgent;
+}
+
+interface InnerAgent {
+  readonly name: string;
+  readonly agent: NativeAgent;
+  readonly ref: AnyActorRef;
+  readonly subscription: Subscription;
+  /** Requests held until its own `initialize` (a delegating agent that is not the default) is answered. */
+  waiting: AgentHandlerEvent[] | undefined;
+}
+
+interface HostSession {
+  readonly sessionId: string;
+  readonly agent: string;
+  readonly machine: AnyActorRef;
+  /** Updates of an agent-side `session/load` are not news: the host replayed its journal. */
+  replaying: boolean;
+}
+
+type Pending =
+  | { readonly kind: 'initialize'; readonly agent: string; readonly editor: boolean }
+  | { readonly kind: 'new'; readonly agent: string; readonly cwd: string }
+  | { readonly kind: 'attach'; readonly agent: string; readonly sessionId: string; readonly how: 'load' | 'resume' }
+  | { readonly kind: 'prompt'; readonly sessionId: string }
+  | { readonly kind: 'close'; readonly sessionId: string }
+  | { readonly kind: 'other' };
+
+interface ClientCall {
+  readonly agent: string;
+  readonly key: string;
+  readonly sessionId: string | undefined;
+  readonly method: string;
+  readonly params: unknown;
+}
+
+interface Live {
+  readonly scope: Scope;
+  readonly input: HostInput;
+  readonly inner: Map<string, InnerAgent>;
+  readonly sessions: Map<string, HostSession>;
+  readonly pending: Map<string, Pending>;
+  readonly clientCalls: Map<string, ClientCall>;
+  /** Sessions whose agent gave up, with why: a prompt is refused naming it, load/resume starts them again. */
+  readonly failed: Map<string, string>;
+  context: AgentEventContext | undefined;
+  initialized: boolean;
+  nextKey: number;
+  journalErrors: number;
+}
+
+/** Plain facts about the host agent. */
+export interface HostAgentContext {
+  readonly agents: readonly string[];
+  readonly sessions: number;
+  readonly journalErrors: number;
+}
+
+type HostSnapshot = Snapshot<undefined> & { readonly context: HostAgentContext };
+type InnerOutput = { readonly type: 'host.inner'; readonly agent: string; readonly output: AgentHandlerOutput };
+type HostEvent = AgentHandlerEvent | InnerOutput | { readonly type: `xstate.${string}` };
+type Scope = ActorScope<HostSnapshot, HostEvent, ActorSystem<any>, AgentHandlerOutput>;
+
+const lives = new WeakMap<AnyActorRef, Live>();
+const keySeparator = '\u0000';
+
+/** Actor logic of the host agent (see `createHostAgent`). */
+export const hostAgentLogic = {
+  config: { name: 'hostAgent' },
+  getInitialSnapshot(scope: Scope, input: HostInput): HostSnapshot {
+    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0 };
+    lives.set(scope.self, live);
+    return { status: 'active', output: undefined, error: undefined, context: summary(live) };
+  },
+  transition(snapshot: HostSnapshot, event: HostEvent, scope: Scope): HostSnapshot {
+    if (snapshot.status !== 'active') return snapshot;
+    const live = lives.get(scope.self) as Live;
+    if (event.type === 'xstate.stop') {
+      for (const inner of live.inner.values()) {
+        inner.subscription.unsubscribe();
+        if (inner.ref.getSnapshot().status === 'active') scope.stopChild(inner.ref);
+      }
+      for (const session of live.sessions.values()) if (session.machine.getSnapshot().status === 'active') scope.stopChild(session.machine);
+      return { ...snapshot, status: 'stopped', context: summary(live) } as HostSnapshot;
+    }
+    if (event.type === 'host.inner') onInnerOutput(live, (event as InnerOutput).agent, (event as InnerOutput).output);
+    else if (!event.type.startsWith('xstate.')) onEditorEvent(live, event as AgentHandlerEvent);
+    return { ...snapshot, context: summary(live) };
+  },
+  getPersistedSnapshot(snapshot: HostSnapshot): HostSnapshot {
+    return snapshot;
+  },
+} as unknown as ActorLogic<HostSnapshot, AgentHandlerEvent, HostInput, ActorSystem<any>, AgentHandlerOutput>;
+
+function summary(live: Live): HostAgentContext {
+  return { agents: [...live.inner.keys()], sessions: live.sessions.size, journalErrors: live.journalErrors };
+}
+
+/** The real agents' actors, by name (for the tree and for shutdown). */
+export function innerAgentsOf(host: AnyActorRef): ReadonlyMap<string, AnyActorRef> {
+  const live = lives.get(host);
+  return new Map([...(live?.inner ?? new Map<string, InnerAgent>())].map(([name, inner]) => [name, inner.ref]));
+}
+
+/** The session state charts, by session id. */
+export function sessionMachinesOf(host: AnyActorRef): ReadonlyMap<string, AnyActorRef> {
+  const live = lives.get(host);
+  return new Map([...(live?.sessions ?? new Map<string, HostSession>())].map(([id, session]) => [id, session.machine]));
+}
+
+const emit = (live: Live, output: AgentHandlerOutput) => live.scope.emit(output);
+const fail = (live: Live, requestId: string, error: RpcError | ErrorObject) =>
+  emit(live, { type: 'acp.error', requestId, error: error instanceof RpcError ? error.toErrorObject() : error });
+
+// ---------------------------------------------------------------------------------------
+// The real agents
+
+/** The named agent's actor, started on first use. */
+function innerAgent(live: Live, name: string): InnerAgent {
+  const existing = live.inner.get(name);
+  if (existing) return existing;
+  const agent = name === live.input.defaultAgent ? live.input.base : live.input.resolve(name);
+  const ref = createActor(agent.logic, { parent: live.scope.self, id: `agent:${name}`, input: agent.input });
+  const self = live.scope.self;
+  const subscription = ref.on('*', (output: AgentHandlerOutput) => self.send({ type: 'host.inner', agent: name, output } as never));
+  const inner: InnerAgent = { name, agent, ref, subscription, waiting: undefined };
+  live.inner.set(name, inner);
+  ref.start();
+  // A delegating agent that is not the editor's learns the client through its own initialize.
+  if (agent.delegateInitialize && live.context && name !== live.input.defaultAgent) {
+    inner.waiting = [];
+    const key = `h${live.nextKey++}`;
+    live.pending.set(key, { kind: 'initialize', agent: name, editor: false });
+    ref.send({ type: 'initialize', requestId: key, method: 'initialize', params: { protocolVersion: live.context.protocolVersion, clientCapabilities: live.context.clientCapabilities }, context: live.context });
+  } else if (live.initialized && live.context) {
+    ref.send({ type: 'initialized', context: live.context });
+  }
+  return inner;
+}
+
+function sendTo(inner: InnerAgent, event: AgentHandlerEvent): void {
+  if (inner.waiting) inner.waiting.push(event);
+  else inner.ref.send(event);
+}
+
+// ---------------------------------------------------------------------------------------
+// From the editor
+
+function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
+  switch (event.type) {
+    case 'initialize': {
+      live.context = event.context;
+      live.pending.set(event.requestId, { kind: 'initialize', agent: live.input.defaultAgent, editor: true });
+      innerAgent(live, live.input.defaultAgent).ref.send(event);
+      return;
+    }
+    case 'initialized':
+      live.context = event.context;
+      live.initialized = true;
+      for (const inner of live.inner.values()) if (!inner.waiting) inner.ref.send(event);
+      return;
+    case 'session.cancel': {
+      const session = live.sessions.get(event.sessionId);
+      if (!session) return;
+      session.machine.send({ type: 'cancel' });
+      sendTo(innerAgent(live, session.agent), event);
+      return;
+    }
+    case 'client.response':
+    case 'client.error': {
+      const call = live.clientCalls.get(event.key);
+      if (!call) return;
+      live.clientCalls.delete(event.key);
+      if (call.method === 'session/request_permission' && call.sessionId) {
+        const outcome = event.type === 'client.response' ? (event.result as { outcome?: unknown } | undefined)?.outcome : { outcome: 'error', error: event.error.message };
+        const toolCall = (call.params as { toolCall?: { toolCallId?: string; title?: string } }).toolCall;
+        record(live, call.sessionId, { kind: 'permission', toolCallId: toolCall?.toolCallId, title: toolCall?.title ?? undefined, outcome });
+        live.sessions.get(call.sessionId)?.machine.send({ type: 'permission.answered' });
+      }
+      const inner = live.inner.get(call.agent);
+      inner?.ref.send({ ...event, key: call.key });
+      return;
+    }
+    case 'ext.notification':
+      innerAgent(live, live.input.defaultAgent).ref.send(event);
+      return;
+    default:
+      onEditorRequest(live, event);
+  }
+}
+
+function onEditorRequest(live: Live, request: AgentRequestEvent): void {
+  const { params } = request;
+  const sessionId = typeof params.sessionId === 'string' ? params.sessionId : undefined;
+  switch (request.type) {
+    case 'session.new': {
+      const meta = params._meta as Record<string, unknown> | undefined;
+      const name = typeof meta?.[AGENT_META_KEY] === 'string' ? (meta[AGENT_META_KEY] as string) : live.input.defaultAgent;
+      let inner: InnerAgent;
+      try {
+        inner = innerAgent(live, name);
+      } catch (error) {
+        fail(live, request.requestId, RpcError.invalidParams((error as Error).message, { agent: name }));
+        return;
+      }
+      live.pending.set(request.requestId, { kind: 'new', agent: name, cwd: params.cwd as string });
+      sendTo(inner, request);
+      return;
+    }
+    case 'session.list': {
+      try {
+        const page = live.input.journal.listSessions({
+          ...(typeof params.cwd === 'string' ? { cwd: params.cwd } : {}),
+          ...(typeof params.cursor === 'string' ? { cursor: params.cursor } : {}),
+        });
+        emit(live, {
+          type: 'acp.respond',
+          requestId: request.requestId,
+          result: {
+            sessions: page.sessions.map((session) => ({ sessionId: session.sessionId, cwd: session.cwd, title: session.title ?? null, updatedAt: session.updatedAt, _meta: { [AGENT_META_KEY]: session.agent, 'acp-warden/state': session.state, 'acp-warden/restarts': session.restarts } })),
+            ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+          },
+        });
+      } catch (error) {
+        fail(live, request.requestId, error instanceof InvalidCursorError ? RpcError.invalidParams(error.message) : RpcError.internalError(`the journal could not be read: ${(error as Error).message}`));
+      }
+      return;
+    }
+    case 'session.load':
+    case 'session.resume':
+      attach(live, request, request.type === 'session.load' ? 'load' : 'resume');
+      return;
+    case 'session.prompt': {
+      const session = sessionId ? live.sessions.get(sessionId) : undefined;
+      if (!session || !sessionId) {
+        const why = sessionId ? live.failed.get(sessionId) : undefined;
+        fail(live, request.requestId, why
+          ? RpcError.internalError(`session ${sessionId} failed (${why}); session/load or session/resume starts it again in a new agent process`, { sessionId, reason: 'session_failed' })
+          : RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }));
+        return;
+      }
+      // Journaled before the agent sees it: a prompt the host lost track of is still on record.
+      if (!record(live, sessionId, { kind: 'prompt', prompt: params.prompt as ContentBlock[] })) {
+        fail(live, request.requestId, RpcError.internalError('the journal could not record the prompt; it was not sent to the agent', { sessionId }));
+        return;
+      }
+      session.machine.send({ type: 'prompt' });
+      live.pending.set(request.requestId, { kind: 'prompt', sessionId });
+      sendTo(innerAgent(live, session.agent), request);
+      return;
+    }
+    case 'session.close': {
+      const session = sessionId ? live.sessions.get(sessionId) : undefined;
+      if (!session || !sessionId) {
+        // Known only to the journal (a previous host): closing it is just a record.
+        if (sessionId && live.input.journal.getSession(sessionId)) closed(live, sessionId);
+        emit(live, { type: 'acp.respond', requestId: request.requestId, result: {} });
+        return;
+      }
+      const inner = innerAgent(live, session.agent);
+      if (inner.agent.capabilities?.sessionCapabilities?.close) {
+        live.pending.set(request.requestId, { kind: 'close', sessionId });
+        sendTo(inner, request);
+      } else {
+        closed(live, sessionId);
+        emit(live, { type: 'acp.respond', requestId: request.requestId, result: {} });
+      }
+      return;
+    }
+    default: {
+      // Mode, config options, fork, auth, extensions: the session's agent (or the default) answers.
+      const session = sessionId ? live.sessions.get(sessionId) : undefined;
+      live.pending.set(request.requestId, { kind: 'other' });
+      sendTo(innerAgent(live, session?.agent ?? live.input.defaultAgent), request);
+    }
+  }
+}
+
+/**
+ * `session/load` and `session/resume`. A session this host runs answers at once (load
+ * replays the journal first). A session known only to the journal (a previous host) is
+ * re-created on its agent with the journaled resume state: `session/resume` when the
+ * agent can, else its own `session/load` whose replay is dropped (the host replayed).
+ */
+function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'): void {
+  const sessionId = request.params.sessionId as string;
+  const journaled = live.input.journal.getSession(sessionId);
+  if (!journaled) {
+    fail(live, request.requestId, RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }));
+    return;
+  }
+  // A session that failed (here or in a previous host) starts again in a fresh agent process.
+  live.failed.delete(sessionId);
+  if (how === 'load') replay(live, sessionId);
+  const running = live.sessions.get(sessionId);
+  if (running) {
+    record(live, sessionId, { kind: 'attached', how });
+    emit(live, { type: 'acp.respond', requestId: request.requestId, result: {} });
+    return;
+  }
+  let inner: InnerAgent;
+  try {
+    inner = innerAgent(live, journaled.agent);
+  } catch (error) {
+    fail(live, request.requestId, RpcError.internalError(`session ${sessionId} needs agent ${journaled.agent}: ${(error as Error).message}`, { sessionId, agent: journaled.agent }));
+    return;
+  }
+  const caps = inner.agent.capabilities ?? {};
+  const method = caps.sessionCapabilities?.resume || !caps.loadSession ? 'session/resume' : 'session/load';
+  const meta = { ...(request.params._meta as Record<string, unknown> | undefined), [RESUME_META_KEY]: journaled.resume ?? null };
+  const session = openSession(live, sessionId, journaled.agent, journaled.restarts);
+  session.replaying = method === 'session/load';
+  live.pending.set(request.requestId, { kind: 'attach', agent: journaled.agent, sessionId, how });
+  sendTo(inner, {
+    type: method === 'session/resume' ? 'session.resume' : 'session.load',
+    requestId: request.requestId,
+    method,
+    params: { sessionId, cwd: request.params.cwd ?? journaled.cwd, mcpServers: request.params.mcpServers ?? [], _meta: meta },
+    context: request.context,
+  });
+}
+
+/** Sends the journaled conversation as `session/update`s: the user's prompts and what the agent said. */
+function replay(live: Live, sessionId: string): void {
+  for (const record of live.input.journal.entries(sessionId)) {
+    const entry = record.entry;
+    if (entry.kind === 'prompt') {
+      for (const block of entry.prompt) emit(live, { type: 'acp.update', sessionId, update: { sessionUpdate: 'user_message_chunk', content: block } as SessionUpdate });
+    } else if (entry.kind === 'update') {
+      emit(live, { type: 'acp.update', sessionId, update: entry.update });
+    }
+  }
+}
+
+function openSession(live: Live, sessionId: string, agent: string, restarts: number): HostSession {
+  const machine = createActor(sessionMachine, { parent: live.scope.self, id: `session:${sessionId}`, input: { sessionId, agent, restarts } });
+  const onEvent = live.input.onEvent;
+  if (onEvent) {
+    let last: unknown;
+    machine.subscribe((snapshot) => {
+      if (snapshot.value === last) return;
+      last = snapshot.value;
+      onEvent({ type: 'session.state', sessionId, state: String(snapshot.value) });
+    });
+  }
+  machine.start();
+  const session: HostSession = { sessionId, agent, machine, replaying: false };
+  live.sessions.set(sessionId, session);
+  return session;
+}
+
+function closed(live: Live, sessionId: string): void {
+  record(live, sessionId, { kind: 'closed' });
+  safely(live, sessionId, () => live.input.journal.setState(sessionId, 'closed'));
+  const session = live.sessions.get(sessionId);
+  if (session) {
+    session.machine.send({ type: 'close' });
+    live.sessions.delete(sessionId);
+  }
+  live.input.onEvent?.({ type: 'session.closed', sessionId });
+}
+
+// ---------------------------------------------------------------------------------------
+// From the real agents
+
+function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): void {
+  switch (output.type) {
+    case 'acp.respond':
+      settle(live, output.requestId, output.result, undefined);
+      return;
+    case 'acp.error':
+      settle(live, output.requestId, undefined, output.error);
+      return;
+    case 'acp.update': {
+      const session = live.sessions.get(output.sessionId);
+      if (session?.replaying) return;
+      if (session) record(live, output.sessionId, { kind: 'update', update: output.update });
+      emit(live, output);
+      return;
+    }
+    case 'acp.clientRequest': {
+      const key = `${agent}${keySeparator}${output.key}`;
+      const sessionId = (output.params as { sessionId?: unknown } | undefined)?.sessionId;
+      const call: ClientCall = { agent, key: output.key, sessionId: typeof sessionId === 'string' ? sessionId : undefined, method: output.method, params: output.params };
+      live.clientCalls.set(key, call);
+      if (call.method === 'session/request_permission' && call.sessionId) live.sessions.get(call.sessionId)?.machine.send({ type: 'permission.asked' });
+      emit(live, { ...output, key });
+      return;
+    }
+    case 'acp.notify':
+      emit(live, output);
+      return;
+    case 'session.resumeState':
+      safely(live, output.sessionId, () => live.input.journal.setResume(output.sessionId, output.state));
+      return;
+    case 'session.restarting': {
+      const exit = describeExit(output.exit.reason);
+      const restarts = output.restarts + 1;
+      record(live, output.sessionId, { kind: 'restart', restarts, exit: output.exit.reason });
+      live.sessions.get(output.sessionId)?.machine.send({ type: 'agent.restarting', restarts });
+      live.input.onEvent?.({ type: 'session.restarting', sessionId: output.sessionId, restarts, exit });
+      notify(live, output.sessionId, 'warning', `${agent} restarted`, `The agent process ended (${exit}). acp-warden is restarting it (restart ${restarts}) and resuming the conversation.`);
+      return;
+    }
+    case 'session.recovered': {
+      record(live, output.sessionId, { kind: 'recovered', restarts: output.restarts });
+      live.sessions.get(output.sessionId)?.machine.send({ type: 'agent.recovered', restarts: output.restarts });
+      live.input.onEvent?.({ type: 'session.recovered', sessionId: output.sessionId, restarts: output.restarts });
+      notify(live, output.sessionId, 'info', `${agent} is back`, `The conversation was resumed after restart ${output.restarts}; the next prompt continues it.`);
+      return;
+    }
+    case 'session.failed': {
+      record(live, output.sessionId, { kind: 'failed', reason: output.reason });
+      safely(live, output.sessionId, () => live.input.journal.setState(output.sessionId, 'failed'));
+      const session = live.sessions.get(output.sessionId);
+      session?.machine.send({ type: 'agent.failed', reason: output.reason });
+      live.sessions.delete(output.sessionId);
+      live.failed.set(output.sessionId, output.reason);
+      live.input.onEvent?.({ type: 'session.failed', sessionId: output.sessionId, reason: output.reason });
+      return;
+    }
+  }
+}
+
+/** An answer from a real agent: journal what it means, then pass it on. */
+function settle(live: Live, requestId: string, result: unknown, error: ErrorObject | undefined): void {
+  const pending = live.pending.get(requestId);
+  live.pending.delete(requestId);
+  if (!pending) {
+    if (error) fail(live, requestId, error);
+    else emit(live, { type: 'acp.respond', requestId, result });
+    return;
+  }
+  switch (pending.kind) {
+    case 'initialize': {
+      if (!pending.editor) {
+        const inner = live.inner.get(pending.agent);
+        const waiting = inner?.waiting ?? [];
+        if (inner) inner.waiting = undefined;
+        if (inner && live.context) inner.ref.send({ type: 'initialized', context: live.context });
+        for (const event of waiting) inner?.ref.send(event);
+        return;
+      }
+      if (error) return fail(live, requestId, error);
+      const found = (result ?? {}) as { agentCapabilities?: AgentCapabilities };
+      emit(live, { type: 'acp.respond', requestId, result: { ...(result as object), agentCapabilities: withHostCapabilities(found.agentCapabilities ?? {}) } });
+      return;
+    }
+    case 'new': {
+      if (error) return fail(live, requestId, error);
+      const sessionId = (result as { sessionId?: unknown } | undefined)?.sessionId;
+      if (typeof sessionId !== 'string') return emit(live, { type: 'acp.respond', requestId, result });
+      try {
+        live.input.journal.createSession({ sessionId, agent: pending.agent, cwd: pending.cwd });
+      } catch (journalError) {
+        live.journalErrors++;
+        return fail(live, requestId, RpcError.internalError(`the journal could not record the session: ${(journalError as Error).message}`));
+      }
+      const session = openSession(live, sessionId, pending.agent, 0);
+      session.machine.send({ type: 'ready' });
+      live.input.onEvent?.({ type: 'session.opened', sessionId, agent: pending.agent, how: 'new' });
+      emit(live, { type: 'acp.respond', requestId, result });
+      return;
+    }
+    case 'attach': {
+      const session = live.sessions.get(pending.sessionId);
+      if (session) session.replaying = false;
+      if (error) {
+        if (session) {
+          session.machine.send({ type: 'agent.failed', reason: error.message });
+          live.sessions.delete(pending.sessionId);
+        }
+        return fail(live, requestId, error);
+      }
+      record(live, pending.sessionId, { kind: 'attached', how: pending.how });
+      safely(live, pending.sessionId, () => live.input.journal.setState(pending.sessionId, 'open'));
+      session?.machine.send({ type: 'ready' });
+      live.input.onEvent?.({ type: 'session.opened', sessionId: pending.sessionId, agent: pending.agent, how: pending.how });
+      emit(live, { type: 'acp.respond', requestId, result: result ?? {} });
+      return;
+    }
+    case 'prompt': {
+      const session = live.sessions.get(pending.sessionId);
+      if (error) {
+        record(live, pending.sessionId, { kind: 'error', error });
+        session?.machine.send({ type: 'prompt.settled', outcome: 'error' });
+        return fail(live, requestId, error);
+      }
+      const stopReason = (result as { stopReason?: StopReason } | undefined)?.stopReason;
+      if (stopReason) record(live, pending.sessionId, { kind: 'stop', stopReason });
+      session?.machine.send({ type: 'prompt.settled', outcome: stopReason ?? 'unknown' });
+      emit(live, { type: 'acp.respond', requestId, result });
+      return;
+    }
+    case 'close':
+      closed(live, pending.sessionId);
+      if (error) return fail(live, requestId, error);
+      emit(live, { type: 'acp.respond', requestId, result: result ?? {} });
+      return;
+    case 'other':
+      if (error) return fail(live, requestId, error);
+      emit(live, { type: 'acp.respond', requestId, result });
+  }
+}
+
+function notify(live: Live, sessionId: string, severity: 'info' | 'warning' | 'error', title: string, description: string): void {
+  const update = { sessionUpdate: 'notice', severity, title, description } as unknown as SessionUpdate;
+  record(live, sessionId, { kind: 'update', update });
+  emit(live, { type: 'acp.update', sessionId, update });
+}
+
+/** Appends to the journal; `false` (and a count, and an event) when the journal failed. */
+function record(live: Live, sessionId: string, entry: JournalEntry): boolean {
+  return safely(live, sessionId, () => live.input.journal.append(sessionId, entry));
+}
+
+function safely(live: Live, sessionId: string, write: () => unknown): boolean {
+  try {
+    write();
+    return true;
+  } catch (error) {
+    live.journalErrors++;
+    live.input.onEvent?.({ type: 'journal.error', sessionId, message: (error as Error).message });
+    return false;
+  }
+}
+
+function describeExit(reason: unknown): string {
+  if (typeof reason === 'object' && reason !== null && 'kind' in reason) {
+    try {
+      return describePortExit(reason as PortExitReason);
+    } catch {
+      // not a port exit
+    }
+  }
+  return typeof reason === 'string' ? reason : JSON.stringify(reason);
+}
+
+export type { SessionMachineEvent };

@@ -1,0 +1,136 @@
+/**
+ * The session state chart: where one session of the host stands, as a pure machine (no side
+ * effects: the host agent feeds it the facts and reads its state), so that the inspector,
+ * `host.tree()` and the tests see the same thing.
+ *
+ * ```
+ * starting ─ready→ ready ─prompt→ prompting ⇄ awaitingPermission
+ *                    ↑              │ cancel
+ *                    │              ↓
+ *                    └─settled── cancelling
+ * (any live state) ─agent.restarting→ recovering ─agent.recovered→ ready | prompting
+ * (any live state) ─agent.failed→ failed      (any live state) ─close→ closed
+ * ```
+ *
+ * Prompts reach the session one at a time (the agent server queues the others FIFO), so a
+ * prompt that arrives while recovering is the only one: it runs once the agent is back.
+ */
+import { assign, setup } from 'xstate';
+
+/** Facts the host agent feeds a session machine. */
+export type SessionMachineEvent =
+  | { readonly type: 'ready' }
+  | { readonly type: 'prompt' }
+  | { readonly type: 'permission.asked' }
+  | { readonly type: 'permission.answered' }
+  | { readonly type: 'cancel' }
+  | { readonly type: 'prompt.settled'; readonly outcome: string }
+  | { readonly type: 'agent.restarting'; readonly restarts: number }
+  | { readonly type: 'agent.recovered'; readonly restarts: number }
+  | { readonly type: 'agent.failed'; readonly reason: string }
+  | { readonly type: 'close' };
+
+/** What a session machine remembers. */
+export interface SessionMachineContext {
+  readonly sessionId: string;
+  readonly agent: string;
+  /** Restarts of the agent process over the session's life (journaled ones included). */
+  readonly restarts: number;
+  /** Prompts answered (with a stop reason or an error). */
+  readonly promptsSettled: number;
+  /** How the last prompt ended: a stop reason, or `error`. */
+  readonly lastOutcome: string | undefined;
+  /** A prompt is with the agent (it may be waiting for the restarted process). */
+  readonly promptInFlight: boolean;
+  /** Why the session failed. */
+  readonly failure: string | undefined;
+}
+
+/** Input of a session machine. */
+export interface SessionMachineInput {
+  readonly sessionId: string;
+  readonly agent: string;
+  /** Restarts already journaled (a session re-attached after a host restart). */
+  readonly restarts?: number;
+}
+
+/** The names of the session machine's states. */
+export type SessionStateName = 'starting' | 'ready' | 'prompting' | 'awaitingPermission' | 'cancelling' | 'recovering' | 'closed' | 'failed';
+
+/** The session state chart (see the module comment). */
+export const sessionMachine = setup({
+  types: {} as { context: SessionMachineContext; events: SessionMachineEvent; input: SessionMachineInput },
+  guards: {
+    promptInFlight: ({ context }) => context.promptInFlight,
+  },
+  actions: {
+    promptStarted: assign({ promptInFlight: true }),
+    promptSettled: assign(({ context, event }) => ({
+      promptInFlight: false,
+      promptsSettled: context.promptsSettled + 1,
+      lastOutcome: (event as Extract<SessionMachineEvent, { type: 'prompt.settled' }>).outcome,
+    })),
+    countRestart: assign(({ context, event }) => ({ restarts: Math.max(context.restarts + 1, (event as Extract<SessionMachineEvent, { type: 'agent.restarting' }>).restarts) })),
+    fail: assign({ failure: ({ event }) => (event as Extract<SessionMachineEvent, { type: 'agent.failed' }>).reason, promptInFlight: false }),
+  },
+}).createMachine({
+  id: 'session',
+  context: ({ input }) => ({
+    sessionId: input.sessionId,
+    agent: input.agent,
+    restarts: input.restarts ?? 0,
+    promptsSettled: 0,
+    lastOutcome: undefined,
+    promptInFlight: false,
+    failure: undefined,
+  }),
+  initial: 'starting',
+  on: {
+    'agent.restarting': { target: '.recovering', actions: 'countRestart' },
+    'agent.failed': { target: '.failed', actions: 'fail' },
+    close: { target: '.closed' },
+  },
+  states: {
+    starting: {
+      on: { ready: { target: 'ready' } },
+    },
+    ready: {
+      on: { prompt: { target: 'prompting', actions: 'promptStarted' } },
+    },
+    prompting: {
+      on: {
+        'permission.asked': { target: 'awaitingPermission' },
+        cancel: { target: 'cancelling' },
+        'prompt.settled': { target: 'ready', actions: 'promptSettled' },
+      },
+    },
+    awaitingPermission: {
+      on: {
+        'permission.answered': { target: 'prompting' },
+        cancel: { target: 'cancelling' },
+        'prompt.settled': { target: 'ready', actions: 'promptSettled' },
+      },
+    },
+    cancelling: {
+      on: {
+        // A permission answered "cancelled" or a late one changes nothing here.
+        'permission.answered': {},
+        'prompt.settled': { target: 'ready', actions: 'promptSettled' },
+      },
+    },
+    recovering: {
+      on: {
+        // Restarted again before it recovered: still recovering, one more restart.
+        'agent.restarting': { actions: 'countRestart' },
+        'agent.recovered': [{ guard: 'promptInFlight', target: 'prompting' }, { target: 'ready' }],
+        // The crashed prompt is answered while the agent comes back; a new one waits for it.
+        'prompt.settled': { actions: 'promptSettled' },
+        prompt: { actions: 'promptStarted' },
+        cancel: {},
+        ready: { target: 'ready' },
+      },
+    },
+    closed: { type: 'final' },
+    failed: { type: 'final' },
+  },
+});
