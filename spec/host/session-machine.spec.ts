@@ -1,0 +1,59 @@
+import { expect } from 'chai';
+import { createActor } from 'xstate';
+import { sessionMachine, type SessionMachineEvent } from '../../src/host/session-machine.js';
+
+function run(...events: SessionMachineEvent[]) {
+  const actor = createActor(sessionMachine, { input: { sessionId: 's1', agent: 'claude' } }).start();
+  const states: string[] = [String(actor.getSnapshot().value)];
+  for (const event of events) {
+    actor.send(event);
+    states.push(String(actor.getSnapshot().value));
+  }
+  return { states, snapshot: actor.getSnapshot() };
+}
+
+describe('session state chart', () => {
+  it('starting → ready → prompting → awaitingPermission → prompting → ready', () => {
+    const { states, snapshot } = run({ type: 'ready' }, { type: 'prompt' }, { type: 'permission.asked' }, { type: 'permission.answered' }, { type: 'prompt.settled', outcome: 'end_turn' });
+    expect(states).to.deep.equal(['starting', 'ready', 'prompting', 'awaitingPermission', 'prompting', 'ready']);
+    expect(snapshot.context).to.include({ promptsSettled: 1, lastOutcome: 'end_turn', promptInFlight: false });
+  });
+
+  it('cancel from prompting or awaitingPermission goes through cancelling back to ready', () => {
+    expect(run({ type: 'ready' }, { type: 'prompt' }, { type: 'cancel' }, { type: 'prompt.settled', outcome: 'cancelled' }).states).to.deep.equal(['starting', 'ready', 'prompting', 'cancelling', 'ready']);
+    expect(run({ type: 'ready' }, { type: 'prompt' }, { type: 'permission.asked' }, { type: 'cancel' }, { type: 'permission.answered' }, { type: 'prompt.settled', outcome: 'cancelled' }).states)
+      .to.deep.equal(['starting', 'ready', 'prompting', 'awaitingPermission', 'cancelling', 'cancelling', 'ready']);
+  });
+
+  it('a crash mid-prompt: recovering while the crashed prompt settles, then ready, restarts counted', () => {
+    const { states, snapshot } = run({ type: 'ready' }, { type: 'prompt' }, { type: 'agent.restarting', restarts: 1 }, { type: 'prompt.settled', outcome: 'error' }, { type: 'agent.recovered', restarts: 1 });
+    expect(states).to.deep.equal(['starting', 'ready', 'prompting', 'recovering', 'recovering', 'ready']);
+    expect(snapshot.context).to.include({ restarts: 1, lastOutcome: 'error' });
+  });
+
+  it('a prompt that arrives while recovering runs once the agent is back', () => {
+    const { states } = run({ type: 'ready' }, { type: 'agent.restarting', restarts: 1 }, { type: 'prompt' }, { type: 'agent.recovered', restarts: 1 }, { type: 'prompt.settled', outcome: 'end_turn' });
+    expect(states).to.deep.equal(['starting', 'ready', 'recovering', 'recovering', 'prompting', 'ready']);
+  });
+
+  it('restarting again while recovering counts each restart', () => {
+    const { snapshot } = run({ type: 'ready' }, { type: 'agent.restarting', restarts: 1 }, { type: 'agent.restarting', restarts: 2 }, { type: 'agent.recovered', restarts: 2 });
+    expect(snapshot.context.restarts).to.equal(2);
+    expect(snapshot.value).to.equal('ready');
+  });
+
+  it('failed and closed are final, from any live state, and keep why', () => {
+    const failed = run({ type: 'ready' }, { type: 'prompt' }, { type: 'agent.failed', reason: 'intensity exceeded' }, { type: 'prompt' });
+    expect(failed.states.slice(-2)).to.deep.equal(['failed', 'failed']);
+    expect(failed.snapshot.status).to.equal('done');
+    expect(failed.snapshot.context.failure).to.equal('intensity exceeded');
+    const closed = run({ type: 'ready' }, { type: 'close' }, { type: 'ready' });
+    expect(closed.states.slice(-2)).to.deep.equal(['closed', 'closed']);
+  });
+
+  it('starts from the restarts a journal already counted', () => {
+    const actor = createActor(sessionMachine, { input: { sessionId: 's1', agent: 'codex', restarts: 4 } }).start();
+    actor.send({ type: 'agent.restarting', restarts: 1 });
+    expect(actor.getSnapshot().context.restarts).to.equal(5);
+  });
+});
