@@ -12,13 +12,14 @@ import { fileURLToPath } from 'node:url';
 import { createActor, type AnyActorRef } from 'xstate';
 import { agentClientLogic, initialize, listSessions, newSession, prompt, type ClientHandler } from '../../src/acp/agent-client.js';
 import { agentServerLogic } from '../../src/acp/agent-server.js';
-import { createAcpPassthrough } from '../../src/adapters/acp-passthrough.js';
+import { createAcpPassthrough, type AcpPassthroughOptions } from '../../src/adapters/acp-passthrough.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
 import { waitUntil } from '../support/processes.js';
+import { driveAgent, resultOf, type Driver } from './native-driver.js';
 
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
-const running: Array<{ client: AnyActorRef; server: AnyActorRef; dir: string }> = [];
+const running: Array<{ stop(): void; dir: string }> = [];
 
 async function start(handler: ClientHandler = {}) {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-pass-')));
@@ -26,7 +27,7 @@ async function start(handler: ClientHandler = {}) {
   const agent = createAcpPassthrough({ name: 'sdk-agent', executable: process.execPath, args: [sdkAgent, '--state-dir', dir], restart: { backoff: { minDelay: 50, maxDelay: 200 } } });
   const server = createActor(agentServerLogic, { input: { transport: agentSide, agent } }).start();
   const client = createActor(agentClientLogic, { input: { transport: editorSide, handler } }).start();
-  running.push({ client, server, dir });
+  running.push({ stop: () => (client.stop(), server.stop()), dir });
   const init = await initialize(client);
   const { sessionId } = await newSession(client, { cwd: dir });
   return { client, server, dir, init, sessionId };
@@ -47,6 +48,21 @@ function listAgents(): number[] {
   return found;
 }
 
+/** The passthrough driven directly, as the host drives it: initialized, with one session open. */
+async function drive(args: readonly string[] = [], options: Partial<AcpPassthroughOptions> = {}): Promise<{ driver: Driver; sessionId: string; dir: string }> {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-pass-')));
+  const driver = driveAgent(createAcpPassthrough({ name: 'sdk-agent', executable: process.execPath, args: [sdkAgent, '--state-dir', dir, ...args], restart: { backoff: { minDelay: 50, maxDelay: 200 } }, ...options }));
+  running.push({ stop: () => driver.stop(), dir });
+  resultOf(await driver.answer(driver.request('initialize', 'initialize', { protocolVersion: 1, clientCapabilities: {} })));
+  if (args.includes('--require-auth')) resultOf(await driver.answer(driver.request('authenticate', 'authenticate', { methodId: 'sdk-agent-login' })));
+  const { sessionId } = resultOf(await driver.answer(driver.request('session.new', 'session/new', { cwd: dir, mcpServers: [] }))) as { sessionId: string };
+  return { driver, sessionId, dir };
+}
+
+async function turn(driver: Driver, sessionId: string, text: string) {
+  return driver.answer(driver.request('session.prompt', 'session/prompt', { sessionId, prompt: [{ type: 'text', text }] }));
+}
+
 async function run(client: AnyActorRef, sessionId: string, text: string) {
   const handle = prompt(client, sessionId, [{ type: 'text', text }]);
   const updates: SessionUpdate[] = [];
@@ -56,9 +72,8 @@ async function run(client: AnyActorRef, sessionId: string, text: string) {
 
 describe('native ACP agents, passed through under supervision', function () {
   afterEach(async () => {
-    for (const { client, server, dir } of running.splice(0)) {
-      client.stop();
-      server.stop();
+    for (const { stop, dir } of running.splice(0)) {
+      stop();
       rmSync(dir, { recursive: true, force: true });
     }
     // No sdk-agent of ours is left (they run `node .../sdk-agent.mjs`).
@@ -105,5 +120,41 @@ describe('native ACP agents, passed through under supervision', function () {
     expect(next.result).to.deep.equal({ stopReason: 'end_turn' });
     expect(next.updates.filter((update) => update.sessionUpdate === 'agent_message_chunk')).to.have.length(3);
   });
-});
 
+  describe('what the host hears (session lifecycle outputs)', () => {
+    it('the agent process dies: session.restarting (its exit and stderr), then session.recovered (1) once the session is re-attached', async () => {
+      const { driver, sessionId } = await drive();
+      expect((await turn(driver, sessionId, 'die')).type).to.equal('acp.error');
+      await driver.waitFor((output) => output.type === 'session.recovered', 'session.recovered');
+      const [restarting, recovered, ...more] = driver.lifecycle();
+      expect(restarting).to.deep.include({ type: 'session.restarting', sessionId, restarts: 0 });
+      expect((restarting as { exit: { reason: unknown } }).exit.reason).to.deep.equal({ kind: 'exited', code: 7 });
+      expect((restarting as { exit: { stderrTail: string } }).exit.stderrTail).to.contain('exiting with code 7 mid-prompt');
+      expect(recovered).to.deep.equal({ type: 'session.recovered', sessionId, restarts: 1 });
+      expect(more).to.deep.equal([]);
+      expect(resultOf(await turn(driver, sessionId, 'hello'))).to.deep.equal({ stopReason: 'end_turn' });
+    });
+
+    it('the supervisor gives up (intensity 0): session.restarting, then session.failed for the open session; requests are refused', async () => {
+      const { driver, sessionId } = await drive([], { restart: { intensity: 0, backoff: { minDelay: 50, maxDelay: 200 } } });
+      expect((await turn(driver, sessionId, 'die')).type).to.equal('acp.error');
+      await driver.waitFor((output) => output.type === 'session.failed', 'session.failed');
+      const lifecycle = driver.lifecycle();
+      expect(lifecycle.map((output) => output.type)).to.deep.equal(['session.restarting', 'session.failed']);
+      expect(lifecycle[1]).to.deep.include({ sessionId, restarts: 0 });
+      expect((lifecycle[1] as { reason: string }).reason).to.contain('restart intensity');
+      const refused = await turn(driver, sessionId, 'hello');
+      expect((refused as { error: { data: { reason: string } } }).error.data.reason).to.equal('agent_failed');
+    });
+
+    it('a session the restarted agent will not re-attach (it wants authenticating again): session.failed, naming why', async () => {
+      const { driver, sessionId } = await drive(['--require-auth']);
+      expect((await turn(driver, sessionId, 'die')).type).to.equal('acp.error');
+      await driver.waitFor((output) => output.type === 'session.failed', 'session.failed');
+      expect(driver.lifecycle().map((output) => output.type)).to.deep.equal(['session.restarting', 'session.failed']);
+      const failed = driver.lifecycle()[1] as { sessionId: string; restarts: number; reason: string };
+      expect(failed).to.deep.include({ sessionId, restarts: 1 });
+      expect(failed.reason).to.contain('could not re-attach');
+    });
+  });
+});

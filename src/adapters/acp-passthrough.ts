@@ -10,6 +10,12 @@
  * with backoff, the connection is initialized again, and every open session is re-attached
  * with `session/resume` (or `session/load`, its replay kept from the editor, which has the
  * history) when the agent advertises them; the next prompt continues the conversation.
+ *
+ * The host hears it per open session (`SessionLifecycleOutput`): `session.restarting` when
+ * the agent process ended and will be restarted, `session.recovered` for each session
+ * re-attached after the restart, `session.failed` for a session that could not be
+ * re-attached and for every open session when the supervisor gives up. `session/resume`
+ * and `session/load` (with the host's `_meta`) go to the agent as they are.
  */
 import type { InitializeResponse } from '@agentclientprotocol/sdk';
 import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
@@ -32,9 +38,10 @@ import {
   type AgentClientEmitted,
 } from '../acp/agent-client.js';
 import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent } from '../acp/native-agent.js';
+import type { PortExit } from '../port/port-exit.js';
 import { portTransport } from '../jsonrpc/port-transport.js';
 import { RpcError, toRpcError } from '../jsonrpc/rpc-error.js';
-import { portLogic, portStopBudgetMs, type PortInput } from '../port/port.js';
+import { portLogic, portStopBudgetMs, type PortEmitted, type PortInput } from '../port/port.js';
 import type { BackoffOptions } from '../supervision/backoff.js';
 import type { SupervisionEvent } from '../supervision/events.js';
 import { whichChildren } from '../supervision/introspection.js';
@@ -90,6 +97,11 @@ interface Live {
   failed: string | undefined;
   subscriptions: Subscription[];
   nextRelay: number;
+  /** How many times the agent process was restarted. */
+  restarts: number;
+  /** How the agent process last ended, for `session.restarting`. */
+  lastExit: PortExit | undefined;
+  portSubscription: Subscription | undefined;
 }
 
 type PassthroughSnapshot = Snapshot<undefined> & { readonly context: { readonly sessions: number; readonly recovering: boolean } };
@@ -103,6 +115,7 @@ const passthroughLogic = {
     lives.set(scope.self, {
       scope, options, supervisor: undefined, client: undefined, context: undefined, downstream: undefined,
       sessions: new Map(), reattaching: new Set(), relays: new Map(), waiting: [], recovering: false, failed: undefined, subscriptions: [], nextRelay: 1,
+      restarts: 0, lastExit: undefined, portSubscription: undefined,
     });
     return { status: 'active', output: undefined, error: undefined, context: { sessions: 0, recovering: false } };
   },
@@ -112,6 +125,7 @@ const passthroughLogic = {
     switch (event.type) {
       case 'xstate.stop':
         for (const subscription of live.subscriptions) subscription.unsubscribe();
+        live.portSubscription?.unsubscribe();
         if (live.supervisor?.getSnapshot().status === 'active') scope.stopChild(live.supervisor);
         return { ...snapshot, status: 'stopped' } as PassthroughSnapshot;
       case 'passthrough.restarted':
@@ -119,6 +133,10 @@ const passthroughLogic = {
         break;
       case 'passthrough.failed':
         live.failed = event.why;
+        live.portSubscription?.unsubscribe();
+        // Every open session is over: the host hears it once per session.
+        for (const sessionId of live.sessions.keys()) emit(live, { type: 'session.failed', sessionId, restarts: live.restarts, reason: `${live.options.name} ${event.why}` });
+        live.sessions.clear();
         for (const waiting of live.waiting.splice(0)) handle(live, waiting);
         break;
       default:
@@ -282,7 +300,17 @@ async function start(live: Live, event: AgentRequestEvent): Promise<void> {
   live.supervisor = supervisor;
   live.subscriptions.push(
     supervisor.on('child.started', (started: Extract<SupervisionEvent, { type: 'child.started' }>) => {
+      if (started.childId === 'port') {
+        live.restarts = started.restarts;
+        bindPort(live);
+      }
       if (started.childId === 'client' && started.restarts > 0) live.scope.self.send({ type: 'passthrough.restarted' } as never);
+    }),
+    // The agent process ended and will be restarted: every open session is restarting.
+    supervisor.on('child.exited', (exited: Extract<SupervisionEvent, { type: 'child.exited' }>) => {
+      if (exited.childId !== 'port' || (exited.action !== 'restart' && exited.action !== 'restart_delayed')) return;
+      const exit = live.lastExit ? { reason: live.lastExit.reason, ...(live.lastExit.stderrTail ? { stderrTail: live.lastExit.stderrTail } : {}) } : { reason: exited.reason };
+      for (const sessionId of live.sessions.keys()) emit(live, { type: 'session.restarting', sessionId, restarts: live.restarts, exit });
     }),
     supervisor.subscribe({ complete: () => live.scope.self.send({ type: 'passthrough.failed', why: 'its restart intensity was exceeded' } as never) }),
   );
@@ -307,6 +335,15 @@ function relay(live: Live, method: string, params: unknown): Promise<unknown> {
     const key = `relay-${live.nextRelay++}`;
     live.relays.set(key, { resolve, reject });
     emit(live, { type: 'acp.clientRequest', key, method, params });
+  });
+}
+
+/** Listens to the current agent process's exit (for `session.restarting`). */
+function bindPort(live: Live): void {
+  const port = whichChildren(live.supervisor as AnyActorRef).find((row) => row.id === 'port')?.ref;
+  live.portSubscription?.unsubscribe();
+  live.portSubscription = port?.on('port.exited', (event: Extract<PortEmitted, { type: 'port.exited' }>) => {
+    live.lastExit = event.exit;
   });
 }
 
@@ -342,9 +379,14 @@ async function recover(live: Live): Promise<void> {
       try {
         if (caps.sessionCapabilities?.resume) await resumeSession(client, params as never);
         else if (caps.loadSession) await loadSession(client, params as never);
-        else live.sessions.delete(sessionId); // cannot be re-attached: the next prompt says unknown session
-      } catch {
+        else throw new Error('the agent offers neither session/resume nor session/load');
+        emit(live, { type: 'session.recovered', sessionId, restarts: live.restarts });
+      } catch (error) {
+        // The new process died too: its restart re-attaches the session (or the supervisor gives up).
+        if (toRpcError(error).failure === 'peer_lost') continue;
+        // Cannot be re-attached: the session is over (the next prompt says unknown session).
         live.sessions.delete(sessionId);
+        emit(live, { type: 'session.failed', sessionId, restarts: live.restarts, reason: `${live.options.name} could not re-attach the session after its restart: ${error instanceof Error ? error.message : String(error)}` });
       } finally {
         live.reattaching.delete(sessionId);
       }
