@@ -1,8 +1,14 @@
 /**
  * The built-in `demo` agent: a native agent (see `native-agent.ts`) as a state machine. It
  * streams its answer word by word, runs one "tool" behind a permission request when the
- * prompt asks for one, keeps each session's history (so `session/load` replays it), and
- * honours cancel. Examples, `warden demo` and tests use it; it needs no model and no network.
+ * prompt asks for one, keeps each session's history in memory (so `session/load` replays
+ * it), and honours cancel. Examples, `warden demo` and tests use it; it needs no model and
+ * no network.
+ *
+ * `session/resume` and `session/load` of a session id it does not know (a host that
+ * restarted and journaled the session, say) open an empty session under that id: the demo
+ * agent keeps no conversation memory beyond its process, so there is nothing to resume or
+ * replay, and its answers never depend on earlier turns. The host replays its own journal.
  */
 import type { SessionConfigOption, SessionUpdate } from '@agentclientprotocol/sdk';
 import { assign, enqueueActions, setup } from 'xstate';
@@ -82,6 +88,20 @@ function requestOf(event: AgentHandlerEvent): AgentRequestEvent {
   return event as AgentRequestEvent;
 }
 
+/** An empty session, in its default mode and model. */
+function emptySession(id: string, cwd: string, title: string): DemoSession {
+  return { id, cwd, title, updatedAt: new Date().toISOString(), history: [], mode: 'ask', model: 'demo-fast' };
+}
+
+/** The first `demo-<n>` from `next` on that no session has (a resumed session may hold one). */
+function freeSessionNumber(context: DemoContext): number {
+  let number = context.nextSession;
+  while (context.sessions[`demo-${number}`]) number += 1;
+  return number;
+}
+
+const commandsUpdate: SessionUpdate = { sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'tool', description: 'Run the demo tool (asks for permission)' }] };
+
 function withSession(context: DemoContext, id: string, change: (session: DemoSession) => DemoSession): Partial<DemoContext> {
   const session = context.sessions[id];
   return session ? { sessions: { ...context.sessions, [id]: change(session) } } : {};
@@ -113,31 +133,24 @@ export const demoAgentMachine = setup({
   actions: {
     newSession: enqueueActions(({ context, event, enqueue }) => {
       const request = requestOf(event);
-      const id = `demo-${context.nextSession}`;
-      const session: DemoSession = { id, cwd: request.params.cwd as string, title: `Demo session ${context.nextSession}`, updatedAt: new Date().toISOString(), history: [], mode: 'ask', model: 'demo-fast' };
-      enqueue.assign({ sessions: { ...context.sessions, [id]: session }, nextSession: context.nextSession + 1 });
+      const number = freeSessionNumber(context);
+      const id = `demo-${number}`;
+      const session = emptySession(id, request.params.cwd as string, `Demo session ${number}`);
+      enqueue.assign({ sessions: { ...context.sessions, [id]: session }, nextSession: number + 1 });
       enqueue.emit(respond(request.requestId, { sessionId: id, modes: modeState('ask'), configOptions: configOptions('demo-fast') }));
-      enqueue.emit(update(id, { sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'tool', description: 'Run the demo tool (asks for permission)' }] }));
+      enqueue.emit(update(id, commandsUpdate));
     }),
-    loadSession: enqueueActions(({ context, event, enqueue }) => {
+    /** `session/load` and `session/resume`: a known session answers its setup (load replays its history first); an unknown id opens an empty session. */
+    reopenSession: enqueueActions(({ context, event, enqueue }) => {
       const request = requestOf(event);
-      const session = context.sessions[request.params.sessionId as string];
-      if (!session) {
-        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.resourceNotFound(`session ${String(request.params.sessionId)}`, { sessionId: request.params.sessionId }).toErrorObject() });
-        return;
-      }
-      // ACP: replay the whole conversation as updates, then answer.
-      for (const entry of session.history) enqueue.emit(update(session.id, entry));
+      const id = request.params.sessionId as string;
+      const known = context.sessions[id];
+      const session = known ?? emptySession(id, request.params.cwd as string, `Demo session ${id}`);
+      if (!known) enqueue.assign({ sessions: { ...context.sessions, [id]: session } });
+      // ACP: load replays the whole conversation as updates, then answers.
+      if (event.type === 'session.load') for (const entry of session.history) enqueue.emit(update(id, entry));
       enqueue.emit(respond(request.requestId, { modes: modeState(session.mode), configOptions: configOptions(session.model) }));
-    }),
-    resumeSession: enqueueActions(({ context, event, enqueue }) => {
-      const request = requestOf(event);
-      const session = context.sessions[request.params.sessionId as string];
-      if (!session) {
-        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.resourceNotFound(`session ${String(request.params.sessionId)}`, { sessionId: request.params.sessionId }).toErrorObject() });
-        return;
-      }
-      enqueue.emit(respond(request.requestId, { modes: modeState(session.mode), configOptions: configOptions(session.model) }));
+      if (!known) enqueue.emit(update(id, commandsUpdate));
     }),
     listSessions: enqueueActions(({ context, event, enqueue }) => {
       const request = requestOf(event);
@@ -241,9 +254,10 @@ export const demoAgentMachine = setup({
         enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.resourceNotFound(`session ${String(request.params.sessionId)}`, { sessionId: request.params.sessionId }).toErrorObject() });
         return;
       }
-      const id = `demo-${context.nextSession}`;
+      const number = freeSessionNumber(context);
+      const id = `demo-${number}`;
       const fork: DemoSession = { ...source, id, cwd: request.params.cwd as string, title: `${source.title} (fork)`, updatedAt: new Date().toISOString() };
-      enqueue.assign({ sessions: { ...context.sessions, [id]: fork }, nextSession: context.nextSession + 1 });
+      enqueue.assign({ sessions: { ...context.sessions, [id]: fork }, nextSession: number + 1 });
       enqueue.emit(respond(request.requestId, { sessionId: id, modes: modeState(fork.mode), configOptions: configOptions(fork.model) }));
     }),
     refuseBusy: enqueueActions(({ event, enqueue }) => {
@@ -261,8 +275,8 @@ export const demoAgentMachine = setup({
     authenticate: { actions: 'answerEmpty' },
     logout: { actions: 'answerEmpty' },
     'session.new': { actions: 'newSession' },
-    'session.load': { actions: 'loadSession' },
-    'session.resume': { actions: 'resumeSession' },
+    'session.load': { actions: 'reopenSession' },
+    'session.resume': { actions: 'reopenSession' },
     'session.list': { actions: 'listSessions' },
     'session.close': { actions: 'answerEmpty' },
     'session.delete': { actions: 'deleteSession' },
