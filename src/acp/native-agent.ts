@@ -15,7 +15,7 @@ import type {
   Implementation,
   SessionUpdate,
 } from '@agentclientprotocol/sdk';
-import type { AnyActorLogic } from 'xstate';
+import type { AnyActorLogic, AnyActorRef } from 'xstate';
 import type { ErrorObject } from '../jsonrpc/rpc-error.js';
 
 /** What the server knows about the client, given with every event. */
@@ -128,4 +128,10 @@ export interface NativeAgent<TLogic extends AnyActorLogic = AnyActorLogic> {
    * answers `cancelled` itself (nothing hangs). Default 5000 ms.
    */
   readonly cancelGraceMs?: number;
+  /**
+   * The supervisors this agent runs its processes under (its `sessions` dynamic supervisor,
+   * a passthrough's agent supervisor), given its running actor: the host shows them in
+   * `host.tree()` and shuts them down gracefully (each port's stop sequence) on `host.stop()`.
+   */
+  readonly supervisors?: (agent: AnyActorRef) => readonly AnyActorRef[];
 }

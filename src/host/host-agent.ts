@@ -184,10 +184,10 @@ function summary(live: Live): HostAgentContext {
   return { agents: [...live.inner.keys()], sessions: live.sessions.size, journalErrors: live.journalErrors };
 }
 
-/** The real agents' actors, by name (for the tree and for shutdown). */
-export function innerAgentsOf(host: AnyActorRef): ReadonlyMap<string, AnyActorRef> {
+/** The real agents a host agent runs, by name, with their actors (for the tree and for shutdown). */
+export function innerAgentsOf(host: AnyActorRef): ReadonlyMap<string, { readonly agent: NativeAgent; readonly ref: AnyActorRef }> {
   const live = lives.get(host);
-  return new Map([...(live?.inner ?? new Map<string, InnerAgent>())].map(([name, inner]) => [name, inner.ref]));
+  return new Map([...(live?.inner ?? new Map<string, InnerAgent>())].map(([name, inner]) => [name, { agent: inner.agent, ref: inner.ref }]));
 }
 
 /** The session state charts, by session id. */

@@ -1,0 +1,103 @@
+/**
+ * The embedding API with the in-process demo agent: sessions, prompts as async iterables,
+ * FIFO prompts, permission policy, list, reopen after a "program restart" (a second host
+ * on the same journal file), the tree, stop.
+ */
+import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { demoAgent } from '../../src/acp/demo-agent.js';
+import { createHost, type Host, type HostEvent } from '../../src/host/host.js';
+
+describe('createHost (embedding API)', () => {
+  let dir: string;
+  const hosts: Host[] = [];
+  const open = (store: string, permission?: Parameters<typeof createHost>[0] extends infer O ? (O extends { permission?: infer P } ? P : never) : never) => {
+    const host = createHost({ store, agents: { demo: demoAgent({ wordDelayMs: 1 }) }, ...(permission ? { permission } : {}) });
+    hosts.push(host);
+    return host;
+  };
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'warden-host-'));
+  });
+  afterEach(async () => {
+    for (const host of hosts.splice(0)) await host.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a prompt yields its updates and ends with a stop reason; the journal has it all', async () => {
+    const host = open(join(dir, 'j.sqlite'));
+    const session = await host.newSession({ cwd: dir });
+    const run = session.prompt('hello');
+    let text = '';
+    for await (const update of run) if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') text += update.content.text;
+    expect(await run.result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(text).to.contain('You said: hello');
+    expect(host.journal.entries(session.sessionId).map((record) => record.entry.kind)).to.include.members(['prompt', 'update', 'stop']);
+    expect(session.state()).to.equal('ready');
+  });
+
+  it('prompts sent together run one after the other, in order', async () => {
+    const host = open(':memory:');
+    const session = await host.newSession({ cwd: dir });
+    const order: string[] = [];
+    const runs = ['one', 'two', 'three'].map((text) => session.prompt(text).result.then((result) => order.push(`${text}:${result.stopReason}`)));
+    await Promise.all(runs);
+    expect(order).to.deep.equal(['one:end_turn', 'two:end_turn', 'three:end_turn']);
+    const prompts = host.journal.entries(session.sessionId).filter((record) => record.entry.kind === 'prompt');
+    expect(prompts.map((record) => (record.entry as unknown as { prompt: Array<{ text: string }> }).prompt[0]?.text)).to.deep.equal(['one', 'two', 'three']);
+  });
+
+  it('the permission policy decides, and the journal records the answer', async () => {
+    const asked: string[] = [];
+    const host = open(':memory:', (request) => {
+      asked.push(request.toolCall.title ?? '');
+      return { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_once')?.optionId ?? '' };
+    });
+    const session = await host.newSession({ cwd: dir });
+    const run = session.prompt('please run the tool');
+    const statuses: string[] = [];
+    for await (const update of run) if (update.sessionUpdate === 'tool_call_update' && update.status) statuses.push(update.status);
+    expect(await run.result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(asked).to.have.length(1);
+    expect(statuses).to.include('completed');
+    const permission = host.journal.entries(session.sessionId).find((record) => record.entry.kind === 'permission');
+    expect(permission?.entry).to.deep.include({ outcome: { outcome: 'selected', optionId: 'allow' } });
+  });
+
+  it('after the program restarts, lists the session and reopens it with its history replayed', async () => {
+    const store = join(dir, 'journal.sqlite');
+    const first = open(store);
+    const session = await first.newSession({ cwd: dir });
+    await session.prompt('remember this').result;
+    await first.stop();
+    hosts.splice(hosts.indexOf(first), 1);
+
+    const second = open(store);
+    const listed = await second.listSessions();
+    expect(listed.map((entry) => entry.sessionId)).to.deep.equal([session.sessionId]);
+    expect(listed[0]?.title).to.equal('remember this');
+    const reopened = await second.openSession(session.sessionId, { how: 'load' });
+    const userText = reopened.replayed.filter((update) => update.sessionUpdate === 'user_message_chunk').map((update) => (update as { content: { text: string } }).content.text);
+    expect(userText).to.deep.equal(['remember this']);
+    expect(await reopened.prompt('and now?').result).to.deep.equal({ stopReason: 'end_turn' });
+  });
+
+  it('tells the program about sessions and shows them in the tree', async () => {
+    const host = open(':memory:');
+    const events: HostEvent[] = [];
+    host.on((event) => events.push(event));
+    const session = await host.newSession({ cwd: dir });
+    expect(events).to.deep.include({ type: 'session.opened', sessionId: session.sessionId, agent: 'demo', how: 'new' });
+    const tree = host.tree();
+    expect(tree.children.map((child) => child.id)).to.include.members(['agent:demo', `session:${session.sessionId}`]);
+    await session.close();
+    expect(events).to.deep.include({ type: 'session.closed', sessionId: session.sessionId });
+  });
+
+  it('a bad store path fails at once, naming it and the fix', () => {
+    expect(() => createHost({ store: dir })).to.throw(/cannot open the journal at .*--store/);
+  });
+});

@@ -1,0 +1,287 @@
+/**
+ * The embedding API: `createHost(...)` gives a program what `warden acp` gives an editor.
+ *
+ * A host is the host agent (host-agent.ts: journal, recovery notices, session state charts,
+ * several agents) served by an ACP agent server. `warden acp` serves it on stdio; the
+ * program's own sessions go through an in-process ACP client over a memory pair, so that a
+ * program and an editor get exactly the same protocol rules (gating, FIFO prompts, cancel).
+ *
+ * The actor tree under a host:
+ * ```
+ * editor (agent server)            one per transport served (the program's, stdio's)
+ * └── agent (host agent)
+ *     ├── agent:<name>             one per agent used, started on first use
+ *     │   └── sessions             dynamic supervisor (adapters; a passthrough has its agent supervisor)
+ *     │       └── session <id>     supervisor, rest_for_one: adapter, port
+ *     └── session:<id>             the session state chart
+ * ```
+ */
+import type { ContentBlock, PromptResponse, RequestPermissionRequest, RequestPermissionResponse, SessionUpdate } from '@agentclientprotocol/sdk';
+import { createActor, type AnyActorRef } from 'xstate';
+import {
+  agentClientLogic,
+  cancelPrompt,
+  closeSession,
+  initialize,
+  listSessions,
+  loadSession,
+  newSession,
+  prompt as sendPrompt,
+  resumeSession,
+} from '../acp/agent-client.js';
+import { agentServerLogic, handlerOf } from '../acp/agent-server.js';
+import { demoAgent } from '../acp/demo-agent.js';
+import type { NativeAgent } from '../acp/native-agent.js';
+import { agentFor, type AgentOptions } from '../adapters/agent-factory.js';
+import { createMemoryTransportPair } from '../jsonrpc/memory-transport.js';
+import type { Transport } from '../jsonrpc/transport.js';
+import { shutdown } from '../supervision/commands.js';
+import type { SupervisionEvent } from '../supervision/events.js';
+import { supervisionTree, type SupervisionTreeNode } from '../supervision/introspection.js';
+import { AGENT_META_KEY, createHostAgent, innerAgentsOf, sessionMachinesOf, type HostSessionEvent } from './host-agent.js';
+import type { Journal, JournalSession } from './journal.js';
+import { defaultJournalPath, sqliteJournal } from './sqlite-journal.js';
+
+/** Options of {@link createHost}. */
+export interface HostOptions {
+  /**
+   * Agents by name, in addition to the known ones (`claude`, `codex`, `gemini`, …, `demo`,
+   * `acp:<command line>`): a name here wins over a known agent of the same name.
+   */
+  readonly agents?: Readonly<Record<string, NativeAgent>>;
+  /** The agent of sessions that do not name one. Default `demo`. */
+  readonly defaultAgent?: string;
+  /** How known agents are found and run: `--agent-command`, `--env`, `--inherit-env`. */
+  readonly agentOptions?: AgentOptions;
+  /**
+   * The journal: a path, `:memory:`, or a {@link Journal} of your own. Default: the SQLite
+   * file under the user's state directory (`defaultJournalPath()`).
+   */
+  readonly store?: string | Journal;
+  /** The program's permission policy; default: reject (nothing runs without a policy that says so). */
+  readonly permission?: (request: RequestPermissionRequest) => RequestPermissionResponse['outcome'] | Promise<RequestPermissionResponse['outcome']>;
+}
+
+/** What a host tells its program (`host.on`). */
+export type HostEvent = HostSessionEvent | (SupervisionEvent & { readonly agent: string });
+
+/** A prompt in flight. */
+export interface HostPromptRun extends AsyncIterable<SessionUpdate> {
+  /** The stop reason; rejects with an `RpcError` naming a crash, a failed session, a refusal. */
+  readonly result: Promise<PromptResponse>;
+  /** Ends this prompt with `cancelled`. */
+  cancel(): void;
+}
+
+/** One session of a host. */
+export interface HostSessionHandle {
+  readonly sessionId: string;
+  readonly agent: string;
+  /**
+   * Sends a prompt: iterate the result for its updates, await `.result` for its stop reason.
+   * Prompts sent before the previous one ended wait their turn (FIFO).
+   */
+  prompt(content: string | readonly ContentBlock[], options?: { readonly signal?: AbortSignal }): HostPromptRun;
+  /** Cancels the prompt in progress (it ends `cancelled`). */
+  cancel(): void;
+  /** Where the session stands: `ready`, `prompting`, `awaitingPermission`, `recovering`, … */
+  state(): string;
+  /** Closes the session: its agent process stops, the journal keeps its history. */
+  close(): Promise<void>;
+}
+
+/** A running host. */
+export interface Host {
+  /** A new session on `agent` (default: the host's default agent) in `cwd` (absolute). */
+  newSession(options: { readonly cwd: string; readonly agent?: string; readonly mcpServers?: unknown[] }): Promise<HostSessionHandle>;
+  /**
+   * A journaled session, running again: `load` replays its history into `replayed` first;
+   * `resume` (default) does not. Works after a restart of the program.
+   */
+  openSession(sessionId: string, options?: { readonly cwd?: string; readonly how?: 'load' | 'resume' }): Promise<HostSessionHandle & { readonly replayed: readonly SessionUpdate[] }>;
+  /** Journaled sessions, most recent first. */
+  listSessions(query?: { readonly cwd?: string }): Promise<ReadonlyArray<{ sessionId: string; cwd: string; title: string | null; updatedAt: string }>>;
+  /** The journal (read it, or close it yourself when you passed your own). */
+  readonly journal: Journal;
+  /** The supervision tree now: every agent, session supervisor, port (with pids) and session state. */
+  tree(): HostTreeNode;
+  /** Listens to session and supervision events; returns the unsubscribe function. */
+  on(listener: (event: HostEvent) => void): () => void;
+  /** Serves the host to an editor over `transport` (what `warden acp` does on stdio). */
+  serve(transport: Transport): AnyActorRef;
+  /** Stops everything gracefully (each agent process: stdin closed, then signals); no process is left. */
+  stop(): Promise<void>;
+}
+
+/** A node of {@link Host.tree}. */
+export interface HostTreeNode {
+  readonly id: string;
+  readonly type: 'host' | 'agent' | 'session';
+  readonly status: string;
+  readonly children: ReadonlyArray<HostTreeNode | SupervisionTreeNode>;
+}
+
+/**
+ * Creates a host. Agents start on first use; the journal opens now (a bad `store` path
+ * throws here, naming it).
+ */
+export function createHost(options: HostOptions = {}): Host {
+  const ownsJournal = typeof options.store !== 'object';
+  const journal = typeof options.store === 'object' ? options.store : sqliteJournal(options.store ?? defaultJournalPath());
+  const listeners = new Set<(event: HostEvent) => void>();
+  const publish = (event: HostEvent) => {
+    for (const listener of listeners) listener(event);
+  };
+  const resolve = (name: string): NativeAgent => {
+    const custom = options.agents?.[name];
+    if (custom) return custom;
+    if (name === 'demo') return demoAgent();
+    return agentFor(name, options.agentOptions);
+  };
+  const defaultAgent = options.defaultAgent ?? 'demo';
+  const hostAgent = createHostAgent({ defaultAgent, resolve, journal, onEvent: publish });
+  const servers = new Set<AnyActorRef>();
+  const watched = new WeakSet<AnyActorRef>();
+
+  /** Relays each agent's supervision events, once per supervisor. */
+  const watchSupervisors = () => {
+    for (const server of servers) {
+      const handler = handlerOf(server);
+      if (!handler) continue;
+      for (const [name, inner] of innerAgentsOf(handler)) {
+        for (const supervisor of supervisorsOf(inner)) {
+          if (watched.has(supervisor)) continue;
+          watched.add(supervisor);
+          supervisor.on('*', (event: SupervisionEvent) => publish({ ...event, agent: name }));
+        }
+      }
+    }
+  };
+  const serve = (transport: Transport): AnyActorRef => {
+    const server = createActor(agentServerLogic, { input: { transport, agent: hostAgent, name: 'editor' } });
+    servers.add(server);
+    server.subscribe({ complete: () => servers.delete(server), error: () => servers.delete(server) });
+    server.start();
+    return server;
+  };
+
+  // The program's own connection.
+  const [programSide, hostSide] = createMemoryTransportPair();
+  serve(hostSide);
+  const client = createActor(agentClientLogic, {
+    input: { transport: programSide, clientInfo: { name: 'acp-warden-embedding', version: '0.1.0' }, handler: { ...(options.permission ? { permission: options.permission } : {}) } },
+  }).start();
+  const ready = initialize(client);
+  const queues = new Map<string, Promise<unknown>>();
+
+  const handle = (sessionId: string, agent: string): HostSessionHandle => ({
+    sessionId,
+    agent,
+    prompt(content, promptOptions = {}) {
+      const blocks: ContentBlock[] = typeof content === 'string' ? [{ type: 'text', text: content }] : [...content];
+      // The client refuses a second prompt while one runs (it could not tell their updates
+      // apart): the program's prompts wait for each other here, in order.
+      const previous = queues.get(sessionId) ?? Promise.resolve();
+      let cancelled = false;
+      let run: ReturnType<typeof sendPrompt> | undefined;
+      const started = previous.then(() => {
+        run = sendPrompt(client, sessionId, blocks, promptOptions.signal ? { signal: promptOptions.signal } : {});
+        watchSupervisors();
+        if (cancelled) run.cancel();
+        return run;
+      });
+      const result = started.then((running) => running.result);
+      queues.set(sessionId, result.catch(() => undefined));
+      return {
+        result,
+        cancel() {
+          cancelled = true;
+          run?.cancel();
+        },
+        async *[Symbol.asyncIterator]() {
+          const running = await started;
+          yield* running.updates;
+        },
+      };
+    },
+    cancel() {
+      cancelPrompt(client, sessionId);
+    },
+    state() {
+      const server = [...servers][0];
+      const handler = server ? handlerOf(server) : undefined;
+      const machine = handler ? sessionMachinesOf(handler).get(sessionId) : undefined;
+      return machine ? String(machine.getSnapshot().value) : (journal.getSession(sessionId)?.state ?? 'unknown');
+    },
+    async close() {
+      await closeSession(client, sessionId);
+    },
+  });
+
+  return {
+    journal,
+    async newSession({ cwd, agent, mcpServers }) {
+      await ready;
+      const params = { cwd, mcpServers: mcpServers ?? [], ...(agent ? { _meta: { [AGENT_META_KEY]: agent } } : {}) };
+      const { sessionId } = await newSession(client, params as { cwd: string });
+      watchSupervisors();
+      return handle(sessionId, agent ?? defaultAgent);
+    },
+    async openSession(sessionId, openOptions = {}) {
+      await ready;
+      const journaled: JournalSession | undefined = journal.getSession(sessionId);
+      const cwd = openOptions.cwd ?? journaled?.cwd ?? process.cwd();
+      let replayed: SessionUpdate[] = [];
+      if (openOptions.how === 'load') replayed = (await loadSession(client, { sessionId, cwd })).replayed;
+      else await resumeSession(client, { sessionId, cwd });
+      watchSupervisors();
+      return { ...handle(sessionId, journaled?.agent ?? defaultAgent), replayed };
+    },
+    async listSessions(query = {}) {
+      await ready;
+      const { sessions } = await listSessions(client, query.cwd ? { cwd: query.cwd } : {});
+      return sessions as Array<{ sessionId: string; cwd: string; title: string | null; updatedAt: string }>;
+    },
+    tree() {
+      watchSupervisors();
+      const children: HostTreeNode[] = [];
+      for (const server of servers) {
+        const handler = handlerOf(server);
+        if (!handler) continue;
+        for (const [name, inner] of innerAgentsOf(handler)) {
+          children.push({ id: `agent:${name}`, type: 'agent', status: inner.ref.getSnapshot().status, children: supervisorsOf(inner).map((supervisor) => supervisionTree(supervisor)) });
+        }
+        for (const [sessionId, machine] of sessionMachinesOf(handler)) {
+          children.push({ id: `session:${sessionId}`, type: 'session', status: String(machine.getSnapshot().value), children: [] });
+        }
+      }
+      return { id: 'host', type: 'host', status: servers.size > 0 ? 'running' : 'stopped', children };
+    },
+    on(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    serve,
+    async stop() {
+      await stopServers(servers);
+      client.stop();
+      if (ownsJournal) journal.close();
+    },
+  };
+}
+
+/** Shuts every agent's supervisors down gracefully, then the servers. */
+export async function stopServers(servers: Iterable<AnyActorRef>): Promise<void> {
+  const supervisors: AnyActorRef[] = [];
+  for (const server of servers) {
+    const handler = handlerOf(server);
+    if (!handler) continue;
+    for (const inner of innerAgentsOf(handler).values()) supervisors.push(...supervisorsOf(inner));
+  }
+  await Promise.all(supervisors.filter((supervisor) => supervisor.getSnapshot().status === 'active').map((supervisor) => shutdown(supervisor)));
+  for (const server of [...servers]) if (server.getSnapshot().status === 'active') server.stop();
+}
+
+function supervisorsOf(inner: { readonly agent: NativeAgent; readonly ref: AnyActorRef }): readonly AnyActorRef[] {
+  return inner.agent.supervisors?.(inner.ref) ?? [];
+}
