@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { parseAcpArgs } from '../../src/cli/acp.js';
 
 const sdkClient = fileURLToPath(new URL('../support/sdk-client.mjs', import.meta.url));
 const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
@@ -13,7 +14,7 @@ const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.me
 
 function drive(scenario: string, wardenArgs: string[], extra: string[] = []): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [sdkClient, '--scenario', scenario, ...extra, '--', process.execPath, '--import', 'tsx', main, 'acp', ...wardenArgs], { timeout: 60_000 }, (_error, stdout, stderr) => {
+    execFile(process.execPath, [sdkClient, '--scenario', scenario, ...extra, '--', process.execPath, '--import', 'tsx', main, 'acp', '--store', ':memory:', ...wardenArgs], { timeout: 60_000 }, (_error, stdout, stderr) => {
       try {
         resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Record<string, unknown>);
       } catch {
@@ -39,5 +40,21 @@ describe('warden acp', function () {
     const report = await drive('lifecycle', ['--agent', 'demo']);
     expect(report.ok).to.equal(true);
     expect((report.summary as { prompt: { stopReason: string } }).prompt.stopReason).to.equal('end_turn');
+  });
+});
+
+describe('warden acp arguments', () => {
+  it('reads every option, inline values too', () => {
+    const parsed = parseAcpArgs(['--agent=claude', '--store', ':memory:', '--cwd', '/tmp', '--log-file', '/tmp/x.log', '--restart-intensity', '5/30', '--env', 'A=1', '--env', 'B', '--inherit-env']);
+    expect(parsed).to.deep.include({ agent: 'claude', store: ':memory:', cwd: '/tmp', logFile: '/tmp/x.log', restart: { intensity: 5, period: 30_000 }, env: { A: '1' }, passthrough: ['B'], inheritEnv: true });
+  });
+
+  it('names the problem and the fix', () => {
+    expect(parseAcpArgs(['--agent', 'claude', '--restart-intensity', 'lots'])).to.deep.equal({ error: 'warden acp: --restart-intensity expects N/SECONDS (say 3/60: at most 3 restarts in 60 s), got "lots"' });
+    expect((parseAcpArgs(['--agent', 'claude', '--bogus']) as { error: string }).error).to.contain('unknown option --bogus');
+    expect((parseAcpArgs(['--store']) as { error: string }).error).to.contain('--store needs a value');
+    expect((parseAcpArgs([]) as { error: string }).error).to.contain('--agent is required');
+    expect((parseAcpArgs(['--agent', 'demo', '--inspect', 'ws://127.0.0.1:1']) as { error: string }).error).to.contain('not available');
+    expect(parseAcpArgs(['--help'])).to.deep.equal({ help: true });
   });
 });

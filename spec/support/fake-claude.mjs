@@ -15,6 +15,8 @@
 //   FAKE_CLAUDE_CRASH_ALWAYS=1  kill -9 itself at once, every start (a crash loop)
 //   FAKE_CLAUDE_CRASH_AFTER  kill -9 itself after printing this many "out" lines of a turn,
 //                         unless started with --resume (so that the restart completes)
+//   FAKE_CLAUDE_CRASH_CWD  with CRASH_ALWAYS / CRASH_AFTER: crash only in a working directory
+//                         whose path contains this (one session of several crashes)
 //   FAKE_CLAUDE_DELAY_MS  pause between printed lines of a turn (default 2)
 //   FAKE_CLAUDE_NO_CONVERSATION  comma-separated session ids with no saved conversation
 //   FAKE_CLAUDE_USER_LOG  a file to append the session_id of each user message to (one line each)
@@ -28,7 +30,8 @@ const resumed = args.includes('--resume');
 const resumedId = resumed ? args[args.indexOf('--resume') + 1] : undefined;
 if (process.env.FAKE_CLAUDE_ARGV_LOG) appendFileSync(process.env.FAKE_CLAUDE_ARGV_LOG, `${JSON.stringify({ pid: process.pid, args })}\n`);
 // A CLI that cannot even start: dies at once, every time.
-if (process.env.FAKE_CLAUDE_CRASH_ALWAYS === '1') process.kill(process.pid, 'SIGKILL');
+const crashesHere = !process.env.FAKE_CLAUDE_CRASH_CWD || process.cwd().includes(process.env.FAKE_CLAUDE_CRASH_CWD);
+if (process.env.FAKE_CLAUDE_CRASH_ALWAYS === '1' && crashesHere) process.kill(process.pid, 'SIGKILL');
 if (resumedId && (process.env.FAKE_CLAUDE_NO_CONVERSATION ?? '').split(',').includes(resumedId)) {
   const why = `No conversation found with session ID: ${resumedId}`;
   process.stderr.write(`${why}\n`);
@@ -38,7 +41,7 @@ if (resumedId && (process.env.FAKE_CLAUDE_NO_CONVERSATION ?? '').split(',').incl
 // The recorded session id, printed as the resumed one.
 const recordedId = transcript.find((entry) => entry.dir === 'out' && entry.msg.type === 'system' && entry.msg.subtype === 'init')?.msg.session_id;
 const asResumed = (message) => (resumedId && recordedId ? JSON.parse(JSON.stringify(message).replaceAll(recordedId, resumedId)) : message);
-const crashAfter = resumed ? Infinity : Number(process.env.FAKE_CLAUDE_CRASH_AFTER ?? Infinity);
+const crashAfter = resumed || !crashesHere ? Infinity : Number(process.env.FAKE_CLAUDE_CRASH_AFTER ?? Infinity);
 const delayMs = Number(process.env.FAKE_CLAUDE_DELAY_MS ?? 2);
 
 // An initialize answer for transcripts that did not record one.

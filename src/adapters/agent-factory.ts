@@ -17,6 +17,8 @@ export interface AgentOptions extends ResolveOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** `--env NAME`: host variables passed through. */
   readonly passthrough?: readonly string[];
+  /** `--restart-intensity N/SECONDS`: at most `intensity` restarts of an agent process in `period` ms. */
+  readonly restart?: { readonly intensity: number; readonly period: number };
 }
 
 /**
@@ -29,7 +31,7 @@ export function agentFor(name: string, options: AgentOptions = {}): NativeAgent 
   const executable = resolveExecutable(entry, options);
   if (entry.kind === 'adapter' && entry.adapter) {
     return createAdapterAgent({
-      definition: entry.adapter,
+      definition: options.restart ? { ...entry.adapter, restart: { ...entry.adapter.restart, ...options.restart } } : entry.adapter,
       executable,
       ...(options.envPolicy ? { envPolicy: options.envPolicy } : {}),
       ...(options.env ? { env: options.env } : {}),
@@ -43,5 +45,6 @@ export function agentFor(name: string, options: AgentOptions = {}): NativeAgent 
     passthrough: [...(entry.passthrough ?? []), ...(options.passthrough ?? [])],
     ...(options.envPolicy ? { envPolicy: options.envPolicy } : {}),
     ...(options.env ? { env: options.env } : {}),
+    ...(options.restart ? { restart: options.restart } : {}),
   });
 }

@@ -1,12 +1,15 @@
 /**
  * `warden acp --agent NAME`: an ACP agent on this process's stdio, serving the named agent
- * under supervision. stdout carries ACP messages only; everything else goes to stderr.
+ * through a host (journal, recovery, session/list and session/load). stdout carries ACP
+ * messages only; everything else goes to stderr or the log file.
  */
-import { createActor } from 'xstate';
-import { agentServerLogic } from '../acp/agent-server.js';
+import { appendFileSync, statSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
 import { agentFor } from '../adapters/agent-factory.js';
 import { AgentUnavailableError } from '../adapters/registry.js';
+import { createHost, type HostEvent } from '../host/host.js';
 import { stdioTransport } from '../jsonrpc/stdio-transport.js';
+import { describeExit } from '../supervision/exit-reason.js';
 
 /** What `warden acp` was asked for. */
 export interface AcpCommandOptions {
@@ -15,67 +18,151 @@ export interface AcpCommandOptions {
   readonly env: Record<string, string | undefined>;
   readonly passthrough: string[];
   readonly inheritEnv: boolean;
+  /** The journal: a path or `:memory:`; default under the user's state directory. */
+  readonly store: string | undefined;
+  readonly cwd: string | undefined;
+  readonly logFile: string | undefined;
+  readonly restart: { readonly intensity: number; readonly period: number } | undefined;
 }
 
-const usage = 'Usage: warden acp --agent NAME [--agent-command PATH] [--env NAME[=VALUE]]... [--inherit-env]';
+/** `warden acp --help`. */
+export const acpUsage = `Usage: warden acp --agent NAME [options]
+
+An ACP agent on stdio (what an editor launches), serving NAME under supervision. stdout
+carries ACP messages only.
+
+Options:
+  --agent NAME                  claude, codex, gemini, opencode, claude-acp, codex-acp, demo,
+                                or acp:<command line>
+  --agent-command PATH          the agent's executable (instead of PATH / CLAUDE_CODE_EXECUTABLE / CODEX_PATH)
+  --cwd DIR                     run from DIR (relative paths, native ACP agents' working directory)
+  --store PATH                  the session journal (SQLite file, or :memory:);
+                                default $XDG_STATE_HOME/acp-warden/journal.sqlite
+  --log-file PATH               append one JSON line per host event (sessions, restarts, supervision)
+  --restart-intensity N/SECONDS at most N restarts of an agent process in SECONDS (default 3/60)
+  --env NAME[=VALUE]            pass a host variable (NAME) or set one (NAME=VALUE) for the agent
+  --inherit-env                 give the agent this process's whole environment
+  --inspect URL                 the XState inspector (not available in this version yet)
+  -h, --help                    this help
+
+Exit status: 0 when the editor closed the connection, 1 on an internal error, 2 on a usage
+error, an agent that is not installed, or a journal that cannot be opened.`;
+
+const shortUsage = 'Run "warden acp --help" for the options.';
 
 /** Parses `warden acp` arguments; a problem is a message that names it and the fix. */
-export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { error: string } {
+export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { error: string } | { help: true } {
   let agent: string | undefined;
   let agentCommand: string | undefined;
   const env: Record<string, string | undefined> = {};
   const passthrough: string[] = [];
   let inheritEnv = false;
+  let store: string | undefined;
+  let cwd: string | undefined;
+  let logFile: string | undefined;
+  let restart: AcpCommandOptions['restart'];
   for (let index = 0; index < args.length; index++) {
-    const arg = args[index] as string;
+    const raw = args[index] as string;
+    const equals = raw.startsWith('--') ? raw.indexOf('=') : -1;
+    const arg = equals > 0 ? raw.slice(0, equals) : raw;
+    const inline = equals > 0 ? raw.slice(equals + 1) : undefined;
     const value = () => {
+      if (inline !== undefined) return inline;
       const next = args[index + 1];
-      if (next === undefined || next.startsWith('--')) throw new Error(`${arg} needs a value. ${usage}`);
+      if (next === undefined || next.startsWith('--')) throw new Error(`${arg} needs a value. ${shortUsage}`);
       index++;
       return next;
     };
     try {
-      if (arg === '--agent') agent = value();
-      else if (arg.startsWith('--agent=')) agent = arg.slice('--agent='.length);
-      else if (arg === '--agent-command') agentCommand = value();
-      else if (arg === '--inherit-env') inheritEnv = true;
-      else if (arg === '--env') {
-        const setting = value();
-        const equals = setting.indexOf('=');
-        if (equals < 0) passthrough.push(setting);
-        else env[setting.slice(0, equals)] = setting.slice(equals + 1);
-      } else return { error: `warden acp: unknown option ${arg}. ${usage}` };
+      switch (arg) {
+        case '-h':
+        case '--help':
+          return { help: true };
+        case '--agent':
+          agent = value();
+          break;
+        case '--agent-command':
+          agentCommand = value();
+          break;
+        case '--inherit-env':
+          inheritEnv = true;
+          break;
+        case '--env': {
+          const setting = value();
+          const at = setting.indexOf('=');
+          if (at < 0) passthrough.push(setting);
+          else env[setting.slice(0, at)] = setting.slice(at + 1);
+          break;
+        }
+        case '--store':
+          store = value();
+          break;
+        case '--cwd':
+          cwd = value();
+          break;
+        case '--log-file':
+          logFile = value();
+          break;
+        case '--restart-intensity': {
+          const text = value();
+          const match = /^(\d+)\/(\d+(?:\.\d+)?)$/.exec(text);
+          if (!match || Number(match[2]) <= 0) throw new Error(`--restart-intensity expects N/SECONDS (say 3/60: at most 3 restarts in 60 s), got ${JSON.stringify(text)}`);
+          restart = { intensity: Number(match[1]), period: Number(match[2]) * 1000 };
+          break;
+        }
+        case '--inspect':
+          value();
+          throw new Error('--inspect is not available in this version yet (see README.md for what is built); leave it out');
+        default:
+          return { error: `warden acp: unknown option ${raw}. ${shortUsage}` };
+      }
     } catch (error) {
       return { error: `warden acp: ${(error as Error).message}` };
     }
   }
-  if (!agent) return { error: `warden acp: --agent is required (claude, codex, gemini, opencode, claude-acp, codex-acp, demo, or acp:<command line>). ${usage}` };
-  return { agent, agentCommand, env, passthrough, inheritEnv };
+  if (!agent) return { error: `warden acp: --agent is required (claude, codex, gemini, opencode, claude-acp, codex-acp, demo, or acp:<command line>). ${shortUsage}` };
+  return { agent, agentCommand, env, passthrough, inheritEnv, store, cwd, logFile, restart };
 }
 
 /** Runs the ACP agent until the editor closes stdin (or a signal); resolves with the exit status. */
 export async function runAcp(args: readonly string[]): Promise<number> {
   const parsed = parseAcpArgs(args);
+  if ('help' in parsed) {
+    process.stderr.write(`${acpUsage}\n`);
+    return 0;
+  }
   if ('error' in parsed) {
     process.stderr.write(`${parsed.error}\n`);
     return 2;
   }
-  let agent;
-  try {
-    agent = agentFor(parsed.agent, {
-      ...(parsed.agentCommand ? { agentCommand: parsed.agentCommand } : {}),
-      env: parsed.env,
-      passthrough: parsed.passthrough,
-      envPolicy: parsed.inheritEnv ? 'inherit' : 'isolated',
-    });
-  } catch (error) {
-    if (error instanceof AgentUnavailableError) {
-      process.stderr.write(`warden acp: ${error.message}\n`);
+  if (parsed.cwd) {
+    const dir = resolvePath(parsed.cwd);
+    if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
+      process.stderr.write(`warden acp: --cwd ${dir} is not a directory; give an existing directory\n`);
       return 2;
     }
-    throw error;
+    process.chdir(dir);
   }
-  const server = createActor(agentServerLogic, { input: { transport: stdioTransport(), agent, name: 'editor' } });
+  const agentOptions = {
+    ...(parsed.agentCommand ? { agentCommand: parsed.agentCommand } : {}),
+    env: parsed.env,
+    passthrough: parsed.passthrough,
+    envPolicy: parsed.inheritEnv ? ('inherit' as const) : ('isolated' as const),
+    ...(parsed.restart ? { restart: parsed.restart } : {}),
+  };
+  let host;
+  try {
+    // Fail at once, before the editor's first request, when the agent is not installed.
+    if (parsed.agent !== 'demo') agentFor(parsed.agent, agentOptions);
+    host = createHost({ defaultAgent: parsed.agent, agentOptions, ...(parsed.store ? { store: parsed.store } : {}) });
+  } catch (error) {
+    process.stderr.write(`warden acp: ${(error as Error).message}\n`);
+    if (error instanceof AgentUnavailableError || /cannot open the journal/.test((error as Error).message)) return 2;
+    return 1;
+  }
+  const log = eventLog(parsed.logFile);
+  host.on(log);
+  const server = host.serve(stdioTransport());
   const ended = new Promise<number>((resolve) => {
     server.subscribe({
       complete: () => resolve(0),
@@ -90,6 +177,46 @@ export async function runAcp(args: readonly string[]): Promise<number> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  server.start();
-  return ended;
+  const code = await ended;
+  // The editor is gone: every agent process stops gracefully before we exit.
+  await host.stop();
+  return code;
+}
+
+/** Where host events go: a JSON line each to the log file, and the ones a person must see to stderr. */
+function eventLog(logFile: string | undefined): (event: HostEvent) => void {
+  return (event) => {
+    if (logFile) {
+      try {
+        appendFileSync(logFile, `${JSON.stringify({ time: new Date().toISOString(), ...event }, replacer)}\n`);
+      } catch {
+        // A log that cannot be written must not take the protocol down.
+      }
+    }
+    const line = stderrLine(event);
+    if (line) process.stderr.write(`warden acp: ${line}\n`);
+  };
+}
+
+function replacer(_key: string, value: unknown): unknown {
+  if (value instanceof Error) return { name: value.name, message: value.message };
+  if (typeof value === 'object' && value !== null && 'sessionId' in value && 'send' in value) return undefined; // actor refs
+  return value;
+}
+
+function stderrLine(event: HostEvent): string | undefined {
+  switch (event.type) {
+    case 'session.restarting':
+      return `session ${event.sessionId}: agent process ended (${event.exit}); restart ${event.restarts}`;
+    case 'session.failed':
+      return `session ${event.sessionId} failed: ${event.reason}`;
+    case 'journal.error':
+      return `journal error in session ${event.sessionId}: ${event.message}`;
+    case 'intensity.exceeded':
+      return `${event.supervisor}: more than ${event.intensity} restarts in ${event.period} ms; giving up`;
+    case 'supervisor.shutdown':
+      return event.reason.kind === 'shutdown' ? undefined : `${event.supervisor} shut down (${describeExit(event.reason)})`;
+    default:
+      return undefined;
+  }
 }

@@ -165,16 +165,23 @@ export function createHost(options: HostOptions = {}): Host {
     return server;
   };
 
-  // The program's own connection.
-  const [programSide, hostSide] = createMemoryTransportPair();
-  serve(hostSide);
-  const client = createActor(agentClientLogic, {
-    input: { transport: programSide, clientInfo: { name: 'acp-warden-embedding', version: '0.1.0' }, handler: { ...(options.permission ? { permission: options.permission } : {}) } },
-  }).start();
-  const ready = initialize(client);
+  // The program's own connection, made on first use (`warden acp` only serves stdio).
+  let program: { readonly client: AnyActorRef; readonly server: AnyActorRef; readonly ready: Promise<unknown> } | undefined;
+  const connect = async (): Promise<AnyActorRef> => {
+    if (!program) {
+      const [programSide, hostSide] = createMemoryTransportPair();
+      const server = serve(hostSide);
+      const connected = createActor(agentClientLogic, {
+        input: { transport: programSide, clientInfo: { name: 'acp-warden-embedding', version: '0.1.0' }, handler: { ...(options.permission ? { permission: options.permission } : {}) } },
+      }).start();
+      program = { client: connected, server, ready: initialize(connected) };
+    }
+    await program.ready;
+    return program.client;
+  };
   const queues = new Map<string, Promise<unknown>>();
 
-  const handle = (sessionId: string, agent: string): HostSessionHandle => ({
+  const handle = (client: AnyActorRef, sessionId: string, agent: string): HostSessionHandle => ({
     sessionId,
     agent,
     prompt(content, promptOptions = {}) {
@@ -208,8 +215,7 @@ export function createHost(options: HostOptions = {}): Host {
       cancelPrompt(client, sessionId);
     },
     state() {
-      const server = [...servers][0];
-      const handler = server ? handlerOf(server) : undefined;
+      const handler = program ? handlerOf(program.server) : undefined;
       const machine = handler ? sessionMachinesOf(handler).get(sessionId) : undefined;
       return machine ? String(machine.getSnapshot().value) : (journal.getSession(sessionId)?.state ?? 'unknown');
     },
@@ -221,24 +227,24 @@ export function createHost(options: HostOptions = {}): Host {
   return {
     journal,
     async newSession({ cwd, agent, mcpServers }) {
-      await ready;
+      const client = await connect();
       const params = { cwd, mcpServers: mcpServers ?? [], ...(agent ? { _meta: { [AGENT_META_KEY]: agent } } : {}) };
       const { sessionId } = await newSession(client, params as { cwd: string });
       watchSupervisors();
-      return handle(sessionId, agent ?? defaultAgent);
+      return handle(client, sessionId, agent ?? defaultAgent);
     },
     async openSession(sessionId, openOptions = {}) {
-      await ready;
+      const client = await connect();
       const journaled: JournalSession | undefined = journal.getSession(sessionId);
       const cwd = openOptions.cwd ?? journaled?.cwd ?? process.cwd();
       let replayed: SessionUpdate[] = [];
       if (openOptions.how === 'load') replayed = (await loadSession(client, { sessionId, cwd })).replayed;
       else await resumeSession(client, { sessionId, cwd });
       watchSupervisors();
-      return { ...handle(sessionId, journaled?.agent ?? defaultAgent), replayed };
+      return { ...handle(client, sessionId, journaled?.agent ?? defaultAgent), replayed };
     },
     async listSessions(query = {}) {
-      await ready;
+      const client = await connect();
       const { sessions } = await listSessions(client, query.cwd ? { cwd: query.cwd } : {});
       return sessions as Array<{ sessionId: string; cwd: string; title: string | null; updatedAt: string }>;
     },
@@ -264,7 +270,7 @@ export function createHost(options: HostOptions = {}): Host {
     serve,
     async stop() {
       await stopServers(servers);
-      client.stop();
+      if (program?.client.getSnapshot().status === 'active') program.client.stop();
       if (ownsJournal) journal.close();
     },
   };

@@ -1,0 +1,191 @@
+/**
+ * `warden acp` recovery, end to end over real stdio: the official SDK's client launches
+ * `warden acp --agent claude --agent-command <fake claude replaying recorded transcripts>`,
+ * kills the agent mid-prompt, exceeds restart intensity, SIGKILLs warden itself and starts
+ * it again on the same journal; and checks that no process is left behind.
+ */
+import { client, methods, ndJsonStream } from '@agentclientprotocol/sdk';
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { expectGroupGone, isAlive, waitUntil } from '../support/processes.js';
+
+const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
+
+interface Update {
+  sessionId: string;
+  update: { sessionUpdate: string; content?: { type: string; text?: string } };
+}
+
+interface Warden {
+  readonly process: ChildProcess;
+  readonly updates: Update[];
+  readonly stderr: () => string;
+  request<T = Record<string, unknown>>(method: string, params: unknown): Promise<T>;
+  /** Closes stdin (the editor goes away) and waits for warden to exit. */
+  close(): Promise<number | null>;
+}
+
+/** Launches warden as an editor would: its own process group, stdio pipes, the SDK's client. */
+async function launch(args: string[], env: Record<string, string> = {}): Promise<Warden> {
+  const child = spawn(process.execPath, ['--import', 'tsx', main, 'acp', '--agent', 'claude', '--agent-command', fakeClaude, ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true,
+    env: { ...process.env, ...env },
+  });
+  launched.push(child);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  const updates: Update[] = [];
+  const stream = ndJsonStream(Writable.toWeb(child.stdin as Writable), Readable.toWeb(child.stdout as Readable) as ReadableStream<Uint8Array>);
+  const app = client({ name: 'recovery-test-editor' }).onNotification(methods.client.session.update, ({ params }) => {
+    updates.push(params as unknown as Update);
+  });
+  const connection = app.connect(stream);
+  const agent = connection.agent as unknown as { request(method: string, params: unknown): Promise<unknown> };
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const warden: Warden = {
+    process: child,
+    updates,
+    stderr: () => stderr,
+    request: (method, params) => agent.request(method, params) as Promise<never>,
+    async close() {
+      child.stdin?.end();
+      return exited;
+    },
+  };
+  await warden.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'recovery-test-editor', version: '1' } });
+  return warden;
+}
+
+const launched: ChildProcess[] = [];
+const textOf = (updates: Update[], sessionId: string, kind = 'agent_message_chunk') =>
+  updates.filter((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === kind).map((entry) => entry.update.content?.text ?? '').join('');
+
+/** Pids of every fake claude started (the fake logs one JSON line per start). */
+function startsIn(log: string): Array<{ pid: number; args: string[] }> {
+  try {
+    return readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { pid: number; args: string[] });
+  } catch {
+    return [];
+  }
+}
+
+async function rejection(promise: Promise<unknown>): Promise<{ code: number; message: string; data?: Record<string, unknown> }> {
+  const outcome = await promise.then(() => undefined, (error: unknown) => error);
+  expect(outcome, 'the request should have failed').to.not.equal(undefined);
+  return outcome as { code: number; message: string; data?: Record<string, unknown> };
+}
+
+describe('warden acp: recovery end to end (SDK client, fake Claude Code)', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let argvLog: string;
+  let store: string;
+
+  beforeEach(() => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-recovery-')));
+    argvLog = join(dir, 'starts.ndjson');
+    store = join(dir, 'journal.sqlite');
+  });
+
+  afterEach(async () => {
+    for (const child of launched.splice(0)) {
+      if (child.pid && isAlive(child.pid)) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+      if (child.pid) await expectGroupGone(child.pid, 20_000);
+    }
+    // Every fake CLI any warden started is gone (orphans included).
+    for (const start of startsIn(argvLog)) await waitUntil(() => !isAlive(start.pid), `fake claude ${start.pid} to be gone`, 20_000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('kill -9 of the agent mid-prompt: the prompt settles naming the crash, the editor is told, the next prompt works in the resumed conversation', async () => {
+    const warden = await launch(['--store', store, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_CRASH_AFTER=1']);
+    const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const crashed = await rejection(warden.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] }));
+    expect(crashed.code).to.equal(-32603);
+    expect(crashed.message).to.contain('stopped during the prompt');
+    expect(crashed.data?.reason).to.equal('agent_crashed');
+    // No session.notices advertised: the notice arrives as a short agent message naming the restart.
+    await waitUntil(() => textOf(warden.updates, sessionId).includes('restart 1'), 'the restart notice');
+    const next = await warden.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+    expect(next.stopReason).to.equal('end_turn');
+    const starts = startsIn(argvLog);
+    expect(starts).to.have.length(2);
+    expect(starts[1]?.args).to.include('--resume');
+    const listed = await warden.request<{ sessions: Array<{ sessionId: string; _meta: Record<string, unknown> }> }>(methods.agent.session.list, {});
+    expect(listed.sessions[0]?._meta['acp-warden/restarts']).to.equal(1);
+    expect(await warden.close()).to.equal(0);
+  });
+
+  it('restart intensity exceeded: that session fails cleanly, another session keeps working', async () => {
+    const failing = join(dir, 'crashes');
+    const healthy = join(dir, 'works');
+    mkdirSync(failing);
+    mkdirSync(healthy);
+    const warden = await launch([
+      '--store', store, '--restart-intensity', '1/60',
+      '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_CRASH_AFTER=1', '--env', 'FAKE_CLAUDE_CRASH_CWD=crashes',
+    ]);
+    const good = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: healthy, mcpServers: [] });
+    const bad = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: failing, mcpServers: [] });
+    // The first crash is restarted (with --resume, which the fake survives); the restarted CLI
+    // then crashes too (the crash is forced again below by killing it), exceeding 1 restart.
+    await rejection(warden.request(methods.agent.session.prompt, { sessionId: bad.sessionId, prompt: [{ type: 'text', text: 'hello' }] }));
+    await waitUntil(() => startsIn(argvLog).filter((start) => start.args.includes('--resume')).length === 1, 'the restart');
+    const resumed = startsIn(argvLog).find((start) => start.args.includes('--resume'));
+    await waitUntil(() => textOf(warden.updates, bad.sessionId).includes('is back'), 'the recovery notice');
+    process.kill(resumed?.pid as number, 'SIGKILL');
+    await waitUntil(() => textOf(warden.updates, bad.sessionId).includes('stopped'), 'the failure notice', 20_000);
+    const refused = await rejection(warden.request(methods.agent.session.prompt, { sessionId: bad.sessionId, prompt: [{ type: 'text', text: 'hello' }] }));
+    expect(refused.message).to.contain('failed');
+    const ok = await warden.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId: good.sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+    expect(ok.stopReason).to.equal('end_turn');
+    const listed = await warden.request<{ sessions: Array<{ sessionId: string; _meta: Record<string, unknown> }> }>(methods.agent.session.list, {});
+    expect(listed.sessions.find((session) => session.sessionId === bad.sessionId)?._meta['acp-warden/state']).to.equal('failed');
+    expect(await warden.close()).to.equal(0);
+  });
+
+  it('SIGKILL of warden itself: a new warden on the same journal lists, replays and resumes the session; nothing is left behind', async () => {
+    const args = ['--store', store, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`];
+    const first = await launch(args);
+    const { sessionId } = await first.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const answered = await first.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+    expect(answered.stopReason).to.equal('end_turn');
+    const said = textOf(first.updates, sessionId);
+    expect(said).to.not.equal('');
+    const firstCli = startsIn(argvLog)[0]?.pid as number;
+    process.kill(first.process.pid as number, 'SIGKILL');
+    // The orphan reaper takes the first warden's CLI down with it.
+    await waitUntil(() => !isAlive(firstCli), 'the first CLI to die with its warden', 20_000);
+
+    const second = await launch(args);
+    const listed = await second.request<{ sessions: Array<{ sessionId: string; title: string | null }> }>(methods.agent.session.list, {});
+    expect(listed.sessions.map((session) => session.sessionId)).to.deep.equal([sessionId]);
+    expect(listed.sessions[0]?.title).to.equal('hello');
+    await second.request(methods.agent.session.load, { sessionId, cwd: dir, mcpServers: [] });
+    // Everything acknowledged before the SIGKILL is replayed.
+    expect(textOf(second.updates, sessionId, 'user_message_chunk')).to.equal('hello');
+    expect(textOf(second.updates, sessionId)).to.equal(said);
+    const next = await second.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+    expect(next.stopReason).to.equal('end_turn');
+    // The agent side resumed its own conversation: the new CLI ran with --resume <its session id>.
+    const secondStart = startsIn(argvLog)[1];
+    expect(secondStart?.args).to.include('--resume');
+    expect(await second.close()).to.equal(0);
+    await waitUntil(() => !isAlive(secondStart?.pid as number), 'the second CLI to stop with warden');
+  });
+});
