@@ -1,0 +1,26 @@
+/**
+ * `warden demo-agent`: the built-in demo agent alone, served as an ACP agent on stdio with
+ * no host around it. `warden demo` runs it as a real subprocess to inject faults into;
+ * `DEMO_WORD_DELAY_MS` sets the pause between streamed words.
+ */
+import { createActor } from 'xstate';
+import { agentServerLogic } from '../acp/agent-server.js';
+import { demoAgent } from '../acp/demo-agent.js';
+import { stdioTransport } from '../jsonrpc/stdio-transport.js';
+
+/** Serves the demo agent until stdin closes; resolves with the exit status. */
+export function runDemoAgent(): Promise<number> {
+  const delay = Number(process.env.DEMO_WORD_DELAY_MS ?? 40);
+  const agent = demoAgent({ wordDelayMs: Number.isFinite(delay) && delay >= 0 ? delay : 40 });
+  const server = createActor(agentServerLogic, { input: { transport: stdioTransport(), agent, name: 'editor' } });
+  return new Promise((resolve) => {
+    server.subscribe({
+      complete: () => resolve(0),
+      error: (error) => {
+        process.stderr.write(`warden demo-agent: ${error instanceof Error ? error.message : String(error)}\n`);
+        resolve(1);
+      },
+    });
+    server.start();
+  });
+}
