@@ -204,13 +204,13 @@ describe('session lifecycle and resume (adapter agents driven as the host drives
   });
 
   describe('Codex', () => {
-    it('session.resumeState: the thread id once thread/start answered, before session/new is answered', async () => {
+    it('session.resumeState: the thread id once thread/start answered, right after session/new is answered (the host journals the session first)', async () => {
       const harness = codex('hello');
       const requestId = harness.driver.request('session.new', 'session/new', { cwd: harness.cwd, mcpServers: [] });
       const sessionId = resultOf(await harness.driver.answer(requestId)).sessionId as string;
       expect(harness.driver.lifecycle()).to.deep.equal([{ type: 'session.resumeState', sessionId, state: { threadId: recordedThread } }]);
       const outputs = harness.driver.outputs;
-      expect(indexOf(outputs, (output) => output.type === 'session.resumeState')).to.be.lessThan(indexOf(outputs, answerTo(requestId)));
+      expect(indexOf(outputs, (output) => output.type === 'session.resumeState')).to.be.greaterThan(indexOf(outputs, answerTo(requestId)));
     });
 
     it('kill -9 of the app-server mid-turn: session.restarting then session.recovered (1) after thread/resume; the next turn works', async () => {

@@ -129,12 +129,13 @@ export const codexSessionMachine = setup({
         return;
       }
       const threadId = (message.result?.thread as { id?: string } | undefined)?.id ?? context.threadId;
+      // The answer first: a host journals the session when session/new is answered, then its resume state.
+      if (context.sessionId) for (const output of startAnswers(context)) enqueue.emit(output);
+      enqueue.assign({ startRequests: [] });
       if (threadId && threadId !== context.threadId) {
         enqueue.assign({ threadId });
         enqueue.emit({ type: 'adapter.resume', state: { threadId } });
       }
-      if (context.sessionId) for (const output of startAnswers(context)) enqueue.emit(output);
-      enqueue.assign({ startRequests: [] });
       enqueue.emit({ type: 'adapter.ready', restarts: context.restarts });
     }),
     queuePrompt: enqueueActions(({ event, enqueue }) => {
