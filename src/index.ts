@@ -19,6 +19,11 @@
  * stops and restarts: process groups, isolated environment, NDJSON framing, backpressure,
  * typed exits, graceful shutdown, a hang watchdog, and an orphan reaper for host crashes.
  *
+ * Host: {@link createHost} is what a program embeds (what `warden acp` serves to an editor):
+ * sessions on any known agent, prompts as async iterables, a journal ({@link sqliteJournal},
+ * or your own {@link Journal}) from which sessions are listed, replayed and resumed after a
+ * restart, recovery notices, a state chart per session, the supervision tree, a graceful stop.
+ *
  * @packageDocumentation
  */
 export {
@@ -230,6 +235,9 @@ export {
   type AgentHandlerOutput,
   type AgentRequestEvent,
   type AgentEventContext,
+  type SessionLifecycleOutput,
+  RESUME_META_KEY,
+  handlerOf,
   handlerEventTypes,
   demoAgent,
   demoAgentMachine,
@@ -289,3 +297,5 @@ export {
   agentFor,
   type AgentOptions,
 } from './adapters/index.js';
+
+export * from './host/index.js';

@@ -1,0 +1,24 @@
+export { createHost, stopServers, type Host, type HostEvent, type HostOptions, type HostPromptRun, type HostSessionHandle, type HostTreeNode } from './host.js';
+export {
+  createHostAgent,
+  hostAgentLogic,
+  innerAgentsOf,
+  sessionMachinesOf,
+  AGENT_META_KEY,
+  type HostAgentOptions,
+  type HostAgentContext,
+  type HostSessionEvent,
+} from './host-agent.js';
+export { sessionMachine, type SessionMachineContext, type SessionMachineEvent, type SessionMachineInput, type SessionStateName } from './session-machine.js';
+export {
+  titleOf,
+  InvalidCursorError,
+  UnknownSessionError,
+  type Journal,
+  type JournalEntry,
+  type JournalRecord,
+  type JournalSession,
+  type JournalSessionPage,
+  type JournalSessionState,
+} from './journal.js';
+export { sqliteJournal, defaultJournalPath, type SqliteJournalOptions } from './sqlite-journal.js';
