@@ -32,7 +32,7 @@ interface Warden {
 }
 
 /** Launches warden as an editor would: its own process group, stdio pipes, the SDK's client. */
-async function launch(args: string[], env: Record<string, string> = {}): Promise<Warden> {
+async function launch(args: string[], env: Record<string, string> = {}, permissionDelayMs = 0): Promise<Warden> {
   const child = spawn(process.execPath, ['--import', 'tsx', main, 'acp', '--agent', 'claude', '--agent-command', fakeClaude, ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
@@ -45,9 +45,16 @@ async function launch(args: string[], env: Record<string, string> = {}): Promise
   });
   const updates: Update[] = [];
   const stream = ndJsonStream(Writable.toWeb(child.stdin as Writable), Readable.toWeb(child.stdout as Readable) as ReadableStream<Uint8Array>);
-  const app = client({ name: 'recovery-test-editor' }).onNotification(methods.client.session.update, ({ params }) => {
-    updates.push(params as unknown as Update);
-  });
+  const app = client({ name: 'recovery-test-editor' })
+    .onNotification(methods.client.session.update, ({ params }) => {
+      updates.push(params as unknown as Update);
+    })
+    // A person who takes their time: the answer comes after permissionDelayMs.
+    .onRequest(methods.client.session.requestPermission, async ({ params }) => {
+      await new Promise((resolve) => setTimeout(resolve, permissionDelayMs));
+      const allow = params.options.find((option) => option.kind === 'allow_once');
+      return { outcome: allow ? { outcome: 'selected' as const, optionId: allow.optionId } : { outcome: 'cancelled' as const } };
+    });
   const connection = app.connect(stream);
   const agent = connection.agent as unknown as { request(method: string, params: unknown): Promise<unknown> };
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -156,6 +163,31 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
     expect(ok.stopReason).to.equal('end_turn');
     const listed = await warden.request<{ sessions: Array<{ sessionId: string; _meta: Record<string, unknown> }> }>(methods.agent.session.list, {});
     expect(listed.sessions.find((session) => session.sessionId === bad.sessionId)?._meta['acp-warden/state']).to.equal('failed');
+    expect(await warden.close()).to.equal(0);
+  });
+
+  it('a hang (SIGSTOP) mid-prompt: the watchdog of --hang-after kills it as hung, the prompt settles, the next prompt works', async () => {
+    const warden = await launch(['--store', store, '--hang-after', '1', '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_DELAY_MS=200']);
+    const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const prompt = rejection(warden.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] }));
+    await waitUntil(() => warden.updates.some((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'agent_message_chunk'), 'the first words');
+    const frozen = startsIn(argvLog)[0]?.pid as number;
+    process.kill(frozen, 'SIGSTOP');
+    const hung = await prompt;
+    expect(hung.data?.reason).to.equal('agent_crashed');
+    expect(JSON.stringify(hung.data?.exit)).to.contain('hung');
+    await waitUntil(() => !isAlive(frozen), 'the frozen CLI to be killed');
+    const next = await warden.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+    expect(next.stopReason).to.equal('end_turn');
+    expect(await warden.close()).to.equal(0);
+  });
+
+  it('waiting for a slow permission answer is not a hang', async () => {
+    const warden = await launch(['--store', store, '--hang-after', '1', '--env', 'FAKE_CLAUDE_FIXTURE=tool-write-permission-allow', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`], {}, 2500);
+    const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const result = await warden.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'write the file' }] });
+    expect(result.stopReason).to.equal('end_turn');
+    expect(startsIn(argvLog)).to.have.length(1); // never restarted
     expect(await warden.close()).to.equal(0);
   });
 

@@ -45,8 +45,8 @@ describe('warden acp', function () {
 
 describe('warden acp arguments', () => {
   it('reads every option, inline values too', () => {
-    const parsed = parseAcpArgs(['--agent=claude', '--store', ':memory:', '--cwd', '/tmp', '--log-file', '/tmp/x.log', '--restart-intensity', '5/30', '--env', 'A=1', '--env', 'B', '--inherit-env']);
-    expect(parsed).to.deep.include({ agent: 'claude', store: ':memory:', cwd: '/tmp', logFile: '/tmp/x.log', restart: { intensity: 5, period: 30_000 }, env: { A: '1' }, passthrough: ['B'], inheritEnv: true });
+    const parsed = parseAcpArgs(['--agent=claude', '--store', ':memory:', '--cwd', '/tmp', '--log-file', '/tmp/x.log', '--restart-intensity', '5/30', '--hang-after', '2.5', '--env', 'A=1', '--env', 'B', '--inherit-env']);
+    expect(parsed).to.deep.include({ agent: 'claude', store: ':memory:', cwd: '/tmp', logFile: '/tmp/x.log', restart: { intensity: 5, period: 30_000 }, hangAfterMs: 2500, env: { A: '1' }, passthrough: ['B'], inheritEnv: true });
   });
 
   it('names the problem and the fix', () => {

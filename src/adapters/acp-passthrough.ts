@@ -71,6 +71,10 @@ export function createAcpPassthrough(options: AcpPassthroughOptions): NativeAgen
     // What to advertise is what the agent behind says: the server asks us.
     delegateInitialize: true,
     cancelGraceMs: 10_000,
+    supervisors: (agent) => {
+      const supervisor = lives.get(agent)?.supervisor;
+      return supervisor ? [supervisor] : [];
+    },
   };
 }
 
@@ -102,6 +106,8 @@ interface Live {
   /** How the agent process last ended, for `session.restarting`. */
   lastExit: PortExit | undefined;
   portSubscription: Subscription | undefined;
+  /** Prompts the agent is working on: while any is and no relay waits for the editor, the port's hang watchdog is armed. */
+  prompting: number;
 }
 
 type PassthroughSnapshot = Snapshot<undefined> & { readonly context: { readonly sessions: number; readonly recovering: boolean } };
@@ -114,7 +120,7 @@ const passthroughLogic = {
   getInitialSnapshot(scope: Scope, options: AcpPassthroughOptions): PassthroughSnapshot {
     lives.set(scope.self, {
       scope, options, supervisor: undefined, client: undefined, context: undefined, downstream: undefined,
-      sessions: new Map(), reattaching: new Set(), relays: new Map(), waiting: [], recovering: false, failed: undefined, subscriptions: [], nextRelay: 1,
+      sessions: new Map(), reattaching: new Set(), relays: new Map(), waiting: [], recovering: false, failed: undefined, subscriptions: [], nextRelay: 1, prompting: 0,
       restarts: 0, lastExit: undefined, portSubscription: undefined,
     });
     return { status: 'active', output: undefined, error: undefined, context: { sessions: 0, recovering: false } };
@@ -247,8 +253,16 @@ async function forward(live: Live, client: AnyActorRef, request: AgentRequestEve
       case 'logout':
         await logout(client);
         return respondTo(live, request.requestId, {});
-      case 'session.prompt':
-        return respondTo(live, request.requestId, await prompt(client, sessionId, params.prompt as unknown[]).result);
+      case 'session.prompt': {
+        live.prompting++;
+        updateBusy(live);
+        try {
+          return respondTo(live, request.requestId, await prompt(client, sessionId, params.prompt as unknown[]).result);
+        } finally {
+          live.prompting--;
+          updateBusy(live);
+        }
+      }
       default:
         emit(live, { type: 'acp.error', requestId: request.requestId, error: RpcError.methodNotFound(request.method).toErrorObject() });
     }
@@ -333,9 +347,20 @@ async function start(live: Live, event: AgentRequestEvent): Promise<void> {
 function relay(live: Live, method: string, params: unknown): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const key = `relay-${live.nextRelay++}`;
-    live.relays.set(key, { resolve, reject });
+    const settled = <T>(settle: (value: T) => void) => (value: T) => {
+      settle(value);
+      updateBusy(live);
+    };
+    live.relays.set(key, { resolve: settled(resolve), reject: settled(reject) });
+    updateBusy(live);
     emit(live, { type: 'acp.clientRequest', key, method, params });
   });
+}
+
+/** Arms the port's hang watchdog while the agent works on a prompt and waits for nobody. */
+function updateBusy(live: Live): void {
+  const port = live.supervisor ? whichChildren(live.supervisor).find((row) => row.id === 'port')?.ref : undefined;
+  if (port?.getSnapshot().status === 'active') port.send({ type: 'port.busy', busy: live.prompting > 0 && live.relays.size === 0 });
 }
 
 /** Listens to the current agent process's exit (for `session.restarting`). */

@@ -59,6 +59,10 @@ export function createAdapterAgent(options: AdapterAgentOptions): NativeAgent {
     agentInfo: definition.agentInfo,
     capabilities: definition.capabilities,
     authMethods: definition.authMethods ?? [],
+    supervisors: (agent) => {
+      const live = lives.get(agent);
+      return live ? [live.sessionsSupervisor] : [];
+    },
   };
 }
 

@@ -19,6 +19,12 @@ export interface AgentOptions extends ResolveOptions {
   readonly passthrough?: readonly string[];
   /** `--restart-intensity N/SECONDS`: at most `intensity` restarts of an agent process in `period` ms. */
   readonly restart?: { readonly intensity: number; readonly period: number };
+  /**
+   * `--hang-after SECONDS`: an agent process that prints nothing for this long while it
+   * works on a prompt (not while it waits for a permission answer) is killed as hung and
+   * restarted. Default: none (a long silent tool run is not a hang).
+   */
+  readonly hangAfterMs?: number;
 }
 
 /**
@@ -31,7 +37,11 @@ export function agentFor(name: string, options: AgentOptions = {}): NativeAgent 
   const executable = resolveExecutable(entry, options);
   if (entry.kind === 'adapter' && entry.adapter) {
     return createAdapterAgent({
-      definition: options.restart ? { ...entry.adapter, restart: { ...entry.adapter.restart, ...options.restart } } : entry.adapter,
+      definition: {
+        ...entry.adapter,
+        ...(options.restart ? { restart: { ...entry.adapter.restart, ...options.restart } } : {}),
+        ...(options.hangAfterMs ? { port: { ...entry.adapter.port, watchdog: { idleMs: options.hangAfterMs } } } : {}),
+      },
       executable,
       ...(options.envPolicy ? { envPolicy: options.envPolicy } : {}),
       ...(options.env ? { env: options.env } : {}),
@@ -46,5 +56,6 @@ export function agentFor(name: string, options: AgentOptions = {}): NativeAgent 
     ...(options.envPolicy ? { envPolicy: options.envPolicy } : {}),
     ...(options.env ? { env: options.env } : {}),
     ...(options.restart ? { restart: options.restart } : {}),
+    ...(options.hangAfterMs ? { port: { watchdog: { idleMs: options.hangAfterMs } } } : {}),
   });
 }

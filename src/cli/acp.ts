@@ -23,6 +23,7 @@ export interface AcpCommandOptions {
   readonly cwd: string | undefined;
   readonly logFile: string | undefined;
   readonly restart: { readonly intensity: number; readonly period: number } | undefined;
+  readonly hangAfterMs: number | undefined;
 }
 
 /** `warden acp --help`. */
@@ -40,6 +41,9 @@ Options:
                                 default $XDG_STATE_HOME/acp-warden/journal.sqlite
   --log-file PATH               append one JSON line per host event (sessions, restarts, supervision)
   --restart-intensity N/SECONDS at most N restarts of an agent process in SECONDS (default 3/60)
+  --hang-after SECONDS          an agent silent this long while working on a prompt is killed
+                                as hung and restarted (default: never; waits for permission
+                                answers do not count)
   --env NAME[=VALUE]            pass a host variable (NAME) or set one (NAME=VALUE) for the agent
   --inherit-env                 give the agent this process's whole environment
   --inspect URL                 the XState inspector (not available in this version yet)
@@ -61,6 +65,7 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
   let cwd: string | undefined;
   let logFile: string | undefined;
   let restart: AcpCommandOptions['restart'];
+  let hangAfterMs: number | undefined;
   for (let index = 0; index < args.length; index++) {
     const raw = args[index] as string;
     const equals = raw.startsWith('--') ? raw.indexOf('=') : -1;
@@ -110,6 +115,13 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
           restart = { intensity: Number(match[1]), period: Number(match[2]) * 1000 };
           break;
         }
+        case '--hang-after': {
+          const text = value();
+          const seconds = Number(text);
+          if (!(seconds > 0) || !Number.isFinite(seconds)) throw new Error(`--hang-after expects a positive number of seconds, got ${JSON.stringify(text)}`);
+          hangAfterMs = seconds * 1000;
+          break;
+        }
         case '--inspect':
           value();
           throw new Error('--inspect is not available in this version yet (see README.md for what is built); leave it out');
@@ -121,7 +133,7 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
     }
   }
   if (!agent) return { error: `warden acp: --agent is required (claude, codex, gemini, opencode, claude-acp, codex-acp, demo, or acp:<command line>). ${shortUsage}` };
-  return { agent, agentCommand, env, passthrough, inheritEnv, store, cwd, logFile, restart };
+  return { agent, agentCommand, env, passthrough, inheritEnv, store, cwd, logFile, restart, hangAfterMs };
 }
 
 /** Runs the ACP agent until the editor closes stdin (or a signal); resolves with the exit status. */
@@ -149,6 +161,7 @@ export async function runAcp(args: readonly string[]): Promise<number> {
     passthrough: parsed.passthrough,
     envPolicy: parsed.inheritEnv ? ('inherit' as const) : ('isolated' as const),
     ...(parsed.restart ? { restart: parsed.restart } : {}),
+    ...(parsed.hangAfterMs ? { hangAfterMs: parsed.hangAfterMs } : {}),
   };
   let host;
   try {

@@ -186,6 +186,8 @@ export const claudeSessionMachine = setup({
         const requestId = message.request_id as string;
         if (request?.subtype === 'can_use_tool') {
           enqueue.assign({ permissions: { ...context.permissions, [requestId]: { input: request.input } } });
+          // The CLI now waits for the user, not the other way round: no hang watchdog meanwhile.
+          enqueue.emit({ type: 'port.busy', busy: false });
           const name = request.tool_name ?? 'tool';
           enqueue.emit({
             type: 'acp.clientRequest',
@@ -237,6 +239,7 @@ export const claudeSessionMachine = setup({
       const outcome = event.type === 'client.response' ? (event.result as { outcome?: { outcome?: string; optionId?: string } })?.outcome : undefined;
       const allow = outcome?.outcome === 'selected' && (outcome.optionId === 'allow' || outcome.optionId === 'allow_always');
       enqueue.emit({ type: 'port.write', message: permissionAnswer(event.key, allow, pending.input) });
+      if (context.prompt && Object.keys(permissions).length === 0) enqueue.emit({ type: 'port.busy', busy: true });
       if (outcome?.optionId === 'allow_always' && context.mode === 'default') {
         // "Always": the CLI stops asking for edits in this session.
         enqueue.emit({ type: 'port.write', message: controlRequest(`mode_${context.nextControl}`, { subtype: 'set_permission_mode', mode: 'acceptEdits' }) });

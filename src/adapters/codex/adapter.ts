@@ -178,6 +178,8 @@ export const codexSessionMachine = setup({
         const key = `approval-${String(message.id)}`;
         const available = Array.isArray(params.availableDecisions) ? (params.availableDecisions as unknown[]) : undefined;
         enqueue.assign({ approvals: { ...context.approvals, [key]: { id: message.id, available } } });
+        // The CLI now waits for the user, not the other way round: no hang watchdog meanwhile.
+        enqueue.emit({ type: 'port.busy', busy: false });
         const command = params.command as string | undefined;
         enqueue.emit({
           type: 'acp.clientRequest',
@@ -218,6 +220,7 @@ export const codexSessionMachine = setup({
       enqueue.assign({ approvals });
       const outcome = event.type === 'client.response' ? (event.result as { outcome?: { outcome?: string; optionId?: string } })?.outcome : undefined;
       enqueue.emit({ type: 'port.write', message: { id: approval.id, result: { decision: decisionFor(outcome, approval.available) } } });
+      if (context.prompt && Object.keys(approvals).length === 0) enqueue.emit({ type: 'port.busy', busy: true });
     }),
     setMode: enqueueActions(({ context, event, enqueue }) => {
       const request = event as AgentRequestEvent;
