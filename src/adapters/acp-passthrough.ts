@@ -326,7 +326,7 @@ async function start(live: Live, event: AgentRequestEvent): Promise<void> {
       const exit = live.lastExit ? { reason: live.lastExit.reason, ...(live.lastExit.stderrTail ? { stderrTail: live.lastExit.stderrTail } : {}) } : { reason: exited.reason };
       for (const sessionId of live.sessions.keys()) emit(live, { type: 'session.restarting', sessionId, restarts: live.restarts, exit });
     }),
-    supervisor.subscribe({ complete: () => live.scope.self.send({ type: 'passthrough.failed', why: 'its restart intensity was exceeded' } as never) }),
+    supervisor.subscribe({ complete: () => live.scope.self.send({ type: 'passthrough.failed', why: 'kept failing: its restart intensity was exceeded' } as never) }),
   );
   supervisor.start();
   if (supervisor.getSnapshot().status !== 'active') {

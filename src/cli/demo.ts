@@ -1,151 +1,230 @@
 /**
- * `warden demo`, until the host lands: (1) a supervised actor tree with faults injected, its
- * events printed as they happen: an "agent" subtree (rest_for_one: a flaky process and its
- * connection) that crashes, is restarted with backoff, gives up when its restart intensity
- * is exceeded, and is restarted by the root (escalation); (2) an ACP conversation with the
- * built-in demo agent, both roles in this process: a streamed answer, a tool behind a
- * permission request, a cancelled prompt.
+ * `warden demo`: the main job on a fresh machine, with no agent installed and no network.
+ * A host supervises the built-in demo agent as a real subprocess (`warden demo-agent`, an
+ * ACP agent on stdio), talks to it through the embedding API, and injects faults: a kill -9
+ * mid-prompt, a hang (SIGSTOP, caught by the watchdog), then a crash loop that exceeds the
+ * restart intensity. Each restart, the recovered session, the failed one and the final
+ * supervision tree are shown as a terminal report (colour on a TTY, plain otherwise).
  */
-import { createActor, setup } from 'xstate';
-import {
-  agentClientLogic,
-  agentServerLogic,
-  createMemoryTransportPair,
-  createSupervisor,
-  demoAgent,
-  describeExit,
-  initialize,
-  newSession,
-  prompt,
-  shutdown,
-  supervisionTree,
-  type SupervisionEvent,
-  type SupervisionTreeNode,
-} from '../index.js';
+import { fileURLToPath } from 'node:url';
+import type { SessionUpdate } from '@agentclientprotocol/sdk';
+import { createAcpPassthrough } from '../adapters/acp-passthrough.js';
+import { createHost, type Host, type HostEvent, type HostSessionHandle, type HostTreeNode } from '../host/host.js';
+import { describeExit } from '../supervision/exit-reason.js';
+import type { SupervisionTreeNode } from '../supervision/introspection.js';
 
-/** A stand-in for an agent CLI: it crashes after `crashAfter` ms. */
-const flakyProcess = setup({
-  types: {} as { input: { crashAfter: number }; context: { crashAfter: number } },
-  delays: { crashAfter: ({ context }) => context.crashAfter },
-  actions: {
-    crash: () => {
-      throw new Error('agent process died (simulated kill -9)');
-    },
-  },
-}).createMachine({
-  id: 'flakyProcess',
-  context: ({ input }) => ({ crashAfter: input.crashAfter }),
-  initial: 'running',
-  states: { running: { after: { crashAfter: { actions: 'crash' } } } },
-});
-
-/** A stand-in for the JSON-RPC connection that lives on top of the process. */
-const connection = setup({}).createMachine({ id: 'connection', initial: 'open', states: { open: {} } });
-
+/** Options of {@link runDemo}. */
 export interface DemoOptions {
   /** Where to print (the demo is not `warden acp`, so stdout is allowed). */
   readonly write: (line: string) => void;
-  /** How long the demo runs before a graceful shutdown, in ms. */
-  readonly durationMs?: number;
+  /** Colour (ANSI) or plain text. */
+  readonly colour?: boolean;
+  /** How long the watchdog waits before it calls a silent busy agent hung, in ms. Default 1500. */
+  readonly hangAfterMs?: number;
 }
 
-/** Runs the demo and resolves when the tree has shut down. */
-export async function runDemo({ write, durationMs = 4000 }: DemoOptions): Promise<void> {
+interface Paint {
+  readonly bold: (text: string) => string;
+  readonly dim: (text: string) => string;
+  readonly red: (text: string) => string;
+  readonly green: (text: string) => string;
+  readonly yellow: (text: string) => string;
+  readonly cyan: (text: string) => string;
+}
+
+function paint(colour: boolean): Paint {
+  const wrap = (code: string) => (text: string) => (colour ? `\u001b[${code}m${text}\u001b[0m` : text);
+  return { bold: wrap('1'), dim: wrap('2'), red: wrap('31'), green: wrap('32'), yellow: wrap('33'), cyan: wrap('36') };
+}
+
+/** The command line of the demo agent process: this same `warden`, command `demo-agent`. */
+function demoAgentCommand(): { executable: string; args: string[] } {
+  const main = fileURLToPath(new URL(`./main.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url));
+  return { executable: process.execPath, args: [...process.execArgv, main, 'demo-agent'] };
+}
+
+/** Runs the demo; resolves when everything has stopped. Throws if a step did not go as shown. */
+export async function runDemo({ write, colour = false, hangAfterMs = 1500 }: DemoOptions): Promise<void> {
+  const p = paint(colour);
   const started = Date.now();
-  const agent = createSupervisor({
-    name: 'agent',
-    strategy: 'rest_for_one',
-    intensity: 2,
-    period: 2000,
-    children: [
-      {
-        id: 'process',
-        start: { logic: flakyProcess, inputFor: ({ restarts }) => ({ crashAfter: 300 + restarts * 100 }) },
-        backoff: { minDelay: 100, maxDelay: 400, jitter: 0.2 },
-      },
-      { id: 'connection', start: { logic: connection } },
-    ],
-  });
-  const root = createSupervisor({ name: 'host', intensity: 5, period: 10_000, children: [{ id: 'agent', start: { logic: agent } }] });
-  const actor = createActor(root, { id: 'host' });
-  actor.on('*', (event: SupervisionEvent) => write(formatEvent(event, Date.now() - started)));
-  write('warden demo: a supervised agent that keeps crashing (Ctrl-C to stop early)\n');
-  actor.start();
-  await new Promise((resolve) => setTimeout(resolve, durationMs));
-  write('\nsupervision tree before shutdown:');
-  write(formatTree(supervisionTree(actor)));
-  const reason = await shutdown(actor);
-  write(`\nhost exited: ${describeExit(reason)}`);
-  await runConversation(write);
-}
-
-/** Part two: our ACP client side talks to the demo agent served by our agent side. */
-async function runConversation(write: (line: string) => void): Promise<void> {
-  write('\nan ACP conversation with the built-in demo agent (both roles in this process):');
-  const [editorSide, agentSide] = createMemoryTransportPair();
-  const server = createActor(agentServerLogic, { input: { transport: agentSide, agent: demoAgent({ wordDelayMs: 25 }) } }).start();
-  const client = createActor(agentClientLogic, {
-    input: {
-      transport: editorSide,
-      handler: {
-        permission: (request) => {
-          write(`  [the agent asks permission: ${request.toolCall.title}; the policy allows it]`);
-          return { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_once')?.optionId ?? 'allow' };
-        },
-      },
+  const stamp = () => p.dim(`${String(Date.now() - started).padStart(6)} ms`);
+  const { executable, args } = demoAgentCommand();
+  const host = createHost({
+    store: ':memory:',
+    defaultAgent: 'demo',
+    agents: {
+      demo: createAcpPassthrough({
+        name: 'demo',
+        executable,
+        args,
+        env: { DEMO_WORD_DELAY_MS: '30' },
+        restart: { intensity: 3, period: 30_000, backoff: { minDelay: 100, maxDelay: 400 } },
+        port: { watchdog: { idleMs: hangAfterMs } },
+      }),
     },
-  }).start();
+    permission: (request) => {
+      write(`  ${p.yellow('?')} the agent asks permission: ${request.toolCall.title}; the demo's policy allows it`);
+      return { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_once')?.optionId ?? request.options[0]?.optionId ?? '' };
+    },
+  });
+  host.on((event) => {
+    const line = describeEvent(event, p);
+    if (line) write(`${stamp()}  ${line}`);
+  });
+  const pids: number[] = [];
   try {
-    const info = await initialize(client);
-    write(`  connected to ${info.agentInfo?.title ?? info.agentInfo?.name}, protocol ${info.protocolVersion}`);
-    const { sessionId } = await newSession(client, { cwd: process.cwd() });
-    for (const [text, cancelAfterMs] of [['hello', undefined], ['please run the tool', undefined], ['a long answer that gets cancelled', 150]] as const) {
-      write(`  > ${text}`);
-      const run = prompt(client, sessionId, [{ type: 'text', text }]);
-      if (cancelAfterMs !== undefined) setTimeout(() => run.cancel(), cancelAfterMs);
-      let said = '';
-      for await (const update of run.updates) {
-        if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') said += update.content.text;
-        if (update.sessionUpdate === 'tool_call_update') write(`  [tool ${update.status}]`);
-      }
-      write(`  < ${said}`);
-      write(`  (stop reason: ${(await run.result).stopReason})`);
+    write(p.bold('warden demo: acp-warden supervising the built-in demo agent as a real subprocess'));
+    write(p.dim('  (no agent installed, no network needed; faults are injected on purpose)\n'));
+    const session = await host.newSession({ cwd: process.cwd() });
+    const pid = () => {
+      const found = agentPid(host);
+      if (found !== undefined && !pids.includes(found)) pids.push(found);
+      return found;
+    };
+    write(`${stamp()}  session ${p.cyan(session.sessionId)} opened; agent process pid ${pid()}`);
+
+    write(p.bold('\n1. A prompt, streamed'));
+    await converse(session, 'hello', write, p);
+
+    write(p.bold('\n2. A tool behind a permission request'));
+    await converse(session, 'please run the tool', write, p);
+
+    write(p.bold('\n3. kill -9 of the agent in the middle of an answer'));
+    const victim = pid() as number;
+    await converse(session, 'a long answer that will be interrupted by a crash', write, p, () => {
+      write(`  ${p.red('✗')} kill -9 ${victim}`);
+      process.kill(victim, 'SIGKILL');
+    });
+    await waitFor(() => session.state() === 'ready' && pid() !== victim, 'the recovered session', 15_000);
+    write(`  the session is ${p.green(session.state())} again; new agent pid ${pid()}`);
+    await converse(session, 'are you back?', write, p);
+
+    write(p.bold(`\n4. A hang: the agent stops answering (SIGSTOP); the watchdog gives it ${hangAfterMs} ms`));
+    const frozen = pid() as number;
+    await converse(session, 'a long answer during which the agent freezes', write, p, () => {
+      write(`  ${p.red('✗')} kill -STOP ${frozen}`);
+      process.kill(frozen, 'SIGSTOP');
+    });
+    await waitFor(() => session.state() === 'ready' && pid() !== frozen, 'the recovered session', 15_000);
+    write(`  the session is ${p.green(session.state())} again; new agent pid ${pid()}`);
+    await converse(session, 'still there?', write, p);
+
+    write(p.bold('\n5. A crash loop: more restarts than the intensity allows (3 in 30 s)'));
+    for (let kill = 0; kill < 4 && session.state() !== 'failed'; kill++) {
+      const current = pid();
+      if (current === undefined) break;
+      write(`  ${p.red('✗')} kill -9 ${current}`);
+      process.kill(current, 'SIGKILL');
+      await waitFor(() => session.state() === 'failed' || (pid() !== undefined && pid() !== current && session.state() === 'ready'), 'a restart or the failure', 15_000);
     }
+    write(`  the session is ${session.state() === 'failed' ? p.red('failed') : session.state()}; a prompt now gets a clean error:`);
+    await session.prompt('hello?').result.then(
+      (result) => write(`  < stop reason ${result.stopReason}`),
+      (error: Error) => write(`  < ${p.red('error')}: ${error.message}`),
+    );
+
+    write(p.bold('\nThe supervision tree now'));
+    write(formatHostTree(host.tree(), p));
+    const journal = host.journal.getSession(session.sessionId);
+    const entries = host.journal.entries(session.sessionId);
+    write(p.bold('\nThe journal'));
+    write(`  session ${session.sessionId}: ${entries.length} entries, ${journal?.restarts ?? 0} restarts recorded, state ${journal?.state}`);
   } finally {
-    client.stop();
-    server.stop();
+    await host.stop();
   }
+  const left = pids.filter(isAlive);
+  write(p.bold('\nStopped.') + ` Agent processes started: ${pids.length}; still running: ${left.length === 0 ? p.green('0') : p.red(String(left.length))}.`);
+  if (left.length > 0) throw new Error(`processes left behind: ${left.join(', ')}`);
 }
 
-/** One line per supervision event. */
-export function formatEvent(event: SupervisionEvent, elapsedMs: number): string {
-  const time = `${String(elapsedMs).padStart(5)} ms`;
-  const where = `${event.supervisor}`;
+/** One prompt, its streamed answer on one line; `fault` runs after the first words arrive. */
+async function converse(session: HostSessionHandle, text: string, write: (line: string) => void, p: Paint, fault?: () => void): Promise<void> {
+  write(`  ${p.cyan('>')} ${text}`);
+  const run = session.prompt(text);
+  let said = '';
+  let faulted = false;
+  const tools: string[] = [];
+  try {
+    for await (const update of run as AsyncIterable<SessionUpdate>) {
+      if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') {
+        said += update.content.text;
+        if (fault && !faulted && said.split(' ').length > 3) {
+          faulted = true;
+          fault();
+        }
+      }
+      if (update.sessionUpdate === 'tool_call_update' && update.status) tools.push(update.status);
+    }
+  } catch {
+    // The result says why.
+  }
+  if (said) write(`  ${p.green('<')} ${said.replace(/\s+/g, ' ').trim()}`);
+  if (tools.length > 0) write(`  [tool ${tools.join(' → ')}]`);
+  await run.result.then(
+    (result) => write(`  (stop reason: ${result.stopReason})`),
+    (error: Error & { data?: { reason?: string } }) => write(`  (${p.red('error')}: ${error.message})`),
+  );
+}
+
+function describeEvent(event: HostEvent, p: Paint): string | undefined {
+  // Supervisor paths start with XState's system id (x:0/…): not news to a reader.
+  const where = 'supervisor' in event ? event.supervisor.replace(/^x:\d+\//u, '') : '';
   switch (event.type) {
-    case 'child.started':
-      return `${time}  ${where}: started ${event.childId} (incarnation ${event.incarnation})`;
-    case 'child.exited':
-      return `${time}  ${where}: ${event.childId} exited: ${describeExit(event.reason)} -> ${event.action}`;
-    case 'child.restarting':
-      return `${time}  ${where}: ${event.childId} restarts in ${event.delay} ms (attempt ${event.attempt + 1})`;
+    case 'session.restarting':
+      return `${p.yellow('↻')} session restarting: ${event.exit} (restart ${event.restarts})`;
+    case 'session.recovered':
+      return `${p.green('✓')} session recovered after restart ${event.restarts}`;
+    case 'session.failed':
+      return `${p.red('✗')} session failed: ${event.reason}`;
     case 'child.restarted':
-      return `${time}  ${where}: restarted ${event.childId} (restart #${event.restarts})`;
-    case 'child.startFailed':
-      return `${time}  ${where}: ${event.childId} failed to start`;
+      return p.dim(`${where}: restarted ${event.childId} (restart #${event.restarts})`);
+    case 'child.exited':
+      return event.reason.kind === 'normal' ? undefined : p.dim(`${where}: ${event.childId} exited -> ${event.action}`);
     case 'intensity.exceeded':
-      return `${time}  ${where}: more than ${event.intensity} restarts in ${event.period} ms: giving up`;
-    case 'supervisor.shutdown':
-      return `${time}  ${where}: shut down (${describeExit(event.reason)})`;
+      return p.red(`${where}: more than ${event.intensity} restarts in ${event.period} ms: giving up`);
+    default:
+      return undefined;
   }
 }
 
-/** The tree as indented lines. */
-export function formatTree(node: SupervisionTreeNode, depth = 0): string {
+/** The running agent process of the host's only agent, from the supervision tree. */
+function agentPid(host: Host): number | undefined {
+  const find = (node: HostTreeNode | SupervisionTreeNode): number | undefined => {
+    if ('pid' in node && node.pid !== undefined && node.status === 'running') return node.pid;
+    for (const child of node.children ?? []) {
+      const found = find(child);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  return find(host.tree());
+}
+
+/** The host tree as indented lines. */
+export function formatHostTree(node: HostTreeNode | SupervisionTreeNode, p: Paint = paint(false), depth = 0): string {
   const pad = '  '.repeat(depth + 1);
-  const facts = [node.type, node.status, `restarts ${node.restarts}`];
-  if (node.strategy) facts.push(node.strategy);
-  if (node.pid !== undefined) facts.push(`pid ${node.pid}`);
-  const lines = [`${pad}${node.id} (${facts.join(', ')})`];
-  for (const child of node.children ?? []) lines.push(formatTree(child, depth + 1));
+  const facts: string[] = [node.type, node.status];
+  if ('restarts' in node) facts.push(`restarts ${node.restarts}`);
+  if ('strategy' in node && node.strategy) facts.push(node.strategy);
+  if ('pid' in node && node.pid !== undefined) facts.push(`pid ${node.pid}`);
+  const lines = [`${pad}${p.bold(node.id)} ${p.dim(`(${facts.join(', ')})`)}`];
+  for (const child of node.children ?? []) lines.push(formatHostTree(child, p, depth + 1));
   return lines.join('\n');
+}
+
+async function waitFor(predicate: () => boolean, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`warden demo: timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -6,13 +6,16 @@
 import { runAcp } from './acp.js';
 import { runAgents } from './agents.js';
 import { runDemo } from './demo.js';
+import { runDemoAgent } from './demo-agent.js';
 
 const usage = `Usage: warden <command> [options]
 
 Commands:
-  demo                     a supervised agent with faults injected; recovery shown
+  demo                     the demo agent as a supervised subprocess, faults injected, recovery shown
+  demo-agent               the built-in demo agent alone, as an ACP agent on stdio (what demo runs)
   acp --agent NAME         ACP agent on stdio, serving NAME under supervision
-      [--agent-command PATH] [--env NAME[=VALUE]]... [--inherit-env]
+      [--agent-command PATH] [--store PATH] [--cwd DIR] [--log-file PATH]
+      [--restart-intensity N/SECONDS] [--env NAME[=VALUE]]... [--inherit-env]
   agents [--json]          known agents, whether each is installed, version and path
   inspect                  local live view of the supervision tree                 (not yet)
   chaos --agent NAME       fault injection against an agent                        (not yet)
@@ -36,15 +39,14 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (command === 'demo') {
-    const durationFlag = rest.indexOf('--duration');
-    const durationMs = durationFlag >= 0 ? Number(rest[durationFlag + 1]) : undefined;
-    if (durationMs !== undefined && (!Number.isFinite(durationMs) || durationMs <= 0)) {
-      process.stderr.write(`warden demo: expected --duration to be a positive number of milliseconds, got ${String(rest[durationFlag + 1])}\n`);
+    if (rest.length > 0) {
+      process.stderr.write(`warden demo: unknown option ${rest[0]}; warden demo takes no options\n`);
       return 2;
     }
-    await runDemo({ write: (line) => process.stdout.write(`${line}\n`), ...(durationMs === undefined ? {} : { durationMs }) });
+    await runDemo({ write: (line) => process.stdout.write(`${line}\n`), colour: process.stdout.isTTY === true && !process.env.NO_COLOR });
     return 0;
   }
+  if (command === 'demo-agent') process.exit(await runDemoAgent());
   if (command === 'acp') {
     const code = await runAcp(rest);
     // The protocol channel is done: end now, whatever timers remain.
