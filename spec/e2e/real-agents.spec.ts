@@ -232,9 +232,15 @@ async function stopWarden(harness: WardenHarness): Promise<void> {
   await waitUntil(() => !isAlive(harness.wardenPid), `warden ${harness.wardenPid} to exit`, 15_000, 50);
 }
 
+/**
+ * What the agent said. The host's notices ("claude restarted", "… is back") reach this client,
+ * which does not advertise `session.notices`, as agent messages starting with "[severity]":
+ * they are warden's words, not the model's, and are left out.
+ */
 function textOf(updates: SessionUpdate[]): string {
   return updates
     .filter((update) => update.sessionUpdate === 'agent_message_chunk')
+    .filter((update) => !/^\[(info|warning|error)\] /u.test((update as { content: { text?: string } }).content.text ?? ''))
     .map((update) => (update as { content: { text?: string } }).content.text ?? '')
     .join('');
 }
@@ -329,6 +335,7 @@ describe('real agent CLIs against fake model servers', function () {
     const wardenArgs = () => [
       '--agent', 'claude',
       '--agent-command', claudeBin,
+      '--store', ':memory:',
       ...envArgs({
         ANTHROPIC_BASE_URL: (server as FakeModelServer).url,
         ANTHROPIC_API_KEY: 'dummy',
@@ -468,6 +475,7 @@ describe('real agent CLIs against fake model servers', function () {
     const wardenArgs = () => [
       '--agent', 'codex',
       '--agent-command', codexBin,
+      '--store', ':memory:',
       ...envArgs({
         HOME: (space as Workspace).home,
         CODEX_HOME: codexHome,

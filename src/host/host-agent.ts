@@ -66,7 +66,8 @@ export function createHostAgent(options: HostAgentOptions): NativeAgent {
   return {
     logic: hostAgentLogic,
     input: { ...options, base },
-    agentInfo: options.agentInfo ?? { name: 'acp-warden', title: `acp-warden (${base.agentInfo.title ?? base.agentInfo.name})`, version: '0.1.0' },
+    // The editor shows the agent it asked for; the title says who keeps it alive.
+    agentInfo: options.agentInfo ?? { ...base.agentInfo, title: `${base.agentInfo.title ?? base.agentInfo.name} (acp-warden)` },
     capabilities: withHostCapabilities(base.capabilities ?? {}),
     authMethods: base.authMethods ?? [],
     ...(base.protocolVersions ? { protocolVersions: base.protocolVersions } : {}),
