@@ -97,6 +97,17 @@ describe('port', () => {
       expect(messages).to.have.length(6);
     });
 
+    it('fault injection: an injected line is handled as if the process printed it (garbage counted as non-JSON), real lines are untouched', async () => {
+      const { actor, events, request } = startPort({ parse: 'json' });
+      actor.send({ type: 'port.injectLine', line: 'garbage {' });
+      actor.send({ type: 'port.injectLine', line: '{"jsonrpc":"2.0","method":"injected"}' });
+      const answer = await request('stream', { count: 2 });
+      expect(answer.result).to.deep.equal({ streamed: 2 });
+      expect(events.filter((event) => event.type === 'port.nonJson')).to.have.length(1);
+      expect(events.some((event) => event.type === 'port.message' && (event.message as { method?: string }).method === 'injected')).to.equal(true);
+      expect(portStats(actor)?.nonJsonLines).to.equal(1);
+    });
+
     it('ends done with a normal exit on code 0, and in error with a typed reason otherwise', async () => {
       const ok = startPort();
       void writeToPort(ok.actor, { message: { jsonrpc: '2.0', id: 1, method: 'exit', params: { code: 0 } } });

@@ -104,6 +104,11 @@ export type PortEvent =
   | { readonly type: 'port.write'; readonly line?: string; readonly message?: unknown; readonly reply?: (error?: PortWriteError) => void }
   | { readonly type: 'port.busy'; readonly busy: boolean }
   | { readonly type: 'port.heartbeat' }
+  /**
+   * Fault injection (`warden chaos`, tests): handle `line` as if the process had printed it,
+   * between two of its real lines (never inside a partial one).
+   */
+  | { readonly type: 'port.injectLine'; readonly line: string }
   | { readonly type: typeof SHUTDOWN_EVENT }
   | PortInternalEvent
   | { readonly type: `xstate.${string}` };
@@ -155,6 +160,8 @@ interface Live {
   readonly now: () => number;
   readonly stderr: StderrRing;
   readonly framer: LineFramer;
+  /** What a complete stdout line goes through (the framer's output; fault injection's input). */
+  readonly onLine: (line: string) => void;
   child: ReturnType<typeof execa> | undefined;
   writes: WriteQueue | undefined;
   pid: number | undefined;
@@ -269,6 +276,9 @@ export const portLogic: PortLogic = gracefulShutdown({
       case 'port.heartbeat':
         live.lastActivity = live.now();
         return snapshot;
+      case 'port.injectLine':
+        if (!live.finished) live.onLine(event.line);
+        return snapshot;
       case 'port.internal.watchdog':
         return onWatchdog(snapshot, live);
       case 'port.internal.kill':
@@ -311,6 +321,7 @@ function createLive(scope: Scope, options: Normalized): Live {
     now: resolveNow(self),
     stderr: new StderrRing(options.stderrBytes),
     framer: undefined as unknown as LineFramer,
+    onLine: () => undefined,
     child: undefined,
     writes: undefined,
     pid: undefined,
@@ -342,6 +353,7 @@ function createLive(scope: Scope, options: Normalized): Live {
         live.linesIn += 1;
         scope.emit({ type: 'port.line', line });
       };
+  (live as { onLine: (line: string) => void }).onLine = onLine;
   (live as { framer: LineFramer }).framer = new LineFramer({
     ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
     oversize: options.oversize,
