@@ -147,6 +147,14 @@ describe('native ACP agents, passed through under supervision', function () {
       expect((refused as { error: { data: { reason: string } } }).error.data.reason).to.equal('agent_failed');
     });
 
+    it('after the supervisor gave up, a new session starts the agent again under a fresh supervisor', async () => {
+      const { driver, sessionId, dir } = await drive([], { restart: { intensity: 0, backoff: { minDelay: 50, maxDelay: 200 } } });
+      expect((await turn(driver, sessionId, 'die')).type).to.equal('acp.error');
+      await driver.waitFor((output) => output.type === 'session.failed', 'session.failed');
+      const again = resultOf(await driver.answer(driver.request('session.new', 'session/new', { cwd: dir, mcpServers: [] }))) as { sessionId: string };
+      expect(resultOf(await turn(driver, again.sessionId, 'hello'))).to.deep.include({ stopReason: 'end_turn' });
+    });
+
     it('a session the restarted agent will not re-attach (it wants authenticating again): session.failed, naming why', async () => {
       const { driver, sessionId } = await drive(['--require-auth']);
       expect((await turn(driver, sessionId, 'die')).type).to.equal('acp.error');

@@ -44,3 +44,28 @@ describe('warden command', function () {
     expect(badFlag.stderr).to.contain('warden demo: unknown option --duration');
   });
 });
+
+describe('warden chaos', function () {
+  this.timeout(120_000);
+
+  it('drives the demo agent through prompts under kill, hang and garbage faults: every prompt settles, no process is left', async () => {
+    const { code, stdout, stderr } = await warden('chaos', '--agent', 'demo', '--duration', '6', '--rate', '2', '--seed', '11', '--json');
+    const report = JSON.parse(stdout) as { faults: Record<string, number>; prompts: { sent: number; completed: number; unsettled: number }; processesLeaked: number; processesStarted: number; seed: number };
+    expect(code, stderr).to.equal(0);
+    expect(report.seed).to.equal(11);
+    expect(report.faults.kill + report.faults.hang + report.faults.garbage).to.be.greaterThan(3);
+    expect(report.prompts.unsettled).to.equal(0);
+    expect(report.prompts.completed).to.be.greaterThan(0);
+    expect(report.processesStarted).to.be.greaterThan(1);
+    expect(report.processesLeaked).to.equal(0);
+  });
+
+  it('names bad options and the fix', async () => {
+    const bad = await warden('chaos', '--agent', 'demo', '--faults', 'kill,flood');
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.contain('--faults takes a comma-separated list of kill, hang, garbage');
+    const missing = await warden('chaos', '--agent', 'claude', '--agent-command', '/nonexistent/claude', '--duration', '1');
+    expect(missing.code).to.equal(2);
+    expect(missing.stderr).to.contain('/nonexistent/claude');
+  });
+});

@@ -46,6 +46,7 @@ import type { BackoffOptions } from '../supervision/backoff.js';
 import type { SupervisionEvent } from '../supervision/events.js';
 import { whichChildren } from '../supervision/introspection.js';
 import { createSupervisor } from '../supervision/supervisor.js';
+import { exitFromOutput } from '../supervision/exit-reason.js';
 
 /** How to run a native ACP agent. */
 export interface AcpPassthroughOptions {
@@ -106,8 +107,12 @@ interface Live {
   /** How the agent process last ended, for `session.restarting`. */
   lastExit: PortExit | undefined;
   portSubscription: Subscription | undefined;
-  /** Prompts the agent is working on: while any is and no relay waits for the editor, the port's hang watchdog is armed. */
-  prompting: number;
+  /**
+   * Requests the agent owes an answer to (prompts, re-initialisation, re-attachment, any
+   * forwarded request): while any is and no relay waits for the editor, the port's hang
+   * watchdog is armed. A hang during recovery is a hang too.
+   */
+  working: number;
 }
 
 type PassthroughSnapshot = Snapshot<undefined> & { readonly context: { readonly sessions: number; readonly recovering: boolean } };
@@ -120,7 +125,7 @@ const passthroughLogic = {
   getInitialSnapshot(scope: Scope, options: AcpPassthroughOptions): PassthroughSnapshot {
     lives.set(scope.self, {
       scope, options, supervisor: undefined, client: undefined, context: undefined, downstream: undefined,
-      sessions: new Map(), reattaching: new Set(), relays: new Map(), waiting: [], recovering: false, failed: undefined, subscriptions: [], nextRelay: 1, prompting: 0,
+      sessions: new Map(), reattaching: new Set(), relays: new Map(), waiting: [], recovering: false, failed: undefined, subscriptions: [], nextRelay: 1, working: 0,
       restarts: 0, lastExit: undefined, portSubscription: undefined,
     });
     return { status: 'active', output: undefined, error: undefined, context: { sessions: 0, recovering: false } };
@@ -196,6 +201,11 @@ function handle(live: Live, event: AgentHandlerEvent): void {
       break;
   }
   const request = event as AgentRequestEvent;
+  if (live.failed && live.context && (request.type === 'session.new' || request.type === 'session.resume' || request.type === 'session.load')) {
+    live.waiting.push(event);
+    if (!live.recovering) void restartAgent(live);
+    return;
+  }
   if (live.failed) {
     emit(live, { type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${live.options.name} kept failing and was given up: ${live.failed}`, data: { reason: 'agent_failed' } } });
     return;
@@ -208,6 +218,22 @@ function handle(live: Live, event: AgentHandlerEvent): void {
 }
 
 async function forward(live: Live, client: AnyActorRef, request: AgentRequestEvent): Promise<void> {
+  await working(live, () => forwardNow(live, client, request));
+}
+
+/** Runs `work` (which awaits the agent) with the hang watchdog armed. */
+async function working<T>(live: Live, work: () => Promise<T>): Promise<T> {
+  live.working++;
+  updateBusy(live);
+  try {
+    return await work();
+  } finally {
+    live.working--;
+    updateBusy(live);
+  }
+}
+
+async function forwardNow(live: Live, client: AnyActorRef, request: AgentRequestEvent): Promise<void> {
   const { params } = request;
   const sessionId = params.sessionId as string;
   try {
@@ -253,16 +279,8 @@ async function forward(live: Live, client: AnyActorRef, request: AgentRequestEve
       case 'logout':
         await logout(client);
         return respondTo(live, request.requestId, {});
-      case 'session.prompt': {
-        live.prompting++;
-        updateBusy(live);
-        try {
-          return respondTo(live, request.requestId, await prompt(client, sessionId, params.prompt as unknown[]).result);
-        } finally {
-          live.prompting--;
-          updateBusy(live);
-        }
-      }
+      case 'session.prompt':
+        return respondTo(live, request.requestId, await prompt(client, sessionId, params.prompt as unknown[]).result);
       default:
         emit(live, { type: 'acp.error', requestId: request.requestId, error: RpcError.methodNotFound(request.method).toErrorObject() });
     }
@@ -285,6 +303,46 @@ function portInput(live: Live): PortInput {
 /** The editor's `initialize`: start the agent under supervision and initialize it with the editor's capabilities. */
 async function start(live: Live, event: AgentRequestEvent): Promise<void> {
   live.context = event.context;
+  const failure = boot(live);
+  if (failure) {
+    emit(live, { type: 'acp.error', requestId: event.requestId, error: { code: -32603, message: failure } });
+    return;
+  }
+  try {
+    live.downstream = await working(live, () => initialize(live.client as AnyActorRef));
+    const found = live.downstream;
+    respondTo(live, event.requestId, { agentCapabilities: found.agentCapabilities, authMethods: found.authMethods, agentInfo: found.agentInfo ?? { name: live.options.name, version: 'unknown' } });
+  } catch (error) {
+    failWith(live, event.requestId, error);
+  }
+}
+
+/**
+ * The agent was given up (restart intensity exceeded) and a new session asks for it: a fresh
+ * supervisor starts it again, as a parent would restart a child that gave up. The request
+ * (and any that arrive meanwhile) waits for the new process to be initialized.
+ */
+async function restartAgent(live: Live): Promise<void> {
+  live.failed = undefined;
+  live.recovering = true;
+  for (const subscription of live.subscriptions.splice(0)) subscription.unsubscribe();
+  const failure = boot(live);
+  if (failure) {
+    live.failed = failure;
+  } else {
+    try {
+      live.downstream = await working(live, () => initialize(live.client as AnyActorRef));
+    } catch (error) {
+      // Its exit restarts it (or gives up again); the waiting requests go to what comes next.
+      if (toRpcError(error).failure !== 'peer_lost') live.failed = `could not initialize it again: ${toRpcError(error).message}`;
+    }
+  }
+  live.recovering = false;
+  for (const waiting of live.waiting.splice(0)) handle(live, waiting);
+}
+
+/** Starts the agent's supervisor (port, then client) and binds to it; a message when it cannot start. */
+function boot(live: Live): string | undefined {
   const restart = live.options.restart ?? {};
   const supervisorLogic = createSupervisor({
     name: `${live.options.name} agent`,
@@ -326,22 +384,22 @@ async function start(live: Live, event: AgentRequestEvent): Promise<void> {
       const exit = live.lastExit ? { reason: live.lastExit.reason, ...(live.lastExit.stderrTail ? { stderrTail: live.lastExit.stderrTail } : {}) } : { reason: exited.reason };
       for (const sessionId of live.sessions.keys()) emit(live, { type: 'session.restarting', sessionId, restarts: live.restarts, exit });
     }),
-    supervisor.subscribe({ complete: () => live.scope.self.send({ type: 'passthrough.failed', why: 'kept failing: its restart intensity was exceeded' } as never) }),
+    supervisor.subscribe({
+      complete: () => {
+        // A shutdown asked for (host.stop, the editor gone) is not a failure of the agent.
+        const reason = exitFromOutput(supervisor.getSnapshot().output);
+        if (reason.kind === 'shutdown' && reason.detail === undefined) return;
+        live.scope.self.send({ type: 'passthrough.failed', why: 'kept failing: its restart intensity was exceeded' } as never);
+      },
+    }),
   );
   supervisor.start();
   if (supervisor.getSnapshot().status !== 'active') {
     const output = supervisor.getSnapshot().output as { detail?: { cause?: Error } } | undefined;
-    emit(live, { type: 'acp.error', requestId: event.requestId, error: { code: -32603, message: `${live.options.name} could not start: ${output?.detail?.cause?.message ?? 'unknown reason'}` } });
-    return;
+    return `${live.options.name} could not start: ${output?.detail?.cause?.message ?? 'unknown reason'}`;
   }
   bindClient(live);
-  try {
-    live.downstream = await initialize(live.client as AnyActorRef);
-    const found = live.downstream;
-    respondTo(live, event.requestId, { agentCapabilities: found.agentCapabilities, authMethods: found.authMethods, agentInfo: found.agentInfo ?? { name: live.options.name, version: 'unknown' } });
-  } catch (error) {
-    failWith(live, event.requestId, error);
-  }
+  return undefined;
 }
 
 function relay(live: Live, method: string, params: unknown): Promise<unknown> {
@@ -360,7 +418,7 @@ function relay(live: Live, method: string, params: unknown): Promise<unknown> {
 /** Arms the port's hang watchdog while the agent works on a prompt and waits for nobody. */
 function updateBusy(live: Live): void {
   const port = live.supervisor ? whichChildren(live.supervisor).find((row) => row.id === 'port')?.ref : undefined;
-  if (port?.getSnapshot().status === 'active') port.send({ type: 'port.busy', busy: live.prompting > 0 && live.relays.size === 0 });
+  if (port?.getSnapshot().status === 'active') port.send({ type: 'port.busy', busy: live.working > 0 && live.relays.size === 0 });
 }
 
 /** Listens to the current agent process's exit (for `session.restarting`). */
@@ -394,7 +452,13 @@ function bindClient(live: Live): void {
 async function recover(live: Live): Promise<void> {
   live.recovering = true;
   bindClient(live);
-  const client = live.client as AnyActorRef;
+  await working(live, () => reattach(live, live.client as AnyActorRef));
+  live.recovering = false;
+  for (const waiting of live.waiting.splice(0)) handle(live, waiting);
+}
+
+/** Initializes the restarted agent and re-attaches every open session. */
+async function reattach(live: Live, client: AnyActorRef): Promise<void> {
   try {
     const found = await initialize(client);
     const caps = found.agentCapabilities ?? {};
@@ -419,6 +483,4 @@ async function recover(live: Live): Promise<void> {
   } catch {
     // The new process fails too: its own exit will restart it again (or give up).
   }
-  live.recovering = false;
-  for (const waiting of live.waiting.splice(0)) handle(live, waiting);
 }

@@ -6,9 +6,8 @@
  * restart intensity. Each restart, the recovered session, the failed one and the final
  * supervision tree are shown as a terminal report (colour on a TTY, plain otherwise).
  */
-import { fileURLToPath } from 'node:url';
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
-import { createAcpPassthrough } from '../adapters/acp-passthrough.js';
+import { demoAgentProcess } from './demo-agent.js';
 import { createHost, type Host, type HostEvent, type HostSessionHandle, type HostTreeNode } from '../host/host.js';
 import { describeExit } from '../supervision/exit-reason.js';
 import type { SupervisionTreeNode } from '../supervision/introspection.js';
@@ -37,30 +36,16 @@ function paint(colour: boolean): Paint {
   return { bold: wrap('1'), dim: wrap('2'), red: wrap('31'), green: wrap('32'), yellow: wrap('33'), cyan: wrap('36') };
 }
 
-/** The command line of the demo agent process: this same `warden`, command `demo-agent`. */
-function demoAgentCommand(): { executable: string; args: string[] } {
-  const main = fileURLToPath(new URL(`./main.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url));
-  return { executable: process.execPath, args: [...process.execArgv, main, 'demo-agent'] };
-}
-
 /** Runs the demo; resolves when everything has stopped. Throws if a step did not go as shown. */
 export async function runDemo({ write, colour = false, hangAfterMs = 1500 }: DemoOptions): Promise<void> {
   const p = paint(colour);
   const started = Date.now();
   const stamp = () => p.dim(`${String(Date.now() - started).padStart(6)} ms`);
-  const { executable, args } = demoAgentCommand();
   const host = createHost({
     store: ':memory:',
     defaultAgent: 'demo',
     agents: {
-      demo: createAcpPassthrough({
-        name: 'demo',
-        executable,
-        args,
-        env: { DEMO_WORD_DELAY_MS: '30' },
-        restart: { intensity: 3, period: 30_000, backoff: { minDelay: 100, maxDelay: 400 } },
-        port: { watchdog: { idleMs: hangAfterMs } },
-      }),
+      demo: demoAgentProcess({ wordDelayMs: 30, hangAfterMs, restart: { intensity: 3, period: 30_000 } }),
     },
     permission: (request) => {
       write(`  ${p.yellow('?')} the agent asks permission: ${request.toolCall.title}; the demo's policy allows it`);

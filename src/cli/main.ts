@@ -7,6 +7,8 @@ import { runAcp } from './acp.js';
 import { runAgents } from './agents.js';
 import { runDemo } from './demo.js';
 import { runDemoAgent } from './demo-agent.js';
+import { chaosUsage, formatChaosReport, parseChaosArgs, runChaos } from './chaos.js';
+import { AgentUnavailableError } from '../adapters/registry.js';
 
 const usage = `Usage: warden <command> [options]
 
@@ -18,13 +20,14 @@ Commands:
       [--restart-intensity N/SECONDS] [--env NAME[=VALUE]]... [--inherit-env]
   agents [--json]          known agents, whether each is installed, version and path
   inspect                  local live view of the supervision tree                 (not yet)
-  chaos --agent NAME       fault injection against an agent                        (not yet)
+  chaos --agent NAME       drives an agent through prompts while injecting faults; recovery figures
+      [--faults kill,hang,garbage] [--rate R] [--duration SECONDS]
 
 Options:
   -h, --help               show this help
   --version                print the version`;
 
-const planned = new Set(['inspect', 'chaos']);
+const planned = new Set(['inspect']);
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -47,6 +50,25 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (command === 'demo-agent') process.exit(await runDemoAgent());
+  if (command === 'chaos') {
+    const parsed = parseChaosArgs(rest);
+    if ('help' in parsed) {
+      process.stderr.write(`${chaosUsage}\n`);
+      return 0;
+    }
+    if ('error' in parsed) {
+      process.stderr.write(`${parsed.error}\n`);
+      return 2;
+    }
+    try {
+      const report = await runChaos(parsed, parsed.json ? undefined : (line) => process.stderr.write(`${line}\n`));
+      process.stdout.write(parsed.json ? `${JSON.stringify(report)}\n` : `${formatChaosReport(report)}\n`);
+      process.exit(report.prompts.unsettled === 0 && report.processesLeaked === 0 ? 0 : 1);
+    } catch (error) {
+      process.stderr.write(`warden chaos: ${(error as Error).message}\n`);
+      process.exit(error instanceof AgentUnavailableError || /not installed|cannot run/.test((error as Error).message) ? 2 : 1);
+    }
+  }
   if (command === 'acp') {
     const code = await runAcp(rest);
     // The protocol channel is done: end now, whatever timers remain.

@@ -37,7 +37,7 @@ import { createMemoryTransportPair } from '../jsonrpc/memory-transport.js';
 import type { Transport } from '../jsonrpc/transport.js';
 import { shutdown } from '../supervision/commands.js';
 import type { SupervisionEvent } from '../supervision/events.js';
-import { supervisionTree, type SupervisionTreeNode } from '../supervision/introspection.js';
+import { supervisionTree, whichChildren, type SupervisionTreeNode } from '../supervision/introspection.js';
 import { AGENT_META_KEY, createHostAgent, innerAgentsOf, sessionMachinesOf, type HostSessionEvent } from './host-agent.js';
 import type { Journal, JournalSession } from './journal.js';
 import { defaultJournalPath, sqliteJournal } from './sqlite-journal.js';
@@ -105,6 +105,11 @@ export interface Host {
   readonly journal: Journal;
   /** The supervision tree now: every agent, session supervisor, port (with pids) and session state. */
   tree(): HostTreeNode;
+  /**
+   * The agent processes running now: each port with its agent, its OS pid and the port
+   * actor (send it `port.injectLine` to inject a fault, as `warden chaos` does).
+   */
+  processes(): ReadonlyArray<{ readonly agent: string; readonly pid: number; readonly port: AnyActorRef }>;
   /** Listens to session and supervision events; returns the unsubscribe function. */
   on(listener: (event: HostEvent) => void): () => void;
   /** Serves the host to an editor over `transport` (what `warden acp` does on stdio). */
@@ -263,6 +268,17 @@ export function createHost(options: HostOptions = {}): Host {
       }
       return { id: 'host', type: 'host', status: servers.size > 0 ? 'running' : 'stopped', children };
     },
+    processes() {
+      const found: Array<{ agent: string; pid: number; port: AnyActorRef }> = [];
+      for (const server of servers) {
+        const handler = handlerOf(server);
+        if (!handler) continue;
+        for (const [name, inner] of innerAgentsOf(handler)) {
+          for (const supervisor of supervisorsOf(inner)) for (const port of portsUnder(supervisor)) found.push({ agent: name, ...port });
+        }
+      }
+      return found;
+    },
     on(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -286,6 +302,21 @@ export async function stopServers(servers: Iterable<AnyActorRef>): Promise<void>
   }
   await Promise.all(supervisors.filter((supervisor) => supervisor.getSnapshot().status === 'active').map((supervisor) => shutdown(supervisor)));
   for (const server of [...servers]) if (server.getSnapshot().status === 'active') server.stop();
+}
+
+/** Running ports anywhere under a supervisor, with their pids. */
+function portsUnder(supervisor: AnyActorRef): Array<{ pid: number; port: AnyActorRef }> {
+  const found: Array<{ pid: number; port: AnyActorRef }> = [];
+  for (const child of whichChildren(supervisor)) {
+    if (!child.ref || child.status !== 'running') continue;
+    if (child.type === 'supervisor') {
+      found.push(...portsUnder(child.ref));
+      continue;
+    }
+    const pid = (child.ref.getSnapshot() as { context?: { pid?: unknown } }).context?.pid;
+    if (child.id === 'port' && typeof pid === 'number' && child.ref.getSnapshot().status === 'active') found.push({ pid, port: child.ref });
+  }
+  return found;
 }
 
 function supervisorsOf(inner: { readonly agent: NativeAgent; readonly ref: AnyActorRef }): readonly AnyActorRef[] {

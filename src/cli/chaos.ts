@@ -1,0 +1,317 @@
+/**
+ * `warden chaos --agent NAME`: drives the agent through prompts while injecting faults into
+ * its processes, then prints recovery figures. Faults: `kill` (SIGKILL), `hang` (SIGSTOP; the
+ * watchdog of `--hang-after` must catch it), `garbage` (a line that is not the protocol,
+ * injected into the port as if the agent had printed it). A session that gives up is opened
+ * again from the journal (`session/resume`), so the run goes on.
+ */
+import { createHost, type HostSessionHandle } from '../host/host.js';
+import { demoAgentProcess } from './demo-agent.js';
+
+/** The faults `warden chaos` injects. */
+export type ChaosFault = 'kill' | 'hang' | 'garbage';
+
+/** What `warden chaos` was asked for. */
+export interface ChaosOptions {
+  readonly agent: string;
+  readonly agentCommand: string | undefined;
+  readonly env: Record<string, string | undefined>;
+  readonly faults: readonly ChaosFault[];
+  /** Faults per second. */
+  readonly rate: number;
+  readonly durationMs: number;
+  readonly hangAfterMs: number;
+  readonly restart: { readonly intensity: number; readonly period: number };
+  readonly json: boolean;
+  /** Seed of the fault schedule (printed, so a run can be replayed). */
+  readonly seed: number;
+}
+
+/** The figures of a chaos run. */
+export interface ChaosReport {
+  readonly agent: string;
+  readonly seed: number;
+  readonly durationMs: number;
+  readonly faults: Readonly<Record<ChaosFault, number>>;
+  readonly prompts: { readonly sent: number; readonly completed: number; readonly failed: number; readonly unsettled: number };
+  readonly recoveries: number;
+  readonly recoverMs: { readonly p50: number | null; readonly p99: number | null; readonly max: number | null };
+  readonly sessionsFailed: number;
+  readonly sessionsReopened: number;
+  readonly processesStarted: number;
+  readonly processesLeaked: number;
+}
+
+/** `warden chaos --help`. */
+export const chaosUsage = `Usage: warden chaos --agent NAME [options]
+
+Drives NAME through prompts while injecting faults, then prints recovery figures.
+
+Options:
+  --agent NAME                  any agent warden acp takes (demo runs the demo agent as a subprocess)
+  --agent-command PATH          the agent's executable
+  --env NAME=VALUE              set a variable for the agent (repeatable)
+  --faults LIST                 comma-separated: kill, hang, garbage (default: all three)
+  --rate R                      faults per second (default 0.5)
+  --duration SECONDS            how long to run (default 20)
+  --hang-after SECONDS          the watchdog's patience, which catches hangs (default 1)
+  --restart-intensity N/SECONDS restarts allowed per session (default 5/10)
+  --seed N                      the fault schedule's seed (default: random, printed)
+  --json                        print the report as JSON
+  -h, --help                    this help
+
+Exit status: 0 when every prompt settled and no process was left, 1 otherwise, 2 on a usage
+error or an agent that is not installed.`;
+
+const allFaults: readonly ChaosFault[] = ['kill', 'hang', 'garbage'];
+
+/** Parses `warden chaos` arguments; a problem is a message that names it and the fix. */
+export function parseChaosArgs(args: readonly string[]): ChaosOptions | { error: string } | { help: true } {
+  let agent: string | undefined;
+  let agentCommand: string | undefined;
+  const env: Record<string, string | undefined> = {};
+  let faults: ChaosFault[] = [...allFaults];
+  let rate = 0.5;
+  let durationMs = 20_000;
+  let hangAfterMs = 1000;
+  let restart = { intensity: 5, period: 10_000 };
+  let json = false;
+  let seed = Math.floor(Math.random() * 2 ** 31);
+  const positive = (flag: string, text: string) => {
+    const value = Number(text);
+    if (!(value > 0) || !Number.isFinite(value)) throw new Error(`${flag} expects a positive number, got ${JSON.stringify(text)}`);
+    return value;
+  };
+  for (let index = 0; index < args.length; index++) {
+    const raw = args[index] as string;
+    const equals = raw.startsWith('--') ? raw.indexOf('=') : -1;
+    const arg = equals > 0 ? raw.slice(0, equals) : raw;
+    const inline = equals > 0 ? raw.slice(equals + 1) : undefined;
+    const value = () => {
+      if (inline !== undefined) return inline;
+      const next = args[index + 1];
+      if (next === undefined || next.startsWith('--')) throw new Error(`${arg} needs a value. Run "warden chaos --help" for the options.`);
+      index++;
+      return next;
+    };
+    try {
+      switch (arg) {
+        case '-h':
+        case '--help':
+          return { help: true };
+        case '--agent':
+          agent = value();
+          break;
+        case '--agent-command':
+          agentCommand = value();
+          break;
+        case '--env': {
+          const setting = value();
+          const at = setting.indexOf('=');
+          if (at < 1) throw new Error(`--env expects NAME=VALUE, got ${JSON.stringify(setting)}`);
+          env[setting.slice(0, at)] = setting.slice(at + 1);
+          break;
+        }
+        case '--faults': {
+          const list = value().split(',').map((entry) => entry.trim()).filter(Boolean);
+          const unknown = list.filter((entry) => !allFaults.includes(entry as ChaosFault));
+          if (unknown.length > 0 || list.length === 0) throw new Error(`--faults takes a comma-separated list of ${allFaults.join(', ')}; got ${JSON.stringify(list.join(','))}`);
+          faults = list as ChaosFault[];
+          break;
+        }
+        case '--rate':
+          rate = positive(arg, value());
+          break;
+        case '--duration':
+          durationMs = positive(arg, value()) * 1000;
+          break;
+        case '--hang-after':
+          hangAfterMs = positive(arg, value()) * 1000;
+          break;
+        case '--restart-intensity': {
+          const text = value();
+          const match = /^(\d+)\/(\d+(?:\.\d+)?)$/.exec(text);
+          if (!match || Number(match[2]) <= 0) throw new Error(`--restart-intensity expects N/SECONDS (say 5/10), got ${JSON.stringify(text)}`);
+          restart = { intensity: Number(match[1]), period: Number(match[2]) * 1000 };
+          break;
+        }
+        case '--seed':
+          seed = Math.floor(positive(arg, value()));
+          break;
+        case '--json':
+          json = true;
+          break;
+        default:
+          return { error: `warden chaos: unknown option ${raw}. Run "warden chaos --help" for the options.` };
+      }
+    } catch (error) {
+      return { error: `warden chaos: ${(error as Error).message}` };
+    }
+  }
+  if (!agent) return { error: 'warden chaos: --agent is required (say --agent demo). Run "warden chaos --help" for the options.' };
+  return { agent, agentCommand, env, faults, rate, durationMs, hangAfterMs, restart, json, seed };
+}
+
+/** A small seeded generator (mulberry32): the same seed, the same fault schedule. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const garbageLines = ['this is not JSON', '{"jsonrpc":"2.0","id":', '\u0000\u0001\u0002 binary noise', '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":42}}', '[1,2,3]', '{"id":"nobody-asked","result":{}}'];
+const prompts = ['hello', 'please run the tool', 'a longer answer, word by word'];
+/** A prompt that takes longer than this has hung despite everything: counted unsettled. */
+const promptDeadlineMs = 60_000;
+
+/** Runs the chaos and returns its figures. */
+export async function runChaos(options: ChaosOptions, progress: (line: string) => void = () => undefined): Promise<ChaosReport> {
+  const next = random(options.seed);
+  const agentOptions = {
+    ...(options.agentCommand ? { agentCommand: options.agentCommand } : {}),
+    env: options.env,
+    hangAfterMs: options.hangAfterMs,
+    restart: options.restart,
+  };
+  const host = createHost({
+    store: ':memory:',
+    defaultAgent: options.agent,
+    agentOptions,
+    ...(options.agent === 'demo' ? { agents: { demo: demoAgentProcess({ wordDelayMs: 15, hangAfterMs: options.hangAfterMs, restart: options.restart }) } } : {}),
+    permission: (request) => ({ outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_once')?.optionId ?? request.options[0]?.optionId ?? '' }),
+  });
+  const started = Date.now();
+  const faults: Record<ChaosFault, number> = { kill: 0, hang: 0, garbage: 0 };
+  const prompted = { sent: 0, completed: 0, failed: 0, unsettled: 0 };
+  const recoverMs: number[] = [];
+  const awaitingRecovery: number[] = [];
+  let sessionsFailed = 0;
+  let sessionsReopened = 0;
+  const pids = new Set<number>();
+  const notePids = () => {
+    for (const process of host.processes()) pids.add(process.pid);
+  };
+  const at = () => `${String(Date.now() - started).padStart(6)} ms`;
+  host.on((event) => {
+    if (event.type === 'session.restarting' || event.type === 'session.recovered' || event.type === 'session.failed') {
+      progress(`${at()}  ${event.type.slice('session.'.length)}${'restarts' in event ? ` (restart ${event.restarts})` : ''}${'reason' in event ? `: ${event.reason}` : ''}`);
+    }
+    if (event.type === 'session.recovered') {
+      const since = awaitingRecovery.shift();
+      if (since !== undefined) recoverMs.push(Date.now() - since);
+      notePids();
+    }
+    if (event.type === 'session.failed') {
+      sessionsFailed++;
+      awaitingRecovery.length = 0; // those faults ended in a failure, not a recovery
+    }
+  });
+  const end = started + options.durationMs;
+  let running = true;
+  try {
+    let session: HostSessionHandle = await host.newSession({ cwd: process.cwd() });
+    notePids();
+    const faultLoop = (async () => {
+      while (running && Date.now() < end) {
+        // Exponential gaps: faults arrive as a Poisson process of the given rate.
+        const gap = -Math.log(1 - next()) * (1000 / options.rate);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(gap, Math.max(0, end - Date.now()))));
+        if (!running || Date.now() >= end) break;
+        const target = host.processes()[0];
+        if (!target) continue;
+        pids.add(target.pid);
+        const fault = options.faults[Math.floor(next() * options.faults.length)] as ChaosFault;
+        faults[fault]++;
+        progress(`${at()}  ${fault} → pid ${target.pid}`);
+        if (fault === 'garbage') {
+          target.port.send({ type: 'port.injectLine', line: garbageLines[Math.floor(next() * garbageLines.length)] as string });
+          continue;
+        }
+        awaitingRecovery.push(Date.now());
+        try {
+          process.kill(target.pid, fault === 'kill' ? 'SIGKILL' : 'SIGSTOP');
+        } catch {
+          awaitingRecovery.pop(); // it was already gone
+        }
+      }
+    })();
+    for (let turn = 0; Date.now() < end; turn++) {
+      if (session.state() === 'failed') {
+        try {
+          session = await host.openSession(session.sessionId);
+          sessionsReopened++;
+        } catch {
+          session = await host.newSession({ cwd: process.cwd() });
+        }
+        notePids();
+      }
+      prompted.sent++;
+      const run = session.prompt(prompts[turn % prompts.length] as string);
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<'unsettled'>((resolve) => {
+        timer = setTimeout(() => resolve('unsettled'), promptDeadlineMs);
+      });
+      const outcome = await Promise.race([run.result.then(() => 'completed' as const, () => 'failed' as const), deadline]);
+      clearTimeout(timer);
+      prompted[outcome]++;
+      progress(`${at()}  prompt ${prompted.sent}: ${outcome}`);
+      notePids();
+      if (outcome === 'unsettled') break;
+    }
+    running = false;
+    await faultLoop;
+  } finally {
+    running = false;
+    notePids();
+    await host.stop();
+  }
+  // Stopped processes (SIGSTOP) die with their group too; give the kernel a moment to reap.
+  const deadline = Date.now() + 5000;
+  let leaked = [...pids].filter(isAlive);
+  while (leaked.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    leaked = leaked.filter(isAlive);
+  }
+  const sorted = [...recoverMs].sort((a, b) => a - b);
+  const quantile = (q: number) => (sorted.length === 0 ? null : (sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number));
+  return {
+    agent: options.agent,
+    seed: options.seed,
+    durationMs: Date.now() - started,
+    faults,
+    prompts: prompted,
+    recoveries: recoverMs.length,
+    recoverMs: { p50: quantile(0.5), p99: quantile(0.99), max: sorted.at(-1) ?? null },
+    sessionsFailed,
+    sessionsReopened,
+    processesStarted: pids.size,
+    processesLeaked: leaked.length,
+  };
+}
+
+/** The report as a few readable lines. */
+export function formatChaosReport(report: ChaosReport): string {
+  const ms = (value: number | null) => (value === null ? 'n/a' : `${value} ms`);
+  return [
+    `warden chaos: ${report.agent}, ${(report.durationMs / 1000).toFixed(1)} s, seed ${report.seed}`,
+    `  faults injected     kill ${report.faults.kill}, hang ${report.faults.hang}, garbage ${report.faults.garbage}`,
+    `  prompts             sent ${report.prompts.sent}, completed ${report.prompts.completed}, failed with a clean error ${report.prompts.failed}, unsettled ${report.prompts.unsettled}`,
+    `  recoveries          ${report.recoveries} (time to recover p50 ${ms(report.recoverMs.p50)}, p99 ${ms(report.recoverMs.p99)}, max ${ms(report.recoverMs.max)})`,
+    `  sessions            failed ${report.sessionsFailed}, reopened from the journal ${report.sessionsReopened}`,
+    `  agent processes     started ${report.processesStarted}, leaked ${report.processesLeaked}`,
+  ].join('\n');
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
