@@ -50,7 +50,7 @@ describe('warden chaos', function () {
 
   it('drives the demo agent through prompts under kill, hang and garbage faults: every prompt settles, no process is left', async () => {
     const { code, stdout, stderr } = await warden('chaos', '--agent', 'demo', '--duration', '6', '--rate', '2', '--seed', '11', '--json');
-    const report = JSON.parse(stdout) as { faults: Record<string, number>; prompts: { sent: number; completed: number; unsettled: number }; processesLeaked: number; processesStarted: number; seed: number };
+    const report = JSON.parse(stdout) as { faults: { kill: number; hang: number; garbage: number }; prompts: { sent: number; completed: number; unsettled: number }; processesLeaked: number; processesStarted: number; seed: number };
     expect(code, stderr).to.equal(0);
     expect(report.seed).to.equal(11);
     expect(report.faults.kill + report.faults.hang + report.faults.garbage).to.be.greaterThan(3);

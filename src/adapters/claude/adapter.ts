@@ -113,6 +113,8 @@ export const claudeSessionMachine = setup({
     initialize: enqueueActions(({ context, event, enqueue }) => {
       const restarts = event.type === 'port.started' ? event.restarts : context.restarts;
       const requestId = `init_${context.nextControl}`;
+      // A CLI that hangs in its handshake is as stuck as one that hangs mid-turn.
+      enqueue.emit({ type: 'port.busy', busy: true });
       enqueue.assign({
         restarts,
         nextControl: context.nextControl + 1,
@@ -121,6 +123,7 @@ export const claudeSessionMachine = setup({
       enqueue.emit({ type: 'port.write', message: controlRequest(requestId, { subtype: 'initialize', hooks: null }) });
     }),
     initialized: enqueueActions(({ context, event, enqueue }) => {
+      if (!context.prompt) enqueue.emit({ type: 'port.busy', busy: false });
       const message = asMessage(event);
       const id = responseIdOf(message) as string;
       const response = ((message.response as { response?: Record<string, unknown> }).response ?? {}) as Record<string, unknown>;

@@ -89,6 +89,8 @@ export const codexSessionMachine = setup({
     }),
     initialize: enqueueActions(({ context, event, enqueue }) => {
       const id = context.nextId;
+      // A CLI that hangs in its handshake is as stuck as one that hangs mid-turn.
+      enqueue.emit({ type: 'port.busy', busy: true });
       enqueue.assign({ nextId: id + 1, pending: { ...context.pending, [id]: 'initialize' }, restarts: event.type === 'port.started' ? event.restarts : context.restarts, turnId: undefined });
       enqueue.emit({ type: 'port.write', message: codexRequest(id, 'initialize', { clientInfo: { name: 'acp-warden', title: 'acp-warden', version: '0.1.0' }, capabilities: null }) });
     }),
@@ -119,6 +121,7 @@ export const codexSessionMachine = setup({
       enqueue.emit({ type: 'port.write', message: codexRequest(id, 'thread/start', { cwd: context.cwd, approvalPolicy: context.mode, sandbox: 'workspace-write' }) });
     }),
     threadReady: enqueueActions(({ context, event, enqueue }) => {
+      if (!context.prompt) enqueue.emit({ type: 'port.busy', busy: false });
       const message = asMessage(event);
       const { [String(message.id)]: _done, ...pending } = context.pending;
       enqueue.assign({ pending });
