@@ -31,6 +31,18 @@ describe('warden command', function () {
     expect(stdout).not.to.contain('\u001b[');
   });
 
+  it('--help on every command: its usage on stderr, status 0, nothing on stdout', async () => {
+    for (const command of ['demo', 'demo-agent', 'acp', 'agents', 'chaos', 'inspect']) {
+      const { code, stdout, stderr } = await warden(command, '--help');
+      expect(code, command).to.equal(0);
+      expect(stdout, command).to.equal('');
+      expect(stderr, command).to.contain(`Usage: warden ${command}`);
+    }
+    const top = await warden('--help');
+    expect(top.code).to.equal(0);
+    expect(top.stderr).to.contain('"warden <command> --help" describes each command');
+  });
+
   it('names a command that is not built yet, and an unknown one, on stderr with status 2', async () => {
     const inspect = await warden('inspect');
     expect(inspect.code).to.equal(2);

@@ -1,93 +1,138 @@
 #!/usr/bin/env node
 /**
- * The `warden` command. Commands that are not built yet say so and exit with status 2,
- * naming the command, instead of pretending to work.
+ * The `warden` command: one entry per command with its usage, so that `--help` works on
+ * every one. Commands that are not built yet say so and exit with status 2, naming the
+ * command, instead of pretending to work. Exit statuses: docs/cli.md.
  */
-import { runAcp } from './acp.js';
+import { AgentUnavailableError } from '../adapters/registry.js';
+import { acpUsage, runAcp } from './acp.js';
 import { runAgents } from './agents.js';
+import { chaosUsage, formatChaosReport, parseChaosArgs, runChaos } from './chaos.js';
 import { runDemo } from './demo.js';
 import { runDemoAgent } from './demo-agent.js';
-import { chaosUsage, formatChaosReport, parseChaosArgs, runChaos } from './chaos.js';
-import { AgentUnavailableError } from '../adapters/registry.js';
 
 const usage = `Usage: warden <command> [options]
 
 Commands:
   demo                     the demo agent as a supervised subprocess, faults injected, recovery shown
-  demo-agent               the built-in demo agent alone, as an ACP agent on stdio (what demo runs)
-  acp --agent NAME         ACP agent on stdio, serving NAME under supervision
-      [--agent-command PATH] [--store PATH] [--cwd DIR] [--log-file PATH]
-      [--restart-intensity N/SECONDS] [--env NAME[=VALUE]]... [--inherit-env]
+  acp --agent NAME         ACP agent on stdio (what an editor launches), serving NAME under supervision
   agents [--json]          known agents, whether each is installed, version and path
-  inspect                  local live view of the supervision tree                 (not yet)
   chaos --agent NAME       drives an agent through prompts while injecting faults; recovery figures
-      [--faults kill,hang,garbage] [--rate R] [--duration SECONDS]
+  demo-agent               the built-in demo agent alone, as an ACP agent on stdio (what demo runs)
+  inspect                  local live view of the supervision tree (not available yet)
+
+"warden <command> --help" describes each command.
 
 Options:
   -h, --help               show this help
   --version                print the version`;
 
-const planned = new Set(['inspect']);
+interface Command {
+  readonly usage: string;
+  /** Resolves with the exit status; `exit: true` ends the process at once (protocol commands). */
+  run(args: readonly string[]): Promise<number | { exit: number }>;
+}
 
-async function main(argv: readonly string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
+const commands: Record<string, Command> = {
+  demo: {
+    usage: `Usage: warden demo
+
+Runs the built-in demo agent as a real subprocess under supervision, sends it prompts, kills
+it mid-answer, freezes it (the watchdog catches the hang), drives it into a crash loop past its
+restart intensity, and prints each restart, the recovered session, the supervision tree and
+the journal. Needs no agent installed and no network. Colour on a terminal (NO_COLOR turns it off).`,
+    async run(args) {
+      if (args.length > 0) {
+        process.stderr.write(`warden demo: unknown option ${args[0]}; warden demo takes no options (see warden demo --help)\n`);
+        return 2;
+      }
+      await runDemo({ write: (line) => process.stdout.write(`${line}\n`), colour: process.stdout.isTTY === true && !process.env.NO_COLOR });
+      return 0;
+    },
+  },
+  'demo-agent': {
+    usage: `Usage: warden demo-agent
+
+The built-in demo agent alone, served as an ACP agent on stdio with no host around it (what
+warden demo and warden chaos --agent demo run as their subprocess). DEMO_WORD_DELAY_MS sets the
+pause between streamed words.`,
+    async run(args) {
+      if (args.length > 0) {
+        process.stderr.write(`warden demo-agent: unknown option ${args[0]}; it takes none (see warden demo-agent --help)\n`);
+        return 2;
+      }
+      return { exit: await runDemoAgent() };
+    },
+  },
+  acp: {
+    usage: acpUsage,
+    // The protocol channel is done: end now, whatever timers remain.
+    run: async (args) => ({ exit: await runAcp(args) }),
+  },
+  agents: {
+    usage: `Usage: warden agents [--json]
+
+The agents warden knows, whether each is installed here, its version and path; a missing one
+says how to install it. --json prints the same as JSON.`,
+    async run(args) {
+      const unknown = args.filter((arg) => arg !== '--json');
+      if (unknown.length > 0) {
+        process.stderr.write(`warden agents: unknown option ${unknown[0]}; the only option is --json\n`);
+        return 2;
+      }
+      return runAgents({ json: args.includes('--json'), write: (text) => process.stdout.write(text) });
+    },
+  },
+  chaos: {
+    usage: chaosUsage,
+    async run(args) {
+      const parsed = parseChaosArgs(args);
+      if ('help' in parsed) return 0;
+      if ('error' in parsed) {
+        process.stderr.write(`${parsed.error}\n`);
+        return 2;
+      }
+      try {
+        const report = await runChaos(parsed, parsed.json ? undefined : (line) => process.stderr.write(`${line}\n`));
+        process.stdout.write(parsed.json ? `${JSON.stringify(report)}\n` : `${formatChaosReport(report)}\n`);
+        return { exit: report.prompts.unsettled === 0 && report.processesLeaked === 0 ? 0 : 1 };
+      } catch (error) {
+        process.stderr.write(`warden chaos: ${(error as Error).message}\n`);
+        return { exit: error instanceof AgentUnavailableError || /not installed|cannot run/.test((error as Error).message) ? 2 : 1 };
+      }
+    },
+  },
+  inspect: {
+    usage: 'Usage: warden inspect\n\nThe local live view of the supervision tree: not available in this version yet (see README.md).',
+    async run() {
+      process.stderr.write('warden inspect: not available in this version yet; see README.md for what is built.\n');
+      return 2;
+    },
+  },
+};
+
+async function main(argv: readonly string[]): Promise<number | { exit: number }> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
     process.stderr.write(`${usage}\n`);
-    return command === undefined ? 2 : 0;
+    return name === undefined ? 2 : 0;
   }
-  if (command === '--version') {
+  if (name === '--version') {
     const { createRequire } = await import('node:module');
     const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
     process.stdout.write(`${pkg.version}\n`);
     return 0;
   }
-  if (command === 'demo') {
-    if (rest.length > 0) {
-      process.stderr.write(`warden demo: unknown option ${rest[0]}; warden demo takes no options\n`);
-      return 2;
-    }
-    await runDemo({ write: (line) => process.stdout.write(`${line}\n`), colour: process.stdout.isTTY === true && !process.env.NO_COLOR });
-    return 0;
-  }
-  if (command === 'demo-agent') process.exit(await runDemoAgent());
-  if (command === 'chaos') {
-    const parsed = parseChaosArgs(rest);
-    if ('help' in parsed) {
-      process.stderr.write(`${chaosUsage}\n`);
-      return 0;
-    }
-    if ('error' in parsed) {
-      process.stderr.write(`${parsed.error}\n`);
-      return 2;
-    }
-    try {
-      const report = await runChaos(parsed, parsed.json ? undefined : (line) => process.stderr.write(`${line}\n`));
-      process.stdout.write(parsed.json ? `${JSON.stringify(report)}\n` : `${formatChaosReport(report)}\n`);
-      process.exit(report.prompts.unsettled === 0 && report.processesLeaked === 0 ? 0 : 1);
-    } catch (error) {
-      process.stderr.write(`warden chaos: ${(error as Error).message}\n`);
-      process.exit(error instanceof AgentUnavailableError || /not installed|cannot run/.test((error as Error).message) ? 2 : 1);
-    }
-  }
-  if (command === 'acp') {
-    const code = await runAcp(rest);
-    // The protocol channel is done: end now, whatever timers remain.
-    process.exit(code);
-  }
-  if (command === 'agents') {
-    const unknown = rest.filter((arg) => arg !== '--json');
-    if (unknown.length > 0) {
-      process.stderr.write(`warden agents: unknown option ${unknown[0]}; the only option is --json\n`);
-      return 2;
-    }
-    return runAgents({ json: rest.includes('--json'), write: (text) => process.stdout.write(text) });
-  }
-  if (planned.has(command)) {
-    process.stderr.write(`warden ${command}: not available in this version yet; see README.md for what is built.\n`);
+  const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (!command) {
+    process.stderr.write(`warden: unknown command "${name}". Run "warden --help" for the list.\n`);
     return 2;
   }
-  process.stderr.write(`warden: unknown command "${command}". Run "warden --help" for the list.\n`);
-  return 2;
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stderr.write(`${command.usage}\n`);
+    return 0;
+  }
+  return command.run(rest);
 }
 
 // A closed stdout (`warden demo | head`) ends the command quietly instead of crashing it.
@@ -97,8 +142,9 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 });
 
 main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
+  (status) => {
+    if (typeof status === 'object') process.exit(status.exit);
+    process.exitCode = status;
   },
   (error: unknown) => {
     process.stderr.write(`warden: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
