@@ -111,9 +111,14 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     if (!row) throw new UnknownSessionError(sessionId);
     return row;
   };
+  /** Sessions seen to exist (sessions are never deleted): an append skips the lookup for them. */
+  const seen = new Set<string>();
 
   const append = db.transaction((sessionId: string, entry: JournalEntry): number => {
-    known(sessionId);
+    if (!seen.has(sessionId)) {
+      known(sessionId);
+      seen.add(sessionId);
+    }
     const at = now().toISOString();
     const seq = Number(statements.insertEntry.run(sessionId, at, JSON.stringify(entry)).lastInsertRowid);
     statements.touch.run(at, sessionId);
