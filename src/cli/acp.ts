@@ -10,6 +10,7 @@ import { AgentUnavailableError } from '../adapters/registry.js';
 import { createHost, type HostEvent } from '../host/host.js';
 import { stdioTransport } from '../jsonrpc/stdio-transport.js';
 import { describeExit } from '../supervision/exit-reason.js';
+import { ArgumentError, positiveNumber, readFlags, restartIntensity } from './arguments.js';
 
 /** What `warden acp` was asked for. */
 export interface AcpCommandOptions {
@@ -66,71 +67,31 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
   let logFile: string | undefined;
   let restart: AcpCommandOptions['restart'];
   let hangAfterMs: number | undefined;
-  for (let index = 0; index < args.length; index++) {
-    const raw = args[index] as string;
-    const equals = raw.startsWith('--') ? raw.indexOf('=') : -1;
-    const arg = equals > 0 ? raw.slice(0, equals) : raw;
-    const inline = equals > 0 ? raw.slice(equals + 1) : undefined;
-    const value = () => {
-      if (inline !== undefined) return inline;
-      const next = args[index + 1];
-      if (next === undefined || next.startsWith('--')) throw new Error(`${arg} needs a value. ${shortUsage}`);
-      index++;
-      return next;
-    };
-    try {
-      switch (arg) {
-        case '-h':
-        case '--help':
-          return { help: true };
-        case '--agent':
-          agent = value();
-          break;
-        case '--agent-command':
-          agentCommand = value();
-          break;
-        case '--inherit-env':
-          inheritEnv = true;
-          break;
-        case '--env': {
-          const setting = value();
-          const at = setting.indexOf('=');
-          if (at < 0) passthrough.push(setting);
-          else env[setting.slice(0, at)] = setting.slice(at + 1);
-          break;
-        }
-        case '--store':
-          store = value();
-          break;
-        case '--cwd':
-          cwd = value();
-          break;
-        case '--log-file':
-          logFile = value();
-          break;
-        case '--restart-intensity': {
-          const text = value();
-          const match = /^(\d+)\/(\d+(?:\.\d+)?)$/.exec(text);
-          if (!match || Number(match[2]) <= 0) throw new Error(`--restart-intensity expects N/SECONDS (say 3/60: at most 3 restarts in 60 s), got ${JSON.stringify(text)}`);
-          restart = { intensity: Number(match[1]), period: Number(match[2]) * 1000 };
-          break;
-        }
-        case '--hang-after': {
-          const text = value();
-          const seconds = Number(text);
-          if (!(seconds > 0) || !Number.isFinite(seconds)) throw new Error(`--hang-after expects a positive number of seconds, got ${JSON.stringify(text)}`);
-          hangAfterMs = seconds * 1000;
-          break;
-        }
-        case '--inspect':
-          value();
-          throw new Error('--inspect is not available in this version yet (see README.md for what is built); leave it out');
-        default:
-          return { error: `warden acp: unknown option ${raw}. ${shortUsage}` };
-      }
-    } catch (error) {
-      return { error: `warden acp: ${(error as Error).message}` };
-    }
+  try {
+    const help = readFlags(args, {
+      '--agent': (value) => (agent = value()),
+      '--agent-command': (value) => (agentCommand = value()),
+      '--inherit-env': () => (inheritEnv = true),
+      '--env': (value) => {
+        const setting = value();
+        const at = setting.indexOf('=');
+        if (at < 0) passthrough.push(setting);
+        else env[setting.slice(0, at)] = setting.slice(at + 1);
+      },
+      '--store': (value) => (store = value()),
+      '--cwd': (value) => (cwd = value()),
+      '--log-file': (value) => (logFile = value()),
+      '--restart-intensity': (value) => (restart = restartIntensity('--restart-intensity', value())),
+      '--hang-after': (value) => (hangAfterMs = positiveNumber('--hang-after', value()) * 1000),
+      '--inspect': (value) => {
+        value();
+        throw new ArgumentError('--inspect is not available in this version yet (see README.md for what is built); leave it out');
+      },
+    }, shortUsage);
+    if (help) return { help: true };
+  } catch (error) {
+    if (error instanceof ArgumentError) return { error: `warden acp: ${error.message}` };
+    throw error;
   }
   if (!agent) return { error: `warden acp: --agent is required (claude, codex, gemini, opencode, claude-acp, codex-acp, demo, or acp:<command line>). ${shortUsage}` };
   return { agent, agentCommand, env, passthrough, inheritEnv, store, cwd, logFile, restart, hangAfterMs };

@@ -6,6 +6,7 @@
  * again from the journal (`session/resume`), so the run goes on.
  */
 import { createHost, type HostSessionHandle } from '../host/host.js';
+import { ArgumentError, positiveNumber, readFlags, restartIntensity } from './arguments.js';
 import { demoAgentProcess } from './demo-agent.js';
 
 /** The faults `warden chaos` injects. */
@@ -77,76 +78,33 @@ export function parseChaosArgs(args: readonly string[]): ChaosOptions | { error:
   let restart = { intensity: 5, period: 10_000 };
   let json = false;
   let seed = Math.floor(Math.random() * 2 ** 31);
-  const positive = (flag: string, text: string) => {
-    const value = Number(text);
-    if (!(value > 0) || !Number.isFinite(value)) throw new Error(`${flag} expects a positive number, got ${JSON.stringify(text)}`);
-    return value;
-  };
-  for (let index = 0; index < args.length; index++) {
-    const raw = args[index] as string;
-    const equals = raw.startsWith('--') ? raw.indexOf('=') : -1;
-    const arg = equals > 0 ? raw.slice(0, equals) : raw;
-    const inline = equals > 0 ? raw.slice(equals + 1) : undefined;
-    const value = () => {
-      if (inline !== undefined) return inline;
-      const next = args[index + 1];
-      if (next === undefined || next.startsWith('--')) throw new Error(`${arg} needs a value. Run "warden chaos --help" for the options.`);
-      index++;
-      return next;
-    };
-    try {
-      switch (arg) {
-        case '-h':
-        case '--help':
-          return { help: true };
-        case '--agent':
-          agent = value();
-          break;
-        case '--agent-command':
-          agentCommand = value();
-          break;
-        case '--env': {
-          const setting = value();
-          const at = setting.indexOf('=');
-          if (at < 1) throw new Error(`--env expects NAME=VALUE, got ${JSON.stringify(setting)}`);
-          env[setting.slice(0, at)] = setting.slice(at + 1);
-          break;
-        }
-        case '--faults': {
-          const list = value().split(',').map((entry) => entry.trim()).filter(Boolean);
-          const unknown = list.filter((entry) => !allFaults.includes(entry as ChaosFault));
-          if (unknown.length > 0 || list.length === 0) throw new Error(`--faults takes a comma-separated list of ${allFaults.join(', ')}; got ${JSON.stringify(list.join(','))}`);
-          faults = list as ChaosFault[];
-          break;
-        }
-        case '--rate':
-          rate = positive(arg, value());
-          break;
-        case '--duration':
-          durationMs = positive(arg, value()) * 1000;
-          break;
-        case '--hang-after':
-          hangAfterMs = positive(arg, value()) * 1000;
-          break;
-        case '--restart-intensity': {
-          const text = value();
-          const match = /^(\d+)\/(\d+(?:\.\d+)?)$/.exec(text);
-          if (!match || Number(match[2]) <= 0) throw new Error(`--restart-intensity expects N/SECONDS (say 5/10), got ${JSON.stringify(text)}`);
-          restart = { intensity: Number(match[1]), period: Number(match[2]) * 1000 };
-          break;
-        }
-        case '--seed':
-          seed = Math.floor(positive(arg, value()));
-          break;
-        case '--json':
-          json = true;
-          break;
-        default:
-          return { error: `warden chaos: unknown option ${raw}. Run "warden chaos --help" for the options.` };
-      }
-    } catch (error) {
-      return { error: `warden chaos: ${(error as Error).message}` };
-    }
+  try {
+    const help = readFlags(args, {
+      '--agent': (value) => (agent = value()),
+      '--agent-command': (value) => (agentCommand = value()),
+      '--env': (value) => {
+        const setting = value();
+        const at = setting.indexOf('=');
+        if (at < 1) throw new ArgumentError(`--env expects NAME=VALUE, got ${JSON.stringify(setting)}`);
+        env[setting.slice(0, at)] = setting.slice(at + 1);
+      },
+      '--faults': (value) => {
+        const list = value().split(',').map((entry) => entry.trim()).filter(Boolean);
+        const unknown = list.filter((entry) => !allFaults.includes(entry as ChaosFault));
+        if (unknown.length > 0 || list.length === 0) throw new ArgumentError(`--faults takes a comma-separated list of ${allFaults.join(', ')}; got ${JSON.stringify(list.join(','))}`);
+        faults = list as ChaosFault[];
+      },
+      '--rate': (value) => (rate = positiveNumber('--rate', value())),
+      '--duration': (value) => (durationMs = positiveNumber('--duration', value()) * 1000),
+      '--hang-after': (value) => (hangAfterMs = positiveNumber('--hang-after', value()) * 1000),
+      '--restart-intensity': (value) => (restart = restartIntensity('--restart-intensity', value())),
+      '--seed': (value) => (seed = Math.floor(positiveNumber('--seed', value()))),
+      '--json': () => (json = true),
+    }, 'Run "warden chaos --help" for the options.');
+    if (help) return { help: true };
+  } catch (error) {
+    if (error instanceof ArgumentError) return { error: `warden chaos: ${error.message}` };
+    throw error;
   }
   if (!agent) return { error: 'warden chaos: --agent is required (say --agent demo). Run "warden chaos --help" for the options.' };
   return { agent, agentCommand, env, faults, rate, durationMs, hangAfterMs, restart, json, seed };
