@@ -8,7 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { demoAgent } from '../../src/acp/demo-agent.js';
+import { fileURLToPath } from 'node:url';
 import { createHost, type Host, type HostEvent } from '../../src/host/host.js';
+import type { HostLogEntry } from '../../src/host/host-log.js';
+import { isAlive, waitUntil } from '../support/processes.js';
 
 describe('createHost (embedding API)', () => {
   let dir: string;
@@ -95,6 +98,32 @@ describe('createHost (embedding API)', () => {
     expect(tree.children.map((child) => child.id)).to.include.members(['agent:demo', `session:${session.sessionId}`]);
     await session.close();
     expect(events).to.deep.include({ type: 'session.closed', sessionId: session.sessionId });
+  });
+
+  it('with a real subprocess (fake Claude Code): supervision settings apply, the logger hears the failure, stop leaves no process', async function () {
+    this.timeout(60_000);
+    const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
+    const entries: HostLogEntry[] = [];
+    const host = createHost({
+      store: ':memory:',
+      agentOptions: { agentCommand: fakeClaude, env: { FAKE_CLAUDE_FIXTURE: 'hello', FAKE_CLAUDE_CRASH_AFTER: '1' } },
+      supervision: { intensity: 0, period: 60_000 },
+      logger: (entry) => entries.push(entry),
+    });
+    hosts.push(host);
+    const session = await host.newSession({ agent: 'claude', cwd: dir });
+    const [cli] = host.processes();
+    expect(cli?.agent).to.equal('claude');
+    const failure = await session.prompt('hello').result.then(() => undefined, (error: Error) => error);
+    expect(failure?.message).to.contain('stopped during the prompt');
+    await waitUntil(() => session.state() === 'failed', 'the session to fail (intensity 0)');
+    expect(entries.map((entry) => entry.level)).to.include('error');
+    expect(entries.some((entry) => entry.level === 'error' && entry.message.includes(`session ${session.sessionId} failed`))).to.equal(true);
+    expect(entries.some((entry) => entry.level === 'error' && entry.message.includes('more than 0 restarts'))).to.equal(true);
+    expect(host.journal.getSession(session.sessionId)?.state).to.equal('failed');
+    await host.stop();
+    hosts.splice(hosts.indexOf(host), 1);
+    expect(isAlive(cli?.pid as number)).to.equal(false);
   });
 
   it('a bad store path fails at once, naming it and the fix', () => {

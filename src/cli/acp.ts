@@ -9,7 +9,7 @@ import { agentFor } from '../adapters/agent-factory.js';
 import { AgentUnavailableError } from '../adapters/registry.js';
 import { createHost, type HostEvent } from '../host/host.js';
 import { stdioTransport } from '../jsonrpc/stdio-transport.js';
-import { describeExit } from '../supervision/exit-reason.js';
+import { eventJson, logEntryOf } from '../host/host-log.js';
 import { ArgumentError, positiveNumber, readFlags, restartIntensity } from './arguments.js';
 
 /** What `warden acp` was asked for. */
@@ -162,35 +162,12 @@ function eventLog(logFile: string | undefined): (event: HostEvent) => void {
   return (event) => {
     if (logFile) {
       try {
-        appendFileSync(logFile, `${JSON.stringify({ time: new Date().toISOString(), ...event }, replacer)}\n`);
+        appendFileSync(logFile, `${eventJson(event)}\n`);
       } catch {
         // A log that cannot be written must not take the protocol down.
       }
     }
-    const line = stderrLine(event);
-    if (line) process.stderr.write(`warden acp: ${line}\n`);
+    const entry = logEntryOf(event);
+    if (entry) process.stderr.write(`warden acp: ${entry.message}\n`);
   };
-}
-
-function replacer(_key: string, value: unknown): unknown {
-  if (value instanceof Error) return { name: value.name, message: value.message };
-  if (typeof value === 'object' && value !== null && 'sessionId' in value && 'send' in value) return undefined; // actor refs
-  return value;
-}
-
-function stderrLine(event: HostEvent): string | undefined {
-  switch (event.type) {
-    case 'session.restarting':
-      return `session ${event.sessionId}: agent process ended (${event.exit}); restart ${event.restarts}`;
-    case 'session.failed':
-      return `session ${event.sessionId} failed: ${event.reason}`;
-    case 'journal.error':
-      return `journal error in session ${event.sessionId}: ${event.message}`;
-    case 'intensity.exceeded':
-      return `${event.supervisor}: more than ${event.intensity} restarts in ${event.period} ms; giving up`;
-    case 'supervisor.shutdown':
-      return event.reason.kind === 'shutdown' ? undefined : `${event.supervisor} shut down (${describeExit(event.reason)})`;
-    default:
-      return undefined;
-  }
 }

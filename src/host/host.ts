@@ -41,6 +41,7 @@ import { supervisionTree, whichChildren, type SupervisionTreeNode } from '../sup
 import { AGENT_META_KEY, createHostAgent, innerAgentsOf, sessionMachinesOf, type HostSessionEvent } from './host-agent.js';
 import type { Journal, JournalSession } from './journal.js';
 import { defaultJournalPath, sqliteJournal } from './sqlite-journal.js';
+import { logEntryOf, type HostLogEntry } from './host-log.js';
 
 /** Options of {@link createHost}. */
 export interface HostOptions {
@@ -58,6 +59,14 @@ export interface HostOptions {
    * file under the user's state directory (`defaultJournalPath()`).
    */
   readonly store?: string | Journal;
+  /**
+   * How known agents' processes are supervised: at most `intensity` restarts in `period` ms
+   * per session (default 3 in 60 s), and `hangAfterMs`, the watchdog's patience with a
+   * silent agent working on a prompt (default: none). Your own `agents` bring their own.
+   */
+  readonly supervision?: { readonly intensity?: number; readonly period?: number; readonly hangAfterMs?: number };
+  /** Receives what a person should read: restarts, recoveries, failures, journal errors. */
+  readonly logger?: (entry: HostLogEntry) => void;
   /** The program's permission policy; default: reject (nothing runs without a policy that says so). */
   readonly permission?: (request: RequestPermissionRequest) => RequestPermissionResponse['outcome'] | Promise<RequestPermissionResponse['outcome']>;
 }
@@ -137,12 +146,27 @@ export function createHost(options: HostOptions = {}): Host {
   const publish = (event: HostEvent) => {
     for (const listener of listeners) listener(event);
   };
+  const supervision = options.supervision ?? {};
+  const agentOptions: AgentOptions = {
+    ...options.agentOptions,
+    ...(supervision.intensity !== undefined || supervision.period !== undefined
+      ? { restart: { intensity: supervision.intensity ?? 3, period: supervision.period ?? 60_000 } }
+      : {}),
+    ...(supervision.hangAfterMs ? { hangAfterMs: supervision.hangAfterMs } : {}),
+  };
   const resolve = (name: string): NativeAgent => {
     const custom = options.agents?.[name];
     if (custom) return custom;
     if (name === 'demo') return demoAgent();
-    return agentFor(name, options.agentOptions);
+    return agentFor(name, agentOptions);
   };
+  const logger = options.logger;
+  if (logger) {
+    listeners.add((event) => {
+      const entry = logEntryOf(event);
+      if (entry) logger(entry);
+    });
+  }
   const defaultAgent = options.defaultAgent ?? 'demo';
   const hostAgent = createHostAgent({ defaultAgent, resolve, journal, onEvent: publish });
   const servers = new Set<AnyActorRef>();
@@ -292,7 +316,10 @@ export function createHost(options: HostOptions = {}): Host {
   };
 }
 
-/** Shuts every agent's supervisors down gracefully, then the servers. */
+/**
+ * Shuts every agent's supervisors down gracefully, the last started first (each shuts its
+ * own children down in reverse start order, each port with its stop sequence), then the servers.
+ */
 export async function stopServers(servers: Iterable<AnyActorRef>): Promise<void> {
   const supervisors: AnyActorRef[] = [];
   for (const server of servers) {
@@ -300,7 +327,7 @@ export async function stopServers(servers: Iterable<AnyActorRef>): Promise<void>
     if (!handler) continue;
     for (const inner of innerAgentsOf(handler).values()) supervisors.push(...supervisorsOf(inner));
   }
-  await Promise.all(supervisors.filter((supervisor) => supervisor.getSnapshot().status === 'active').map((supervisor) => shutdown(supervisor)));
+  for (const supervisor of supervisors.reverse()) if (supervisor.getSnapshot().status === 'active') await shutdown(supervisor);
   for (const server of [...servers]) if (server.getSnapshot().status === 'active') server.stop();
 }
 

@@ -22,3 +22,4 @@ export {
   type JournalSessionState,
 } from './journal.js';
 export { sqliteJournal, defaultJournalPath, type SqliteJournalOptions } from './sqlite-journal.js';
+export { logEntryOf, eventJson, type HostLogEntry } from './host-log.js';
