@@ -12,10 +12,8 @@
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createActor, type AnyActorRef } from 'xstate';
 import { agentClientLogic, initialize, newSession, prompt } from '../../src/acp/agent-client.js';
 import { portTransport } from '../../src/jsonrpc/port-transport.js';
@@ -25,141 +23,30 @@ import { SHUTDOWN_EVENT } from '../../src/supervision/events.js';
 import { startFakeAnthropic, type FakeModelServer } from '../support/fake-anthropic-server.js';
 import { startFakeOpenAI } from '../support/fake-openai-server.js';
 import { isAlive, waitUntil } from '../support/processes.js';
+import {
+  anthropicUserTexts,
+  claudeBin,
+  claudeEnv,
+  cliUnder,
+  codexBin,
+  codexEnv,
+  envArgs,
+  expectNoLeftovers,
+  openaiUserTexts,
+  repo,
+  skipMessage,
+  wardenMain as main,
+  workspace,
+  writeCodexHome,
+  type ProcessRow,
+  type Workspace,
+} from '../support/real-agents-harness.js';
 
-const repo = fileURLToPath(new URL('../..', import.meta.url));
-/** Where `npm run agents:install` put the CLIs (WARDEN_AGENTS_DIR, as for the install script). */
-const agentsBin = join(process.env.WARDEN_AGENTS_DIR ?? join(repo, '.cache', 'agents'), 'node_modules', '.bin');
-const claudeBin = join(agentsBin, 'claude');
-const codexBin = join(agentsBin, 'codex');
-const main = join(repo, 'src', 'cli', 'main.ts');
 const sdkClient = join(repo, 'spec', 'support', 'sdk-client.mjs');
 
 // ---------------------------------------------------------------------------------------------
-// Workspaces, processes
+// Drivers (workspaces, binaries, the CLIs' environment, processes: ../support/real-agents-harness.ts)
 // ---------------------------------------------------------------------------------------------
-
-/** One temp directory per suite: HOME, TMPDIR and a fresh project directory per test. */
-interface Workspace {
-  readonly base: string;
-  readonly home: string;
-  readonly tmp: string;
-  project(): string;
-}
-
-function workspace(prefix: string): Workspace {
-  const base = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-  const home = join(base, 'home');
-  const tmp = join(base, 'tmp');
-  mkdirSync(home);
-  mkdirSync(tmp);
-  let projects = 0;
-  return {
-    base,
-    home,
-    tmp,
-    project() {
-      projects += 1;
-      const directory = join(base, `project-${projects}`);
-      mkdirSync(directory);
-      return directory;
-    },
-  };
-}
-
-interface ProcessRow {
-  readonly pid: number;
-  readonly ppid: number;
-  readonly cmdline: string;
-}
-
-function processes(): ProcessRow[] {
-  const rows: ProcessRow[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/u.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (fields[0] === 'Z') continue;
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
-      rows.push({ pid: Number(entry), ppid: Number(fields[1]), cmdline });
-    } catch {
-      // gone while reading
-    }
-  }
-  return rows;
-}
-
-/** Live descendants of `pid`. */
-function descendants(pid: number): ProcessRow[] {
-  const rows = processes();
-  const found: ProcessRow[] = [];
-  const parents = new Set([pid]);
-  for (let grew = true; grew;) {
-    grew = false;
-    for (const row of rows) {
-      if (parents.has(row.ppid) && !parents.has(row.pid)) {
-        parents.add(row.pid);
-        found.push(row);
-        grew = true;
-      }
-    }
-  }
-  return found;
-}
-
-/**
- * The real CLI under a warden process: its descendant running from .cache/agents that has
- * no such descendant itself (for Codex, the native binary under the Node launcher).
- */
-function cliUnder(wardenPid: number): ProcessRow | undefined {
-  const tree = descendants(wardenPid).filter((row) => row.cmdline.includes('.cache/agents'));
-  return tree.find((row) => !tree.some((other) => other.ppid === row.pid));
-}
-
-function environOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/environ`, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-/**
- * Processes left by this suite: the warden processes (their command line names `base`, via
- * `--env HOME=…`), the real CLIs and whatever they started (their environment points into
- * `base`). Matching on `base` rather than on `.cache/agents` alone keeps a concurrent run (or
- * someone's own `claude` from .cache/agents) out of it.
- */
-function leftovers(base: string): ProcessRow[] {
-  return processes().filter((row) => row.pid !== process.pid && (row.cmdline.includes(base) || environOf(row.pid).includes(base)));
-}
-
-/** Waits for every process of ours to be gone; kills and names what stays. */
-async function expectNoLeftovers(base: string): Promise<void> {
-  try {
-    await waitUntil(() => leftovers(base).length === 0, 'the real CLIs and their children to exit', 15_000, 100);
-  } catch {
-    const left = leftovers(base);
-    for (const row of left) {
-      try {
-        process.kill(row.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-    expect(left.map((row) => `${row.pid} ${row.cmdline}`), 'processes left behind').to.deep.equal([]);
-  }
-}
-
-function skipMessage(what: string): string {
-  return `${what} not installed: run \`npm run agents:install\` to include these tests`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Drivers
-// ---------------------------------------------------------------------------------------------
-
-const envArgs = (env: Record<string, string>) => Object.entries(env).flatMap(([name, value]) => ['--env', `${name}=${value}`]);
 
 interface SdkReport {
   ok: boolean;
@@ -293,20 +180,6 @@ function expectCrashError(error: unknown): void {
   expect(data?.reason, JSON.stringify(data)).to.equal('agent_crashed');
 }
 
-/** Texts of the `role:"user"` messages of an Anthropic request. */
-function anthropicUserTexts(body: unknown): string[] {
-  const messages = ((body as { messages?: Array<{ role?: string; content?: unknown }> })?.messages ?? []).filter((message) => message.role === 'user');
-  return messages.flatMap((message) => (typeof message.content === 'string' ? [message.content] : Array.isArray(message.content) ? (message.content as Array<{ type?: string; text?: string }>).filter((block) => block.type === 'text').map((block) => block.text ?? '') : []));
-}
-
-/** Texts of the user messages of a Responses request. */
-function openaiUserTexts(body: unknown): string[] {
-  const input = (body as { input?: Array<{ type?: string; role?: string; content?: unknown }> })?.input ?? [];
-  return input
-    .filter((item) => item.role === 'user')
-    .flatMap((item) => (Array.isArray(item.content) ? (item.content as Array<{ text?: string }>).map((part) => part.text ?? '') : typeof item.content === 'string' ? [item.content] : []));
-}
-
 const timings: string[] = [];
 const timed = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
   const started = Date.now();
@@ -336,18 +209,7 @@ describe('real agent CLIs against fake model servers', function () {
       '--agent', 'claude',
       '--agent-command', claudeBin,
       '--store', ':memory:',
-      ...envArgs({
-        ANTHROPIC_BASE_URL: (server as FakeModelServer).url,
-        ANTHROPIC_API_KEY: 'dummy',
-        HOME: (space as Workspace).home,
-        TMPDIR: (space as Workspace).tmp,
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        DISABLE_AUTOUPDATER: '1',
-        DISABLE_TELEMETRY: '1',
-        DISABLE_ERROR_REPORTING: '1',
-        DISABLE_BUG_COMMAND: '1',
-        NO_PROXY: '127.0.0.1,localhost',
-      }),
+      ...envArgs(claudeEnv((server as FakeModelServer).url, space as Workspace)),
     ];
 
     before(async function () {
@@ -476,14 +338,7 @@ describe('real agent CLIs against fake model servers', function () {
       '--agent', 'codex',
       '--agent-command', codexBin,
       '--store', ':memory:',
-      ...envArgs({
-        HOME: (space as Workspace).home,
-        CODEX_HOME: codexHome,
-        TMPDIR: (space as Workspace).tmp,
-        FAKE_OPENAI_API_KEY: 'dummy',
-        RUST_LOG: 'warn',
-        NO_PROXY: '127.0.0.1,localhost',
-      }),
+      ...envArgs(codexEnv(space as Workspace, codexHome)),
     ];
 
     before(async function () {
@@ -493,32 +348,7 @@ describe('real agent CLIs against fake model servers', function () {
       }
       server = await startFakeOpenAI();
       space = workspace('warden-e2e-codex-');
-      codexHome = join(space.home, '.codex');
-      mkdirSync(codexHome);
-      // As recorded (README, section 2); the approval policy comes from the adapter (untrusted).
-      writeFileSync(join(codexHome, 'config.toml'), [
-        'model = "gpt-5.5"',
-        'model_provider = "fake"',
-        'approval_policy = "never"',
-        'sandbox_mode = "workspace-write"',
-        'check_for_update_on_startup = false',
-        '[model_providers.fake]',
-        'name = "Fake OpenAI"',
-        `base_url = "${server.url}/v1"`,
-        'env_key = "FAKE_OPENAI_API_KEY"',
-        'wire_api = "responses"',
-        'request_max_retries = 0',
-        'stream_max_retries = 0',
-        '[analytics]',
-        'enabled = false',
-        '[feedback]',
-        'enabled = false',
-        '[features]',
-        'plugins = false',
-        'remote_plugin = false',
-        'apps = false',
-        '',
-      ].join('\n'));
+      codexHome = writeCodexHome(space, server.url);
     });
 
     after(async function () {
