@@ -52,7 +52,10 @@ describe('agent registry', () => {
   it('agentFor: an adapter agent, a passthrough, the demo; a missing agent fails at once saying how to install it', () => {
     expect(agentFor('claude', { agentCommand: fakeClaude }).agentInfo.name).to.equal('claude-code');
     expect(agentFor(`acp:${fakeClaude} --acp`).delegateInitialize).to.equal(true);
-    expect(agentFor('demo').agentInfo.name).to.equal('acp-warden-demo');
+    // The demo agent runs as a subprocess (`warden demo-agent`) behind a passthrough.
+    const demo = agentFor('demo');
+    expect(demo.delegateInitialize).to.equal(true);
+    expect((demo.input as { args: string[] }).args.at(-1)).to.equal('demo-agent');
     expect(() => agentFor('gemini', { env: { PATH: dir } })).to.throw(AgentUnavailableError, /npm install -g @google\/gemini-cli/);
   });
 

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { expectGroupGone, isAlive, waitUntil } from '../support/processes.js';
+import { childrenOf, expectGroupGone, isAlive, waitUntil } from '../support/processes.js';
 
 const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
@@ -33,7 +33,8 @@ interface Warden {
 
 /** Launches warden as an editor would: its own process group, stdio pipes, the SDK's client. */
 async function launch(args: string[], env: Record<string, string> = {}, permissionDelayMs = 0): Promise<Warden> {
-  const child = spawn(process.execPath, ['--import', 'tsx', main, 'acp', '--agent', 'claude', '--agent-command', fakeClaude, ...args], {
+  const agentArgs = args.includes('--agent') ? [] : ['--agent', 'claude', '--agent-command', fakeClaude];
+  const child = spawn(process.execPath, ['--import', 'tsx', main, 'acp', ...agentArgs, ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
     env: { ...process.env, ...env },
@@ -219,5 +220,50 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
     expect(secondStart?.args).to.include('--resume');
     expect(await second.close()).to.equal(0);
     await waitUntil(() => !isAlive(secondStart?.pid as number), 'the second CLI to stop with warden');
+  });
+
+  describe('--agent demo (the demo agent as a real subprocess)', () => {
+    const demoProcess = (warden: Warden) => childrenOf(warden.process.pid as number).find((child) => child.cmdline.includes('demo-agent'))?.pid;
+
+    it('kill -9 of the demo agent mid-prompt: the prompt settles, the session is re-attached, the next prompt works', async () => {
+      const warden = await launch(['--agent', 'demo', '--store', store, '--env', 'DEMO_WORD_DELAY_MS=50']);
+      const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+      const victim = demoProcess(warden) as number;
+      expect(victim).to.be.a('number');
+      const prompt = rejection(warden.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'a long answer' }] }));
+      await waitUntil(() => textOf(warden.updates, sessionId).includes('You said'), 'the first words');
+      process.kill(victim, 'SIGKILL');
+      const crashed = await prompt;
+      expect(crashed.data?.reason).to.equal('agent_crashed');
+      await waitUntil(() => textOf(warden.updates, sessionId).includes('is back'), 'the recovery notice', 20_000);
+      const next = await warden.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+      expect(next.stopReason).to.equal('end_turn');
+      expect(demoProcess(warden)).to.not.equal(victim);
+      expect(await warden.close()).to.equal(0);
+      await waitUntil(() => !isAlive(victim), 'the old demo agent to be gone');
+    });
+
+    it('SIGKILL of warden: the next warden lists, replays and continues the demo session; no demo agent is left', async () => {
+      const args = ['--agent', 'demo', '--store', store, '--env', 'DEMO_WORD_DELAY_MS=1'];
+      const first = await launch(args);
+      const { sessionId } = await first.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+      await first.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'remember' }] });
+      const said = textOf(first.updates, sessionId);
+      const orphan = demoProcess(first) as number;
+      process.kill(first.process.pid as number, 'SIGKILL');
+      await waitUntil(() => !isAlive(orphan), 'the first demo agent to die with its warden', 20_000);
+      const second = await launch(args);
+      const listed = await second.request<{ sessions: Array<{ sessionId: string; cwd: string; title: string | null; _meta: Record<string, unknown> }> }>(methods.agent.session.list, {});
+      expect(listed.sessions.map(({ sessionId: id, cwd, title }) => ({ sessionId: id, cwd, title }))).to.deep.equal([{ sessionId, cwd: dir, title: 'remember' }]);
+      expect(listed.sessions[0]?._meta['acp-warden/agent']).to.equal('demo');
+      await second.request(methods.agent.session.load, { sessionId, cwd: dir, mcpServers: [] });
+      expect(textOf(second.updates, sessionId, 'user_message_chunk')).to.equal('remember');
+      expect(textOf(second.updates, sessionId)).to.equal(said);
+      const next = await second.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'again' }] });
+      expect(next.stopReason).to.equal('end_turn');
+      const last = demoProcess(second) as number;
+      expect(await second.close()).to.equal(0);
+      await waitUntil(() => !isAlive(last), 'the demo agent to stop with warden');
+    });
   });
 });

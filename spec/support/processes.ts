@@ -48,3 +48,20 @@ export async function waitUntil(predicate: () => boolean, what: string, timeoutM
 export async function expectGroupGone(pgid: number, timeoutMs = 10_000): Promise<void> {
   await waitUntil(() => groupMembers(pgid).length === 0, `process group ${pgid} to be gone (left: ${groupMembers(pgid).join(', ')})`, timeoutMs);
 }
+
+/** Live direct children of `pid`, with their command lines. */
+export function childrenOf(pid: number): Array<{ pid: number; cmdline: string }> {
+  const children: Array<{ pid: number; cmdline: string }> = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/u.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z' || Number(fields[1]) !== pid) continue;
+      children.push({ pid: Number(entry), cmdline: readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ') });
+    } catch {
+      // gone while reading
+    }
+  }
+  return children;
+}

@@ -1,9 +1,9 @@
 /**
  * From an agent name to something the ACP agent server can serve: an adapter agent
  * (`claude`, `codex`), a supervised passthrough (native ACP agents, `acp:<command line>`),
- * or the built-in demo agent. What `warden acp --agent NAME` runs.
+ * or the built-in demo agent (a real subprocess too: demo-process.ts). What `warden acp --agent NAME` runs.
  */
-import { demoAgent } from '../acp/demo-agent.js';
+import { demoAgentProcess } from './demo-process.js';
 import type { NativeAgent } from '../acp/native-agent.js';
 import { createAcpPassthrough } from './acp-passthrough.js';
 import { createAdapterAgent } from './adapter-agent.js';
@@ -33,7 +33,14 @@ export interface AgentOptions extends ResolveOptions {
  */
 export function agentFor(name: string, options: AgentOptions = {}): NativeAgent {
   const entry = findAgent(name);
-  if (entry.kind === 'builtin') return demoAgent();
+  // The demo agent runs as a real subprocess, so that it crashes and recovers like the others.
+  if (entry.kind === 'builtin') {
+    return demoAgentProcess({
+      ...(options.restart ? { restart: options.restart } : {}),
+      ...(options.hangAfterMs ? { hangAfterMs: options.hangAfterMs } : {}),
+      ...(options.env ? { env: options.env } : {}),
+    });
+  }
   const executable = resolveExecutable(entry, options);
   if (entry.kind === 'adapter' && entry.adapter) {
     return createAdapterAgent({

@@ -127,7 +127,7 @@ export async function runAcp(args: readonly string[]): Promise<number> {
   let host;
   try {
     // Fail at once, before the editor's first request, when the agent is not installed.
-    if (parsed.agent !== 'demo') agentFor(parsed.agent, agentOptions);
+    agentFor(parsed.agent, agentOptions);
     host = createHost({ defaultAgent: parsed.agent, agentOptions, ...(parsed.store ? { store: parsed.store } : {}) });
   } catch (error) {
     process.stderr.write(`warden acp: ${(error as Error).message}\n`);

@@ -7,7 +7,7 @@
  */
 import { createHost, type HostSessionHandle } from '../host/host.js';
 import { ArgumentError, positiveNumber, readFlags, restartIntensity } from './arguments.js';
-import { demoAgentProcess } from './demo-agent.js';
+import { demoAgentProcess } from '../adapters/demo-process.js';
 
 /** The faults `warden chaos` injects. */
 export type ChaosFault = 'kill' | 'hang' | 'garbage';

@@ -7,7 +7,7 @@
  * supervision tree are shown as a terminal report (colour on a TTY, plain otherwise).
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
-import { demoAgentProcess } from './demo-agent.js';
+import { demoAgentProcess } from '../adapters/demo-process.js';
 import { createHost, type Host, type HostEvent, type HostSessionHandle, type HostTreeNode } from '../host/host.js';
 import { describeExit } from '../supervision/exit-reason.js';
 import type { SupervisionTreeNode } from '../supervision/introspection.js';

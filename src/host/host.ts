@@ -30,7 +30,6 @@ import {
   resumeSession,
 } from '../acp/agent-client.js';
 import { agentServerLogic, handlerOf } from '../acp/agent-server.js';
-import { demoAgent } from '../acp/demo-agent.js';
 import type { NativeAgent } from '../acp/native-agent.js';
 import { agentFor, type AgentOptions } from '../adapters/agent-factory.js';
 import { createMemoryTransportPair } from '../jsonrpc/memory-transport.js';
@@ -157,7 +156,6 @@ export function createHost(options: HostOptions = {}): Host {
   const resolve = (name: string): NativeAgent => {
     const custom = options.agents?.[name];
     if (custom) return custom;
-    if (name === 'demo') return demoAgent();
     return agentFor(name, agentOptions);
   };
   const logger = options.logger;

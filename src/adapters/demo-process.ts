@@ -1,0 +1,35 @@
+/**
+ * The built-in demo agent as a real, supervised subprocess: `warden demo-agent` (the demo
+ * agent served alone on stdio) behind an ACP passthrough. What `--agent demo` runs, so that
+ * the demo agent crashes, hangs and recovers like any other agent (`warden demo` and
+ * `warden chaos --agent demo` inject faults into it). `demoAgent()` is the same agent
+ * in-process, for tests and examples that need no process.
+ */
+import { fileURLToPath } from 'node:url';
+import type { NativeAgent } from '../acp/native-agent.js';
+import { createAcpPassthrough } from './acp-passthrough.js';
+
+/** Options of {@link demoAgentProcess}. */
+export interface DemoProcessOptions {
+  /** Pause between streamed words, in ms (default 30). */
+  readonly wordDelayMs?: number;
+  /** The watchdog's patience while the agent works on a request (default: none). */
+  readonly hangAfterMs?: number;
+  /** At most `intensity` restarts in `period` ms (default 3 in 30 s). */
+  readonly restart?: { readonly intensity: number; readonly period: number };
+  /** More variables for the process. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** The demo agent as a supervised subprocess of this same `warden`. */
+export function demoAgentProcess(options: DemoProcessOptions = {}): NativeAgent {
+  const main = fileURLToPath(new URL(`../cli/main.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url));
+  return createAcpPassthrough({
+    name: 'demo',
+    executable: process.execPath,
+    args: [...process.execArgv, main, 'demo-agent'],
+    env: { DEMO_WORD_DELAY_MS: String(options.wordDelayMs ?? 30), ...options.env },
+    restart: { intensity: options.restart?.intensity ?? 3, period: options.restart?.period ?? 30_000, backoff: { minDelay: 100, maxDelay: 400 } },
+    ...(options.hangAfterMs ? { port: { watchdog: { idleMs: options.hangAfterMs } } } : {}),
+  });
+}
