@@ -9,6 +9,23 @@
 // it with the first turn), `{"error":{"code":-32600,"message":"no rollout found for thread
 // id <id>"}}`, after which a `thread/start` is awaited again.
 //
+// `thread/list` is answered wherever it comes (a short-lived app-server that does only
+// initialize, initialized, thread/list, as the adapter's lister does; or between a
+// session's requests) from the threads "on disk": the store FAKE_CODEX_THREADS, an ndjson
+// file with one thread per line (`{id, cwd, preview, name?, createdAt?, updatedAt, source?, originator?}`,
+// the last line of an id wins), which tests seed with threads warden never started and to
+// which every fake app-server adds the threads it runs a turn in (Codex writes a thread's
+// rollout with its first turn). Answers follow Codex 0.171.0 as recorded in
+// spec/fixtures/codex-app-server-thread-list.ndjson (the real app-server against the fake
+// OpenAI server, paths rewritten as in ../shared/fixtures): the threads as `Thread` objects
+// shaped like the recorded ones; interactive sources only (`vscode`, `cli`) unless
+// `sourceKinds` says otherwise; exact `cwd` filter (one path or several); `searchTerm` on the
+// title; sorted by `sortKey` (`created_at` by default, or `updated_at`), newest first; `limit`
+// (default 25); `nextCursor` `<ISO time>|<thread id>` of the page's last thread, null on the
+// last page; a cursor it did not make is `{"code":-32600,"message":"invalid cursor: <it>"}`.
+// With a store, `thread/start` makes a fresh thread id (each session its own thread), and
+// `thread/resume` of a thread not in the store fails as a thread without a rollout does.
+//
 // Environment:
 //   FAKE_CODEX_FIXTURE     hello | tool-approval
 //   FAKE_CODEX_ARGV_LOG    a file to append {pid, args} to, one line per start
@@ -16,6 +33,8 @@
 //   FAKE_CODEX_CRASH_AFTER kill -9 itself after printing this many lines of a turn, on the
 //                          first start only (the log tells restarts apart)
 //   FAKE_CODEX_NO_ROLLOUT  comma-separated thread ids that have no rollout (`thread/resume` fails)
+//   FAKE_CODEX_THREADS     the thread store (see above); without it `thread/list` lists nothing
+import { randomUUID } from 'node:crypto';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { failer, print, readFixture, stdinMessages } from './fixture-replay.mjs';
 
@@ -30,11 +49,120 @@ const fail = failer(`fake-codex (${fixture})`);
 const next = stdinMessages();
 
 const noRollout = new Set((process.env.FAKE_CODEX_NO_ROLLOUT ?? '').split(',').filter(Boolean));
+const store = process.env.FAKE_CODEX_THREADS;
 const sameMethod = (expected, actual) => expected === actual || (expected === 'thread/start' && actual === 'thread/resume');
 const logMethod = (received) => {
-  if (process.env.FAKE_CODEX_METHOD_LOG) appendFileSync(process.env.FAKE_CODEX_METHOD_LOG, `${received.method} ${JSON.stringify(received.params?.threadId ?? null)}\n`);
+  const detail = received.method === 'thread/list' ? received.params ?? null : received.params?.threadId ?? null;
+  if (process.env.FAKE_CODEX_METHOD_LOG) appendFileSync(process.env.FAKE_CODEX_METHOD_LOG, `${received.method} ${JSON.stringify(detail)}\n`);
 };
-// The thread the transcript started, and the one the host resumed instead (if it did).
+
+// ---- the thread store and thread/list
+const listTranscript = readFixture('codex-app-server-thread-list.ndjson');
+const threadTemplate = listTranscript.find((entry) => entry.dir === 'recv' && entry.msg.result?.data?.length > 0).msg.result.data[0];
+/** The threads on disk, by id. */
+function storedThreads() {
+  const threads = new Map();
+  if (!store || !existsSync(store)) return threads;
+  for (const line of readFileSync(store, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    const thread = JSON.parse(line);
+    threads.set(thread.id, { ...threads.get(thread.id), ...thread });
+  }
+  return threads;
+}
+const now = () => Math.floor(Date.now() / 1000);
+/** A stored thread as Codex 0.171.0 lists it. */
+function asThread(stored) {
+  const createdAt = stored.createdAt ?? stored.updatedAt;
+  const stamp = new Date(createdAt * 1000).toISOString().slice(0, 19).replaceAll(':', '-');
+  return {
+    ...threadTemplate,
+    id: stored.id,
+    sessionId: stored.id,
+    preview: stored.preview ?? '',
+    name: stored.name ?? null,
+    cwd: stored.cwd,
+    createdAt,
+    updatedAt: stored.updatedAt,
+    recencyAt: stored.updatedAt,
+    source: stored.source ?? 'vscode',
+    originator: stored.originator ?? threadTemplate.originator,
+    path: `/home/user/.codex/sessions/${stamp.slice(0, 10).replaceAll('-', '/')}/rollout-${stamp}-${stored.id}.jsonl`,
+    status: { type: 'notLoaded' },
+    turns: [],
+  };
+}
+/** The answer to `thread/list` (a result, or an error). */
+function threadList(params = {}) {
+  const key = params.sortKey === 'updated_at' ? 'updatedAt' : 'createdAt';
+  const cwds = params.cwd == null ? undefined : [params.cwd].flat();
+  const sources = Array.isArray(params.sourceKinds) && params.sourceKinds.length > 0 ? params.sourceKinds : ['cli', 'vscode'];
+  const term = typeof params.searchTerm === 'string' ? params.searchTerm : undefined;
+  const ascending = params.sortDirection === 'asc';
+  const order = (a, b) => (a[key] - b[key] || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) * (ascending ? 1 : -1);
+  let threads = [...storedThreads().values()].map(asThread)
+    .filter((thread) => sources.includes(thread.source))
+    .filter((thread) => !cwds || cwds.includes(thread.cwd))
+    .filter((thread) => !term || (thread.name ?? thread.preview).includes(term))
+    .sort(order);
+  if (typeof params.cursor === 'string') {
+    const match = /^(\d{4}-\d\d-\d\dT[\d:.]+Z)\|(.+)$/u.exec(params.cursor);
+    const at = match ? Date.parse(match[1]) / 1000 : NaN;
+    if (!match || Number.isNaN(at)) return { error: { code: -32600, message: `invalid cursor: ${params.cursor}` } };
+    const after = { [key]: Math.floor(at), id: match[2] };
+    threads = threads.filter((thread) => order(thread, after) > 0);
+  }
+  const limit = typeof params.limit === 'number' && params.limit > 0 ? params.limit : 25;
+  const page = threads.slice(0, limit);
+  const last = page.at(-1);
+  const cursorOf = (thread) => `${new Date(thread[key] * 1000).toISOString()}|${thread.id}`;
+  return {
+    result: {
+      data: page,
+      nextCursor: threads.length > limit && last ? cursorOf(last) : null,
+      backwardsCursor: page[0] ? new Date(page[0][key] * 1000).toISOString() : null,
+    },
+  };
+}
+/** A fresh thread id, shaped as Codex's (UUIDv7: the time first). */
+function freshThreadId() {
+  const hex = Date.now().toString(16).padStart(12, '0') + '7' + randomUUID().replaceAll('-', '').slice(13, 32);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+const hasRollout = (threadId) => !noRollout.has(threadId) && (!store || storedThreads().has(threadId));
+let threadCwd;
+/** Codex writes a thread's rollout with its first turn: the thread is on disk (and listed) from then on. */
+function turnStarted(received) {
+  if (!store) return;
+  const threadId = received.params?.threadId;
+  const known = storedThreads().get(threadId);
+  if (known) {
+    appendFileSync(store, `${JSON.stringify({ id: threadId, updatedAt: Math.max(now(), known.updatedAt) })}\n`);
+    return;
+  }
+  const text = (received.params?.input ?? []).find((item) => item.type === 'text')?.text ?? '';
+  appendFileSync(store, `${JSON.stringify({ id: threadId, cwd: threadCwd, preview: text, createdAt: now(), updatedAt: now(), source: 'vscode' })}\n`);
+}
+/** The host's next message, answering `thread/list` (anywhere) and a `thread/resume` of a thread without a rollout (where a thread is expected) on the way. */
+async function nextExpecting(method) {
+  for (;;) {
+    const received = await next();
+    if (received?.method === 'thread/list') {
+      logMethod(received);
+      print({ ...threadList(received.params ?? {}), id: received.id });
+      continue;
+    }
+    if (method === 'thread/start' && received?.method === 'thread/resume' && !hasRollout(received.params?.threadId)) {
+      logMethod(received);
+      print({ error: { code: -32600, message: `no rollout found for thread id ${received.params.threadId}` }, id: received.id });
+      continue;
+    }
+    return received;
+  }
+}
+
+// The thread the transcript started, and the one this process speaks of instead (the one the
+// host resumed, or a fresh one when there is a store).
 const recordedThread = transcript.find((entry) => entry.dir === 'recv' && entry.msg.result?.thread?.id)?.msg.result.thread.id;
 let resumedThread;
 const speaksOfResumed = (message) => (resumedThread && recordedThread ? JSON.parse(JSON.stringify(message).replaceAll(recordedThread, resumedThread)) : message);
@@ -50,27 +178,26 @@ for (const entry of transcript) {
     if (++printedInTurn >= crashAfter) process.kill(process.pid, 'SIGKILL');
     continue;
   }
-  let received = await next();
-  // A thread without a rollout cannot be resumed: the host may start one instead.
-  while (message.method === 'thread/start' && received?.method === 'thread/resume' && noRollout.has(received.params?.threadId)) {
-    logMethod(received);
-    print({ error: { code: -32600, message: `no rollout found for thread id ${received.params.threadId}` }, id: received.id });
-    received = await next();
-  }
+  const received = await nextExpecting(message.method);
   if (received === undefined) process.exit(0);
   if (received.method === 'thread/resume' && typeof received.params?.threadId === 'string') resumedThread = received.params.threadId;
+  else if (received.method === 'thread/start' && store) resumedThread = freshThreadId();
+  if (received.method === 'thread/start' || received.method === 'thread/resume') threadCwd = received.params?.cwd;
   if (message.method !== undefined) {
     if (!sameMethod(message.method, received.method)) fail(`expected ${message.method}, got ${received.method ?? 'a response'}`);
     logMethod(received);
     if (message.id !== undefined) ids.set(message.id, received.id);
-    if (received.method === 'turn/start') printedInTurn = 0;
+    if (received.method === 'turn/start') {
+      printedInTurn = 0;
+      turnStarted(received);
+    }
   } else if (received.method !== undefined || received.id === undefined) {
     fail(`expected a response to request ${message.id}, got ${received.method}`);
   }
 }
 // Serve interrupts and further requests with empty answers until stdin ends.
 for (;;) {
-  const received = await next();
+  const received = await nextExpecting(undefined);
   if (received === undefined) break;
   if (received.id !== undefined && received.method) print({ id: received.id, result: {} });
 }
