@@ -114,7 +114,7 @@ describe('Codex adapter (fake app-server replaying recorded transcripts)', funct
     try {
       const { client, cwd, init } = await connect('hello', { FAKE_CODEX_METHOD_LOG: methodLog });
       expect(init.agentCapabilities).to.deep.include({ loadSession: true });
-      expect(init.agentCapabilities?.sessionCapabilities).to.have.all.keys('resume', 'close');
+      expect(init.agentCapabilities?.sessionCapabilities).to.have.all.keys('resume', 'close', 'list');
       const journaled = '01a22bbb-1111-7222-8333-944455556666';
       const params = { sessionId: 'codex-fromjournal', cwd, mcpServers: [], _meta: { [RESUME_META_KEY]: { threadId: journaled } } };
       const setup = await resumeSession(client, params);

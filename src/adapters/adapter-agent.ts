@@ -23,9 +23,14 @@
  * Neither replays the history: for `session/load`, the host replays its journal. Of a
  * session that runs, both answer its current setup. `session/close` stops the session's
  * CLI gracefully; a prompt still running ends `cancelled`.
+ *
+ * `session/list`, for a definition with a `list` (`ListingAdapterDefinition`), runs a
+ * short-lived CLI of its own: a supervisor `list-<id>` (the lister, then its port) under the
+ * same `sessions` supervisor, which ends once the lister answered (the CLI is stopped
+ * gracefully), and fails the request if the CLI cannot start, exits or hangs first.
  */
 import { nanoid } from 'nanoid';
-import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
+import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorLogic, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
 import { RESUME_META_KEY, type AgentHandlerEvent, type AgentRequestEvent, type NativeAgent } from '../acp/native-agent.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { PortExit } from '../port/port-exit.js';
@@ -35,11 +40,36 @@ import { createSupervisor } from '../supervision/supervisor.js';
 import { whichChildren } from '../supervision/introspection.js';
 import type { StartChildResult, SupervisionEvent } from '../supervision/events.js';
 import { describeExit, type ExitReason } from '../supervision/exit-reason.js';
-import type { AdapterDefinition, SessionAdapterOutput } from './adapter.js';
+import type { AdapterDefinition, CommandLine, SessionAdapterOutput } from './adapter.js';
+
+/**
+ * How an adapter answers ACP `session/list` from what its CLI keeps (Codex's `thread/list`):
+ * a **lister**, actor logic run against one short-lived CLI process started for the request.
+ *
+ * The lister's input is `{ requestId, params, pageSize }` (`params`: the `session/list`
+ * params). It receives the port events a session adapter receives (`port.started`,
+ * `native.message`, `native.nonJson`, `port.exited`), emits `port.write` and `port.busy`,
+ * answers `requestId` once with `acp.respond` (a `ListSessionsResponse`) or `acp.error`, and
+ * then reaches a final state: that ends the listing and stops its CLI gracefully.
+ */
+export interface SessionListing {
+  readonly logic: AnyActorLogic;
+  /** The listing CLI's command line; default: the definition's `command` for a first start. */
+  readonly command?: (context: { readonly executable: string; readonly cwd: string }) => CommandLine;
+  /** How many sessions to ask the CLI for per page (default 50). */
+  readonly pageSize?: number;
+  /** The listing fails when the CLI prints nothing for this long while it owes an answer (default 20 000 ms). */
+  readonly timeoutMs?: number;
+}
+
+/** An adapter definition that may also list the sessions its CLI keeps (it then advertises `sessionCapabilities.list`). */
+export interface ListingAdapterDefinition extends AdapterDefinition {
+  readonly list?: SessionListing;
+}
 
 /** How to run an adapter here. */
 export interface AdapterAgentOptions {
-  readonly definition: AdapterDefinition;
+  readonly definition: ListingAdapterDefinition;
   /** The executable, resolved (registry, `--agent-command`). */
   readonly executable: string;
   /** `isolated` (default) or `inherit`. */
@@ -129,6 +159,10 @@ export const adapterAgentLogic = {
         break;
       case 'session.close':
         closeSession(live, event as AgentRequestEvent);
+        break;
+      case 'session.list':
+        if (live.options.definition.list) listSessions(live, event as AgentRequestEvent, live.options.definition.list);
+        else scope.emit({ type: 'acp.error', requestId: (event as AgentRequestEvent).requestId, error: RpcError.methodNotFound('session/list').toErrorObject() });
         break;
       case 'session.prompt':
       case 'session.setMode':
@@ -437,4 +471,106 @@ function sessionEnded(live: Live, sessionId: string, reason: ExitReason | undefi
     });
   }
   for (const request of session.deferred) resumeSession(live, request);
+}
+
+// ---------------------------------------------------------------------------------------
+// session/list: a short-lived CLI
+
+/**
+ * Runs the definition's lister against a CLI started for this request, under the `sessions`
+ * supervisor: `list-<id>` (autoShutdown `any_significant`) with the lister (significant) and
+ * the port, neither restarted. The lister's final state ends the supervisor, which stops the
+ * CLI gracefully; whatever ends it first (the CLI could not start, exited, hung; the lister
+ * crashed; the agent is stopping) fails the request instead.
+ */
+function listSessions(live: Live, request: AgentRequestEvent, listing: SessionListing): void {
+  const { definition, executable, envPolicy, env, passthrough } = live.options;
+  const id = `list-${nanoid(8)}`;
+  const cwd = process.cwd();
+  const base = listing.command?.({ executable, cwd }) ?? definition.command?.({ executable, cwd, params: request.params, resume: undefined, restarts: 0 }) ?? { args: [], env: {} };
+  const port: PortInput = {
+    ...definition.port,
+    // Owed an answer and silent this long: hung.
+    watchdog: { idleMs: listing.timeoutMs ?? 20_000 },
+    command: executable,
+    args: base.args,
+    cwd,
+    env: {
+      ...base.env,
+      policy: envPolicy ?? base.env.policy ?? 'isolated',
+      passthrough: [...(base.env.passthrough ?? []), ...(passthrough ?? [])],
+      explicit: { ...base.env.explicit, ...env },
+    },
+  };
+  const logic = createSupervisor({
+    name: `list ${id}`,
+    strategy: 'one_for_all',
+    intensity: 0,
+    period: 1000,
+    autoShutdown: 'any_significant',
+    children: [
+      { id: 'lister', start: { logic: listing.logic, input: { requestId: request.requestId, params: request.params, pageSize: listing.pageSize ?? 50 } }, restart: 'temporary', significant: true },
+      { id: 'port', start: { logic: portLogic, input: port }, restart: 'temporary', shutdown: portStopBudgetMs(definition.port?.shutdown) },
+    ],
+  });
+  let answered = false;
+  const subscriptions: Subscription[] = [];
+  const answer = (output: SessionAdapterOutput) => {
+    if (answered) return;
+    answered = true;
+    live.scope.emit(output);
+  };
+  let started: StartChildResult | undefined;
+  live.sessionsSupervisor.send({
+    type: 'supervisor.startChild',
+    spec: { id, restart: 'temporary', type: 'supervisor', start: { logic } },
+    reply: (result: StartChildResult) => {
+      started = result;
+    },
+  });
+  if (!started?.ok) {
+    const reason = started && !started.ok ? started.reason : 'not started';
+    answer({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.name} could not list its sessions: ${startFailure(reason)}`, data: { reason: 'start_failed' } } });
+    return;
+  }
+  const supervisor = started.ref;
+  const children = whichChildren(supervisor);
+  const lister = children.find((row) => row.id === 'lister')?.ref;
+  const cli = children.find((row) => row.id === 'port')?.ref;
+  if (lister) {
+    subscriptions.push(lister.on('*', (output: SessionAdapterOutput) => {
+      if (output.type === 'port.write' || output.type === 'port.busy') cli?.send(output);
+      else if ((output.type === 'acp.respond' || output.type === 'acp.error') && output.requestId === request.requestId) answer(output);
+    }));
+  }
+  if (lister && cli) {
+    subscriptions.push(
+      cli.on('port.message', (event: Extract<PortEmitted, { type: 'port.message' }>) => lister.send({ type: 'native.message', message: event.message })),
+      cli.on('port.nonJson', (event: Extract<PortEmitted, { type: 'port.nonJson' }>) => lister.send({ type: 'native.nonJson', preview: event.preview })),
+      cli.on('port.exited', (event: Extract<PortEmitted, { type: 'port.exited' }>) => lister.send({ type: 'port.exited', exit: event.exit })),
+    );
+    const pid = (cli.getSnapshot() as { context?: { pid?: number } }).context?.pid;
+    if (pid !== undefined) lister.send({ type: 'port.started', pid, restarts: 0 });
+  }
+  subscriptions.push(supervisor.subscribe({
+    complete: () => {
+      for (const subscription of subscriptions) subscription.unsubscribe();
+      const output = supervisor.getSnapshot().output as ExitReason | undefined;
+      answer({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.name} stopped before listing its sessions (${output ? describeExit(output) : 'stopped'})`, data: { reason: 'list_failed' } } });
+    },
+  }));
+}
+
+/** Why a supervisor could not start, in words: the innermost cause's message (a port's "could not start (ENOENT) …"). */
+function startFailure(reason: unknown): string {
+  let current: unknown = reason;
+  for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
+    const object = current as { startFailed?: unknown; detail?: { cause?: unknown }; shortMessage?: unknown; message?: unknown };
+    if (typeof object.shortMessage === 'string') return object.shortMessage;
+    if (object.startFailed !== undefined) current = object.startFailed;
+    else if (object.detail?.cause !== undefined) current = object.detail.cause;
+    else if (typeof object.message === 'string') return object.message;
+    else break;
+  }
+  return typeof reason === 'string' ? reason : JSON.stringify(reason);
 }

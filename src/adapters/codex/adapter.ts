@@ -4,14 +4,20 @@
  * resumes it with `thread/resume` after a crash, or from the first start when the session
  * was resumed or loaded with a journaled `{ threadId }`), runs each prompt as a turn, maps
  * items to updates and approvals to `session/request_permission`, and interrupts on cancel.
+ *
+ * `session/list` lists Codex's own threads (`thread/list` on a short-lived app-server, see
+ * listing.ts): each as a session whose id is the thread id. `session/resume` or
+ * `session/load` of such an id without a journaled state resumes that thread.
  */
 import type { ContentBlock } from '@agentclientprotocol/sdk';
 import { enqueueActions, setup } from 'xstate';
 import type { AgentRequestEvent } from '../../acp/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
-import type { AdapterDefinition, CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
+import type { CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
+import type { ListingAdapterDefinition } from '../adapter-agent.js';
 import { crashedPromptError, permissionOptions, promptOutcome, whileStarting } from '../session-outcomes.js';
-import { codexRequest, commandTitle, decisionFor, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
+import { codexListMachine } from './listing.js';
+import { codexRequest, commandTitle, decisionFor, defaultThreadListLimit, isThreadId, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
 
 type Pending = 'initialize' | 'thread' | 'turn' | 'interrupt';
 
@@ -44,6 +50,15 @@ const asMessage = (event: SessionAdapterEvent) => (event as { message: CodexMess
 function threadIdOf(resume: unknown): string | undefined {
   const id = (resume as { threadId?: unknown } | undefined)?.threadId;
   return typeof id === 'string' && id.length > 0 ? id : undefined;
+}
+
+/**
+ * The thread a start resumes: the resume state's, else the session id itself when it is a
+ * thread id (a session `session/list` listed: its id is Codex's thread id). Warden's own
+ * session ids (`codex-…`) are never thread ids, so a new session starts a new thread.
+ */
+function threadToResume(resume: unknown, sessionId: string): string | undefined {
+  return threadIdOf(resume) ?? (isThreadId(sessionId) ? sessionId : undefined);
 }
 
 /** The answers to the start requests: the session's setup (Codex has modes, no config options). */
@@ -79,7 +94,7 @@ export const codexSessionMachine = setup({
         sessionId: event.sessionId,
         startRequests: [...context.startRequests, event.requestId],
         cwd: context.cwd ?? (event.params.cwd as string),
-        threadId: context.threadId ?? threadIdOf(event.resume),
+        threadId: context.threadId ?? threadToResume(event.resume, event.sessionId),
       });
     }),
     /** The thread is ready: answer the start requests now. */
@@ -302,14 +317,15 @@ export const codexSessionMachine = setup({
   },
 });
 
-/** Codex (`--agent codex`): `codex app-server` over stdio. */
-export const codexAdapter: AdapterDefinition = {
+/** Codex (`--agent codex`): `codex app-server` over stdio; `session/list` is Codex's `thread/list`. */
+export const codexAdapter: ListingAdapterDefinition = {
   name: 'codex',
   agentInfo: { name: 'codex', title: 'Codex (via acp-warden)', version: '0.1.0' },
   capabilities: {
     // Load and resume `thread/resume` the journaled thread; load replays nothing itself (the host replays its journal).
+    // List is Codex's `thread/list`, on a short-lived app-server.
     loadSession: true,
-    sessionCapabilities: { resume: {}, close: {} },
+    sessionCapabilities: { resume: {}, close: {}, list: {} },
     promptCapabilities: { image: true, audio: false, embeddedContext: true },
   },
   executable: {
@@ -319,6 +335,7 @@ export const codexAdapter: AdapterDefinition = {
     install: 'npm install -g @openai/codex',
   },
   session: codexSessionMachine,
+  list: { logic: codexListMachine, pageSize: defaultThreadListLimit, timeoutMs: 20_000 },
   command(_context: CommandContext) {
     return { args: ['app-server'], env: { passthrough: codexEnvironment } };
   },

@@ -3,7 +3,8 @@
  * without a `"jsonrpc"` field; shapes follow the recorded transcripts in
  * `spec/fixtures/codex-app-server-*` (Codex 0.171.0).
  */
-import type { ContentBlock, SessionUpdate, StopReason, ToolCallContent } from '@agentclientprotocol/sdk';
+import type { ContentBlock, ListSessionsResponse, SessionInfo, SessionUpdate, StopReason, ToolCallContent } from '@agentclientprotocol/sdk';
+import { RESUME_META_KEY } from '../../acp/native-agent.js';
 import type { TurnOutcome } from '../session-outcomes.js';
 
 /** A message Codex writes, loosely typed. */
@@ -166,4 +167,69 @@ export function errorMessageOf(raw: unknown): string {
   } catch {
     return raw;
   }
+}
+
+// ---------------------------------------------------------------------------------------
+// session/list ↔ thread/list (codex app-server generate-json-schema: v2/ThreadList*.json)
+
+/** How many threads one `thread/list` asks for, unless the adapter is told otherwise. */
+export const defaultThreadListLimit = 50;
+
+/**
+ * ACP `session/list` params → Codex `thread/list` params: `cwd` is Codex's exact-match cwd
+ * filter, `cursor` is passed back as Codex made it, threads come most recently updated first
+ * (the order of warden's journal). `sourceKinds` is left out, so Codex lists what its own
+ * resume picker lists (interactive threads: the CLI's and app-servers', not `codex exec`).
+ */
+export function threadListParams(params: { readonly cwd?: unknown; readonly cursor?: unknown }, limit: number = defaultThreadListLimit): Record<string, unknown> {
+  return {
+    cursor: typeof params.cursor === 'string' ? params.cursor : null,
+    limit,
+    sortKey: 'updated_at',
+    ...(typeof params.cwd === 'string' ? { cwd: params.cwd } : {}),
+  };
+}
+
+/** A title from a thread's `name`, else its `preview` (its first user message): the first line, at most 80 characters. */
+function threadTitle(name: unknown, preview: unknown): string | null {
+  for (const candidate of [name, preview]) {
+    if (typeof candidate !== 'string') continue;
+    const line = candidate.trim().split('\n', 1)[0]?.trim();
+    if (line) return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+  }
+  return null;
+}
+
+/**
+ * One Codex thread (`Thread` of `thread/list`) → an ACP `SessionInfo`: the session id is the
+ * thread id, `updatedAt` (Unix seconds) becomes ISO 8601, and `_meta` says which agent keeps
+ * it and the resume state that continues it (`{ threadId }`, what the adapter reports for
+ * the threads it starts). `undefined` for a thread without an id or a cwd.
+ */
+export function sessionInfoOfThread(thread: Record<string, unknown>): SessionInfo | undefined {
+  if (typeof thread.id !== 'string' || thread.id.length === 0 || typeof thread.cwd !== 'string') return undefined;
+  const updatedAt = typeof thread.updatedAt === 'number' && Number.isFinite(thread.updatedAt) ? new Date(thread.updatedAt * 1000).toISOString() : null;
+  return {
+    sessionId: thread.id,
+    cwd: thread.cwd,
+    title: threadTitle(thread.name, thread.preview),
+    updatedAt,
+    _meta: { 'acp-warden/agent': 'codex', [RESUME_META_KEY]: { threadId: thread.id } },
+  };
+}
+
+/** A `thread/list` result (`{ data, nextCursor }`) → an ACP `session/list` result. */
+export function sessionListOf(result: Record<string, unknown> | undefined): ListSessionsResponse {
+  const data = Array.isArray(result?.data) ? (result.data as unknown[]) : [];
+  const sessions = data
+    .filter((thread): thread is Record<string, unknown> => typeof thread === 'object' && thread !== null)
+    .map(sessionInfoOfThread)
+    .filter((info): info is SessionInfo => info !== undefined);
+  const nextCursor = result?.nextCursor;
+  return { sessions, ...(typeof nextCursor === 'string' && nextCursor.length > 0 ? { nextCursor } : {}) };
+}
+
+/** A Codex thread id (a UUID; Codex makes UUIDv7s), as opposed to warden's `codex-…` session ids. */
+export function isThreadId(id: unknown): id is string {
+  return typeof id === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/iu.test(id);
 }
