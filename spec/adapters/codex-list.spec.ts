@@ -151,11 +151,12 @@ describe('Codex thread/list behind session/list', function () {
       }
     });
 
-    async function connect() {
+    async function connect(extra: Record<string, string> = {}, timeoutMs?: number) {
       const base = realpathSync(mkdtempSync(join(tmpdir(), 'warden-codex-list-')));
-      const env = { FAKE_CODEX_FIXTURE: 'hello', FAKE_CODEX_THREADS: join(base, 'threads.ndjson'), FAKE_CODEX_METHOD_LOG: join(base, 'methods.log'), FAKE_CODEX_ARGV_LOG: join(base, 'argv.log') };
+      const env = { FAKE_CODEX_FIXTURE: 'hello', FAKE_CODEX_THREADS: join(base, 'threads.ndjson'), FAKE_CODEX_METHOD_LOG: join(base, 'methods.log'), FAKE_CODEX_ARGV_LOG: join(base, 'argv.log'), ...extra };
       const [editorSide, agentSide] = createMemoryTransportPair();
-      const agent = createAdapterAgent({ definition: codexAdapter, executable: fakeCodex, env });
+      const definition = timeoutMs ? { ...codexAdapter, list: { ...codexAdapter.list!, timeoutMs } } : codexAdapter;
+      const agent = createAdapterAgent({ definition, executable: fakeCodex, env });
       const server = createActor(agentServerLogic, { input: { transport: agentSide, agent } }).start();
       const client = createActor(agentClientLogic, { input: { transport: editorSide, handler: {} } }).start();
       started.push({ client, server, base });
@@ -180,6 +181,23 @@ describe('Codex thread/list behind session/list', function () {
       }
       expect(await run.result).to.deep.equal({ stopReason: 'end_turn' });
       expect(methods().filter((line) => /^(thread\/(start|resume)|turn\/start) /u.test(line))).to.deep.equal([`thread/resume ${JSON.stringify(id)}`, `turn/start ${JSON.stringify(id)}`]);
+    });
+
+    it('an app-server that exits or hangs before answering thread/list fails the request (-32603, naming the exit), and none is left', async () => {
+      const exits = await connect({ FAKE_CODEX_LIST_FAULT: 'exit' });
+      const exited = await listSessions(exits.client, {}).catch((caught: unknown) => caught);
+      expect(exited).to.be.instanceOf(RpcError);
+      expect((exited as RpcError).code).to.equal(-32603);
+      expect((exited as RpcError).message).to.contain('ended before listing its threads').and.contain('exit code 1');
+      expect(((exited as RpcError).data as { stderrTail?: string }).stderrTail).to.contain('thread/list failed on purpose');
+
+      const hangs = await connect({ FAKE_CODEX_LIST_FAULT: 'hang' }, 300);
+      const started = Date.now();
+      const hung = await listSessions(hangs.client, {}).catch((caught: unknown) => caught);
+      expect(hung).to.be.instanceOf(RpcError);
+      expect((hung as RpcError).message).to.contain('ended before listing its threads').and.contain('hung');
+      expect(Date.now() - started).to.be.lessThan(5000);
+      // (afterEach waits for every fake app-server to be gone)
     });
 
     it('a cursor Codex did not make is -32602', async () => {

@@ -34,6 +34,7 @@
 //                          first start only (the log tells restarts apart)
 //   FAKE_CODEX_NO_ROLLOUT  comma-separated thread ids that have no rollout (`thread/resume` fails)
 //   FAKE_CODEX_THREADS     the thread store (see above); without it `thread/list` lists nothing
+//   FAKE_CODEX_LIST_FAULT  `hang`: never answer `thread/list`; `exit`: exit 1 instead (stderr says why)
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { failer, print, readFixture, stdinMessages } from './fixture-replay.mjs';
@@ -149,6 +150,11 @@ async function nextExpecting(method) {
     const received = await next();
     if (received?.method === 'thread/list') {
       logMethod(received);
+      if (process.env.FAKE_CODEX_LIST_FAULT === 'hang') continue;
+      if (process.env.FAKE_CODEX_LIST_FAULT === 'exit') {
+        process.stderr.write('fake-codex: thread/list failed on purpose\n');
+        process.exit(1);
+      }
       print({ ...threadList(received.params ?? {}), id: received.id });
       continue;
     }
