@@ -8,6 +8,9 @@
  * - `session/list` and `session/load` from the journal, so that a host that was restarted
  *   (even after SIGKILL) lists every session, replays it, and resumes it on the agent side
  *   (the journaled resume state goes back to the agent in `session/resume`);
+ * - the agents' own sessions: after the journal's, `session/list` shows what each agent that
+ *   can list (`sessionCapabilities.list`: Codex's threads) keeps and the journal does not map,
+ *   and `session/load` / `session/resume` of one of those journals it and resumes it there;
  * - **recovery notices**: when an agent process dies and restarts, the editor is told what
  *   happened and the restart count (a `notice`, which the server turns into a short agent
  *   message for clients without `session.notices`);
@@ -19,7 +22,7 @@
  * Each real agent is a child actor (`agent:<name>`) started on first use; its own sessions
  * supervisor holds the session supervisors and their ports.
  */
-import type { AgentCapabilities, ContentBlock, SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
+import type { AgentCapabilities, ContentBlock, SessionInfo, SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
 import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
 import {
   RESUME_META_KEY,
@@ -31,11 +34,19 @@ import {
 } from '../acp/native-agent.js';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { describePortExit, type PortExitReason } from '../port/port-exit.js';
-import { InvalidCursorError, type Journal, type JournalEntry } from './journal.js';
+import { InvalidCursorError, type Journal, type JournalEntry, type JournalSession } from './journal.js';
 import { sessionMachine, type SessionMachineEvent } from './session-machine.js';
 
-/** The `_meta` key of `session/new` that names the agent of the session. */
+/**
+ * The `_meta` key that names a session's agent: in `session/new` (which agent to run it on),
+ * in each `session/list` entry (which agent keeps it), and in `session/load` /
+ * `session/resume` of a session the journal does not know (with the resume state under
+ * `RESUME_META_KEY`: which agent to resume it on, and how).
+ */
 export const AGENT_META_KEY = 'acp-warden/agent';
+
+/** The `_meta` key of a `session/list` answer that names the agents whose sessions could not be listed, and why. */
+export const SKIPPED_META_KEY = 'acp-warden/skipped';
 
 /** What a host agent runs on. */
 export interface HostAgentOptions {
@@ -48,6 +59,14 @@ export interface HostAgentOptions {
   readonly agentInfo?: { readonly name: string; readonly title?: string; readonly version: string };
   /** Facts for the embedding program (`host.on`): session state changes and recovery. */
   readonly onEvent?: (event: HostSessionEvent) => void;
+  /**
+   * Agents whose own sessions `session/list` shows after the journal's, besides the default
+   * agent and the agents this host already runs; only those that advertise
+   * `sessionCapabilities.list` (Codex) are asked, and one that cannot be found is skipped.
+   */
+  readonly listAgents?: readonly string[];
+  /** Sessions per journal page of `session/list` (default: the journal's, 50 for SQLite). */
+  readonly listPageSize?: number;
 }
 
 /** What the host tells an embedding program about its sessions. */
@@ -113,7 +132,28 @@ type Pending =
   | { readonly kind: 'attach'; readonly agent: string; readonly sessionId: string; readonly how: 'load' | 'resume' }
   | { readonly kind: 'prompt'; readonly sessionId: string }
   | { readonly kind: 'close'; readonly sessionId: string }
+  | { readonly kind: 'list'; readonly job: ListJob; readonly index: number }
   | { readonly kind: 'other' };
+
+/** One `session/list` being answered: the journal's page, then the listing agents' pages. */
+interface ListJob {
+  readonly requestId: string;
+  readonly context: AgentEventContext;
+  readonly cwd: string | undefined;
+  /** The agents asked, in order (sorted by name, so that a cursor names a stable place). */
+  readonly agents: readonly string[];
+  readonly sessions: SessionInfo[];
+  readonly skipped: Array<{ readonly agent: string; readonly reason: string }>;
+}
+
+/** Where a `session/list` cursor goes on: the journal's pages, or an agent's. */
+type ListCursor = { readonly journal: string | undefined } | { readonly agent: string; readonly cursor: string };
+
+/** A session an agent listed: which agent keeps it, and the resume state that continues it. */
+interface ListedSession {
+  readonly agent: string;
+  readonly resume: unknown;
+}
 
 interface ClientCall {
   readonly agent: string;
@@ -132,6 +172,8 @@ interface Live {
   readonly clientCalls: Map<string, ClientCall>;
   /** Sessions whose agent gave up, with why: a prompt is refused naming it, load/resume starts them again. */
   readonly failed: Map<string, string>;
+  /** Sessions agents listed that the journal does not know: what `session/load` / `session/resume` of one needs. */
+  readonly listed: Map<string, ListedSession>;
   context: AgentEventContext | undefined;
   initialized: boolean;
   nextKey: number;
@@ -157,7 +199,7 @@ const keySeparator = '\u0000';
 export const hostAgentLogic = {
   config: { name: 'hostAgent' },
   getInitialSnapshot(scope: Scope, input: HostInput): HostSnapshot {
-    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0 };
+    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0 };
     lives.set(scope.self, live);
     return { status: 'active', output: undefined, error: undefined, context: summary(live) };
   },
@@ -296,25 +338,9 @@ function onEditorRequest(live: Live, request: AgentRequestEvent): void {
       sendTo(inner, request);
       return;
     }
-    case 'session.list': {
-      try {
-        const page = live.input.journal.listSessions({
-          ...(typeof params.cwd === 'string' ? { cwd: params.cwd } : {}),
-          ...(typeof params.cursor === 'string' ? { cursor: params.cursor } : {}),
-        });
-        emit(live, {
-          type: 'acp.respond',
-          requestId: request.requestId,
-          result: {
-            sessions: page.sessions.map((session) => ({ sessionId: session.sessionId, cwd: session.cwd, title: session.title ?? null, updatedAt: session.updatedAt, _meta: { [AGENT_META_KEY]: session.agent, 'acp-warden/state': session.state, 'acp-warden/restarts': session.restarts } })),
-            ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
-          },
-        });
-      } catch (error) {
-        fail(live, request.requestId, error instanceof InvalidCursorError ? RpcError.invalidParams(error.message) : RpcError.internalError(`the journal could not be read: ${(error as Error).message}`));
-      }
+    case 'session.list':
+      listSessions(live, request);
       return;
-    }
     case 'session.load':
     case 'session.resume':
       attach(live, request, request.type === 'session.load' ? 'load' : 'resume');
@@ -373,11 +399,8 @@ function onEditorRequest(live: Live, request: AgentRequestEvent): void {
  */
 function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'): void {
   const sessionId = request.params.sessionId as string;
-  const journaled = live.input.journal.getSession(sessionId);
-  if (!journaled) {
-    fail(live, request.requestId, RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }));
-    return;
-  }
+  const journaled = live.input.journal.getSession(sessionId) ?? adopt(live, request);
+  if (!journaled) return;
   // A session that failed (here or in a previous host) starts again in a fresh agent process.
   live.failed.delete(sessionId);
   if (how === 'load') replay(live, sessionId);
@@ -407,6 +430,218 @@ function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'):
     params: { sessionId, cwd: request.params.cwd ?? journaled.cwd, mcpServers: request.params.mcpServers ?? [], _meta: meta },
     context: request.context,
   });
+}
+
+/**
+ * A session the journal does not know but an agent keeps (its `session/list` listed it, or
+ * the request's `_meta` names the agent and the resume state): journaled now (on that agent,
+ * in the request's cwd, with that resume state), so that attaching resumes it there. An id
+ * unknown to both is `-32002`. Answers the request itself when it returns `undefined`.
+ */
+function adopt(live: Live, request: AgentRequestEvent): JournalSession | undefined {
+  const sessionId = request.params.sessionId as string;
+  const meta = request.params._meta as Record<string, unknown> | undefined;
+  const named = typeof meta?.[AGENT_META_KEY] === 'string' && isResumeState(meta[RESUME_META_KEY]) ? { agent: meta[AGENT_META_KEY] as string, resume: meta[RESUME_META_KEY] } : undefined;
+  const origin = named ?? live.listed.get(sessionId);
+  if (!origin) {
+    fail(live, request.requestId, RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }));
+    return undefined;
+  }
+  try {
+    innerAgent(live, origin.agent);
+  } catch (error) {
+    fail(live, request.requestId, RpcError.invalidParams(`session ${sessionId} is kept by agent ${origin.agent}: ${(error as Error).message}`, { sessionId, agent: origin.agent }));
+    return undefined;
+  }
+  try {
+    live.input.journal.createSession({ sessionId, agent: origin.agent, cwd: request.params.cwd as string });
+    live.input.journal.setResume(sessionId, origin.resume);
+  } catch (error) {
+    live.journalErrors++;
+    fail(live, request.requestId, RpcError.internalError(`the journal could not record the session: ${(error as Error).message}`, { sessionId }));
+    return undefined;
+  }
+  live.listed.delete(sessionId);
+  return live.input.journal.getSession(sessionId);
+}
+
+const isResumeState = (value: unknown) => typeof value === 'object' && value !== null;
+
+// ---------------------------------------------------------------------------------------
+// session/list: the journal, then the agents that list their own sessions
+
+/**
+ * `session/list`: the journal's sessions (newest first, a page at a time), then, once the
+ * journal has no more, each listing agent's own sessions (by agent name, each agent's pages
+ * in its order), leaving out those the journal already maps (a journaled session of that
+ * agent with the same resume state, or the same id). The cursor is ours and opaque: it says
+ * which phase goes on and carries the journal's or that agent's cursor. An agent that
+ * cannot list (not found, its CLI failed) is skipped and named in `_meta`.
+ */
+function listSessions(live: Live, request: AgentRequestEvent): void {
+  const { params } = request;
+  const raw = typeof params.cursor === 'string' ? params.cursor : undefined;
+  // A cursor we did not wrap is the journal's own (or garbage, which the journal refuses).
+  const cursor: ListCursor = raw === undefined ? { journal: undefined } : decodeListCursor(raw) ?? { journal: raw };
+  const { agents, skipped } = listingAgents(live);
+  const job: ListJob = { requestId: request.requestId, context: request.context, cwd: typeof params.cwd === 'string' ? params.cwd : undefined, agents, sessions: [], skipped };
+  if ('agent' in cursor) {
+    const index = agents.indexOf(cursor.agent);
+    if (index < 0) {
+      job.skipped.push({ agent: cursor.agent, reason: 'it is no longer available to list' });
+      finishList(live, job, undefined);
+      return;
+    }
+    askAgent(live, job, index, cursor.cursor);
+    return;
+  }
+  let page;
+  try {
+    page = live.input.journal.listSessions({
+      ...(job.cwd !== undefined ? { cwd: job.cwd } : {}),
+      ...(cursor.journal !== undefined ? { cursor: cursor.journal } : {}),
+      ...(live.input.listPageSize ? { limit: live.input.listPageSize } : {}),
+    });
+  } catch (error) {
+    fail(live, request.requestId, error instanceof InvalidCursorError ? RpcError.invalidParams(error.message) : RpcError.internalError(`the journal could not be read: ${(error as Error).message}`));
+    return;
+  }
+  for (const session of page.sessions) {
+    job.sessions.push({ sessionId: session.sessionId, cwd: session.cwd, title: session.title ?? null, updatedAt: session.updatedAt, _meta: { [AGENT_META_KEY]: session.agent, 'acp-warden/state': session.state, 'acp-warden/restarts': session.restarts } });
+  }
+  if (page.nextCursor) {
+    finishList(live, job, encodeListCursor({ journal: page.nextCursor }));
+    return;
+  }
+  askAgent(live, job, 0, undefined);
+}
+
+/**
+ * The agents whose own sessions are listed: the default agent, the agents in use, and
+ * `listAgents`, by name, when they advertise `sessionCapabilities.list`. One that cannot be
+ * resolved (its CLI is not installed) is skipped, and said so.
+ */
+function listingAgents(live: Live): { agents: string[]; skipped: Array<{ agent: string; reason: string }> } {
+  const names = new Set([live.input.defaultAgent, ...live.inner.keys(), ...(live.input.listAgents ?? [])]);
+  const agents: string[] = [];
+  const skipped: Array<{ agent: string; reason: string }> = [];
+  for (const name of [...names].sort()) {
+    let agent: NativeAgent;
+    try {
+      agent = live.inner.get(name)?.agent ?? (name === live.input.defaultAgent ? live.input.base : live.input.resolve(name));
+    } catch (error) {
+      skipped.push({ agent: name, reason: (error as Error).message });
+      continue;
+    }
+    if (agent.capabilities?.sessionCapabilities?.list) agents.push(name);
+  }
+  return { agents, skipped };
+}
+
+/** Asks the `index`-th listing agent for a page (`cursor`: its own); past the last agent, answers. */
+function askAgent(live: Live, job: ListJob, index: number, cursor: string | undefined): void {
+  const name = job.agents[index];
+  if (name === undefined) {
+    finishList(live, job, undefined);
+    return;
+  }
+  let inner: InnerAgent;
+  try {
+    inner = innerAgent(live, name);
+  } catch (error) {
+    job.skipped.push({ agent: name, reason: (error as Error).message });
+    askAgent(live, job, index + 1, undefined);
+    return;
+  }
+  const key = `h${live.nextKey++}`;
+  live.pending.set(key, { kind: 'list', job, index });
+  sendTo(inner, {
+    type: 'session.list',
+    requestId: key,
+    method: 'session/list',
+    params: { ...(job.cwd !== undefined ? { cwd: job.cwd } : {}), ...(cursor !== undefined ? { cursor } : {}) },
+    context: job.context,
+  });
+}
+
+/** An agent's page: what the journal does not map joins the answer; its next page, or the next agent, follows. */
+function listed(live: Live, job: ListJob, index: number, result: unknown, error: ErrorObject | undefined): void {
+  const name = job.agents[index] as string;
+  if (error) {
+    job.skipped.push({ agent: name, reason: error.message });
+    askAgent(live, job, index + 1, undefined);
+    return;
+  }
+  const page = (result ?? {}) as { sessions?: SessionInfo[]; nextCursor?: string | null };
+  let mapped: Set<string>;
+  try {
+    mapped = journaledResumes(live, name);
+  } catch (journalError) {
+    fail(live, job.requestId, RpcError.internalError(`the journal could not be read: ${(journalError as Error).message}`));
+    return;
+  }
+  for (const info of page.sessions ?? []) {
+    const resume = (info._meta ?? {})[RESUME_META_KEY];
+    if (live.input.journal.getSession(info.sessionId) || (resume !== undefined && mapped.has(canonical(resume)))) continue;
+    live.listed.set(info.sessionId, { agent: name, resume });
+    job.sessions.push({ ...info, _meta: { ...info._meta, [AGENT_META_KEY]: name } });
+  }
+  if (typeof page.nextCursor === 'string' && page.nextCursor.length > 0) {
+    finishList(live, job, encodeListCursor({ agent: name, cursor: page.nextCursor }));
+    return;
+  }
+  askAgent(live, job, index + 1, undefined);
+}
+
+function finishList(live: Live, job: ListJob, nextCursor: string | undefined): void {
+  emit(live, {
+    type: 'acp.respond',
+    requestId: job.requestId,
+    result: {
+      sessions: job.sessions,
+      ...(nextCursor ? { nextCursor } : {}),
+      ...(job.skipped.length > 0 ? { _meta: { [SKIPPED_META_KEY]: job.skipped } } : {}),
+    },
+  });
+}
+
+/** The resume states the journal holds for `agent`'s sessions, canonical JSON (every page of the journal). */
+function journaledResumes(live: Live, agent: string): Set<string> {
+  const found = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const page = live.input.journal.listSessions({ limit: 500, ...(cursor ? { cursor } : {}) });
+    for (const session of page.sessions) if (session.agent === agent && session.resume != null) found.add(canonical(session.resume));
+    cursor = page.nextCursor;
+  } while (cursor);
+  return found;
+}
+
+/** JSON with sorted keys: the same state whatever order its keys came in. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function encodeListCursor(cursor: ListCursor): string {
+  return Buffer.from(JSON.stringify('agent' in cursor ? { a: cursor.agent, c: cursor.cursor } : { j: cursor.journal }), 'utf8').toString('base64url');
+}
+
+/** Our cursor, or `undefined` for one we did not make. */
+function decodeListCursor(raw: string): ListCursor | undefined {
+  try {
+    const parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+    const { a, c, j } = parsed as { a?: unknown; c?: unknown; j?: unknown };
+    if (typeof a === 'string' && typeof c === 'string') return { agent: a, cursor: c };
+    if (typeof j === 'string') return { journal: j };
+  } catch {
+    // not ours
+  }
+  return undefined;
 }
 
 /** Sends the journaled conversation as `session/update`s: the user's prompts and what the agent said. */
@@ -581,6 +816,9 @@ function settle(live: Live, requestId: string, result: unknown, error: ErrorObje
       emit(live, { type: 'acp.respond', requestId, result });
       return;
     }
+    case 'list':
+      listed(live, pending.job, pending.index, result, error);
+      return;
     case 'close':
       closed(live, pending.sessionId);
       if (error) return fail(live, requestId, error);
