@@ -112,7 +112,8 @@ describe('createHost (embedding API)', () => {
     });
     hosts.push(host);
     const session = await host.newSession({ agent: 'claude', cwd: dir });
-    const [cli] = host.processes();
+    // (the default agent, the demo agent, runs as a process of its own too)
+    const cli = host.processes().find((process) => process.agent === 'claude');
     expect(cli?.agent).to.equal('claude');
     const failure = await session.prompt('hello').result.then(() => undefined, (error: Error) => error);
     expect(failure?.message).to.contain('stopped during the prompt');

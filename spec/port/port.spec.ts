@@ -337,6 +337,25 @@ describe('port', () => {
       expect((error as PortError).reason).to.deep.equal({ kind: 'hung', idleMs: 300 });
     });
 
+    it('before the first line, silence up to startupMs is allowed (a slow start is not a hang); after it, idleMs', async () => {
+      const { actor, ended, request } = startPort({ watchdog: { idleMs: 200, startupMs: 1500 } });
+      actor.send({ type: 'port.busy', busy: true });
+      await new Promise((resolve) => setTimeout(resolve, 700)); // 3.5× idleMs, silent, busy
+      expect(actor.getSnapshot().status).to.equal('active');
+      await request('echo'); // its first line
+      process.kill(actor.getSnapshot().context.pid as number, 'SIGSTOP');
+      const { error } = await ended;
+      expect((error as PortError).reason).to.deep.equal({ kind: 'hung', idleMs: 200 });
+    });
+
+    it('a process silent from the start is hung once startupMs has passed', async () => {
+      const { actor, ended } = startPort({ watchdog: { idleMs: 100, startupMs: 400 } });
+      process.kill(actor.getSnapshot().context.pid as number, 'SIGSTOP');
+      actor.send({ type: 'port.busy', busy: true });
+      const { error } = await ended;
+      expect((error as PortError).reason).to.deep.equal({ kind: 'hung', idleMs: 400 });
+    });
+
     it('stays quiet while idle, and while output or heartbeats keep coming', async () => {
       // Margins are wide (heartbeats every 100 ms against 1500 ms) so that a slow event loop
       // cannot fake a hang.

@@ -39,6 +39,8 @@ export interface ChaosReport {
   readonly recoverMs: { readonly p50: number | null; readonly p99: number | null; readonly max: number | null };
   readonly sessionsFailed: number;
   readonly sessionsReopened: number;
+  /** Attempts to reopen a failed session (or start a new one) that failed under the faults. */
+  readonly reopenFailures: number;
   readonly processesStarted: number;
   readonly processesLeaked: number;
 }
@@ -171,6 +173,30 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
   });
   const end = started + options.durationMs;
   let running = true;
+  let reopenFailures = 0;
+  /**
+   * A failed session comes back from the journal (`session/resume`), else a new one starts.
+   * Faults keep coming meanwhile, so an attempt may fail too: up to 10 tries, 200 ms apart.
+   */
+  const reopen = async (sessionId: string): Promise<HostSessionHandle | undefined> => {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      try {
+        const again = await host.openSession(sessionId);
+        sessionsReopened++;
+        return again;
+      } catch {
+        reopenFailures++;
+      }
+      try {
+        return await host.newSession({ cwd: process.cwd() });
+      } catch {
+        reopenFailures++;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    progress(`${at()}  could not reopen the session in 10 attempts; stopping early`);
+    return undefined;
+  };
   try {
     let session: HostSessionHandle = await host.newSession({ cwd: process.cwd() });
     notePids();
@@ -200,12 +226,9 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
     })();
     for (let turn = 0; Date.now() < end; turn++) {
       if (session.state() === 'failed') {
-        try {
-          session = await host.openSession(session.sessionId);
-          sessionsReopened++;
-        } catch {
-          session = await host.newSession({ cwd: process.cwd() });
-        }
+        const reopened = await reopen(session.sessionId);
+        if (!reopened) break;
+        session = reopened;
         notePids();
       }
       prompted.sent++;
@@ -247,6 +270,7 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
     recoverMs: { p50: quantile(0.5), p99: quantile(0.99), max: sorted.at(-1) ?? null },
     sessionsFailed,
     sessionsReopened,
+    reopenFailures,
     processesStarted: pids.size,
     processesLeaked: leaked.length,
   };
@@ -260,7 +284,7 @@ export function formatChaosReport(report: ChaosReport): string {
     `  faults injected     kill ${report.faults.kill}, hang ${report.faults.hang}, garbage ${report.faults.garbage}`,
     `  prompts             sent ${report.prompts.sent}, completed ${report.prompts.completed}, failed with a clean error ${report.prompts.failed}, unsettled ${report.prompts.unsettled}`,
     `  recoveries          ${report.recoveries} (time to recover p50 ${ms(report.recoverMs.p50)}, p99 ${ms(report.recoverMs.p99)}, max ${ms(report.recoverMs.max)})`,
-    `  sessions            failed ${report.sessionsFailed}, reopened from the journal ${report.sessionsReopened}`,
+    `  sessions            failed ${report.sessionsFailed}, reopened from the journal ${report.sessionsReopened} (attempts that failed under faults: ${report.reopenFailures})`,
     `  agent processes     started ${report.processesStarted}, leaked ${report.processesLeaked}`,
   ].join('\n');
 }

@@ -64,6 +64,12 @@ export interface HostOptions {
    * silent agent working on a prompt (default: none). Your own `agents` bring their own.
    */
   readonly supervision?: { readonly intensity?: number; readonly period?: number; readonly hangAfterMs?: number };
+  /**
+   * Agents whose own sessions `listSessions` shows after the journal's (say `['codex']`: its
+   * threads, even those started outside warden), besides the default agent and the agents
+   * in use; only agents that can list (Codex) are asked.
+   */
+  readonly listAgents?: readonly string[];
   /** Receives what a person should read: restarts, recoveries, failures, journal errors. */
   readonly logger?: (entry: HostLogEntry) => void;
   /** The program's permission policy; default: reject (nothing runs without a policy that says so). */
@@ -166,7 +172,7 @@ export function createHost(options: HostOptions = {}): Host {
     });
   }
   const defaultAgent = options.defaultAgent ?? 'demo';
-  const hostAgent = createHostAgent({ defaultAgent, resolve, journal, onEvent: publish });
+  const hostAgent = createHostAgent({ defaultAgent, resolve, journal, onEvent: publish, ...(options.listAgents ? { listAgents: options.listAgents } : {}) });
   const servers = new Set<AnyActorRef>();
   const watched = new WeakSet<AnyActorRef>();
 
@@ -268,7 +274,9 @@ export function createHost(options: HostOptions = {}): Host {
       if (openOptions.how === 'load') replayed = (await loadSession(client, { sessionId, cwd })).replayed;
       else await resumeSession(client, { sessionId, cwd });
       watchSupervisors();
-      return { ...handle(client, sessionId, journaled?.agent ?? defaultAgent), replayed };
+      // A session an agent listed (a Codex thread) is journaled by the open itself.
+      const agent = journaled?.agent ?? journal.getSession(sessionId)?.agent ?? defaultAgent;
+      return { ...handle(client, sessionId, agent), replayed };
     },
     async listSessions(query = {}) {
       const client = await connect();

@@ -61,9 +61,11 @@ export interface PortInput {
   readonly maxQueuedBytes?: number;
   /**
    * Hang detection: no stdout for `idleMs` (while the owner says it is busy, by default)
-   * kills the CLI with reason `hung`. `port.heartbeat` events count as output.
+   * kills the CLI with reason `hung`. `port.heartbeat` events count as output. Until the
+   * process has printed its first line, the silence allowed is `startupMs` (default 20000)
+   * when that is longer: starting a runtime is slow, not hung.
    */
-  readonly watchdog?: { readonly idleMs: number; readonly whileBusy?: boolean };
+  readonly watchdog?: { readonly idleMs: number; readonly whileBusy?: boolean; readonly startupMs?: number };
   /**
    * The graceful stop: close stdin, wait `stdinGraceMs` (default 1000) for the CLI to exit,
    * SIGTERM its process group, wait `killAfterMs` (default 5000), SIGKILL the group.
@@ -148,7 +150,7 @@ interface Normalized {
   readonly parse: 'json' | 'text' | 'raw';
   readonly stderrBytes: number;
   readonly maxQueuedBytes: number;
-  readonly watchdog: { readonly idleMs: number; readonly whileBusy: boolean } | undefined;
+  readonly watchdog: { readonly idleMs: number; readonly whileBusy: boolean; readonly startupMs: number } | undefined;
   readonly stdinGraceMs: number;
   readonly killAfterMs: number;
   readonly closeTimeoutMs: number;
@@ -192,6 +194,9 @@ export function portStopBudgetMs(shutdown: PortInput['shutdown'] = {}): number {
 /** Replies owed to `writeToPort` callers whose write is still in the mailbox when the port ends. */
 const pendingWrites = new PendingReplies<PortWriteError | undefined>();
 
+/** Silence allowed before a process's first line, when the watchdog is on (a runtime starting is not a hang). */
+export const defaultWatchdogStartupMs = 20_000;
+
 const defaults = Object.freeze({
   stdinGraceMs: 1000,
   killAfterMs: 5000,
@@ -220,7 +225,7 @@ function normalize(input: PortInput): Normalized {
     parse: input.parse ?? 'json',
     stderrBytes: input.stderrBytes ?? defaultStderrBytes,
     maxQueuedBytes: input.maxQueuedBytes ?? defaultMaxQueuedBytes,
-    watchdog: watchdog === undefined ? undefined : { idleMs: watchdog.idleMs, whileBusy: watchdog.whileBusy ?? true },
+    watchdog: watchdog === undefined ? undefined : { idleMs: watchdog.idleMs, whileBusy: watchdog.whileBusy ?? true, startupMs: watchdog.startupMs ?? defaultWatchdogStartupMs },
     stdinGraceMs: input.shutdown?.stdinGraceMs ?? defaults.stdinGraceMs,
     killAfterMs: input.shutdown?.killAfterMs ?? defaults.killAfterMs,
     closeTimeoutMs: input.closeTimeoutMs ?? defaults.closeTimeoutMs,
@@ -530,7 +535,7 @@ function armWatchdog(live: Live, busy: boolean): void {
   if (!watchdog || live.finished) return;
   live.scope.system.scheduler.cancel(live.scope.self, 'watchdog');
   if (watchdog.whileBusy && !busy) return;
-  const due = Math.max(0, live.lastActivity + watchdog.idleMs - live.now());
+  const due = Math.max(0, live.lastActivity + allowedSilence(live) - live.now());
   schedule(live, { type: 'port.internal.watchdog' }, due, 'watchdog');
 }
 
@@ -539,15 +544,23 @@ function onWatchdog(snapshot: PortSnapshot, live: Live): PortSnapshot {
   if (!watchdog || live.finished || live.stopRequested) return snapshot;
   if (watchdog.whileBusy && !snapshot.context.busy) return snapshot;
   const idle = live.now() - live.lastActivity;
-  if (idle < watchdog.idleMs) {
+  const allowed = allowedSilence(live);
+  if (idle < allowed) {
     // Output came meanwhile: check again when the quiet period could next run out.
-    schedule(live, { type: 'port.internal.watchdog' }, watchdog.idleMs - idle, 'watchdog');
+    schedule(live, { type: 'port.internal.watchdog' }, allowed - idle, 'watchdog');
     return snapshot;
   }
-  live.decided = { kind: 'hung', idleMs: watchdog.idleMs };
+  live.decided = { kind: 'hung', idleMs: allowed };
   // SIGTERM is useless on a stopped (SIGSTOP) process; SIGKILL works.
   if (live.pid !== undefined) signalGroup(live.pid, 'SIGKILL');
   return snapshot;
+}
+
+/** How long the process may stay silent now: `idleMs`, or the startup allowance before its first line. */
+function allowedSilence(live: Live): number {
+  const watchdog = live.options.watchdog;
+  if (!watchdog) return Infinity;
+  return live.linesIn === 0 ? Math.max(watchdog.idleMs, watchdog.startupMs) : watchdog.idleMs;
 }
 
 function schedule(live: Live, event: PortInternalEvent, delay: number, id: string): void {
