@@ -490,8 +490,8 @@ function listSessions(live: Live, request: AgentRequestEvent, listing: SessionLi
   const base = listing.command?.({ executable, cwd }) ?? definition.command?.({ executable, cwd, params: request.params, resume: undefined, restarts: 0 }) ?? { args: [], env: {} };
   const port: PortInput = {
     ...definition.port,
-    // Owed an answer and silent this long: hung.
-    watchdog: { idleMs: listing.timeoutMs ?? 20_000 },
+    // Owed an answer and silent this long, from its start on (a lister has one budget): hung.
+    watchdog: { idleMs: listing.timeoutMs ?? 20_000, startupMs: listing.timeoutMs ?? 20_000 },
     command: executable,
     args: base.args,
     cwd,
