@@ -161,6 +161,37 @@ describe('ACP agent server', () => {
       expect(await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'after' }] })).to.deep.equal({ stopReason: 'end_turn' });
     });
 
+    it('$/cancel_request of a waiting prompt ends only that one; the running one and the others go on', async () => {
+      const editor = await initialized(demoAgent({ wordDelayMs: 10 }));
+      const { sessionId } = (await editor.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { sessionId: string };
+      // Requests 3, 4 and 5 (initialize was 1, session/new 2).
+      const prompts = ['one', 'two', 'three'].map((text) => editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }));
+      editor.notify('$/cancel_request', { requestId: 4 });
+      expect(await Promise.all(prompts)).to.deep.equal([{ stopReason: 'end_turn' }, { stopReason: 'cancelled' }, { stopReason: 'end_turn' }]);
+      const text = editor.updates.filter((entry) => entry.update.sessionUpdate === 'agent_message_chunk').map((entry) => (entry.update.content as { text: string }).text).join('');
+      expect(text).to.contain('You said: one.').and.contain('You said: three.').and.not.contain('You said: two.');
+    });
+
+    it('a running prompt that fails hands the session to the next waiting one', async () => {
+      let prompts = 0;
+      const agent = scriptedAgent({
+        ...opensS1,
+        'session.prompt': (event) => {
+          const requestId = (event as { requestId: string }).requestId;
+          prompts++;
+          return prompts === 1
+            ? [{ type: 'acp.error', requestId, error: { code: -32603, message: 'the first one breaks' } }]
+            : [{ type: 'acp.respond', requestId, result: { stopReason: 'end_turn' } }];
+        },
+      });
+      const editor = await initialized(agent);
+      await editor.request('session/new', { cwd: '/tmp', mcpServers: [] });
+      const first = errorOf(editor.request('session/prompt', { sessionId: 's1', prompt: [] }));
+      const second = editor.request('session/prompt', { sessionId: 's1', prompt: [] });
+      expect((await first).message).to.contain('the first one breaks');
+      expect(await second).to.deep.equal({ stopReason: 'end_turn' });
+    });
+
     it('a cancelled prompt of the demo agent ends "cancelled", nothing follows, and the next prompt works', async () => {
       const editor = await initialized(demoAgent({ wordDelayMs: 20 }));
       const { sessionId } = (await editor.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { sessionId: string };

@@ -139,6 +139,20 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
     expect(await warden.close()).to.equal(0);
   });
 
+  it('the editor closing stdin stops every agent gracefully (its stdin closed, no signal), then warden exits 0', async () => {
+    const eofLog = join(dir, 'eof.log');
+    const warden = await launch(['--store', store, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', `FAKE_CLAUDE_EOF_LOG=${eofLog}`]);
+    for (const name of ['one', 'two']) {
+      mkdirSync(join(dir, name));
+      await warden.request(methods.agent.session.new, { cwd: join(dir, name), mcpServers: [] });
+    }
+    const pids = startsIn(argvLog).map((start) => start.pid);
+    expect(pids).to.have.length(2);
+    expect(await warden.close()).to.equal(0);
+    // Both CLIs saw their stdin close (they log it and exit 0): nobody was SIGKILLed first.
+    expect(readFileSync(eofLog, 'utf8').trim().split('\n').map(Number).sort()).to.deep.equal([...pids].sort());
+  });
+
   it('restart intensity exceeded: that session fails cleanly, another session keeps working', async () => {
     const failing = join(dir, 'crashes');
     const healthy = join(dir, 'works');

@@ -16,7 +16,7 @@ describe('session state chart', () => {
   it('starting → ready → prompting → awaitingPermission → prompting → ready', () => {
     const { states, snapshot } = run({ type: 'ready' }, { type: 'prompt' }, { type: 'permission.asked' }, { type: 'permission.answered' }, { type: 'prompt.settled', outcome: 'end_turn' });
     expect(states).to.deep.equal(['starting', 'ready', 'prompting', 'awaitingPermission', 'prompting', 'ready']);
-    expect(snapshot.context).to.include({ promptsSettled: 1, lastOutcome: 'end_turn', promptInFlight: false });
+    expect(snapshot.context).to.include({ promptsSettled: 1, lastOutcome: 'end_turn', promptsInFlight: 0 });
   });
 
   it('cancel from prompting or awaitingPermission goes through cancelling back to ready', () => {
@@ -49,6 +49,12 @@ describe('session state chart', () => {
     expect(failed.snapshot.context.failure).to.equal('intensity exceeded');
     const closed = run({ type: 'ready' }, { type: 'close' }, { type: 'ready' });
     expect(closed.states.slice(-2)).to.deep.equal(['closed', 'closed']);
+  });
+
+  it('a cancel grace that ran out: the next prompt starts while the old one winds down; prompting until the last settles', () => {
+    const { states, snapshot } = run({ type: 'ready' }, { type: 'prompt' }, { type: 'cancel' }, { type: 'prompt' }, { type: 'prompt.settled', outcome: 'cancelled' }, { type: 'prompt.settled', outcome: 'end_turn' });
+    expect(states).to.deep.equal(['starting', 'ready', 'prompting', 'cancelling', 'cancelling', 'prompting', 'ready']);
+    expect(snapshot.context).to.include({ promptsInFlight: 0, promptsSettled: 2, lastOutcome: 'end_turn' });
   });
 
   it('starts from the restarts a journal already counted', () => {

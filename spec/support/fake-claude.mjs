@@ -19,6 +19,7 @@
 //                         whose path contains this (one session of several crashes)
 //   FAKE_CLAUDE_DELAY_MS  pause between printed lines of a turn (default 2)
 //   FAKE_CLAUDE_NO_CONVERSATION  comma-separated session ids with no saved conversation
+//   FAKE_CLAUDE_EOF_LOG   a file to append this process's pid to when its stdin closes (a graceful stop)
 //   FAKE_CLAUDE_USER_LOG  a file to append the session_id of each user message to (one line each)
 import { appendFileSync } from 'node:fs';
 import { failer, print, readFixture, stdinMessages } from './fixture-replay.mjs';
@@ -88,7 +89,11 @@ for (const entry of transcript) {
   // An "in" line: wait for the host to send the same kind of line.
   for (;;) {
     const message = await next();
-    if (message === undefined) process.exit(0);
+    if (message === undefined) {
+      // Its stdin closed: the graceful stop (tests check it came before any signal).
+      if (process.env.FAKE_CLAUDE_EOF_LOG) appendFileSync(process.env.FAKE_CLAUDE_EOF_LOG, `${process.pid}\n`);
+      process.exit(0);
+    }
     if (answerExtra(message, entry.msg)) continue;
     if (kind(message) !== kind(entry.msg)) fail(`expected ${kind(entry.msg)}, got ${kind(message)}`);
     if (message.type === 'control_request' && message.request?.subtype === 'initialize') {

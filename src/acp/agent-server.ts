@@ -28,6 +28,7 @@ import { RpcError, toRpcError, type ErrorObject } from '../jsonrpc/rpc-error.js'
 import type { PeerLost, Transport } from '../jsonrpc/transport.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
+import { shutdown } from '../supervision/commands.js';
 import { agentNotifications, agentRequests, CLIENT_METHODS, unstableAgentRequests } from './methods.js';
 import { parserOf, schemaOf } from './schemas.js';
 import {
@@ -48,7 +49,7 @@ export interface AgentServerInput {
 }
 
 /** The phase of an agent server. */
-export type AgentServerPhase = 'awaitingInitialize' | 'ready' | 'closed';
+export type AgentServerPhase = 'awaitingInitialize' | 'ready' | 'closing' | 'closed';
 
 /** Plain facts about an agent server. */
 export interface AgentServerContext {
@@ -65,6 +66,8 @@ export type AgentServerSnapshot = Snapshot<PeerLost> & { readonly value: AgentSe
 export type AgentServerEvent =
   | { readonly type: 'acp.cancelGrace'; readonly key: string }
   | { readonly type: 'acp.closed'; readonly reason: PeerLost }
+  /** The agent's supervisors have shut down gracefully: the server ends. */
+  | { readonly type: 'acp.finish'; readonly reason: PeerLost }
   | { readonly type: 'acp.sync' }
   | { readonly type: typeof SHUTDOWN_EVENT }
   | { readonly type: `xstate.${string}` };
@@ -212,9 +215,11 @@ export const agentServerLogic = gracefulShutdown({
         return withSummary(snapshot, live);
       }
       case 'acp.closed':
-        return finish(live, snapshot, event.reason, 'done');
+        return close(live, snapshot, event.reason);
       case SHUTDOWN_EVENT:
-        return finish(live, snapshot, { message: 'the agent server was shut down' }, 'done');
+        return close(live, snapshot, { message: 'the agent server was shut down' });
+      case 'acp.finish':
+        return finish(live, snapshot, event.reason, 'done');
       case 'xstate.stop':
         return finish(live, snapshot, { message: 'the agent server was stopped' }, 'stopped');
       default:
@@ -261,6 +266,26 @@ function withSummary(snapshot: AgentServerSnapshot, live: Live): AgentServerSnap
   return { ...snapshot, value: live.phase, context: summary(live) };
 }
 
+/**
+ * The editor went away or the server was asked to shut down: what the editor still waits for
+ * is answered, then the agent's supervisors (`NativeAgent.supervisors`) shut down gracefully,
+ * the last started first (each port: stdin closed, SIGTERM, SIGKILL after its budget), and
+ * only then does the server end. (`stop()` ends at once, killing.)
+ */
+function close(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost): AgentServerSnapshot {
+  if (live.phase === 'closing') return snapshot;
+  failAllPending(live, RpcError.internalError('the agent is shutting down', { reason: 'shutdown' }));
+  live.phase = 'closing';
+  const self = live.scope.self;
+  const supervisors = [...(live.input.agent.supervisors?.(live.handler) ?? [])].reverse();
+  void (async () => {
+    for (const supervisor of supervisors) {
+      if (supervisor.getSnapshot().status === 'active') await shutdown(supervisor).catch(() => undefined);
+    }
+  })().finally(() => self.send({ type: 'acp.finish', reason }));
+  return withSummary(snapshot, live);
+}
+
 function finish(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, status: 'done' | 'stopped'): AgentServerSnapshot {
   live.phase = 'closed';
   for (const subscription of live.subscriptions) subscription.unsubscribe();
@@ -287,6 +312,10 @@ function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParams: Reco
     initialize(live, rpcId, params);
     return;
   }
+  if (live.phase === 'closing') {
+    respondError(live.connection, rpcId, RpcError.internalError('the agent is shutting down'));
+    return;
+  }
   if (live.phase !== 'ready' || !live.context) {
     respondError(live.connection, rpcId, RpcError.invalidRequest(`ACP connection must be initialized before '${method}'`));
     return;
@@ -305,8 +334,8 @@ function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParams: Reco
     respondError(live.connection, rpcId, refusal);
     return;
   }
-  // ACP: session/close cancels work as if session/cancel had been sent, then frees.
-  if (method === 'session/close') cancelPrompt(live, params.sessionId as string);
+  // ACP: session/close cancels work as if session/cancel had been sent, then frees (delete too).
+  if (method === 'session/close' || method === 'session/delete') cancelPrompt(live, params.sessionId as string);
   const sessionId = typeof params.sessionId === 'string' ? params.sessionId : undefined;
   const key = `r${live.nextKey++}`;
   live.pending.set(key, { rpcId, method, sessionId, params });
@@ -483,9 +512,12 @@ function onNotification(live: Live, method: string, params: unknown): void {
 }
 
 function onCancelRequested(live: Live, rpcId: JsonRpcId): void {
-  for (const [, request] of live.pending) {
+  for (const [key, request] of live.pending) {
     if (request.rpcId === rpcId && request.method === 'session/prompt' && request.sessionId) {
-      cancelPrompt(live, request.sessionId);
+      const session = live.sessions.get(request.sessionId);
+      // A prompt still waiting its turn ends alone; the running one is cancelled as by session/cancel.
+      if (session?.queue.includes(key)) answer(live, key, { stopReason: 'cancelled' });
+      else cancelPrompt(live, request.sessionId);
       return;
     }
   }
@@ -519,7 +551,7 @@ function cancelPrompt(live: Live, sessionId: string): void {
 // From the handler
 
 function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
-  if (live.phase === 'closed') return;
+  if (live.phase === 'closed' || live.phase === 'closing') return;
   switch (event.type) {
     case 'acp.respond':
       answer(live, event.requestId, event.result);
@@ -598,7 +630,7 @@ function failRequest(live: Live, key: string, error: RpcError): void {
     removeQueued(session, key);
     if (session.prompt === key) {
       session.prompt = undefined;
-      if (session.closed) live.sessions.delete(request.sessionId as string);
+      if (session.closed && session.queue.length === 0) live.sessions.delete(request.sessionId as string);
     }
   }
   respondError(live.connection, request.rpcId, error);

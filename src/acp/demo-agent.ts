@@ -11,6 +11,7 @@
  * replay, and its answers never depend on earlier turns. The host replays its own journal.
  */
 import type { SessionConfigOption, SessionUpdate } from '@agentclientprotocol/sdk';
+import { nanoid } from 'nanoid';
 import { assign, enqueueActions, setup } from 'xstate';
 import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent } from './native-agent.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
@@ -37,7 +38,6 @@ interface Turn {
 
 interface DemoContext {
   readonly sessions: Readonly<Record<string, DemoSession>>;
-  readonly nextSession: number;
   readonly nextKey: number;
   readonly turn: Turn | undefined;
   /** Milliseconds between streamed words. */
@@ -93,11 +93,14 @@ function emptySession(id: string, cwd: string, title: string): DemoSession {
   return { id, cwd, title, updatedAt: new Date().toISOString(), history: [], mode: 'ask', model: 'demo-fast' };
 }
 
-/** The first `demo-<n>` from `next` on that no session has (a resumed session may hold one). */
-function freeSessionNumber(context: DemoContext): number {
-  let number = context.nextSession;
-  while (context.sessions[`demo-${number}`]) number += 1;
-  return number;
+/**
+ * A session id no other demo process handed out either: `demo-<random>`. A host journals
+ * session ids across runs of the agent, so `demo-1` from every new process would collide.
+ */
+function freshSessionId(context: DemoContext): string {
+  let id = `demo-${nanoid(8)}`;
+  while (context.sessions[id]) id = `demo-${nanoid(8)}`;
+  return id;
 }
 
 const commandsUpdate: SessionUpdate = { sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'tool', description: 'Run the demo tool (asks for permission)' }] };
@@ -133,10 +136,9 @@ export const demoAgentMachine = setup({
   actions: {
     newSession: enqueueActions(({ context, event, enqueue }) => {
       const request = requestOf(event);
-      const number = freeSessionNumber(context);
-      const id = `demo-${number}`;
-      const session = emptySession(id, request.params.cwd as string, `Demo session ${number}`);
-      enqueue.assign({ sessions: { ...context.sessions, [id]: session }, nextSession: number + 1 });
+      const id = freshSessionId(context);
+      const session = emptySession(id, request.params.cwd as string, `Demo session ${Object.keys(context.sessions).length + 1}`);
+      enqueue.assign({ sessions: { ...context.sessions, [id]: session } });
       enqueue.emit(respond(request.requestId, { sessionId: id, modes: modeState('ask'), configOptions: configOptions('demo-fast') }));
       enqueue.emit(update(id, commandsUpdate));
     }),
@@ -254,10 +256,9 @@ export const demoAgentMachine = setup({
         enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.resourceNotFound(`session ${String(request.params.sessionId)}`, { sessionId: request.params.sessionId }).toErrorObject() });
         return;
       }
-      const number = freeSessionNumber(context);
-      const id = `demo-${number}`;
+      const id = freshSessionId(context);
       const fork: DemoSession = { ...source, id, cwd: request.params.cwd as string, title: `${source.title} (fork)`, updatedAt: new Date().toISOString() };
-      enqueue.assign({ sessions: { ...context.sessions, [id]: fork }, nextSession: number + 1 });
+      enqueue.assign({ sessions: { ...context.sessions, [id]: fork } });
       enqueue.emit(respond(request.requestId, { sessionId: id, modes: modeState(fork.mode), configOptions: configOptions(fork.model) }));
     }),
     refuseBusy: enqueueActions(({ event, enqueue }) => {
@@ -269,7 +270,7 @@ export const demoAgentMachine = setup({
   },
 }).createMachine({
   id: 'demoAgent',
-  context: ({ input }) => ({ sessions: {}, nextSession: 1, nextKey: 1, turn: undefined, wordDelayMs: input?.wordDelayMs ?? 40 }),
+  context: ({ input }) => ({ sessions: {}, nextKey: 1, turn: undefined, wordDelayMs: input?.wordDelayMs ?? 40 }),
   initial: 'idle',
   on: {
     authenticate: { actions: 'answerEmpty' },

@@ -47,6 +47,7 @@ import type { SupervisionEvent } from '../supervision/events.js';
 import { whichChildren } from '../supervision/introspection.js';
 import { createSupervisor } from '../supervision/supervisor.js';
 import { exitFromOutput } from '../supervision/exit-reason.js';
+import { shutdown } from '../supervision/commands.js';
 
 /** How to run a native ACP agent. */
 export interface AcpPassthroughOptions {
@@ -170,7 +171,7 @@ function failWith(live: Live, requestId: string, error: unknown): void {
     emit(live, {
       type: 'acp.error',
       requestId,
-      error: { code: -32603, message: `${live.options.name} stopped during the request; acp-warden restarts it and re-attaches the session`, data: { reason: 'agent_crashed', exit: (rpc.data as { exit?: unknown } | undefined)?.exit } },
+      error: RpcError.internalError(`${live.options.name} stopped during the request; acp-warden restarts it and re-attaches the session`, { reason: 'agent_crashed', exit: (rpc.data as { exit?: unknown } | undefined)?.exit }).toErrorObject(),
     });
     return;
   }
@@ -207,7 +208,7 @@ function handle(live: Live, event: AgentHandlerEvent): void {
     return;
   }
   if (live.failed) {
-    emit(live, { type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${live.options.name} kept failing and was given up: ${live.failed}`, data: { reason: 'agent_failed' } } });
+    emit(live, { type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`${live.options.name} kept failing and was given up: ${live.failed}`, { reason: 'agent_failed' }).toErrorObject() });
     return;
   }
   if (live.recovering || !live.client) {
@@ -305,7 +306,7 @@ async function start(live: Live, event: AgentRequestEvent): Promise<void> {
   live.context = event.context;
   const failure = boot(live);
   if (failure) {
-    emit(live, { type: 'acp.error', requestId: event.requestId, error: { code: -32603, message: failure } });
+    emit(live, { type: 'acp.error', requestId: event.requestId, error: RpcError.internalError(failure).toErrorObject() });
     return;
   }
   try {
@@ -326,19 +327,31 @@ async function restartAgent(live: Live): Promise<void> {
   live.failed = undefined;
   live.recovering = true;
   for (const subscription of live.subscriptions.splice(0)) subscription.unsubscribe();
-  const failure = boot(live);
-  if (failure) {
-    live.failed = failure;
-  } else {
+  // The one that gave up has ended; one that could not be initialized is stopped here.
+  const previous = live.supervisor;
+  if (previous?.getSnapshot().status === 'active') await shutdown(previous).catch(() => undefined);
+  let failure = boot(live);
+  if (!failure) {
     try {
       live.downstream = await working(live, () => initialize(live.client as AnyActorRef));
     } catch (error) {
       // Its exit restarts it (or gives up again); the waiting requests go to what comes next.
-      if (toRpcError(error).failure !== 'peer_lost') live.failed = `could not initialize it again: ${toRpcError(error).message}`;
+      if (toRpcError(error).failure !== 'peer_lost') failure = `${live.options.name} could not be initialized again: ${toRpcError(error).message}`;
     }
   }
   live.recovering = false;
-  for (const waiting of live.waiting.splice(0)) handle(live, waiting);
+  const waiting = live.waiting.splice(0);
+  if (failure) {
+    // One attempt per request: what waited is refused with why, not handed back for another try.
+    live.failed = failure;
+    const supervisor = live.supervisor;
+    if (supervisor?.getSnapshot().status === 'active') void shutdown(supervisor).catch(() => undefined);
+    for (const event of waiting) {
+      if ('requestId' in event && typeof event.requestId === 'string') emit(live, { type: 'acp.error', requestId: event.requestId, error: RpcError.internalError(failure, { reason: 'agent_failed' }).toErrorObject() });
+    }
+    return;
+  }
+  for (const event of waiting) handle(live, event);
 }
 
 /** Starts the agent's supervisor (port, then client) and binds to it; a message when it cannot start. */
@@ -443,6 +456,13 @@ function bindClient(live: Live): void {
     client.subscribe({
       complete: () => {
         if (live.client === client) live.client = undefined;
+        // Its requests to the editor died with it: an answer would reach nobody, and a relay
+        // left open would keep the hang watchdog disarmed for every later prompt.
+        const gone = new RpcError(-32603, `${live.options.name} ended before the editor answered`, { reason: 'agent_crashed' }, 'peer_lost');
+        for (const [key, relayed] of [...live.relays]) {
+          live.relays.delete(key);
+          relayed.reject(gone);
+        }
       },
     }),
   );

@@ -93,6 +93,8 @@ export function createHostAgent(options: HostAgentOptions): NativeAgent {
     ...(base.extensions ? { extensions: base.extensions } : {}),
     ...(base.delegateInitialize ? { delegateInitialize: true } : {}),
     cancelGraceMs: base.cancelGraceMs ?? 5000,
+    // Every agent's supervisors, in start order: the server shuts them down gracefully on close.
+    supervisors: (host) => [...innerAgentsOf(host).values()].flatMap((inner) => inner.agent.supervisors?.(inner.ref) ?? []),
   };
 }
 
@@ -778,7 +780,12 @@ function settle(live: Live, requestId: string, result: unknown, error: ErrorObje
         live.input.journal.createSession({ sessionId, agent: pending.agent, cwd: pending.cwd });
       } catch (journalError) {
         live.journalErrors++;
-        return fail(live, requestId, RpcError.internalError(`the journal could not record the session: ${(journalError as Error).message}`));
+        // An agent that numbers its sessions from 1 in every process reuses ids across runs.
+        const taken = live.input.journal.getSession(sessionId);
+        const why = taken
+          ? `${pending.agent} handed out session id ${sessionId}, which the journal already holds for an earlier session (${taken.createdAt}); an agent must not reuse session ids, or use another --store`
+          : `the journal could not record the session: ${(journalError as Error).message}`;
+        return fail(live, requestId, RpcError.internalError(why, { sessionId }));
       }
       const session = openSession(live, sessionId, pending.agent, 0);
       session.machine.send({ type: 'ready' });

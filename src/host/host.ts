@@ -34,8 +34,7 @@ import type { NativeAgent } from '../acp/native-agent.js';
 import { agentFor, type AgentOptions } from '../adapters/agent-factory.js';
 import { createMemoryTransportPair } from '../jsonrpc/memory-transport.js';
 import type { Transport } from '../jsonrpc/transport.js';
-import { shutdown } from '../supervision/commands.js';
-import type { SupervisionEvent } from '../supervision/events.js';
+import { SHUTDOWN_EVENT, type SupervisionEvent } from '../supervision/events.js';
 import { supervisionTree, whichChildren, type SupervisionTreeNode } from '../supervision/introspection.js';
 import { AGENT_META_KEY, createHostAgent, innerAgentsOf, sessionMachinesOf, type HostSessionEvent } from './host-agent.js';
 import type { Journal, JournalSession } from './journal.js';
@@ -149,7 +148,17 @@ export function createHost(options: HostOptions = {}): Host {
   const journal = typeof options.store === 'object' ? options.store : sqliteJournal(options.store ?? defaultJournalPath());
   const listeners = new Set<(event: HostEvent) => void>();
   const publish = (event: HostEvent) => {
-    for (const listener of listeners) listener(event);
+    // A session event may follow a new agent or a new agent supervisor (a passthrough that
+    // started again): relay its supervision events from now on (warden acp logs them).
+    if (event.type.startsWith('session.')) watchSupervisors();
+    for (const listener of listeners) {
+      // A listener's bug must not take the host (or the protocol) down: it becomes a warning.
+      try {
+        listener(event);
+      } catch (error) {
+        process.emitWarning(`a host.on listener threw on ${event.type}: ${error instanceof Error ? error.message : String(error)}`, 'AcpWardenListenerWarning');
+      }
+    }
   };
   const supervision = options.supervision ?? {};
   const agentOptions: AgentOptions = {
@@ -323,18 +332,18 @@ export function createHost(options: HostOptions = {}): Host {
 }
 
 /**
- * Shuts every agent's supervisors down gracefully, the last started first (each shuts its
- * own children down in reverse start order, each port with its stop sequence), then the servers.
+ * Shuts the servers down gracefully, the last served first: each answers what its editor
+ * waits for, then shuts its agents' supervisors down, the last started first (each port:
+ * stdin closed, SIGTERM, SIGKILL after its budget), and ends.
  */
 export async function stopServers(servers: Iterable<AnyActorRef>): Promise<void> {
-  const supervisors: AnyActorRef[] = [];
-  for (const server of servers) {
-    const handler = handlerOf(server);
-    if (!handler) continue;
-    for (const inner of innerAgentsOf(handler).values()) supervisors.push(...supervisorsOf(inner));
+  for (const server of [...servers].reverse()) {
+    if (server.getSnapshot().status !== 'active') continue;
+    await new Promise<void>((resolve) => {
+      server.subscribe({ complete: () => resolve(), error: () => resolve() });
+      server.send({ type: SHUTDOWN_EVENT });
+    });
   }
-  for (const supervisor of supervisors.reverse()) if (supervisor.getSnapshot().status === 'active') await shutdown(supervisor);
-  for (const server of [...servers]) if (server.getSnapshot().status === 'active') server.stop();
 }
 
 /** Running ports anywhere under a supervisor, with their pids. */

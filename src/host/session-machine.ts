@@ -12,8 +12,10 @@
  * (any live state) ─agent.failed→ failed      (any live state) ─close→ closed
  * ```
  *
- * Prompts reach the session one at a time (the agent server queues the others FIFO), so a
- * prompt that arrives while recovering is the only one: it runs once the agent is back.
+ * Prompts reach the session one at a time (the agent server queues the others FIFO), except
+ * when the server's cancel grace answered a prompt the agent had not finished: then the next
+ * one starts while the old one winds down. The chart counts prompts in flight, so it says
+ * `prompting` until the last of them settles.
  */
 import { assign, setup } from 'xstate';
 
@@ -40,8 +42,8 @@ export interface SessionMachineContext {
   readonly promptsSettled: number;
   /** How the last prompt ended: a stop reason, or `error`. */
   readonly lastOutcome: string | undefined;
-  /** A prompt is with the agent (it may be waiting for the restarted process). */
-  readonly promptInFlight: boolean;
+  /** Prompts with the agent, not settled yet (one, except after a cancel grace ran out). */
+  readonly promptsInFlight: number;
   /** Why the session failed. */
   readonly failure: string | undefined;
 }
@@ -58,20 +60,28 @@ export interface SessionMachineInput {
 export type SessionStateName = 'starting' | 'ready' | 'prompting' | 'awaitingPermission' | 'cancelling' | 'recovering' | 'closed' | 'failed';
 
 /** The session state chart (see the module comment). */
+/** A prompt settled: `prompting` while another is in flight, else `ready`. */
+const settled = [
+  { guard: 'anotherInFlight', target: 'prompting', actions: 'promptSettled' },
+  { target: 'ready', actions: 'promptSettled' },
+] as const;
+
 export const sessionMachine = setup({
   types: {} as { context: SessionMachineContext; events: SessionMachineEvent; input: SessionMachineInput },
   guards: {
-    promptInFlight: ({ context }) => context.promptInFlight,
+    promptInFlight: ({ context }) => context.promptsInFlight > 0,
+    /** Another prompt is still in flight after this one settles. */
+    anotherInFlight: ({ context }) => context.promptsInFlight > 1,
   },
   actions: {
-    promptStarted: assign({ promptInFlight: true }),
+    promptStarted: assign({ promptsInFlight: ({ context }) => context.promptsInFlight + 1 }),
     promptSettled: assign(({ context, event }) => ({
-      promptInFlight: false,
+      promptsInFlight: Math.max(0, context.promptsInFlight - 1),
       promptsSettled: context.promptsSettled + 1,
       lastOutcome: (event as Extract<SessionMachineEvent, { type: 'prompt.settled' }>).outcome,
     })),
     countRestart: assign(({ context, event }) => ({ restarts: Math.max(context.restarts + 1, (event as Extract<SessionMachineEvent, { type: 'agent.restarting' }>).restarts) })),
-    fail: assign({ failure: ({ event }) => (event as Extract<SessionMachineEvent, { type: 'agent.failed' }>).reason, promptInFlight: false }),
+    fail: assign({ failure: ({ event }) => (event as Extract<SessionMachineEvent, { type: 'agent.failed' }>).reason, promptsInFlight: 0 }),
   },
 }).createMachine({
   id: 'session',
@@ -81,7 +91,7 @@ export const sessionMachine = setup({
     restarts: input.restarts ?? 0,
     promptsSettled: 0,
     lastOutcome: undefined,
-    promptInFlight: false,
+    promptsInFlight: 0,
     failure: undefined,
   }),
   initial: 'starting',
@@ -99,23 +109,27 @@ export const sessionMachine = setup({
     },
     prompting: {
       on: {
+        prompt: { actions: 'promptStarted' },
         'permission.asked': { target: 'awaitingPermission' },
         cancel: { target: 'cancelling' },
-        'prompt.settled': { target: 'ready', actions: 'promptSettled' },
+        'prompt.settled': settled,
       },
     },
     awaitingPermission: {
       on: {
+        prompt: { actions: 'promptStarted' },
         'permission.answered': { target: 'prompting' },
         cancel: { target: 'cancelling' },
-        'prompt.settled': { target: 'ready', actions: 'promptSettled' },
+        'prompt.settled': settled,
       },
     },
     cancelling: {
       on: {
+        // The server's cancel grace ran out and answered: the next prompt starts meanwhile.
+        prompt: { actions: 'promptStarted' },
         // A permission answered "cancelled" or a late one changes nothing here.
         'permission.answered': {},
-        'prompt.settled': { target: 'ready', actions: 'promptSettled' },
+        'prompt.settled': settled,
       },
     },
     recovering: {
