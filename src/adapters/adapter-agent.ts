@@ -438,7 +438,7 @@ function closeQuietly(live: Live, session: Session): void {
   live.sessionsSupervisor.send({ type: 'supervisor.terminateChild', id: session.id });
 }
 
-/** The session's supervisor ended: answer what it still owed, with why; a failure is `session.failed` and a notice. */
+/** The session's supervisor ended: answer what it still owed, with why; a failure is `session.failed` (the host tells the editor). */
 function sessionEnded(live: Live, sessionId: string, reason: ExitReason | undefined): void {
   const session = live.sessions.get(sessionId);
   if (!session) return;
@@ -462,14 +462,7 @@ function sessionEnded(live: Live, sessionId: string, reason: ExitReason | undefi
       });
     }
   }
-  if (!closed) {
-    live.scope.emit({ type: 'session.failed', sessionId, restarts: session.restarts, reason: why });
-    live.scope.emit({
-      type: 'acp.update',
-      sessionId,
-      update: { sessionUpdate: 'notice', severity: 'error', title: `${name} stopped`, description: `The agent kept failing after ${session.restarts} restarts; the session is closed (${why}).` } as never,
-    });
-  }
+  if (!closed) live.scope.emit({ type: 'session.failed', sessionId, restarts: session.restarts, reason: why });
   for (const request of session.deferred) resumeSession(live, request);
 }
 

@@ -737,6 +737,8 @@ function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): v
     }
     case 'session.failed': {
       record(live, output.sessionId, { kind: 'failed', reason: output.reason });
+      // Every agent's failure reaches the editor the same way, journaled like the other notices.
+      notify(live, output.sessionId, 'error', `${agent} stopped`, `The agent kept failing after ${output.restarts} restarts; the session is over (${output.reason}). session/load or session/resume starts it again in a new agent process.`);
       safely(live, output.sessionId, () => live.input.journal.setState(output.sessionId, 'failed'));
       const session = live.sessions.get(output.sessionId);
       session?.machine.send({ type: 'agent.failed', reason: output.reason });
