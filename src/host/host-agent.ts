@@ -36,6 +36,7 @@ import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { describePortExit, type PortExitReason } from '../port/port-exit.js';
 import { InvalidCursorError, type Journal, type JournalEntry, type JournalSession } from './journal.js';
 import { sessionMachine, type SessionMachineEvent } from './session-machine.js';
+import { canonical, decodeListCursor, encodeListCursor, type ListCursor } from './list-cursor.js';
 
 /**
  * The `_meta` key that names a session's agent: in `session/new` (which agent to run it on),
@@ -147,9 +148,6 @@ interface ListJob {
   readonly sessions: SessionInfo[];
   readonly skipped: Array<{ readonly agent: string; readonly reason: string }>;
 }
-
-/** Where a `session/list` cursor goes on: the journal's pages, or an agent's. */
-type ListCursor = { readonly journal: string | undefined } | { readonly agent: string; readonly cursor: string };
 
 /** A session an agent listed: which agent keeps it, and the resume state that continues it. */
 interface ListedSession {
@@ -617,33 +615,6 @@ function journaledResumes(live: Live, agent: string): Set<string> {
     cursor = page.nextCursor;
   } while (cursor);
   return found;
-}
-
-/** JSON with sorted keys: the same state whatever order its keys came in. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-function encodeListCursor(cursor: ListCursor): string {
-  return Buffer.from(JSON.stringify('agent' in cursor ? { a: cursor.agent, c: cursor.cursor } : { j: cursor.journal }), 'utf8').toString('base64url');
-}
-
-/** Our cursor, or `undefined` for one we did not make. */
-function decodeListCursor(raw: string): ListCursor | undefined {
-  try {
-    const parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown;
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
-    const { a, c, j } = parsed as { a?: unknown; c?: unknown; j?: unknown };
-    if (typeof a === 'string' && typeof c === 'string') return { agent: a, cursor: c };
-    if (typeof j === 'string') return { journal: j };
-  } catch {
-    // not ours
-  }
-  return undefined;
 }
 
 /** Sends the journaled conversation as `session/update`s: the user's prompts and what the agent said. */

@@ -240,7 +240,12 @@ export function createHost(options: HostOptions = {}): Host {
         return run;
       });
       const result = started.then((running) => running.result);
-      queues.set(sessionId, result.catch(() => undefined));
+      const tail = result.catch(() => undefined);
+      queues.set(sessionId, tail);
+      // The last prompt of a session settled: forget its queue (the map does not grow with sessions).
+      void tail.then(() => {
+        if (queues.get(sessionId) === tail) queues.delete(sessionId);
+      });
       return {
         result,
         cancel() {
