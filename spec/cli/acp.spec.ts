@@ -54,7 +54,8 @@ describe('warden acp arguments', () => {
     expect((parseAcpArgs(['--agent', 'claude', '--bogus']) as { error: string }).error).to.contain('unknown option --bogus');
     expect((parseAcpArgs(['--store']) as { error: string }).error).to.contain('--store needs a value');
     expect((parseAcpArgs([]) as { error: string }).error).to.contain('--agent is required');
-    expect((parseAcpArgs(['--agent', 'demo', '--inspect', 'ws://127.0.0.1:1']) as { error: string }).error).to.contain('not available');
+    expect((parseAcpArgs(['--agent', 'demo', '--inspect', 'localhost:8080']) as { error: string }).error).to.contain('--inspect expects the inspector\'s WebSocket address');
+    expect(parseAcpArgs(['--agent', 'demo', '--inspect', 'ws://127.0.0.1:8080'])).to.deep.include({ inspect: 'ws://127.0.0.1:8080' });
     expect(parseAcpArgs(['--help'])).to.deep.equal({ help: true });
   });
 });

@@ -25,6 +25,8 @@ export interface AcpCommandOptions {
   readonly logFile: string | undefined;
   readonly restart: { readonly intensity: number; readonly period: number } | undefined;
   readonly hangAfterMs: number | undefined;
+  /** The XState inspector's WebSocket address. */
+  readonly inspect: string | undefined;
 }
 
 /** `warden acp --help`. */
@@ -47,7 +49,8 @@ Options:
                                 answers do not count)
   --env NAME[=VALUE]            pass a host variable (NAME) or set one (NAME=VALUE) for the agent
   --inherit-env                 give the agent this process's whole environment
-  --inspect URL                 the XState inspector (not available in this version yet)
+  --inspect URL                 send every actor to the XState inspector at this WebSocket
+                                address (say ws://127.0.0.1:8080); secrets redacted
   -h, --help                    this help
 
 Exit status: 0 when the editor closed the connection, 1 on an internal error, 2 on a usage
@@ -67,6 +70,7 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
   let logFile: string | undefined;
   let restart: AcpCommandOptions['restart'];
   let hangAfterMs: number | undefined;
+  let inspect: string | undefined;
   try {
     const help = readFlags(args, {
       '--agent': (value) => (agent = value()),
@@ -84,8 +88,9 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
       '--restart-intensity': (value) => (restart = restartIntensity('--restart-intensity', value())),
       '--hang-after': (value) => (hangAfterMs = positiveNumber('--hang-after', value()) * 1000),
       '--inspect': (value) => {
-        value();
-        throw new ArgumentError('--inspect is not available in this version yet (see README.md for what is built); leave it out');
+        const url = value();
+        if (!/^wss?:\/\/\S+$/u.test(url)) throw new ArgumentError(`--inspect expects the inspector's WebSocket address (say ws://127.0.0.1:8080), got ${JSON.stringify(url)}`);
+        inspect = url;
       },
     }, shortUsage);
     if (help) return { help: true };
@@ -94,7 +99,7 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
     throw error;
   }
   if (!agent) return { error: `warden acp: --agent is required (claude, codex, gemini, opencode, claude-acp, codex-acp, demo, or acp:<command line>). ${shortUsage}` };
-  return { agent, agentCommand, env, passthrough, inheritEnv, store, cwd, logFile, restart, hangAfterMs };
+  return { agent, agentCommand, env, passthrough, inheritEnv, store, cwd, logFile, restart, hangAfterMs, inspect };
 }
 
 /** Runs the ACP agent until the editor closes stdin (or a signal); resolves with the exit status. */
@@ -128,7 +133,7 @@ export async function runAcp(args: readonly string[]): Promise<number> {
   try {
     // Fail at once, before the editor's first request, when the agent is not installed.
     agentFor(parsed.agent, agentOptions);
-    host = createHost({ defaultAgent: parsed.agent, agentOptions, ...(parsed.store ? { store: parsed.store } : {}) });
+    host = createHost({ defaultAgent: parsed.agent, agentOptions, ...(parsed.store ? { store: parsed.store } : {}), ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
   } catch (error) {
     process.stderr.write(`warden acp: ${(error as Error).message}\n`);
     if (error instanceof AgentUnavailableError || /cannot open the journal/.test((error as Error).message)) return 2;

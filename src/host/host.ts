@@ -17,7 +17,8 @@
  * ```
  */
 import type { ContentBlock, PromptResponse, RequestPermissionRequest, RequestPermissionResponse, SessionUpdate } from '@agentclientprotocol/sdk';
-import { createActor, type AnyActorRef } from 'xstate';
+import { createActor, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
+import { connectInspector } from '../inspect/inspector.js';
 import {
   agentClientLogic,
   cancelPrompt,
@@ -69,6 +70,12 @@ export interface HostOptions {
    * in use; only agents that can list (Codex) are asked.
    */
   readonly listAgents?: readonly string[];
+  /**
+   * The XState inspector: a `ws://` URL (every actor of the host is sent there, payloads
+   * made safe: errors with their stack, secrets redacted, large values cut; see
+   * src/inspect/inspector.ts), or your own inspection observer.
+   */
+  readonly inspect?: string | Observer<InspectionEvent>;
   /** Receives what a person should read: restarts, recoveries, failures, journal errors. */
   readonly logger?: (entry: HostLogEntry) => void;
   /** The program's permission policy; default: reject (nothing runs without a policy that says so). */
@@ -182,6 +189,8 @@ export function createHost(options: HostOptions = {}): Host {
   }
   const defaultAgent = options.defaultAgent ?? 'demo';
   const hostAgent = createHostAgent({ defaultAgent, resolve, journal, onEvent: publish, ...(options.listAgents ? { listAgents: options.listAgents } : {}) });
+  const inspection = typeof options.inspect === 'string' ? connectInspector({ url: options.inspect }) : undefined;
+  const inspect = inspection?.inspect ?? (typeof options.inspect === 'object' ? options.inspect : undefined);
   const servers = new Set<AnyActorRef>();
   const watched = new WeakSet<AnyActorRef>();
 
@@ -200,7 +209,7 @@ export function createHost(options: HostOptions = {}): Host {
     }
   };
   const serve = (transport: Transport): AnyActorRef => {
-    const server = createActor(agentServerLogic, { input: { transport, agent: hostAgent, name: 'editor' } });
+    const server = createActor(agentServerLogic, { input: { transport, agent: hostAgent, name: 'editor' }, ...(inspect ? { inspect } : {}) });
     servers.add(server);
     server.subscribe({ complete: () => servers.delete(server), error: () => servers.delete(server) });
     server.start();
@@ -214,6 +223,7 @@ export function createHost(options: HostOptions = {}): Host {
       const [programSide, hostSide] = createMemoryTransportPair();
       const server = serve(hostSide);
       const connected = createActor(agentClientLogic, {
+        ...(inspect ? { inspect } : {}),
         input: { transport: programSide, clientInfo: { name: 'acp-warden-embedding', version: '0.1.0' }, handler: { ...(options.permission ? { permission: options.permission } : {}) } },
       }).start();
       program = { client: connected, server, ready: initialize(connected) };
@@ -331,6 +341,7 @@ export function createHost(options: HostOptions = {}): Host {
     async stop() {
       await stopServers(servers);
       if (program?.client.getSnapshot().status === 'active') program.client.stop();
+      inspection?.stop();
       if (ownsJournal) journal.close();
     },
   };
