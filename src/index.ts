@@ -299,3 +299,4 @@ export {
 } from './adapters/index.js';
 
 export * from './host/index.js';
+export * from './inspect/index.js';

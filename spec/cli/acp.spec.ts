@@ -4,7 +4,11 @@
  * ACP to it over stdio.
  */
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { waitUntil } from '../support/processes.js';
 import { fileURLToPath } from 'node:url';
 import { parseAcpArgs } from '../../src/cli/acp.js';
 
@@ -56,6 +60,39 @@ describe('warden acp arguments', () => {
     expect((parseAcpArgs([]) as { error: string }).error).to.contain('--agent is required');
     expect((parseAcpArgs(['--agent', 'demo', '--inspect', 'localhost:8080']) as { error: string }).error).to.contain('--inspect expects the inspector\'s WebSocket address');
     expect(parseAcpArgs(['--agent', 'demo', '--inspect', 'ws://127.0.0.1:8080'])).to.deep.include({ inspect: 'ws://127.0.0.1:8080' });
+    expect((parseAcpArgs(['--agent', 'demo', '--log-level', 'loud']) as { error: string }).error).to.contain('--log-level expects one of debug, info, warn, error, got "loud"');
+    expect(parseAcpArgs(['--agent', 'demo', '--log-level', 'debug', '--log-format', 'pretty'])).to.deep.include({ logLevel: 'debug', logFormat: 'pretty' });
     expect(parseAcpArgs(['--help'])).to.deep.equal({ help: true });
+  });
+});
+
+describe('warden acp logs', function () {
+  this.timeout(60_000);
+
+  it('--log-file with --log-level debug: JSON lines of the session events and of a dropped editor message; nothing but protocol on stdout', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warden-log-'));
+    const logFile = join(dir, 'warden.log');
+    try {
+      const child = spawn(process.execPath, ['--import', 'tsx', main, 'acp', '--agent', 'claude', '--agent-command', fakeClaude, '--store', ':memory:', '--log-file', logFile, '--log-level', 'debug', '--env', 'FAKE_CLAUDE_FIXTURE=hello'], { stdio: ['pipe', 'pipe', 'pipe'] });
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString('utf8');
+      });
+      const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
+      send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } });
+      send({ jsonrpc: '2.0', method: 'nonsense/notify', params: {} });
+      send({ jsonrpc: '2.0', id: 2, method: 'session/new', params: { cwd: dir, mcpServers: [] } });
+      await waitUntil(() => stdout.includes('"id":2'), 'the session/new answer', 30_000);
+      child.stdin.end();
+      await new Promise((resolve) => child.once('exit', resolve));
+      // Only JSON-RPC messages on stdout.
+      for (const line of stdout.trim().split('\n')) expect(JSON.parse(line).jsonrpc, line).to.equal('2.0');
+      const entries = readFileSync(logFile, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { level: string; type: string; reason?: string });
+      expect(entries.find((entry) => entry.type === 'protocol.dropped')).to.deep.include({ level: 'warn', reason: 'unknown_notification' });
+      expect(entries.some((entry) => entry.type === 'session.opened' && entry.level === 'info')).to.equal(true);
+      expect(entries.some((entry) => entry.type === 'child.started' && entry.level === 'debug')).to.equal(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -9,8 +9,9 @@ import { agentFor } from '../adapters/agent-factory.js';
 import { AgentUnavailableError } from '../adapters/registry.js';
 import { createHost, type HostEvent } from '../host/host.js';
 import { stdioTransport } from '../jsonrpc/stdio-transport.js';
-import { eventJson, logEntryOf } from '../host/host-log.js';
-import { ArgumentError, positiveNumber, readFlags, restartIntensity } from './arguments.js';
+import { logLevels, type LogLevel } from '../host/host-log.js';
+import { createLogSink } from '../inspect/log-sink.js';
+import { ArgumentError, oneOf, positiveNumber, readFlags, restartIntensity } from './arguments.js';
 
 /** What `warden acp` was asked for. */
 export interface AcpCommandOptions {
@@ -27,6 +28,8 @@ export interface AcpCommandOptions {
   readonly hangAfterMs: number | undefined;
   /** The XState inspector's WebSocket address. */
   readonly inspect: string | undefined;
+  readonly logLevel: LogLevel | undefined;
+  readonly logFormat: 'json' | 'pretty' | undefined;
 }
 
 /** `warden acp --help`. */
@@ -42,7 +45,10 @@ Options:
   --cwd DIR                     run from DIR (relative paths, native ACP agents' working directory)
   --store PATH                  the session journal (SQLite file, or :memory:);
                                 default $XDG_STATE_HOME/acp-warden/journal.sqlite
-  --log-file PATH               append one JSON line per host event (sessions, restarts, supervision)
+  --log-file PATH               write the log there (JSON lines, level info) instead of stderr
+                                (pretty lines, level warn)
+  --log-level LEVEL             debug, info, warn or error: the least severe written
+  --log-format FORMAT           json (one object per line: time, level, message, the event) or pretty
   --restart-intensity N/SECONDS at most N restarts of an agent process in SECONDS (default 3/60)
   --hang-after SECONDS          an agent silent this long while working on a prompt is killed
                                 as hung and restarted (default: never; waits for permission
@@ -71,6 +77,8 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
   let restart: AcpCommandOptions['restart'];
   let hangAfterMs: number | undefined;
   let inspect: string | undefined;
+  let logLevel: LogLevel | undefined;
+  let logFormat: 'json' | 'pretty' | undefined;
   try {
     const help = readFlags(args, {
       '--agent': (value) => (agent = value()),
@@ -85,6 +93,8 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
       '--store': (value) => (store = value()),
       '--cwd': (value) => (cwd = value()),
       '--log-file': (value) => (logFile = value()),
+      '--log-level': (value) => (logLevel = oneOf('--log-level', value(), logLevels)),
+      '--log-format': (value) => (logFormat = oneOf('--log-format', value(), ['json', 'pretty'] as const)),
       '--restart-intensity': (value) => (restart = restartIntensity('--restart-intensity', value())),
       '--hang-after': (value) => (hangAfterMs = positiveNumber('--hang-after', value()) * 1000),
       '--inspect': (value) => {
@@ -99,7 +109,7 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
     throw error;
   }
   if (!agent) return { error: `warden acp: --agent is required (claude, codex, gemini, opencode, claude-acp, codex-acp, demo, or acp:<command line>). ${shortUsage}` };
-  return { agent, agentCommand, env, passthrough, inheritEnv, store, cwd, logFile, restart, hangAfterMs, inspect };
+  return { agent, agentCommand, env, passthrough, inheritEnv, store, cwd, logFile, restart, hangAfterMs, inspect, logLevel, logFormat };
 }
 
 /** Runs the ACP agent until the editor closes stdin (or a signal); resolves with the exit status. */
@@ -139,7 +149,7 @@ export async function runAcp(args: readonly string[]): Promise<number> {
     if (error instanceof AgentUnavailableError || /cannot open the journal/.test((error as Error).message)) return 2;
     return 1;
   }
-  const log = eventLog(parsed.logFile);
+  const log = eventLog(parsed);
   host.on(log);
   const server = host.serve(stdioTransport());
   const ended = new Promise<number>((resolve) => {
@@ -162,17 +172,15 @@ export async function runAcp(args: readonly string[]): Promise<number> {
   return code;
 }
 
-/** Where host events go: a JSON line each to the log file, and the ones a person must see to stderr. */
-function eventLog(logFile: string | undefined): (event: HostEvent) => void {
-  return (event) => {
-    if (logFile) {
-      try {
-        appendFileSync(logFile, `${eventJson(event)}\n`);
-      } catch {
-        // A log that cannot be written must not take the protocol down.
-      }
-    }
-    const entry = logEntryOf(event);
-    if (entry) process.stderr.write(`warden acp: ${entry.message}\n`);
-  };
+/**
+ * Where host events go: log lines at or above the level, to the log file (JSON by default)
+ * or to stderr (pretty by default). Never stdout: that is the protocol channel.
+ */
+function eventLog(parsed: AcpCommandOptions): (event: HostEvent) => void {
+  const toFile = parsed.logFile;
+  return createLogSink({
+    format: parsed.logFormat ?? (toFile ? 'json' : 'pretty'),
+    level: parsed.logLevel ?? (toFile ? 'info' : 'warn'),
+    write: toFile ? (line) => appendFileSync(toFile, line) : (line) => process.stderr.write(`warden acp: ${line}`),
+  });
 }

@@ -49,3 +49,9 @@ export function restartIntensity(flag: string, text: string): { intensity: numbe
   if (!match || Number(match[2]) <= 0) throw new ArgumentError(`${flag} expects N/SECONDS (say 3/60: at most 3 restarts in 60 s), got ${JSON.stringify(text)}`);
   return { intensity: Number(match[1]), period: Number(match[2]) * 1000 };
 }
+
+/** One of `choices` (`--log-level warn`). */
+export function oneOf<T extends string>(flag: string, text: string, choices: readonly T[]): T {
+  if (!(choices as readonly string[]).includes(text)) throw new ArgumentError(`${flag} expects one of ${choices.join(', ')}, got ${JSON.stringify(text)}`);
+  return text as T;
+}

@@ -72,6 +72,8 @@ export interface HostAgentOptions {
 
 /** What the host tells an embedding program about its sessions. */
 export type HostSessionEvent =
+  /** An agent was started (on first use): its supervisors exist from now on. */
+  | { readonly type: 'agent.started'; readonly agent: string }
   | { readonly type: 'session.opened'; readonly sessionId: string; readonly agent: string; readonly how: 'new' | 'load' | 'resume' }
   | { readonly type: 'session.state'; readonly sessionId: string; readonly state: string }
   | { readonly type: 'session.restarting'; readonly sessionId: string; readonly restarts: number; readonly exit: string }
@@ -257,6 +259,7 @@ function innerAgent(live: Live, name: string): InnerAgent {
   const inner: InnerAgent = { name, agent, ref, subscription, waiting: undefined };
   live.inner.set(name, inner);
   ref.start();
+  live.input.onEvent?.({ type: 'agent.started', agent: name });
   // A delegating agent that is not the editor's learns the client through its own initialize.
   if (agent.delegateInitialize && live.context && name !== live.input.defaultAgent) {
     inner.waiting = [];

@@ -1,46 +1,83 @@
 /**
- * What of the host's events a person should read, as log entries: restarts, recoveries,
- * failures, journal errors, supervisors giving up. `createHost({ logger })` receives them;
- * `warden acp` writes them to stderr (and every event to `--log-file`). The structured,
- * levelled logger of the observability issue builds on this.
+ * The host's events as log entries: a level and a sentence for each, the event itself kept
+ * beside them (so a JSON log carries the same typed facts as `host.on`). Routine facts
+ * (starts, state changes) are `debug`; recoveries `info`; restarts, dropped protocol
+ * messages `warn`; failures `error`. `createHost({ logger })` receives them; the log sink
+ * (src/inspect/log-sink.ts) filters by level and writes JSON or pretty lines.
  */
 import { describeExit } from '../supervision/exit-reason.js';
 import type { HostEvent } from './host.js';
 
+/** Log levels, least severe first. */
+export const logLevels = ['debug', 'info', 'warn', 'error'] as const;
+
+/** A log level. */
+export type LogLevel = (typeof logLevels)[number];
+
 /** One log entry. */
 export interface HostLogEntry {
-  readonly level: 'info' | 'warn' | 'error';
+  readonly level: LogLevel;
   readonly message: string;
   /** The event it describes. */
   readonly event: HostEvent;
 }
 
-/** The log entry of an event, or `undefined` for the routine ones (starts, state changes). */
-export function logEntryOf(event: HostEvent): HostLogEntry | undefined {
-  const entry = (level: HostLogEntry['level'], message: string): HostLogEntry => ({ level, message, event });
+/** Whether `level` is at least as severe as `threshold`. */
+export function atLeast(level: LogLevel, threshold: LogLevel): boolean {
+  return logLevels.indexOf(level) >= logLevels.indexOf(threshold);
+}
+
+/** The log entry of an event. */
+export function logEntryOf(event: HostEvent): HostLogEntry {
+  const entry = (level: LogLevel, message: string): HostLogEntry => ({ level, message, event });
   switch (event.type) {
+    case 'agent.started':
+      return entry('info', `agent ${event.agent} started`);
+    case 'session.opened':
+      return entry('info', `session ${event.sessionId} opened on ${event.agent} (${event.how})`);
+    case 'session.state':
+      return entry('debug', `session ${event.sessionId}: ${event.state}`);
     case 'session.restarting':
       return entry('warn', `session ${event.sessionId}: agent process ended (${event.exit}); restart ${event.restarts}`);
     case 'session.recovered':
       return entry('info', `session ${event.sessionId}: resumed after restart ${event.restarts}`);
     case 'session.failed':
       return entry('error', `session ${event.sessionId} failed: ${event.reason}`);
+    case 'session.closed':
+      return entry('info', `session ${event.sessionId} closed`);
     case 'journal.error':
       return entry('error', `journal error in session ${event.sessionId}: ${event.message}`);
+    case 'protocol.dropped':
+      return entry('warn', `dropped a message from the ${event.peer} (${event.reason}): ${event.detail}`);
+    case 'child.started':
+      return entry('debug', `${event.supervisor}: started ${event.childId} (incarnation ${event.incarnation})`);
+    case 'child.exited':
+      return event.reason.kind === 'normal' || (event.reason.kind === 'shutdown' && event.reason.detail === undefined)
+        ? entry('debug', `${event.supervisor}: ${event.childId} exited (${describeExit(event.reason)})`)
+        : entry('warn', `${event.supervisor}: ${event.childId} exited: ${describeExit(event.reason)} -> ${event.action}`);
+    case 'child.restarting':
+      return entry('debug', `${event.supervisor}: ${event.childId} restarts in ${event.delay} ms (attempt ${event.attempt + 1})`);
+    case 'child.restarted':
+      return entry('info', `${event.supervisor}: restarted ${event.childId} (restart #${event.restarts})`);
+    case 'child.startFailed':
+      return entry('warn', `${event.supervisor}: ${event.childId} failed to start`);
     case 'intensity.exceeded':
       return entry('error', `${event.supervisor}: more than ${event.intensity} restarts in ${event.period} ms; giving up`);
     case 'supervisor.shutdown':
-      return event.reason.kind === 'shutdown' ? undefined : entry('error', `${event.supervisor} shut down (${describeExit(event.reason)})`);
-    default:
-      return undefined;
+      return event.reason.kind === 'shutdown' && event.reason.detail === undefined
+        ? entry('debug', `${event.supervisor} shut down`)
+        : entry('error', `${event.supervisor} shut down (${describeExit(event.reason)})`);
   }
 }
 
 /** An event as one JSON line (errors as `{ name, message }`, actor references left out). */
 export function eventJson(event: HostEvent, time: Date = new Date()): string {
-  return JSON.stringify({ time: time.toISOString(), ...event }, (_key, value: unknown) => {
-    if (value instanceof Error) return { name: value.name, message: value.message };
-    if (typeof value === 'object' && value !== null && 'sessionId' in value && 'send' in value) return undefined;
-    return value;
-  });
+  return JSON.stringify({ time: time.toISOString(), ...event }, jsonReplacer);
+}
+
+/** Errors as `{ name, message }`; actor references left out. */
+export function jsonReplacer(_key: string, value: unknown): unknown {
+  if (value instanceof Error) return { name: value.name, message: value.message };
+  if (typeof value === 'object' && value !== null && 'sessionId' in value && 'send' in value) return undefined;
+  return value;
 }

@@ -76,14 +76,22 @@ export interface HostOptions {
    * src/inspect/inspector.ts), or your own inspection observer.
    */
   readonly inspect?: string | Observer<InspectionEvent>;
-  /** Receives what a person should read: restarts, recoveries, failures, journal errors. */
+  /**
+   * Receives every event as a log entry with a level (`debug` routine facts, `info`
+   * recoveries, `warn` restarts and dropped messages, `error` failures): filter as you like,
+   * or use `createLogSink` for JSON or pretty lines.
+   */
   readonly logger?: (entry: HostLogEntry) => void;
   /** The program's permission policy; default: reject (nothing runs without a policy that says so). */
   readonly permission?: (request: RequestPermissionRequest) => RequestPermissionResponse['outcome'] | Promise<RequestPermissionResponse['outcome']>;
 }
 
 /** What a host tells its program (`host.on`). */
-export type HostEvent = HostSessionEvent | (SupervisionEvent & { readonly agent: string });
+export type HostEvent =
+  | HostSessionEvent
+  | (SupervisionEvent & { readonly agent: string })
+  /** A message from the editor (or the program) that was not served: bad JSON-RPC, an unknown notification, an answer nobody asked for. */
+  | { readonly type: 'protocol.dropped'; readonly peer: 'editor'; readonly reason: string; readonly detail: string };
 
 /** A prompt in flight. */
 export interface HostPromptRun extends AsyncIterable<SessionUpdate> {
@@ -157,7 +165,7 @@ export function createHost(options: HostOptions = {}): Host {
   const publish = (event: HostEvent) => {
     // A session event may follow a new agent or a new agent supervisor (a passthrough that
     // started again): relay its supervision events from now on (warden acp logs them).
-    if (event.type.startsWith('session.')) watchSupervisors();
+    if (event.type.startsWith('session.') || event.type === 'agent.started') watchSupervisors();
     for (const listener of listeners) {
       // A listener's bug must not take the host (or the protocol) down: it becomes a warning.
       try {
@@ -182,10 +190,7 @@ export function createHost(options: HostOptions = {}): Host {
   };
   const logger = options.logger;
   if (logger) {
-    listeners.add((event) => {
-      const entry = logEntryOf(event);
-      if (entry) logger(entry);
-    });
+    listeners.add((event) => logger(logEntryOf(event)));
   }
   const defaultAgent = options.defaultAgent ?? 'demo';
   const hostAgent = createHostAgent({ defaultAgent, resolve, journal, onEvent: publish, ...(options.listAgents ? { listAgents: options.listAgents } : {}) });
@@ -211,6 +216,10 @@ export function createHost(options: HostOptions = {}): Host {
   const serve = (transport: Transport): AnyActorRef => {
     const server = createActor(agentServerLogic, { input: { transport, agent: hostAgent, name: 'editor' }, ...(inspect ? { inspect } : {}) });
     servers.add(server);
+    server.on('acp.dropped', (emitted) => {
+      const dropped = emitted as unknown as { reason: string; detail: string };
+      publish({ type: 'protocol.dropped', peer: 'editor', reason: dropped.reason, detail: dropped.detail });
+    });
     server.subscribe({ complete: () => servers.delete(server), error: () => servers.delete(server) });
     server.start();
     return server;
