@@ -1,0 +1,167 @@
+/**
+ * The chart model: charts derived from XState machines (checked against the machine itself
+ * and against xstate/graph's directed graph), the JSON shape read back (`parseChart`), and
+ * the round trip chart → machine config → chart, nested states included.
+ */
+import { expect } from 'chai';
+import { createMachine, type AnyStateMachine } from 'xstate';
+import { toDirectedGraph, type DirectedGraphNode } from 'xstate/graph';
+import { demoAgentMachine } from '../../src/acp/demo-agent.js';
+import { claudeSessionMachine } from '../../src/adapters/claude/adapter.js';
+import { codexSessionMachine } from '../../src/adapters/codex/adapter.js';
+import { codexListMachine } from '../../src/adapters/codex/listing.js';
+import { sessionMachine, type SessionStateName } from '../../src/host/session-machine.js';
+import { allCharts } from '../../src/inspect/chart-catalog.js';
+import {
+  CHART_FORMAT,
+  ChartFormatError,
+  chartEdges,
+  chartOfMachine,
+  chartStates,
+  parseChart,
+  transitionsFor,
+  type Chart,
+  type ChartNode,
+  type ChartTransition,
+} from '../../src/inspect/chart-model.js';
+import { kitchenSink } from './chart-support.js';
+
+const about = { name: 'test', source: 'spec/inspect/chart-model.spec.ts', description: 'a test chart' };
+
+/** A machine config built back from a chart: targets as absolute ids, guards and delays by name. */
+function machineOf(chart: Chart): AnyStateMachine {
+  const transition = (t: ChartTransition) => ({
+    target: t.targets.length === 0 ? undefined : t.targets.map((path) => `#${chart.id}.${path}`),
+    ...(t.guard === undefined ? {} : { guard: t.guard }),
+    ...(t.reenter ? { reenter: true } : {}),
+    ...(t.description === undefined ? {} : { description: t.description }),
+  });
+  const node = (n: ChartNode): Record<string, unknown> => ({
+    ...(n.type ? { type: n.type } : {}),
+    ...(n.history ? { history: n.history } : {}),
+    ...(n.description ? { description: n.description } : {}),
+    ...(n.initial === undefined ? {} : { initial: n.initial }),
+    on: Object.fromEntries(Object.entries(n.on).map(([event, list]) => [event, list.map(transition)])),
+    ...(n.always ? { always: n.always.map(transition) } : {}),
+    ...(n.after ? { after: Object.fromEntries(Object.entries(n.after).map(([delay, list]) => [delay, list.map(transition)])) } : {}),
+    ...(n.states ? { states: Object.fromEntries(Object.entries(n.states).map(([key, child]) => [key, node(child)])) } : {}),
+  });
+  return createMachine({ id: chart.id, ...node(chart) } as never);
+}
+
+/** Every edge of xstate/graph's directed graph, as `source -event-> target` (targetless edges point at their source). */
+function graphEdges(graph: DirectedGraphNode): string[] {
+  const own = graph.edges.map((edge) => `${edge.source.path.join('.')} -${edge.label.text}-> ${edge.target.path.join('.')}`);
+  return [...own, ...graph.children.flatMap(graphEdges)];
+}
+
+describe('chart model', () => {
+  describe('from a machine', () => {
+    it('has every state of the session machine, and its root transitions', () => {
+      const chart = chartOfMachine(sessionMachine, { ...about, name: 'session' });
+      const names: SessionStateName[] = ['starting', 'ready', 'prompting', 'awaitingPermission', 'cancelling', 'recovering', 'closed', 'failed'];
+      expect(Object.keys(chart.states)).to.deep.equal(names);
+      expect(chart).to.include({ format: CHART_FORMAT, id: 'session', kind: 'machine', initial: 'starting' });
+      expect(chart.on).to.deep.equal({
+        'agent.restarting': [{ targets: ['recovering'] }],
+        'agent.failed': [{ targets: ['failed'] }],
+        close: [{ targets: ['closed'] }],
+      });
+      expect(chart.states.closed).to.deep.equal({ type: 'final', on: {} });
+    });
+
+    it('keeps guarded alternatives in the order XState tries them, and targetless ones', () => {
+      const chart = chartOfMachine(sessionMachine, about);
+      expect(chart.states.prompting?.on['prompt.settled']).to.deep.equal([
+        { targets: ['prompting'], guard: 'anotherInFlight' },
+        { targets: ['ready'] },
+      ]);
+      expect(chart.states.prompting?.on.prompt).to.deep.equal([{ targets: [] }]);
+      expect(chart.states.recovering?.on['agent.recovered']).to.deep.equal([{ targets: ['prompting'], guard: 'promptInFlight' }, { targets: ['ready'] }]);
+    });
+
+    it('nests compound states, with their initial state, eventless and delayed transitions', () => {
+      const chart = chartOfMachine(demoAgentMachine, about);
+      const streaming = chart.states.streaming as ChartNode;
+      expect(streaming.initial).to.equal('decide');
+      expect(Object.keys(streaming.states ?? {})).to.deep.equal(['decide', 'awaitingPermission', 'word']);
+      expect(streaming.states?.decide?.always?.map((t) => t.targets)).to.deep.equal([['streaming.word'], ['streaming.awaitingPermission'], ['streaming.word']]);
+      expect(streaming.states?.decide?.always?.[0]?.guard).to.equal('inline');
+      // `#demoAgent.idle` resolves to a path from the root; the `after` event is not in `on`.
+      expect(streaming.states?.word?.after).to.deep.equal({ word: [{ targets: ['streaming.word'], guard: 'wordsLeft', reenter: true }, { targets: ['idle'] }] });
+      expect(streaming.states?.word?.on).to.deep.equal({});
+      expect(chartStates(chart).map((entry) => entry.path)).to.deep.equal(['idle', 'streaming', 'streaming.decide', 'streaming.awaitingPermission', 'streaming.word']);
+    });
+
+    it('has every edge of xstate/graph\'s directed graph, for every machine in the catalog', () => {
+      const machines: Record<string, AnyStateMachine> = {
+        session: sessionMachine,
+        'claude-session': claudeSessionMachine,
+        'codex-session': codexSessionMachine,
+        'codex-list': codexListMachine,
+        'demo-agent': demoAgentMachine,
+        'kitchen-sink': kitchenSink,
+      };
+      const charts = [...allCharts().filter((candidate) => candidate.kind === 'machine'), chartOfMachine(kitchenSink, { ...about, name: 'kitchen-sink' })];
+      expect(charts.map((chart) => chart.name)).to.deep.equal(Object.keys(machines));
+      for (const chart of charts) {
+        const machine = machines[chart.name] as AnyStateMachine;
+        const ours = new Set(chartEdges(chart).flatMap((edge) => {
+          const event = edge.kind === 'after' ? `xstate.after.${edge.event}.${chart.id}${edge.source ? `.${edge.source}` : ''}` : edge.event;
+          const targets = edge.transition.targets.length === 0 ? [edge.source] : edge.transition.targets;
+          return edge.kind === 'always' ? [] : targets.map((target) => `${edge.source} -${event}-> ${target}`);
+        }));
+        for (const edge of graphEdges(toDirectedGraph(machine))) expect(ours.has(edge), `${chart.name}: ${edge}`).to.equal(true);
+      }
+    });
+
+    it('refuses a state name with a dot, which a path could not tell apart', () => {
+      const dotted = createMachine({ id: 'dotted', initial: 'a', states: { a: {}, 'b.c': {} } });
+      expect(() => chartOfMachine(dotted, about)).to.throw('State "b.c" of "dotted"');
+    });
+
+    it('finds the transitions a state takes, its own before its ancestors\'', () => {
+      const chart = chartOfMachine(sessionMachine, about);
+      expect(transitionsFor(chart, 'recovering', 'agent.restarting')).to.deep.equal({ source: 'recovering', transitions: [{ targets: [] }] });
+      expect(transitionsFor(chart, 'ready', 'agent.restarting')).to.deep.equal({ source: '', transitions: [{ targets: ['recovering'] }] });
+      expect(transitionsFor(chart, 'ready', 'cancel')).to.equal(undefined);
+      const demo = chartOfMachine(demoAgentMachine, about);
+      expect(transitionsFor(demo, 'streaming.word', 'session.cancel')?.source).to.equal('streaming');
+    });
+  });
+
+  describe('JSON', () => {
+    it('reads every exported chart back as it was', () => {
+      for (const chart of [...allCharts(), chartOfMachine(kitchenSink, about)]) {
+        const back = parseChart(JSON.parse(JSON.stringify(chart)));
+        expect(back, chart.name).to.deep.equal(chart);
+      }
+    });
+
+    it('round-trips through a machine: chart → machine config → chart, nested states included', () => {
+      for (const chart of [...allCharts(), chartOfMachine(kitchenSink, about)]) {
+        const again = chartOfMachine(machineOf(chart), chart);
+        expect({ ...again, kind: chart.kind }, chart.name).to.deep.equal(chart);
+      }
+    });
+
+    it('refuses a chart whose target is not one of its states', () => {
+      const chart = JSON.parse(JSON.stringify(allCharts()[0])) as { states: { starting: { on: Record<string, unknown> } } };
+      chart.states.starting.on.ready = [{ targets: ['nowhere'] }];
+      expect(() => parseChart(chart)).to.throw(ChartFormatError, 'target "nowhere" is not a state of the chart');
+    });
+
+    it('refuses a compound state whose initial state is not a child, and names the path', () => {
+      const demo = JSON.parse(JSON.stringify(chartOfMachine(demoAgentMachine, about))) as { states: { streaming: { initial: string } } };
+      demo.states.streaming.initial = 'thinking';
+      expect(() => parseChart(demo)).to.throw(ChartFormatError, '$.states.streaming.initial');
+    });
+
+    it('refuses another format, and transitions that are not arrays', () => {
+      expect(() => parseChart({ ...allCharts()[0], format: 'acp-warden.chart/2' })).to.throw(ChartFormatError, '$.format');
+      const chart = JSON.parse(JSON.stringify(allCharts()[0])) as { on: Record<string, unknown> };
+      chart.on.close = { targets: ['closed'] };
+      expect(() => parseChart(chart)).to.throw(ChartFormatError, 'expected an array of transitions');
+    });
+  });
+});
