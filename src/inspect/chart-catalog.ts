@@ -111,6 +111,7 @@ export const portChart = declareChart<PortPhase, PortEvent['type']>({
     'port.internal.kill': { description: 'A line over the limit: SIGKILL; the exit follows.' },
     'port.internal.watchdog': { description: 'Silent too long while busy: SIGKILL (reason hung); the exit follows.' },
     'port.internal.stdinClosed': { description: 'The process closed its input: writes fail from now on.' },
+    'xstate.*': { description: 'Any other XState event: ignored.' },
   },
   states: {
     starting: {
@@ -178,6 +179,7 @@ export const supervisorChart = declareChart<SupervisorPhase, SupervisorEvent['ty
     'supervisor.terminateChild': { description: 'Stops a child with its shutdown policy; deferred while children are being stopped.' },
     'supervisor.restartChild': { description: 'Starts a terminated child again (static supervisors); deferred while children are being stopped.' },
     'supervisor.deleteChild': { description: 'Forgets a terminated child spec (static supervisors); deferred while children are being stopped.' },
+    'xstate.*': { description: 'XState\'s own notices of a child\'s end (xstate.error.actor.ID, xstate.done.actor.ID): ignored; the supervisor watches its children itself.' },
   },
   states: {
     running: {
@@ -251,6 +253,7 @@ export const connectionChart = declareChart<ConnectionPhase, ConnectionEvent['ty
   initial: 'open',
   on: {
     'rpc.timeout': { description: 'A request\'s deadline passed: it is settled timedOut.' },
+    'xstate.*': { description: 'XState\'s notices of a settled request (xstate.done.actor.request-ID), and any other: ignored.' },
   },
   states: {
     open: {
@@ -276,6 +279,7 @@ export const agentServerChart = declareChart<AgentServerPhase, AgentServerEvent[
     'xstate.stop': { target: 'closed', description: 'Stopped at once: the handler and the connection are stopped, status stopped.' },
     'acp.cancelGrace': { description: 'A cancelled prompt the agent did not finish in time is answered cancelled.' },
     'acp.sync': { description: 'The snapshot catches up with sessions and prompts.' },
+    'xstate.*': { description: 'XState\'s notices of its children (the connection, the agent handler) ending, and any other: the snapshot catches up.' },
   },
   states: {
     awaitingInitialize: {
@@ -316,6 +320,7 @@ export const agentClientChart = declareChart<AgentClientPhase, AgentClientEvent[
     [SHUTDOWN_EVENT]: { target: 'closed', description: 'Asked to shut down: its terminals and connection stop.' },
     'xstate.stop': { target: 'closed', description: 'Stopped at once (status stopped).' },
     'client.sync': { description: 'The snapshot catches up with sessions and terminals.' },
+    'xstate.*': { description: 'XState\'s notices of its children (the connection, the terminals supervisor) ending, and any other: the snapshot catches up.' },
   },
   states: {
     connected: {

@@ -221,6 +221,8 @@ export function chartEdges(chart: ChartNode): ChartEdge[] {
 /**
  * The transitions a state takes for `event` type: its own, else its nearest ancestor's
  * (XState's order), with the state that declares them; `undefined` when none handles it.
+ * As in XState, a node's exact event comes before its wildcards (`*`, `xstate.*`), the
+ * longer wildcard first.
  */
 export function transitionsFor(chart: ChartNode, statePath: string, event: string): { readonly source: string; readonly transitions: readonly ChartTransition[] } | undefined {
   const keys = statePath === '' ? [] : statePath.split('.');
@@ -232,10 +234,28 @@ export function transitionsFor(chart: ChartNode, statePath: string, event: strin
     chain.push({ path: keys.slice(0, index + 1).join('.'), node });
   }
   for (const link of chain.reverse()) {
-    const transitions = Object.hasOwn(link.node.on, event) ? link.node.on[event] : undefined;
-    if (transitions) return { source: link.path, transitions };
+    const exact = Object.hasOwn(link.node.on, event) ? link.node.on[event] ?? [] : [];
+    const wildcards = Object.keys(link.node.on)
+      .filter((descriptor) => descriptor !== event && matchesDescriptor(event, descriptor))
+      .sort((a, b) => b.length - a.length)
+      .flatMap((descriptor) => link.node.on[descriptor] ?? []);
+    const transitions = [...exact, ...wildcards];
+    if (transitions.length > 0) return { source: link.path, transitions };
   }
   return undefined;
+}
+
+/** XState's event descriptor match: the type itself, `*`, or a prefix ending in `.*` (`xstate.*`). */
+function matchesDescriptor(event: string, descriptor: string): boolean {
+  if (descriptor === event || descriptor === '*') return true;
+  if (!descriptor.endsWith('.*')) return false;
+  const tokens = descriptor.split('.');
+  const eventTokens = event.split('.');
+  for (let index = 0; index < tokens.length; index++) {
+    if (tokens[index] === '*') return index === tokens.length - 1;
+    if (tokens[index] !== eventTokens[index]) return false;
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------
