@@ -19,6 +19,8 @@
 import type { ContentBlock, PromptResponse, RequestPermissionRequest, RequestPermissionResponse, SessionUpdate } from '@agentclientprotocol/sdk';
 import { createActor, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
 import { connectInspector } from '../inspect/inspector.js';
+import { createLiveViewTap, type LiveViewServeOptions } from '../inspect/live-view.js';
+import type { LiveViewServer } from '../inspect/live-view-server.js';
 import {
   agentClientLogic,
   cancelPrompt,
@@ -41,6 +43,7 @@ import { AGENT_META_KEY, createHostAgent, innerAgentsOf, sessionMachinesOf, type
 import type { Journal, JournalSession } from './journal.js';
 import { defaultJournalPath, sqliteJournal } from './sqlite-journal.js';
 import { logEntryOf, type HostLogEntry } from './host-log.js';
+import { sessionMachine } from './session-machine.js';
 
 /** Options of {@link createHost}. */
 export interface HostOptions {
@@ -140,6 +143,24 @@ export interface Host {
   processes(): ReadonlyArray<{ readonly agent: string; readonly pid: number; readonly port: AnyActorRef }>;
   /** Listens to session and supervision events; returns the unsubscribe function. */
   on(listener: (event: HostEvent) => void): () => void;
+  /** Looking at the host while it runs. */
+  readonly inspect: {
+    /**
+     * Serves the live view of this host on 127.0.0.1 (`port` 0, the default: a free one): a
+     * page with the supervision tree (status, restarts, pids, uptime), each session's state on
+     * its chart, the pending requests and a timeline of starts, exits, restarts and
+     * escalations, updated as it happens. Rejects with the listen error (`EADDRINUSE`) when
+     * the port is taken. `host.stop()` closes it too.
+     *
+     * @example
+     * ```ts
+     * const view = await host.inspect.serve({ port: 8081 });
+     * console.error(`live view: ${view.url}`);
+     * await view.close();
+     * ```
+     */
+    serve(options?: LiveViewServeOptions): Promise<LiveViewServer>;
+  };
   /** Serves the host to an editor over `transport` (what `warden acp` does on stdio). */
   serve(transport: Transport): AnyActorRef;
   /** Stops everything gracefully (each agent process: stdin closed, then signals); no process is left. */
@@ -195,7 +216,14 @@ export function createHost(options: HostOptions = {}): Host {
   const defaultAgent = options.defaultAgent ?? 'demo';
   const hostAgent = createHostAgent({ defaultAgent, resolve, journal, onEvent: publish, ...(options.listAgents ? { listAgents: options.listAgents } : {}) });
   const inspection = typeof options.inspect === 'string' ? connectInspector({ url: options.inspect }) : undefined;
-  const inspect = inspection?.inspect ?? (typeof options.inspect === 'object' ? options.inspect : undefined);
+  // Every actor is also seen by the live view's observer (next to nothing until it is served).
+  const liveView = createLiveViewTap({ machines: [sessionMachine.config] });
+  const observers = [inspection?.inspect ?? (typeof options.inspect === 'object' ? options.inspect : undefined), liveView.observer].filter((observer) => observer !== undefined);
+  const inspect: Observer<InspectionEvent> = {
+    next(event) {
+      for (const observer of observers) observer.next?.(event);
+    },
+  };
   const servers = new Set<AnyActorRef>();
   const watched = new WeakSet<AnyActorRef>();
 
@@ -232,6 +260,7 @@ export function createHost(options: HostOptions = {}): Host {
       const [programSide, hostSide] = createMemoryTransportPair();
       const server = serve(hostSide);
       const connected = createActor(agentClientLogic, {
+        id: 'program', // how the inspector and the live view name it
         ...(inspect ? { inspect } : {}),
         input: { transport: programSide, clientInfo: { name: 'acp-warden-embedding', version: '0.1.0' }, handler: { ...(options.permission ? { permission: options.permission } : {}) } },
       }).start();
@@ -347,10 +376,12 @@ export function createHost(options: HostOptions = {}): Host {
       return () => listeners.delete(listener);
     },
     serve,
+    inspect: { serve: (serveOptions) => liveView.serve(serveOptions) },
     async stop() {
       await stopServers(servers);
       if (program?.client.getSnapshot().status === 'active') program.client.stop();
       inspection?.stop();
+      await liveView.close();
       if (ownsJournal) journal.close();
     },
   };

@@ -122,7 +122,7 @@ export interface LiveViewState {
   readonly machines: readonly LiveMachineView[];
   readonly charts: Readonly<Record<string, LiveChartView>>;
   readonly pending: readonly LivePendingView[];
-  /** Oldest first. */
+  /** Oldest first (by time, then by arrival). */
   readonly timeline: readonly LiveTimelineEntry[];
   /** What was not kept: actors past `maxActors`, events that were not inspection events. */
   readonly dropped: { readonly actors: number; readonly events: number };
@@ -526,7 +526,9 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
         }
       }
       pending.sort((a, b) => a.sentAt - b.sentAt);
-      return { now, sources: views, machines: machinesInView, charts: used, pending, timeline: [...timeline], dropped: { ...dropped } };
+      // In time order (a view started late tells of actors that started before it did).
+      const told = [...timeline].sort((a, b) => a.at - b.at || a.seq - b.seq);
+      return { now, sources: views, machines: machinesInView, charts: used, pending, timeline: told, dropped: { ...dropped } };
     },
   };
 }
