@@ -43,11 +43,11 @@ describe('warden command', function () {
     expect(top.stderr).to.contain('"warden <command> --help" describes each command');
   });
 
-  it('names a command that is not built yet, and an unknown one, on stderr with status 2', async () => {
-    const inspect = await warden('inspect');
+  it('names a bad option and an unknown command on stderr with status 2', async () => {
+    const inspect = await warden('inspect', '--port', 'nope');
     expect(inspect.code).to.equal(2);
     expect(inspect.stdout).to.equal('');
-    expect(inspect.stderr).to.contain('warden inspect: not available in this version yet');
+    expect(inspect.stderr).to.contain('warden inspect: --port expects a port number');
     const unknown = await warden('frobnicate');
     expect(unknown.code).to.equal(2);
     expect(unknown.stderr).to.contain('unknown command "frobnicate"');

@@ -10,6 +10,7 @@ import { runAgents } from './agents.js';
 import { chaosUsage, formatChaosReport, parseChaosArgs, runChaos } from './chaos.js';
 import { runDemo } from './demo.js';
 import { runDemoAgent } from './demo-agent.js';
+import { inspectUsage, runInspect } from './inspect.js';
 
 const usage = `Usage: warden <command> [options]
 
@@ -19,7 +20,8 @@ Commands:
   agents [--json]          known agents, whether each is installed, version and path
   chaos --agent NAME       drives an agent through prompts while injecting faults; recovery figures
   demo-agent               the built-in demo agent alone, as an ACP agent on stdio (what demo runs)
-  inspect                  local live view of the supervision tree (not available yet)
+  inspect [--port N]       the local live view on 127.0.0.1 for warden acp --inspect streams
+                           (--export mermaid|json: the state charts)
 
 "warden <command> --help" describes each command.
 
@@ -29,6 +31,8 @@ Options:
 
 interface Command {
   readonly usage: string;
+  /** The command answers --help itself (its usage depends on its other arguments). */
+  readonly ownHelp?: boolean;
   /** Resolves with the exit status; `exit: true` ends the process at once (protocol commands). */
   run(args: readonly string[]): Promise<number | { exit: number }>;
 }
@@ -103,11 +107,9 @@ says how to install it. --json prints the same as JSON.`,
     },
   },
   inspect: {
-    usage: 'Usage: warden inspect\n\nThe local live view of the supervision tree: not available in this version yet (see README.md).',
-    async run() {
-      process.stderr.write('warden inspect: not available in this version yet; see README.md for what is built.\n');
-      return 2;
-    },
+    usage: inspectUsage,
+    ownHelp: true,
+    run: (args) => runInspect(args),
   },
 };
 
@@ -128,7 +130,7 @@ async function main(argv: readonly string[]): Promise<number | { exit: number }>
     process.stderr.write(`warden: unknown command "${name}". Run "warden --help" for the list.\n`);
     return 2;
   }
-  if (rest.includes('--help') || rest.includes('-h')) {
+  if (!command.ownHelp && (rest.includes('--help') || rest.includes('-h'))) {
     process.stderr.write(`${command.usage}\n`);
     return 0;
   }

@@ -1,0 +1,135 @@
+/**
+ * `warden inspect [--port N]`: the local live view as a relay. It takes the inspection streams
+ * of `warden acp --inspect ws://127.0.0.1:N` (any number of them, and any XState program using
+ * `@statelyai/inspect`'s WebSocket inspector) and serves the page for them at
+ * http://127.0.0.1:N/, until SIGINT or SIGTERM. `warden inspect --export …` is the state chart
+ * export (inspect-export.ts).
+ */
+import { sessionMachine } from '../host/session-machine.js';
+import { createLiveViewModel } from '../inspect/live-view-model.js';
+import { serveLiveView } from '../inspect/live-view-server.js';
+import { ArgumentError, readFlags } from './arguments.js';
+
+/** The port `warden inspect` listens on without `--port`. */
+export const DEFAULT_INSPECT_PORT = 8080;
+
+/** `warden inspect --help`. */
+export const inspectUsage = `Usage: warden inspect [--port N]
+       warden inspect --export mermaid|json [--machine NAME] [--out DIR]
+
+The local live view: listens on 127.0.0.1:N for the inspection streams of
+  warden acp --agent NAME --inspect ws://127.0.0.1:N
+(as many as connect) and serves a page at http://127.0.0.1:N/ showing each one's supervision
+tree (status, restarts, pids, uptime), each session's state on its chart, the pending JSON-RPC
+requests with their age, and a timeline of starts, exits with their reasons, restarts and
+escalations, updated live. Only this machine can reach it; the page loads nothing from
+elsewhere. Runs until Ctrl-C (SIGINT) or SIGTERM.
+
+With --export, writes the state charts instead (see warden inspect --export --help).
+
+Options:
+  --port N        the port on 127.0.0.1 (default ${DEFAULT_INSPECT_PORT}; 0 picks a free one)
+  --export FORMAT the state chart export: mermaid or json
+  -h, --help      this help
+
+Exit status: 0 when stopped by a signal, 2 on a usage error or a port already in use.`;
+
+const shortUsage = 'Run "warden inspect --help" for the options.';
+
+/** Parses `warden inspect` arguments (not `--export`). */
+export function parseInspectArgs(args: readonly string[]): { port: number } | { help: true } | { error: string } {
+  let port = DEFAULT_INSPECT_PORT;
+  try {
+    const help = readFlags(args, {
+      '--port': (value) => {
+        const text = value();
+        const number = Number(text);
+        if (!/^\d+$/u.test(text) || number > 65_535) throw new ArgumentError(`--port expects a port number from 0 to 65535 (0: any free port), got ${JSON.stringify(text)}`);
+        port = number;
+      },
+    }, shortUsage);
+    if (help) return { help: true };
+  } catch (error) {
+    if (error instanceof ArgumentError) return { error: `warden inspect: ${error.message}` };
+    throw error;
+  }
+  return { port };
+}
+
+/** What `runInspect` writes to and waits for; the process's by default (tests give their own). */
+export interface InspectIo {
+  readonly stderr: (text: string) => void;
+  /** Resolves when the relay should stop (default: SIGINT or SIGTERM). */
+  readonly stopped?: Promise<unknown>;
+}
+
+/** Runs `warden inspect`; resolves with the exit status once stopped. */
+export async function runInspect(args: readonly string[], io: InspectIo = { stderr: (text) => process.stderr.write(text) }): Promise<number> {
+  if (args.some((arg) => arg === '--export' || arg.startsWith('--export='))) return runExport(args, io);
+  const parsed = parseInspectArgs(args);
+  if ('help' in parsed) {
+    io.stderr(`${inspectUsage}\n`);
+    return 0;
+  }
+  if ('error' in parsed) {
+    io.stderr(`${parsed.error}\n`);
+    return 2;
+  }
+  const model = createLiveViewModel({ machines: [sessionMachine.config] });
+  let view;
+  try {
+    view = await serveLiveView({
+      model,
+      port: parsed.port,
+      relay: true,
+      title: 'acp-warden live view',
+      onStream: (event) => io.stderr(`warden inspect: ${event.label} ${event.type === 'open' ? 'connected' : 'closed'}\n`),
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      io.stderr(`warden inspect: port ${parsed.port} on 127.0.0.1 is already in use; pick another with --port N (--port 0 takes any free one)\n`);
+      return 2;
+    }
+    if (code === 'EACCES') {
+      io.stderr(`warden inspect: not allowed to listen on port ${parsed.port}; pick one above 1023 with --port N\n`);
+      return 2;
+    }
+    throw error;
+  }
+  const ws = view.url.replace(/^http:/u, 'ws:').replace(/\/$/u, '');
+  io.stderr(`warden inspect: live view at ${view.url}\nwarden inspect: send it a warden with: warden acp --agent NAME --inspect ${ws}\n`);
+  await (io.stopped ?? signalled());
+  await view.close();
+  return 0;
+}
+
+function signalled(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
+
+/** `warden inspect --export …`: the state chart export, where this build has it. */
+async function runExport(args: readonly string[], io: InspectIo): Promise<number> {
+  // Loaded by name at run time: the export is its own module (inspect-export.ts).
+  const specifier = './inspect-export.js';
+  let exporter: { runInspectExport?: (args: readonly string[]) => Promise<number> };
+  try {
+    exporter = (await import(specifier)) as typeof exporter;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    exporter = {};
+  }
+  if (!exporter.runInspectExport) {
+    io.stderr('warden inspect --export: not available yet\n');
+    return 2;
+  }
+  return exporter.runInspectExport(args);
+}
