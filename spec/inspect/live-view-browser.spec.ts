@@ -135,4 +135,24 @@ describe('live view in Chromium', function () {
     host = undefined;
     expect(isAlive(second.pid)).to.equal(false);
   });
+
+  it('shows a supervisor giving up (restart intensity 0) as an escalation, and the session failed', async () => {
+    host = createHost({ store: ':memory:', supervision: { intensity: 0, period: 60_000 }, agentOptions: { env: { DEMO_WORD_DELAY_MS: '1' } } });
+    const session = await host.newSession({ cwd: dir });
+    expect((await session.prompt('hello').result).stopReason).to.equal('end_turn');
+    const agent = host.processes()[0];
+    if (!agent) throw new Error('the demo agent has no process');
+    view = await host.inspect.serve();
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    const page = await browser.newPage();
+    await page.goto(view.url);
+    await shown(page, `li[data-kind="port"][data-pid="${agent.pid}"]`, `the agent process ${agent.pid}`);
+
+    process.kill(agent.pid, 'SIGKILL');
+    await shown(page, '#timeline li[data-kind="escalation"]:has-text("restart intensity exceeded")', 'the escalation on the timeline');
+    await shown(page, '#timeline li[data-kind="session"]:has-text("failed")', 'the session\'s failure on the timeline');
+    const machine = `[data-testid="machine"][data-session="${session.sessionId}"]`;
+    await shown(page, `${machine}[data-status="done"] .chart-state.current.final[data-state="failed"]`, 'the session highlighted in its final state failed');
+    expect(session.state()).to.equal('failed');
+  });
 });

@@ -127,8 +127,8 @@ describe('live view model', () => {
     it('a child whose own end comes after its parent\'s gets its own reason', () => {
       const model = createLiveViewModel();
       hostWithPort(model);
-      model.apply('s', snapshot('x:2', { status: 'done', value: 'stopped', context: supervisorContext('demo agent'), output: { kind: 'shutdown' } }));
-      model.apply('s', snapshot('x:3', { status: 'done', value: 'exited', context: portContext(4242, T0), output: { kind: 'shutdown', detail: { reason: { kind: 'stopped', code: 0, signal: null } } } }));
+      model.apply('s', snapshot('x:2', { status: 'done', value: 'stopped', context: supervisorContext('demo agent'), output: { kind: 'shutdown' } }, T0 + 60));
+      model.apply('s', snapshot('x:3', { status: 'done', value: 'exited', context: portContext(4242, T0), output: { kind: 'shutdown', detail: { reason: { kind: 'stopped', code: 0, signal: null } } } }, T0 + 61));
       expect(find(model.view().sources[0]?.roots ?? [], 'port')).to.deep.include({ status: 'done', exit: 'shutdown (stopped, code 0)' });
       expect(model.view().timeline.at(-1)?.text).to.equal('exited: shutdown (stopped, code 0)');
     });

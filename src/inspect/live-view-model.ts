@@ -372,7 +372,9 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
     if (context && (record.kind !== 'port' || record.pid !== undefined)) announce(record, at);
     const status = snapshot.status;
     if (status === 'done' || status === 'error' || status === 'stopped') {
-      end(record, status, at, status === 'error' ? describeError(snapshot.error) : status === 'done' ? describeOutput(snapshot.output) : 'stopped');
+      // A machine that is done reached a final state: that says more than its (empty) output.
+      const done = record.kind === 'machine' && snapshot.output === undefined && record.state ? `final state ${record.state}` : describeOutput(snapshot.output);
+      end(record, status, at, status === 'error' ? describeError(snapshot.error) : status === 'done' ? done : 'stopped');
     }
   };
 
