@@ -17,14 +17,16 @@ import { waitUntil } from '../support/processes.js';
 
 const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
-/** `warden inspect ...args` running, with its stderr so far and its exit. */
-function startInspect(...args: string[]): { child: ChildProcess; stderr: () => string; exited: Promise<number | null> } {
+/** `warden inspect ...args` running, with its output so far and its exit. */
+function startInspect(...args: string[]): { child: ChildProcess; stdout: () => string; stderr: () => string; exited: Promise<number | null> } {
   const child = spawn(process.execPath, ['--import', 'tsx', main, 'inspect', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
   let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  child.stdout?.resume();
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, stderr: () => stderr, exited };
+  // Resolves once the output is all read too.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
 /** Polls the relay's view until `holds` says so, or fails naming `what` and showing the view. */
@@ -95,6 +97,15 @@ describe('warden inspect (the relay)', function () {
     relay.child.kill('SIGTERM');
     expect(await relay.exited).to.equal(0);
     expect(relay.stderr()).to.match(/stream 1 \(from 127\.0\.0\.1:\d+\) closed/u);
+  });
+
+  it('hands --export to the state chart export, and --help to the command itself', async () => {
+    relay = startInspect('--export', 'mermaid', '--machine', 'session');
+    expect(await relay.exited).to.equal(0);
+    expect(relay.stdout()).to.match(/^stateDiagram-v2\n/u);
+    relay = startInspect('--help');
+    expect(await relay.exited).to.equal(0);
+    expect(relay.stderr()).to.contain('Usage: warden inspect [--port N]');
   });
 
   it('a port in use: one line naming the fix, status 2', async () => {

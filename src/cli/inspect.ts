@@ -9,6 +9,7 @@ import { sessionMachine } from '../host/session-machine.js';
 import { createLiveViewModel } from '../inspect/live-view-model.js';
 import { serveLiveView } from '../inspect/live-view-server.js';
 import { ArgumentError, readFlags } from './arguments.js';
+import { runInspectExport } from './inspect-export.js';
 
 /** The port `warden inspect` listens on without `--port`. */
 export const DEFAULT_INSPECT_PORT = 8080;
@@ -65,7 +66,7 @@ export interface InspectIo {
 
 /** Runs `warden inspect`; resolves with the exit status once stopped. */
 export async function runInspect(args: readonly string[], io: InspectIo = { stderr: (text) => process.stderr.write(text) }): Promise<number> {
-  if (args.some((arg) => arg === '--export' || arg.startsWith('--export='))) return runExport(args, io);
+  if (args.some((arg) => arg === '--export' || arg.startsWith('--export='))) return runInspectExport(args, { stdout: (text) => process.stdout.write(text), stderr: io.stderr });
   const parsed = parseInspectArgs(args);
   if ('help' in parsed) {
     io.stderr(`${inspectUsage}\n`);
@@ -114,22 +115,4 @@ function signalled(): Promise<void> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
-}
-
-/** `warden inspect --export …`: the state chart export, where this build has it. */
-async function runExport(args: readonly string[], io: InspectIo): Promise<number> {
-  // Loaded by name at run time: the export is its own module (inspect-export.ts).
-  const specifier = './inspect-export.js';
-  let exporter: { runInspectExport?: (args: readonly string[]) => Promise<number> };
-  try {
-    exporter = (await import(specifier)) as typeof exporter;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw error;
-    exporter = {};
-  }
-  if (!exporter.runInspectExport) {
-    io.stderr('warden inspect --export: not available yet\n');
-    return 2;
-  }
-  return exporter.runInspectExport(args);
 }
