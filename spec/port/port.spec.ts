@@ -108,6 +108,21 @@ describe('port', () => {
       expect(portStats(actor)?.nonJsonLines).to.equal(1);
     });
 
+    it('asked to stop before it started: it stays stopping (never running) and ends stopped', async () => {
+      const actor = createActor(portLogic, { input: { command: process.execPath, args: [fakeCli] } });
+      const phases: string[] = [];
+      actor.subscribe((snapshot) => phases.push(String(snapshot.value)));
+      const ended = new Promise((resolve) => actor.subscribe({ complete: () => resolve(actor.getSnapshot().output), error: resolve }));
+      actor.send({ type: 'supervisor.shutdown' });
+      actor.start();
+      const pid = actor.getSnapshot().context.pid;
+      if (pid !== undefined) groups.push(pid);
+      const output = (await ended) as { kind: string; detail: PortExit };
+      expect(phases).to.not.include('running');
+      expect(output.kind).to.equal('shutdown');
+      expect(output.detail.reason.kind).to.equal('stopped');
+    });
+
     it('ends done with a normal exit on code 0, and in error with a typed reason otherwise', async () => {
       const ok = startPort();
       void writeToPort(ok.actor, { message: { jsonrpc: '2.0', id: 1, method: 'exit', params: { code: 0 } } });

@@ -18,3 +18,6 @@ export {
 } from './live-view-model.js';
 export { serveLiveView, type LiveViewServer, type LiveViewServerOptions } from './live-view-server.js';
 export { createLiveViewTap, type LiveViewServeOptions, type LiveViewTap, type LiveViewTapOptions } from './live-view.js';
+export { CHART_FORMAT, chartOfMachine, chartStates, chartEdges, parseChart, ChartFormatError, type Chart, type ChartNode, type ChartTransition, type ChartAbout } from './chart-model.js';
+export { toMermaid } from './chart-mermaid.js';
+export { allCharts, chartNames, chartNamed, declareChart } from './chart-catalog.js';

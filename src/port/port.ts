@@ -271,7 +271,8 @@ export const portLogic: PortLogic = gracefulShutdown({
     const live = lives.get(scope.self) as Live;
     switch (event.type) {
       case 'port.internal.spawned':
-        return withContext(snapshot, live, { value: 'running', pid: live.pid, startedAt: Date.now() });
+        // Asked to stop before it had spawned: it stays stopping (only a start becomes running).
+        return withContext(snapshot, live, snapshot.value === 'starting' ? { value: 'running', pid: live.pid, startedAt: Date.now() } : { pid: live.pid, startedAt: Date.now() });
       case 'port.write':
         return onWrite(snapshot, live, event);
       case 'port.busy':
