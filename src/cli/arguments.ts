@@ -17,6 +17,8 @@ export type FlagHandler = (value: () => string) => void;
  * throws an {@link ArgumentError} for an unknown flag or a missing value (`hint` is appended).
  */
 export function readFlags(args: readonly string[], handlers: Readonly<Record<string, FlagHandler>>, hint: string): 'help' | undefined {
+  // Help wins wherever it stands (`--export --help` asks for help, not for a format).
+  if (args.includes('-h') || args.includes('--help')) return 'help';
   for (let index = 0; index < args.length; index++) {
     const raw = args[index] as string;
     if (raw === '-h' || raw === '--help') return 'help';
