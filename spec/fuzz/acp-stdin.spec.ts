@@ -90,9 +90,11 @@ function requestExpectation(key: string, method: string, params: unknown, state:
     case 'authenticate':
       return answer([-32601]); // no auth methods advertised
     case 'logout':
-    case 'session/list':
     case 'session/delete':
       return answer('result');
+    case 'session/list':
+      // A cursor warden did not hand out is invalid params (-32602).
+      return (params as { cursor?: unknown }).cursor === undefined || (params as { cursor?: unknown }).cursor === null ? answer('result') : answer([-32602]);
     case 'session/new': {
       const cwd = (params as { cwd?: unknown }).cwd;
       return typeof cwd === 'string' && !cwd.startsWith('/') ? answer([-32602]) : answer('any');
@@ -497,6 +499,9 @@ async function sendValid(run: Run, item: Extract<Input, { kind: 'valid' }>, pend
       return;
     case 'newSession': {
       // A second session, prompted once, then closed; a prompt after the close is refused -32002.
+      // The demo agent runs one turn at a time across all its sessions (it refuses another with
+      // -32603, src/acp/demo-agent.ts refuseBusy): the live session's prompts finish first.
+      await warden.waitFor(() => pending.filter((entry) => entry.what === 'a valid prompt').every((entry) => warden.responses.has(entry.key)), 'the valid prompts before a second session');
       const created = await warden.request(id, 'session/new', { cwd: run.cwd, mcpServers: [] });
       usedKeys.add(JSON.stringify(id));
       const sessionId = (created.result as { sessionId: string }).sessionId;
