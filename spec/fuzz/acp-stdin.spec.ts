@@ -16,7 +16,8 @@
  * is served as if alone; stdout carries only JSON-RPC messages.
  *
  * Inputs per run: FUZZ_ACP_RUNS batches after initialize (default 170) and FUZZ_ACP_PRE_RUNS
- * before it (default 12), 40 to 80 lines each: about 12,000 lines. FUZZ_SEED replays a seed;
+ * before it (default 12), 50 to 90 lines each: about 11,000 generated or mutated lines and
+ * 1,300 valid requests. FUZZ_SEED replays a seed;
  * FUZZ_SHRINK=1 lets fast-check shrink a failure (slow: each try goes through warden).
  */
 import { expect } from 'chai';
@@ -362,6 +363,7 @@ interface Run {
   expectedNull: number;
   linesSent: number;
   valid: number;
+  garbage: number;
   readonly cwd: string;
 }
 
@@ -401,7 +403,8 @@ async function runBatch(run: Run, inputs: readonly Input[]): Promise<void> {
     else if (item.kind === 'text') bytes = Buffer.from(item.text, 'utf8');
     else bytes = messageBytes(item);
     if (bytes.includes(0x0a)) bytes = Buffer.from(bytes.toString('latin1').replaceAll('\n', ' '), 'latin1');
-    // A valid initialize is valid traffic, not garbage: it is left out (see the re-initialize note below).
+    // A valid initialize is left out of the garbage: BUG (found by this fuzzer, see the pending
+    // test at the end): a second initialize starts another agent process and loses the open sessions.
     const probe = expectationsOf(bytes, state);
     if (probe.some((expectation) => expectation.kind === 'answer' && expectation.method === 'initialize' && expectation.codes === 'result')) continue;
     if (item.kind === 'response') {
@@ -425,6 +428,7 @@ async function runBatch(run: Run, inputs: readonly Input[]): Promise<void> {
     }
     chunks.push(bytes, Buffer.from('\n'));
     run.linesSent += 1;
+    run.garbage += 1;
   }
   flush();
   // A sentinel: answered -32601 synchronously, after every line before it.
@@ -558,10 +562,10 @@ describe('fuzz: warden acp stdin', function () {
   it(`never dies, answers every request exactly once with the right code, serves the valid traffic (seed ${seed})`, async () => {
     const started = Date.now();
     const warden = launchFuzzWarden(['--env', 'DEMO_WORD_DELAY_MS=0']);
-    run = { warden, state: { initialized: false, sessions: new Set() }, liveSession: '', expectedNull: 0, linesSent: 0, valid: 0, cwd: process.cwd() };
+    run = { warden, state: { initialized: false, sessions: new Set() }, liveSession: '', expectedNull: 0, linesSent: 0, valid: 0, garbage: 0, cwd: process.cwd() };
     const current = run;
     // Before initialize: garbage and lifecycle calls out of order.
-    await assertWithSeed(fc.asyncProperty(fc.array(input, { minLength: 40, maxLength: 80 }), (inputs) => runBatch(current, inputs)), preRuns);
+    await assertWithSeed(fc.asyncProperty(fc.array(input, { minLength: 50, maxLength: 90 }), (inputs) => runBatch(current, inputs)), preRuns);
     const initialized = await warden.request('init', 'initialize', { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'fuzz', version: '1' } });
     expect(initialized.result, JSON.stringify(initialized)).to.have.property('protocolVersion', 1);
     current.state.initialized = true;
@@ -569,12 +573,40 @@ describe('fuzz: warden acp stdin', function () {
     current.liveSession = (created.result as { sessionId: string }).sessionId;
     current.state.sessions.add(current.liveSession);
     // After initialize: garbage interleaved with valid traffic.
-    await assertWithSeed(fc.asyncProperty(fc.array(input, { minLength: 40, maxLength: 80 }), (inputs) => runBatch(current, inputs)), mainRuns);
+    await assertWithSeed(fc.asyncProperty(fc.array(input, { minLength: 50, maxLength: 90 }), (inputs) => runBatch(current, inputs)), mainRuns);
     // Still there: a last valid prompt is served.
     const last = await warden.request('last', 'session/prompt', { sessionId: current.liveSession, prompt: [{ type: 'text', text: 'still there?' }] });
     expect(last.result).to.deep.equal({ stopReason: 'end_turn' });
     expect(warden.alive()).to.equal(true);
     expect(warden.strayLines).to.deep.equal([]);
-    console.log(`      acp stdin fuzz: ${current.linesSent} lines (${current.valid} valid), ${warden.nullResponses.length} id-null errors, ${warden.responses.size} answered ids, ${Date.now() - started} ms`);
+    expect(current.garbage, 'at least 10,000 generated or mutated lines (at the default run counts)').to.be.at.least(process.env.FUZZ_ACP_RUNS || process.env.FUZZ_ACP_PRE_RUNS ? 0 : 10_000);
+    console.log(`      acp stdin fuzz: ${current.garbage} generated/mutated lines and ${current.valid} valid requests, ${warden.nullResponses.length} id-null errors, ${warden.responses.size} answered ids, ${Date.now() - started} ms`);
+  });
+
+  // BUG in src (found by this fuzzer; not fixed here, src is not ours): a second `initialize`
+  // on the same connection is delegated again to the demo agent's ACP passthrough, whose
+  // start() boots a new supervisor and agent process without stopping the first one
+  // (src/adapters/acp-passthrough.ts start() -> boot()). Each extra initialize leaves one
+  // more agent process running until warden exits, and the sessions already open are lost:
+  // session/list still says "open", but session/prompt on them answers -32002 "Unknown
+  // session ...: create, load or resume it first". An editor (or a fuzzer) can grow warden's
+  // process count without bound. Expected: a repeated initialize either is refused (-32600)
+  // or re-uses the running agent; open sessions keep working; no process is added.
+  it.skip('BUG: a repeated initialize keeps the agent process and the open sessions', async () => {
+    const warden = launchFuzzWarden(['--env', 'DEMO_WORD_DELAY_MS=0']);
+    try {
+      const init = { protocolVersion: 1, clientCapabilities: {} };
+      await warden.request(1, 'initialize', init);
+      const created = await warden.request(2, 'session/new', { cwd: process.cwd(), mcpServers: [] });
+      const sessionId = (created.result as { sessionId: string }).sessionId;
+      const { childrenOf } = await import('../support/processes.js');
+      const before = childrenOf(warden.child.pid as number).length;
+      await warden.request(3, 'initialize', init);
+      expect(childrenOf(warden.child.pid as number).length, 'no new agent process').to.equal(before);
+      const prompt = await warden.request(4, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+      expect(prompt.result, JSON.stringify(prompt)).to.deep.equal({ stopReason: 'end_turn' });
+    } finally {
+      await warden.kill();
+    }
   });
 });
