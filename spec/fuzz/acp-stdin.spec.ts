@@ -15,7 +15,7 @@
  * response-shaped lines get none; invalid JSON gets -32700 with id null; the valid traffic
  * is served as if alone; stdout carries only JSON-RPC messages.
  *
- * Inputs per run: FUZZ_ACP_RUNS batches after initialize (default 170) and FUZZ_ACP_PRE_RUNS
+ * Inputs per run: FUZZ_ACP_RUNS batches after initialize (default 180) and FUZZ_ACP_PRE_RUNS
  * before it (default 12), 50 to 90 lines each: about 11,000 generated or mutated lines and
  * 1,300 valid requests. FUZZ_SEED replays a seed;
  * FUZZ_SHRINK=1 lets fast-check shrink a failure (slow: each try goes through warden).
@@ -27,7 +27,7 @@ import { parserOf } from '../../src/acp/schemas.js';
 import { launchFuzzWarden, type FuzzWarden, type WireResponse } from '../support/fuzz-warden.js';
 
 const seed = Number(process.env.FUZZ_SEED ?? 20261130);
-const mainRuns = Number(process.env.FUZZ_ACP_RUNS ?? 170);
+const mainRuns = Number(process.env.FUZZ_ACP_RUNS ?? 180);
 const preRuns = Number(process.env.FUZZ_ACP_PRE_RUNS ?? 12);
 const shrink = process.env.FUZZ_SHRINK === '1';
 const maxLineBytes = 1024 * 1024;
@@ -94,8 +94,8 @@ function requestExpectation(key: string, method: string, params: unknown, state:
     case 'session/delete':
       return answer('result');
     case 'session/list':
-      // A cursor warden did not hand out is invalid params (-32602).
-      return (params as { cursor?: unknown }).cursor === undefined || (params as { cursor?: unknown }).cursor === null ? answer('result') : answer([-32602]);
+      // A cursor warden did not hand out is invalid params (-32602); an empty one is no cursor.
+      return [undefined, null, ''].includes((params as { cursor?: unknown }).cursor as string) ? answer('result') : answer([-32602]);
     case 'session/new': {
       const cwd = (params as { cwd?: unknown }).cwd;
       return typeof cwd === 'string' && !cwd.startsWith('/') ? answer([-32602]) : answer('any');
