@@ -181,6 +181,14 @@ function failWith(live: Live, requestId: string, error: unknown): void {
 function handle(live: Live, event: AgentHandlerEvent): void {
   switch (event.type) {
     case 'initialize':
+      // A second initialize from the editor re-negotiates nothing downstream: the agent that
+      // runs answers it again (booting another one would leak a process and lose the sessions).
+      if (live.supervisor && live.downstream) {
+        live.context = event.context;
+        const found = live.downstream;
+        respondTo(live, event.requestId, { agentCapabilities: found.agentCapabilities, authMethods: found.authMethods, agentInfo: found.agentInfo ?? { name: live.options.name, version: 'unknown' } });
+        return;
+      }
       void start(live, event);
       return;
     case 'client.response':

@@ -351,7 +351,11 @@ function bindPort(live: Live, session: Session): void {
   session.port = port;
   const adapter = () => session.adapter;
   session.portSubscriptions = [
-    port.on('port.message', (event: Extract<PortEmitted, { type: 'port.message' }>) => adapter()?.send({ type: 'native.message', message: event.message })),
+    // A JSON line that is not an object (null, 42, []) is no protocol message of any CLI: noise.
+    port.on('port.message', (event: Extract<PortEmitted, { type: 'port.message' }>) =>
+      adapter()?.send(typeof event.message === 'object' && event.message !== null && !Array.isArray(event.message)
+        ? { type: 'native.message', message: event.message }
+        : { type: 'native.nonJson', preview: JSON.stringify(event.message).slice(0, 200) })),
     port.on('port.nonJson', (event: Extract<PortEmitted, { type: 'port.nonJson' }>) => adapter()?.send({ type: 'native.nonJson', preview: event.preview })),
     port.on('port.exited', (event: Extract<PortEmitted, { type: 'port.exited' }>) => {
       session.lastExit = event.exit;

@@ -56,7 +56,11 @@ interface ClaudeContext {
   readonly queued: AgentRequestEvent | undefined;
 }
 
-const asMessage = (event: SessionAdapterEvent) => (event as { message: ClaudeMessage }).message;
+/** The CLI's message; a JSON value that is not an object (never a message of the CLI) reads as `{}`. */
+const asMessage = (event: SessionAdapterEvent): ClaudeMessage => {
+  const message = (event as { message?: unknown }).message;
+  return (typeof message === 'object' && message !== null && !Array.isArray(message) ? message : {}) as ClaudeMessage;
+};
 
 /** The Claude session id in a journaled resume state, if it has one. */
 function claudeSessionIdOf(resume: unknown): string | undefined {
@@ -208,9 +212,16 @@ export const claudeSessionMachine = setup({
         }
         return;
       }
-      const { updates, memory } = updatesOf(message, context.turn);
-      enqueue.assign({ turn: memory });
-      for (const update of updates) enqueue.emit({ type: 'acp.update', sessionId, update });
+      let mapped: ReturnType<typeof updatesOf>;
+      try {
+        mapped = updatesOf(message, context.turn);
+      } catch {
+        // A message whose shape is not what the CLI prints (a missing event, content that is
+        // not a list): dropped, the turn goes on. (Found by spec/fuzz/claude-native.spec.ts.)
+        return;
+      }
+      enqueue.assign({ turn: mapped.memory });
+      for (const update of mapped.updates) enqueue.emit({ type: 'acp.update', sessionId, update });
     }),
     finishTurn: enqueueActions(({ context, event, enqueue }) => {
       const message = asMessage(event);
