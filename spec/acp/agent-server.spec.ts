@@ -7,18 +7,8 @@ import { waitUntil } from '../support/processes.js';
 import { createActor, enqueueActions, fromCallback, setup, SimulatedClock, type AnyActorLogic } from 'xstate';
 import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { demoAgent } from '../../src/acp/demo-agent.js';
-import { agentRequests, unstableAgentRequests } from '../../src/acp/methods.js';
 import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../../src/acp/native-agent.js';
-import {
-  connectionLogic,
-  createMemoryTransportPair,
-  respond,
-  RpcError,
-  sendNotification,
-  sendRequest,
-  type ConnectionEmitted,
-} from '../../src/jsonrpc/index.js';
-
+import { createMemoryTransportPair } from '../../src/jsonrpc/index.js';
 import { errorOf, initialized, start } from '../support/raw-editor.js';
 import { schemaOf } from '../../src/acp/schemas.js';
 

@@ -7,7 +7,8 @@
  * with a conversation it does not have. Skipped, saying so, without the binaries.
  */
 import { expect } from 'chai';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { leftovers } from '../support/real-agents-harness.js';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,21 +27,8 @@ const agentsBin = join(process.env.WARDEN_AGENTS_DIR ?? join(repo, '.cache', 'ag
 const claudeBin = join(agentsBin, 'claude');
 const codexBin = join(agentsBin, 'codex');
 
-/** Live processes whose environment names `base` (the CLIs run with HOME under it). */
-function processesUnder(base: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/u.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z') continue;
-      if (readFileSync(`/proc/${entry}/environ`, 'utf8').includes(base)) found.push(Number(entry));
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return found;
-}
+/** Live processes of ours under `base` (the CLIs run with HOME under it). */
+const processesUnder = (base: string): number[] => leftovers(base).map((row) => row.pid);
 
 interface Space {
   readonly base: string;

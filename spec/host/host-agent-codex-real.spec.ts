@@ -6,8 +6,9 @@
  * from before. Skipped, saying so, without the binary.
  */
 import { expect } from 'chai';
+import { leftovers } from '../support/real-agents-harness.js';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,21 +26,8 @@ import { initialized, type Editor } from '../support/raw-editor.js';
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const codexBin = join(process.env.WARDEN_AGENTS_DIR ?? join(repo, '.cache', 'agents'), 'node_modules', '.bin', 'codex');
 
-/** Live processes whose environment names `base` (Codex runs with HOME under it). */
-function processesUnder(base: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/u.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z') continue;
-      if (readFileSync(`/proc/${entry}/environ`, 'utf8').includes(base)) found.push(Number(entry));
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return found;
-}
+/** Live processes of ours under `base` (the CLIs run with HOME under it). */
+const processesUnder = (base: string): number[] => leftovers(base).map((row) => row.pid);
 
 /** What a codex CLI does on its own: one app-server, a thread, one turn; then it exits. Returns the thread id. */
 async function threadStartedOutsideWarden(env: Record<string, string>, cwd: string, text: string): Promise<string> {

@@ -12,7 +12,7 @@
  */
 import type { SessionConfigOption, SessionUpdate } from '@agentclientprotocol/sdk';
 import { nanoid } from 'nanoid';
-import { assign, enqueueActions, setup } from 'xstate';
+import { enqueueActions, setup } from 'xstate';
 import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent } from './native-agent.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 

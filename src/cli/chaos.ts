@@ -8,6 +8,7 @@
 import { createHost, type HostSessionHandle } from '../host/host.js';
 import { ArgumentError, positiveNumber, readFlags, restartIntensity } from './arguments.js';
 import { demoAgentProcess } from '../adapters/demo-process.js';
+import { isAlive } from './process-alive.js';
 
 /** The faults `warden chaos` injects. */
 export type ChaosFault = 'kill' | 'hang' | 'garbage';
@@ -289,11 +290,3 @@ export function formatChaosReport(report: ChaosReport): string {
   ].join('\n');
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

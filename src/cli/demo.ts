@@ -8,8 +8,8 @@
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { demoAgentProcess } from '../adapters/demo-process.js';
+import { isAlive } from './process-alive.js';
 import { createHost, type Host, type HostEvent, type HostSessionHandle, type HostTreeNode } from '../host/host.js';
-import { describeExit } from '../supervision/exit-reason.js';
 import type { SupervisionTreeNode } from '../supervision/introspection.js';
 
 /** Options of {@link runDemo}. */
@@ -205,11 +205,3 @@ async function waitFor(predicate: () => boolean, what: string, timeoutMs: number
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

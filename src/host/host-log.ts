@@ -70,11 +70,6 @@ export function logEntryOf(event: HostEvent): HostLogEntry {
   }
 }
 
-/** An event as one JSON line (errors as `{ name, message }`, actor references left out). */
-export function eventJson(event: HostEvent, time: Date = new Date()): string {
-  return JSON.stringify({ time: time.toISOString(), ...event }, jsonReplacer);
-}
-
 /** Errors as `{ name, message }`; actor references left out. */
 export function jsonReplacer(_key: string, value: unknown): unknown {
   if (value instanceof Error) return { name: value.name, message: value.message };

@@ -22,4 +22,4 @@ export {
   type JournalSessionState,
 } from './journal.js';
 export { sqliteJournal, defaultJournalPath, type SqliteJournalOptions } from './sqlite-journal.js';
-export { logEntryOf, eventJson, atLeast, logLevels, type HostLogEntry, type LogLevel } from './host-log.js';
+export { logEntryOf, jsonReplacer, atLeast, logLevels, type HostLogEntry, type LogLevel } from './host-log.js';

@@ -3,7 +3,7 @@
  * decides when; these decide what. Shapes follow the recorded transcripts in
  * `spec/fixtures/claude-stream-json-*` (Claude Code 2.1.332).
  */
-import type { ContentBlock, PlanEntry, SessionConfigOption, SessionUpdate, StopReason, ToolCallContent, ToolKind } from '@agentclientprotocol/sdk';
+import type { ContentBlock, PlanEntry, SessionConfigOption, SessionUpdate, ToolCallContent, ToolKind } from '@agentclientprotocol/sdk';
 import type { TurnOutcome } from '../session-outcomes.js';
 
 /** A line Claude Code writes, loosely typed: only the fields the mapping reads. */

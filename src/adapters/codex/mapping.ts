@@ -3,7 +3,7 @@
  * without a `"jsonrpc"` field; shapes follow the recorded transcripts in
  * `spec/fixtures/codex-app-server-*` (Codex 0.171.0).
  */
-import type { ContentBlock, ListSessionsResponse, SessionInfo, SessionUpdate, StopReason, ToolCallContent } from '@agentclientprotocol/sdk';
+import type { ContentBlock, ListSessionsResponse, SessionInfo, SessionUpdate, ToolCallContent } from '@agentclientprotocol/sdk';
 import { RESUME_META_KEY } from '../../acp/native-agent.js';
 import type { TurnOutcome } from '../session-outcomes.js';
 
