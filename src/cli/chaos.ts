@@ -7,7 +7,6 @@
  */
 import { createHost, type HostSessionHandle } from '../host/host.js';
 import { ArgumentError, positiveNumber, readFlags, restartIntensity } from './arguments.js';
-import { demoAgentProcess } from '../adapters/demo-process.js';
 import { isAlive } from './process-alive.js';
 
 /** The faults `warden chaos` injects. */
@@ -135,7 +134,8 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
   const next = random(options.seed);
   const agentOptions = {
     ...(options.agentCommand ? { agentCommand: options.agentCommand } : {}),
-    env: options.env,
+    // The demo agent streams faster under chaos (more turns per second); agentFor('demo') runs it as a process.
+    env: options.agent === 'demo' ? { DEMO_WORD_DELAY_MS: '15', ...options.env } : options.env,
     hangAfterMs: options.hangAfterMs,
     restart: options.restart,
   };
@@ -143,7 +143,6 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
     store: ':memory:',
     defaultAgent: options.agent,
     agentOptions,
-    ...(options.agent === 'demo' ? { agents: { demo: demoAgentProcess({ wordDelayMs: 15, hangAfterMs: options.hangAfterMs, restart: options.restart }) } } : {}),
     permission: (request) => ({ outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_once')?.optionId ?? request.options[0]?.optionId ?? '' }),
   });
   const started = Date.now();
