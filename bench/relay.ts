@@ -1,0 +1,383 @@
+/**
+ * Relay benchmark: what one ACP `session/update` costs on its way agent -> warden -> editor,
+ * against `JSON.parse` + `JSON.stringify` of the same line (what any relay must at least do),
+ * measured in the same process, cases interleaved round by round. Prints figures; asserts
+ * nothing about speed (it checks that every update arrived, the last one last, and that every
+ * agent process it started is gone at the end).
+ *
+ * The agent is a real process (bench/support/flood-agent.mjs), because that is what warden
+ * relays for an ACP agent: a port under a supervisor. On each `session/prompt` it writes N
+ * prebuilt updates to its stdout at once. The editor is this process, on the other side of
+ * `stdioTransport` (what `warden acp` speaks) over in-process streams: it writes requests into
+ * a `PassThrough` and counts the lines warden writes to a `Writable`. Cases:
+ *
+ * - warden, passthrough: the agent server serving `createAcpPassthrough` directly (port ->
+ *   port transport -> agent client -> passthrough -> agent server -> stdio transport);
+ * - warden acp: the same under `createHost(...).serve(...)`, the host agent journaling every
+ *   update before the editor hears it (SQLite file in WAL mode, the default), and with a
+ *   `:memory:` journal to tell the host from the disk;
+ * - the official SDK (`@agentclientprotocol/sdk`) as a relay: a client app on `ndJsonStream`
+ *   over the agent's stdio whose `session/update` handler calls `notify` on an agent-side
+ *   connection towards the editor (`ndJsonStream` over web streams);
+ * - a bare relay: `spawn` of the same agent, its stdout split into lines, each parsed and
+ *   stringified and handed to the editor (the pipe and the JSON, nothing else).
+ *
+ * Each is timed from the first update the editor sees to the N-th; per update = that / (N - 1).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { agent as sdkAgent, client as sdkClient, ndJsonStream, type AgentConnection, type ClientConnection } from '@agentclientprotocol/sdk';
+import { createActor } from 'xstate';
+import { agentServerLogic } from '../src/acp/agent-server.js';
+import { createAcpPassthrough } from '../src/adapters/acp-passthrough.js';
+import { createHost, stopServers, type Host } from '../src/host/host.js';
+import { stdioTransport } from '../src/jsonrpc/stdio-transport.js';
+import { buildEnvironment } from '../src/port/index.js';
+import { check, formatNs, formatRatio, formatStats, measureInterleaved, now, since, table, withDeadline, type Plan, type Stats } from './support/measure.js';
+
+const floodAgent = fileURLToPath(new URL('./support/flood-agent.mjs', import.meta.url));
+/** Updates per prompt (one repetition). */
+const updates = 2_000;
+const sessionId = 'sess_flood';
+
+/** The params of update `index`, as the flood agent builds them. */
+function updateParams(index: number) {
+  return {
+    sessionId,
+    update: {
+      sessionUpdate: 'agent_message_chunk',
+      messageId: `msg_${String(index).padStart(8, '0')}`,
+      content: { type: 'text', text: `Chunk ${index}: the connection classifies each line once and hands it to its owner in order.` },
+    },
+  };
+}
+const lastMessageId = `"msg_${String(updates - 1).padStart(8, '0')}"`;
+
+// ---------------------------------------------------------------------------------------
+// The editor: counts the update lines it gets, answers nothing, matches responses by id
+
+class Editor {
+  #pending = '';
+  #decoder = new TextDecoder();
+  #waiting = new Map<number, (message: { result?: unknown; error?: unknown }) => void>();
+  #nextId = 1;
+  count = 0;
+  first = 0n;
+  elapsed = 0;
+  lastUpdate = '';
+
+  /** Forgets the previous prompt's updates. */
+  reset(): void {
+    this.count = 0;
+    this.first = 0n;
+    this.elapsed = 0;
+    this.lastUpdate = '';
+  }
+
+  /** Text or bytes as they come out of warden's stdout (or the SDK's stream): lines, in order. */
+  push(chunk: string | Uint8Array): void {
+    this.#pending += typeof chunk === 'string' ? chunk : this.#decoder.decode(chunk, { stream: true });
+    let newline: number;
+    while ((newline = this.#pending.indexOf('\n')) >= 0) {
+      const line = this.#pending.slice(0, newline);
+      this.#pending = this.#pending.slice(newline + 1);
+      this.#line(line);
+    }
+  }
+
+  #line(line: string): void {
+    if (line.includes('"session/update"')) {
+      this.count += 1;
+      if (this.count === 1) this.first = now();
+      if (this.count === updates) {
+        this.elapsed = since(this.first);
+        this.lastUpdate = line;
+      }
+      return;
+    }
+    const message = JSON.parse(line) as { id?: unknown; result?: unknown; error?: unknown };
+    if (typeof message.id === 'number') this.#waiting.get(message.id)?.(message);
+  }
+
+  /** A request line for `send`, and the promise of its answer. */
+  request(method: string, params: unknown): { line: string; answer: Promise<unknown> } {
+    const id = this.#nextId++;
+    const answer = new Promise<unknown>((resolve, reject) => {
+      this.#waiting.set(id, (message) => {
+        this.#waiting.delete(id);
+        if (message.error !== undefined) reject(new Error(`${method} failed: ${JSON.stringify(message.error)}`));
+        else resolve(message.result);
+      });
+    });
+    return { line: `${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`, answer };
+  }
+
+  /** Checks one prompt's worth of updates and returns ns per update. */
+  perUpdate(what: string): number {
+    check(this.count === updates && this.lastUpdate.includes(lastMessageId), `${what}: the editor got all ${updates} updates, the last last (got ${this.count})`);
+    return this.elapsed / (updates - 1);
+  }
+}
+
+/** A relay under test: one prompt (N updates) per call; ns per update. */
+interface Relay {
+  prompt(): Promise<number>;
+  close(): Promise<void>;
+}
+
+const promptParams = { sessionId, prompt: [{ type: 'text', text: 'flood' }] };
+
+// ---------------------------------------------------------------------------------------
+// Warden
+
+/** Warden's editor side: `stdioTransport` over a PassThrough (in) and a counting Writable (out). */
+function wardenStdio(editor: Editor) {
+  const input = new PassThrough();
+  const output = new Writable({
+    decodeStrings: false,
+    write(chunk: string | Buffer, _encoding, done) {
+      editor.push(typeof chunk === 'string' ? chunk : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+      done();
+    },
+  });
+  return { input, transport: stdioTransport(input, output) };
+}
+
+function floodPassthrough() {
+  return createAcpPassthrough({ name: 'flood', executable: process.execPath, args: [floodAgent, String(updates)] });
+}
+
+/** The editor's side of a session with warden: initialize, session/new, then one prompt per call. */
+async function wardenSession(editor: Editor, input: PassThrough, stop: () => Promise<void>, what: string): Promise<Relay> {
+  const call = async (method: string, params: unknown) => {
+    const { line, answer } = editor.request(method, params);
+    input.write(line);
+    return withDeadline(answer, `${what}: ${method}`);
+  };
+  await call('initialize', { protocolVersion: 1, clientCapabilities: {} });
+  const opened = (await call('session/new', { cwd: tmpdir(), mcpServers: [] })) as { sessionId?: string };
+  check(opened.sessionId === sessionId, `${what}: session opened`);
+  return {
+    async prompt() {
+      editor.reset();
+      const result = (await call('session/prompt', promptParams)) as { stopReason?: string };
+      check(result.stopReason === 'end_turn', `${what}: the prompt ended`);
+      return editor.perUpdate(what);
+    },
+    close: stop,
+  };
+}
+
+/** The agent server serving the passthrough directly: no host, no journal. */
+async function wardenPassthrough(): Promise<Relay> {
+  const editor = new Editor();
+  const { input, transport } = wardenStdio(editor);
+  const server = createActor(agentServerLogic, { input: { transport, agent: floodPassthrough(), name: 'editor' } }).start();
+  return wardenSession(editor, input, () => stopServers([server]), 'warden passthrough');
+}
+
+/** `warden acp`'s path: the host (journal, session charts, live view tap) serving the passthrough. */
+async function wardenHost(store: string): Promise<Relay> {
+  const editor = new Editor();
+  const { input, transport } = wardenStdio(editor);
+  const host: Host = createHost({ agents: { flood: floodPassthrough() }, defaultAgent: 'flood', store });
+  host.serve(transport);
+  const relay = await wardenSession(editor, input, () => host.stop(), `warden host (${store === ':memory:' ? 'memory' : 'file'} journal)`);
+  return relay;
+}
+
+// ---------------------------------------------------------------------------------------
+// The official SDK as a relay
+
+async function sdkRelay(): Promise<Relay> {
+  const editor = new Editor();
+  const child = track(spawn(process.execPath, [floodAgent, String(updates)], { env: buildEnvironment(), stdio: ['pipe', 'pipe', 'inherit'] }));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let closeEditorInput: () => void = () => {};
+  const editorInput = new ReadableStream<Uint8Array>({
+    start: (controller) => {
+      closeEditorInput = () => {
+        // The connection's close may have closed it already.
+        try {
+          controller.close();
+        } catch {
+          // closed
+        }
+      };
+    },
+  });
+  const editorOutput = new WritableStream<Uint8Array>({ write: (chunk) => editor.push(chunk) });
+  const towardsEditor: AgentConnection = sdkAgent({ name: 'sdk-relay' }).connect(ndJsonStream(editorOutput, editorInput));
+  const app = sdkClient({ name: 'sdk-relay' }).onNotification('session/update', ({ params }) => {
+    void towardsEditor.client.notify('session/update', params);
+  });
+  const towardsAgent: ClientConnection = app.connect(ndJsonStream(Writable.toWeb(child.stdin as Writable) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout as Readable) as ReadableStream<Uint8Array>));
+  await withDeadline(towardsAgent.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {} }), 'SDK: initialize');
+  const opened = await withDeadline(towardsAgent.agent.request('session/new', { cwd: tmpdir(), mcpServers: [] }), 'SDK: session/new');
+  check(opened.sessionId === sessionId, 'SDK: session opened');
+  return {
+    async prompt() {
+      editor.reset();
+      const result = await withDeadline(towardsAgent.agent.request('session/prompt', promptParams as never), 'SDK: prompt');
+      check(result.stopReason === 'end_turn', 'SDK: the prompt ended');
+      // The last notify may still be in the editor stream when the answer arrives.
+      await withDeadline((async () => {
+        while (editor.count < updates) await new Promise((resolve) => setImmediate(resolve));
+      })(), 'SDK: last update');
+      return editor.perUpdate('SDK');
+    },
+    async close() {
+      towardsAgent.close();
+      towardsEditor.close();
+      closeEditorInput();
+      child.stdin?.end();
+      await withDeadline(exited, 'SDK: agent exit');
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// A bare relay: the pipe and the JSON
+
+async function bareRelay(): Promise<Relay> {
+  const editor = new Editor();
+  const child = track(spawn(process.execPath, [floodAgent, String(updates)], { env: buildEnvironment(), stdio: ['pipe', 'pipe', 'inherit'] }));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let pending = '';
+  let answered: (() => void) | undefined;
+  child.stdout?.setEncoding('utf8');
+  child.stdout?.on('data', (chunk: string) => {
+    pending += chunk;
+    let newline: number;
+    while ((newline = pending.indexOf('\n')) >= 0) {
+      const message = JSON.parse(pending.slice(0, newline)) as { id?: unknown };
+      pending = pending.slice(newline + 1);
+      if (message.id !== undefined) answered?.();
+      else editor.push(`${JSON.stringify(message)}\n`);
+    }
+  });
+  let nextId = 1;
+  return {
+    async prompt() {
+      editor.reset();
+      const done = new Promise<void>((resolve) => (answered = resolve));
+      child.stdin?.write(`${JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'session/prompt', params: promptParams })}\n`);
+      await withDeadline(done, 'bare: prompt');
+      return editor.perUpdate('bare relay');
+    },
+    async close() {
+      child.stdin?.end();
+      await withDeadline(exited, 'bare: agent exit');
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// The baseline: JSON.parse + JSON.stringify of the same line
+
+const lines = Array.from({ length: updates }, (_, index) => JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: updateParams(index) }));
+
+function baseline(): number {
+  let out = '';
+  const start = now();
+  for (const line of lines) out = JSON.stringify(JSON.parse(line));
+  const elapsed = since(start);
+  check(out === lines[updates - 1], 'baseline: the last line came out as it went in');
+  return elapsed / updates;
+}
+
+// ---------------------------------------------------------------------------------------
+// Processes
+
+/** Every agent process this file started (the SDK and bare cases'; warden's are found in /proc). */
+const started: number[] = [];
+
+function track(child: ChildProcess): ChildProcess {
+  check(child.pid !== undefined, 'the agent was spawned');
+  started.push(child.pid as number);
+  return child;
+}
+
+/** Children of this process running the flood agent, from /proc. */
+function floodChildren(): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/u.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (parent === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('flood-agent.mjs')) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+function exists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+
+/** Runs the relay benchmark and prints its table. */
+export async function relay(): Promise<void> {
+  const begun = now();
+  console.log('\n## Relay');
+  const dir = mkdtempSync(join(tmpdir(), 'warden-bench-relay-'));
+  const relays: Record<string, Relay> = {};
+  try {
+    relays.passthrough = await wardenPassthrough();
+    relays.hostFile = await wardenHost(join(dir, 'journal.sqlite'));
+    relays.hostMemory = await wardenHost(':memory:');
+    relays.sdk = await sdkRelay();
+    relays.bare = await bareRelay();
+    for (const pid of floodChildren()) if (!started.includes(pid)) started.push(pid);
+    check(started.length === 5, `five agent processes running (${started.length})`);
+    const plan: Plan = { warmup: 3, repetitions: 15, gcEachRepetition: true };
+    const r = await measureInterleaved(plan, {
+      baseline: async () => baseline(),
+      bare: () => (relays.bare as Relay).prompt(),
+      passthrough: () => (relays.passthrough as Relay).prompt(),
+      hostMemory: () => (relays.hostMemory as Relay).prompt(),
+      hostFile: () => (relays.hostFile as Relay).prompt(),
+      sdk: () => (relays.sdk as Relay).prompt(),
+    });
+    const bytes = (lines[updates - 1] as string).length + 1;
+    const row = (name: string, stats: Stats): string[] => [name, formatStats(stats), `${((1e9 / stats.median) / 1e3).toFixed(1)} k`, formatRatio(stats.median / r.baseline.median), formatRatio(stats.median / r.bare.median)];
+    console.log(`\n(${updates.toLocaleString('en-US')} updates of ${bytes} bytes a line per prompt; per update, median (min–max))\n`);
+    console.log(table(['case', 'per update', 'updates/s', '/ baseline', '/ bare relay'], [
+      row('baseline: JSON.parse + JSON.stringify of the line', r.baseline),
+      row('bare relay: spawn, split, parse, stringify', r.bare),
+      row('warden: agent server + ACP passthrough (no host)', r.passthrough),
+      row('warden acp: host, :memory: journal', r.hostMemory),
+      row('warden acp: host, file journal (WAL; the default)', r.hostFile),
+      row('SDK 2.4.0: client app -> notify on agent connection', r.sdk),
+    ]));
+    console.log(`\nHost over passthrough (medians): ${formatNs(r.hostMemory.median - r.passthrough.median)} per update with a :memory: journal,`);
+    console.log(`${formatNs(r.hostFile.median - r.passthrough.median)} with the file journal. Time per update in the editor from the first update to`);
+    console.log(`the ${updates.toLocaleString('en-US')}-th; the agent (a separate process) writes them all at once. Warden's editor side:`);
+    console.log('stdioTransport over a PassThrough and a Writable in this process; the SDK\'s: ndJsonStream over web');
+    console.log('streams; the SDK reads the agent through Readable.toWeb / Writable.toWeb of its pipes.');
+    console.log(`${plan.repetitions} repetitions each after ${plan.warmup} warm-up rounds, interleaved, garbage collected before each.`);
+  } finally {
+    for (const relayed of Object.values(relays)) await relayed.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  // The ports' process groups are signalled after stdin EOF: give them a moment to be reaped.
+  await withDeadline((async () => {
+    while (started.some(exists) || floodChildren().length > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  })(), 'every agent process gone');
+  console.log(`\nAgent processes started: ${started.length}; left alive: 0 (process.kill(pid, 0) and /proc).`);
+  console.log(`(relay benchmark: ${formatNs(since(begun))})`);
+}
+
