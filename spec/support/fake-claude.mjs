@@ -21,7 +21,11 @@
 //   FAKE_CLAUDE_NO_CONVERSATION  comma-separated session ids with no saved conversation
 //   FAKE_CLAUDE_EOF_LOG   a file to append this process's pid to when its stdin closes (a graceful stop)
 //   FAKE_CLAUDE_USER_LOG  a file to append the session_id of each user message to (one line each)
+//   FAKE_CLAUDE_LOOP=1    after the transcript, every further prompt replays its turn(s) again
+//                         (from the first recorded user line), for as many prompts as come
+// Faults on request (SIGUSR2, a crash loop per working directory): see fault-signals.mjs.
 import { appendFileSync } from 'node:fs';
+import { crashWhenAsked, installFaultSignal, liveOn } from './fault-signals.mjs';
 import { failer, print, readFixture, stdinMessages } from './fixture-replay.mjs';
 
 const fixture = process.env.FAKE_CLAUDE_FIXTURE ?? 'hello';
@@ -33,6 +37,8 @@ if (process.env.FAKE_CLAUDE_ARGV_LOG) appendFileSync(process.env.FAKE_CLAUDE_ARG
 // A CLI that cannot even start: dies at once, every time.
 const crashesHere = !process.env.FAKE_CLAUDE_CRASH_CWD || process.cwd().includes(process.env.FAKE_CLAUDE_CRASH_CWD);
 if (process.env.FAKE_CLAUDE_CRASH_ALWAYS === '1' && crashesHere) process.kill(process.pid, 'SIGKILL');
+crashWhenAsked();
+const faults = installFaultSignal();
 if (resumedId && (process.env.FAKE_CLAUDE_NO_CONVERSATION ?? '').split(',').includes(resumedId)) {
   const why = `No conversation found with session ID: ${resumedId}`;
   process.stderr.write(`${why}\n`);
@@ -77,7 +83,23 @@ function answerExtra(message, expected) {
 }
 
 let printedInTurn = 0;
-for (const entry of transcript) {
+
+/** Stdin ended: the host's graceful stop, or the fake's own closing (then it lives on, silent). */
+async function stdinEnded() {
+  if (faults.stdinClosed) await liveOn();
+  // Its stdin closed: the graceful stop (tests check it came before any signal).
+  if (process.env.FAKE_CLAUDE_EOF_LOG) appendFileSync(process.env.FAKE_CLAUDE_EOF_LOG, `${process.pid}\n`);
+  process.exit(0);
+}
+
+function userLine(message) {
+  printedInTurn = 0;
+  if (process.env.FAKE_CLAUDE_USER_LOG) appendFileSync(process.env.FAKE_CLAUDE_USER_LOG, `${message.session_id}\n`);
+}
+
+/** Plays `entries`: prints the "out" lines, awaits the "in" lines. */
+async function replay(entries) {
+for (const entry of entries) {
   if (entry.dir === 'skip') continue;
   if (entry.dir === 'out') {
     if (entry.msg.type === 'control_response' && entry.msg.response?.request_id?.startsWith('interrupt')) continue; // answered live
@@ -89,11 +111,7 @@ for (const entry of transcript) {
   // An "in" line: wait for the host to send the same kind of line.
   for (;;) {
     const message = await next();
-    if (message === undefined) {
-      // Its stdin closed: the graceful stop (tests check it came before any signal).
-      if (process.env.FAKE_CLAUDE_EOF_LOG) appendFileSync(process.env.FAKE_CLAUDE_EOF_LOG, `${process.pid}\n`);
-      process.exit(0);
-    }
+    if (message === undefined) await stdinEnded();
     if (answerExtra(message, entry.msg)) continue;
     if (kind(message) !== kind(entry.msg)) fail(`expected ${kind(entry.msg)}, got ${kind(message)}`);
     if (message.type === 'control_request' && message.request?.subtype === 'initialize') {
@@ -105,17 +123,29 @@ for (const entry of transcript) {
     if (message.type === 'control_request' && message.request?.subtype === 'interrupt') {
       print({ type: 'control_response', response: { subtype: 'success', request_id: message.request_id, response: { still_queued: [] } } });
     }
-    if (message.type === 'user') {
-      printedInTurn = 0;
-      if (process.env.FAKE_CLAUDE_USER_LOG) appendFileSync(process.env.FAKE_CLAUDE_USER_LOG, `${message.session_id}\n`);
-    }
+    if (message.type === 'user') userLine(message);
     break;
   }
 }
+}
+
+await replay(transcript);
+// With FAKE_CLAUDE_LOOP, the turns again (fresh copies: replay marks answered lines).
+const firstUser = transcript.findIndex((entry) => entry.dir === 'in' && entry.msg.type === 'user');
+const turns = () => JSON.parse(JSON.stringify(transcript.slice(firstUser + 1)));
 // The transcript is done: serve extra control requests until stdin ends.
 for (;;) {
   const message = await next();
-  if (message === undefined) break;
-  if (!answerExtra(message, undefined)) fail(`unexpected ${kind(message)} after the transcript ended`);
+  if (message === undefined) {
+    if (faults.stdinClosed) await liveOn();
+    break;
+  }
+  if (answerExtra(message, undefined)) continue;
+  if (process.env.FAKE_CLAUDE_LOOP === '1' && firstUser >= 0 && message.type === 'user') {
+    userLine(message);
+    await replay(turns());
+    continue;
+  }
+  fail(`unexpected ${kind(message)} after the transcript ended`);
 }
 process.exit(fixture === 'api-error' ? 1 : 0);
