@@ -1,0 +1,279 @@
+/**
+ * The real system the chaos walk runs against: a host (the embedding API, served to a raw
+ * editor over an in-memory transport, as `warden acp` serves stdio) whose agents are fake
+ * Claude Code CLIs replaying recorded transcripts as real subprocesses, each session in a
+ * working directory of its own (so /proc tells which session a process belongs to), a
+ * journal file that outlives host restarts, and the checks of every invariant.
+ */
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { agentFor } from '../../src/adapters/agent-factory.js';
+import { createHost, type Host, type HostEvent } from '../../src/host/host.js';
+import { AGENT_META_KEY } from '../../src/host/host-agent.js';
+import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { createMemoryTransportPair } from '../../src/jsonrpc/index.js';
+import { ChaosEditor, type LedgerEntry } from './chaos-editor.js';
+
+const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
+
+/** The supervision every agent of the walk runs under. */
+export const chaosSupervision = { intensity: 3, period: 4_000, hangAfterMs: 700 } as const;
+
+/** Agents of the walk: what each session's fake CLI replays. */
+export type ChaosAgent = 'claude' | 'permission' | 'flaky';
+
+/** A session as the walk knows it. */
+export interface ChaosSession {
+  readonly sessionId: string;
+  readonly agent: ChaosAgent;
+  readonly cwd: string;
+  /** Its prompts, in the order sent. */
+  readonly prompts: LedgerEntry[];
+}
+
+/** A violated invariant: the message says which, with the facts. */
+export class InvariantError extends Error {
+  override readonly name = 'InvariantError';
+}
+
+function invariant(condition: boolean, message: () => string): asserts condition {
+  if (!condition) throw new InvariantError(message());
+}
+
+/** A fact of the walk, for the replay report. */
+export interface WalkLogLine {
+  readonly at: number;
+  readonly line: string;
+}
+
+export class ChaosWorld {
+  readonly root = mkdtempSync(join(tmpdir(), 'warden-chaos-'));
+  readonly journalPath = join(this.root, 'journal.sqlite');
+  /** The flaky agent's executable: a shell that execs the fake, made unexecutable to fail spawns. */
+  readonly flakyCommand = join(this.root, 'flaky-claude');
+  readonly sessions: ChaosSession[] = [];
+  /** Supervision restarts, by supervisor path, with the supervisor's clock. */
+  readonly restarts = new Map<string, number[]>();
+  readonly events: HostEvent[] = [];
+  /** Each session's state, from the host's `session.state` events. */
+  readonly states = new Map<string, string>();
+  readonly log: WalkLogLine[] = [];
+  host!: Host;
+  editor!: ChaosEditor;
+  /** Editors of earlier host generations: their ledgers are checked too. */
+  readonly pastEditors: ChaosEditor[] = [];
+  generation = 0;
+  faults = 0;
+  #running = false;
+  #nextDir = 0;
+  readonly #started = Date.now();
+
+  constructor() {
+    writeFileSync(this.flakyCommand, `#!/bin/sh\nexec "${process.execPath}" "${fakeClaude}" "$@"\n`);
+    chmodSync(this.flakyCommand, 0o755);
+  }
+
+  say(line: string): void {
+    this.log.push({ at: Date.now() - this.#started, line });
+  }
+
+  /** Starts a host generation on the journal file and an editor for it. */
+  async startHost(): Promise<void> {
+    this.generation++;
+    const common = { restart: { intensity: chaosSupervision.intensity, period: chaosSupervision.period }, hangAfterMs: chaosSupervision.hangAfterMs };
+    const env = (fixture: string) => ({ FAKE_CLAUDE_FIXTURE: fixture, FAKE_CLAUDE_LOOP: '1', FAKE_CLAUDE_DELAY_MS: '10' });
+    const host = createHost({
+      store: this.journalPath,
+      defaultAgent: 'claude',
+      agents: {
+        claude: agentFor('claude', { ...common, agentCommand: fakeClaude, env: env('partial') }),
+        permission: agentFor('claude', { ...common, agentCommand: fakeClaude, env: env('tool-write-permission-allow') }),
+        flaky: agentFor('claude', { ...common, agentCommand: this.flakyCommand, env: env('hello') }),
+      },
+    });
+    host.on((event) => {
+      this.events.push(event);
+      if (event.type === 'session.state') this.states.set(event.sessionId, event.state);
+      if (event.type === 'child.restarted') {
+        const times = this.restarts.get(event.supervisor) ?? [];
+        times.push(event.at);
+        this.restarts.set(event.supervisor, times);
+      }
+    });
+    const [editorSide, agentSide] = createMemoryTransportPair();
+    host.serve(agentSide);
+    this.host = host;
+    this.#running = true;
+    this.editor = new ChaosEditor(editorSide);
+    await this.editor.request('initialize', {
+      protocolVersion: 1,
+      clientCapabilities: { session: { notices: {} } },
+      clientInfo: { name: 'chaos-editor', version: '1' },
+    });
+  }
+
+  /** Stops the host; every process must be gone and every request answered. */
+  async stopHost(): Promise<void> {
+    this.#running = false;
+    await this.host.stop();
+    this.editor.close();
+    this.pastEditors.push(this.editor);
+  }
+
+  newDir(): string {
+    const dir = join(this.root, `s${this.#nextDir++}`);
+    mkdirSync(dir);
+    return dir;
+  }
+
+  async newSession(agent: ChaosAgent): Promise<ChaosSession> {
+    const cwd = this.newDir();
+    const result = (await this.editor.request('session/new', { cwd, mcpServers: [], _meta: { [AGENT_META_KEY]: agent } })) as { sessionId: string };
+    const session: ChaosSession = { sessionId: result.sessionId, agent, cwd, prompts: [] };
+    this.sessions.push(session);
+    return session;
+  }
+
+  prompt(session: ChaosSession, text = 'hi'): LedgerEntry {
+    const entry = this.editor.send('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text }] });
+    session.prompts.push(entry);
+    return entry;
+  }
+
+  /** The session's state chart now (`ready`, `prompting`, `recovering`, `failed`, …), as the host last told it. */
+  stateOf(session: ChaosSession): string | undefined {
+    return this.states.get(session.sessionId);
+  }
+
+  /** Live fake CLI processes working in the session's directory (zombies are dead). */
+  processesOf(session: ChaosSession): number[] {
+    return liveFakesIn(session.cwd);
+  }
+
+  /** Every live fake CLI process under the walk's root. */
+  allProcesses(): number[] {
+    return liveFakesIn(this.root, true);
+  }
+
+  fault(file: '.fake-fault' | '.fake-crash-loop', session: ChaosSession, content = ''): void {
+    writeFileSync(join(session.cwd, file), content);
+  }
+
+  clearFaults(session: ChaosSession): void {
+    rmSync(join(session.cwd, '.fake-fault'), { force: true });
+    rmSync(join(session.cwd, '.fake-crash-loop'), { force: true });
+  }
+
+  setFlakyExecutable(executable: boolean): void {
+    chmodSync(this.flakyCommand, executable ? 0o755 : 0o644);
+  }
+
+  everyLedger(): LedgerEntry[] {
+    return [...this.pastEditors, this.editor].flatMap((editor) => [...editor.ledger.values()]);
+  }
+
+  /** The invariants that hold after every step. */
+  checkAlways(): void {
+    for (const editor of [...this.pastEditors, this.editor]) {
+      invariant(editor.unsolicited.length === 0, () => `responses nobody asked for: ${JSON.stringify(editor.unsolicited.slice(0, 3))}`);
+    }
+    for (const entry of this.everyLedger()) {
+      invariant(entry.responses <= 1, () => `request ${entry.id} (${entry.method}) answered ${entry.responses} times`);
+    }
+    for (const session of this.sessions) {
+      const live = this.processesOf(session);
+      invariant(live.length <= 1, () => `session ${session.sessionId} has ${live.length} live processes: ${live.join(', ')}`);
+    }
+    for (const [supervisor, times] of this.restarts) {
+      for (let index = 0; index < times.length; index++) {
+        const inWindow = times.filter((at) => at > (times[index] as number) - chaosSupervision.period && at <= (times[index] as number)).length;
+        invariant(inWindow <= chaosSupervision.intensity, () => `${supervisor} restarted ${inWindow} times within ${chaosSupervision.period} ms (intensity ${chaosSupervision.intensity})`);
+      }
+    }
+  }
+
+  /** When nothing is in flight: every request settled, journals complete, no leaked actor or process. */
+  checkQuiet(): void {
+    this.checkAlways();
+    for (const entry of this.everyLedger()) {
+      invariant(entry.responses === 1, () => `request ${entry.id} (${entry.method} ${entry.sessionId ?? ''}) never settled`);
+    }
+    this.checkJournal(this.host.journal);
+    // No leaked actors or processes: a port runs only for a session the tree says is alive.
+    const ports = this.host.processes();
+    for (const port of ports) invariant(port.port.getSnapshot().status === 'active', () => `a stopped port actor is still listed (pid ${port.pid})`);
+    const alive = new Set(ports.map((port) => port.pid));
+    for (const pid of this.allProcesses()) invariant(alive.has(pid), () => `process ${pid} runs but no port owns it (ports: ${[...alive].join(', ')})`);
+    for (const session of this.sessions) {
+      const state = this.stateOf(session);
+      if (state === 'failed' || state === 'closed' || state === undefined) {
+        invariant(this.processesOf(session).length === 0, () => `session ${session.sessionId} is ${state ?? 'gone'} but its process lives`);
+      }
+    }
+  }
+
+  /** Every update the editor received (the host acknowledged it) is in the journal, in order. */
+  checkJournal(journal = this.host.journal): void {
+    for (const [sessionId, received] of [...this.pastEditors, this.editor].flatMap((editor) => [...editor.updates])) {
+      if (!journal.getSession(sessionId)) throw new InvariantError(`session ${sessionId} received updates but is not in the journal`);
+      const journaled = journal.entries(sessionId).flatMap((record) => (record.entry.kind === 'update' ? [JSON.stringify(record.entry.update)] : []));
+      let at = 0;
+      for (const update of received) {
+        const wanted = JSON.stringify(update);
+        while (at < journaled.length && journaled[at] !== wanted) at++;
+        invariant(at < journaled.length, () => `session ${sessionId}: update ${wanted.slice(0, 160)} was delivered but is not in the journal (in order)`);
+        at++;
+      }
+    }
+  }
+
+  /** After the host stopped: no process left, the journal on disk still has everything. */
+  checkStopped(): void {
+    invariant(this.allProcesses().length === 0, () => `processes left after stop: ${this.allProcesses().join(', ')}`);
+    for (const entry of this.editor.ledger.values()) {
+      invariant(entry.responses === 1, () => `request ${entry.id} (${entry.method}) was not answered before the host stopped`);
+    }
+    const journal = sqliteJournal(this.journalPath);
+    try {
+      this.checkJournal(journal);
+    } finally {
+      journal.close();
+    }
+  }
+
+  async dispose(): Promise<void> {
+    try {
+      if (this.#running) await this.stopHost();
+    } finally {
+      for (const pid of this.allProcesses()) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone already
+        }
+      }
+      rmSync(this.root, { recursive: true, force: true });
+    }
+  }
+}
+
+/** Live processes running fake-claude whose working directory is `dir` (or under it). */
+function liveFakesIn(dir: string, under = false): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/u.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z') continue;
+      const cwd = readlinkSync(`/proc/${entry}/cwd`);
+      if (under ? !cwd.startsWith(`${dir}/`) : cwd !== dir) continue;
+      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('fake-claude')) continue;
+      found.push(Number(entry));
+    } catch {
+      // gone while reading
+    }
+  }
+  return found;
+}
