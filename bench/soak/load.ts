@@ -140,7 +140,8 @@ export class LoadGenerator {
       return;
     }
     this.stats.errorLatencies.push(outcome.ms);
-    const reason = outcome.error.data?.reason ?? `code ${outcome.error.code ?? 'none'}`;
+    // warden's typed reason, else the JSON-RPC code, else (the connection itself failed) the message.
+    const reason = outcome.error.data?.reason ?? (outcome.error.code !== undefined ? `code ${outcome.error.code}` : (outcome.error.message ?? 'unknown error').slice(0, 60));
     this.stats.prompts.failed[reason] = (this.stats.prompts.failed[reason] ?? 0) + 1;
     if (reason === 'session_failed' && !session.failed) {
       session.failed = true;

@@ -99,13 +99,21 @@ async function soak(options: SoakOptions, out: (line: string) => void): Promise<
     },
   });
   const wardenPid = warden.pid;
+  // Reset once the sessions are open: the load's clock.
+  let started = Date.now();
+  // warden must live until the soak closes its stdin; an exit before that is a finding.
+  let closing = false;
+  let exitedEarly: { afterMs: number; exit: number | string } | null = null;
+  void warden.exited.then((exit) => {
+    if (!closing) exitedEarly = { afterMs: Date.now() - started, exit };
+  });
   const load = new LoadGenerator(warden.agent, options, loadRandom);
   const follower = new LogFollower(logFile);
   const samples: Sample[] = [];
 
   // Sessions open one by one: 20 CLIs starting at once on a small machine would look like hangs.
   for (const session of sessions) await load.open(session);
-  const started = Date.now();
+  started = Date.now();
   const sample = () => {
     const rss = rssKb(wardenPid);
     const fds = openFds(wardenPid);
@@ -145,6 +153,7 @@ async function soak(options: SoakOptions, out: (line: string) => void): Promise<
   const unsettledDetail = [...load.stats.pending.values()].map((entry) => ({ method: entry.method, ageMs: Date.now() - entry.sentAt }));
 
   // The editor goes away: warden must stop every agent and exit 0.
+  closing = true;
   warden.process.stdin?.end();
   const exit = await Promise.race([warden.exited, sleep(exitMs).then(() => `still running ${exitMs / 1000} s after its stdin closed` as const)]);
   if (typeof exit === 'string' && exit.startsWith('still running')) killGroup(wardenPid);
@@ -164,7 +173,7 @@ async function soak(options: SoakOptions, out: (line: string) => void): Promise<
   const counts = follower.read();
   const stats = load.stats;
   const settled = stats.requests.ok + stats.requests.failed;
-  const partial: Omit<SoakReport, 'ok' | 'problems'> = {
+  const partial: Omit<SoakReport, 'ok' | 'problems' | 'directory'> = {
     seed: options.seed,
     machine: machineLine(),
     sessions: options.sessions,
@@ -186,18 +195,19 @@ async function soak(options: SoakOptions, out: (line: string) => void): Promise<
     clis: summarise(samples.map((entry) => entry.clis)),
     samples,
     verdict: flatness(samples),
-    warden: { pid: wardenPid, exit, errorLines: counts.errors, errorSamples: counts.errorSamples },
+    warden: { pid: wardenPid, exit, exitedEarly, errorLines: counts.errors, errorSamples: counts.errorSamples },
     leaked,
   };
   const problems = problemsOf(partial);
-  if (problems.length > 0 || options.keep) {
+  const keep = problems.length > 0 || options.keep;
+  if (keep) {
     if (warden.stderrTail()) writeFileSync(join(dir, 'warden.stderr'), warden.stderrTail());
     out(`soak: the run's directory is kept: ${dir} (warden.log, faults.log, starts.ndjson, journal.sqlite${warden.stderrTail() ? ', warden.stderr' : ''})`);
   } else {
     rmSync(dir, { recursive: true, force: true });
   }
   process.off('exit', killAll);
-  return { ...partial, ok: problems.length === 0, problems };
+  return { ...partial, directory: { path: dir, kept: keep }, ok: problems.length === 0, problems };
 }
 
 const parsed = parseSoakArgs(process.argv.slice(2));

@@ -10,6 +10,8 @@ import type { FlatnessVerdict, Sample } from './verdict.js';
 export interface SoakReport {
   readonly seed: number;
   readonly machine: string;
+  /** The run's directory (journal, warden's log, session dirs); removed unless kept. */
+  readonly directory: { readonly path: string; readonly kept: boolean };
   readonly sessions: number;
   readonly faultRatePerMinute: number;
   /** How long the load ran (without start-up and the drain), in ms. */
@@ -45,7 +47,12 @@ export interface SoakReport {
   readonly clis: SeriesSummary;
   readonly samples: readonly Sample[];
   readonly verdict: FlatnessVerdict;
-  readonly warden: { readonly pid: number; readonly exit: number | string; readonly errorLines: number; readonly errorSamples: readonly string[] };
+  readonly warden: {
+    readonly pid: number;
+    readonly exit: number | string;
+    /** warden exited before the soak closed its stdin: when (ms into the load) and how. */
+    readonly exitedEarly: { readonly afterMs: number; readonly exit: number | string } | null;
+    readonly errorLines: number; readonly errorSamples: readonly string[] };
   /** Pids of warden's agent CLIs (or warden) still alive after warden exited. */
   readonly leaked: readonly number[];
   readonly ok: boolean;
@@ -85,11 +92,12 @@ export function machineLine(): string {
 }
 
 /** Why a run fails, from its figures: empty when it passes. */
-export function problemsOf(report: Omit<SoakReport, 'ok' | 'problems'>): string[] {
+export function problemsOf(report: Omit<SoakReport, 'ok' | 'problems' | 'directory'>): string[] {
   const problems: string[] = [];
   if (report.requests.unsettled > 0) problems.push(`${report.requests.unsettled} request(s) never settled: ${report.requests.unsettledDetail.map((entry) => `${entry.method} (${Math.round(entry.ageMs / 1000)} s)`).join(', ')}`);
   if (report.leaked.length > 0) problems.push(`process(es) left alive after warden exited: ${report.leaked.join(', ')}`);
-  if (report.warden.exit !== 0) problems.push(`warden exited with ${report.warden.exit}, not 0, when the editor closed its stdin`);
+  if (report.warden.exitedEarly) problems.push(`warden exited ${Math.round(report.warden.exitedEarly.afterMs / 1000)} s into the load (${report.warden.exitedEarly.exit}) before the soak closed its stdin; requests it had not answered failed with the connection`);
+  else if (report.warden.exit !== 0) problems.push(`warden exited with ${report.warden.exit}, not 0, when the editor closed its stdin`);
   if (!report.verdict.flat && report.verdict.judged) {
     if (!report.verdict.rss.flat) problems.push(`RSS grew by ${mb(report.verdict.rss.growth)} (bound ${mb(report.verdict.rss.bound)})`);
     if (!report.verdict.fds.flat) problems.push(`open fds grew by ${report.verdict.fds.growth} (bound ${report.verdict.fds.bound})`);
@@ -127,7 +135,7 @@ export function formatReport(report: SoakReport): string {
     `  warden RSS          start ${report.rss.first === null ? 'n/a' : mb(report.rss.first)}, end ${report.rss.last === null ? 'n/a' : mb(report.rss.last)}, min ${report.rss.min === null ? 'n/a' : mb(report.rss.min)}, max ${report.rss.max === null ? 'n/a' : mb(report.rss.max)} (${report.samples.length} samples)`,
     `  warden fds          start ${report.fds.first ?? 'n/a'}, end ${report.fds.last ?? 'n/a'}, min ${report.fds.min ?? 'n/a'}, max ${report.fds.max ?? 'n/a'}; live CLIs ${report.clis.min ?? 'n/a'}…${report.clis.max ?? 'n/a'}`,
     ...verdict,
-    `  warden              exit ${report.warden.exit}; error lines in its log ${report.warden.errorLines}${report.warden.errorSamples.length > 0 ? ` (first: ${report.warden.errorSamples[0]})` : ''}`,
+    `  warden              exit ${report.warden.exit}${report.warden.exitedEarly ? ` EARLY, ${Math.round(report.warden.exitedEarly.afterMs / 1000)} s into the load` : ''}; error lines in its log ${report.warden.errorLines}${report.warden.errorSamples.length > 0 ? ` (first: ${report.warden.errorSamples[0]})` : ''}`,
     `  processes left      ${report.leaked.length === 0 ? 'none' : report.leaked.join(', ')}`,
     report.ok ? 'PASS' : `FAIL\n${report.problems.map((problem) => `  - ${problem}`).join('\n')}`,
   ].join('\n');

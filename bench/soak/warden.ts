@@ -10,9 +10,12 @@ import { fileURLToPath } from 'node:url';
 
 const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 /** The agent CLI every session runs (the fixture is chosen per session directory). */
-export const fakeCli = fileURLToPath(new URL('./fake-claude-by-cwd.mjs', import.meta.url));
-/** What marks the agent CLIs among warden's children. */
-export const cliMarker = 'fake-claude-by-cwd.mjs';
+export const fakeCli = fileURLToPath(new URL('./claude-by-session.mjs', import.meta.url));
+/**
+ * What marks the agent CLIs among warden's children. Its own name (not "fake-claude"), so
+ * that a cleanup aimed at other tests' fakes by name does not take the soak's down too.
+ */
+export const cliMarker = 'claude-by-session.mjs';
 
 /** How the soak starts warden. */
 export interface WardenOptions {
