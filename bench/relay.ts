@@ -343,7 +343,7 @@ export async function relay(): Promise<void> {
     relays.bare = await bareRelay();
     for (const pid of floodChildren()) if (!started.includes(pid)) started.push(pid);
     check(started.length === 5, `five agent processes running (${started.length})`);
-    const plan: Plan = { warmup: 3, repetitions: 15, gcEachRepetition: true };
+    const plan: Plan = { warmup: 3, repetitions: 21, gcEachRepetition: true };
     const r = await measureInterleaved(plan, {
       baseline: async () => baseline(),
       bare: () => (relays.bare as Relay).prompt(),

@@ -213,7 +213,7 @@ export async function restart(): Promise<void> {
   console.log('\n## Restart');
   // The port's default environment (`isolated`), given to the bare children as well.
   const env = buildEnvironment();
-  const plan: Plan = { warmup: 3, repetitions: 31 };
+  const plan: Plan = { warmup: 5, repetitions: 41 };
   const subject = await supervised();
   const respawner = bareRespawner(env);
   await respawner.start();
