@@ -9,8 +9,9 @@
  *   child of a one_for_one supervisor (permanent, no backoff: OTP restarts at once), killed
  *   with `process.kill(pid, 'SIGKILL')`; timed from the kill to the first `port.message` of
  *   the restarted port, with the kill -> `child.exited` and kill -> `child.started` parts;
- * - bare spawn: `spawn()` of the same command and environment to the first newline on its
- *   stdout (the port benchmark's baseline; the goal is stated against it);
+ * - bare spawn: `spawn()` of the same command and environment, detached as a port's is, to
+ *   the first newline on its stdout (the port benchmark's baseline; the goal is stated
+ *   against it);
  * - bare respawn: the same child killed with SIGKILL and spawned again from its `exit`
  *   event, timed from the kill to the new child's first line (a restart by hand).
  */
@@ -136,7 +137,10 @@ async function supervised(): Promise<Supervised> {
 
 /** Spawns the fake CLI; resolves with the child once its first line is in. */
 function spawnToFirstLine(env: Record<string, string>): { child: ChildProcess; firstLine: Promise<void> } {
-  const child = spawn(process.execPath, bannerArgs, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  // Detached, as a port is (its own process group and session): with Linux's autogroup
+  // scheduling a new session also gets its own share of the CPU, which matters when other
+  // work loads the machine.
+  const child = spawn(process.execPath, bannerArgs, { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   record(child.pid);
   child.stderr?.resume();
   let text = '';
@@ -243,7 +247,8 @@ export async function restart(): Promise<void> {
     ['of which by hand: SIGKILL -> the child\'s exit event', formatStats(bareExit), formatRatio(exitNoticed.median / bareExit.median), difference(exitNoticed, bareExit)],
   ]));
   console.log(`\nCommand: node spec/support/fake-cli.mjs --banner '${banner}' (prints the line at once, then waits`);
-  console.log('on stdin), in the port\'s isolated environment for all three. Supervisor: one_for_one, one');
+  console.log('on stdin), in the port\'s isolated environment for all three, each in its own process group (detached,');
+  console.log('as a port starts it). Supervisor: one_for_one, one');
   console.log('permanent port child, no backoff (restarts at once), intensity 10,000 in 60 s so that no');
   console.log('repetition hits it. The kill is `process.kill(pid, \'SIGKILL\')` of the running process.');
   const left = spawned.filter((pid) => exists(pid));

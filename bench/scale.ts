@@ -12,7 +12,8 @@
  *   (warden's share alone); the demo agent at 1,000 for comparison (and at 10,000 with
  *   `WARDEN_BENCH_DEMO_10K=1`: its start grows with the square of the sessions);
  * - CLI ports: 100 ports of `spec/support/fake-cli.mjs --banner` under one supervisor,
- *   started at once: warden's own RSS, and the children's RSS and PSS summed.
+ *   started at once: warden's own RSS, and the children's RSS and PSS summed; against 100
+ *   bare `spawn()`s of the same command (same environment) in the same kind of process.
  *
  * RSS after three full collections; per session (or port) = (RSS with them - RSS before
  * them, same process, warmed up) / N. The goal is stated against the whole process's RSS.
@@ -57,6 +58,7 @@ export async function scale(): Promise<void> {
   if (process.env.WARDEN_BENCH_DEMO_10K === '1') plan.push(['demo', 10_000]);
   for (const [kind, count] of plan) sessions.push(await runCase(kind, count));
   const ports = await runCase('ports', 100);
+  const bare = await runCase('bare', 100);
 
   const rows = sessions.map((result) => {
     const perSession = (result.rssAfter - result.rssBefore) / result.count;
@@ -88,22 +90,24 @@ export async function scale(): Promise<void> {
   console.log('the first call to the last answer. Per session = (RSS or heap used after - before) / N, same');
   console.log('process, after three full collections. Peak RSS: VmHWM, during the start.');
 
-  const childrenPss = ports.childrenPss ?? 0;
-  console.log('\n### CLI ports (one supervisor, one_for_one)\n');
-  console.log(table(['case', 'warden RSS after gc', 'warden per port', 'children RSS (sum)', 'children PSS (sum)', 'warden RSS + children PSS', 'start all (to every first line)', 'per port'], [
-    [
-      `${ports.count} ports of fake-cli.mjs --banner`,
-      mb(ports.rssAfter),
-      kb((ports.rssAfter - ports.rssBefore) / ports.count),
-      mb(ports.childrenRss ?? 0),
-      mb(childrenPss),
-      mb(ports.rssAfter + childrenPss),
-      formatNs(ports.startNs),
-      formatNs(ports.startNs / ports.count),
-    ],
+  const processRow = (name: string, result: ScaleResult): string[] => [
+    name,
+    mb(result.rssAfter),
+    kb((result.rssAfter - result.rssBefore) / result.count),
+    mb(result.childrenRss ?? 0),
+    mb(result.childrenPss ?? 0),
+    mb(result.rssAfter + (result.childrenPss ?? 0)),
+    formatNs(result.startNs),
+    formatNs(result.startNs / result.count),
+  ];
+  console.log('\n### CLI ports (one supervisor, one_for_one), against bare spawn()\n');
+  console.log(table(['case', 'own RSS after gc', 'own per process', 'children RSS (sum)', 'children PSS (sum)', 'own RSS + children PSS', 'start all (to every first line)', 'per process'], [
+    processRow(`${ports.count} ports of fake-cli.mjs --banner`, ports),
+    processRow(`${bare.count} bare spawn() of the same`, bare),
   ]));
+  console.log(`\nPorts / bare: start all ${formatRatio(ports.startNs / bare.startNs)}, own RSS ${formatRatio(ports.rssAfter / bare.rssAfter)}, own RSS + children PSS ${formatRatio((ports.rssAfter + (ports.childrenPss ?? 0)) / (bare.rssAfter + (bare.childrenPss ?? 0)))}.`);
   console.log('\nEach child is a Node process: its RSS counts the pages it shares with the others (the node binary,');
   console.log('shared libraries) every time; PSS splits each shared page among its users, so the PSS sum is what');
-  console.log('the hundred really take. Every port process checked gone after the supervisor\'s shutdown.');
+  console.log('the hundred really take. Every process checked gone after the supervisor\'s shutdown (or stdin EOF).');
   console.log(`(scale benchmark: ${formatNs(since(begun))})`);
 }

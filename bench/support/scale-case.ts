@@ -9,12 +9,16 @@
  *   left idle;
  * - `minimal N`: the same with a native agent that keeps nothing per session (warden alone);
  * - `ports N`: N ports of `spec/support/fake-cli.mjs --banner` under one one_for_one
- *   supervisor, started at once, each waited for until its first line.
+ *   supervisor, started at once, each waited for until its first line;
+ * - `bare N`: the same N processes by bare `spawn()` (the ports' environment, detached as a
+ *   port's process is: its own process group and session, hence, on Linux, its own
+ *   autogroup share of the CPU), no port.
  *
  * RSS is read after three full collections. Before and after: the same process with the
  * same modules loaded (and, for `native`, one session open), so that the difference is
  * what the N sessions or ports hold.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +27,7 @@ import { createActor, enqueueActions, setup, type AnyActorRef } from 'xstate';
 import { demoAgent } from '../../src/acp/demo-agent.js';
 import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent } from '../../src/acp/native-agent.js';
 import { createHost } from '../../src/host/host.js';
-import { portLogic } from '../../src/port/index.js';
+import { buildEnvironment, portLogic } from '../../src/port/index.js';
 import { createSupervisor, shutdown, whichChildren } from '../../src/supervision/index.js';
 
 /** What one case measured. Bytes and nanoseconds. */
@@ -176,7 +180,49 @@ async function ports(): Promise<ScaleResult> {
   }
 }
 
-const cases: Record<string, () => Promise<ScaleResult>> = { runtime, demo: native, minimal: native, ports };
+/** The baseline of `ports`: the same N processes by bare `spawn()` (same environment, detached), no port, no supervisor. */
+async function bare(): Promise<ScaleResult> {
+  const fakeCli = fileURLToPath(new URL('../../spec/support/fake-cli.mjs', import.meta.url));
+  const env = buildEnvironment();
+  const before = await memory();
+  const start = process.hrtime.bigint();
+  const children = Array.from({ length: count }, (_, index) => spawn(process.execPath, [fakeCli, '--banner', `{"ready":${index}}`], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true }));
+  await Promise.all(children.map((child) => new Promise<void>((resolve) => {
+    child.stderr.resume();
+    child.stdout.once('data', () => {
+      child.stdout.resume();
+      resolve();
+    });
+  })));
+  const startNs = Number(process.hrtime.bigint() - start);
+  const pids = children.map((child) => child.pid as number);
+  try {
+    const after = await memory();
+    let childrenRss = 0;
+    let childrenPss = 0;
+    for (const pid of pids) {
+      childrenRss += procKb(pid, 'status', 'VmRSS');
+      childrenPss += procKb(pid, 'smaps_rollup', 'Pss');
+    }
+    return { kind, count, rssBefore: before.rss, heapBefore: before.heap, rssAfter: after.rss, heapAfter: after.heap, externalAfter: after.external, startNs, childrenRss, childrenPss, peakRss: procKb(process.pid, 'status', 'VmHWM') };
+  } finally {
+    await Promise.all(children.map((child) => new Promise<void>((resolve) => {
+      child.once('close', () => resolve());
+      child.stdin.end();
+    })));
+    const left = pids.filter((pid) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    check(left.length === 0, `no bare process left (${left.join(', ')})`);
+  }
+}
+
+const cases: Record<string, () => Promise<ScaleResult>> = { runtime, demo: native, minimal: native, ports, bare };
 const run = cases[kind];
 if (!run) throw new Error(`unknown scale case "${kind}"; expected ${Object.keys(cases).join(', ')}`);
 const result = await run();
