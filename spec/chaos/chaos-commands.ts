@@ -323,6 +323,10 @@ class SpawnFailure implements Command {
       // A new session of an agent that cannot start is refused, naming the problem.
       const refused = await within(world.newSession('flaky').then(() => undefined, (error: { rpc?: { code: number; message: string } }) => error.rpc), 'session/new of an unstartable agent');
       if (!refused || refused.code !== -32603) throw new InvariantError(`session/new with an unexecutable agent gave ${JSON.stringify(refused)}, not -32603`);
+      // …naming the executable and the fix, in words (it was once a JSON dump of the exit reason).
+      if (!refused.message.includes(`"${world.flakyCommand}" is not executable`) || !refused.message.includes('chmod +x') || refused.message.includes('{"')) {
+        throw new InvariantError(`the spawn failure is not told clearly: ${refused.message}`);
+      }
       world.say(`spawn failure refused: ${refused.message.slice(0, 100)}`);
       // A running session whose agent cannot start again fails after its restarts.
       const victim = pickSession(model, world, this.pick, ['open'], ['flaky']);

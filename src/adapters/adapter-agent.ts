@@ -299,8 +299,7 @@ function startSession(live: Live, request: AgentRequestEvent, id: string, resume
   if (!started?.ok) {
     live.sessions.delete(id);
     const reason = started && !started.ok ? started.reason : 'not started';
-    const cause = typeof reason === 'object' && reason !== null && 'startFailed' in reason ? (reason.startFailed as Error) : undefined;
-    live.scope.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.name} could not start: ${cause?.message ?? JSON.stringify(reason)}`, data: { reason: 'start_failed' } } });
+    live.scope.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.name} could not start: ${startFailure(reason)}`, data: { reason: 'start_failed' } } });
     return;
   }
   const supervisor = started.ref;

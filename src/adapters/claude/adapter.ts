@@ -18,6 +18,7 @@ import {
   controlRequest,
   emptyTurn,
   permissionAnswer,
+  permissionToolCall,
   sessionSetupOf,
   stopReasonOf,
   updatesOf,
@@ -189,26 +190,22 @@ export const claudeSessionMachine = setup({
         return;
       }
       if (message.type === 'control_request') {
-        const request = message.request as { subtype?: string; tool_name?: string; input?: Record<string, unknown>; tool_use_id?: string; description?: string };
-        const requestId = message.request_id as string;
-        if (request?.subtype === 'can_use_tool') {
-          enqueue.assign({ permissions: { ...context.permissions, [requestId]: { input: request.input } } });
+        const request = (typeof message.request === 'object' && message.request !== null ? message.request : {}) as { subtype?: unknown; input?: unknown };
+        const requestId = String(message.request_id);
+        if (request.subtype === 'can_use_tool') {
+          const toolCall = permissionToolCall(request, requestId);
+          enqueue.assign({ permissions: { ...context.permissions, [requestId]: { input: toolCall.rawInput } } });
           // The CLI now waits for the user, not the other way round: no hang watchdog meanwhile.
           enqueue.emit({ type: 'port.busy', busy: false });
-          const name = request.tool_name ?? 'tool';
           enqueue.emit({
             type: 'acp.clientRequest',
             key: requestId,
             method: 'session/request_permission',
-            params: {
-              sessionId,
-              toolCall: { toolCallId: request.tool_use_id ?? requestId, title: request.description ? `${name} ${request.description}` : name, status: 'pending', rawInput: request.input ?? {} },
-              options: permissionOptions('Always allow'),
-            },
+            params: { sessionId, toolCall, options: permissionOptions('Always allow') },
           });
         } else {
           // Hooks, MCP messages, elicitations: not offered by this adapter; say so rather than leave the CLI waiting.
-          enqueue.emit({ type: 'port.write', message: { type: 'control_response', response: { subtype: 'error', request_id: requestId, error: `acp-warden does not handle ${request?.subtype ?? 'this'} control requests` } } });
+          enqueue.emit({ type: 'port.write', message: { type: 'control_response', response: { subtype: 'error', request_id: requestId, error: `acp-warden does not handle ${typeof request.subtype === 'string' ? request.subtype : 'this'} control requests` } } });
         }
         return;
       }

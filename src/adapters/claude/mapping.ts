@@ -25,6 +25,21 @@ export interface TurnMemory {
 
 export const emptyTurn: TurnMemory = { streamedText: new Set(), streamedThinking: new Set(), announcedTools: new Set() };
 
+/** A CLI value used as text: strings only (a CLI line of the wrong type must not reach the editor as an invalid update). */
+function stringOf(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** A CLI value used as an object (a tool's input): plain objects only. */
+function objectOf(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+/** A CLI value used as a token count or an amount: finite and not negative, or nothing. */
+function amount(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
 function withAdded(set: ReadonlySet<string>, value: string): ReadonlySet<string> {
   const next = new Set(set);
   next.add(value);
@@ -153,21 +168,31 @@ export function permissionAnswer(requestId: string, allow: boolean, input: unkno
   };
 }
 
+/** The tool call of a `can_use_tool` control request, as the ACP permission request shows it. */
+export function permissionToolCall(request: Record<string, unknown>, requestId: string): { toolCallId: string; title: string; status: 'pending'; rawInput: Record<string, unknown> } {
+  const name = stringOf(request.tool_name) ?? 'tool';
+  const description = stringOf(request.description);
+  return { toolCallId: stringOf(request.tool_use_id) ?? requestId, title: description ? `${name} ${description}` : name, status: 'pending', rawInput: objectOf(request.input) };
+}
+
 /** What a streamed or complete assistant message means for the editor. */
 export function updatesOf(message: ClaudeMessage, memory: TurnMemory): { updates: SessionUpdate[]; memory: TurnMemory } {
   const updates: SessionUpdate[] = [];
   let next = memory;
   if (message.type === 'stream_event') {
-    const event = message.event as { type?: string; delta?: { type?: string; text?: string; thinking?: string }; content_block?: { type?: string; id?: string; name?: string } };
+    const event = (message.event ?? {}) as { type?: string; delta?: { type?: string; text?: unknown; thinking?: unknown }; content_block?: { type?: string; id?: unknown; name?: unknown } };
     const messageId = String(message.api_message_id ?? '');
-    if (event.type === 'content_block_delta' && event.delta?.type === 'text_delta' && event.delta.text) {
-      updates.push({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: event.delta.text } });
+    const delta = stringOf(event.delta?.text);
+    const thinking = stringOf(event.delta?.thinking);
+    const id = stringOf(event.content_block?.id);
+    if (event.type === 'content_block_delta' && event.delta?.type === 'text_delta' && delta) {
+      updates.push({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: delta } });
       next = { ...next, streamedText: withAdded(next.streamedText, messageId) };
-    } else if (event.type === 'content_block_delta' && event.delta?.type === 'thinking_delta' && event.delta.thinking) {
-      updates.push({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: event.delta.thinking } });
+    } else if (event.type === 'content_block_delta' && event.delta?.type === 'thinking_delta' && thinking) {
+      updates.push({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: thinking } });
       next = { ...next, streamedThinking: withAdded(next.streamedThinking, messageId) };
-    } else if (event.type === 'content_block_start' && event.content_block?.type === 'tool_use' && event.content_block.id) {
-      const { id, name = 'tool' } = event.content_block;
+    } else if (event.type === 'content_block_start' && event.content_block?.type === 'tool_use' && id) {
+      const name = stringOf(event.content_block.name) ?? 'tool';
       updates.push({ sessionUpdate: 'tool_call', toolCallId: id, title: name, kind: toolKind(name), status: 'pending', rawInput: {} });
       next = { ...next, announcedTools: withAdded(next.announcedTools, id) };
     }
@@ -182,8 +207,8 @@ export function updatesOf(message: ClaudeMessage, memory: TurnMemory): { updates
       } else if (block.type === 'thinking' && typeof block.thinking === 'string' && !next.streamedThinking.has(messageId)) {
         updates.push({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: block.thinking } });
       } else if (block.type === 'tool_use' && typeof block.id === 'string') {
-        const name = String(block.name ?? 'tool');
-        const input = (block.input ?? {}) as Record<string, unknown>;
+        const name = stringOf(block.name) ?? 'tool';
+        const input = objectOf(block.input);
         const where = locations(input);
         if (!next.announcedTools.has(block.id)) {
           updates.push({ sessionUpdate: 'tool_call', toolCallId: block.id, title: toolTitle(name, input), kind: toolKind(name), status: 'pending', rawInput: input, ...(where ? { locations: where } : {}) });
@@ -223,12 +248,13 @@ export function toolResult(block: Record<string, unknown>, toolUseResult: unknow
   const failed = block.is_error === true;
   const text = resultText(block.content);
   const content: ToolCallContent[] = [];
-  const detail = toolUseResult as { type?: string; filePath?: string; content?: string; originalFile?: string | null; stdout?: string; stderr?: string } | undefined;
+  const detail = toolUseResult as { type?: string; filePath?: string; content?: string; originalFile?: unknown; stdout?: string; stderr?: unknown } | undefined;
   if (!failed && detail && (detail.type === 'create' || detail.type === 'update') && typeof detail.filePath === 'string' && typeof detail.content === 'string') {
-    content.push({ type: 'diff', path: detail.filePath, oldText: detail.originalFile ?? null, newText: detail.content });
+    content.push({ type: 'diff', path: detail.filePath, oldText: stringOf(detail.originalFile) ?? null, newText: detail.content });
   } else if (!failed && detail && typeof detail.stdout === 'string') {
     // Shell output, shown as a terminal would show it.
-    const output = detail.stderr ? `${detail.stdout}\n${detail.stderr}` : detail.stdout;
+    const stderr = stringOf(detail.stderr);
+    const output = stderr ? `${detail.stdout}\n${stderr}` : detail.stdout;
     content.push({ type: 'content', content: { type: 'text', text: `\`\`\`\n${output}\n\`\`\`` } });
   } else if (text) {
     content.push({ type: 'content', content: { type: 'text', text } });
@@ -261,13 +287,17 @@ export function stopReasonOf(result: ClaudeMessage, cancelled: boolean): TurnOut
 
 /** A `usage_update` from a `result` line: tokens of the last model used, and the cost. */
 export function usageOf(result: ClaudeMessage): SessionUpdate | undefined {
-  const models = (result.modelUsage ?? {}) as Record<string, { inputTokens?: number; outputTokens?: number; cacheReadInputTokens?: number; cacheCreationInputTokens?: number; contextWindow?: number }>;
-  const entries = Object.values(models);
-  const model = entries.at(-1);
-  if (!model) return undefined;
-  const used = (model.inputTokens ?? 0) + (model.outputTokens ?? 0) + (model.cacheReadInputTokens ?? 0) + (model.cacheCreationInputTokens ?? 0);
-  const cost = typeof result.total_cost_usd === 'number' ? { cost: { amount: result.total_cost_usd, currency: 'USD' } } : {};
-  return { sessionUpdate: 'usage_update', used, size: model.contextWindow ?? 200_000, ...cost } as SessionUpdate;
+  const models = typeof result.modelUsage === 'object' && result.modelUsage !== null ? (result.modelUsage as Record<string, unknown>) : {};
+  const model = Object.values(models).at(-1) as Record<string, unknown> | undefined;
+  if (typeof model !== 'object' || model === null) return undefined;
+  // Counts of the wrong type or out of range count as nothing, so the update stays valid ACP.
+  const used = ['inputTokens', 'outputTokens', 'cacheReadInputTokens', 'cacheCreationInputTokens'].reduce((sum, key) => sum + Math.round(amount(model[key]) ?? 0), 0);
+  if (!Number.isSafeInteger(used)) return undefined;
+  const window = amount(model.contextWindow);
+  const size = window !== undefined && window > 0 && Number.isSafeInteger(Math.round(window)) ? Math.round(window) : 200_000;
+  const spent = amount(result.total_cost_usd);
+  const cost = spent !== undefined ? { cost: { amount: spent, currency: 'USD' } } : {};
+  return { sessionUpdate: 'usage_update', used, size, ...cost } as SessionUpdate;
 }
 
 /**
@@ -288,10 +318,10 @@ export function sessionSetupOf(init: Record<string, unknown>, currentModel: stri
   commands: Array<{ name: string; description: string; input?: { hint: string } }>;
 } {
   const models = Array.isArray(init.models) ? (init.models as Array<{ value?: string; displayName?: string; description?: string }>) : [];
-  const options = models.filter((model) => typeof model.value === 'string').map((model) => ({
+  const options = models.filter((model) => typeof model?.value === 'string').map((model) => ({
     value: model.value as string,
-    name: model.displayName ?? (model.value as string),
-    ...(model.description ? { description: model.description } : {}),
+    name: stringOf(model.displayName) ?? (model.value as string),
+    ...(stringOf(model.description) ? { description: model.description } : {}),
   }));
   const current = currentModel ?? options[0]?.value ?? 'default';
   const configOptions: SessionConfigOption[] = options.length > 0
@@ -299,8 +329,8 @@ export function sessionSetupOf(init: Record<string, unknown>, currentModel: stri
     : [];
   const commands = Array.isArray(init.commands)
     ? (init.commands as Array<{ name?: string; description?: string; argumentHint?: string }>)
-        .filter((command) => typeof command.name === 'string')
-        .map((command) => ({ name: command.name as string, description: command.description ?? '', ...(command.argumentHint ? { input: { hint: command.argumentHint } } : {}) }))
+        .filter((command) => typeof command?.name === 'string')
+        .map((command) => ({ name: command.name as string, description: stringOf(command.description) ?? '', ...(stringOf(command.argumentHint) ? { input: { hint: command.argumentHint as string } } : {}) }))
     : [];
   const mode = typeof init.current_permission_mode === 'string' && claudeModes.some((entry) => entry.id === init.current_permission_mode) ? init.current_permission_mode : 'default';
   return { modes: { currentModeId: mode, availableModes: claudeModes }, configOptions, commands };
