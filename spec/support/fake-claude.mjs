@@ -3,7 +3,9 @@
 // claude-stream-json-<FAKE_CLAUDE_FIXTURE>.transcript.ndjson) against whoever drives it.
 // Lines the transcript sent to the CLI ("in") are awaited and checked by type; lines it
 // printed ("out") are printed in order. Extra control requests (initialize, set_model,
-// set_permission_mode) are answered when they are not in the transcript. Started with
+// set_permission_mode, and get_settings, get_context_usage, which the Claude Agent SDK sends)
+// are answered when they are not in the transcript, and `auth status --json` prints an
+// API-key login, as Claude Code 2.1.332 does (shortened). Started with
 // `--resume <id>`, it goes on under that session id, as Claude Code 2.1.332 does (every
 // recorded session id printed becomes <id>); a <id> it has no conversation for ends it as
 // the real CLI does: "No conversation found with session ID: <id>" on stderr, a `result`
@@ -39,6 +41,10 @@ const crashesHere = !process.env.FAKE_CLAUDE_CRASH_CWD || process.cwd().includes
 if (process.env.FAKE_CLAUDE_CRASH_ALWAYS === '1' && crashesHere) process.kill(process.pid, 'SIGKILL');
 crashWhenAsked();
 const faults = installFaultSignal();
+if (args[0] === 'auth' && args[1] === 'status') {
+  print({ loggedIn: true, authMethod: 'api_key', apiProvider: 'firstParty', apiKeySource: 'ANTHROPIC_API_KEY' });
+  process.exit(0);
+}
 if (resumedId && (process.env.FAKE_CLAUDE_NO_CONVERSATION ?? '').split(',').includes(resumedId)) {
   const why = `No conversation found with session ID: ${resumedId}`;
   process.stderr.write(`${why}\n`);
@@ -69,6 +75,15 @@ function answerExtra(message, expected) {
   const subtype = message.request?.subtype;
   if (subtype === 'initialize') {
     print({ type: 'control_response', response: { subtype: 'success', request_id: message.request_id, response: cannedInit } });
+    return true;
+  }
+  if (subtype === 'get_settings') {
+    print({ type: 'control_response', response: { subtype: 'success', request_id: message.request_id, response: { effective: {}, sources: [], applied: {} } } });
+    return true;
+  }
+  if (subtype === 'get_context_usage') {
+    const usage = { categories: [], totalTokens: 0, maxTokens: 1_000_000, rawMaxTokens: 1_000_000, percentage: 0 };
+    print({ type: 'control_response', response: { subtype: 'success', request_id: message.request_id, response: usage } });
     return true;
   }
   if (subtype === 'set_model' || subtype === 'set_permission_mode') {
