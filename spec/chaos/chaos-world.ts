@@ -67,6 +67,7 @@ export class ChaosWorld {
   generation = 0;
   faults = 0;
   #running = false;
+  #ended = 0;
   #nextDir = 0;
   readonly #started = Date.now();
 
@@ -96,6 +97,12 @@ export class ChaosWorld {
     host.on((event) => {
       this.events.push(event);
       if (event.type === 'session.state') this.states.set(event.sessionId, event.state);
+      this.say(`  · ${describeEvent(event)}`);
+      // A supervisor that shut down is gone; one started again under the same path counts afresh.
+      if (event.type === 'supervisor.shutdown') {
+        this.restarts.set(`${event.supervisor} (ended ${++this.#ended})`, this.restarts.get(event.supervisor) ?? []);
+        this.restarts.delete(event.supervisor);
+      }
       if (event.type === 'child.restarted') {
         const times = this.restarts.get(event.supervisor) ?? [];
         times.push(event.at);
@@ -257,6 +264,14 @@ export class ChaosWorld {
       rmSync(this.root, { recursive: true, force: true });
     }
   }
+}
+
+/** A host event in one short line, for the walk's log. */
+function describeEvent(event: HostEvent): string {
+  const fields = event as unknown as Record<string, unknown>;
+  const who = fields.sessionId ?? (typeof fields.supervisor === 'string' ? `${String(fields.supervisor).split('/').at(-1)}/${String(fields.childId ?? '')}` : '');
+  const what = fields.state ?? fields.exit ?? fields.reason ?? fields.pid ?? fields.restarts ?? '';
+  return `${event.type} ${String(who)} ${typeof what === 'object' ? JSON.stringify(what).slice(0, 120) : String(what)}`;
 }
 
 /** Live processes running fake-claude whose working directory is `dir` (or under it). */

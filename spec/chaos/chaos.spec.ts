@@ -35,7 +35,7 @@ describe(`chaos walk (${profile.name} profile)`, function () {
         await fc.asyncModelRun(() => ({ model, real: world }), commands);
         await endWalk(model, world);
         totals.walks++;
-        totals.steps += world.log.length;
+        totals.steps += world.log.filter((line) => !line.line.startsWith('  ·')).length;
         totals.faults += world.faults;
         totals.restarts += [...world.restarts.values()].reduce((sum, times) => sum + times.length, 0);
         totals.hostRestarts += world.generation - 1;
@@ -60,6 +60,6 @@ describe(`chaos walk (${profile.name} profile)`, function () {
       const hint = `replay: npm run chaos -- --seed ${seed}${path ? ` --path ${path}` : ''}`;
       throw Object.assign(new Error(`${message}\n\n${hint}\n\nthe failing walk, step by step:\n${lastLog.join('\n')}`), { stack: undefined });
     }
-    console.log(`      ${totals.walks} walks, ${totals.steps} steps logged, ${totals.faults} faults, ${totals.restarts} restarts, ${totals.hostRestarts} host restarts`);
+    console.log(`      ${totals.walks} walks, ${totals.steps} steps, ${totals.faults} faults, ${totals.restarts} restarts, ${totals.hostRestarts} host restarts`);
   });
 });

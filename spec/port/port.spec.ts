@@ -316,6 +316,16 @@ describe('port', () => {
       expect(Date.now() - startedAt).to.be.at.least(250);
     });
 
+    it('a stopped (SIGSTOP) CLI is continued with its SIGTERM, so a graceful stop does not wait for the SIGKILL', async () => {
+      const { actor, ended, request } = startPort({ shutdown: { stdinGraceMs: 100, killAfterMs: 3_000 } });
+      await request('echo');
+      process.kill(actor.getSnapshot().context.pid as number, 'SIGSTOP');
+      actor.send({ type: 'supervisor.shutdown' });
+      const { output } = await ended;
+      // Without the SIGCONT the stopped process sees neither EOF nor SIGTERM and is SIGKILLed after 3 s.
+      expect(((output as { detail: PortExit }).detail.reason as { signal: string | null }).signal).to.not.equal('SIGKILL');
+    });
+
     it('a grandchild dies with the group, on a graceful stop and on a crash', async () => {
       const first = startPort();
       const tool = (await first.request('grandchild')).result as { pid: number };

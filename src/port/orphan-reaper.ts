@@ -25,6 +25,7 @@ const reap = () => {
   reaping = true;
   if (groups.size === 0) process.exit(0);
   kill('SIGTERM');
+  kill('SIGCONT'); // a stopped process gets its SIGTERM only once continued
   setTimeout(() => { kill('SIGKILL'); process.exit(0); }, ${reaperGraceMs});
 };
 process.stdin.setEncoding('utf8');

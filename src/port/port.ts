@@ -298,6 +298,8 @@ export const portLogic: PortLogic = gracefulShutdown({
       case 'port.internal.shutdownStep':
         if (live.pid !== undefined && !live.finished) {
           signalGroup(live.pid, event.step === 'term' ? 'SIGTERM' : 'SIGKILL');
+          // A stopped (SIGSTOP) process holds the SIGTERM until continued: continue it, as shells do.
+          if (event.step === 'term') signalGroup(live.pid, 'SIGCONT');
           if (event.step === 'term') schedule(live, { type: 'port.internal.shutdownStep', step: 'kill' }, live.options.killAfterMs, 'kill');
         }
         return snapshot;
