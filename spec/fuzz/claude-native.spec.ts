@@ -12,10 +12,10 @@
  * encode); the prompt gets exactly one outcome (a stop reason, or an error) once a `result`
  * arrives; and a valid turn after the garbage still ends with its stop reason.
  *
- * The running property keeps native messages in the structure the CLI prints (objects and
- * arrays where it prints them; leaves vary freely), and does not check updates against the
- * ACP schema: both fail today (BUGs in src, see the comments and the skipped tests below,
- * which fuzz without those limits).
+ * The first property keeps native messages in the structure the CLI prints (objects and
+ * arrays where it prints them; leaves vary freely); the second varies the structure too and
+ * checks every update and permission request against the ACP schema (both found bugs in src,
+ * fixed; see the comments below).
  *
  * Inputs per run: FUZZ_CLAUDE_RUNS turns (default 400) of 10 to 50 generated events spliced into a
  * recorded turn, then a valid turn: about 13,000 native messages. FUZZ_SEED replays a seed.
