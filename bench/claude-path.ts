@@ -6,15 +6,18 @@
  * did what it claims, that both answered the same text, and that no process is left).
  *
  * Each case is what an editor does: spawn the adapter process, `initialize`, `session/new`,
- * one `session/prompt` "hi", then close its stdin (and signal its process group if needed).
+ * a `session/prompt` "hi", five more in the same session (the fake replays the turn again,
+ * FAKE_CLAUDE_LOOP), then close its stdin (and signal its process group if needed).
  * The editor here is a bare newline-delimited JSON-RPC client timestamping each line as it
  * arrives, the same for both. Measured, per fixture (`hello`: system init, one assistant
  * message, result; `partial`: the same streamed as deltas):
  * - spawn to `initialize` answered, spawn to `session/new` answered (the session is ready);
- * - prompt sent (100 ms after `session/new` answered, so that what the session sends on its
- *   own is not counted) to the first `session/update` after it, to its first text chunk
- *   (`agent_message_chunk`), and to the prompt's answer;
- * - the adapter process's own CPU time (user + system) from spawn to the prompt's answer,
+ * - first prompt sent (100 ms after `session/new` answered, so that what the session sends on
+ *   its own is not counted) to the first `session/update` after it, to its first text chunk
+ *   (`agent_message_chunk`), and to the prompt's answer; and when the CLI had the prompt's
+ *   user line (the fake's FAKE_CLAUDE_USER_LOG is a named pipe read here), which splits the
+ *   turn into the adapter's way in and its way out; the same for the five later prompts;
+ * - the adapter process's own CPU time (user + system) from spawn to the first answer,
  *   and its peak RSS (from /proc; its children, the CLI and probes, not counted).
  *
  * warden: `node <fresh tsc build of src/>/cli/main.js acp --agent claude --agent-command
@@ -27,7 +30,8 @@
  * (FAKE_CLAUDE_DELAY_MS=0). Cases interleaved round by round, 1 warm-up round, 9 measured.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { constants, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,18 +51,26 @@ const expectedText = 'Hello from the fake Anthropic server.';
 const plan = { warmup: 1, repetitions: 9 };
 /** The pause between session/new answered and the prompt (a person types; the session's own updates arrive first). */
 const settleMs = 100;
+/** Prompts after the first, in the same session (the fake replays the turn again: FAKE_CLAUDE_LOOP). */
+const warmPrompts = 5;
 
-/** What one case measured, in ns (CPU in ms, RSS in kB). */
+/** One prompt: times in ns from the prompt sent. */
+interface Turn {
+  readonly firstUpdate: number;
+  readonly firstText: number;
+  readonly cliHasPrompt: number;
+  readonly answered: number;
+  readonly text: string;
+  readonly updateKinds: readonly string[];
+}
+
+/** What one case measured: times in ns from the spawn, CPU in ms, RSS in kB; its first prompt, then the warm ones. */
 interface Sample {
   readonly initialized: number;
   readonly ready: number;
-  readonly firstUpdate: number;
-  readonly firstText: number;
-  readonly answered: number;
+  readonly turns: readonly Turn[];
   readonly cpuMs: number;
   readonly peakRssKb: number;
-  readonly text: string;
-  readonly updateKinds: readonly string[];
 }
 
 const versionOf = (directory: string): string => {
@@ -116,6 +128,35 @@ async function until(predicate: () => boolean, ms: number): Promise<boolean> {
   return true;
 }
 
+/**
+ * When the fake CLI got each user line: its FAKE_CLAUDE_USER_LOG is a named pipe, held open
+ * here for reading and writing (so it never ends), and each append the fake makes as it reads
+ * a user line is stamped on arrival. `at(k)` resolves with the arrival of the k-th (from 0).
+ */
+function userLinesOf(fifo: string): { fifo: string; at: (k: number) => Promise<bigint>; close: () => void } {
+  const made = spawnSync('mkfifo', [fifo], { encoding: 'utf8' });
+  check(made.status === 0, `mkfifo ${fifo} (${made.stderr ?? made.error?.message})`);
+  const socket = new Socket({ fd: openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK), readable: true, writable: false });
+  const arrivals: bigint[] = [];
+  const waiting = new Set<() => void>();
+  socket.on('data', (chunk: Buffer) => {
+    const at = now();
+    for (const byte of chunk) if (byte === 0x0a) arrivals.push(at);
+    for (const wake of waiting) wake();
+  });
+  const at = (k: number) => new Promise<bigint>((resolve) => {
+    const look = () => {
+      const arrival = arrivals[k];
+      if (arrival === undefined) return;
+      waiting.delete(look);
+      resolve(arrival);
+    };
+    waiting.add(look);
+    look();
+  });
+  return { fifo, at, close: () => socket.destroy() };
+}
+
 /** One case: spawn the adapter as an editor would, initialize, session/new, prompt "hi", stop it. */
 async function runCase(side: Side, fixture: Fixture, wardenMain: string): Promise<Sample> {
   const scratch = realpathSync(mkdtempSync(join(tmpdir(), `warden-bench-claude-${side}-`)));
@@ -131,11 +172,14 @@ async function runCase(side: Side, fixture: Fixture, wardenMain: string): Promis
     IS_SANDBOX: '1',
     FAKE_CLAUDE_FIXTURE: fixture,
     FAKE_CLAUDE_DELAY_MS: '0',
+    FAKE_CLAUDE_LOOP: '1',
   };
   const [command, args] = side === 'warden'
-    ? [process.execPath, [wardenMain, 'acp', '--agent', 'claude', '--agent-command', fakeClaude, '--env', 'FAKE_CLAUDE_FIXTURE', '--env', 'FAKE_CLAUDE_DELAY_MS']]
+    ? [process.execPath, [wardenMain, 'acp', '--agent', 'claude', '--agent-command', fakeClaude, '--env', 'FAKE_CLAUDE_FIXTURE', '--env', 'FAKE_CLAUDE_DELAY_MS', '--env', 'FAKE_CLAUDE_USER_LOG', '--env', 'FAKE_CLAUDE_LOOP']]
     : [process.execPath, [peerEntry]];
   if (side === 'peer') env.CLAUDE_CODE_EXECUTABLE = fakeClaude;
+  const userLines = userLinesOf(join(scratch, 'user-lines.fifo'));
+  env.FAKE_CLAUDE_USER_LOG = userLines.fifo;
 
   const started = now();
   const child = spawn(command, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
@@ -186,27 +230,30 @@ async function runCase(side: Side, fixture: Fixture, wardenMain: string): Promis
     check(typeof sessionId === 'string', `${side} session/new gave a session id`);
     // What session/new sends after its answer (available commands, ...) is not the prompt's.
     await pause(settleMs);
-    const before = updates.length;
-    const prompted = now();
-    const answer = await request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] });
-    check(answer.result.stopReason === 'end_turn', `${side} ${fixture}: the prompt ended end_turn (got ${String(answer.result.stopReason)})`);
-    const usage = usageOf(pid);
-    await pause(20); // updates sent with the answer
-    const turn = updates.slice(before);
-    const chunks = turn.filter((entry) => entry.update.sessionUpdate === 'agent_message_chunk' && entry.update.content?.type === 'text');
-    const first = turn[0];
-    const firstChunk = chunks[0];
-    check(first !== undefined && firstChunk !== undefined, `${side} ${fixture}: the prompt streamed text`);
-    return {
-      initialized: Number(initialized.at - started),
-      ready: Number(session.at - started),
-      firstUpdate: Number((first as (typeof turn)[number]).at - prompted),
-      firstText: Number((firstChunk as (typeof turn)[number]).at - prompted),
-      answered: Number(answer.at - prompted),
-      ...usage,
-      text: chunks.map((entry) => entry.update.content?.text ?? '').join(''),
-      updateKinds: turn.filter((entry) => entry.at <= answer.at).map((entry) => entry.update.sessionUpdate),
-    };
+    const turns: Turn[] = [];
+    let usage = { cpuMs: 0, peakRssKb: 0 };
+    for (let k = 0; k <= warmPrompts; k++) {
+      const before = updates.length;
+      const prompted = now();
+      const answer = await request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] });
+      check(answer.result.stopReason === 'end_turn', `${side} ${fixture}: prompt ${k + 1} ended end_turn (got ${String(answer.result.stopReason)})`);
+      if (k === 0) usage = usageOf(pid);
+      await pause(20); // updates sent with the answer, and a breath between prompts
+      const turn = updates.slice(before);
+      const chunks = turn.filter((entry) => entry.update.sessionUpdate === 'agent_message_chunk' && entry.update.content?.type === 'text');
+      const first = turn[0];
+      const firstChunk = chunks[0];
+      check(first !== undefined && firstChunk !== undefined, `${side} ${fixture}: prompt ${k + 1} streamed text`);
+      turns.push({
+        firstUpdate: Number((first as (typeof turn)[number]).at - prompted),
+        firstText: Number((firstChunk as (typeof turn)[number]).at - prompted),
+        cliHasPrompt: Number((await withDeadline(userLines.at(k), `${side}: the CLI's user line ${k + 1}`)) - prompted),
+        answered: Number(answer.at - prompted),
+        text: chunks.map((entry) => entry.update.content?.text ?? '').join(''),
+        updateKinds: turn.filter((entry) => entry.at <= answer.at).map((entry) => entry.update.sessionUpdate),
+      });
+    }
+    return { initialized: Number(initialized.at - started), ready: Number(session.at - started), turns, ...usage };
   } finally {
     // The editor goes away: stdin closed, then the group signalled, then whatever is left of the case.
     child.stdin.end();
@@ -223,6 +270,7 @@ async function runCase(side: Side, fixture: Fixture, wardenMain: string): Promis
       if (!(await until(ended, 3_000))) signal('SIGKILL');
     }
     await exited;
+    userLines.close();
     if (!(await until(() => processesOf(home).length === 0, 5_000))) {
       for (const leftover of processesOf(home)) process.kill(leftover, 'SIGKILL');
     }
@@ -233,8 +281,9 @@ async function runCase(side: Side, fixture: Fixture, wardenMain: string): Promis
 }
 
 const ms = (ns: number) => `${(ns / 1e6).toFixed(ns < 1e7 ? 2 : 1)} ms`;
-const statsOf = (samples: readonly Sample[], pick: (sample: Sample) => number): Stats => summarize(samples.map(pick));
 const formatMs = (stats: Stats) => `${ms(stats.median)} (${ms(stats.min)}–${ms(stats.max)})`;
+const first = (sample: Sample) => sample.turns[0] as Turn;
+const warm = (sample: Sample) => sample.turns.slice(1);
 
 export async function claudeCodePath(): Promise<void> {
   console.log('\n## Claude Code path: warden against @agentclientprotocol/claude-agent-acp, same fake Claude Code CLI');
@@ -252,44 +301,49 @@ export async function claudeCodePath(): Promise<void> {
       for (const fixture of fixtures) {
         for (const side of sides) {
           const sample = await runCase(side, fixture, wardenMain);
-          check(sample.text === expectedText, `${side} ${fixture}: answered "${expectedText}" (got ${JSON.stringify(sample.text)})`);
+          for (const [index, turn] of sample.turns.entries()) {
+            check(turn.text === expectedText, `${side} ${fixture} prompt ${index + 1}: answered "${expectedText}" (got ${JSON.stringify(turn.text)})`);
+          }
           if (round >= plan.warmup) samples.set(`${side} ${fixture}`, [...(samples.get(`${side} ${fixture}`) ?? []), sample]);
         }
       }
     }
-    const rows: string[][] = [];
-    const measures: Array<[string, (sample: Sample) => number]> = [
-      ['spawn -> initialize answered', (sample) => sample.initialized],
-      ['spawn -> session/new answered', (sample) => sample.ready],
-      ['prompt -> first session/update', (sample) => sample.firstUpdate],
-      ['prompt -> first text chunk', (sample) => sample.firstText],
-      ['prompt -> answer', (sample) => sample.answered],
-      ['spawn -> session/new answered, plus prompt -> answer', (sample) => sample.ready + sample.answered],
+    const later = `prompts 2–${warmPrompts + 1}`;
+    const measures: Array<[string, (sample: Sample) => number[]]> = [
+      ['spawn -> initialize answered', (sample) => [sample.initialized]],
+      ['spawn -> session/new answered', (sample) => [sample.ready]],
+      ['first prompt -> first session/update', (sample) => [first(sample).firstUpdate]],
+      ['first prompt -> first text chunk', (sample) => [first(sample).firstText]],
+      ['first prompt -> the CLI has the user line', (sample) => [first(sample).cliHasPrompt]],
+      ['first prompt -> answer', (sample) => [first(sample).answered]],
+      ['spawn -> session/new answered, plus first prompt -> answer', (sample) => [sample.ready + first(sample).answered]],
+      [`${later} -> first text chunk`, (sample) => warm(sample).map((turn) => turn.firstText)],
+      [`${later} -> the CLI has the user line`, (sample) => warm(sample).map((turn) => turn.cliHasPrompt)],
+      [`${later} -> answer`, (sample) => warm(sample).map((turn) => turn.answered)],
     ];
+    const rows: string[][] = [];
     for (const fixture of fixtures) {
       const ours = samples.get(`warden ${fixture}`) ?? [];
       const theirs = samples.get(`peer ${fixture}`) ?? [];
+      const both = (pick: (sample: Sample) => number[]) => [summarize(ours.flatMap(pick)), summarize(theirs.flatMap(pick))] as const;
       for (const [name, pick] of measures) {
-        const a = statsOf(ours, pick);
-        const b = statsOf(theirs, pick);
+        const [a, b] = both(pick);
         rows.push([fixture, name, formatMs(a), formatMs(b), formatRatio(a.median / b.median)]);
       }
-      const cpuA = statsOf(ours, (sample) => sample.cpuMs);
-      const cpuB = statsOf(theirs, (sample) => sample.cpuMs);
-      rows.push([fixture, 'adapter process CPU, spawn to answer', `${cpuA.median} ms (${cpuA.min}–${cpuA.max})`, `${cpuB.median} ms (${cpuB.min}–${cpuB.max})`, formatRatio(cpuA.median / cpuB.median)]);
-      const rssA = statsOf(ours, (sample) => sample.peakRssKb);
-      const rssB = statsOf(theirs, (sample) => sample.peakRssKb);
-      rows.push([fixture, 'adapter process peak RSS', `${(rssA.median / 1024).toFixed(0)} MB`, `${(rssB.median / 1024).toFixed(0)} MB`, formatRatio(rssA.median / rssB.median)]);
+      const [cpuA, cpuB] = both((sample) => [sample.cpuMs]);
+      rows.push([fixture, 'adapter process CPU, spawn to first answer', `${cpuA.median} ms (${cpuA.min}–${cpuA.max})`, `${cpuB.median} ms (${cpuB.min}–${cpuB.max})`, formatRatio(cpuA.median / cpuB.median)]);
+      const [rssA, rssB] = both((sample) => [sample.peakRssKb]);
+      rows.push([fixture, 'adapter process peak RSS, spawn to first answer', `${(rssA.median / 1024).toFixed(0)} MB`, `${(rssB.median / 1024).toFixed(0)} MB`, formatRatio(rssA.median / rssB.median)]);
     }
-    console.log(`${plan.repetitions} cases each after ${plan.warmup} warm-up round, interleaved; median (min–max); ratio = warden / claude-agent-acp, below 1 when warden is faster`);
+    console.log(`${plan.repetitions} cases (processes) each after ${plan.warmup} warm-up round, interleaved; ${later}: ${warmPrompts} per case, in the same session; median (min–max); ratio = warden / claude-agent-acp, below 1 when warden is faster`);
     console.log(table(['fixture', 'measure', 'warden', 'claude-agent-acp', 'warden / peer'], rows));
     for (const fixture of fixtures) {
       for (const side of sides) {
-        const kinds = samples.get(`${side} ${fixture}`)?.[0]?.updateKinds ?? [];
-        console.log(`updates of the prompt, ${side} ${fixture}: ${kinds.join(', ')}`);
+        const kinds = samples.get(`${side} ${fixture}`)?.[0]?.turns[0]?.updateKinds ?? [];
+        console.log(`updates of the first prompt, ${side} ${fixture}: ${kinds.join(', ')}`);
       }
     }
-    console.log(`both answered "${expectedText}" in every case; no process left`);
+    console.log(`both answered "${expectedText}" to every prompt; no process left`);
   } finally {
     rmSync(build, { recursive: true, force: true });
   }
