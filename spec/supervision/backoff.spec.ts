@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createActor, SimulatedClock, type AnyActorRef } from 'xstate';
-import { backoffAttempt, backoffDelay, createSupervisor, normalizeBackoff, whichChildren } from '../../src/supervision/index.js';
+import { backoffAttempt, backoffDelay, createSupervisor, delayWithinIntensity, normalizeBackoff, whichChildren } from '../../src/supervision/index.js';
 import { recordEvents, tell, worker } from '../support/children.js';
 
 describe('backoff', () => {
@@ -22,6 +22,45 @@ describe('backoff', () => {
       expect(backoff.resetAfter).to.equal(16500);
       expect(backoffAttempt(backoff, 4, 16499)).to.equal(4);
       expect(backoffAttempt(backoff, 4, 16500)).to.equal(0);
+    });
+
+    it('stays inside the intensity window: at most period / (intensity + 1)', () => {
+      expect(delayWithinIntensity(5000, 3, 4000)).to.equal(1000);
+      expect(delayWithinIntensity(200, 3, 4000)).to.equal(200);
+      expect(delayWithinIntensity(5000, 3, 60_000)).to.equal(5000);
+      expect(delayWithinIntensity(5000, 3, Infinity)).to.equal(5000);
+    });
+  });
+
+  describe('a crash loop against the intensity', () => {
+    it('gives up even when the backoff would outgrow the window (5 s delays, 3 restarts in 4 s)', () => {
+      const clock = new SimulatedClock();
+      const sup = createSupervisor({
+        intensity: 3,
+        period: 4000,
+        random: () => 0,
+        children: [{ id: 'w', start: { logic: worker }, backoff: { minDelay: 200, maxDelay: 5000, resetAfter: 60_000 } }],
+      });
+      const actor = createActor(sup, { clock, id: 'sup' });
+      const events = recordEvents(actor);
+      actor.start();
+      const current = () => whichChildren(actor)[0] as { ref: AnyActorRef | undefined; status: string } | undefined;
+      // Earlier crashes spaced out (the window forgets them) push the backoff attempt up.
+      for (let crash = 0; crash < 5; crash++) {
+        tell(current()?.ref, { type: 'crash' });
+        clock.increment(5000);
+      }
+      expect(actor.getSnapshot().status).to.equal('active');
+      // Now a crash loop: the child dies 10 ms after every start.
+      for (let step = 0; step < 50 && actor.getSnapshot().status === 'active'; step++) {
+        if (current()?.ref) tell(current()?.ref, { type: 'crash' });
+        clock.increment(10);
+        while (current()?.status === 'restarting' && actor.getSnapshot().status === 'active') clock.increment(50);
+      }
+      expect(events.some((event) => event.type === 'intensity.exceeded')).to.equal(true);
+      expect(actor.getSnapshot().status).to.equal('done');
+      const delays = events.filter((event) => event.type === 'child.restarting').map((event) => event.delay as number);
+      expect(Math.max(...delays)).to.equal(1000);
     });
   });
 

@@ -67,6 +67,18 @@ export function backoffDelay(backoff: NormalizedBackoff, attempt: number, random
 }
 
 /**
+ * A backoff delay kept inside the intensity window: at most `period / (intensity + 1)`.
+ * Without this, delays that outgrow the window let a crash loop restart forever (e.g. 5 s
+ * delays with 3 restarts in 4 s: never more than one restart in any window), and the
+ * supervisor would never give up. With it, intensity + 1 quick crashes always fall within
+ * one period.
+ */
+export function delayWithinIntensity(delay: number, intensity: number, period: number): number {
+  if (!Number.isFinite(period)) return delay;
+  return Math.min(delay, Math.floor(period / (intensity + 1)));
+}
+
+/**
  * The attempt number to use for the coming restart: back to 0 when the incarnation that
  * just exited had run for at least `resetAfter` (it was stable), otherwise `pending`
  * (one more than the previous attempt).

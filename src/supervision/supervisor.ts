@@ -23,7 +23,7 @@ import {
   type ChildSpec,
   type NormalizedChildSpec,
 } from './child-spec.js';
-import { backoffAttempt, backoffDelay } from './backoff.js';
+import { backoffAttempt, backoffDelay, delayWithinIntensity } from './backoff.js';
 import { addRestart, restartsInWindow } from './restart-intensity.js';
 import { autoShutdownTriggered, restartGroup, shouldRestart } from './restart-policy.js';
 import { normalizeFlags, type NormalizedFlags, type SupervisorFlags } from './supervisor-flags.js';
@@ -585,7 +585,7 @@ function onChildExit(live: Live, event: Extract<SupervisorInternalEvent, { type:
   if (shouldRestart(spec.restart, reason)) {
     if (spec.backoff) {
       const attempt = backoffAttempt(spec.backoff, entry.pendingAttempt, uptime);
-      const delay = backoffDelay(spec.backoff, attempt, live.config.random());
+      const delay = restartDelay(live, backoffDelay(spec.backoff, attempt, live.config.random()));
       entry.pendingAttempt = attempt + 1;
       emit(live, { type: 'child.exited', childId: spec.id, reason, action: 'restart_delayed', uptime });
       entry.status = 'restarting';
@@ -619,6 +619,11 @@ function checkAutoShutdown(live: Live): void {
   if (autoShutdownTriggered(live.config.flags.autoShutdown, othersActive)) {
     beginExit(live, shutdownExit());
   }
+}
+
+/** A backoff delay, capped so that a crash loop still reaches this supervisor's intensity. */
+function restartDelay(live: Live, delay: number): number {
+  return delayWithinIntensity(delay, live.config.flags.intensity, live.config.flags.period);
 }
 
 /** Puts a child in `restarting` and restarts it after `delay` ms of the supervisor's clock. */
@@ -711,7 +716,7 @@ function startGroup(live: Live, failedId: string, group: readonly string[]): voi
       if (other && !other.ref) other.status = 'restarting';
     }
     const delay = entry.spec.backoff
-      ? backoffDelay(entry.spec.backoff, entry.pendingAttempt++, live.config.random())
+      ? restartDelay(live, backoffDelay(entry.spec.backoff, entry.pendingAttempt++, live.config.random()))
       : 0;
     if (delay > 0) scheduleRestart(live, entry, delay, entry.pendingAttempt - 1);
     else live.scope.self.send({ type: 'supervisor.child.restart', id });
