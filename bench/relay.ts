@@ -370,8 +370,11 @@ export async function relay(): Promise<void> {
     console.log('streams; the SDK reads the agent through Readable.toWeb / Writable.toWeb of its pipes.');
     console.log(`${plan.repetitions} repetitions each after ${plan.warmup} warm-up rounds, interleaved, garbage collected before each.`);
   } finally {
-    for (const relayed of Object.values(relays)) await relayed.close();
-    rmSync(dir, { recursive: true, force: true });
+    try {
+      for (const relayed of Object.values(relays)) await relayed.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
   // The ports' process groups are signalled after stdin EOF: give them a moment to be reaped.
   await withDeadline((async () => {

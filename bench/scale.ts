@@ -94,6 +94,7 @@ export async function scale(): Promise<void> {
     name,
     mb(result.rssAfter),
     kb((result.rssAfter - result.rssBefore) / result.count),
+    kb((result.heapAfter - result.heapBefore) / result.count),
     mb(result.childrenRss ?? 0),
     mb(result.childrenPss ?? 0),
     mb(result.rssAfter + (result.childrenPss ?? 0)),
@@ -101,12 +102,14 @@ export async function scale(): Promise<void> {
     formatNs(result.startNs / result.count),
   ];
   console.log('\n### CLI ports (one supervisor, one_for_one), against bare spawn()\n');
-  console.log(table(['case', 'own RSS after gc', 'own per process', 'children RSS (sum)', 'children PSS (sum)', 'own RSS + children PSS', 'start all (to every first line)', 'per process'], [
+  console.log(table(['case', 'own RSS after gc', 'own RSS per process', 'own heap per process', 'children RSS (sum)', 'children PSS (sum)', 'own RSS + children PSS', 'start all (to every first line)', 'per process'], [
     processRow(`${ports.count} ports of fake-cli.mjs --banner`, ports),
     processRow(`${bare.count} bare spawn() of the same`, bare),
   ]));
   console.log(`\nPorts / bare: start all ${formatRatio(ports.startNs / bare.startNs)}, own RSS ${formatRatio(ports.rssAfter / bare.rssAfter)}, own RSS + children PSS ${formatRatio((ports.rssAfter + (ports.childrenPss ?? 0)) / (bare.rssAfter + (bare.childrenPss ?? 0)))}.`);
-  console.log('\nEach child is a Node process: its RSS counts the pages it shares with the others (the node binary,');
+  console.log('\n"Own": this process (warden, or the bare spawner). Its RSS moves by several MB from run to run at this');
+  console.log('size (the bare case can even shrink); the heap used is the steadier measure.');
+  console.log('Each child is a Node process: its RSS counts the pages it shares with the others (the node binary,');
   console.log('shared libraries) every time; PSS splits each shared page among its users, so the PSS sum is what');
   console.log('the hundred really take. Every process checked gone after the supervisor\'s shutdown (or stdin EOF).');
   console.log(`(scale benchmark: ${formatNs(since(begun))})`);

@@ -124,8 +124,11 @@ async function native(): Promise<ScaleResult> {
     check(charts.length === count + 1 && idle === count + 1, `the host holds ${count + 1} session charts, all ready (${charts.length}, ${idle} ready)`);
     return { kind, count, rssBefore: before.rss, heapBefore: before.heap, rssAfter: after.rss, heapAfter: after.heap, externalAfter: after.external, startNs, peakRss: procKb(process.pid, 'status', 'VmHWM') };
   } finally {
-    await host.stop();
-    rmSync(dir, { recursive: true, force: true });
+    try {
+      await host.stop();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 }
 
