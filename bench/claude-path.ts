@@ -35,7 +35,7 @@ import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { check, formatRatio, formatStats, now, summarize, table, withDeadline, type Stats } from './support/measure.js';
+import { check, formatRatio, now, summarize, table, withDeadline, type Stats } from './support/measure.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const fakeClaude = join(root, 'spec', 'support', 'fake-claude.mjs');
@@ -157,7 +157,7 @@ function userLinesOf(fifo: string): { fifo: string; at: (k: number) => Promise<b
   return { fifo, at, close: () => socket.destroy() };
 }
 
-/** One case: spawn the adapter as an editor would, initialize, session/new, prompt "hi", stop it. */
+/** One case: spawn the adapter as an editor would, initialize, session/new, prompt "hi" six times, stop it. */
 async function runCase(side: Side, fixture: Fixture, wardenMain: string): Promise<Sample> {
   const scratch = realpathSync(mkdtempSync(join(tmpdir(), `warden-bench-claude-${side}-`)));
   const home = join(scratch, 'home');
