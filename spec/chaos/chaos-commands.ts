@@ -406,6 +406,7 @@ export const chaosCommands = [
   pick.map((at) => new Prompt(at)),
   fc.constant(new Settle()),
   fc.tuple(pick, fc.constantFrom<KillPoint>('idle', 'mid-prompt', 'mid-permission')).map(([at, when]) => new Kill(at, when)),
+  fc.tuple(pick, fc.constantFrom<KillPoint>('mid-prompt', 'mid-permission')).map(([at, when]) => new Kill(at, when)),
   fc.tuple(pick, fc.boolean()).map(([at, resume]) => new Hang(at, resume)),
   fc.tuple(pick, fc.constantFrom<Noise>('garbage', 'half', 'huge', 'close-stdin'), fc.boolean()).map(([at, noise, mid]) => new Misbehave(at, noise, mid)),
   pick.map((at) => new CrashLoop(at)),

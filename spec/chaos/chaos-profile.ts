@@ -25,8 +25,8 @@ export function chaosProfile(env: NodeJS.ProcessEnv = process.env): ChaosProfile
   const long = env.CHAOS_PROFILE === 'long';
   return {
     name: long ? 'long' : 'quick',
-    numRuns: numberFrom(env.CHAOS_RUNS) ?? (long ? 60 : 3),
-    maxCommands: numberFrom(env.CHAOS_COMMANDS) ?? (long ? 60 : 14),
+    numRuns: numberFrom(env.CHAOS_RUNS) ?? (long ? 150 : 5),
+    maxCommands: numberFrom(env.CHAOS_COMMANDS) ?? (long ? 60 : 16),
     seed: numberFrom(env.CHAOS_SEED),
     path: env.CHAOS_PATH || undefined,
     replayPath: env.CHAOS_REPLAY_PATH || undefined,
