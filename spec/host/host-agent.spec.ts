@@ -4,7 +4,7 @@
  * second host on the same journal (a restarted warden) lists, replays and resumes.
  */
 import { expect } from 'chai';
-import type { AnyActorRef } from 'xstate';
+import { createMachine, emit, enqueueActions, type AnyActorRef } from 'xstate';
 import { handlerOf } from '../../src/acp/agent-server.js';
 import { demoAgent } from '../../src/acp/demo-agent.js';
 import type { NativeAgent } from '../../src/acp/native-agent.js';
@@ -57,6 +57,61 @@ describe('host agent', () => {
     const journaledUpdates = entries.filter((entry) => entry.kind === 'update').map((entry) => (entry as { update: unknown }).update);
     expect(journaledUpdates).to.deep.equal(editor.updates.filter((entry) => entry.sessionId === sessionId).map((entry) => entry.update));
     expect(journal.getSession(sessionId)).to.include({ agent: 'demo', cwd: '/work', title: 'hello', state: 'open' });
+  });
+
+  it('group commit: a burst of updates is one journal transaction, and no update reaches the editor before its commit', async () => {
+    // An agent that streams 50 updates in one go, as a CLI's buffered output arrives.
+    const flood: NativeAgent = {
+      agentInfo: { name: 'flood', version: '1' },
+      logic: createMachine({
+        on: {
+          'session.new': { actions: emit(({ event }) => ({ type: 'acp.respond', requestId: (event as unknown as { requestId: string }).requestId, result: { sessionId: 'flood-1' } }) as never) },
+          'session.prompt': {
+            actions: enqueueActions(({ event, enqueue }) => {
+              const { requestId } = event as unknown as { requestId: string };
+              for (let index = 0; index < 50; index++) enqueue.emit({ type: 'acp.update', sessionId: 'flood-1', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `word ${index} ` } } } as never);
+              enqueue.emit({ type: 'acp.respond', requestId, result: { stopReason: 'end_turn' } } as never);
+            }),
+          },
+        },
+      }),
+    };
+    const inner = sqliteJournal(':memory:');
+    let open = false;
+    let uncommitted = 0;
+    let commits = 0;
+    const logged: Journal = {
+      ...inner,
+      append: (sessionId, entry) => {
+        if (open) uncommitted++;
+        return inner.append(sessionId, entry);
+      },
+      begin: () => {
+        open = true;
+        inner.begin?.();
+      },
+      commit: () => {
+        commits++;
+        inner.commit?.();
+        open = false;
+        uncommitted = 0;
+      },
+    };
+    const editor = start(createHostAgent({ defaultAgent: 'flood', resolve: () => flood, journal: logged }));
+    editors.push(editor);
+    await editor.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    const shownUncommitted: number[] = [];
+    (handlerOf(editor.server) as AnyActorRef).on('acp.update', () => shownUncommitted.push(uncommitted));
+    const { sessionId } = (await editor.request('session/new', { cwd: '/work', mcpServers: [] })) as { sessionId: string };
+    const before = commits;
+    expect(await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'go' }] })).to.deep.equal({ stopReason: 'end_turn' });
+    expect(shownUncommitted).to.have.length(50);
+    expect(shownUncommitted.every((count) => count === 0), 'every update shown after its commit').to.equal(true);
+    expect(commits - before, 'one commit for the burst').to.equal(1);
+    const journaled = inner.entries(sessionId).filter((record) => record.entry.kind === 'update');
+    expect(journaled).to.have.length(50);
+    expect(editor.updates.filter((entry) => entry.sessionId === sessionId).map((entry) => (entry.update as unknown as { content: { text: string } }).content.text)).to.deep.equal(journaled.map((record) => (record.entry as { update: { content: { text: string } } }).update.content.text));
+    inner.close();
   });
 
   it('lists sessions from the journal, filtered by cwd, with the agent in _meta', async () => {

@@ -82,6 +82,15 @@ export interface Journal {
   listSessions(query?: { readonly cwd?: string; readonly cursor?: string; readonly limit?: number }): JournalSessionPage;
   /** Appends an entry durably and returns its `seq`. Throws for an unknown session. */
   append(sessionId: string, entry: JournalEntry): number;
+  /**
+   * Group commit (optional): the appends after `begin()` become durable together at
+   * `commit()`, one transaction instead of one each. The host groups the updates of one
+   * event-loop turn this way and holds them back from the editor until `commit()` returned,
+   * so an update is still never shown before it is on disk. A journal without these two
+   * commits each append on its own.
+   */
+  begin?(): void;
+  commit?(): void;
   /** A session's entries in order (after `afterSeq` when given). */
   entries(sessionId: string, afterSeq?: number): JournalRecord[];
   /** Remembers the agent-side resume state. */

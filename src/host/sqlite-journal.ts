@@ -173,8 +173,17 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       known(sessionId);
       statements.setState.run(state, now().toISOString(), sessionId);
     },
+    begin() {
+      if (!db.inTransaction) db.exec('BEGIN');
+    },
+    commit() {
+      if (db.inTransaction) db.exec('COMMIT');
+    },
     close() {
-      if (db.open) db.close();
+      if (!db.open) return;
+      // A group still open is committed: what was appended is kept.
+      if (db.inTransaction) db.exec('COMMIT');
+      db.close();
     },
   };
 }
