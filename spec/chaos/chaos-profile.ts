@@ -25,7 +25,7 @@ export function chaosProfile(env: NodeJS.ProcessEnv = process.env): ChaosProfile
   const long = env.CHAOS_PROFILE === 'long';
   return {
     name: long ? 'long' : 'quick',
-    numRuns: numberFrom(env.CHAOS_RUNS) ?? (long ? 150 : 5),
+    numRuns: numberFrom(env.CHAOS_RUNS) ?? (long ? 300 : 5),
     maxCommands: numberFrom(env.CHAOS_COMMANDS) ?? (long ? 60 : 16),
     seed: numberFrom(env.CHAOS_SEED),
     path: env.CHAOS_PATH || undefined,

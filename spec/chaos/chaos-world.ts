@@ -213,6 +213,12 @@ export class ChaosWorld {
     for (const port of ports) invariant(port.port.getSnapshot().status === 'active', () => `a stopped port actor is still listed (pid ${port.pid})`);
     const alive = new Set(ports.map((port) => port.pid));
     for (const pid of this.allProcesses()) invariant(alive.has(pid), () => `process ${pid} runs but no port owns it (ports: ${[...alive].join(', ')})`);
+    // No leaked actors: a session chart and a session supervisor exist exactly for the sessions
+    // that are open; failed and closed ones left nothing behind.
+    const open = this.sessions.filter((session) => this.stateOf(session) === 'ready').map((session) => session.sessionId).sort();
+    const { charts, supervisors } = actorsOf(this.host.tree());
+    invariant(JSON.stringify(charts.sort()) === JSON.stringify(open), () => `session charts ${charts.join(', ')} but open sessions ${open.join(', ')}`);
+    invariant(JSON.stringify(supervisors.sort()) === JSON.stringify(open), () => `session supervisors ${supervisors.join(', ')} but open sessions ${open.join(', ')}`);
     for (const session of this.sessions) {
       const state = this.stateOf(session);
       if (state === 'failed' || state === 'closed' || state === undefined) {
@@ -264,6 +270,19 @@ export class ChaosWorld {
       rmSync(this.root, { recursive: true, force: true });
     }
   }
+}
+
+/** The session charts and the session supervisors (children of an agent's `sessions`) in a host's tree. */
+function actorsOf(tree: unknown): { charts: string[]; supervisors: string[] } {
+  const charts: string[] = [];
+  const supervisors: string[] = [];
+  const walk = (node: { id: string; type?: string; children?: readonly unknown[] }, parent: string | undefined) => {
+    if (node.type === 'session') charts.push(node.id.replace(/^session:/u, ''));
+    if (parent === 'sessions') supervisors.push(node.id);
+    for (const child of node.children ?? []) walk(child as typeof node, node.id);
+  };
+  walk(tree as { id: string }, undefined);
+  return { charts, supervisors };
 }
 
 /** A host event in one short line, for the walk's log. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run chaos [-- options]`: runs the chaos walk (spec/chaos/) alone.
-//   --long            the long profile: 150 walks of up to 60 steps (thousands of faults)
+//   --long            the long profile: 300 walks of up to 60 steps (thousands of faults)
 //   --runs N          walks            --steps N   steps per walk at most
 //   --seed N          replay a seed    --path P    and the path fast-check printed
 //   --shrink          shrink a failure to a smaller walk (slow: real processes)
