@@ -63,6 +63,7 @@ async function soak(options: SoakOptions, out: (line: string) => void): Promise<
   const loadRandom = seeded(options.seed);
   const faultRandom = seeded(options.seed ^ 0x5eed5eed);
   const permissionRandom = seeded(options.seed ^ 0x0a11c0de);
+  const permissions = { asked: 0, allowed: 0, rejected: 0 };
   let warden: Warden | undefined;
   const seenPids = new Set<number>();
   // Last resort: whatever happens, nothing the soak started outlives it.
@@ -94,6 +95,8 @@ async function soak(options: SoakOptions, out: (line: string) => void): Promise<
     // Mostly allowed, sometimes rejected: both paths of the adapter stay in the run.
     permission: (request) => {
       const kind = permissionRandom() < 0.8 ? 'allow_once' : 'reject_once';
+      permissions.asked++;
+      permissions[kind === 'allow_once' ? 'allowed' : 'rejected']++;
       const option = request.options.find((entry) => entry.kind === kind) ?? request.options[0];
       return option ? { outcome: 'selected', optionId: option.optionId } : { outcome: 'cancelled' };
     },
@@ -183,6 +186,7 @@ async function soak(options: SoakOptions, out: (line: string) => void): Promise<
     prompts: {
       ...stats.prompts,
       cancelsSent: stats.cancelsSent,
+      permissions,
       latencyMs: quantiles(stats.latencies),
       errorLatencyMs: quantiles(stats.errorLatencies),
     },

@@ -33,6 +33,8 @@ export interface SoakReport {
     readonly otherStop: number;
     readonly failed: Readonly<Record<string, number>>;
     readonly cancelsSent: number;
+    /** Permission requests warden relayed from the CLI to the soak's editor, and the answers. */
+    readonly permissions: { readonly asked: number; readonly allowed: number; readonly rejected: number };
     /** Time to the answer of prompts that got one. */
     readonly latencyMs: Quantiles;
     /** Time to the error of prompts that failed (a crash, a hang caught by the watchdog). */
@@ -128,6 +130,7 @@ export function formatReport(report: SoakReport): string {
     `  machine             ${report.machine}`,
     `  requests            sent ${report.requests.sent}, settled ${report.requests.settled} (ok ${report.requests.ok}, error ${report.requests.failed}), unsettled ${report.requests.unsettled}`,
     `  prompts             sent ${report.prompts.sent}: end_turn ${report.prompts.endTurn}, cancelled ${report.prompts.cancelled} (of ${report.prompts.cancelsSent} cancels sent), other stop ${report.prompts.otherStop}; errors: ${failures}`,
+    `  permissions         asked ${report.prompts.permissions.asked} (allowed ${report.prompts.permissions.allowed}, rejected ${report.prompts.permissions.rejected})`,
     `  prompt latency      p50 ${ms(report.prompts.latencyMs.p50)}, p99 ${ms(report.prompts.latencyMs.p99)}, max ${ms(report.prompts.latencyMs.max)} (answered); to an error p50 ${ms(report.prompts.errorLatencyMs.p50)}, p99 ${ms(report.prompts.errorLatencyMs.p99)}`,
     `  faults injected     ${Object.entries(report.faults.injected).map(([kind, count]) => `${kind} ${count}`).join(', ')} (skipped, no CLI to take it: ${report.faults.skipped})`,
     `  restarts            ${report.restarts.total} (${report.restarts.perMinute.toFixed(1)}/min), recovered ${report.restarts.recovered}; CLI starts ${report.restarts.cliStarts}`,

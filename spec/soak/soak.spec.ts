@@ -205,6 +205,8 @@ describe('soak: runs through the real entry point', function () {
     expect(report.requests.unsettled, JSON.stringify(report.requests.unsettledDetail)).to.equal(0);
     expect(report.requests.settled).to.equal(report.requests.sent);
     expect(report.prompts.sent).to.be.greaterThan(0);
+    // Sessions 1 and 3 replay transcripts that ask for a permission.
+    expect(report.prompts.permissions.asked).to.be.greaterThan(0);
     expect(exitCode).to.equal(report.ok ? 0 : 1);
     expect(report.problems.filter((entry) => !/RSS|fds/.test(entry)), 'no problem but (perhaps) flatness on so short a run').to.deep.equal([]);
   });
