@@ -112,6 +112,7 @@ export class LoadGenerator {
         if (!resumed.ok) continue;
         session.failed = false;
         this.stats.sessionsResumed++;
+        if (this.#stopping) break; // the load ended while the session came back
       }
       await this.#prompt(session, session.sessionId);
     }
