@@ -114,6 +114,31 @@ describe('host agent', () => {
     inner.close();
   });
 
+  it('what an agent still says about a session the editor closed is dropped, not shown unjournaled (found by the chaos walk)', async () => {
+    const late: NativeAgent = {
+      agentInfo: { name: 'late', version: '1' },
+      capabilities: { sessionCapabilities: { close: {} } } as never,
+      logic: createMachine({
+        on: {
+          'session.new': { actions: emit(({ event }) => ({ type: 'acp.respond', requestId: (event as unknown as { requestId: string }).requestId, result: { sessionId: 'late-1' } }) as never) },
+          'session.close': {
+            actions: enqueueActions(({ event, enqueue }) => {
+              enqueue.emit({ type: 'acp.respond', requestId: (event as unknown as { requestId: string }).requestId, result: {} } as never);
+              // The turn it was winding down still produces output.
+              enqueue.emit({ type: 'acp.update', sessionId: 'late-1', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'too late' } } } as never);
+            }),
+          },
+        },
+      }),
+    };
+    const editor = await editorFor(host(() => late));
+    const { sessionId } = (await editor.request('session/new', { cwd: '/work', mcpServers: [] })) as { sessionId: string };
+    await editor.request('session/close', { sessionId });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(editor.updates.filter((entry) => entry.sessionId === sessionId).map((entry) => JSON.stringify(entry.update))).to.deep.equal([]);
+    expect(journal.entries(sessionId).map((record) => record.entry.kind)).to.deep.equal(['closed']);
+  });
+
   it('lists sessions from the journal, filtered by cwd, with the agent in _meta', async () => {
     const editor = await editorFor(host());
     const a = (await editor.request('session/new', { cwd: '/a', mcpServers: [] })) as { sessionId: string };

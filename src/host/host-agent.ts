@@ -180,6 +180,8 @@ interface Live {
   initialized: boolean;
   nextKey: number;
   journalErrors: number;
+  /** Sessions closed by the editor (while not opened again): what their agents still say is dropped. */
+  readonly closed: Set<string>;
   /** Updates journaled in this event-loop turn, not yet committed, so not yet shown (group commit). */
   group: { readonly outbox: AgentHandlerOutput[]; readonly sessions: Set<string> } | undefined;
 }
@@ -203,7 +205,7 @@ const keySeparator = '\u0000';
 export const hostAgentLogic = {
   config: { name: 'hostAgent' },
   getInitialSnapshot(scope: Scope, input: HostInput): HostSnapshot {
-    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, group: undefined };
+    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, group: undefined };
     lives.set(scope.self, live);
     return { status: 'active', output: undefined, error: undefined, context: summary(live) };
   },
@@ -653,6 +655,7 @@ function openSession(live: Live, sessionId: string, agent: string, restarts: num
   machine.start();
   const session: HostSession = { sessionId, agent, machine, replaying: false };
   live.sessions.set(sessionId, session);
+  live.closed.delete(sessionId);
   return session;
 }
 
@@ -664,6 +667,7 @@ function closed(live: Live, sessionId: string): void {
     session.machine.send({ type: 'close' });
     live.sessions.delete(sessionId);
   }
+  live.closed.add(sessionId);
   live.input.onEvent?.({ type: 'session.closed', sessionId });
 }
 
@@ -681,6 +685,9 @@ function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): v
     case 'acp.update': {
       const session = live.sessions.get(output.sessionId);
       if (session?.replaying) return;
+      // A closed session's agent may still be winding down its turn: the editor closed it, and
+      // the journal (closed) would not have these. (Found by the chaos walk.)
+      if (!session && live.closed.has(output.sessionId)) return;
       journalUpdate(live, output.sessionId, output.update, session !== undefined);
       return;
     }
