@@ -88,6 +88,8 @@ async function quiet(model: ChaosModel, world: ChaosWorld): Promise<void> {
   // A port restarted a moment ago may still be spawning: wait for one pid per live port.
   await until(() => world.allProcesses().every((pid) => world.host.processes().some((port) => port.pid === pid)), 'every process to belong to a port');
   syncFailures(model, world);
+  // A closed or failed session's supervisor ends asynchronously (its port stops gracefully).
+  await until(() => world.leakedActors() === undefined, `no leaked actors (${world.leakedActors() ?? ''})`);
   world.checkQuiet();
 }
 
@@ -213,6 +215,9 @@ class Misbehave implements Command {
     // Closing stdin shows only at the next write: a prompt makes one.
     const next = this.noise === 'close-stdin' ? world.prompt(real) : undefined;
     for (const pending of [entry, next]) if (pending) await within(pending.settled, `prompt ${pending.id} after ${this.noise}`);
+    // A closed stdin is found by the write that fails, not left to the hang watchdog (off by default in warden acp).
+    const exit = next?.outcome && 'error' in next.outcome ? (next.outcome.error.data as { exit?: { kind?: string } } | undefined)?.exit?.kind : undefined;
+    if (exit === 'hung') throw new InvariantError(`prompt ${next?.id} to a CLI that closed its stdin was ended only by the hang watchdog`);
     world.clearFaults(real);
     world.checkAlways();
   }

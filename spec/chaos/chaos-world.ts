@@ -213,18 +213,27 @@ export class ChaosWorld {
     for (const port of ports) invariant(port.port.getSnapshot().status === 'active', () => `a stopped port actor is still listed (pid ${port.pid})`);
     const alive = new Set(ports.map((port) => port.pid));
     for (const pid of this.allProcesses()) invariant(alive.has(pid), () => `process ${pid} runs but no port owns it (ports: ${[...alive].join(', ')})`);
-    // No leaked actors: a session chart and a session supervisor exist exactly for the sessions
-    // that are open; failed and closed ones left nothing behind.
-    const open = this.sessions.filter((session) => this.stateOf(session) === 'ready').map((session) => session.sessionId).sort();
-    const { charts, supervisors } = actorsOf(this.host.tree());
-    invariant(JSON.stringify(charts.sort()) === JSON.stringify(open), () => `session charts ${charts.join(', ')} but open sessions ${open.join(', ')}`);
-    invariant(JSON.stringify(supervisors.sort()) === JSON.stringify(open), () => `session supervisors ${supervisors.join(', ')} but open sessions ${open.join(', ')}`);
+    const leak = this.leakedActors();
+    invariant(leak === undefined, () => leak as string);
     for (const session of this.sessions) {
       const state = this.stateOf(session);
       if (state === 'failed' || state === 'closed' || state === undefined) {
         invariant(this.processesOf(session).length === 0, () => `session ${session.sessionId} is ${state ?? 'gone'} but its process lives`);
       }
     }
+  }
+
+  /**
+   * No leaked actors: a session chart and a session supervisor exist exactly for the sessions
+   * that are open; failed and closed ones left nothing behind. What is wrong, or `undefined`.
+   * (A supervisor being terminated is still in the tree for a moment: `quiet` waits for this.)
+   */
+  leakedActors(): string | undefined {
+    const open = this.sessions.filter((session) => this.stateOf(session) === 'ready').map((session) => session.sessionId).sort();
+    const { charts, supervisors } = actorsOf(this.host.tree());
+    if (JSON.stringify(charts.sort()) !== JSON.stringify(open)) return `session charts ${charts.join(', ')} but open sessions ${open.join(', ')}`;
+    if (JSON.stringify(supervisors.sort()) !== JSON.stringify(open)) return `session supervisors ${supervisors.join(', ')} but open sessions ${open.join(', ')}`;
+    return undefined;
   }
 
   /** Every update the editor received (the host acknowledged it) is in the journal, in order. */

@@ -207,10 +207,12 @@ describe('port', () => {
   });
 
   describe('writes', () => {
-    it('EPIPE when the CLI closes its stdin becomes an event and a typed write error, never a crash', async () => {
+    const closesItsInput = ['-c', 'exec 0<&-; exec "$0" "$@"', process.execPath, fakeCli, '--ignore-eof', '--banner', '{"ready":true}'];
+
+    it('EPIPE when the CLI closes its stdin becomes an event and a typed write error, never a crash (inputClosed: keep)', async () => {
       // The shell closes the CLI's end of the pipe (fd 0) and runs it: the CLI lives on, the
       // host's writes hit a pipe nobody reads. (Closing fd 0 from inside Node aborts Node.)
-      const { actor, events } = startPort({ command: '/bin/sh', args: ['-c', 'exec 0<&-; exec "$0" "$@"', process.execPath, fakeCli, '--ignore-eof', '--banner', '{"ready":true}'] });
+      const { actor, events } = startPort({ command: '/bin/sh', args: closesItsInput, inputClosed: 'keep' });
       await waitUntil(() => events.some((event) => event.type === 'port.message'), 'the CLI to start');
       let failure: unknown;
       for (let attempt = 0; attempt < 50 && !failure; attempt++) {
@@ -223,6 +225,17 @@ describe('port', () => {
       expect(events.some((event) => event.type === 'port.writeError')).to.equal(true);
       expect(actor.getSnapshot().context.stdinClosed).to.equal(true);
       expect(actor.getSnapshot().status).to.equal('active');
+    });
+
+    it('by default a CLI that closed its stdin and lives on is killed as broken (input_closed), its group gone', async () => {
+      const { actor, events, ended } = startPort({ command: '/bin/sh', args: closesItsInput });
+      await waitUntil(() => events.some((event) => event.type === 'port.message'), 'the CLI to start');
+      const pid = actor.getSnapshot().context.pid as number;
+      void writeToPort(actor, { message: { jsonrpc: '2.0', method: 'noise', params: 'x'.repeat(65536) } }).catch(() => undefined);
+      const { error } = await ended;
+      expect((error as PortError).reason).to.deep.equal({ kind: 'input_closed' });
+      expect((error as PortError).message).to.match(/closed its input/u);
+      await expectGroupGone(pid);
     });
 
     it('a write after exit fails with not_running', async () => {

@@ -8,7 +8,7 @@
 //   close-stdin  closes its stdin and stays alive: the host's next write fails with EPIPE
 // At start, a file `.fake-crash-loop` in its working directory makes it kill -9 itself at once
 // (a crash loop, per session).
-import { existsSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 function writeAll(text) {
@@ -41,6 +41,15 @@ export function installFaultSignal() {
     else if (fault === 'close-stdin') {
       state.stdinClosed = true;
       process.stdin.destroy();
+      // destroy() leaves fd 0 open (Node never closes stdio fds): close it, so the host's
+      // next write really meets EPIPE.
+      try {
+        closeSync(0);
+      } catch {
+        // already closed
+      }
+      // Nothing else keeps the event loop alive now: without this it would exit (code 13).
+      setInterval(() => undefined, 1 << 30);
     }
   });
   return state;

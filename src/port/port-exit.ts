@@ -13,6 +13,8 @@ export type PortExitReason =
   | { readonly kind: 'spawn_failed'; readonly code: string; readonly message: string; readonly hint: string }
   /** It printed a line longer than the limit, and the port killed it as broken. */
   | { readonly kind: 'oversize_line'; readonly limit: number }
+  /** It closed its stdin while still running (a write met EPIPE), and the port killed it as broken: it could no longer be sent anything. */
+  | { readonly kind: 'input_closed' }
   /** The watchdog saw no output for `idleMs` and killed it. */
   | { readonly kind: 'hung'; readonly idleMs: number }
   /** Its owner asked it to stop, and it did (by itself or after a signal). */
@@ -53,6 +55,8 @@ export function describePortExit(reason: PortExitReason): string {
       return `Agent process could not start (${reason.code}): ${reason.hint}`;
     case 'oversize_line':
       return `Agent process printed a line longer than ${reason.limit} bytes and was killed as broken`;
+    case 'input_closed':
+      return 'Agent process closed its input while still running and was killed as broken (it could no longer be sent anything)';
     case 'hung':
       return `Agent process hung (no output for ${reason.idleMs} ms) and was killed`;
     case 'stopped':

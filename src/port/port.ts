@@ -50,6 +50,12 @@ export interface PortInput {
   /** `kill` (default): a longer line means the CLI is broken; `skip`: drop that line. */
   readonly oversize?: OversizePolicy;
   /**
+   * `kill` (default, except for `raw` ports): a write that finds the CLI's stdin closed while
+   * it still runs (EPIPE) means it can no longer be talked to, so it is killed as broken
+   * (`input_closed`) and its supervisor decides; `keep`: the write fails, the process lives on.
+   */
+  readonly inputClosed?: 'kill' | 'keep';
+  /**
    * `json` (default): each line is parsed once and emitted as `port.message`; `text`: each
    * line is emitted as `port.line`; `raw`: no framing, each chunk is emitted as `port.data`
    * (terminals, whose output is shown as it came).
@@ -147,6 +153,7 @@ interface Normalized {
   readonly env: Record<string, string>;
   readonly maxLineBytes: number | undefined;
   readonly oversize: OversizePolicy;
+  readonly inputClosed: 'kill' | 'keep';
   readonly parse: 'json' | 'text' | 'raw';
   readonly stderrBytes: number;
   readonly maxQueuedBytes: number;
@@ -222,6 +229,7 @@ function normalize(input: PortInput): Normalized {
     env: buildEnvironment(input.env),
     maxLineBytes: input.maxLineBytes,
     oversize: input.oversize ?? 'kill',
+    inputClosed: input.inputClosed ?? (input.parse === 'raw' ? 'keep' : 'kill'),
     parse: input.parse ?? 'json',
     stderrBytes: input.stderrBytes ?? defaultStderrBytes,
     maxQueuedBytes: input.maxQueuedBytes ?? defaultMaxQueuedBytes,
@@ -467,6 +475,9 @@ function spawnProcess(live: Live): void {
       live.writes?.fail(failure);
       scope.emit({ type: 'port.writeError', code: 'stdin_closed', message: failure.message });
       self.send({ type: 'port.internal.stdinClosed' });
+      // Still running with its input gone: nothing can reach it any more (a prompt would wait forever).
+      const running = child.exitCode === null && child.signalCode === null;
+      if (options.inputClosed === 'kill' && running && !live.stopRequested) self.send({ type: 'port.internal.kill', reason: { kind: 'input_closed' } });
     });
   }
   if (child.pid !== undefined) {
