@@ -5,6 +5,7 @@
  * `checkQuiet` when it waited for everything to settle).
  */
 import fc from 'fast-check';
+import { existsSync } from 'node:fs';
 import type { LedgerEntry } from './chaos-editor.js';
 import { InvariantError, type ChaosAgent, type ChaosSession, type ChaosWorld } from './chaos-world.js';
 
@@ -212,12 +213,18 @@ class Misbehave implements Command {
     const sent = signal(pid, 'SIGUSR2');
     world.faults += sent ? 1 : 0;
     world.say(`${this.noise} from ${pid ?? '(none)'} of ${real.sessionId}${entry ? ` (prompt ${entry.id})` : ''}`);
-    // Closing stdin shows only at the next write: a prompt makes one.
+    // Closing stdin shows only at the next write: a prompt makes one, once the CLI has really
+    // closed it (the signal is handled asynchronously; a line written just before would be
+    // lost unnoticed, which only the hang watchdog can catch).
+    // (A process stopped by an earlier hang never handles the signal: then it is the watchdog's.)
+    const closed = this.noise === 'close-stdin' && sent && pid !== undefined
+      ? await until(() => !existsSync(`/proc/${pid}/fd/0`), `process ${pid} to close its stdin`, 5_000).then(() => true, () => false)
+      : false;
     const next = this.noise === 'close-stdin' ? world.prompt(real) : undefined;
     for (const pending of [entry, next]) if (pending) await within(pending.settled, `prompt ${pending.id} after ${this.noise}`);
     // A closed stdin is found by the write that fails, not left to the hang watchdog (off by default in warden acp).
     const exit = next?.outcome && 'error' in next.outcome ? (next.outcome.error.data as { exit?: { kind?: string } } | undefined)?.exit?.kind : undefined;
-    if (exit === 'hung') throw new InvariantError(`prompt ${next?.id} to a CLI that closed its stdin was ended only by the hang watchdog`);
+    if (closed && exit === 'hung') throw new InvariantError(`prompt ${next?.id} to a CLI that closed its stdin was ended only by the hang watchdog`);
     world.clearFaults(real);
     world.checkAlways();
   }
