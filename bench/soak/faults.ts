@@ -39,7 +39,7 @@ export class FaultInjector {
     private readonly wardenPid: number,
     private readonly marker: string,
     private readonly sessionDirs: readonly string[],
-    private readonly kinds: readonly FaultKind[],
+    kinds: readonly FaultKind[],
     /** Faults per minute. */
     private readonly rate: number,
     private readonly random: () => number,
