@@ -115,6 +115,30 @@ describe('sqliteJournal', () => {
       }
     });
 
+    it('group commit: appends between begin() and commit() become visible (durable) together, and the session is touched once', () => {
+      const path = join(dir, 'journal.sqlite');
+      let clock = Date.parse('2026-11-30T10:00:00Z');
+      const writer = sqliteJournal(path, { now: () => new Date((clock += 1000)) });
+      const reader = sqliteJournal(path);
+      try {
+        writer.createSession({ sessionId: 'g1', agent: 'claude', cwd: '/w' });
+        writer.begin?.();
+        for (let i = 0; i < 20; i++) writer.append('g1', { kind: 'update', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: String(i) } } });
+        expect(writer.entries('g1'), 'the writer sees its own group').to.have.length(20);
+        expect(reader.entries('g1'), 'nothing is on disk before the commit').to.have.length(0);
+        writer.commit?.();
+        expect(reader.entries('g1').map((record) => (record.entry as { update: { content: { text: string } } }).update.content.text)).to.deep.equal(Array.from({ length: 20 }, (_, i) => String(i)));
+        // updated_at is the last append's time, written once at the commit.
+        expect(reader.getSession('g1')?.updatedAt).to.equal(new Date(clock).toISOString());
+        // After the group, an append is its own transaction again.
+        writer.append('g1', { kind: 'stop', stopReason: 'end_turn' });
+        expect(reader.entries('g1')).to.have.length(21);
+      } finally {
+        reader.close();
+        writer.close();
+      }
+    });
+
     it('names the path and the fix when the file cannot be opened', () => {
       expect(() => sqliteJournal(join(dir))).to.throw(/cannot open the journal at .*--store PATH/);
     });

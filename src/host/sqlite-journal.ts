@@ -114,21 +114,33 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
   /** Sessions seen to exist (sessions are never deleted): an append skips the lookup for them. */
   const seen = new Set<string>();
 
-  const append = db.transaction((sessionId: string, entry: JournalEntry): number => {
+  /** Within a group (`begin()` … `commit()`): the sessions to touch at the commit, once each. */
+  let grouped: Map<string, string> | undefined;
+
+  const appendRow = (sessionId: string, entry: JournalEntry): number => {
     if (!seen.has(sessionId)) {
       known(sessionId);
       seen.add(sessionId);
     }
     const at = now().toISOString();
     const seq = Number(statements.insertEntry.run(sessionId, at, JSON.stringify(entry)).lastInsertRowid);
-    statements.touch.run(at, sessionId);
+    if (grouped) grouped.set(sessionId, at);
+    else statements.touch.run(at, sessionId);
     if (entry.kind === 'prompt') {
       const title = titleOf(entry.prompt);
       if (title) statements.setTitle.run(title, sessionId);
     }
     if (entry.kind === 'restart') statements.countRestart.run(sessionId);
     return seq;
-  });
+  };
+  const appendAlone = db.transaction(appendRow);
+  // In a group the transaction is open already: no savepoint per append (two statements more each).
+  const append = (sessionId: string, entry: JournalEntry): number => (grouped ? appendRow(sessionId, entry) : appendAlone(sessionId, entry));
+  const endGroup = () => {
+    const touches = grouped;
+    grouped = undefined;
+    for (const [sessionId, at] of touches ?? []) statements.touch.run(at, sessionId);
+  };
 
   return {
     createSession({ sessionId, agent, cwd }) {
@@ -174,15 +186,22 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       statements.setState.run(state, now().toISOString(), sessionId);
     },
     begin() {
-      if (!db.inTransaction) db.exec('BEGIN');
+      if (db.inTransaction) return;
+      db.exec('BEGIN');
+      grouped = new Map();
     },
     commit() {
-      if (db.inTransaction) db.exec('COMMIT');
+      if (!db.inTransaction) return;
+      endGroup();
+      db.exec('COMMIT');
     },
     close() {
       if (!db.open) return;
       // A group still open is committed: what was appended is kept.
-      if (db.inTransaction) db.exec('COMMIT');
+      if (db.inTransaction) {
+        endGroup();
+        db.exec('COMMIT');
+      }
       db.close();
     },
   };
