@@ -238,6 +238,19 @@ describe('port', () => {
       await expectGroupGone(pid);
     });
 
+    it('a CLI that exits normally while a write to it meets EPIPE still ends with its own exit, not input_closed', async () => {
+      // Answering its last line races its exit: the write often fails before Node has seen the exit.
+      for (let round = 0; round < 5; round++) {
+        const { actor, ended } = startPort({ command: '/bin/sh', args: ['-c', 'read x; echo "{}"; exit 0'] });
+        void writeToPort(actor, { message: { jsonrpc: '2.0', method: 'first' } }).catch(() => undefined);
+        const reply = () => void writeToPort(actor, { message: { jsonrpc: '2.0', method: 'reply', params: 'x'.repeat(65536) } }).catch(() => undefined);
+        actor.on('port.message', reply);
+        const { output, error } = await ended;
+        expect(error, `round ${round}: ${String((error as Error | undefined)?.message)}`).to.equal(undefined);
+        expect((output as PortExit).reason).to.deep.equal({ kind: 'exited', code: 0 });
+      }
+    });
+
     it('a write after exit fails with not_running', async () => {
       const { actor, ended } = startPort();
       void writeToPort(actor, { message: { jsonrpc: '2.0', id: 1, method: 'exit', params: { code: 0 } } });

@@ -125,6 +125,7 @@ type PortInternalEvent =
   | { readonly type: 'port.internal.spawned' }
   | { readonly type: 'port.internal.kill'; readonly reason: PortExitReason }
   | { readonly type: 'port.internal.stdinClosed' }
+  | { readonly type: 'port.internal.inputClosedCheck' }
   | { readonly type: 'port.internal.closed' }
   | { readonly type: 'port.internal.shutdownStep'; readonly step: 'term' | 'kill' }
   | { readonly type: 'port.internal.watchdog' };
@@ -203,6 +204,9 @@ const pendingWrites = new PendingReplies<PortWriteError | undefined>();
 
 /** Silence allowed before a process's first line, when the watchdog is on (a runtime starting is not a hang). */
 export const defaultWatchdogStartupMs = 20_000;
+
+/** How long a CLI whose stdin failed (EPIPE) may take to exit by itself before it is killed as broken. */
+const inputClosedGraceMs = 200;
 
 const defaults = Object.freeze({
   stdinGraceMs: 1000,
@@ -301,6 +305,12 @@ export const portLogic: PortLogic = gracefulShutdown({
         return snapshot;
       case 'port.internal.stdinClosed':
         return withContext(snapshot, live, { stdinClosed: true });
+      case 'port.internal.inputClosedCheck':
+        if (!live.finished && !live.stopRequested && live.pid !== undefined) {
+          live.decided ??= { kind: 'input_closed' };
+          signalGroup(live.pid, 'SIGKILL');
+        }
+        return snapshot;
       case SHUTDOWN_EVENT:
         return onShutdown(snapshot, live);
       case 'port.internal.shutdownStep':
@@ -475,9 +485,10 @@ function spawnProcess(live: Live): void {
       live.writes?.fail(failure);
       scope.emit({ type: 'port.writeError', code: 'stdin_closed', message: failure.message });
       self.send({ type: 'port.internal.stdinClosed' });
-      // Still running with its input gone: nothing can reach it any more (a prompt would wait forever).
-      const running = child.exitCode === null && child.signalCode === null;
-      if (options.inputClosed === 'kill' && running && !live.stopRequested) self.send({ type: 'port.internal.kill', reason: { kind: 'input_closed' } });
+      // Still running with its input gone, nothing can reach it any more (a prompt would wait
+      // forever). A CLI that is exiting meets EPIPE too, before Node has seen its exit: decide
+      // only if it is still there a moment later, so a normal exit stays normal.
+      if (options.inputClosed === 'kill' && !live.stopRequested) schedule(live, { type: 'port.internal.inputClosedCheck' }, inputClosedGraceMs, 'inputClosed');
     });
   }
   if (child.pid !== undefined) {
@@ -614,7 +625,9 @@ function finish(snapshot: PortSnapshot, live: Live): PortSnapshot {
 function exitReason(live: Live): PortExitReason {
   const spawnError = live.spawnError;
   if (spawnError) return spawnFailure(spawnError, live.options);
-  if (live.decided) return live.decided;
+  // A CLI that closed its input but ended by itself before our SIGKILL: its own reason is the truth.
+  const overtaken = live.decided?.kind === 'input_closed' && live.exitSignal !== 'SIGKILL';
+  if (live.decided && !overtaken) return live.decided;
   if (live.stopRequested) return { kind: 'stopped', code: live.exitCode, signal: live.exitSignal };
   if (live.exitSignal) return { kind: 'signaled', signal: live.exitSignal };
   return { kind: 'exited', code: live.exitCode ?? 0 };
