@@ -139,6 +139,23 @@ describe('host agent', () => {
     expect(journal.entries(sessionId).map((record) => record.entry.kind)).to.deep.equal(['closed']);
   });
 
+  it('group commit: a commit that fails is a journal error for the group, and its updates are still shown', async () => {
+    const events: HostSessionEvent[] = [];
+    const inner = sqliteJournal(':memory:');
+    const failing: Journal = { ...inner, begin: () => inner.begin?.(), commit: () => {
+      inner.commit?.();
+      throw new Error('disk full (simulated)');
+    } };
+    const editor = start(createHostAgent({ defaultAgent: 'demo', resolve: () => demoAgent({ wordDelayMs: 0 }), journal: failing, onEvent: (event) => events.push(event) }));
+    editors.push(editor);
+    await editor.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    const { sessionId } = (await editor.request('session/new', { cwd: '/work', mcpServers: [] })) as { sessionId: string };
+    expect(await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] })).to.deep.equal({ stopReason: 'end_turn' });
+    expect(editor.updates.filter((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'agent_message_chunk').length).to.be.greaterThan(0);
+    expect(events.filter((event) => event.type === 'journal.error').map((event) => (event as { message: string }).message)).to.include('disk full (simulated)');
+    inner.close();
+  });
+
   it('lists sessions from the journal, filtered by cwd, with the agent in _meta', async () => {
     const editor = await editorFor(host());
     const a = (await editor.request('session/new', { cwd: '/a', mcpServers: [] })) as { sessionId: string };

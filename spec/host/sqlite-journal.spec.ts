@@ -139,6 +139,28 @@ describe('sqliteJournal', () => {
       }
     });
 
+    it('group commit: any write other than an update commits the open group first (durable when it returns, whoever opened the group)', () => {
+      const path = join(dir, 'journal.sqlite');
+      const writer = sqliteJournal(path);
+      const reader = sqliteJournal(path);
+      try {
+        writer.createSession({ sessionId: 'g2', agent: 'claude', cwd: '/w' });
+        writer.begin?.();
+        writer.append('g2', { kind: 'update', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'grouped' } } });
+        writer.append('g2', { kind: 'stop', stopReason: 'end_turn' });
+        expect(reader.entries('g2').map((record) => record.entry.kind), 'the group went first, then the stop on its own').to.deep.equal(['update', 'stop']);
+        writer.begin?.();
+        writer.append('g2', { kind: 'update', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'again' } } });
+        writer.setState('g2', 'closed');
+        expect(reader.entries('g2')).to.have.length(3);
+        expect(reader.getSession('g2')?.state).to.equal('closed');
+        expect(() => writer.commit?.(), 'nothing left to commit, nothing lost').to.not.throw();
+      } finally {
+        reader.close();
+        writer.close();
+      }
+    });
+
     it('names the path and the fix when the file cannot be opened', () => {
       expect(() => sqliteJournal(join(dir))).to.throw(/cannot open the journal at .*--store PATH/);
     });

@@ -850,8 +850,9 @@ function journalUpdate(live: Live, sessionId: string, update: SessionUpdate, jou
   if (!live.group) {
     try {
       journal.begin();
-    } catch (error) {
-      failedWrite(live, sessionId, error);
+    } catch {
+      // No group today: one append at a time, as a journal without groups.
+      if (journaled) record(live, sessionId, { kind: 'update', update });
       emit(live, output);
       return;
     }

@@ -86,8 +86,9 @@ export interface Journal {
    * Group commit (optional): the appends after `begin()` become durable together at
    * `commit()`, one transaction instead of one each. The host groups the updates of one
    * event-loop turn this way and holds them back from the editor until `commit()` returned,
-   * so an update is still never shown before it is on disk. A journal without these two
-   * commits each append on its own.
+   * so an update is still never shown before it is on disk. Only `update` entries join a
+   * group: any other write commits it first. `commit()` throws when the group was lost (rolled
+   * back, or the commit failed). A journal without these two commits each append on its own.
    */
   begin?(): void;
   commit?(): void;

@@ -114,17 +114,23 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
   /** Sessions seen to exist (sessions are never deleted): an append skips the lookup for them. */
   const seen = new Set<string>();
 
-  /** Within a group (`begin()` … `commit()`): the sessions to touch at the commit, once each. */
+  /**
+   * The open group (`begin()` … `commit()`): its updates' sessions, to touch once at the commit.
+   * Only `update` entries join a group; any other write commits the group first, so that it is
+   * durable when it returns, whoever shares this connection.
+   */
   let grouped: Map<string, string> | undefined;
+  /** Why the last group was lost (SQLite rolled it back, or its commit failed); told at the next `commit()`. */
+  let groupLost: Error | undefined;
 
-  const appendRow = (sessionId: string, entry: JournalEntry): number => {
+  const appendRow = (sessionId: string, entry: JournalEntry, touchLater: boolean): number => {
     if (!seen.has(sessionId)) {
       known(sessionId);
       seen.add(sessionId);
     }
     const at = now().toISOString();
     const seq = Number(statements.insertEntry.run(sessionId, at, JSON.stringify(entry)).lastInsertRowid);
-    if (grouped) grouped.set(sessionId, at);
+    if (touchLater) grouped?.set(sessionId, at);
     else statements.touch.run(at, sessionId);
     if (entry.kind === 'prompt') {
       const title = titleOf(entry.prompt);
@@ -133,17 +139,40 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     if (entry.kind === 'restart') statements.countRestart.run(sessionId);
     return seq;
   };
-  const appendAlone = db.transaction(appendRow);
-  // In a group the transaction is open already: no savepoint per append (two statements more each).
-  const append = (sessionId: string, entry: JournalEntry): number => (grouped ? appendRow(sessionId, entry) : appendAlone(sessionId, entry));
-  const endGroup = () => {
+  const appendAlone = db.transaction((sessionId: string, entry: JournalEntry) => appendRow(sessionId, entry, false));
+
+  /** Commits the open group now; a failure is kept for the group's own `commit()` to throw. */
+  const settleGroup = (): void => {
+    if (grouped === undefined) return;
     const touches = grouped;
     grouped = undefined;
-    for (const [sessionId, at] of touches ?? []) statements.touch.run(at, sessionId);
+    // Some errors (disk full, I/O) make SQLite roll the whole transaction back by itself.
+    if (!db.inTransaction) {
+      groupLost = new Error('the journal lost a group of updates: SQLite rolled its transaction back after a failed write');
+      return;
+    }
+    try {
+      for (const [sessionId, at] of touches) statements.touch.run(at, sessionId);
+      db.exec('COMMIT');
+    } catch (error) {
+      // COMMIT can fail and leave the transaction open (SQLITE_BUSY): never stay inside it.
+      if (db.inTransaction) db.exec('ROLLBACK');
+      groupLost = new Error(`the journal could not commit a group of updates: ${(error as Error).message}`, { cause: error });
+    }
+  };
+
+  const append = (sessionId: string, entry: JournalEntry): number => {
+    if (grouped !== undefined && entry.kind === 'update' && db.inTransaction) {
+      // The transaction is open already: no savepoint per append (two statements more each).
+      return appendRow(sessionId, entry, true);
+    }
+    settleGroup();
+    return appendAlone(sessionId, entry);
   };
 
   return {
     createSession({ sessionId, agent, cwd }) {
+      settleGroup();
       const at = now().toISOString();
       statements.insertSession.run(sessionId, agent, cwd, at, at);
       return sessionOf(known(sessionId));
@@ -178,31 +207,35 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       return (statements.entries.all(sessionId, afterSeq) as EntryRow[]).map(recordOf);
     },
     setResume(sessionId, resume) {
+      settleGroup();
       known(sessionId);
       statements.setResume.run(resume === undefined ? null : JSON.stringify(resume), sessionId);
     },
     setState(sessionId, state) {
+      settleGroup();
       known(sessionId);
       statements.setState.run(state, now().toISOString(), sessionId);
     },
     begin() {
-      if (db.inTransaction) return;
-      db.exec('BEGIN');
+      if (grouped !== undefined || db.inTransaction) return;
+      // IMMEDIATE: take the write lock now, so the group cannot fail to upgrade a read later.
+      db.exec('BEGIN IMMEDIATE');
       grouped = new Map();
     },
     commit() {
-      if (!db.inTransaction) return;
-      endGroup();
-      db.exec('COMMIT');
+      settleGroup();
+      const lost = groupLost;
+      groupLost = undefined;
+      if (lost) throw lost;
     },
     close() {
       if (!db.open) return;
-      // A group still open is committed: what was appended is kept.
-      if (db.inTransaction) {
-        endGroup();
-        db.exec('COMMIT');
+      try {
+        // A group still open is committed: what was appended is kept.
+        settleGroup();
+      } finally {
+        db.close();
       }
-      db.close();
     },
   };
 }
