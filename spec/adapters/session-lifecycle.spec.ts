@@ -188,6 +188,21 @@ describe('session lifecycle and resume (adapter agents driven as the host drives
       expect(harness.driver.lifecycle().filter((output) => output.type !== 'session.resumeState')).to.deep.equal([]);
       expect(harness.starts()).to.have.length(1);
     });
+    it('session/new while another session is still closing waits for the sessions supervisor, then starts (found by the chaos walk: it failed "not started" and the session started later, unowned)', async () => {
+      const harness = claude('hello');
+      const first = await open(harness);
+      // The close keeps the sessions supervisor busy until the CLI has exited (OTP's terminate).
+      const close = harness.driver.request('session.close', 'session/close', { sessionId: first });
+      const second = await open(harness);
+      expect(resultOf(await harness.driver.answer(close))).to.deep.equal({});
+      expect(second).to.be.a('string').and.not.equal(first);
+      expect(resultOf((await turn(harness, second, 'hi')).answer)).to.deep.equal({ stopReason: 'end_turn' });
+      const [closed, running] = harness.starts();
+      await waitUntil(() => !isAlive((closed as { pid: number }).pid), 'the closed session\'s CLI to stop', 15_000);
+      expect(isAlive((running as { pid: number }).pid), 'the new session\'s CLI').to.equal(true);
+      expect(harness.starts()).to.have.length(2);
+    });
+
     it('session/resume of a session still closing waits for its end, then starts it again from its resume state', async () => {
       const harness = claude('hello');
       const sessionId = await open(harness);

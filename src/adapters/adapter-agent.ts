@@ -102,6 +102,8 @@ interface Session {
   readonly params: Record<string, unknown>;
   /** The `session/new` (`session/resume`, `session/load`) that started it. */
   readonly startRequestId: string;
+  /** The request that started it (answered when the sessions supervisor answers). */
+  readonly startRequest: AgentRequestEvent;
   supervisor: AnyActorRef | undefined;
   adapter: AnyActorRef | undefined;
   port: AnyActorRef | undefined;
@@ -146,7 +148,15 @@ export const adapterAgentLogic = {
   start(_snapshot: AgentSnapshot, scope: Scope): void {
     (lives.get(scope.self) as Live).sessionsSupervisor.start();
   },
-  transition(snapshot: AgentSnapshot, event: AgentHandlerEvent | { type: `xstate.${string}` } | { type: 'adapter.sessionEnded'; sessionId: string; reason: ExitReason }, scope: Scope): AgentSnapshot {
+  transition(
+    snapshot: AgentSnapshot,
+    event:
+      | AgentHandlerEvent
+      | { type: `xstate.${string}` }
+      | { type: 'adapter.sessionEnded'; sessionId: string; reason: ExitReason }
+      | { type: 'adapter.sessionStartAnswered'; sessionId: string; result: StartChildResult },
+    scope: Scope,
+  ): AgentSnapshot {
     if (snapshot.status !== 'active') return snapshot;
     const live = lives.get(scope.self) as Live;
     switch (event.type) {
@@ -181,6 +191,11 @@ export const adapterAgentLogic = {
       case 'adapter.sessionEnded':
         sessionEnded(live, event.sessionId, event.reason);
         break;
+      case 'adapter.sessionStartAnswered': {
+        const waiting = live.sessions.get(event.sessionId);
+        if (waiting) sessionStartAnswered(live, waiting.startRequest, event.sessionId, waiting.resume, event.result);
+        break;
+      }
       case 'xstate.stop':
         if (live.sessionsSupervisor.getSnapshot().status === 'active') scope.stopChild(live.sessionsSupervisor);
         return { ...snapshot, status: 'stopped' } as AgentSnapshot;
@@ -256,6 +271,7 @@ function startSession(live: Live, request: AgentRequestEvent, id: string, resume
     cwd: request.params.cwd as string,
     params: request.params,
     startRequestId: request.requestId,
+    startRequest: request,
     supervisor: undefined,
     adapter: undefined,
     port: undefined,
@@ -288,18 +304,31 @@ function startSession(live: Live, request: AgentRequestEvent, id: string, resume
     period: restart.period ?? 60_000,
     children,
   });
-  let started: StartChildResult | undefined;
+  // The sessions supervisor answers at once, unless it is busy stopping another session (as an
+  // OTP supervisor blocks in terminate): then the answer comes later, through our mailbox.
+  let answered: StartChildResult | undefined;
+  let waiting = false;
   live.sessionsSupervisor.send({
     type: 'supervisor.startChild',
     spec: { id, restart: 'temporary', type: 'supervisor', start: { logic } },
     reply: (result: StartChildResult) => {
-      started = result;
+      if (waiting) live.scope.self.send({ type: 'adapter.sessionStartAnswered', sessionId: id, result } as never);
+      else answered = result;
     },
   });
-  if (!started?.ok) {
+  waiting = answered === undefined;
+  if (answered) sessionStartAnswered(live, request, id, resume, answered);
+}
+
+/** The sessions supervisor started session `id`'s supervisor, or could not. */
+function sessionStartAnswered(live: Live, request: AgentRequestEvent, id: string, resume: unknown, started: StartChildResult): void {
+  const { definition } = live.options;
+  const session = live.sessions.get(id);
+  if (!session) return;
+  if (!started.ok) {
     live.sessions.delete(id);
-    const reason = started && !started.ok ? started.reason : 'not started';
-    live.scope.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.name} could not start: ${startFailure(reason)}`, data: { reason: 'start_failed' } } });
+    live.scope.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.name} could not start: ${startFailure(started.reason)}`, data: { reason: 'start_failed' } } });
+    for (const deferred of session.deferred) resumeSession(live, deferred);
     return;
   }
   const supervisor = started.ref;
@@ -516,45 +545,46 @@ function listSessions(live: Live, request: AgentRequestEvent, listing: SessionLi
     answered = true;
     live.scope.emit(output);
   };
-  let started: StartChildResult | undefined;
+  // Answered at once, or later when the sessions supervisor is busy stopping a session: the
+  // lister only subscribes and emits, which is safe from the supervisor's reply.
   live.sessionsSupervisor.send({
     type: 'supervisor.startChild',
     spec: { id, restart: 'temporary', type: 'supervisor', start: { logic } },
-    reply: (result: StartChildResult) => {
-      started = result;
-    },
+    reply: (started: StartChildResult) => listerStarted(started),
   });
-  if (!started?.ok) {
-    const reason = started && !started.ok ? started.reason : 'not started';
-    answer({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.name} could not list its sessions: ${startFailure(reason)}`, data: { reason: 'start_failed' } } });
-    return;
-  }
-  const supervisor = started.ref;
-  const children = whichChildren(supervisor);
-  const lister = children.find((row) => row.id === 'lister')?.ref;
-  const cli = children.find((row) => row.id === 'port')?.ref;
-  if (lister) {
-    subscriptions.push(lister.on('*', (output: SessionAdapterOutput) => {
-      if (output.type === 'port.write' || output.type === 'port.busy') cli?.send(output);
-      else if ((output.type === 'acp.respond' || output.type === 'acp.error') && output.requestId === request.requestId) answer(output);
+
+  function listerStarted(started: StartChildResult): void {
+    if (!started.ok) {
+      answer({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.name} could not list its sessions: ${startFailure(started.reason)}`, data: { reason: 'start_failed' } } });
+      return;
+    }
+    const supervisor = started.ref;
+    const children = whichChildren(supervisor);
+    const lister = children.find((row) => row.id === 'lister')?.ref;
+    const cli = children.find((row) => row.id === 'port')?.ref;
+    if (lister) {
+      subscriptions.push(lister.on('*', (output: SessionAdapterOutput) => {
+        if (output.type === 'port.write' || output.type === 'port.busy') cli?.send(output);
+        else if ((output.type === 'acp.respond' || output.type === 'acp.error') && output.requestId === request.requestId) answer(output);
+      }));
+    }
+    if (lister && cli) {
+      subscriptions.push(
+        cli.on('port.message', (event: Extract<PortEmitted, { type: 'port.message' }>) => lister.send({ type: 'native.message', message: event.message })),
+        cli.on('port.nonJson', (event: Extract<PortEmitted, { type: 'port.nonJson' }>) => lister.send({ type: 'native.nonJson', preview: event.preview })),
+        cli.on('port.exited', (event: Extract<PortEmitted, { type: 'port.exited' }>) => lister.send({ type: 'port.exited', exit: event.exit })),
+      );
+      const pid = (cli.getSnapshot() as { context?: { pid?: number } }).context?.pid;
+      if (pid !== undefined) lister.send({ type: 'port.started', pid, restarts: 0 });
+    }
+    subscriptions.push(supervisor.subscribe({
+      complete: () => {
+        for (const subscription of subscriptions) subscription.unsubscribe();
+        const output = supervisor.getSnapshot().output as ExitReason | undefined;
+        answer({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.name} stopped before listing its sessions (${output ? describeExit(output) : 'stopped'})`, data: { reason: 'list_failed' } } });
+      },
     }));
   }
-  if (lister && cli) {
-    subscriptions.push(
-      cli.on('port.message', (event: Extract<PortEmitted, { type: 'port.message' }>) => lister.send({ type: 'native.message', message: event.message })),
-      cli.on('port.nonJson', (event: Extract<PortEmitted, { type: 'port.nonJson' }>) => lister.send({ type: 'native.nonJson', preview: event.preview })),
-      cli.on('port.exited', (event: Extract<PortEmitted, { type: 'port.exited' }>) => lister.send({ type: 'port.exited', exit: event.exit })),
-    );
-    const pid = (cli.getSnapshot() as { context?: { pid?: number } }).context?.pid;
-    if (pid !== undefined) lister.send({ type: 'port.started', pid, restarts: 0 });
-  }
-  subscriptions.push(supervisor.subscribe({
-    complete: () => {
-      for (const subscription of subscriptions) subscription.unsubscribe();
-      const output = supervisor.getSnapshot().output as ExitReason | undefined;
-      answer({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.name} stopped before listing its sessions (${output ? describeExit(output) : 'stopped'})`, data: { reason: 'list_failed' } } });
-    },
-  }));
 }
 
 /** Why a supervisor could not start, in words: the innermost cause's message (a port's "could not start (ENOENT) …"). */
