@@ -105,7 +105,9 @@ export class ChaosWorld {
       }
       if (event.type === 'child.restarted') {
         const times = this.restarts.get(event.supervisor) ?? [];
-        times.push(event.at);
+        // When the supervisor counted it (`at` is later, after the child's start).
+        // Children a strategy restarts together are one restart: they share countedAt.
+        if (times.at(-1) !== event.countedAt) times.push(event.countedAt);
         this.restarts.set(event.supervisor, times);
       }
     });

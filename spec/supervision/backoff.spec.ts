@@ -89,6 +89,8 @@ describe('backoff', () => {
       expect(current().status).to.equal('restarting');
       clock.increment(1);
       expect(current().status).to.equal('running');
+      // Counted against intensity when the delay ended, not when the child crashed.
+      expect(events.find((event) => event.type === 'child.restarted')).to.deep.include({ childId: 'w', countedAt: 100 });
       actor.stop();
     });
 

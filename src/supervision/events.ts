@@ -110,7 +110,13 @@ export type SupervisionEvent =
       readonly uptime: number;
     })
   | (SupervisionEventBase & { readonly type: 'child.restarting'; readonly childId: string; readonly delay: number; readonly attempt: number })
-  | (SupervisionEventBase & { readonly type: 'child.restarted'; readonly childId: string; readonly restarts: number })
+  | (SupervisionEventBase & {
+      readonly type: 'child.restarted';
+      readonly childId: string;
+      readonly restarts: number;
+      /** When this restart was counted against intensity (the supervisor's clock); `at` comes after the child started. */
+      readonly countedAt: number;
+    })
   | (SupervisionEventBase & { readonly type: 'child.startFailed'; readonly childId: string; readonly error: unknown })
   | (SupervisionEventBase & {
       readonly type: 'intensity.exceeded';

@@ -144,6 +144,8 @@ interface Live {
   readonly now: () => number;
   readonly table: Map<string, ChildEntry>;
   window: readonly number[];
+  /** When the last restart was counted against intensity (reported with `child.restarted`). */
+  countedAt: number;
   phase: SupervisorPhase;
   busy: Termination | undefined;
   deferred: SupervisorEvent[];
@@ -238,6 +240,7 @@ export function supervisorLogic<TInput>(config: SupervisorConfig<TInput>): Super
         now: resolveNow(scope.self),
         table: new Map(),
         window: [],
+        countedAt: 0,
         phase: 'running',
         busy: undefined,
         deferred: [],
@@ -657,7 +660,8 @@ function restart(live: Live, id: string): void {
 /** Counts a restart in the intensity window (OTP's `add_restart/1`); `false` when it is one too many. */
 function admitRestart(live: Live): boolean {
   const { intensity, period } = live.config.flags;
-  const verdict = addRestart(live.window, live.now(), intensity, period);
+  live.countedAt = live.now();
+  const verdict = addRestart(live.window, live.countedAt, intensity, period);
   live.window = verdict.window;
   return verdict.allowed;
 }
@@ -705,7 +709,7 @@ function startGroup(live: Live, failedId: string, group: readonly string[]): voi
     entry.restarts += 1;
     const outcome = startEntry(live, entry);
     if (outcome.ok) {
-      emit(live, { type: 'child.restarted', childId: id, restarts: entry.restarts });
+      emit(live, { type: 'child.restarted', childId: id, restarts: entry.restarts, countedAt: live.countedAt });
       continue;
     }
     // OTP's try_again_restart: mark it (and the rest of the group) restarting and try
