@@ -38,6 +38,7 @@ import { createHost, stopServers, type Host } from '../src/host/host.js';
 import { stdioTransport } from '../src/jsonrpc/stdio-transport.js';
 import { buildEnvironment } from '../src/port/index.js';
 import { check, formatNs, formatRatio, formatStats, measureInterleaved, now, since, table, withDeadline, type Plan, type Stats } from './support/measure.js';
+import { exists } from './support/process-exists.js';
 
 const floodAgent = fileURLToPath(new URL('./support/flood-agent.mjs', import.meta.url));
 /** Updates per prompt (one repetition). */
@@ -318,14 +319,6 @@ function floodChildren(): number[] {
   return found;
 }
 
-function exists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 // ---------------------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ import { createActor, type AnyActorRef } from 'xstate';
 import { buildEnvironment, portLogic, reaperPid } from '../src/port/index.js';
 import { createSupervisor, shutdown, whichChildren, type SupervisionEvent } from '../src/supervision/index.js';
 import { check, formatNs, formatRatio, formatStats, measureInterleaved, now, since, summarize, table, withDeadline, type Plan, type Stats } from './support/measure.js';
+import { exists } from './support/process-exists.js';
 
 const fakeCli = fileURLToPath(new URL('../spec/support/fake-cli.mjs', import.meta.url));
 const banner = '{"ready":true}';
@@ -35,15 +36,6 @@ function record(pid: number | undefined): number {
   return pid as number;
 }
 
-/** Whether process `pid` still exists; a zombie counts. */
-function exists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 // ---------------------------------------------------------------------------------------
 // Supervised

@@ -3,17 +3,8 @@
  * and which fault) can be replayed with `--seed`. The agent's own timing still varies.
  */
 
-/** A small seeded generator (mulberry32): the same seed, the same sequence in [0, 1). */
-export function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small seeded generator (mulberry32), the one `warden chaos` uses. */
+export { seededRandom as seeded } from '../../src/cli/seeded-random.js';
 
 /** An exponential gap of mean `meanMs`: gaps like these make a Poisson process. */
 export function exponential(next: () => number, meanMs: number): number {

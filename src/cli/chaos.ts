@@ -8,6 +8,7 @@
 import { createHost, type HostSessionHandle } from '../host/host.js';
 import { ArgumentError, positiveNumber, readFlags, restartIntensity } from './arguments.js';
 import { isAlive } from './process-alive.js';
+import { seededRandom } from './seeded-random.js';
 
 /** The faults `warden chaos` injects. */
 export type ChaosFault = 'kill' | 'hang' | 'garbage';
@@ -112,18 +113,6 @@ export function parseChaosArgs(args: readonly string[]): ChaosOptions | { error:
   return { agent, agentCommand, env, faults, rate, durationMs, hangAfterMs, restart, json, seed };
 }
 
-/** A small seeded generator (mulberry32): the same seed, the same fault schedule. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const garbageLines = ['this is not JSON', '{"jsonrpc":"2.0","id":', '\u0000\u0001\u0002 binary noise', '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":42}}', '[1,2,3]', '{"id":"nobody-asked","result":{}}'];
 const prompts = ['hello', 'please run the tool', 'a longer answer, word by word'];
 /** A prompt that takes longer than this has hung despite everything: counted unsettled. */
@@ -131,7 +120,7 @@ const promptDeadlineMs = 60_000;
 
 /** Runs the chaos and returns its figures. */
 export async function runChaos(options: ChaosOptions, progress: (line: string) => void = () => undefined): Promise<ChaosReport> {
-  const next = random(options.seed);
+  const next = seededRandom(options.seed);
   const agentOptions = {
     ...(options.agentCommand ? { agentCommand: options.agentCommand } : {}),
     // The demo agent streams faster under chaos (more turns per second); agentFor('demo') runs it as a process.
