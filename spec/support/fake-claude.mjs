@@ -6,7 +6,7 @@
 // set_permission_mode, and get_settings, get_context_usage, which the Claude Agent SDK sends)
 // are answered when they are not in the transcript, and `auth status --json` prints an
 // API-key login, as Claude Code 2.1.332 does (shortened). Started with
-// `--resume <id>`, it goes on under that session id, as Claude Code 2.1.332 does (every
+// `--resume=<id>` (or `--resume <id>`), it goes on under that session id, as Claude Code 2.1.332 does (every
 // recorded session id printed becomes <id>); a <id> it has no conversation for ends it as
 // the real CLI does: "No conversation found with session ID: <id>" on stderr, a `result`
 // error_during_execution naming it on stdout, exit 1, before any handshake.
@@ -23,6 +23,8 @@
 //   FAKE_CLAUDE_NO_CONVERSATION  comma-separated session ids with no saved conversation
 //   FAKE_CLAUDE_EOF_LOG   a file to append this process's pid to when its stdin closes (a graceful stop)
 //   FAKE_CLAUDE_USER_LOG  a file to append the session_id of each user message to (one line each)
+//   FAKE_CLAUDE_LEAK_KEY=1  at the first user message (not when resumed): print ANTHROPIC_API_KEY inside
+//                         longer stderr lines, then exit 1 mid-turn (for redaction tests)
 //   FAKE_CLAUDE_LOOP=1    after the transcript, every further prompt replays its turn(s) again
 //                         (from the first recorded user line), for as many prompts as come
 // Faults on request (SIGUSR2, a crash loop per working directory): see fault-signals.mjs.
@@ -33,8 +35,10 @@ import { failer, print, readFixture, stdinMessages } from './fixture-replay.mjs'
 const fixture = process.env.FAKE_CLAUDE_FIXTURE ?? 'hello';
 const transcript = readFixture(`claude-stream-json-${fixture}.transcript.ndjson`);
 const args = process.argv.slice(2);
-const resumed = args.includes('--resume');
-const resumedId = resumed ? args[args.indexOf('--resume') + 1] : undefined;
+// `--resume=<id>` (what warden passes) or `--resume <id>`, as the real CLI takes both.
+const resumeArg = args.findIndex((arg) => arg === '--resume' || arg.startsWith('--resume='));
+const resumed = resumeArg >= 0;
+const resumedId = resumed ? (args[resumeArg] === '--resume' ? args[resumeArg + 1] : args[resumeArg].slice('--resume='.length)) : undefined;
 if (process.env.FAKE_CLAUDE_ARGV_LOG) appendFileSync(process.env.FAKE_CLAUDE_ARGV_LOG, `${JSON.stringify({ pid: process.pid, args })}\n`);
 // A CLI that cannot even start: dies at once, every time.
 const crashesHere = !process.env.FAKE_CLAUDE_CRASH_CWD || process.cwd().includes(process.env.FAKE_CLAUDE_CRASH_CWD);
@@ -110,6 +114,16 @@ async function stdinEnded() {
 function userLine(message) {
   printedInTurn = 0;
   if (process.env.FAKE_CLAUDE_USER_LOG) appendFileSync(process.env.FAKE_CLAUDE_USER_LOG, `${message.session_id}\n`);
+  if (process.env.FAKE_CLAUDE_LEAK_KEY === '1' && !resumed) leakKeyAndDie();
+}
+
+/** A CLI that dumps its key into a longer diagnostic line (as an HTTP client's debug output does) and dies mid-turn. */
+function leakKeyAndDie() {
+  const key = process.env.ANTHROPIC_API_KEY ?? '';
+  process.stderr.write(`[api] POST /v1/messages failed: 401 for ANTHROPIC_API_KEY=${key} (source: env)\n`);
+  process.stderr.write(`[api] retry 1/1 with x-api-key ${key} and header "Authorization: Bearer ${key}"; config said token=${key},\n`);
+  process.stderr.write('[api] giving up\n');
+  process.exit(1);
 }
 
 /** Plays `entries`: prints the "out" lines, awaits the "in" lines. */
