@@ -23,8 +23,8 @@
 //   FAKE_CLAUDE_NO_CONVERSATION  comma-separated session ids with no saved conversation
 //   FAKE_CLAUDE_EOF_LOG   a file to append this process's pid to when its stdin closes (a graceful stop)
 //   FAKE_CLAUDE_USER_LOG  a file to append the session_id of each user message to (one line each)
-//   FAKE_CLAUDE_LEAK_KEY=1  at the first user message (not when resumed): print ANTHROPIC_API_KEY inside
-//                         longer stderr lines, then exit 1 mid-turn (for redaction tests)
+//   FAKE_CLAUDE_LEAK_VARS  comma-separated variable names: after the first line of a turn (not when resumed),
+//                         print their values inside longer stderr lines, then exit 1 (redaction tests)
 //   FAKE_CLAUDE_LOOP=1    after the transcript, every further prompt replays its turn(s) again
 //                         (from the first recorded user line), for as many prompts as come
 // Faults on request (SIGUSR2, a crash loop per working directory): see fault-signals.mjs.
@@ -114,14 +114,15 @@ async function stdinEnded() {
 function userLine(message) {
   printedInTurn = 0;
   if (process.env.FAKE_CLAUDE_USER_LOG) appendFileSync(process.env.FAKE_CLAUDE_USER_LOG, `${message.session_id}\n`);
-  if (process.env.FAKE_CLAUDE_LEAK_KEY === '1' && !resumed) leakKeyAndDie();
 }
 
-/** A CLI that dumps its key into a longer diagnostic line (as an HTTP client's debug output does) and dies mid-turn. */
-function leakKeyAndDie() {
-  const key = process.env.ANTHROPIC_API_KEY ?? '';
-  process.stderr.write(`[api] POST /v1/messages failed: 401 for ANTHROPIC_API_KEY=${key} (source: env)\n`);
-  process.stderr.write(`[api] retry 1/1 with x-api-key ${key} and header "Authorization: Bearer ${key}"; config said token=${key},\n`);
+/** A CLI that dumps secrets into longer diagnostic lines (as an HTTP client's debug output does) and dies mid-turn. */
+function leakAndDie(names) {
+  for (const name of names) {
+    const value = process.env[name] ?? '';
+    process.stderr.write(`[api] POST /v1/messages failed: 401 for ${name}=${value} (source: env)\n`);
+    process.stderr.write(`[api] retry 1/1 with x-api-key ${value} and header "Authorization: Bearer ${value}"; config said token=${value},\n`);
+  }
   process.stderr.write('[api] giving up\n');
   process.exit(1);
 }
@@ -135,6 +136,7 @@ for (const entry of entries) {
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     print(asResumed(entry.msg));
     if (++printedInTurn >= crashAfter) process.kill(process.pid, 'SIGKILL');
+    if (process.env.FAKE_CLAUDE_LEAK_VARS && !resumed && printedInTurn === 1) leakAndDie(process.env.FAKE_CLAUDE_LEAK_VARS.split(','));
     continue;
   }
   // An "in" line: wait for the host to send the same kind of line.
