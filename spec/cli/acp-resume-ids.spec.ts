@@ -9,6 +9,7 @@ import { expect } from 'chai';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sqliteJournal } from '../../src/host/sqlite-journal.js';
 import { launchWarden, pathWithFakeAgents, stopWardens } from '../support/acp-editor.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 
@@ -41,9 +42,8 @@ describe('warden acp: resume ids from the editor or the journal are checked befo
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('claude: a claudeSessionId that is a flag (--dangerously-skip-permissions) is -32602 naming the field, and no claude is started, from _meta or from the journal', async () => {
-    const store = join(dir, 'journal.sqlite');
-    const warden = await launchWarden(['--agent', 'claude', '--store', store, '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`], { PATH: path });
+  it('claude: a claudeSessionId from the editor\'s _meta that is a flag (--dangerously-skip-permissions) is -32602 naming the field, and no claude is started', async () => {
+    const warden = await launchWarden(['--agent', 'claude', '--store', ':memory:', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`], { PATH: path });
     const hostile = { claudeSessionId: '--dangerously-skip-permissions' };
     for (const method of ['session/resume', 'session/load']) {
       const refused = await warden.failure(method, { sessionId: 'claude-hostile', cwd: dir, mcpServers: [], _meta: resumeMeta('claude', hostile) });
@@ -58,14 +58,23 @@ describe('warden acp: resume ids from the editor or the journal are checked befo
     }
     expect(startsIn(argvLog), 'no claude was started').to.deep.equal([]);
     expect(await warden.close()).to.equal(0);
+  });
 
-    // The journal kept what the editor sent (it is the editor's session now): a new warden on
-    // the same store refuses it as well when asked to load it without any _meta.
-    const again = await launchWarden(['--agent', 'claude', '--store', store, '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`], { PATH: path });
-    const fromJournal = await again.failure('session/load', { sessionId: 'claude-hostile', cwd: dir, mcpServers: [] });
-    expect(fromJournal.code).to.equal(-32602);
-    expect(startsIn(argvLog)).to.deep.equal([]);
-    expect(await again.close()).to.equal(0);
+  it('claude: a journal whose resume state was edited to a flag is refused the same way on session/load and session/resume, and no claude is started', async () => {
+    const store = join(dir, 'journal.sqlite');
+    // A journal file anyone with access to it could have edited.
+    const journal = sqliteJournal(store);
+    journal.createSession({ sessionId: 'claude-edited', agent: 'claude', cwd: dir });
+    journal.setResume('claude-edited', { claudeSessionId: '--dangerously-skip-permissions' });
+    journal.close();
+    const warden = await launchWarden(['--agent', 'claude', '--store', store, '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`], { PATH: path });
+    for (const method of ['session/load', 'session/resume']) {
+      const refused = await warden.failure(method, { sessionId: 'claude-edited', cwd: dir, mcpServers: [] });
+      expect(refused.code, method).to.equal(-32602);
+      expect(refused.message).to.contain('claudeSessionId');
+    }
+    expect(startsIn(argvLog), 'no claude was started').to.deep.equal([]);
+    expect(await warden.close()).to.equal(0);
   });
 
   it('claude: a well-formed session id resumes, passed as the single argument --resume=<id>', async () => {
