@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { redactorFor, redactSecrets, secretValuesOf } from '../../src/port/redact.js';
+import { PortError } from '../../src/port/port-exit.js';
 import { StderrRing } from '../../src/port/stderr-ring.js';
 import { inspectionPayload } from '../../src/inspect/inspection-payload.js';
 
@@ -65,6 +66,11 @@ describe('secret redaction (issue 14)', () => {
       expect(ring.tail()).to.equal('next line\nlast line');
       expect(ring.tail()).to.not.contain(key.slice(10));
     });
+  });
+
+  it('a PortError does not repeat a key given on the command line', () => {
+    const error = new PortError({ reason: { kind: 'exited', code: 1 }, command: ['my-agent', '--api-key', 'sk-ant-api03-abcdefghijklmnop', '--token=abcdefghij'], pid: 1, durationMs: 5, stderrTail: '', linesIn: 0, nonJsonLines: 0 });
+    expect(error.message).to.equal('Agent process failed with exit code 1: my-agent --api-key [redacted] --token=[redacted]');
   });
 
   it('inspection payloads: a key inside a longer string is redacted, the rest kept, also across the cut', () => {
