@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { redactorFor, redactSecrets, secretValuesOf } from '../../src/port/redact.js';
 import { PortError } from '../../src/port/port-exit.js';
 import { StderrRing } from '../../src/port/stderr-ring.js';
+import type { HostEvent } from '../../src/host/host.js';
 import { inspectionPayload } from '../../src/inspect/inspection-payload.js';
+import { createLogSink } from '../../src/inspect/log-sink.js';
 
 const key = 'Zq8vL2mN4pR7sT1uW3xY5a';
 
@@ -71,6 +73,14 @@ describe('secret redaction (issue 14)', () => {
   it('a PortError does not repeat a key given on the command line', () => {
     const error = new PortError({ reason: { kind: 'exited', code: 1 }, command: ['my-agent', '--api-key', 'sk-ant-api03-abcdefghijklmnop', '--token=abcdefghij'], pid: 1, durationMs: 5, stderrTail: '', linesIn: 0, nonJsonLines: 0 });
     expect(error.message).to.equal('Agent process failed with exit code 1: my-agent --api-key [redacted] --token=[redacted]');
+  });
+
+  it('log lines: a key in an event (an exit with its command line, an error message) is redacted, JSON or pretty', () => {
+    const lines: string[] = [];
+    const exit: HostEvent = { type: 'session.failed', sessionId: 's1', reason: 'error: PortError: Agent process failed: my-agent ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnop' };
+    for (const format of ['json', 'pretty'] as const) createLogSink({ format, level: 'debug', write: (line) => lines.push(line) })(exit);
+    expect(lines).to.have.length(2);
+    for (const line of lines) expect(line).to.contain('ANTHROPIC_API_KEY=[redacted]').and.not.contain('abcdefghijk');
   });
 
   it('inspection payloads: a key inside a longer string is redacted, the rest kept, also across the cut', () => {
