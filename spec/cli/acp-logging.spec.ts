@@ -1,8 +1,8 @@
 /**
  * What `warden acp` writes on stderr at its default level (warn) (issue 14, "Also"): an
  * orderly session (initialize, session/new, a prompt, the editor closing stdin) writes
- * nothing, for the demo agent and for Claude Code (the fake `claude` found by name on the
- * PATH); an agent process that really crashes is still a warning.
+ * nothing, for the demo agent, Claude Code and Codex (the fakes found by name on the PATH);
+ * an agent process that really crashes is still a warning.
  */
 import { expect } from 'chai';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
@@ -36,9 +36,9 @@ describe('warden acp: an orderly stop logs nothing at the default level, a crash
     return sessionId;
   }
 
-  for (const agent of ['demo', 'claude']) {
+  for (const agent of ['demo', 'claude', 'codex']) {
     it(`--agent ${agent}: initialize, session/new, a prompt, stdin closed: exit 0 and stderr is empty`, async () => {
-      const warden = await launchWarden(['--agent', agent, '--store', ':memory:', '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', 'DEMO_WORD_DELAY_MS=1'], { PATH: path });
+      const warden = await launchWarden(['--agent', agent, '--store', ':memory:', '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', 'FAKE_CODEX_FIXTURE=hello', '--env', 'DEMO_WORD_DELAY_MS=1'], { PATH: path });
       await newSessionAndPrompt(warden);
       const agents = agentsOf(warden);
       expect(agents, 'an agent process ran').to.have.length.greaterThan(0);
