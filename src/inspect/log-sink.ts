@@ -6,6 +6,7 @@
  */
 import type { HostEvent } from '../host/host.js';
 import { atLeast, jsonReplacer, logEntryOf, type LogLevel } from '../host/host-log.js';
+import { knownSecretValues, redactSecrets } from '../port/redact.js';
 
 /** Options of {@link createLogSink}. */
 export interface LogSinkOptions {
@@ -29,7 +30,8 @@ export function createLogSink(options: LogSinkOptions): (event: HostEvent) => vo
       ? JSON.stringify({ time: time.toISOString(), level: entry.level, message: entry.message, ...event }, jsonReplacer)
       : `${time.toISOString().slice(11, 23)} ${entry.level.toUpperCase().padEnd(5)} ${entry.message}`;
     try {
-      options.write(`${line}\n`);
+      // An event may carry an error's message or a command line: no key goes into a log.
+      options.write(`${redactSecrets(line, knownSecretValues())}\n`);
     } catch {
       // A log that cannot be written must not take the host down.
     }
