@@ -34,7 +34,7 @@ import {
 } from '../acp/native-agent.js';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { describePortExit, type PortExitReason } from '../port/port-exit.js';
-import { InvalidCursorError, type Journal, type JournalEntry, type JournalSession } from './journal.js';
+import { InvalidCursorError, JournalError, type Journal, type JournalEntry, type JournalSession } from './journal.js';
 import { sessionMachine, type SessionMachineEvent } from './session-machine.js';
 import { canonical, decodeListCursor, encodeListCursor, type ListCursor } from './list-cursor.js';
 
@@ -80,7 +80,8 @@ export type HostSessionEvent =
   | { readonly type: 'session.recovered'; readonly sessionId: string; readonly restarts: number }
   | { readonly type: 'session.failed'; readonly sessionId: string; readonly reason: string }
   | { readonly type: 'session.closed'; readonly sessionId: string }
-  | { readonly type: 'journal.error'; readonly sessionId: string; readonly message: string };
+  /** The journal failed; `sessionId` is absent when the write or read was for no one session (`session/list`). */
+  | { readonly type: 'journal.error'; readonly sessionId?: string; readonly message: string };
 
 /** A native agent that serves `options.defaultAgent` (and any other agent by name) with a journal. */
 export function createHostAgent(options: HostAgentOptions): NativeAgent {
@@ -332,8 +333,13 @@ function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
 }
 
 function onEditorRequest(live: Live, request: AgentRequestEvent): void {
+  const sessionId = typeof request.params.sessionId === 'string' ? request.params.sessionId : undefined;
+  // A store that fails (a damaged page, say) fails the request that met it, not the host.
+  journalFailureAnswers(live, request.requestId, sessionId, () => serveEditorRequest(live, request, sessionId));
+}
+
+function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: string | undefined): void {
   const { params } = request;
-  const sessionId = typeof params.sessionId === 'string' ? params.sessionId : undefined;
   switch (request.type) {
     case 'session.new': {
       const meta = params._meta as Record<string, unknown> | undefined;
@@ -366,8 +372,10 @@ function onEditorRequest(live: Live, request: AgentRequestEvent): void {
         return;
       }
       // Journaled before the agent sees it: a prompt the host lost track of is still on record.
-      if (!record(live, sessionId, { kind: 'prompt', prompt: params.prompt as ContentBlock[] })) {
-        fail(live, request.requestId, RpcError.internalError('the journal could not record the prompt; it was not sent to the agent', { sessionId }));
+      const refused = recordOrError(live, sessionId, { kind: 'prompt', prompt: params.prompt as ContentBlock[] });
+      if (refused) {
+        const why = refused instanceof JournalError ? refused.message : 'the journal could not record the prompt';
+        fail(live, request.requestId, RpcError.internalError(`${why}; the prompt was not sent to the agent`, { sessionId }));
         return;
       }
       session.machine.send({ type: 'prompt' });
@@ -740,6 +748,12 @@ function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): v
 /** An answer from a real agent: journal what it means, then pass it on. */
 function settle(live: Live, requestId: string, result: unknown, error: ErrorObject | undefined): void {
   const pending = live.pending.get(requestId);
+  const editorRequestId = pending?.kind === 'list' ? pending.job.requestId : requestId;
+  const sessionId = pending && 'sessionId' in pending ? pending.sessionId : undefined;
+  journalFailureAnswers(live, editorRequestId, sessionId, () => settlePending(live, requestId, pending, result, error));
+}
+
+function settlePending(live: Live, requestId: string, pending: Pending | undefined, result: unknown, error: ErrorObject | undefined): void {
   live.pending.delete(requestId);
   if (!pending) {
     if (error) fail(live, requestId, error);
@@ -889,20 +903,44 @@ function record(live: Live, sessionId: string, entry: JournalEntry): boolean {
 }
 
 function safely(live: Live, sessionId: string, write: () => unknown): boolean {
+  return writeOrError(live, sessionId, write) === undefined;
+}
+
+/** Appends to the journal; what the journal threw (counted, and an event) when it failed. */
+function recordOrError(live: Live, sessionId: string, entry: JournalEntry): unknown {
+  return writeOrError(live, sessionId, () => live.input.journal.append(sessionId, entry));
+}
+
+function writeOrError(live: Live, sessionId: string, write: () => unknown): unknown {
   // Whatever was grouped before is committed (and shown) first: the journal's order is the editor's.
   commitGroup(live);
   try {
     write();
-    return true;
+    return undefined;
   } catch (error) {
     failedWrite(live, sessionId, error);
-    return false;
+    return error ?? new Error('the journal failed');
   }
 }
 
-function failedWrite(live: Live, sessionId: string, error: unknown): void {
+/**
+ * Runs the work of one editor request; a {@link JournalError} it meets answers that request
+ * with -32603 (naming the store file and the fix) and is counted, instead of stopping the
+ * host agent, which serves everything else on. Any other exception is a bug and escapes.
+ */
+function journalFailureAnswers(live: Live, requestId: string, sessionId: string | undefined, work: () => void): void {
+  try {
+    work();
+  } catch (error) {
+    if (!(error instanceof JournalError)) throw error;
+    failedWrite(live, sessionId, error);
+    fail(live, requestId, RpcError.internalError(error.message, { ...(sessionId ? { sessionId } : {}), store: error.path, code: error.code }));
+  }
+}
+
+function failedWrite(live: Live, sessionId: string | undefined, error: unknown): void {
   live.journalErrors++;
-  live.input.onEvent?.({ type: 'journal.error', sessionId, message: (error as Error).message });
+  live.input.onEvent?.({ type: 'journal.error', ...(sessionId ? { sessionId } : {}), message: (error as Error).message });
 }
 
 function describeExit(reason: unknown): string {

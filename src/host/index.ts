@@ -13,6 +13,7 @@ export { sessionMachine, type SessionMachineContext, type SessionMachineEvent, t
 export {
   titleOf,
   InvalidCursorError,
+  JournalError,
   UnknownSessionError,
   type Journal,
   type JournalEntry,

@@ -117,6 +117,34 @@ export class InvalidCursorError extends Error {
   }
 }
 
+/**
+ * The store itself failed (a damaged page, a full disk, a lock held too long, an I/O error):
+ * the message names the store's file, SQLite's code and the fix. The host answers the
+ * request that met it with -32603 and goes on serving the others.
+ */
+export class JournalError extends Error {
+  override readonly name = 'JournalError';
+  constructor(
+    /** The store's file. */
+    readonly path: string,
+    /** The engine's code, say `SQLITE_CORRUPT`. */
+    readonly code: string,
+    options?: { readonly cause?: unknown },
+  ) {
+    super(`the journal ${path} ${problemOf(code)}`, options);
+  }
+}
+
+/** What a store error code means to the person who has to fix it. */
+function problemOf(code: string): string {
+  if (/^SQLITE_(CORRUPT|NOTADB)/u.test(code)) return `is damaged (${code}): move it aside or restore a backup`;
+  if (code === 'SQLITE_FULL') return `cannot grow (${code}): free some disk space`;
+  if (/^SQLITE_(BUSY|LOCKED)/u.test(code)) return `stayed locked by another process past the busy timeout (${code}): retry, or stop the process that holds it`;
+  if (/^SQLITE_READONLY/u.test(code)) return `is read-only (${code}): make it and its directory writable, or choose another --store`;
+  if (/^SQLITE_IOERR/u.test(code)) return `could not be read or written (${code}): check the disk, then move the file aside or restore a backup`;
+  return `failed (${code}): move it aside or restore a backup if this persists`;
+}
+
 /** The title a session gets from its first prompt: the first line of its text, at most 80 characters. */
 export function titleOf(prompt: readonly ContentBlock[]): string | undefined {
   for (const block of prompt) {

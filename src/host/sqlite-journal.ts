@@ -10,6 +10,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
   InvalidCursorError,
+  JournalError,
   titleOf,
   UnknownSessionError,
   type Journal,
@@ -170,7 +171,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     return appendAlone(sessionId, entry);
   };
 
-  return {
+  return storeErrorsNamed(path, {
     createSession({ sessionId, agent, cwd }) {
       settleGroup();
       const at = now().toISOString();
@@ -237,7 +238,36 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
         db.close();
       }
     },
-  };
+  });
+}
+
+/**
+ * Every method of `journal`, with SQLite's own errors (`SqliteError`, code `SQLITE_…`)
+ * turned into a {@link JournalError} naming the file and the fix; the journal's own errors
+ * (unknown session, bad cursor) pass through.
+ */
+function storeErrorsNamed(path: string, journal: Journal): Journal {
+  const named = {} as Record<string, unknown>;
+  for (const [name, method] of Object.entries(journal) as Array<[string, (...args: unknown[]) => unknown]>) {
+    named[name] = (...args: unknown[]) => {
+      try {
+        return method(...args);
+      } catch (error) {
+        const code = sqliteCodeOf(error);
+        throw code ? new JournalError(path, code, { cause: error }) : error;
+      }
+    };
+  }
+  return named as unknown as Journal;
+}
+
+/** SQLite's code of an error (or of its cause: a lost group keeps the commit's error there). */
+function sqliteCodeOf(error: unknown): string | undefined {
+  for (let at = error; at instanceof Error; at = at.cause) {
+    const code = (at as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('SQLITE_')) return code;
+  }
+  return undefined;
 }
 
 function sessionOf(row: SessionRow): JournalSession {
