@@ -140,7 +140,9 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     if (entry.kind === 'restart') statements.countRestart.run(sessionId);
     return seq;
   };
-  const appendAlone = db.transaction((sessionId: string, entry: JournalEntry) => appendRow(sessionId, entry, false));
+  // IMMEDIATE: a deferred transaction that reads first (the session lookup) and writes later
+  // fails at once with SQLITE_BUSY when another process wrote in between, busy timeout or not.
+  const appendAlone = db.transaction((sessionId: string, entry: JournalEntry) => appendRow(sessionId, entry, false)).immediate;
 
   /** Commits the open group now; a failure is kept for the group's own `commit()` to throw. */
   const settleGroup = (): void => {
