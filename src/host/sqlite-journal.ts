@@ -5,7 +5,7 @@
  * `synchronous = NORMAL`, and `durability: 'full'` closes that too).
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
@@ -86,7 +86,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
   const now = options.now ?? (() => new Date());
   let db: Database.Database;
   try {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:') createPrivately(path);
     db = new Database(path);
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.durability === 'full' ? 'FULL' : 'NORMAL'}`);
@@ -241,6 +241,16 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       }
     },
   });
+}
+
+/**
+ * The journal holds prompts and answers: its directories (those we create) are 0700, and a
+ * new file is created 0600 before SQLite opens it, whose -wal and -shm take the file's mode.
+ * An existing file keeps the mode its owner gave it.
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  closeSync(openSync(path, 'a', 0o600));
 }
 
 /**
