@@ -3,7 +3,8 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InvalidCursorError, UnknownSessionError, type Journal } from '../../src/host/journal.js';
+import Database from 'better-sqlite3';
+import { InvalidCursorError, SessionOwnedError, UnknownSessionError, type Journal } from '../../src/host/journal.js';
 import { defaultJournalPath, sqliteJournal } from '../../src/host/sqlite-journal.js';
 
 describe('sqliteJournal', () => {
@@ -225,6 +226,37 @@ describe('sqliteJournal', () => {
         }
       } finally {
         for (const { child } of writers) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }
+    });
+
+    it('session owners: one journal at a time holds a session; a row of a dead process, or of a reused pid (another start time), holds nothing', () => {
+      const path = join(dir, 'owners.sqlite');
+      const first = sqliteJournal(path);
+      const second = sqliteJournal(path);
+      const raw = new Database(path);
+      try {
+        first.createSession({ sessionId: 'o1', agent: 'demo', cwd: '/w' });
+        first.claim?.('o1');
+        first.claim?.('o1'); // again: a no-op
+        expect(() => second.claim?.('o1')).to.throw(SessionOwnedError, `pid ${process.pid}`);
+        second.release?.('o1'); // not its own: left alone
+        expect(() => second.claim?.('o1')).to.throw(SessionOwnedError);
+        // The same pid, started at another time: a reused pid, not the owner.
+        raw.prepare("UPDATE owners SET started = 'an-earlier-boot:12345' WHERE session_id = 'o1'").run();
+        second.claim?.('o1');
+        expect(() => first.claim?.('o1')).to.throw(SessionOwnedError);
+        // A process that has exited.
+        const gone = Number(execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }));
+        raw.prepare('UPDATE owners SET pid = ? WHERE session_id = ?').run(gone, 'o1');
+        first.claim?.('o1');
+        second.close();
+        expect(raw.prepare('SELECT pid FROM owners').all(), 'closing released nothing of the other').to.deep.equal([{ pid: process.pid }]);
+        first.close();
+        expect(raw.prepare('SELECT * FROM owners').all(), 'closing released its own').to.deep.equal([]);
+      } finally {
+        raw.close();
+        first.close();
+        second.close();
       }
     });
 

@@ -34,7 +34,7 @@ import {
 } from '../acp/native-agent.js';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { describePortExit, type PortExitReason } from '../port/port-exit.js';
-import { InvalidCursorError, JournalError, type Journal, type JournalEntry, type JournalSession } from './journal.js';
+import { InvalidCursorError, JournalError, SessionOwnedError, type Journal, type JournalEntry, type JournalSession } from './journal.js';
 import { sessionMachine, type SessionMachineEvent } from './session-machine.js';
 import { canonical, decodeListCursor, encodeListCursor, type ListCursor } from './list-cursor.js';
 
@@ -218,7 +218,10 @@ export const hostAgentLogic = {
         inner.subscription.unsubscribe();
         if (inner.ref.getSnapshot().status === 'active') scope.stopChild(inner.ref);
       }
-      for (const session of live.sessions.values()) if (session.machine.getSnapshot().status === 'active') scope.stopChild(session.machine);
+      for (const session of live.sessions.values()) {
+        if (session.machine.getSnapshot().status === 'active') scope.stopChild(session.machine);
+        releaseOwnership(live, session.sessionId);
+      }
       return { ...snapshot, status: 'stopped', context: summary(live) } as HostSnapshot;
     }
     if (event.type === 'host.inner') onInnerOutput(live, (event as InnerOutput).agent, (event as InnerOutput).output);
@@ -420,6 +423,8 @@ function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'):
   const sessionId = request.params.sessionId as string;
   const journaled = live.input.journal.getSession(sessionId) ?? adopt(live, request);
   if (!journaled) return;
+  // Live in another warden: running it here too would split its history (checked before the replay).
+  if (!live.sessions.has(sessionId) && !claimed(live, request.requestId, sessionId)) return;
   // A session that failed (here or in a previous host) starts again in a fresh agent process.
   live.failed.delete(sessionId);
   if (how === 'load') replay(live, sessionId);
@@ -433,6 +438,7 @@ function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'):
   try {
     inner = innerAgent(live, journaled.agent);
   } catch (error) {
+    releaseOwnership(live, sessionId);
     fail(live, request.requestId, RpcError.internalError(`session ${sessionId} needs agent ${journaled.agent}: ${(error as Error).message}`, { sessionId, agent: journaled.agent }));
     return;
   }
@@ -449,6 +455,26 @@ function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'):
     params: { sessionId, cwd: request.params.cwd ?? journaled.cwd, mcpServers: request.params.mcpServers ?? [], _meta: meta },
     context: request.context,
   });
+}
+
+/**
+ * Takes the session for this host (the journal's owners); `false`, having answered the
+ * request, when another warden that still runs has it live.
+ */
+function claimed(live: Live, requestId: string, sessionId: string): boolean {
+  try {
+    live.input.journal.claim?.(sessionId);
+    return true;
+  } catch (error) {
+    if (!(error instanceof SessionOwnedError)) throw error;
+    fail(live, requestId, RpcError.internalError(error.message, { sessionId, reason: 'session_owned', owner: error.owner }));
+    return false;
+  }
+}
+
+/** Gives the session back to the journal's owners (closed, failed, stopped); a failure only counts. */
+function releaseOwnership(live: Live, sessionId: string): void {
+  if (live.input.journal.release) safely(live, sessionId, () => live.input.journal.release?.(sessionId));
 }
 
 /**
@@ -670,6 +696,7 @@ function openSession(live: Live, sessionId: string, agent: string, restarts: num
 function closed(live: Live, sessionId: string): void {
   record(live, sessionId, { kind: 'closed' });
   safely(live, sessionId, () => live.input.journal.setState(sessionId, 'closed'));
+  releaseOwnership(live, sessionId);
   const session = live.sessions.get(sessionId);
   if (session) {
     session.machine.send({ type: 'close' });
@@ -735,6 +762,7 @@ function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): v
       // Every agent's failure reaches the editor the same way, journaled like the other notices.
       notify(live, output.sessionId, 'error', `${agent} stopped`, `The agent kept failing after ${output.restarts} restarts; the session is over (${output.reason}). session/load or session/resume starts it again in a new agent process.`);
       safely(live, output.sessionId, () => live.input.journal.setState(output.sessionId, 'failed'));
+      releaseOwnership(live, output.sessionId);
       const session = live.sessions.get(output.sessionId);
       session?.machine.send({ type: 'agent.failed', reason: output.reason });
       live.sessions.delete(output.sessionId);
@@ -782,6 +810,7 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       commitGroup(live);
       try {
         live.input.journal.createSession({ sessionId, agent: pending.agent, cwd: pending.cwd });
+        live.input.journal.claim?.(sessionId);
       } catch (journalError) {
         live.journalErrors++;
         // An agent that numbers its sessions from 1 in every process reuses ids across runs.
@@ -805,6 +834,7 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
           session.machine.send({ type: 'agent.failed', reason: error.message });
           live.sessions.delete(pending.sessionId);
         }
+        releaseOwnership(live, pending.sessionId);
         return fail(live, requestId, error);
       }
       record(live, pending.sessionId, { kind: 'attached', how: pending.how });

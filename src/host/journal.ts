@@ -94,6 +94,15 @@ export interface Journal {
   commit?(): void;
   /** A session's entries in order (after `afterSeq` when given). */
   entries(sessionId: string, afterSeq?: number): JournalRecord[];
+  /**
+   * Takes `sessionId` for this journal's process while the session is live here (optional):
+   * a session is live in one warden at a time. Throws {@link SessionOwnedError} when another
+   * process that still runs holds it; an owner that died (even SIGKILLed) holds nothing.
+   * Taking a session this journal holds already is a no-op.
+   */
+  claim?(sessionId: string): void;
+  /** Gives `sessionId` back (closed, failed, or the host stops); a session held by another is left alone. */
+  release?(sessionId: string): void;
   /** Remembers the agent-side resume state. */
   setResume(sessionId: string, resume: unknown): void;
   setState(sessionId: string, state: JournalSessionState): void;
@@ -106,6 +115,29 @@ export class UnknownSessionError extends Error {
   override readonly name = 'UnknownSessionError';
   constructor(readonly sessionId: string) {
     super(`the journal has no session ${JSON.stringify(sessionId)}`);
+  }
+}
+
+/** Who holds a session live. */
+export interface SessionOwner {
+  readonly pid: number;
+  /** The machine's name. */
+  readonly host: string;
+  /** ISO 8601: when it took the session. */
+  readonly acquiredAt: string;
+}
+
+/** A session that is live in another warden process: loading or resuming it here would run it twice. */
+export class SessionOwnedError extends Error {
+  override readonly name = 'SessionOwnedError';
+  constructor(
+    readonly sessionId: string,
+    readonly owner: SessionOwner,
+  ) {
+    super(
+      `session ${sessionId} is live in another warden (pid ${owner.pid} on ${owner.host}, since ${owner.acquiredAt}): ` +
+        'close it there (session/close, or close that editor) or stop that process, then load it again here',
+    );
   }
 }
 

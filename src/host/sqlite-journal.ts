@@ -20,6 +20,7 @@ import {
   type JournalSessionPage,
   type JournalSessionState,
 } from './journal.js';
+import { sessionOwners, type SessionOwners } from './session-owners.js';
 
 /** Options of {@link sqliteJournal}. */
 export interface SqliteJournalOptions {
@@ -85,6 +86,7 @@ const maxPage = 200;
 export function sqliteJournal(path: string, options: SqliteJournalOptions = {}): Journal {
   const now = options.now ?? (() => new Date());
   let db: Database.Database;
+  let owners: SessionOwners;
   try {
     if (path !== ':memory:') createPrivately(path);
     db = new Database(path);
@@ -92,6 +94,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     db.pragma(`synchronous = ${options.durability === 'full' ? 'FULL' : 'NORMAL'}`);
     db.pragma('busy_timeout = 5000');
     db.exec(schema);
+    owners = sessionOwners(db, now);
   } catch (error) {
     throw new Error(`cannot open the journal at ${path}: ${(error as Error).message}. Choose another file with --store PATH (or :memory:).`, { cause: error });
   }
@@ -225,6 +228,14 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       db.exec('BEGIN IMMEDIATE');
       grouped = new Map();
     },
+    claim(sessionId) {
+      settleGroup();
+      owners.claim(sessionId);
+    },
+    release(sessionId) {
+      settleGroup();
+      owners.release(sessionId);
+    },
     commit() {
       settleGroup();
       const lost = groupLost;
@@ -236,6 +247,12 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       try {
         // A group still open is committed: what was appended is kept.
         settleGroup();
+        // A store that cannot be written keeps our rows: a dead owner's count as free anyway.
+        try {
+          owners.releaseAll();
+        } catch {
+          // closing anyway
+        }
       } finally {
         db.close();
       }
