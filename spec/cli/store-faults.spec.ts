@@ -6,9 +6,11 @@
 import { methods } from '@agentclientprotocol/sdk';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, realpathSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { sqliteJournal } from '../../src/host/sqlite-journal.js';
 import { killLaunched, launchWarden, wireErrorOf, type WireError } from '../support/warden-editor.js';
 
@@ -42,16 +44,18 @@ function rootPageOf(path: string, name: string): { page: number; type: string } 
   }
 }
 
-/** Overwrites the second half of a page with garbage, as a disk that lost a run of sectors would. */
-function damagePage(path: string, page: number): void {
+/** Overwrites a page from `from` to its end with garbage (the second half by default), as a disk that lost a run of sectors would. */
+function damagePage(path: string, page: number, from = 2048): void {
   const pageSize = 4096;
   const fd = openSync(path, 'r+');
   try {
-    writeSync(fd, Buffer.alloc(pageSize / 2, 0xa5), 0, pageSize / 2, (page - 1) * pageSize + pageSize / 2);
+    writeSync(fd, Buffer.alloc(pageSize - from, 0xa5), 0, pageSize - from, (page - 1) * pageSize + from);
   } finally {
     closeSync(fd);
   }
 }
+
+const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
 describe('warden acp on a damaged store (issue 14)', function () {
   this.timeout(120_000);
@@ -126,5 +130,14 @@ describe('warden acp on a damaged store (issue 14)', function () {
     expectDamaged(await wireErrorOf(warden.request(methods.agent.session.new, { cwd: dir, mcpServers: [] })));
     expectDamaged(await wireErrorOf(warden.request(methods.agent.session.load, { sessionId: 'never-seen', cwd: dir, mcpServers: [] })));
     expect(await warden.close()).to.equal(0);
+  });
+
+  it('a damaged first page (the header): warden acp exits 2 at once naming the file and the fix, nothing on stdout', () => {
+    buildStore(store, dir, 2);
+    damagePage(store, 1, 0);
+    const run = spawnSync(process.execPath, ['--import', 'tsx', main, 'acp', '--agent', 'demo', '--store', store], { input: '', encoding: 'utf8', timeout: 60_000 });
+    expect(run.status).to.equal(2);
+    expect(run.stdout).to.equal('');
+    expect(run.stderr).to.contain(`cannot open the journal at ${store}: file is not a database (SQLITE_NOTADB): move it aside or restore a backup`);
   });
 });

@@ -90,13 +90,16 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
   try {
     if (path !== ':memory:') createPrivately(path);
     db = new Database(path);
+    // First: another warden opening or writing the store at the same time is waited for (5 s).
+    db.pragma('busy_timeout = 5000');
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.durability === 'full' ? 'FULL' : 'NORMAL'}`);
-    db.pragma('busy_timeout = 5000');
     db.exec(schema);
     owners = sessionOwners(db, now);
   } catch (error) {
-    throw new Error(`cannot open the journal at ${path}: ${(error as Error).message}. Choose another file with --store PATH (or :memory:).`, { cause: error });
+    const code = sqliteCodeOf(error);
+    const damaged = code !== undefined && /^SQLITE_(CORRUPT|NOTADB)/u.test(code) ? ` (${code}): move it aside or restore a backup, or choose` : '. Choose';
+    throw new Error(`cannot open the journal at ${path}: ${(error as Error).message}${damaged} another file with --store PATH (or :memory:).`, { cause: error });
   }
   const statements = {
     insertSession: db.prepare('INSERT INTO sessions (session_id, agent, cwd, title, created_at, updated_at, state, resume, restarts) VALUES (?, ?, ?, NULL, ?, ?, \'open\', NULL, 0)'),
