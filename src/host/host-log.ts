@@ -48,7 +48,7 @@ export function logEntryOf(event: HostEvent): HostLogEntry {
     case 'session.closed':
       return entry('info', `session ${event.sessionId} closed`);
     case 'journal.error':
-      return entry('error', `journal error in session ${event.sessionId}: ${event.message}`);
+      return entry('error', `journal error${event.sessionId ? ` in session ${event.sessionId}` : ''}: ${event.message}`);
     case 'protocol.dropped':
       return entry('warn', `dropped a message from the ${event.peer} (${event.reason}): ${event.detail}`);
     case 'child.started':

@@ -4,6 +4,7 @@
  * above a level, to any writer (stderr, a file). Never stdout in `warden acp`: that is the
  * protocol channel.
  */
+import { appendFileSync } from 'node:fs';
 import type { HostEvent } from '../host/host.js';
 import { atLeast, jsonReplacer, logEntryOf, type LogLevel } from '../host/host-log.js';
 import { knownSecretValues, redactSecrets } from '../port/redact.js';
@@ -36,4 +37,12 @@ export function createLogSink(options: LogSinkOptions): (event: HostEvent) => vo
       // A log that cannot be written must not take the host down.
     }
   };
+}
+
+/**
+ * A `write` for {@link LogSinkOptions} that appends each line to the file at `path`, created
+ * 0600 (owner only: logs name sessions, paths and errors) when it does not exist yet.
+ */
+export function logFileWriter(path: string): (line: string) => void {
+  return (line) => appendFileSync(path, line, { mode: 0o600 });
 }
