@@ -260,6 +260,8 @@ export {
   Terminals,
   keepTail,
   defaultOutputByteLimit,
+  defaultTerminalLimits,
+  type TerminalLimits,
   type TerminalExitStatus,
 } from './acp/index.js';
 
