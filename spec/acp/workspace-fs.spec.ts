@@ -80,6 +80,14 @@ describe('workspace-confined files', () => {
     expect((await refusal(writeTextFile({ path: root, content: 'x' }, [root]))).message).to.contain('not a regular file');
   });
 
+  it('refuses a path through a file as if it were a directory with -32602 naming it', async () => {
+    const path = join(root, 'notes.txt', 'child.txt');
+    for (const error of [await refusal(writeTextFile({ path, content: 'x' }, [root])), await refusal(readTextFile({ path }, [root]))]) {
+      expect(error.code).to.equal(-32602);
+      expect(error.message).to.contain(path).and.to.contain('not a directory');
+    }
+  });
+
   it('keeps the mode of a file it rewrites, and leaves no temporary file behind', async () => {
     chmodSync(join(root, 'notes.txt'), 0o640);
     await writeTextFile({ path: join(root, 'notes.txt'), content: 'new' }, [root]);
@@ -150,7 +158,11 @@ describe('workspace-confined files', () => {
         const dir = ['d', 'flip', join('d', 'sub')][i % 3] as string;
         await writeTextFile({ path: join(root, dir, `f${i}.txt`), content: `w${i}` }, [root]).then(
           () => outcomes.add('written'),
-          (error: unknown) => outcomes.add(error instanceof RpcError ? String(error.code) : String(error)),
+          (error: unknown) => {
+            outcomes.add(error instanceof RpcError ? String(error.code) : String(error));
+            // A refusal names the path asked for, even when it is the descriptor check that caught it.
+            if (error instanceof RpcError && error.code === -32602) expect(error.message).to.contain(`f${i}.txt`);
+          },
         );
         expect(readdirSync(outside).filter((name) => name !== 'secret.txt'), `after write ${i}`).to.deep.equal([]);
       }

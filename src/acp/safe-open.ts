@@ -86,17 +86,18 @@ function errno(error: unknown): string | undefined {
 
 /**
  * Opens the directory `path` and verifies it; with `create`, missing directories are made
- * one by one, each inside its verified parent (so none can be made outside).
+ * one by one, each inside its verified parent (so none can be made outside). Refusals name
+ * `shown`, the path the agent asked for.
  */
-export async function openConfinedDir(path: string, roots: readonly RealRoot[], create: boolean): Promise<ConfinedDir> {
+export async function openConfinedDir(path: string, roots: readonly RealRoot[], create: boolean, shown = path): Promise<ConfinedDir> {
   let handle: FileHandle;
   try {
     handle = await open(path, dirFlags);
   } catch (error) {
-    if (errno(error) === 'ENOTDIR') throw refusal(path, 'not a directory');
+    if (errno(error) === 'ENOTDIR') throw refusal(shown, 'a component of the path is not a directory');
     const parentPath = resolve(path, '..');
     if (errno(error) !== 'ENOENT' || !create || parentPath === path) throw error;
-    const parent = await openConfinedDir(parentPath, roots, true);
+    const parent = await openConfinedDir(parentPath, roots, true, shown);
     try {
       const name = path.slice(parentPath.length + (parentPath.endsWith(sep) ? 0 : 1));
       await mkdir(entryOf(parent, name)).catch((made: unknown) => {
@@ -108,7 +109,7 @@ export async function openConfinedDir(path: string, roots: readonly RealRoot[], 
     }
   }
   try {
-    const real = await verifyInside(handle, path, path, roots);
+    const real = await verifyInside(handle, path, shown, roots);
     return { handle, real };
   } catch (error) {
     await handle.close();

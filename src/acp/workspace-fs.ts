@@ -88,7 +88,7 @@ async function withTarget<T>(
     if (hop === 0) await confine(path, roots);
     else await confine(path, roots).catch(() => Promise.reject(refusal(given, `outside the workspace (a symbolic link leads to ${path})`)));
     if (real.some((root) => root.real === path || resolve(root.given) === path)) throw refusal(given, 'not a regular file');
-    const dir = await openConfinedDir(dirname(path), real, create);
+    const dir = await openConfinedDir(dirname(path), real, create, given);
     let outcome: T | { readonly link: string };
     try {
       outcome = await use(dir, basename(path), real);
