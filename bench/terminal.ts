@@ -57,4 +57,11 @@ export async function terminalOutput(): Promise<void> {
   check(kept('terminal, asks 1 GB (cap 16 MiB)') === 16 * 2 ** 20, 'a 1 GB ask is lowered to the 16 MiB cap');
   check(kept('terminal, no limit given (1 MiB)') === 2 ** 20, 'no limit given keeps 1 MiB');
   check(kept('terminal, asks 1 GB, cap raised to 64 MiB') === outputBytes, 'with the cap raised, all 40 MB are kept');
+
+  // The tail alone, fed 4 million one-character pieces (what a command writing a byte at a
+  // time could deliver): the pieces are gathered into blocks, so few objects are held.
+  const pieces = 4_000_000;
+  const tiny = [0, 1, 2].map(() => JSON.parse(execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', caseScript, 'tail-pieces', String(pieces)], { encoding: 'utf8', timeout: 600_000 }).trim()) as CaseFigures);
+  check(tiny.every((sample) => sample.outputBytes === pieces), 'every piece was kept');
+  console.log(`\n${table(['case', 'median', 'peak RSS growth'], [[`OutputTail(16 MiB), ${pieces} one-character appends`, `${median(tiny.map((sample) => sample.ms)).toFixed(0)} ms`, `${median(tiny.map((sample) => sample.growthMb)).toFixed(0)} MB`]])}`);
 }

@@ -5,13 +5,16 @@
  * UTF-8, then dropped): the floor. MODE `terminal` runs it as a terminal (`Terminals`, a port
  * under a dynamic supervisor) asking for `outputByteLimit` LIMIT (`default`: none given),
  * waits for its exit and reads its output once; CAP is the host's `maxOutputByteLimit`
- * (`default`: 16 MiB). Prints one JSON line of figures.
+ * (`default`: 16 MiB). MODE `tail-pieces` appends BYTES one-character pieces straight to an
+ * `OutputTail` of 16 MiB (a command writing a byte at a time, with no pipe to coalesce it).
+ * Prints one JSON line of figures.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createActor } from 'xstate';
+import { OutputTail } from '../../src/acp/output-tail.js';
 import { Terminals } from '../../src/acp/terminals.js';
 import { createDynamicSupervisor } from '../../src/supervision/index.js';
 
@@ -26,7 +29,12 @@ const rssBefore = process.memoryUsage().rss;
 const started = process.hrtime.bigint();
 let outputBytes = 0;
 let truncated = false;
-if (mode === 'spawn') {
+if (mode === 'tail-pieces') {
+  const tail = new OutputTail(16 * 2 ** 20);
+  for (let i = 0; i < bytes; i++) tail.append(String.fromCharCode(97 + (i % 26)));
+  outputBytes = Buffer.byteLength(tail.text);
+  truncated = tail.truncated;
+} else if (mode === 'spawn') {
   const child = spawn('sh', ['-c', command], { cwd, stdio: ['ignore', 'pipe', 'ignore'] });
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (text: string) => (outputBytes += Buffer.byteLength(text)));

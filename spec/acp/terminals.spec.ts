@@ -168,23 +168,28 @@ describe('terminals', function () {
 
 describe('terminal output tail', () => {
   it('keeps exactly what keeping the whole output and cutting it would, chunk by chunk', () => {
-    // A fixed pseudo-random sequence of chunks of ASCII, two-, three- and four-byte characters.
+    // A fixed pseudo-random sequence of chunks of ASCII, two-, three- and four-byte characters,
+    // from single characters (a command writing a byte at a time) to several times the limit.
     let seed = 7;
-    const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % Math.max(1, n));
     const alphabet = ['a', 'é', '€', '😀', '\n'];
-    for (const limit of [0, 1, 2, 3, 5, 64, 1000]) {
+    for (const limit of [0, 1, 2, 3, 5, 64, 1000, 40_000]) {
       const tail = new OutputTail(limit);
-      let whole = '';
-      for (let i = 0; i < 300; i++) {
+      let recent = ''; // the last characters of the whole output, enough to cut `limit` bytes from
+      let total = 0;
+      for (let i = 0; i < 400; i++) {
         let chunk = '';
-        for (let j = next(limit * 2 + 3); j > 0; j--) chunk += alphabet[next(alphabet.length)];
+        const big = next(10) === 0;
+        for (let segments = next(4) + 1; segments > 0; segments--) chunk += (alphabet[next(alphabet.length)] as string).repeat(next(big ? limit * 3 + 3 : 4) + 1);
         tail.append(chunk);
-        whole += chunk;
-        const bytes = Buffer.from(whole);
+        total += Buffer.byteLength(chunk);
+        recent = (recent + chunk).slice(-(limit + 4));
+        const bytes = Buffer.from(recent);
         let start = Math.max(0, bytes.length - limit);
         while (start < bytes.length && ((bytes[start] as number) & 0xc0) === 0x80) start++;
         expect(tail.text, `limit ${limit}, chunk ${i}`).to.equal(bytes.subarray(start).toString());
-        expect(tail.truncated).to.equal(bytes.length > limit);
+        expect(tail.truncated).to.equal(total > limit);
+        expect(tail.bytes).to.be.at.most(limit);
       }
     }
   });

@@ -1,10 +1,15 @@
 /**
  * The last `limit` bytes of a terminal's output, as ACP asks: when output passes the limit,
- * it is dropped from the start, cutting at a character boundary. Each chunk is encoded once
- * and kept as it came; appending costs the chunk's size (plus, now and then, dropping whole
- * chunks from the front), so output of any length is handled in linear time and held in less
- * than twice `limit` bytes (the oldest chunk, partly dropped, is held whole).
+ * it is dropped from the start, cutting at a character boundary. Text is encoded once, in
+ * blocks: small pieces (a command writing a byte at a time) are gathered into one block
+ * before they are encoded, so that the number of blocks, and their overhead, stays small.
+ * Appending costs the text's size, dropping whole blocks from the front is cheap, so output
+ * of any length is handled in linear time and held in less than twice `limit` bytes (the
+ * oldest block, partly dropped, is held whole) plus one gathering block.
  */
+
+/** Pieces smaller than this are gathered; a gathered block is encoded once this big. */
+const blockBytes = 16 * 1024;
 
 /** Whether `byte` continues a UTF-8 character (10xxxxxx). */
 function continues(byte: number | undefined): boolean {
@@ -14,9 +19,13 @@ function continues(byte: number | undefined): boolean {
 /** A byte-bounded tail of text. */
 export class OutputTail {
   readonly #limit: number;
-  #chunks: Buffer[] = [];
-  /** Index of the first live chunk (dropped chunks are compacted away in batches). */
+  #blocks: Buffer[] = [];
+  /** Index of the first live block (dropped ones are compacted away in batches). */
   #head = 0;
+  /** Small pieces not encoded yet, after the blocks. */
+  #gathering: string[] = [];
+  #gatheringBytes = 0;
+  /** Bytes kept: the blocks from `#head` and the pieces gathering. */
   #bytes = 0;
   #truncated = false;
   #text: string | undefined = '';
@@ -30,17 +39,25 @@ export class OutputTail {
   /** Adds output (whole characters: the port decodes its stream). */
   append(text: string): void {
     if (text.length === 0) return;
-    let chunk = Buffer.from(text, 'utf8');
-    if (chunk.length > this.#limit) {
-      // Bigger than the whole tail: only its own end survives.
-      this.#drop(this.#bytes);
-      // A copy: a view would hold all of the big chunk.
-      chunk = Buffer.from(chunk.subarray(chunk.length - this.#limit));
-      this.#truncated = true;
-    }
-    this.#chunks.push(chunk);
-    this.#bytes += chunk.length;
     this.#text = undefined;
+    const size = Buffer.byteLength(text, 'utf8');
+    if (size < blockBytes && size <= this.#limit) {
+      this.#gathering.push(text);
+      this.#gatheringBytes += size;
+      this.#bytes += size;
+      if (this.#gatheringBytes >= blockBytes) this.#encodeGathered();
+    } else {
+      this.#encodeGathered();
+      let block = Buffer.from(text, 'utf8');
+      if (block.length > this.#limit) {
+        // Bigger than the whole tail: only its own end survives (a copy: a view would hold it all).
+        this.#drop(this.#bytes);
+        block = Buffer.from(block.subarray(block.length - this.#limit));
+        this.#truncated = true;
+      }
+      this.#blocks.push(block);
+      this.#bytes += block.length;
+    }
     if (this.#bytes > this.#limit) {
       this.#drop(this.#bytes - this.#limit);
       this.#truncated = true;
@@ -48,36 +65,54 @@ export class OutputTail {
     this.#alignHead();
   }
 
+  #encodeGathered(): void {
+    if (this.#gathering.length === 0) return;
+    this.#blocks.push(Buffer.from(this.#gathering.join(''), 'utf8'));
+    this.#gathering = [];
+    this.#gatheringBytes = 0;
+  }
+
   /** Drops `count` bytes from the start. */
   #drop(count: number): void {
-    while (count > 0 && this.#head < this.#chunks.length) {
-      const first = this.#chunks[this.#head] as Buffer;
+    while (count > 0) {
+      if (this.#head === this.#blocks.length) {
+        if (this.#gathering.length === 0) break;
+        this.#encodeGathered();
+      }
+      const first = this.#blocks[this.#head] as Buffer;
       if (first.length <= count) {
         count -= first.length;
         this.#bytes -= first.length;
-        this.#chunks[this.#head] = Buffer.alloc(0);
+        this.#blocks[this.#head] = Buffer.alloc(0);
         this.#head++;
       } else {
-        // A view, not a copy (copying would make many small appends quadratic); it holds
-        // at most that one chunk, which is never bigger than the limit.
-        this.#chunks[this.#head] = first.subarray(count);
+        // A view, not a copy (copying would make many small appends quadratic).
+        this.#blocks[this.#head] = first.subarray(count);
         this.#bytes -= count;
         count = 0;
       }
     }
-    if (this.#head > 64 && this.#head * 2 > this.#chunks.length) {
-      this.#chunks = this.#chunks.slice(this.#head);
+    if (this.#head > 64 && this.#head * 2 > this.#blocks.length) {
+      this.#blocks = this.#blocks.slice(this.#head);
       this.#head = 0;
     }
   }
 
   /** Drops the continuation bytes of a character cut at the start. */
   #alignHead(): void {
-    while (this.#head < this.#chunks.length) {
-      const first = this.#chunks[this.#head] as Buffer;
+    for (;;) {
+      if (this.#head === this.#blocks.length) {
+        // Pieces gathering start with whole characters: nothing was cut there.
+        return;
+      }
+      const first = this.#blocks[this.#head] as Buffer;
       let skip = 0;
       while (skip < first.length && continues(first[skip])) skip++;
-      if (skip === 0) return;
+      if (skip === 0 && first.length > 0) return;
+      if (skip === 0) {
+        this.#head++;
+        continue;
+      }
       this.#drop(skip);
       if (skip < first.length) return;
     }
@@ -85,7 +120,10 @@ export class OutputTail {
 
   /** The text kept. */
   get text(): string {
-    this.#text ??= Buffer.concat(this.#chunks.slice(this.#head), this.#bytes).toString('utf8');
+    if (this.#text === undefined) {
+      this.#encodeGathered();
+      this.#text = Buffer.concat(this.#blocks.slice(this.#head), this.#bytes).toString('utf8');
+    }
     return this.#text;
   }
 
