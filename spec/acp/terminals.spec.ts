@@ -147,6 +147,17 @@ describe('terminals', function () {
     expect(terminals.output({ sessionId: 's', terminalId }).exitStatus).to.deep.equal({ exitCode: null, signal: 'SIGKILL' });
   });
 
+  it('a client that ends (its terminal supervisor stopped) leaves no daemon of any terminal it held', async () => {
+    const { supervisor, terminals, create } = run();
+    await create('setsid -f sh -c \'echo $$ > one.pid; exec sleep 300\' < /dev/null > /dev/null 2>&1; sleep 300');
+    await create('setsid -f sh -c \'echo $$ > two.pid; exec sleep 300\' < /dev/null > /dev/null 2>&1');
+    const daemons = [await pidIn('one.pid'), await pidIn('two.pid')];
+    // What the agent client does as it closes: the groups die with the supervisor, the rest by marker.
+    supervisor.stop();
+    terminals.killStragglers();
+    await waitUntil(() => daemons.every((pid) => !isAlive(pid)), 'both daemons to be gone', 20_000);
+  });
+
   it('createHost({ terminals }) caps what a native agent asks for (an SDK-built agent run as acp:node)', async function () {
     this.timeout(60_000);
     const hosts: Host[] = [];
