@@ -138,12 +138,13 @@ describe('terminals', function () {
     await waitUntil(() => !isAlive(job) && !isAlive(daemon), 'the background job and the daemon to be gone', 20_000);
   });
 
-  it('kill ends a daemon started by a command that is still running, and keeps the id valid', async () => {
+  it('kill ends a running command\'s background job and a daemon it started, and keeps the id valid', async () => {
     const { terminals, create } = run();
-    const { terminalId } = await create('setsid sh -c \'echo $$ > daemon.pid; exec sleep 300\' < /dev/null > /dev/null 2>&1 & sleep 300');
+    const { terminalId } = await create('sleep 300 & echo $! > job.pid; setsid -f sh -c \'echo $$ > daemon.pid; exec sleep 300\' < /dev/null > /dev/null 2>&1; sleep 300');
+    const job = await pidIn('job.pid');
     const daemon = await pidIn('daemon.pid');
     await terminals.kill({ sessionId: 's', terminalId });
-    await waitUntil(() => !isAlive(daemon), 'the daemon to be gone', 20_000);
+    await waitUntil(() => !isAlive(job) && !isAlive(daemon), 'the job and the daemon to be gone', 20_000);
     expect(terminals.output({ sessionId: 's', terminalId }).exitStatus).to.deep.equal({ exitCode: null, signal: 'SIGKILL' });
   });
 
