@@ -264,6 +264,8 @@ export {
   Terminals,
   keepTail,
   defaultOutputByteLimit,
+  defaultTerminalLimits,
+  type TerminalLimits,
   type TerminalExitStatus,
 } from './acp/index.js';
 
