@@ -60,7 +60,7 @@ export type DemoTurnReport =
   | { readonly type: 'turn.finished'; readonly sessionId: string; readonly requestId: string; readonly stopReason: 'end_turn' | 'cancelled'; readonly said: string };
 
 /** What the demo tool's permission request offers, by option id. */
-export const demoPermissionOptions: readonly PermissionOption[] = [
+const demoPermissionOptions: readonly PermissionOption[] = [
   { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
   { optionId: 'allow-always', name: 'Always allow', kind: 'allow_always' },
   { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
@@ -71,7 +71,7 @@ const toolTitle = 'Run the demo tool';
 const toolInput = { command: 'demo-tool --greet' };
 
 /** Whether a prompt asks for the demo tool. */
-export function wantsTool(text: string): boolean {
+function wantsTool(text: string): boolean {
   return /\b(tool|permission)\b/iu.test(text);
 }
 
@@ -102,7 +102,7 @@ const toolSentence: Record<ToolOutcome, string> = {
 };
 
 /** The demo agent's answer to a prompt, given how its tool went. */
-export function demoAnswer(text: string, tool: ToolOutcome = 'none'): string {
+function demoAnswer(text: string, tool: ToolOutcome = 'none'): string {
   return text.length === 0 ? `You sent an empty prompt.${toolSentence[tool]}` : `You said: ${text}.${toolSentence[tool]} This is the acp-warden demo agent, answering word by word.`;
 }
 
