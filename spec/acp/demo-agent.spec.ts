@@ -358,6 +358,21 @@ describe('demo agent: sessions served concurrently (issue 14)', () => {
     expect(stopReasonOf(m, third)).to.equal('end_turn');
   });
 
+  it('a finished, cancelled or refused turn leaves nothing behind: no child actor, no turn entry', () => {
+    const m = machine();
+    const sessions = Array.from({ length: 20 }, () => m.newSession());
+    const runs = sessions.map((sessionId, index) => m.prompt(sessionId, index % 2 === 0 ? 'hello' : 'run the tool'));
+    expect(Object.keys(m.agent.getSnapshot().children)).to.have.length(20);
+    for (const [index, ask] of m.permissionRequests().entries()) m.answerPermission(ask.key, { outcome: { outcome: 'selected', optionId: index % 2 === 0 ? 'allow' : 'reject' } });
+    m.agent.send({ type: 'session.cancel', sessionId: sessions[0]!, requestId: runs[0]!, context: eventContext });
+    m.advance(() => runs.every((run) => m.answerOf(run) !== undefined));
+    expect(runs.map((run) => stopReasonOf(m, run))).to.deep.equal(['cancelled', ...Array.from({ length: 19 }, () => 'end_turn')]);
+    const snapshot = m.agent.getSnapshot();
+    expect(Object.keys(snapshot.children)).to.deep.equal([]);
+    expect(snapshot.context.turns).to.deep.equal({});
+    expect(snapshot.value).to.equal('idle');
+  });
+
   it('load after concurrent turns replays each session\'s own history', () => {
     const m = machine();
     const a = m.newSession();
