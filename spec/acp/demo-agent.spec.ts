@@ -11,6 +11,7 @@ import { agentClientLogic, initialize, loadSession, newSession, prompt, resumeSe
 import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { demoAgent, demoAgentMachine } from '../../src/acp/demo-agent.js';
 import type { AgentEventContext, AgentHandlerOutput } from '../../src/acp/native-agent.js';
+import { schemaOf } from '../../src/acp/schemas.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
 
 const actors: AnyActorRef[] = [];
@@ -181,6 +182,24 @@ describe('demo agent: modes (issue 14)', () => {
     expect(m.permissionRequests()).to.have.length(1);
   });
 
+  it('mode plan runs no tool and asks nothing: a plan entry says what it would run, no tool call, and the answer says so', () => {
+    const m = machine();
+    const sessionId = m.newSession();
+    const created = m.out.find((entry) => entry.type === 'acp.respond') as { result: { modes: { availableModes: Array<{ id: string }> } } };
+    expect(created.result.modes.availableModes.map((mode) => mode.id)).to.deep.equal(['ask', 'auto', 'plan']);
+    m.request('session.setMode', { sessionId, modeId: 'plan' });
+    const run = m.prompt(sessionId, 'please run the tool');
+    m.advance(() => m.answerOf(run) !== undefined);
+    expect(m.permissionRequests()).to.deep.equal([]);
+    const updates = m.updatesOf(sessionId);
+    expect(toolStatuses(updates)).to.deep.equal([]);
+    const plan = updates.find((update) => update.sessionUpdate === 'plan') as { entries: Array<{ content: string; status: string }> } | undefined;
+    expect(plan?.entries).to.deep.equal([{ content: 'Run the demo tool: demo-tool --greet', priority: 'medium', status: 'pending' }]);
+    expect(said(updates)).to.include('In mode plan I only say what I would do');
+    expect(schemaOf('SessionNotification').safeParse({ sessionId, update: plan }).success).to.equal(true);
+    expect(stopReasonOf(m, run)).to.equal('end_turn');
+  });
+
   it('an unknown mode is refused with -32602 naming the modes; the session keeps its mode', () => {
     const m = machine();
     const sessionId = m.newSession();
@@ -188,7 +207,7 @@ describe('demo agent: modes (issue 14)', () => {
     const answer = m.answerOf(bad) as { type: string; error: { code: number; message: string } };
     expect(answer.type).to.equal('acp.error');
     expect(answer.error.code).to.equal(-32602);
-    expect(answer.error.message).to.include('ask, auto');
+    expect(answer.error.message).to.include('ask, auto, plan');
     m.prompt(sessionId, 'tool');
     expect(m.permissionRequests()).to.have.length(1);
   });
@@ -371,6 +390,11 @@ describe('demo agent: sessions served concurrently (issue 14)', () => {
     expect(Object.keys(snapshot.children)).to.deep.equal([]);
     expect(snapshot.context.turns).to.deep.equal({});
     expect(snapshot.value).to.equal('idle');
+    // Everything it said on the way conforms to the ACP schema.
+    for (const entry of m.out) {
+      if (entry.type === 'acp.update') expect(schemaOf('SessionNotification').safeParse({ sessionId: entry.sessionId, update: entry.update }).success, JSON.stringify(entry.update)).to.equal(true);
+      if (entry.type === 'acp.clientRequest') expect(schemaOf('RequestPermissionRequest').safeParse(entry.params).success, JSON.stringify(entry.params)).to.equal(true);
+    }
   });
 
   it('load after concurrent turns replays each session\'s own history', () => {

@@ -91,6 +91,7 @@ describe('chart model', () => {
       expect(turn.on).to.deep.equal({ 'turn.cancel': [{ targets: ['cancelled'] }] });
       expect(turn.states.deciding?.always).to.deep.equal([
         { targets: ['streaming'], guard: 'noTool' },
+        { targets: ['streaming'], guard: 'planMode' },
         { targets: ['streaming'], guard: 'runsWithoutAsking' },
         { targets: ['streaming'], guard: 'rejectedBefore' },
         { targets: ['awaitingPermission'] },

@@ -59,6 +59,7 @@ const models = ['demo-fast', 'demo-thorough'];
 const modes: ReadonlyArray<{ readonly id: DemoModeId; readonly name: string; readonly description: string }> = [
   { id: 'ask', name: 'Ask', description: 'Ask before running tools' },
   { id: 'auto', name: 'Auto', description: 'Run tools without asking' },
+  { id: 'plan', name: 'Plan', description: 'Say what it would run; run no tools' },
 ];
 
 function modeState(current: DemoModeId) {

@@ -2,16 +2,17 @@
  * One prompt turn of the demo agent (`demo-agent.ts`), as its own machine: the agent spawns
  * one per prompt, so that turns of different sessions run side by side, each with its own
  * word timer and its own permission wait. The turn decides about the demo tool from the
- * session's mode (`ask` asks, `auto` runs it without asking) and from an earlier "always"
- * answer, streams its answer word by word, and tells its parent (the agent) every update,
- * each request to the client and how it ended; the agent journals and relays them.
+ * session's mode (`ask` asks, `auto` runs it without asking, `plan` runs nothing and says what
+ * it would run) and from an earlier "always" answer, streams its answer word by word, and
+ * tells its parent (the agent) every update, each request to the client and how it ended; the
+ * agent journals and relays them.
  */
 import type { PermissionOption, SessionUpdate } from '@agentclientprotocol/sdk';
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
 import type { ErrorObject } from '../jsonrpc/rpc-error.js';
 
-/** How the demo agent runs tools in a session: `ask` asks permission first, `auto` does not. */
-export type DemoModeId = 'ask' | 'auto';
+/** How the demo agent runs tools in a session: `ask` asks permission first, `auto` does not, `plan` only says what it would run. */
+export type DemoModeId = 'ask' | 'auto' | 'plan';
 
 /** An "always" answer to the demo tool's permission, remembered for the rest of the session. */
 export type DemoToolPolicy = 'allow' | 'reject';
@@ -34,7 +35,7 @@ export interface DemoTurnInput {
 }
 
 /** How the demo tool went in a turn. */
-type ToolOutcome = 'none' | 'completed' | 'rejected' | 'rejectedBefore' | 'cancelled' | 'failed';
+type ToolOutcome = 'none' | 'planned' | 'completed' | 'rejected' | 'rejectedBefore' | 'cancelled' | 'failed';
 
 interface DemoTurnContext extends DemoTurnInput {
   /** Words still to stream (filled once the tool's outcome is known). */
@@ -83,7 +84,7 @@ function selectedKind(result: unknown): PermissionOption['kind'] | undefined {
 }
 
 /** What the tool's result says, for each outcome that is not `none`. */
-const toolText: Record<Exclude<ToolOutcome, 'none'>, string> = {
+const toolText: Record<Exclude<ToolOutcome, 'none' | 'planned'>, string> = {
   completed: 'demo tool: hello from the tool',
   rejected: 'demo tool: not run, the permission was rejected',
   rejectedBefore: 'demo tool: not run, rejected always earlier in this session',
@@ -94,6 +95,7 @@ const toolText: Record<Exclude<ToolOutcome, 'none'>, string> = {
 /** What the answer says about the tool, so that the text matches the tool call's status. */
 const toolSentence: Record<ToolOutcome, string> = {
   none: '',
+  planned: ' In mode plan I only say what I would do: run the demo tool (demo-tool --greet); switch to mode ask or auto to run it.',
   completed: ' I ran the demo tool; it said hello.',
   rejected: ' I did not run the demo tool: you rejected it.',
   rejectedBefore: ' I did not run the demo tool: you rejected it always.',
@@ -122,6 +124,7 @@ export const demoTurnMachine = setup({
   delays: { word: ({ context }) => context.wordDelayMs },
   guards: {
     noTool: ({ context }) => !wantsTool(context.text),
+    planMode: ({ context }) => context.mode === 'plan',
     /** Mode `auto`, or "always allow" earlier in the session: the tool runs without asking. */
     runsWithoutAsking: ({ context }) => context.mode === 'auto' || context.toolPolicy === 'allow',
     rejectedBefore: ({ context }) => context.toolPolicy === 'reject',
@@ -134,6 +137,12 @@ export const demoTurnMachine = setup({
       type: 'turn.update',
       sessionId: context.sessionId,
       update: { sessionUpdate: 'tool_call', toolCallId: context.toolCallId, title: toolTitle, kind: 'execute', status: params.status, rawInput: toolInput },
+    })),
+    /** Mode plan: what it would run, as a plan entry; no tool call, since nothing runs. */
+    planTool: sendParent(({ context }) => report({
+      type: 'turn.update',
+      sessionId: context.sessionId,
+      update: { sessionUpdate: 'plan', entries: [{ content: `${toolTitle}: ${toolInput.command}`, priority: 'medium', status: 'pending' }] },
     })),
     askPermission: enqueueActions(({ context, enqueue }) => {
       enqueue.assign({ asking: true });
@@ -161,7 +170,7 @@ export const demoTurnMachine = setup({
         ? params.outcome
         : event.type === 'turn.permissionAnswered' && (event.result as { outcome?: { outcome?: string } } | undefined)?.outcome?.outcome === 'cancelled' ? 'cancelled' : 'rejected';
       enqueue.assign({ tool: outcome, asking: false, words: words(demoAnswer(context.text, outcome)) });
-      if (outcome === 'none') return;
+      if (outcome === 'none' || outcome === 'planned') return;
       enqueue.sendParent(report({
         type: 'turn.update',
         sessionId: context.sessionId,
@@ -203,6 +212,7 @@ export const demoTurnMachine = setup({
     deciding: {
       always: [
         { guard: 'noTool', target: 'streaming', actions: { type: 'settleTool', params: { outcome: 'none' } } },
+        { guard: 'planMode', target: 'streaming', actions: ['planTool', { type: 'settleTool', params: { outcome: 'planned' } }] },
         {
           guard: 'runsWithoutAsking',
           target: 'streaming',
