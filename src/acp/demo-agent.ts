@@ -1,9 +1,9 @@
 /**
  * The built-in `demo` agent: a native agent (see `native-agent.ts`) as a state machine. It
  * streams its answer word by word, runs one "tool" when the prompt asks for one (behind a
- * permission request in mode `ask`, at once in mode `auto`; a rejected tool is reported
- * `failed`), keeps each session's history in memory (so `session/load` replays it), and
- * honours cancel. Examples, `warden demo` and tests use it; it needs no model and no network.
+ * permission request in mode `ask`, at once in mode `auto`, never in mode `plan`; a rejected
+ * tool is reported `failed`), keeps each session's history in memory (so `session/load`
+ * replays it), and honours cancel. Examples, `warden demo` and tests use it; it needs no model and no network.
  *
  * Sessions are served side by side: each prompt is a turn of its own (`demo-turn.ts`, a
  * spawned child), so a session streaming or waiting for a permission does not hold up the
@@ -19,6 +19,7 @@ import type { SessionConfigOption, SessionUpdate } from '@agentclientprotocol/sd
 import { nanoid } from 'nanoid';
 import { enqueueActions, setup, stopChild } from 'xstate';
 import { demoTurnMachine, type DemoModeId, type DemoToolPolicy, type DemoTurnEvent, type DemoTurnReport } from './demo-turn.js';
+import { CLIENT_METHODS } from './methods.js';
 import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent } from './native-agent.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 
@@ -245,7 +246,7 @@ export const demoAgentMachine = setup({
     }),
     relayPermission: enqueueActions(({ event, enqueue }) => {
       const ask = reportOf(event, 'turn.askPermission');
-      enqueue.emit({ type: 'acp.clientRequest', key: ask.key, method: 'session/request_permission', params: ask.params });
+      enqueue.emit({ type: 'acp.clientRequest', key: ask.key, method: CLIENT_METHODS.session_request_permission, params: ask.params });
     }),
     rememberPolicy: enqueueActions(({ context, event, enqueue }) => {
       const { sessionId, policy } = reportOf(event, 'turn.remember');
