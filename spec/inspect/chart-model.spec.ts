@@ -144,7 +144,9 @@ describe('chart model', () => {
       expect(transitionsFor(chart, 'ready', 'agent.restarting')).to.deep.equal({ source: '', transitions: [{ targets: ['recovering'] }] });
       expect(transitionsFor(chart, 'ready', 'cancel')).to.equal(undefined);
       expect(transitionsFor(chartOfMachine(kitchenSink, about), 'deep.inner.leaf', 'back')?.source).to.equal('deep');
-      expect(transitionsFor(chartOfMachine(demoTurnMachine, about), 'awaitingPermission', 'turn.cancel')?.source).to.equal('');
+      const turn = chartOfMachine(demoTurnMachine, about);
+      expect(transitionsFor(turn, 'streaming', 'turn.cancel')?.source).to.equal('');
+      expect(transitionsFor(turn, 'awaitingPermission', 'turn.cancel')?.source).to.equal('awaitingPermission');
     });
   });
 

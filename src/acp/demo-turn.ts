@@ -8,7 +8,7 @@
  * agent journals and relays them.
  */
 import type { PermissionOption, SessionUpdate } from '@agentclientprotocol/sdk';
-import { assign, enqueueActions, sendParent, setup } from 'xstate';
+import { enqueueActions, sendParent, setup } from 'xstate';
 import type { ErrorObject } from '../jsonrpc/rpc-error.js';
 
 /** How the demo agent runs tools in a session: `ask` asks permission first, `auto` does not, `plan` only says what it would run. */
@@ -42,9 +42,6 @@ interface DemoTurnContext extends DemoTurnInput {
   readonly words: readonly string[];
   /** What was streamed so far. */
   readonly said: string;
-  readonly tool: ToolOutcome;
-  /** The permission request is out and unanswered. */
-  readonly asking: boolean;
 }
 
 /** Events a turn receives from the agent. */
@@ -144,19 +141,16 @@ export const demoTurnMachine = setup({
       sessionId: context.sessionId,
       update: { sessionUpdate: 'plan', entries: [{ content: `${toolTitle}: ${toolInput.command}`, priority: 'medium', status: 'pending' }] },
     })),
-    askPermission: enqueueActions(({ context, enqueue }) => {
-      enqueue.assign({ asking: true });
-      enqueue.sendParent(report({
-        type: 'turn.askPermission',
+    askPermission: sendParent(({ context }) => report({
+      type: 'turn.askPermission',
+      sessionId: context.sessionId,
+      key: context.permissionKey,
+      params: {
         sessionId: context.sessionId,
-        key: context.permissionKey,
-        params: {
-          sessionId: context.sessionId,
-          toolCall: { toolCallId: context.toolCallId, title: toolTitle, kind: 'execute', status: 'pending', rawInput: toolInput },
-          options: demoPermissionOptions,
-        },
-      }));
-    }),
+        toolCall: { toolCallId: context.toolCallId, title: toolTitle, kind: 'execute', status: 'pending', rawInput: toolInput },
+        options: demoPermissionOptions,
+      },
+    })),
     /** An "always" answer holds for the session's later turns. */
     rememberAnswer: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'turn.permissionAnswered') return;
@@ -169,7 +163,7 @@ export const demoTurnMachine = setup({
       const outcome: ToolOutcome = params.outcome !== 'answer'
         ? params.outcome
         : event.type === 'turn.permissionAnswered' && (event.result as { outcome?: { outcome?: string } } | undefined)?.outcome?.outcome === 'cancelled' ? 'cancelled' : 'rejected';
-      enqueue.assign({ tool: outcome, asking: false, words: words(demoAnswer(context.text, outcome)) });
+      enqueue.assign({ words: words(demoAnswer(context.text, outcome)) });
       if (outcome === 'none' || outcome === 'planned') return;
       enqueue.sendParent(report({
         type: 'turn.update',
@@ -183,15 +177,11 @@ export const demoTurnMachine = setup({
       enqueue.sendParent(report({ type: 'turn.update', sessionId: context.sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: next } } }));
     }),
     /** A cancel while the permission is out: the tool call fails (it never ran) before the turn ends. */
-    abandonTool: enqueueActions(({ context, enqueue }) => {
-      if (!context.asking) return;
-      enqueue.assign({ asking: false, tool: 'cancelled' });
-      enqueue.sendParent(report({
-        type: 'turn.update',
-        sessionId: context.sessionId,
-        update: { sessionUpdate: 'tool_call_update', toolCallId: context.toolCallId, status: 'failed', content: [{ type: 'content', content: { type: 'text', text: 'demo tool: not run, the prompt was cancelled' } }] },
-      }));
-    }),
+    abandonTool: sendParent(({ context }) => report({
+      type: 'turn.update',
+      sessionId: context.sessionId,
+      update: { sessionUpdate: 'tool_call_update', toolCallId: context.toolCallId, status: 'failed', content: [{ type: 'content', content: { type: 'text', text: 'demo tool: not run, the prompt was cancelled' } }] },
+    })),
     finished: sendParent(({ context }, params: { stopReason: 'end_turn' | 'cancelled' }) => report({
       type: 'turn.finished',
       sessionId: context.sessionId,
@@ -199,11 +189,10 @@ export const demoTurnMachine = setup({
       stopReason: params.stopReason,
       said: context.said,
     })),
-    forgetWords: assign({ words: [] }),
   },
 }).createMachine({
   id: 'demoTurn',
-  context: ({ input }) => ({ ...input, words: [], said: '', tool: 'none', asking: false }),
+  context: ({ input }) => ({ ...input, words: [], said: '' }),
   initial: 'deciding',
   on: {
     'turn.cancel': { target: '.cancelled' },
@@ -234,6 +223,7 @@ export const demoTurnMachine = setup({
           { target: 'streaming', actions: ['rememberAnswer', { type: 'settleTool', params: { outcome: 'answer' } }] },
         ],
         'turn.permissionFailed': { target: 'streaming', actions: { type: 'settleTool', params: { outcome: 'failed' } } },
+        'turn.cancel': { target: 'cancelled', actions: 'abandonTool' },
       },
     },
     streaming: {
@@ -250,7 +240,7 @@ export const demoTurnMachine = setup({
     },
     cancelled: {
       type: 'final',
-      entry: ['abandonTool', 'forgetWords', { type: 'finished', params: { stopReason: 'cancelled' } }],
+      entry: { type: 'finished', params: { stopReason: 'cancelled' } },
     },
   },
 });
