@@ -37,7 +37,8 @@ export interface DemoTurnInput {
 /** How the demo tool went in a turn. */
 type ToolOutcome = 'none' | 'planned' | 'completed' | 'rejected' | 'rejectedBefore' | 'cancelled' | 'failed';
 
-interface DemoTurnContext extends DemoTurnInput {
+/** A turn's context: its input, and how far its answer has streamed. */
+export interface DemoTurnContext extends DemoTurnInput {
   /** Words still to stream (filled once the tool's outcome is known). */
   readonly words: readonly string[];
   /** What was streamed so far. */
