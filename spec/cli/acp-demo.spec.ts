@@ -132,7 +132,7 @@ describe('warden acp --agent demo (issue 14)', function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('mode auto: a tool prompt gets no session/request_permission, and the tool call reports completed', async () => {
+  it('mode auto: a tool prompt gets no session/request_permission, and the tool call reports completed; ask asks again; plan runs nothing', async () => {
     const editor = await launch(allowOnce);
     const { sessionId } = await editor.request<{ sessionId: string; modes: { currentModeId: string } }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
     await editor.request(methods.agent.session.setMode, { sessionId, modeId: 'auto' });
@@ -146,6 +146,13 @@ describe('warden acp --agent demo (issue 14)', function () {
     await editor.request(methods.agent.session.setMode, { sessionId, modeId: 'ask' });
     expect((await prompt(editor, sessionId, 'please run the tool')).stopReason).to.equal('end_turn');
     expect(editor.asked).to.have.length(1);
+    // Mode plan: nothing asked, nothing run, a plan entry instead of a tool call.
+    await editor.request(methods.agent.session.setMode, { sessionId, modeId: 'plan' });
+    const calls = toolStatuses(editor, sessionId).length;
+    expect((await prompt(editor, sessionId, 'please run the tool')).stopReason).to.equal('end_turn');
+    expect(editor.asked).to.have.length(1);
+    expect(toolStatuses(editor, sessionId)).to.have.length(calls);
+    expect(editor.updates.filter((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'plan')).to.have.length(1);
     expect(await editor.close()).to.equal(0);
   });
 
