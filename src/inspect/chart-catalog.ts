@@ -21,6 +21,7 @@ import { claudeSessionMachine } from '../adapters/claude/adapter.js';
 import { codexSessionMachine } from '../adapters/codex/adapter.js';
 import { codexListMachine } from '../adapters/codex/listing.js';
 import { demoAgentMachine } from '../acp/demo-agent.js';
+import { demoTurnMachine } from '../acp/demo-turn.js';
 import { CHART_FORMAT, chartOfMachine, type Chart, type ChartAbout, type ChartNode, type ChartTransition } from './chart-model.js';
 
 // ---------------------------------------------------------------------------------------
@@ -362,7 +363,12 @@ const machineCharts: ReadonlyArray<() => Chart> = [
   () => chartOfMachine(demoAgentMachine, {
     name: 'demo-agent',
     source: 'src/acp/demo-agent.ts',
-    description: 'The built-in demo agent\'s handler: streams an answer word by word, asks a permission for the demo tool, one turn at a time.',
+    description: 'The built-in demo agent\'s handler: its sessions, and a turn of its own (demo-turn) for each prompt, so that sessions are served side by side; serving while any turn is in flight.',
+  }),
+  () => chartOfMachine(demoTurnMachine, {
+    name: 'demo-turn',
+    source: 'src/acp/demo-turn.ts',
+    description: 'One prompt of the demo agent: the tool run at once (mode auto), behind a permission (mode ask) or refused, then the answer streamed word by word; cancel ends it.',
   }),
 ];
 
