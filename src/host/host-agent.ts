@@ -12,8 +12,12 @@
  *   can list (`sessionCapabilities.list`: Codex's threads) keeps and the journal does not map,
  *   and `session/load` / `session/resume` of one of those journals it and resumes it there;
  * - **recovery notices**: when an agent process dies and restarts, the editor is told what
- *   happened and the restart count (a `notice`, which the server turns into a short agent
- *   message for clients without `session.notices`);
+ *   happened and the restart count (a `notice`, journaled as a `notice` entry, never as
+ *   conversation; the server signs it as acp-warden's message for clients without
+ *   `session.notices`);
+ * - `session/fork` (when the agent forks: journaled with a copy of the source's history) and
+ *   `session/delete` (the session leaves the journal); `session/load` / `session/resume` of a
+ *   live session answer its current modes and config options (kept in its state chart);
  * - one **session state chart** per session (session-machine.ts), a child actor fed with
  *   the facts, for the inspector and `host.tree()`;
  * - several agents at once: `session/new` picks one with `_meta["acp-warden/agent"]`
