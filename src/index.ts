@@ -201,6 +201,7 @@ export {
 
 export {
   agentServerLogic,
+  NOTICE_META_KEY,
   type AgentServerInput,
   type AgentServerSnapshot,
   type AgentServerContext,

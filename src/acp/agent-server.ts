@@ -288,9 +288,11 @@ function withSummary(snapshot: AgentServerSnapshot, live: Live): AgentServerSnap
  */
 function close(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost): AgentServerSnapshot {
   if (live.phase === 'closing') return snapshot;
+  // What waited behind initialize is refused as shutting down (not as uninitialized when initialize fails below).
+  const held = live.held.splice(0);
   failAllPending(live, RpcError.internalError('the agent is shutting down', { reason: 'shutdown' }));
   live.phase = 'closing';
-  serveHeld(live); // each held request is refused: shutting down
+  for (const message of held) if (message.kind === 'request') respondError(live.connection, message.rpcId, RpcError.internalError('the agent is shutting down', { reason: 'shutdown' }));
   const self = live.scope.self;
   const supervisors = [...(live.input.agent.supervisors?.(live.handler) ?? [])].reverse();
   void (async () => {
@@ -749,8 +751,8 @@ function trackSessions(live: Live, key: string, request: PendingRequest, result:
 /**
  * Updates the client did not ask for: `compaction_*` without `session.compaction` are
  * dropped; a `notice` without `session.notices` becomes a short agent message signed by
- * acp-warden (`noticeAsText`: the editor still learns what happened); boolean config options without `configOptions.boolean` are
- * left out.
+ * acp-warden (`noticeAsText`: the editor still learns what happened); boolean config options
+ * without `configOptions.boolean` are left out.
  */
 function gateUpdate(live: Live, update: SessionUpdate): SessionUpdate | undefined {
   const session = live.context?.clientCapabilities.session as { notices?: unknown; compaction?: unknown } | undefined;
