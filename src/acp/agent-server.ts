@@ -138,8 +138,8 @@ const turnUpdates = new Set(['agent_message_chunk', 'agent_thought_chunk', 'user
 
 const defaultCancelGraceMs = 5000;
 
-/** `sessionCapabilities.fork` is unstable: absent from the stable types, present on the wire. */
-function advertisesFork(capabilities: AgentCapabilities | undefined): boolean {
+/** Whether `sessionCapabilities.fork` is advertised (it is unstable: absent from the stable types, present on the wire). */
+export function advertisesFork(capabilities: AgentCapabilities | undefined): boolean {
   const fork = (capabilities?.sessionCapabilities as { fork?: unknown } | undefined)?.fork;
   return fork !== undefined && fork !== null;
 }

@@ -36,6 +36,7 @@ import {
   type AgentRequestEvent,
   type NativeAgent,
 } from '../acp/native-agent.js';
+import { advertisesFork } from '../acp/agent-server.js';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { describePortExit, type PortExitReason } from '../port/port-exit.js';
 import { InvalidCursorError, type Journal, type JournalEntry, type JournalSession } from './journal.js';
@@ -115,12 +116,6 @@ function withHostCapabilities(capabilities: AgentCapabilities): AgentCapabilitie
     loadSession: true,
     sessionCapabilities: { ...capabilities.sessionCapabilities, list: {}, resume: {}, close: {}, delete: {} },
   };
-}
-
-/** `sessionCapabilities.fork` is unstable: absent from the stable types, present on the wire. */
-function canFork(capabilities: AgentCapabilities | undefined): boolean {
-  const fork = (capabilities?.sessionCapabilities as { fork?: unknown } | undefined)?.fork;
-  return fork !== undefined && fork !== null;
 }
 
 interface HostInput extends HostAgentOptions {
@@ -506,7 +501,7 @@ function fork(live: Live, request: AgentRequestEvent): void {
     return;
   }
   const inner = innerAgent(live, session.agent);
-  if (!canFork(inner.capabilities)) {
+  if (!advertisesFork(inner.capabilities)) {
     const refusal = RpcError.methodNotFound('session/fork');
     fail(live, request.requestId, { ...refusal.toErrorObject(), message: `${refusal.message}: agent ${session.agent} cannot fork sessions` });
     return;
