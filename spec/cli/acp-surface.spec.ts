@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sqliteJournal } from '../../src/host/sqlite-journal.js';
 import { childrenOf, waitUntil } from '../support/processes.js';
-import { binDirectory, initializedEditor, rawEditor, sdkEditor, stopAll, textOf, type SdkEditor } from '../support/warden-editor.js';
+import { binDirectory, initializedEditor, rawEditor, sdkEditor, stopAll, textOf, type SdkEditor } from '../support/path-editor.js';
 
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
 
