@@ -131,6 +131,20 @@ describe('warden acp --agent demo: the ACP surface', function () {
         journal.close();
       }
     });
+
+    it('a session another running warden has live is not deleted by a second one on the same store', async () => {
+      const first = await initializedEditor(bin, demo, dir);
+      const { sessionId } = await first.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+      const second = await initializedEditor(bin, demo, dir);
+      const refused = await rejection(second.request(methods.agent.session.delete, { sessionId }));
+      expect(refused.code).to.equal(-32603);
+      expect(refused.data?.reason).to.equal('session_owned');
+      expect((await second.request<Listed>(methods.agent.session.list, {})).sessions.map((session) => session.sessionId)).to.deep.equal([sessionId]);
+      // The first goes on with it.
+      expect((await prompt(first, sessionId, 'still mine')).stopReason).to.equal('end_turn');
+      expect(await second.close()).to.equal(0);
+      expect(await first.close()).to.equal(0);
+    });
   });
 
   describe('requests pipelined behind initialize', () => {

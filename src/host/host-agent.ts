@@ -39,7 +39,7 @@ import {
 import { advertisesFork } from '../acp/agent-server.js';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { describePortExit, type PortExitReason } from '../port/port-exit.js';
-import { InvalidCursorError, type Journal, type JournalEntry, type JournalSession } from './journal.js';
+import { InvalidCursorError, JournalError, SessionOwnedError, type Journal, type JournalEntry, type JournalSession } from './journal.js';
 import { sessionMachine, type SessionMachineEvent } from './session-machine.js';
 import { canonical, decodeListCursor, encodeListCursor, type ListCursor } from './list-cursor.js';
 
@@ -85,7 +85,8 @@ export type HostSessionEvent =
   | { readonly type: 'session.recovered'; readonly sessionId: string; readonly restarts: number }
   | { readonly type: 'session.failed'; readonly sessionId: string; readonly reason: string }
   | { readonly type: 'session.closed'; readonly sessionId: string }
-  | { readonly type: 'journal.error'; readonly sessionId: string; readonly message: string };
+  /** The journal failed; `sessionId` is absent when the write or read was for no one session (`session/list`). */
+  | { readonly type: 'journal.error'; readonly sessionId?: string; readonly message: string };
 
 /** A native agent that serves `options.defaultAgent` (and any other agent by name) with a journal. */
 export function createHostAgent(options: HostAgentOptions): NativeAgent {
@@ -231,7 +232,10 @@ export const hostAgentLogic = {
         inner.subscription.unsubscribe();
         if (inner.ref.getSnapshot().status === 'active') scope.stopChild(inner.ref);
       }
-      for (const session of live.sessions.values()) if (session.machine.getSnapshot().status === 'active') scope.stopChild(session.machine);
+      for (const session of live.sessions.values()) {
+        if (session.machine.getSnapshot().status === 'active') scope.stopChild(session.machine);
+        releaseOwnership(live, session.sessionId);
+      }
       return { ...snapshot, status: 'stopped', context: summary(live) } as HostSnapshot;
     }
     if (event.type === 'host.inner') onInnerOutput(live, (event as InnerOutput).agent, (event as InnerOutput).output);
@@ -346,8 +350,13 @@ function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
 }
 
 function onEditorRequest(live: Live, request: AgentRequestEvent): void {
+  const sessionId = typeof request.params.sessionId === 'string' ? request.params.sessionId : undefined;
+  // A store that fails (a damaged page, say) fails the request that met it, not the host.
+  journalFailureAnswers(live, request.requestId, sessionId, () => serveEditorRequest(live, request, sessionId));
+}
+
+function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: string | undefined): void {
   const { params } = request;
-  const sessionId = typeof params.sessionId === 'string' ? params.sessionId : undefined;
   switch (request.type) {
     case 'session.new': {
       const meta = params._meta as Record<string, unknown> | undefined;
@@ -380,8 +389,10 @@ function onEditorRequest(live: Live, request: AgentRequestEvent): void {
         return;
       }
       // Journaled before the agent sees it: a prompt the host lost track of is still on record.
-      if (!record(live, sessionId, { kind: 'prompt', prompt: params.prompt as ContentBlock[] })) {
-        fail(live, request.requestId, RpcError.internalError('the journal could not record the prompt; it was not sent to the agent', { sessionId }));
+      const refused = recordOrError(live, sessionId, { kind: 'prompt', prompt: params.prompt as ContentBlock[] });
+      if (refused) {
+        const why = refused instanceof JournalError ? refused.message : 'the journal could not record the prompt';
+        fail(live, request.requestId, RpcError.internalError(`${why}; the prompt was not sent to the agent`, { sessionId }));
         return;
       }
       session.machine.send({ type: 'prompt' });
@@ -444,6 +455,8 @@ function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'):
   const sessionId = request.params.sessionId as string;
   const journaled = live.input.journal.getSession(sessionId) ?? adopt(live, request);
   if (!journaled) return;
+  // Live in another warden: running it here too would split its history (checked before the replay).
+  if (!live.sessions.has(sessionId) && !claimed(live, request.requestId, sessionId)) return;
   // A session that failed (here or in a previous host) starts again in a fresh agent process.
   live.failed.delete(sessionId);
   if (how === 'load') replay(live, sessionId);
@@ -457,6 +470,7 @@ function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'):
   try {
     inner = innerAgent(live, journaled.agent);
   } catch (error) {
+    releaseOwnership(live, sessionId);
     fail(live, request.requestId, RpcError.internalError(`session ${sessionId} needs agent ${journaled.agent}: ${(error as Error).message}`, { sessionId, agent: journaled.agent }));
     return;
   }
@@ -515,24 +529,29 @@ function fork(live: Live, request: AgentRequestEvent): void {
  * it again) and this host (what its agent still says is dropped). A live session is deleted
  * on its agent first when the agent can (else closed there when it can); an agent's refusal
  * is the answer and the journal keeps the session. A session known only to the journal is
- * just forgotten; an unknown id is answered `{}` too (deleting is idempotent).
+ * just forgotten, unless another warden that still runs has it live (refused, naming it); an
+ * unknown id is answered `{}` too (deleting is idempotent).
  */
 function deleteSession(live: Live, request: AgentRequestEvent): void {
   const sessionId = request.params.sessionId as string;
   const session = live.sessions.get(sessionId);
+  // Another warden that still runs it live keeps it: refused, naming the owner.
+  if (!session && live.input.journal.getSession(sessionId) && !claimed(live, request.requestId, sessionId)) return;
   const inner = session ? innerAgent(live, session.agent) : undefined;
   const caps = inner?.capabilities.sessionCapabilities;
   if (!inner || !(caps?.delete || caps?.close)) {
-    forget(live, sessionId);
-    emit(live, { type: 'acp.respond', requestId: request.requestId, result: {} });
+    forget(live, request.requestId, sessionId);
     return;
   }
   live.pending.set(request.requestId, { kind: 'delete', sessionId });
   sendTo(inner, caps.delete ? request : { ...request, type: 'session.close', method: 'session/close', params: { sessionId } });
 }
 
-/** A deleted session: out of the journal and of this host. */
-function forget(live: Live, sessionId: string): void {
+/**
+ * A deleted session: out of the journal and of this host; answers the delete request, with
+ * `-32603` when the journal could not forget it (its history is still there: nothing lost).
+ */
+function forget(live: Live, requestId: string, sessionId: string): void {
   const session = live.sessions.get(sessionId);
   if (session) {
     session.machine.send({ type: 'close' });
@@ -541,8 +560,35 @@ function forget(live: Live, sessionId: string): void {
   live.closed.add(sessionId);
   live.failed.delete(sessionId);
   live.listed.delete(sessionId);
-  safely(live, sessionId, () => live.input.journal.deleteSession(sessionId));
+  const refused = writeOrError(live, sessionId, () => live.input.journal.deleteSession(sessionId));
+  releaseOwnership(live, sessionId);
   live.input.onEvent?.({ type: 'session.closed', sessionId });
+  if (refused) {
+    const why = refused instanceof JournalError ? refused.message : `the journal could not delete the session: ${(refused as Error).message}`;
+    fail(live, requestId, RpcError.internalError(why, { sessionId }));
+    return;
+  }
+  emit(live, { type: 'acp.respond', requestId, result: {} });
+}
+
+/**
+ * Takes the session for this host (the journal's owners); `false`, having answered the
+ * request, when another warden that still runs has it live.
+ */
+function claimed(live: Live, requestId: string, sessionId: string): boolean {
+  try {
+    live.input.journal.claim?.(sessionId);
+    return true;
+  } catch (error) {
+    if (!(error instanceof SessionOwnedError)) throw error;
+    fail(live, requestId, RpcError.internalError(error.message, { sessionId, reason: 'session_owned', owner: error.owner }));
+    return false;
+  }
+}
+
+/** Gives the session back to the journal's owners (closed, failed, stopped); a failure only counts. */
+function releaseOwnership(live: Live, sessionId: string): void {
+  if (live.input.journal.release) safely(live, sessionId, () => live.input.journal.release?.(sessionId));
 }
 
 /**
@@ -767,6 +813,7 @@ function openSession(live: Live, sessionId: string, agent: string, restarts: num
 function closed(live: Live, sessionId: string): void {
   record(live, sessionId, { kind: 'closed' });
   safely(live, sessionId, () => live.input.journal.setState(sessionId, 'closed'));
+  releaseOwnership(live, sessionId);
   const session = live.sessions.get(sessionId);
   if (session) {
     session.machine.send({ type: 'close' });
@@ -840,6 +887,7 @@ function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): v
       // Every agent's failure reaches the editor the same way, journaled like the other notices.
       notify(live, output.sessionId, 'error', `${agent} stopped`, `The agent kept failing after ${output.restarts} restarts; the session is over (${output.reason}). session/load or session/resume starts it again in a new agent process.`);
       safely(live, output.sessionId, () => live.input.journal.setState(output.sessionId, 'failed'));
+      releaseOwnership(live, output.sessionId);
       const session = live.sessions.get(output.sessionId);
       session?.machine.send({ type: 'agent.failed', reason: output.reason });
       live.sessions.delete(output.sessionId);
@@ -853,6 +901,12 @@ function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): v
 /** An answer from a real agent: journal what it means, then pass it on. */
 function settle(live: Live, requestId: string, result: unknown, error: ErrorObject | undefined): void {
   const pending = live.pending.get(requestId);
+  const editorRequestId = pending?.kind === 'list' ? pending.job.requestId : requestId;
+  const sessionId = pending && 'sessionId' in pending ? pending.sessionId : undefined;
+  journalFailureAnswers(live, editorRequestId, sessionId, () => settlePending(live, requestId, pending, result, error));
+}
+
+function settlePending(live: Live, requestId: string, pending: Pending | undefined, result: unknown, error: ErrorObject | undefined): void {
   live.pending.delete(requestId);
   if (!pending) {
     if (error) fail(live, requestId, error);
@@ -884,6 +938,7 @@ function settle(live: Live, requestId: string, result: unknown, error: ErrorObje
       commitGroup(live);
       try {
         live.input.journal.createSession({ sessionId, agent: pending.agent, cwd: pending.cwd });
+        live.input.journal.claim?.(sessionId);
       } catch (journalError) {
         live.journalErrors++;
         // An agent that numbers its sessions from 1 in every process reuses ids across runs.
@@ -907,6 +962,7 @@ function settle(live: Live, requestId: string, result: unknown, error: ErrorObje
       commitGroup(live);
       try {
         live.input.journal.forkSession({ sessionId, agent: pending.agent, cwd: pending.cwd, from: pending.from });
+        live.input.journal.claim?.(sessionId);
       } catch (journalError) {
         live.journalErrors++;
         return fail(live, requestId, RpcError.internalError(`the journal could not record the fork of ${pending.from}: ${(journalError as Error).message}`, { sessionId }));
@@ -920,8 +976,7 @@ function settle(live: Live, requestId: string, result: unknown, error: ErrorObje
     }
     case 'delete':
       if (error) return fail(live, requestId, error);
-      forget(live, pending.sessionId);
-      emit(live, { type: 'acp.respond', requestId, result: {} });
+      forget(live, requestId, pending.sessionId);
       return;
     case 'setting': {
       if (error) return fail(live, requestId, error);
@@ -940,6 +995,7 @@ function settle(live: Live, requestId: string, result: unknown, error: ErrorObje
           session.machine.send({ type: 'agent.failed', reason: error.message });
           live.sessions.delete(pending.sessionId);
         }
+        releaseOwnership(live, pending.sessionId);
         return fail(live, requestId, error);
       }
       record(live, pending.sessionId, { kind: 'attached', how: pending.how });
@@ -1048,20 +1104,44 @@ function record(live: Live, sessionId: string, entry: JournalEntry): boolean {
 }
 
 function safely(live: Live, sessionId: string, write: () => unknown): boolean {
+  return writeOrError(live, sessionId, write) === undefined;
+}
+
+/** Appends to the journal; what the journal threw (counted, and an event) when it failed. */
+function recordOrError(live: Live, sessionId: string, entry: JournalEntry): unknown {
+  return writeOrError(live, sessionId, () => live.input.journal.append(sessionId, entry));
+}
+
+function writeOrError(live: Live, sessionId: string, write: () => unknown): unknown {
   // Whatever was grouped before is committed (and shown) first: the journal's order is the editor's.
   commitGroup(live);
   try {
     write();
-    return true;
+    return undefined;
   } catch (error) {
     failedWrite(live, sessionId, error);
-    return false;
+    return error ?? new Error('the journal failed');
   }
 }
 
-function failedWrite(live: Live, sessionId: string, error: unknown): void {
+/**
+ * Runs the work of one editor request; a {@link JournalError} it meets answers that request
+ * with -32603 (naming the store file and the fix) and is counted, instead of stopping the
+ * host agent, which serves everything else on. Any other exception is a bug and escapes.
+ */
+function journalFailureAnswers(live: Live, requestId: string, sessionId: string | undefined, work: () => void): void {
+  try {
+    work();
+  } catch (error) {
+    if (!(error instanceof JournalError)) throw error;
+    failedWrite(live, sessionId, error);
+    fail(live, requestId, RpcError.internalError(error.message, { ...(sessionId ? { sessionId } : {}), store: error.path, code: error.code }));
+  }
+}
+
+function failedWrite(live: Live, sessionId: string | undefined, error: unknown): void {
   live.journalErrors++;
-  live.input.onEvent?.({ type: 'journal.error', sessionId, message: (error as Error).message });
+  live.input.onEvent?.({ type: 'journal.error', ...(sessionId ? { sessionId } : {}), message: (error as Error).message });
 }
 
 function describeExit(reason: unknown): string {

@@ -5,11 +5,12 @@
  * `synchronous = NORMAL`, and `durability: 'full'` closes that too).
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
   InvalidCursorError,
+  JournalError,
   titleOf,
   UnknownSessionError,
   type Journal,
@@ -19,6 +20,7 @@ import {
   type JournalSessionPage,
   type JournalSessionState,
 } from './journal.js';
+import { sessionOwners, type SessionOwners } from './session-owners.js';
 
 /** Options of {@link sqliteJournal}. */
 export interface SqliteJournalOptions {
@@ -84,15 +86,20 @@ const maxPage = 200;
 export function sqliteJournal(path: string, options: SqliteJournalOptions = {}): Journal {
   const now = options.now ?? (() => new Date());
   let db: Database.Database;
+  let owners: SessionOwners;
   try {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:') createPrivately(path);
     db = new Database(path);
+    // First: another warden opening or writing the store at the same time is waited for (5 s).
+    db.pragma('busy_timeout = 5000');
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.durability === 'full' ? 'FULL' : 'NORMAL'}`);
-    db.pragma('busy_timeout = 5000');
     db.exec(schema);
+    owners = sessionOwners(db, now);
   } catch (error) {
-    throw new Error(`cannot open the journal at ${path}: ${(error as Error).message}. Choose another file with --store PATH (or :memory:).`, { cause: error });
+    const code = sqliteCodeOf(error);
+    const damaged = code !== undefined && /^SQLITE_(CORRUPT|NOTADB)/u.test(code) ? ` (${code}): move it aside or restore a backup, or choose` : '. Choose';
+    throw new Error(`cannot open the journal at ${path}: ${(error as Error).message}${damaged} another file with --store PATH (or :memory:).`, { cause: error });
   }
   const statements = {
     insertSession: db.prepare('INSERT INTO sessions (session_id, agent, cwd, title, created_at, updated_at, state, resume, restarts) VALUES (?, ?, ?, NULL, ?, ?, \'open\', NULL, 0)'),
@@ -143,7 +150,9 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     if (entry.kind === 'restart') statements.countRestart.run(sessionId);
     return seq;
   };
-  const appendAlone = db.transaction((sessionId: string, entry: JournalEntry) => appendRow(sessionId, entry, false));
+  // IMMEDIATE: a deferred transaction that reads first (the session lookup) and writes later
+  // fails at once with SQLITE_BUSY when another process wrote in between, busy timeout or not.
+  const appendAlone = db.transaction((sessionId: string, entry: JournalEntry) => appendRow(sessionId, entry, false)).immediate;
   /** One transaction, one statement for the whole copy: a fork of a long session costs no appends. */
   const fork = db.transaction((sessionId: string, agent: string, cwd: string, from: string) => {
     known(from);
@@ -151,11 +160,11 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     statements.insertSession.run(sessionId, agent, cwd, at, at);
     statements.copyTitle.run(from, sessionId);
     statements.copyConversation.run(sessionId, from);
-  });
+  }).immediate;
   const forget = db.transaction((sessionId: string) => {
     statements.deleteEntries.run(sessionId);
     statements.deleteSession.run(sessionId);
-  });
+  }).immediate;
 
   /** Commits the open group now; a failure is kept for the group's own `commit()` to throw. */
   const settleGroup = (): void => {
@@ -186,7 +195,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     return appendAlone(sessionId, entry);
   };
 
-  return {
+  return storeErrorsNamed(path, {
     createSession({ sessionId, agent, cwd }) {
       settleGroup();
       const at = now().toISOString();
@@ -248,6 +257,14 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       db.exec('BEGIN IMMEDIATE');
       grouped = new Map();
     },
+    claim(sessionId) {
+      settleGroup();
+      owners.claim(sessionId);
+    },
+    release(sessionId) {
+      settleGroup();
+      owners.release(sessionId);
+    },
     commit() {
       settleGroup();
       const lost = groupLost;
@@ -259,11 +276,56 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       try {
         // A group still open is committed: what was appended is kept.
         settleGroup();
+        // A store that cannot be written keeps our rows: a dead owner's count as free anyway.
+        try {
+          owners.releaseAll();
+        } catch {
+          // closing anyway
+        }
       } finally {
         db.close();
       }
     },
-  };
+  });
+}
+
+/**
+ * The journal holds prompts and answers: its directories (those we create) are 0700, and a
+ * new file is created 0600 before SQLite opens it, whose -wal and -shm take the file's mode.
+ * An existing file keeps the mode its owner gave it.
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  closeSync(openSync(path, 'a', 0o600));
+}
+
+/**
+ * Every method of `journal`, with SQLite's own errors (`SqliteError`, code `SQLITE_…`)
+ * turned into a {@link JournalError} naming the file and the fix; the journal's own errors
+ * (unknown session, bad cursor) pass through.
+ */
+function storeErrorsNamed(path: string, journal: Journal): Journal {
+  const named = {} as Record<string, unknown>;
+  for (const [name, method] of Object.entries(journal) as Array<[string, (...args: unknown[]) => unknown]>) {
+    named[name] = (...args: unknown[]) => {
+      try {
+        return method(...args);
+      } catch (error) {
+        const code = sqliteCodeOf(error);
+        throw code ? new JournalError(path, code, { cause: error }) : error;
+      }
+    };
+  }
+  return named as unknown as Journal;
+}
+
+/** SQLite's code of an error (or of its cause: a lost group keeps the commit's error there). */
+function sqliteCodeOf(error: unknown): string | undefined {
+  for (let at = error; at instanceof Error; at = at.cause) {
+    const code = (at as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('SQLITE_')) return code;
+  }
+  return undefined;
 }
 
 function sessionOf(row: SessionRow): JournalSession {

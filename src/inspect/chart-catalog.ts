@@ -111,6 +111,7 @@ export const portChart = declareChart<PortPhase, PortEvent['type']>({
     'port.internal.kill': { description: 'A line over the limit: SIGKILL; the exit follows.' },
     'port.internal.watchdog': { description: 'Silent too long while busy: SIGKILL (reason hung); the exit follows.' },
     'port.internal.stdinClosed': { description: 'The process closed its input: writes fail from now on.' },
+    'port.internal.inputClosedCheck': { description: 'A moment after its input failed: a process still running, with no stop asked, is killed as input_closed; one exiting or being stopped meanwhile is left to finish (the check may arrive in any phase).' },
     'xstate.*': { description: 'Any other XState event: ignored.' },
   },
   states: {
