@@ -843,7 +843,7 @@ function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): v
       if (output.update.sessionUpdate === 'notice') {
         // An agent's own notice (Claude or Codex started a new conversation) is a notice too, not conversation.
         const { severity, title, description } = output.update as unknown as { severity: 'info' | 'warning' | 'error'; title: string; description?: string | null };
-        notify(live, output.sessionId, severity, title, description ?? undefined);
+        notify(live, output.sessionId, severity, title, description ?? undefined, session !== undefined);
         return;
       }
       if (output.update.sessionUpdate === 'current_mode_update') session?.machine.send({ type: 'mode.changed', currentModeId: output.update.currentModeId });
@@ -1038,8 +1038,8 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
  * conversation a replay or an agent sees), then sent as a `notice` update, which the agent
  * server renders as a signed text for clients without `session.notices`.
  */
-function notify(live: Live, sessionId: string, severity: 'info' | 'warning' | 'error', title: string, description: string | undefined): void {
-  if (live.input.journal.getSession(sessionId)) record(live, sessionId, { kind: 'notice', severity, title, description });
+function notify(live: Live, sessionId: string, severity: 'info' | 'warning' | 'error', title: string, description: string | undefined, journaled = true): void {
+  if (journaled) record(live, sessionId, { kind: 'notice', severity, title, description });
   emit(live, { type: 'acp.update', sessionId, update: noticeUpdate(severity, title, description) });
 }
 
