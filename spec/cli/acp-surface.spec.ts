@@ -225,7 +225,8 @@ describe('warden acp --agent demo: the ACP surface', function () {
       const first = await initializedEditor(bin, args, dir);
       const { sessionId } = await first.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
       const victim = demoProcess(first) as number;
-      const turn = rejection(prompt(first, sessionId, 'a long answer that is cut off by a kill of the agent process'));
+      // About 70 words at 40 ms each: the turn is still streaming when the kill comes.
+      const turn = rejection(prompt(first, sessionId, `a long answer that is cut off by a kill of the agent process ${'and it goes on '.repeat(15)}`.trim()));
       await waitUntil(() => textOf(first.updates, sessionId).includes('You said'), 'the first words');
       process.kill(victim, 'SIGKILL');
       expect((await turn).data?.reason).to.equal('agent_crashed');
