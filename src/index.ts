@@ -205,6 +205,7 @@ export {
 
 export {
   agentServerLogic,
+  NOTICE_META_KEY,
   type AgentServerInput,
   type AgentServerSnapshot,
   type AgentServerContext,

@@ -67,6 +67,9 @@ describe('chart model', () => {
         'agent.restarting': [{ targets: ['recovering'] }],
         'agent.failed': [{ targets: ['failed'] }],
         close: [{ targets: ['closed'] }],
+        'setup.reported': [{ targets: [] }],
+        'mode.changed': [{ targets: [] }],
+        'config.changed': [{ targets: [] }],
       });
       expect(chart.states.closed).to.deep.equal({ type: 'final', on: {} });
     });

@@ -51,6 +51,11 @@ export type JournalEntry =
   | { readonly kind: 'recovered'; readonly restarts: number }
   /** The session gave up (restart intensity exceeded). */
   | { readonly kind: 'failed'; readonly reason: string }
+  /**
+   * A notice to the editor (recovery: the agent restarted, is back, gave up; or an agent's own
+   * notice): not part of the conversation. Replayed as a `notice` update, never as the agent's words.
+   */
+  | { readonly kind: 'notice'; readonly severity: 'info' | 'warning' | 'error'; readonly title: string; readonly description: string | undefined }
   /** The editor closed the session. */
   | { readonly kind: 'closed' }
   /** The host re-attached the session (`session/load` or `session/resume`), possibly in a new host process. */
@@ -92,6 +97,15 @@ export interface Journal {
    */
   begin?(): void;
   commit?(): void;
+  /**
+   * Records `sessionId` as a fork of `from` (state `open`, on `agent`, in `cwd`, with `from`'s
+   * title): its history starts with a copy of `from`'s conversation so far (its `prompt`,
+   * `update` and `notice` entries, in order), so that replaying the fork replays `from` first.
+   * Throws if the id exists or `from` is unknown.
+   */
+  forkSession(session: { readonly sessionId: string; readonly agent: string; readonly cwd: string; readonly from: string }): JournalSession;
+  /** Forgets a session: its record and every entry, so that no host lists, loads or resumes it again. An unknown id is a no-op. */
+  deleteSession(sessionId: string): void;
   /** A session's entries in order (after `afterSeq` when given). */
   entries(sessionId: string, afterSeq?: number): JournalRecord[];
   /**

@@ -111,6 +111,10 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     setResume: db.prepare('UPDATE sessions SET resume = ? WHERE session_id = ?'),
     setState: db.prepare('UPDATE sessions SET state = ?, updated_at = ? WHERE session_id = ?'),
     entries: db.prepare('SELECT * FROM entries WHERE session_id = ? AND seq > ? ORDER BY seq'),
+    copyTitle: db.prepare('UPDATE sessions SET title = (SELECT title FROM sessions WHERE session_id = ?) WHERE session_id = ?'),
+    copyConversation: db.prepare("INSERT INTO entries (session_id, at, entry) SELECT ?, at, entry FROM entries WHERE session_id = ? AND json_extract(entry, '$.kind') IN ('prompt', 'update', 'notice') ORDER BY seq"),
+    deleteEntries: db.prepare('DELETE FROM entries WHERE session_id = ?'),
+    deleteSession: db.prepare('DELETE FROM sessions WHERE session_id = ?'),
   };
 
   const known = (sessionId: string): SessionRow => {
@@ -118,7 +122,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     if (!row) throw new UnknownSessionError(sessionId);
     return row;
   };
-  /** Sessions seen to exist (sessions are never deleted): an append skips the lookup for them. */
+  /** Sessions seen to exist (forgotten again by `deleteSession`): an append skips the lookup for them. */
   const seen = new Set<string>();
 
   /**
@@ -149,6 +153,18 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
   // IMMEDIATE: a deferred transaction that reads first (the session lookup) and writes later
   // fails at once with SQLITE_BUSY when another process wrote in between, busy timeout or not.
   const appendAlone = db.transaction((sessionId: string, entry: JournalEntry) => appendRow(sessionId, entry, false)).immediate;
+  /** One transaction, one statement for the whole copy: a fork of a long session costs no appends. */
+  const fork = db.transaction((sessionId: string, agent: string, cwd: string, from: string) => {
+    known(from);
+    const at = now().toISOString();
+    statements.insertSession.run(sessionId, agent, cwd, at, at);
+    statements.copyTitle.run(from, sessionId);
+    statements.copyConversation.run(sessionId, from);
+  }).immediate;
+  const forget = db.transaction((sessionId: string) => {
+    statements.deleteEntries.run(sessionId);
+    statements.deleteSession.run(sessionId);
+  }).immediate;
 
   /** Commits the open group now; a failure is kept for the group's own `commit()` to throw. */
   const settleGroup = (): void => {
@@ -185,6 +201,16 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       const at = now().toISOString();
       statements.insertSession.run(sessionId, agent, cwd, at, at);
       return sessionOf(known(sessionId));
+    },
+    forkSession({ sessionId, agent, cwd, from }) {
+      settleGroup();
+      fork(sessionId, agent, cwd, from);
+      return sessionOf(known(sessionId));
+    },
+    deleteSession(sessionId) {
+      settleGroup();
+      forget(sessionId);
+      seen.delete(sessionId);
     },
     getSession(sessionId) {
       const row = statements.getSession.get(sessionId) as SessionRow | undefined;

@@ -287,8 +287,24 @@ export const agentServerChart = declareChart<AgentServerPhase, AgentServerEvent[
     awaitingInitialize: {
       description: 'Every request but initialize is refused.',
       on: {
-        'acp.sync': [{ target: 'ready', guard: 'initialize answered', description: 'The editor\'s initialize was answered (by the server, or by the agent when it delegates initialize).' }, {}],
+        'acp.sync': [
+          { target: 'ready', guard: 'initialize answered', description: 'The editor\'s initialize was answered (by the server, or by the agent when it delegates initialize).' },
+          { target: 'initializing', guard: 'initialize delegated', description: 'The editor\'s initialize is with the agent (it delegates initialize).' },
+          {},
+        ],
         'acp.closed': { target: 'closing', description: 'The editor went away (or the agent handler failed).' },
+        [SHUTDOWN_EVENT]: { target: 'closing', description: 'Asked to shut down.' },
+      },
+    },
+    initializing: {
+      description: 'The agent is answering initialize: what the editor sends meanwhile waits, in order, and is served once initialize is answered.',
+      on: {
+        'acp.sync': [
+          { target: 'ready', guard: 'initialize answered', description: 'The agent answered: the waiting requests are served in order.' },
+          { target: 'awaitingInitialize', guard: 'initialize refused', description: 'The agent refused initialize: the waiting requests are refused as uninitialized.' },
+          {},
+        ],
+        'acp.closed': { target: 'closing', description: 'The editor went away: the waiting requests are refused.' },
         [SHUTDOWN_EVENT]: { target: 'closing', description: 'Asked to shut down.' },
       },
     },
