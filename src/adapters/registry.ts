@@ -98,10 +98,20 @@ export function createRegistry(agents: readonly AgentEntry[] = knownAgents) {
 /** The registry store type. */
 export type Registry = ReturnType<typeof createRegistry>;
 
-/** Where to look: `--agent-command` first, then the agent's environment variable, then the PATH. */
+/**
+ * Where to look: `--agent-command` first, then the agent's environment variable, then the PATH.
+ * `warden agents` and `warden acp` both look with these (the defaults: warden's own
+ * environment and working directory), so that they always agree.
+ */
 export interface ResolveOptions {
   readonly agentCommand?: string;
-  readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * The environment the executable is looked up in (its PATH, `CLAUDE_CODE_EXECUTABLE`,
+   * `CODEX_PATH`, …): the one warden was started with, default `process.env`. Never the
+   * agent's own environment (`--env`, the isolated policy): that is what the agent runs
+   * with, not where it is found.
+   */
+  readonly lookupEnv?: Readonly<Record<string, string | undefined>>;
   readonly cwd?: string;
 }
 
@@ -142,7 +152,7 @@ export function splitCommandLine(text: string): string[] {
 export function resolveExecutable(entry: AgentEntry, options: ResolveOptions = {}): string {
   const spec = entry.executable;
   if (!spec) throw new AgentUnavailableError(entry.name, `Agent "${entry.name}" is built in and has no executable.`);
-  const env = options.env ?? process.env;
+  const env = options.lookupEnv ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const candidate = options.agentCommand ?? (spec.envVar ? env[spec.envVar] : undefined) ?? spec.name;
   const source = options.agentCommand ? '--agent-command' : spec.envVar && env[spec.envVar] ? spec.envVar : 'PATH';
@@ -167,9 +177,12 @@ export async function probeAgent(entry: AgentEntry, options: ResolveOptions = {}
   }
   const versionArgs = entry.executable?.versionArgs;
   if (!versionArgs) return { name: entry.name, installed: true, path, version: undefined, problem: undefined };
-  const result = await execa(path, [...versionArgs], { reject: false, timeout: 5000, stdin: 'ignore', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' }, extendEnv: false });
-  const version = result.exitCode === 0 ? String(result.stdout).trim().split('\n')[0] : undefined;
-  return { name: entry.name, installed: true, path, version, problem: result.exitCode === 0 ? undefined : `${path} ${versionArgs.join(' ')} failed: ${result.shortMessage}` };
+  const env = options.lookupEnv ?? process.env;
+  const result = await execa(path, [...versionArgs], { reject: false, timeout: 5000, stdin: 'ignore', env: { PATH: env.PATH ?? '', HOME: env.HOME ?? '' }, extendEnv: false });
+  if (result.exitCode === 0) return { name: entry.name, installed: true, path, version: String(result.stdout).trim().split('\n')[0], problem: undefined };
+  // One line: execa's short message puts the spawn error on a line of its own.
+  const why = (result.shortMessage ?? `exit code ${String(result.exitCode)}`).split('\n').map((part) => part.trim()).filter(Boolean).join('; ');
+  return { name: entry.name, installed: true, path, version: undefined, problem: `Agent "${entry.name}" is installed at ${path} but \`${versionArgs.join(' ')}\` failed: ${why}.` };
 }
 
 /** Probes every known agent into the registry store; resolves with the availability table. */
