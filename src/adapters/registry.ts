@@ -43,7 +43,8 @@ export const knownAgents: readonly AgentEntry[] = [
     description: 'Gemini CLI, native ACP',
     executable: { name: 'gemini', envVar: 'GEMINI_CLI_PATH', versionArgs: ['--version'], install: 'npm install -g @google/gemini-cli' },
     acpArgs: ['--acp'],
-    passthrough: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_CLOUD_PROJECT', 'GOOGLE_CLOUD_LOCATION', 'GOOGLE_GENAI_USE_VERTEXAI', 'GOOGLE_APPLICATION_CREDENTIALS'],
+    // GOOGLE_GEMINI_BASE_URL points the CLI at a gateway (or a local fake: it selects auth type `gateway`).
+    passthrough: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_CLOUD_PROJECT', 'GOOGLE_CLOUD_LOCATION', 'GOOGLE_GENAI_USE_VERTEXAI', 'GOOGLE_APPLICATION_CREDENTIALS', 'GOOGLE_GEMINI_BASE_URL', 'GEMINI_MODEL', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY'],
   },
   {
     name: 'opencode',
@@ -51,7 +52,15 @@ export const knownAgents: readonly AgentEntry[] = [
     description: 'OpenCode, native ACP',
     executable: { name: 'opencode', envVar: 'OPENCODE_PATH', versionArgs: ['--version'], install: 'npm install -g opencode-ai' },
     acpArgs: ['acp'],
-    passthrough: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENCODE_CONFIG'],
+    // opencode keeps its config, data and state under the XDG directories, and reads its
+    // providers from OPENCODE_CONFIG / OPENCODE_CONFIG_CONTENT; the OPENCODE_DISABLE_* switches
+    // keep it off the network (models.dev, updates, LSP downloads, plugins, sharing).
+    passthrough: [
+      'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENCODE_CONFIG', 'OPENCODE_CONFIG_CONTENT', 'OPENCODE_CONFIG_DIR',
+      'OPENCODE_DISABLE_MODELS_FETCH', 'OPENCODE_DISABLE_AUTOUPDATE', 'OPENCODE_DISABLE_LSP_DOWNLOAD', 'OPENCODE_DISABLE_DEFAULT_PLUGINS',
+      'OPENCODE_DISABLE_SHARE', 'OPENCODE_DISABLE_CLAUDE_CODE',
+      'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_CACHE_HOME', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY',
+    ],
   },
   {
     name: 'claude-acp',
