@@ -98,7 +98,7 @@ if (probe.status !== 0) {
   say('The real-agent tests (spec/e2e/real-agents.spec.ts, spec/e2e/launch-*.spec.ts) will skip. Run `npm run agents:install` again with network access to include them.');
   finish();
 }
-say(`npm install --no-audit --no-fund ${specs.join(' ')} (into ${target}; about 1 GB for all four, 10-60 s)`);
+say(`npm install --no-audit --no-fund ${specs.join(' ')} (into ${target}; about 1.3 GB for all four, 10-60 s)`);
 const started = Date.now();
 const install = spawnSync(npm, ['install', '--no-audit', '--no-fund', '--save-exact', '--fetch-retries=1', ...specs], {
   cwd: target,
