@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { launch, type EditorSession } from '../support/editor.js';
 import { nodeCommand, pathDirectory } from '../support/launch-harness.js';
-import { descendants, repo, wardenMain } from '../support/real-agents-harness.js';
+import { descendants, expectNoLeftovers, repo, wardenMain } from '../support/real-agents-harness.js';
 
 const fakeClaude = join(repo, 'spec', 'support', 'fake-claude.mjs');
 const sdkAgentModule = join(repo, 'spec', 'support', 'sdk-agent.mjs');
@@ -55,6 +55,8 @@ describe('launching agents as an editor does: the agent found on the PATH warden
 
   afterEach(async () => {
     for (const session of running.splice(0)) await session.close();
+    // Nothing warden started may outlive it (every process here has HOME under `base`).
+    await expectNoLeftovers(base);
     rmSync(base, { recursive: true, force: true });
   });
 
