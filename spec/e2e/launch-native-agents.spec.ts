@@ -27,6 +27,8 @@ interface NativeAgentCase {
   readonly agent: 'gemini' | 'opencode';
   readonly title: string;
   readonly hello: string;
+  /** `agentInfo` as recorded in ../shared/fixtures (acp-gemini-hello, acp-opencode-hello). */
+  readonly agentInfo: { readonly name: string; readonly version: string };
   readonly startServer: () => Promise<FakeModelServer>;
   /** The editor's environment for this CLI (beyond PATH, HOME, TMPDIR), files it needs written. */
   readonly environment: (server: FakeModelServer, space: Workspace) => Record<string, string>;
@@ -43,6 +45,7 @@ const cases: NativeAgentCase[] = [
     agent: 'gemini',
     title: 'real Gemini CLI 0.61.0 through warden acp --agent gemini (fake Gemini server)',
     hello: geminiHello,
+    agentInfo: { name: 'gemini-cli', version: '0.61.0' },
     startServer: () => startFakeGemini(),
     environment(server, space) {
       mkdirSync(join(space.home, '.gemini'), { recursive: true });
@@ -64,6 +67,7 @@ const cases: NativeAgentCase[] = [
     agent: 'opencode',
     title: 'real opencode 1.18.33 through warden acp --agent opencode (fake Chat Completions server)',
     hello: chatHello,
+    agentInfo: { name: 'OpenCode', version: '1.18.33' },
     startServer: () => startFakeChatCompletions(),
     environment(server, space) {
       const config = {
@@ -143,17 +147,19 @@ for (const agentCase of cases) {
     });
 
     /** `warden acp --agent <agent>` from the PATH, initialized, with one session. */
-    async function start(): Promise<{ editor: EditorSession; sessionId: string; startedAt: Date }> {
+    async function start(): Promise<{ editor: EditorSession; sessionId: string; startedAt: Date; agentInfo: unknown }> {
       const project = (space as Workspace).project();
       const editor = launch('warden', ['acp', '--agent', agentCase.agent, '--hang-after', '300'], { env, cwd: project, requestTimeoutMs: 90_000 });
       running.push(editor);
-      await editor.initialize();
+      const { agentInfo } = await editor.initialize();
       const startedAt = new Date();
-      return { editor, sessionId: await editor.newSession(project), startedAt };
+      return { editor, sessionId: await editor.newSession(project), startedAt, agentInfo };
     }
 
     it(`a text prompt: "hello" gets the fake's text and end_turn`, async () => {
-      const { editor, sessionId } = await start();
+      const { editor, sessionId, agentInfo } = await start();
+      // The editor is told who answers (initialize is the agent's own, passed through).
+      expect(agentInfo).to.deep.include(agentCase.agentInfo);
       const outcome = await editor.prompt(sessionId, 'hello').outcome;
       expect(outcome, editor.stderr()).to.deep.equal({ stopReason: 'end_turn', text: agentCase.hello, error: undefined });
       const turn = (server as FakeModelServer).requests.filter(agentCase.isTurn).at(-1);

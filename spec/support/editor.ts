@@ -32,7 +32,7 @@ export interface EditorSession {
   stderr(): string;
   /** How it exited, once it did. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  initialize(): Promise<{ agentInfo?: { name?: string } | null; protocolVersion: number }>;
+  initialize(): Promise<{ agentInfo?: { name?: string; version?: string } | null; protocolVersion: number; agentCapabilities?: Record<string, unknown> }>;
   newSession(cwd: string): Promise<string>;
   prompt(sessionId: string, text: string): RunningPrompt;
   cancel(sessionId: string): Promise<void>;
