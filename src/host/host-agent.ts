@@ -427,8 +427,12 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
     case 'session.close': {
       const session = sessionId ? live.sessions.get(sessionId) : undefined;
       if (!session || !sessionId) {
-        // Known only to the journal (a previous host): closing it is just a record.
-        if (sessionId && live.input.journal.getSession(sessionId)) closed(live, sessionId);
+        // Known only to the journal (a previous host): closing it is just a record, unless
+        // another warden that still runs has it live (refused, naming it, like load and delete).
+        if (sessionId && live.input.journal.getSession(sessionId)) {
+          if (!claimed(live, request.requestId, sessionId)) return;
+          closed(live, sessionId);
+        }
         emit(live, { type: 'acp.respond', requestId: request.requestId, result: {} });
         return;
       }
