@@ -893,6 +893,19 @@ function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): v
     case 'session.resumeState':
       safely(live, output.sessionId, () => live.input.journal.setResume(output.sessionId, output.state));
       return;
+    case 'session.restarting':
+    case 'session.recovered':
+    case 'session.failed':
+      // A session the editor closed is over: what its agent still reports of it is not news.
+      if (!live.sessions.has(output.sessionId) && live.closed.has(output.sessionId)) return;
+      lifecycle(live, agent, output);
+      return;
+  }
+}
+
+/** A session's agent process restarting, recovered, or given up: journaled, charted, told. */
+function lifecycle(live: Live, agent: string, output: Extract<AgentHandlerOutput, { type: 'session.restarting' | 'session.recovered' | 'session.failed' }>): void {
+  switch (output.type) {
     case 'session.restarting': {
       const exit = describeExit(output.exit.reason);
       const restarts = output.restarts + 1;
