@@ -7,3 +7,4 @@ export * from './demo-agent.js';
 export * from './workspace-fs.js';
 export * from './terminals.js';
 export * from './permission-choice.js';
+export * from './bounded-read.js';
