@@ -268,6 +268,9 @@ export {
   defaultTerminalLimits,
   type TerminalLimits,
   type TerminalExitStatus,
+  defaultFileReadLimits,
+  type FileReadLimits,
+  allowOnce,
 } from './acp/index.js';
 
 export {

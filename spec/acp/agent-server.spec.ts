@@ -442,4 +442,24 @@ describe('ACP agent server', () => {
     await settle();
     expect(capable.updates.map((entry) => entry.update.sessionUpdate)).to.deep.equal(['notice', 'compaction_update']);
   });
+
+  it('a handler that fails: what was pending is answered -32603, then the server ends in error naming it (not done, as when the editor leaves)', async () => {
+    const failing = scriptedAgent({
+      'session.new': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { sessionId: 's1' } }],
+      'session.prompt': () => {
+        throw new Error('the handler broke');
+      },
+    });
+    const editor = await initialized(failing);
+    let ended: { error: unknown } | 'done' | undefined;
+    editor.server.subscribe({ complete: () => (ended = 'done'), error: (error) => (ended = { error }) });
+    await editor.request('session/new', { cwd: '/tmp', mcpServers: [] });
+    const refused = await errorOf(editor.request('session/prompt', { sessionId: 's1', prompt: [{ type: 'text', text: 'hi' }] }));
+    expect(refused.code).to.equal(-32603);
+    expect(refused.message).to.contain('the handler broke');
+    await waitUntil(() => ended !== undefined, 'the server to end');
+    expect(ended).to.not.equal('done');
+    expect(String((ended as { error: Error }).error.message)).to.equal('the agent handler failed: the handler broke');
+    expect(editor.server.getSnapshot().status).to.equal('error');
+  });
 });

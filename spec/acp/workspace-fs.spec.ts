@@ -1,12 +1,15 @@
 import { expect } from 'chai';
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { keepTail } from '../../src/acp/terminals.js';
 import { confine, readTextFile, writeTextFile } from '../../src/acp/workspace-fs.js';
+import { createHost } from '../../src/host/host.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
+
+const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
 
 describe('workspace-confined files', () => {
   let root: string;
@@ -188,5 +191,80 @@ describe('terminal output limit', () => {
     // "é" is two bytes: cutting inside it drops the whole character.
     expect(keepTail('aéb', 2)).to.deep.equal({ text: 'b', truncated: true });
     expect(keepTail('aéb', 3)).to.deep.equal({ text: 'éb', truncated: true });
+  });
+});
+
+describe('fs/read_text_file size limit and line ranges', () => {
+  let root: string;
+  beforeEach(() => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), 'warden-read-')));
+  });
+  afterEach(() => {
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  async function refusal(promise: Promise<unknown>): Promise<RpcError> {
+    const error = await promise.then(() => undefined, (caught: unknown) => caught);
+    expect(error).to.be.instanceOf(RpcError);
+    return error as RpcError;
+  }
+
+  it('a file over the default 64 MiB (a sparse 65 MiB file) is refused -32602 naming the limit, before it is read', async () => {
+    const big = join(root, 'big.bin');
+    writeFileSync(big, '');
+    truncateSync(big, 65 * 1024 * 1024);
+    const refused = await refusal(readTextFile({ path: big }, [root]));
+    expect(refused.code).to.equal(-32602);
+    expect(refused.message).to.contain('limit of 64 MiB').and.to.contain('line and limit');
+    expect(refused.data).to.deep.include({ path: big, maxReadBytes: 64 * 1024 * 1024, reason: 'file_too_large' });
+  });
+
+  it('maxReadBytes: a whole file over it is refused; a line range of it is streamed and answered; a range over it is refused', async () => {
+    // 3 MiB of numbered lines against a 64 KiB limit.
+    const lines = Array.from({ length: 60_000 }, (_, index) => `line ${index + 1} ${'x'.repeat(index % 90)}`);
+    const path = join(root, 'log.txt');
+    writeFileSync(path, `${lines.join('\n')}\n`);
+    const limits = { maxReadBytes: 64 * 1024 };
+    expect((await refusal(readTextFile({ path }, [root], limits))).message).to.contain('limit of 65536 bytes');
+    expect(await readTextFile({ path, line: 50_000, limit: 3 }, [root], limits)).to.deep.equal({ content: lines.slice(49_999, 50_002).join('\n') });
+    expect(await readTextFile({ path, line: 59_999 }, [root], limits)).to.deep.equal({ content: `${lines.slice(59_998).join('\n')}\n` });
+    const over = await refusal(readTextFile({ path, line: 10, limit: 5_000 }, [root], limits));
+    expect(over.code).to.equal(-32602);
+    expect(over.message).to.contain('the lines asked for');
+  });
+
+  it('line ranges match splitting the whole file on newlines, across chunk boundaries, multibyte characters and a missing final newline', async () => {
+    let seed = 11;
+    const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const alphabet = ['a', 'é', '€', '😀'];
+    const lines = Array.from({ length: 3_000 }, () => Array.from({ length: next(200) }, () => alphabet[next(alphabet.length)]).join(''));
+    for (const text of [lines.join('\n'), `${lines.join('\n')}\n`, '', '\n\n']) {
+      const path = join(root, 'text.txt');
+      writeFileSync(path, text);
+      const all = text.split('\n');
+      for (const [line, limit] of [[1, 1], [2, 7], [1000, 500], [2999, 10], [3000, 1], [3001, 2], [5000, 1], [1, 0], [undefined, 3], [1500, undefined]] as const) {
+        const start = Math.max(0, (line ?? 1) - 1);
+        const expected = all.slice(start, limit === undefined ? all.length : start + limit).join('\n');
+        expect((await readTextFile({ path, ...(line !== undefined ? { line } : {}), ...(limit !== undefined ? { limit } : {}) }, [root])).content, `line ${line} limit ${limit} of ${text.length} chars`).to.equal(expected);
+      }
+      expect((await readTextFile({ path }, [root])).content).to.equal(text);
+    }
+  });
+
+  it('createHost({ files }) bounds what a native agent reads (an SDK-built agent run as acp:node); a bad bound is a TypeError', async function () {
+    this.timeout(60_000);
+    expect(() => createHost({ store: ':memory:', files: { maxReadBytes: 0 } })).to.throw(TypeError, 'maxReadBytes');
+    // The agent writes 33 bytes to notes.txt and reads them back: the host answers at most 8.
+    const host = createHost({ store: ':memory:', files: { maxReadBytes: 8 } });
+    try {
+      const session = await host.newSession({ cwd: root, agent: `acp:node ${sdkAgent}` });
+      const run = session.prompt('fs');
+      let said = '';
+      for await (const update of run) if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') said += update.content.text;
+      await run.result;
+      expect(said).to.contain('fs round trip failed: -32602').and.to.contain('limit of 8 bytes');
+    } finally {
+      await host.stop();
+    }
   });
 });

@@ -5,6 +5,7 @@
  * drops it). Session updates are kept per session: they are what the host acknowledged,
  * and the journal must still have them after any recovery.
  */
+import { allowOnce } from '../../src/acp/permission-choice.js';
 import type { JsonRpcId, Transport } from '../../src/jsonrpc/index.js';
 
 /** One request the editor sent, and what came back for it. */
@@ -75,10 +76,9 @@ export class ChaosEditor {
     this.#transport.send({ jsonrpc: '2.0', method, params });
   }
 
-  /** Answers a held permission request with its first allow option. */
+  /** Answers a held permission request with its allow_once option (by kind: Claude and Codex list allow_always first), else cancelled. */
   allow(ask: PermissionAsk): void {
-    const option = ask.options.find((candidate) => candidate.kind.startsWith('allow')) ?? ask.options[0];
-    this.#transport.send({ jsonrpc: '2.0', id: ask.id, result: { outcome: option ? { outcome: 'selected', optionId: option.optionId } : { outcome: 'cancelled' } } });
+    this.#transport.send({ jsonrpc: '2.0', id: ask.id, result: { outcome: allowOnce(ask.options) } });
   }
 
   releasePermissions(sessionId?: string): void {

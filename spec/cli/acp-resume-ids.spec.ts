@@ -99,4 +99,27 @@ describe('warden acp: resume ids from the editor or the journal are checked befo
     expect(startsIn(argvLog), 'no codex was started').to.deep.equal([]);
     expect(await warden.close()).to.equal(0);
   });
+
+  // --agent-command until the PATH lookup (branch launch) is merged: the journal is the point here.
+  it('claude: a refused hostile resume (session/resume and session/load) leaves nothing in the journal: session/list does not show it, in this warden or the next; an accepted one stays', async () => {
+    const store = join(dir, 'journal.sqlite');
+    const claude = join(dir, 'bin', 'claude');
+    const args = ['--agent', 'claude', '--agent-command', claude, '--store', store, '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_FIXTURE=hello'];
+    const warden = await launchWarden(args, { PATH: path });
+    const hostile = { claudeSessionId: '--dangerously-skip-permissions' };
+    for (const method of ['session/resume', 'session/load']) {
+      const refused = await warden.failure(method, { sessionId: `claude-hostile-${method}`, cwd: dir, mcpServers: [], _meta: resumeMeta('claude', hostile) });
+      expect(refused.code, method).to.equal(-32602);
+    }
+    await warden.request('session/resume', { sessionId: 'claude-fine', cwd: dir, mcpServers: [], _meta: resumeMeta('claude', { claudeSessionId: '3f14e166-314b-4cc3-b08e-882eb52c9a8d' }) });
+    const listedIds = async (editor: typeof warden) => (await editor.request<{ sessions: Array<{ sessionId: string }> }>('session/list', {})).sessions.map((session) => session.sessionId);
+    expect(await listedIds(warden)).to.deep.equal(['claude-fine']);
+    // Refused again later, not "known to the journal" with a hostile resume state.
+    const again = await warden.failure('session/load', { sessionId: 'claude-hostile-session/resume', cwd: dir, mcpServers: [] });
+    expect(again.code).to.equal(-32002);
+    expect(await warden.close()).to.equal(0);
+    const next = await launchWarden(args, { PATH: path });
+    expect(await listedIds(next)).to.deep.equal(['claude-fine']);
+    expect(await next.close()).to.equal(0);
+  });
 });

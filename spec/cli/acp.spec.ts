@@ -4,7 +4,7 @@
  * ACP to it over stdio.
  */
 import { expect } from 'chai';
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -91,6 +91,33 @@ describe('warden acp logs', function () {
       expect(entries.find((entry) => entry.type === 'protocol.dropped')).to.deep.include({ level: 'warn', reason: 'unknown_notification' });
       expect(entries.some((entry) => entry.type === 'session.opened' && entry.level === 'info')).to.equal(true);
       expect(entries.some((entry) => entry.type === 'child.started' && entry.level === 'debug')).to.equal(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('--log-file in a directory that does not exist: exit 2 at once naming the path and the fix, nothing on stdout (the initialize sent is not served)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warden-log-'));
+    const logFile = join(dir, 'missing', 'warden.log');
+    try {
+      // The editor would send initialize at once: it must not be served with a log that loses every line.
+      const initialize = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } })}\n`;
+      const run = spawnSync(process.execPath, ['--import', 'tsx', main, 'acp', '--agent', 'demo', '--store', ':memory:', '--log-file', logFile], { input: initialize, encoding: 'utf8', timeout: 60_000 });
+      expect(run.status).to.equal(2);
+      expect(run.stdout).to.equal('');
+      expect(run.stderr).to.contain(`--log-file: cannot open the log file ${logFile}: its directory ${join(dir, 'missing')} does not exist; create it`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('--log-file that is a directory: exit 2 naming the path', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warden-log-'));
+    try {
+      const run = spawnSync(process.execPath, ['--import', 'tsx', main, 'acp', '--agent', 'demo', '--store', ':memory:', '--log-file', dir], { input: '', encoding: 'utf8', timeout: 60_000 });
+      expect(run.status).to.equal(2);
+      expect(run.stdout).to.equal('');
+      expect(run.stderr).to.contain(`cannot open the log file ${dir}: it is a directory`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isAlive, waitUntil } from '../support/processes.js';
+import { childrenOf, isAlive, waitUntil } from '../support/processes.js';
 import { killLaunched, launchWarden, wireErrorOf, type WardenEditor, type WireError } from '../support/warden-editor.js';
 
 describe('warden acp: one owner per session across wardens (issue 14)', function () {
@@ -71,5 +71,29 @@ describe('warden acp: one owner per session across wardens (issue 14)', function
     expectOwnedBy(await wireErrorOf(third.request(methods.agent.session.load, { sessionId: closed.sessionId, cwd: dir, mcpServers: [] })), second, closed.sessionId);
     expect(await second.close()).to.equal(0);
     expect(await third.close()).to.equal(0);
+  });
+
+  it('session/close in a warden whose run of the session failed, after another warden loaded it: refused -32603 session_owned naming the owner; the journal does not record it closed and the owner goes on with it', async () => {
+    // The session fails in `earlier` (its agent killed, no restart allowed): earlier's editor
+    // still knows the id, its host no longer runs it, and `owner` takes it over.
+    const earlier = await launchWarden([...args(), '--restart-intensity', '0/60']);
+    const { sessionId } = await earlier.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    await earlier.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'remember this' }] });
+    const agent = childrenOf(earlier.pid).find((child) => child.cmdline.includes('demo-agent'))?.pid as number;
+    process.kill(agent, 'SIGKILL');
+    await waitUntil(() => earlier.stderr().includes(sessionId) && /fail/i.test(earlier.stderr()), 'the session to fail in the earlier warden', 30_000);
+
+    const owner = await launchWarden(args());
+    await owner.request(methods.agent.session.load, { sessionId, cwd: dir, mcpServers: [] });
+    expectOwnedBy(await wireErrorOf(earlier.request(methods.agent.session.close, { sessionId })), owner, sessionId);
+    const stateIn = async (editor: WardenEditor) => {
+      const listed = await editor.request<{ sessions: Array<{ sessionId: string; _meta?: Record<string, unknown> }> }>(methods.agent.session.list, {});
+      return listed.sessions.find((session) => session.sessionId === sessionId)?._meta?.['acp-warden/state'];
+    };
+    expect(await stateIn(owner)).to.equal('open');
+    const answered = await owner.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'still mine' }] });
+    expect(answered.stopReason).to.equal('end_turn');
+    expect(await earlier.close()).to.equal(0);
+    expect(await owner.close()).to.equal(0);
   });
 });

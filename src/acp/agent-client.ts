@@ -44,6 +44,7 @@ import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { AGENT_METHODS, CLIENT_METHODS, clientNotifications, clientRequests, PROTOCOL_VERSION } from './methods.js';
 import { parserOf } from './schemas.js';
 import { Terminals, type TerminalLimits } from './terminals.js';
+import type { FileReadLimits } from './bounded-read.js';
 import { readTextFile, writeTextFile, type WorkspaceRoots } from './workspace-fs.js';
 
 /** What the client does with the agent's requests. */
@@ -53,8 +54,11 @@ export interface ClientHandler {
    * without a policy that says so). Return `{ outcome: 'cancelled' }` to cancel.
    */
   readonly permission?: (request: RequestPermissionRequest) => RequestPermissionResponse['outcome'] | Promise<RequestPermissionResponse['outcome']>;
-  /** Serve `fs/*` inside each session's cwd and additional directories. Default `true`. */
-  readonly fs?: boolean;
+  /**
+   * Serve `fs/*` inside each session's cwd and additional directories. Default `true`;
+   * `{ limits }` bounds what one `fs/read_text_file` may answer (default 64 MiB).
+   */
+  readonly fs?: boolean | { readonly limits?: FileReadLimits };
   /**
    * Run `terminal/*` as supervised ports. Default `true`, with an isolated environment
    * (the baseline variables plus the ones the agent passes); `{ env: 'inherit' }` gives
@@ -270,7 +274,7 @@ async function serve(live: Live, id: JsonRpcId, method: string, params: Record<s
     }
     case CLIENT_METHODS.fs_read_text_file:
       if (handler.fs === false) throw RpcError.methodNotFound(method);
-      return readTextFile(params as { path: string; line?: number; limit?: number }, roots);
+      return readTextFile(params as { path: string; line?: number; limit?: number }, roots, typeof handler.fs === 'object' ? handler.fs.limits : undefined);
     case CLIENT_METHODS.fs_write_text_file:
       if (handler.fs === false) throw RpcError.methodNotFound(method);
       return writeTextFile(params as { path: string; content: string }, roots);

@@ -123,6 +123,8 @@ interface Live {
   phase: AgentServerPhase;
   nextKey: number;
   nextSession: number;
+  /** Why the agent handler failed, once it did: the server then ends in error, not done. */
+  failure: Error | undefined;
 }
 
 const lives = new WeakMap<AnyActorRef, Live>();
@@ -191,6 +193,7 @@ export const agentServerLogic = gracefulShutdown({
       phase: 'awaitingInitialize',
       nextKey: 1,
       nextSession: 1,
+      failure: undefined,
     };
     lives.set(scope.self, live);
     return { status: 'active', output: undefined, error: undefined, value: 'awaitingInitialize', context: summary(live) };
@@ -208,10 +211,13 @@ export const agentServerLogic = gracefulShutdown({
       live.connection.on('rpc.dropped', (event: Extract<ConnectionEmitted, { type: 'rpc.dropped' }>) => (scope as unknown as { emit: (event: unknown) => void }).emit({ type: 'acp.dropped', reason: event.reason, detail: event.detail })),
     );
     // A handler that fails is a bug in the agent: the editor hears it as internal errors
-    // on what was pending, and the server ends (its supervisor decides what happens next).
+    // on what was pending, and the server ends in error (its owner decides what happens
+    // next: `warden acp` exits 1 naming it), never as if the editor had left.
     live.subscriptions.push(live.handler.subscribe({
       error: (error) => {
-        failAllPending(live, RpcError.internalError(`the agent failed: ${(error as Error)?.message ?? String(error)}`));
+        const message = (error as Error)?.message ?? String(error);
+        live.failure = new Error(`the agent handler failed: ${message}`, { cause: error });
+        failAllPending(live, RpcError.internalError(`the agent failed: ${message}`));
         scope.self.send({ type: 'acp.closed', reason: { message: 'the agent handler failed', exit: { error: String(error) } } });
       },
     }));
@@ -311,6 +317,7 @@ function finish(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, sta
   if (live.handler.getSnapshot().status === 'active') live.scope.stopChild(live.handler);
   if (live.connection.getSnapshot().status === 'active') live.scope.stopChild(live.connection);
   const base = { ...snapshot, value: 'closed' as const, context: summary(live) };
+  if (live.failure && status === 'done') return { ...base, status: 'error', error: live.failure } as AgentServerSnapshot;
   return status === 'done' ? ({ ...base, status: 'done', output: reason } as AgentServerSnapshot) : ({ ...base, status: 'stopped' } as AgentServerSnapshot);
 }
 

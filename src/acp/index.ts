@@ -6,3 +6,5 @@ export * from './agent-client.js';
 export * from './demo-agent.js';
 export * from './workspace-fs.js';
 export * from './terminals.js';
+export * from './permission-choice.js';
+export * from './bounded-read.js';

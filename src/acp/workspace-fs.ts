@@ -19,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { lstat, readlink, realpath, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, resolve, sep } from 'node:path';
 import { RpcError } from '../jsonrpc/rpc-error.js';
+import { readLineRange, tooLarge, validFileReadLimits, type FileReadLimits } from './bounded-read.js';
 import { createConfinedFile, entryOf, inside, openConfinedDir, openConfinedFile, realRoots, refusal, type ConfinedDir, type RealRoot } from './safe-open.js';
 
 /** The roots a session may touch (its cwd and additional directories). */
@@ -104,15 +105,23 @@ async function withTarget<T>(
   throw refusal(given, 'too many levels of symbolic links');
 }
 
-/** `fs/read_text_file`: the content, or the lines `line` (1-based) to `line + limit - 1`. */
-export async function readTextFile(params: { path: string; line?: number | null; limit?: number | null }, roots: WorkspaceRoots): Promise<{ content: string }> {
+/**
+ * `fs/read_text_file`: the content, or the lines `line` (1-based) to `line + limit - 1`,
+ * within `limits.maxReadBytes` (default 64 MiB): a whole file over it is refused before a byte
+ * is read, a range is streamed (only its lines are held) and refused once it comes to more.
+ */
+export async function readTextFile(params: { path: string; line?: number | null; limit?: number | null }, roots: WorkspaceRoots, limits: FileReadLimits = {}): Promise<{ content: string }> {
+  const { maxReadBytes } = validFileReadLimits(limits);
+  const whole = params.line == null && params.limit == null;
+  const range = { start: Math.max(0, (params.line ?? 1) - 1), count: params.limit == null ? undefined : Math.max(0, params.limit) };
   let content: string;
   try {
     content = await withTarget(params.path, roots, false, async (dir, name, real) => {
       const opened = await openConfinedFile(dir, name, params.path, real);
       if ('link' in opened) return opened;
       try {
-        return await opened.readFile('utf8');
+        if (whole && (await opened.stat()).size > maxReadBytes) throw tooLarge(params.path, maxReadBytes, 'the content');
+        return await readLineRange(opened, range, maxReadBytes, params.path);
       } finally {
         await opened.close();
       }
@@ -120,11 +129,7 @@ export async function readTextFile(params: { path: string; line?: number | null;
   } catch (error) {
     throw failure(error, 'read', params.path);
   }
-  if (params.line == null && params.limit == null) return { content };
-  const lines = content.split('\n');
-  const start = Math.max(0, (params.line ?? 1) - 1);
-  const end = params.limit == null ? lines.length : start + Math.max(0, params.limit);
-  return { content: lines.slice(start, end).join('\n') };
+  return { content };
 }
 
 /** Writes `content` to a temporary file beside `name`, then renames it over `name`. */

@@ -69,7 +69,9 @@ export function createAcpPassthrough(options: AcpPassthroughOptions): NativeAgen
     logic: passthroughLogic,
     input: options,
     agentInfo: { name: options.name, version: 'unknown' },
-    capabilities: {},
+    // The passthrough itself always serves session/close: it forgets the session (never
+    // re-attached after a restart) and forwards the close when the agent advertises it.
+    capabilities: { sessionCapabilities: { close: {} } },
     // What to advertise is what the agent behind says: the server asks us.
     delegateInitialize: true,
     cancelGraceMs: 10_000,
@@ -210,6 +212,9 @@ function handle(live: Live, event: AgentHandlerEvent): void {
       break;
   }
   const request = event as AgentRequestEvent;
+  // Closed for the editor from now on, whatever the agent answers or whenever it can: a
+  // restart (even one under way) does not re-attach it, nor report on it.
+  if (request.type === 'session.close') live.sessions.delete(request.params.sessionId as string);
   if (live.failed && live.context && (request.type === 'session.new' || request.type === 'session.resume' || request.type === 'session.load')) {
     live.waiting.push(event);
     if (!live.recovering) void restartAgent(live);
@@ -270,8 +275,7 @@ async function forwardNow(live: Live, client: AnyActorRef, request: AgentRequest
       case 'session.list':
         return respondTo(live, request.requestId, await listSessions(client, params as never));
       case 'session.close':
-        await closeSession(client, sessionId);
-        live.sessions.delete(sessionId);
+        if (live.downstream?.agentCapabilities?.sessionCapabilities?.close) await closeSession(client, sessionId);
         return respondTo(live, request.requestId, {});
       case 'session.delete':
         await deleteSession(client, sessionId);
@@ -497,12 +501,13 @@ async function reattach(live: Live, client: AnyActorRef): Promise<void> {
         if (caps.sessionCapabilities?.resume) await resumeSession(client, params as never);
         else if (caps.loadSession) await loadSession(client, params as never);
         else throw new Error('the agent offers neither session/resume nor session/load');
-        emit(live, { type: 'session.recovered', sessionId, restarts: live.restarts });
+        // Closed while its re-attachment was under way: the editor hears nothing more of it.
+        if (live.sessions.has(sessionId)) emit(live, { type: 'session.recovered', sessionId, restarts: live.restarts });
       } catch (error) {
         // The new process died too: its restart re-attaches the session (or the supervisor gives up).
         if (toRpcError(error).failure === 'peer_lost') continue;
         // Cannot be re-attached: the session is over (the next prompt says unknown session).
-        live.sessions.delete(sessionId);
+        if (!live.sessions.delete(sessionId)) continue; // closed meanwhile: nothing to report
         emit(live, { type: 'session.failed', sessionId, restarts: live.restarts, reason: `${live.options.name} could not re-attach the session after its restart: ${error instanceof Error ? error.message : String(error)}` });
       } finally {
         live.reattaching.delete(sessionId);

@@ -10,7 +10,7 @@ import { AgentUnavailableError } from '../adapters/registry.js';
 import { createHost, type HostEvent } from '../host/host.js';
 import { stdioTransport } from '../jsonrpc/stdio-transport.js';
 import { logLevels, type LogLevel } from '../host/host-log.js';
-import { createLogSink, logFileWriter } from '../inspect/log-sink.js';
+import { createLogSink, LogFileError, logFileWriter } from '../inspect/log-sink.js';
 import { ArgumentError, oneOf, positiveNumber, readFlags, restartIntensity } from './arguments.js';
 
 /** What `warden acp` was asked for. */
@@ -60,7 +60,7 @@ Options:
   -h, --help                    this help
 
 Exit status: 0 when the editor closed the connection, 1 on an internal error, 2 on a usage
-error, an agent that is not installed, or a journal that cannot be opened.`;
+error, an agent that is not installed, or a journal or log file that cannot be opened.`;
 
 const shortUsage = 'Run "warden acp --help" for the options.';
 
@@ -139,6 +139,15 @@ export async function runAcp(args: readonly string[]): Promise<number> {
     ...(parsed.restart ? { restart: parsed.restart } : {}),
     ...(parsed.hangAfterMs ? { hangAfterMs: parsed.hangAfterMs } : {}),
   };
+  let log: (event: HostEvent) => void;
+  try {
+    // A log file that cannot be written would lose every line: refused before anything starts.
+    log = eventLog(parsed);
+  } catch (error) {
+    if (!(error instanceof LogFileError)) throw error;
+    process.stderr.write(`warden acp: --log-file: ${error.message}\n`);
+    return 2;
+  }
   let host;
   try {
     // Fail at once, before the editor's first request, when the agent is not installed.
@@ -149,7 +158,6 @@ export async function runAcp(args: readonly string[]): Promise<number> {
     if (error instanceof AgentUnavailableError || /cannot open the journal/.test((error as Error).message)) return 2;
     return 1;
   }
-  const log = eventLog(parsed);
   host.on(log);
   const server = host.serve(stdioTransport());
   const ended = new Promise<number>((resolve) => {

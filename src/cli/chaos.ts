@@ -9,6 +9,7 @@ import { createHost, type HostSessionHandle } from '../host/host.js';
 import { ArgumentError, positiveNumber, readFlags, restartIntensity } from './arguments.js';
 import { isAlive } from './process-alive.js';
 import { seededRandom } from './seeded-random.js';
+import { allowOnce } from '../acp/permission-choice.js';
 
 /** The faults `warden chaos` injects. */
 export type ChaosFault = 'kill' | 'hang' | 'garbage';
@@ -132,7 +133,8 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
     store: ':memory:',
     defaultAgent: options.agent,
     agentOptions,
-    permission: (request) => ({ outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_once')?.optionId ?? request.options[0]?.optionId ?? '' }),
+    // Allowed once, by kind: never allow_always (the first option of Claude and Codex).
+    permission: (request) => allowOnce(request.options),
   });
   const started = Date.now();
   const faults: Record<ChaosFault, number> = { kill: 0, hang: 0, garbage: 0 };

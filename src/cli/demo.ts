@@ -12,6 +12,7 @@ import { demoAgentProcess } from '../adapters/demo-process.js';
 import { isAlive } from './process-alive.js';
 import { createHost, type Host, type HostEvent, type HostSessionHandle, type HostTreeNode } from '../host/host.js';
 import type { SupervisionTreeNode } from '../supervision/introspection.js';
+import { allowOnce } from '../acp/permission-choice.js';
 
 /** Options of {@link runDemo}. */
 export interface DemoOptions {
@@ -50,7 +51,7 @@ export async function runDemo({ write, colour = false, hangAfterMs = 1500 }: Dem
     },
     permission: (request) => {
       write(`  ${p.yellow('?')} the agent asks permission: ${request.toolCall.title}; the demo's policy allows it`);
-      return { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_once')?.optionId ?? request.options[0]?.optionId ?? '' };
+      return allowOnce(request.options);
     },
   });
   host.on((event) => {

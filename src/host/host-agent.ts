@@ -145,7 +145,8 @@ interface HostSession {
 type Pending =
   | { readonly kind: 'initialize'; readonly agent: string; readonly editor: boolean }
   | { readonly kind: 'new'; readonly agent: string; readonly cwd: string }
-  | { readonly kind: 'attach'; readonly agent: string; readonly sessionId: string; readonly how: 'load' | 'resume' }
+  /** `adopted`: journaled by this request (an agent's session the journal did not know), forgotten again if the agent refuses it. */
+  | { readonly kind: 'attach'; readonly agent: string; readonly sessionId: string; readonly how: 'load' | 'resume'; readonly adopted: Adopted | undefined }
   | { readonly kind: 'prompt'; readonly sessionId: string }
   | { readonly kind: 'close'; readonly sessionId: string }
   | { readonly kind: 'fork'; readonly agent: string; readonly from: string; readonly cwd: string }
@@ -170,6 +171,11 @@ interface ListJob {
 interface ListedSession {
   readonly agent: string;
   readonly resume: unknown;
+}
+
+/** A session journaled by the load or resume that attaches it; `listed`: what an agent's listing said of it, if it came from there. */
+interface Adopted {
+  readonly listed: ListedSession | undefined;
 }
 
 interface ClientCall {
@@ -421,8 +427,12 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
     case 'session.close': {
       const session = sessionId ? live.sessions.get(sessionId) : undefined;
       if (!session || !sessionId) {
-        // Known only to the journal (a previous host): closing it is just a record.
-        if (sessionId && live.input.journal.getSession(sessionId)) closed(live, sessionId);
+        // Known only to the journal (a previous host): closing it is just a record, unless
+        // another warden that still runs has it live (refused, naming it, like load and delete).
+        if (sessionId && live.input.journal.getSession(sessionId)) {
+          if (!claimed(live, request.requestId, sessionId)) return;
+          closed(live, sessionId);
+        }
         emit(live, { type: 'acp.respond', requestId: request.requestId, result: {} });
         return;
       }
@@ -453,8 +463,12 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
  */
 function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'): void {
   const sessionId = request.params.sessionId as string;
-  const journaled = live.input.journal.getSession(sessionId) ?? adopt(live, request);
+  const known = live.input.journal.getSession(sessionId);
+  const origin = known ? undefined : live.listed.get(sessionId);
+  const journaled = known ?? adopt(live, request);
   if (!journaled) return;
+  // What an adopted session came from: a refusal by its agent forgets it (and a listed one is listed again).
+  const adopted: Adopted | undefined = known ? undefined : { listed: origin };
   // Live in another warden: running it here too would split its history (checked before the replay).
   if (!live.sessions.has(sessionId) && !claimed(live, request.requestId, sessionId)) return;
   // A session that failed (here or in a previous host) starts again in a fresh agent process.
@@ -471,6 +485,7 @@ function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'):
     inner = innerAgent(live, journaled.agent);
   } catch (error) {
     releaseOwnership(live, sessionId);
+    unadopt(live, sessionId, adopted);
     fail(live, request.requestId, RpcError.internalError(`session ${sessionId} needs agent ${journaled.agent}: ${(error as Error).message}`, { sessionId, agent: journaled.agent }));
     return;
   }
@@ -479,7 +494,7 @@ function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'):
   const meta = { ...(request.params._meta as Record<string, unknown> | undefined), [RESUME_META_KEY]: journaled.resume ?? null };
   const session = openSession(live, sessionId, journaled.agent, journaled.restarts);
   session.replaying = method === 'session/load';
-  live.pending.set(request.requestId, { kind: 'attach', agent: journaled.agent, sessionId, how });
+  live.pending.set(request.requestId, { kind: 'attach', agent: journaled.agent, sessionId, how, adopted });
   sendTo(inner, {
     type: method === 'session/resume' ? 'session.resume' : 'session.load',
     requestId: request.requestId,
@@ -623,6 +638,18 @@ function adopt(live: Live, request: AgentRequestEvent): JournalSession | undefin
   }
   live.listed.delete(sessionId);
   return live.input.journal.getSession(sessionId);
+}
+
+/**
+ * An adopted session its agent refused (a resume state that fails its check, a session it
+ * does not have): out of the journal again, so that `session/list` never shows what was never
+ * accepted; one the agent listed goes back to the listing's map. A journal that cannot
+ * forget it only counts (an error event).
+ */
+function unadopt(live: Live, sessionId: string, adopted: Adopted | undefined): void {
+  if (!adopted) return;
+  safely(live, sessionId, () => live.input.journal.deleteSession(sessionId));
+  if (adopted.listed) live.listed.set(sessionId, adopted.listed);
 }
 
 const isResumeState = (value: unknown) => typeof value === 'object' && value !== null;
@@ -866,6 +893,19 @@ function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): v
     case 'session.resumeState':
       safely(live, output.sessionId, () => live.input.journal.setResume(output.sessionId, output.state));
       return;
+    case 'session.restarting':
+    case 'session.recovered':
+    case 'session.failed':
+      // A session the editor closed is over: what its agent still reports of it is not news.
+      if (!live.sessions.has(output.sessionId) && live.closed.has(output.sessionId)) return;
+      lifecycle(live, agent, output);
+      return;
+  }
+}
+
+/** A session's agent process restarting, recovered, or given up: journaled, charted, told. */
+function lifecycle(live: Live, agent: string, output: Extract<AgentHandlerOutput, { type: 'session.restarting' | 'session.recovered' | 'session.failed' }>): void {
+  switch (output.type) {
     case 'session.restarting': {
       const exit = describeExit(output.exit.reason);
       const restarts = output.restarts + 1;
@@ -996,6 +1036,7 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
           live.sessions.delete(pending.sessionId);
         }
         releaseOwnership(live, pending.sessionId);
+        unadopt(live, pending.sessionId, pending.adopted);
         return fail(live, requestId, error);
       }
       record(live, pending.sessionId, { kind: 'attached', how: pending.how });

@@ -35,6 +35,7 @@ import {
 import { agentServerLogic, handlerOf } from '../acp/agent-server.js';
 import type { NativeAgent } from '../acp/native-agent.js';
 import type { TerminalLimits } from '../acp/terminals.js';
+import { validFileReadLimits, type FileReadLimits } from '../acp/bounded-read.js';
 import { agentFor, type AgentOptions } from '../adapters/agent-factory.js';
 import { createMemoryTransportPair } from '../jsonrpc/memory-transport.js';
 import type { Transport } from '../jsonrpc/transport.js';
@@ -92,6 +93,13 @@ export interface HostOptions {
    * (default 32 held at once; past it `terminal/create` is refused with -32600).
    */
   readonly terminals?: TerminalLimits;
+  /**
+   * Bounds on the files agents read through the program's client: `maxReadBytes` (default
+   * 64 MiB) is the most one `fs/read_text_file` answers; a larger file, or a `line`/`limit`
+   * range that comes to more, is refused with -32602 naming it (ranges are streamed: a range
+   * of a larger file is fine). A bad value throws a TypeError from `createHost`.
+   */
+  readonly files?: FileReadLimits;
   /** The program's permission policy; default: reject (nothing runs without a policy that says so). */
   readonly permission?: (request: RequestPermissionRequest) => RequestPermissionResponse['outcome'] | Promise<RequestPermissionResponse['outcome']>;
 }
@@ -187,6 +195,8 @@ export interface HostTreeNode {
  * throws here, naming it).
  */
 export function createHost(options: HostOptions = {}): Host {
+  // A bad bound fails here, where the program gave it, not at an agent's first read.
+  if (options.files) validFileReadLimits(options.files);
   const ownsJournal = typeof options.store !== 'object';
   const journal = typeof options.store === 'object' ? options.store : sqliteJournal(options.store ?? defaultJournalPath());
   const listeners = new Set<(event: HostEvent) => void>();
@@ -269,7 +279,7 @@ export function createHost(options: HostOptions = {}): Host {
       const connected = createActor(agentClientLogic, {
         id: 'program', // how the inspector and the live view name it
         ...(inspect ? { inspect } : {}),
-        input: { transport: programSide, clientInfo: { name: 'acp-warden-embedding', version: '0.1.0' }, handler: { ...(options.permission ? { permission: options.permission } : {}), ...(options.terminals ? { terminals: { limits: options.terminals } } : {}) } },
+        input: { transport: programSide, clientInfo: { name: 'acp-warden-embedding', version: '0.1.0' }, handler: { ...(options.permission ? { permission: options.permission } : {}), ...(options.terminals ? { terminals: { limits: options.terminals } } : {}), ...(options.files ? { fs: { limits: options.files } } : {}) } },
       }).start();
       program = { client: connected, server, ready: initialize(connected) };
     }

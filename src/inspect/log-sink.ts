@@ -4,7 +4,8 @@
  * above a level, to any writer (stderr, a file). Never stdout in `warden acp`: that is the
  * protocol channel.
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, closeSync, openSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { HostEvent } from '../host/host.js';
 import { atLeast, jsonReplacer, logEntryOf, type LogLevel } from '../host/host-log.js';
 import { knownSecretValues, redactSecrets } from '../port/redact.js';
@@ -39,10 +40,35 @@ export function createLogSink(options: LogSinkOptions): (event: HostEvent) => vo
   };
 }
 
+/** A log file that cannot be opened for appending; the message names the path and the fix. */
+export class LogFileError extends Error {
+  override readonly name = 'LogFileError';
+  readonly path: string;
+  constructor(path: string, cause: NodeJS.ErrnoException) {
+    const fix = cause.code === 'ENOENT'
+      ? `its directory ${dirname(path)} does not exist; create it (mkdir -p ${dirname(path)}) or give a path in an existing directory`
+      : cause.code === 'EISDIR'
+        ? 'it is a directory; give a file path'
+        : cause.code === 'EACCES' || cause.code === 'EPERM'
+          ? 'permission denied; give a path this user can write'
+          : `${cause.code ?? 'error'}: ${cause.message}`;
+    super(`cannot open the log file ${path}: ${fix}`, { cause });
+    this.path = path;
+  }
+}
+
 /**
  * A `write` for {@link LogSinkOptions} that appends each line to the file at `path`, created
- * 0600 (owner only: logs name sessions, paths and errors) when it does not exist yet.
+ * 0600 (owner only: logs name sessions, paths and errors) when it does not exist yet. The
+ * file is opened once here, so a path that cannot be written fails at once with a
+ * {@link LogFileError} instead of losing every line later.
  */
 export function logFileWriter(path: string): (line: string) => void {
-  return (line) => appendFileSync(path, line, { mode: 0o600 });
+  const absolute = resolve(path);
+  try {
+    closeSync(openSync(absolute, 'a', 0o600));
+  } catch (error) {
+    throw new LogFileError(absolute, error as NodeJS.ErrnoException);
+  }
+  return (line) => appendFileSync(absolute, line, { mode: 0o600 });
 }
