@@ -9,7 +9,8 @@
  * agent process dies, the prompt in flight fails naming the crash, the process restarts
  * with backoff, the connection is initialized again, and every open session is re-attached
  * with `session/resume` (or `session/load`, its replay kept from the editor, which has the
- * history) when the agent advertises them; the next prompt continues the conversation.
+ * history, until round trips show it is over: Gemini goes on replaying after its answer) when
+ * the agent advertises them; the next prompt continues the conversation.
  *
  * The host hears it per open session (`SessionLifecycleOutput`): `session.restarting` when
  * the agent process ended and will be restarted, `session.recovered` for each session
