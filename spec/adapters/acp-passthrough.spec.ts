@@ -5,7 +5,7 @@
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { expect } from 'chai';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,10 +21,10 @@ import { driveAgent, resultOf, type Driver } from './native-driver.js';
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
 const running: Array<{ stop(): void; dir: string }> = [];
 
-async function start(handler: ClientHandler = {}) {
+async function start(handler: ClientHandler = {}, args: readonly string[] = []) {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-pass-')));
   const [editorSide, agentSide] = createMemoryTransportPair();
-  const agent = createAcpPassthrough({ name: 'sdk-agent', executable: process.execPath, args: [sdkAgent, '--state-dir', dir], restart: { backoff: { minDelay: 50, maxDelay: 200 } } });
+  const agent = createAcpPassthrough({ name: 'sdk-agent', executable: process.execPath, args: [sdkAgent, '--state-dir', dir, ...args], restart: { backoff: { minDelay: 50, maxDelay: 200 } } });
   const server = createActor(agentServerLogic, { input: { transport: agentSide, agent } }).start();
   const client = createActor(agentClientLogic, { input: { transport: editorSide, handler } }).start();
   running.push({ stop: () => (client.stop(), server.stop()), dir });
@@ -47,6 +47,20 @@ function listAgents(): number[] {
   }
   return found;
 }
+
+/** The pid of the sdk-agent running with state directory `dir`. */
+function agentIn(dir: string): number | undefined {
+  return listAgents().find((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(dir);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** The text of agent and user chunks, as the editor would show them. */
+const textOf = (update: SessionUpdate) => ('content' in update && (update.content as { type: string }).type === 'text' ? (update.content as { text: string }).text : '');
 
 /** The passthrough driven directly, as the host drives it: initialized, with one session open. */
 async function drive(args: readonly string[] = [], options: Partial<AcpPassthroughOptions> = {}): Promise<{ driver: Driver; sessionId: string; dir: string }> {
@@ -119,6 +133,77 @@ describe('native ACP agents, passed through under supervision', function () {
     const next = await run(client, sessionId, 'hello');
     expect(next.result).to.deep.equal({ stopReason: 'end_turn' });
     expect(next.updates.filter((update) => update.sessionUpdate === 'agent_message_chunk')).to.have.length(3);
+  });
+
+  describe('an agent whose session/load replay outlasts its answer (as Gemini CLI 0.61.0)', () => {
+    // sdk-agent --no-resume --replay-after-answer: re-attached with session/load, which
+    // answers while the history is still being written, one update after the other.
+    const geminiLike = ['--no-resume', '--replay-after-answer'];
+    const turns = 40;
+
+    it('kill -9 mid-prompt, then re-attach: the editor sees none of the replayed history, and the next answer whole', async () => {
+      const { client, sessionId, dir } = await start({}, geminiLike);
+      for (let n = 1; n <= turns; n++) expect((await run(client, sessionId, `earlier turn ${n}`)).result).to.deep.equal({ stopReason: 'end_turn' });
+      const seen: SessionUpdate[] = [];
+      client.on('acp.update', (event: { sessionId: string; update: SessionUpdate }) => {
+        if (event.sessionId === sessionId) seen.push(event.update);
+      });
+      const slow = prompt(client, sessionId, [{ type: 'text', text: 'slow' }]);
+      await waitUntil(() => seen.length > 0, 'the slow answer streaming');
+      const pid = agentIn(dir);
+      expect(pid, 'the sdk-agent process').to.not.equal(undefined);
+      process.kill(pid as number, 'SIGKILL');
+      const failed = await slow.result.catch((error: unknown) => error);
+      expect(((failed as RpcError).data as { reason: string }).reason).to.equal('agent_crashed');
+      seen.length = 0;
+      const next = await run(client, sessionId, 'hello');
+      expect(next.result).to.deep.equal({ stopReason: 'end_turn' });
+      expect(next.updates.map(textOf)).to.deep.equal(['Hello', ', ', 'world!']);
+      // Everything the editor got for the session since the crash: the new answer, nothing replayed.
+      const after = await run(client, sessionId, 'after the restart');
+      expect(after.result).to.deep.equal({ stopReason: 'end_turn' });
+      expect(seen.map((update) => `${update.sessionUpdate}:${textOf(update)}`)).to.deep.equal([
+        'agent_message_chunk:Hello',
+        'agent_message_chunk:, ',
+        'agent_message_chunk:world!',
+        'agent_message_chunk:after the restart',
+      ]);
+    });
+
+    it('a session/load passed through is answered only after the whole replay: each turn once, in order, before the answer', async () => {
+      const { driver, sessionId, dir } = await drive(geminiLike);
+      for (let n = 1; n <= turns; n++) expect(resultOf(await turn(driver, sessionId, `earlier turn ${n}`))).to.deep.equal({ stopReason: 'end_turn' });
+      const from = driver.outputs.length;
+      const load = driver.request('session.load', 'session/load', { sessionId, cwd: dir, mcpServers: [] });
+      resultOf(await driver.answer(load));
+      // A prompt after the load: whatever of the replay came after the answer has come by its end.
+      expect(resultOf(await turn(driver, sessionId, 'hello'))).to.deep.equal({ stopReason: 'end_turn' });
+      const outputs = driver.outputs.slice(from);
+      const answered = outputs.findIndex((output) => output.type === 'acp.respond' && output.requestId === load);
+      const updates = (part: typeof outputs) => part.filter((output) => output.type === 'acp.update' && output.sessionId === sessionId).map((output) => textOf((output as { update: SessionUpdate }).update));
+      const history = Array.from({ length: turns }, (_, index) => [`earlier turn ${index + 1}`, `earlier turn ${index + 1}`]).flat();
+      expect(updates(outputs.slice(0, answered))).to.deep.equal(history);
+      expect(updates(outputs.slice(answered))).to.deep.equal(['Hello', ', ', 'world!']);
+    });
+    it('a big history (5,000 updates, written one after the other after the answer): the load is answered after its last update', async () => {
+      const size = 5000;
+      const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-pass-')));
+      // The agent's own store, as a long conversation leaves it (sdk-agent reads it at start).
+      const history = Array.from({ length: size }, (_, index) => ({ sessionUpdate: index % 2 ? 'agent_message_chunk' : 'user_message_chunk', content: { type: 'text', text: `line ${index + 1}` } }));
+      writeFileSync(join(dir, 'sdk-agent-sessions.json'), JSON.stringify([{ sessionId: 'long-1', cwd: dir, title: 'long', updatedAt: new Date().toISOString(), modeId: 'default', config: { model: 'fake-large', effort: 'medium' }, history }]));
+      const driver = driveAgent(createAcpPassthrough({ name: 'sdk-agent', executable: process.execPath, args: [sdkAgent, '--state-dir', dir, ...geminiLike] }));
+      running.push({ stop: () => driver.stop(), dir });
+      resultOf(await driver.answer(driver.request('initialize', 'initialize', { protocolVersion: 1, clientCapabilities: {} })));
+      const load = driver.request('session.load', 'session/load', { sessionId: 'long-1', cwd: dir, mcpServers: [] });
+      resultOf(await driver.answer(load, 60_000));
+      const answered = driver.outputs.findIndex((output) => output.type === 'acp.respond' && output.requestId === load);
+      const replayed = driver.outputs.slice(0, answered).filter((output) => output.type === 'acp.update' && output.sessionId === 'long-1');
+      expect(replayed.length).to.equal(size);
+      expect(textOf((replayed.at(-1) as { update: SessionUpdate }).update)).to.equal(`line ${size}`);
+      expect(resultOf(await turn(driver, 'long-1', 'hello'))).to.deep.equal({ stopReason: 'end_turn' });
+      const late = driver.outputs.slice(answered).filter((output) => output.type === 'acp.update' && /^line /u.test(textOf((output as { update: SessionUpdate }).update)));
+      expect(late).to.deep.equal([]);
+    });
   });
 
   describe('what the host hears (session lifecycle outputs)', () => {

@@ -38,6 +38,14 @@ interface NativeAgentCase {
   readonly beforeKill?: (sessionStartedAt: Date) => Promise<void>;
 }
 
+/** Updates that state how a session is now, not its history (the passthrough lets them through a re-attach). */
+const stateKinds = ['available_commands_update', 'current_mode_update', 'config_option_update', 'session_info_update', 'usage_update'];
+
+/** How many pasted logs the kill test's conversation has before the kill. */
+const pastes = 3;
+/** A pasted log of 800 lines (about 40 KB), told apart by `paste`. */
+const pastedLog = (paste: number) => Array.from({ length: 800 }, (_, line) => `paste ${paste} line ${line + 1}: GET /api/items?page=${line} 200 12ms`).join('\n');
+
 const utcMinute = (at: Date) => at.toISOString().slice(0, 16);
 
 const cases: NativeAgentCase[] = [
@@ -182,6 +190,8 @@ for (const agentCase of cases) {
     it('kill -9 of the agent process mid-turn: the prompt fails (agent_crashed), warden restarts it, the session resumes and the next prompt is answered', async () => {
       const { editor, sessionId, startedAt } = await start();
       expect((await editor.prompt(sessionId, 'hello').outcome).stopReason, editor.stderr()).to.equal('end_turn');
+      // A history worth replaying: pasted logs, about 40 KB each (a replay longer than one pipe read).
+      for (let paste = 1; paste <= pastes; paste++) expect((await editor.prompt(sessionId, pastedLog(paste)).outcome).stopReason, editor.stderr()).to.equal('end_turn');
       await agentCase.beforeKill?.(startedAt);
       const slow = editor.prompt(sessionId, 'slow');
       await slow.firstText;
@@ -191,6 +201,7 @@ for (const agentCase of cases) {
       const failed = await slow.outcome;
       expect(failed.error, JSON.stringify(failed)).to.not.equal(undefined);
       expect((failed.error?.data as { reason?: string } | undefined)?.reason, JSON.stringify(failed.error)).to.equal('agent_crashed');
+      const sinceCrash = editor.received(sessionId).length;
       await waitUntil(() => {
         const now = agentProcessOf(editor.pid);
         return now !== undefined && now.pid !== (killed as ProcessRow).pid;
@@ -198,10 +209,15 @@ for (const agentCase of cases) {
       const next = await editor.prompt(sessionId, 'hello').outcome;
       expect(next.error, editor.stderr()).to.equal(undefined);
       expect(next.stopReason).to.equal('end_turn');
-      // The answer to this prompt ends the text. Before it may come the tail of the history
-      // Gemini replays for the passthrough's session/load, sent after the load's answer, which
-      // the passthrough stops hiding at that answer (docs/adapters.md, "Gemini CLI").
-      expect(next.text.endsWith(agentCase.hello), next.text).to.equal(true);
+      expect(next.text, 'the text streamed during the prompt').to.equal(agentCase.hello);
+      // Everything the editor got for the session since the crash: warden's notices (restarted,
+      // back), state updates, and the new answer, whole; none of the history the restarted agent
+      // replays for the passthrough's re-attach (Gemini goes on replaying after answering
+      // session/load: docs/adapters.md, "Gemini CLI").
+      const since = editor.received(sessionId).slice(sinceCrash);
+      const shown = since.filter((update) => !stateKinds.includes(update.sessionUpdate) && !update.notice);
+      expect(shown.map((update) => update.sessionUpdate), JSON.stringify(since)).to.deep.equal(shown.map(() => 'agent_message_chunk'));
+      expect(shown.map((update) => update.text).join(''), JSON.stringify(since)).to.equal(agentCase.hello);
       // The restarted agent went on in the same conversation: the model sees the first turn.
       const turn = (server as FakeModelServer).requests.filter(agentCase.isTurn).at(-1);
       expect(userTexts(turn?.body).filter((text) => text === 'hello').length, JSON.stringify(userTexts(turn?.body))).to.be.at.least(2);

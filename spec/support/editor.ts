@@ -25,6 +25,14 @@ export interface RunningPrompt {
   readonly firstText: Promise<void>;
 }
 
+/** A `session/update` as the editor received it: its kind, and its text for a text chunk. */
+export interface ReceivedUpdate {
+  readonly sessionUpdate: string;
+  readonly text?: string;
+  /** acp-warden's own notice (restarted, back, …), rendered as an agent message. */
+  readonly notice: boolean;
+}
+
 /** The launched agent, with the editor's side of the connection. */
 export interface EditorSession {
   readonly pid: number;
@@ -35,6 +43,8 @@ export interface EditorSession {
   initialize(): Promise<{ agentInfo?: { name?: string; version?: string } | null; protocolVersion: number; agentCapabilities?: Record<string, unknown> }>;
   newSession(cwd: string): Promise<string>;
   prompt(sessionId: string, text: string): RunningPrompt;
+  /** Every `session/update` of the session received so far, in order, warden's notices included. */
+  received(sessionId: string): readonly ReceivedUpdate[];
   cancel(sessionId: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -48,7 +58,8 @@ export interface LaunchOptions {
   readonly requestTimeoutMs?: number;
 }
 
-const noticePattern = /^\[(info|warning|error)\] /u;
+/** acp-warden's rendering of a notice for an editor without `session.notices` (src/acp/agent-server.ts, noticeAsText). */
+const isNotice = (update: SessionNotification['update']) => Boolean((update as { _meta?: Record<string, unknown> | null })._meta?.['acp-warden/notice']);
 
 /**
  * Spawns `command args` (the command found on `options.env.PATH`, as `execvp` does) and
@@ -70,11 +81,16 @@ export function launch(command: string, args: readonly string[], options: Launch
   // Updates per session, and who is waiting for the first text of the prompt in flight.
   const texts = new Map<string, string[]>();
   const firstTextWaiters = new Map<string, () => void>();
+  const received = new Map<string, ReceivedUpdate[]>();
   const app = client({ name: 'launch-test-editor' })
     .onNotification(methods.client.session.update, ({ params }: { params: SessionNotification }) => {
       const update = params.update;
+      const text = 'content' in update && update.content && !Array.isArray(update.content) && update.content.type === 'text' ? update.content.text : undefined;
+      const log = received.get(params.sessionId) ?? [];
+      received.set(params.sessionId, log);
+      log.push({ sessionUpdate: update.sessionUpdate, ...(text === undefined ? {} : { text }), notice: isNotice(update) });
       if (update.sessionUpdate !== 'agent_message_chunk' || update.content.type !== 'text') return;
-      if (noticePattern.test(update.content.text)) return;
+      if (isNotice(update)) return;
       texts.get(params.sessionId)?.push(update.content.text);
       firstTextWaiters.get(params.sessionId)?.();
     })
@@ -126,6 +142,7 @@ export function launch(command: string, args: readonly string[], options: Launch
       );
       return { outcome, firstText };
     },
+    received: (sessionId) => received.get(sessionId) ?? [],
     cancel: (sessionId) => agent.notify(methods.agent.session.cancel, { sessionId }),
     async close() {
       child.stdin?.end();

@@ -2,10 +2,16 @@
 // A reference ACP v1 agent built only with the official SDK (@agentclientprotocol/sdk),
 // used as a test peer for acp-warden's own ACP client side. Speaks NDJSON on stdio.
 //
-// Usage: node spec/support/sdk-agent.mjs [--require-auth] [--state-dir DIR]
+// Usage: node spec/support/sdk-agent.mjs [--require-auth] [--state-dir DIR] [--no-resume] [--replay-after-answer]
 //   --require-auth   session/new, load, resume and list fail with -32000 until `authenticate`.
 //   --state-dir DIR  persist the session store to DIR/sdk-agent-sessions.json, so that a
 //                    restarted agent can session/load or session/resume earlier sessions.
+//   --no-resume      advertise no session/resume (as Gemini CLI 0.61.0): a client re-attaches
+//                    with session/load.
+//   --replay-after-answer
+//                    session/load streams the history without waiting for it, each update
+//                    written after the previous one, and answers at once (as Gemini CLI
+//                    0.61.0's loadSession does): all but the first update come after the answer.
 //
 // Behaviour of session/prompt is chosen by the first word (lower-cased) of the first text
 // block: hello | permission | fs | terminal | slow | die | anything else (echo).
@@ -23,6 +29,8 @@ const flag = (name) => {
   return index >= 0 ? argv[index + 1] : undefined;
 };
 const requireAuth = argv.includes('--require-auth');
+const noResume = argv.includes('--no-resume');
+const replayAfterAnswer = argv.includes('--replay-after-answer');
 const stateDir = flag('--state-dir');
 const stateFile = stateDir ? join(stateDir, 'sdk-agent-sessions.json') : undefined;
 
@@ -334,7 +342,7 @@ const app = agent({ name: 'sdk-agent' })
         loadSession: true,
         promptCapabilities: { image: true, audio: false, embeddedContext: true },
         mcpCapabilities: { http: false, sse: false },
-        sessionCapabilities: { list: {}, resume: {}, close: {}, delete: {} },
+        sessionCapabilities: { list: {}, ...(noResume ? {} : { resume: {} }), close: {}, delete: {} },
         auth: { logout: {} },
       },
       authMethods: [AUTH_METHOD],
@@ -376,14 +384,19 @@ const app = agent({ name: 'sdk-agent' })
     checkAbsolute('cwd', params.cwd);
     const session = stored(params.sessionId);
     cancelTurn(params.sessionId);
-    for (const update of session.history) {
-      await client.notify(methods.client.session.update, { sessionId: session.sessionId, update });
-    }
+    const replay = async () => {
+      for (const update of session.history) {
+        await client.notify(methods.client.session.update, { sessionId: session.sessionId, update });
+      }
+    };
+    if (replayAfterAnswer) void replay().catch((error) => log('replay failed:', error.message));
+    else await replay();
     session.cwd = params.cwd;
     active.set(session.sessionId, {});
     return sessionSetup(session);
   })
   .onRequest(methods.agent.session.resume, ({ params }) => {
+    if (noResume) throw RequestError.methodNotFound(methods.agent.session.resume);
     checkAuth();
     checkAbsolute('cwd', params.cwd);
     const session = stored(params.sessionId);

@@ -423,6 +423,61 @@ export async function loadSession(client: AnyActorRef, params: { sessionId: stri
   }
 }
 
+/** The extension request of {@link drainReplay}: any answer will do, `-32601` included. */
+export const DRAIN_METHOD = '_acp-warden/drain';
+
+/** How {@link drainReplay} ended. */
+export interface DrainOutcome {
+  /** The session's updates that arrived while it waited. */
+  readonly updates: number;
+  /** Round trips made. */
+  readonly rounds: number;
+  /** `false` when it gave up (a round trip unanswered in `timeoutMs`, or `maxRounds` used): the replay may go on. */
+  readonly drained: boolean;
+}
+
+/**
+ * Waits until the agent has written everything it had queued for `sessionId`, such as a
+ * `session/load` replay it goes on streaming after its answer (Gemini CLI 0.61.0). It sends
+ * a cheap request ({@link DRAIN_METHOD}) and waits for the answer, again and again, until two
+ * round trips in a row bring no update of the session. One stdio pipe is FIFO, so an update
+ * written before an answer arrives before it; an agent still writing its replay one update
+ * after the other has written the next one before it reads the next request, so a round trip
+ * that brings none means the replay is over (the second one covers an answer and an update
+ * finishing in either order). A call made while nothing is pending costs two round trips.
+ * Rejects as the request does when the agent dies (`peer_lost`).
+ */
+export async function drainReplay(client: AnyActorRef, sessionId: string, options: { readonly timeoutMs?: number; readonly maxRounds?: number } = {}): Promise<DrainOutcome> {
+  const live = liveOf(client);
+  requireInitialized(live, DRAIN_METHOD);
+  const maxRounds = options.maxRounds ?? 1000;
+  let window = 0;
+  let updates = 0;
+  const listener = client.on('acp.update', (event: Extract<AgentClientEmitted, { type: 'acp.update' }>) => {
+    if (event.sessionId === sessionId) window++;
+  });
+  try {
+    let quiet = 0;
+    for (let rounds = 1; rounds <= maxRounds; rounds++) {
+      window = 0;
+      try {
+        await sendRequest(live.connection, DRAIN_METHOD, { sessionId }, { timeout: options.timeoutMs ?? 10_000 });
+      } catch (error) {
+        const failure = (error as RpcError).failure;
+        if (failure === 'timed_out') return { updates: updates + window, rounds, drained: false };
+        // Any answer is the agent's: an error answer (method not found) is as good as a result.
+        if (failure !== 'error_response') throw error;
+      }
+      updates += window;
+      quiet = window === 0 ? quiet + 1 : 0;
+      if (quiet === 2) return { updates, rounds, drained: true };
+    }
+    return { updates, rounds: maxRounds, drained: false };
+  } finally {
+    listener.unsubscribe();
+  }
+}
+
 /** `session/resume` (no replay). */
 export async function resumeSession(client: AnyActorRef, params: { sessionId: string; cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] }): Promise<Record<string, unknown>> {
   const live = liveOf(client);

@@ -9,7 +9,8 @@
  * agent process dies, the prompt in flight fails naming the crash, the process restarts
  * with backoff, the connection is initialized again, and every open session is re-attached
  * with `session/resume` (or `session/load`, its replay kept from the editor, which has the
- * history) when the agent advertises them; the next prompt continues the conversation.
+ * history, until round trips show it is over: Gemini goes on replaying after its answer) when
+ * the agent advertises them; the next prompt continues the conversation.
  *
  * The host hears it per open session (`SessionLifecycleOutput`): `session.restarting` when
  * the agent process ended and will be restarted, `session.recovered` for each session
@@ -25,6 +26,7 @@ import {
   cancelPrompt,
   closeSession,
   deleteSession,
+  drainReplay,
   forkSession,
   initialize,
   listSessions,
@@ -96,7 +98,7 @@ interface Live {
   context: AgentEventContext | undefined;
   downstream: InitializeResponse | undefined;
   readonly sessions: Map<string, OpenSession>;
-  /** Sessions being re-attached after a restart: their replay is not the editor's news. */
+  /** Sessions being re-attached after a restart, until their replay is over: it is not the editor's news. */
   readonly reattaching: Set<string>;
   readonly relays: Map<string, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>;
   /** Requests that arrived while the agent restarts, run once it is back. */
@@ -122,6 +124,12 @@ type PassthroughSnapshot = Snapshot<undefined> & { readonly context: { readonly 
 type Scope = ActorScope<PassthroughSnapshot, AgentHandlerEvent, ActorSystem<any>, AgentHandlerOutput>;
 
 const lives = new WeakMap<AnyActorRef, Live>();
+
+/**
+ * Updates that state how the session is now (not its history): passed on while a session is
+ * re-attached, since the restarted agent's commands, mode or options are the editor's news.
+ */
+const stateKinds: ReadonlySet<string> = new Set(['available_commands_update', 'current_mode_update', 'config_option_update', 'session_info_update', 'usage_update']);
 
 const passthroughLogic = {
   config: { name: 'acpPassthrough' },
@@ -259,6 +267,9 @@ async function forwardNow(live: Live, client: AnyActorRef, request: AgentRequest
       }
       case 'session.load': {
         const { response } = await loadSession(client, params as never);
+        // Answered once the replay is over, as ACP promises: the host (which replayed its
+        // journal) drops the agent's replay until this answer.
+        await drainReplay(client, sessionId);
         live.sessions.set(sessionId, { cwd: params.cwd as string, additionalDirectories: params.additionalDirectories as string[] | undefined, mcpServers: (params.mcpServers as unknown[]) ?? [] });
         return respondTo(live, request.requestId, response);
       }
@@ -461,7 +472,7 @@ function bindClient(live: Live): void {
   live.client = client;
   live.subscriptions.push(
     client.on('acp.update', (event: Extract<AgentClientEmitted, { type: 'acp.update' }>) => {
-      if (client !== live.client || live.reattaching.has(event.sessionId)) return;
+      if (client !== live.client || (live.reattaching.has(event.sessionId) && !stateKinds.has(event.update.sessionUpdate))) return;
       emit(live, { type: 'acp.update', sessionId: event.sessionId, update: event.update });
     }),
     // The agent process is gone: requests wait for its restart (or for the supervisor to give up).
@@ -499,8 +510,12 @@ async function reattach(live: Live, client: AnyActorRef): Promise<void> {
       live.reattaching.add(sessionId);
       try {
         if (caps.sessionCapabilities?.resume) await resumeSession(client, params as never);
-        else if (caps.loadSession) await loadSession(client, params as never);
-        else throw new Error('the agent offers neither session/resume nor session/load');
+        else if (caps.loadSession) {
+          await loadSession(client, params as never);
+          // Its replay may go on after the answer: hidden until it is over, and what waits
+          // (the next prompt) runs only then.
+          await drainReplay(client, sessionId);
+        } else throw new Error('the agent offers neither session/resume nor session/load');
         // Closed while its re-attachment was under way: the editor hears nothing more of it.
         if (live.sessions.has(sessionId)) emit(live, { type: 'session.recovered', sessionId, restarts: live.restarts });
       } catch (error) {
