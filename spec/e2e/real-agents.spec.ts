@@ -121,13 +121,13 @@ async function stopWarden(harness: WardenHarness): Promise<void> {
 
 /**
  * What the agent said. The host's notices ("claude restarted", "… is back") reach this client,
- * which does not advertise `session.notices`, as agent messages starting with "[severity]":
- * they are warden's words, not the model's, and are left out.
+ * which does not advertise `session.notices`, as agent messages marked with
+ * `_meta["acp-warden/notice"]`: they are warden's words, not the model's, and are left out.
  */
 function textOf(updates: SessionUpdate[]): string {
   return updates
     .filter((update) => update.sessionUpdate === 'agent_message_chunk')
-    .filter((update) => !/^\[(info|warning|error)\] /u.test((update as { content: { text?: string } }).content.text ?? ''))
+    .filter((update) => !(update as { _meta?: Record<string, unknown> | null })._meta?.['acp-warden/notice'])
     .map((update) => (update as { content: { text?: string } }).content.text ?? '')
     .join('');
 }
