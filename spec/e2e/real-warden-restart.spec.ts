@@ -50,7 +50,7 @@ const REAP_DEADLINE_MS = 30_000;
 
 interface Update {
   sessionId: string;
-  update: { sessionUpdate: string; content?: { type: string; text?: string } };
+  update: { sessionUpdate: string; content?: { type: string; text?: string }; _meta?: Record<string, unknown> | null };
 }
 
 interface Warden {
@@ -115,14 +115,14 @@ async function launch(args: string[]): Promise<Warden> {
 
 /**
  * The agent's text in `updates` for `sessionId`. The host's notices reach this client (which
- * does not advertise `session.notices`) as agent messages starting with "[severity]": they are
- * warden's words, not the model's, and are left out.
+ * does not advertise `session.notices`) as agent messages marked with `_meta["acp-warden/notice"]`:
+ * they are warden's words, not the model's, and are left out.
  */
 function agentText(updates: Update[], sessionId: string): string {
   return updates
     .filter((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'agent_message_chunk')
+    .filter((entry) => !entry.update._meta?.['acp-warden/notice'])
     .map((entry) => entry.update.content?.text ?? '')
-    .filter((text) => !/^\[(info|warning|error)\] /u.test(text))
     .join('');
 }
 
