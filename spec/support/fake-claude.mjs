@@ -23,9 +23,12 @@
 //   FAKE_CLAUDE_NO_CONVERSATION  comma-separated session ids with no saved conversation
 //   FAKE_CLAUDE_EOF_LOG   a file to append this process's pid to when its stdin closes (a graceful stop)
 //   FAKE_CLAUDE_USER_LOG  a file to append the session_id of each user message to (one line each)
+//   FAKE_CLAUDE_CONTENT_LOG  a file to append each user message's content blocks to, one JSON line
+//                         per message: [{ type, bytes, sha256 }] (bytes and hash of the text or image data)
 //   FAKE_CLAUDE_LOOP=1    after the transcript, every further prompt replays its turn(s) again
 //                         (from the first recorded user line), for as many prompts as come
 // Faults on request (SIGUSR2, a crash loop per working directory): see fault-signals.mjs.
+import { createHash } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { crashWhenAsked, installFaultSignal, liveOn } from './fault-signals.mjs';
 import { failer, print, readFixture, stdinMessages } from './fixture-replay.mjs';
@@ -110,6 +113,14 @@ async function stdinEnded() {
 function userLine(message) {
   printedInTurn = 0;
   if (process.env.FAKE_CLAUDE_USER_LOG) appendFileSync(process.env.FAKE_CLAUDE_USER_LOG, `${message.session_id}\n`);
+  if (process.env.FAKE_CLAUDE_CONTENT_LOG) {
+    const content = typeof message.message?.content === 'string' ? [{ type: 'text', text: message.message.content }] : message.message?.content ?? [];
+    const blocks = content.map((block) => {
+      const data = block.type === 'image' ? block.source?.data ?? '' : block.text ?? '';
+      return { type: block.type, bytes: Buffer.byteLength(data), sha256: createHash('sha256').update(data).digest('hex') };
+    });
+    appendFileSync(process.env.FAKE_CLAUDE_CONTENT_LOG, `${JSON.stringify(blocks)}\n`);
+  }
 }
 
 /** Plays `entries`: prints the "out" lines, awaits the "in" lines. */

@@ -41,7 +41,8 @@ export function agentFor(name: string, options: AgentOptions = {}): NativeAgent 
       ...(options.env ? { env: options.env } : {}),
     });
   }
-  const executable = resolveExecutable(entry, options);
+  // Found on the host's PATH (with `--env NAME=VALUE` on top): `options.env` alone has no PATH.
+  const executable = resolveExecutable(entry, { ...options, env: { ...process.env, ...options.env } });
   if (entry.kind === 'adapter' && entry.adapter) {
     return createAdapterAgent({
       definition: {
