@@ -66,6 +66,14 @@ export interface JournalRecord {
   readonly entry: JournalEntry;
 }
 
+/** Which page of a session's entries {@link Journal.readEntries} reads. */
+export interface JournalPageQuery {
+  /** The `seq` of the last entry already read; default 0 (from the start). */
+  readonly afterSeq?: number;
+  /** The most entries to return (at least 1). */
+  readonly limit: number;
+}
+
 /** A page of sessions, newest first. */
 export interface JournalSessionPage {
   readonly sessions: readonly JournalSession[];
@@ -94,6 +102,13 @@ export interface Journal {
   commit?(): void;
   /** A session's entries in order (after `afterSeq` when given). */
   entries(sessionId: string, afterSeq?: number): JournalRecord[];
+  /**
+   * A page of a session's entries, in order: at most `limit` of those after `afterSeq` (0:
+   * from the start). Fewer than `limit` means the end. Optional: the host replays a
+   * `session/load` a page at a time with it, in flat memory whatever the history's size, and
+   * falls back to `entries` (the whole history at once) without it.
+   */
+  readEntries?(sessionId: string, page: JournalPageQuery): JournalRecord[];
   /** Remembers the agent-side resume state. */
   setResume(sessionId: string, resume: unknown): void;
   setState(sessionId: string, state: JournalSessionState): void;

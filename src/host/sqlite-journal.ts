@@ -14,6 +14,7 @@ import {
   UnknownSessionError,
   type Journal,
   type JournalEntry,
+  type JournalPageQuery,
   type JournalRecord,
   type JournalSession,
   type JournalSessionPage,
@@ -104,6 +105,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     setResume: db.prepare('UPDATE sessions SET resume = ? WHERE session_id = ?'),
     setState: db.prepare('UPDATE sessions SET state = ?, updated_at = ? WHERE session_id = ?'),
     entries: db.prepare('SELECT * FROM entries WHERE session_id = ? AND seq > ? ORDER BY seq'),
+    entriesPage: db.prepare('SELECT * FROM entries WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
   };
 
   const known = (sessionId: string): SessionRow => {
@@ -206,6 +208,9 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     entries(sessionId, afterSeq = 0) {
       return (statements.entries.all(sessionId, afterSeq) as EntryRow[]).map(recordOf);
     },
+    readEntries(sessionId, page) {
+      return readEntriesPage(statements.entriesPage, sessionId, page);
+    },
     setResume(sessionId, resume) {
       settleGroup();
       known(sessionId);
@@ -238,6 +243,13 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       }
     },
   };
+}
+
+/** One page of a session's entries (the `entries_by_session` index makes it a range read). */
+function readEntriesPage(statement: Database.Statement, sessionId: string, page: JournalPageQuery): JournalRecord[] {
+  const limit = Math.floor(page.limit);
+  if (!(limit >= 1)) throw new TypeError(`Expected the \`limit\` of a journal page to be a positive integer, got \`${String(page.limit)}\`.`);
+  return (statement.all(sessionId, page.afterSeq ?? 0, limit) as EntryRow[]).map(recordOf);
 }
 
 function sessionOf(row: SessionRow): JournalSession {
