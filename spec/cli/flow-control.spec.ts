@@ -67,6 +67,34 @@ describe('warden acp: flow control with an editor that reads slowly', function (
     console.log(`      peak RSS of warden: ${editor.peakRssMb()} MB (400k requests, 8 s unread)`);
   });
 
+  it('a 160 MB turn streams through a warden held to a 128 MB heap: nothing of the turn is kept once relayed', async () => {
+    const count = 16_000;
+    const bin = binDirWith({ 'stream-agent': streamAgent });
+    try {
+      let seen = 0;
+      let promptAnswer: WireMessage | undefined;
+      editor = PipeEditor.launch({
+        args: ['--agent', `acp:stream-agent ${count} 10000`, '--store', join(work, 'journal.sqlite')],
+        binDir: bin.dir,
+        env: { NODE_OPTIONS: '--max-old-space-size=128' },
+        onMessage: (message: WireMessage) => {
+          if (message.method === 'session/update') seen++;
+          else if (message.id === 'prompt') promptAnswer = message;
+        },
+      });
+      const sessionId = await openSession(editor, work);
+      editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'prompt', method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'say a lot' }] } }));
+      await until(() => promptAnswer !== undefined || !editor?.running, 'the prompt answer', 180_000);
+      expect(editor.running, `warden ran out of memory:\n${editor.stderr.slice(-600)}`).to.equal(true);
+      expect(promptAnswer?.result?.stopReason).to.equal('end_turn');
+      expect(seen).to.equal(count);
+    } finally {
+      await editor?.close();
+      editor = undefined;
+      bin.remove();
+    }
+  });
+
   it('an editor pausing 5 s during a 40 MB stream of updates gets every one, in order, then the answer', async () => {
     const count = 4000;
     const size = 10_000;

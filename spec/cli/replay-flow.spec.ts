@@ -8,30 +8,10 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { writeLongSession } from '../support/long-session.js';
 import { PipeEditor, type WireMessage } from '../support/pipe-editor.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Writes a session of `updates` agent message chunks of about `size` bytes each (every 100th turn a prompt); returns its id. */
-export function writeLongSession(path: string, cwd: string, updates: number, size: number): string {
-  const journal = sqliteJournal(path);
-  const sessionId = `long-${updates}`;
-  try {
-    journal.createSession({ sessionId, agent: 'demo', cwd });
-    const filler = 'y'.repeat(Math.max(0, size - 16));
-    for (let start = 0; start < updates; start += 1000) {
-      journal.begin?.();
-      for (let index = start; index < Math.min(updates, start + 1000); index++) {
-        journal.append(sessionId, { kind: 'update', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `#${index} ${filler}` } } });
-      }
-      journal.commit?.();
-    }
-  } finally {
-    journal.close();
-  }
-  return sessionId;
-}
 
 describe('warden acp: session/load of a long session', function () {
   this.timeout(300_000);

@@ -111,6 +111,7 @@ export const portChart = declareChart<PortPhase, PortEvent['type']>({
     'port.internal.kill': { description: 'A line over the limit: SIGKILL; the exit follows.' },
     'port.internal.watchdog': { description: 'Silent too long while busy: SIGKILL (reason hung); the exit follows.' },
     'port.internal.stdinClosed': { description: 'The process closed its input: writes fail from now on.' },
+    'port.internal.readGate': { description: "The system's read gate closed (the editor reads slowly) or opened: stdout is paused or read again; the watchdog and the wait for output to close wait meanwhile." },
     'xstate.*': { description: 'Any other XState event: ignored.' },
   },
   states: {
