@@ -38,12 +38,13 @@ describe('warden acp: flow control with an editor that reads slowly', function (
     rmSync(work, { recursive: true, force: true });
   });
 
-  it('400,000 pipelined session/list requests while the editor reads nothing for 8 s: warden waits, then answers every one', async () => {
+  it('400,000 pipelined session/list requests (180 MB of answers) while the editor reads nothing for 8 s: warden waits, in a 128 MB heap, then answers every one', async () => {
     const total = 400_000;
     const answered = new Set<number>();
     let errors = 0;
     editor = PipeEditor.launch({
       args: ['--agent', 'demo', '--store', join(work, 'journal.sqlite')],
+      env: { NODE_OPTIONS: '--max-old-space-size=128' },
       onMessage: (message: WireMessage) => {
         if (typeof message.id !== 'number' || message.id < 1000) return;
         if (message.error) errors++;

@@ -28,7 +28,7 @@ describe('warden acp: session/load of a long session', function () {
     rmSync(work, { recursive: true, force: true });
   });
 
-  it('replays a 100 MB history (50,000 updates) whole and in order, the editor pausing 3 s midway, then answers the load', async () => {
+  it('replays a 100 MB history (50,000 updates) whole and in order, in a 128 MB heap, the editor pausing 3 s midway, then answers the load', async () => {
     const count = 50_000;
     const store = join(work, 'journal.sqlite');
     const sessionId = writeLongSession(store, work, count, 2048);
@@ -37,6 +37,8 @@ describe('warden acp: session/load of a long session', function () {
     let answeredAfter = -1;
     editor = PipeEditor.launch({
       args: ['--agent', 'demo', '--store', store],
+      // A history read whole would not fit: the replay must go a page at a time.
+      env: { NODE_OPTIONS: '--max-old-space-size=128' },
       onMessage: (message: WireMessage) => {
         if (message.method === 'session/update' && message.params?.sessionId === sessionId) {
           const text = message.params.update?.content?.text as string | undefined;
