@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseAcpArgs } from '../../src/cli/acp.js';
 import { binDirWith, openSession, PipeEditor } from '../support/pipe-editor.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
@@ -81,5 +82,14 @@ describe('warden acp: big editor lines', function () {
     const after = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'still there?' }] });
     expect(after.result?.stopReason).to.equal('end_turn');
     expect(editor.running).to.equal(true);
+  });
+});
+
+describe('warden acp --max-line-mib', () => {
+  it('takes MiB (fractions too), and names the problem in a bad value', () => {
+    expect(parseAcpArgs(['--agent', 'demo', '--max-line-mib', '64'])).to.deep.include({ maxLineBytes: 64 * 1024 * 1024 });
+    expect(parseAcpArgs(['--agent', 'demo', '--max-line-mib=0.5'])).to.deep.include({ maxLineBytes: 512 * 1024 });
+    expect(parseAcpArgs(['--agent', 'demo'])).to.deep.include({ maxLineBytes: undefined });
+    expect(parseAcpArgs(['--agent', 'demo', '--max-line-mib', 'big'])).to.deep.equal({ error: 'warden acp: --max-line-mib expects a positive number, got "big"' });
   });
 });
