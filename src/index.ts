@@ -139,8 +139,12 @@ export {
   defaultMaxLineBytes,
   type LineFramerOptions,
   type OversizePolicy,
+  type OversizeSample,
   StderrRing,
   WriteQueue,
+  type WritePressure,
+  ReadGate,
+  readGateOf,
   signalGroup,
   groupAlive,
   reaperPid,
@@ -195,8 +199,15 @@ export {
   type PeerLost,
   createMemoryTransportPair,
   type MemoryTransport,
+  type OversizeLine,
+  scanEnvelope,
+  type Envelope,
   portTransport,
   stdioTransport,
+  type StdioTransportOptions,
+  defaultStdioMaxLineBytes,
+  stdioHighWaterBytes,
+  stdioLowWaterBytes,
 } from './jsonrpc/index.js';
 
 export {

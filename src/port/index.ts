@@ -2,6 +2,7 @@ export * from './env-policy.js';
 export * from './line-framer.js';
 export * from './stderr-ring.js';
 export * from './write-queue.js';
+export * from './read-gate.js';
 export * from './process-group.js';
 export * from './orphan-reaper.js';
 export * from './port-exit.js';
