@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeLongSession } from '../support/long-session.js';
+import { writeLongSession, writeScreenshotSession } from '../support/long-session.js';
 import { PipeEditor, type WireMessage } from '../support/pipe-editor.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -68,5 +68,35 @@ describe('warden acp: session/load of a long session', function () {
     const prompt = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'and now?' }] }, 'prompt');
     expect(prompt.result?.stopReason).to.equal('end_turn');
     console.log(`      peak RSS of warden: ${editor.peakRssMb()} MB (replay of ${count} updates, ~${Math.round((count * 2048) / 1e6)} MB)`);
+  });
+
+  it('replays a history of 30 screenshots of 5 MB (150 MB) in a 128 MB heap: pages are bounded in bytes, not only in entries', async () => {
+    const prompts = 30;
+    const imageBytes = 5 * 1024 * 1024;
+    const store = join(work, 'journal.sqlite');
+    const sessionId = writeScreenshotSession(store, work, prompts, imageBytes);
+    const shots: Array<{ text?: string; bytes?: number }> = [];
+    let loadAnswer: WireMessage | undefined;
+    editor = PipeEditor.launch({
+      args: ['--agent', 'demo', '--store', store],
+      env: { NODE_OPTIONS: '--max-old-space-size=128' },
+      onMessage: (message: WireMessage) => {
+        const update = message.params?.update;
+        if (message.method === 'session/update' && update?.sessionUpdate === 'user_message_chunk') {
+          shots.push(update.content.type === 'image' ? { bytes: (update.content.data as string).length } : { text: update.content.text as string });
+        } else if (message.id === 'load') {
+          loadAnswer = message;
+        }
+      },
+    });
+    const init = editor.answer(1);
+    editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } }));
+    await init;
+    editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'load', method: 'session/load', params: { sessionId, cwd: work, mcpServers: [] } }));
+    const deadline = Date.now() + 240_000;
+    while (loadAnswer === undefined && editor.running && Date.now() < deadline) await sleep(50);
+    expect(editor.running, `warden exited during the replay:\n${editor.stderr.slice(-600)}`).to.equal(true);
+    expect(loadAnswer?.error).to.equal(undefined);
+    expect(shots).to.deep.equal(Array.from({ length: prompts }, (_, index) => [{ text: `shot ${index}` }, { bytes: imageBytes }]).flat());
   });
 });

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { sqliteJournal } from '../../src/host/sqlite-journal.js';
 
 describe('journal pages (readEntries)', () => {
-  it('reads a session a page at a time, in order, after a seq, without the other sessions', () => {
+  it('reads a session a page at a time, in order, after a seq, without the other sessions, bounded in entries and in bytes', () => {
     const journal = sqliteJournal(':memory:');
     try {
       journal.createSession({ sessionId: 'a', agent: 'demo', cwd: '/tmp' });
@@ -29,6 +29,11 @@ describe('journal pages (readEntries)', () => {
       // The same as the whole read.
       expect(journal.entries('a').map((record) => record.seq)).to.deep.equal(journal.readEntries!('a', { limit: 100 }).map((record) => record.seq));
       expect(journal.readEntries!('missing', { limit: 5 })).to.deep.equal([]);
+      // A byte bound: the page stops after the entry that reaches it, never before the first.
+      expect(journal.readEntries!('a', { limit: 10, maxBytes: 1 })).to.have.length(1);
+      const [first, second] = journal.readEntries!('a', { limit: 2 }).map((record) => JSON.stringify(record.entry).length);
+      expect(journal.readEntries!('a', { limit: 10, maxBytes: first! + second! })).to.have.length(2);
+      expect(journal.readEntries!('a', { limit: 10, maxBytes: first! + second! + 1 })).to.have.length(3);
       expect(() => journal.readEntries!('a', { limit: 0 })).to.throw(TypeError, /positive integer/);
     } finally {
       journal.close();

@@ -20,3 +20,19 @@ export function writeLongSession(path: string, cwd: string, updates: number, siz
   }
   return sessionId;
 }
+
+/** Writes a session of `prompts` prompts, each a line of text and a screenshot of `imageBytes` (base64); returns its id. */
+export function writeScreenshotSession(path: string, cwd: string, prompts: number, imageBytes: number): string {
+  const journal = sqliteJournal(path);
+  const sessionId = `shots-${prompts}`;
+  try {
+    journal.createSession({ sessionId, agent: 'demo', cwd });
+    for (let index = 0; index < prompts; index++) {
+      const data = String(index % 10).repeat(imageBytes);
+      journal.append(sessionId, { kind: 'prompt', prompt: [{ type: 'text', text: `shot ${index}` }, { type: 'image', mimeType: 'image/png', data }] });
+    }
+  } finally {
+    journal.close();
+  }
+  return sessionId;
+}

@@ -640,8 +640,9 @@ function journaledResumes(live: Live, agent: string): Set<string> {
   return found;
 }
 
-/** Journal entries read per replay page: about 1 MB of a typical history. */
+/** Journal entries read per replay page (about 1 MB of a typical history), and the most bytes of them. */
 const replayPageSize = 500;
+const replayPageBytes = 4 * 1024 * 1024;
 
 /** A `session/load` replay in progress: where it stands, and what comes after it. */
 interface ReplayJob {
@@ -668,7 +669,7 @@ function replayPage(live: Live, job: ReplayJob): void {
   let records: readonly JournalRecord[];
   try {
     commitGroup(live);
-    records = journal.readEntries ? journal.readEntries(job.sessionId, { afterSeq: job.afterSeq, limit: replayPageSize }) : journal.entries(job.sessionId, job.afterSeq);
+    records = journal.readEntries ? journal.readEntries(job.sessionId, { afterSeq: job.afterSeq, limit: replayPageSize, maxBytes: replayPageBytes }) : journal.entries(job.sessionId, job.afterSeq);
   } catch (error) {
     endReplay(live, job.sessionId);
     fail(live, job.requestId, RpcError.internalError(`the journal could not be read: ${(error as Error).message}`, { sessionId: job.sessionId }));
@@ -676,7 +677,7 @@ function replayPage(live: Live, job: ReplayJob): void {
   }
   for (const record of records) replayRecord(live, job.sessionId, record.entry);
   const last = records.at(-1);
-  if (!journal.readEntries || !last || records.length < replayPageSize) {
+  if (!journal.readEntries || !last) {
     endReplay(live, job.sessionId);
     job.then();
     return;

@@ -72,6 +72,8 @@ export interface JournalPageQuery {
   readonly afterSeq?: number;
   /** The most entries to return (at least 1). */
   readonly limit: number;
+  /** Stop after the entry that brings the page to this many bytes of JSON; default no such bound. */
+  readonly maxBytes?: number;
 }
 
 /** A page of sessions, newest first. */
@@ -104,9 +106,10 @@ export interface Journal {
   entries(sessionId: string, afterSeq?: number): JournalRecord[];
   /**
    * A page of a session's entries, in order: at most `limit` of those after `afterSeq` (0:
-   * from the start). Fewer than `limit` means the end. Optional: the host replays a
-   * `session/load` a page at a time with it, in flat memory whatever the history's size, and
-   * falls back to `entries` (the whole history at once) without it.
+   * from the start), and no more once they reach `maxBytes` of JSON (a page always has at
+   * least one entry when there is one). An empty page is the end. Optional: the host replays
+   * a `session/load` a page at a time with it, in flat memory whatever the history's size
+   * (screenshots included), and falls back to `entries` (the whole history at once) without it.
    */
   readEntries?(sessionId: string, page: JournalPageQuery): JournalRecord[];
   /** Remembers the agent-side resume state. */

@@ -249,7 +249,16 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
 function readEntriesPage(statement: Database.Statement, sessionId: string, page: JournalPageQuery): JournalRecord[] {
   const limit = Math.floor(page.limit);
   if (!(limit >= 1)) throw new TypeError(`Expected the \`limit\` of a journal page to be a positive integer, got \`${String(page.limit)}\`.`);
-  return (statement.all(sessionId, page.afterSeq ?? 0, limit) as EntryRow[]).map(recordOf);
+  const maxBytes = page.maxBytes ?? Infinity;
+  const records: JournalRecord[] = [];
+  let bytes = 0;
+  // Row by row, so that a page of big entries (screenshots) stops at maxBytes, not at limit.
+  for (const row of statement.iterate(sessionId, page.afterSeq ?? 0, limit) as IterableIterator<EntryRow>) {
+    records.push(recordOf(row));
+    bytes += row.entry.length;
+    if (bytes >= maxBytes) break;
+  }
+  return records;
 }
 
 function sessionOf(row: SessionRow): JournalSession {
