@@ -903,8 +903,8 @@ function notify(live: Live, sessionId: string, severity: 'info' | 'warning' | 'e
  */
 function journalUpdate(live: Live, sessionId: string, update: SessionUpdate, journaled: boolean): void {
   const journal = live.input.journal;
-  // A replay of this session is under way: it shows the update from the journal, in its place.
   const output: AgentHandlerOutput = { type: 'acp.update', sessionId, update };
+  // A replay of this session is under way: it shows the update from the journal, in its place.
   if (journaled && live.replaying.has(sessionId)) {
     if (!record(live, sessionId, { kind: 'update', update })) emit(live, output); // not journaled: shown now, not lost
     return;
