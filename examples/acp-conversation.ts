@@ -25,8 +25,10 @@ const client = createActor(agentClientLogic, {
     transport: editorSide,
     handler: {
       permission: (request) => {
-        console.log(`\n[permission asked: ${request.toolCall.title}; allowing]`);
-        return { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_once')?.optionId ?? 'allow' };
+        // Once, never "always" (for Claude Code an always-allow switches the session to accepting edits).
+        const once = request.options.find((option) => option.kind === 'allow_once');
+        console.log(`\n[permission asked: ${request.toolCall.title}; ${once ? 'allowing once' : 'no allow-once option, declining'}]`);
+        return once ? { outcome: 'selected', optionId: once.optionId } : { outcome: 'cancelled' };
       },
     },
   },

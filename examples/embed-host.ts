@@ -9,7 +9,11 @@ import { createHost } from '../src/index.js';
 
 const host = createHost({
   store: ':memory:', // or a file: sessions survive a restart of the program
-  permission: (request) => ({ outcome: 'selected', optionId: request.options[0]?.optionId ?? '' }),
+  permission: (request) => {
+    // Once, never "always": for Claude Code an always-allow switches the session to accepting edits.
+    const once = request.options.find((option) => option.kind === 'allow_once');
+    return once ? { outcome: 'selected', optionId: once.optionId } : { outcome: 'cancelled' };
+  },
 });
 host.on((event) => {
   if (event.type === 'session.state') console.error(`[session ${event.sessionId}: ${event.state}]`);

@@ -133,6 +133,10 @@ export {
   baselinePrefixes,
   agentSecretVariables,
   isAgentSecret,
+  isSecretName,
+  redactSecrets,
+  secretValuesOf,
+  minSecretLength,
   type EnvPolicy,
   type EnvironmentInput,
   LineFramer,
@@ -212,6 +216,7 @@ export {
 
 export {
   agentServerLogic,
+  NOTICE_META_KEY,
   type AgentServerInput,
   type AgentServerSnapshot,
   type AgentServerContext,
@@ -271,6 +276,8 @@ export {
   Terminals,
   keepTail,
   defaultOutputByteLimit,
+  defaultTerminalLimits,
+  type TerminalLimits,
   type TerminalExitStatus,
 } from './acp/index.js';
 
@@ -284,6 +291,10 @@ export {
   createAdapterAgent,
   adapterAgentLogic,
   type AdapterAgentOptions,
+  isUuid,
+  checkUuidField,
+  resumeCheckError,
+  type ResumeCheck,
   claudeAdapter,
   claudeSessionMachine,
   claudeEnvironment,

@@ -431,8 +431,10 @@ describe('ACP agent server', () => {
     const result = (await plain.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { configOptions: Array<{ id: string }> };
     expect(result.configOptions.map((option) => option.id)).to.deep.equal(['model']);
     await settle();
+    // Signed by acp-warden, on lines of its own, the notice itself in _meta: not the agent's words.
+    const notice = { 'acp-warden/notice': { severity: 'warning', title: 'Agent restarted', description: 'the CLI crashed' } };
     expect(plain.updates.map((entry) => entry.update)).to.deep.equal([
-      { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '[warning] Agent restarted: the CLI crashed' } },
+      { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '\n\n[acp-warden warning] Agent restarted: the CLI crashed\n\n', _meta: notice }, _meta: notice },
     ]);
     const capable = await initialized(agent, { session: { notices: {}, compaction: {}, configOptions: { boolean: {} } } });
     const full = (await capable.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { configOptions: unknown[] };

@@ -212,7 +212,7 @@ describe('Claude Code adapter (fake CLI replaying recorded transcripts)', functi
     const setup = await resumeSession(client, params);
     expect(setup).to.not.have.property('sessionId');
     expect(setup.modes).to.deep.include({ currentModeId: 'default' });
-    expect(starts().map((entry) => entry.args.slice(-2))).to.deep.equal([['--resume', journaled]]);
+    expect(starts().map((entry) => entry.args.at(-1))).to.deep.equal([`--resume=${journaled}`]);
     const { result } = await run(client, 'claude-fromjournal', 'hi');
     expect(result).to.deep.equal({ stopReason: 'end_turn' });
   });
@@ -223,7 +223,7 @@ describe('Claude Code adapter (fake CLI replaying recorded transcripts)', functi
     const { response, replayed } = await loadSession(client, { sessionId: 'claude-loaded', cwd, mcpServers: [], _meta: { [RESUME_META_KEY]: { claudeSessionId: journaled } } } as never);
     expect(response).to.have.property('configOptions');
     expect(replayed.filter((update) => update.sessionUpdate.endsWith('_message_chunk'))).to.deep.equal([]);
-    expect(starts()[0]?.args.slice(-2)).to.deep.equal(['--resume', journaled]);
+    expect(starts()[0]?.args.at(-1)).to.equal(`--resume=${journaled}`);
     const { result } = await run(client, 'claude-loaded', 'hi');
     expect(result).to.deep.equal({ stopReason: 'end_turn' });
   });
@@ -252,7 +252,7 @@ describe('Claude Code adapter (fake CLI replaying recorded transcripts)', functi
     expect((first.result as RpcError).message).to.contain('Claude Code stopped during the prompt');
     expect(((first.result as RpcError).data as { reason: string }).reason).to.equal('agent_crashed');
     await waitUntil(() => starts().length === 2, 'the restart');
-    expect(starts()[1]?.args.slice(-2)).to.deep.equal(['--resume', '64dc14b7-5438-426f-9829-9210cc56949d']);
+    expect(starts()[1]?.args.at(-1)).to.equal('--resume=64dc14b7-5438-426f-9829-9210cc56949d');
     const second = await run(client, sessionId, 'hi');
     expect(second.result).to.deep.equal({ stopReason: 'end_turn' });
   });

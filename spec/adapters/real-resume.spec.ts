@@ -111,7 +111,7 @@ describe('sessions resumed from the journal after warden restarted, with the rea
       }
     });
 
-    it('--resume <journaled id>: the same Claude session goes on, and the model sees the turn from before the restart', async () => {
+    it('--resume=<journaled id>: the same Claude session goes on, and the model sees the turn from before the restart', async () => {
       const first = agent(claudeAdapter, claudeBin, env());
       const { sessionId } = resultOf(await first.answer(first.request('session.new', 'session/new', { cwd: paths.project, mcpServers: [] }), 60_000)) as { sessionId: string };
       await hello(first, sessionId);

@@ -28,22 +28,30 @@ describe('agent registry', () => {
 
   it('finds the executable from --agent-command, then the environment variable, then the PATH', () => {
     const entry = findAgent('claude');
-    expect(resolveExecutable(entry, { agentCommand: fakeClaude, env: { PATH: '' } })).to.equal(fakeClaude);
-    expect(resolveExecutable(entry, { env: { PATH: '', CLAUDE_CODE_EXECUTABLE: fakeClaude } })).to.equal(fakeClaude);
-    expect(resolveExecutable(entry, { env: { PATH: dir } })).to.equal(fakeClaude);
+    expect(resolveExecutable(entry, { agentCommand: fakeClaude, lookupEnv: { PATH: '' } })).to.equal(fakeClaude);
+    expect(resolveExecutable(entry, { lookupEnv: { PATH: '', CLAUDE_CODE_EXECUTABLE: fakeClaude } })).to.equal(fakeClaude);
+    expect(resolveExecutable(entry, { lookupEnv: { PATH: dir } })).to.equal(fakeClaude);
+  });
+
+  it("agentFor looks the executable up in warden's environment, not in the agent's own (--env)", () => {
+    // Issue 14: `--env NAME=VALUE` (the agent's variables) used to replace the PATH it was looked up on.
+    const lookupEnv = { PATH: dir };
+    expect(() => agentFor('claude', { lookupEnv, env: { FAKE: '1' } })).to.not.throw();
+    expect(() => agentFor('claude', { lookupEnv: { PATH: '' }, env: { PATH: dir } })).to.throw(AgentUnavailableError, /not found on the PATH/u);
+    expect(() => agentFor('claude', { lookupEnv: { PATH: '', CLAUDE_CODE_EXECUTABLE: fakeClaude }, env: {} })).to.not.throw();
   });
 
   it('says how to install a missing agent, naming where it looked', () => {
     const entry = findAgent('codex');
-    expect(() => resolveExecutable(entry, { env: { PATH: dir } })).to.throw(AgentUnavailableError, /"codex" is not installed \(not found on the PATH\). Install it with: npm install -g @openai\/codex; or point CODEX_PATH or --agent-command at it/);
-    expect(() => resolveExecutable(entry, { env: { PATH: dir, CODEX_PATH: '/nowhere/codex' } })).to.throw(/\/nowhere\/codex \(from CODEX_PATH\) does not exist/);
+    expect(() => resolveExecutable(entry, { lookupEnv: { PATH: dir } })).to.throw(AgentUnavailableError, /"codex" is not installed \(not found on the PATH\). Install it with: npm install -g @openai\/codex; or point CODEX_PATH or --agent-command at it/);
+    expect(() => resolveExecutable(entry, { lookupEnv: { PATH: dir, CODEX_PATH: '/nowhere/codex' } })).to.throw(/\/nowhere\/codex \(from CODEX_PATH\) does not exist/);
   });
 
   it('probes installation and version into the store', async () => {
     const availability = await probeAgent(findAgent('claude'), { agentCommand: fakeClaude });
     expect(availability).to.deep.include({ installed: true, path: fakeClaude, version: '2.1.332 (Claude Code)' });
     const registry = createRegistry();
-    const results = await probeAll(registry, { env: { PATH: dir } });
+    const results = await probeAll(registry, { lookupEnv: { PATH: dir } });
     expect(results.find((result) => result.name === 'claude')).to.include({ installed: true });
     expect(results.find((result) => result.name === 'codex')).to.include({ installed: false });
     expect(registry.getSnapshot().context.availability.demo).to.include({ installed: true });
@@ -56,7 +64,7 @@ describe('agent registry', () => {
     const demo = agentFor('demo');
     expect(demo.delegateInitialize).to.equal(true);
     expect((demo.input as { args: string[] }).args.at(-1)).to.equal('demo-agent');
-    expect(() => agentFor('gemini', { env: { PATH: dir } })).to.throw(AgentUnavailableError, /npm install -g @google\/gemini-cli/);
+    expect(() => agentFor('gemini', { lookupEnv: { PATH: dir } })).to.throw(AgentUnavailableError, /npm install -g @google\/gemini-cli/);
   });
 
   it('warden agents --json prints the table', async () => {

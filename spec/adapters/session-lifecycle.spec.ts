@@ -106,7 +106,7 @@ describe('session lifecycle and resume (adapter agents driven as the host drives
         { type: 'session.restarting', sessionId, restarts: 0, exit: { reason: { kind: 'signaled', signal: 'SIGKILL' } } },
         { type: 'session.recovered', sessionId, restarts: 1 },
       ]);
-      expect(harness.starts()[1]?.args.slice(-2)).to.deep.equal(['--resume', recordedClaudeSession]);
+      expect(harness.starts()[1]?.args.at(-1)).to.equal(`--resume=${recordedClaudeSession}`);
       expect(resultOf((await turn(harness, sessionId, 'hi')).answer)).to.deep.equal({ stopReason: 'end_turn' });
     });
 
@@ -140,7 +140,7 @@ describe('session lifecycle and resume (adapter agents driven as the host drives
       expect(setup).to.have.property('modes').that.deep.includes({ currentModeId: 'default' });
       expect(setup.configOptions).to.be.an('array').that.is.not.empty;
       expect(harness.starts()).to.have.length(1);
-      expect(harness.starts()[0]?.args.slice(-2)).to.deep.equal(['--resume', journaled]);
+      expect(harness.starts()[0]?.args.at(-1)).to.equal(`--resume=${journaled}`);
       expect(resultOf((await turn(harness, 'claude-journaled1', 'hi')).answer)).to.deep.equal({ stopReason: 'end_turn' });
       expect(harness.log('.user.log')).to.deep.equal([journaled]);
       // The CLI went on under the journaled id: nothing new to journal.
@@ -162,7 +162,7 @@ describe('session lifecycle and resume (adapter agents driven as the host drives
       const harness = claude('hello', { FAKE_CLAUDE_NO_CONVERSATION: missing });
       const answer = await harness.driver.answer(harness.driver.request('session.load', 'session/load', { sessionId: 'claude-gone1', cwd: harness.cwd, mcpServers: [], _meta: { [RESUME_META_KEY]: { claudeSessionId: missing } } }));
       expect(resultOf(answer)).to.have.property('modes');
-      expect(harness.starts().map((entry) => entry.args.includes('--resume'))).to.deep.equal([true, false]);
+      expect(harness.starts().map((entry) => entry.args.some((arg) => arg.startsWith('--resume')))).to.deep.equal([true, false]);
       expect(notices(harness.driver.outputs).map((notice) => notice.severity)).to.deep.equal(['warning']);
       const [forgotten, restarting, recovered] = harness.driver.lifecycle('claude-gone1');
       expect(forgotten).to.deep.equal({ type: 'session.resumeState', sessionId: 'claude-gone1', state: {} });
@@ -213,7 +213,7 @@ describe('session lifecycle and resume (adapter agents driven as the host drives
       expect(resultOf(await harness.driver.answer(resume))).to.have.property('modes');
       const [first, second] = harness.starts();
       expect(isAlive((first as { pid: number }).pid), 'the closed CLI').to.equal(false);
-      expect(second?.args.slice(-2)).to.deep.equal(['--resume', recordedClaudeSession]);
+      expect(second?.args.at(-1)).to.equal(`--resume=${recordedClaudeSession}`);
       expect(resultOf((await turn(harness, sessionId, 'hi')).answer)).to.deep.equal({ stopReason: 'end_turn' });
     });
   });

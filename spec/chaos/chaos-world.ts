@@ -242,7 +242,12 @@ export class ChaosWorld {
   checkJournal(journal = this.host.journal): void {
     for (const [sessionId, received] of [...this.pastEditors, this.editor].flatMap((editor) => [...editor.updates])) {
       if (!journal.getSession(sessionId)) throw new InvariantError(`session ${sessionId} received updates but is not in the journal`);
-      const journaled = journal.entries(sessionId).flatMap((record) => (record.entry.kind === 'update' ? [JSON.stringify(record.entry.update)] : []));
+      // Notices are journaled as their own kind (not conversation) and sent as notice updates.
+      const journaled = journal.entries(sessionId).flatMap(({ entry }) => {
+        if (entry.kind === 'update') return [JSON.stringify(entry.update)];
+        if (entry.kind === 'notice') return [JSON.stringify({ sessionUpdate: 'notice', severity: entry.severity, title: entry.title, ...(entry.description !== undefined ? { description: entry.description } : {}) })];
+        return [];
+      });
       let at = 0;
       for (const update of received) {
         const wanted = JSON.stringify(update);

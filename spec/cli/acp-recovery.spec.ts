@@ -133,7 +133,7 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
     expect(next.stopReason).to.equal('end_turn');
     const starts = startsIn(argvLog);
     expect(starts).to.have.length(2);
-    expect(starts[1]?.args).to.include('--resume');
+    expect(starts[1]?.args.some((arg) => arg.startsWith('--resume='))).to.equal(true);
     const listed = await warden.request<{ sessions: Array<{ sessionId: string; _meta: Record<string, unknown> }> }>(methods.agent.session.list, {});
     expect(listed.sessions[0]?._meta['acp-warden/restarts']).to.equal(1);
     expect(await warden.close()).to.equal(0);
@@ -167,8 +167,8 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
     // The first crash is restarted (with --resume, which the fake survives); the restarted CLI
     // then crashes too (the crash is forced again below by killing it), exceeding 1 restart.
     await rejection(warden.request(methods.agent.session.prompt, { sessionId: bad.sessionId, prompt: [{ type: 'text', text: 'hello' }] }));
-    await waitUntil(() => startsIn(argvLog).filter((start) => start.args.includes('--resume')).length === 1, 'the restart');
-    const resumed = startsIn(argvLog).find((start) => start.args.includes('--resume'));
+    await waitUntil(() => startsIn(argvLog).filter((start) => start.args.some((arg) => arg.startsWith('--resume='))).length === 1, 'the restart');
+    const resumed = startsIn(argvLog).find((start) => start.args.some((arg) => arg.startsWith('--resume=')));
     await waitUntil(() => textOf(warden.updates, bad.sessionId).includes('is back'), 'the recovery notice');
     process.kill(resumed?.pid as number, 'SIGKILL');
     await waitUntil(() => textOf(warden.updates, bad.sessionId).includes('stopped'), 'the failure notice', 20_000);
@@ -231,7 +231,7 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
     expect(next.stopReason).to.equal('end_turn');
     // The agent side resumed its own conversation: the new CLI ran with --resume <its session id>.
     const secondStart = startsIn(argvLog)[1];
-    expect(secondStart?.args).to.include('--resume');
+    expect(secondStart?.args.some((arg) => arg.startsWith('--resume='))).to.equal(true);
     expect(await second.close()).to.equal(0);
     await waitUntil(() => !isAlive(secondStart?.pid as number), 'the second CLI to stop with warden');
   });

@@ -20,6 +20,11 @@ describe('warden command', function () {
     expect(code, stderr).to.equal(0);
     expect(stdout).to.contain('You said: hello.');
     expect(stdout).to.contain('[tool completed]');
+    // Two sessions at once (issue 14): both answered, their words mixed, not one after the other.
+    expect(stdout).to.match(/1< You said: what does a supervisor do\?\..*\(stop reason: end_turn\)/u);
+    expect(stdout).to.match(/2< You said: and what does the journal keep\?\..*\(stop reason: end_turn\)/u);
+    const switches = Number(/the sessions took turns (\d+) times/u.exec(stdout)?.[1] ?? 0);
+    expect(switches, 'the two answers streamed interleaved').to.be.greaterThan(1);
     expect(stdout).to.match(/session restarting: Agent process was killed with SIGKILL \(restart 1\)/u);
     expect(stdout).to.match(/session restarting: Agent process hung \(no output for 1500 ms\) and was killed \(restart 2\)/u);
     expect(stdout).to.contain('session recovered after restart 2');

@@ -309,9 +309,9 @@ describe('real agent CLIs against fake model servers', function () {
         const mine = (server as FakeModelServer).requests.slice(requestsBefore).filter((request) => request.path === '/v1/messages');
         const claudeSession = mine[0]?.headers['x-claude-code-session-id'];
         expect(claudeSession).to.match(/^[0-9a-f-]{36}$/u);
-        // The restarted CLI resumes Claude's own session: `--resume <id>`, and the same session id on the wire.
+        // The restarted CLI resumes Claude's own session: `--resume=<id>`, and the same session id on the wire.
         expect(outcome.oldCli.cmdline).to.not.include('--resume');
-        expect(outcome.newCli.cmdline).to.include(`--resume ${String(claudeSession)}`);
+        expect(outcome.newCli.cmdline).to.include(`--resume=${String(claudeSession)}`);
         const last = mine.at(-1);
         expect(last?.headers['x-claude-code-session-id']).to.equal(claudeSession);
         // The model sees the earlier turn (Claude Code 2.1.332 drops the turn that was cut by the kill).

@@ -294,9 +294,9 @@ describe('SIGKILL of warden itself with the real agent CLIs (fake model servers)
       );
       const claudeSession = outcome.firstRequests[0]?.headers['x-claude-code-session-id'];
       expect(claudeSession).to.match(/^[0-9a-f-]{36}$/u);
-      // The new CLI resumes Claude's own session: `--resume <id>`, and the same session id on the wire.
+      // The new CLI resumes Claude's own session: `--resume=<id>`, and the same session id on the wire.
       expect(outcome.firstCli.cmdline).to.not.include('--resume');
-      expect(outcome.secondCli.cmdline).to.include(`--resume ${String(claudeSession)}`);
+      expect(outcome.secondCli.cmdline).to.include(`--resume=${String(claudeSession)}`);
       const last = outcome.secondRequests.at(-1);
       expect(last, 'a model request from the second warden\'s CLI').to.not.equal(undefined);
       expect(last?.headers['x-claude-code-session-id']).to.equal(claudeSession);

@@ -22,7 +22,7 @@
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { agentRequests } from '../../src/acp/methods.js';
+import { agentRequests, unstableAgentRequests } from '../../src/acp/methods.js';
 import { parserOf } from '../../src/acp/schemas.js';
 import { launchFuzzWarden, type FuzzWarden, type WireResponse } from '../support/fuzz-warden.js';
 
@@ -50,9 +50,9 @@ const knownMethods = new Set(Object.keys(agentRequests));
 const isId = (id: unknown): id is string | number => typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
 
 function paramsValid(method: string, params: unknown): boolean {
-  const types = agentRequests[method as keyof typeof agentRequests];
   try {
-    parserOf(types.params)(params);
+    if (method === 'session/fork') parserOf(unstableAgentRequests['session/fork'].params, 'unstable')(params);
+    else parserOf(agentRequests[method as keyof typeof agentRequests].params)(params);
     return true;
   } catch {
     return false;
@@ -81,7 +81,8 @@ function expectationOf(value: unknown, state: OracleState): Expectation {
 
 function requestExpectation(key: string, method: string, params: unknown, state: OracleState): Expectation {
   const answer = (codes: readonly number[] | 'result' | 'any'): Expectation => ({ kind: 'answer', key, codes, method });
-  if (!Object.hasOwn(agentRequests, method)) return answer([-32601]); // session/fork: not advertised by warden
+  // session/fork (unstable) is served: the demo agent forks (docs/acp.md, "The host's sessions").
+  if (!Object.hasOwn(agentRequests, method) && method !== 'session/fork') return answer([-32601]);
   if (method === 'initialize') return answer(paramsValid(method, params) ? 'result' : [-32602]);
   if (!state.initialized) return answer([-32600]); // whatever the params (docs/acp.md)
   if (!paramsValid(method, params)) return answer([-32602]);
@@ -107,6 +108,12 @@ function requestExpectation(key: string, method: string, params: unknown, state:
       if (typeof setup.cwd === 'string' && !setup.cwd.startsWith('/')) return answer([-32602]);
       if (known) return answer('any');
       return (setup.mcpServers?.length ?? 0) > 0 || (setup.additionalDirectories?.length ?? 0) > 0 ? answer([-32002, -32602]) : answer([-32002]);
+    }
+    case 'session/fork': {
+      // The source must be known to this connection (-32002) before the setup gate looks at the rest.
+      if (!known) return answer([-32002]);
+      const cwd = (params as { cwd?: unknown }).cwd;
+      return typeof cwd === 'string' && !cwd.startsWith('/') ? answer([-32602]) : answer('any');
     }
     case 'session/prompt':
     case 'session/close':
@@ -502,10 +509,8 @@ async function sendValid(run: Run, item: Extract<Input, { kind: 'valid' }>, pend
       });
       return;
     case 'newSession': {
-      // A second session, prompted once, then closed; a prompt after the close is refused -32002.
-      // The demo agent runs one turn at a time across all its sessions (it refuses another with
-      // -32603, src/acp/demo-agent.ts refuseBusy): the live session's prompts finish first.
-      await warden.waitFor(() => pending.filter((entry) => entry.what === 'a valid prompt').every((entry) => warden.responses.has(entry.key)), 'the valid prompts before a second session');
+      // A second session, prompted once (while the live session's prompts may still run: the
+      // demo agent serves sessions concurrently), then closed; a prompt after the close is refused -32002.
       const created = await warden.request(id, 'session/new', { cwd: run.cwd, mcpServers: [] });
       usedKeys.add(JSON.stringify(id));
       const sessionId = (created.result as { sessionId: string }).sessionId;

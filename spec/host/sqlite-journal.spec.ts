@@ -1,9 +1,10 @@
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InvalidCursorError, UnknownSessionError, type Journal } from '../../src/host/journal.js';
+import Database from 'better-sqlite3';
+import { InvalidCursorError, SessionOwnedError, UnknownSessionError, type Journal } from '../../src/host/journal.js';
 import { defaultJournalPath, sqliteJournal } from '../../src/host/sqlite-journal.js';
 
 describe('sqliteJournal', () => {
@@ -158,6 +159,104 @@ describe('sqliteJournal', () => {
       } finally {
         reader.close();
         writer.close();
+      }
+    });
+
+    it('two processes appending to one store at once (issue 14): every write waits its turn, none fails, every entry is there', async function () {
+      this.timeout(120_000);
+      const path = join(dir, 'shared.sqlite');
+      const perProcess = 20_000;
+      // Each writer (after both are ready): a new session every 20 entries, single appends,
+      // a group of updates now and then, resume states and state changes: every kind of write.
+      const script = (name: string) => `
+        import { sqliteJournal } from ${JSON.stringify(new URL('../../src/host/sqlite-journal.ts', import.meta.url).pathname)};
+        const journal = sqliteJournal(${JSON.stringify(path)});
+        process.stdout.write('ready\\n');
+        await new Promise((resolve) => process.stdin.once('data', resolve));
+        const failures = [];
+        const attempt = (write) => { try { write(); } catch (error) { failures.push(error.message); } };
+        const update = (i) => ({ kind: 'update', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: String(i) } } });
+        for (let i = 0; i < ${perProcess}; ) {
+          const sessionId = ${JSON.stringify(name)} + '-' + Math.floor(i / 20);
+          if (i % 20 === 0) attempt(() => journal.createSession({ sessionId, agent: 'demo', cwd: '/w' }));
+          if (i % 50 === 10) {
+            attempt(() => journal.begin());
+            for (let k = 0; k < 10; k++, i++) attempt(() => journal.append(sessionId, update(i)));
+            attempt(() => journal.commit());
+            continue;
+          }
+          attempt(() => journal.append(sessionId, update(i)));
+          if (i % 25 === 0) attempt(() => journal.setResume(sessionId, { at: i }));
+          if (i % 50 === 0) attempt(() => journal.setState(sessionId, 'open'));
+          i++;
+        }
+        journal.close();
+        process.stdout.write(JSON.stringify({ failures: failures.length, first: failures[0] }) + '\\n');
+        process.stdin.destroy();
+      `;
+      const writers = ['w1', 'w2'].map((name) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script(name)], { stdio: ['pipe', 'pipe', 'inherit'] });
+        let out = '';
+        const ready = new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString('utf8');
+          if (out.includes('ready')) resolve();
+        }));
+        const done = new Promise<{ failures: number; first?: string }>((resolve, reject) => child.once('exit', (code) => {
+          if (code !== 0) return reject(new Error(`writer ${name} exited ${code}`));
+          resolve(JSON.parse(out.trim().split('\n').at(-1) as string) as { failures: number; first?: string });
+        }));
+        return { name, child, ready, done };
+      });
+      try {
+        await Promise.all(writers.map((writer) => writer.ready));
+        for (const writer of writers) writer.child.stdin.write('go\n');
+        const outcomes = await Promise.all(writers.map((writer) => writer.done));
+        expect(outcomes, 'no write failed in either process').to.deep.equal([{ failures: 0 }, { failures: 0 }]);
+        const reader = sqliteJournal(path);
+        try {
+          for (const { name } of writers) {
+            const texts: number[] = [];
+            for (let session = 0; session < perProcess / 20; session++) {
+              for (const record of reader.entries(`${name}-${session}`)) texts.push(Number((record.entry as { update: { content: { text: string } } }).update.content.text));
+            }
+            expect(texts, name).to.deep.equal(Array.from({ length: perProcess }, (_, i) => i));
+          }
+        } finally {
+          reader.close();
+        }
+      } finally {
+        for (const { child } of writers) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }
+    });
+
+    it('session owners: one journal at a time holds a session; a row of a dead process, or of a reused pid (another start time), holds nothing', () => {
+      const path = join(dir, 'owners.sqlite');
+      const first = sqliteJournal(path);
+      const second = sqliteJournal(path);
+      const raw = new Database(path);
+      try {
+        first.createSession({ sessionId: 'o1', agent: 'demo', cwd: '/w' });
+        first.claim?.('o1');
+        first.claim?.('o1'); // again: a no-op
+        expect(() => second.claim?.('o1')).to.throw(SessionOwnedError, `pid ${process.pid}`);
+        second.release?.('o1'); // not its own: left alone
+        expect(() => second.claim?.('o1')).to.throw(SessionOwnedError);
+        // The same pid, started at another time: a reused pid, not the owner.
+        raw.prepare("UPDATE owners SET started = 'an-earlier-boot:12345' WHERE session_id = 'o1'").run();
+        second.claim?.('o1');
+        expect(() => first.claim?.('o1')).to.throw(SessionOwnedError);
+        // A process that has exited.
+        const gone = Number(execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }));
+        raw.prepare('UPDATE owners SET pid = ? WHERE session_id = ?').run(gone, 'o1');
+        first.claim?.('o1');
+        second.close();
+        expect(raw.prepare('SELECT pid FROM owners').all(), 'closing released nothing of the other').to.deep.equal([{ pid: process.pid }]);
+        first.close();
+        expect(raw.prepare('SELECT * FROM owners').all(), 'closing released its own').to.deep.equal([]);
+      } finally {
+        raw.close();
+        first.close();
+        second.close();
       }
     });
 

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { createMachine, type AnyStateMachine } from 'xstate';
 import { toDirectedGraph, type DirectedGraphNode } from 'xstate/graph';
 import { demoAgentMachine } from '../../src/acp/demo-agent.js';
+import { demoTurnMachine } from '../../src/acp/demo-turn.js';
 import { claudeSessionMachine } from '../../src/adapters/claude/adapter.js';
 import { codexSessionMachine } from '../../src/adapters/codex/adapter.js';
 import { codexListMachine } from '../../src/adapters/codex/listing.js';
@@ -66,6 +67,9 @@ describe('chart model', () => {
         'agent.restarting': [{ targets: ['recovering'] }],
         'agent.failed': [{ targets: ['failed'] }],
         close: [{ targets: ['closed'] }],
+        'setup.reported': [{ targets: [] }],
+        'mode.changed': [{ targets: [] }],
+        'config.changed': [{ targets: [] }],
       });
       expect(chart.states.closed).to.deep.equal({ type: 'final', on: {} });
     });
@@ -80,17 +84,33 @@ describe('chart model', () => {
       expect(chart.states.recovering?.on['agent.recovered']).to.deep.equal([{ targets: ['prompting'], guard: 'promptInFlight' }, { targets: ['ready'] }]);
     });
 
-    it('nests compound states, with their initial state, eventless and delayed transitions', () => {
-      const chart = chartOfMachine(demoAgentMachine, about);
-      const streaming = chart.states.streaming as ChartNode;
-      expect(streaming.initial).to.equal('decide');
-      expect(Object.keys(streaming.states ?? {})).to.deep.equal(['decide', 'awaitingPermission', 'word']);
-      expect(streaming.states?.decide?.always?.map((t) => t.targets)).to.deep.equal([['streaming.word'], ['streaming.awaitingPermission'], ['streaming.word']]);
-      expect(streaming.states?.decide?.always?.[0]?.guard).to.equal('inline');
-      // `#demoAgent.idle` resolves to a path from the root; the `after` event is not in `on`.
-      expect(streaming.states?.word?.after).to.deep.equal({ word: [{ targets: ['streaming.word'], guard: 'wordsLeft', reenter: true }, { targets: ['idle'] }] });
-      expect(streaming.states?.word?.on).to.deep.equal({});
-      expect(chartStates(chart).map((entry) => entry.path)).to.deep.equal(['idle', 'streaming', 'streaming.decide', 'streaming.awaitingPermission', 'streaming.word']);
+    it('reads eventless and delayed transitions with their guards, and root transitions, of the demo agent and its turns', () => {
+      const agent = chartOfMachine(demoAgentMachine, about);
+      expect(Object.keys(agent.states)).to.deep.equal(['idle', 'serving']);
+      expect(agent.on['session.prompt']).to.deep.equal([{ targets: [], guard: 'sessionBusy' }, { targets: ['serving'] }]);
+      expect(agent.states.serving?.on['turn.finished']).to.deep.equal([{ targets: ['idle'], guard: 'lastTurn' }, { targets: [] }]);
+      const turn = chartOfMachine(demoTurnMachine, about);
+      expect(turn).to.include({ id: 'demoTurn', initial: 'deciding' });
+      expect(turn.on).to.deep.equal({ 'turn.cancel': [{ targets: ['cancelled'] }] });
+      expect(turn.states.deciding?.always).to.deep.equal([
+        { targets: ['streaming'], guard: 'noTool' },
+        { targets: ['streaming'], guard: 'planMode' },
+        { targets: ['streaming'], guard: 'runsWithoutAsking' },
+        { targets: ['streaming'], guard: 'rejectedBefore' },
+        { targets: ['awaitingPermission'] },
+      ]);
+      // The `after` event is not in `on`.
+      expect(turn.states.streaming?.after).to.deep.equal({ word: [{ targets: ['streaming'], guard: 'wordsLeft', reenter: true }, { targets: ['done'] }] });
+      expect(turn.states.streaming?.on).to.deep.equal({});
+      expect(chartStates(turn).map((entry) => entry.path)).to.deep.equal(['deciding', 'awaitingPermission', 'streaming', 'done', 'cancelled']);
+    });
+
+    it('nests compound states, with their initial state', () => {
+      const chart = chartOfMachine(kitchenSink, about);
+      const deep = chart.states.deep as ChartNode;
+      expect(deep.initial).to.equal('inner');
+      expect(deep.states?.inner?.initial).to.equal('leaf');
+      expect(chartStates(chart).map((entry) => entry.path)).to.include.members(['deep', 'deep.inner', 'deep.inner.leaf', 'deep.inner.other-leaf']);
     });
 
     it('has every edge of xstate/graph\'s directed graph, for every machine in the catalog', () => {
@@ -100,6 +120,7 @@ describe('chart model', () => {
         'codex-session': codexSessionMachine,
         'codex-list': codexListMachine,
         'demo-agent': demoAgentMachine,
+        'demo-turn': demoTurnMachine,
         'kitchen-sink': kitchenSink,
       };
       const charts = [...allCharts().filter((candidate) => candidate.kind === 'machine'), chartOfMachine(kitchenSink, { ...about, name: 'kitchen-sink' })];
@@ -125,8 +146,10 @@ describe('chart model', () => {
       expect(transitionsFor(chart, 'recovering', 'agent.restarting')).to.deep.equal({ source: 'recovering', transitions: [{ targets: [] }] });
       expect(transitionsFor(chart, 'ready', 'agent.restarting')).to.deep.equal({ source: '', transitions: [{ targets: ['recovering'] }] });
       expect(transitionsFor(chart, 'ready', 'cancel')).to.equal(undefined);
-      const demo = chartOfMachine(demoAgentMachine, about);
-      expect(transitionsFor(demo, 'streaming.word', 'session.cancel')?.source).to.equal('streaming');
+      expect(transitionsFor(chartOfMachine(kitchenSink, about), 'deep.inner.leaf', 'back')?.source).to.equal('deep');
+      const turn = chartOfMachine(demoTurnMachine, about);
+      expect(transitionsFor(turn, 'streaming', 'turn.cancel')?.source).to.equal('');
+      expect(transitionsFor(turn, 'awaitingPermission', 'turn.cancel')?.source).to.equal('awaitingPermission');
     });
   });
 
@@ -152,9 +175,9 @@ describe('chart model', () => {
     });
 
     it('refuses a compound state whose initial state is not a child, and names the path', () => {
-      const demo = JSON.parse(JSON.stringify(chartOfMachine(demoAgentMachine, about))) as { states: { streaming: { initial: string } } };
-      demo.states.streaming.initial = 'thinking';
-      expect(() => parseChart(demo)).to.throw(ChartFormatError, '$.states.streaming.initial');
+      const sink = JSON.parse(JSON.stringify(chartOfMachine(kitchenSink, about))) as { states: { deep: { initial: string } } };
+      sink.states.deep.initial = 'thinking';
+      expect(() => parseChart(sink)).to.throw(ChartFormatError, '$.states.deep.initial');
     });
 
     it('refuses another format, and transitions that are not arrays', () => {

@@ -6,7 +6,7 @@
 // set_permission_mode, and get_settings, get_context_usage, which the Claude Agent SDK sends)
 // are answered when they are not in the transcript, and `auth status --json` prints an
 // API-key login, as Claude Code 2.1.332 does (shortened). Started with
-// `--resume <id>`, it goes on under that session id, as Claude Code 2.1.332 does (every
+// `--resume=<id>` (or `--resume <id>`), it goes on under that session id, as Claude Code 2.1.332 does (every
 // recorded session id printed becomes <id>); a <id> it has no conversation for ends it as
 // the real CLI does: "No conversation found with session ID: <id>" on stderr, a `result`
 // error_during_execution naming it on stdout, exit 1, before any handshake.
@@ -23,6 +23,8 @@
 //   FAKE_CLAUDE_NO_CONVERSATION  comma-separated session ids with no saved conversation
 //   FAKE_CLAUDE_EOF_LOG   a file to append this process's pid to when its stdin closes (a graceful stop)
 //   FAKE_CLAUDE_USER_LOG  a file to append the session_id of each user message to (one line each)
+//   FAKE_CLAUDE_LEAK_VARS  comma-separated variable names: after the first line of a turn (not when resumed),
+//                         print their values inside longer stderr lines, then exit 1 (redaction tests)
 //   FAKE_CLAUDE_CONTENT_LOG  a file to append each user message's content blocks to, one JSON line
 //                         per message: [{ type, bytes, sha256 }] (bytes and hash of the text or image data)
 //   FAKE_CLAUDE_LOOP=1    after the transcript, every further prompt replays its turn(s) again
@@ -36,8 +38,10 @@ import { failer, print, readFixture, stdinMessages } from './fixture-replay.mjs'
 const fixture = process.env.FAKE_CLAUDE_FIXTURE ?? 'hello';
 const transcript = readFixture(`claude-stream-json-${fixture}.transcript.ndjson`);
 const args = process.argv.slice(2);
-const resumed = args.includes('--resume');
-const resumedId = resumed ? args[args.indexOf('--resume') + 1] : undefined;
+// `--resume=<id>` (what warden passes) or `--resume <id>`, as the real CLI takes both.
+const resumeArg = args.findIndex((arg) => arg === '--resume' || arg.startsWith('--resume='));
+const resumed = resumeArg >= 0;
+const resumedId = resumed ? (args[resumeArg] === '--resume' ? args[resumeArg + 1] : args[resumeArg].slice('--resume='.length)) : undefined;
 if (process.env.FAKE_CLAUDE_ARGV_LOG) appendFileSync(process.env.FAKE_CLAUDE_ARGV_LOG, `${JSON.stringify({ pid: process.pid, args })}\n`);
 // A CLI that cannot even start: dies at once, every time.
 const crashesHere = !process.env.FAKE_CLAUDE_CRASH_CWD || process.cwd().includes(process.env.FAKE_CLAUDE_CRASH_CWD);
@@ -123,6 +127,17 @@ function userLine(message) {
   }
 }
 
+/** A CLI that dumps secrets into longer diagnostic lines (as an HTTP client's debug output does) and dies mid-turn. */
+function leakAndDie(names) {
+  for (const name of names) {
+    const value = process.env[name] ?? '';
+    process.stderr.write(`[api] POST /v1/messages failed: 401 for ${name}=${value} (source: env)\n`);
+    process.stderr.write(`[api] retry 1/1 with x-api-key ${value} and header "Authorization: Bearer ${value}"; config said token=${value},\n`);
+  }
+  process.stderr.write('[api] giving up\n');
+  process.exit(1);
+}
+
 /** Plays `entries`: prints the "out" lines, awaits the "in" lines. */
 async function replay(entries) {
 for (const entry of entries) {
@@ -132,6 +147,7 @@ for (const entry of entries) {
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     print(asResumed(entry.msg));
     if (++printedInTurn >= crashAfter) process.kill(process.pid, 'SIGKILL');
+    if (process.env.FAKE_CLAUDE_LEAK_VARS && !resumed && printedInTurn === 1) leakAndDie(process.env.FAKE_CLAUDE_LEAK_VARS.split(','));
     continue;
   }
   // An "in" line: wait for the host to send the same kind of line.

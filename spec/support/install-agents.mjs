@@ -1,14 +1,14 @@
 #!/usr/bin/env node
-// Installs the real agent CLIs that spec/e2e/real-agents.spec.ts runs against fake model
-// servers: Claude Code and Codex, at the versions the recorded transcripts come from, into
-// .cache/agents (git-ignored). `npm run agents:install`.
+// Installs the real agent CLIs that spec/e2e/real-agents.spec.ts and spec/e2e/launch-*.spec.ts
+// run against fake model servers: Claude Code, Codex, Gemini CLI and opencode, at the versions
+// the recorded transcripts come from, into .cache/agents (git-ignored). `npm run agents:install`.
 //
 // - Does nothing for a CLI already installed at that version whose `--version` works.
 // - Never fails the build for network reasons: when the registry cannot be reached (or npm
 //   fails), it says so and exits 0; the e2e tests then skip with a message.
-// - Claude Code's native binary is put in place by its postinstall script, which npm 11
-//   blocks unless allowed: the cache's package.json allows it (`allowScripts`), and the
-//   script is run by hand when npm skipped it anyway.
+// - Claude Code's and opencode's native binaries are put in place by their postinstall
+//   scripts, which npm 11 blocks unless allowed: the cache's package.json allows them
+//   (`allowScripts`), and a script is run by hand when npm skipped it anyway.
 //
 // Environment: WARDEN_AGENTS_DIR (default <repo>/.cache/agents), WARDEN_SKIP_AGENTS_INSTALL=1
 // (do nothing), WARDEN_AGENTS_INSTALL_TIMEOUT_MS (default 600000).
@@ -25,6 +25,8 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const agents = [
   { name: '@anthropic-ai/claude-code', version: '2.1.332', bin: 'claude', postinstall: 'install.cjs' },
   { name: '@openai/codex', version: '0.171.0', bin: 'codex' },
+  { name: '@google/gemini-cli', version: '0.61.0', bin: 'gemini' },
+  { name: 'opencode-ai', version: '1.18.33', bin: 'opencode', postinstall: 'postinstall.mjs' },
 ];
 
 const say = (line) => process.stdout.write(`agents:install: ${line}\n`);
@@ -75,11 +77,11 @@ if (!existsSync(manifestPath)) {
     finish();
   }
 }
-// Allow Claude Code's postinstall (it links the native binary over bin/claude.exe).
+// Allow the postinstalls that link a native binary (Claude Code over bin/claude.exe, opencode's).
 try {
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
   manifest.private = true;
-  manifest.allowScripts = { ...(manifest.allowScripts ?? {}), '@anthropic-ai/claude-code': true };
+  manifest.allowScripts = { ...(manifest.allowScripts ?? {}), ...Object.fromEntries(agents.filter((agent) => agent.postinstall).map((agent) => [agent.name, true])) };
   writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
 } catch (error) {
   say(`could not update ${manifestPath}: ${error.message}`);
@@ -93,10 +95,10 @@ const probe = spawnSync(npm, ['view', specs[0], 'version', '--fetch-retries=0', 
 if (probe.status !== 0) {
   const why = probe.error?.code === 'ETIMEDOUT' ? 'no answer in 60 s' : errorLines(`${probe.stdout ?? ''}${probe.stderr ?? ''}`)[0]?.trim() ?? `exit code ${probe.status}`;
   say(`the npm registry is unreachable (npm view ${specs[0]}: ${why}).`);
-  say('The real-agent tests (spec/e2e/real-agents.spec.ts) will skip. Run `npm run agents:install` again with network access to include them.');
+  say('The real-agent tests (spec/e2e/real-agents.spec.ts, spec/e2e/launch-*.spec.ts) will skip. Run `npm run agents:install` again with network access to include them.');
   finish();
 }
-say(`npm install --no-audit --no-fund ${specs.join(' ')} (into ${target}; about 800 MB, 10-30 s)`);
+say(`npm install --no-audit --no-fund ${specs.join(' ')} (into ${target}; about 1.3 GB for all four, 10-60 s)`);
 const started = Date.now();
 const install = spawnSync(npm, ['install', '--no-audit', '--no-fund', '--save-exact', '--fetch-retries=1', ...specs], {
   cwd: target,
@@ -110,7 +112,7 @@ if (install.status !== 0) {
   const network = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|network|fetch failed|registry/iu.test(output) || install.error?.code === 'ETIMEDOUT';
   say(`npm install failed (${why})${network ? ': the npm registry looks unreachable' : ''}.`);
   for (const line of errorLines(output)) say(`  ${line}`);
-  say('The real-agent tests (spec/e2e/real-agents.spec.ts) will skip. Run `npm run agents:install` again with network access to include them.');
+  say('The real-agent tests (spec/e2e/real-agents.spec.ts, spec/e2e/launch-*.spec.ts) will skip. Run `npm run agents:install` again with network access to include them.');
   finish();
 }
 say(`npm install done in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -89,9 +89,10 @@ export function codexEnv(space: Workspace, codexHome: string): Record<string, st
 
 /**
  * `<home>/.codex` with the config recorded for the fake OpenAI server at `serverUrl` (README,
- * section 2); the approval policy comes from the adapter (untrusted). Returns its path.
+ * section 2); the approval policy comes from the adapter (untrusted). `envKey` names the
+ * variable Codex reads the key from. Returns its path.
  */
-export function writeCodexHome(space: Workspace, serverUrl: string): string {
+export function writeCodexHome(space: Workspace, serverUrl: string, envKey = 'FAKE_OPENAI_API_KEY'): string {
   const codexHome = join(space.home, '.codex');
   mkdirSync(codexHome);
   writeFileSync(join(codexHome, 'config.toml'), [
@@ -103,7 +104,7 @@ export function writeCodexHome(space: Workspace, serverUrl: string): string {
     '[model_providers.fake]',
     'name = "Fake OpenAI"',
     `base_url = "${serverUrl}/v1"`,
-    'env_key = "FAKE_OPENAI_API_KEY"',
+    `env_key = "${envKey}"`,
     'wire_api = "responses"',
     'request_max_retries = 0',
     'stream_max_retries = 0',

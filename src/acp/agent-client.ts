@@ -43,7 +43,7 @@ import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { AGENT_METHODS, CLIENT_METHODS, clientNotifications, clientRequests, PROTOCOL_VERSION } from './methods.js';
 import { parserOf } from './schemas.js';
-import { Terminals } from './terminals.js';
+import { Terminals, type TerminalLimits } from './terminals.js';
 import { readTextFile, writeTextFile, type WorkspaceRoots } from './workspace-fs.js';
 
 /** What the client does with the agent's requests. */
@@ -58,9 +58,10 @@ export interface ClientHandler {
   /**
    * Run `terminal/*` as supervised ports. Default `true`, with an isolated environment
    * (the baseline variables plus the ones the agent passes); `{ env: 'inherit' }` gives
-   * terminals the host's environment (agent API keys still removed).
+   * terminals the host's environment (agent API keys still removed); `limits` caps the
+   * output an agent may ask to keep and the terminals a session may hold.
    */
-  readonly terminals?: boolean | { readonly env?: 'isolated' | 'inherit' };
+  readonly terminals?: boolean | { readonly env?: 'isolated' | 'inherit'; readonly limits?: TerminalLimits };
   /** Answer `elicitation/create` (form mode); advertised only when given. */
   readonly elicitation?: (request: CreateElicitationRequest) => CreateElicitationResponse | Promise<CreateElicitationResponse>;
   /**
@@ -175,7 +176,7 @@ export const agentClientLogic = gracefulShutdown({
       input,
       connection,
       terminalSupervisor,
-      terminals: new Terminals(terminalSupervisor),
+      terminals: new Terminals(terminalSupervisor, typeof input.handler?.terminals === 'object' ? input.handler.terminals.limits : undefined),
       capabilities: input.handler?.capabilities ?? advertised(input.handler ?? {}),
       sessions: new Map(),
       subscriptions: [],
@@ -226,8 +227,10 @@ function close(live: Live, snapshot: AgentClientSnapshot, reason: PeerLost, stat
   for (const session of live.sessions.values()) endPrompt(session);
   live.scope.emit({ type: 'acp.closed', reason });
   for (const subscription of live.subscriptions) subscription.unsubscribe();
-  // Children of custom logic are not stopped by XState: stop them here (terminals die with their groups).
+  // Children of custom logic are not stopped by XState: stop them here (terminals die with
+  // their groups, and what left a group by its marker).
   if (live.terminalSupervisor.getSnapshot().status === 'active') live.scope.stopChild(live.terminalSupervisor);
+  live.terminals.killStragglers();
   if (live.connection.getSnapshot().status === 'active') live.scope.stopChild(live.connection);
   const base = { ...snapshot, value: 'closed' as const, context: summary(live) };
   return status === 'done' ? ({ ...base, status: 'done', output: reason } as AgentClientSnapshot) : ({ ...base, status: 'stopped' } as AgentClientSnapshot);

@@ -49,8 +49,11 @@ export interface AgentServerInput {
   readonly timeouts?: TimeoutPolicy;
 }
 
-/** The phase of an agent server. */
-export type AgentServerPhase = 'awaitingInitialize' | 'ready' | 'closing' | 'closed';
+/**
+ * The phase of an agent server. `initializing`: the editor's `initialize` is with the agent
+ * (a delegated initialize); what the editor sends meanwhile waits, in order, for its answer.
+ */
+export type AgentServerPhase = 'awaitingInitialize' | 'initializing' | 'ready' | 'closing' | 'closed';
 
 /** Plain facts about an agent server. */
 export interface AgentServerContext {
@@ -82,6 +85,11 @@ interface PendingRequest {
   readonly params: Record<string, unknown>;
 }
 
+/** What the editor sent while its `initialize` was with the agent: served in order once it is answered. */
+type HeldMessage =
+  | { readonly kind: 'request'; readonly rpcId: JsonRpcId; readonly method: string; readonly params: Record<string, unknown> }
+  | { readonly kind: 'notification'; readonly method: string; readonly params: unknown };
+
 interface SessionState {
   hasModes: boolean;
   hasConfigOptions: boolean;
@@ -110,6 +118,8 @@ interface Live {
   readonly subscriptions: Subscription[];
   readonly pending: Map<string, PendingRequest>;
   readonly sessions: Map<string, SessionState>;
+  /** Requests and notifications that arrived in phase `initializing`, oldest first. */
+  readonly held: HeldMessage[];
   context: AgentEventContext | undefined;
   phase: AgentServerPhase;
   nextKey: number;
@@ -129,8 +139,8 @@ const turnUpdates = new Set(['agent_message_chunk', 'agent_thought_chunk', 'user
 
 const defaultCancelGraceMs = 5000;
 
-/** `sessionCapabilities.fork` is unstable: absent from the stable types, present on the wire. */
-function advertisesFork(capabilities: AgentCapabilities | undefined): boolean {
+/** Whether `sessionCapabilities.fork` is advertised (it is unstable: absent from the stable types, present on the wire). */
+export function advertisesFork(capabilities: AgentCapabilities | undefined): boolean {
   const fork = (capabilities?.sessionCapabilities as { fork?: unknown } | undefined)?.fork;
   return fork !== undefined && fork !== null;
 }
@@ -144,7 +154,8 @@ function methodTable(agent: NativeAgent): MethodTable {
   const requests: Record<string, ParamsParser | true> = {};
   for (const method of Object.keys(agentRequests)) requests[method] = true;
   for (const method of agent.extensions?.requests ?? []) requests[method] = true;
-  if (advertisesFork(agent.capabilities)) requests['session/fork'] = true;
+  // A delegated initialize learns the capabilities later: `gate` refuses fork when they lack it.
+  if (advertisesFork(agent.capabilities) || agent.delegateInitialize) requests['session/fork'] = true;
   const notifications: Record<string, ParamsParser | true> = {};
   for (const [method, type] of Object.entries(agentNotifications)) notifications[method] = parserOf(type);
   for (const method of agent.extensions?.notifications ?? []) notifications[method] = true;
@@ -176,6 +187,7 @@ export const agentServerLogic = gracefulShutdown({
       subscriptions: [],
       pending: new Map(),
       sessions: new Map(),
+      held: [],
       context: undefined,
       phase: 'awaitingInitialize',
       nextKey: 1,
@@ -282,8 +294,11 @@ function withSummary(snapshot: AgentServerSnapshot, live: Live): AgentServerSnap
  */
 function close(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost): AgentServerSnapshot {
   if (live.phase === 'closing') return snapshot;
+  // What waited behind initialize is refused as shutting down (not as uninitialized when initialize fails below).
+  const held = live.held.splice(0);
   failAllPending(live, RpcError.internalError('the agent is shutting down', { reason: 'shutdown' }));
   live.phase = 'closing';
+  for (const message of held) if (message.kind === 'request') respondError(live.connection, message.rpcId, RpcError.internalError('the agent is shutting down', { reason: 'shutdown' }));
   const self = live.scope.self;
   const supervisors = [...(live.input.agent.supervisors?.(live.handler) ?? [])].reverse();
   void (async () => {
@@ -323,6 +338,11 @@ function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParams: Reco
   }
   if (live.phase === 'closing') {
     respondError(live.connection, rpcId, RpcError.internalError('the agent is shutting down'));
+    return;
+  }
+  if (live.phase === 'initializing') {
+    // Pipelined behind initialize (written before its answer came): served once it is answered.
+    live.held.push({ kind: 'request', rpcId, method, params });
     return;
   }
   if (live.phase !== 'ready' || !live.context) {
@@ -409,6 +429,8 @@ function initialize(live: Live, rpcId: JsonRpcId, params: Record<string, unknown
   if (live.input.agent.delegateInitialize) {
     // The handler learns what to advertise from elsewhere (a downstream agent): ask it.
     const key = `r${live.nextKey++}`;
+    live.phase = 'initializing';
+    sync(live);
     live.pending.set(key, { rpcId, method: 'initialize', sessionId: undefined, params });
     live.handler.send({ type: 'initialize', requestId: key, method: 'initialize', params, context: live.context });
     return;
@@ -430,6 +452,18 @@ function completeInitialize(live: Live, rpcId: JsonRpcId): void {
     agentInfo: live.agentInfo,
   });
   live.handler.send({ type: 'initialized', context });
+  serveHeld(live);
+}
+
+/**
+ * The editor's `initialize` was answered (or refused): what it sent meanwhile is served now, in
+ * the order it came; after a refusal each request gets the error of a request before initialize.
+ */
+function serveHeld(live: Live): void {
+  for (const message of live.held.splice(0)) {
+    if (message.kind === 'request') guarded(live, () => onRequest(live, message.rpcId, message.method, message.params), message.rpcId);
+    else onNotification(live, message.method, message.params);
+  }
 }
 
 /** The protocol's gates, before the handler sees anything. `undefined` lets the request through. */
@@ -459,7 +493,7 @@ function gate(live: Live, method: string, params: Record<string, unknown>): RpcE
     case 'session/new':
       return sessionSetupGate(live, params);
     case 'session/fork':
-      return knownSession(live, params) ?? sessionSetupGate(live, params);
+      return advertisesFork(caps) ? knownSession(live, params) ?? sessionSetupGate(live, params) : notAdvertised();
     case 'session/set_mode': {
       const unknown = knownSession(live, params);
       if (unknown) return unknown;
@@ -512,6 +546,10 @@ function promptContentGate(caps: AgentCapabilities, prompt: Array<{ type: string
 }
 
 function onNotification(live: Live, method: string, params: unknown): void {
+  if (live.phase === 'initializing') {
+    live.held.push({ kind: 'notification', method, params });
+    return;
+  }
   if (live.phase !== 'ready') return;
   if (method === 'session/cancel') {
     cancelPrompt(live, (params as { sessionId: string }).sessionId);
@@ -644,6 +682,12 @@ function failRequest(live: Live, key: string, error: RpcError): void {
   }
   respondError(live.connection, request.rpcId, error);
   if (session && request.method === 'session/prompt') nextPrompt(live, request.sessionId as string);
+  if (request.method === 'initialize' && live.phase === 'initializing') {
+    // The agent refused initialize: the editor may try again; what waited is refused as uninitialized.
+    live.phase = 'awaitingInitialize';
+    sync(live);
+    serveHeld(live);
+  }
 }
 
 function removeQueued(session: SessionState, key: string): void {
@@ -713,9 +757,9 @@ function trackSessions(live: Live, key: string, request: PendingRequest, result:
 
 /**
  * Updates the client did not ask for: `compaction_*` without `session.compaction` are
- * dropped; a `notice` without `session.notices` becomes a short agent message (the editor
- * still learns what happened); boolean config options without `configOptions.boolean` are
- * left out.
+ * dropped; a `notice` without `session.notices` becomes a short agent message signed by
+ * acp-warden (`noticeAsText`: the editor still learns what happened); boolean config options
+ * without `configOptions.boolean` are left out.
  */
 function gateUpdate(live: Live, update: SessionUpdate): SessionUpdate | undefined {
   const session = live.context?.clientCapabilities.session as { notices?: unknown; compaction?: unknown } | undefined;
@@ -723,17 +767,34 @@ function gateUpdate(live: Live, update: SessionUpdate): SessionUpdate | undefine
     case 'compaction_update':
     case 'compaction_summary_chunk':
       return session?.compaction ? update : undefined;
-    case 'notice': {
-      if (session?.notices) return update;
-      const notice = update as { severity: string; title: string; description?: string | null };
-      const text = `[${notice.severity}] ${notice.title}${notice.description ? `: ${notice.description}` : ''}`;
-      return { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } };
-    }
+    case 'notice':
+      return session?.notices ? update : noticeAsText(update as unknown as Notice);
     case 'config_option_update':
       return withoutUnsupportedOptions(live, update) as SessionUpdate;
     default:
       return update;
   }
+}
+
+/** A `notice` update's fields. */
+interface Notice {
+  readonly severity: string;
+  readonly title: string;
+  readonly description?: string | null;
+}
+
+/** The `_meta` key that marks an agent message as acp-warden's rendering of a notice (and carries it). */
+export const NOTICE_META_KEY = 'acp-warden/notice';
+
+/**
+ * A notice for a client without `session.notices`: an agent message, on lines of its own and
+ * signed by acp-warden (so that neither the user nor the editor takes it for the agent's
+ * words), with the notice itself under `_meta["acp-warden/notice"]`.
+ */
+function noticeAsText(notice: Notice): SessionUpdate {
+  const text = `\n\n[acp-warden ${notice.severity}] ${notice.title}${notice.description ? `: ${notice.description}` : ''}\n\n`;
+  const meta = { [NOTICE_META_KEY]: { severity: notice.severity, title: notice.title, description: notice.description ?? null } };
+  return { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text, _meta: meta }, _meta: meta };
 }
 
 /** Drops boolean config options from a result or update when the client cannot show them. */

@@ -1,9 +1,14 @@
 /**
  * The built-in `demo` agent: a native agent (see `native-agent.ts`) as a state machine. It
- * streams its answer word by word, runs one "tool" behind a permission request when the
- * prompt asks for one, keeps each session's history in memory (so `session/load` replays
- * it), and honours cancel. Examples, `warden demo` and tests use it; it needs no model and
- * no network.
+ * streams its answer word by word, runs one "tool" when the prompt asks for one (behind a
+ * permission request in mode `ask`, at once in mode `auto`, never in mode `plan`; a rejected
+ * tool is reported `failed`), keeps each session's history in memory (so `session/load`
+ * replays it), and honours cancel. Examples, `warden demo` and tests use it; it needs no model and no network.
+ *
+ * Sessions are served side by side: each prompt is a turn of its own (`demo-turn.ts`, a
+ * spawned child), so a session streaming or waiting for a permission does not hold up the
+ * others. Within a session prompts come one at a time (the agent server queues them FIFO);
+ * a second one reaching the machine while its session's turn runs is refused.
  *
  * `session/resume` and `session/load` of a session id it does not know (a host that
  * restarted and journaled the session, say) open an empty session under that id: the demo
@@ -12,7 +17,9 @@
  */
 import type { SessionConfigOption, SessionUpdate } from '@agentclientprotocol/sdk';
 import { nanoid } from 'nanoid';
-import { enqueueActions, setup } from 'xstate';
+import { enqueueActions, setup, stopChild } from 'xstate';
+import { demoTurnMachine, type DemoModeId, type DemoToolPolicy, type DemoTurnEvent, type DemoTurnReport } from './demo-turn.js';
+import { CLIENT_METHODS } from './methods.js';
 import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent } from './native-agent.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 
@@ -22,37 +29,41 @@ interface DemoSession {
   readonly title: string;
   readonly updatedAt: string;
   readonly history: readonly SessionUpdate[];
-  readonly mode: string;
+  readonly mode: DemoModeId;
   readonly model: string;
+  /** An "always" answer to the demo tool's permission. */
+  readonly toolPolicy: DemoToolPolicy | undefined;
 }
 
-interface Turn {
+/** A turn in flight: its child actor's id and what routes events to it. */
+interface TurnEntry {
+  /** The spawned `demoTurnMachine`'s id (a child of the agent). */
+  readonly actorId: string;
   readonly requestId: string;
-  readonly sessionId: string;
-  /** Words still to stream. */
-  readonly words: readonly string[];
-  /** What was streamed so far (kept in the history at the end). */
-  readonly said: string;
-  readonly permissionKey: string | undefined;
+  readonly permissionKey: string;
 }
 
 interface DemoContext {
   readonly sessions: Readonly<Record<string, DemoSession>>;
-  readonly nextKey: number;
-  readonly turn: Turn | undefined;
+  /** The turn in flight of each session that has one, by session id. */
+  readonly turns: Readonly<Record<string, TurnEntry>>;
+  /** Numbers turns (child ids, permission keys, tool call ids) across sessions. */
+  readonly nextTurn: number;
   /** Milliseconds between streamed words. */
   readonly wordDelayMs: number;
 }
 
-const toolCallId = 'demo-tool';
+type DemoAgentEvent = AgentHandlerEvent | DemoTurnReport;
+
 const models = ['demo-fast', 'demo-thorough'];
 
-const modes = [
+const modes: ReadonlyArray<{ readonly id: DemoModeId; readonly name: string; readonly description: string }> = [
   { id: 'ask', name: 'Ask', description: 'Ask before running tools' },
   { id: 'auto', name: 'Auto', description: 'Run tools without asking' },
+  { id: 'plan', name: 'Plan', description: 'Say what it would run; run no tools' },
 ];
 
-function modeState(current: string) {
+function modeState(current: DemoModeId) {
   return { currentModeId: current, availableModes: modes };
 }
 
@@ -70,27 +81,22 @@ function configOptions(model: string): SessionConfigOption[] {
   }];
 }
 
-function promptText(event: AgentHandlerEvent): string {
-  if (event.type !== 'session.prompt') return '';
+function promptText(event: AgentRequestEvent): string {
   const blocks = (event.params.prompt as Array<{ type: string; text?: string }>) ?? [];
   return blocks.filter((block) => block.type === 'text').map((block) => block.text ?? '').join(' ').trim();
 }
 
-function words(text: string): string[] {
-  return text.split(' ').map((word, index, all) => (index < all.length - 1 ? `${word} ` : word));
-}
-
-function answerFor(text: string): string {
-  return text.length === 0 ? 'You sent an empty prompt.' : `You said: ${text}. This is the acp-warden demo agent, answering word by word.`;
-}
-
-function requestOf(event: AgentHandlerEvent): AgentRequestEvent {
+function requestOf(event: DemoAgentEvent): AgentRequestEvent {
   return event as AgentRequestEvent;
+}
+
+function reportOf<T extends DemoTurnReport['type']>(event: DemoAgentEvent, _type: T): Extract<DemoTurnReport, { type: T }> {
+  return event as Extract<DemoTurnReport, { type: T }>;
 }
 
 /** An empty session, in its default mode and model. */
 function emptySession(id: string, cwd: string, title: string): DemoSession {
-  return { id, cwd, title, updatedAt: new Date().toISOString(), history: [], mode: 'ask', model: 'demo-fast' };
+  return { id, cwd, title, updatedAt: new Date().toISOString(), history: [], mode: 'ask', model: 'demo-fast', toolPolicy: undefined };
 }
 
 /**
@@ -103,7 +109,7 @@ function freshSessionId(context: DemoContext): string {
   return id;
 }
 
-const commandsUpdate: SessionUpdate = { sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'tool', description: 'Run the demo tool (asks for permission)' }] };
+const commandsUpdate: SessionUpdate = { sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'tool', description: 'Run the demo tool (asks for permission in mode ask)' }] };
 
 function withSession(context: DemoContext, id: string, change: (session: DemoSession) => DemoSession): Partial<DemoContext> {
   const session = context.sessions[id];
@@ -114,24 +120,29 @@ function record(context: DemoContext, sessionId: string, ...updates: SessionUpda
   return withSession(context, sessionId, (session) => ({ ...session, history: [...session.history, ...updates], updatedAt: new Date().toISOString() }));
 }
 
+/** The session whose turn asked the permission with `key`. */
+function sessionOfPermission(context: DemoContext, key: string): string | undefined {
+  return Object.entries(context.turns).find(([, turn]) => turn.permissionKey === key)?.[0];
+}
+
 const respond = (requestId: string, result: unknown): AgentHandlerOutput => ({ type: 'acp.respond', requestId, result });
 const update = (sessionId: string, value: SessionUpdate): AgentHandlerOutput => ({ type: 'acp.update', sessionId, update: value });
 
-/** The demo agent's handler machine. */
+/** The demo agent's handler machine: `idle` with no turn in flight, `serving` while any session has one. */
 export const demoAgentMachine = setup({
   types: {} as {
     context: DemoContext;
-    events: AgentHandlerEvent;
+    events: DemoAgentEvent;
     emitted: AgentHandlerOutput;
     input: { wordDelayMs?: number } | undefined;
+    children: Record<string, 'demoTurn'>;
   },
-  delays: { word: ({ context }) => context.wordDelayMs },
+  actors: { demoTurn: demoTurnMachine },
   guards: {
-    wantsTool: ({ event }) => /\b(tool|permission)\b/iu.test(promptText(event)),
-    autoMode: ({ context, event }) => context.sessions[requestOf(event).params.sessionId as string]?.mode === 'auto',
-    wordsLeft: ({ context }) => (context.turn?.words.length ?? 0) > 0,
-    ourPermission: ({ context, event }) => (event.type === 'client.response' || event.type === 'client.error') && event.key === context.turn?.permissionKey,
-    allowed: ({ event }) => event.type === 'client.response' && (event.result as { outcome?: { optionId?: string } } | undefined)?.outcome?.optionId === 'allow',
+    /** Its session already has a turn in flight (the agent server queues prompts, so this is a peer that does not). */
+    sessionBusy: ({ context, event }) => context.turns[requestOf(event).params.sessionId as string] !== undefined,
+    /** The turn that finished is the only one in flight. */
+    lastTurn: ({ context }) => Object.keys(context.turns).length <= 1,
   },
   actions: {
     newSession: enqueueActions(({ context, event, enqueue }) => {
@@ -180,13 +191,13 @@ export const demoAgentMachine = setup({
     setMode: enqueueActions(({ context, event, enqueue }) => {
       const request = requestOf(event);
       const sessionId = request.params.sessionId as string;
-      const modeId = request.params.modeId as string;
-      if (!modes.some((mode) => mode.id === modeId)) {
-        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.invalidParams(`unknown mode ${modeId}`).toErrorObject() });
+      const mode = modes.find((candidate) => candidate.id === request.params.modeId);
+      if (!mode) {
+        enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.invalidParams(`unknown mode ${String(request.params.modeId)}; the demo agent's modes are ${modes.map((candidate) => candidate.id).join(', ')}`).toErrorObject() });
         return;
       }
-      enqueue.assign(withSession(context, sessionId, (session) => ({ ...session, mode: modeId })));
-      enqueue.emit(update(sessionId, { sessionUpdate: 'current_mode_update', currentModeId: modeId }));
+      enqueue.assign(withSession(context, sessionId, (session) => ({ ...session, mode: mode.id })));
+      enqueue.emit(update(sessionId, { sessionUpdate: 'current_mode_update', currentModeId: mode.id }));
       enqueue.emit(respond(request.requestId, {}));
     }),
     setConfigOption: enqueueActions(({ context, event, enqueue }) => {
@@ -200,54 +211,72 @@ export const demoAgentMachine = setup({
       enqueue.assign(withSession(context, sessionId, (session) => ({ ...session, model: value })));
       enqueue.emit(respond(request.requestId, { configOptions: configOptions(value) }));
     }),
+    /** A prompt: the user's message joins the history, and a turn of its own starts for it. */
     startTurn: enqueueActions(({ context, event, enqueue }) => {
       const request = requestOf(event);
       const sessionId = request.params.sessionId as string;
-      const text = promptText(event);
+      const session = context.sessions[sessionId];
+      const text = promptText(request);
+      const number = context.nextTurn;
+      const turn: TurnEntry = { actorId: `turn-${number}`, requestId: request.requestId, permissionKey: `permission-${number}` };
       enqueue.assign({
-        turn: { requestId: request.requestId, sessionId, words: words(answerFor(text)), said: '', permissionKey: undefined },
+        nextTurn: number + 1,
+        turns: { ...context.turns, [sessionId]: turn },
         ...record(context, sessionId, { sessionUpdate: 'user_message_chunk', content: { type: 'text', text } }),
       });
-    }),
-    askPermission: enqueueActions(({ context, enqueue }) => {
-      const turn = context.turn as Turn;
-      const key = `permission-${context.nextKey}`;
-      const call: SessionUpdate = { sessionUpdate: 'tool_call', toolCallId, title: 'Run the demo tool', kind: 'execute', status: 'pending', rawInput: { command: 'demo-tool --greet' } };
-      enqueue.assign({ nextKey: context.nextKey + 1, turn: { ...turn, permissionKey: key }, ...record(context, turn.sessionId, call) });
-      enqueue.emit(update(turn.sessionId, call));
-      enqueue.emit({
-        type: 'acp.clientRequest',
-        key,
-        method: 'session/request_permission',
-        params: {
-          sessionId: turn.sessionId,
-          toolCall: { toolCallId, title: 'Run the demo tool', kind: 'execute', status: 'pending' },
-          options: [
-            { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
-            { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
-          ],
+      enqueue.spawnChild('demoTurn', {
+        id: turn.actorId,
+        input: {
+          sessionId,
+          requestId: request.requestId,
+          text,
+          mode: session?.mode ?? 'ask',
+          toolPolicy: session?.toolPolicy,
+          permissionKey: turn.permissionKey,
+          toolCallId: `demo-tool-${number}`,
+          wordDelayMs: context.wordDelayMs,
         },
       });
     }),
-    toolDone: enqueueActions(({ context, event, enqueue }, params: { status: 'completed' | 'failed' }) => {
-      void event;
-      const turn = context.turn as Turn;
-      const text = params.status === 'completed' ? 'demo tool: hello from the tool' : 'demo tool: not run (permission refused)';
-      const result: SessionUpdate = { sessionUpdate: 'tool_call_update', toolCallId, status: params.status, content: [{ type: 'content', content: { type: 'text', text } }] };
-      enqueue.assign(record(context, turn.sessionId, result));
-      enqueue.emit(update(turn.sessionId, result));
+    /** A turn's update goes to the client; all but the streamed words join the history (the whole answer does, at the end). */
+    relayUpdate: enqueueActions(({ context, event, enqueue }) => {
+      const { sessionId, update: value } = reportOf(event, 'turn.update');
+      if (value.sessionUpdate !== 'agent_message_chunk') enqueue.assign(record(context, sessionId, value));
+      enqueue.emit(update(sessionId, value));
     }),
-    streamWord: enqueueActions(({ context, enqueue }) => {
-      const turn = context.turn as Turn;
-      const [next, ...rest] = turn.words;
-      enqueue.assign({ turn: { ...turn, words: rest, said: turn.said + (next ?? '') } });
-      enqueue.emit(update(turn.sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: next ?? '' } }));
+    relayPermission: enqueueActions(({ event, enqueue }) => {
+      const ask = reportOf(event, 'turn.askPermission');
+      enqueue.emit({ type: 'acp.clientRequest', key: ask.key, method: CLIENT_METHODS.session_request_permission, params: ask.params });
     }),
-    finish: enqueueActions(({ context, enqueue }, params: { stopReason: 'end_turn' | 'cancelled' }) => {
-      const turn = context.turn as Turn;
-      const said: SessionUpdate = { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: turn.said } };
-      enqueue.assign({ turn: undefined, ...(turn.said ? record(context, turn.sessionId, said) : {}) });
-      enqueue.emit(respond(turn.requestId, { stopReason: params.stopReason }));
+    rememberPolicy: enqueueActions(({ context, event, enqueue }) => {
+      const { sessionId, policy } = reportOf(event, 'turn.remember');
+      enqueue.assign(withSession(context, sessionId, (session) => ({ ...session, toolPolicy: policy })));
+    }),
+    /** The client's answer to a permission goes to the turn that asked it. */
+    answerPermission: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'client.response' && event.type !== 'client.error') return;
+      const sessionId = sessionOfPermission(context, event.key);
+      const turn = sessionId === undefined ? undefined : context.turns[sessionId];
+      if (!turn) return;
+      const forward: DemoTurnEvent = event.type === 'client.response' ? { type: 'turn.permissionAnswered', result: event.result } : { type: 'turn.permissionFailed', error: event.error };
+      enqueue.sendTo(turn.actorId, forward);
+    }),
+    /** Cancel reaches only its session's turn. */
+    cancelTurn: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'session.cancel') return;
+      const turn = context.turns[event.sessionId];
+      if (!turn) return;
+      enqueue.sendTo(turn.actorId, { type: 'turn.cancel' } satisfies DemoTurnEvent);
+    }),
+    /** A turn ended: its whole answer joins the history, the prompt is answered, its actor goes. */
+    finishTurn: enqueueActions(({ context, event, enqueue }) => {
+      const done = reportOf(event, 'turn.finished');
+      const turn = context.turns[done.sessionId];
+      const { [done.sessionId]: _ended, ...others } = context.turns;
+      const said: SessionUpdate = { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: done.said } };
+      enqueue.assign({ turns: others, ...(done.said ? record(context, done.sessionId, said) : {}) });
+      enqueue.emit(respond(done.requestId, { stopReason: done.stopReason }));
+      if (turn) enqueue(stopChild(turn.actorId));
     }),
     forkSession: enqueueActions(({ context, event, enqueue }) => {
       const request = requestOf(event);
@@ -262,7 +291,7 @@ export const demoAgentMachine = setup({
       enqueue.emit(respond(request.requestId, { sessionId: id, modes: modeState(fork.mode), configOptions: configOptions(fork.model) }));
     }),
     refuseBusy: enqueueActions(({ event, enqueue }) => {
-      enqueue.emit({ type: 'acp.error', requestId: requestOf(event).requestId, error: { code: -32603, message: 'The demo agent answers one prompt at a time; try again when the current one ends' } });
+      enqueue.emit({ type: 'acp.error', requestId: requestOf(event).requestId, error: { code: -32603, message: 'This session is already answering a prompt; send the next one when it ends (the demo agent answers one prompt at a time per session)' } });
     }),
     answerEmpty: enqueueActions(({ event, enqueue }) => {
       enqueue.emit(respond(requestOf(event).requestId, {}));
@@ -270,7 +299,7 @@ export const demoAgentMachine = setup({
   },
 }).createMachine({
   id: 'demoAgent',
-  context: ({ input }) => ({ sessions: {}, nextKey: 1, turn: undefined, wordDelayMs: input?.wordDelayMs ?? 40 }),
+  context: ({ input }) => ({ sessions: {}, turns: {}, nextTurn: 1, wordDelayMs: input?.wordDelayMs ?? 40 }),
   initial: 'idle',
   on: {
     authenticate: { actions: 'answerEmpty' },
@@ -284,47 +313,25 @@ export const demoAgentMachine = setup({
     'session.fork': { actions: 'forkSession' },
     'session.setMode': { actions: 'setMode' },
     'session.setConfigOption': { actions: 'setConfigOption' },
+    'session.prompt': [
+      { guard: 'sessionBusy', actions: 'refuseBusy' },
+      { target: '.serving', actions: 'startTurn' },
+    ],
+    'session.cancel': { actions: 'cancelTurn' },
+    'client.response': { actions: 'answerPermission' },
+    'client.error': { actions: 'answerPermission' },
+    'turn.update': { actions: 'relayUpdate' },
+    'turn.askPermission': { actions: 'relayPermission' },
+    'turn.remember': { actions: 'rememberPolicy' },
   },
   states: {
-    idle: {
+    idle: {},
+    serving: {
       on: {
-        'session.prompt': [
-          { guard: 'wantsTool', target: 'streaming', actions: ['startTurn', 'askPermission'], reenter: true },
-          { target: 'streaming', actions: 'startTurn' },
+        'turn.finished': [
+          { guard: 'lastTurn', target: 'idle', actions: 'finishTurn' },
+          { actions: 'finishTurn' },
         ],
-      },
-    },
-    streaming: {
-      initial: 'decide',
-      on: {
-        'session.cancel': { target: 'idle', actions: { type: 'finish', params: { stopReason: 'cancelled' } } },
-        // One turn at a time across sessions: a prompt elsewhere is told so, not ignored.
-        'session.prompt': { actions: 'refuseBusy' },
-      },
-      states: {
-        decide: {
-          always: [
-            { guard: ({ context }) => context.turn?.permissionKey !== undefined && context.sessions[context.turn.sessionId]?.mode === 'auto', target: 'word', actions: { type: 'toolDone', params: { status: 'completed' } } },
-            { guard: ({ context }) => context.turn?.permissionKey !== undefined, target: 'awaitingPermission' },
-            { target: 'word' },
-          ],
-        },
-        awaitingPermission: {
-          on: {
-            'client.response': [
-              { guard: { type: 'ourPermission' }, target: 'word', actions: { type: 'toolDone', params: ({ event }) => ({ status: (event.result as { outcome?: { optionId?: string } } | undefined)?.outcome?.optionId === 'allow' ? 'completed' as const : 'failed' as const }) } },
-            ],
-            'client.error': [{ guard: 'ourPermission', target: 'word', actions: { type: 'toolDone', params: { status: 'failed' } } }],
-          },
-        },
-        word: {
-          after: {
-            word: [
-              { guard: 'wordsLeft', target: 'word', reenter: true, actions: 'streamWord' },
-              { target: '#demoAgent.idle', actions: { type: 'finish', params: { stopReason: 'end_turn' } } },
-            ],
-          },
-        },
       },
     },
   },

@@ -20,6 +20,8 @@
  * journaled resume state from `_meta["acp-warden/resume"]`: the first start of its CLI
  * already resumes the conversation (Claude's `--resume`, Codex's `thread/resume`). Without
  * a state, the CLI starts a new conversation (right for a session that had no turn yet).
+ * The state comes from outside (the editor, the journal): the definition's `checkResume`
+ * refuses a malformed one with -32602 before anything is started.
  * Neither replays the history: for `session/load`, the host replays its journal. Of a
  * session that runs, both answer its current setup. `session/close` stops the session's
  * CLI gracefully; a prompt still running ends `cancelled`.
@@ -41,6 +43,7 @@ import { whichChildren } from '../supervision/introspection.js';
 import type { StartChildResult, SupervisionEvent } from '../supervision/events.js';
 import { describeExit, type ExitReason } from '../supervision/exit-reason.js';
 import type { AdapterDefinition, CommandLine, SessionAdapterOutput } from './adapter.js';
+import { resumeCheckError } from './resume-check.js';
 
 /**
  * How an adapter answers ACP `session/list` from what its CLI keeps (Codex's `thread/list`):
@@ -260,7 +263,14 @@ function resumeSession(live: Live, request: AgentRequestEvent): void {
     running.adapter.send({ type: 'adapter.start', requestId: request.requestId, sessionId, params: request.params, context: request.context, resume: running.resume });
     return;
   }
-  startSession(live, request, sessionId, journaledState(request.params));
+  const resume = journaledState(request.params);
+  // From outside (the editor, the journal): checked before it can reach a command line.
+  const check = live.options.definition.checkResume?.(resume);
+  if (check && !check.ok) {
+    live.scope.emit({ type: 'acp.error', requestId: request.requestId, error: resumeCheckError(check).toErrorObject() });
+    return;
+  }
+  startSession(live, request, sessionId, resume);
 }
 
 /** Starts session `id` (its supervisor, adapter and port) for `request`; `resume` seeds the first start. */

@@ -35,6 +35,7 @@ import type { EnvironmentInput } from '../port/env-policy.js';
 import type { PortExit } from '../port/port-exit.js';
 import type { PortInput } from '../port/port.js';
 import type { BackoffOptions } from '../supervision/backoff.js';
+import type { ResumeCheck } from './resume-check.js';
 
 /** Events a session adapter receives. */
 export type SessionAdapterEvent =
@@ -132,6 +133,13 @@ export interface AdapterDefinition {
    * session has no port of its own (the adapter manages its processes).
    */
   readonly command?: (context: CommandContext) => CommandLine;
+  /**
+   * Checks a resume state that comes from outside (`session/resume` or `session/load` of a
+   * session this process does not run: the editor's `_meta["acp-warden/resume"]`, the
+   * host's journal). A failed check answers -32602 naming the field, and nothing is
+   * started. Ids that reach a command line must be checked here (resume-check.ts).
+   */
+  readonly checkResume?: (state: unknown) => ResumeCheck;
   /** Port options (watchdog, shutdown sequence, line limit). */
   readonly port?: Partial<Omit<PortInput, 'command' | 'args' | 'cwd' | 'env'>>;
   /** Restarts of a session's CLI: at most `intensity` in `period` ms, with backoff. */

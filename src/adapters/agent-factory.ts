@@ -13,7 +13,7 @@ import { findAgent, resolveExecutable, type ResolveOptions } from './registry.js
 export interface AgentOptions extends ResolveOptions {
   /** `isolated` (default) or `inherit` (`--inherit-env`). */
   readonly envPolicy?: 'isolated' | 'inherit';
-  /** `--env NAME=VALUE`. */
+  /** `--env NAME=VALUE`: the agent's own variables (not where it is looked up: `lookupEnv`). */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** `--env NAME`: host variables passed through. */
   readonly passthrough?: readonly string[];
@@ -25,6 +25,15 @@ export interface AgentOptions extends ResolveOptions {
    * restarted. Default: none (a long silent tool run is not a hang).
    */
   readonly hangAfterMs?: number;
+}
+
+/** The part of {@link AgentOptions} that says where the executable is looked up. */
+function lookupOptions(options: AgentOptions): ResolveOptions {
+  return {
+    ...(options.agentCommand ? { agentCommand: options.agentCommand } : {}),
+    ...(options.lookupEnv ? { lookupEnv: options.lookupEnv } : {}),
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  };
 }
 
 /**
@@ -41,8 +50,9 @@ export function agentFor(name: string, options: AgentOptions = {}): NativeAgent 
       ...(options.env ? { env: options.env } : {}),
     });
   }
-  // Found on the host's PATH (with `--env NAME=VALUE` on top): `options.env` alone has no PATH.
-  const executable = resolveExecutable(entry, { ...options, env: { ...process.env, ...options.env } });
+  // Found where warden itself looks (its own PATH and variables, as `warden agents` does);
+  // `options.env` is the agent's environment, not where to find it.
+  const executable = resolveExecutable(entry, lookupOptions(options));
   if (entry.kind === 'adapter' && entry.adapter) {
     return createAdapterAgent({
       definition: {

@@ -1,5 +1,6 @@
 export * from './adapter.js';
 export * from './adapter-agent.js';
+export * from './resume-check.js';
 export * from './claude/adapter.js';
 export * from './codex/adapter.js';
 export * from './registry.js';

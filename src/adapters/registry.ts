@@ -43,7 +43,8 @@ export const knownAgents: readonly AgentEntry[] = [
     description: 'Gemini CLI, native ACP',
     executable: { name: 'gemini', envVar: 'GEMINI_CLI_PATH', versionArgs: ['--version'], install: 'npm install -g @google/gemini-cli' },
     acpArgs: ['--acp'],
-    passthrough: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_CLOUD_PROJECT', 'GOOGLE_CLOUD_LOCATION', 'GOOGLE_GENAI_USE_VERTEXAI', 'GOOGLE_APPLICATION_CREDENTIALS'],
+    // GOOGLE_GEMINI_BASE_URL points the CLI at a gateway (or a local fake: it selects auth type `gateway`).
+    passthrough: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_CLOUD_PROJECT', 'GOOGLE_CLOUD_LOCATION', 'GOOGLE_GENAI_USE_VERTEXAI', 'GOOGLE_APPLICATION_CREDENTIALS', 'GOOGLE_GEMINI_BASE_URL', 'GEMINI_MODEL', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY'],
   },
   {
     name: 'opencode',
@@ -51,7 +52,15 @@ export const knownAgents: readonly AgentEntry[] = [
     description: 'OpenCode, native ACP',
     executable: { name: 'opencode', envVar: 'OPENCODE_PATH', versionArgs: ['--version'], install: 'npm install -g opencode-ai' },
     acpArgs: ['acp'],
-    passthrough: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENCODE_CONFIG'],
+    // opencode keeps its config, data and state under the XDG directories, and reads its
+    // providers from OPENCODE_CONFIG / OPENCODE_CONFIG_CONTENT; the OPENCODE_DISABLE_* switches
+    // keep it off the network (models.dev, updates, LSP downloads, plugins, sharing).
+    passthrough: [
+      'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENCODE_CONFIG', 'OPENCODE_CONFIG_CONTENT', 'OPENCODE_CONFIG_DIR',
+      'OPENCODE_DISABLE_MODELS_FETCH', 'OPENCODE_DISABLE_AUTOUPDATE', 'OPENCODE_DISABLE_LSP_DOWNLOAD', 'OPENCODE_DISABLE_DEFAULT_PLUGINS',
+      'OPENCODE_DISABLE_SHARE', 'OPENCODE_DISABLE_CLAUDE_CODE',
+      'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_CACHE_HOME', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY',
+    ],
   },
   {
     name: 'claude-acp',
@@ -98,10 +107,20 @@ export function createRegistry(agents: readonly AgentEntry[] = knownAgents) {
 /** The registry store type. */
 export type Registry = ReturnType<typeof createRegistry>;
 
-/** Where to look: `--agent-command` first, then the agent's environment variable, then the PATH. */
+/**
+ * Where to look: `--agent-command` first, then the agent's environment variable, then the PATH.
+ * `warden agents` and `warden acp` both look with these (the defaults: warden's own
+ * environment and working directory), so that they always agree.
+ */
 export interface ResolveOptions {
   readonly agentCommand?: string;
-  readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * The environment the executable is looked up in (its PATH, `CLAUDE_CODE_EXECUTABLE`,
+   * `CODEX_PATH`, …): the one warden was started with, default `process.env`. Never the
+   * agent's own environment (`--env`, the isolated policy): that is what the agent runs
+   * with, not where it is found.
+   */
+  readonly lookupEnv?: Readonly<Record<string, string | undefined>>;
   readonly cwd?: string;
 }
 
@@ -142,7 +161,7 @@ export function splitCommandLine(text: string): string[] {
 export function resolveExecutable(entry: AgentEntry, options: ResolveOptions = {}): string {
   const spec = entry.executable;
   if (!spec) throw new AgentUnavailableError(entry.name, `Agent "${entry.name}" is built in and has no executable.`);
-  const env = options.env ?? process.env;
+  const env = options.lookupEnv ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const candidate = options.agentCommand ?? (spec.envVar ? env[spec.envVar] : undefined) ?? spec.name;
   const source = options.agentCommand ? '--agent-command' : spec.envVar && env[spec.envVar] ? spec.envVar : 'PATH';
@@ -167,9 +186,12 @@ export async function probeAgent(entry: AgentEntry, options: ResolveOptions = {}
   }
   const versionArgs = entry.executable?.versionArgs;
   if (!versionArgs) return { name: entry.name, installed: true, path, version: undefined, problem: undefined };
-  const result = await execa(path, [...versionArgs], { reject: false, timeout: 5000, stdin: 'ignore', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' }, extendEnv: false });
-  const version = result.exitCode === 0 ? String(result.stdout).trim().split('\n')[0] : undefined;
-  return { name: entry.name, installed: true, path, version, problem: result.exitCode === 0 ? undefined : `${path} ${versionArgs.join(' ')} failed: ${result.shortMessage}` };
+  const env = options.lookupEnv ?? process.env;
+  const result = await execa(path, [...versionArgs], { reject: false, timeout: 5000, stdin: 'ignore', env: { PATH: env.PATH ?? '', HOME: env.HOME ?? '' }, extendEnv: false });
+  if (result.exitCode === 0) return { name: entry.name, installed: true, path, version: String(result.stdout).trim().split('\n')[0], problem: undefined };
+  // One line: execa's short message puts the spawn error on a line of its own.
+  const why = (result.shortMessage ?? `exit code ${String(result.exitCode)}`).split('\n').map((part) => part.trim()).filter(Boolean).join('; ');
+  return { name: entry.name, installed: true, path, version: undefined, problem: `Agent "${entry.name}" is installed at ${path} but \`${versionArgs.join(' ')}\` failed: ${why}.` };
 }
 
 /** Probes every known agent into the registry store; resolves with the availability table. */

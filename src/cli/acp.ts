@@ -3,14 +3,14 @@
  * through a host (journal, recovery, session/list and session/load). stdout carries ACP
  * messages only; everything else goes to stderr or the log file.
  */
-import { appendFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { agentFor } from '../adapters/agent-factory.js';
 import { AgentUnavailableError } from '../adapters/registry.js';
 import { createHost, type HostEvent } from '../host/host.js';
 import { stdioTransport } from '../jsonrpc/stdio-transport.js';
 import { logLevels, type LogLevel } from '../host/host-log.js';
-import { createLogSink } from '../inspect/log-sink.js';
+import { createLogSink, logFileWriter } from '../inspect/log-sink.js';
 import { ArgumentError, oneOf, positiveNumber, readFlags, restartIntensity } from './arguments.js';
 
 /** What `warden acp` was asked for. */
@@ -187,6 +187,6 @@ function eventLog(parsed: AcpCommandOptions): (event: HostEvent) => void {
   return createLogSink({
     format: parsed.logFormat ?? (toFile ? 'json' : 'pretty'),
     level: parsed.logLevel ?? (toFile ? 'info' : 'warn'),
-    write: toFile ? (line) => appendFileSync(toFile, line) : (line) => process.stderr.write(`warden acp: ${line}`),
+    write: toFile ? logFileWriter(toFile) : (line) => process.stderr.write(`warden acp: ${line}`),
   });
 }

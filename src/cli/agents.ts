@@ -21,8 +21,9 @@ export async function runAgents(options: { json: boolean; write: (text: string) 
   const widths = header.map((title, index) => Math.max(title.length, ...rows.map((row) => (row[index] ?? '').length)));
   const line = (cells: string[]) => cells.map((cell, index) => cell.padEnd(widths[index] ?? 0)).join('  ').trimEnd();
   options.write(`${line(header)}\n${rows.map(line).join('\n')}\n`);
-  const missing = results.filter((result) => !result.installed && result.problem);
-  if (missing.length > 0) options.write(`\n${missing.map((result) => `- ${result.problem}`).join('\n')}\n`);
+  // Every problem, one line each: a missing agent, and an installed one whose version probe failed.
+  const problems = results.flatMap((result) => (result.problem ? [`- ${result.problem.replace(/\s*\n\s*/gu, '; ')}\n`] : []));
+  if (problems.length > 0) options.write(`\n${problems.join('')}`);
   options.write('\nAny other ACP agent: warden acp --agent "acp:<command line>"\n');
   return 0;
 }

@@ -1,7 +1,8 @@
 /**
  * `warden demo`: the main job on a fresh machine, with no agent installed and no network.
  * A host supervises the built-in demo agent as a real subprocess (`warden demo-agent`, an
- * ACP agent on stdio), talks to it through the embedding API, and injects faults: a kill -9
+ * ACP agent on stdio), talks to it through the embedding API (a streamed answer, a tool
+ * behind a permission, two sessions answered side by side), and injects faults: a kill -9
  * mid-prompt, a hang (SIGSTOP, caught by the watchdog), then a crash loop that exceeds the
  * restart intensity. Each restart, the recovered session, the failed one and the final
  * supervision tree are shown as a terminal report (colour on a TTY, plain otherwise).
@@ -74,7 +75,12 @@ export async function runDemo({ write, colour = false, hangAfterMs = 1500 }: Dem
     write(p.bold('\n2. A tool behind a permission request'));
     await converse(session, 'please run the tool', write, p);
 
-    write(p.bold('\n3. kill -9 of the agent in the middle of an answer'));
+    write(p.bold('\n3. Two sessions at once: neither waits for the other'));
+    const other = await host.newSession({ cwd: process.cwd() });
+    await converseTogether([[session, 'what does a supervisor do?'], [other, 'and what does the journal keep?']], write, p);
+    write(p.dim(`  (both sessions live in the same agent process: the faults below restart both, and each is told)`));
+
+    write(p.bold('\n4. kill -9 of the agent in the middle of an answer'));
     const victim = pid() as number;
     await converse(session, 'a long answer that will be interrupted by a crash', write, p, () => {
       write(`  ${p.red('✗')} kill -9 ${victim}`);
@@ -84,7 +90,7 @@ export async function runDemo({ write, colour = false, hangAfterMs = 1500 }: Dem
     write(`  the session is ${p.green(session.state())} again; new agent pid ${pid()}`);
     await converse(session, 'are you back?', write, p);
 
-    write(p.bold(`\n4. A hang: the agent stops answering (SIGSTOP); the watchdog gives it ${hangAfterMs} ms`));
+    write(p.bold(`\n5. A hang: the agent stops answering (SIGSTOP); the watchdog gives it ${hangAfterMs} ms`));
     const frozen = pid() as number;
     await converse(session, 'a long answer during which the agent freezes', write, p, () => {
       write(`  ${p.red('✗')} kill -STOP ${frozen}`);
@@ -94,7 +100,7 @@ export async function runDemo({ write, colour = false, hangAfterMs = 1500 }: Dem
     write(`  the session is ${p.green(session.state())} again; new agent pid ${pid()}`);
     await converse(session, 'still there?', write, p);
 
-    write(p.bold('\n5. A crash loop: more restarts than the intensity allows (3 in 30 s)'));
+    write(p.bold('\n6. A crash loop: more restarts than the intensity allows (3 in 30 s)'));
     for (let kill = 0; kill < 4 && session.state() !== 'failed'; kill++) {
       const current = pid();
       if (current === undefined) break;
@@ -151,16 +157,36 @@ async function converse(session: HostSessionHandle, text: string, write: (line: 
   );
 }
 
+/** Prompts in several sessions at once; shows each answer, and how their words arrived mixed. */
+async function converseTogether(turns: ReadonlyArray<readonly [HostSessionHandle, string]>, write: (line: string) => void, p: Paint): Promise<void> {
+  const order: number[] = [];
+  const answers = await Promise.all(turns.map(async ([session, text], index) => {
+    write(`  ${p.cyan(`${index + 1}>`)} ${text} ${p.dim(`(session ${session.sessionId})`)}`);
+    const run = session.prompt(text);
+    let said = '';
+    for await (const update of run as AsyncIterable<SessionUpdate>) {
+      if (update.sessionUpdate !== 'agent_message_chunk' || update.content.type !== 'text') continue;
+      said += update.content.text;
+      order.push(index);
+    }
+    const result = await run.result.then((done) => done.stopReason, (error: Error) => `error: ${error.message}`);
+    return { said, result };
+  }));
+  for (const [index, answer] of answers.entries()) write(`  ${p.green(`${index + 1}<`)} ${answer.said.replace(/\s+/g, ' ').trim()} (stop reason: ${answer.result})`);
+  const switches = order.filter((session, at) => at > 0 && session !== order[at - 1]).length;
+  write(`  the answers streamed side by side: ${order.length} words, the sessions took turns ${switches} times`);
+}
+
 function describeEvent(event: HostEvent, p: Paint): string | undefined {
   // Supervisor paths start with XState's system id (x:0/…): not news to a reader.
   const where = 'supervisor' in event ? event.supervisor.replace(/^x:\d+\//u, '') : '';
   switch (event.type) {
     case 'session.restarting':
-      return `${p.yellow('↻')} session restarting: ${event.exit} (restart ${event.restarts})`;
+      return `${p.yellow('↻')} session restarting: ${event.exit} (restart ${event.restarts}) ${p.dim(event.sessionId)}`;
     case 'session.recovered':
-      return `${p.green('✓')} session recovered after restart ${event.restarts}`;
+      return `${p.green('✓')} session recovered after restart ${event.restarts} ${p.dim(event.sessionId)}`;
     case 'session.failed':
-      return `${p.red('✗')} session failed: ${event.reason}`;
+      return `${p.red('✗')} session failed: ${event.reason} ${p.dim(event.sessionId)}`;
     case 'child.restarted':
       return p.dim(`${where}: restarted ${event.childId} (restart #${event.restarts})`);
     case 'child.exited':

@@ -12,8 +12,12 @@
  *   can list (`sessionCapabilities.list`: Codex's threads) keeps and the journal does not map,
  *   and `session/load` / `session/resume` of one of those journals it and resumes it there;
  * - **recovery notices**: when an agent process dies and restarts, the editor is told what
- *   happened and the restart count (a `notice`, which the server turns into a short agent
- *   message for clients without `session.notices`);
+ *   happened and the restart count (a `notice`, journaled as a `notice` entry, never as
+ *   conversation; the server signs it as acp-warden's message for clients without
+ *   `session.notices`);
+ * - `session/fork` (when the agent forks: journaled with a copy of the source's history) and
+ *   `session/delete` (the session leaves the journal); `session/load` / `session/resume` of a
+ *   live session answer its current modes and config options (kept in its state chart);
  * - one **session state chart** per session (session-machine.ts), a child actor fed with
  *   the facts, for the inspector and `host.tree()`;
  * - several agents at once: `session/new` picks one with `_meta["acp-warden/agent"]`
@@ -22,7 +26,7 @@
  * Each real agent is a child actor (`agent:<name>`) started on first use; its own sessions
  * supervisor holds the session supervisors and their ports.
  */
-import type { AgentCapabilities, ContentBlock, SessionInfo, SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
+import type { AgentCapabilities, ContentBlock, SessionConfigOption, SessionInfo, SessionModeState, SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
 import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
 import {
   RESUME_META_KEY,
@@ -32,10 +36,11 @@ import {
   type AgentRequestEvent,
   type NativeAgent,
 } from '../acp/native-agent.js';
+import { advertisesFork } from '../acp/agent-server.js';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { describePortExit, type PortExitReason } from '../port/port-exit.js';
 import { readGateOf } from '../port/read-gate.js';
-import { InvalidCursorError, type Journal, type JournalEntry, type JournalRecord, type JournalSession } from './journal.js';
+import { InvalidCursorError, JournalError, SessionOwnedError, type Journal, type JournalEntry, type JournalRecord, type JournalSession } from './journal.js';
 import { sessionMachine, type SessionMachineEvent } from './session-machine.js';
 import { canonical, decodeListCursor, encodeListCursor, type ListCursor } from './list-cursor.js';
 
@@ -75,13 +80,14 @@ export interface HostAgentOptions {
 export type HostSessionEvent =
   /** An agent was started (on first use): its supervisors exist from now on. */
   | { readonly type: 'agent.started'; readonly agent: string }
-  | { readonly type: 'session.opened'; readonly sessionId: string; readonly agent: string; readonly how: 'new' | 'load' | 'resume' }
+  | { readonly type: 'session.opened'; readonly sessionId: string; readonly agent: string; readonly how: 'new' | 'load' | 'resume' | 'fork' }
   | { readonly type: 'session.state'; readonly sessionId: string; readonly state: string }
   | { readonly type: 'session.restarting'; readonly sessionId: string; readonly restarts: number; readonly exit: string }
   | { readonly type: 'session.recovered'; readonly sessionId: string; readonly restarts: number }
   | { readonly type: 'session.failed'; readonly sessionId: string; readonly reason: string }
   | { readonly type: 'session.closed'; readonly sessionId: string }
-  | { readonly type: 'journal.error'; readonly sessionId: string; readonly message: string };
+  /** The journal failed; `sessionId` is absent when the write or read was for no one session (`session/list`). */
+  | { readonly type: 'journal.error'; readonly sessionId?: string; readonly message: string };
 
 /** A native agent that serves `options.defaultAgent` (and any other agent by name) with a journal. */
 export function createHostAgent(options: HostAgentOptions): NativeAgent {
@@ -102,12 +108,15 @@ export function createHostAgent(options: HostAgentOptions): NativeAgent {
   };
 }
 
-/** What the host adds to any agent: sessions come back from the journal. */
+/**
+ * What the host adds to any agent: sessions come back from the journal, and leave it
+ * (`delete`). `fork` stays only when the agent forks (the host forwards it and journals the fork).
+ */
 function withHostCapabilities(capabilities: AgentCapabilities): AgentCapabilities {
   return {
     ...capabilities,
     loadSession: true,
-    sessionCapabilities: { ...capabilities.sessionCapabilities, list: {}, resume: {}, close: {} },
+    sessionCapabilities: { ...capabilities.sessionCapabilities, list: {}, resume: {}, close: {}, delete: {} },
   };
 }
 
@@ -122,6 +131,8 @@ interface InnerAgent {
   readonly subscription: Subscription;
   /** Requests held until its own `initialize` (a delegating agent that is not the default) is answered. */
   waiting: AgentHandlerEvent[] | undefined;
+  /** What it advertises: its own, or (when it delegates initialize) what its initialize answered. */
+  capabilities: AgentCapabilities;
 }
 
 interface HostSession {
@@ -138,6 +149,10 @@ type Pending =
   | { readonly kind: 'attach'; readonly agent: string; readonly sessionId: string; readonly how: 'load' | 'resume' }
   | { readonly kind: 'prompt'; readonly sessionId: string }
   | { readonly kind: 'close'; readonly sessionId: string }
+  | { readonly kind: 'fork'; readonly agent: string; readonly from: string; readonly cwd: string }
+  | { readonly kind: 'delete'; readonly sessionId: string }
+  /** `session/set_mode` (with the mode asked for) or `session/set_config_option`. */
+  | { readonly kind: 'setting'; readonly sessionId: string; readonly modeId: string | undefined }
   | { readonly kind: 'list'; readonly job: ListJob; readonly index: number }
   | { readonly kind: 'other' };
 
@@ -221,7 +236,10 @@ export const hostAgentLogic = {
         inner.subscription.unsubscribe();
         if (inner.ref.getSnapshot().status === 'active') scope.stopChild(inner.ref);
       }
-      for (const session of live.sessions.values()) if (session.machine.getSnapshot().status === 'active') scope.stopChild(session.machine);
+      for (const session of live.sessions.values()) {
+        if (session.machine.getSnapshot().status === 'active') scope.stopChild(session.machine);
+        releaseOwnership(live, session.sessionId);
+      }
       return { ...snapshot, status: 'stopped', context: summary(live) } as HostSnapshot;
     }
     if (event.type === 'host.inner') onInnerOutput(live, (event as InnerOutput).agent, (event as InnerOutput).output);
@@ -269,7 +287,7 @@ function innerAgent(live: Live, name: string): InnerAgent {
   const ref = createActor(agent.logic, { parent: live.scope.self, id: `agent:${name}`, input: agent.input });
   const self = live.scope.self;
   const subscription = ref.on('*', (output: AgentHandlerOutput) => self.send({ type: 'host.inner', agent: name, output } as never));
-  const inner: InnerAgent = { name, agent, ref, subscription, waiting: undefined };
+  const inner: InnerAgent = { name, agent, ref, subscription, waiting: undefined, capabilities: agent.capabilities ?? {} };
   live.inner.set(name, inner);
   ref.start();
   live.input.onEvent?.({ type: 'agent.started', agent: name });
@@ -337,8 +355,13 @@ function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
 }
 
 function onEditorRequest(live: Live, request: AgentRequestEvent): void {
+  const sessionId = typeof request.params.sessionId === 'string' ? request.params.sessionId : undefined;
+  // A store that fails (a damaged page, say) fails the request that met it, not the host.
+  journalFailureAnswers(live, request.requestId, sessionId, () => serveEditorRequest(live, request, sessionId));
+}
+
+function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: string | undefined): void {
   const { params } = request;
-  const sessionId = typeof params.sessionId === 'string' ? params.sessionId : undefined;
   switch (request.type) {
     case 'session.new': {
       const meta = params._meta as Record<string, unknown> | undefined;
@@ -371,12 +394,32 @@ function onEditorRequest(live: Live, request: AgentRequestEvent): void {
         return;
       }
       // Journaled before the agent sees it: a prompt the host lost track of is still on record.
-      if (!record(live, sessionId, { kind: 'prompt', prompt: params.prompt as ContentBlock[] })) {
-        fail(live, request.requestId, RpcError.internalError('the journal could not record the prompt; it was not sent to the agent', { sessionId }));
+      const refused = recordOrError(live, sessionId, { kind: 'prompt', prompt: params.prompt as ContentBlock[] });
+      if (refused) {
+        const why = refused instanceof JournalError ? refused.message : 'the journal could not record the prompt';
+        fail(live, request.requestId, RpcError.internalError(`${why}; the prompt was not sent to the agent`, { sessionId }));
         return;
       }
       session.machine.send({ type: 'prompt' });
       live.pending.set(request.requestId, { kind: 'prompt', sessionId });
+      sendTo(innerAgent(live, session.agent), request);
+      return;
+    }
+    case 'session.fork':
+      fork(live, request);
+      return;
+    case 'session.delete':
+      deleteSession(live, request);
+      return;
+    case 'session.setMode':
+    case 'session.setConfigOption': {
+      const session = sessionId ? live.sessions.get(sessionId) : undefined;
+      if (!session || !sessionId) {
+        live.pending.set(request.requestId, { kind: 'other' });
+        sendTo(innerAgent(live, live.input.defaultAgent), request);
+        return;
+      }
+      live.pending.set(request.requestId, { kind: 'setting', sessionId, modeId: request.type === 'session.setMode' ? (params.modeId as string) : undefined });
       sendTo(innerAgent(live, session.agent), request);
       return;
     }
@@ -399,7 +442,7 @@ function onEditorRequest(live: Live, request: AgentRequestEvent): void {
       return;
     }
     default: {
-      // Mode, config options, fork, auth, extensions: the session's agent (or the default) answers.
+      // Auth, extensions: the session's agent (or the default) answers.
       const session = sessionId ? live.sessions.get(sessionId) : undefined;
       live.pending.set(request.requestId, { kind: 'other' });
       sendTo(innerAgent(live, session?.agent ?? live.input.defaultAgent), request);
@@ -417,6 +460,8 @@ function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'):
   const sessionId = request.params.sessionId as string;
   const journaled = live.input.journal.getSession(sessionId) ?? adopt(live, request);
   if (!journaled) return;
+  // Live in another warden: running it here too would split its history (checked before the replay).
+  if (!live.sessions.has(sessionId) && !claimed(live, request.requestId, sessionId)) return;
   // A session that failed (here or in a previous host) starts again in a fresh agent process.
   live.failed.delete(sessionId);
   if (how === 'load') replay(live, sessionId, request.requestId, () => reattach(live, request, how, journaled));
@@ -429,13 +474,14 @@ function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'
   const running = live.sessions.get(sessionId);
   if (running) {
     record(live, sessionId, { kind: 'attached', how });
-    emit(live, { type: 'acp.respond', requestId: request.requestId, result: {} });
+    emit(live, { type: 'acp.respond', requestId: request.requestId, result: currentSetup(running) });
     return;
   }
   let inner: InnerAgent;
   try {
     inner = innerAgent(live, journaled.agent);
   } catch (error) {
+    releaseOwnership(live, sessionId);
     fail(live, request.requestId, RpcError.internalError(`session ${sessionId} needs agent ${journaled.agent}: ${(error as Error).message}`, { sessionId, agent: journaled.agent }));
     return;
   }
@@ -452,6 +498,108 @@ function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'
     params: { sessionId, cwd: request.params.cwd ?? journaled.cwd, mcpServers: request.params.mcpServers ?? [], _meta: meta },
     context: request.context,
   });
+}
+
+/** A live session's modes and config options, as its agent last reported them: what load and resume of it answer. */
+function currentSetup(session: HostSession): { modes?: SessionModeState; configOptions?: SessionConfigOption[] } {
+  const { modes, configOptions } = session.machine.getSnapshot().context as { modes: SessionModeState | undefined; configOptions: readonly SessionConfigOption[] | undefined };
+  return { ...(modes ? { modes } : {}), ...(configOptions ? { configOptions: [...configOptions] } : {}) };
+}
+
+/** What a session setup answer (new, load, resume, fork) says about modes and config options, for the session's chart. */
+function reportSetup(session: HostSession | undefined, result: unknown): void {
+  const { modes, configOptions } = (result ?? {}) as { modes?: SessionModeState | null; configOptions?: SessionConfigOption[] | null };
+  session?.machine.send({ type: 'setup.reported', ...(modes !== undefined ? { modes } : {}), ...(configOptions !== undefined ? { configOptions } : {}) });
+}
+
+/**
+ * `session/fork` (unstable) of a live session: forwarded to its agent when the agent forks
+ * (else `-32601`, and the host does not advertise it for that agent), then journaled as a
+ * session of its own whose history starts with a copy of the source's conversation (so that
+ * `session/load` of the fork replays it), listed like any other.
+ */
+function fork(live: Live, request: AgentRequestEvent): void {
+  const from = request.params.sessionId as string;
+  const session = live.sessions.get(from);
+  if (!session) {
+    fail(live, request.requestId, RpcError.resourceNotFound(`session ${from}`, { sessionId: from }));
+    return;
+  }
+  const inner = innerAgent(live, session.agent);
+  if (!advertisesFork(inner.capabilities)) {
+    const refusal = RpcError.methodNotFound('session/fork');
+    fail(live, request.requestId, { ...refusal.toErrorObject(), message: `${refusal.message}: agent ${session.agent} cannot fork sessions` });
+    return;
+  }
+  live.pending.set(request.requestId, { kind: 'fork', agent: session.agent, from, cwd: request.params.cwd as string });
+  sendTo(inner, request);
+}
+
+/**
+ * `session/delete`: the session leaves the journal (record and entries: no host lists or loads
+ * it again) and this host (what its agent still says is dropped). A live session is deleted
+ * on its agent first when the agent can (else closed there when it can); an agent's refusal
+ * is the answer and the journal keeps the session. A session known only to the journal is
+ * just forgotten, unless another warden that still runs has it live (refused, naming it); an
+ * unknown id is answered `{}` too (deleting is idempotent).
+ */
+function deleteSession(live: Live, request: AgentRequestEvent): void {
+  const sessionId = request.params.sessionId as string;
+  const session = live.sessions.get(sessionId);
+  // Another warden that still runs it live keeps it: refused, naming the owner.
+  if (!session && live.input.journal.getSession(sessionId) && !claimed(live, request.requestId, sessionId)) return;
+  const inner = session ? innerAgent(live, session.agent) : undefined;
+  const caps = inner?.capabilities.sessionCapabilities;
+  if (!inner || !(caps?.delete || caps?.close)) {
+    forget(live, request.requestId, sessionId);
+    return;
+  }
+  live.pending.set(request.requestId, { kind: 'delete', sessionId });
+  sendTo(inner, caps.delete ? request : { ...request, type: 'session.close', method: 'session/close', params: { sessionId } });
+}
+
+/**
+ * A deleted session: out of the journal and of this host; answers the delete request, with
+ * `-32603` when the journal could not forget it (its history is still there: nothing lost).
+ */
+function forget(live: Live, requestId: string, sessionId: string): void {
+  const session = live.sessions.get(sessionId);
+  if (session) {
+    session.machine.send({ type: 'close' });
+    live.sessions.delete(sessionId);
+  }
+  live.closed.add(sessionId);
+  live.failed.delete(sessionId);
+  live.listed.delete(sessionId);
+  const refused = writeOrError(live, sessionId, () => live.input.journal.deleteSession(sessionId));
+  releaseOwnership(live, sessionId);
+  live.input.onEvent?.({ type: 'session.closed', sessionId });
+  if (refused) {
+    const why = refused instanceof JournalError ? refused.message : `the journal could not delete the session: ${(refused as Error).message}`;
+    fail(live, requestId, RpcError.internalError(why, { sessionId }));
+    return;
+  }
+  emit(live, { type: 'acp.respond', requestId, result: {} });
+}
+
+/**
+ * Takes the session for this host (the journal's owners); `false`, having answered the
+ * request, when another warden that still runs has it live.
+ */
+function claimed(live: Live, requestId: string, sessionId: string): boolean {
+  try {
+    live.input.journal.claim?.(sessionId);
+    return true;
+  } catch (error) {
+    if (!(error instanceof SessionOwnedError)) throw error;
+    fail(live, requestId, RpcError.internalError(error.message, { sessionId, reason: 'session_owned', owner: error.owner }));
+    return false;
+  }
+}
+
+/** Gives the session back to the journal's owners (closed, failed, stopped); a failure only counts. */
+function releaseOwnership(live: Live, sessionId: string): void {
+  if (live.input.journal.release) safely(live, sessionId, () => live.input.journal.release?.(sessionId));
 }
 
 /**
@@ -672,7 +820,11 @@ function replayPage(live: Live, job: ReplayJob): void {
     records = journal.readEntries ? journal.readEntries(job.sessionId, { afterSeq: job.afterSeq, limit: replayPageSize, maxBytes: replayPageBytes }) : journal.entries(job.sessionId, job.afterSeq);
   } catch (error) {
     endReplay(live, job.sessionId);
-    fail(live, job.requestId, RpcError.internalError(`the journal could not be read: ${(error as Error).message}`, { sessionId: job.sessionId }));
+    if (!live.sessions.has(job.sessionId)) releaseOwnership(live, job.sessionId);
+    failedWrite(live, job.sessionId, error);
+    fail(live, job.requestId, error instanceof JournalError
+      ? RpcError.internalError(error.message, { sessionId: job.sessionId, store: error.path, code: error.code })
+      : RpcError.internalError(`the journal could not be read: ${(error as Error).message}`, { sessionId: job.sessionId }));
     return;
   }
   for (const record of records) replayRecord(live, job.sessionId, record.entry);
@@ -694,6 +846,9 @@ function replayRecord(live: Live, sessionId: string, entry: JournalEntry): void 
     for (const block of entry.prompt) emit(live, { type: 'acp.update', sessionId, update: { sessionUpdate: 'user_message_chunk', content: block } as SessionUpdate });
   } else if (entry.kind === 'update') {
     emit(live, { type: 'acp.update', sessionId, update: entry.update });
+  } else if (entry.kind === 'notice') {
+    // A notice comes back as a notice: to a client without session.notices, the same signed text it got live.
+    emit(live, { type: 'acp.update', sessionId, update: noticeUpdate(entry.severity, entry.title, entry.description) });
   }
 }
 
@@ -724,6 +879,7 @@ function openSession(live: Live, sessionId: string, agent: string, restarts: num
 function closed(live: Live, sessionId: string): void {
   record(live, sessionId, { kind: 'closed' });
   safely(live, sessionId, () => live.input.journal.setState(sessionId, 'closed'));
+  releaseOwnership(live, sessionId);
   const session = live.sessions.get(sessionId);
   if (session) {
     session.machine.send({ type: 'close' });
@@ -750,6 +906,14 @@ function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): v
       // A closed session's agent may still be winding down its turn: the editor closed it, and
       // the journal (closed) would not have these. (Found by the chaos walk.)
       if (!session && live.closed.has(output.sessionId)) return;
+      if (output.update.sessionUpdate === 'notice') {
+        // An agent's own notice (Claude or Codex started a new conversation) is a notice too, not conversation.
+        const { severity, title, description } = output.update as unknown as { severity: 'info' | 'warning' | 'error'; title: string; description?: string | null };
+        notify(live, output.sessionId, severity, title, description ?? undefined, session !== undefined);
+        return;
+      }
+      if (output.update.sessionUpdate === 'current_mode_update') session?.machine.send({ type: 'mode.changed', currentModeId: output.update.currentModeId });
+      if (output.update.sessionUpdate === 'config_option_update') session?.machine.send({ type: 'config.changed', configOptions: output.update.configOptions });
       journalUpdate(live, output.sessionId, output.update, session !== undefined);
       return;
     }
@@ -789,6 +953,7 @@ function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): v
       // Every agent's failure reaches the editor the same way, journaled like the other notices.
       notify(live, output.sessionId, 'error', `${agent} stopped`, `The agent kept failing after ${output.restarts} restarts; the session is over (${output.reason}). session/load or session/resume starts it again in a new agent process.`);
       safely(live, output.sessionId, () => live.input.journal.setState(output.sessionId, 'failed'));
+      releaseOwnership(live, output.sessionId);
       const session = live.sessions.get(output.sessionId);
       session?.machine.send({ type: 'agent.failed', reason: output.reason });
       live.sessions.delete(output.sessionId);
@@ -802,6 +967,12 @@ function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): v
 /** An answer from a real agent: journal what it means, then pass it on. */
 function settle(live: Live, requestId: string, result: unknown, error: ErrorObject | undefined): void {
   const pending = live.pending.get(requestId);
+  const editorRequestId = pending?.kind === 'list' ? pending.job.requestId : requestId;
+  const sessionId = pending && 'sessionId' in pending ? pending.sessionId : undefined;
+  journalFailureAnswers(live, editorRequestId, sessionId, () => settlePending(live, requestId, pending, result, error));
+}
+
+function settlePending(live: Live, requestId: string, pending: Pending | undefined, result: unknown, error: ErrorObject | undefined): void {
   live.pending.delete(requestId);
   if (!pending) {
     if (error) fail(live, requestId, error);
@@ -810,8 +981,11 @@ function settle(live: Live, requestId: string, result: unknown, error: ErrorObje
   }
   switch (pending.kind) {
     case 'initialize': {
+      const advertised = (result as { agentCapabilities?: AgentCapabilities } | undefined)?.agentCapabilities;
+      const answered = live.inner.get(pending.agent);
+      if (answered && !error && advertised) answered.capabilities = advertised;
       if (!pending.editor) {
-        const inner = live.inner.get(pending.agent);
+        const inner = answered;
         const waiting = inner?.waiting ?? [];
         if (inner) inner.waiting = undefined;
         if (inner && live.context) inner.ref.send({ type: 'initialized', context: live.context });
@@ -830,6 +1004,7 @@ function settle(live: Live, requestId: string, result: unknown, error: ErrorObje
       commitGroup(live);
       try {
         live.input.journal.createSession({ sessionId, agent: pending.agent, cwd: pending.cwd });
+        live.input.journal.claim?.(sessionId);
       } catch (journalError) {
         live.journalErrors++;
         // An agent that numbers its sessions from 1 in every process reuses ids across runs.
@@ -840,8 +1015,41 @@ function settle(live: Live, requestId: string, result: unknown, error: ErrorObje
         return fail(live, requestId, RpcError.internalError(why, { sessionId }));
       }
       const session = openSession(live, sessionId, pending.agent, 0);
+      reportSetup(session, result);
       session.machine.send({ type: 'ready' });
       live.input.onEvent?.({ type: 'session.opened', sessionId, agent: pending.agent, how: 'new' });
+      emit(live, { type: 'acp.respond', requestId, result });
+      return;
+    }
+    case 'fork': {
+      if (error) return fail(live, requestId, error);
+      const sessionId = (result as { sessionId?: unknown } | undefined)?.sessionId;
+      if (typeof sessionId !== 'string') return emit(live, { type: 'acp.respond', requestId, result });
+      commitGroup(live);
+      try {
+        live.input.journal.forkSession({ sessionId, agent: pending.agent, cwd: pending.cwd, from: pending.from });
+        live.input.journal.claim?.(sessionId);
+      } catch (journalError) {
+        live.journalErrors++;
+        return fail(live, requestId, RpcError.internalError(`the journal could not record the fork of ${pending.from}: ${(journalError as Error).message}`, { sessionId }));
+      }
+      const session = openSession(live, sessionId, pending.agent, 0);
+      reportSetup(session, result);
+      session.machine.send({ type: 'ready' });
+      live.input.onEvent?.({ type: 'session.opened', sessionId, agent: pending.agent, how: 'fork' });
+      emit(live, { type: 'acp.respond', requestId, result });
+      return;
+    }
+    case 'delete':
+      if (error) return fail(live, requestId, error);
+      forget(live, requestId, pending.sessionId);
+      return;
+    case 'setting': {
+      if (error) return fail(live, requestId, error);
+      const machine = live.sessions.get(pending.sessionId)?.machine;
+      if (pending.modeId !== undefined) machine?.send({ type: 'mode.changed', currentModeId: pending.modeId });
+      const configOptions = (result as { configOptions?: SessionConfigOption[] } | undefined)?.configOptions;
+      if (Array.isArray(configOptions)) machine?.send({ type: 'config.changed', configOptions });
       emit(live, { type: 'acp.respond', requestId, result });
       return;
     }
@@ -853,10 +1061,12 @@ function settle(live: Live, requestId: string, result: unknown, error: ErrorObje
           session.machine.send({ type: 'agent.failed', reason: error.message });
           live.sessions.delete(pending.sessionId);
         }
+        releaseOwnership(live, pending.sessionId);
         return fail(live, requestId, error);
       }
       record(live, pending.sessionId, { kind: 'attached', how: pending.how });
       safely(live, pending.sessionId, () => live.input.journal.setState(pending.sessionId, 'open'));
+      reportSetup(session, result);
       session?.machine.send({ type: 'ready' });
       live.input.onEvent?.({ type: 'session.opened', sessionId: pending.sessionId, agent: pending.agent, how: pending.how });
       emit(live, { type: 'acp.respond', requestId, result: result ?? {} });
@@ -889,9 +1099,19 @@ function settle(live: Live, requestId: string, result: unknown, error: ErrorObje
   }
 }
 
-function notify(live: Live, sessionId: string, severity: 'info' | 'warning' | 'error', title: string, description: string): void {
-  const update = { sessionUpdate: 'notice', severity, title, description } as unknown as SessionUpdate;
-  journalUpdate(live, sessionId, update, true);
+/**
+ * A notice to the editor: journaled as a `notice` entry (not an update: never part of the
+ * conversation a replay or an agent sees), then sent as a `notice` update, which the agent
+ * server renders as a signed text for clients without `session.notices`.
+ */
+function notify(live: Live, sessionId: string, severity: 'info' | 'warning' | 'error', title: string, description: string | undefined, journaled = true): void {
+  // During a replay of this session, a notice on record is shown by the replay, in its place.
+  if (journaled && record(live, sessionId, { kind: 'notice', severity, title, description }) && live.replaying.has(sessionId)) return;
+  emit(live, { type: 'acp.update', sessionId, update: noticeUpdate(severity, title, description) });
+}
+
+function noticeUpdate(severity: 'info' | 'warning' | 'error', title: string, description: string | undefined): SessionUpdate {
+  return { sessionUpdate: 'notice', severity, title, ...(description !== undefined ? { description } : {}) } as unknown as SessionUpdate;
 }
 
 /**
@@ -956,20 +1176,44 @@ function record(live: Live, sessionId: string, entry: JournalEntry): boolean {
 }
 
 function safely(live: Live, sessionId: string, write: () => unknown): boolean {
+  return writeOrError(live, sessionId, write) === undefined;
+}
+
+/** Appends to the journal; what the journal threw (counted, and an event) when it failed. */
+function recordOrError(live: Live, sessionId: string, entry: JournalEntry): unknown {
+  return writeOrError(live, sessionId, () => live.input.journal.append(sessionId, entry));
+}
+
+function writeOrError(live: Live, sessionId: string, write: () => unknown): unknown {
   // Whatever was grouped before is committed (and shown) first: the journal's order is the editor's.
   commitGroup(live);
   try {
     write();
-    return true;
+    return undefined;
   } catch (error) {
     failedWrite(live, sessionId, error);
-    return false;
+    return error ?? new Error('the journal failed');
   }
 }
 
-function failedWrite(live: Live, sessionId: string, error: unknown): void {
+/**
+ * Runs the work of one editor request; a {@link JournalError} it meets answers that request
+ * with -32603 (naming the store file and the fix) and is counted, instead of stopping the
+ * host agent, which serves everything else on. Any other exception is a bug and escapes.
+ */
+function journalFailureAnswers(live: Live, requestId: string, sessionId: string | undefined, work: () => void): void {
+  try {
+    work();
+  } catch (error) {
+    if (!(error instanceof JournalError)) throw error;
+    failedWrite(live, sessionId, error);
+    fail(live, requestId, RpcError.internalError(error.message, { ...(sessionId ? { sessionId } : {}), store: error.path, code: error.code }));
+  }
+}
+
+function failedWrite(live: Live, sessionId: string | undefined, error: unknown): void {
   live.journalErrors++;
-  live.input.onEvent?.({ type: 'journal.error', sessionId, message: (error as Error).message });
+  live.input.onEvent?.({ type: 'journal.error', ...(sessionId ? { sessionId } : {}), message: (error as Error).message });
 }
 
 function describeExit(reason: unknown): string {

@@ -1,8 +1,10 @@
 /**
  * The host's events as log entries: a level and a sentence for each, the event itself kept
  * beside them (so a JSON log carries the same typed facts as `host.on`). Routine facts
- * (starts, state changes) are `debug`; recoveries `info`; restarts, dropped protocol
- * messages `warn`; failures `error`. `createHost({ logger })` receives them; the log sink
+ * (starts, state changes) are `debug`; recoveries and orderly stops (a child its supervisor
+ * stopped, killed or shut down: `action: 'terminated'` without an error) `info`; crashes,
+ * restarts, dropped protocol messages `warn`; failures `error`. So a normal shutdown writes
+ * nothing at the default level (warn). `createHost({ logger })` receives them; the log sink
  * (src/inspect/log-sink.ts) filters by level and writes JSON or pretty lines.
  */
 import { describeExit } from '../supervision/exit-reason.js';
@@ -46,15 +48,21 @@ export function logEntryOf(event: HostEvent): HostLogEntry {
     case 'session.closed':
       return entry('info', `session ${event.sessionId} closed`);
     case 'journal.error':
-      return entry('error', `journal error in session ${event.sessionId}: ${event.message}`);
+      return entry('error', `journal error${event.sessionId ? ` in session ${event.sessionId}` : ''}: ${event.message}`);
     case 'protocol.dropped':
       return entry('warn', `dropped a message from the ${event.peer} (${event.reason}): ${event.detail}`);
     case 'child.started':
       return entry('debug', `${event.supervisor}: started ${event.childId} (incarnation ${event.incarnation})`);
     case 'child.exited':
-      return event.reason.kind === 'normal' || (event.reason.kind === 'shutdown' && event.reason.detail === undefined)
-        ? entry('debug', `${event.supervisor}: ${event.childId} exited (${describeExit(event.reason)})`)
-        : entry('warn', `${event.supervisor}: ${event.childId} exited: ${describeExit(event.reason)} -> ${event.action}`);
+      if (event.reason.kind === 'normal' || (event.reason.kind === 'shutdown' && event.reason.detail === undefined)) {
+        return entry('debug', `${event.supervisor}: ${event.childId} exited (${describeExit(event.reason)})`);
+      }
+      // Stopped by its supervisor (a shutdown, a close, a group restart): killed or shut down as
+      // asked is an orderly stop, not news. Only an error on the way out is.
+      if (event.action === 'terminated' && event.reason.kind !== 'error') {
+        return entry('info', `${event.supervisor}: stopped ${event.childId} (${event.reason.kind})`);
+      }
+      return entry('warn', `${event.supervisor}: ${event.childId} exited: ${describeExit(event.reason)} -> ${event.action}`);
     case 'child.restarting':
       return entry('debug', `${event.supervisor}: ${event.childId} restarts in ${event.delay} ms (attempt ${event.attempt + 1})`);
     case 'child.restarted':

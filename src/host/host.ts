@@ -34,6 +34,7 @@ import {
 } from '../acp/agent-client.js';
 import { agentServerLogic, handlerOf } from '../acp/agent-server.js';
 import type { NativeAgent } from '../acp/native-agent.js';
+import type { TerminalLimits } from '../acp/terminals.js';
 import { agentFor, type AgentOptions } from '../adapters/agent-factory.js';
 import { createMemoryTransportPair } from '../jsonrpc/memory-transport.js';
 import type { Transport } from '../jsonrpc/transport.js';
@@ -85,6 +86,12 @@ export interface HostOptions {
    * or use `createLogSink` for JSON or pretty lines.
    */
   readonly logger?: (entry: HostLogEntry) => void;
+  /**
+   * Bounds on the terminals agents run through the program's client: `maxOutputByteLimit`
+   * (default 16 MiB; a larger `outputByteLimit` is lowered to it) and `maxPerSession`
+   * (default 32 held at once; past it `terminal/create` is refused with -32600).
+   */
+  readonly terminals?: TerminalLimits;
   /** The program's permission policy; default: reject (nothing runs without a policy that says so). */
   readonly permission?: (request: RequestPermissionRequest) => RequestPermissionResponse['outcome'] | Promise<RequestPermissionResponse['outcome']>;
 }
@@ -262,7 +269,7 @@ export function createHost(options: HostOptions = {}): Host {
       const connected = createActor(agentClientLogic, {
         id: 'program', // how the inspector and the live view name it
         ...(inspect ? { inspect } : {}),
-        input: { transport: programSide, clientInfo: { name: 'acp-warden-embedding', version: '0.1.0' }, handler: { ...(options.permission ? { permission: options.permission } : {}) } },
+        input: { transport: programSide, clientInfo: { name: 'acp-warden-embedding', version: '0.1.0' }, handler: { ...(options.permission ? { permission: options.permission } : {}), ...(options.terminals ? { terminals: { limits: options.terminals } } : {}) } },
       }).start();
       program = { client: connected, server, ready: initialize(connected) };
     }

@@ -13,6 +13,8 @@ export { sessionMachine, type SessionMachineContext, type SessionMachineEvent, t
 export {
   titleOf,
   InvalidCursorError,
+  JournalError,
+  SessionOwnedError,
   UnknownSessionError,
   type Journal,
   type JournalEntry,
@@ -21,6 +23,7 @@ export {
   type JournalSession,
   type JournalSessionPage,
   type JournalSessionState,
+  type SessionOwner,
 } from './journal.js';
 export { sqliteJournal, defaultJournalPath, type SqliteJournalOptions } from './sqlite-journal.js';
 export { logEntryOf, jsonReplacer, atLeast, logLevels, type HostLogEntry, type LogLevel } from './host-log.js';

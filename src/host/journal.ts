@@ -51,6 +51,11 @@ export type JournalEntry =
   | { readonly kind: 'recovered'; readonly restarts: number }
   /** The session gave up (restart intensity exceeded). */
   | { readonly kind: 'failed'; readonly reason: string }
+  /**
+   * A notice to the editor (recovery: the agent restarted, is back, gave up; or an agent's own
+   * notice): not part of the conversation. Replayed as a `notice` update, never as the agent's words.
+   */
+  | { readonly kind: 'notice'; readonly severity: 'info' | 'warning' | 'error'; readonly title: string; readonly description: string | undefined }
   /** The editor closed the session. */
   | { readonly kind: 'closed' }
   /** The host re-attached the session (`session/load` or `session/resume`), possibly in a new host process. */
@@ -102,6 +107,15 @@ export interface Journal {
    */
   begin?(): void;
   commit?(): void;
+  /**
+   * Records `sessionId` as a fork of `from` (state `open`, on `agent`, in `cwd`, with `from`'s
+   * title): its history starts with a copy of `from`'s conversation so far (its `prompt`,
+   * `update` and `notice` entries, in order), so that replaying the fork replays `from` first.
+   * Throws if the id exists or `from` is unknown.
+   */
+  forkSession(session: { readonly sessionId: string; readonly agent: string; readonly cwd: string; readonly from: string }): JournalSession;
+  /** Forgets a session: its record and every entry, so that no host lists, loads or resumes it again. An unknown id is a no-op. */
+  deleteSession(sessionId: string): void;
   /** A session's entries in order (after `afterSeq` when given). */
   entries(sessionId: string, afterSeq?: number): JournalRecord[];
   /**
@@ -112,6 +126,15 @@ export interface Journal {
    * (screenshots included), and falls back to `entries` (the whole history at once) without it.
    */
   readEntries?(sessionId: string, page: JournalPageQuery): JournalRecord[];
+  /**
+   * Takes `sessionId` for this journal's process while the session is live here (optional):
+   * a session is live in one warden at a time. Throws {@link SessionOwnedError} when another
+   * process that still runs holds it; an owner that died (even SIGKILLed) holds nothing.
+   * Taking a session this journal holds already is a no-op.
+   */
+  claim?(sessionId: string): void;
+  /** Gives `sessionId` back (closed, failed, or the host stops); a session held by another is left alone. */
+  release?(sessionId: string): void;
   /** Remembers the agent-side resume state. */
   setResume(sessionId: string, resume: unknown): void;
   setState(sessionId: string, state: JournalSessionState): void;
@@ -127,12 +150,63 @@ export class UnknownSessionError extends Error {
   }
 }
 
+/** Who holds a session live. */
+export interface SessionOwner {
+  readonly pid: number;
+  /** The machine's name. */
+  readonly host: string;
+  /** ISO 8601: when it took the session. */
+  readonly acquiredAt: string;
+}
+
+/** A session that is live in another warden process: loading or resuming it here would run it twice. */
+export class SessionOwnedError extends Error {
+  override readonly name = 'SessionOwnedError';
+  constructor(
+    readonly sessionId: string,
+    readonly owner: SessionOwner,
+  ) {
+    super(
+      `session ${sessionId} is live in another warden (pid ${owner.pid} on ${owner.host}, since ${owner.acquiredAt}): ` +
+        'close it there (session/close, or close that editor) or stop that process, then load it again here',
+    );
+  }
+}
+
 /** A cursor the journal did not make is a caller error (the host answers -32602). */
 export class InvalidCursorError extends Error {
   override readonly name = 'InvalidCursorError';
   constructor(readonly cursor: string) {
     super(`invalid cursor ${JSON.stringify(cursor)}: pass back the nextCursor of a previous session/list answer`);
   }
+}
+
+/**
+ * The store itself failed (a damaged page, a full disk, a lock held too long, an I/O error):
+ * the message names the store's file, SQLite's code and the fix. The host answers the
+ * request that met it with -32603 and goes on serving the others.
+ */
+export class JournalError extends Error {
+  override readonly name = 'JournalError';
+  constructor(
+    /** The store's file. */
+    readonly path: string,
+    /** The engine's code, say `SQLITE_CORRUPT`. */
+    readonly code: string,
+    options?: { readonly cause?: unknown },
+  ) {
+    super(`the journal ${path} ${problemOf(code)}`, options);
+  }
+}
+
+/** What a store error code means to the person who has to fix it. */
+function problemOf(code: string): string {
+  if (/^SQLITE_(CORRUPT|NOTADB)/u.test(code)) return `is damaged (${code}): move it aside or restore a backup`;
+  if (code === 'SQLITE_FULL') return `cannot grow (${code}): free some disk space`;
+  if (/^SQLITE_(BUSY|LOCKED)/u.test(code)) return `stayed locked by another process past the busy timeout (${code}): retry, or stop the process that holds it`;
+  if (/^SQLITE_READONLY/u.test(code)) return `is read-only (${code}): make it and its directory writable, or choose another --store`;
+  if (/^SQLITE_IOERR/u.test(code)) return `could not be read or written (${code}): check the disk, then move the file aside or restore a backup`;
+  return `failed (${code}): move it aside or restore a backup if this persists`;
 }
 
 /** The title a session gets from its first prompt: the first line of its text, at most 80 characters. */

@@ -12,11 +12,17 @@
  * (any live state) ─agent.failed→ failed      (any live state) ─close→ closed
  * ```
  *
+ * It also keeps the session's modes and config options as the agent last reported them
+ * (`setup.reported` from the answer of session/new, load, resume or fork; `mode.changed` and
+ * `config.changed` from set_mode, set_config_option and the agent's updates), which is what
+ * a `session/load` or `session/resume` of the live session answers.
+ *
  * Prompts reach the session one at a time (the agent server queues the others FIFO), except
  * when the server's cancel grace answered a prompt the agent had not finished: then the next
  * one starts while the old one winds down. The chart counts prompts in flight, so it says
  * `prompting` until the last of them settles.
  */
+import type { SessionConfigOption, SessionModeState } from '@agentclientprotocol/sdk';
 import { assign, setup } from 'xstate';
 
 /** Facts the host agent feeds a session machine. */
@@ -30,7 +36,13 @@ export type SessionMachineEvent =
   | { readonly type: 'agent.restarting'; readonly restarts: number }
   | { readonly type: 'agent.recovered'; readonly restarts: number }
   | { readonly type: 'agent.failed'; readonly reason: string }
-  | { readonly type: 'close' };
+  | { readonly type: 'close' }
+  /** The agent answered a session setup (new, load, resume, fork) with these (each absent when it did not say). */
+  | { readonly type: 'setup.reported'; readonly modes?: SessionModeState | null; readonly configOptions?: readonly SessionConfigOption[] | null }
+  /** The current mode changed (set_mode answered, or the agent's `current_mode_update`). */
+  | { readonly type: 'mode.changed'; readonly currentModeId: string }
+  /** The config options changed (set_config_option answered, or the agent's `config_option_update`). */
+  | { readonly type: 'config.changed'; readonly configOptions: readonly SessionConfigOption[] };
 
 /** What a session machine remembers. */
 export interface SessionMachineContext {
@@ -46,6 +58,10 @@ export interface SessionMachineContext {
   readonly promptsInFlight: number;
   /** Why the session failed. */
   readonly failure: string | undefined;
+  /** The modes as the agent last reported them (`undefined`: it never said). */
+  readonly modes: SessionModeState | undefined;
+  /** The config options as the agent last reported them (`undefined`: it never said). */
+  readonly configOptions: readonly SessionConfigOption[] | undefined;
 }
 
 /** Input of a session machine. */
@@ -82,6 +98,17 @@ export const sessionMachine = setup({
     })),
     countRestart: assign(({ context, event }) => ({ restarts: Math.max(context.restarts + 1, (event as Extract<SessionMachineEvent, { type: 'agent.restarting' }>).restarts) })),
     fail: assign({ failure: ({ event }) => (event as Extract<SessionMachineEvent, { type: 'agent.failed' }>).reason, promptsInFlight: 0 }),
+    setupReported: assign(({ context, event }) => {
+      const { modes, configOptions } = event as Extract<SessionMachineEvent, { type: 'setup.reported' }>;
+      return {
+        modes: modes === undefined ? context.modes : modes ?? undefined,
+        configOptions: configOptions === undefined ? context.configOptions : configOptions ?? undefined,
+      };
+    }),
+    modeChanged: assign({
+      modes: ({ context, event }) => context.modes && { ...context.modes, currentModeId: (event as Extract<SessionMachineEvent, { type: 'mode.changed' }>).currentModeId },
+    }),
+    configChanged: assign({ configOptions: ({ event }) => (event as Extract<SessionMachineEvent, { type: 'config.changed' }>).configOptions }),
   },
 }).createMachine({
   id: 'session',
@@ -93,12 +120,17 @@ export const sessionMachine = setup({
     lastOutcome: undefined,
     promptsInFlight: 0,
     failure: undefined,
+    modes: undefined,
+    configOptions: undefined,
   }),
   initial: 'starting',
   on: {
     'agent.restarting': { target: '.recovering', actions: 'countRestart' },
     'agent.failed': { target: '.failed', actions: 'fail' },
     close: { target: '.closed' },
+    'setup.reported': { actions: 'setupReported' },
+    'mode.changed': { actions: 'modeChanged' },
+    'config.changed': { actions: 'configChanged' },
   },
   states: {
     starting: {

@@ -5,11 +5,12 @@
  * `synchronous = NORMAL`, and `durability: 'full'` closes that too).
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
   InvalidCursorError,
+  JournalError,
   titleOf,
   UnknownSessionError,
   type Journal,
@@ -20,6 +21,7 @@ import {
   type JournalSessionPage,
   type JournalSessionState,
 } from './journal.js';
+import { sessionOwners, type SessionOwners } from './session-owners.js';
 
 /** Options of {@link sqliteJournal}. */
 export interface SqliteJournalOptions {
@@ -85,15 +87,20 @@ const maxPage = 200;
 export function sqliteJournal(path: string, options: SqliteJournalOptions = {}): Journal {
   const now = options.now ?? (() => new Date());
   let db: Database.Database;
+  let owners: SessionOwners;
   try {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:') createPrivately(path);
     db = new Database(path);
+    // First: another warden opening or writing the store at the same time is waited for (5 s).
+    db.pragma('busy_timeout = 5000');
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.durability === 'full' ? 'FULL' : 'NORMAL'}`);
-    db.pragma('busy_timeout = 5000');
     db.exec(schema);
+    owners = sessionOwners(db, now);
   } catch (error) {
-    throw new Error(`cannot open the journal at ${path}: ${(error as Error).message}. Choose another file with --store PATH (or :memory:).`, { cause: error });
+    const code = sqliteCodeOf(error);
+    const damaged = code !== undefined && /^SQLITE_(CORRUPT|NOTADB)/u.test(code) ? ` (${code}): move it aside or restore a backup, or choose` : '. Choose';
+    throw new Error(`cannot open the journal at ${path}: ${(error as Error).message}${damaged} another file with --store PATH (or :memory:).`, { cause: error });
   }
   const statements = {
     insertSession: db.prepare('INSERT INTO sessions (session_id, agent, cwd, title, created_at, updated_at, state, resume, restarts) VALUES (?, ?, ?, NULL, ?, ?, \'open\', NULL, 0)'),
@@ -105,6 +112,10 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     setResume: db.prepare('UPDATE sessions SET resume = ? WHERE session_id = ?'),
     setState: db.prepare('UPDATE sessions SET state = ?, updated_at = ? WHERE session_id = ?'),
     entries: db.prepare('SELECT * FROM entries WHERE session_id = ? AND seq > ? ORDER BY seq'),
+    copyTitle: db.prepare('UPDATE sessions SET title = (SELECT title FROM sessions WHERE session_id = ?) WHERE session_id = ?'),
+    copyConversation: db.prepare("INSERT INTO entries (session_id, at, entry) SELECT ?, at, entry FROM entries WHERE session_id = ? AND json_extract(entry, '$.kind') IN ('prompt', 'update', 'notice') ORDER BY seq"),
+    deleteEntries: db.prepare('DELETE FROM entries WHERE session_id = ?'),
+    deleteSession: db.prepare('DELETE FROM sessions WHERE session_id = ?'),
     entriesPage: db.prepare('SELECT * FROM entries WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
   };
 
@@ -113,7 +124,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     if (!row) throw new UnknownSessionError(sessionId);
     return row;
   };
-  /** Sessions seen to exist (sessions are never deleted): an append skips the lookup for them. */
+  /** Sessions seen to exist (forgotten again by `deleteSession`): an append skips the lookup for them. */
   const seen = new Set<string>();
 
   /**
@@ -141,7 +152,21 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     if (entry.kind === 'restart') statements.countRestart.run(sessionId);
     return seq;
   };
-  const appendAlone = db.transaction((sessionId: string, entry: JournalEntry) => appendRow(sessionId, entry, false));
+  // IMMEDIATE: a deferred transaction that reads first (the session lookup) and writes later
+  // fails at once with SQLITE_BUSY when another process wrote in between, busy timeout or not.
+  const appendAlone = db.transaction((sessionId: string, entry: JournalEntry) => appendRow(sessionId, entry, false)).immediate;
+  /** One transaction, one statement for the whole copy: a fork of a long session costs no appends. */
+  const fork = db.transaction((sessionId: string, agent: string, cwd: string, from: string) => {
+    known(from);
+    const at = now().toISOString();
+    statements.insertSession.run(sessionId, agent, cwd, at, at);
+    statements.copyTitle.run(from, sessionId);
+    statements.copyConversation.run(sessionId, from);
+  }).immediate;
+  const forget = db.transaction((sessionId: string) => {
+    statements.deleteEntries.run(sessionId);
+    statements.deleteSession.run(sessionId);
+  }).immediate;
 
   /** Commits the open group now; a failure is kept for the group's own `commit()` to throw. */
   const settleGroup = (): void => {
@@ -172,12 +197,22 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     return appendAlone(sessionId, entry);
   };
 
-  return {
+  return storeErrorsNamed(path, {
     createSession({ sessionId, agent, cwd }) {
       settleGroup();
       const at = now().toISOString();
       statements.insertSession.run(sessionId, agent, cwd, at, at);
       return sessionOf(known(sessionId));
+    },
+    forkSession({ sessionId, agent, cwd, from }) {
+      settleGroup();
+      fork(sessionId, agent, cwd, from);
+      return sessionOf(known(sessionId));
+    },
+    deleteSession(sessionId) {
+      settleGroup();
+      forget(sessionId);
+      seen.delete(sessionId);
     },
     getSession(sessionId) {
       const row = statements.getSession.get(sessionId) as SessionRow | undefined;
@@ -227,6 +262,14 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       db.exec('BEGIN IMMEDIATE');
       grouped = new Map();
     },
+    claim(sessionId) {
+      settleGroup();
+      owners.claim(sessionId);
+    },
+    release(sessionId) {
+      settleGroup();
+      owners.release(sessionId);
+    },
     commit() {
       settleGroup();
       const lost = groupLost;
@@ -238,11 +281,56 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       try {
         // A group still open is committed: what was appended is kept.
         settleGroup();
+        // A store that cannot be written keeps our rows: a dead owner's count as free anyway.
+        try {
+          owners.releaseAll();
+        } catch {
+          // closing anyway
+        }
       } finally {
         db.close();
       }
     },
-  };
+  });
+}
+
+/**
+ * The journal holds prompts and answers: its directories (those we create) are 0700, and a
+ * new file is created 0600 before SQLite opens it, whose -wal and -shm take the file's mode.
+ * An existing file keeps the mode its owner gave it.
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  closeSync(openSync(path, 'a', 0o600));
+}
+
+/**
+ * Every method of `journal`, with SQLite's own errors (`SqliteError`, code `SQLITE_…`)
+ * turned into a {@link JournalError} naming the file and the fix; the journal's own errors
+ * (unknown session, bad cursor) pass through.
+ */
+function storeErrorsNamed(path: string, journal: Journal): Journal {
+  const named = {} as Record<string, unknown>;
+  for (const [name, method] of Object.entries(journal) as Array<[string, (...args: unknown[]) => unknown]>) {
+    named[name] = (...args: unknown[]) => {
+      try {
+        return method(...args);
+      } catch (error) {
+        const code = sqliteCodeOf(error);
+        throw code ? new JournalError(path, code, { cause: error }) : error;
+      }
+    };
+  }
+  return named as unknown as Journal;
+}
+
+/** SQLite's code of an error (or of its cause: a lost group keeps the commit's error there). */
+function sqliteCodeOf(error: unknown): string | undefined {
+  for (let at = error; at instanceof Error; at = at.cause) {
+    const code = (at as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('SQLITE_')) return code;
+  }
+  return undefined;
 }
 
 /** One page of a session's entries (the `entries_by_session` index makes it a range read). */

@@ -21,6 +21,7 @@ import { claudeSessionMachine } from '../adapters/claude/adapter.js';
 import { codexSessionMachine } from '../adapters/codex/adapter.js';
 import { codexListMachine } from '../adapters/codex/listing.js';
 import { demoAgentMachine } from '../acp/demo-agent.js';
+import { demoTurnMachine } from '../acp/demo-turn.js';
 import { CHART_FORMAT, chartOfMachine, type Chart, type ChartAbout, type ChartNode, type ChartTransition } from './chart-model.js';
 
 // ---------------------------------------------------------------------------------------
@@ -111,6 +112,7 @@ export const portChart = declareChart<PortPhase, PortEvent['type']>({
     'port.internal.kill': { description: 'A line over the limit: SIGKILL; the exit follows.' },
     'port.internal.watchdog': { description: 'Silent too long while busy: SIGKILL (reason hung); the exit follows.' },
     'port.internal.stdinClosed': { description: 'The process closed its input: writes fail from now on.' },
+    'port.internal.inputClosedCheck': { description: 'A moment after its input failed: a process still running, with no stop asked, is killed as input_closed; one exiting or being stopped meanwhile is left to finish (the check may arrive in any phase).' },
     'port.internal.readGate': { description: "The system's read gate closed (the editor reads slowly) or opened: stdout is paused or read again; the watchdog and the wait for output to close wait meanwhile." },
     'xstate.*': { description: 'Any other XState event: ignored.' },
   },
@@ -286,8 +288,24 @@ export const agentServerChart = declareChart<AgentServerPhase, AgentServerEvent[
     awaitingInitialize: {
       description: 'Every request but initialize is refused.',
       on: {
-        'acp.sync': [{ target: 'ready', guard: 'initialize answered', description: 'The editor\'s initialize was answered (by the server, or by the agent when it delegates initialize).' }, {}],
+        'acp.sync': [
+          { target: 'ready', guard: 'initialize answered', description: 'The editor\'s initialize was answered (by the server, or by the agent when it delegates initialize).' },
+          { target: 'initializing', guard: 'initialize delegated', description: 'The editor\'s initialize is with the agent (it delegates initialize).' },
+          {},
+        ],
         'acp.closed': { target: 'closing', description: 'The editor went away (or the agent handler failed).' },
+        [SHUTDOWN_EVENT]: { target: 'closing', description: 'Asked to shut down.' },
+      },
+    },
+    initializing: {
+      description: 'The agent is answering initialize: what the editor sends meanwhile waits, in order, and is served once initialize is answered.',
+      on: {
+        'acp.sync': [
+          { target: 'ready', guard: 'initialize answered', description: 'The agent answered: the waiting requests are served in order.' },
+          { target: 'awaitingInitialize', guard: 'initialize refused', description: 'The agent refused initialize: the waiting requests are refused as uninitialized.' },
+          {},
+        ],
+        'acp.closed': { target: 'closing', description: 'The editor went away: the waiting requests are refused.' },
         [SHUTDOWN_EVENT]: { target: 'closing', description: 'Asked to shut down.' },
       },
     },
@@ -362,7 +380,12 @@ const machineCharts: ReadonlyArray<() => Chart> = [
   () => chartOfMachine(demoAgentMachine, {
     name: 'demo-agent',
     source: 'src/acp/demo-agent.ts',
-    description: 'The built-in demo agent\'s handler: streams an answer word by word, asks a permission for the demo tool, one turn at a time.',
+    description: 'The built-in demo agent\'s handler: its sessions, and a turn of its own (demo-turn) for each prompt, so that sessions are served side by side; serving while any turn is in flight.',
+  }),
+  () => chartOfMachine(demoTurnMachine, {
+    name: 'demo-turn',
+    source: 'src/acp/demo-turn.ts',
+    description: 'One prompt of the demo agent: the tool run at once (mode auto), behind a permission (mode ask) or refused, then the answer streamed word by word; cancel ends it.',
   }),
 ];
 

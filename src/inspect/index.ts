@@ -1,6 +1,6 @@
 export { connectInspector, parentSessionId, statelyEventOf, type Inspection, type InspectorConnectionOptions } from './inspector.js';
 export { inspectionPayload, REDACTED, type PayloadLimits } from './inspection-payload.js';
-export { createLogSink, type LogSinkOptions } from './log-sink.js';
+export { createLogSink, logFileWriter, type LogSinkOptions } from './log-sink.js';
 export {
   createLiveViewModel,
   type LiveActorKind,

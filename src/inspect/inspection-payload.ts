@@ -1,9 +1,14 @@
 /**
  * What may leave the process in an inspection event: a copy of any value with errors as
- * `{ name, message, stack }` (JSON turns an `Error` into `{}`), secrets redacted (API keys,
- * tokens, environments), and large payloads cut down so the inspector stays usable. Pure:
- * the input is never changed.
+ * `{ name, message, stack }` (JSON turns an `Error` into `{}`), secrets redacted (values
+ * under secret-like keys and environments whole; in every string, wherever they sit, the
+ * secret values the host and its agents' environments hold and anything shaped like a key,
+ * a `Bearer` token or `NAME=value` for a secret-like NAME: src/port/redact.ts), and large
+ * payloads cut down so the inspector stays usable. The input is never changed.
  */
+import { knownSecretValues, redactSecrets, REDACTED } from '../port/redact.js';
+
+export { REDACTED };
 
 /** Limits of {@link inspectionPayload}. */
 export interface PayloadLimits {
@@ -15,13 +20,11 @@ export interface PayloadLimits {
   readonly maxDepth?: number;
 }
 
+/** How far past a string's cut redaction looks (longer than any key). */
+const cutMargin = 512;
+
 /** Keys whose values are secrets, whatever they hold. */
 const secretKey = /(api[-_]?key|token|secret|password|passwd|authorization|cookie|credential|private[-_]?key|^env$|environment)/iu;
-/** Values that look like keys even under innocent names (`sk-…`, `Bearer …`). */
-const secretValue = /^(sk-[A-Za-z0-9_-]{8,}|sk-ant-[A-Za-z0-9_-]{8,}|Bearer\s+\S{8,}|gh[pousr]_[A-Za-z0-9]{20,})/u;
-
-/** The redaction mark. */
-export const REDACTED = '[redacted]';
 
 /** A copy of `value` safe to send to an inspector (see the module comment). */
 export function inspectionPayload(value: unknown, limits: PayloadLimits = {}): unknown {
@@ -29,10 +32,13 @@ export function inspectionPayload(value: unknown, limits: PayloadLimits = {}): u
   const maxItems = limits.maxItems ?? 100;
   const maxDepth = limits.maxDepth ?? 8;
   const seen = new WeakSet<object>();
+  const secrets = knownSecretValues();
   const copy = (input: unknown, depth: number): unknown => {
     if (typeof input === 'string') {
-      if (secretValue.test(input)) return REDACTED;
-      return input.length > maxString ? `${input.slice(0, maxString)}… (${input.length - maxString} more characters)` : input;
+      if (input.length <= maxString) return redactSecrets(input, secrets);
+      // Redacted a little past the cut, then cut: a key the cut splits is still found whole.
+      const kept = redactSecrets(input.slice(0, maxString + cutMargin), secrets).slice(0, maxString);
+      return `${kept}… (${input.length - maxString} more characters)`;
     }
     if (typeof input === 'bigint') return input.toString();
     if (typeof input === 'function') return `[function ${input.name || 'anonymous'}]`;

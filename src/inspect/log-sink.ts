@@ -4,8 +4,10 @@
  * above a level, to any writer (stderr, a file). Never stdout in `warden acp`: that is the
  * protocol channel.
  */
+import { appendFileSync } from 'node:fs';
 import type { HostEvent } from '../host/host.js';
 import { atLeast, jsonReplacer, logEntryOf, type LogLevel } from '../host/host-log.js';
+import { knownSecretValues, redactSecrets } from '../port/redact.js';
 
 /** Options of {@link createLogSink}. */
 export interface LogSinkOptions {
@@ -29,9 +31,18 @@ export function createLogSink(options: LogSinkOptions): (event: HostEvent) => vo
       ? JSON.stringify({ time: time.toISOString(), level: entry.level, message: entry.message, ...event }, jsonReplacer)
       : `${time.toISOString().slice(11, 23)} ${entry.level.toUpperCase().padEnd(5)} ${entry.message}`;
     try {
-      options.write(`${line}\n`);
+      // An event may carry an error's message or a command line: no key goes into a log.
+      options.write(`${redactSecrets(line, knownSecretValues())}\n`);
     } catch {
       // A log that cannot be written must not take the host down.
     }
   };
+}
+
+/**
+ * A `write` for {@link LogSinkOptions} that appends each line to the file at `path`, created
+ * 0600 (owner only: logs name sessions, paths and errors) when it does not exist yet.
+ */
+export function logFileWriter(path: string): (line: string) => void {
+  return (line) => appendFileSync(path, line, { mode: 0o600 });
 }

@@ -1,4 +1,5 @@
 export * from './env-policy.js';
+export { isSecretName, redactSecrets, secretValuesOf, minSecretLength } from './redact.js';
 export * from './line-framer.js';
 export * from './stderr-ring.js';
 export * from './write-queue.js';

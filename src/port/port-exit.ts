@@ -2,6 +2,7 @@
  * Why a port's process ended, as data, and the error a port fails with (after execa's:
  * the reason, the command, then the tail of stderr).
  */
+import { redactSecrets } from './redact.js';
 
 /** The typed reason a port's process ended. */
 export type PortExitReason =
@@ -67,8 +68,9 @@ export function describePortExit(reason: PortExitReason): string {
 const portErrorBrand = Symbol.for('acp-warden.PortError');
 
 /**
- * A port's process ended abnormally. The message is the reason, the escaped command, and
- * the last lines of stderr; the fields repeat the facts for programs.
+ * A port's process ended abnormally. The message is the reason, the escaped command (keys
+ * in it redacted by shape), and the last lines of stderr (redacted by the port); the fields
+ * repeat the facts for programs.
  */
 export class PortError extends Error {
   override readonly name = 'PortError';
@@ -84,7 +86,8 @@ export class PortError extends Error {
   readonly shortMessage: string;
 
   constructor(exit: PortExit, options?: { cause?: unknown }) {
-    const escapedCommand = escapeCommand(exit.command);
+    // Messages reach logs and editors: a key given on the command line (`--api-key sk-…`) is not repeated.
+    const escapedCommand = redactSecrets(escapeCommand(exit.command));
     const shortMessage = `${describePortExit(exit.reason)}: ${escapedCommand}`;
     super(exit.stderrTail ? `${shortMessage}\n${exit.stderrTail}` : shortMessage, options);
     this.reason = exit.reason;

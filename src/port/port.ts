@@ -21,6 +21,7 @@ import { PendingReplies } from '../supervision/pending-replies.js';
 import { shutdownExit, type ExitReason } from '../supervision/exit-reason.js';
 import { buildEnvironment, type EnvironmentInput } from './env-policy.js';
 import { defaultMaxLineBytes, jsonLines, LineFramer, type OversizePolicy } from './line-framer.js';
+import { redactorFor } from './redact.js';
 import { defaultStderrBytes, StderrRing } from './stderr-ring.js';
 import { defaultMaxQueuedBytes, WriteQueue } from './write-queue.js';
 import { signalGroup, trackGroup, untrackGroup } from './process-group.js';
@@ -361,7 +362,8 @@ function createLive(scope: Scope, options: Normalized): Live {
     scope,
     options,
     now: resolveNow(self),
-    stderr: new StderrRing(options.stderrBytes),
+    // Its tail goes into errors, logs and the inspector: never with the keys the child holds.
+    stderr: new StderrRing(options.stderrBytes, redactorFor(options.env)),
     framer: undefined as unknown as LineFramer,
     onLine: () => undefined,
     child: undefined,

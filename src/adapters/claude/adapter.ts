@@ -3,15 +3,17 @@
  * in stream-json mode with the SDK control protocol) and the adapter definition.
  *
  * After every (re)start of the CLI the `initialize` control request is sent again, and a
- * restarted CLI runs with `--resume <captured session id>`: the two things the seeds'
+ * restarted CLI runs with `--resume=<captured session id>`: the two things the seeds'
  * libraries forget. A session resumed or loaded from the host's journal (`adapter.start`
- * with `{ claudeSessionId }`) runs `--resume` from its first start.
+ * with `{ claudeSessionId }`) runs `--resume` from its first start; an id that is not a
+ * UUID (Claude Code's form) is refused before (`checkResume`) and never reaches argv.
  */
 import type { ContentBlock, SessionConfigOption } from '@agentclientprotocol/sdk';
 import { enqueueActions, setup } from 'xstate';
 import type { AgentRequestEvent } from '../../acp/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import type { AdapterDefinition, CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
+import { checkUuidField, isUuid } from '../resume-check.js';
 import { crashedPromptError, permissionOptions, promptOutcome, whileStarting } from '../session-outcomes.js';
 import {
   claudeModes,
@@ -63,10 +65,10 @@ const asMessage = (event: SessionAdapterEvent): ClaudeMessage => {
   return (typeof message === 'object' && message !== null && !Array.isArray(message) ? message : {}) as ClaudeMessage;
 };
 
-/** The Claude session id in a journaled resume state, if it has one. */
+/** The Claude session id in a resume state, if it has one in Claude's form (a UUID): only such a value reaches `--resume`. */
 function claudeSessionIdOf(resume: unknown): string | undefined {
   const id = (resume as ClaudeResume | undefined)?.claudeSessionId;
-  return typeof id === 'string' && id.length > 0 ? id : undefined;
+  return isUuid(id) ? id : undefined;
 }
 
 /** The answers to the start requests, then the commands: what an editor opening (or resuming) the session needs. */
@@ -403,6 +405,7 @@ export const claudeAdapter: AdapterDefinition = {
     install: 'npm install -g @anthropic-ai/claude-code',
   },
   session: claudeSessionMachine,
+  checkResume: (state) => checkUuidField(state, 'claudeSessionId', 'a Claude Code session id'),
   command(context: CommandContext) {
     const claudeSessionId = claudeSessionIdOf(context.resume);
     const args = [
@@ -412,7 +415,8 @@ export const claudeAdapter: AdapterDefinition = {
       '--verbose',
       '--include-partial-messages',
       '--permission-prompt-tool', 'stdio',
-      ...(claudeSessionId ? ['--resume', claudeSessionId] : []),
+      // One argument: the id can never be read as a flag of its own.
+      ...(claudeSessionId ? [`--resume=${claudeSessionId}`] : []),
     ];
     return {
       args,

@@ -7,7 +7,10 @@
  *
  * `session/list` lists Codex's own threads (`thread/list` on a short-lived app-server, see
  * listing.ts): each as a session whose id is the thread id. `session/resume` or
- * `session/load` of such an id without a journaled state resumes that thread.
+ * `session/load` of such an id without a journaled state resumes that thread. A thread id
+ * from outside (the editor's `_meta`, the journal) that is not a UUID, Codex's form, is
+ * refused with -32602 (`checkResume`); a session id is taken for a thread id only when it
+ * is one.
  */
 import type { ContentBlock } from '@agentclientprotocol/sdk';
 import { enqueueActions, setup } from 'xstate';
@@ -15,6 +18,7 @@ import type { AgentRequestEvent } from '../../acp/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import type { CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
 import type { ListingAdapterDefinition } from '../adapter-agent.js';
+import { checkUuidField } from '../resume-check.js';
 import { crashedPromptError, permissionOptions, promptOutcome, whileStarting } from '../session-outcomes.js';
 import { codexListMachine } from './listing.js';
 import { codexRequest, commandTitle, decisionFor, defaultThreadListLimit, isThreadId, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
@@ -46,10 +50,10 @@ const codexModes = [
 
 const asMessage = (event: SessionAdapterEvent) => (event as { message: CodexMessage }).message;
 
-/** The thread id in a journaled resume state (`{ threadId }`), if it has one. */
+/** The thread id in a resume state (`{ threadId }`), if it has one in Codex's form (a UUID). */
 function threadIdOf(resume: unknown): string | undefined {
   const id = (resume as { threadId?: unknown } | undefined)?.threadId;
-  return typeof id === 'string' && id.length > 0 ? id : undefined;
+  return isThreadId(id) ? id : undefined;
 }
 
 /**
@@ -335,6 +339,7 @@ export const codexAdapter: ListingAdapterDefinition = {
     install: 'npm install -g @openai/codex',
   },
   session: codexSessionMachine,
+  checkResume: (state) => checkUuidField(state, 'threadId', 'a Codex thread id'),
   list: { logic: codexListMachine, pageSize: defaultThreadListLimit, timeoutMs: 20_000 },
   command(_context: CommandContext) {
     return { args: ['app-server'], env: { passthrough: codexEnvironment } };

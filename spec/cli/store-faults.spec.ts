@@ -1,0 +1,143 @@
+/**
+ * `warden acp --store FILE` over a damaged store (issue 14): a journal that fails fails the
+ * request that met it (-32603 naming the file and the fix), never the host; warden goes on
+ * serving and exits cleanly when the editor leaves.
+ */
+import { methods } from '@agentclientprotocol/sdk';
+import Database from 'better-sqlite3';
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, realpathSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { killLaunched, launchWarden, wireErrorOf, type WireError } from '../support/warden-editor.js';
+
+/** A store with `sessions` demo sessions of 40 updates each; returns their ids. */
+function buildStore(path: string, cwd: string, sessions: number): string[] {
+  const journal = sqliteJournal(path);
+  const ids: string[] = [];
+  for (let index = 0; index < sessions; index++) {
+    const sessionId = `stored-${index}`;
+    journal.createSession({ sessionId, agent: 'demo', cwd });
+    journal.append(sessionId, { kind: 'prompt', prompt: [{ type: 'text', text: `question ${index}` }] });
+    for (let word = 0; word < 40; word++) {
+      journal.append(sessionId, { kind: 'update', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `word ${word} `.padEnd(120, '.') } } });
+    }
+    journal.append(sessionId, { kind: 'stop', stopReason: 'end_turn' });
+    ids.push(sessionId);
+  }
+  journal.close();
+  return ids;
+}
+
+/** The root page of a table or index, and what kind of page it is (SQLite's own dbstat). */
+function rootPageOf(path: string, name: string): { page: number; type: string } {
+  const db = new Database(path, { readonly: true });
+  try {
+    const { rootpage } = db.prepare('SELECT rootpage FROM sqlite_schema WHERE name = ?').get(name) as { rootpage: number };
+    const { pagetype } = db.prepare('SELECT pagetype FROM dbstat WHERE name = ? AND pageno = ?').get(name, rootpage) as { pagetype: string };
+    return { page: rootpage, type: pagetype };
+  } finally {
+    db.close();
+  }
+}
+
+/** Overwrites a page from `from` to its end with garbage (the second half by default), as a disk that lost a run of sectors would. */
+function damagePage(path: string, page: number, from = 2048): void {
+  const pageSize = 4096;
+  const fd = openSync(path, 'r+');
+  try {
+    writeSync(fd, Buffer.alloc(pageSize - from, 0xa5), 0, pageSize - from, (page - 1) * pageSize + from);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+
+describe('warden acp on a damaged store (issue 14)', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let store: string;
+
+  beforeEach(() => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-store-faults-')));
+    store = join(dir, 'journal.sqlite');
+  });
+
+  afterEach(async () => {
+    await killLaunched();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const expectDamaged = (error: WireError) => {
+    expect(error.code).to.equal(-32603);
+    expect(error.message).to.contain(`the journal ${store} is damaged (SQLITE_CORRUPT): move it aside or restore a backup`);
+  };
+
+  it('a damaged page of the entries table: loading a known session fails naming the file; an unknown id, session/list, a new session and its prompt are served; warden exits 0 when the editor leaves', async () => {
+    const [known] = buildStore(store, dir, 12);
+    const entries = rootPageOf(store, 'entries');
+    expect(entries.type).to.equal('internal'); // the page every read of an entry goes through
+    damagePage(store, entries.page);
+
+    const warden = await launchWarden(['--agent', 'demo', '--store', store, '--env', 'DEMO_WORD_DELAY_MS=0']);
+    expectDamaged(await wireErrorOf(warden.request(methods.agent.session.load, { sessionId: known, cwd: dir, mcpServers: [] })));
+    const unknown = await wireErrorOf(warden.request(methods.agent.session.load, { sessionId: 'never-seen', cwd: dir, mcpServers: [] }));
+    expect(unknown.code).to.equal(-32002);
+    const listed = await warden.request<{ sessions: Array<{ sessionId: string }> }>(methods.agent.session.list, {});
+    expect(listed.sessions).to.have.length(12);
+    const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const answered = await warden.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+    expect(answered.stopReason).to.equal('end_turn');
+    // Still serving: the damaged session answers the same again, not "shutting down".
+    expectDamaged(await wireErrorOf(warden.request(methods.agent.session.load, { sessionId: known, cwd: dir, mcpServers: [] })));
+    expect((await warden.request<{ sessions: unknown[] }>(methods.agent.session.list, {})).sessions).to.have.length(13);
+    expect(warden.stderr()).to.contain(`the journal ${store} is damaged`);
+    expect(await warden.close()).to.equal(0);
+  });
+
+  it('a damaged page of the entries index: a prompt that cannot be journaled is refused naming the file, every time; warden goes on serving', async () => {
+    buildStore(store, dir, 12);
+    const index = rootPageOf(store, 'entries_by_session');
+    damagePage(store, index.page);
+
+    const warden = await launchWarden(['--agent', 'demo', '--store', store, '--env', 'DEMO_WORD_DELAY_MS=0']);
+    const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const refused = await wireErrorOf(warden.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] }));
+    expectDamaged(refused);
+    expect(refused.message).to.contain('the prompt was not sent to the agent');
+    const again = await wireErrorOf(warden.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] }));
+    expectDamaged(again);
+    expect((await warden.request<{ sessions: unknown[] }>(methods.agent.session.list, {})).sessions).to.have.length(13);
+    expect(await warden.close()).to.equal(0);
+  });
+
+  it('a damaged page of the sessions index: load of a known and of an unknown id and session/new fail naming the file; session/list and warden go on', async () => {
+    const [known] = buildStore(store, dir, 12);
+    const index = rootPageOf(store, 'sqlite_autoindex_sessions_1');
+    expect(index.type).to.equal('leaf');
+    damagePage(store, index.page);
+
+    const warden = await launchWarden(['--agent', 'demo', '--store', store, '--env', 'DEMO_WORD_DELAY_MS=0']);
+    expectDamaged(await wireErrorOf(warden.request(methods.agent.session.load, { sessionId: 'never-seen', cwd: dir, mcpServers: [] })));
+    expectDamaged(await wireErrorOf(warden.request(methods.agent.session.load, { sessionId: known, cwd: dir, mcpServers: [] })));
+    expectDamaged(await wireErrorOf(warden.request(methods.agent.session.resume, { sessionId: known, cwd: dir, mcpServers: [] })));
+    const listed = await warden.request<{ sessions: Array<{ sessionId: string }> }>(methods.agent.session.list, {});
+    expect(listed.sessions.map((session) => session.sessionId)).to.include(known);
+    expectDamaged(await wireErrorOf(warden.request(methods.agent.session.new, { cwd: dir, mcpServers: [] })));
+    expectDamaged(await wireErrorOf(warden.request(methods.agent.session.load, { sessionId: 'never-seen', cwd: dir, mcpServers: [] })));
+    expect(await warden.close()).to.equal(0);
+  });
+
+  it('a damaged first page (the header): warden acp exits 2 at once naming the file and the fix, nothing on stdout', () => {
+    buildStore(store, dir, 2);
+    damagePage(store, 1, 0);
+    const run = spawnSync(process.execPath, ['--import', 'tsx', main, 'acp', '--agent', 'demo', '--store', store], { input: '', encoding: 'utf8', timeout: 60_000 });
+    expect(run.status).to.equal(2);
+    expect(run.stdout).to.equal('');
+    expect(run.stderr).to.contain(`cannot open the journal at ${store}: file is not a database (SQLITE_NOTADB): move it aside or restore a backup`);
+  });
+});

@@ -1,0 +1,34 @@
+/**
+ * What the launch tests share: a bin directory that is the WHOLE PATH an editor gives warden
+ * (so an agent is found by its bare name or not at all), and a `warden` command in it, as
+ * `npm install -g .` would put there.
+ */
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { repo, wardenMain } from './real-agents-harness.js';
+
+/** tsx's loader, by file URL: `--import tsx` would resolve it from the editor's working directory. */
+const tsxLoader = pathToFileURL(join(repo, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+
+/**
+ * Makes `directory` (created) hold `node` (this Node), `warden` (a script running warden's
+ * sources with `node` from the PATH, like the package's `#!/usr/bin/env node` bin) and one
+ * symlink per entry of `commands` (name → file). Returns the directory, to be used as PATH.
+ */
+export function pathDirectory(directory: string, commands: Readonly<Record<string, string>> = {}): string {
+  mkdirSync(directory, { recursive: true });
+  symlinkSync(process.execPath, join(directory, 'node'));
+  const warden = join(directory, 'warden');
+  writeFileSync(warden, `#!/bin/sh\nexec node --import '${tsxLoader}' '${wardenMain}' "$@"\n`);
+  chmodSync(warden, 0o755);
+  for (const [name, target] of Object.entries(commands)) symlinkSync(target, join(directory, name));
+  return directory;
+}
+
+/** An executable at `path` that runs `module` with `node` from the PATH (for modules without the x bit). */
+export function nodeCommand(path: string, module: string): string {
+  writeFileSync(path, `#!/bin/sh\nexec node '${module}' "$@"\n`);
+  chmodSync(path, 0o755);
+  return path;
+}

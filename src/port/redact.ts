@@ -1,0 +1,131 @@
+/**
+ * Secrets out of text that leaves the process: a CLI's stderr tail (carried in error data,
+ * log lines, the inspector), inspection payloads. Two kinds of knowledge, both needed:
+ *
+ * - the **values**: what the env policy actually gave a child under a secret name
+ *   (`ANTHROPIC_API_KEY`, `--env MY_TOKEN=…`), and the host's own values of secret-named
+ *   variables. A key of any shape is found wherever it sits in a line;
+ * - the **shapes**: keys that look like keys (`sk-ant-…`, `sk-…`, `ghp_…`, `AIza…`), `Bearer`
+ *   tokens, and `NAME=value` / `NAME: value` / `"name": "value"` for a secret-like NAME,
+ *   for keys warden never saw (read by the CLI from a config file).
+ *
+ * Each becomes `[redacted]`; the text around it stays, so an error still says what went wrong.
+ */
+
+/** The redaction mark. */
+export const REDACTED = '[redacted]';
+
+/**
+ * Names (of variables, headers, JSON keys) whose values are secrets: keys, tokens (not
+ * `tokens`, the count), secrets, passwords, credentials, authorization, cookies.
+ */
+const secretNameSource = String.raw`(?:api[-_]?key|access[-_]?key|token(?!s)|secret|passw(?:or)?d|credential|authorization|cookie|private[-_]?key)`;
+const secretNamePattern = new RegExp(secretNameSource, 'iu');
+
+/** Whether a variable (or header, or key) name says its value is a secret. */
+export function isSecretName(name: string): boolean {
+  return secretNamePattern.test(name);
+}
+
+/** Values shorter than this are not redacted by value (a `1` or `true` would garble every message); shapes still apply. */
+export const minSecretLength = 8;
+
+/** Keys by shape, wherever they sit (not inside a longer word: `task-…` is no `sk-` key). */
+const keyShapes: readonly RegExp[] = [
+  /(?<![\w-])sk-ant-[\w-]{8,}/gu,
+  /(?<![\w-])sk-[\w-]{8,}/gu,
+  /(?<![\w-])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,})/gu,
+  /(?<![\w-])AIza[\w-]{30,}/gu,
+  /(?<![\w-])xox[abprs]-[\w-]{10,}/gu,
+];
+
+/** `Bearer <token>` (and Basic, Token): the scheme stays. */
+const bearer = /\b(Bearer|Basic|Token)([ \t]+)[\w.~+/=-]{8,}/giu;
+
+/**
+ * `NAME=value`, `NAME: value`, `"name": "value"` for a secret-like NAME (an env dump, a
+ * config line, a header, a URL's `access_token=`): the name stays, the value goes.
+ */
+const assignment = new RegExp(
+  String.raw`(?<![\w-])([\w-]*?${secretNameSource}[\w-]*)(["']?[ \t]*[=:][ \t]*["']?)(?:(?:Bearer|Basic|Token)[ \t]+)?(?:\[redacted\]|[^\s"',;&)}\]]+)`,
+  'giu',
+);
+
+/**
+ * The secret values in an environment: those of secret-named variables, at least
+ * {@link minSecretLength} long. `env` is what a child was given; pass the host's
+ * (`process.env`) too to cover what the host holds.
+ */
+export function secretValuesOf(...envs: ReadonlyArray<Readonly<Record<string, string | undefined>>>): string[] {
+  const values = new Set<string>();
+  for (const env of envs) {
+    for (const [name, value] of Object.entries(env)) {
+      if (value !== undefined && value.length >= minSecretLength && isSecretName(name)) values.add(value);
+    }
+  }
+  // Longest first: a value that contains another is replaced whole.
+  return [...values].sort((a, b) => b.length - a.length);
+}
+
+/** Whether a text could hold a secret shape at all: most text cannot, and skips the patterns. */
+const mayHoldShape = new RegExp(String.raw`sk-|gh[pousr]_|github_pat_|AIza|xox[abprs]-|bearer|basic|${secretNameSource}`, 'iu');
+
+/** `text` with every known value and every secret shape replaced by {@link REDACTED}. */
+export function redactSecrets(text: string, values: readonly string[] = []): string {
+  let out = text;
+  for (const value of values) if (value.length >= minSecretLength && out.includes(value)) out = out.split(value).join(REDACTED);
+  if (!mayHoldShape.test(out)) return out;
+  for (const shape of keyShapes) out = out.replace(shape, REDACTED);
+  out = out.replace(bearer, `$1$2${REDACTED}`);
+  return out.replace(assignment, `$1$2${REDACTED}`);
+}
+
+/** What the host holds under secret names (`process.env`), read now (only the secret-named variables are read: each read of `process.env` costs). */
+export function hostSecretValues(): string[] {
+  const secret: Record<string, string | undefined> = {};
+  for (const name of Object.keys(process.env)) if (isSecretName(name)) secret[name] = process.env[name];
+  return secretValuesOf(secret);
+}
+
+/**
+ * Values the ports of this process passed to their children under secret names (an
+ * `--env NAME=value` the host itself does not hold): so that the inspector, which sees
+ * only payloads, redacts them too. Bounded; the oldest go first.
+ */
+const passedToChildren = new Set<string>();
+const maxRemembered = 256;
+
+/** Remembers secret values given to a child (see {@link knownSecretValues}). */
+export function rememberSecretValues(values: readonly string[]): void {
+  for (const value of values) {
+    passedToChildren.delete(value);
+    passedToChildren.add(value);
+  }
+  while (passedToChildren.size > maxRemembered) passedToChildren.delete(passedToChildren.values().next().value as string);
+  childrenVersion++;
+}
+
+let childrenVersion = 0;
+/** The answer of {@link knownSecretValues} for the rest of this turn of the event loop (an actor step sends many inspection events; reading `process.env` for each cost 30 µs). */
+let known: { readonly children: number; readonly values: readonly string[] } | undefined;
+
+/** Every secret value known here: the host's (read once per turn of the event loop), and those given to children; longest first. */
+export function knownSecretValues(): readonly string[] {
+  if (known?.children === childrenVersion) return known.values;
+  known = { children: childrenVersion, values: [...new Set([...hostSecretValues(), ...passedToChildren])].sort((a, b) => b.length - a.length) };
+  queueMicrotask(() => {
+    known = undefined;
+  });
+  return known.values;
+}
+
+/**
+ * The redaction for what a child prints: the secret values its environment holds and the
+ * host's, and the shapes. Remembers the child's values for {@link knownSecretValues}.
+ */
+export function redactorFor(env: Readonly<Record<string, string>>): (text: string) => string {
+  const given = secretValuesOf(env);
+  rememberSecretValues(given);
+  const values = secretValuesOf(env, process.env);
+  return (text) => redactSecrets(text, values);
+}
