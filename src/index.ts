@@ -143,8 +143,12 @@ export {
   defaultMaxLineBytes,
   type LineFramerOptions,
   type OversizePolicy,
+  type OversizeSample,
   StderrRing,
   WriteQueue,
+  type WritePressure,
+  ReadGate,
+  readGateOf,
   signalGroup,
   groupAlive,
   reaperPid,
@@ -199,8 +203,15 @@ export {
   type PeerLost,
   createMemoryTransportPair,
   type MemoryTransport,
+  type OversizeLine,
+  scanEnvelope,
+  type Envelope,
   portTransport,
   stdioTransport,
+  type StdioTransportOptions,
+  defaultStdioMaxLineBytes,
+  stdioHighWaterBytes,
+  stdioLowWaterBytes,
 } from './jsonrpc/index.js';
 
 export {

@@ -25,9 +25,12 @@
 //   FAKE_CLAUDE_USER_LOG  a file to append the session_id of each user message to (one line each)
 //   FAKE_CLAUDE_LEAK_VARS  comma-separated variable names: after the first line of a turn (not when resumed),
 //                         print their values inside longer stderr lines, then exit 1 (redaction tests)
+//   FAKE_CLAUDE_CONTENT_LOG  a file to append each user message's content blocks to, one JSON line
+//                         per message: [{ type, bytes, sha256 }] (bytes and hash of the text or image data)
 //   FAKE_CLAUDE_LOOP=1    after the transcript, every further prompt replays its turn(s) again
 //                         (from the first recorded user line), for as many prompts as come
 // Faults on request (SIGUSR2, a crash loop per working directory): see fault-signals.mjs.
+import { createHash } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { crashWhenAsked, installFaultSignal, liveOn } from './fault-signals.mjs';
 import { failer, print, readFixture, stdinMessages } from './fixture-replay.mjs';
@@ -114,6 +117,14 @@ async function stdinEnded() {
 function userLine(message) {
   printedInTurn = 0;
   if (process.env.FAKE_CLAUDE_USER_LOG) appendFileSync(process.env.FAKE_CLAUDE_USER_LOG, `${message.session_id}\n`);
+  if (process.env.FAKE_CLAUDE_CONTENT_LOG) {
+    const content = typeof message.message?.content === 'string' ? [{ type: 'text', text: message.message.content }] : message.message?.content ?? [];
+    const blocks = content.map((block) => {
+      const data = block.type === 'image' ? block.source?.data ?? '' : block.text ?? '';
+      return { type: block.type, bytes: Buffer.byteLength(data), sha256: createHash('sha256').update(data).digest('hex') };
+    });
+    appendFileSync(process.env.FAKE_CLAUDE_CONTENT_LOG, `${JSON.stringify(blocks)}\n`);
+  }
 }
 
 /** A CLI that dumps secrets into longer diagnostic lines (as an HTTP client's debug output does) and dies mid-turn. */

@@ -121,6 +121,8 @@ interface PromptRun {
   readonly wake: Array<() => void>;
   done: boolean;
   cancelled: boolean;
+  /** Updates are kept for the `updates` iterator (a relay that takes the events says no). */
+  readonly keep: boolean;
 }
 
 interface SessionInfo {
@@ -313,7 +315,7 @@ function onAgentNotification(live: Live, method: string, params: unknown): void 
   if (method === CLIENT_METHODS.session_update) {
     const { sessionId, update } = params as { sessionId: string; update: SessionUpdate };
     const run = live.sessions.get(sessionId)?.prompt;
-    if (run && !run.done) {
+    if (run && !run.done && run.keep) {
       run.updates.push(update);
       for (const wake of run.wake.splice(0)) wake();
     }
@@ -597,11 +599,15 @@ function contentRefusal(caps: AgentCapabilities, content: unknown[]): RpcError |
   return undefined;
 }
 
-/** `session/prompt`. Aborting `signal` cancels this prompt (`session/cancel`), and only this one. */
-export function prompt(client: AnyActorRef, sessionId: string, content: unknown[], options: { signal?: AbortSignal } = {}): PromptRunHandle {
+/**
+ * `session/prompt`. Aborting `signal` cancels this prompt (`session/cancel`), and only this one.
+ * `keepUpdates: false` is for relays that take the updates as `acp.update` events: they are not
+ * also kept for `updates` (which then ends empty), so a turn of any size costs no memory.
+ */
+export function prompt(client: AnyActorRef, sessionId: string, content: unknown[], options: { signal?: AbortSignal; keepUpdates?: boolean } = {}): PromptRunHandle {
   const live = liveOf(client);
   const session = live.sessions.get(sessionId);
-  const run: PromptRun = { updates: [], wake: [], done: false, cancelled: false };
+  const run: PromptRun = { updates: [], wake: [], done: false, cancelled: false, keep: options.keepUpdates ?? true };
   const finish = () => {
     run.done = true;
     options.signal?.removeEventListener('abort', cancel);

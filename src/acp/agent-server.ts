@@ -26,6 +26,7 @@ import {
 import type { JsonRpcId } from '../jsonrpc/message.js';
 import { RpcError, toRpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import type { PeerLost, Transport } from '../jsonrpc/transport.js';
+import { readGateOf } from '../port/read-gate.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { shutdown } from '../supervision/commands.js';
@@ -207,6 +208,11 @@ export const agentServerLogic = gracefulShutdown({
       live.connection.on('rpc.notification', (event: Extract<ConnectionEmitted, { type: 'rpc.notification' }>) => onNotification(live, event.method, event.params)),
       live.connection.on('rpc.cancelRequested', (event: Extract<ConnectionEmitted, { type: 'rpc.cancelRequested' }>) => onCancelRequested(live, event.id)),
       live.connection.on('rpc.closed', (event: Extract<ConnectionEmitted, { type: 'rpc.closed' }>) => scope.self.send({ type: 'acp.closed', reason: event.reason })),
+      // The editor reads slower than we write: everything feeding it (agents' output, replays) waits.
+      live.connection.on('rpc.backpressure', (event: Extract<ConnectionEmitted, { type: 'rpc.backpressure' }>) => {
+        if (event.backedUp && live.phase !== 'closed') readGateOf(scope.system).hold(scope.self);
+        else readGateOf(scope.system).release(scope.self);
+      }),
       // What the editor sent that could not be served is the owner's to log (acp.dropped).
       live.connection.on('rpc.dropped', (event: Extract<ConnectionEmitted, { type: 'rpc.dropped' }>) => (scope as unknown as { emit: (event: unknown) => void }).emit({ type: 'acp.dropped', reason: event.reason, detail: event.detail })),
     );
@@ -311,6 +317,7 @@ function close(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost): Age
 
 function finish(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, status: 'done' | 'stopped'): AgentServerSnapshot {
   live.phase = 'closed';
+  readGateOf(live.scope.system).release(live.scope.self);
   for (const subscription of live.subscriptions) subscription.unsubscribe();
   live.pending.clear();
   // Children of custom logic are not stopped by XState: stop them here.

@@ -304,7 +304,7 @@ async function forwardNow(live: Live, client: AnyActorRef, request: AgentRequest
         await logout(client);
         return respondTo(live, request.requestId, {});
       case 'session.prompt':
-        return respondTo(live, request.requestId, await prompt(client, sessionId, params.prompt as unknown[]).result);
+        return respondTo(live, request.requestId, await prompt(client, sessionId, params.prompt as unknown[], { keepUpdates: false }).result);
       default:
         emit(live, { type: 'acp.error', requestId: request.requestId, error: RpcError.methodNotFound(request.method).toErrorObject() });
     }

@@ -30,6 +30,8 @@ export interface AcpCommandOptions {
   readonly inspect: string | undefined;
   readonly logLevel: LogLevel | undefined;
   readonly logFormat: 'json' | 'pretty' | undefined;
+  /** The longest line read from the editor, in bytes (default 64 MiB). */
+  readonly maxLineBytes: number | undefined;
 }
 
 /** `warden acp --help`. */
@@ -53,6 +55,8 @@ Options:
   --hang-after SECONDS          an agent silent this long while working on a prompt is killed
                                 as hung and restarted (default: never; waits for permission
                                 answers do not count)
+  --max-line-mib N              the longest message line read from the editor, in MiB (default
+                                64); a longer request is answered -32600 by its id and dropped
   --env NAME[=VALUE]            pass a host variable (NAME) or set one (NAME=VALUE) for the agent
   --inherit-env                 give the agent this process's whole environment
   --inspect URL                 send every actor to the XState inspector at this WebSocket
@@ -79,6 +83,7 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
   let inspect: string | undefined;
   let logLevel: LogLevel | undefined;
   let logFormat: 'json' | 'pretty' | undefined;
+  let maxLineBytes: number | undefined;
   try {
     const help = readFlags(args, {
       '--agent': (value) => (agent = value()),
@@ -97,6 +102,7 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
       '--log-format': (value) => (logFormat = oneOf('--log-format', value(), ['json', 'pretty'] as const)),
       '--restart-intensity': (value) => (restart = restartIntensity('--restart-intensity', value())),
       '--hang-after': (value) => (hangAfterMs = positiveNumber('--hang-after', value()) * 1000),
+      '--max-line-mib': (value) => (maxLineBytes = Math.max(1, Math.floor(positiveNumber('--max-line-mib', value()) * 1024 * 1024))),
       '--inspect': (value) => {
         const url = value();
         if (!/^wss?:\/\/\S+$/u.test(url)) throw new ArgumentError(`--inspect expects the inspector's WebSocket address (say ws://127.0.0.1:8080), got ${JSON.stringify(url)}`);
@@ -109,7 +115,7 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
     throw error;
   }
   if (!agent) return { error: `warden acp: --agent is required (claude, codex, gemini, opencode, claude-acp, codex-acp, demo, or acp:<command line>). ${shortUsage}` };
-  return { agent, agentCommand, env, passthrough, inheritEnv, store, cwd, logFile, restart, hangAfterMs, inspect, logLevel, logFormat };
+  return { agent, agentCommand, env, passthrough, inheritEnv, store, cwd, logFile, restart, hangAfterMs, inspect, logLevel, logFormat, maxLineBytes };
 }
 
 /** Runs the ACP agent until the editor closes stdin (or a signal); resolves with the exit status. */
@@ -159,7 +165,7 @@ export async function runAcp(args: readonly string[]): Promise<number> {
     return 1;
   }
   host.on(log);
-  const server = host.serve(stdioTransport());
+  const server = host.serve(stdioTransport(process.stdin, process.stdout, parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {}));
   const ended = new Promise<number>((resolve) => {
     server.subscribe({
       complete: () => resolve(0),

@@ -39,7 +39,8 @@ import {
 import { advertisesFork } from '../acp/agent-server.js';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { describePortExit, type PortExitReason } from '../port/port-exit.js';
-import { InvalidCursorError, JournalError, SessionOwnedError, type Journal, type JournalEntry, type JournalSession } from './journal.js';
+import { readGateOf } from '../port/read-gate.js';
+import { InvalidCursorError, JournalError, SessionOwnedError, type Journal, type JournalEntry, type JournalRecord, type JournalSession } from './journal.js';
 import { sessionMachine, type SessionMachineEvent } from './session-machine.js';
 import { canonical, decodeListCursor, encodeListCursor, type ListCursor } from './list-cursor.js';
 
@@ -205,6 +206,8 @@ interface Live {
   readonly closed: Set<string>;
   /** Updates journaled in this event-loop turn, not yet committed, so not yet shown (group commit). */
   group: { readonly outbox: AgentHandlerOutput[]; readonly sessions: Set<string> } | undefined;
+  /** Sessions whose history is being replayed (count of replays): their new updates are journaled, and shown by the replay. */
+  readonly replaying: Map<string, number>;
 }
 
 /** Plain facts about the host agent. */
@@ -216,7 +219,8 @@ export interface HostAgentContext {
 
 type HostSnapshot = Snapshot<undefined> & { readonly context: HostAgentContext };
 type InnerOutput = { readonly type: 'host.inner'; readonly agent: string; readonly output: AgentHandlerOutput };
-type HostEvent = AgentHandlerEvent | InnerOutput | { readonly type: `xstate.${string}` };
+type ReplayNext = { readonly type: 'host.replayPage'; readonly job: ReplayJob };
+type HostEvent = AgentHandlerEvent | InnerOutput | ReplayNext | { readonly type: `xstate.${string}` };
 type Scope = ActorScope<HostSnapshot, HostEvent, ActorSystem<any>, AgentHandlerOutput>;
 
 const lives = new WeakMap<AnyActorRef, Live>();
@@ -226,7 +230,7 @@ const keySeparator = '\u0000';
 export const hostAgentLogic = {
   config: { name: 'hostAgent' },
   getInitialSnapshot(scope: Scope, input: HostInput): HostSnapshot {
-    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, group: undefined };
+    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, group: undefined, replaying: new Map() };
     lives.set(scope.self, live);
     return { status: 'active', output: undefined, error: undefined, context: summary(live) };
   },
@@ -245,6 +249,7 @@ export const hostAgentLogic = {
       return { ...snapshot, status: 'stopped', context: summary(live) } as HostSnapshot;
     }
     if (event.type === 'host.inner') onInnerOutput(live, (event as InnerOutput).agent, (event as InnerOutput).output);
+    else if (event.type === 'host.replayPage') replayPage(live, (event as ReplayNext).job);
     else if (!event.type.startsWith('xstate.')) onEditorEvent(live, event as AgentHandlerEvent);
     return { ...snapshot, context: summary(live) };
   },
@@ -473,7 +478,13 @@ function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'):
   if (!live.sessions.has(sessionId) && !claimed(live, request.requestId, sessionId)) return;
   // A session that failed (here or in a previous host) starts again in a fresh agent process.
   live.failed.delete(sessionId);
-  if (how === 'load') replay(live, sessionId);
+  if (how === 'load') replay(live, sessionId, request.requestId, () => reattach(live, request, how, journaled));
+  else reattach(live, request, how, journaled);
+}
+
+/** `attach`, after a load's replay: answers for a running session, else opens it on its agent. */
+function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume', journaled: JournalSession): void {
+  const sessionId = request.params.sessionId as string;
   const running = live.sessions.get(sessionId);
   if (running) {
     record(live, sessionId, { kind: 'attached', how });
@@ -804,19 +815,74 @@ function journaledResumes(live: Live, agent: string): Set<string> {
   return found;
 }
 
-/** Sends the journaled conversation as `session/update`s: the user's prompts and what the agent said. */
-function replay(live: Live, sessionId: string): void {
-  for (const record of live.input.journal.entries(sessionId)) {
-    const entry = record.entry;
-    if (entry.kind === 'prompt') {
-      for (const block of entry.prompt) emit(live, { type: 'acp.update', sessionId, update: { sessionUpdate: 'user_message_chunk', content: block } as SessionUpdate });
-    } else if (entry.kind === 'update') {
-      emit(live, { type: 'acp.update', sessionId, update: entry.update });
-    } else if (entry.kind === 'notice') {
-      // A notice comes back as a notice: to a client without session.notices, the same signed text it got live.
-      emit(live, { type: 'acp.update', sessionId, update: noticeUpdate(entry.severity, entry.title, entry.description) });
-    }
+/** Journal entries read per replay page (about 1 MB of a typical history), and the most bytes of them. */
+const replayPageSize = 500;
+const replayPageBytes = 4 * 1024 * 1024;
+
+/** A `session/load` replay in progress: where it stands, and what comes after it. */
+interface ReplayJob {
+  readonly sessionId: string;
+  readonly requestId: string;
+  afterSeq: number;
+  readonly then: () => void;
+}
+
+/**
+ * Sends the journaled conversation as `session/update`s (the user's prompts and what the
+ * agent said), then calls `then`. A page at a time, each in its own turn and only while the
+ * read gate is open (the editor keeps up): memory stays flat whatever the history's size.
+ * Updates the session's agent sends meanwhile are journaled, and reach the editor through
+ * the replay's later pages, in journal order.
+ */
+function replay(live: Live, sessionId: string, requestId: string, then: () => void): void {
+  live.replaying.set(sessionId, (live.replaying.get(sessionId) ?? 0) + 1);
+  replayPage(live, { sessionId, requestId, afterSeq: 0, then });
+}
+
+function replayPage(live: Live, job: ReplayJob): void {
+  const journal = live.input.journal;
+  let records: readonly JournalRecord[];
+  try {
+    commitGroup(live);
+    records = journal.readEntries ? journal.readEntries(job.sessionId, { afterSeq: job.afterSeq, limit: replayPageSize, maxBytes: replayPageBytes }) : journal.entries(job.sessionId, job.afterSeq);
+  } catch (error) {
+    endReplay(live, job.sessionId);
+    if (!live.sessions.has(job.sessionId)) releaseOwnership(live, job.sessionId);
+    failedWrite(live, job.sessionId, error);
+    fail(live, job.requestId, error instanceof JournalError
+      ? RpcError.internalError(error.message, { sessionId: job.sessionId, store: error.path, code: error.code })
+      : RpcError.internalError(`the journal could not be read: ${(error as Error).message}`, { sessionId: job.sessionId }));
+    return;
   }
+  for (const record of records) replayRecord(live, job.sessionId, record.entry);
+  const last = records.at(-1);
+  if (!journal.readEntries || !last) {
+    endReplay(live, job.sessionId);
+    job.then();
+    return;
+  }
+  job.afterSeq = last.seq;
+  // After this page's writes had a turn to go out, and once the editor read them.
+  const self = live.scope.self;
+  const gate = readGateOf(live.scope.system);
+  setImmediate(() => void gate.whenOpen().then(() => self.send({ type: 'host.replayPage', job } as never)));
+}
+
+function replayRecord(live: Live, sessionId: string, entry: JournalEntry): void {
+  if (entry.kind === 'prompt') {
+    for (const block of entry.prompt) emit(live, { type: 'acp.update', sessionId, update: { sessionUpdate: 'user_message_chunk', content: block } as SessionUpdate });
+  } else if (entry.kind === 'update') {
+    emit(live, { type: 'acp.update', sessionId, update: entry.update });
+  } else if (entry.kind === 'notice') {
+    // A notice comes back as a notice: to a client without session.notices, the same signed text it got live.
+    emit(live, { type: 'acp.update', sessionId, update: noticeUpdate(entry.severity, entry.title, entry.description) });
+  }
+}
+
+function endReplay(live: Live, sessionId: string): void {
+  const count = (live.replaying.get(sessionId) ?? 1) - 1;
+  if (count > 0) live.replaying.set(sessionId, count);
+  else live.replaying.delete(sessionId);
 }
 
 function openSession(live: Live, sessionId: string, agent: string, restarts: number): HostSession {
@@ -1080,7 +1146,8 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
  * server renders as a signed text for clients without `session.notices`.
  */
 function notify(live: Live, sessionId: string, severity: 'info' | 'warning' | 'error', title: string, description: string | undefined, journaled = true): void {
-  if (journaled) record(live, sessionId, { kind: 'notice', severity, title, description });
+  // During a replay of this session, a notice on record is shown by the replay, in its place.
+  if (journaled && record(live, sessionId, { kind: 'notice', severity, title, description }) && live.replaying.has(sessionId)) return;
   emit(live, { type: 'acp.update', sessionId, update: noticeUpdate(severity, title, description) });
 }
 
@@ -1098,6 +1165,11 @@ function noticeUpdate(severity: 'info' | 'warning' | 'error', title: string, des
 function journalUpdate(live: Live, sessionId: string, update: SessionUpdate, journaled: boolean): void {
   const journal = live.input.journal;
   const output: AgentHandlerOutput = { type: 'acp.update', sessionId, update };
+  // A replay of this session is under way: it shows the update from the journal, in its place.
+  if (journaled && live.replaying.has(sessionId)) {
+    if (!record(live, sessionId, { kind: 'update', update })) emit(live, output); // not journaled: shown now, not lost
+    return;
+  }
   if (!journal.begin || !journal.commit) {
     if (journaled) record(live, sessionId, { kind: 'update', update });
     emit(live, output);

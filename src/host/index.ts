@@ -19,6 +19,7 @@ export {
   type Journal,
   type JournalEntry,
   type JournalRecord,
+  type JournalPageQuery,
   type JournalSession,
   type JournalSessionPage,
   type JournalSessionState,

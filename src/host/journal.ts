@@ -71,6 +71,16 @@ export interface JournalRecord {
   readonly entry: JournalEntry;
 }
 
+/** Which page of a session's entries {@link Journal.readEntries} reads. */
+export interface JournalPageQuery {
+  /** The `seq` of the last entry already read; default 0 (from the start). */
+  readonly afterSeq?: number;
+  /** The most entries to return (at least 1). */
+  readonly limit: number;
+  /** Stop after the entry that brings the page to this many bytes of JSON; default no such bound. */
+  readonly maxBytes?: number;
+}
+
 /** A page of sessions, newest first. */
 export interface JournalSessionPage {
   readonly sessions: readonly JournalSession[];
@@ -108,6 +118,14 @@ export interface Journal {
   deleteSession(sessionId: string): void;
   /** A session's entries in order (after `afterSeq` when given). */
   entries(sessionId: string, afterSeq?: number): JournalRecord[];
+  /**
+   * A page of a session's entries, in order: at most `limit` of those after `afterSeq` (0:
+   * from the start), and no more once they reach `maxBytes` of JSON (a page always has at
+   * least one entry when there is one). An empty page is the end. Optional: the host replays
+   * a `session/load` a page at a time with it, in flat memory whatever the history's size
+   * (screenshots included), and falls back to `entries` (the whole history at once) without it.
+   */
+  readEntries?(sessionId: string, page: JournalPageQuery): JournalRecord[];
   /**
    * Takes `sessionId` for this journal's process while the session is live here (optional):
    * a session is live in one warden at a time. Throws {@link SessionOwnedError} when another

@@ -15,6 +15,7 @@ import {
   UnknownSessionError,
   type Journal,
   type JournalEntry,
+  type JournalPageQuery,
   type JournalRecord,
   type JournalSession,
   type JournalSessionPage,
@@ -115,6 +116,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     copyConversation: db.prepare("INSERT INTO entries (session_id, at, entry) SELECT ?, at, entry FROM entries WHERE session_id = ? AND json_extract(entry, '$.kind') IN ('prompt', 'update', 'notice') ORDER BY seq"),
     deleteEntries: db.prepare('DELETE FROM entries WHERE session_id = ?'),
     deleteSession: db.prepare('DELETE FROM sessions WHERE session_id = ?'),
+    entriesPage: db.prepare('SELECT * FROM entries WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
   };
 
   const known = (sessionId: string): SessionRow => {
@@ -241,6 +243,9 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     entries(sessionId, afterSeq = 0) {
       return (statements.entries.all(sessionId, afterSeq) as EntryRow[]).map(recordOf);
     },
+    readEntries(sessionId, page) {
+      return readEntriesPage(statements.entriesPage, sessionId, page);
+    },
     setResume(sessionId, resume) {
       settleGroup();
       known(sessionId);
@@ -326,6 +331,22 @@ function sqliteCodeOf(error: unknown): string | undefined {
     if (typeof code === 'string' && code.startsWith('SQLITE_')) return code;
   }
   return undefined;
+}
+
+/** One page of a session's entries (the `entries_by_session` index makes it a range read). */
+function readEntriesPage(statement: Database.Statement, sessionId: string, page: JournalPageQuery): JournalRecord[] {
+  const limit = Math.floor(page.limit);
+  if (!(limit >= 1)) throw new TypeError(`Expected the \`limit\` of a journal page to be a positive integer, got \`${String(page.limit)}\`.`);
+  const maxBytes = page.maxBytes ?? Infinity;
+  const records: JournalRecord[] = [];
+  let bytes = 0;
+  // Row by row, so that a page of big entries (screenshots) stops at maxBytes, not at limit.
+  for (const row of statement.iterate(sessionId, page.afterSeq ?? 0, limit) as IterableIterator<EntryRow>) {
+    records.push(recordOf(row));
+    bytes += row.entry.length;
+    if (bytes >= maxBytes) break;
+  }
+  return records;
 }
 
 function sessionOf(row: SessionRow): JournalSession {

@@ -113,6 +113,7 @@ export const portChart = declareChart<PortPhase, PortEvent['type']>({
     'port.internal.watchdog': { description: 'Silent too long while busy: SIGKILL (reason hung); the exit follows.' },
     'port.internal.stdinClosed': { description: 'The process closed its input: writes fail from now on.' },
     'port.internal.inputClosedCheck': { description: 'A moment after its input failed: a process still running, with no stop asked, is killed as input_closed; one exiting or being stopped meanwhile is left to finish (the check may arrive in any phase).' },
+    'port.internal.readGate': { description: "The system's read gate closed (the editor reads slowly) or opened: stdout is paused or read again; the watchdog and the wait for output to close wait meanwhile." },
     'xstate.*': { description: 'Any other XState event: ignored.' },
   },
   states: {

@@ -23,7 +23,7 @@ import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { classify, describeMessage, type JsonRpcId, type JsonRpcMessage } from './message.js';
 import { pendingRequestLogic, type RequestOutcome } from './pending-request.js';
 import { RpcError, toRpcError } from './rpc-error.js';
-import type { PeerLost, Transport } from './transport.js';
+import type { OversizeLine, PeerLost, Transport } from './transport.js';
 
 /** Parses (and validates) params; throws to reject them (a zod schema's `parse` fits). */
 export type ParamsParser = (params: unknown) => unknown;
@@ -87,7 +87,7 @@ export type ConnectionEvent =
   | { readonly type: `xstate.${string}` };
 
 /** Why a message was dropped instead of processed. */
-export type DropReason = 'unmatched_response' | 'late_response' | 'unknown_notification' | 'invalid_notification' | 'invalid_response' | 'peer_error';
+export type DropReason = 'unmatched_response' | 'late_response' | 'unknown_notification' | 'invalid_notification' | 'invalid_response' | 'peer_error' | 'line_too_long';
 
 /** Events a connection emits to its owner, in arrival order. */
 export type ConnectionEmitted =
@@ -95,6 +95,8 @@ export type ConnectionEmitted =
   | { readonly type: 'rpc.notification'; readonly method: string; readonly params: unknown }
   | { readonly type: 'rpc.cancelRequested'; readonly id: JsonRpcId }
   | { readonly type: 'rpc.dropped'; readonly reason: DropReason; readonly detail: string }
+  /** Our writes to the peer are backed up (it reads slowly) or drained again: producers wait meanwhile. */
+  | { readonly type: 'rpc.backpressure'; readonly backedUp: boolean }
   | { readonly type: 'rpc.closed'; readonly reason: PeerLost };
 
 /** Actor logic of a connection. */
@@ -171,6 +173,10 @@ export const connectionLogic: ConnectionLogic = gracefulShutdown({
         send(live, { jsonrpc: '2.0', id: null, error: RpcError.parseError().toErrorObject() });
       },
       closed: (reason) => scope.self.send({ type: 'rpc.peerLost', reason }),
+      oversize: (line) => onOversize(live, line),
+      backpressure: (backedUp) => {
+        if (!live.closed) scope.emit({ type: 'rpc.backpressure', backedUp });
+      },
     });
   },
   transition(snapshot: ConnectionSnapshot, event: ConnectionEvent, scope: Scope): ConnectionSnapshot {
@@ -283,6 +289,36 @@ function receive(live: Live, value: unknown): void {
       }
       return;
   }
+}
+
+/**
+ * A line over the transport's limit, dropped unread: a request is answered -32600 by its id
+ * (when its start or end showed it; else with id null), naming the limit; an answer to one of
+ * our requests fails that request; a notification is dropped and reported.
+ */
+function onOversize(live: Live, line: OversizeLine): void {
+  if (live.closed) return;
+  live.lastActivity = live.now();
+  live.malformed += 1;
+  const { id, kind, method } = line.envelope;
+  const detail = `a message of ${line.bytes} bytes is over the limit of ${line.limit} bytes per line, so it was dropped unread`;
+  const data = { reason: 'line_too_long', bytes: line.bytes, limitBytes: line.limit, ...(method ? { method } : {}) };
+  if (kind === 'response' && id !== null) {
+    const entry = live.outgoing.get(id);
+    if (!entry) {
+      live.scope.emit({ type: 'rpc.dropped', reason: 'line_too_long', detail: `an answer (id ${JSON.stringify(id)}) nobody waits for: ${detail}` });
+      return;
+    }
+    live.outgoing.delete(id);
+    settle(live, id, entry, 'failed');
+    entry.reject(new RpcError(-32603, `The answer to ${entry.method} was not read: ${detail}`, { ...data, method: entry.method }, 'local'));
+    return;
+  }
+  if (kind === 'notification' || kind === 'response') {
+    live.scope.emit({ type: 'rpc.dropped', reason: 'line_too_long', detail: `${method ?? 'an answer without id'}: ${detail}` });
+    return;
+  }
+  send(live, { jsonrpc: '2.0', id, error: RpcError.invalidRequest(`${method ? `${method}: ` : ''}${detail}`, data).toErrorObject() });
 }
 
 type ParsedParams = { readonly kind: 'ok'; readonly params: unknown } | { readonly kind: 'unknown' } | { readonly kind: 'invalid'; readonly error: RpcError };

@@ -2,6 +2,7 @@ export * from './error-codes.js';
 export * from './rpc-error.js';
 export * from './message.js';
 export * from './transport.js';
+export * from './envelope-scan.js';
 export * from './memory-transport.js';
 export * from './port-transport.js';
 export * from './stdio-transport.js';

@@ -1,30 +1,65 @@
 import { jsonLines, LineFramer } from '../port/line-framer.js';
 import { WriteQueue } from '../port/write-queue.js';
+import { scanEnvelope } from './envelope-scan.js';
 import type { JsonRpcMessage } from './message.js';
 import type { Transport, TransportSink } from './transport.js';
 
 /**
+ * The longest line `stdioTransport` reads by default: 64 MiB. Editors send screenshots and
+ * files inside prompts (base64 images, embedded resources); the limit only guards memory.
+ */
+export const defaultStdioMaxLineBytes = 64 * 1024 * 1024;
+
+/** Bytes waiting for the editor to read at which reading stops (stdin, agents, replays): 1 MiB. */
+export const stdioHighWaterBytes = 1024 * 1024;
+/** ... and at which it starts again: 256 KiB. */
+export const stdioLowWaterBytes = 256 * 1024;
+
+/** Options of {@link stdioTransport}. */
+export interface StdioTransportOptions {
+  /** Longest line read, in bytes; a longer one is answered by its id and dropped. Default {@link defaultStdioMaxLineBytes}. */
+  readonly maxLineBytes?: number;
+}
+
+/**
  * A transport over this process's own stdin and stdout: what `warden acp` speaks to the
  * editor. stdout is the protocol channel: this is the only writer, one message per line.
+ *
+ * Flow control: a slow editor is waited for, never dropped. Once more than
+ * {@link stdioHighWaterBytes} wait for it to read, stdin is paused and the sink hears
+ * `backpressure(true)` (its owner pauses the agents); below {@link stdioLowWaterBytes}
+ * both go on.
  */
 export function stdioTransport(
   input: NodeJS.ReadableStream = process.stdin,
   output: NodeJS.WritableStream = process.stdout,
-  options: { maxLineBytes?: number } = {},
+  options: StdioTransportOptions = {},
 ): Transport {
   let sink: TransportSink | undefined;
   let closed = false;
-  const writes = new WriteQueue(output as unknown as import('node:stream').Writable);
+  const limit = options.maxLineBytes ?? defaultStdioMaxLineBytes;
+  const writes = new WriteQueue(output as unknown as import('node:stream').Writable, Infinity, {
+    highWaterBytes: stdioHighWaterBytes,
+    lowWaterBytes: stdioLowWaterBytes,
+    onChange: (backedUp) => {
+      if (!closed && backedUp) input.pause();
+      else if (!closed) input.resume();
+      sink?.backpressure?.(backedUp);
+    },
+  });
   const finish = (message: string) => {
     if (closed) return;
     closed = true;
     sink?.closed({ message });
   };
   const framer = new LineFramer({
-    ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+    maxLineBytes: limit,
     oversize: 'skip',
     onLine: jsonLines((value) => sink?.message(value), (preview) => sink?.malformed(preview)),
-    onOversize: (bytes) => sink?.malformed(`<a line of ${bytes} bytes, over the limit>`),
+    onOversize: (bytes, sample) => {
+      if (sink?.oversize) sink.oversize({ bytes, limit, envelope: scanEnvelope(sample.head, sample.tail) });
+      else sink?.malformed(`<a line of ${bytes} bytes, over the limit>`);
+    },
   });
   const onData = (chunk: Buffer | string) => framer.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   const onEnd = () => {

@@ -1,3 +1,4 @@
+import type { Envelope } from './envelope-scan.js';
 import type { JsonRpcMessage } from './message.js';
 
 /** Why the peer is gone: facts for the `peer_lost` error of every pending request. */
@@ -16,6 +17,23 @@ export interface TransportSink {
   malformed(preview: string): void;
   /** The peer is gone; nothing more will arrive. */
   closed(reason: PeerLost): void;
+  /** A line over the transport's limit was dropped; its envelope was read from its edges. */
+  oversize?(line: OversizeLine): void;
+  /**
+   * Writes are backed up (`true`: the peer reads slower than we write; the transport stopped
+   * reading) or drained again (`false`). Producers should wait meanwhile.
+   */
+  backpressure?(backedUp: boolean): void;
+}
+
+/** A line longer than the transport accepts: dropped, never buffered whole. */
+export interface OversizeLine {
+  /** Its length, newline excluded. */
+  readonly bytes: number;
+  /** The transport's limit. */
+  readonly limit: number;
+  /** What its first and last bytes tell: the id to answer, what it was. */
+  readonly envelope: Envelope;
 }
 
 /**

@@ -3,6 +3,7 @@ export { isSecretName, redactSecrets, secretValuesOf, minSecretLength } from './
 export * from './line-framer.js';
 export * from './stderr-ring.js';
 export * from './write-queue.js';
+export * from './read-gate.js';
 export * from './process-group.js';
 export * from './orphan-reaper.js';
 export * from './port-exit.js';

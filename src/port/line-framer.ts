@@ -4,9 +4,10 @@
  * Tolerant of what real CLIs print: CRLF endings, a UTF-8 byte order mark at the start,
  * empty lines (skipped), chunk boundaries anywhere, even inside a multi-byte character
  * (lines are split on bytes and decoded whole). A line longer than `maxLineBytes` is
- * reported once and, with the `kill` policy, ends framing; with `skip`, its bytes are
- * dropped up to the next newline and framing goes on. Memory stays bounded by the limit
- * plus one chunk.
+ * reported once and, with the `kill` policy, ends framing at once; with `skip`, its bytes
+ * are dropped up to the next newline (never buffered: only its first {@link oversizeHeadBytes}
+ * and last {@link oversizeTailBytes} are kept, to tell what it was) and reported there, and
+ * framing goes on. Memory stays bounded by the limit plus one chunk.
  */
 export type OversizePolicy = 'kill' | 'skip';
 
@@ -18,8 +19,29 @@ export interface LineFramerOptions {
   readonly oversize?: OversizePolicy;
   /** Called with each complete line, in order. */
   readonly onLine: (line: string) => void;
-  /** Called when a line exceeds the limit. */
-  readonly onOversize?: (bytesSeen: number) => void;
+  /**
+   * Called when a line exceeds the limit: under `kill` as soon as it does, under `skip` at its
+   * end, with every byte it had (`bytesSeen`) and its start and end (`sample`).
+   */
+  readonly onOversize?: (bytesSeen: number, sample: OversizeSample) => void;
+}
+
+/** The start and end of a line over the limit, decoded (a character cut at an edge is replaced). */
+export interface OversizeSample {
+  readonly head: string;
+  readonly tail: string;
+}
+
+/** How much of the start of a line over the limit is kept: enough for a message's envelope. */
+export const oversizeHeadBytes = 4096;
+/** How much of the end of a line over the limit is kept (an `"id"` written after the params). */
+export const oversizeTailBytes = 256;
+
+/** A line being dropped: its size so far, its start, its last bytes. */
+interface Skipped {
+  bytes: number;
+  readonly head: Buffer;
+  tail: Buffer;
 }
 
 /** Default line limit: 1 MiB. */
@@ -33,11 +55,11 @@ export class LineFramer {
   readonly #maxLineBytes: number;
   readonly #oversize: OversizePolicy;
   readonly #onLine: (line: string) => void;
-  readonly #onOversize: (bytesSeen: number) => void;
+  readonly #onOversize: (bytesSeen: number, sample: OversizeSample) => void;
   #pending: Buffer[] = [];
   #pendingBytes = 0;
   #atStart = true;
-  #skipping = false;
+  #skipping: Skipped | undefined;
   #stopped = false;
 
   constructor(options: LineFramerOptions) {
@@ -71,11 +93,12 @@ export class LineFramer {
         return;
       }
       if (this.#skipping) {
-        this.#skipping = false;
+        this.#skip(chunk, start, newline);
+        this.#endSkip();
       } else if (this.#pendingBytes + (newline - start) > this.#maxLineBytes) {
-        this.#tooLong(this.#pendingBytes + (newline - start));
+        this.#startSkip(chunk, start, newline);
         if (this.#stopped) return;
-        this.#skipping = false;
+        this.#endSkip();
       } else {
         this.#emit(chunk, start, newline);
       }
@@ -87,7 +110,12 @@ export class LineFramer {
 
   /** The stream ended: a last line without newline is still a line. */
   end(): void {
-    if (this.#stopped || this.#skipping || this.#pendingBytes === 0) return;
+    if (this.#stopped) return;
+    if (this.#skipping) {
+      this.#endSkip();
+      return;
+    }
+    if (this.#pendingBytes === 0) return;
     const last = Buffer.concat(this.#pending, this.#pendingBytes);
     this.#pending = [];
     this.#pendingBytes = 0;
@@ -116,13 +144,13 @@ export class LineFramer {
   }
 
   #hold(chunk: Buffer, start: number, end: number): void {
-    if (this.#skipping) return;
+    if (this.#skipping) {
+      this.#skip(chunk, start, end);
+      return;
+    }
     const length = end - start;
     if (this.#pendingBytes + length > this.#maxLineBytes) {
-      this.#tooLong(this.#pendingBytes + length);
-      if (!this.#stopped) this.#skipping = true;
-      this.#pending = [];
-      this.#pendingBytes = 0;
+      this.#startSkip(chunk, start, end);
       return;
     }
     // Copy: the stream may reuse its buffer.
@@ -130,9 +158,41 @@ export class LineFramer {
     this.#pendingBytes += length;
   }
 
-  #tooLong(bytesSeen: number): void {
-    if (this.#oversize === 'kill') this.#stopped = true;
-    this.#onOversize(bytesSeen);
+  /** The line in `pending` plus `chunk[start, end)` is over the limit: report it (kill) or start dropping it (skip). */
+  #startSkip(chunk: Buffer, start: number, end: number): void {
+    const pieces = [...this.#pending, chunk.subarray(start, end)];
+    const bytes = this.#pendingBytes + (end - start);
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    // Only the edges are copied (the stream may reuse its buffer); the rest is let go.
+    const skipped: Skipped = { bytes, head: edge(pieces, oversizeHeadBytes, 'start'), tail: edge(pieces, oversizeTailBytes, 'end') };
+    if (this.#oversize === 'kill') {
+      this.#stopped = true;
+      this.#report(skipped);
+      return;
+    }
+    this.#skipping = skipped;
+  }
+
+  #skip(chunk: Buffer, start: number, end: number): void {
+    const skipped = this.#skipping as Skipped;
+    const length = end - start;
+    skipped.bytes += length;
+    skipped.tail = length >= oversizeTailBytes
+      ? Buffer.from(chunk.subarray(end - oversizeTailBytes, end))
+      : Buffer.concat([skipped.tail, chunk.subarray(start, end)]).subarray(-oversizeTailBytes);
+  }
+
+  #endSkip(): void {
+    const skipped = this.#skipping as Skipped;
+    this.#skipping = undefined;
+    this.#report(skipped);
+  }
+
+  #report(skipped: Skipped): void {
+    let tail = skipped.tail;
+    if (tail.length > 0 && tail[tail.length - 1] === CARRIAGE_RETURN) tail = tail.subarray(0, -1);
+    this.#onOversize(skipped.bytes, { head: skipped.head.toString('utf8'), tail: tail.toString('utf8') });
   }
 
   #emit(chunk: Buffer, start: number, end: number): void {
@@ -150,6 +210,20 @@ export class LineFramer {
     if (end === start) return; // empty lines carry nothing
     this.#onLine(buffer.toString('utf8', start, end));
   }
+}
+
+/** The first (or last) `size` bytes of `pieces`, copied. */
+function edge(pieces: readonly Buffer[], size: number, from: 'start' | 'end'): Buffer {
+  const taken: Buffer[] = [];
+  let length = 0;
+  const ordered = from === 'start' ? pieces : [...pieces].reverse();
+  for (const piece of ordered) {
+    if (length >= size) break;
+    const part = from === 'start' ? piece.subarray(0, size - length) : piece.subarray(Math.max(0, piece.length - (size - length)));
+    taken.push(part);
+    length += part.length;
+  }
+  return Buffer.concat(from === 'start' ? taken : taken.reverse());
 }
 
 /** How much of a line that is not JSON is kept to say what it was. */

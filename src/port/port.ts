@@ -27,6 +27,7 @@ import { defaultMaxQueuedBytes, WriteQueue } from './write-queue.js';
 import { signalGroup, trackGroup, untrackGroup } from './process-group.js';
 import { reaperForget, reaperTrack } from './orphan-reaper.js';
 import { checkExecutable } from './resolve-executable.js';
+import { readGateOf } from './read-gate.js';
 import {
   isNormalPortExit,
   PortError,
@@ -100,6 +101,11 @@ export interface PortContext {
   readonly stdinClosed: boolean;
   /** The owner has requests outstanding (arms the watchdog). */
   readonly busy: boolean;
+  /**
+   * Its stdout is not read while the system's read gate is closed (the editor reads slowly):
+   * the CLI blocks on a full pipe; silence then is not a hang.
+   */
+  readonly readPaused: boolean;
 }
 
 /** The snapshot of a port actor. */
@@ -129,7 +135,8 @@ type PortInternalEvent =
   | { readonly type: 'port.internal.inputClosedCheck' }
   | { readonly type: 'port.internal.closed' }
   | { readonly type: 'port.internal.shutdownStep'; readonly step: 'term' | 'kill' }
-  | { readonly type: 'port.internal.watchdog' };
+  | { readonly type: 'port.internal.watchdog' }
+  | { readonly type: 'port.internal.readGate'; readonly open: boolean };
 
 /** Events a port emits to its owner, in order. */
 export type PortEmitted =
@@ -188,6 +195,12 @@ interface Live {
   stopRequested: boolean;
   closeTimer: ReturnType<typeof setTimeout> | undefined;
   finished: boolean;
+  /** Stdout is paused by the read gate. */
+  readPaused: boolean;
+  /** The CLI exited while reading was paused: the wait for its output to close starts on resume. */
+  closeDeferred: boolean;
+  /** Stops listening to the read gate. */
+  leaveGate: (() => void) | undefined;
 }
 
 const lives = new WeakMap<AnyActorRef, Live>();
@@ -264,6 +277,7 @@ function initialContext(options: Normalized): PortContext {
     bytesWritten: 0,
     stdinClosed: false,
     busy: false,
+    readPaused: false,
   };
 }
 
@@ -300,6 +314,8 @@ export const portLogic: PortLogic = gracefulShutdown({
         return snapshot;
       case 'port.internal.watchdog':
         return onWatchdog(snapshot, live);
+      case 'port.internal.readGate':
+        return onReadGate(snapshot, live, event.open);
       case 'port.internal.kill':
         if (!live.decided && !live.stopRequested) live.decided = event.reason;
         if (live.pid !== undefined) signalGroup(live.pid, 'SIGKILL');
@@ -364,6 +380,9 @@ function createLive(scope: Scope, options: Normalized): Live {
     stopRequested: false,
     closeTimer: undefined,
     finished: false,
+    readPaused: false,
+    closeDeferred: false,
+    leaveGate: undefined,
   };
   const parseJson = jsonLines(
     (message) => scope.emit({ type: 'port.message', message }),
@@ -436,16 +455,10 @@ function spawnProcess(live: Live): void {
     // The rest of the group (tools the CLI started) dies with it; that also releases the
     // pipes they inherited, so that `close` comes.
     if (live.pid !== undefined) signalGroup(live.pid, 'SIGKILL');
-    live.closeTimer = setTimeout(() => {
-      // Something outside the group still holds stdout open: stop waiting for it.
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-      live.framer.end();
-      self.send({ type: 'port.internal.closed' });
-    }, options.closeTimeoutMs);
-    live.closeTimer.unref?.();
+    armCloseTimer(live);
   });
   child.on('close', () => {
+    live.leaveGate?.();
     if (live.closeTimer) clearTimeout(live.closeTimer);
     live.framer.end();
     self.send({ type: 'port.internal.closed' });
@@ -475,6 +488,13 @@ function spawnProcess(live: Live): void {
       live.lastActivity = live.now();
       live.framer.push(chunk);
     });
+    // Raw ports (terminals) are read by the editor on request, so only framed output waits for it.
+    const gate = readGateOf(scope.system);
+    live.leaveGate = gate.subscribe((open) => self.send({ type: 'port.internal.readGate', open }));
+    if (!gate.open) {
+      live.readPaused = true;
+      child.stdout?.pause();
+    }
   }
   child.stderr?.on('data', (chunk: Buffer) => {
     live.stderr.push(chunk);
@@ -561,6 +581,7 @@ function armWatchdog(live: Live, busy: boolean): void {
   const watchdog = live.options.watchdog;
   if (!watchdog || live.finished) return;
   live.scope.system.scheduler.cancel(live.scope.self, 'watchdog');
+  if (live.readPaused) return; // re-armed when reading goes on
   if (watchdog.whileBusy && !busy) return;
   const due = Math.max(0, live.lastActivity + allowedSilence(live) - live.now());
   schedule(live, { type: 'port.internal.watchdog' }, due, 'watchdog');
@@ -568,7 +589,7 @@ function armWatchdog(live: Live, busy: boolean): void {
 
 function onWatchdog(snapshot: PortSnapshot, live: Live): PortSnapshot {
   const watchdog = live.options.watchdog;
-  if (!watchdog || live.finished || live.stopRequested) return snapshot;
+  if (!watchdog || live.finished || live.stopRequested || live.readPaused) return snapshot;
   if (watchdog.whileBusy && !snapshot.context.busy) return snapshot;
   const idle = live.now() - live.lastActivity;
   const allowed = allowedSilence(live);
@@ -581,6 +602,51 @@ function onWatchdog(snapshot: PortSnapshot, live: Live): PortSnapshot {
   // SIGTERM is useless on a stopped (SIGSTOP) process; SIGKILL works.
   if (live.pid !== undefined) signalGroup(live.pid, 'SIGKILL');
   return snapshot;
+}
+
+/**
+ * The read gate closed or opened. Closed: stdout is paused, and the watchdog stops counting
+ * (the CLI is blocked on us, not hung). Opened: reading goes on, the silence allowed starts
+ * again, and a wait for output to close that was deferred starts.
+ */
+function onReadGate(snapshot: PortSnapshot, live: Live, open: boolean): PortSnapshot {
+  if (live.finished || live.readPaused === !open) return snapshot;
+  live.readPaused = !open;
+  if (open) {
+    live.child?.stdout?.resume();
+    live.lastActivity = live.now();
+    armWatchdog(live, snapshot.context.busy);
+    if (live.closeDeferred) {
+      live.closeDeferred = false;
+      armCloseTimer(live);
+    }
+  } else {
+    live.child?.stdout?.pause();
+    live.scope.system.scheduler.cancel(live.scope.self, 'watchdog');
+  }
+  return withContext(snapshot, live, { readPaused: !open });
+}
+
+/**
+ * After the CLI exited: wait `closeTimeoutMs` for its output to close (a grandchild outside
+ * the group may hold it), then stop waiting. Not while reading is paused: the output is
+ * still in the pipe, and is read first.
+ */
+function armCloseTimer(live: Live): void {
+  const child = live.child;
+  if (live.closeTimer) clearTimeout(live.closeTimer);
+  live.closeTimer = setTimeout(() => {
+    if (live.readPaused) {
+      live.closeDeferred = true;
+      return;
+    }
+    // Something outside the group still holds stdout open: stop waiting for it.
+    child?.stdout?.destroy();
+    child?.stderr?.destroy();
+    live.framer.end();
+    live.scope.self.send({ type: 'port.internal.closed' });
+  }, live.options.closeTimeoutMs);
+  live.closeTimer.unref?.();
 }
 
 /** How long the process may stay silent now: `idleMs`, or the startup allowance before its first line. */
@@ -599,6 +665,7 @@ function schedule(live: Live, event: PortInternalEvent, delay: number, id: strin
 function finish(snapshot: PortSnapshot, live: Live): PortSnapshot {
   if (live.finished) return snapshot;
   live.finished = true;
+  live.leaveGate?.();
   if (live.closeTimer) clearTimeout(live.closeTimer);
   if (live.pid !== undefined) {
     untrackGroup(live.pid);
@@ -669,6 +736,7 @@ function startFailure(live: Live, cause: NodeJS.ErrnoException): PortError {
 function killNow(live: Live): void {
   if (live.finished) return;
   live.finished = true;
+  live.leaveGate?.();
   if (live.closeTimer) clearTimeout(live.closeTimer);
   if (live.pid !== undefined) {
     signalGroup(live.pid, 'SIGKILL');

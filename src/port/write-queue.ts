@@ -5,10 +5,21 @@ import { PortWriteError } from './port-exit.js';
 export const defaultMaxQueuedBytes = 16 * 1024 * 1024;
 
 /**
+ * A back-pressure signal for the writers: `onChange(true)` once `highWaterBytes` wait in the
+ * queue, `onChange(false)` once they fell to `lowWaterBytes` (or the stream failed).
+ */
+export interface WritePressure {
+  readonly highWaterBytes: number;
+  readonly lowWaterBytes: number;
+  readonly onChange: (backedUp: boolean) => void;
+}
+
+/**
  * Writes to a process's stdin that honour backpressure: while the pipe is full (`write`
  * returned false), further data waits here, up to `maxQueuedBytes`, and goes out on
  * `drain`. Beyond the limit a write fails with `queue_full` instead of growing memory
- * without bound. Once stdin has failed (EPIPE) or closed, every write fails at once.
+ * without bound (`Infinity`: never, for a writer whose producers wait on `pressure`).
+ * Once stdin has failed (EPIPE) or closed, every write fails at once.
  */
 export class WriteQueue {
   readonly #stdin: Writable;
@@ -18,11 +29,19 @@ export class WriteQueue {
   #waitingForDrain = false;
   #failure: PortWriteError | undefined;
   #written = 0;
+  readonly #pressure: WritePressure | undefined;
+  #backedUp = false;
 
-  constructor(stdin: Writable, maxQueuedBytes = defaultMaxQueuedBytes) {
+  constructor(stdin: Writable, maxQueuedBytes = defaultMaxQueuedBytes, pressure?: WritePressure) {
     this.#stdin = stdin;
     this.#maxQueuedBytes = maxQueuedBytes;
+    this.#pressure = pressure;
     stdin.on('drain', () => this.#flush());
+  }
+
+  /** Whether the queue is over its high-water mark (see {@link WritePressure}). */
+  get backedUp(): boolean {
+    return this.#backedUp;
   }
 
   /** Bytes handed to the pipe so far. */
@@ -52,6 +71,7 @@ export class WriteQueue {
     }
     this.#queue.push({ data, done });
     this.#queuedBytes += size;
+    if (this.#pressure && !this.#backedUp && this.#queuedBytes >= this.#pressure.highWaterBytes) this.#setBackedUp(true);
   }
 
   /** Stdin failed or closed: fail what waits and every later write with `error`. */
@@ -62,6 +82,7 @@ export class WriteQueue {
     this.#queue = [];
     this.#queuedBytes = 0;
     for (const item of waiting) item.done(error);
+    if (this.#backedUp) this.#setBackedUp(false);
   }
 
   #send(data: string, done: (error?: PortWriteError) => void): void {
@@ -80,5 +101,11 @@ export class WriteQueue {
       this.#queuedBytes -= Buffer.byteLength(item.data);
       this.#send(item.data, item.done);
     }
+    if (this.#backedUp && this.#queuedBytes <= (this.#pressure as WritePressure).lowWaterBytes) this.#setBackedUp(false);
+  }
+
+  #setBackedUp(backedUp: boolean): void {
+    this.#backedUp = backedUp;
+    this.#pressure?.onChange(backedUp);
   }
 }

@@ -1,0 +1,95 @@
+/**
+ * Big editor lines through a real `warden acp`: a prompt with a 5 MB screenshot reaches the
+ * agent (the fake Claude Code found on PATH as `claude`, and the demo agent); a line over
+ * the limit (`--max-line-mib`) is answered by its id, naming the limit, and warden goes on.
+ */
+import { expect } from 'chai';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAcpArgs } from '../../src/cli/acp.js';
+import { binDirWith, openSession, PipeEditor } from '../support/pipe-editor.js';
+
+const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
+
+/** A 5 MB PNG-ish payload, base64 (what an editor puts in an image block). */
+function screenshot(bytes = 5 * 1024 * 1024): string {
+  return randomBytes(Math.ceil((bytes * 3) / 4)).toString('base64').slice(0, bytes);
+}
+
+describe('warden acp: big editor lines', function () {
+  this.timeout(120_000);
+  let work: string;
+  let bin: ReturnType<typeof binDirWith>;
+  let editor: PipeEditor | undefined;
+
+  beforeEach(() => {
+    work = mkdtempSync(join(tmpdir(), 'warden-lines-'));
+    bin = binDirWith({ claude: fakeClaude });
+  });
+
+  afterEach(async () => {
+    await editor?.close();
+    editor = undefined;
+    bin.remove();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('a prompt with a 5 MB image reaches Claude Code (found on PATH) whole, and is answered', async () => {
+    const contentLog = join(work, 'content.ndjson');
+    editor = PipeEditor.launch({ args: ['--agent', 'claude', '--store', ':memory:', '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_CONTENT_LOG=${contentLog}`], binDir: bin.dir });
+    const sessionId = await openSession(editor, work);
+    const data = screenshot();
+    const answer = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'What is in this screenshot?' }, { type: 'image', mimeType: 'image/png', data }] });
+    expect(answer.error, JSON.stringify(answer.error)).to.equal(undefined);
+    expect(answer.result.stopReason).to.equal('end_turn');
+    const [blocks] = readFileSync(contentLog, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Array<{ type: string; bytes: number; sha256: string }>);
+    const image = blocks?.find((block) => block.type === 'image');
+    expect(image?.bytes).to.equal(data.length);
+    expect(image?.sha256).to.equal(createHash('sha256').update(data).digest('hex'));
+  });
+
+  it('a prompt with a 5 MB embedded resource reaches the demo agent, and is answered', async () => {
+    editor = PipeEditor.launch({ args: ['--agent', 'demo', '--store', ':memory:', '--env', 'DEMO_WORD_DELAY_MS=0'] });
+    const sessionId = await openSession(editor, work);
+    const text = screenshot();
+    const answer = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'summarise' }, { type: 'resource', resource: { uri: 'file:///tmp/big.log', mimeType: 'text/plain', text } }] });
+    expect(answer.error, JSON.stringify(answer.error)).to.equal(undefined);
+    expect(answer.result.stopReason).to.equal('end_turn');
+    const said = editor.notifications
+      .filter((message) => message.params?.update?.sessionUpdate === 'agent_message_chunk')
+      .map((message) => message.params.update.content.text as string)
+      .join('');
+    expect(said).to.contain('You said: summarise.');
+  });
+
+  it('a line over --max-line-mib is answered -32600 by its id (read at its start, or at its end), naming the limit; warden goes on', async () => {
+    editor = PipeEditor.launch({ args: ['--agent', 'demo', '--store', ':memory:', '--max-line-mib', '1', '--env', 'DEMO_WORD_DELAY_MS=0'] });
+    const sessionId = await openSession(editor, work);
+    const big = screenshot(3 * 1024 * 1024);
+    // The id before the params, as editors write it...
+    const first = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'look' }, { type: 'resource', resource: { uri: 'file:///a', text: big } }] }, 'big-1');
+    expect(first.error?.code).to.equal(-32600);
+    expect(first.error?.message).to.contain('over the limit of 1048576 bytes');
+    expect(first.error?.data).to.deep.include({ reason: 'line_too_long', limitBytes: 1048576, method: 'session/prompt' });
+    // ... and after them.
+    const second = editor.answer(77);
+    editor.writeLine(`{"jsonrpc":"2.0","method":"session/prompt","params":${JSON.stringify({ sessionId, prompt: [{ type: 'resource', resource: { uri: 'file:///b', text: big } }] })},"id":77}`);
+    expect((await second).error?.code).to.equal(-32600);
+    // Nothing else was lost: the next prompt is served.
+    const after = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'still there?' }] });
+    expect(after.result?.stopReason).to.equal('end_turn');
+    expect(editor.running).to.equal(true);
+  });
+});
+
+describe('warden acp --max-line-mib', () => {
+  it('takes MiB (fractions too), and names the problem in a bad value', () => {
+    expect(parseAcpArgs(['--agent', 'demo', '--max-line-mib', '64'])).to.deep.include({ maxLineBytes: 64 * 1024 * 1024 });
+    expect(parseAcpArgs(['--agent', 'demo', '--max-line-mib=0.5'])).to.deep.include({ maxLineBytes: 512 * 1024 });
+    expect(parseAcpArgs(['--agent', 'demo'])).to.deep.include({ maxLineBytes: undefined });
+    expect(parseAcpArgs(['--agent', 'demo', '--max-line-mib', 'big'])).to.deep.equal({ error: 'warden acp: --max-line-mib expects a positive number, got "big"' });
+  });
+});

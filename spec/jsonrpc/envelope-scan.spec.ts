@@ -1,0 +1,38 @@
+import { expect } from 'chai';
+import { LineFramer, type OversizeSample } from '../../src/port/line-framer.js';
+import { scanEnvelope } from '../../src/jsonrpc/envelope-scan.js';
+
+/** Frames `line` under a small limit and returns the envelope read from what the framer kept. */
+function envelopeOfLongLine(line: string) {
+  const reports: Array<{ bytes: number; sample: OversizeSample }> = [];
+  const framer = new LineFramer({ maxLineBytes: 1024, oversize: 'skip', onLine: () => {}, onOversize: (bytes, sample) => reports.push({ bytes, sample }) });
+  const bytes = Buffer.from(`${line}\r\n{"after":1}\n`);
+  for (let at = 0; at < bytes.length; at += 700) framer.push(bytes.subarray(at, at + 700));
+  framer.end();
+  expect(reports).to.have.length(1);
+  expect(reports[0]?.bytes).to.equal(Buffer.byteLength(line) + 1); // the CR is part of the line's bytes
+  return scanEnvelope(reports[0]!.sample.head, reports[0]!.sample.tail);
+}
+
+describe('scanEnvelope: the id of a line too long to parse', () => {
+  const big = 'x'.repeat(50_000);
+
+  it('reads a request id written before the params, not an "id" nested in them', () => {
+    expect(envelopeOfLongLine(`{"jsonrpc":"2.0","params":{"id":"nested","a":[1,{"id":2}]},"id":"req-1","method":"session/prompt","more":"${big}"}`))
+      .to.deep.equal({ id: 'req-1', kind: 'request', method: 'session/prompt' });
+    expect(envelopeOfLongLine(`{"jsonrpc":"2.0","id":42,"method":"session/prompt","params":{"text":"${big}"}}`))
+      .to.deep.equal({ id: 42, kind: 'request', method: 'session/prompt' });
+  });
+
+  it('reads an id written after the params from the end of the line', () => {
+    expect(envelopeOfLongLine(`{"jsonrpc":"2.0","method":"session/prompt","params":{"text":"${big}","id":"inner"},"id":7}`))
+      .to.deep.equal({ id: 7, kind: 'request', method: 'session/prompt' });
+  });
+
+  it('tells answers and notifications, and gives id null when none can be read', () => {
+    expect(envelopeOfLongLine(`{"jsonrpc":"2.0","id":3,"result":{"content":"${big}"}}`)).to.include({ id: 3, kind: 'response' });
+    expect(scanEnvelope('{"jsonrpc":"2.0","method":"session/update"}', '')).to.deep.equal({ id: null, kind: 'notification', method: 'session/update' });
+    expect(envelopeOfLongLine(`{"jsonrpc":"2.0","method":"x","params":{"text":"${big}"}`)).to.deep.equal({ id: null, kind: 'unknown', method: 'x' });
+    expect(envelopeOfLongLine(`not json ${big}`)).to.deep.equal({ id: null, kind: 'unknown', method: undefined });
+  });
+});

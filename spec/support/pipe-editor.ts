@@ -1,0 +1,160 @@
+/**
+ * An editor as a test harness holding the pipes of a real `warden acp` process: it writes
+ * JSON-RPC lines to warden's stdin and reads its stdout line by line, and it can stop
+ * reading for a while (`pauseReading`), as a slow or busy editor does: the pipe fills and
+ * warden must wait. Agents are found the way a user's shell finds them: bare names on PATH
+ * (`binDir` holds symlinks to the fakes).
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+
+/** A message warden wrote. */
+export type WireMessage = { id?: string | number | null; method?: string; params?: any; result?: any; error?: { code: number; message: string; data?: any } };
+
+/** A directory with `name → target` symlinks, to put first on PATH. */
+export function binDirWith(links: Record<string, string>): { dir: string; remove(): void } {
+  const root = mkdtempSync(join(tmpdir(), 'warden-bin-'));
+  const dir = join(root, 'bin');
+  mkdirSync(dir);
+  for (const [name, target] of Object.entries(links)) {
+    chmodSync(target, 0o755);
+    symlinkSync(target, join(dir, name));
+  }
+  return { dir, remove: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+/** Options of {@link PipeEditor.launch}. */
+export interface LaunchOptions {
+  /** `warden acp` arguments. */
+  readonly args: readonly string[];
+  /** Put first on warden's PATH. */
+  readonly binDir?: string;
+  readonly env?: Record<string, string>;
+  /** Called for each message (instead of keeping notifications). */
+  readonly onMessage?: (message: WireMessage) => void;
+}
+
+export class PipeEditor {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly notifications: WireMessage[] = [];
+  stderr = '';
+  readonly #waiters = new Map<string | number, (message: WireMessage) => void>();
+  readonly #answers = new Map<string | number, WireMessage>();
+  readonly #onMessage: ((message: WireMessage) => void) | undefined;
+  #pending = '';
+  #nextId = 1;
+  readonly exited: Promise<{ code: number | null; signal: string | null }>;
+
+  private constructor(options: LaunchOptions) {
+    const env: Record<string, string> = { ...(process.env as Record<string, string>), ...options.env };
+    delete env.CLAUDE_CODE_EXECUTABLE;
+    delete env.CODEX_PATH;
+    if (options.binDir) env.PATH = `${options.binDir}:${env.PATH ?? ''}`;
+    this.#onMessage = options.onMessage;
+    this.child = spawn(process.execPath, ['--import', 'tsx', main, 'acp', ...options.args], { stdio: ['pipe', 'pipe', 'pipe'], env });
+    this.child.stdout.setEncoding('utf8');
+    this.child.stdout.on('data', (chunk: string) => this.#read(chunk));
+    this.child.stderr.on('data', (chunk: Buffer) => {
+      this.stderr = (this.stderr + chunk.toString('utf8')).slice(-20_000);
+    });
+    this.child.stdin.on('error', () => {});
+    this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  static launch(options: LaunchOptions): PipeEditor {
+    return new PipeEditor(options);
+  }
+
+  /** Writes one raw line (a newline is added). */
+  writeLine(line: string): void {
+    this.child.stdin.write(`${line}\n`);
+  }
+
+  /** Sends a request and resolves with warden's answer (result or error). */
+  request(method: string, params: unknown = {}, id: string | number = this.#nextId++): Promise<WireMessage> {
+    const answer = this.answer(id);
+    this.writeLine(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    return answer;
+  }
+
+  /** The answer with `id`, when it comes. */
+  answer(id: string | number): Promise<WireMessage> {
+    const known = this.#answers.get(id);
+    if (known) return Promise.resolve(known);
+    return new Promise((resolve) => this.#waiters.set(id, resolve));
+  }
+
+  /** Stops reading stdout: warden's writes fill the pipe. */
+  pauseReading(): void {
+    this.child.stdout.pause();
+  }
+
+  resumeReading(): void {
+    this.child.stdout.resume();
+  }
+
+  /** Warden's peak resident memory so far (VmHWM), in MB. */
+  peakRssMb(): number {
+    const status = readFileSync(`/proc/${this.child.pid}/status`, 'utf8');
+    const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
+    return Math.round(kb / 102.4) / 10;
+  }
+
+  /** Whether warden is still running. */
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Closes warden's stdin (the editor goes away) and waits for it to exit; kills it after `graceMs`. */
+  async close(graceMs = 20_000): Promise<{ code: number | null; signal: string | null }> {
+    this.child.stdout.resume();
+    this.child.stdin.end();
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #read(chunk: string): void {
+    this.#pending += chunk;
+    let start = 0;
+    let newline: number;
+    while ((newline = this.#pending.indexOf('\n', start)) >= 0) {
+      const line = this.#pending.slice(start, newline);
+      start = newline + 1;
+      if (line.length > 0) this.#dispatch(JSON.parse(line) as WireMessage);
+    }
+    this.#pending = this.#pending.slice(start);
+  }
+
+  #dispatch(message: WireMessage): void {
+    if (this.#onMessage) this.#onMessage(message);
+    else if (message.method !== undefined && message.id === undefined) this.notifications.push(message);
+    const isAnswer = message.method === undefined && message.id !== undefined && message.id !== null;
+    if (!isAnswer) return;
+    const id = message.id as string | number;
+    const waiter = this.#waiters.get(id);
+    if (waiter) {
+      this.#waiters.delete(id);
+      waiter(message);
+    } else if (!this.#onMessage) {
+      this.#answers.set(id, message);
+    }
+  }
+}
+
+/** `initialize` then `session/new`; resolves with the session id. */
+export async function openSession(editor: PipeEditor, cwd: string, clientCapabilities: Record<string, unknown> = {}): Promise<string> {
+  const init = await editor.request('initialize', { protocolVersion: 1, clientCapabilities, clientInfo: { name: 'pipe-editor', version: '1' } });
+  if (init.error) throw new Error(`initialize failed: ${JSON.stringify(init.error)}\n${editor.stderr}`);
+  const created = await editor.request('session/new', { cwd, mcpServers: [] });
+  if (created.error) throw new Error(`session/new failed: ${JSON.stringify(created.error)}\n${editor.stderr}`);
+  return created.result.sessionId as string;
+}

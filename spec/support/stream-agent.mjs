@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+// A fake ACP agent with a lot to say: each `session/prompt` is answered with COUNT
+// `session/update`s (agent_message_chunk), each about SIZE bytes of text starting with
+// "#<index> ", written as a real agent does (stdout.write, waiting for 'drain' when the pipe
+// is full), then `end_turn`. Anything else gets `{}` (initialize: a minimal answer).
+// Usage: stream-agent COUNT SIZE
+const count = Number(process.argv[2] ?? 1000);
+const size = Number(process.argv[3] ?? 1000);
+const filler = 'x'.repeat(Math.max(0, size - 16));
+
+const write = (message) => (process.stdout.write(`${JSON.stringify(message)}\n`) ? undefined : new Promise((resolve) => process.stdout.once('drain', resolve)));
+
+async function prompt(id, sessionId) {
+  for (let index = 0; index < count; index++) {
+    const waiting = write({ jsonrpc: '2.0', method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `#${index} ${filler}` } } } });
+    if (waiting) await waiting;
+  }
+  await write({ jsonrpc: '2.0', id, result: { stopReason: 'end_turn' } });
+}
+
+let sessions = 0;
+const answer = (message) => {
+  switch (message.method) {
+    case 'initialize':
+      return write({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: 1, agentCapabilities: {}, authMethods: [], agentInfo: { name: 'stream-agent', version: '0.0.0' } } });
+    case 'session/new':
+      return write({ jsonrpc: '2.0', id: message.id, result: { sessionId: `stream-${process.pid}-${++sessions}` } });
+    case 'session/prompt':
+      return prompt(message.id, message.params.sessionId);
+    default:
+      return write({ jsonrpc: '2.0', id: message.id, result: {} });
+  }
+};
+
+let pending = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+  pending += chunk;
+  let newline;
+  while ((newline = pending.indexOf('\n')) >= 0) {
+    const line = pending.slice(0, newline);
+    pending = pending.slice(newline + 1);
+    if (line.trim() === '') continue;
+    const message = JSON.parse(line);
+    if (message.id === undefined || message.method === undefined) continue; // notifications, answers
+    void answer(message);
+  }
+});
+process.stdin.on('end', () => process.exit(0));

@@ -1,0 +1,150 @@
+/**
+ * Reading the envelope of a message too long to parse: its `id` and what it is (request,
+ * notification, response), from its first and last bytes only, so that a line over the
+ * limit can still be answered by its id. Only top-level members count (a nested `"id"` in
+ * the params is not the message's).
+ */
+import type { JsonRpcId } from './message.js';
+
+/** What the edges of a message line tell. */
+export interface Envelope {
+  /** The message's id, when it could be read; `null` otherwise. */
+  readonly id: JsonRpcId | null;
+  /** `request` (method and id), `notification` (method, no id seen), `response` (result or error), or `unknown`. */
+  readonly kind: 'request' | 'notification' | 'response' | 'unknown';
+  /** The method, when it could be read. */
+  readonly method: string | undefined;
+}
+
+/** Reads the envelope from the start (`head`) and the end (`tail`) of a message line. */
+export function scanEnvelope(head: string, tail: string): Envelope {
+  const members = topLevelMembers(head);
+  let id = members.id;
+  // Written after the params (`..., "id": 7}`): the last member before the closing brace.
+  if (id === undefined) id = trailingId(tail);
+  const method = typeof members.method === 'string' ? members.method : undefined;
+  let kind: Envelope['kind'] = 'unknown';
+  if (members.keys.has('result') || members.keys.has('error')) kind = 'response';
+  else if (method !== undefined) kind = id === undefined && members.complete ? 'notification' : id === undefined ? 'unknown' : 'request';
+  return { id: id ?? null, kind, method };
+}
+
+const whitespace = new Set([' ', '\t', '\n', '\r']);
+
+interface Members {
+  readonly keys: Set<string>;
+  id: JsonRpcId | undefined;
+  method: unknown;
+  /** The whole object was read (so an id that was not seen is not there). */
+  complete: boolean;
+}
+
+/** The top-level keys of the object `text` starts, with the values of `id` and `method`; stops where `text` does. */
+function topLevelMembers(text: string): Members {
+  const found: Members = { keys: new Set(), id: undefined, method: undefined, complete: false };
+  let at = skipSpace(text, 0);
+  if (text[at] !== '{') return found;
+  at += 1;
+  for (;;) {
+    at = skipSpace(text, at);
+    if (text[at] === '}') {
+      found.complete = true;
+      return found;
+    }
+    const key = readString(text, at);
+    if (!key) return found;
+    at = skipSpace(text, key.end);
+    if (text[at] !== ':') return found;
+    at = skipSpace(text, at + 1);
+    found.keys.add(key.value);
+    if (key.value === 'id' || key.value === 'method') {
+      const value = readScalar(text, at);
+      if (!value) return found;
+      if (key.value === 'id' && (typeof value.value === 'string' || typeof value.value === 'number')) found.id = value.value;
+      if (key.value === 'method') found.method = value.value;
+      at = value.end;
+    } else {
+      const end = skipValue(text, at);
+      if (end < 0) return found;
+      at = end;
+    }
+    at = skipSpace(text, at);
+    if (text[at] === ',') at += 1;
+    else if (text[at] === '}') {
+      found.complete = true;
+      return found;
+    } else return found;
+  }
+}
+
+function skipSpace(text: string, at: number): number {
+  while (at < text.length && whitespace.has(text[at] as string)) at++;
+  return at;
+}
+
+/** A JSON string starting at `at`, decoded; `undefined` when it does not end within `text`. */
+function readString(text: string, at: number): { value: string; end: number } | undefined {
+  if (text[at] !== '"') return undefined;
+  const end = stringEnd(text, at);
+  if (end < 0) return undefined;
+  try {
+    return { value: JSON.parse(text.slice(at, end)) as string, end };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The index just past the string starting at `at`, or -1. */
+function stringEnd(text: string, at: number): number {
+  for (let index = at + 1; index < text.length; index++) {
+    const char = text[index];
+    if (char === '\\') index++;
+    else if (char === '"') return index + 1;
+  }
+  return -1;
+}
+
+/** A string, number, boolean or null starting at `at`. */
+function readScalar(text: string, at: number): { value: unknown; end: number } | undefined {
+  if (text[at] === '"') return readString(text, at);
+  const match = /^(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(text.slice(at, at + 64));
+  if (!match) return undefined;
+  const end = at + match[0].length;
+  if (end >= text.length) return undefined; // a number may go on past what we have
+  return { value: JSON.parse(match[0]) as unknown, end };
+}
+
+/** The index just past the value starting at `at` (objects and arrays skipped whole), or -1. */
+function skipValue(text: string, at: number): number {
+  const first = text[at];
+  if (first === '"') return stringEnd(text, at);
+  if (first !== '{' && first !== '[') {
+    const scalar = readScalar(text, at);
+    return scalar ? scalar.end : -1;
+  }
+  let depth = 0;
+  for (let index = at; index < text.length; index++) {
+    const char = text[index];
+    if (char === '"') {
+      index = stringEnd(text, index) - 1;
+      if (index < 0) return -1;
+    } else if (char === '{' || char === '[') depth++;
+    else if (char === '}' || char === ']') {
+      depth--;
+      if (depth === 0) return index + 1;
+    }
+  }
+  return -1;
+}
+
+/** `"id": <number or string>` as the last member of the object the line ends with. */
+function trailingId(tail: string): JsonRpcId | undefined {
+  const match = /[,{]\s*"id"\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*")\s*\}\s*$/u.exec(tail);
+  if (!match) return undefined;
+  try {
+    const value = JSON.parse(match[1] as string) as unknown;
+    return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
