@@ -478,12 +478,12 @@ function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'):
   if (!live.sessions.has(sessionId) && !claimed(live, request.requestId, sessionId)) return;
   // A session that failed (here or in a previous host) starts again in a fresh agent process.
   live.failed.delete(sessionId);
-  if (how === 'load') replay(live, sessionId, request.requestId, () => reattach(live, request, how, journaled));
-  else reattach(live, request, how, journaled);
+  if (how === 'load') replay(live, sessionId, request.requestId, () => reattach(live, request, how, journaled, adopted));
+  else reattach(live, request, how, journaled, adopted);
 }
 
 /** `attach`, after a load's replay: answers for a running session, else opens it on its agent. */
-function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume', journaled: JournalSession): void {
+function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume', journaled: JournalSession, adopted: Adopted | undefined): void {
   const sessionId = request.params.sessionId as string;
   const running = live.sessions.get(sessionId);
   if (running) {
