@@ -99,6 +99,24 @@ describe('warden acp on a damaged store (issue 14)', function () {
     expect(await warden.close()).to.equal(0);
   });
 
+  it('an entry that is not JSON (edited by hand, or damage SQLite cannot see): loading that session fails naming the file and the fix; another session loads, and warden goes on serving', async () => {
+    const [edited, intact] = buildStore(store, dir, 2);
+    const db = new Database(store);
+    db.prepare("UPDATE entries SET entry = '{\"kind\": \"prompt\", ' WHERE session_id = ? AND entry LIKE '%\"prompt\"%'").run(edited);
+    db.close();
+
+    const warden = await launchWarden(['--agent', 'demo', '--store', store, '--env', 'DEMO_WORD_DELAY_MS=0']);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const refused = await wireErrorOf(warden.request(methods.agent.session.load, { sessionId: edited, cwd: dir, mcpServers: [] }));
+      expect(refused.code).to.equal(-32603);
+      expect(refused.message).to.contain(`the journal ${store} holds an entry that is not JSON (WARDEN_ENTRY_DAMAGED): move it aside or restore a backup`);
+    }
+    await warden.request(methods.agent.session.load, { sessionId: intact, cwd: dir, mcpServers: [] });
+    const answered = await warden.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId: intact, prompt: [{ type: 'text', text: 'hello' }] });
+    expect(answered.stopReason).to.equal('end_turn');
+    expect(await warden.close()).to.equal(0);
+  });
+
   it('a damaged page of the entries index: a prompt that cannot be journaled is refused naming the file, every time; warden goes on serving', async () => {
     buildStore(store, dir, 12);
     const index = rootPageOf(store, 'entries_by_session');

@@ -191,7 +191,7 @@ export class JournalError extends Error {
   constructor(
     /** The store's file. */
     readonly path: string,
-    /** The engine's code, say `SQLITE_CORRUPT`. */
+    /** The engine's code, say `SQLITE_CORRUPT`; `WARDEN_ENTRY_DAMAGED` for a stored entry that is not JSON. */
     readonly code: string,
     options?: { readonly cause?: unknown },
   ) {
@@ -202,6 +202,7 @@ export class JournalError extends Error {
 /** What a store error code means to the person who has to fix it. */
 function problemOf(code: string): string {
   if (/^SQLITE_(CORRUPT|NOTADB)/u.test(code)) return `is damaged (${code}): move it aside or restore a backup`;
+  if (code === 'WARDEN_ENTRY_DAMAGED') return `holds an entry that is not JSON (${code}): move it aside or restore a backup`;
   if (code === 'SQLITE_FULL') return `cannot grow (${code}): free some disk space`;
   if (/^SQLITE_(BUSY|LOCKED)/u.test(code)) return `stayed locked by another process past the busy timeout (${code}): retry, or stop the process that holds it`;
   if (/^SQLITE_READONLY/u.test(code)) return `is read-only (${code}): make it and its directory writable, or choose another --store`;

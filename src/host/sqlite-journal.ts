@@ -98,7 +98,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     db.exec(schema);
     owners = sessionOwners(db, now);
   } catch (error) {
-    const code = sqliteCodeOf(error);
+    const code = storeCodeOf(error);
     const damaged = code !== undefined && /^SQLITE_(CORRUPT|NOTADB)/u.test(code) ? ` (${code}): move it aside or restore a backup, or choose` : '. Choose';
     throw new Error(`cannot open the journal at ${path}: ${(error as Error).message}${damaged} another file with --store PATH (or :memory:).`, { cause: error });
   }
@@ -316,7 +316,7 @@ function storeErrorsNamed(path: string, journal: Journal): Journal {
       try {
         return method(...args);
       } catch (error) {
-        const code = sqliteCodeOf(error);
+        const code = storeCodeOf(error);
         throw code ? new JournalError(path, code, { cause: error }) : error;
       }
     };
@@ -324,11 +324,11 @@ function storeErrorsNamed(path: string, journal: Journal): Journal {
   return named as unknown as Journal;
 }
 
-/** SQLite's code of an error (or of its cause: a lost group keeps the commit's error there). */
-function sqliteCodeOf(error: unknown): string | undefined {
+/** The store's code of an error: SQLite's (or its cause's: a lost group keeps the commit's error there), or a damaged entry's. */
+function storeCodeOf(error: unknown): string | undefined {
   for (let at = error; at instanceof Error; at = at.cause) {
     const code = (at as { code?: unknown }).code;
-    if (typeof code === 'string' && code.startsWith('SQLITE_')) return code;
+    if (typeof code === 'string' && (code.startsWith('SQLITE_') || code === damagedEntryCode)) return code;
   }
   return undefined;
 }
@@ -358,13 +358,28 @@ function sessionOf(row: SessionRow): JournalSession {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     state: row.state,
-    resume: row.resume === null ? undefined : JSON.parse(row.resume),
+    resume: row.resume === null ? undefined : parseStored(row.resume, `the resume state of session ${row.session_id}`),
     restarts: row.restarts,
   };
 }
 
 function recordOf(row: EntryRow): JournalRecord {
-  return { seq: row.seq, sessionId: row.session_id, at: row.at, entry: JSON.parse(row.entry) as JournalEntry };
+  return { seq: row.seq, sessionId: row.session_id, at: row.at, entry: parseStored(row.entry, `entry ${row.seq} of session ${row.session_id}`) as JournalEntry };
+}
+
+/** The code of a stored value that does not parse (see {@link JournalError}). */
+const damagedEntryCode = 'WARDEN_ENTRY_DAMAGED';
+
+/**
+ * A stored JSON value. Text that does not parse (a disk fault SQLite did not see, an edit by
+ * hand) is a damaged store, named like SQLite's own damage, not an error of the host.
+ */
+function parseStored(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw Object.assign(new Error(`${what} is not JSON (${(error as Error).message})`, { cause: error }), { code: damagedEntryCode });
+  }
 }
 
 /** Cursors are opaque to clients: the last row's sort key, base64url-encoded. */
