@@ -29,11 +29,17 @@
 //                         per message: [{ type, bytes, sha256 }] (bytes and hash of the text or image data)
 //   FAKE_CLAUDE_LOOP=1    after the transcript, every further prompt replays its turn(s) again
 //                         (from the first recorded user line), for as many prompts as come
+//   FAKE_CLAUDE_TOOL_IMAGE_BYTES  every printed `user` line with a tool_result carries instead a PNG
+//                         of this many base64 characters (fakeImageBase64), as Claude Code's Read tool
+//                         on an image returns it: an image block in the tool_result's content and the
+//                         same base64 in tool_use_result.file (so the line is about twice that long)
+//   FAKE_CLAUDE_RESULT_PAD_BYTES  the `result` line of each turn carries this many more characters
+//                         in its `result` text (Claude Code repeats the turn's final text there)
 // Faults on request (SIGUSR2, a crash loop per working directory): see fault-signals.mjs.
 import { createHash } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { crashWhenAsked, installFaultSignal, liveOn } from './fault-signals.mjs';
-import { failer, print, readFixture, stdinMessages } from './fixture-replay.mjs';
+import { failer, fakeImageBase64, print, readFixture, stdinMessages } from './fixture-replay.mjs';
 
 const fixture = process.env.FAKE_CLAUDE_FIXTURE ?? 'hello';
 const transcript = readFixture(`claude-stream-json-${fixture}.transcript.ndjson`);
@@ -63,6 +69,20 @@ const recordedId = transcript.find((entry) => entry.dir === 'out' && entry.msg.t
 const asResumed = (message) => (resumedId && recordedId ? JSON.parse(JSON.stringify(message).replaceAll(recordedId, resumedId)) : message);
 const crashAfter = resumed || !crashesHere ? Infinity : Number(process.env.FAKE_CLAUDE_CRASH_AFTER ?? Infinity);
 const delayMs = Number(process.env.FAKE_CLAUDE_DELAY_MS ?? 2);
+const toolImageBytes = Number(process.env.FAKE_CLAUDE_TOOL_IMAGE_BYTES ?? 0);
+const resultPadBytes = Number(process.env.FAKE_CLAUDE_RESULT_PAD_BYTES ?? 0);
+
+/** A printed line, with the knobs' big payloads put in. */
+function enlarged(message) {
+  if (toolImageBytes > 0 && message.type === 'user' && Array.isArray(message.message?.content) && message.message.content.some((block) => block.type === 'tool_result')) {
+    const data = fakeImageBase64(toolImageBytes);
+    const content = message.message.content.map((block) => (block.type === 'tool_result' ? { ...block, content: [{ type: 'image', source: { type: 'base64', data, media_type: 'image/png' } }] } : block));
+    const file = { base64: data, type: 'image/png', originalSize: Math.floor((data.length * 3) / 4), dimensions: { originalWidth: 1920, originalHeight: 1080, displayWidth: 1920, displayHeight: 1080 } };
+    return { ...message, message: { ...message.message, content }, tool_use_result: { type: 'image', file } };
+  }
+  if (resultPadBytes > 0 && message.type === 'result') return { ...message, result: `${message.result ?? ''}${'.'.repeat(resultPadBytes)}` };
+  return message;
+}
 
 // An initialize answer for transcripts that did not record one.
 const cannedInit = (() => {
@@ -145,7 +165,7 @@ for (const entry of entries) {
   if (entry.dir === 'out') {
     if (entry.msg.type === 'control_response' && entry.msg.response?.request_id?.startsWith('interrupt')) continue; // answered live
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-    print(asResumed(entry.msg));
+    print(enlarged(asResumed(entry.msg)));
     if (++printedInTurn >= crashAfter) process.kill(process.pid, 'SIGKILL');
     if (process.env.FAKE_CLAUDE_LEAK_VARS && !resumed && printedInTurn === 1) leakAndDie(process.env.FAKE_CLAUDE_LEAK_VARS.split(','));
     continue;

@@ -12,6 +12,16 @@ export function readFixture(file) {
   return readFileSync(join(fixtures, file), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
 }
 
+/**
+ * `length` characters of base64 that decode to the same bytes every time (a fake screenshot:
+ * tests check what arrives against it).
+ */
+export function fakeImageBase64(length) {
+  const bytes = Buffer.alloc(Math.ceil((length * 3) / 4) + 3);
+  for (let index = 0; index < bytes.length; index++) bytes[index] = (index * 131 + 7 + (index >> 8)) & 0xff;
+  return bytes.toString('base64').slice(0, length);
+}
+
 /** Writes `message` as one line on stdout, synchronously. */
 export function print(message) {
   const buffer = Buffer.from(`${JSON.stringify(message)}\n`);

@@ -14,7 +14,10 @@
 //                    0.61.0's loadSession does): all but the first update come after the answer.
 //
 // Behaviour of session/prompt is chosen by the first word (lower-cased) of the first text
-// block: hello | permission | fs | terminal | slow | die | anything else (echo).
+// block: hello | permission | fs | terminal | slow | die | screenshot N | bigreply N | anything
+// else (echo). `screenshot N` sends one agent_message_chunk with an image of N base64
+// characters (fakeImageBase64 of fixture-replay.mjs), then says "done"; `bigreply N` answers the
+// prompt with N characters of padding in the response's _meta (one answer line that long).
 // Only ACP messages go to stdout; diagnostics go to stderr. Exits 0 when stdin ends.
 import { Readable, Writable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
@@ -22,6 +25,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { agent, methods, ndJsonStream, PROTOCOL_VERSION, RequestError } from '@agentclientprotocol/sdk';
+import { fakeImageBase64 } from './fixture-replay.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (name) => {
@@ -498,6 +502,16 @@ const app = agent({ name: 'sdk-agent' })
         case 'die':
           stopReason = await runDie(context);
           break;
+        case 'screenshot': {
+          const data = fakeImageBase64(Number(text.trim().split(/\s+/)[1]));
+          await client.notify(methods.client.session.update, { sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'image', mimeType: 'image/png', data } } });
+          await kit.say('done');
+          stopReason = 'end_turn';
+          break;
+        }
+        case 'bigreply':
+          await kit.say('answering big');
+          return { stopReason: 'end_turn', _meta: { padding: '.'.repeat(Number(text.trim().split(/\s+/)[1])) } };
         default:
           await kit.say(text);
           stopReason = 'end_turn';

@@ -98,7 +98,13 @@ export type SessionLifecycleOutput =
    * Codex's thread id): the host journals it and gives it back in `session/resume`'s
    * `_meta["acp-warden/resume"]` after a restart of the host itself.
    */
-  | { readonly type: 'session.resumeState'; readonly sessionId: string; readonly state: unknown };
+  | { readonly type: 'session.resumeState'; readonly sessionId: string; readonly state: unknown }
+  /**
+   * The agent process printed a line over its line limit: skipped unread (the process goes
+   * on). `sessionId` when the process serves one session; `what` says what the line was,
+   * from its first bytes (`session/update`, a Claude `user` line, ...).
+   */
+  | { readonly type: 'agent.lineDropped'; readonly sessionId?: string; readonly bytes: number; readonly limit: number; readonly what: string };
 
 /** The `_meta` key under which the host hands a journaled resume state to `session/resume` / `session/load`. */
 export const RESUME_META_KEY = 'acp-warden/resume';

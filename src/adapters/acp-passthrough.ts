@@ -43,6 +43,7 @@ import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentReq
 import type { PortExit } from '../port/port-exit.js';
 import { portTransport } from '../jsonrpc/port-transport.js';
 import { RpcError, toRpcError } from '../jsonrpc/rpc-error.js';
+import { lineKindOf } from '../jsonrpc/envelope-scan.js';
 import { portLogic, portStopBudgetMs, type PortEmitted, type PortInput } from '../port/port.js';
 import type { BackoffOptions } from '../supervision/backoff.js';
 import type { SupervisionEvent } from '../supervision/events.js';
@@ -111,7 +112,7 @@ interface Live {
   restarts: number;
   /** How the agent process last ended, for `session.restarting`. */
   lastExit: PortExit | undefined;
-  portSubscription: Subscription | undefined;
+  portSubscriptions: Subscription[];
   /**
    * Requests the agent owes an answer to (prompts, re-initialisation, re-attachment, any
    * forwarded request): while any is and no relay waits for the editor, the port's hang
@@ -137,7 +138,7 @@ const passthroughLogic = {
     lives.set(scope.self, {
       scope, options, supervisor: undefined, client: undefined, context: undefined, downstream: undefined,
       sessions: new Map(), reattaching: new Set(), relays: new Map(), waiting: [], recovering: false, failed: undefined, subscriptions: [], nextRelay: 1, working: 0,
-      restarts: 0, lastExit: undefined, portSubscription: undefined,
+      restarts: 0, lastExit: undefined, portSubscriptions: [],
     });
     return { status: 'active', output: undefined, error: undefined, context: { sessions: 0, recovering: false } };
   },
@@ -147,7 +148,7 @@ const passthroughLogic = {
     switch (event.type) {
       case 'xstate.stop':
         for (const subscription of live.subscriptions) subscription.unsubscribe();
-        live.portSubscription?.unsubscribe();
+        for (const subscription of live.portSubscriptions.splice(0)) subscription.unsubscribe();
         if (live.supervisor?.getSnapshot().status === 'active') scope.stopChild(live.supervisor);
         return { ...snapshot, status: 'stopped' } as PassthroughSnapshot;
       case 'passthrough.restarted':
@@ -155,7 +156,7 @@ const passthroughLogic = {
         break;
       case 'passthrough.failed':
         live.failed = event.why;
-        live.portSubscription?.unsubscribe();
+        for (const subscription of live.portSubscriptions.splice(0)) subscription.unsubscribe();
         // Every open session is over: the host hears it once per session.
         for (const sessionId of live.sessions.keys()) emit(live, { type: 'session.failed', sessionId, restarts: live.restarts, reason: `${live.options.name} ${event.why}` });
         live.sessions.clear();
@@ -316,6 +317,8 @@ async function forwardNow(live: Live, client: AnyActorRef, request: AgentRequest
 function portInput(live: Live): PortInput {
   const { options } = live;
   return {
+    // A long line (an update with a screenshot, a big diff) is skipped, not a reason to kill the agent.
+    oversize: 'skip',
     ...options.port,
     command: options.executable,
     args: options.args ?? [],
@@ -460,10 +463,17 @@ function updateBusy(live: Live): void {
 /** Listens to the current agent process's exit (for `session.restarting`). */
 function bindPort(live: Live): void {
   const port = whichChildren(live.supervisor as AnyActorRef).find((row) => row.id === 'port')?.ref;
-  live.portSubscription?.unsubscribe();
-  live.portSubscription = port?.on('port.exited', (event: Extract<PortEmitted, { type: 'port.exited' }>) => {
-    live.lastExit = event.exit;
-  });
+  for (const subscription of live.portSubscriptions.splice(0)) subscription.unsubscribe();
+  if (!port) return;
+  live.portSubscriptions.push(
+    port.on('port.exited', (event: Extract<PortEmitted, { type: 'port.exited' }>) => {
+      live.lastExit = event.exit;
+    }),
+    // The client's connection fails the request a skipped answer was for; this is the log's news.
+    port.on('port.oversize', (event: Extract<PortEmitted, { type: 'port.oversize' }>) => {
+      emit(live, { type: 'agent.lineDropped', bytes: event.bytesSeen, limit: event.limit, what: lineKindOf(event.head) });
+    }),
+  );
 }
 
 function bindClient(live: Live): void {

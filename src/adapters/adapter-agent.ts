@@ -36,6 +36,7 @@ import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type A
 import { RESUME_META_KEY, type AgentHandlerEvent, type AgentRequestEvent, type NativeAgent } from '../acp/native-agent.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { PortExit } from '../port/port-exit.js';
+import { lineKindOf } from '../jsonrpc/envelope-scan.js';
 import { portLogic, portStopBudgetMs, type PortEmitted, type PortInput } from '../port/port.js';
 import { createDynamicSupervisor } from '../supervision/dynamic-supervisor.js';
 import { createSupervisor } from '../supervision/supervisor.js';
@@ -220,6 +221,8 @@ function portInput(live: Live, session: Session): PortInput {
   const command = definition.command?.({ executable, cwd: session.cwd, params: session.params, resume: session.resume, restarts: session.restarts });
   const base = command ?? { args: [], env: {} };
   return {
+    // One long line (a tool result with a screenshot) is skipped, not a reason to kill the CLI.
+    oversize: 'skip',
     ...definition.port,
     command: executable,
     args: base.args,
@@ -395,6 +398,10 @@ function bindPort(live: Live, session: Session): void {
         ? { type: 'native.message', message: event.message }
         : { type: 'native.nonJson', preview: JSON.stringify(event.message).slice(0, 200) })),
     port.on('port.nonJson', (event: Extract<PortEmitted, { type: 'port.nonJson' }>) => adapter()?.send({ type: 'native.nonJson', preview: event.preview })),
+    port.on('port.oversize', (event: Extract<PortEmitted, { type: 'port.oversize' }>) => {
+      live.scope.emit({ type: 'agent.lineDropped', sessionId: session.id, bytes: event.bytesSeen, limit: event.limit, what: lineKindOf(event.head) });
+      adapter()?.send({ type: 'native.oversize', bytes: event.bytesSeen, limit: event.limit, head: event.head });
+    }),
     port.on('port.exited', (event: Extract<PortEmitted, { type: 'port.exited' }>) => {
       session.lastExit = event.exit;
       adapter()?.send({ type: 'port.exited', exit: event.exit });
@@ -524,6 +531,7 @@ function listSessions(live: Live, request: AgentRequestEvent, listing: SessionLi
   const cwd = process.cwd();
   const base = listing.command?.({ executable, cwd }) ?? definition.command?.({ executable, cwd, params: request.params, resume: undefined, restarts: 0 }) ?? { args: [], env: {} };
   const port: PortInput = {
+    oversize: 'skip',
     ...definition.port,
     // Owed an answer and silent this long, from its start on (a lister has one budget): hung.
     watchdog: { idleMs: listing.timeoutMs ?? 20_000, startupMs: listing.timeoutMs ?? 20_000 },
@@ -610,3 +618,4 @@ function startFailure(reason: unknown): string {
   }
   return typeof reason === 'string' ? reason : JSON.stringify(reason);
 }
+

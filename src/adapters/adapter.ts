@@ -62,6 +62,12 @@ export type SessionAdapterEvent =
   | { readonly type: 'native.message'; readonly message: unknown }
   /** A line from the CLI that is not JSON. */
   | { readonly type: 'native.nonJson'; readonly preview: string }
+  /**
+   * A line from the CLI over the port's line limit, skipped unread (the CLI goes on):
+   * `head` is its first bytes (up to 4 KiB), to tell what was lost (a tool result, a
+   * result, an answer to a request) and act on it so that the turn can still end.
+   */
+  | { readonly type: 'native.oversize'; readonly bytes: number; readonly limit: number; readonly head: string }
   /** The CLI (re)started; `restarts` is 0 the first time. */
   | { readonly type: 'port.started'; readonly pid: number; readonly restarts: number }
   /** The CLI ended; the supervisor decides whether it restarts. */
@@ -140,7 +146,11 @@ export interface AdapterDefinition {
    * started. Ids that reach a command line must be checked here (resume-check.ts).
    */
   readonly checkResume?: (state: unknown) => ResumeCheck;
-  /** Port options (watchdog, shutdown sequence, line limit). */
+  /**
+   * Port options (watchdog, shutdown sequence, line limit). A session's CLI runs with
+   * `oversize: 'skip'` unless this says otherwise: a line over the limit is skipped and
+   * reported as `native.oversize`, the CLI is not killed.
+   */
   readonly port?: Partial<Omit<PortInput, 'command' | 'args' | 'cwd' | 'env'>>;
   /** Restarts of a session's CLI: at most `intensity` in `period` ms, with backoff. */
   readonly restart?: { readonly intensity?: number; readonly period?: number; readonly backoff?: BackoffOptions };

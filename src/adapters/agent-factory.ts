@@ -6,6 +6,7 @@
 import { demoAgentProcess } from './demo-process.js';
 import type { NativeAgent } from '../acp/native-agent.js';
 import { createAcpPassthrough } from './acp-passthrough.js';
+import type { AdapterDefinition } from './adapter.js';
 import { createAdapterAgent } from './adapter-agent.js';
 import { findAgent, resolveExecutable, type ResolveOptions } from './registry.js';
 
@@ -25,6 +26,24 @@ export interface AgentOptions extends ResolveOptions {
    * restarted. Default: none (a long silent tool run is not a hang).
    */
   readonly hangAfterMs?: number;
+  /**
+   * `--max-line-mib`: the longest line read from the agent process, in bytes (default 64
+   * MiB, as from the editor). A longer line is skipped as it streams, reported
+   * (`agent.lineDropped`), and the process goes on.
+   */
+  readonly maxLineBytes?: number;
+}
+
+/** The port options the command line sets (hang watchdog, line limit), over the definition's. */
+function portOverrides(options: AgentOptions, base: AdapterDefinition['port'] = {}): { port?: AdapterDefinition['port'] } {
+  if (!options.hangAfterMs && !options.maxLineBytes) return {};
+  return {
+    port: {
+      ...base,
+      ...(options.hangAfterMs ? { watchdog: { idleMs: options.hangAfterMs } } : {}),
+      ...(options.maxLineBytes ? { maxLineBytes: options.maxLineBytes } : {}),
+    },
+  };
 }
 
 /** The part of {@link AgentOptions} that says where the executable is looked up. */
@@ -58,7 +77,7 @@ export function agentFor(name: string, options: AgentOptions = {}): NativeAgent 
       definition: {
         ...entry.adapter,
         ...(options.restart ? { restart: { ...entry.adapter.restart, ...options.restart } } : {}),
-        ...(options.hangAfterMs ? { port: { ...entry.adapter.port, watchdog: { idleMs: options.hangAfterMs } } } : {}),
+        ...portOverrides(options, entry.adapter.port),
       },
       executable,
       ...(options.envPolicy ? { envPolicy: options.envPolicy } : {}),
@@ -74,6 +93,6 @@ export function agentFor(name: string, options: AgentOptions = {}): NativeAgent 
     ...(options.envPolicy ? { envPolicy: options.envPolicy } : {}),
     ...(options.env ? { env: options.env } : {}),
     ...(options.restart ? { restart: options.restart } : {}),
-    ...(options.hangAfterMs ? { port: { watchdog: { idleMs: options.hangAfterMs } } } : {}),
+    ...portOverrides(options),
   });
 }

@@ -30,7 +30,7 @@ export interface AcpCommandOptions {
   readonly inspect: string | undefined;
   readonly logLevel: LogLevel | undefined;
   readonly logFormat: 'json' | 'pretty' | undefined;
-  /** The longest line read from the editor, in bytes (default 64 MiB). */
+  /** The longest line read from the editor and from the agent process, in bytes (default 64 MiB). */
   readonly maxLineBytes: number | undefined;
 }
 
@@ -55,8 +55,10 @@ Options:
   --hang-after SECONDS          an agent silent this long while working on a prompt is killed
                                 as hung and restarted (default: never; waits for permission
                                 answers do not count)
-  --max-line-mib N              the longest message line read from the editor, in MiB (default
-                                64); a longer request is answered -32600 by its id and dropped
+  --max-line-mib N              the longest message line read from the editor and from the
+                                agent, in MiB (default 64); a longer editor request is answered
+                                -32600 by its id; a longer agent line is skipped and logged,
+                                and the agent goes on
   --env NAME[=VALUE]            pass a host variable (NAME) or set one (NAME=VALUE) for the agent
   --inherit-env                 give the agent this process's whole environment
   --inspect URL                 send every actor to the XState inspector at this WebSocket
@@ -144,6 +146,7 @@ export async function runAcp(args: readonly string[]): Promise<number> {
     envPolicy: parsed.inheritEnv ? ('inherit' as const) : ('isolated' as const),
     ...(parsed.restart ? { restart: parsed.restart } : {}),
     ...(parsed.hangAfterMs ? { hangAfterMs: parsed.hangAfterMs } : {}),
+    ...(parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {}),
   };
   let log: (event: HostEvent) => void;
   try {

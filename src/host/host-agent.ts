@@ -86,6 +86,8 @@ export type HostSessionEvent =
   | { readonly type: 'session.recovered'; readonly sessionId: string; readonly restarts: number }
   | { readonly type: 'session.failed'; readonly sessionId: string; readonly reason: string }
   | { readonly type: 'session.closed'; readonly sessionId: string }
+  /** An agent process printed a line over the line limit (`--max-line-mib`): skipped unread, the process goes on. */
+  | { readonly type: 'agent.lineDropped'; readonly agent: string; readonly sessionId?: string; readonly bytes: number; readonly limit: number; readonly what: string }
   /** The journal failed; `sessionId` is absent when the write or read was for no one session (`session/list`). */
   | { readonly type: 'journal.error'; readonly sessionId?: string; readonly message: string };
 
@@ -955,6 +957,9 @@ function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): v
     }
     case 'acp.notify':
       emit(live, output);
+      return;
+    case 'agent.lineDropped':
+      live.input.onEvent?.({ ...output, agent });
       return;
     case 'session.resumeState':
       safely(live, output.sessionId, () => live.input.journal.setResume(output.sessionId, output.state));

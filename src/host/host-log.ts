@@ -47,6 +47,8 @@ export function logEntryOf(event: HostEvent): HostLogEntry {
       return entry('error', `session ${event.sessionId} failed: ${event.reason}`);
     case 'session.closed':
       return entry('info', `session ${event.sessionId} closed`);
+    case 'agent.lineDropped':
+      return entry('warn', `agent ${event.agent}${event.sessionId ? ` (session ${event.sessionId})` : ''} printed a line of ${event.bytes} bytes (${event.what}), over the limit of ${event.limit} bytes: skipped unread (raise --max-line-mib to read such lines)`);
     case 'journal.error':
       return entry('error', `journal error${event.sessionId ? ` in session ${event.sessionId}` : ''}: ${event.message}`);
     case 'protocol.dropped':

@@ -31,17 +31,46 @@ export function scanEnvelope(head: string, tail: string): Envelope {
 
 const whitespace = new Set([' ', '\t', '\n', '\r']);
 
-interface Members {
+/** What the start of a JSON object line tells: its top-level keys and the scalar values read whole. */
+export interface LeadingMembers {
+  /** Every top-level key seen, the last one possibly with its value cut off. */
   readonly keys: Set<string>;
+  /** The top-level members whose value is a string, number, boolean or null, read whole. */
+  readonly scalars: Record<string, string | number | boolean | null>;
+  /** The whole object was read. */
+  complete: boolean;
+}
+
+interface Members extends LeadingMembers {
   id: JsonRpcId | undefined;
   method: unknown;
-  /** The whole object was read (so an id that was not seen is not there). */
-  complete: boolean;
+}
+
+/**
+ * The top-level members of the JSON object `text` starts (the head of a line too long to
+ * parse): keys, and the scalar values that end within `text`. Nested values are skipped.
+ */
+export function leadingMembers(text: string): LeadingMembers {
+  const { keys, scalars, complete } = topLevelMembers(text);
+  return { keys, scalars, complete };
+}
+
+/**
+ * What a JSON line was, from its head (a line skipped as too long), for logs: its top-level
+ * `type` (Claude Code's stream-json) or `method` (JSON-RPC), say `type user`.
+ */
+export function lineKindOf(head: string): string {
+  const { keys, scalars } = topLevelMembers(head);
+  if (typeof scalars.type === 'string') return `type ${scalars.type.slice(0, 64)}`;
+  if (typeof scalars.method === 'string') return `method ${scalars.method.slice(0, 64)}`;
+  // Keys only: values can carry anything, credentials included.
+  if (keys.size > 0) return `an object with keys ${[...keys].slice(0, 8).map((key) => key.slice(0, 40)).join(', ')}`;
+  return 'a line of unknown kind';
 }
 
 /** The top-level keys of the object `text` starts, with the values of `id` and `method`; stops where `text` does. */
 function topLevelMembers(text: string): Members {
-  const found: Members = { keys: new Set(), id: undefined, method: undefined, complete: false };
+  const found: Members = { keys: new Set(), scalars: Object.create(null) as Record<string, string | number | boolean | null>, id: undefined, method: undefined, complete: false };
   let at = skipSpace(text, 0);
   if (text[at] !== '{') return found;
   at += 1;
@@ -57,9 +86,10 @@ function topLevelMembers(text: string): Members {
     if (text[at] !== ':') return found;
     at = skipSpace(text, at + 1);
     found.keys.add(key.value);
-    if (key.value === 'id' || key.value === 'method') {
+    if ((text[at] !== '{' && text[at] !== '[') || key.value === 'id' || key.value === 'method') {
       const value = readScalar(text, at);
       if (!value) return found;
+      found.scalars[key.value] = value.value as string | number | boolean | null;
       if (key.value === 'id' && (typeof value.value === 'string' || typeof value.value === 'number')) found.id = value.value;
       if (key.value === 'method') found.method = value.value;
       at = value.end;

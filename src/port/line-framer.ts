@@ -13,7 +13,7 @@ export type OversizePolicy = 'kill' | 'skip';
 
 /** Options of a {@link LineFramer}. */
 export interface LineFramerOptions {
-  /** Longest accepted line, in bytes, without its newline. Default 1 MiB. */
+  /** Longest accepted line, in bytes, without its newline. Default {@link defaultMaxLineBytes}. */
   readonly maxLineBytes?: number;
   /** What to do with a longer line. Default `kill`: report it and stop framing. */
   readonly oversize?: OversizePolicy;
@@ -44,8 +44,11 @@ interface Skipped {
   tail: Buffer;
 }
 
-/** Default line limit: 1 MiB. */
-export const defaultMaxLineBytes = 1024 * 1024;
+/**
+ * Default line limit: 64 MiB, as the editor side's. Agents print big lines in normal use (a
+ * tool result carrying a base64 screenshot, an update with a large diff); the limit guards memory.
+ */
+export const defaultMaxLineBytes = 64 * 1024 * 1024;
 
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;

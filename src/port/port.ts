@@ -47,9 +47,12 @@ export interface PortInput {
   readonly cwd?: string;
   /** Environment policy and variables; default `isolated`. */
   readonly env?: EnvironmentInput;
-  /** Longest stdout line accepted, in bytes. Default 1 MiB. */
+  /** Longest stdout line accepted, in bytes. Default {@link defaultMaxLineBytes} (64 MiB). */
   readonly maxLineBytes?: number;
-  /** `kill` (default): a longer line means the CLI is broken; `skip`: drop that line. */
+  /**
+   * `kill` (default): a longer line means the CLI is broken; `skip`: drop that line as it
+   * streams (only its edges are kept, for `port.oversize`) and go on reading.
+   */
   readonly oversize?: OversizePolicy;
   /**
    * `kill` (default, except for `raw` ports): a write that finds the CLI's stdin closed while
@@ -146,7 +149,12 @@ export type PortEmitted =
   | { readonly type: 'port.data'; readonly text: string }
   | { readonly type: 'port.nonJson'; readonly preview: string; readonly count: number }
   | { readonly type: 'port.stderr'; readonly text: string }
-  | { readonly type: 'port.oversize'; readonly limit: number; readonly bytesSeen: number }
+  /**
+   * A stdout line over `maxLineBytes`: under `skip` at its end, with every byte it had and
+   * its first and last bytes (`head`, `tail`: enough to tell what it was); under `kill` as
+   * soon as it went over.
+   */
+  | { readonly type: 'port.oversize'; readonly limit: number; readonly bytesSeen: number; readonly head: string; readonly tail: string }
   | { readonly type: 'port.writeError'; readonly code: PortWriteErrorCode; readonly message: string }
   | { readonly type: 'port.exited'; readonly exit: PortExit };
 
@@ -405,9 +413,9 @@ function createLive(scope: Scope, options: Normalized): Live {
     ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
     oversize: options.oversize,
     onLine,
-    onOversize: (bytesSeen) => {
+    onOversize: (bytesSeen, sample) => {
       const limit = options.maxLineBytes ?? defaultMaxLineBytes;
-      scope.emit({ type: 'port.oversize', limit, bytesSeen });
+      scope.emit({ type: 'port.oversize', limit, bytesSeen, head: sample.head, tail: sample.tail });
       if (options.oversize === 'kill') self.send({ type: 'port.internal.kill', reason: { kind: 'oversize_line', limit } });
     },
   });

@@ -22,7 +22,9 @@ import {
   permissionAnswer,
   permissionToolCall,
   sessionSetupOf,
+  skippedLineOf,
   stopReasonOf,
+  unreadToolResult,
   updatesOf,
   usageOf,
   userMessage,
@@ -95,6 +97,8 @@ export const claudeSessionMachine = setup({
       return id !== undefined && context.controls[id]?.kind === 'initialize';
     },
     isResult: ({ event }) => event.type === 'native.message' && asMessage(event).type === 'result',
+    /** The turn's `result` line was over the line limit: the turn is over all the same. */
+    isSkippedResult: ({ event }) => event.type === 'native.oversize' && skippedLineOf(event.head).kind === 'result',
     /** The CLI refused `--resume`: it has no conversation under that id (another config dir or cwd, deleted). It exits next. */
     conversationMissing: ({ event }) => {
       if (event.type !== 'native.message' || asMessage(event).type !== 'result') return false;
@@ -233,6 +237,20 @@ export const claudeSessionMachine = setup({
       const outcome = stopReasonOf(message, prompt.cancelled);
       enqueue.emit(promptOutcome(prompt.requestId, outcome));
     }),
+    /** The `result` line was skipped unread: the turn ended, with the stop reason its head tells (its usage is lost). */
+    finishUnreadTurn: enqueueActions(({ context, event, enqueue }) => {
+      const prompt = context.prompt;
+      const skipped = event.type === 'native.oversize' ? skippedLineOf(event.head) : undefined;
+      enqueue.emit({ type: 'port.busy', busy: false });
+      enqueue.assign({ prompt: undefined, turn: emptyTurn });
+      if (prompt) enqueue.emit(promptOutcome(prompt.requestId, stopReasonOf(skipped?.kind === 'result' ? skipped.result : { type: 'result' }, prompt.cancelled)));
+    }),
+    /** A tool's result line was skipped unread: its call is shown completed, saying its output was too long. */
+    onSkippedTurnLine: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'native.oversize' || !context.sessionId) return;
+      const skipped = skippedLineOf(event.head);
+      if (skipped.kind === 'toolResult') enqueue.emit({ type: 'acp.update', sessionId: context.sessionId, update: unreadToolResult(skipped.toolUseId, event.bytes, event.limit) });
+    }),
     interrupt: enqueueActions(({ context, enqueue }) => {
       if (!context.prompt || context.prompt.cancelled) return;
       const requestId = `interrupt_${context.nextControl}`;
@@ -370,6 +388,11 @@ export const claudeSessionMachine = setup({
           { guard: 'isResult', target: 'ready', actions: 'finishTurn' },
           { guard: ({ event }) => isControlResponse(asMessage(event)), actions: 'onControlResponse' },
           { actions: 'onTurnMessage' },
+        ],
+        // A line over the limit, skipped: the CLI goes on; what was lost is told, and a lost `result` still ends the turn.
+        'native.oversize': [
+          { guard: 'isSkippedResult', target: 'ready', actions: 'finishUnreadTurn' },
+          { actions: 'onSkippedTurnLine' },
         ],
         'adapter.start': { actions: ['start', 'answerStarts'] },
         'session.cancel': { actions: 'interrupt' },

@@ -4,6 +4,7 @@
  * `spec/fixtures/claude-stream-json-*` (Claude Code 2.1.332).
  */
 import type { ContentBlock, PlanEntry, SessionConfigOption, SessionUpdate, ToolCallContent, ToolKind } from '@agentclientprotocol/sdk';
+import { leadingMembers } from '../../jsonrpc/envelope-scan.js';
 import type { TurnOutcome } from '../session-outcomes.js';
 
 /** A line Claude Code writes, loosely typed: only the fields the mapping reads. */
@@ -243,10 +244,40 @@ function resultText(content: unknown): string {
   return '';
 }
 
+/**
+ * The images of a tool result (its Read tool on a PNG: `{ type: 'image', source: { type:
+ * 'base64', media_type, data } }` blocks), as ACP image content.
+ */
+function resultImages(content: unknown): ToolCallContent[] {
+  if (!Array.isArray(content)) return [];
+  const images: ToolCallContent[] = [];
+  for (const part of content as unknown[]) {
+    const block = objectOf(part);
+    const source = objectOf(block.source);
+    if (block.type !== 'image' || source.type !== 'base64') continue;
+    const data = stringOf(source.data);
+    const mimeType = stringOf(source.media_type);
+    if (data && mimeType) images.push({ type: 'content', content: { type: 'image', data, mimeType } });
+  }
+  return images;
+}
+
+/**
+ * The tool's own result, as `rawOutput`: an image's base64 is already in the content, so it
+ * is not repeated here (an update line would carry the screenshot twice).
+ */
+function rawToolOutput(toolUseResult: unknown, hasImages: boolean): unknown {
+  const detail = objectOf(toolUseResult);
+  if (!hasImages || detail.type !== 'image') return toolUseResult;
+  const { base64: _omitted, ...file } = objectOf(detail.file);
+  return { ...detail, file };
+}
+
 /** A `tool_result` → `tool_call_update` completed or failed, with a diff for file writes. */
 export function toolResult(block: Record<string, unknown>, toolUseResult: unknown): SessionUpdate {
   const failed = block.is_error === true;
   const text = resultText(block.content);
+  const images = resultImages(block.content);
   const content: ToolCallContent[] = [];
   const detail = toolUseResult as { type?: string; filePath?: string; content?: string; originalFile?: unknown; stdout?: string; stderr?: unknown } | undefined;
   if (!failed && detail && (detail.type === 'create' || detail.type === 'update') && typeof detail.filePath === 'string' && typeof detail.content === 'string') {
@@ -259,7 +290,42 @@ export function toolResult(block: Record<string, unknown>, toolUseResult: unknow
   } else if (text) {
     content.push({ type: 'content', content: { type: 'text', text } });
   }
-  return { sessionUpdate: 'tool_call_update', toolCallId: block.tool_use_id as string, status: failed ? 'failed' : 'completed', ...(content.length > 0 ? { content } : {}), rawOutput: toolUseResult ?? text };
+  content.push(...images);
+  const rawOutput = toolUseResult === undefined ? text : rawToolOutput(toolUseResult, images.length > 0);
+  return { sessionUpdate: 'tool_call_update', toolCallId: block.tool_use_id as string, status: failed ? 'failed' : 'completed', ...(content.length > 0 ? { content } : {}), rawOutput };
+}
+
+/**
+ * What a line Claude Code printed was, from its first bytes, when it was over the line limit
+ * and skipped unread: its `result` (the turn is over), a `user` line with a tool's result
+ * (`toolUseId`: the call whose output was lost), or anything else (an assistant line whose
+ * text was streamed already, ...). Claude Code writes `type` first.
+ */
+export type SkippedLine =
+  /** `result`: what its head told (`subtype`, `is_error`, `stop_reason`, ...: written before the long `result` text). */
+  | { readonly kind: 'result'; readonly result: ClaudeMessage }
+  | { readonly kind: 'toolResult'; readonly toolUseId: string }
+  | { readonly kind: 'other' };
+
+/**
+ * Reads a {@link SkippedLine} from the head of a skipped line. Claude Code 2.1.332 writes a
+ * `result` line's `type` near its end, after the `result` text (spec/fixtures), so a result
+ * is also known by the members only it has (`num_turns` and `result`) before that text.
+ */
+export function skippedLineOf(head: string): SkippedLine {
+  const { keys, scalars } = leadingMembers(head);
+  const type = scalars.type;
+  if (type === 'result' || (type === undefined && keys.has('num_turns') && keys.has('result'))) {
+    return { kind: 'result', result: { ...scalars, type: 'result' } as ClaudeMessage };
+  }
+  const toolUseId = type === 'user' ? /"tool_use_id"\s*:\s*"([^"\\]{1,200})"/u.exec(head)?.[1] : undefined;
+  return toolUseId ? { kind: 'toolResult', toolUseId } : { kind: 'other' };
+}
+
+/** The `tool_call_update` for a tool whose result line was too long to read: completed, saying why its output is missing. */
+export function unreadToolResult(toolUseId: string, bytes: number, limit: number): SessionUpdate {
+  const text = `(The output of this tool, a line of ${bytes} bytes, is over acp-warden's limit of ${limit} bytes per line and was not read; warden acp --max-line-mib raises the limit.)`;
+  return { sessionUpdate: 'tool_call_update', toolCallId: toolUseId, status: 'completed', content: [{ type: 'content', content: { type: 'text', text } }] };
 }
 
 /** The prompt's end from a `result` line; `undefined` with `error` when the turn failed. */
