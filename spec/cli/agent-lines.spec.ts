@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { binDirWith, openSession, PipeEditor, type WireMessage } from '../support/pipe-editor.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
+const fakeCodex = fileURLToPath(new URL('../support/fake-codex.mjs', import.meta.url));
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
 const fiveMb = 5 * 1024 * 1024;
 
@@ -45,7 +46,7 @@ describe('warden acp: big agent lines', function () {
 
   beforeEach(() => {
     work = mkdtempSync(join(tmpdir(), 'warden-agent-lines-'));
-    bin = binDirWith({ claude: fakeClaude });
+    bin = binDirWith({ claude: fakeClaude, codex: fakeCodex });
   });
 
   afterEach(async () => {
@@ -111,6 +112,57 @@ describe('warden acp: big agent lines', function () {
     expect(readLog(logFile).filter((line) => line.type === 'agent.lineDropped').map((line) => line.what)).to.deep.equal(['an object with keys duration_api_ms, stop_reason, session_id, total_cost_usd, usage, modelUsage, permission_denials, terminal_reason']);
     expect(starts(argvLog)).to.equal(1);
     expect(restartsIn(readLog(logFile))).to.deep.equal([]);
+  });
+
+  describe('Codex app-server (found on PATH)', () => {
+    /** Warden on `codex`, as an editor that allows what it is asked and keeps every update. */
+    const codex = (extra: string[]) => {
+      const argvLog = join(work, 'argv.ndjson');
+      const answerLog = join(work, 'answers.ndjson');
+      const logFile = join(work, 'warden.log');
+      const updates: any[] = [];
+      const asked: string[] = [];
+      const launched: PipeEditor = PipeEditor.launch({
+        args: ['--agent', 'codex', '--store', ':memory:', '--log-file', logFile, '--env', 'FAKE_CODEX_FIXTURE=tool-approval', '--env', `FAKE_CODEX_ARGV_LOG=${argvLog}`, '--env', `FAKE_CODEX_ANSWER_LOG=${answerLog}`, ...extra],
+        binDir: bin.dir,
+        onMessage: (message) => {
+          if (message.method === 'session/update') updates.push(message.params.update);
+          if (message.method === 'session/request_permission' && message.id !== undefined) {
+            asked.push(String(message.params.toolCall?.toolCallId));
+            launched.writeLine(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { outcome: { outcome: 'selected', optionId: 'allow' } } }));
+          }
+        },
+      });
+      editor = launched;
+      return { editor: launched, argvLog, answerLog, logFile, updates, asked };
+    };
+    const answers = (file: string) => readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: unknown; result?: { decision?: unknown } });
+
+    it('an item/completed with 5 MB of command output reaches the editor whole; the turn ends end_turn, Codex is not restarted', async () => {
+      const { editor, argvLog, logFile, updates, asked } = codex(['--env', `FAKE_CODEX_OUTPUT_BYTES=${fiveMb}`]);
+      const sessionId = await openSession(editor, work);
+      const answer = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Run echo hi' }] });
+      expect(answer.error, JSON.stringify(answer.error)).to.equal(undefined);
+      expect(answer.result.stopReason).to.equal('end_turn');
+      expect(asked).to.have.length(1);
+      const done = updates.find((update) => update.sessionUpdate === 'tool_call_update' && update.toolCallId === 'call_fake_9' && update.status === 'completed');
+      expect(JSON.stringify(done?.content ?? []).length).to.be.above(fiveMb);
+      expect(starts(argvLog)).to.equal(1);
+      expect(restartsIn(readLog(logFile))).to.deep.equal([]);
+    });
+
+    it('an approval request over --max-line-mib is skipped, logged and declined (nobody saw it), so the turn still ends; Codex is not killed', async () => {
+      const { editor, argvLog, answerLog, logFile, asked } = codex(['--max-line-mib', '1', '--env', `FAKE_CODEX_APPROVAL_BYTES=${2 * 1024 * 1024}`]);
+      const sessionId = await openSession(editor, work);
+      const answer = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Run echo hi' }] });
+      expect(answer.error, JSON.stringify(answer.error)).to.equal(undefined);
+      expect(answer.result.stopReason).to.equal('end_turn');
+      expect(asked).to.deep.equal([]);
+      expect(answers(answerLog).map((line) => line.result?.decision)).to.deep.equal(['decline']);
+      expect(readLog(logFile).filter((line) => line.type === 'agent.lineDropped').map((line) => line.what)).to.deep.equal(['method item/commandExecution/requestApproval']);
+      expect(starts(argvLog)).to.equal(1);
+      expect(restartsIn(readLog(logFile))).to.deep.equal([]);
+    });
   });
 
   describe('a native ACP agent (acp:node ...)', () => {

@@ -35,6 +35,10 @@
 //   FAKE_CODEX_NO_ROLLOUT  comma-separated thread ids that have no rollout (`thread/resume` fails)
 //   FAKE_CODEX_THREADS     the thread store (see above); without it `thread/list` lists nothing
 //   FAKE_CODEX_LIST_FAULT  `hang`: never answer `thread/list`; `exit`: exit 1 instead (stderr says why)
+//   FAKE_CODEX_OUTPUT_BYTES  a commandExecution item/completed carries this many more characters of
+//                          aggregatedOutput (a command that printed a lot)
+//   FAKE_CODEX_APPROVAL_BYTES  a requestApproval carries this many more characters in params.command;
+//                          the answer it gets goes to FAKE_CODEX_ANSWER_LOG (one JSON line each) when set
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { failer, print, readFixture, stdinMessages } from './fixture-replay.mjs';
@@ -173,6 +177,19 @@ const recordedThread = transcript.find((entry) => entry.dir === 'recv' && entry.
 let resumedThread;
 const speaksOfResumed = (message) => (resumedThread && recordedThread ? JSON.parse(JSON.stringify(message).replaceAll(recordedThread, resumedThread)) : message);
 const ids = new Map(); // recorded request id -> the host's id
+const outputBytes = Number(process.env.FAKE_CODEX_OUTPUT_BYTES ?? 0);
+const approvalBytes = Number(process.env.FAKE_CODEX_APPROVAL_BYTES ?? 0);
+/** A printed line, with the knobs' big payloads put in. */
+function enlarged(message) {
+  const item = message.params?.item;
+  if (outputBytes > 0 && message.method === 'item/completed' && item?.type === 'commandExecution') {
+    return { ...message, params: { ...message.params, item: { ...item, aggregatedOutput: `${item.aggregatedOutput ?? ''}${'x'.repeat(outputBytes)}` } } };
+  }
+  if (approvalBytes > 0 && /requestApproval$/.test(message.method ?? '')) {
+    return { ...message, params: { ...message.params, command: `${message.params?.command ?? ''} ${'x'.repeat(approvalBytes)}` } };
+  }
+  return message;
+}
 let printedInTurn = -Infinity; // counting starts with the first turn
 for (const entry of transcript) {
   const message = entry.msg;
@@ -180,7 +197,7 @@ for (const entry of transcript) {
     const isResponse = message.method === undefined && message.id !== undefined;
     const out = isResponse && ids.has(message.id) ? { ...message, id: ids.get(message.id) } : message;
     await new Promise((resolve) => setTimeout(resolve, 2));
-    print(speaksOfResumed(out));
+    print(enlarged(speaksOfResumed(out)));
     if (++printedInTurn >= crashAfter) process.kill(process.pid, 'SIGKILL');
     continue;
   }
@@ -199,6 +216,8 @@ for (const entry of transcript) {
     }
   } else if (received.method !== undefined || received.id === undefined) {
     fail(`expected a response to request ${message.id}, got ${received.method}`);
+  } else if (process.env.FAKE_CODEX_ANSWER_LOG) {
+    appendFileSync(process.env.FAKE_CODEX_ANSWER_LOG, `${JSON.stringify(received)}\n`);
   }
 }
 // Serve interrupts and further requests with empty answers until stdin ends.

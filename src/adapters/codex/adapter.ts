@@ -15,6 +15,7 @@
 import type { ContentBlock } from '@agentclientprotocol/sdk';
 import { enqueueActions, setup } from 'xstate';
 import type { AgentRequestEvent } from '../../acp/native-agent.js';
+import { leadingMembers } from '../../jsonrpc/envelope-scan.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import type { CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
 import type { ListingAdapterDefinition } from '../adapter-agent.js';
@@ -234,6 +235,18 @@ export const codexSessionMachine = setup({
       enqueue.assign({ nextId: id + 1, pending: { ...context.pending, [id]: 'interrupt' } });
       enqueue.emit({ type: 'port.write', message: codexRequest(id, 'turn/interrupt', { threadId: context.threadId, turnId: context.turnId }) });
     }),
+    /**
+     * A line over the limit was skipped. Codex waits for an answer to an approval request
+     * (`...requestApproval`, method and id come before the params), so one too long to read
+     * is declined: nobody saw what it asked. Anything else (an item with a big output) is only lost.
+     */
+    declineSkippedApproval: enqueueActions(({ event, enqueue }) => {
+      if (event.type !== 'native.oversize') return;
+      const { scalars } = leadingMembers(event.head);
+      const id = scalars.id;
+      if (typeof scalars.method !== 'string' || !/requestApproval$/u.test(scalars.method) || (typeof id !== 'number' && typeof id !== 'string')) return;
+      enqueue.emit({ type: 'port.write', message: { id, result: { decision: 'decline' } } });
+    }),
     answerApproval: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'client.response' && event.type !== 'client.error') return;
       const approval = context.approvals[event.key];
@@ -312,6 +325,7 @@ export const codexSessionMachine = setup({
           { guard: 'turnCompleted', target: 'ready', actions: 'finishTurn' },
           { actions: 'onTurnMessage' },
         ],
+        'native.oversize': { actions: 'declineSkippedApproval' },
         'adapter.start': { actions: ['start', 'answerStarts'] },
         'session.cancel': { actions: 'interrupt' },
         'client.response': { actions: 'answerApproval' },
