@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { emptyTurn, updatesOf, userContent } from '../../src/adapters/claude/mapping.js';
+import { readFileSync } from 'node:fs';
+import { emptyTurn, skippedLineOf, stopReasonOf, toolResult, updatesOf, userContent } from '../../src/adapters/claude/mapping.js';
 import { commandTitle, decisionFor, errorMessageOf } from '../../src/adapters/codex/mapping.js';
 import { StderrRing } from '../../src/port/stderr-ring.js';
 
@@ -67,5 +68,40 @@ describe('Claude mapping details', () => {
     expect(streamed.updates).to.deep.equal([{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'hmm' } }]);
     const full = updatesOf({ type: 'assistant', message: { id: 'm2', content: [{ type: 'thinking', thinking: 'hmm' }] } }, streamed.memory);
     expect(full.updates).to.deep.equal([]);
+  });
+});
+
+describe('Claude lines too long to read, and tool results with images', () => {
+  /** The `result` line recorded from Claude Code 2.1.332 (its `type` comes after the `result` text). */
+  const recordedResult = (): Record<string, unknown> => {
+    const lines = readFileSync(new URL('../fixtures/claude-stream-json-tool-bash-readonly.transcript.ndjson', import.meta.url), 'utf8').trim().split('\n');
+    return (JSON.parse(lines.at(-1) as string) as { msg: Record<string, unknown> }).msg;
+  };
+  const headOf = (message: Record<string, unknown>) => Buffer.from(JSON.stringify(message)).subarray(0, 4096).toString('utf8');
+
+  it('knows a skipped result line by its head, and reads its stop reason there', () => {
+    const result = recordedResult();
+    const skipped = skippedLineOf(headOf({ ...result, result: 'x'.repeat(100_000) }));
+    expect(skipped.kind).to.equal('result');
+    if (skipped.kind !== 'result') return;
+    expect(stopReasonOf(skipped.result, false)).to.deep.equal({ stopReason: 'end_turn' });
+    const refused = skippedLineOf(headOf({ ...result, stop_reason: 'refusal', result: 'x'.repeat(100_000) }));
+    expect(refused.kind === 'result' && stopReasonOf(refused.result, false)).to.deep.equal({ stopReason: 'refusal' });
+  });
+
+  it('knows a skipped tool result by its tool_use_id; other lines are only lost', () => {
+    expect(skippedLineOf('{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_9","type":"tool_result","content":[{"type":"image","source":{"data":"iVBOR'))
+      .to.deep.equal({ kind: 'toolResult', toolUseId: 'toolu_9' });
+    expect(skippedLineOf('{"type":"assistant","message":{"content":[{"type":"text","text":"long')).to.deep.equal({ kind: 'other' });
+  });
+
+  it('maps a Read tool result with an image to ACP image content, without the base64 again in rawOutput', () => {
+    const data = 'iVBORw0KGgo'.repeat(100);
+    const update = toolResult(
+      { tool_use_id: 'toolu_1', type: 'tool_result', content: [{ type: 'image', source: { type: 'base64', data, media_type: 'image/png' } }] },
+      { type: 'image', file: { base64: data, type: 'image/png', originalSize: 825 } },
+    ) as { content?: unknown; rawOutput?: unknown };
+    expect(update.content).to.deep.equal([{ type: 'content', content: { type: 'image', data, mimeType: 'image/png' } }]);
+    expect(update.rawOutput).to.deep.equal({ type: 'image', file: { type: 'image/png', originalSize: 825 } });
   });
 });

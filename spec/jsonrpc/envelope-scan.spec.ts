@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { LineFramer, type OversizeSample } from '../../src/port/line-framer.js';
-import { scanEnvelope } from '../../src/jsonrpc/envelope-scan.js';
+import { leadingMembers, lineKindOf, scanEnvelope } from '../../src/jsonrpc/envelope-scan.js';
 
 /** Frames `line` under a small limit and returns the envelope read from what the framer kept. */
 function envelopeOfLongLine(line: string) {
@@ -34,5 +34,22 @@ describe('scanEnvelope: the id of a line too long to parse', () => {
     expect(scanEnvelope('{"jsonrpc":"2.0","method":"session/update"}', '')).to.deep.equal({ id: null, kind: 'notification', method: 'session/update' });
     expect(envelopeOfLongLine(`{"jsonrpc":"2.0","method":"x","params":{"text":"${big}"}`)).to.deep.equal({ id: null, kind: 'unknown', method: 'x' });
     expect(envelopeOfLongLine(`not json ${big}`)).to.deep.equal({ id: null, kind: 'unknown', method: undefined });
+  });
+});
+
+describe('leadingMembers and lineKindOf: what the head of a skipped line tells', () => {
+  it('reads the top-level scalars before the text is cut, skipping nested values; keys of cut values are known', () => {
+    const head = '{"duration_api_ms":164,"usage":{"type":"nested"},"is_error":false,"subtype":"success","result":"a very long text that is cut he';
+    const members = leadingMembers(head);
+    expect(members.scalars).to.deep.equal({ duration_api_ms: 164, is_error: false, subtype: 'success' });
+    expect([...members.keys]).to.deep.equal(['duration_api_ms', 'usage', 'is_error', 'subtype', 'result']);
+    expect(members.complete).to.equal(false);
+  });
+
+  it('names a line by its top-level type or method, else by its keys (never by values)', () => {
+    expect(lineKindOf('{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t","type":"tool_result","content":[{"type":"image","source":{"data":"iVBOR')).to.equal('type user');
+    expect(lineKindOf('{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"content":{"data":"iVBOR')).to.equal('method session/update');
+    expect(lineKindOf('{"jsonrpc":"2.0","id":4,"result":{"_meta":{"secret":"sk-abc')).to.equal('an object with keys jsonrpc, id, result');
+    expect(lineKindOf('sk-abc not json')).to.equal('a line of unknown kind');
   });
 });
