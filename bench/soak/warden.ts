@@ -53,6 +53,8 @@ export function wardenArgs(options: Pick<WardenOptions, 'store' | 'logFile' | 's
     '--store', options.store,
     '--log-file', options.logFile, '--log-format', 'json', '--log-level', 'info',
     '--hang-after', String(options.hangAfter),
+    // The `huge` fault (a 2 MiB line) stays over the line limit: skipped and logged, the CLI goes on.
+    '--max-line-mib', '1',
     ...(options.restartIntensity ? ['--restart-intensity', options.restartIntensity] : []),
     '--env', 'FAKE_CLAUDE_LOOP=1',
     '--env', 'FAKE_CLAUDE_FIXTURE=hello',

@@ -4,7 +4,8 @@
 // names:
 //   garbage      prints a line that is not JSON
 //   half         prints half a JSON line with no newline: the next real line is glued to it
-//   huge         prints one line of 2 MiB (over warden's 1 MiB line limit)
+//   huge         prints one line of 2 MiB (over the limit when warden runs with --max-line-mib 1,
+//                as the soak does; under the 64 MiB default it is read, and ignored as noise)
 //   close-stdin  closes its stdin and stays alive: the host's next write fails with EPIPE
 // At start, a file `.fake-crash-loop` in its working directory makes it kill -9 itself at once
 // (a crash loop, per session).
