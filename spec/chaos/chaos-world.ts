@@ -83,7 +83,8 @@ export class ChaosWorld {
   /** Starts a host generation on the journal file and an editor for it. */
   async startHost(): Promise<void> {
     this.generation++;
-    const common = { restart: { intensity: chaosSupervision.intensity, period: chaosSupervision.period }, hangAfterMs: chaosSupervision.hangAfterMs };
+    // A 1 MiB line limit keeps the fake's `huge` fault (a 2 MiB line) over it: skipped, the CLI going on.
+    const common = { restart: { intensity: chaosSupervision.intensity, period: chaosSupervision.period }, hangAfterMs: chaosSupervision.hangAfterMs, maxLineBytes: 1024 * 1024 };
     const env = (fixture: string) => ({ FAKE_CLAUDE_FIXTURE: fixture, FAKE_CLAUDE_LOOP: '1', FAKE_CLAUDE_DELAY_MS: '10' });
     const host = createHost({
       store: this.journalPath,
