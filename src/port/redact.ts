@@ -49,8 +49,9 @@ const keyShapes: readonly RegExp[] = [
 /**
  * The password in a URL's userinfo (`https://user:pass@proxy:8080`): the user and the host
  * stay. Greedy up to the last `@` of the authority, so a password holding an unescaped `@` goes whole.
+ * The scheme starts a word and is bounded (32 characters): a long run of `a.a.a…` costs linear time.
  */
-const urlPassword = /(\b[a-z][\w+.-]*:\/\/[^\s/?#@:]*:)[^\s/?#]+(?=@)/giu;
+const urlPassword = /((?<![\w+.-])[a-z][\w+.-]{0,31}:\/\/[^\s/?#@:]*:)[^\s/?#]+(?=@)/giu;
 
 /** `Bearer <token>` (and Basic, Token): the scheme stays. */
 const bearer = /\b(Bearer|Basic|Token)([ \t]+)(?!-)[\w.~+/=-]{8,}/giu;
@@ -138,15 +139,16 @@ export function secretValuesOf(...envs: ReadonlyArray<Readonly<Record<string, st
 }
 
 /** Whether a text could hold a secret shape at all: most text cannot, and skips the patterns. */
-const mayHoldShape = new RegExp(String.raw`sk-|[rs]k_|gh[pousr]_|github_pat_|AIza|AKIA|ASIA|glpat-|hf_|npm_|eyJ|xox[abprs]-|bearer|basic|://|${secretNameSource}`, 'iu');
+const mayHoldShape = new RegExp(String.raw`sk-|[rs]k_|gh[pousr]_|github_pat_|AIza|AKIA|ASIA|glpat-|hf_|npm_|eyJ|xox[abprs]-|bearer|basic|${secretNameSource}`, 'iu');
 
 /** `text` with every known value and every secret shape replaced by {@link REDACTED}. */
 export function redactSecrets(text: string, values: readonly string[] = []): string {
   let out = text;
   for (const value of values) if (value.length >= minSecretLength && out.includes(value)) out = out.split(value).join(REDACTED);
+  // A URL with a password has both; most text with URLs (paths, `file://` ids) has no `@`.
+  if (out.includes('@') && out.includes('://')) out = out.replace(urlPassword, `$1${REDACTED}`);
   if (!mayHoldShape.test(out)) return out;
   for (const shape of keyShapes) out = out.replace(shape, REDACTED);
-  out = out.replace(urlPassword, `$1${REDACTED}`);
   out = out.replace(bearer, `$1$2${REDACTED}`);
   out = out.replace(flagValue, redactFlagValue);
   return out.replace(assignment, redactAssignment);
