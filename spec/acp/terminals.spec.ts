@@ -159,6 +159,22 @@ describe('terminals', function () {
     await waitUntil(() => daemons.every((pid) => !isAlive(pid)), 'both daemons to be gone', 20_000);
   });
 
+  it('createHost({ terminals }) with a bad bound throws a TypeError naming the option from createHost itself, as files does (not later, inside an actor)', async () => {
+    const bad: Array<[TerminalLimits, string]> = [[{ maxPerSession: 0 }, 'maxPerSession'], [{ maxOutputByteLimit: -1 }, 'maxOutputByteLimit'], [{ maxOutputByteLimit: 1.5 }, 'maxOutputByteLimit']];
+    for (const [terminals, option] of bad) {
+      let host: Host | undefined;
+      let thrown: unknown;
+      try {
+        host = createHost({ store: ':memory:', terminals });
+      } catch (error) {
+        thrown = error;
+      }
+      await host?.stop();
+      expect(thrown, JSON.stringify(terminals)).to.be.instanceOf(TypeError);
+      expect((thrown as TypeError).message).to.contain(`\`${option}\``);
+    }
+  });
+
   it('createHost({ terminals }) caps what a native agent asks for (an SDK-built agent run as acp:node)', async function () {
     this.timeout(60_000);
     const hosts: Host[] = [];

@@ -40,6 +40,21 @@ describe('workspace-confined files', () => {
     expect((await refusal(confine(join(root, 'notes.txt'), []))).message).to.contain('no workspace roots');
   });
 
+  it('one refusal for a path outside the workspace, whichever check finds it (the path, a link, the target of a dangling link): one message, one data shape', async () => {
+    symlinkSync(outside, join(root, 'escape'));
+    symlinkSync(join(outside, 'planted.txt'), join(root, 'dangling'));
+    const rule = 'outside the workspace';
+    const traversal = join(root, '..', 'etc', 'passwd');
+    const byPath = await refusal(confine(traversal, [root]));
+    expect([byPath.code, byPath.message, byPath.data]).to.deep.equal([-32602, `Invalid params: ${rule}: ${traversal}`, { path: traversal, rule, roots: [root] }]);
+    const throughLink = join(root, 'escape', 'secret.txt');
+    const byLink = await refusal(readTextFile({ path: throughLink }, [root]));
+    expect([byLink.code, byLink.message, byLink.data]).to.deep.equal([-32602, `Invalid params: ${rule}: ${throughLink}`, { path: throughLink, rule, roots: [root] }]);
+    const dangling = join(root, 'dangling');
+    const byTarget = await refusal(writeTextFile({ path: dangling, content: 'x' }, [root]));
+    expect([byTarget.code, byTarget.message, byTarget.data]).to.deep.equal([-32602, `Invalid params: ${rule}: ${dangling}`, { path: dangling, rule, roots: [root], target: join(outside, 'planted.txt') }]);
+  });
+
   it('reads whole files or line ranges (1-based), writes new files with their directories', async () => {
     expect(await readTextFile({ path: join(root, 'notes.txt') }, [root])).to.deep.equal({ content: 'one\ntwo\nthree\nfour\n' });
     expect(await readTextFile({ path: join(root, 'notes.txt'), line: 2, limit: 2 }, [root])).to.deep.equal({ content: 'two\nthree' });

@@ -17,7 +17,8 @@ import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { RESUME_META_KEY } from '../../src/acp/native-agent.js';
 import { createAdapterAgent } from '../../src/adapters/adapter-agent.js';
 import { codexAdapter } from '../../src/adapters/codex/adapter.js';
-import { isThreadId, sessionInfoOfThread, sessionListOf, threadListParams } from '../../src/adapters/codex/mapping.js';
+import { sessionInfoOfThread, sessionListOf, threadListParams } from '../../src/adapters/codex/mapping.js';
+import { isUuid } from '../../src/adapters/resume-check.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
 import { isAlive, waitUntil } from '../support/processes.js';
@@ -83,9 +84,9 @@ describe('Codex thread/list behind session/list', function () {
     });
 
     it('tells Codex thread ids (UUIDs) from warden session ids', () => {
-      expect(isThreadId('01a22c91-cf11-7521-88cd-753c7d28b148')).to.equal(true);
-      expect(isThreadId('codex-V1StGXR8_Z')).to.equal(false);
-      expect(isThreadId(undefined)).to.equal(false);
+      expect(isUuid('01a22c91-cf11-7521-88cd-753c7d28b148')).to.equal(true);
+      expect(isUuid('codex-V1StGXR8_Z')).to.equal(false);
+      expect(isUuid(undefined)).to.equal(false);
     });
   });
 

@@ -72,4 +72,17 @@ describe('warden acp: an orderly stop logs nothing at the default level, a crash
     expect(answer.stopReason).to.equal('end_turn');
     expect(await warden.close()).to.equal(0);
   });
+  it('--log-file on a device that fills up (/dev/full): reported once on stderr, the log goes on there, the session is served and warden exits 0', async () => {
+    const warden = await launchWarden(['--agent', 'demo', '--store', ':memory:', '--log-file', '/dev/full', '--log-level', 'debug', '--env', 'DEMO_WORD_DELAY_MS=1'], { PATH: path });
+    const sessionId = await newSessionAndPrompt(warden);
+    const agents = agentsOf(warden);
+    expect(await warden.close()).to.equal(0);
+    const stderr = warden.stderr();
+    expect(stderr.match(/cannot write the log file/gu), stderr).to.have.length(1);
+    expect(stderr).to.match(/^warden acp: --log-file: cannot write the log file \/dev\/full: ENOSPC: .*the log goes to stderr from now on$/mu);
+    // The JSON lines (the format of the file) follow on stderr: the session's events are there.
+    const logged = stderr.split('\n').filter((line) => line.startsWith('warden acp: {')).map((line) => JSON.parse(line.slice('warden acp: '.length)) as { type: string; sessionId?: string });
+    expect(logged.filter((event) => event.sessionId === sessionId).map((event) => event.type)).to.include.members(['session.opened', 'session.state']);
+    for (const pid of agents) await waitUntil(() => !isAlive(pid), `agent process ${pid} to be gone`, 20_000);
+  });
 });

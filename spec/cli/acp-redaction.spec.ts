@@ -84,4 +84,29 @@ describe('warden acp: secrets in a CLI\'s stderr are redacted in error data, the
       await waitUntil(() => !isAlive(pid), `fake claude ${pid} to be gone`, 20_000);
     }
   });
+  it('a CLI given HTTPS_PROXY with a password (a name that does not look secret) prints it and dies: no trace of the password in what the editor, the inspector or the log get', async () => {
+    const password = shapeless();
+    const proxy = `http://alice:${password}@proxy.invalid:3128`;
+    const argvLog = join(dir, 'starts.ndjson');
+    const warden = await launchWarden([
+      '--agent', 'claude', '--store', ':memory:', '--inspect', url, '--log-level', 'debug',
+      '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_LEAK_VARS=HTTPS_PROXY',
+    ], { PATH: pathWithFakeAgents(dir), HTTPS_PROXY: proxy });
+    const { sessionId } = await warden.request<{ sessionId: string }>('session/new', { cwd: dir, mcpServers: [] });
+    const crashed = await warden.failure('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+    expect(crashed.data?.reason).to.equal('agent_crashed');
+    const tail = String(crashed.data?.stderrTail);
+    expect(tail).to.contain('POST /v1/messages failed: 401 for HTTPS_PROXY=[redacted] (source: env)');
+    await waitUntil(() => frames.some((frame) => frame.includes('port.exited')), 'the exit in the inspector stream', 20_000);
+    expect(await warden.close()).to.equal(0);
+    for (const trace of tracesOf(password)) {
+      expect(JSON.stringify(crashed), 'the error the editor got').to.not.contain(trace);
+      expect(frames.join('\n'), 'the inspector stream').to.not.contain(trace);
+      expect(warden.stderr(), 'warden\'s log').to.not.contain(trace);
+    }
+    for (const line of readFileSync(argvLog, 'utf8').trim().split('\n')) {
+      const { pid } = JSON.parse(line) as { pid: number };
+      await waitUntil(() => !isAlive(pid), `fake claude ${pid} to be gone`, 20_000);
+    }
+  });
 });

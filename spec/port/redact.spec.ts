@@ -40,6 +40,46 @@ describe('secret redaction (issue 14)', () => {
       it(JSON.stringify(text), () => expect(redactSecrets(text)).to.equal(expected));
     }
 
+    describe('issue 14 review: URLs with a password, quoted values, flags, more key shapes', () => {
+      const more: Array<[string, string]> = [
+        ['proxy https://alice:hunter2hunter2@proxy.example:8080/x refused', 'proxy https://alice:[redacted]@proxy.example:8080/x refused'],
+        ['via http://u:p@ss@proxy:1 (an unescaped @ in the password)', 'via http://u:[redacted]@proxy:1 (an unescaped @ in the password)'],
+        ['{"api_key": "abc def ghi jkl", "other": 1}', '{"api_key": "[redacted]", "other": 1}'],
+        ['{"token": "abc \\"def\\" ghi", "n": 2}', '{"token": "[redacted]", "n": 2}'],
+        ["password: 'two words'", "password: '[redacted]'"],
+        ['token: "cut before its end', 'token: "[redacted]'],
+        ['my-agent --api-key abcdefghijklmnop --token "a b c" --password hunter2, ok', 'my-agent --api-key [redacted] --token "[redacted]" --password [redacted], ok'],
+        ['--api-key sk-ant-api03-abcdefghijklmnop end', '--api-key [redacted] end'],
+        ['error: invalid x-api-key sk_live_51HabcdefghijklmnopQRSTU', 'error: invalid x-api-key [redacted]'],
+        ['keys rk_test_abcdefghij12 AKIAIOSFODNN7EXAMPLE glpat-abcdefghij0123456789', 'keys [redacted] [redacted] [redacted]'],
+        ['jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig here', 'jwt [redacted] here'],
+        ['cb?password%3Dhunter2hunter2&x=1', 'cb?password%3D[redacted]&x=1'],
+      ];
+      for (const [text, expected] of more) {
+        it(JSON.stringify(text), () => expect(redactSecrets(text)).to.equal(expected));
+      }
+
+      it('leaves prose about a flag, a next flag, token counts and URLs without a password', () => {
+        const text = 'Missing --api-key or set ANTHROPIC_API_KEY. Pass --api-key explicitly. --token --verbose --max-tokens 4096 http://proxy.corp:3128 ssh://git@github.com';
+        expect(redactSecrets(text)).to.equal(text);
+      });
+
+      it('is idempotent on each of them', () => {
+        for (const [text] of more) {
+          const once = redactSecrets(text);
+          expect(redactSecrets(once)).to.equal(once);
+        }
+      });
+
+      it('a proxy variable with a password gives its address and password as secret values; one without gives nothing', () => {
+        const values = secretValuesOf({ HTTPS_PROXY: 'http://alice:p%40ssw0rd123@proxy:8080', HTTP_PROXY: 'http://proxy.corp:3128', NO_PROXY: 'localhost,127.0.0.1', all_proxy: 'socks5://tok1234567890@h:1' });
+        expect(values).to.have.members(['http://alice:p%40ssw0rd123@proxy:8080', 'p%40ssw0rd123', 'p@ssw0rd123', 'socks5://tok1234567890@h:1', 'tok1234567890']);
+        const ring = new StderrRing(1024, redactorFor({ HTTPS_PROXY: 'http://alice:p%40ssw0rd123@proxy:8080' }));
+        ring.push(Buffer.from('proxy auth failed for alice with p@ssw0rd123 at proxy:8080\n'));
+        expect(ring.tail()).to.equal('proxy auth failed for alice with [redacted] at proxy:8080');
+      });
+    });
+
     it('leaves what only looks close: task-… ids, token counts, session ids', () => {
       const text = 'task-abcdefghijklmnop max_tokens=4096 input_tokens: 12 session 3f14e166-314b-4cc3-b08e-882eb52c9a8d';
       expect(redactSecrets(text)).to.equal(text);

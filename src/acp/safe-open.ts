@@ -56,6 +56,20 @@ export function refusal(path: string, rule: string, data: Record<string, unknown
   return RpcError.invalidParams(`${rule}: ${path}`, { path, rule, ...data });
 }
 
+/**
+ * The one refusal of a path outside the workspace, whichever check found it (the path, a
+ * link's target, what was opened): `outside the workspace: <path>`, with `roots` (as given)
+ * in its data, and `target` when a symbolic link led there.
+ */
+export function outsideWorkspace(path: string, roots: readonly string[], target?: string): RpcError {
+  return refusal(path, 'outside the workspace', { roots: [...roots], ...(target === undefined ? {} : { target }) });
+}
+
+/** The `code` of a Node.js system error (`ENOENT`, `ELOOP`, …), if it is one. */
+export function errno(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException)?.code;
+}
+
 /** The path of `name` inside an opened directory, reached through its descriptor. */
 export function entryOf(dir: ConfinedDir, name: string): string {
   return procFds ? `/proc/self/fd/${dir.handle.fd}/${name}` : join(dir.real, name);
@@ -75,13 +89,9 @@ async function realPathOf(handle: FileHandle, openedAs: string): Promise<string 
 async function verifyInside(handle: FileHandle, openedAs: string, path: string, roots: readonly RealRoot[]): Promise<string> {
   const real = await realPathOf(handle, openedAs);
   if (real === undefined || !roots.some((root) => inside(root.real, real))) {
-    throw refusal(path, 'outside the workspace', { roots: roots.map((root) => root.given) });
+    throw outsideWorkspace(path, roots.map((root) => root.given));
   }
   return real;
-}
-
-function errno(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException)?.code;
 }
 
 /**

@@ -58,7 +58,8 @@ export function keepTail(text: string, limit: number): { text: string; truncated
   return { text: tail.text, truncated: tail.truncated };
 }
 
-function validLimits(limits: TerminalLimits): Required<TerminalLimits> {
+/** The limits with defaults filled in; a bad value is a TypeError naming the option. */
+export function validTerminalLimits(limits: TerminalLimits = {}): Required<TerminalLimits> {
   const { maxOutputByteLimit = defaultTerminalLimits.maxOutputByteLimit, maxPerSession = defaultTerminalLimits.maxPerSession } = limits;
   if (!Number.isSafeInteger(maxOutputByteLimit) || maxOutputByteLimit < 0) {
     throw new TypeError(`Expected the \`maxOutputByteLimit\` option to be a non-negative integer, got \`${String(maxOutputByteLimit)}\` (${typeof maxOutputByteLimit}).`);
@@ -90,7 +91,7 @@ export class Terminals {
   /** Terminals under `supervisor`, within `limits` (defaults: {@link defaultTerminalLimits}). */
   constructor(supervisor: AnyActorRef, limits: TerminalLimits = {}) {
     this.#supervisor = supervisor;
-    this.#limits = validLimits(limits);
+    this.#limits = validTerminalLimits(limits);
   }
 
   /** `terminal/create`: starts the command and answers at once with its id. */

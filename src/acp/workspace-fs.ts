@@ -20,7 +20,7 @@ import { lstat, readlink, realpath, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, resolve, sep } from 'node:path';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import { readLineRange, tooLarge, validFileReadLimits, type FileReadLimits } from './bounded-read.js';
-import { createConfinedFile, entryOf, inside, openConfinedDir, openConfinedFile, realRoots, refusal, type ConfinedDir, type RealRoot } from './safe-open.js';
+import { createConfinedFile, entryOf, errno, inside, openConfinedDir, openConfinedFile, outsideWorkspace, realRoots, refusal, type ConfinedDir, type RealRoot } from './safe-open.js';
 
 /** The roots a session may touch (its cwd and additional directories). */
 export type WorkspaceRoots = readonly string[];
@@ -57,13 +57,9 @@ export async function confine(path: unknown, roots: WorkspaceRoots): Promise<str
   const resolved = await resolveExisting(resolve(path));
   const allowed = await realRoots(roots);
   if (!allowed.some((root) => inside(root.real, resolved))) {
-    throw RpcError.invalidParams(`path is outside the workspace: ${path}`, { path, roots: [...roots] });
+    throw outsideWorkspace(path, roots);
   }
   return resolved;
-}
-
-function errno(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException)?.code;
 }
 
 /** The wire error for a failure that is not a refusal. */
@@ -87,7 +83,7 @@ async function withTarget<T>(
   let path = resolve(given);
   for (let hop = 0; hop <= maxLinkHops; hop++) {
     if (hop === 0) await confine(path, roots);
-    else await confine(path, roots).catch(() => Promise.reject(refusal(given, `outside the workspace (a symbolic link leads to ${path})`)));
+    else await confine(path, roots).catch(() => Promise.reject(outsideWorkspace(given, roots, path)));
     if (real.some((root) => root.real === path || resolve(root.given) === path)) throw refusal(given, 'not a regular file');
     const dir = await openConfinedDir(dirname(path), real, create, given);
     let outcome: T | { readonly link: string };

@@ -148,7 +148,7 @@ export async function runAcp(args: readonly string[]): Promise<number> {
     ...(parsed.hangAfterMs ? { hangAfterMs: parsed.hangAfterMs } : {}),
     ...(parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {}),
   };
-  let log: (event: HostEvent) => void;
+  let log: EventLog;
   try {
     // A log file that cannot be written would lose every line: refused before anything starts.
     log = eventLog(parsed);
@@ -164,10 +164,11 @@ export async function runAcp(args: readonly string[]): Promise<number> {
     host = createHost({ defaultAgent: parsed.agent, agentOptions, ...(parsed.store ? { store: parsed.store } : {}), ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
   } catch (error) {
     process.stderr.write(`warden acp: ${(error as Error).message}\n`);
+    log.close();
     if (error instanceof AgentUnavailableError || /cannot open the journal/.test((error as Error).message)) return 2;
     return 1;
   }
-  host.on(log);
+  host.on(log.listener);
   const server = host.serve(stdioTransport(process.stdin, process.stdout, parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {}));
   const ended = new Promise<number>((resolve) => {
     server.subscribe({
@@ -186,18 +187,29 @@ export async function runAcp(args: readonly string[]): Promise<number> {
   const code = await ended;
   // The editor is gone: every agent process stops gracefully before we exit.
   await host.stop();
+  log.close();
   return code;
+}
+
+/** The host's log: its listener, and the closing of its file (if any). */
+interface EventLog {
+  readonly listener: (event: HostEvent) => void;
+  readonly close: () => void;
 }
 
 /**
  * Where host events go: log lines at or above the level, to the log file (JSON by default)
- * or to stderr (pretty by default). Never stdout: that is the protocol channel.
+ * or to stderr (pretty by default; also where the file's lines go once it cannot be
+ * written). Never stdout: that is the protocol channel.
  */
-function eventLog(parsed: AcpCommandOptions): (event: HostEvent) => void {
+function eventLog(parsed: AcpCommandOptions): EventLog {
   const toFile = parsed.logFile;
-  return createLogSink({
+  const toStderr = (line: string) => process.stderr.write(`warden acp: ${line}`);
+  const file = toFile ? logFileWriter(toFile, { fallback: toStderr, report: (message) => toStderr(`--log-file: ${message}\n`) }) : undefined;
+  const listener = createLogSink({
     format: parsed.logFormat ?? (toFile ? 'json' : 'pretty'),
     level: parsed.logLevel ?? (toFile ? 'info' : 'warn'),
-    write: toFile ? logFileWriter(toFile) : (line) => process.stderr.write(`warden acp: ${line}`),
+    write: file ?? toStderr,
   });
+  return { listener, close: () => file?.close() };
 }

@@ -34,7 +34,7 @@ import {
 } from '../acp/agent-client.js';
 import { agentServerLogic, handlerOf } from '../acp/agent-server.js';
 import type { NativeAgent } from '../acp/native-agent.js';
-import type { TerminalLimits } from '../acp/terminals.js';
+import { validTerminalLimits, type TerminalLimits } from '../acp/terminals.js';
 import { validFileReadLimits, type FileReadLimits } from '../acp/bounded-read.js';
 import { agentFor, type AgentOptions } from '../adapters/agent-factory.js';
 import { createMemoryTransportPair } from '../jsonrpc/memory-transport.js';
@@ -90,7 +90,8 @@ export interface HostOptions {
   /**
    * Bounds on the terminals agents run through the program's client: `maxOutputByteLimit`
    * (default 16 MiB; a larger `outputByteLimit` is lowered to it) and `maxPerSession`
-   * (default 32 held at once; past it `terminal/create` is refused with -32600).
+   * (default 32 held at once; past it `terminal/create` is refused with -32600). A bad value
+   * throws a TypeError from `createHost`.
    */
   readonly terminals?: TerminalLimits;
   /**
@@ -197,6 +198,7 @@ export interface HostTreeNode {
 export function createHost(options: HostOptions = {}): Host {
   // A bad bound fails here, where the program gave it, not at an agent's first read.
   if (options.files) validFileReadLimits(options.files);
+  if (options.terminals) validTerminalLimits(options.terminals);
   const ownsJournal = typeof options.store !== 'object';
   const journal = typeof options.store === 'object' ? options.store : sqliteJournal(options.store ?? defaultJournalPath());
   const listeners = new Set<(event: HostEvent) => void>();

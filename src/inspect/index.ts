@@ -1,6 +1,6 @@
 export { connectInspector, parentSessionId, statelyEventOf, type Inspection, type InspectorConnectionOptions } from './inspector.js';
 export { inspectionPayload, REDACTED, type PayloadLimits } from './inspection-payload.js';
-export { createLogSink, LogFileError, logFileWriter, type LogSinkOptions } from './log-sink.js';
+export { createLogSink, LogFileError, logFileWriter, type LogFileWrite, type LogFileWriterOptions, type LogSinkOptions } from './log-sink.js';
 export {
   createLiveViewModel,
   type LiveActorKind,

@@ -4,7 +4,7 @@
  * above a level, to any writer (stderr, a file). Never stdout in `warden acp`: that is the
  * protocol channel.
  */
-import { appendFileSync, closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { HostEvent } from '../host/host.js';
 import { atLeast, jsonReplacer, logEntryOf, type LogLevel } from '../host/host-log.js';
@@ -57,18 +57,73 @@ export class LogFileError extends Error {
   }
 }
 
+/** Options of {@link logFileWriter}. */
+export interface LogFileWriterOptions {
+  /** Where lines go once the file cannot be written (default: stderr). */
+  readonly fallback?: (line: string) => void;
+  /** Told once, of the first write error, with a message naming the file (default: stderr). */
+  readonly report?: (message: string) => void;
+}
+
+/** A `write` for {@link LogSinkOptions} that holds its log file open until {@link LogFileWrite.close}. */
+export interface LogFileWrite {
+  (line: string): void;
+  /** Closes the file; later lines go to the fallback. */
+  close(): void;
+}
+
 /**
  * A `write` for {@link LogSinkOptions} that appends each line to the file at `path`, created
  * 0600 (owner only: logs name sessions, paths and errors) when it does not exist yet. The
- * file is opened once here, so a path that cannot be written fails at once with a
- * {@link LogFileError} instead of losing every line later.
+ * file is opened once, here, and kept open (a line is one `write` on that descriptor, no
+ * open per line), so a path that cannot be written fails at once with a
+ * {@link LogFileError} instead of losing every line later. A write that fails later (a full
+ * disk, a file system gone) is reported once, and that line and the next go to the fallback
+ * (stderr): the writer never throws, so a host event listener never does.
  */
-export function logFileWriter(path: string): (line: string) => void {
+export function logFileWriter(path: string, options: LogFileWriterOptions = {}): LogFileWrite {
   const absolute = resolve(path);
+  const fallback = options.fallback ?? ((line: string) => process.stderr.write(line));
+  const report = options.report ?? ((message: string) => process.stderr.write(`${message}\n`));
+  // The open file, until a write fails or the writer is closed: then the fallback.
+  let fd: number | undefined;
   try {
-    closeSync(openSync(absolute, 'a', 0o600));
+    fd = openSync(absolute, 'a', 0o600);
   } catch (error) {
     throw new LogFileError(absolute, error as NodeJS.ErrnoException);
   }
-  return (line) => appendFileSync(absolute, line, { mode: 0o600 });
+  const closeFile = () => {
+    if (fd === undefined) return;
+    const open = fd;
+    fd = undefined;
+    try {
+      closeSync(open);
+    } catch {
+      // Closing a file that could not be written may fail too: it is given up either way.
+    }
+  };
+  const toFallback = (line: string) => {
+    try {
+      fallback(line);
+    } catch {
+      // Nowhere left to write: the line is lost, the host is not.
+    }
+  };
+  const write = (line: string) => {
+    if (fd === undefined) return toFallback(line);
+    try {
+      const bytes = Buffer.from(line, 'utf8');
+      for (let written = 0; written < bytes.length;) written += writeSync(fd, bytes, written);
+    } catch (error) {
+      closeFile();
+      const cause = error as NodeJS.ErrnoException;
+      try {
+        report(`cannot write the log file ${absolute}: ${cause.code ?? 'error'}: ${cause.message}; the log goes to stderr from now on`);
+      } catch {
+        // As for the fallback.
+      }
+      toFallback(line);
+    }
+  };
+  return Object.assign(write, { close: closeFile });
 }

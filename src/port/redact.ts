@@ -3,11 +3,14 @@
  * log lines, the inspector), inspection payloads. Two kinds of knowledge, both needed:
  *
  * - the **values**: what the env policy actually gave a child under a secret name
- *   (`ANTHROPIC_API_KEY`, `--env MY_TOKEN=…`), and the host's own values of secret-named
- *   variables. A key of any shape is found wherever it sits in a line;
- * - the **shapes**: keys that look like keys (`sk-ant-…`, `sk-…`, `ghp_…`, `AIza…`), `Bearer`
- *   tokens, and `NAME=value` / `NAME: value` / `"name": "value"` for a secret-like NAME,
- *   for keys warden never saw (read by the CLI from a config file).
+ *   (`ANTHROPIC_API_KEY`, `--env MY_TOKEN=…`) or in a proxy address with a password
+ *   (`HTTPS_PROXY=http://user:pass@proxy`), and the host's own values of those variables.
+ *   A key of any shape is found wherever it sits in a line;
+ * - the **shapes**: keys that look like keys (`sk-ant-…`, `sk-…`, `sk_live_…`, `ghp_…`,
+ *   `AIza…`, `AKIA…`, JWTs), `Bearer` tokens, the password in a URL (`scheme://user:pass@host`),
+ *   `NAME=value` / `NAME: value` / `"name": "value"` (a quoted value up to its closing quote)
+ *   and `--name value` for a secret-like NAME, for keys warden never saw (read by the CLI from
+ *   a config file).
  *
  * Each becomes `[redacted]`; the text around it stays, so an error still says what went wrong.
  */
@@ -37,30 +40,98 @@ const keyShapes: readonly RegExp[] = [
   /(?<![\w-])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,})/gu,
   /(?<![\w-])AIza[\w-]{30,}/gu,
   /(?<![\w-])xox[abprs]-[\w-]{10,}/gu,
+  /(?<![\w-])[rs]k_(?:live|test)_[A-Za-z0-9]{10,}/gu,
+  /(?<![\w-])(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z])/gu,
+  /(?<![\w-])(?:glpat-[\w-]{20,}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{30,})/gu,
+  /(?<![\w-])eyJ[\w-]{10,}\.eyJ[\w-]{4,}\.[\w-]*/gu,
 ];
 
+/**
+ * The password in a URL's userinfo (`https://user:pass@proxy:8080`): the user and the host
+ * stay. Greedy up to the last `@` of the authority, so a password holding an unescaped `@` goes whole.
+ * The scheme starts a word and is bounded (32 characters): a long run of `a.a.a…` costs linear time.
+ */
+const urlPassword = /((?<![\w+.-])[a-z][\w+.-]{0,31}:\/\/[^\s/?#@:]*:)[^\s/?#]+(?=@)/giu;
+
 /** `Bearer <token>` (and Basic, Token): the scheme stays. */
-const bearer = /\b(Bearer|Basic|Token)([ \t]+)[\w.~+/=-]{8,}/giu;
+const bearer = /\b(Bearer|Basic|Token)([ \t]+)(?!-)[\w.~+/=-]{8,}/giu;
 
 /**
  * `NAME=value`, `NAME: value`, `"name": "value"` for a secret-like NAME (an env dump, a
- * config line, a header, a URL's `access_token=`): the name stays, the value goes.
+ * config line, a header, a URL's `access_token=`, `password%3D…` in an encoded query): the
+ * name stays, the value goes; a quoted value up to its closing quote (or the end of the line),
+ * spaces and all.
  */
 const assignment = new RegExp(
-  String.raw`(?<![\w-])([\w-]*?${secretNameSource}[\w-]*)(["']?[ \t]*[=:][ \t]*["']?)(?:(?:Bearer|Basic|Token)[ \t]+)?(?:\[redacted\]|[^\s"',;&)}\]]+)`,
+  String.raw`(?<![\w-])([\w-]*?${secretNameSource}[\w-]*)(["']?[ \t]*(?:[=:]|%3[Dd])[ \t]*)(?:(["'])((?:(?!\3)[^\\\n]|\\.)+)(\3?)|(?:(?:Bearer|Basic|Token)[ \t]+)?(?:\[redacted\]|[^\s"',;&)}\]]+))`,
   'giu',
 );
 
 /**
- * The secret values in an environment: those of secret-named variables, at least
- * {@link minSecretLength} long. `env` is what a child was given; pass the host's
+ * `--api-key VALUE`, `--token VALUE` (a flag with a secret-like name, then its value after a
+ * space): the flag stays. A short lowercase word after it is prose (`set --api-key or
+ * ANTHROPIC_API_KEY`), not a value, and stays too; so does a next flag.
+ */
+const flagValue = new RegExp(
+  String.raw`(?<![\w-])(--?[\w-]*?${secretNameSource}[\w-]*[ \t]+)(?:(["'])(?:(?!\2)[^\\\n]|\\.)+\2?|\[redacted\]|(?!-)[^\s"',;)}\]]+)`,
+  'giu',
+);
+
+/** The replacement of an {@link assignment} match: a quoted value keeps its quotes. */
+function redactAssignment(_match: string, name: string, separator: string, quote: string | undefined, _body: string | undefined, close: string | undefined): string {
+  return quote === undefined ? `${name}${separator}${REDACTED}` : `${name}${separator}${quote}${REDACTED}${close ?? ''}`;
+}
+
+/** A short plain lowercase word (and its full stop): prose after a flag's name (`--api-key is required`), not its value; a longer one may be a key. */
+const proseWord = /^[a-z]{1,12}[.:!?]?$/u;
+
+/** The replacement of a {@link flagValue} match: a quoted value keeps its quotes. */
+function redactFlagValue(match: string, flag: string, quote: string | undefined): string {
+  if (quote === undefined) return proseWord.test(match.slice(flag.length)) ? match : `${flag}${REDACTED}`;
+  return `${flag}${quote}${REDACTED}${match.endsWith(quote) && match.length > flag.length + 1 ? quote : ''}`;
+}
+
+/** Names of proxy variables (`HTTPS_PROXY`, `http_proxy`, `ALL_PROXY`): their values may hold a password. */
+const proxyNamePattern = /(?:^|_)proxy$/iu;
+
+/**
+ * What is secret in a proxy address: nothing without userinfo (`http://proxy:3128` stays
+ * readable everywhere); with it, the whole address and its password (as written and decoded).
+ */
+function proxySecrets(value: string): string[] {
+  let url: URL;
+  try {
+    url = new URL(value.includes('://') ? value : `http://${value}`);
+  } catch {
+    return [];
+  }
+  if (url.username === '' && url.password === '') return [];
+  const secret = url.password === '' ? url.username : url.password;
+  let decoded = secret;
+  try {
+    decoded = decodeURIComponent(secret);
+  } catch {
+    // A malformed escape: the password as written is all there is.
+  }
+  return [value, secret, decoded];
+}
+
+/**
+ * The secret values in an environment: those of secret-named variables, and the
+ * address and password of a proxy variable with a password in it (`HTTPS_PROXY=http://u:p@h`),
+ * at least {@link minSecretLength} long. `env` is what a child was given; pass the host's
  * (`process.env`) too to cover what the host holds.
  */
 export function secretValuesOf(...envs: ReadonlyArray<Readonly<Record<string, string | undefined>>>): string[] {
   const values = new Set<string>();
+  const add = (value: string) => {
+    if (value.length >= minSecretLength) values.add(value);
+  };
   for (const env of envs) {
     for (const [name, value] of Object.entries(env)) {
-      if (value !== undefined && value.length >= minSecretLength && isSecretName(name)) values.add(value);
+      if (value === undefined) continue;
+      if (isSecretName(name)) add(value);
+      else if (proxyNamePattern.test(name)) for (const secret of proxySecrets(value)) add(secret);
     }
   }
   // Longest first: a value that contains another is replaced whole.
@@ -68,22 +139,25 @@ export function secretValuesOf(...envs: ReadonlyArray<Readonly<Record<string, st
 }
 
 /** Whether a text could hold a secret shape at all: most text cannot, and skips the patterns. */
-const mayHoldShape = new RegExp(String.raw`sk-|gh[pousr]_|github_pat_|AIza|xox[abprs]-|bearer|basic|${secretNameSource}`, 'iu');
+const mayHoldShape = new RegExp(String.raw`sk-|[rs]k_|gh[pousr]_|github_pat_|AIza|AKIA|ASIA|glpat-|hf_|npm_|eyJ|xox[abprs]-|bearer|basic|${secretNameSource}`, 'iu');
 
 /** `text` with every known value and every secret shape replaced by {@link REDACTED}. */
 export function redactSecrets(text: string, values: readonly string[] = []): string {
   let out = text;
   for (const value of values) if (value.length >= minSecretLength && out.includes(value)) out = out.split(value).join(REDACTED);
+  // A URL with a password has both; most text with URLs (paths, `file://` ids) has no `@`.
+  if (out.includes('@') && out.includes('://')) out = out.replace(urlPassword, `$1${REDACTED}`);
   if (!mayHoldShape.test(out)) return out;
   for (const shape of keyShapes) out = out.replace(shape, REDACTED);
   out = out.replace(bearer, `$1$2${REDACTED}`);
-  return out.replace(assignment, `$1$2${REDACTED}`);
+  out = out.replace(flagValue, redactFlagValue);
+  return out.replace(assignment, redactAssignment);
 }
 
-/** What the host holds under secret names (`process.env`), read now (only the secret-named variables are read: each read of `process.env` costs). */
+/** What the host holds under secret names and in proxy addresses (`process.env`), read now (only those variables are read: each read of `process.env` costs). */
 export function hostSecretValues(): string[] {
   const secret: Record<string, string | undefined> = {};
-  for (const name of Object.keys(process.env)) if (isSecretName(name)) secret[name] = process.env[name];
+  for (const name of Object.keys(process.env)) if (isSecretName(name) || proxyNamePattern.test(name)) secret[name] = process.env[name];
   return secretValuesOf(secret);
 }
 

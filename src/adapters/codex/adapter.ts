@@ -19,10 +19,10 @@ import { leadingMembers } from '../../jsonrpc/envelope-scan.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import type { CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
 import type { ListingAdapterDefinition } from '../adapter-agent.js';
-import { checkUuidField } from '../resume-check.js';
+import { checkUuidField, isUuid } from '../resume-check.js';
 import { crashedPromptError, permissionOptions, promptOutcome, whileStarting } from '../session-outcomes.js';
 import { codexListMachine } from './listing.js';
-import { codexRequest, commandTitle, decisionFor, defaultThreadListLimit, isThreadId, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
+import { codexRequest, commandTitle, decisionFor, defaultThreadListLimit, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
 
 type Pending = 'initialize' | 'thread' | 'turn' | 'interrupt';
 
@@ -54,7 +54,7 @@ const asMessage = (event: SessionAdapterEvent) => (event as { message: CodexMess
 /** The thread id in a resume state (`{ threadId }`), if it has one in Codex's form (a UUID). */
 function threadIdOf(resume: unknown): string | undefined {
   const id = (resume as { threadId?: unknown } | undefined)?.threadId;
-  return isThreadId(id) ? id : undefined;
+  return isUuid(id) ? id : undefined;
 }
 
 /**
@@ -63,7 +63,7 @@ function threadIdOf(resume: unknown): string | undefined {
  * session ids (`codex-…`) are never thread ids, so a new session starts a new thread.
  */
 function threadToResume(resume: unknown, sessionId: string): string | undefined {
-  return threadIdOf(resume) ?? (isThreadId(sessionId) ? sessionId : undefined);
+  return threadIdOf(resume) ?? (isUuid(sessionId) ? sessionId : undefined);
 }
 
 /** The answers to the start requests: the session's setup (Codex has modes, no config options). */

@@ -229,7 +229,3 @@ export function sessionListOf(result: Record<string, unknown> | undefined): List
   return { sessions, ...(typeof nextCursor === 'string' && nextCursor.length > 0 ? { nextCursor } : {}) };
 }
 
-/** A Codex thread id (a UUID; Codex makes UUIDv7s), as opposed to warden's `codex-…` session ids. */
-export function isThreadId(id: unknown): id is string {
-  return typeof id === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/iu.test(id);
-}
