@@ -279,7 +279,7 @@ export const agentServerLogic = gracefulShutdown({
         if (live.phase === 'draining') cancelAllTurns(live);
         return withSummary(snapshot, live);
       case 'acp.drainGrace':
-        return live.phase === 'draining' ? close(live, snapshot, live.inputEnded as PeerLost, drainGaveUpMessage) : snapshot;
+        return live.phase === 'draining' ? close(live, snapshot, live.inputEnded as PeerLost, new RpcError(-32603, drainGaveUpMessage, { reason: 'shutdown' })) : snapshot;
       case SHUTDOWN_EVENT:
         return close(live, snapshot, { message: 'the agent server was shut down' });
       case 'acp.finish':
@@ -336,16 +336,16 @@ function withSummary(snapshot: AgentServerSnapshot, live: Live): AgentServerSnap
  * the last started first (each port: stdin closed, SIGTERM, SIGKILL after its budget), and
  * only then does the server end. (`stop()` ends at once, killing.)
  */
-function close(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, message = 'the agent is shutting down'): AgentServerSnapshot {
+function close(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, refusal = RpcError.internalError('the agent is shutting down', { reason: 'shutdown' })): AgentServerSnapshot {
   if (live.phase === 'closing') return snapshot;
   const scheduler = live.scope.system.scheduler;
   scheduler.cancel(live.scope.self, 'drain:timeout');
   scheduler.cancel(live.scope.self, 'drain:grace');
   // What waited behind initialize is refused as shutting down (not as uninitialized when initialize fails below).
   const held = live.held.splice(0);
-  failAllPending(live, RpcError.internalError(message, { reason: 'shutdown' }));
+  failAllPending(live, refusal);
   live.phase = 'closing';
-  for (const waiting of held) if (waiting.kind === 'request') respondError(live.connection, waiting.rpcId, RpcError.internalError(message, { reason: 'shutdown' }));
+  for (const waiting of held) if (waiting.kind === 'request') respondError(live.connection, waiting.rpcId, refusal);
   const self = live.scope.self;
   const supervisors = [...(live.input.agent.supervisors?.(live.handler) ?? [])].reverse();
   void (async () => {
