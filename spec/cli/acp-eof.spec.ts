@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { childrenOf, isAlive, waitUntil } from '../support/processes.js';
 import { PipeEditor, type WireMessage } from '../support/pipe-editor.js';
+import { parseAcpArgs } from '../../src/cli/acp.js';
 
 const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
@@ -54,6 +55,14 @@ describe('warden acp: the editor closes its input (EOF on stdin)', function () {
   const started: PipeEditor[] = [];
   afterEach(() => {
     for (const editor of started.splice(0)) if (editor.running) editor.child.kill('SIGKILL');
+  });
+
+  it('--drain-timeout takes positive seconds; anything else is a usage error naming it', () => {
+    expect(parseAcpArgs(['--agent', 'demo', '--drain-timeout', '1.5'])).to.include({ drainTimeoutMs: 1500 });
+    expect(parseAcpArgs(['--agent', 'demo'])).to.include({ drainTimeoutMs: undefined });
+    for (const bad of ['0', '-3', 'soon']) {
+      expect((parseAcpArgs(['--agent', 'demo', '--drain-timeout', bad]) as { error: string }).error).to.match(/--drain-timeout expects a positive number/u);
+    }
   });
 
   it('answers both requests of printf ... | warden acp, then exits 0', async () => {
