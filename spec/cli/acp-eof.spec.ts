@@ -7,6 +7,9 @@
  */
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { childrenOf, isAlive, waitUntil } from '../support/processes.js';
 import { PipeEditor, type WireMessage } from '../support/pipe-editor.js';
@@ -17,9 +20,9 @@ const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const initializeParams = { protocolVersion: 1, clientCapabilities: {} };
 
 /** A PipeEditor that keeps every message warden wrote, in order (requests to the editor too). */
-function launch(args: readonly string[]): { editor: PipeEditor; wire: WireMessage[] } {
+function launch(args: readonly string[], store = ':memory:'): { editor: PipeEditor; wire: WireMessage[] } {
   const wire: WireMessage[] = [];
-  const editor = PipeEditor.launch({ args: ['--agent', 'demo', '--store', ':memory:', ...args], onMessage: (message) => wire.push(message) });
+  const editor = PipeEditor.launch({ args: ['--agent', 'demo', '--store', store, ...args], onMessage: (message) => wire.push(message) });
   return { editor, wire };
 }
 
@@ -111,6 +114,37 @@ describe('warden acp: the editor closes its input (EOF on stdin)', function () {
     expect(answers).to.have.length(1);
     expect(answers[0]?.result).to.deep.include({ stopReason: 'end_turn' });
     expect(streamedText(wire, sessionId)).to.equal(expected);
+  });
+
+  it('replays a session/load written right after initialize, then EOF, and answers both (a script loading a session)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warden-eof-'));
+    try {
+      const store = join(dir, 'journal.sqlite');
+      const first = launch(['--env', 'DEMO_WORD_DELAY_MS=0'], store);
+      started.push(first.editor);
+      await first.editor.request('initialize', initializeParams);
+      const sessionId = (await first.editor.request('session/new', { cwd: process.cwd(), mcpServers: [] })).result.sessionId as string;
+      await first.editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'remember this' }] });
+      const said = streamedText(first.wire, sessionId);
+      expect((await first.editor.close()).code).to.equal(0);
+
+      // A second warden on the same store: the script writes both lines and closes stdin at once.
+      const { editor, wire } = launch([], store);
+      started.push(editor);
+      write(editor, 1, 'initialize', initializeParams);
+      write(editor, 2, 'session/load', { sessionId, cwd: process.cwd(), mcpServers: [] });
+      editor.child.stdin.end();
+      const exit = await exitOf(editor);
+      expect(exit, editor.stderr).to.deep.equal({ code: 0, signal: null });
+      expect(answersTo(wire, 1)).to.have.length(1);
+      const loaded = answersTo(wire, 2);
+      expect(loaded).to.have.length(1);
+      expect(loaded[0]?.error, JSON.stringify(loaded[0]?.error)).to.equal(undefined);
+      expect(said.length).to.be.greaterThan(0);
+      expect(streamedText(wire, sessionId)).to.equal(said);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('runs the prompts queued behind one in flight to their end too, each answered once, in order', async () => {
