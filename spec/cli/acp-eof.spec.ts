@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { childrenOf, isAlive, waitUntil } from '../support/processes.js';
 import { PipeEditor, type WireMessage } from '../support/pipe-editor.js';
+import { writeLongSession } from '../support/long-session.js';
 import { parseAcpArgs } from '../../src/cli/acp.js';
 
 const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
@@ -216,5 +217,25 @@ describe('warden acp: the editor closes its input (EOF on stdin)', function () {
     const exit = await exitOf(editor, 15_000);
     expect(exit.signal, `warden had to be killed: ${editor.stderr}`).to.equal(null);
     for (const agent of agents) await waitUntil(() => !isAlive(agent.pid), `the demo agent ${agent.pid} (${agent.cmdline}) to be gone`);
+  });
+
+  it('does not outlive the drain timeout when the editor closed stdin and never reads again (a big replay stuck in the pipe)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warden-eof-'));
+    try {
+      const store = join(dir, 'journal.sqlite');
+      // 20,000 updates of 1 KiB: a 20 MiB replay, far more than the pipe and warden's 1 MiB high-water mark.
+      const sessionId = writeLongSession(store, process.cwd(), 20_000, 1024);
+      const editor = PipeEditor.launch({ args: ['--agent', 'demo', '--store', store, '--drain-timeout', '1'] });
+      started.push(editor);
+      // It reads nothing at all, but keeps stdout open.
+      editor.pauseReading();
+      write(editor, 1, 'initialize', initializeParams);
+      write(editor, 2, 'session/load', { sessionId, cwd: process.cwd(), mcpServers: [] });
+      editor.child.stdin.end();
+      const exit = await exitOf(editor, 30_000);
+      expect(exit, `warden had to be killed: ${editor.stderr}`).to.deep.equal({ code: 0, signal: null });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -8,7 +8,8 @@ import { resolve as resolvePath } from 'node:path';
 import { agentFor } from '../adapters/agent-factory.js';
 import { AgentUnavailableError } from '../adapters/registry.js';
 import { createHost, type HostEvent } from '../host/host.js';
-import { stdioTransport } from '../jsonrpc/stdio-transport.js';
+import { stdioTransport, type StdioTransport } from '../jsonrpc/stdio-transport.js';
+import { defaultDrainTimeoutMs } from '../acp/agent-server.js';
 import { logLevels, type LogLevel } from '../host/host-log.js';
 import { createLogSink, LogFileError, logFileWriter } from '../inspect/log-sink.js';
 import { ArgumentError, oneOf, positiveNumber, readFlags, restartIntensity } from './arguments.js';
@@ -198,11 +199,19 @@ export async function runAcp(args: readonly string[]): Promise<number> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   const code = await ended;
-  // Every answer reaches the pipe before we exit (the caller exits at once).
-  await stdio.flush();
+  // Every answer reaches the pipe before we exit (the caller exits at once), unless the editor
+  // stopped reading for good: the wait is bounded by the drain timeout.
+  await flushed(stdio, parsed.drainTimeoutMs ?? defaultDrainTimeoutMs);
   // The editor is gone: every agent process stops gracefully before we exit.
   await host.stop();
   return code;
+}
+
+/** Waits for stdout to take everything sent, for at most `boundMs`. */
+async function flushed(stdio: StdioTransport, boundMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([stdio.flush(), new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)))]);
+  clearTimeout(timer);
 }
 
 /**

@@ -23,7 +23,10 @@ export interface StdioTransportOptions {
 
 /** {@link stdioTransport}'s transport: a {@link Transport} whose writes can be waited for. */
 export interface StdioTransport extends Transport {
-  /** Resolves once everything sent so far was handed to stdout (or stdout failed: nothing more can go). */
+  /**
+   * Resolves once everything sent so far was handed to stdout (or stdout failed: nothing more
+   * can go). It waits as long as the editor takes to read: bound it.
+   */
   flush(): Promise<void>;
 }
 
