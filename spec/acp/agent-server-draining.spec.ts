@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { createActor, enqueueActions, setup, SimulatedClock, type AnyActorLogic } from 'xstate';
-import { agentServerLogic, drainGaveUpMessage } from '../../src/acp/agent-server.js';
+import { agentServerLogic, drainGaveUpMessage, handlerOf } from '../../src/acp/agent-server.js';
 import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../../src/acp/native-agent.js';
 import { connectionLogic, createMemoryTransportPair, RpcError, sendRequest, type MemoryTransport } from '../../src/jsonrpc/index.js';
 
@@ -18,7 +18,7 @@ type Script = Partial<Record<string, (event: AgentHandlerEvent) => AgentHandlerO
 /** A handler machine: event type → what it emits; every event it gets is kept in `seen`. */
 function scriptedAgent(script: Script, seen: AgentHandlerEvent[], extra: Partial<NativeAgent> = {}): NativeAgent {
   const on: Record<string, unknown> = {};
-  for (const type of ['session.new', 'session.prompt', 'session.cancel', 'ext.request', 'client.response', 'client.error']) {
+  for (const type of ['initialize', 'session.new', 'session.prompt', 'session.cancel', 'ext.request', 'client.response', 'client.error', 'test.go']) {
     on[type] = {
       actions: enqueueActions(({ event, enqueue }: { event: AgentHandlerEvent; enqueue: { emit: (output: AgentHandlerOutput) => void } }) => {
         seen.push(event);
@@ -111,6 +111,29 @@ describe('ACP agent server: the editor\'s input ends (draining)', () => {
     expect(prompt.outcome).to.deep.equal({ value: { stopReason: 'end_turn' } });
     const answers = seen.filter((event) => event.type === 'client.response' || event.type === 'client.error');
     expect(answers).to.deep.equal([{ type: 'client.response', key: 'p1', result: { outcome: { outcome: 'cancelled' } } }]);
+    await settle();
+    expect(server.getSnapshot().status).to.equal('done');
+  });
+
+  it('EOF while the agent answers a delegated initialize: what was written behind it is served once it is answered, then the server closes', async () => {
+    const clock = new SimulatedClock();
+    const seen: AgentHandlerEvent[] = [];
+    let initializeKey = '';
+    const agent = scriptedAgent({
+      ...opensS1,
+      initialize: (event) => ((initializeKey = requestIdOf(event)), []),
+      'test.go': () => [{ type: 'acp.respond', requestId: initializeKey, result: { agentCapabilities: {} } }],
+    }, seen, { delegateInitialize: true });
+    const { server, editor, endInput } = served(agent, 30_000, clock);
+    const initialized = track(sendRequest(editor, 'initialize', { protocolVersion: 1 }));
+    const created = track(sendRequest(editor, 'session/new', { cwd: '/tmp', mcpServers: [] }));
+    endInput();
+    await settle();
+    expect([server.getSnapshot().value, initialized.outcome, created.outcome]).to.deep.equal(['initializing', 'pending', 'pending']);
+    handlerOf(server)?.send({ type: 'test.go' } as never);
+    await settle();
+    expect(initialized.outcome).to.have.property('value');
+    expect(created.outcome).to.deep.equal({ value: { sessionId: 's1' } });
     await settle();
     expect(server.getSnapshot().status).to.equal('done');
   });

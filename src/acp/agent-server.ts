@@ -338,13 +338,14 @@ function withSummary(snapshot: AgentServerSnapshot, live: Live): AgentServerSnap
  */
 function close(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, refusal = RpcError.internalError('the agent is shutting down', { reason: 'shutdown' })): AgentServerSnapshot {
   if (live.phase === 'closing') return snapshot;
-  const scheduler = live.scope.system.scheduler;
-  scheduler.cancel(live.scope.self, 'drain:timeout');
-  scheduler.cancel(live.scope.self, 'drain:grace');
   // What waited behind initialize is refused as shutting down (not as uninitialized when initialize fails below).
   const held = live.held.splice(0);
   failAllPending(live, refusal);
   live.phase = 'closing';
+  // After failAllPending: a delegated initialize refused there may have started draining again.
+  const scheduler = live.scope.system.scheduler;
+  scheduler.cancel(live.scope.self, 'drain:timeout');
+  scheduler.cancel(live.scope.self, 'drain:grace');
   for (const waiting of held) if (waiting.kind === 'request') respondError(live.connection, waiting.rpcId, refusal);
   const self = live.scope.self;
   const supervisors = [...(live.input.agent.supervisors?.(live.handler) ?? [])].reverse();
