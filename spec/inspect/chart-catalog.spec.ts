@@ -27,7 +27,7 @@ import {
   supervisorChart,
 } from '../../src/inspect/chart-catalog.js';
 import type { Chart } from '../../src/inspect/chart-model.js';
-import { cancelRequest, closeConnection, connectionLogic, createMemoryTransportPair, respond, respondError, RpcError, sendRequest, type ConnectionEmitted } from '../../src/jsonrpc/index.js';
+import { cancelRequest, closeConnection, connectionLogic, createMemoryTransportPair, type MemoryTransport, respond, respondError, RpcError, sendRequest, type ConnectionEmitted } from '../../src/jsonrpc/index.js';
 import { pendingRequestLogic } from '../../src/jsonrpc/pending-request.js';
 import { portLogic, type PortInput } from '../../src/port/port.js';
 import { createSupervisor, SHUTDOWN_EVENT, startChild, terminateChild, whichChildren, type ChildSpec, type SupervisorOptions } from '../../src/supervision/index.js';
@@ -325,6 +325,25 @@ describe('chart catalog', () => {
         'ready -client.closed-> closed',
         'connected -xstate.stop-> closed',
       ]);
+    });
+
+    it('declare the draining phase: the editor\'s input ends while a prompt runs, and the prompt still ends end_turn', async () => {
+      const recorder = traceRecorder();
+      const [editorSide, agentSide] = createMemoryTransportPair();
+      const server = createActor(agentServerLogic, { input: { transport: agentSide, agent: demoAgent({ wordDelayMs: 1 }) }, inspect: recorder.inspect }).start();
+      const client = createActor(agentClientLogic, { input: { transport: editorSide }, inspect: recorder.inspect }).start();
+      await initialize(client);
+      const { sessionId } = await newSession(client, { cwd: process.cwd() });
+      const run = prompt(client, sessionId, [{ type: 'text', text: 'hello' }]);
+      (editorSide as MemoryTransport).endInput();
+      expect(await run.result).to.deep.include({ stopReason: 'end_turn' });
+      await waitUntil(() => server.getSnapshot().status !== 'active', 'the server to end');
+      client.stop();
+      const servers = checkAll(agentServerChart, [['server', recorder.steps(server)] as const]);
+      expect([...servers]).to.include.members(['ready -acp.inputEnded-> draining', 'draining -acp.drained-> closing', 'closing -acp.finish-> closed']);
+      const connections = recorder.actors().filter((ref) => (ref as unknown as { logic: unknown }).logic === connectionLogic);
+      const transitions = checkAll(connectionChart, connections.map((ref) => [`connection ${ref.id}`, recorder.steps(ref)] as const));
+      expect([...transitions]).to.include('open -rpc.inputEnded-> open');
     });
   });
 

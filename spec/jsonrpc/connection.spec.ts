@@ -46,6 +46,29 @@ function withRawPeer(extra: Partial<ConnectionInput> = {}, clock?: SimulatedCloc
 }
 
 describe('jsonrpc connection', () => {
+  describe('input ended (the peer half-closed)', () => {
+    it('stays open for what it owes: the peer\'s request is still answered; requests to the peer fail input_ended, pending and later, unwritten', async () => {
+      const { actor, events, peer, received } = withRawPeer();
+      const pending = sendRequest(actor, 'session/request_permission', { n: 1 }).then(() => undefined, (error: RpcError) => error);
+      peer.sendRaw(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'session/prompt', params: {} }));
+      peer.endInput();
+      await settleMicrotasks();
+      await settleMicrotasks();
+      expect(events.map((event) => event.type)).to.include.members(['rpc.request', 'rpc.inputEnded']);
+      expect(actor.getSnapshot().value).to.equal('open');
+      const failed = await pending;
+      expect(failed).to.be.instanceOf(RpcError);
+      expect({ code: failed?.code, reason: (failed?.data as { reason?: string }).reason }).to.deep.equal({ code: -32603, reason: 'input_ended' });
+      const later = await sendRequest(actor, 'fs/read_text_file', {}).then(() => undefined, (error: RpcError) => error);
+      expect((later?.data as { reason?: string }).reason).to.equal('input_ended');
+      expect(respond(actor, 7, { stopReason: 'end_turn' })).to.deep.equal({ ok: true });
+      await settleMicrotasks();
+      // The one request written before EOF, and the answer: nothing was written for the later one.
+      expect(received.map((message) => message.method ?? message.result)).to.deep.equal(['session/request_permission', { stopReason: 'end_turn' }]);
+      expect(connectionStats(actor)).to.include({ pending: 0, incoming: 0 });
+    });
+  });
+
   describe('requests both ways', () => {
     it('answers requests in both directions, each exactly once, with deferred responses', async () => {
       const [a, b] = createMemoryTransportPair();

@@ -47,13 +47,27 @@ export interface AgentServerInput {
   readonly name?: string;
   /** Deadlines of the agent's own requests to the client (permission has none by default). */
   readonly timeouts?: TimeoutPolicy;
+  /**
+   * Once the editor's input ends (EOF), how long what it already asked may still run before
+   * the turns in progress are cancelled, in ms (default {@link defaultDrainTimeoutMs}).
+   */
+  readonly drainTimeoutMs?: number;
 }
+
+/** How long requests received before the editor's EOF may still run by default: 30 s. */
+export const defaultDrainTimeoutMs = 30_000;
+/** After the drain timeout, how long cancelled turns get to end before what is left is answered -32603: 2 s. */
+export const drainCancelGraceMs = 2000;
+/** The -32603 message of a request still unanswered when draining gives up. */
+export const drainGaveUpMessage = 'warden acp is shutting down: the editor closed its input';
 
 /**
  * The phase of an agent server. `initializing`: the editor's `initialize` is with the agent
  * (a delegated initialize); what the editor sends meanwhile waits, in order, for its answer.
+ * `draining`: the editor's input ended (EOF); what it asked before is served and answered,
+ * then the server closes.
  */
-export type AgentServerPhase = 'awaitingInitialize' | 'initializing' | 'ready' | 'closing' | 'closed';
+export type AgentServerPhase = 'awaitingInitialize' | 'initializing' | 'ready' | 'draining' | 'closing' | 'closed';
 
 /** Plain facts about an agent server. */
 export interface AgentServerContext {
@@ -70,6 +84,14 @@ export type AgentServerSnapshot = Snapshot<PeerLost> & { readonly value: AgentSe
 export type AgentServerEvent =
   | { readonly type: 'acp.cancelGrace'; readonly key: string }
   | { readonly type: 'acp.closed'; readonly reason: PeerLost }
+  /** The editor sends nothing more (EOF) but still reads: what it asked is served, then the server closes. */
+  | { readonly type: 'acp.inputEnded'; readonly reason: PeerLost }
+  /** Draining: everything the editor asked has been answered. */
+  | { readonly type: 'acp.drained' }
+  /** Draining took longer than the drain timeout: the turns still running are cancelled. */
+  | { readonly type: 'acp.drainTimeout' }
+  /** The cancelled turns' grace is over: what is still unanswered gets -32603, the server closes. */
+  | { readonly type: 'acp.drainGrace' }
   /** The agent's supervisors have shut down gracefully: the server ends. */
   | { readonly type: 'acp.finish'; readonly reason: PeerLost }
   | { readonly type: 'acp.sync' }
@@ -126,6 +148,8 @@ interface Live {
   nextSession: number;
   /** Why the agent handler failed, once it did: the server then ends in error, not done. */
   failure: Error | undefined;
+  /** Why the editor's input ended, once it did (the server drains in phase `draining`). */
+  inputEnded: PeerLost | undefined;
 }
 
 const lives = new WeakMap<AnyActorRef, Live>();
@@ -195,6 +219,7 @@ export const agentServerLogic = gracefulShutdown({
       nextKey: 1,
       nextSession: 1,
       failure: undefined,
+      inputEnded: undefined,
     };
     lives.set(scope.self, live);
     return { status: 'active', output: undefined, error: undefined, value: 'awaitingInitialize', context: summary(live) };
@@ -208,6 +233,7 @@ export const agentServerLogic = gracefulShutdown({
       live.connection.on('rpc.notification', (event: Extract<ConnectionEmitted, { type: 'rpc.notification' }>) => onNotification(live, event.method, event.params)),
       live.connection.on('rpc.cancelRequested', (event: Extract<ConnectionEmitted, { type: 'rpc.cancelRequested' }>) => onCancelRequested(live, event.id)),
       live.connection.on('rpc.closed', (event: Extract<ConnectionEmitted, { type: 'rpc.closed' }>) => scope.self.send({ type: 'acp.closed', reason: event.reason })),
+      live.connection.on('rpc.inputEnded', (event: Extract<ConnectionEmitted, { type: 'rpc.inputEnded' }>) => scope.self.send({ type: 'acp.inputEnded', reason: event.reason })),
       // The editor reads slower than we write: everything feeding it (agents' output, replays) waits.
       live.connection.on('rpc.backpressure', (event: Extract<ConnectionEmitted, { type: 'rpc.backpressure' }>) => {
         if (event.backedUp && live.phase !== 'closed') readGateOf(scope.system).hold(scope.self);
@@ -242,6 +268,18 @@ export const agentServerLogic = gracefulShutdown({
       }
       case 'acp.closed':
         return close(live, snapshot, event.reason);
+      case 'acp.inputEnded':
+        if (live.phase === 'closing' || live.inputEnded) return snapshot;
+        live.inputEnded = event.reason;
+        startDraining(live);
+        return withSummary(snapshot, live);
+      case 'acp.drained':
+        return live.phase === 'draining' ? close(live, snapshot, live.inputEnded as PeerLost) : snapshot;
+      case 'acp.drainTimeout':
+        if (live.phase === 'draining') cancelAllTurns(live);
+        return withSummary(snapshot, live);
+      case 'acp.drainGrace':
+        return live.phase === 'draining' ? close(live, snapshot, live.inputEnded as PeerLost, new RpcError(-32603, drainGaveUpMessage, { reason: 'shutdown' })) : snapshot;
       case SHUTDOWN_EVENT:
         return close(live, snapshot, { message: 'the agent server was shut down' });
       case 'acp.finish':
@@ -298,13 +336,17 @@ function withSummary(snapshot: AgentServerSnapshot, live: Live): AgentServerSnap
  * the last started first (each port: stdin closed, SIGTERM, SIGKILL after its budget), and
  * only then does the server end. (`stop()` ends at once, killing.)
  */
-function close(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost): AgentServerSnapshot {
+function close(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, refusal = RpcError.internalError('the agent is shutting down', { reason: 'shutdown' })): AgentServerSnapshot {
   if (live.phase === 'closing') return snapshot;
   // What waited behind initialize is refused as shutting down (not as uninitialized when initialize fails below).
   const held = live.held.splice(0);
-  failAllPending(live, RpcError.internalError('the agent is shutting down', { reason: 'shutdown' }));
+  failAllPending(live, refusal);
   live.phase = 'closing';
-  for (const message of held) if (message.kind === 'request') respondError(live.connection, message.rpcId, RpcError.internalError('the agent is shutting down', { reason: 'shutdown' }));
+  // After failAllPending: a delegated initialize refused there may have started draining again.
+  const scheduler = live.scope.system.scheduler;
+  scheduler.cancel(live.scope.self, 'drain:timeout');
+  scheduler.cancel(live.scope.self, 'drain:grace');
+  for (const waiting of held) if (waiting.kind === 'request') respondError(live.connection, waiting.rpcId, refusal);
   const self = live.scope.self;
   const supervisors = [...(live.input.agent.supervisors?.(live.handler) ?? [])].reverse();
   void (async () => {
@@ -327,6 +369,40 @@ function finish(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, sta
   if (live.failure && status === 'done') return { ...base, status: 'error', error: live.failure } as AgentServerSnapshot;
   return status === 'done' ? ({ ...base, status: 'done', output: reason } as AgentServerSnapshot) : ({ ...base, status: 'stopped' } as AgentServerSnapshot);
 }
+
+// ---------------------------------------------------------------------------------------
+// Draining: the editor's input ended
+
+/**
+ * The editor wrote its last request and half-closed: what it asked is served (prompts run to
+ * their end, queued ones too), and the server closes once nothing is left, or after the drain
+ * timeout. A delegated initialize still with the agent is waited for first (what was held
+ * behind it is served, then draining starts).
+ */
+function startDraining(live: Live): void {
+  if (!live.inputEnded || (live.phase !== 'ready' && live.phase !== 'awaitingInitialize')) return;
+  live.phase = 'draining';
+  const self = live.scope.self;
+  live.scope.system.scheduler.schedule(self, self, { type: 'acp.drainTimeout' } satisfies AgentServerEvent, live.input.drainTimeoutMs ?? defaultDrainTimeoutMs, 'drain:timeout');
+  sync(live);
+  checkDrained(live);
+}
+
+/** Draining and nothing left to answer: the server closes. */
+function checkDrained(live: Live): void {
+  if (live.phase === 'draining' && live.pending.size === 0 && live.held.length === 0) live.scope.self.send({ type: 'acp.drained' });
+}
+
+/** The drain timeout passed: every turn still running or queued is cancelled, as by session/cancel. */
+function cancelAllTurns(live: Live): void {
+  for (const [sessionId, session] of live.sessions) if (session.prompt || session.queue.length > 0) cancelPrompt(live, sessionId);
+  const self = live.scope.self;
+  if (live.pending.size > 0) live.scope.system.scheduler.schedule(self, self, { type: 'acp.drainGrace' } satisfies AgentServerEvent, Math.min(drainCancelGraceMs, live.input.agent.cancelGraceMs ?? defaultCancelGraceMs), 'drain:grace');
+  checkDrained(live);
+}
+
+/** The permission answer of an editor that can no longer write: cancelled (ACP's outcome for a turn that ends). */
+const cancelledPermission = { outcome: { outcome: 'cancelled' } };
 
 // ---------------------------------------------------------------------------------------
 // From the editor
@@ -352,7 +428,7 @@ function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParams: Reco
     live.held.push({ kind: 'request', rpcId, method, params });
     return;
   }
-  if (live.phase !== 'ready' || !live.context) {
+  if ((live.phase !== 'ready' && live.phase !== 'draining') || !live.context) {
     respondError(live.connection, rpcId, RpcError.invalidRequest(`ACP connection must be initialized before '${method}'`));
     return;
   }
@@ -460,6 +536,7 @@ function completeInitialize(live: Live, rpcId: JsonRpcId): void {
   });
   live.handler.send({ type: 'initialized', context });
   serveHeld(live);
+  startDraining(live);
 }
 
 /**
@@ -668,6 +745,7 @@ function answer(live: Live, key: string, result: unknown): void {
   // After the answer went out, so the editor hears the prompts end in order.
   if (request.method === 'session/prompt' && request.sessionId) nextPrompt(live, request.sessionId);
   if (request.method.startsWith('session/')) sync(live);
+  checkDrained(live);
 }
 
 function failRequest(live: Live, key: string, error: RpcError): void {
@@ -694,7 +772,9 @@ function failRequest(live: Live, key: string, error: RpcError): void {
     live.phase = 'awaitingInitialize';
     sync(live);
     serveHeld(live);
+    startDraining(live);
   }
+  checkDrained(live);
 }
 
 function removeQueued(session: SessionState, key: string): void {
@@ -845,7 +925,15 @@ function requestClient(live: Live, key: string, method: string, params: unknown)
   }
   sendRequest(live.connection, method, params).then(
     (result) => live.handler.send({ type: 'client.response', key, result }),
-    (error: unknown) => live.handler.send({ type: 'client.error', key, error: toRpcError(error).toErrorObject() }),
+    (error: unknown) => {
+      // The editor can no longer write, so it cannot answer: a permission is cancelled, and the turn goes on to its end.
+      const inputEnded = (error as RpcError | undefined)?.data as { reason?: string } | undefined;
+      if (method === CLIENT_METHODS.session_request_permission && inputEnded?.reason === 'input_ended') {
+        live.handler.send({ type: 'client.response', key, result: cancelledPermission });
+        return;
+      }
+      live.handler.send({ type: 'client.error', key, error: toRpcError(error).toErrorObject() });
+    },
   );
 }
 

@@ -8,7 +8,8 @@ import { resolve as resolvePath } from 'node:path';
 import { agentFor } from '../adapters/agent-factory.js';
 import { AgentUnavailableError } from '../adapters/registry.js';
 import { createHost, type HostEvent } from '../host/host.js';
-import { stdioTransport } from '../jsonrpc/stdio-transport.js';
+import { stdioTransport, type StdioTransport } from '../jsonrpc/stdio-transport.js';
+import { defaultDrainTimeoutMs } from '../acp/agent-server.js';
 import { logLevels, type LogLevel } from '../host/host-log.js';
 import { createLogSink, LogFileError, logFileWriter } from '../inspect/log-sink.js';
 import { ArgumentError, oneOf, positiveNumber, readFlags, restartIntensity } from './arguments.js';
@@ -32,6 +33,8 @@ export interface AcpCommandOptions {
   readonly logFormat: 'json' | 'pretty' | undefined;
   /** The longest line read from the editor and from the agent process, in bytes (default 64 MiB). */
   readonly maxLineBytes: number | undefined;
+  /** After the editor's EOF, how long its requests may still run, in ms (default 30 s). */
+  readonly drainTimeoutMs: number | undefined;
 }
 
 /** `warden acp --help`. */
@@ -55,15 +58,20 @@ Options:
   --hang-after SECONDS          an agent silent this long while working on a prompt is killed
                                 as hung and restarted (default: never; waits for permission
                                 answers do not count)
-  --max-line-mib N              the longest message line read from the editor and from the
-                                agent, in MiB (default 64); a longer editor request is answered
-                                -32600 by its id; a longer agent line is skipped and logged,
-                                and the agent goes on
+  host.on(log.listener);
+  const stdio = stdioTransport(process.stdin, process.stdout, parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {});
+  // stdin's EOF drains (what was asked is answered, bounded by the drain timeout); stdout's EPIPE and the signals stop at once.
+  const server = host.serve(stdio, parsed.drainTimeoutMs ? { drainTimeoutMs: parsed.drainTimeoutMs } : {});
   --env NAME[=VALUE]            pass a host variable (NAME) or set one (NAME=VALUE) for the agent
   --inherit-env                 give the agent this process's whole environment
   --inspect URL                 send every actor to the XState inspector at this WebSocket
                                 address (say ws://127.0.0.1:8080); secrets redacted
   -h, --help                    this help
+
+stdin and exit: when stdin ends (the editor half-closed, or "printf ... | warden acp"), nothing
+more is read, but every request already received is answered (prompts run to their end) and
+stdout is flushed; then the agents stop and warden exits 0. If stdout is closed too (EPIPE),
+or on SIGTERM/SIGINT, it stops at once: what is unanswered gets -32603 (if it can be written).
 
 Exit status: 0 when the editor closed the connection, 1 on an internal error, 2 on a usage
 error, an agent that is not installed, or a journal or log file that cannot be opened.`;
@@ -86,6 +94,7 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
   let logLevel: LogLevel | undefined;
   let logFormat: 'json' | 'pretty' | undefined;
   let maxLineBytes: number | undefined;
+  let drainTimeoutMs: number | undefined;
   try {
     const help = readFlags(args, {
       '--agent': (value) => (agent = value()),
@@ -105,6 +114,7 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
       '--restart-intensity': (value) => (restart = restartIntensity('--restart-intensity', value())),
       '--hang-after': (value) => (hangAfterMs = positiveNumber('--hang-after', value()) * 1000),
       '--max-line-mib': (value) => (maxLineBytes = Math.max(1, Math.floor(positiveNumber('--max-line-mib', value()) * 1024 * 1024))),
+      '--drain-timeout': (value) => (drainTimeoutMs = positiveNumber('--drain-timeout', value()) * 1000),
       '--inspect': (value) => {
         const url = value();
         if (!/^wss?:\/\/\S+$/u.test(url)) throw new ArgumentError(`--inspect expects the inspector's WebSocket address (say ws://127.0.0.1:8080), got ${JSON.stringify(url)}`);
@@ -117,10 +127,13 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
     throw error;
   }
   if (!agent) return { error: `warden acp: --agent is required (claude, codex, gemini, opencode, claude-acp, codex-acp, demo, or acp:<command line>). ${shortUsage}` };
-  return { agent, agentCommand, env, passthrough, inheritEnv, store, cwd, logFile, restart, hangAfterMs, inspect, logLevel, logFormat, maxLineBytes };
+  return { agent, agentCommand, env, passthrough, inheritEnv, store, cwd, logFile, restart, hangAfterMs, inspect, logLevel, logFormat, maxLineBytes, drainTimeoutMs };
 }
 
-/** Runs the ACP agent until the editor closes stdin (or a signal); resolves with the exit status. */
+/**
+ * Runs the ACP agent until the editor closes stdin and everything it asked is answered (or
+ * stdout fails, or a signal); resolves with the exit status.
+ */
 export async function runAcp(args: readonly string[]): Promise<number> {
   const parsed = parseAcpArgs(args);
   if ('help' in parsed) {
@@ -169,7 +182,9 @@ export async function runAcp(args: readonly string[]): Promise<number> {
     return 1;
   }
   host.on(log.listener);
-  const server = host.serve(stdioTransport(process.stdin, process.stdout, parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {}));
+  const stdio = stdioTransport(process.stdin, process.stdout, parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {});
+  // stdin's EOF drains (what was asked is answered, bounded by the drain timeout); stdout's EPIPE and the signals stop at once.
+  const server = host.serve(stdio, parsed.drainTimeoutMs ? { drainTimeoutMs: parsed.drainTimeoutMs } : {});
   const ended = new Promise<number>((resolve) => {
     server.subscribe({
       complete: () => resolve(0),
@@ -185,10 +200,20 @@ export async function runAcp(args: readonly string[]): Promise<number> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   const code = await ended;
+  // Every answer reaches the pipe before we exit (the caller exits at once), unless the editor
+  // stopped reading for good: the wait is bounded by the drain timeout.
+  await flushed(stdio, parsed.drainTimeoutMs ?? defaultDrainTimeoutMs);
   // The editor is gone: every agent process stops gracefully before we exit.
   await host.stop();
   log.close();
   return code;
+}
+
+/** Waits for stdout to take everything sent, for at most `boundMs`. */
+async function flushed(stdio: StdioTransport, boundMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([stdio.flush(), new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)))]);
+  clearTimeout(timer);
 }
 
 /** The host's log: its listener, and the closing of its file (if any). */

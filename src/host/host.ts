@@ -177,10 +177,20 @@ export interface Host {
      */
     serve(options?: LiveViewServeOptions): Promise<LiveViewServer>;
   };
-  /** Serves the host to an editor over `transport` (what `warden acp` does on stdio). */
-  serve(transport: Transport): AnyActorRef;
+  /**
+   * Serves the host to an editor over `transport` (what `warden acp` does on stdio). When the
+   * editor's input ends but it still reads (EOF on stdin), what it asked is served and answered
+   * first, for at most `options.drainTimeoutMs` (default 30 s) before running turns are cancelled.
+   */
+  serve(transport: Transport, options?: ServeOptions): AnyActorRef;
   /** Stops everything gracefully (each agent process: stdin closed, then signals); no process is left. */
   stop(): Promise<void>;
+}
+
+/** Options of {@link Host.serve}. */
+export interface ServeOptions {
+  /** After the editor's EOF, how long its requests may still run before turns are cancelled, in ms (default 30 000). */
+  readonly drainTimeoutMs?: number;
 }
 
 /** A node of {@link Host.tree}. */
@@ -260,8 +270,9 @@ export function createHost(options: HostOptions = {}): Host {
       }
     }
   };
-  const serve = (transport: Transport): AnyActorRef => {
-    const server = createActor(agentServerLogic, { input: { transport, agent: hostAgent, name: 'editor' }, ...(inspect ? { inspect } : {}) });
+  const serve = (transport: Transport, serveOptions: ServeOptions = {}): AnyActorRef => {
+    const input = { transport, agent: hostAgent, name: 'editor', ...(serveOptions.drainTimeoutMs !== undefined ? { drainTimeoutMs: serveOptions.drainTimeoutMs } : {}) };
+    const server = createActor(agentServerLogic, { input, ...(inspect ? { inspect } : {}) });
     servers.add(server);
     server.on('acp.dropped', (emitted) => {
       const dropped = emitted as unknown as { reason: string; detail: string };

@@ -1,4 +1,4 @@
-export { createHost, stopServers, type Host, type HostEvent, type HostOptions, type HostPromptRun, type HostSessionHandle, type HostTreeNode } from './host.js';
+export { createHost, stopServers, type Host, type HostEvent, type HostOptions, type HostPromptRun, type HostSessionHandle, type HostTreeNode, type ServeOptions } from './host.js';
 export {
   createHostAgent,
   hostAgentLogic,

@@ -262,6 +262,7 @@ export const connectionChart = declareChart<ConnectionPhase, ConnectionEvent['ty
     open: {
       on: {
         'rpc.peerLost': { target: 'closed', description: 'The transport closed (the process exited, the socket ended): every request waiting is settled peerLost.' },
+        'rpc.inputEnded': { description: 'The peer half-closed (EOF on stdin): it sends nothing more but still reads. The requests it was sent fail (input_ended), what it asked is still answered.' },
         'rpc.close': { target: 'closed', description: 'Closed by its owner: what is owed is answered, then the transport closes.' },
         [SHUTDOWN_EVENT]: { target: 'closed', description: 'Closed by its supervisor, as rpc.close.' },
         'xstate.stop': { target: 'closed', description: 'Stopped at once (status stopped).' },
@@ -294,6 +295,7 @@ export const agentServerChart = declareChart<AgentServerPhase, AgentServerEvent[
           {},
         ],
         'acp.closed': { target: 'closing', description: 'The editor went away (or the agent handler failed).' },
+        'acp.inputEnded': { target: 'draining', description: 'The editor\'s input ended (EOF) before initialize: nothing to serve, so it drains at once.' },
         [SHUTDOWN_EVENT]: { target: 'closing', description: 'Asked to shut down.' },
       },
     },
@@ -303,8 +305,10 @@ export const agentServerChart = declareChart<AgentServerPhase, AgentServerEvent[
         'acp.sync': [
           { target: 'ready', guard: 'initialize answered', description: 'The agent answered: the waiting requests are served in order.' },
           { target: 'awaitingInitialize', guard: 'initialize refused', description: 'The agent refused initialize: the waiting requests are refused as uninitialized.' },
+          { target: 'draining', guard: 'initialize settled after the input ended', description: 'The editor\'s input had ended meanwhile: the waiting requests are served, then it drains.' },
           {},
         ],
+        'acp.inputEnded': { description: 'The editor\'s input ended: draining starts once initialize is answered.' },
         'acp.closed': { target: 'closing', description: 'The editor went away: the waiting requests are refused.' },
         [SHUTDOWN_EVENT]: { target: 'closing', description: 'Asked to shut down.' },
       },
@@ -312,7 +316,18 @@ export const agentServerChart = declareChart<AgentServerPhase, AgentServerEvent[
     ready: {
       on: {
         'acp.closed': { target: 'closing', description: 'The editor went away (or the agent handler failed): what it waited for is answered, the agent\'s supervisors shut down, last started first.' },
+        'acp.inputEnded': { target: 'draining', description: 'The editor\'s input ended (EOF) but it still reads: what it asked is served.' },
         [SHUTDOWN_EVENT]: { target: 'closing', description: 'Asked to shut down, as acp.closed.' },
+      },
+    },
+    draining: {
+      description: 'The editor sends nothing more but still reads: every request it sent is served and answered (prompts run to their end, queued ones too); permission requests are answered cancelled locally.',
+      on: {
+        'acp.drained': { target: 'closing', description: 'Everything the editor asked is answered: the agent\'s supervisors shut down.' },
+        'acp.drainTimeout': { description: 'The drain timeout passed: the turns still running or queued are cancelled (session/cancel to the agent).' },
+        'acp.drainGrace': { target: 'closing', description: 'The cancelled turns\' grace is over: cancelled prompts end cancelled, anything else unanswered gets -32603.' },
+        'acp.closed': { target: 'closing', description: 'stdout failed too (EPIPE: the editor is gone): nothing can be delivered, it stops at once.' },
+        [SHUTDOWN_EVENT]: { target: 'closing', description: 'Asked to shut down (SIGTERM, SIGINT): what is unanswered gets -32603 at once.' },
       },
     },
     closing: {
@@ -320,6 +335,8 @@ export const agentServerChart = declareChart<AgentServerPhase, AgentServerEvent[
       on: {
         'acp.finish': { target: 'closed', description: 'The supervisors are down: status done, its output why the editor went away.' },
         'acp.closed': { description: 'Already closing.' },
+        'acp.drained': { description: 'Already closing.' },
+        'acp.inputEnded': { description: 'Already closing.' },
         [SHUTDOWN_EVENT]: { description: 'Already closing.' },
       },
     },

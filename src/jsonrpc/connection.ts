@@ -10,6 +10,10 @@
  *   exactly once: answered, failed (error response), timed out (per-method deadline,
  *   optionally extended by activity), cancelled (`$/cancel_request` sent), or peer lost
  *   (the transport closed: all settle at once, with the exit facts).
+ * - Input ended (the peer half-closed: EOF on stdin): nothing more arrives, but the peer still
+ *   reads. The connection stays open for the answers it owes (`rpc.inputEnded` to the owner);
+ *   requests to the peer, which it can no longer answer, fail at once with
+ *   `data.reason: 'input_ended'`.
  *
  * Messages flow through directly (no transition per message); lifecycle (timeouts, peer
  * lost, close) goes through the actor. Pending requests live in a `Map` beside the actor, so
@@ -82,6 +86,8 @@ export type ConnectionSnapshot = Snapshot<PeerLost> & {
 export type ConnectionEvent =
   | { readonly type: 'rpc.timeout'; readonly id: JsonRpcId }
   | { readonly type: 'rpc.peerLost'; readonly reason: PeerLost }
+  /** The peer sends nothing more but still reads (its writing side closed). */
+  | { readonly type: 'rpc.inputEnded'; readonly reason: PeerLost }
   | { readonly type: 'rpc.close'; readonly reason?: PeerLost }
   | { readonly type: typeof SHUTDOWN_EVENT }
   | { readonly type: `xstate.${string}` };
@@ -97,6 +103,8 @@ export type ConnectionEmitted =
   | { readonly type: 'rpc.dropped'; readonly reason: DropReason; readonly detail: string }
   /** Our writes to the peer are backed up (it reads slowly) or drained again: producers wait meanwhile. */
   | { readonly type: 'rpc.backpressure'; readonly backedUp: boolean }
+  /** The peer will send nothing more (it half-closed), but our answers still reach it. */
+  | { readonly type: 'rpc.inputEnded'; readonly reason: PeerLost }
   | { readonly type: 'rpc.closed'; readonly reason: PeerLost };
 
 /** Actor logic of a connection. */
@@ -127,6 +135,8 @@ interface Live {
   lastActivity: number;
   malformed: number;
   closed: PeerLost | undefined;
+  /** Why the peer sends nothing more, once its input ended (the connection stays open for our answers). */
+  inputEnded: PeerLost | undefined;
 }
 
 const lives = new WeakMap<AnyActorRef, Live>();
@@ -156,6 +166,7 @@ export const connectionLogic: ConnectionLogic = gracefulShutdown({
       lastActivity: 0,
       malformed: 0,
       closed: undefined,
+      inputEnded: undefined,
     };
     lives.set(scope.self, live);
     return { status: 'active', output: undefined, error: undefined, value: 'open', context: summary(live) };
@@ -173,6 +184,7 @@ export const connectionLogic: ConnectionLogic = gracefulShutdown({
         send(live, { jsonrpc: '2.0', id: null, error: RpcError.parseError().toErrorObject() });
       },
       closed: (reason) => scope.self.send({ type: 'rpc.peerLost', reason }),
+      inputEnded: (reason) => scope.self.send({ type: 'rpc.inputEnded', reason }),
       oversize: (line) => onOversize(live, line),
       backpressure: (backedUp) => {
         if (!live.closed) scope.emit({ type: 'rpc.backpressure', backedUp });
@@ -188,6 +200,9 @@ export const connectionLogic: ConnectionLogic = gracefulShutdown({
         return { ...snapshot, context: summary(live) };
       case 'rpc.peerLost':
         return closeWith(live, event.reason, snapshot);
+      case 'rpc.inputEnded':
+        onInputEnded(live, event.reason);
+        return snapshot;
       case 'rpc.close':
       case SHUTDOWN_EVENT: {
         const reason = (event.type === 'rpc.close' ? event.reason : undefined) ?? { message: `connection ${live.name} closed by its owner` };
@@ -404,6 +419,24 @@ function onTimeout(live: Live, id: JsonRpcId): void {
   entry.reject(RpcError.requestCancelled({ reason: 'timeout', method: entry.method, timeoutMs: ms }, 'timed_out'));
 }
 
+/** The error of a request to a peer whose input ended: it can never answer. */
+function inputEndedError(reason: PeerLost, method: string): RpcError {
+  return new RpcError(-32603, `The peer can no longer answer ${method}: ${reason.message}`, { reason: 'input_ended', method }, 'peer_lost');
+}
+
+/** The peer sends nothing more: what we asked it fails now; what it asked us is still answered. */
+function onInputEnded(live: Live, reason: PeerLost): void {
+  if (live.closed || live.inputEnded) return;
+  live.inputEnded = reason;
+  const entries = [...live.outgoing];
+  live.outgoing.clear();
+  for (const [id, entry] of entries) {
+    settle(live, id, entry, 'peerLost');
+    entry.reject(inputEndedError(reason, entry.method));
+  }
+  live.scope.emit({ type: 'rpc.inputEnded', reason });
+}
+
 function settleAll(live: Live, reason: PeerLost): void {
   const entries = [...live.outgoing];
   live.outgoing.clear();
@@ -457,6 +490,7 @@ export function sendRequest(connection: AnyActorRef, method: string, params?: un
   if (live.closed || connection.getSnapshot().status !== 'active') {
     return Promise.reject(new RpcError(-32603, `The connection is closed: ${live.closed?.message ?? 'not running'}`, { reason: 'closed', method }, 'local'));
   }
+  if (live.inputEnded) return Promise.reject(inputEndedError(live.inputEnded, method));
   if (options.signal?.aborted) return Promise.reject(RpcError.requestCancelled({ reason: 'aborted before sending', method }));
   const id = live.nextId++;
   return new Promise<unknown>((resolve, reject) => {

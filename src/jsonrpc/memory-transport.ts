@@ -20,6 +20,7 @@ class MemoryEnd implements Transport {
   #inbox: string[] = [];
   #scheduled = false;
   #closed = false;
+  #inputEnded = false;
 
   start(sink: TransportSink): void {
     this.#sink = sink;
@@ -27,14 +28,21 @@ class MemoryEnd implements Transport {
   }
 
   send(message: JsonRpcMessage): void {
-    if (this.#closed) return;
+    if (this.#closed || this.#inputEnded) return;
     this.peer?.deliver(JSON.stringify(message));
   }
 
   /** Sends a raw line, as a misbehaving peer would (tests). */
   sendRaw(line: string): void {
-    if (this.#closed) return;
+    if (this.#closed || this.#inputEnded) return;
     this.peer?.deliver(line);
+  }
+
+  /** Sends nothing more but goes on reading, as an editor that half-closes its pipe (tests). */
+  endInput(): void {
+    if (this.#closed || this.#inputEnded) return;
+    this.#inputEnded = true;
+    this.peer?.deliver('\u0000ended');
   }
 
   close(): void {
@@ -73,6 +81,16 @@ class MemoryEnd implements Transport {
         sink.closed(JSON.parse(line.slice(8)) as PeerLost);
         return;
       }
+      if (line === '\u0000ended') {
+        const reason = { message: 'the other end of the in-memory transport ended its input' };
+        if (sink.inputEnded) sink.inputEnded(reason);
+        else {
+          this.#closed = true;
+          sink.closed(reason);
+          return;
+        }
+        continue;
+      }
       let value: unknown;
       try {
         value = JSON.parse(line);
@@ -86,4 +104,4 @@ class MemoryEnd implements Transport {
 }
 
 /** A memory transport end that can also send raw lines (to test malformed input). */
-export type MemoryTransport = Transport & { sendRaw(line: string): void };
+export type MemoryTransport = Transport & { sendRaw(line: string): void; endInput(): void };

@@ -21,6 +21,15 @@ export interface StdioTransportOptions {
   readonly maxLineBytes?: number;
 }
 
+/** {@link stdioTransport}'s transport: a {@link Transport} whose writes can be waited for. */
+export interface StdioTransport extends Transport {
+  /**
+   * Resolves once everything sent so far was handed to stdout (or stdout failed: nothing more
+   * can go). It waits as long as the editor takes to read: bound it.
+   */
+  flush(): Promise<void>;
+}
+
 /**
  * A transport over this process's own stdin and stdout: what `warden acp` speaks to the
  * editor. stdout is the protocol channel: this is the only writer, one message per line.
@@ -29,12 +38,16 @@ export interface StdioTransportOptions {
  * {@link stdioHighWaterBytes} wait for it to read, stdin is paused and the sink hears
  * `backpressure(true)` (its owner pauses the agents); below {@link stdioLowWaterBytes}
  * both go on.
+ *
+ * EOF on stdin is input ended, not peer gone (`inputEnded`): the editor wrote its last
+ * request and half-closed, and still reads the answers on stdout. A failing stdout (EPIPE:
+ * nobody reads any more) is the peer gone (`closed`).
  */
 export function stdioTransport(
   input: NodeJS.ReadableStream = process.stdin,
   output: NodeJS.WritableStream = process.stdout,
   options: StdioTransportOptions = {},
-): Transport {
+): StdioTransport {
   let sink: TransportSink | undefined;
   let closed = false;
   const limit = options.maxLineBytes ?? defaultStdioMaxLineBytes;
@@ -64,7 +77,9 @@ export function stdioTransport(
   const onData = (chunk: Buffer | string) => framer.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   const onEnd = () => {
     framer.end();
-    finish('the client closed our stdin');
+    if (closed) return;
+    if (sink?.inputEnded) sink.inputEnded({ message: 'the editor closed its input (EOF on stdin)' });
+    else finish('the client closed our stdin');
   };
   const onError = (error: Error) => finish(`stdio failed: ${error.message}`);
   return {
@@ -80,6 +95,10 @@ export function stdioTransport(
       writes.write(`${JSON.stringify(message)}\n`, (error) => {
         if (error) finish(`stdout failed: ${error.message}`);
       }); // stdout-ok: the protocol writer
+    },
+    flush() {
+      // An empty write is handed over after everything queued before it.
+      return new Promise<void>((resolve) => writes.write('', () => resolve()));
     },
     close() {
       closed = true;

@@ -17,6 +17,11 @@ export interface TransportSink {
   malformed(preview: string): void;
   /** The peer is gone; nothing more will arrive. */
   closed(reason: PeerLost): void;
+  /**
+   * The peer will send nothing more but still reads what we write (it half-closed its side:
+   * EOF on a pipe). Without this method the transport reports `closed` instead.
+   */
+  inputEnded?(reason: PeerLost): void;
   /** A line over the transport's limit was dropped; its envelope was read from its edges. */
   oversize?(line: OversizeLine): void;
   /**
