@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitUntil } from '../support/processes.js';
 import { fileURLToPath } from 'node:url';
-import { parseAcpArgs } from '../../src/cli/acp.js';
+import { acpUsage, parseAcpArgs } from '../../src/cli/acp.js';
 
 const sdkClient = fileURLToPath(new URL('../support/sdk-client.mjs', import.meta.url));
 const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
@@ -63,6 +63,15 @@ describe('warden acp arguments', () => {
     expect((parseAcpArgs(['--agent', 'demo', '--log-level', 'loud']) as { error: string }).error).to.contain('--log-level expects one of debug, info, warn, error, got "loud"');
     expect(parseAcpArgs(['--agent', 'demo', '--log-level', 'debug', '--log-format', 'pretty'])).to.deep.include({ logLevel: 'debug', logFormat: 'pretty' });
     expect(parseAcpArgs(['--help'])).to.deep.equal({ help: true });
+  });
+
+  it('--help describes every option it parses, and its options block holds only option lines', () => {
+    const flags = ['--agent', '--agent-command', '--cwd', '--store', '--log-file', '--log-level', '--log-format', '--restart-intensity', '--hang-after', '--max-line-mib', '--drain-timeout', '--env', '--inherit-env', '--inspect'];
+    for (const flag of flags) expect(acpUsage, flag).to.match(new RegExp(`^  ${flag} `, 'mu'));
+    // Each flag above is really parsed (an unknown one would be a usage error).
+    for (const flag of flags) expect(JSON.stringify(parseAcpArgs(['--agent', 'demo', flag, 'x'])), flag).not.to.contain(`unknown option ${flag}`);
+    const block = acpUsage.slice(acpUsage.indexOf('Options:\n') + 'Options:\n'.length, acpUsage.indexOf('\n\n', acpUsage.indexOf('Options:\n')));
+    for (const line of block.split('\n')) expect(line, 'a line of the options block').to.match(/^ {2}(--[a-z-]+|-h, --help)\b| {32}\S/u);
   });
 });
 

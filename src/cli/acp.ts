@@ -58,10 +58,13 @@ Options:
   --hang-after SECONDS          an agent silent this long while working on a prompt is killed
                                 as hung and restarted (default: never; waits for permission
                                 answers do not count)
-  host.on(log.listener);
-  const stdio = stdioTransport(process.stdin, process.stdout, parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {});
-  // stdin's EOF drains (what was asked is answered, bounded by the drain timeout); stdout's EPIPE and the signals stop at once.
-  const server = host.serve(stdio, parsed.drainTimeoutMs ? { drainTimeoutMs: parsed.drainTimeoutMs } : {});
+  --max-line-mib N              the longest message line read from the editor and from the
+                                agent, in MiB (default 64); a longer editor request is answered
+                                -32600 by its id; a longer agent line is skipped and logged,
+                                and the agent goes on
+  --drain-timeout SECONDS       when stdin ends, what the editor already sent is still served and
+                                answered for at most SECONDS (default 30); then running turns are
+                                cancelled and what is left is answered -32603
   --env NAME[=VALUE]            pass a host variable (NAME) or set one (NAME=VALUE) for the agent
   --inherit-env                 give the agent this process's whole environment
   --inspect URL                 send every actor to the XState inspector at this WebSocket
