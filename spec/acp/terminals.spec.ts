@@ -52,6 +52,13 @@ describe('terminals', function () {
     return error as RpcError;
   }
 
+  /**
+   * Shell that waits until the daemon wrote its pid: a command that ends at once would have its
+   * group killed while `setsid -f`'s child may not have left it yet (under load it had not: the
+   * daemon died before writing, seen on Node 22 in CI).
+   */
+  const untilWritten = (name: string) => `n=0; while ! grep -qx '[0-9][0-9]*' ${name} 2>/dev/null && [ $n -lt 400 ]; do sleep 0.05; n=$((n+1)); done`;
+
   /** A pid a command wrote to `name` in the workspace, once it is there. */
   async function pidIn(name: string): Promise<number> {
     const file = join(root, name);
@@ -128,7 +135,7 @@ describe('terminals', function () {
 
   it('release kills the command\'s background jobs and a setsid daemon it started, even after the command ended', async () => {
     const { terminals, create } = run();
-    const { terminalId } = await create('sleep 300 & echo $! > job.pid; setsid -f sh -c \'echo $$ > daemon.pid; exec sleep 300\' < /dev/null > /dev/null 2>&1; echo started');
+    const { terminalId } = await create(`sleep 300 & echo $! > job.pid; setsid -f sh -c 'echo $$ > daemon.pid; exec sleep 300' < /dev/null > /dev/null 2>&1; ${untilWritten('daemon.pid')}; echo started`);
     const job = await pidIn('job.pid');
     const daemon = await pidIn('daemon.pid');
     await terminals.waitForExit({ sessionId: 's', terminalId });
@@ -151,7 +158,7 @@ describe('terminals', function () {
   it('a client that ends (its terminal supervisor stopped) leaves no daemon of any terminal it held', async () => {
     const { supervisor, terminals, create } = run();
     await create('setsid -f sh -c \'echo $$ > one.pid; exec sleep 300\' < /dev/null > /dev/null 2>&1; sleep 300');
-    await create('setsid -f sh -c \'echo $$ > two.pid; exec sleep 300\' < /dev/null > /dev/null 2>&1');
+    await create(`setsid -f sh -c 'echo $$ > two.pid; exec sleep 300' < /dev/null > /dev/null 2>&1; ${untilWritten('two.pid')}`);
     const daemons = [await pidIn('one.pid'), await pidIn('two.pid')];
     // What the agent client does as it closes: the groups die with the supervisor, the rest by marker.
     supervisor.stop();
