@@ -145,12 +145,14 @@ interface HostSession {
 
 type Pending =
   | { readonly kind: 'initialize'; readonly agent: string; readonly editor: boolean }
-  | { readonly kind: 'new'; readonly agent: string; readonly cwd: string }
+  | { readonly kind: 'new'; readonly agent: string; readonly cwd: string; readonly context: AgentEventContext }
   /** `adopted`: journaled by this request (an agent's session the journal did not know), forgotten again if the agent refuses it. */
   | { readonly kind: 'attach'; readonly agent: string; readonly sessionId: string; readonly how: 'load' | 'resume'; readonly adopted: Adopted | undefined }
   | { readonly kind: 'prompt'; readonly sessionId: string }
   | { readonly kind: 'close'; readonly sessionId: string }
-  | { readonly kind: 'fork'; readonly agent: string; readonly from: string; readonly cwd: string }
+  | { readonly kind: 'fork'; readonly agent: string; readonly from: string; readonly cwd: string; readonly context: AgentEventContext }
+  /** The host's own close of a session the editor was told failed: its answer goes nowhere. */
+  | { readonly kind: 'abandon' }
   | { readonly kind: 'delete'; readonly sessionId: string }
   /** `session/set_mode` (with the mode asked for) or `session/set_config_option`. */
   | { readonly kind: 'setting'; readonly sessionId: string; readonly modeId: string | undefined }
@@ -208,6 +210,12 @@ interface Live {
   group: { readonly outbox: AgentHandlerOutput[]; readonly sessions: Set<string> } | undefined;
   /** Sessions whose history is being replayed (count of replays): their new updates are journaled, and shown by the replay. */
   readonly replaying: Map<string, number>;
+  /**
+   * Updates, by agent, for sessions the host does not know, sent while that agent's
+   * `session/new` or `session/fork` is unanswered (a passthrough may deliver them before the
+   * answer): held until it settles, then journaled and shown, or dropped if that setup failed.
+   */
+  readonly held: Map<string, AgentHandlerOutput[]>;
 }
 
 /** Plain facts about the host agent. */
@@ -230,7 +238,7 @@ const keySeparator = '\u0000';
 export const hostAgentLogic = {
   config: { name: 'hostAgent' },
   getInitialSnapshot(scope: Scope, input: HostInput): HostSnapshot {
-    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, group: undefined, replaying: new Map() };
+    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, group: undefined, replaying: new Map(), held: new Map() };
     lives.set(scope.self, live);
     return { status: 'active', output: undefined, error: undefined, context: summary(live) };
   },
@@ -379,7 +387,7 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
         fail(live, request.requestId, RpcError.invalidParams((error as Error).message, { agent: name }));
         return;
       }
-      live.pending.set(request.requestId, { kind: 'new', agent: name, cwd: params.cwd as string });
+      live.pending.set(request.requestId, { kind: 'new', agent: name, cwd: params.cwd as string, context: request.context });
       sendTo(inner, request);
       return;
     }
@@ -402,8 +410,7 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
       // Journaled before the agent sees it: a prompt the host lost track of is still on record.
       const refused = recordOrError(live, sessionId, { kind: 'prompt', prompt: params.prompt as ContentBlock[] });
       if (refused) {
-        const why = refused instanceof JournalError ? refused.message : 'the journal could not record the prompt';
-        fail(live, request.requestId, RpcError.internalError(`${why}; the prompt was not sent to the agent`, { sessionId }));
+        fail(live, request.requestId, journalFailure(refused, sessionId, 'the prompt was not sent to the agent'));
         return;
       }
       session.machine.send({ type: 'prompt' });
@@ -546,7 +553,7 @@ function fork(live: Live, request: AgentRequestEvent): void {
     fail(live, request.requestId, { ...refusal.toErrorObject(), message: `${refusal.message}: agent ${session.agent} cannot fork sessions` });
     return;
   }
-  live.pending.set(request.requestId, { kind: 'fork', agent: session.agent, from, cwd: request.params.cwd as string });
+  live.pending.set(request.requestId, { kind: 'fork', agent: session.agent, from, cwd: request.params.cwd as string, context: request.context });
   sendTo(inner, request);
 }
 
@@ -590,8 +597,7 @@ function forget(live: Live, requestId: string, sessionId: string): void {
   releaseOwnership(live, sessionId);
   live.input.onEvent?.({ type: 'session.closed', sessionId });
   if (refused) {
-    const why = refused instanceof JournalError ? refused.message : `the journal could not delete the session: ${(refused as Error).message}`;
-    fail(live, requestId, RpcError.internalError(why, { sessionId }));
+    fail(live, requestId, journalFailure(refused, sessionId, 'its history stays in the journal'));
     return;
   }
   emit(live, { type: 'acp.respond', requestId, result: {} });
@@ -638,13 +644,12 @@ function adopt(live: Live, request: AgentRequestEvent): JournalSession | undefin
     fail(live, request.requestId, RpcError.invalidParams(`session ${sessionId} is kept by agent ${origin.agent}: ${(error as Error).message}`, { sessionId, agent: origin.agent }));
     return undefined;
   }
-  commitGroup(live);
-  try {
+  const refused = writeOrError(live, sessionId, () => {
     live.input.journal.createSession({ sessionId, agent: origin.agent, cwd: request.params.cwd as string });
     live.input.journal.setResume(sessionId, origin.resume);
-  } catch (error) {
-    live.journalErrors++;
-    fail(live, request.requestId, RpcError.internalError(`the journal could not record the session: ${(error as Error).message}`, { sessionId }));
+  });
+  if (refused) {
+    fail(live, request.requestId, journalFailure(refused, sessionId));
     return undefined;
   }
   live.listed.delete(sessionId);
@@ -701,7 +706,9 @@ function listSessions(live: Live, request: AgentRequestEvent): void {
       ...(live.input.listPageSize ? { limit: live.input.listPageSize } : {}),
     });
   } catch (error) {
-    fail(live, request.requestId, error instanceof InvalidCursorError ? RpcError.invalidParams(error.message) : RpcError.internalError(`the journal could not be read: ${(error as Error).message}`));
+    if (error instanceof InvalidCursorError) return fail(live, request.requestId, RpcError.invalidParams(error.message));
+    failedWrite(live, undefined, error);
+    fail(live, request.requestId, journalFailure(error, undefined));
     return;
   }
   for (const session of page.sessions) {
@@ -775,7 +782,8 @@ function listed(live: Live, job: ListJob, index: number, result: unknown, error:
   try {
     mapped = journaledResumes(live, name);
   } catch (journalError) {
-    fail(live, job.requestId, RpcError.internalError(`the journal could not be read: ${(journalError as Error).message}`));
+    failedWrite(live, undefined, journalError);
+    fail(live, job.requestId, journalFailure(journalError, undefined));
     return;
   }
   for (const info of page.sessions ?? []) {
@@ -849,9 +857,7 @@ function replayPage(live: Live, job: ReplayJob): void {
     endReplay(live, job.sessionId);
     if (!live.sessions.has(job.sessionId)) releaseOwnership(live, job.sessionId);
     failedWrite(live, job.sessionId, error);
-    fail(live, job.requestId, error instanceof JournalError
-      ? RpcError.internalError(error.message, { sessionId: job.sessionId, store: error.path, code: error.code })
-      : RpcError.internalError(`the journal could not be read: ${(error as Error).message}`, { sessionId: job.sessionId }));
+    fail(live, job.requestId, journalFailure(error, job.sessionId));
     return;
   }
   for (const record of records) replayRecord(live, job.sessionId, record.entry);
@@ -933,6 +939,10 @@ function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): v
       // A closed session's agent may still be winding down its turn: the editor closed it, and
       // the journal (closed) would not have these. (Found by the chaos walk.)
       if (!session && live.closed.has(output.sessionId)) return;
+      if (!session && settingUp(live, agent)) {
+        live.held.set(agent, [...(live.held.get(agent) ?? []), output]);
+        return;
+      }
       if (output.update.sessionUpdate === 'notice') {
         // An agent's own notice (Claude or Codex started a new conversation) is a notice too, not conversation.
         const { severity, title, description } = output.update as unknown as { severity: 'info' | 'warning' | 'error'; title: string; description?: string | null };
@@ -1010,6 +1020,21 @@ function settle(live: Live, requestId: string, result: unknown, error: ErrorObje
   const editorRequestId = pending?.kind === 'list' ? pending.job.requestId : requestId;
   const sessionId = pending && 'sessionId' in pending ? pending.sessionId : undefined;
   journalFailureAnswers(live, editorRequestId, sessionId, () => settlePending(live, requestId, pending, result, error));
+  if (pending?.kind === 'new' || pending?.kind === 'fork') releaseHeld(live, pending.agent);
+}
+
+/** Whether `agent` has a `session/new` or `session/fork` unanswered. */
+function settingUp(live: Live, agent: string): boolean {
+  for (const pending of live.pending.values()) if ((pending.kind === 'new' || pending.kind === 'fork') && pending.agent === agent) return true;
+  return false;
+}
+
+/** The updates held while `agent` set a session up, taken again now that it was answered (a failed one's are dropped: it is closed). */
+function releaseHeld(live: Live, agent: string): void {
+  const held = live.held.get(agent);
+  if (!held) return;
+  live.held.delete(agent);
+  for (const output of held) onInnerOutput(live, agent, output);
 }
 
 function settlePending(live: Live, requestId: string, pending: Pending | undefined, result: unknown, error: ErrorObject | undefined): void {
@@ -1041,19 +1066,8 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       if (error) return fail(live, requestId, error);
       const sessionId = (result as { sessionId?: unknown } | undefined)?.sessionId;
       if (typeof sessionId !== 'string') return emit(live, { type: 'acp.respond', requestId, result });
-      commitGroup(live);
-      try {
-        live.input.journal.createSession({ sessionId, agent: pending.agent, cwd: pending.cwd });
-        live.input.journal.claim?.(sessionId);
-      } catch (journalError) {
-        live.journalErrors++;
-        // An agent that numbers its sessions from 1 in every process reuses ids across runs.
-        const taken = live.input.journal.getSession(sessionId);
-        const why = taken
-          ? `${pending.agent} handed out session id ${sessionId}, which the journal already holds for an earlier session (${taken.createdAt}); an agent must not reuse session ids, or use another --store`
-          : `the journal could not record the session: ${(journalError as Error).message}`;
-        return fail(live, requestId, RpcError.internalError(why, { sessionId }));
-      }
+      const refusal = journalNewSession(live, pending, sessionId, () => live.input.journal.createSession({ sessionId, agent: pending.agent, cwd: pending.cwd }));
+      if (refusal) return fail(live, requestId, refusal);
       const session = openSession(live, sessionId, pending.agent, 0);
       reportSetup(session, result);
       session.machine.send({ type: 'ready' });
@@ -1065,14 +1079,8 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       if (error) return fail(live, requestId, error);
       const sessionId = (result as { sessionId?: unknown } | undefined)?.sessionId;
       if (typeof sessionId !== 'string') return emit(live, { type: 'acp.respond', requestId, result });
-      commitGroup(live);
-      try {
-        live.input.journal.forkSession({ sessionId, agent: pending.agent, cwd: pending.cwd, from: pending.from });
-        live.input.journal.claim?.(sessionId);
-      } catch (journalError) {
-        live.journalErrors++;
-        return fail(live, requestId, RpcError.internalError(`the journal could not record the fork of ${pending.from}: ${(journalError as Error).message}`, { sessionId }));
-      }
+      const refusal = journalNewSession(live, pending, sessionId, () => live.input.journal.forkSession({ sessionId, agent: pending.agent, cwd: pending.cwd, from: pending.from }));
+      if (refusal) return fail(live, requestId, refusal);
       const session = openSession(live, sessionId, pending.agent, 0);
       reportSetup(session, result);
       session.machine.send({ type: 'ready' });
@@ -1083,6 +1091,8 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
     case 'delete':
       if (error) return fail(live, requestId, error);
       forget(live, requestId, pending.sessionId);
+      return;
+    case 'abandon':
       return;
     case 'setting': {
       if (error) return fail(live, requestId, error);
@@ -1138,6 +1148,58 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       if (error) return fail(live, requestId, error);
       emit(live, { type: 'acp.respond', requestId, result });
   }
+}
+
+/**
+ * Journals a session its agent just opened (`create`: new or fork) and takes it for this host.
+ * When that fails, the editor is told the session failed, so it must not go on: it is closed
+ * on its agent again (else a CLI process per attempt), what the agent still says of it is
+ * dropped, and a row already written is deleted (the journal keeps no session the editor never
+ * got). Returns the refusal to answer, or `undefined` when the session is journaled and ours.
+ */
+function journalNewSession(live: Live, pending: Extract<Pending, { kind: 'new' | 'fork' }>, sessionId: string, create: () => void): ErrorObject | undefined {
+  const journal = live.input.journal;
+  let created = false;
+  const failure = writeOrError(live, sessionId, () => {
+    create();
+    created = true;
+    journal.claim?.(sessionId);
+  });
+  if (failure === undefined) return undefined;
+  abandon(live, pending.agent, sessionId, pending.context);
+  if (created) safely(live, sessionId, () => journal.deleteSession(sessionId));
+  // An agent that numbers its sessions from 1 in every process reuses ids across runs.
+  const taken = created ? undefined : peekSession(live, sessionId);
+  if (taken) {
+    return RpcError.internalError(`${pending.agent} handed out session id ${sessionId}, which the journal already holds for an earlier session (${taken.createdAt}); an agent must not reuse session ids, or use another --store`, { sessionId }).toErrorObject();
+  }
+  return journalFailure(failure, sessionId);
+}
+
+/** The journal's record of a session, or `undefined` when there is none or the journal cannot say. */
+function peekSession(live: Live, sessionId: string): JournalSession | undefined {
+  try {
+    return live.input.journal.getSession(sessionId);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Closes, on its agent, a session the editor was told failed (delete when the agent can, else
+ * close); its answer goes nowhere, and what the agent still says of the session is dropped.
+ */
+function abandon(live: Live, agent: string, sessionId: string, context: AgentEventContext): void {
+  live.closed.add(sessionId);
+  // An agent handing out the id of a session this host runs: that one is not ours to close.
+  if (live.sessions.has(sessionId)) return;
+  const inner = live.inner.get(agent);
+  const caps = inner?.capabilities.sessionCapabilities;
+  if (!inner || !(caps?.delete || caps?.close)) return;
+  const requestId = `h${live.nextKey++}`;
+  live.pending.set(requestId, { kind: 'abandon' });
+  const method = caps.delete ? 'session/delete' : 'session/close';
+  sendTo(inner, { type: caps.delete ? 'session.delete' : 'session.close', requestId, method, params: { sessionId }, context });
 }
 
 /**
@@ -1248,8 +1310,20 @@ function journalFailureAnswers(live: Live, requestId: string, sessionId: string 
   } catch (error) {
     if (!(error instanceof JournalError)) throw error;
     failedWrite(live, sessionId, error);
-    fail(live, requestId, RpcError.internalError(error.message, { ...(sessionId ? { sessionId } : {}), store: error.path, code: error.code }));
+    fail(live, requestId, journalFailure(error, sessionId));
   }
+}
+
+/**
+ * The one answer to a request the journal failed (whatever it was doing): -32603 with the
+ * journal's message (for a {@link JournalError}: naming the store file and the fix), the
+ * session when there is one, and the store and its error code; `consequence` says what did
+ * not happen because of it.
+ */
+function journalFailure(error: unknown, sessionId: string | undefined, consequence?: string): ErrorObject {
+  const message = error instanceof JournalError ? error.message : `the journal failed: ${(error as Error | undefined)?.message ?? String(error)}`;
+  const data = { ...(sessionId !== undefined ? { sessionId } : {}), ...(error instanceof JournalError ? { store: error.path, code: error.code } : {}) };
+  return RpcError.internalError(consequence ? `${message}; ${consequence}` : message, data).toErrorObject();
 }
 
 function failedWrite(live: Live, sessionId: string | undefined, error: unknown): void {
