@@ -147,7 +147,7 @@ type Pending =
   | { readonly kind: 'initialize'; readonly agent: string; readonly editor: boolean }
   | { readonly kind: 'new'; readonly agent: string; readonly cwd: string; readonly context: AgentEventContext }
   /** `adopted`: journaled by this request (an agent's session the journal did not know), forgotten again if the agent refuses it. */
-  | { readonly kind: 'attach'; readonly agent: string; readonly sessionId: string; readonly how: 'load' | 'resume'; readonly adopted: Adopted | undefined }
+  | { readonly kind: 'attach'; readonly agent: string; readonly sessionId: string; readonly how: 'load' | 'resume'; readonly adopted: Adopted | undefined; readonly job: AttachJob; readonly context: AgentEventContext }
   | { readonly kind: 'prompt'; readonly sessionId: string }
   | { readonly kind: 'close'; readonly sessionId: string }
   | { readonly kind: 'fork'; readonly agent: string; readonly from: string; readonly cwd: string; readonly context: AgentEventContext }
@@ -174,6 +174,18 @@ interface ListJob {
 interface ListedSession {
   readonly agent: string;
   readonly resume: unknown;
+}
+
+/**
+ * One `session/load` or `session/resume` under way, from its request to its answer: a
+ * `session/close` or `session/delete` of the session meanwhile (during the replay, or while its
+ * agent opens it) interrupts it, and it answers that instead of opening the session.
+ */
+interface AttachJob {
+  readonly sessionId: string;
+  /** It opens a session not running here: later loads and resumes of it wait for its answer. */
+  readonly opens: boolean;
+  interrupted: 'closed' | 'deleted' | undefined;
 }
 
 /** A session journaled by the load or resume that attaches it; `listed`: what an agent's listing said of it, if it came from there. */
@@ -216,6 +228,10 @@ interface Live {
    * answer): held until it settles, then journaled and shown, or dropped if that setup failed.
    */
   readonly held: Map<string, AgentHandlerOutput[]>;
+  /** Loads and resumes under way, by session. */
+  readonly attaching: Map<string, Set<AttachJob>>;
+  /** Sessions a load or resume is opening, with the loads and resumes of them that came since: run, in order, once it is answered. */
+  readonly opening: Map<string, Array<() => void>>;
 }
 
 /** Plain facts about the host agent. */
@@ -238,7 +254,7 @@ const keySeparator = '\u0000';
 export const hostAgentLogic = {
   config: { name: 'hostAgent' },
   getInitialSnapshot(scope: Scope, input: HostInput): HostSnapshot {
-    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, group: undefined, replaying: new Map(), held: new Map() };
+    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, group: undefined, replaying: new Map(), held: new Map(), attaching: new Map(), opening: new Map() };
     lives.set(scope.self, live);
     return { status: 'active', output: undefined, error: undefined, context: summary(live) };
   },
@@ -475,6 +491,13 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
  */
 function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'): void {
   const sessionId = request.params.sessionId as string;
+  const opens = !live.sessions.has(sessionId);
+  // Another load or resume is opening it: this one waits for that answer, then goes on as it finds the session.
+  const waiting = opens ? live.opening.get(sessionId) : undefined;
+  if (waiting) {
+    waiting.push(() => journalFailureAnswers(live, request.requestId, sessionId, () => attach(live, request, how)));
+    return;
+  }
   const known = live.input.journal.getSession(sessionId);
   const origin = known ? undefined : live.listed.get(sessionId);
   const journaled = known ?? adopt(live, request);
@@ -482,21 +505,73 @@ function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'):
   // What an adopted session came from: a refusal by its agent forgets it (and a listed one is listed again).
   const adopted: Adopted | undefined = known ? undefined : { listed: origin };
   // Live in another warden: running it here too would split its history (checked before the replay).
-  if (!live.sessions.has(sessionId) && !claimed(live, request.requestId, sessionId)) return;
+  if (opens && !claimed(live, request.requestId, sessionId)) return;
   // A session that failed (here or in a previous host) starts again in a fresh agent process.
   live.failed.delete(sessionId);
-  if (how === 'load') replay(live, sessionId, request.requestId, () => reattach(live, request, how, journaled, adopted));
-  else reattach(live, request, how, journaled, adopted);
+  const job = beginAttach(live, sessionId, opens);
+  if (how === 'load') replay(live, sessionId, request.requestId, () => reattach(live, request, how, job, adopted), () => endAttach(live, job));
+  else reattach(live, request, how, job, adopted);
 }
 
-/** `attach`, after a load's replay: answers for a running session, else opens it on its agent. */
-function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume', journaled: JournalSession, adopted: Adopted | undefined): void {
+function beginAttach(live: Live, sessionId: string, opens: boolean): AttachJob {
+  const job: AttachJob = { sessionId, opens, interrupted: undefined };
+  const jobs = live.attaching.get(sessionId) ?? new Set();
+  jobs.add(job);
+  live.attaching.set(sessionId, jobs);
+  if (opens) live.opening.set(sessionId, []);
+  return job;
+}
+
+/** The load or resume was answered: the ones that waited for it go on. */
+function endAttach(live: Live, job: AttachJob): void {
+  const jobs = live.attaching.get(job.sessionId);
+  jobs?.delete(job);
+  if (jobs?.size === 0) live.attaching.delete(job.sessionId);
+  if (!job.opens) return;
+  const waiting = live.opening.get(job.sessionId) ?? [];
+  live.opening.delete(job.sessionId);
+  for (const next of waiting) next();
+}
+
+/** The session was closed or deleted: the loads and resumes of it under way answer that. */
+function interruptAttaches(live: Live, sessionId: string, how: 'closed' | 'deleted'): void {
+  for (const job of live.attaching.get(sessionId) ?? []) job.interrupted ??= how;
+}
+
+/** What a load or resume that a close or delete interrupted answers. */
+function interruption(sessionId: string, how: 'load' | 'resume', interrupted: 'closed' | 'deleted'): RpcError {
+  return interrupted === 'deleted'
+    ? RpcError.resourceNotFound(`session ${sessionId} (deleted while it was being ${how === 'load' ? 'loaded' : 'resumed'})`, { sessionId, reason: 'session_deleted' })
+    : RpcError.internalError(`session ${sessionId} was closed while it was being ${how === 'load' ? 'loaded' : 'resumed'}; session/${how} opens it again`, { sessionId, reason: 'session_closed' });
+}
+
+/**
+ * `attach`, after a load's replay: answers for a running session, else opens it on its agent,
+ * as the journal has it now (a close or delete may have come during the replay).
+ */
+function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume', job: AttachJob, adopted: Adopted | undefined): void {
   const sessionId = request.params.sessionId as string;
+  const answer = (output: AgentHandlerOutput) => {
+    emit(live, output);
+    endAttach(live, job);
+  };
+  if (job.interrupted) return answer({ type: 'acp.error', requestId: request.requestId, error: interruption(sessionId, how, job.interrupted).toErrorObject() });
   const running = live.sessions.get(sessionId);
   if (running) {
     record(live, sessionId, { kind: 'attached', how });
-    emit(live, { type: 'acp.respond', requestId: request.requestId, result: currentSetup(running) });
-    return;
+    return answer({ type: 'acp.respond', requestId: request.requestId, result: currentSetup(running) });
+  }
+  let journaled: JournalSession | undefined;
+  try {
+    journaled = live.input.journal.getSession(sessionId);
+  } catch (error) {
+    failedWrite(live, sessionId, error);
+    releaseOwnership(live, sessionId);
+    return answer({ type: 'acp.error', requestId: request.requestId, error: journalFailure(error, sessionId) });
+  }
+  if (!journaled) {
+    releaseOwnership(live, sessionId);
+    return answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }).toErrorObject() });
   }
   let inner: InnerAgent;
   try {
@@ -504,15 +579,14 @@ function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'
   } catch (error) {
     releaseOwnership(live, sessionId);
     unadopt(live, sessionId, adopted);
-    fail(live, request.requestId, RpcError.internalError(`session ${sessionId} needs agent ${journaled.agent}: ${(error as Error).message}`, { sessionId, agent: journaled.agent }));
-    return;
+    return answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`session ${sessionId} needs agent ${journaled.agent}: ${(error as Error).message}`, { sessionId, agent: journaled.agent }).toErrorObject() });
   }
   const caps = inner.agent.capabilities ?? {};
   const method = caps.sessionCapabilities?.resume || !caps.loadSession ? 'session/resume' : 'session/load';
   const meta = { ...(request.params._meta as Record<string, unknown> | undefined), [RESUME_META_KEY]: journaled.resume ?? null };
   const session = openSession(live, sessionId, journaled.agent, journaled.restarts);
   session.replaying = method === 'session/load';
-  live.pending.set(request.requestId, { kind: 'attach', agent: journaled.agent, sessionId, how, adopted });
+  live.pending.set(request.requestId, { kind: 'attach', agent: journaled.agent, sessionId, how, adopted, job, context: request.context });
   sendTo(inner, {
     type: method === 'session/resume' ? 'session.resume' : 'session.load',
     requestId: request.requestId,
@@ -591,6 +665,7 @@ function forget(live: Live, requestId: string, sessionId: string): void {
     live.sessions.delete(sessionId);
   }
   live.closed.add(sessionId);
+  interruptAttaches(live, sessionId, 'deleted');
   live.failed.delete(sessionId);
   live.listed.delete(sessionId);
   const refused = writeOrError(live, sessionId, () => live.input.journal.deleteSession(sessionId));
@@ -833,6 +908,8 @@ interface ReplayJob {
   readonly requestId: string;
   afterSeq: number;
   readonly then: () => void;
+  /** After the request was answered with the journal's failure. */
+  readonly failed: () => void;
 }
 
 /**
@@ -842,9 +919,9 @@ interface ReplayJob {
  * Updates the session's agent sends meanwhile are journaled, and reach the editor through
  * the replay's later pages, in journal order.
  */
-function replay(live: Live, sessionId: string, requestId: string, then: () => void): void {
+function replay(live: Live, sessionId: string, requestId: string, then: () => void, failed: () => void): void {
   live.replaying.set(sessionId, (live.replaying.get(sessionId) ?? 0) + 1);
-  replayPage(live, { sessionId, requestId, afterSeq: 0, then });
+  replayPage(live, { sessionId, requestId, afterSeq: 0, then, failed });
 }
 
 function replayPage(live: Live, job: ReplayJob): void {
@@ -858,6 +935,7 @@ function replayPage(live: Live, job: ReplayJob): void {
     if (!live.sessions.has(job.sessionId)) releaseOwnership(live, job.sessionId);
     failedWrite(live, job.sessionId, error);
     fail(live, job.requestId, journalFailure(error, job.sessionId));
+    job.failed();
     return;
   }
   for (const record of records) replayRecord(live, job.sessionId, record.entry);
@@ -919,6 +997,7 @@ function closed(live: Live, sessionId: string): void {
     live.sessions.delete(sessionId);
   }
   live.closed.add(sessionId);
+  interruptAttaches(live, sessionId, 'closed');
   live.input.onEvent?.({ type: 'session.closed', sessionId });
 }
 
@@ -1106,14 +1185,18 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
     case 'attach': {
       const session = live.sessions.get(pending.sessionId);
       if (session) session.replaying = false;
-      if (error) {
+      const { interrupted } = pending.job;
+      if (error || interrupted) {
         if (session) {
-          session.machine.send({ type: 'agent.failed', reason: error.message });
+          session.machine.send({ type: 'agent.failed', reason: error?.message ?? `session ${interrupted}` });
           live.sessions.delete(pending.sessionId);
         }
+        // Closed or deleted while its agent opened it: closed there again (the editor was not told it opened).
+        if (!error && interrupted) abandon(live, pending.agent, pending.sessionId, pending.context);
         releaseOwnership(live, pending.sessionId);
-        unadopt(live, pending.sessionId, pending.adopted);
-        return fail(live, requestId, error);
+        if (error) unadopt(live, pending.sessionId, pending.adopted);
+        fail(live, requestId, error ?? interruption(pending.sessionId, pending.how, interrupted as 'closed' | 'deleted'));
+        return endAttach(live, pending.job);
       }
       record(live, pending.sessionId, { kind: 'attached', how: pending.how });
       safely(live, pending.sessionId, () => live.input.journal.setState(pending.sessionId, 'open'));
@@ -1121,7 +1204,7 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       session?.machine.send({ type: 'ready' });
       live.input.onEvent?.({ type: 'session.opened', sessionId: pending.sessionId, agent: pending.agent, how: pending.how });
       emit(live, { type: 'acp.respond', requestId, result: result ?? {} });
-      return;
+      return endAttach(live, pending.job);
     }
     case 'prompt': {
       const session = live.sessions.get(pending.sessionId);
