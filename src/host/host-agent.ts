@@ -581,7 +581,8 @@ function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'
     unadopt(live, sessionId, adopted);
     return answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`session ${sessionId} needs agent ${journaled.agent}: ${(error as Error).message}`, { sessionId, agent: journaled.agent }).toErrorObject() });
   }
-  const caps = inner.agent.capabilities ?? {};
+  // What the agent advertised (its initialize answer), not what its definition assumed.
+  const caps = inner.capabilities;
   const method = caps.sessionCapabilities?.resume || !caps.loadSession ? 'session/resume' : 'session/load';
   const meta = { ...(request.params._meta as Record<string, unknown> | undefined), [RESUME_META_KEY]: journaled.resume ?? null };
   const session = openSession(live, sessionId, journaled.agent, journaled.restarts);
