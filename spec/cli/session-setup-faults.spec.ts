@@ -2,7 +2,7 @@
  * `session/new` through a real `warden acp --store FILE` whose journal cannot record the new
  * session (a damaged page): the editor is answered -32603 and the session the agent opened for
  * it is closed there again. Nothing of it reaches the editor, no CLI process is left for it, and
- * the journal keeps no session the editor never got.
+ * the journal keeps no session the editor never got. Every journal failure is answered alike.
  */
 import { expect } from 'chai';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
@@ -94,5 +94,21 @@ describe('warden acp: session/new whose journal write fails', function () {
     } finally {
       journal.close();
     }
+  });
+
+  it('journal failures are answered alike whatever the request (session/list, session/new): -32603, the journal\'s message, data naming the store and its code', async () => {
+    buildStore(store, dir, 12);
+    damagePage(store, rootPageOf(store, 'sessions_by_update').page);
+    editor = PipeEditor.launch({ args: ['--agent', 'demo', '--store', store, '--env', 'DEMO_WORD_DELAY_MS=0'] });
+    await initialize(editor);
+    const listed = await editor.request('session/list', {});
+    const created = await editor.request('session/new', { cwd: dir, mcpServers: [] });
+    for (const answer of [listed, created]) {
+      expect(answer.error?.code, JSON.stringify(answer)).to.equal(-32603);
+      expect(answer.error?.message).to.equal(`Internal error: the journal ${store} is damaged (SQLITE_CORRUPT): move it aside or restore a backup`);
+      expect(answer.error?.data).to.deep.include({ store, code: 'SQLITE_CORRUPT' });
+    }
+    expect(created.error?.data?.sessionId).to.be.a('string');
+    expect(listed.error?.data).to.not.have.property('sessionId');
   });
 });
