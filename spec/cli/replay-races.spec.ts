@@ -118,6 +118,25 @@ describe('warden acp: requests that come during a session/load replay', function
     expect(listed.find((session) => session.sessionId === sessionId)?._meta['acp-warden/state']).to.equal('closed');
   });
 
+  it('session/close, then at once session/load (the close still on its way to the agent): the load waits for the close, then replays and opens the session again', async () => {
+    const sessionId = writeLongSession(store, dir, updates, 1024);
+    const wire = launch(sessionId, ['--agent', 'demo', '--store', store, '--env', 'DEMO_WORD_DELAY_MS=0']);
+    await initialize(wire);
+    wire.send('load', 'session/load', { sessionId, cwd: dir, mcpServers: [] });
+    expect((await wire.answered('load')).message.error).to.equal(undefined);
+    // One write: warden reads both before the agent can answer the close.
+    const line = (id: string, method: string, params: unknown) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
+    (editor as PipeEditor).writeLine(`${line('close', 'session/close', { sessionId })}\n${line('again', 'session/load', { sessionId, cwd: dir, mcpServers: [] })}`);
+    const closed = await wire.answered('close');
+    expect(closed.message.error).to.equal(undefined);
+    expect(closed.replayedBefore, 'the close was answered before the second replay').to.equal(updates);
+    const again = await wire.answered('again');
+    expect(again.message.error, JSON.stringify(again.message)).to.equal(undefined);
+    expect(again.replayedBefore).to.equal(2 * updates);
+    wire.send('prompt', 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'open again?' }] });
+    expect((await wire.answered('prompt')).message.result?.stopReason).to.equal('end_turn');
+  });
+
   it('two loads of a Claude session not running (Claude Code found on PATH), its CLI crashing at every start: the second waits for the first, and both answer the failure', async () => {
     const few = 10;
     const sessionId = writeLongSession(store, dir, few, 1024, { agent: 'claude', resume: { claudeSessionId: randomUUID() } });

@@ -149,11 +149,12 @@ type Pending =
   /** `adopted`: journaled by this request (an agent's session the journal did not know), forgotten again if the agent refuses it. */
   | { readonly kind: 'attach'; readonly agent: string; readonly sessionId: string; readonly how: 'load' | 'resume'; readonly adopted: Adopted | undefined; readonly job: AttachJob; readonly context: AgentEventContext }
   | { readonly kind: 'prompt'; readonly sessionId: string }
-  | { readonly kind: 'close'; readonly sessionId: string }
+  /** `holds`: it made later loads and resumes of the session wait (see `Live.opening`). */
+  | { readonly kind: 'close'; readonly sessionId: string; readonly holds: boolean }
   | { readonly kind: 'fork'; readonly agent: string; readonly from: string; readonly cwd: string; readonly context: AgentEventContext }
   /** The host's own close of a session the editor was told failed: its answer goes nowhere. */
   | { readonly kind: 'abandon' }
-  | { readonly kind: 'delete'; readonly sessionId: string }
+  | { readonly kind: 'delete'; readonly sessionId: string; readonly holds: boolean }
   /** `session/set_mode` (with the mode asked for) or `session/set_config_option`. */
   | { readonly kind: 'setting'; readonly sessionId: string; readonly modeId: string | undefined }
   | { readonly kind: 'list'; readonly job: ListJob; readonly index: number }
@@ -230,7 +231,11 @@ interface Live {
   readonly held: Map<string, AgentHandlerOutput[]>;
   /** Loads and resumes under way, by session. */
   readonly attaching: Map<string, Set<AttachJob>>;
-  /** Sessions a load or resume is opening, with the loads and resumes of them that came since: run, in order, once it is answered. */
+  /**
+   * Sessions a load or resume is opening, or that their agent is closing or deleting, with the
+   * loads and resumes of them that came since: run, in order, once that is answered (a load
+   * after a close opens the session again; after a delete it finds none).
+   */
   readonly opening: Map<string, Array<() => void>>;
 }
 
@@ -466,7 +471,7 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
       }
       const inner = innerAgent(live, session.agent);
       if (inner.agent.capabilities?.sessionCapabilities?.close) {
-        live.pending.set(request.requestId, { kind: 'close', sessionId });
+        live.pending.set(request.requestId, { kind: 'close', sessionId, holds: holdAttaches(live, sessionId) });
         sendTo(inner, request);
       } else {
         closed(live, sessionId);
@@ -492,8 +497,8 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
 function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'): void {
   const sessionId = request.params.sessionId as string;
   const opens = !live.sessions.has(sessionId);
-  // Another load or resume is opening it: this one waits for that answer, then goes on as it finds the session.
-  const waiting = opens ? live.opening.get(sessionId) : undefined;
+  // Another load or resume is opening it, or its agent is closing or deleting it: this one waits for that answer, then goes on as it finds the session.
+  const waiting = live.opening.get(sessionId);
   if (waiting) {
     waiting.push(() => journalFailureAnswers(live, request.requestId, sessionId, () => attach(live, request, how)));
     return;
@@ -527,9 +532,20 @@ function endAttach(live: Live, job: AttachJob): void {
   const jobs = live.attaching.get(job.sessionId);
   jobs?.delete(job);
   if (jobs?.size === 0) live.attaching.delete(job.sessionId);
-  if (!job.opens) return;
-  const waiting = live.opening.get(job.sessionId) ?? [];
-  live.opening.delete(job.sessionId);
+  if (job.opens) releaseAttaches(live, job.sessionId);
+}
+
+/** Makes later loads and resumes of the session wait (unless something already does); whether it did. */
+function holdAttaches(live: Live, sessionId: string): boolean {
+  if (live.opening.has(sessionId)) return false;
+  live.opening.set(sessionId, []);
+  return true;
+}
+
+/** The loads and resumes that waited for the session go on, in order. */
+function releaseAttaches(live: Live, sessionId: string): void {
+  const waiting = live.opening.get(sessionId) ?? [];
+  live.opening.delete(sessionId);
   for (const next of waiting) next();
 }
 
@@ -651,7 +667,7 @@ function deleteSession(live: Live, request: AgentRequestEvent): void {
     forget(live, request.requestId, sessionId);
     return;
   }
-  live.pending.set(request.requestId, { kind: 'delete', sessionId });
+  live.pending.set(request.requestId, { kind: 'delete', sessionId, holds: holdAttaches(live, sessionId) });
   sendTo(inner, caps.delete ? request : { ...request, type: 'session.close', method: 'session/close', params: { sessionId } });
 }
 
@@ -1169,8 +1185,9 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       return;
     }
     case 'delete':
-      if (error) return fail(live, requestId, error);
-      forget(live, requestId, pending.sessionId);
+      if (error) fail(live, requestId, error);
+      else forget(live, requestId, pending.sessionId);
+      if (pending.holds) releaseAttaches(live, pending.sessionId);
       return;
     case 'abandon':
       return;
@@ -1225,8 +1242,9 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       return;
     case 'close':
       closed(live, pending.sessionId);
-      if (error) return fail(live, requestId, error);
-      emit(live, { type: 'acp.respond', requestId, result: result ?? {} });
+      if (error) fail(live, requestId, error);
+      else emit(live, { type: 'acp.respond', requestId, result: result ?? {} });
+      if (pending.holds) releaseAttaches(live, pending.sessionId);
       return;
     case 'other':
       if (error) return fail(live, requestId, error);
