@@ -16,6 +16,7 @@ import {
   cancelPrompt,
   closeSession,
   deleteSession,
+  drainReplay,
   forkSession,
   initialize,
   listSessions,
@@ -34,6 +35,7 @@ import { agentNotifications, agentRequests } from '../../src/acp/methods.js';
 import { schemaOf } from '../../src/acp/schemas.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
 import { portLogic } from '../../src/port/port.js';
+import { readGateOf } from '../../src/port/read-gate.js';
 import { expectGroupGone, waitUntil } from '../support/processes.js';
 
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
@@ -110,6 +112,26 @@ describe('ACP client side driving an SDK-built agent', function () {
   });
 
   this.timeout(30_000);
+
+  it('drainReplay while the read gate is closed (the editor stalls): a round waits past its deadline, and drains once the gate opens', async () => {
+    const { client, port, cwd } = startAgent();
+    await initialize(client);
+    const session = await newSession(client, { cwd });
+    // What a backed-up editor does in warden, where port and client share one system: the port stops reading.
+    const holder = {};
+    const gates = [readGateOf(port.system), readGateOf(client.system)];
+    for (const gate of gates) gate.hold(holder);
+    let outcome: Awaited<ReturnType<typeof drainReplay>> | undefined;
+    const drained = drainReplay(client, session.sessionId, { timeoutMs: 200 }).then((result) => {
+      outcome = result;
+      return result;
+    });
+    // Five deadlines of a round with the gate closed: nothing is decided meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(outcome).to.equal(undefined);
+    for (const gate of gates) gate.release(holder);
+    expect(await drained).to.deep.include({ drained: true, updates: 0 });
+  });
 
   it('refuses methods before initialize, locally', async () => {
     const { client } = startAgent();

@@ -41,6 +41,7 @@ import type { PeerLost, Transport } from '../jsonrpc/transport.js';
 import { createDynamicSupervisor } from '../supervision/dynamic-supervisor.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
+import { readGateOf } from '../port/read-gate.js';
 import { AGENT_METHODS, CLIENT_METHODS, clientNotifications, clientRequests, PROTOCOL_VERSION } from './methods.js';
 import { parserOf } from './schemas.js';
 import { Terminals, type TerminalLimits } from './terminals.js';
@@ -447,6 +448,8 @@ export interface DrainOutcome {
  * after the other has written the next one before it reads the next request, so a round trip
  * that brings none means the replay is over (the second one covers an answer and an update
  * finishing in either order). A call made while nothing is pending costs two round trips.
+ * A round gives up after `timeoutMs` (10 s) of the read gate being open: time the editor
+ * stalls (the gate closed, the agent's output unread) does not count.
  * Rejects as the request does when the agent dies (`peer_lost`).
  */
 export async function drainReplay(client: AnyActorRef, sessionId: string, options: { readonly timeoutMs?: number; readonly maxRounds?: number } = {}): Promise<DrainOutcome> {
@@ -462,14 +465,7 @@ export async function drainReplay(client: AnyActorRef, sessionId: string, option
     let quiet = 0;
     for (let rounds = 1; rounds <= maxRounds; rounds++) {
       window = 0;
-      try {
-        await sendRequest(live.connection, DRAIN_METHOD, { sessionId }, { timeout: options.timeoutMs ?? 10_000 });
-      } catch (error) {
-        const failure = (error as RpcError).failure;
-        if (failure === 'timed_out') return { updates: updates + window, rounds, drained: false };
-        // Any answer is the agent's: an error answer (method not found) is as good as a result.
-        if (failure !== 'error_response') throw error;
-      }
+      if ((await drainRound(client, live.connection, sessionId, options.timeoutMs ?? 10_000)) === 'timed_out') return { updates: updates + window, rounds, drained: false };
       updates += window;
       quiet = window === 0 ? quiet + 1 : 0;
       if (quiet === 2) return { updates, rounds, drained: true };
@@ -477,6 +473,36 @@ export async function drainReplay(client: AnyActorRef, sessionId: string, option
     return { updates, rounds: maxRounds, drained: false };
   } finally {
     listener.unsubscribe();
+  }
+}
+
+/**
+ * One round trip of {@link drainReplay}. Its deadline runs only while the read gate is open:
+ * while the editor's output is backed up, the agent's answer is not read (the port waits), so
+ * a stalled editor must not look like an agent that never answers.
+ */
+async function drainRound(client: AnyActorRef, connection: AnyActorRef, sessionId: string, timeoutMs: number): Promise<'answered' | 'timed_out'> {
+  const deadline = readGateOf(client.system).openDeadline(timeoutMs);
+  const abort = new AbortController();
+  const timedOut = deadline.expired.then(() => 'timed_out' as const);
+  const answered = sendRequest(connection, DRAIN_METHOD, { sessionId }, { timeout: 'none', signal: abort.signal }).then(
+    () => 'answered' as const,
+    (error: unknown) => {
+      // Any answer is the agent's: an error answer (method not found) is as good as a result.
+      if ((error as RpcError).failure === 'error_response') return 'answered' as const;
+      if (abort.signal.aborted) return 'timed_out' as const;
+      throw error;
+    },
+  );
+  try {
+    const outcome = await Promise.race([answered, timedOut]);
+    if (outcome === 'timed_out') {
+      abort.abort();
+      await answered.catch(() => undefined);
+    }
+    return outcome;
+  } finally {
+    deadline.cancel();
   }
 }
 

@@ -147,13 +147,16 @@ interface HostSession {
 
 type Pending =
   | { readonly kind: 'initialize'; readonly agent: string; readonly editor: boolean }
-  | { readonly kind: 'new'; readonly agent: string; readonly cwd: string }
+  | { readonly kind: 'new'; readonly agent: string; readonly cwd: string; readonly context: AgentEventContext }
   /** `adopted`: journaled by this request (an agent's session the journal did not know), forgotten again if the agent refuses it. */
-  | { readonly kind: 'attach'; readonly agent: string; readonly sessionId: string; readonly how: 'load' | 'resume'; readonly adopted: Adopted | undefined }
+  | { readonly kind: 'attach'; readonly agent: string; readonly sessionId: string; readonly how: 'load' | 'resume'; readonly adopted: Adopted | undefined; readonly job: AttachJob; readonly context: AgentEventContext }
   | { readonly kind: 'prompt'; readonly sessionId: string }
-  | { readonly kind: 'close'; readonly sessionId: string }
-  | { readonly kind: 'fork'; readonly agent: string; readonly from: string; readonly cwd: string }
-  | { readonly kind: 'delete'; readonly sessionId: string }
+  /** `holds`: it made later loads and resumes of the session wait (see `Live.opening`). */
+  | { readonly kind: 'close'; readonly sessionId: string; readonly holds: boolean }
+  | { readonly kind: 'fork'; readonly agent: string; readonly from: string; readonly cwd: string; readonly context: AgentEventContext }
+  /** The host's own close of a session the editor was told failed: its answer goes nowhere. */
+  | { readonly kind: 'abandon' }
+  | { readonly kind: 'delete'; readonly sessionId: string; readonly holds: boolean }
   /** `session/set_mode` (with the mode asked for) or `session/set_config_option`. */
   | { readonly kind: 'setting'; readonly sessionId: string; readonly modeId: string | undefined }
   | { readonly kind: 'list'; readonly job: ListJob; readonly index: number }
@@ -174,6 +177,18 @@ interface ListJob {
 interface ListedSession {
   readonly agent: string;
   readonly resume: unknown;
+}
+
+/**
+ * One `session/load` or `session/resume` under way, from its request to its answer: a
+ * `session/close` or `session/delete` of the session meanwhile (during the replay, or while its
+ * agent opens it) interrupts it, and it answers that instead of opening the session.
+ */
+interface AttachJob {
+  readonly sessionId: string;
+  /** It opens a session not running here: later loads and resumes of it wait for its answer. */
+  readonly opens: boolean;
+  interrupted: 'closed' | 'deleted' | undefined;
 }
 
 /** A session journaled by the load or resume that attaches it; `listed`: what an agent's listing said of it, if it came from there. */
@@ -210,6 +225,20 @@ interface Live {
   group: { readonly outbox: AgentHandlerOutput[]; readonly sessions: Set<string> } | undefined;
   /** Sessions whose history is being replayed (count of replays): their new updates are journaled, and shown by the replay. */
   readonly replaying: Map<string, number>;
+  /**
+   * Updates, by agent, for sessions the host does not know, sent while that agent's
+   * `session/new` or `session/fork` is unanswered (a passthrough may deliver them before the
+   * answer): held until it settles, then journaled and shown, or dropped if that setup failed.
+   */
+  readonly held: Map<string, AgentHandlerOutput[]>;
+  /** Loads and resumes under way, by session. */
+  readonly attaching: Map<string, Set<AttachJob>>;
+  /**
+   * Sessions a load or resume is opening, or that their agent is closing or deleting, with the
+   * loads and resumes of them that came since: run, in order, once that is answered (a load
+   * after a close opens the session again; after a delete it finds none).
+   */
+  readonly opening: Map<string, Array<() => void>>;
 }
 
 /** Plain facts about the host agent. */
@@ -232,7 +261,7 @@ const keySeparator = '\u0000';
 export const hostAgentLogic = {
   config: { name: 'hostAgent' },
   getInitialSnapshot(scope: Scope, input: HostInput): HostSnapshot {
-    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, group: undefined, replaying: new Map() };
+    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, group: undefined, replaying: new Map(), held: new Map(), attaching: new Map(), opening: new Map() };
     lives.set(scope.self, live);
     return { status: 'active', output: undefined, error: undefined, context: summary(live) };
   },
@@ -381,7 +410,7 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
         fail(live, request.requestId, RpcError.invalidParams((error as Error).message, { agent: name }));
         return;
       }
-      live.pending.set(request.requestId, { kind: 'new', agent: name, cwd: params.cwd as string });
+      live.pending.set(request.requestId, { kind: 'new', agent: name, cwd: params.cwd as string, context: request.context });
       sendTo(inner, request);
       return;
     }
@@ -404,8 +433,7 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
       // Journaled before the agent sees it: a prompt the host lost track of is still on record.
       const refused = recordOrError(live, sessionId, { kind: 'prompt', prompt: params.prompt as ContentBlock[] });
       if (refused) {
-        const why = refused instanceof JournalError ? refused.message : 'the journal could not record the prompt';
-        fail(live, request.requestId, RpcError.internalError(`${why}; the prompt was not sent to the agent`, { sessionId }));
+        fail(live, request.requestId, journalFailure(refused, sessionId, 'the prompt was not sent to the agent'));
         return;
       }
       session.machine.send({ type: 'prompt' });
@@ -445,7 +473,7 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
       }
       const inner = innerAgent(live, session.agent);
       if (inner.agent.capabilities?.sessionCapabilities?.close) {
-        live.pending.set(request.requestId, { kind: 'close', sessionId });
+        live.pending.set(request.requestId, { kind: 'close', sessionId, holds: holdAttaches(live, sessionId) });
         sendTo(inner, request);
       } else {
         closed(live, sessionId);
@@ -470,6 +498,13 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
  */
 function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'): void {
   const sessionId = request.params.sessionId as string;
+  const opens = !live.sessions.has(sessionId);
+  // Another load or resume is opening it, or its agent is closing or deleting it: this one waits for that answer, then goes on as it finds the session.
+  const waiting = live.opening.get(sessionId);
+  if (waiting) {
+    waiting.push(() => journalFailureAnswers(live, request.requestId, sessionId, () => attach(live, request, how)));
+    return;
+  }
   const known = live.input.journal.getSession(sessionId);
   const origin = known ? undefined : live.listed.get(sessionId);
   const journaled = known ?? adopt(live, request);
@@ -477,21 +512,84 @@ function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'):
   // What an adopted session came from: a refusal by its agent forgets it (and a listed one is listed again).
   const adopted: Adopted | undefined = known ? undefined : { listed: origin };
   // Live in another warden: running it here too would split its history (checked before the replay).
-  if (!live.sessions.has(sessionId) && !claimed(live, request.requestId, sessionId)) return;
+  if (opens && !claimed(live, request.requestId, sessionId)) return;
   // A session that failed (here or in a previous host) starts again in a fresh agent process.
   live.failed.delete(sessionId);
-  if (how === 'load') replay(live, sessionId, request.requestId, () => reattach(live, request, how, journaled, adopted));
-  else reattach(live, request, how, journaled, adopted);
+  const job = beginAttach(live, sessionId, opens);
+  if (how === 'load') replay(live, sessionId, request.requestId, () => reattach(live, request, how, job, adopted), () => endAttach(live, job));
+  else reattach(live, request, how, job, adopted);
 }
 
-/** `attach`, after a load's replay: answers for a running session, else opens it on its agent. */
-function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume', journaled: JournalSession, adopted: Adopted | undefined): void {
+function beginAttach(live: Live, sessionId: string, opens: boolean): AttachJob {
+  const job: AttachJob = { sessionId, opens, interrupted: undefined };
+  const jobs = live.attaching.get(sessionId) ?? new Set();
+  jobs.add(job);
+  live.attaching.set(sessionId, jobs);
+  if (opens) live.opening.set(sessionId, []);
+  return job;
+}
+
+/** The load or resume was answered: the ones that waited for it go on. */
+function endAttach(live: Live, job: AttachJob): void {
+  const jobs = live.attaching.get(job.sessionId);
+  jobs?.delete(job);
+  if (jobs?.size === 0) live.attaching.delete(job.sessionId);
+  if (job.opens) releaseAttaches(live, job.sessionId);
+}
+
+/** Makes later loads and resumes of the session wait (unless something already does); whether it did. */
+function holdAttaches(live: Live, sessionId: string): boolean {
+  if (live.opening.has(sessionId)) return false;
+  live.opening.set(sessionId, []);
+  return true;
+}
+
+/** The loads and resumes that waited for the session go on, in order. */
+function releaseAttaches(live: Live, sessionId: string): void {
+  const waiting = live.opening.get(sessionId) ?? [];
+  live.opening.delete(sessionId);
+  for (const next of waiting) next();
+}
+
+/** The session was closed or deleted: the loads and resumes of it under way answer that. */
+function interruptAttaches(live: Live, sessionId: string, how: 'closed' | 'deleted'): void {
+  for (const job of live.attaching.get(sessionId) ?? []) job.interrupted ??= how;
+}
+
+/** What a load or resume that a close or delete interrupted answers. */
+function interruption(sessionId: string, how: 'load' | 'resume', interrupted: 'closed' | 'deleted'): RpcError {
+  return interrupted === 'deleted'
+    ? RpcError.resourceNotFound(`session ${sessionId} (deleted while it was being ${how === 'load' ? 'loaded' : 'resumed'})`, { sessionId, reason: 'session_deleted' })
+    : RpcError.internalError(`session ${sessionId} was closed while it was being ${how === 'load' ? 'loaded' : 'resumed'}; session/${how} opens it again`, { sessionId, reason: 'session_closed' });
+}
+
+/**
+ * `attach`, after a load's replay: answers for a running session, else opens it on its agent,
+ * as the journal has it now (a close or delete may have come during the replay).
+ */
+function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume', job: AttachJob, adopted: Adopted | undefined): void {
   const sessionId = request.params.sessionId as string;
+  const answer = (output: AgentHandlerOutput) => {
+    emit(live, output);
+    endAttach(live, job);
+  };
+  if (job.interrupted) return answer({ type: 'acp.error', requestId: request.requestId, error: interruption(sessionId, how, job.interrupted).toErrorObject() });
   const running = live.sessions.get(sessionId);
   if (running) {
     record(live, sessionId, { kind: 'attached', how });
-    emit(live, { type: 'acp.respond', requestId: request.requestId, result: currentSetup(running) });
-    return;
+    return answer({ type: 'acp.respond', requestId: request.requestId, result: currentSetup(running) });
+  }
+  let journaled: JournalSession | undefined;
+  try {
+    journaled = live.input.journal.getSession(sessionId);
+  } catch (error) {
+    failedWrite(live, sessionId, error);
+    releaseOwnership(live, sessionId);
+    return answer({ type: 'acp.error', requestId: request.requestId, error: journalFailure(error, sessionId) });
+  }
+  if (!journaled) {
+    releaseOwnership(live, sessionId);
+    return answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }).toErrorObject() });
   }
   let inner: InnerAgent;
   try {
@@ -499,15 +597,15 @@ function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'
   } catch (error) {
     releaseOwnership(live, sessionId);
     unadopt(live, sessionId, adopted);
-    fail(live, request.requestId, RpcError.internalError(`session ${sessionId} needs agent ${journaled.agent}: ${(error as Error).message}`, { sessionId, agent: journaled.agent }));
-    return;
+    return answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`session ${sessionId} needs agent ${journaled.agent}: ${(error as Error).message}`, { sessionId, agent: journaled.agent }).toErrorObject() });
   }
-  const caps = inner.agent.capabilities ?? {};
+  // What the agent advertised (its initialize answer), not what its definition assumed.
+  const caps = inner.capabilities;
   const method = caps.sessionCapabilities?.resume || !caps.loadSession ? 'session/resume' : 'session/load';
   const meta = { ...(request.params._meta as Record<string, unknown> | undefined), [RESUME_META_KEY]: journaled.resume ?? null };
   const session = openSession(live, sessionId, journaled.agent, journaled.restarts);
   session.replaying = method === 'session/load';
-  live.pending.set(request.requestId, { kind: 'attach', agent: journaled.agent, sessionId, how, adopted });
+  live.pending.set(request.requestId, { kind: 'attach', agent: journaled.agent, sessionId, how, adopted, job, context: request.context });
   sendTo(inner, {
     type: method === 'session/resume' ? 'session.resume' : 'session.load',
     requestId: request.requestId,
@@ -548,7 +646,7 @@ function fork(live: Live, request: AgentRequestEvent): void {
     fail(live, request.requestId, { ...refusal.toErrorObject(), message: `${refusal.message}: agent ${session.agent} cannot fork sessions` });
     return;
   }
-  live.pending.set(request.requestId, { kind: 'fork', agent: session.agent, from, cwd: request.params.cwd as string });
+  live.pending.set(request.requestId, { kind: 'fork', agent: session.agent, from, cwd: request.params.cwd as string, context: request.context });
   sendTo(inner, request);
 }
 
@@ -571,7 +669,7 @@ function deleteSession(live: Live, request: AgentRequestEvent): void {
     forget(live, request.requestId, sessionId);
     return;
   }
-  live.pending.set(request.requestId, { kind: 'delete', sessionId });
+  live.pending.set(request.requestId, { kind: 'delete', sessionId, holds: holdAttaches(live, sessionId) });
   sendTo(inner, caps.delete ? request : { ...request, type: 'session.close', method: 'session/close', params: { sessionId } });
 }
 
@@ -586,14 +684,14 @@ function forget(live: Live, requestId: string, sessionId: string): void {
     live.sessions.delete(sessionId);
   }
   live.closed.add(sessionId);
+  interruptAttaches(live, sessionId, 'deleted');
   live.failed.delete(sessionId);
   live.listed.delete(sessionId);
   const refused = writeOrError(live, sessionId, () => live.input.journal.deleteSession(sessionId));
   releaseOwnership(live, sessionId);
   live.input.onEvent?.({ type: 'session.closed', sessionId });
   if (refused) {
-    const why = refused instanceof JournalError ? refused.message : `the journal could not delete the session: ${(refused as Error).message}`;
-    fail(live, requestId, RpcError.internalError(why, { sessionId }));
+    fail(live, requestId, journalFailure(refused, sessionId, 'its history stays in the journal'));
     return;
   }
   emit(live, { type: 'acp.respond', requestId, result: {} });
@@ -640,13 +738,12 @@ function adopt(live: Live, request: AgentRequestEvent): JournalSession | undefin
     fail(live, request.requestId, RpcError.invalidParams(`session ${sessionId} is kept by agent ${origin.agent}: ${(error as Error).message}`, { sessionId, agent: origin.agent }));
     return undefined;
   }
-  commitGroup(live);
-  try {
+  const refused = writeOrError(live, sessionId, () => {
     live.input.journal.createSession({ sessionId, agent: origin.agent, cwd: request.params.cwd as string });
     live.input.journal.setResume(sessionId, origin.resume);
-  } catch (error) {
-    live.journalErrors++;
-    fail(live, request.requestId, RpcError.internalError(`the journal could not record the session: ${(error as Error).message}`, { sessionId }));
+  });
+  if (refused) {
+    fail(live, request.requestId, journalFailure(refused, sessionId));
     return undefined;
   }
   live.listed.delete(sessionId);
@@ -703,7 +800,9 @@ function listSessions(live: Live, request: AgentRequestEvent): void {
       ...(live.input.listPageSize ? { limit: live.input.listPageSize } : {}),
     });
   } catch (error) {
-    fail(live, request.requestId, error instanceof InvalidCursorError ? RpcError.invalidParams(error.message) : RpcError.internalError(`the journal could not be read: ${(error as Error).message}`));
+    if (error instanceof InvalidCursorError) return fail(live, request.requestId, RpcError.invalidParams(error.message));
+    failedWrite(live, undefined, error);
+    fail(live, request.requestId, journalFailure(error, undefined));
     return;
   }
   for (const session of page.sessions) {
@@ -777,7 +876,8 @@ function listed(live: Live, job: ListJob, index: number, result: unknown, error:
   try {
     mapped = journaledResumes(live, name);
   } catch (journalError) {
-    fail(live, job.requestId, RpcError.internalError(`the journal could not be read: ${(journalError as Error).message}`));
+    failedWrite(live, undefined, journalError);
+    fail(live, job.requestId, journalFailure(journalError, undefined));
     return;
   }
   for (const info of page.sessions ?? []) {
@@ -827,6 +927,8 @@ interface ReplayJob {
   readonly requestId: string;
   afterSeq: number;
   readonly then: () => void;
+  /** After the request was answered with the journal's failure. */
+  readonly failed: () => void;
 }
 
 /**
@@ -836,9 +938,9 @@ interface ReplayJob {
  * Updates the session's agent sends meanwhile are journaled, and reach the editor through
  * the replay's later pages, in journal order.
  */
-function replay(live: Live, sessionId: string, requestId: string, then: () => void): void {
+function replay(live: Live, sessionId: string, requestId: string, then: () => void, failed: () => void): void {
   live.replaying.set(sessionId, (live.replaying.get(sessionId) ?? 0) + 1);
-  replayPage(live, { sessionId, requestId, afterSeq: 0, then });
+  replayPage(live, { sessionId, requestId, afterSeq: 0, then, failed });
 }
 
 function replayPage(live: Live, job: ReplayJob): void {
@@ -851,9 +953,8 @@ function replayPage(live: Live, job: ReplayJob): void {
     endReplay(live, job.sessionId);
     if (!live.sessions.has(job.sessionId)) releaseOwnership(live, job.sessionId);
     failedWrite(live, job.sessionId, error);
-    fail(live, job.requestId, error instanceof JournalError
-      ? RpcError.internalError(error.message, { sessionId: job.sessionId, store: error.path, code: error.code })
-      : RpcError.internalError(`the journal could not be read: ${(error as Error).message}`, { sessionId: job.sessionId }));
+    fail(live, job.requestId, journalFailure(error, job.sessionId));
+    job.failed();
     return;
   }
   for (const record of records) replayRecord(live, job.sessionId, record.entry);
@@ -915,6 +1016,7 @@ function closed(live: Live, sessionId: string): void {
     live.sessions.delete(sessionId);
   }
   live.closed.add(sessionId);
+  interruptAttaches(live, sessionId, 'closed');
   live.input.onEvent?.({ type: 'session.closed', sessionId });
 }
 
@@ -935,6 +1037,10 @@ function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): v
       // A closed session's agent may still be winding down its turn: the editor closed it, and
       // the journal (closed) would not have these. (Found by the chaos walk.)
       if (!session && live.closed.has(output.sessionId)) return;
+      if (!session && settingUp(live, agent)) {
+        live.held.set(agent, [...(live.held.get(agent) ?? []), output]);
+        return;
+      }
       if (output.update.sessionUpdate === 'notice') {
         // An agent's own notice (Claude or Codex started a new conversation) is a notice too, not conversation.
         const { severity, title, description } = output.update as unknown as { severity: 'info' | 'warning' | 'error'; title: string; description?: string | null };
@@ -1015,6 +1121,21 @@ function settle(live: Live, requestId: string, result: unknown, error: ErrorObje
   const editorRequestId = pending?.kind === 'list' ? pending.job.requestId : requestId;
   const sessionId = pending && 'sessionId' in pending ? pending.sessionId : undefined;
   journalFailureAnswers(live, editorRequestId, sessionId, () => settlePending(live, requestId, pending, result, error));
+  if (pending?.kind === 'new' || pending?.kind === 'fork') releaseHeld(live, pending.agent);
+}
+
+/** Whether `agent` has a `session/new` or `session/fork` unanswered. */
+function settingUp(live: Live, agent: string): boolean {
+  for (const pending of live.pending.values()) if ((pending.kind === 'new' || pending.kind === 'fork') && pending.agent === agent) return true;
+  return false;
+}
+
+/** The updates held while `agent` set a session up, taken again now that it was answered (a failed one's are dropped: it is closed). */
+function releaseHeld(live: Live, agent: string): void {
+  const held = live.held.get(agent);
+  if (!held) return;
+  live.held.delete(agent);
+  for (const output of held) onInnerOutput(live, agent, output);
 }
 
 function settlePending(live: Live, requestId: string, pending: Pending | undefined, result: unknown, error: ErrorObject | undefined): void {
@@ -1046,19 +1167,8 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       if (error) return fail(live, requestId, error);
       const sessionId = (result as { sessionId?: unknown } | undefined)?.sessionId;
       if (typeof sessionId !== 'string') return emit(live, { type: 'acp.respond', requestId, result });
-      commitGroup(live);
-      try {
-        live.input.journal.createSession({ sessionId, agent: pending.agent, cwd: pending.cwd });
-        live.input.journal.claim?.(sessionId);
-      } catch (journalError) {
-        live.journalErrors++;
-        // An agent that numbers its sessions from 1 in every process reuses ids across runs.
-        const taken = live.input.journal.getSession(sessionId);
-        const why = taken
-          ? `${pending.agent} handed out session id ${sessionId}, which the journal already holds for an earlier session (${taken.createdAt}); an agent must not reuse session ids, or use another --store`
-          : `the journal could not record the session: ${(journalError as Error).message}`;
-        return fail(live, requestId, RpcError.internalError(why, { sessionId }));
-      }
+      const refusal = journalNewSession(live, pending, sessionId, () => live.input.journal.createSession({ sessionId, agent: pending.agent, cwd: pending.cwd }));
+      if (refusal) return fail(live, requestId, refusal);
       const session = openSession(live, sessionId, pending.agent, 0);
       reportSetup(session, result);
       session.machine.send({ type: 'ready' });
@@ -1070,14 +1180,8 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       if (error) return fail(live, requestId, error);
       const sessionId = (result as { sessionId?: unknown } | undefined)?.sessionId;
       if (typeof sessionId !== 'string') return emit(live, { type: 'acp.respond', requestId, result });
-      commitGroup(live);
-      try {
-        live.input.journal.forkSession({ sessionId, agent: pending.agent, cwd: pending.cwd, from: pending.from });
-        live.input.journal.claim?.(sessionId);
-      } catch (journalError) {
-        live.journalErrors++;
-        return fail(live, requestId, RpcError.internalError(`the journal could not record the fork of ${pending.from}: ${(journalError as Error).message}`, { sessionId }));
-      }
+      const refusal = journalNewSession(live, pending, sessionId, () => live.input.journal.forkSession({ sessionId, agent: pending.agent, cwd: pending.cwd, from: pending.from }));
+      if (refusal) return fail(live, requestId, refusal);
       const session = openSession(live, sessionId, pending.agent, 0);
       reportSetup(session, result);
       session.machine.send({ type: 'ready' });
@@ -1086,8 +1190,11 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       return;
     }
     case 'delete':
-      if (error) return fail(live, requestId, error);
-      forget(live, requestId, pending.sessionId);
+      if (error) fail(live, requestId, error);
+      else forget(live, requestId, pending.sessionId);
+      if (pending.holds) releaseAttaches(live, pending.sessionId);
+      return;
+    case 'abandon':
       return;
     case 'setting': {
       if (error) return fail(live, requestId, error);
@@ -1101,14 +1208,18 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
     case 'attach': {
       const session = live.sessions.get(pending.sessionId);
       if (session) session.replaying = false;
-      if (error) {
+      const { interrupted } = pending.job;
+      if (error || interrupted) {
         if (session) {
-          session.machine.send({ type: 'agent.failed', reason: error.message });
+          session.machine.send({ type: 'agent.failed', reason: error?.message ?? `session ${interrupted}` });
           live.sessions.delete(pending.sessionId);
         }
+        // Closed or deleted while its agent opened it: closed there again (the editor was not told it opened).
+        if (!error && interrupted) abandon(live, pending.agent, pending.sessionId, pending.context);
         releaseOwnership(live, pending.sessionId);
-        unadopt(live, pending.sessionId, pending.adopted);
-        return fail(live, requestId, error);
+        if (error) unadopt(live, pending.sessionId, pending.adopted);
+        fail(live, requestId, error ?? interruption(pending.sessionId, pending.how, interrupted as 'closed' | 'deleted'));
+        return endAttach(live, pending.job);
       }
       record(live, pending.sessionId, { kind: 'attached', how: pending.how });
       safely(live, pending.sessionId, () => live.input.journal.setState(pending.sessionId, 'open'));
@@ -1116,7 +1227,7 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       session?.machine.send({ type: 'ready' });
       live.input.onEvent?.({ type: 'session.opened', sessionId: pending.sessionId, agent: pending.agent, how: pending.how });
       emit(live, { type: 'acp.respond', requestId, result: result ?? {} });
-      return;
+      return endAttach(live, pending.job);
     }
     case 'prompt': {
       const session = live.sessions.get(pending.sessionId);
@@ -1136,13 +1247,66 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       return;
     case 'close':
       closed(live, pending.sessionId);
-      if (error) return fail(live, requestId, error);
-      emit(live, { type: 'acp.respond', requestId, result: result ?? {} });
+      if (error) fail(live, requestId, error);
+      else emit(live, { type: 'acp.respond', requestId, result: result ?? {} });
+      if (pending.holds) releaseAttaches(live, pending.sessionId);
       return;
     case 'other':
       if (error) return fail(live, requestId, error);
       emit(live, { type: 'acp.respond', requestId, result });
   }
+}
+
+/**
+ * Journals a session its agent just opened (`create`: new or fork) and takes it for this host.
+ * When that fails, the editor is told the session failed, so it must not go on: it is closed
+ * on its agent again (else a CLI process per attempt), what the agent still says of it is
+ * dropped, and a row already written is deleted (the journal keeps no session the editor never
+ * got). Returns the refusal to answer, or `undefined` when the session is journaled and ours.
+ */
+function journalNewSession(live: Live, pending: Extract<Pending, { kind: 'new' | 'fork' }>, sessionId: string, create: () => void): ErrorObject | undefined {
+  const journal = live.input.journal;
+  let created = false;
+  const failure = writeOrError(live, sessionId, () => {
+    create();
+    created = true;
+    journal.claim?.(sessionId);
+  });
+  if (failure === undefined) return undefined;
+  abandon(live, pending.agent, sessionId, pending.context);
+  if (created) safely(live, sessionId, () => journal.deleteSession(sessionId));
+  // An agent that numbers its sessions from 1 in every process reuses ids across runs.
+  const taken = created ? undefined : peekSession(live, sessionId);
+  if (taken) {
+    return RpcError.internalError(`${pending.agent} handed out session id ${sessionId}, which the journal already holds for an earlier session (${taken.createdAt}); an agent must not reuse session ids, or use another --store`, { sessionId }).toErrorObject();
+  }
+  return journalFailure(failure, sessionId);
+}
+
+/** The journal's record of a session, or `undefined` when there is none or the journal cannot say. */
+function peekSession(live: Live, sessionId: string): JournalSession | undefined {
+  try {
+    return live.input.journal.getSession(sessionId);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Closes, on its agent, a session the editor was told failed (delete when the agent can, else
+ * close); its answer goes nowhere, and what the agent still says of the session is dropped.
+ */
+function abandon(live: Live, agent: string, sessionId: string, context: AgentEventContext): void {
+  live.closed.add(sessionId);
+  // An agent handing out the id of a session this host runs: that one is not ours to close.
+  if (live.sessions.has(sessionId)) return;
+  const inner = live.inner.get(agent);
+  const caps = inner?.capabilities.sessionCapabilities;
+  if (!inner || !(caps?.delete || caps?.close)) return;
+  const requestId = `h${live.nextKey++}`;
+  live.pending.set(requestId, { kind: 'abandon' });
+  const method = caps.delete ? 'session/delete' : 'session/close';
+  sendTo(inner, { type: caps.delete ? 'session.delete' : 'session.close', requestId, method, params: { sessionId }, context });
 }
 
 /**
@@ -1253,8 +1417,20 @@ function journalFailureAnswers(live: Live, requestId: string, sessionId: string 
   } catch (error) {
     if (!(error instanceof JournalError)) throw error;
     failedWrite(live, sessionId, error);
-    fail(live, requestId, RpcError.internalError(error.message, { ...(sessionId ? { sessionId } : {}), store: error.path, code: error.code }));
+    fail(live, requestId, journalFailure(error, sessionId));
   }
+}
+
+/**
+ * The one answer to a request the journal failed (whatever it was doing): -32603 with the
+ * journal's message (for a {@link JournalError}: naming the store file and the fix), the
+ * session when there is one, and the store and its error code; `consequence` says what did
+ * not happen because of it.
+ */
+function journalFailure(error: unknown, sessionId: string | undefined, consequence?: string): ErrorObject {
+  const message = error instanceof JournalError ? error.message : `the journal failed: ${(error as Error | undefined)?.message ?? String(error)}`;
+  const data = { ...(sessionId !== undefined ? { sessionId } : {}), ...(error instanceof JournalError ? { store: error.path, code: error.code } : {}) };
+  return RpcError.internalError(consequence ? `${message}; ${consequence}` : message, data).toErrorObject();
 }
 
 function failedWrite(live: Live, sessionId: string | undefined, error: unknown): void {

@@ -51,6 +51,45 @@ export class ReadGate {
     });
   }
 
+  /**
+   * A deadline that runs only while the gate is open: `expired` resolves once it has been open
+   * for `ms` in all. For a reader waiting on an answer that cannot come while the gate holds
+   * its reading back (a slow editor is no fault of the agent). `cancel` stops it.
+   */
+  openDeadline(ms: number): { readonly expired: Promise<void>; cancel(): void } {
+    let left = ms;
+    let since = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let fire: () => void = () => {};
+    const expired = new Promise<void>((resolve) => {
+      fire = resolve;
+    });
+    const pause = () => {
+      if (timer === undefined) return;
+      clearTimeout(timer);
+      timer = undefined;
+      left = Math.max(0, left - (Date.now() - since));
+    };
+    const run = () => {
+      if (timer !== undefined) return;
+      since = Date.now();
+      timer = setTimeout(() => {
+        timer = undefined;
+        stop();
+        fire();
+      }, left);
+    };
+    const stop = this.subscribe((open) => (open ? run() : pause()));
+    if (this.open) run();
+    return {
+      expired,
+      cancel: () => {
+        pause();
+        stop();
+      },
+    };
+  }
+
   #tell(open: boolean): void {
     for (const listener of [...this.#listeners]) listener(open);
   }
