@@ -212,6 +212,7 @@ export {
   defaultStdioMaxLineBytes,
   stdioHighWaterBytes,
   stdioLowWaterBytes,
+  defaultMaxUnansweredRequests,
 } from './jsonrpc/index.js';
 
 export {

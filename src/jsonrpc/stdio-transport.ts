@@ -37,13 +37,21 @@ export function stdioTransport(
 ): Transport {
   let sink: TransportSink | undefined;
   let closed = false;
+  // Input is read only when neither the backed-up output nor the connection holds it.
+  let outputBackedUp = false;
+  let heldByConnection = false;
+  const applyReading = () => {
+    if (closed) return;
+    if (outputBackedUp || heldByConnection) input.pause();
+    else input.resume();
+  };
   const limit = options.maxLineBytes ?? defaultStdioMaxLineBytes;
   const writes = new WriteQueue(output as unknown as import('node:stream').Writable, Infinity, {
     highWaterBytes: stdioHighWaterBytes,
     lowWaterBytes: stdioLowWaterBytes,
     onChange: (backedUp) => {
-      if (!closed && backedUp) input.pause();
-      else if (!closed) input.resume();
+      outputBackedUp = backedUp;
+      applyReading();
       sink?.backpressure?.(backedUp);
     },
   });
@@ -80,6 +88,10 @@ export function stdioTransport(
       writes.write(`${JSON.stringify(message)}\n`, (error) => {
         if (error) finish(`stdout failed: ${error.message}`);
       }); // stdout-ok: the protocol writer
+    },
+    holdReading(held: boolean) {
+      heldByConnection = held;
+      applyReading();
     },
     close() {
       closed = true;
