@@ -5,7 +5,7 @@
  * editor reads again. Peak RSS of warden is printed for docs/benchmarks.md.
  */
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -120,6 +120,49 @@ describe('warden acp: flow control with an editor that reads slowly', function (
     await until(() => ended.size === total || !editor?.running, `${total} prompts to end (${ended.size} did, ${asked} permissions asked)`, 240_000);
     expect(ended.size).to.equal(total);
     expect(asked).to.equal(total);
+  });
+
+  it('100,000 requests pipelined behind an initialize the agent is slow to answer: warden reads about 1024 of them, not all, then answers every one', async () => {
+    const total = 100_000;
+    const gate = join(work, 'init-gate');
+    const bin = binDirWith({ 'stream-agent': streamAgent });
+    try {
+      const answered = new Set<number>();
+      let errors = 0;
+      editor = PipeEditor.launch({
+        args: ['--agent', 'acp:stream-agent 1 10', '--store', join(work, 'journal.sqlite'), '--env', `STREAM_AGENT_INIT_GATE=${gate}`],
+        binDir: bin.dir,
+        env: { NODE_OPTIONS: '--max-old-space-size=128' },
+        onMessage: (message: WireMessage) => {
+          if (typeof message.id !== 'number' || message.id < 1000) return;
+          if (message.error) errors++;
+          answered.add(message.id);
+        },
+      });
+      const initialized = editor.answer('init');
+      editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } }));
+      const lines: string[] = [];
+      for (let index = 0; index < total; index++) lines.push(`{"jsonrpc":"2.0","id":${1000 + index},"method":"session/list","params":{}}`);
+      const bytes = Buffer.byteLength(`${lines.join('\n')}\n`);
+      editor.child.stdin.write(`${lines.join('\n')}\n`);
+      await until(() => existsSync(`${gate}.asked`) || !editor?.running, 'the agent to be asked to initialize', 60_000);
+      // Whatever warden would read, it has had the time to: what it left in the pipe stays unread.
+      await sleep(3000);
+      const unread = editor.child.stdin.writableLength;
+      // Read at most: 1024 requests, a chunk of stdin (64 KiB) and the pipe (64 KiB), with slack.
+      expect(bytes - unread, `warden read ${bytes - unread} of ${bytes} bytes behind initialize`).to.be.below(1024 * 80 + 512 * 1024);
+      writeFileSync(gate, '');
+      expect((await initialized).result?.protocolVersion).to.equal(1);
+      await until(() => answered.size === total || !editor?.running, `${total} answers (got ${answered.size})`, 240_000);
+      expect(editor.running, `warden exited:\n${editor.stderr.slice(-600)}`).to.equal(true);
+      expect(answered.size).to.equal(total);
+      expect(errors).to.equal(0);
+      console.log(`      peak RSS of warden: ${editor.peakRssMb()} MB (100k requests behind a slow initialize)`);
+    } finally {
+      await editor?.close();
+      editor = undefined;
+      bin.remove();
+    }
   });
 
   it('a 160 MB turn streams through a warden held to a 128 MB heap: nothing of the turn is kept once relayed', async () => {
