@@ -28,7 +28,8 @@ export interface StdioTransportOptions {
  * Flow control: a slow editor is waited for, never dropped. Once more than
  * {@link stdioHighWaterBytes} wait for it to read, stdin is paused and the sink hears
  * `backpressure(true)` (its owner pauses the agents); below {@link stdioLowWaterBytes}
- * both go on.
+ * both go on. The connection can hold stdin too (`holdReading`: too many requests
+ * unanswered); it is read only when neither holds it.
  */
 export function stdioTransport(
   input: NodeJS.ReadableStream = process.stdin,
