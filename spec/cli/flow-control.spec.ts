@@ -122,7 +122,7 @@ describe('warden acp: flow control with an editor that reads slowly', function (
     expect(asked).to.equal(total);
   });
 
-  it('100,000 requests pipelined behind an initialize the agent is slow to answer: warden reads about 1024 of them, not all, then answers every one', async () => {
+  it('100,000 requests pipelined behind an initialize the agent is slow to answer: warden reads about 1024 of them (and 1 MiB unparsed), not all, then answers every one', async () => {
     const total = 100_000;
     const gate = join(work, 'init-gate');
     const bin = binDirWith({ 'stream-agent': streamAgent });
@@ -149,8 +149,8 @@ describe('warden acp: flow control with an editor that reads slowly', function (
       // Whatever warden would read, it has had the time to: what it left in the pipe stays unread.
       await sleep(3000);
       const unread = editor.child.stdin.writableLength;
-      // Read at most: 1024 requests, a chunk of stdin (64 KiB) and the pipe (64 KiB), with slack.
-      expect(bytes - unread, `warden read ${bytes - unread} of ${bytes} bytes behind initialize`).to.be.below(1024 * 80 + 512 * 1024);
+      // Read at most: 1024 requests, 1 MiB held unparsed, a chunk of stdin and the pipe (64 KiB each), with slack.
+      expect(bytes - unread, `warden read ${bytes - unread} of ${bytes} bytes behind initialize`).to.be.below(1024 * 80 + 1024 * 1024 + 512 * 1024);
       writeFileSync(gate, '');
       expect((await initialized).result?.protocolVersion).to.equal(1);
       await until(() => answered.size === total || !editor?.running, `${total} answers (got ${answered.size})`, 240_000);
@@ -158,6 +158,31 @@ describe('warden acp: flow control with an editor that reads slowly', function (
       expect(answered.size).to.equal(total);
       expect(errors).to.equal(0);
       console.log(`      peak RSS of warden: ${editor.peakRssMb()} MB (100k requests behind a slow initialize)`);
+    } finally {
+      await editor?.close();
+      editor = undefined;
+      bin.remove();
+    }
+  });
+
+  it('an editor that leaves with 5,000 requests behind an initialize the agent never answers: warden still sees the end of its stdin and exits', async () => {
+    const gate = join(work, 'init-gate');
+    const bin = binDirWith({ 'stream-agent': streamAgent });
+    try {
+      editor = PipeEditor.launch({
+        args: ['--agent', 'acp:stream-agent 1 10', '--store', join(work, 'journal.sqlite'), '--env', `STREAM_AGENT_INIT_GATE=${gate}`],
+        binDir: bin.dir,
+      });
+      editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } }));
+      const lines: string[] = [];
+      for (let index = 0; index < 5000; index++) lines.push(`{"jsonrpc":"2.0","id":${1000 + index},"method":"session/list","params":{}}`);
+      editor.child.stdin.write(`${lines.join('\n')}\n`);
+      await until(() => existsSync(`${gate}.asked`) || !editor?.running, 'the agent to be asked to initialize', 60_000);
+      await sleep(1000);
+      // The editor goes away: what it had not written yet goes with it, the pipe keeps the rest.
+      editor.child.stdin.destroy();
+      await until(() => !editor?.running, 'warden to exit after its stdin ended', 60_000);
+      expect(editor.running).to.equal(false);
     } finally {
       await editor?.close();
       editor = undefined;

@@ -15,6 +15,9 @@ export const stdioHighWaterBytes = 1024 * 1024;
 /** ... and at which it starts again: 256 KiB. */
 export const stdioLowWaterBytes = 256 * 1024;
 
+/** Bytes of stdin read (not parsed) while the connection holds it (too many requests unanswered): 1 MiB. */
+const heldInputBytes = 1024 * 1024;
+
 /** Options of {@link stdioTransport}. */
 export interface StdioTransportOptions {
   /** Longest line read, in bytes; a longer one is answered by its id and dropped. Default {@link defaultStdioMaxLineBytes}. */
@@ -38,12 +41,17 @@ export function stdioTransport(
 ): Transport {
   let sink: TransportSink | undefined;
   let closed = false;
-  // Input is read only when neither the backed-up output nor the connection holds it.
+  // Input is read only when neither the backed-up output nor the connection holds it. Held
+  // by the connection, stdin is still read, unparsed, up to heldInputBytes: an editor that
+  // goes away leaves at most a pipe's worth behind, so its end of input is still seen.
   let outputBackedUp = false;
   let heldByConnection = false;
+  const held: Buffer[] = [];
+  let heldBytes = 0;
+  let releasing = false;
   const applyReading = () => {
     if (closed) return;
-    if (outputBackedUp || heldByConnection) input.pause();
+    if (outputBackedUp || (heldByConnection && heldBytes >= heldInputBytes)) input.pause();
     else input.resume();
   };
   const limit = options.maxLineBytes ?? defaultStdioMaxLineBytes;
@@ -70,8 +78,29 @@ export function stdioTransport(
       else sink?.malformed(`<a line of ${bytes} bytes, over the limit>`);
     },
   });
-  const onData = (chunk: Buffer | string) => framer.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  /** Parses what was read while held, until the connection holds again. */
+  const release = (ignoreHold: boolean) => {
+    if (releasing) return; // re-entered from a line being parsed: the loop below goes on
+    releasing = true;
+    try {
+      while (held.length > 0 && (ignoreHold || !heldByConnection)) {
+        const chunk = held.shift() as Buffer;
+        heldBytes -= chunk.length;
+        framer.push(chunk);
+      }
+    } finally {
+      releasing = false;
+    }
+  };
+  const onData = (chunk: Buffer | string) => {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    if (!heldByConnection && held.length === 0) return framer.push(bytes);
+    held.push(bytes);
+    heldBytes += bytes.length;
+    if (heldBytes >= heldInputBytes) applyReading();
+  };
   const onEnd = () => {
+    release(true); // the editor is gone: what it wrote (bounded by heldInputBytes) is served
     framer.end();
     finish('the client closed our stdin');
   };
@@ -90,8 +119,9 @@ export function stdioTransport(
         if (error) finish(`stdout failed: ${error.message}`);
       }); // stdout-ok: the protocol writer
     },
-    holdReading(held: boolean) {
-      heldByConnection = held;
+    holdReading(hold: boolean) {
+      heldByConnection = hold;
+      if (!hold) release(false);
       applyReading();
     },
     close() {
