@@ -8,7 +8,9 @@
  * - stream: a prompt answered with N updates of 10 KB by an ACP agent on PATH
  *   (spec/support/stream-agent.mjs), the editor pausing 5 s after the first;
  * - pipelined: N `session/list` requests written at once while the editor reads nothing for
- *   8 s, then everything.
+ *   8 s, then everything;
+ * - forwarded: the same with N `session/set_mode`, which the agent answers (bounded by the
+ *   connection's cap of 1024 unanswered requests, not by the output's 1 MiB).
  *
  * `npm run bench -- flow` (about 3 minutes). Each case is a fresh warden; figures in MB.
  */
@@ -134,6 +136,38 @@ function pipelinedPeak(requests: number, heapMb?: number): Promise<number> {
   });
 }
 
+/**
+ * Peak RSS of a warden answering `requests` pipelined session/set_mode requests (each
+ * answered by the agent, so nothing reaches stdout until it is), 8 s unread first.
+ */
+function forwardedPeak(requests: number, heapMb?: number): Promise<number> {
+  return withWork(async (work) => {
+    let answers = 0;
+    const editor = PipeEditor.launch({
+      args: ['--agent', 'demo', '--store', join(work, 'journal.sqlite')],
+      ...heapCap(heapMb),
+      onMessage: (message: WireMessage) => {
+        if (typeof message.id === 'number' && message.id >= 1000) answers++;
+      },
+    });
+    try {
+      const sessionId = await openSession(editor, work);
+      editor.pauseReading();
+      const lines: string[] = [];
+      for (let index = 0; index < requests; index++) {
+        lines.push(`{"jsonrpc":"2.0","id":${1000 + index},"method":"session/set_mode","params":{"sessionId":"${sessionId}","modeId":"${index % 2 === 0 ? 'auto' : 'ask'}"}}`);
+      }
+      editor.child.stdin.write(`${lines.join('\n')}\n`);
+      await sleep(8000);
+      editor.resumeReading();
+      await until(() => answers === requests, editor, `${requests} answers`);
+      return editor.peakRssMb();
+    } finally {
+      await editor.close();
+    }
+  });
+}
+
 /** Baseline: initialize and one session, nothing else. */
 function idlePeak(): Promise<number> {
   return withWork(async (work) => {
@@ -159,8 +193,10 @@ export async function flowControl(): Promise<void> {
   row('stream', { label: '400 × 10 KB (4 MB)', mb: await streamPeak(400) }, { label: '4,000 × 10 KB (40 MB)', mb: await streamPeak(4_000) });
   row('stream', { label: '400 × 10 KB (4 MB)', mb: await streamPeak(400) }, { label: '16,000 × 10 KB (160 MB)', mb: await streamPeak(16_000) });
   row('pipelined', { label: '40,000 session/list', mb: await pipelinedPeak(40_000) }, { label: '400,000 session/list', mb: await pipelinedPeak(400_000) });
+  row('forwarded', { label: '20,000 set_mode', mb: await forwardedPeak(20_000) }, { label: '200,000 set_mode', mb: await forwardedPeak(200_000) });
   console.log('  the same with warden held to a 128 MB heap (--max-old-space-size=128):');
   row('replay', { label: '1,000 × 2 KB (2 MB)', mb: await replayPeak(1_000, 128) }, { label: '100,000 × 2 KB (205 MB)', mb: await replayPeak(100_000, 128) });
   row('stream', { label: '400 × 10 KB (4 MB)', mb: await streamPeak(400, 128) }, { label: '16,000 × 10 KB (160 MB)', mb: await streamPeak(16_000, 128) });
   row('pipelined', { label: '40,000 session/list', mb: await pipelinedPeak(40_000, 128) }, { label: '400,000 session/list', mb: await pipelinedPeak(400_000, 128) });
+  row('forwarded', { label: '20,000 set_mode', mb: await forwardedPeak(20_000, 128) }, { label: '200,000 set_mode', mb: await forwardedPeak(200_000, 128) });
 }

@@ -213,6 +213,7 @@ export {
   defaultStdioMaxLineBytes,
   stdioHighWaterBytes,
   stdioLowWaterBytes,
+  defaultMaxUnansweredRequests,
 } from './jsonrpc/index.js';
 
 export {

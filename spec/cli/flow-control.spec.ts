@@ -5,7 +5,7 @@
  * editor reads again. Peak RSS of warden is printed for docs/benchmarks.md.
  */
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,6 +66,128 @@ describe('warden acp: flow control with an editor that reads slowly', function (
     expect(errors).to.equal(0);
     expect(editor.running).to.equal(true);
     console.log(`      peak RSS of warden: ${editor.peakRssMb()} MB (400k requests, 8 s unread)`);
+  });
+
+  it('200,000 pipelined session/set_mode requests, each answered by the agent, while the editor reads nothing for 8 s: warden stops reading at 1024 unanswered, stays in a 128 MB heap, then answers every one', async () => {
+    const total = 200_000;
+    const answered = new Set<number>();
+    let errors = 0;
+    editor = PipeEditor.launch({
+      args: ['--agent', 'demo', '--store', join(work, 'journal.sqlite')],
+      env: { NODE_OPTIONS: '--max-old-space-size=128' },
+      onMessage: (message: WireMessage) => {
+        if (typeof message.id !== 'number' || message.id < 1000) return;
+        if (message.error) errors++;
+        answered.add(message.id);
+      },
+    });
+    const sessionId = await openSession(editor, work);
+    editor.pauseReading();
+    const lines: string[] = [];
+    for (let index = 0; index < total; index++) {
+      lines.push(`{"jsonrpc":"2.0","id":${1000 + index},"method":"session/set_mode","params":{"sessionId":"${sessionId}","modeId":"${index % 2 === 0 ? 'auto' : 'ask'}"}}`);
+    }
+    editor.child.stdin.write(`${lines.join('\n')}\n`);
+    await sleep(8000);
+    expect(editor.running, `warden exited while the editor was not reading:\n${editor.stderr.slice(-600)}`).to.equal(true);
+    editor.resumeReading();
+    await until(() => answered.size === total || !editor?.running, `${total} answers (got ${answered.size})`, 240_000);
+    expect(editor.running, `warden exited:\n${editor.stderr.slice(-600)}`).to.equal(true);
+    expect(answered.size).to.equal(total);
+    expect(errors).to.equal(0);
+    console.log(`      peak RSS of warden: ${editor.peakRssMb()} MB (200k set_mode requests, 8 s unread)`);
+  });
+
+  it('1,100 pipelined prompts, each waiting on a permission the editor grants: past 1024 unanswered warden still reads the answers, and every prompt ends', async () => {
+    const total = 1100;
+    const ended = new Set<number>();
+    let asked = 0;
+    editor = PipeEditor.launch({
+      args: ['--agent', 'demo', '--store', join(work, 'journal.sqlite'), '--env', 'DEMO_WORD_DELAY_MS=0'],
+      onMessage: (message: WireMessage) => {
+        if (message.method === 'session/request_permission' && message.id !== undefined) {
+          asked++;
+          editor?.writeLine(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { outcome: { outcome: 'selected', optionId: 'allow' } } }));
+        } else if (typeof message.id === 'number' && message.id >= 1000 && message.result?.stopReason === 'end_turn') ended.add(message.id);
+      },
+    });
+    const sessionId = await openSession(editor, work);
+    const lines: string[] = [];
+    for (let index = 0; index < total; index++) {
+      lines.push(JSON.stringify({ jsonrpc: '2.0', id: 1000 + index, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: `run the tool, #${index}` }] } }));
+    }
+    editor.child.stdin.write(`${lines.join('\n')}\n`);
+    await until(() => ended.size === total || !editor?.running, `${total} prompts to end (${ended.size} did, ${asked} permissions asked)`, 240_000);
+    expect(ended.size).to.equal(total);
+    expect(asked).to.equal(total);
+  });
+
+  it('100,000 requests pipelined behind an initialize the agent is slow to answer: warden reads about 1024 of them (and 1 MiB unparsed), not all, then answers every one', async () => {
+    const total = 100_000;
+    const gate = join(work, 'init-gate');
+    const bin = binDirWith({ 'stream-agent': streamAgent });
+    try {
+      const answered = new Set<number>();
+      let errors = 0;
+      editor = PipeEditor.launch({
+        args: ['--agent', 'acp:stream-agent 1 10', '--store', join(work, 'journal.sqlite'), '--env', `STREAM_AGENT_INIT_GATE=${gate}`],
+        binDir: bin.dir,
+        env: { NODE_OPTIONS: '--max-old-space-size=128' },
+        onMessage: (message: WireMessage) => {
+          if (typeof message.id !== 'number' || message.id < 1000) return;
+          if (message.error) errors++;
+          answered.add(message.id);
+        },
+      });
+      const initialized = editor.answer('init');
+      editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } }));
+      const lines: string[] = [];
+      for (let index = 0; index < total; index++) lines.push(`{"jsonrpc":"2.0","id":${1000 + index},"method":"session/list","params":{}}`);
+      const bytes = Buffer.byteLength(`${lines.join('\n')}\n`);
+      editor.child.stdin.write(`${lines.join('\n')}\n`);
+      await until(() => existsSync(`${gate}.asked`) || !editor?.running, 'the agent to be asked to initialize', 60_000);
+      // Whatever warden would read, it has had the time to: what it left in the pipe stays unread.
+      await sleep(3000);
+      const unread = editor.child.stdin.writableLength;
+      // Read at most: 1024 requests, 1 MiB held unparsed, a chunk of stdin and the pipe (64 KiB each), with slack.
+      expect(bytes - unread, `warden read ${bytes - unread} of ${bytes} bytes behind initialize`).to.be.below(1024 * 80 + 1024 * 1024 + 512 * 1024);
+      writeFileSync(gate, '');
+      expect((await initialized).result?.protocolVersion).to.equal(1);
+      await until(() => answered.size === total || !editor?.running, `${total} answers (got ${answered.size})`, 240_000);
+      expect(editor.running, `warden exited:\n${editor.stderr.slice(-600)}`).to.equal(true);
+      expect(answered.size).to.equal(total);
+      expect(errors).to.equal(0);
+      console.log(`      peak RSS of warden: ${editor.peakRssMb()} MB (100k requests behind a slow initialize)`);
+    } finally {
+      await editor?.close();
+      editor = undefined;
+      bin.remove();
+    }
+  });
+
+  it('an editor that leaves with 5,000 requests behind an initialize the agent never answers: warden still sees the end of its stdin and exits', async () => {
+    const gate = join(work, 'init-gate');
+    const bin = binDirWith({ 'stream-agent': streamAgent });
+    try {
+      editor = PipeEditor.launch({
+        args: ['--agent', 'acp:stream-agent 1 10', '--store', join(work, 'journal.sqlite'), '--env', `STREAM_AGENT_INIT_GATE=${gate}`],
+        binDir: bin.dir,
+      });
+      editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } }));
+      const lines: string[] = [];
+      for (let index = 0; index < 5000; index++) lines.push(`{"jsonrpc":"2.0","id":${1000 + index},"method":"session/list","params":{}}`);
+      editor.child.stdin.write(`${lines.join('\n')}\n`);
+      await until(() => existsSync(`${gate}.asked`) || !editor?.running, 'the agent to be asked to initialize', 60_000);
+      await sleep(1000);
+      // The editor goes away: what it had not written yet goes with it, the pipe keeps the rest.
+      editor.child.stdin.destroy();
+      await until(() => !editor?.running, 'warden to exit after its stdin ended', 60_000);
+      expect(editor.running).to.equal(false);
+    } finally {
+      await editor?.close();
+      editor = undefined;
+      bin.remove();
+    }
   });
 
   it('a 160 MB turn streams through a warden held to a 128 MB heap: nothing of the turn is kept once relayed', async () => {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAcpArgs } from '../../src/cli/acp.js';
-import { binDirWith, openSession, PipeEditor } from '../support/pipe-editor.js';
+import { binDirWith, openSession, PipeEditor, type WireMessage } from '../support/pipe-editor.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 
@@ -81,6 +81,33 @@ describe('warden acp: big editor lines', function () {
     // Nothing else was lost: the next prompt is served.
     const after = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'still there?' }] });
     expect(after.result?.stopReason).to.equal('end_turn');
+    expect(editor.running).to.equal(true);
+  });
+
+  it('a notification over --max-line-mib (a method, no id) is dropped and logged, never answered; only a line whose kind cannot be told gets the id-null error', async () => {
+    const unnumbered: WireMessage[] = [];
+    editor = PipeEditor.launch({
+      args: ['--agent', 'demo', '--store', ':memory:', '--max-line-mib', '1', '--env', 'DEMO_WORD_DELAY_MS=0'],
+      onMessage: (message) => {
+        if (message.id === null) unnumbered.push(message);
+      },
+    });
+    const sessionId = await openSession(editor, work);
+    const big = screenshot(2 * 1024 * 1024);
+    // The method before the params, and after them.
+    editor.writeLine(JSON.stringify({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId, pad: big, id: 4 } }));
+    editor.writeLine(`{"jsonrpc":"2.0","params":${JSON.stringify({ sessionId, pad: big })},"method":"session/cancel"}`);
+    // Answers come in order: once this one is here, whatever the two lines got came before it.
+    expect((await editor.request('session/set_mode', { sessionId, modeId: 'auto' }, 'after-notifications')).error).to.equal(undefined);
+    expect(unnumbered).to.deep.equal([]);
+    // stderr is its own pipe: the log line may come after the answer.
+    const logged = 'dropped a message from the editor (line_too_long): session/cancel';
+    for (const end = Date.now() + 20_000; !editor.stderr.includes(logged) && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(editor.stderr).to.contain(logged);
+    editor.writeLine(`{"jsonrpc":"2.0","params":{"pad":"${big}`);
+    expect((await editor.request('session/set_mode', { sessionId, modeId: 'ask' }, 'after-unreadable')).error).to.equal(undefined);
+    expect(unnumbered).to.have.length(1);
+    expect(unnumbered[0]?.error?.code).to.equal(-32600);
     expect(editor.running).to.equal(true);
   });
 });

@@ -29,10 +29,28 @@ describe('scanEnvelope: the id of a line too long to parse', () => {
       .to.deep.equal({ id: 7, kind: 'request', method: 'session/prompt' });
   });
 
+  it('reads the id and method written after the params even when the id is not the last member', () => {
+    expect(envelopeOfLongLine(`{"jsonrpc":"2.0","params":{"text":"${big}","id":"inner"},"id":5,"method":"m"}`))
+      .to.deep.equal({ id: 5, kind: 'request', method: 'm' });
+    expect(envelopeOfLongLine(`{"jsonrpc":"2.0","method":"session/prompt","params":{"a":["${big}"]} , "id" : "q\\"uote\\\\" , "more" : [1, {"id": 2}], "n": -1.5e3 }`))
+      .to.deep.equal({ id: 'q"uote\\', kind: 'request', method: 'session/prompt' });
+    expect(envelopeOfLongLine(`{"jsonrpc":"2.0","result":{"content":"${big}"},"id":9,"extra":true}`)).to.deep.equal({ id: 9, kind: 'response', method: undefined });
+  });
+
+  it('tells a notification over the limit (a method, no top-level id at either edge) from a line it cannot read', () => {
+    expect(envelopeOfLongLine(`{"jsonrpc":"2.0","method":"session/update","params":{"text":"${big}","id":3}}`))
+      .to.deep.equal({ id: null, kind: 'notification', method: 'session/update' });
+    expect(envelopeOfLongLine(`{"jsonrpc":"2.0","params":{"text":"${big}"},"method":"session/cancel"}`))
+      .to.deep.equal({ id: null, kind: 'notification', method: 'session/cancel' });
+    // Cut inside a string, or not an object at its end: nothing tells what it was.
+    expect(envelopeOfLongLine(`{"jsonrpc":"2.0","params":{"text":"${big}"}`)).to.deep.equal({ id: null, kind: 'unknown', method: undefined });
+    expect(envelopeOfLongLine(`{"jsonrpc":"2.0","method":"x","params":["${big}"] trailing`)).to.deep.equal({ id: null, kind: 'unknown', method: 'x' });
+  });
+
   it('tells answers and notifications, and gives id null when none can be read', () => {
     expect(envelopeOfLongLine(`{"jsonrpc":"2.0","id":3,"result":{"content":"${big}"}}`)).to.include({ id: 3, kind: 'response' });
     expect(scanEnvelope('{"jsonrpc":"2.0","method":"session/update"}', '')).to.deep.equal({ id: null, kind: 'notification', method: 'session/update' });
-    expect(envelopeOfLongLine(`{"jsonrpc":"2.0","method":"x","params":{"text":"${big}"}`)).to.deep.equal({ id: null, kind: 'unknown', method: 'x' });
+    expect(envelopeOfLongLine(`{"jsonrpc":"2.0","method":"x","params":{"text":"${big}`)).to.deep.equal({ id: null, kind: 'unknown', method: 'x' });
     expect(envelopeOfLongLine(`not json ${big}`)).to.deep.equal({ id: null, kind: 'unknown', method: undefined });
   });
 });

@@ -4,6 +4,8 @@
 // "#<index> ", written as a real agent does (stdout.write, waiting for 'drain' when the pipe
 // is full), then `end_turn`. Anything else gets `{}` (initialize: a minimal answer).
 // Usage: stream-agent COUNT SIZE
+// With STREAM_AGENT_INIT_GATE=PATH, `initialize` is slow: the agent writes PATH.asked and
+// answers only once PATH exists (the test opens the gate).
 const count = Number(process.argv[2] ?? 1000);
 const size = Number(process.argv[3] ?? 1000);
 const filler = 'x'.repeat(Math.max(0, size - 16));
@@ -18,10 +20,23 @@ async function prompt(id, sessionId) {
   await write({ jsonrpc: '2.0', id, result: { stopReason: 'end_turn' } });
 }
 
+import { existsSync, writeFileSync } from 'node:fs';
+
+const initGate = process.env.STREAM_AGENT_INIT_GATE;
+const gateOpen = () => new Promise((resolve) => {
+  writeFileSync(`${initGate}.asked`, '');
+  const poll = setInterval(() => {
+    if (!existsSync(initGate)) return;
+    clearInterval(poll);
+    resolve();
+  }, 50);
+});
+
 let sessions = 0;
 const answer = (message) => {
   switch (message.method) {
     case 'initialize':
+      if (initGate) return gateOpen().then(() => write({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: 1, agentCapabilities: {}, authMethods: [], agentInfo: { name: 'stream-agent', version: '0.0.0' } } }));
       return write({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: 1, agentCapabilities: {}, authMethods: [], agentInfo: { name: 'stream-agent', version: '0.0.0' } } });
     case 'session/new':
       return write({ jsonrpc: '2.0', id: message.id, result: { sessionId: `stream-${process.pid}-${++sessions}` } });

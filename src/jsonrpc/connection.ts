@@ -62,7 +62,21 @@ export interface ConnectionInput {
   readonly name?: string;
   readonly methods?: MethodTable;
   readonly timeouts?: TimeoutPolicy;
+  /**
+   * Incoming requests left unanswered at which the connection stops reading its transport
+   * (when the transport can pause, see `Transport.holdReading`); reading starts again at half
+   * as many. Not while a request of ours waits for the peer's answer: that answer arrives on
+   * the same input. Default {@link defaultMaxUnansweredRequests}.
+   */
+  readonly maxUnansweredRequests?: number;
 }
+
+/**
+ * Incoming requests a connection leaves unanswered before it stops reading: 1024. A peer
+ * that pipelines faster than requests are answered (say, through a slow agent) waits, and
+ * what warden holds for it stays bounded.
+ */
+export const defaultMaxUnansweredRequests = 1024;
 
 /** The phase of a connection, its snapshot `value`. */
 export type ConnectionPhase = 'open' | 'closed';
@@ -137,6 +151,10 @@ interface Live {
   closed: PeerLost | undefined;
   /** Why the peer sends nothing more, once its input ended (the connection stays open for our answers). */
   inputEnded: PeerLost | undefined;
+  /** See {@link ConnectionInput.maxUnansweredRequests}. */
+  readonly maxUnanswered: number;
+  /** Whether we asked the transport to stop reading (too many requests unanswered). */
+  readingHeld: boolean;
 }
 
 const lives = new WeakMap<AnyActorRef, Live>();
@@ -167,6 +185,8 @@ export const connectionLogic: ConnectionLogic = gracefulShutdown({
       malformed: 0,
       closed: undefined,
       inputEnded: undefined,
+      maxUnanswered: Math.max(1, input.maxUnansweredRequests ?? defaultMaxUnansweredRequests),
+      readingHeld: false,
     };
     lives.set(scope.self, live);
     return { status: 'active', output: undefined, error: undefined, value: 'open', context: summary(live) };
@@ -175,7 +195,10 @@ export const connectionLogic: ConnectionLogic = gracefulShutdown({
     const live = lives.get(scope.self) as Live;
     live.lastActivity = live.now();
     live.input.transport.start({
-      message: (value) => receive(live, value),
+      message: (value) => {
+        receive(live, value);
+        holdReading(live);
+      },
       malformed: (preview) => {
         live.malformed += 1;
         live.lastActivity = live.now();
@@ -313,6 +336,14 @@ function receive(live: Live, value: unknown): void {
  */
 function onOversize(live: Live, line: OversizeLine): void {
   if (live.closed) return;
+  try {
+    answerOversize(live, line);
+  } finally {
+    holdReading(live);
+  }
+}
+
+function answerOversize(live: Live, line: OversizeLine): void {
   live.lastActivity = live.now();
   live.malformed += 1;
   const { id, kind, method } = line.envelope;
@@ -416,6 +447,7 @@ function onTimeout(live: Live, id: JsonRpcId): void {
   abandon(live, id);
   const ms = typeof entry.timeout === 'number' ? entry.timeout : entry.timeout.idleMs;
   settle(live, id, entry, 'timedOut');
+  holdReading(live);
   entry.reject(RpcError.requestCancelled({ reason: 'timeout', method: entry.method, timeoutMs: ms }, 'timed_out'));
 }
 
@@ -507,10 +539,12 @@ export function sendRequest(connection: AnyActorRef, method: string, params?: un
       ref.subscribe({ complete: cleanup, error: cleanup });
     }
     if (timeout !== 'none') scheduleTimeout(live, id, typeof timeout === 'number' ? timeout : timeout.idleMs);
+    holdReading(live); // its answer comes on our input: reading goes on while it is awaited
     // Stored before it is written: an answer can never arrive for an unknown request.
     if (!send(live, params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params })) {
       live.outgoing.delete(id);
       settle(live, id, entry, 'failed');
+      holdReading(live);
       reject(new RpcError(-32603, `The ${method} request could not be written (params JSON cannot encode?)`, { reason: 'unwritable', method }, 'local'));
     }
   });
@@ -534,6 +568,7 @@ export function cancelRequest(connection: AnyActorRef, id: JsonRpcId): boolean {
   live.outgoing.delete(id);
   abandon(live, id);
   settle(live, id, entry, 'cancelled');
+  holdReading(live);
   if (!live.closed) send(live, { jsonrpc: '2.0', method: CANCEL_REQUEST, params: { requestId: id } });
   entry.reject(RpcError.requestCancelled({ reason: 'cancelled', method: entry.method }));
   return true;
@@ -560,11 +595,26 @@ function answer(connection: AnyActorRef, id: JsonRpcId, message: JsonRpcMessage)
   const request = live.incoming.get(key);
   if (!request) return { ok: false, reason: 'unknown_request' };
   live.incoming.delete(key);
+  holdReading(live);
   if (!send(live, message)) {
     // The answer cannot be written (say, a BigInt in the result): the peer still gets one.
     send(live, { jsonrpc: '2.0', id, error: RpcError.internalError('the result could not be written as JSON', { method: request.method }).toErrorObject() });
   }
   return { ok: true };
+}
+
+/**
+ * Stops reading the transport while {@link Live.maxUnanswered} incoming requests are
+ * unanswered, until half as many are; never while a request of ours is outstanding (its
+ * answer is on the same input: a prompt waiting on a permission answer must get it).
+ */
+function holdReading(live: Live): void {
+  if (live.closed) return;
+  const unanswered = live.incoming.size;
+  const hold = live.outgoing.size === 0 && (live.readingHeld ? unanswered > live.maxUnanswered / 2 : unanswered >= live.maxUnanswered);
+  if (hold === live.readingHeld) return;
+  live.readingHeld = hold;
+  live.input.transport.holdReading?.(hold);
 }
 
 /** Closes the connection: the transport stops, pending requests settle `peer_lost`. */

@@ -19,13 +19,17 @@ export interface Envelope {
 /** Reads the envelope from the start (`head`) and the end (`tail`) of a message line. */
 export function scanEnvelope(head: string, tail: string): Envelope {
   const members = topLevelMembers(head);
-  let id = members.id;
-  // Written after the params (`..., "id": 7}`): the last member before the closing brace.
-  if (id === undefined) id = trailingId(tail);
-  const method = typeof members.method === 'string' ? members.method : undefined;
+  // Members written after the params (`...}, "id": 7, "method": "m"}`) are read from the end.
+  const trailing = members.complete ? undefined : trailingMembers(tail);
+  const id = members.id ?? trailing?.id;
+  const methodValue = members.method ?? trailing?.method;
+  const method = typeof methodValue === 'string' ? methodValue : undefined;
+  const keys = new Set([...members.keys, ...(trailing?.keys ?? [])]);
   let kind: Envelope['kind'] = 'unknown';
-  if (members.keys.has('result') || members.keys.has('error')) kind = 'response';
-  else if (method !== undefined) kind = id === undefined && members.complete ? 'notification' : id === undefined ? 'unknown' : 'request';
+  if (keys.has('result') || keys.has('error')) kind = 'response';
+  else if (method !== undefined && id !== undefined) kind = 'request';
+  // No id among the top-level members either edge shows: what is unseen lies inside a value.
+  else if (method !== undefined && (members.complete || trailing?.ended)) kind = 'notification';
   return { id: id ?? null, kind, method };
 }
 
@@ -167,14 +171,97 @@ function skipValue(text: string, at: number): number {
   return -1;
 }
 
-/** `"id": <number or string>` as the last member of the object the line ends with. */
-function trailingId(tail: string): JsonRpcId | undefined {
-  const match = /[,{]\s*"id"\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*")\s*\}\s*$/u.exec(tail);
-  if (!match) return undefined;
-  try {
-    const value = JSON.parse(match[1] as string) as unknown;
-    return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) ? value : undefined;
-  } catch {
-    return undefined;
+/** The top-level members the end of a line shows, read backwards from its closing brace. */
+interface TrailingMembers {
+  readonly keys: Set<string>;
+  id: JsonRpcId | undefined;
+  method: unknown;
+  /** The text ends as an object does (its closing brace, outside any string). */
+  ended: boolean;
+}
+
+/**
+ * Reads `tail` backwards: from the closing brace, member by member (`"key": value`), until
+ * a value runs past the start of `tail` (the long params, most often) or the opening brace.
+ */
+function trailingMembers(tail: string): TrailingMembers {
+  const found: TrailingMembers = { keys: new Set(), id: undefined, method: undefined, ended: false };
+  let at = skipSpaceBack(tail, tail.length - 1);
+  if (tail[at] !== '}') return found;
+  found.ended = true;
+  at = skipSpaceBack(tail, at - 1);
+  if (tail[at] === '{') return found;
+  for (;;) {
+    const valueEnd = at + 1;
+    const valueStart = valueStartBack(tail, at);
+    if (valueStart < 0) return found;
+    at = skipSpaceBack(tail, valueStart - 1);
+    if (tail[at] !== ':') return found;
+    at = skipSpaceBack(tail, at - 1);
+    if (tail[at] !== '"') return found;
+    const keyStart = stringStartBack(tail, at);
+    if (keyStart < 0) return found;
+    const key = readString(tail, keyStart);
+    if (!key) return found;
+    found.keys.add(key.value);
+    if (key.value === 'id' || key.value === 'method') {
+      let value: unknown;
+      try {
+        value = JSON.parse(tail.slice(valueStart, valueEnd)) as unknown;
+      } catch {
+        return found;
+      }
+      if (key.value === 'id' && (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)))) found.id = value;
+      if (key.value === 'method') found.method = value;
+    }
+    at = skipSpaceBack(tail, keyStart - 1);
+    if (tail[at] !== ',') return found; // the opening brace, or not an object member
+    at = skipSpaceBack(tail, at - 1);
   }
+}
+
+function skipSpaceBack(text: string, at: number): number {
+  while (at >= 0 && whitespace.has(text[at] as string)) at--;
+  return at;
+}
+
+/**
+ * Whether the quote at `at` opens or closes a string (an even run of backslashes before it).
+ * A run that reaches the start of `text` may go on before it: not known, so no.
+ */
+function isQuote(text: string, at: number): boolean {
+  if (text[at] !== '"') return false;
+  let index = at - 1;
+  while (index >= 0 && text[index] === '\\') index--;
+  return index >= 0 && (at - 1 - index) % 2 === 0;
+}
+
+/** The index of the quote opening the string whose closing quote is at `end`, or -1. */
+function stringStartBack(text: string, end: number): number {
+  for (let index = end - 1; index >= 0; index--) if (isQuote(text, index)) return index;
+  return -1;
+}
+
+/** The start of the value ending at `end` (objects and arrays skipped whole), or -1 when it starts before `text`. */
+function valueStartBack(text: string, end: number): number {
+  const last = text[end];
+  if (last === '"') return stringStartBack(text, end);
+  if (last !== '}' && last !== ']') {
+    let index = end;
+    while (index >= 0 && /[-+.\w]/.test(text[index] as string)) index--;
+    return index === end || index < 0 ? -1 : index + 1;
+  }
+  let depth = 0;
+  for (let index = end; index >= 0; index--) {
+    const char = text[index];
+    if (char === '"') {
+      index = stringStartBack(text, index);
+      if (index < 0) return -1;
+    } else if (char === '}' || char === ']') depth++;
+    else if (char === '{' || char === '[') {
+      depth--;
+      if (depth === 0) return index;
+    }
+  }
+  return -1;
 }

@@ -15,6 +15,9 @@ export const stdioHighWaterBytes = 1024 * 1024;
 /** ... and at which it starts again: 256 KiB. */
 export const stdioLowWaterBytes = 256 * 1024;
 
+/** Bytes of stdin read (not parsed) while the connection holds it (too many requests unanswered): 1 MiB. */
+const heldInputBytes = 1024 * 1024;
+
 /** Options of {@link stdioTransport}. */
 export interface StdioTransportOptions {
   /** Longest line read, in bytes; a longer one is answered by its id and dropped. Default {@link defaultStdioMaxLineBytes}. */
@@ -37,7 +40,8 @@ export interface StdioTransport extends Transport {
  * Flow control: a slow editor is waited for, never dropped. Once more than
  * {@link stdioHighWaterBytes} wait for it to read, stdin is paused and the sink hears
  * `backpressure(true)` (its owner pauses the agents); below {@link stdioLowWaterBytes}
- * both go on.
+ * both go on. The connection can hold stdin too (`holdReading`: too many requests
+ * unanswered); it is read only when neither holds it.
  *
  * EOF on stdin is input ended, not peer gone (`inputEnded`): the editor wrote its last
  * request and half-closed, and still reads the answers on stdout. A failing stdout (EPIPE:
@@ -50,13 +54,26 @@ export function stdioTransport(
 ): StdioTransport {
   let sink: TransportSink | undefined;
   let closed = false;
+  // Input is read only when neither the backed-up output nor the connection holds it. Held
+  // by the connection, stdin is still read, unparsed, up to heldInputBytes: an editor that
+  // goes away leaves at most a pipe's worth behind, so its end of input is still seen.
+  let outputBackedUp = false;
+  let heldByConnection = false;
+  const held: Buffer[] = [];
+  let heldBytes = 0;
+  let releasing = false;
+  const applyReading = () => {
+    if (closed) return;
+    if (outputBackedUp || (heldByConnection && heldBytes >= heldInputBytes)) input.pause();
+    else input.resume();
+  };
   const limit = options.maxLineBytes ?? defaultStdioMaxLineBytes;
   const writes = new WriteQueue(output as unknown as import('node:stream').Writable, Infinity, {
     highWaterBytes: stdioHighWaterBytes,
     lowWaterBytes: stdioLowWaterBytes,
     onChange: (backedUp) => {
-      if (!closed && backedUp) input.pause();
-      else if (!closed) input.resume();
+      outputBackedUp = backedUp;
+      applyReading();
       sink?.backpressure?.(backedUp);
     },
   });
@@ -74,8 +91,29 @@ export function stdioTransport(
       else sink?.malformed(`<a line of ${bytes} bytes, over the limit>`);
     },
   });
-  const onData = (chunk: Buffer | string) => framer.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  /** Parses what was read while held, until the connection holds again. */
+  const release = (ignoreHold: boolean) => {
+    if (releasing) return; // re-entered from a line being parsed: the loop below goes on
+    releasing = true;
+    try {
+      while (held.length > 0 && (ignoreHold || !heldByConnection)) {
+        const chunk = held.shift() as Buffer;
+        heldBytes -= chunk.length;
+        framer.push(chunk);
+      }
+    } finally {
+      releasing = false;
+    }
+  };
+  const onData = (chunk: Buffer | string) => {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    if (!heldByConnection && held.length === 0) return framer.push(bytes);
+    held.push(bytes);
+    heldBytes += bytes.length;
+    if (heldBytes >= heldInputBytes) applyReading();
+  };
   const onEnd = () => {
+    release(true); // the editor is gone: what it wrote (bounded by heldInputBytes) is served
     framer.end();
     if (closed) return;
     if (sink?.inputEnded) sink.inputEnded({ message: 'the editor closed its input (EOF on stdin)' });
@@ -99,6 +137,11 @@ export function stdioTransport(
     flush() {
       // An empty write is handed over after everything queued before it.
       return new Promise<void>((resolve) => writes.write('', () => resolve()));
+    },
+    holdReading(hold: boolean) {
+      heldByConnection = hold;
+      if (!hold) release(false);
+      applyReading();
     },
     close() {
       closed = true;

@@ -50,6 +50,13 @@ export interface Transport {
   start(sink: TransportSink): void;
   /** Sends one message. Failures to write are reported through `closed`. */
   send(message: JsonRpcMessage): void;
+  /**
+   * Stops reading input (`true`) or reads again (`false`) for the connection's own reason:
+   * too many requests unanswered. Independent of the transport's own pause for a backed-up
+   * output: input is read only when neither holds it. Optional: a transport without it
+   * is never held.
+   */
+  holdReading?(held: boolean): void;
   /** Stops: no more delivery; the other side sees its peer lost. */
   close(): void;
 }
