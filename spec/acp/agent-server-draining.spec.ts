@@ -137,4 +137,27 @@ describe('ACP agent server: the editor\'s input ends (draining)', () => {
     await settle();
     expect(server.getSnapshot().status).to.equal('done');
   });
+
+  it('EOF while a delegated initialize is never answered: at the drain timeout it and what was written behind it are answered -32603, and the server closes', async () => {
+    const clock = new SimulatedClock();
+    const seen: AgentHandlerEvent[] = [];
+    const agent = scriptedAgent({ ...opensS1, initialize: () => [] }, seen, { delegateInitialize: true });
+    const { server, editor, endInput } = served(agent, 30_000, clock);
+    const initialized = track(sendRequest(editor, 'initialize', { protocolVersion: 1 }));
+    const created = track(sendRequest(editor, 'session/new', { cwd: '/tmp', mcpServers: [] }));
+    endInput();
+    await settle();
+    clock.increment(29_999);
+    await settle();
+    expect([server.getSnapshot().value, initialized.outcome, created.outcome]).to.deep.equal(['initializing', 'pending', 'pending']);
+    clock.increment(1);
+    await settle();
+    for (const request of [initialized, created]) {
+      expect(request.outcome).to.have.property('error');
+      expect((request.outcome as { error: RpcError }).error.code).to.equal(-32603);
+    }
+    expect((created.outcome as { error: RpcError }).error.message).to.contain('warden acp is shutting down: the editor closed its input');
+    await settle();
+    expect(server.getSnapshot().status).to.equal('done');
+  });
 });

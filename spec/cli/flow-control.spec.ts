@@ -170,7 +170,7 @@ describe('warden acp: flow control with an editor that reads slowly', function (
     const bin = binDirWith({ 'stream-agent': streamAgent });
     try {
       editor = PipeEditor.launch({
-        args: ['--agent', 'acp:stream-agent 1 10', '--store', join(work, 'journal.sqlite'), '--env', `STREAM_AGENT_INIT_GATE=${gate}`],
+        args: ['--agent', 'acp:stream-agent 1 10', '--store', join(work, 'journal.sqlite'), '--env', `STREAM_AGENT_INIT_GATE=${gate}`, '--drain-timeout', '2'],
         binDir: bin.dir,
       });
       editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } }));

@@ -272,10 +272,14 @@ export const agentServerLogic = gracefulShutdown({
         if (live.phase === 'closing' || live.inputEnded) return snapshot;
         live.inputEnded = event.reason;
         startDraining(live);
+        // A delegated initialize still with the agent is waited for, but no longer than the drain timeout.
+        if (live.phase === 'initializing') live.scope.system.scheduler.schedule(live.scope.self, live.scope.self, { type: 'acp.drainTimeout' } satisfies AgentServerEvent, live.input.drainTimeoutMs ?? defaultDrainTimeoutMs, 'drain:timeout');
         return withSummary(snapshot, live);
       case 'acp.drained':
         return live.phase === 'draining' ? close(live, snapshot, live.inputEnded as PeerLost) : snapshot;
       case 'acp.drainTimeout':
+        // The agent never answered initialize: nothing held behind it can be served.
+        if (live.phase === 'initializing') return close(live, snapshot, live.inputEnded as PeerLost, new RpcError(-32603, drainGaveUpMessage, { reason: 'shutdown' }));
         if (live.phase === 'draining') cancelAllTurns(live);
         return withSummary(snapshot, live);
       case 'acp.drainGrace':
@@ -383,6 +387,8 @@ function startDraining(live: Live): void {
   if (!live.inputEnded || (live.phase !== 'ready' && live.phase !== 'awaitingInitialize')) return;
   live.phase = 'draining';
   const self = live.scope.self;
+  // The drain's own deadline starts now (one set while initialize was with the agent gives way to it).
+  live.scope.system.scheduler.cancel(self, 'drain:timeout');
   live.scope.system.scheduler.schedule(self, self, { type: 'acp.drainTimeout' } satisfies AgentServerEvent, live.input.drainTimeoutMs ?? defaultDrainTimeoutMs, 'drain:timeout');
   sync(live);
   checkDrained(live);
