@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { launchWarden, stopWardens } from '../support/acp-editor.js';
-import { childrenOf, isAlive, waitUntil } from '../support/processes.js';
+import { childrenOf, isAlive, waitUntil, wholeLines } from '../support/processes.js';
 
 interface LogLine {
   readonly type: string;
@@ -46,7 +46,8 @@ describe('warden acp --agent demo: a closed session stays closed across an agent
     expect(agent, 'the demo agent process').to.be.a('number');
     process.kill(agent, 'SIGKILL');
     await waitUntil(() => !isAlive(agent), 'the demo agent to be dead', 20_000);
-    const log = (): LogLine[] => readFileSync(logFile, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as LogLine);
+    // Read while warden writes: only whole lines (the last one may be half written).
+    const log = (): LogLine[] => wholeLines(readFileSync(logFile, 'utf8')).map((line) => JSON.parse(line) as LogLine);
     await waitUntil(() => log().some((entry) => entry.type === 'session.recovered' && entry.sessionId === open.sessionId), 'the open session to be recovered', 30_000);
     const answer = await warden.request<{ stopReason: string }>('session/prompt', { sessionId: open.sessionId, prompt: [{ type: 'text', text: 'hello again' }] });
     expect(answer.stopReason).to.equal('end_turn');

@@ -5,6 +5,7 @@
  * logged, the agent is not killed, the turn still ends, and a lost answer fails its request.
  */
 import { expect } from 'chai';
+import { wholeLines } from '../support/processes.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,7 +33,8 @@ interface LogLine {
   readonly what?: string;
 }
 
-const readLog = (file: string): LogLine[] => readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as LogLine);
+/** The log's whole lines: it is read while warden writes it, and the last one may be half written. */
+const readLog = (file: string): LogLine[] => wholeLines(readFileSync(file, 'utf8')).map((line) => JSON.parse(line) as LogLine);
 const starts = (argvLog: string): number => readFileSync(argvLog, 'utf8').trim().split('\n').filter(Boolean).length;
 const updatesOf = (editor: PipeEditor, kind: string): any[] =>
   editor.notifications.filter((message: WireMessage) => message.method === 'session/update' && message.params?.update?.sessionUpdate === kind).map((message) => message.params.update);

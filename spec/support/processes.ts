@@ -65,3 +65,8 @@ export function childrenOf(pid: number): Array<{ pid: number; cmdline: string }>
   }
   return children;
 }
+
+/** The complete lines of a file another process is still appending to (a last line without its newline is left out). */
+export function wholeLines(text: string): string[] {
+  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean);
+}
