@@ -18,11 +18,11 @@ export interface Envelope {
 
 /** Reads the envelope from the start (`head`) and the end (`tail`) of a message line. */
 export function scanEnvelope(head: string, tail: string): Envelope {
-  const members = topLevelMembers(head);
+  const members = leadingMembers(head);
   // Members written after the params (`...}, "id": 7, "method": "m"}`) are read from the end.
   const trailing = members.complete ? undefined : trailingMembers(tail);
-  const id = members.id ?? trailing?.id;
-  const methodValue = members.method ?? trailing?.method;
+  const id = idOf(members.scalars.id) ?? trailing?.id;
+  const methodValue = members.scalars.method ?? trailing?.method;
   const method = typeof methodValue === 'string' ? methodValue : undefined;
   const keys = new Set([...members.keys, ...(trailing?.keys ?? [])]);
   let kind: Envelope['kind'] = 'unknown';
@@ -45,18 +45,9 @@ export interface LeadingMembers {
   complete: boolean;
 }
 
-interface Members extends LeadingMembers {
-  id: JsonRpcId | undefined;
-  method: unknown;
-}
-
-/**
- * The top-level members of the JSON object `text` starts (the head of a line too long to
- * parse): keys, and the scalar values that end within `text`. Nested values are skipped.
- */
-export function leadingMembers(text: string): LeadingMembers {
-  const { keys, scalars, complete } = topLevelMembers(text);
-  return { keys, scalars, complete };
+/** A JSON-RPC id: a string or a finite number. */
+function idOf(value: unknown): JsonRpcId | undefined {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) ? value : undefined;
 }
 
 /**
@@ -64,7 +55,7 @@ export function leadingMembers(text: string): LeadingMembers {
  * `type` (Claude Code's stream-json) or `method` (JSON-RPC), say `type user`.
  */
 export function lineKindOf(head: string): string {
-  const { keys, scalars } = topLevelMembers(head);
+  const { keys, scalars } = leadingMembers(head);
   if (typeof scalars.type === 'string') return `type ${scalars.type.slice(0, 64)}`;
   if (typeof scalars.method === 'string') return `method ${scalars.method.slice(0, 64)}`;
   // Keys only: values can carry anything, credentials included.
@@ -72,9 +63,13 @@ export function lineKindOf(head: string): string {
   return 'a line of unknown kind';
 }
 
-/** The top-level keys of the object `text` starts, with the values of `id` and `method`; stops where `text` does. */
-function topLevelMembers(text: string): Members {
-  const found: Members = { keys: new Set(), scalars: Object.create(null) as Record<string, string | number | boolean | null>, id: undefined, method: undefined, complete: false };
+/**
+ * The top-level members of the JSON object `text` starts (the head of a line too long to
+ * parse): keys, and the scalar values that end within `text` (`id` and `method` always read
+ * as scalars). Nested values are skipped; stops where `text` does.
+ */
+export function leadingMembers(text: string): LeadingMembers {
+  const found: LeadingMembers = { keys: new Set(), scalars: Object.create(null) as Record<string, string | number | boolean | null>, complete: false };
   let at = skipSpace(text, 0);
   if (text[at] !== '{') return found;
   at += 1;
@@ -94,8 +89,6 @@ function topLevelMembers(text: string): Members {
       const value = readScalar(text, at);
       if (!value) return found;
       found.scalars[key.value] = value.value as string | number | boolean | null;
-      if (key.value === 'id' && (typeof value.value === 'string' || typeof value.value === 'number')) found.id = value.value;
-      if (key.value === 'method') found.method = value.value;
       at = value.end;
     } else {
       const end = skipValue(text, at);
@@ -211,7 +204,7 @@ function trailingMembers(tail: string): TrailingMembers {
       } catch {
         return found;
       }
-      if (key.value === 'id' && (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)))) found.id = value;
+      if (key.value === 'id') found.id = idOf(value);
       if (key.value === 'method') found.method = value;
     }
     at = skipSpaceBack(tail, keyStart - 1);
