@@ -678,13 +678,7 @@ function deleteSession(live: Live, request: AgentRequestEvent): void {
  * `-32603` when the journal could not forget it (its history is still there: nothing lost).
  */
 function forget(live: Live, requestId: string, sessionId: string): void {
-  const session = live.sessions.get(sessionId);
-  if (session) {
-    session.machine.send({ type: 'close' });
-    live.sessions.delete(sessionId);
-  }
-  live.closed.add(sessionId);
-  interruptAttaches(live, sessionId, 'deleted');
+  endHere(live, sessionId, 'deleted');
   live.failed.delete(sessionId);
   live.listed.delete(sessionId);
   const refused = writeOrError(live, sessionId, () => live.input.journal.deleteSession(sessionId));
@@ -1010,14 +1004,26 @@ function closed(live: Live, sessionId: string): void {
   record(live, sessionId, { kind: 'closed' });
   safely(live, sessionId, () => live.input.journal.setState(sessionId, 'closed'));
   releaseOwnership(live, sessionId);
-  const session = live.sessions.get(sessionId);
-  if (session) {
-    session.machine.send({ type: 'close' });
-    live.sessions.delete(sessionId);
-  }
-  live.closed.add(sessionId);
-  interruptAttaches(live, sessionId, 'closed');
+  endHere(live, sessionId, 'closed');
   live.input.onEvent?.({ type: 'session.closed', sessionId });
+}
+
+/**
+ * The session was closed or deleted: its chart closes, this host no longer holds it, what its
+ * agent still says of it is dropped, and the loads and resumes of it under way answer that.
+ */
+function endHere(live: Live, sessionId: string, how: 'closed' | 'deleted'): void {
+  dropSession(live, sessionId, { type: 'close' });
+  live.closed.add(sessionId);
+  interruptAttaches(live, sessionId, how);
+}
+
+/** The session leaves this host: its chart gets `last`, its last event. */
+function dropSession(live: Live, sessionId: string, last: SessionMachineEvent): void {
+  const session = live.sessions.get(sessionId);
+  if (!session) return;
+  session.machine.send(last);
+  live.sessions.delete(sessionId);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1105,9 +1111,7 @@ function lifecycle(live: Live, agent: string, output: Extract<AgentHandlerOutput
       notify(live, output.sessionId, 'error', `${agent} stopped`, `The agent kept failing after ${output.restarts} restarts; the session is over (${output.reason}). session/load or session/resume starts it again in a new agent process.`);
       safely(live, output.sessionId, () => live.input.journal.setState(output.sessionId, 'failed'));
       releaseOwnership(live, output.sessionId);
-      const session = live.sessions.get(output.sessionId);
-      session?.machine.send({ type: 'agent.failed', reason: output.reason });
-      live.sessions.delete(output.sessionId);
+      dropSession(live, output.sessionId, { type: 'agent.failed', reason: output.reason });
       live.failed.set(output.sessionId, output.reason);
       live.input.onEvent?.({ type: 'session.failed', sessionId: output.sessionId, reason: output.reason });
       return;
@@ -1210,10 +1214,7 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       if (session) session.replaying = false;
       const { interrupted } = pending.job;
       if (error || interrupted) {
-        if (session) {
-          session.machine.send({ type: 'agent.failed', reason: error?.message ?? `session ${interrupted}` });
-          live.sessions.delete(pending.sessionId);
-        }
+        dropSession(live, pending.sessionId, { type: 'agent.failed', reason: error?.message ?? `session ${interrupted}` });
         // Closed or deleted while its agent opened it: closed there again (the editor was not told it opened).
         if (!error && interrupted) abandon(live, pending.agent, pending.sessionId, pending.context);
         releaseOwnership(live, pending.sessionId);
