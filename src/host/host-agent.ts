@@ -1167,29 +1167,21 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       emit(live, { type: 'acp.respond', requestId, result: { ...(result as object), agentCapabilities: withHostCapabilities(found.agentCapabilities ?? {}) } });
       return;
     }
-    case 'new': {
-      if (error) return fail(live, requestId, error);
-      const sessionId = (result as { sessionId?: unknown } | undefined)?.sessionId;
-      if (typeof sessionId !== 'string') return emit(live, { type: 'acp.respond', requestId, result });
-      const refusal = journalNewSession(live, pending, sessionId, () => live.input.journal.createSession({ sessionId, agent: pending.agent, cwd: pending.cwd }));
-      if (refusal) return fail(live, requestId, refusal);
-      const session = openSession(live, sessionId, pending.agent, 0);
-      reportSetup(session, result);
-      session.machine.send({ type: 'ready' });
-      live.input.onEvent?.({ type: 'session.opened', sessionId, agent: pending.agent, how: 'new' });
-      emit(live, { type: 'acp.respond', requestId, result });
-      return;
-    }
+    case 'new':
     case 'fork': {
       if (error) return fail(live, requestId, error);
       const sessionId = (result as { sessionId?: unknown } | undefined)?.sessionId;
       if (typeof sessionId !== 'string') return emit(live, { type: 'acp.respond', requestId, result });
-      const refusal = journalNewSession(live, pending, sessionId, () => live.input.journal.forkSession({ sessionId, agent: pending.agent, cwd: pending.cwd, from: pending.from }));
+      const { agent, cwd } = pending;
+      const journal = live.input.journal;
+      const refusal = journalNewSession(live, pending, sessionId, () =>
+        pending.kind === 'fork' ? journal.forkSession({ sessionId, agent, cwd, from: pending.from }) : journal.createSession({ sessionId, agent, cwd }),
+      );
       if (refusal) return fail(live, requestId, refusal);
-      const session = openSession(live, sessionId, pending.agent, 0);
+      const session = openSession(live, sessionId, agent, 0);
       reportSetup(session, result);
       session.machine.send({ type: 'ready' });
-      live.input.onEvent?.({ type: 'session.opened', sessionId, agent: pending.agent, how: 'fork' });
+      live.input.onEvent?.({ type: 'session.opened', sessionId, agent, how: pending.kind });
       emit(live, { type: 'acp.respond', requestId, result });
       return;
     }
