@@ -41,7 +41,7 @@ import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { describePortExit, type PortExitReason } from '../port/port-exit.js';
 import { readGateOf } from '../port/read-gate.js';
 import { InvalidCursorError, JournalError, SessionOwnedError, type Journal, type JournalEntry, type JournalRecord, type JournalSession } from './journal.js';
-import { sessionMachine, type SessionMachineEvent } from './session-machine.js';
+import { sessionMachine, type SessionMachineContext, type SessionMachineEvent } from './session-machine.js';
 import { canonical, decodeListCursor, encodeListCursor, type ListCursor } from './list-cursor.js';
 
 /**
@@ -617,7 +617,7 @@ function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'
 
 /** A live session's modes and config options, as its agent last reported them: what load and resume of it answer. */
 function currentSetup(session: HostSession): { modes?: SessionModeState; configOptions?: SessionConfigOption[] } {
-  const { modes, configOptions } = session.machine.getSnapshot().context as { modes: SessionModeState | undefined; configOptions: readonly SessionConfigOption[] | undefined };
+  const { modes, configOptions } = session.machine.getSnapshot().context as SessionMachineContext;
   return { ...(modes ? { modes } : {}), ...(configOptions ? { configOptions: [...configOptions] } : {}) };
 }
 
@@ -1152,10 +1152,9 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
   switch (pending.kind) {
     case 'initialize': {
       const advertised = (result as { agentCapabilities?: AgentCapabilities } | undefined)?.agentCapabilities;
-      const answered = live.inner.get(pending.agent);
-      if (answered && !error && advertised) answered.capabilities = advertised;
+      const inner = live.inner.get(pending.agent);
+      if (inner && !error && advertised) inner.capabilities = advertised;
       if (!pending.editor) {
-        const inner = answered;
         const waiting = inner?.waiting ?? [];
         if (inner) inner.waiting = undefined;
         if (inner && live.context) inner.ref.send({ type: 'initialized', context: live.context });
