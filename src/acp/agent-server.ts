@@ -23,6 +23,7 @@ import {
   type ParamsParser,
   type TimeoutPolicy,
 } from '../jsonrpc/connection.js';
+import { ErrorCodes } from '../jsonrpc/error-codes.js';
 import type { JsonRpcId } from '../jsonrpc/message.js';
 import { RpcError, toRpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import type { PeerLost, Transport } from '../jsonrpc/transport.js';
@@ -273,17 +274,17 @@ export const agentServerLogic = gracefulShutdown({
         live.inputEnded = event.reason;
         startDraining(live);
         // A delegated initialize still with the agent is waited for, but no longer than the drain timeout.
-        if (live.phase === 'initializing') live.scope.system.scheduler.schedule(live.scope.self, live.scope.self, { type: 'acp.drainTimeout' } satisfies AgentServerEvent, live.input.drainTimeoutMs ?? defaultDrainTimeoutMs, 'drain:timeout');
+        if (live.phase === 'initializing') scheduleDrainTimeout(live);
         return withSummary(snapshot, live);
       case 'acp.drained':
         return live.phase === 'draining' ? close(live, snapshot, live.inputEnded as PeerLost) : snapshot;
       case 'acp.drainTimeout':
         // The agent never answered initialize: nothing held behind it can be served.
-        if (live.phase === 'initializing') return close(live, snapshot, live.inputEnded as PeerLost, new RpcError(-32603, drainGaveUpMessage, { reason: 'shutdown' }));
+        if (live.phase === 'initializing') return close(live, snapshot, live.inputEnded as PeerLost, drainGaveUp());
         if (live.phase === 'draining') cancelAllTurns(live);
         return withSummary(snapshot, live);
       case 'acp.drainGrace':
-        return live.phase === 'draining' ? close(live, snapshot, live.inputEnded as PeerLost, new RpcError(-32603, drainGaveUpMessage, { reason: 'shutdown' })) : snapshot;
+        return live.phase === 'draining' ? close(live, snapshot, live.inputEnded as PeerLost, drainGaveUp()) : snapshot;
       case SHUTDOWN_EVENT:
         return close(live, snapshot, { message: 'the agent server was shut down' });
       case 'acp.finish':
@@ -386,12 +387,22 @@ function finish(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, sta
 function startDraining(live: Live): void {
   if (!live.inputEnded || (live.phase !== 'ready' && live.phase !== 'awaitingInitialize')) return;
   live.phase = 'draining';
-  const self = live.scope.self;
   // The drain's own deadline starts now (one set while initialize was with the agent gives way to it).
-  live.scope.system.scheduler.cancel(self, 'drain:timeout');
-  live.scope.system.scheduler.schedule(self, self, { type: 'acp.drainTimeout' } satisfies AgentServerEvent, live.input.drainTimeoutMs ?? defaultDrainTimeoutMs, 'drain:timeout');
+  live.scope.system.scheduler.cancel(live.scope.self, 'drain:timeout');
+  scheduleDrainTimeout(live);
   sync(live);
   checkDrained(live);
+}
+
+/** Arms the drain timeout (`acp.drainTimeout`, `drainTimeoutMs` from now). */
+function scheduleDrainTimeout(live: Live): void {
+  const self = live.scope.self;
+  live.scope.system.scheduler.schedule(self, self, { type: 'acp.drainTimeout' } satisfies AgentServerEvent, live.input.drainTimeoutMs ?? defaultDrainTimeoutMs, 'drain:timeout');
+}
+
+/** What a request still unanswered when draining gives up is answered. */
+function drainGaveUp(): RpcError {
+  return new RpcError(ErrorCodes.InternalError, drainGaveUpMessage, { reason: 'shutdown' });
 }
 
 /** Draining and nothing left to answer: the server closes. */

@@ -27,7 +27,7 @@ export function newTerminalMarker(): string {
 const maxRounds = 20;
 
 /** Pids of the live processes whose initial environment carries `marker`. */
-export function markedProcesses(marker: string): number[] {
+function markedProcesses(marker: string): number[] {
   const needle = Buffer.from(`${terminalMarkerVariable}=${marker}\0`);
   const found: number[] = [];
   let entries: string[];

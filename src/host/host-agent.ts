@@ -41,7 +41,7 @@ import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { describePortExit, type PortExitReason } from '../port/port-exit.js';
 import { readGateOf } from '../port/read-gate.js';
 import { InvalidCursorError, JournalError, SessionOwnedError, type Journal, type JournalEntry, type JournalRecord, type JournalSession } from './journal.js';
-import { sessionMachine, type SessionMachineEvent } from './session-machine.js';
+import { sessionMachine, type SessionMachineContext, type SessionMachineEvent } from './session-machine.js';
 import { canonical, decodeListCursor, encodeListCursor, type ListCursor } from './list-cursor.js';
 
 /**
@@ -617,7 +617,7 @@ function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'
 
 /** A live session's modes and config options, as its agent last reported them: what load and resume of it answer. */
 function currentSetup(session: HostSession): { modes?: SessionModeState; configOptions?: SessionConfigOption[] } {
-  const { modes, configOptions } = session.machine.getSnapshot().context as { modes: SessionModeState | undefined; configOptions: readonly SessionConfigOption[] | undefined };
+  const { modes, configOptions } = session.machine.getSnapshot().context as SessionMachineContext;
   return { ...(modes ? { modes } : {}), ...(configOptions ? { configOptions: [...configOptions] } : {}) };
 }
 
@@ -678,13 +678,7 @@ function deleteSession(live: Live, request: AgentRequestEvent): void {
  * `-32603` when the journal could not forget it (its history is still there: nothing lost).
  */
 function forget(live: Live, requestId: string, sessionId: string): void {
-  const session = live.sessions.get(sessionId);
-  if (session) {
-    session.machine.send({ type: 'close' });
-    live.sessions.delete(sessionId);
-  }
-  live.closed.add(sessionId);
-  interruptAttaches(live, sessionId, 'deleted');
+  endHere(live, sessionId, 'deleted');
   live.failed.delete(sessionId);
   live.listed.delete(sessionId);
   const refused = writeOrError(live, sessionId, () => live.input.journal.deleteSession(sessionId));
@@ -1010,14 +1004,26 @@ function closed(live: Live, sessionId: string): void {
   record(live, sessionId, { kind: 'closed' });
   safely(live, sessionId, () => live.input.journal.setState(sessionId, 'closed'));
   releaseOwnership(live, sessionId);
-  const session = live.sessions.get(sessionId);
-  if (session) {
-    session.machine.send({ type: 'close' });
-    live.sessions.delete(sessionId);
-  }
-  live.closed.add(sessionId);
-  interruptAttaches(live, sessionId, 'closed');
+  endHere(live, sessionId, 'closed');
   live.input.onEvent?.({ type: 'session.closed', sessionId });
+}
+
+/**
+ * The session was closed or deleted: its chart closes, this host no longer holds it, what its
+ * agent still says of it is dropped, and the loads and resumes of it under way answer that.
+ */
+function endHere(live: Live, sessionId: string, how: 'closed' | 'deleted'): void {
+  dropSession(live, sessionId, { type: 'close' });
+  live.closed.add(sessionId);
+  interruptAttaches(live, sessionId, how);
+}
+
+/** The session leaves this host: its chart gets `last`, its last event. */
+function dropSession(live: Live, sessionId: string, last: SessionMachineEvent): void {
+  const session = live.sessions.get(sessionId);
+  if (!session) return;
+  session.machine.send(last);
+  live.sessions.delete(sessionId);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1105,9 +1111,7 @@ function lifecycle(live: Live, agent: string, output: Extract<AgentHandlerOutput
       notify(live, output.sessionId, 'error', `${agent} stopped`, `The agent kept failing after ${output.restarts} restarts; the session is over (${output.reason}). session/load or session/resume starts it again in a new agent process.`);
       safely(live, output.sessionId, () => live.input.journal.setState(output.sessionId, 'failed'));
       releaseOwnership(live, output.sessionId);
-      const session = live.sessions.get(output.sessionId);
-      session?.machine.send({ type: 'agent.failed', reason: output.reason });
-      live.sessions.delete(output.sessionId);
+      dropSession(live, output.sessionId, { type: 'agent.failed', reason: output.reason });
       live.failed.set(output.sessionId, output.reason);
       live.input.onEvent?.({ type: 'session.failed', sessionId: output.sessionId, reason: output.reason });
       return;
@@ -1148,10 +1152,9 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
   switch (pending.kind) {
     case 'initialize': {
       const advertised = (result as { agentCapabilities?: AgentCapabilities } | undefined)?.agentCapabilities;
-      const answered = live.inner.get(pending.agent);
-      if (answered && !error && advertised) answered.capabilities = advertised;
+      const inner = live.inner.get(pending.agent);
+      if (inner && !error && advertised) inner.capabilities = advertised;
       if (!pending.editor) {
-        const inner = answered;
         const waiting = inner?.waiting ?? [];
         if (inner) inner.waiting = undefined;
         if (inner && live.context) inner.ref.send({ type: 'initialized', context: live.context });
@@ -1163,29 +1166,21 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       emit(live, { type: 'acp.respond', requestId, result: { ...(result as object), agentCapabilities: withHostCapabilities(found.agentCapabilities ?? {}) } });
       return;
     }
-    case 'new': {
-      if (error) return fail(live, requestId, error);
-      const sessionId = (result as { sessionId?: unknown } | undefined)?.sessionId;
-      if (typeof sessionId !== 'string') return emit(live, { type: 'acp.respond', requestId, result });
-      const refusal = journalNewSession(live, pending, sessionId, () => live.input.journal.createSession({ sessionId, agent: pending.agent, cwd: pending.cwd }));
-      if (refusal) return fail(live, requestId, refusal);
-      const session = openSession(live, sessionId, pending.agent, 0);
-      reportSetup(session, result);
-      session.machine.send({ type: 'ready' });
-      live.input.onEvent?.({ type: 'session.opened', sessionId, agent: pending.agent, how: 'new' });
-      emit(live, { type: 'acp.respond', requestId, result });
-      return;
-    }
+    case 'new':
     case 'fork': {
       if (error) return fail(live, requestId, error);
       const sessionId = (result as { sessionId?: unknown } | undefined)?.sessionId;
       if (typeof sessionId !== 'string') return emit(live, { type: 'acp.respond', requestId, result });
-      const refusal = journalNewSession(live, pending, sessionId, () => live.input.journal.forkSession({ sessionId, agent: pending.agent, cwd: pending.cwd, from: pending.from }));
+      const { agent, cwd } = pending;
+      const journal = live.input.journal;
+      const refusal = journalNewSession(live, pending, sessionId, () =>
+        pending.kind === 'fork' ? journal.forkSession({ sessionId, agent, cwd, from: pending.from }) : journal.createSession({ sessionId, agent, cwd }),
+      );
       if (refusal) return fail(live, requestId, refusal);
-      const session = openSession(live, sessionId, pending.agent, 0);
+      const session = openSession(live, sessionId, agent, 0);
       reportSetup(session, result);
       session.machine.send({ type: 'ready' });
-      live.input.onEvent?.({ type: 'session.opened', sessionId, agent: pending.agent, how: 'fork' });
+      live.input.onEvent?.({ type: 'session.opened', sessionId, agent, how: pending.kind });
       emit(live, { type: 'acp.respond', requestId, result });
       return;
     }
@@ -1210,10 +1205,7 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       if (session) session.replaying = false;
       const { interrupted } = pending.job;
       if (error || interrupted) {
-        if (session) {
-          session.machine.send({ type: 'agent.failed', reason: error?.message ?? `session ${interrupted}` });
-          live.sessions.delete(pending.sessionId);
-        }
+        dropSession(live, pending.sessionId, { type: 'agent.failed', reason: error?.message ?? `session ${interrupted}` });
         // Closed or deleted while its agent opened it: closed there again (the editor was not told it opened).
         if (!error && interrupted) abandon(live, pending.agent, pending.sessionId, pending.context);
         releaseOwnership(live, pending.sessionId);

@@ -199,10 +199,18 @@ export class JournalError extends Error {
   }
 }
 
+/** The store code of a stored value that does not parse as JSON (see {@link JournalError}). */
+export const DAMAGED_ENTRY_CODE = 'WARDEN_ENTRY_DAMAGED';
+
+/** Whether a store error code says the file itself is damaged (or is no database). */
+export function isDamagedStore(code: string): boolean {
+  return /^SQLITE_(CORRUPT|NOTADB)/u.test(code);
+}
+
 /** What a store error code means to the person who has to fix it. */
 function problemOf(code: string): string {
-  if (/^SQLITE_(CORRUPT|NOTADB)/u.test(code)) return `is damaged (${code}): move it aside or restore a backup`;
-  if (code === 'WARDEN_ENTRY_DAMAGED') return `holds an entry that is not JSON (${code}): move it aside or restore a backup`;
+  if (isDamagedStore(code)) return `is damaged (${code}): move it aside or restore a backup`;
+  if (code === DAMAGED_ENTRY_CODE) return `holds an entry that is not JSON (${code}): move it aside or restore a backup`;
   if (code === 'SQLITE_FULL') return `cannot grow (${code}): free some disk space`;
   if (/^SQLITE_(BUSY|LOCKED)/u.test(code)) return `stayed locked by another process past the busy timeout (${code}): retry, or stop the process that holds it`;
   if (/^SQLITE_READONLY/u.test(code)) return `is read-only (${code}): make it and its directory writable, or choose another --store`;

@@ -9,7 +9,9 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
+  DAMAGED_ENTRY_CODE,
   InvalidCursorError,
+  isDamagedStore,
   JournalError,
   titleOf,
   UnknownSessionError,
@@ -99,7 +101,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     owners = sessionOwners(db, now);
   } catch (error) {
     const code = storeCodeOf(error);
-    const damaged = code !== undefined && /^SQLITE_(CORRUPT|NOTADB)/u.test(code) ? ` (${code}): move it aside or restore a backup, or choose` : '. Choose';
+    const damaged = code !== undefined && isDamagedStore(code) ? ` (${code}): move it aside or restore a backup, or choose` : '. Choose';
     throw new Error(`cannot open the journal at ${path}: ${(error as Error).message}${damaged} another file with --store PATH (or :memory:).`, { cause: error });
   }
   const statements = {
@@ -328,7 +330,7 @@ function storeErrorsNamed(path: string, journal: Journal): Journal {
 function storeCodeOf(error: unknown): string | undefined {
   for (let at = error; at instanceof Error; at = at.cause) {
     const code = (at as { code?: unknown }).code;
-    if (typeof code === 'string' && (code.startsWith('SQLITE_') || code === damagedEntryCode)) return code;
+    if (typeof code === 'string' && (code.startsWith('SQLITE_') || code === DAMAGED_ENTRY_CODE)) return code;
   }
   return undefined;
 }
@@ -367,9 +369,6 @@ function recordOf(row: EntryRow): JournalRecord {
   return { seq: row.seq, sessionId: row.session_id, at: row.at, entry: parseStored(row.entry, `entry ${row.seq} of session ${row.session_id}`) as JournalEntry };
 }
 
-/** The code of a stored value that does not parse (see {@link JournalError}). */
-const damagedEntryCode = 'WARDEN_ENTRY_DAMAGED';
-
 /**
  * A stored JSON value. Text that does not parse (a disk fault SQLite did not see, an edit by
  * hand) is a damaged store, named like SQLite's own damage, not an error of the host.
@@ -378,7 +377,7 @@ function parseStored(text: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw Object.assign(new Error(`${what} is not JSON (${(error as Error).message})`, { cause: error }), { code: damagedEntryCode });
+    throw Object.assign(new Error(`${what} is not JSON (${(error as Error).message})`, { cause: error }), { code: DAMAGED_ENTRY_CODE });
   }
 }
 
