@@ -57,8 +57,11 @@ function write(editor: PipeEditor, id: number, method: string, params: unknown):
 describe('warden acp: the editor closes its input (EOF on stdin)', function () {
   this.timeout(90_000);
   const started: PipeEditor[] = [];
-  afterEach(() => {
-    for (const editor of started.splice(0)) if (editor.running) editor.child.kill('SIGKILL');
+  afterEach(async () => {
+    for (const editor of started.splice(0)) {
+      if (editor.running) editor.child.kill('SIGKILL');
+      await editor.exited;
+    }
   });
 
   it('--drain-timeout takes positive seconds; anything else is a usage error naming it', () => {
