@@ -57,8 +57,11 @@ function write(editor: PipeEditor, id: number, method: string, params: unknown):
 describe('warden acp: the editor closes its input (EOF on stdin)', function () {
   this.timeout(90_000);
   const started: PipeEditor[] = [];
-  afterEach(() => {
-    for (const editor of started.splice(0)) if (editor.running) editor.child.kill('SIGKILL');
+  afterEach(async () => {
+    for (const editor of started.splice(0)) {
+      if (editor.running) editor.child.kill('SIGKILL');
+      await editor.exited;
+    }
   });
 
   it('--drain-timeout takes positive seconds; anything else is a usage error naming it', () => {
@@ -76,12 +79,13 @@ describe('warden acp: the editor closes its input (EOF on stdin)', function () {
     ];
     // The shell's own pipe, as a user types it.
     const script = `printf '%s\\n%s\\n' '${lines[0]}' '${lines[1]}' | "$NODE" --import tsx "$MAIN" acp --agent demo --store :memory:`;
-    const child = spawn('sh', ['-c', script], { env: { ...process.env, NODE: process.execPath, MAIN: main }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group: a hang is killed whole (the shell and the warden it waits for).
+    const child = spawn('sh', ['-c', script], { env: { ...process.env, NODE: process.execPath, MAIN: main }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
+    const timer = setTimeout(() => process.kill(-(child.pid as number), 'SIGKILL'), 40_000);
     const code = await new Promise<number | null>((resolve) => child.on('exit', (exitCode) => resolve(exitCode)));
     clearTimeout(timer);
     const messages = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as WireMessage);

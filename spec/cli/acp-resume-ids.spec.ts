@@ -100,11 +100,11 @@ describe('warden acp: resume ids from the editor or the journal are checked befo
     expect(await warden.close()).to.equal(0);
   });
 
-  // --agent-command until the PATH lookup (branch launch) is merged: the journal is the point here.
-  it('claude: a refused hostile resume (session/resume and session/load) leaves nothing in the journal: session/list does not show it, in this warden or the next; an accepted one stays', async () => {
+  /** Warden on claude, by `--agent-command` or found on the PATH as an editor's warden finds it; the journal is the point. */
+  async function refusedResumesLeaveNoTrace(lookup: 'agent-command' | 'path'): Promise<void> {
     const store = join(dir, 'journal.sqlite');
     const claude = join(dir, 'bin', 'claude');
-    const args = ['--agent', 'claude', '--agent-command', claude, '--store', store, '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_FIXTURE=hello'];
+    const args = ['--agent', 'claude', ...(lookup === 'agent-command' ? ['--agent-command', claude] : []), '--store', store, '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_FIXTURE=hello'];
     const warden = await launchWarden(args, { PATH: path });
     const hostile = { claudeSessionId: '--dangerously-skip-permissions' };
     for (const method of ['session/resume', 'session/load']) {
@@ -121,5 +121,9 @@ describe('warden acp: resume ids from the editor or the journal are checked befo
     const next = await launchWarden(args, { PATH: path });
     expect(await listedIds(next)).to.deep.equal(['claude-fine']);
     expect(await next.close()).to.equal(0);
-  });
+  }
+
+  it('claude: a refused hostile resume (session/resume and session/load) leaves nothing in the journal: session/list does not show it, in this warden or the next; an accepted one stays', () => refusedResumesLeaveNoTrace('agent-command'));
+
+  it('claude found on the PATH (no --agent-command, as an editor launches it): a refused hostile resume leaves nothing in the journal either, in this warden or the next; an accepted one stays', () => refusedResumesLeaveNoTrace('path'));
 });

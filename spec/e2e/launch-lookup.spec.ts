@@ -84,6 +84,19 @@ describe('launching agents as an editor does: the agent found on the PATH warden
     expect(await rowOf(env, 'claude')).to.deep.include({ installed: true, path: join(bin, 'claude') });
   });
 
+  // The case above starts warden's sources from the checkout; an editor runs the command
+  // `warden` it finds on the same PATH, in the project it opened.
+  it('`warden acp --agent claude` run by its bare name from the PATH, in the project, with `claude` only on the PATH: a prompt is answered', async () => {
+    const bin = pathDirectory(join(base, 'bin'), { claude: fakeClaude });
+    const editor = launch('warden', ['acp', '--store', ':memory:', '--agent', 'claude'], { env: editorEnv(bin), cwd: project });
+    running.push(editor);
+    expect((await editor.initialize()).agentInfo?.name).to.equal('claude-code');
+    const sessionId = await editor.newSession(project);
+    const outcome = await editor.prompt(sessionId, 'hello').outcome;
+    expect(outcome, editor.stderr()).to.deep.equal({ stopReason: 'end_turn', text: 'Hello from the fake Anthropic server.', error: undefined });
+    expect(descendants(editor.pid).some((row) => row.cmdline.includes(`${bin}/claude`) || row.cmdline.includes(fakeClaude))).to.equal(true);
+  });
+
   it('warden acp --agent "acp:node <agent.mjs>", with node found through the PATH: a prompt is answered', async () => {
     const bin = pathDirectory(join(base, 'bin'));
     const { editor, sessionId, agentName } = await start(editorEnv(bin), ['--agent', `acp:node ${sdkAgentModule}`]);
