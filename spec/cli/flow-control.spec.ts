@@ -182,7 +182,8 @@ describe('warden acp: flow control with an editor that reads slowly', function (
       // The editor goes away: what it had not written yet goes with it, the pipe keeps the rest.
       editor.child.stdin.destroy();
       await until(() => !editor?.running, 'warden to exit after its stdin ended', 60_000);
-      expect(editor.running).to.equal(false);
+      // An orderly end of input, not a crash: exit status 0.
+      expect(await editor.exited).to.deep.equal({ code: 0, signal: null });
     } finally {
       await editor?.close();
       editor = undefined;
