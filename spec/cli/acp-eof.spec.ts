@@ -57,12 +57,13 @@ function write(editor: PipeEditor, id: number, method: string, params: unknown):
 describe('warden acp: the editor closes its input (EOF on stdin)', function () {
   this.timeout(90_000);
   const started: PipeEditor[] = [];
-  afterEach(async () => {
+  const stopStarted = async () => {
     for (const editor of started.splice(0)) {
       if (editor.running) editor.child.kill('SIGKILL');
       await editor.exited;
     }
-  });
+  };
+  afterEach(stopStarted);
 
   it('--drain-timeout takes positive seconds; anything else is a usage error naming it', () => {
     expect(parseAcpArgs(['--agent', 'demo', '--drain-timeout', '1.5'])).to.include({ drainTimeoutMs: 1500 });
@@ -148,6 +149,8 @@ describe('warden acp: the editor closes its input (EOF on stdin)', function () {
       expect(said.length).to.be.greaterThan(0);
       expect(streamedText(wire, sessionId)).to.equal(said);
     } finally {
+      // A warden a failed assertion left running goes first: its store is in dir.
+      await stopStarted();
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -239,6 +242,8 @@ describe('warden acp: the editor closes its input (EOF on stdin)', function () {
       const exit = await exitOf(editor, 30_000);
       expect(exit, `warden had to be killed: ${editor.stderr}`).to.deep.equal({ code: 0, signal: null });
     } finally {
+      // A warden a failed assertion left running goes first: its store is in dir.
+      await stopStarted();
       rmSync(dir, { recursive: true, force: true });
     }
   });

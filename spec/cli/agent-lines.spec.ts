@@ -52,6 +52,7 @@ describe('warden acp: big agent lines', function () {
   });
 
   afterEach(async () => {
+    await PipeEditor.closeAll();
     await editor?.close();
     editor = undefined;
     bin.remove();

@@ -27,6 +27,7 @@ describe('warden acp: session/load of an agent that replays after its answer, th
   });
 
   afterEach(async () => {
+    await PipeEditor.closeAll();
     await editor?.close();
     editor = undefined;
     rmSync(dir, { recursive: true, force: true });

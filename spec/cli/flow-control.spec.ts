@@ -33,6 +33,7 @@ describe('warden acp: flow control with an editor that reads slowly', function (
   });
 
   afterEach(async () => {
+    await PipeEditor.closeAll();
     await editor?.close();
     editor = undefined;
     rmSync(work, { recursive: true, force: true });

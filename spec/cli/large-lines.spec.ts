@@ -31,6 +31,7 @@ describe('warden acp: big editor lines', function () {
   });
 
   afterEach(async () => {
+    await PipeEditor.closeAll();
     await editor?.close();
     editor = undefined;
     bin.remove();

@@ -23,6 +23,7 @@ describe('warden acp: session/load of a long session', function () {
   });
 
   afterEach(async () => {
+    await PipeEditor.closeAll();
     await editor?.close();
     editor = undefined;
     rmSync(work, { recursive: true, force: true });

@@ -33,6 +33,7 @@ describe('warden acp: requests that come during a session/load replay', function
   });
 
   afterEach(async () => {
+    await PipeEditor.closeAll();
     await editor?.close();
     editor = undefined;
     bin.remove();

@@ -30,6 +30,7 @@ describe('warden acp: session/new whose journal write fails', function () {
   });
 
   afterEach(async () => {
+    await PipeEditor.closeAll();
     await editor?.close();
     editor = undefined;
     bin.remove();

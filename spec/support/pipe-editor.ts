@@ -40,6 +40,8 @@ export interface LaunchOptions {
 }
 
 export class PipeEditor {
+  /** Every warden launched and not seen to exit: {@link PipeEditor.closeAll} ends them. */
+  static readonly #launched = new Set<PipeEditor>();
   readonly child: ChildProcessWithoutNullStreams;
   readonly notifications: WireMessage[] = [];
   stderr = '';
@@ -64,10 +66,20 @@ export class PipeEditor {
     });
     this.child.stdin.on('error', () => {});
     this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
+    PipeEditor.#launched.add(this);
+    void this.exited.then(() => PipeEditor.#launched.delete(this));
   }
 
   static launch(options: LaunchOptions): PipeEditor {
     return new PipeEditor(options);
+  }
+
+  /**
+   * Closes every warden still running (for afterEach: a test that failed midway may have lost
+   * its handle on one); each gets `graceMs` to exit after its stdin closes, then SIGKILL.
+   */
+  static async closeAll(graceMs = 20_000): Promise<void> {
+    await Promise.all([...PipeEditor.#launched].map((editor) => editor.close(graceMs)));
   }
 
   /** Writes one raw line (a newline is added). */
