@@ -9,9 +9,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+import { wardenMain as main } from './warden-process.js';
 
 /** A message warden wrote. */
 export type WireMessage = { id?: string | number | null; method?: string; params?: any; result?: any; error?: { code: number; message: string; data?: any } };

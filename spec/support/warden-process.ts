@@ -20,11 +20,14 @@ export function writeShim(path: string, command: string): void {
   chmodSync(path, 0o755);
 }
 
-/** Collects everything `child` writes on stderr; the function returned gives it so far. */
-export function stderrOf(child: ChildProcess): () => string {
+/**
+ * Collects what `child` writes on stderr; the function returned gives it so far: all of it, or
+ * its last `keep` characters.
+ */
+export function stderrOf(child: ChildProcess, { keep }: { readonly keep?: number } = {}): () => string {
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString('utf8');
+    stderr = keep === undefined ? stderr + chunk.toString('utf8') : (stderr + chunk.toString('utf8')).slice(-keep);
   });
   return () => stderr;
 }
