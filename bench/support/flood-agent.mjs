@@ -5,7 +5,7 @@
 // building them is not timed) written to stdout in one go, then `end_turn`. Anything else
 // gets `{}`. Exits when stdin ends.
 // Usage: node bench/support/flood-agent.mjs COUNT
-import { writeSync } from 'node:fs';
+import { readStdinLines, writeStdoutSync } from '../../spec/support/stdio-lines.mjs';
 
 const count = Number(process.argv[2] ?? 1000);
 const sessionId = 'sess_flood';
@@ -25,16 +25,7 @@ const flood = Buffer.from(
 );
 
 // Synchronous writes, retried on EAGAIN: the whole flood is in the pipe as fast as it drains.
-const out = (buffer) => {
-  let offset = 0;
-  while (offset < buffer.length) {
-    try {
-      offset += writeSync(1, buffer, offset);
-    } catch (error) {
-      if (error.code !== 'EAGAIN') throw error;
-    }
-  }
-};
+const out = writeStdoutSync;
 const reply = (id, result) => out(Buffer.from(`${JSON.stringify({ jsonrpc: '2.0', id, result })}\n`));
 
 const answers = {
@@ -46,18 +37,8 @@ const answers = {
   },
 };
 
-let pending = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk) => {
-  pending += chunk;
-  let newline;
-  while ((newline = pending.indexOf('\n')) >= 0) {
-    const line = pending.slice(0, newline);
-    pending = pending.slice(newline + 1);
-    if (line.trim() === '') continue;
-    const message = JSON.parse(line);
-    if (message.id === undefined || message.method === undefined) continue; // notifications, answers
-    reply(message.id, (answers[message.method] ?? (() => ({})))(message.params));
-  }
-});
-process.stdin.on('end', () => process.exit(0));
+readStdinLines((line) => {
+  const message = JSON.parse(line);
+  if (message.id === undefined || message.method === undefined) return; // notifications, answers
+  reply(message.id, (answers[message.method] ?? (() => ({})))(message.params));
+}, () => process.exit(0));

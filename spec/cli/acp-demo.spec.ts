@@ -10,14 +10,12 @@ import { client, methods, ndJsonStream } from '@agentclientprotocol/sdk';
 import type { RequestPermissionRequest, RequestPermissionResponse } from '@agentclientprotocol/sdk';
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { childrenOf, expectGroupGone, isAlive, waitUntil } from '../support/processes.js';
-
-const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+import { wardenMain as main, writeShim } from '../support/warden-process.js';
 
 interface Update {
   readonly sessionId: string;
@@ -44,8 +42,7 @@ let bin: string;
 function installWarden(): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-demo-bin-')));
   const shim = join(dir, 'warden');
-  writeFileSync(shim, `#!/bin/sh\nexec "${process.execPath}" --import tsx "${main}" "$@"\n`);
-  chmodSync(shim, 0o755);
+  writeShim(shim, `"${process.execPath}" --import tsx "${main}"`);
   return dir;
 }
 

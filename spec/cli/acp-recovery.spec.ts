@@ -4,17 +4,16 @@
  * kills the agent mid-prompt, exceeds restart intensity, SIGKILLs warden itself and starts
  * it again on the same journal; and checks that no process is left behind.
  */
-import { client, methods, ndJsonStream } from '@agentclientprotocol/sdk';
+import { client, methods } from '@agentclientprotocol/sdk';
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { childrenOf, expectGroupGone, isAlive, waitUntil } from '../support/processes.js';
+import { childrenOf, isAlive, waitUntil } from '../support/processes.js';
+import { connectOverStdio, exitCodeOf, killGroups, stderrOf, wardenMain as main } from '../support/warden-process.js';
 
-const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 
 interface Update {
@@ -40,12 +39,8 @@ async function launch(args: string[], env: Record<string, string> = {}, permissi
     env: { ...process.env, ...env },
   });
   launched.push(child);
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString('utf8');
-  });
+  const stderr = stderrOf(child);
   const updates: Update[] = [];
-  const stream = ndJsonStream(Writable.toWeb(child.stdin as Writable), Readable.toWeb(child.stdout as Readable) as ReadableStream<Uint8Array>);
   const app = client({ name: 'recovery-test-editor' })
     .onNotification(methods.client.session.update, ({ params }) => {
       updates.push(params as unknown as Update);
@@ -56,13 +51,12 @@ async function launch(args: string[], env: Record<string, string> = {}, permissi
       const allow = params.options.find((option) => option.kind === 'allow_once');
       return { outcome: allow ? { outcome: 'selected' as const, optionId: allow.optionId } : { outcome: 'cancelled' as const } };
     });
-  const connection = app.connect(stream);
-  const agent = connection.agent as unknown as { request(method: string, params: unknown): Promise<unknown> };
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const agent = connectOverStdio(app, child);
+  const exited = exitCodeOf(child);
   const warden: Warden = {
     process: child,
     updates,
-    stderr: () => stderr,
+    stderr,
     request: (method, params) => agent.request(method, params) as Promise<never>,
     async close() {
       child.stdin?.end();
@@ -105,16 +99,7 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
   });
 
   afterEach(async () => {
-    for (const child of launched.splice(0)) {
-      if (child.pid && isAlive(child.pid)) {
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // gone
-        }
-      }
-      if (child.pid) await expectGroupGone(child.pid, 20_000);
-    }
+    await killGroups(launched);
     // Every fake CLI any warden started is gone (orphans included).
     for (const start of startsIn(argvLog)) await waitUntil(() => !isAlive(start.pid), `fake claude ${start.pid} to be gone`, 20_000);
     rmSync(dir, { recursive: true, force: true });

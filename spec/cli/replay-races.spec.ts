@@ -8,12 +8,9 @@
  */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeLongSession } from '../support/long-session.js';
-import { binDirWith, PipeEditor, type WireMessage } from '../support/pipe-editor.js';
+import { PipeEditor, pipeEditorWorld, type WireMessage } from '../support/pipe-editor.js';
 import { waitUntil } from '../support/processes.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
@@ -21,24 +18,7 @@ const updates = 20_000;
 
 describe('warden acp: requests that come during a session/load replay', function () {
   this.timeout(240_000);
-  let dir: string;
-  let store: string;
-  let bin: ReturnType<typeof binDirWith>;
-  let editor: PipeEditor | undefined;
-
-  beforeEach(() => {
-    dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-replay-races-')));
-    store = join(dir, 'journal.sqlite');
-    bin = binDirWith({ claude: fakeClaude });
-  });
-
-  afterEach(async () => {
-    await PipeEditor.closeAll();
-    await editor?.close();
-    editor = undefined;
-    bin.remove();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const world = pipeEditorWorld('warden-replay-races-', { claude: fakeClaude });
 
   /** Launches warden with an editor that counts the replayed updates of `sessionId` and keeps every answer. */
   function launch(sessionId: string, args: readonly string[]) {
@@ -47,9 +27,9 @@ describe('warden acp: requests that come during a session/load replay', function
     const seen = { replayed: 0 };
     // What to do when the editor has seen so many updates of the session.
     const onReplay: Array<{ at: number; act: () => void }> = [];
-    editor = PipeEditor.launch({
+    world.editor = PipeEditor.launch({
       args,
-      binDir: bin.dir,
+      binDir: world.bin.dir,
       onMessage: (message) => {
         const text = message.params?.update?.content?.text as string | undefined;
         // The history's chunks ('#<n> …'); notices and the agent's own updates are not counted.
@@ -62,12 +42,12 @@ describe('warden acp: requests that come during a session/load replay', function
       },
     });
     const answered = async (id: string | number) => {
-      await waitUntil(() => answers.has(id) || !(editor as PipeEditor).running, `the answer to ${id} (seen ${seen.replayed} updates; answered ${[...answers.keys()].join(', ')})`, 180_000);
+      await waitUntil(() => answers.has(id) || !(world.editor as PipeEditor).running, `the answer to ${id} (seen ${seen.replayed} updates; answered ${[...answers.keys()].join(', ')})`, 180_000);
       const answer = answers.get(id);
-      expect(answer, `warden exited:\n${(editor as PipeEditor).stderr}`).to.not.equal(undefined);
+      expect(answer, `warden exited:\n${(world.editor as PipeEditor).stderr}`).to.not.equal(undefined);
       return answer as { message: WireMessage; replayedBefore: number };
     };
-    const send = (id: string | number, method: string, params: unknown) => (editor as PipeEditor).writeLine(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    const send = (id: string | number, method: string, params: unknown) => (world.editor as PipeEditor).writeLine(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
     return { answered, send, seen, onReplay };
   }
 
@@ -77,11 +57,11 @@ describe('warden acp: requests that come during a session/load replay', function
   }
 
   it('session/delete during the replay: the load answers -32002 (not success), the session is not opened again, and it stays out of session/list', async () => {
-    const sessionId = writeLongSession(store, dir, updates, 1024);
-    const wire = launch(sessionId, ['--agent', 'demo', '--store', store, '--env', 'DEMO_WORD_DELAY_MS=0']);
+    const sessionId = writeLongSession(world.store, world.dir, updates, 1024);
+    const wire = launch(sessionId, ['--agent', 'demo', '--store', world.store, '--env', 'DEMO_WORD_DELAY_MS=0']);
     await initialize(wire);
     wire.onReplay.push({ at: 1, act: () => wire.send('delete', 'session/delete', { sessionId }) });
-    wire.send('load', 'session/load', { sessionId, cwd: dir, mcpServers: [] });
+    wire.send('load', 'session/load', { sessionId, cwd: world.dir, mcpServers: [] });
     const deleted = await wire.answered('delete');
     expect(deleted.message.error).to.equal(undefined);
     expect(deleted.replayedBefore, 'the delete was answered during the replay').to.be.below(updates);
@@ -95,14 +75,14 @@ describe('warden acp: requests that come during a session/load replay', function
   });
 
   it('session/close during the replay of a second load of a running session: the load answers -32603 "closed while it was being loaded", the session is not opened again', async () => {
-    const sessionId = writeLongSession(store, dir, updates, 1024);
-    const wire = launch(sessionId, ['--agent', 'demo', '--store', store, '--env', 'DEMO_WORD_DELAY_MS=0']);
+    const sessionId = writeLongSession(world.store, world.dir, updates, 1024);
+    const wire = launch(sessionId, ['--agent', 'demo', '--store', world.store, '--env', 'DEMO_WORD_DELAY_MS=0']);
     await initialize(wire);
-    wire.send('load', 'session/load', { sessionId, cwd: dir, mcpServers: [] });
+    wire.send('load', 'session/load', { sessionId, cwd: world.dir, mcpServers: [] });
     expect((await wire.answered('load')).message.error).to.equal(undefined);
     // Well inside the second replay (the first load's answer may be followed by an update or two of the agent's).
     wire.onReplay.push({ at: wire.seen.replayed + 100, act: () => wire.send('close', 'session/close', { sessionId }) });
-    wire.send('again', 'session/load', { sessionId, cwd: dir, mcpServers: [] });
+    wire.send('again', 'session/load', { sessionId, cwd: world.dir, mcpServers: [] });
     const closed = await wire.answered('close');
     expect(closed.message.error, JSON.stringify(closed.message)).to.equal(undefined);
     expect(closed.replayedBefore, 'the close was answered during the replay').to.be.below(2 * updates);
@@ -120,14 +100,14 @@ describe('warden acp: requests that come during a session/load replay', function
   });
 
   it('session/close, then at once session/load (the close still on its way to the agent): the load waits for the close, then replays and opens the session again', async () => {
-    const sessionId = writeLongSession(store, dir, updates, 1024);
-    const wire = launch(sessionId, ['--agent', 'demo', '--store', store, '--env', 'DEMO_WORD_DELAY_MS=0']);
+    const sessionId = writeLongSession(world.store, world.dir, updates, 1024);
+    const wire = launch(sessionId, ['--agent', 'demo', '--store', world.store, '--env', 'DEMO_WORD_DELAY_MS=0']);
     await initialize(wire);
-    wire.send('load', 'session/load', { sessionId, cwd: dir, mcpServers: [] });
+    wire.send('load', 'session/load', { sessionId, cwd: world.dir, mcpServers: [] });
     expect((await wire.answered('load')).message.error).to.equal(undefined);
     // One write: warden reads both before the agent can answer the close.
     const line = (id: string, method: string, params: unknown) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
-    (editor as PipeEditor).writeLine(`${line('close', 'session/close', { sessionId })}\n${line('again', 'session/load', { sessionId, cwd: dir, mcpServers: [] })}`);
+    (world.editor as PipeEditor).writeLine(`${line('close', 'session/close', { sessionId })}\n${line('again', 'session/load', { sessionId, cwd: world.dir, mcpServers: [] })}`);
     const closed = await wire.answered('close');
     expect(closed.message.error).to.equal(undefined);
     expect(closed.replayedBefore, 'the close was answered before the second replay').to.equal(updates);
@@ -140,12 +120,12 @@ describe('warden acp: requests that come during a session/load replay', function
 
   it('two loads of a Claude session not running (Claude Code found on PATH), its CLI crashing at every start: the second waits for the first, and both answer the failure', async () => {
     const few = 10;
-    const sessionId = writeLongSession(store, dir, few, 1024, { agent: 'claude', resume: { claudeSessionId: randomUUID() } });
-    const wire = launch(sessionId, ['--agent', 'claude', '--store', store, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', 'FAKE_CLAUDE_CRASH_ALWAYS=1']);
+    const sessionId = writeLongSession(world.store, world.dir, few, 1024, { agent: 'claude', resume: { claudeSessionId: randomUUID() } });
+    const wire = launch(sessionId, ['--agent', 'claude', '--store', world.store, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', 'FAKE_CLAUDE_CRASH_ALWAYS=1']);
     await initialize(wire);
     // One write: warden reads both before any CLI could start.
-    const load = (id: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'session/load', params: { sessionId, cwd: dir, mcpServers: [] } });
-    (editor as PipeEditor).writeLine(`${load('first')}\n${load('second')}`);
+    const load = (id: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'session/load', params: { sessionId, cwd: world.dir, mcpServers: [] } });
+    (world.editor as PipeEditor).writeLine(`${load('first')}\n${load('second')}`);
     const first = await wire.answered('first');
     expect(first.message.error, JSON.stringify(first.message)).to.not.equal(undefined);
     const second = await wire.answered('second');

@@ -5,15 +5,13 @@
  * else points at them). The editor answers permission requests with the option of kind
  * `allow_once`. `stopWardens()` kills whatever a test left and waits until it is gone.
  */
-import { client, methods, ndJsonStream } from '@agentclientprotocol/sdk';
+import { client, methods } from '@agentclientprotocol/sdk';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { expectGroupGone, isAlive } from './processes.js';
+import { connectOverStdio, exitCodeOf, killGroups, stderrOf, wardenMain as main, writeShim } from './warden-process.js';
 
-const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const fakes = { claude: 'fake-claude.mjs', codex: 'fake-codex.mjs' } as const;
 
@@ -22,9 +20,7 @@ export function pathWithFakeAgents(dir: string): string {
   const bin = join(dir, 'bin');
   mkdirSync(bin, { recursive: true });
   for (const [name, file] of Object.entries(fakes)) {
-    const path = join(bin, name);
-    writeFileSync(path, `#!/bin/sh\nexec "${process.execPath}" "${fileURLToPath(new URL(file, import.meta.url))}" "$@"\n`);
-    chmodSync(path, 0o755);
+    writeShim(join(bin, name), `"${process.execPath}" "${fileURLToPath(new URL(file, import.meta.url))}"`);
   }
   return `${bin}:${process.env.PATH ?? ''}`;
 }
@@ -54,20 +50,16 @@ const launched: ChildProcess[] = [];
 export async function launchWarden(args: readonly string[], env: Record<string, string>): Promise<LaunchedWarden> {
   const child = spawn(process.execPath, ['--import', 'tsx', main, 'acp', ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: repo, env: { ...process.env, ...env } });
   launched.push(child);
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString('utf8');
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const stream = ndJsonStream(Writable.toWeb(child.stdin as Writable), Readable.toWeb(child.stdout as Readable) as ReadableStream<Uint8Array>);
+  const stderr = stderrOf(child);
+  const exited = exitCodeOf(child);
   const app = client({ name: 'test-editor' }).onRequest(methods.client.session.requestPermission, async ({ params }) => {
     const once = params.options.find((option) => option.kind === 'allow_once');
     return { outcome: once ? { outcome: 'selected' as const, optionId: once.optionId } : { outcome: 'cancelled' as const } };
   });
-  const agent = app.connect(stream).agent as unknown as { request(method: string, params: unknown): Promise<unknown> };
+  const agent = connectOverStdio(app, child);
   const warden: LaunchedWarden = {
     process: child,
-    stderr: () => stderr,
+    stderr,
     request: (method, params) => agent.request(method, params) as Promise<never>,
     async failure(method, params) {
       const outcome = await agent.request(method, params).then(() => undefined, (error: unknown) => error);
@@ -85,14 +77,5 @@ export async function launchWarden(args: readonly string[], env: Record<string, 
 
 /** Kills every warden still running (its whole group) and waits until nothing of it is left. */
 export async function stopWardens(): Promise<void> {
-  for (const child of launched.splice(0)) {
-    if (child.pid && isAlive(child.pid)) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-    if (child.pid) await expectGroupGone(child.pid, 20_000);
-  }
+  await killGroups(launched);
 }

@@ -11,6 +11,7 @@
 import { client, methods, ndJsonStream, PROTOCOL_VERSION, type SessionNotification } from '@agentclientprotocol/sdk';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
+import { stderrOf } from './warden-process.js';
 
 /** What a prompt ended with, and the agent's text streamed during it (warden's notices left out). */
 export interface PromptOutcome {
@@ -68,10 +69,7 @@ const isNotice = (update: SessionNotification['update']) => Boolean((update as {
 export function launch(command: string, args: readonly string[], options: LaunchOptions): EditorSession {
   const child: ChildProcess = spawn(command, [...args], { cwd: options.cwd, env: { ...options.env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   const timeoutMs = options.requestTimeoutMs ?? 60_000;
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString('utf8')).slice(-20_000);
-  });
+  const stderr = stderrOf(child, { keep: 20_000 });
   child.stdin?.on('error', () => {}); // EPIPE once the agent is gone
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on('exit', (code, signal) => resolve({ code, signal }));
@@ -108,10 +106,10 @@ export function launch(command: string, args: readonly string[], options: Launch
         (agent.request(method as never, params as never) as Promise<T>).catch((error: Error & { code?: unknown }) => {
           // A JSON-RPC error is the agent's answer; a closed connection is the agent gone: say why.
           if (typeof error.code === 'number') throw error;
-          throw new Error(`${error.message} during ${what}; the agent's stderr:\n${stderr}`);
+          throw new Error(`${error.message} during ${what}; the agent's stderr:\n${stderr()}`);
         }),
-        exited.then(({ code, signal }) => Promise.reject(new Error(`the agent exited (code ${code}, signal ${signal}) during ${what}; its stderr:\n${stderr}`))),
-        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer to ${what} in ${timeoutMs} ms; the agent's stderr:\n${stderr}`)), timeoutMs))),
+        exited.then(({ code, signal }) => Promise.reject(new Error(`the agent exited (code ${code}, signal ${signal}) during ${what}; its stderr:\n${stderr()}`))),
+        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer to ${what} in ${timeoutMs} ms; the agent's stderr:\n${stderr()}`)), timeoutMs))),
       ]);
     } finally {
       clearTimeout(timer);
@@ -120,7 +118,7 @@ export function launch(command: string, args: readonly string[], options: Launch
 
   return {
     pid: child.pid as number,
-    stderr: () => stderr,
+    stderr,
     exited,
     initialize: () => request(methods.agent.initialize, {
       protocolVersion: PROTOCOL_VERSION,

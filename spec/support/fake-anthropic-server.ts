@@ -22,19 +22,12 @@
  * flight (10 minutes by default), and `close()` ends every connection at once.
  */
 import type { ServerResponse } from 'node:http';
-import { json, slowText, startLocalModelServer, type FakeModelServer, type RecordedRequest, type ServerTools } from './local-model-server.js';
+import { json, modelOptions, slowText, sseAnswer, startLocalModelServer, type FakeModelOptions, type FakeModelServer, type RecordedRequest, type ServerTools } from './local-model-server.js';
 
 export type { FakeModelServer, RecordedRequest } from './local-model-server.js';
 
 /** Options of {@link startFakeAnthropic}. */
-export interface FakeAnthropicOptions {
-  /** Close by itself after this long without activity. Default 10 minutes. */
-  readonly idleMs?: number;
-  /** The delay between words of a `SLOW` answer. Default 400 ms. */
-  readonly wordIntervalMs?: number;
-  /** How many words a `SLOW` answer has. Default 60 (24 s at 400 ms). */
-  readonly slowWords?: number;
-}
+export type FakeAnthropicOptions = FakeModelOptions;
 
 type Block = Record<string, unknown> & { type?: string };
 
@@ -48,9 +41,7 @@ interface Reply {
 
 /** Starts the fake Anthropic server on an ephemeral port of 127.0.0.1. */
 export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeModelServer> {
-  const idleMs = options.idleMs ?? 10 * 60_000;
-  const wordIntervalMs = options.wordIntervalMs ?? 400;
-  const slowWords = options.slowWords ?? 60;
+  const { idleMs, wordIntervalMs, slowWords } = modelOptions(options);
   let counter = 0;
 
   async function handle(recorded: RecordedRequest, response: ServerResponse, tools: ServerTools): Promise<void> {
@@ -80,10 +71,8 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       json(response, 200, messageOf(id, model, reply, slowText(slowWords)), { 'request-id': `req_fake_${counter}` });
       return;
     }
-    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_fake_${counter}` });
-    const send = (type: string, data: Record<string, unknown>) => {
-      if (!response.destroyed) response.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
-    };
+    const write = sseAnswer(response, { 'request-id': `req_fake_${counter}` });
+    const send = (type: string, data: Record<string, unknown>) => write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
     send('message_start', {
       message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
     });

@@ -17,16 +17,12 @@
  * other fakes (local-model-server.ts).
  */
 import type { ServerResponse } from 'node:http';
-import { json, slowText, startLocalModelServer, type FakeModelServer, type RecordedRequest, type ServerTools } from './local-model-server.js';
+import { json, modelOptions, slowText, sseAnswer, startLocalModelServer, type FakeModelOptions, type FakeModelServer, type RecordedRequest, type ServerTools } from './local-model-server.js';
 
 export type { FakeModelServer, RecordedRequest } from './local-model-server.js';
 
 /** Options of {@link startFakeChatCompletions}. */
-export interface FakeChatCompletionsOptions {
-  readonly idleMs?: number;
-  readonly wordIntervalMs?: number;
-  readonly slowWords?: number;
-}
+export type FakeChatCompletionsOptions = FakeModelOptions;
 
 /** The text of a `hello` answer. */
 export const chatHello = 'Hello from the fake OpenAI server.';
@@ -45,9 +41,7 @@ interface ChatRequest {
 
 /** Starts the fake Chat Completions server on an ephemeral port of 127.0.0.1. */
 export async function startFakeChatCompletions(options: FakeChatCompletionsOptions = {}): Promise<FakeModelServer> {
-  const idleMs = options.idleMs ?? 10 * 60_000;
-  const wordIntervalMs = options.wordIntervalMs ?? 400;
-  const slowWords = options.slowWords ?? 60;
+  const { idleMs, wordIntervalMs, slowWords } = modelOptions(options);
   let counter = 0;
 
   async function handle(recorded: RecordedRequest, response: ServerResponse, tools: ServerTools): Promise<void> {
@@ -77,10 +71,8 @@ export async function startFakeChatCompletions(options: FakeChatCompletionsOptio
       json(response, 200, { id, object: 'chat.completion', created, model, choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }], usage });
       return;
     }
-    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    const send = (data: unknown) => {
-      if (!response.destroyed) response.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
-    };
+    const write = sseAnswer(response);
+    const send = (data: unknown) => write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
     const chunk = (delta: Record<string, unknown>, finish: string | null) => ({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }] });
     send(chunk({ role: 'assistant', content: '' }, null));
     if (slow) {

@@ -3,7 +3,7 @@
 // Exits on stdin EOF (as agent CLIs do) unless started with --ignore-eof.
 // Usage: node fake-cli.mjs [--ignore-eof] [--stderr TEXT] [--banner LINE]
 import { spawn } from 'node:child_process';
-import { writeSync } from 'node:fs';
+import { readStdinLines, writeStdoutSync } from './stdio-lines.mjs';
 
 const args = process.argv.slice(2);
 const ignoreEof = args.includes('--ignore-eof');
@@ -13,17 +13,7 @@ const flag = (name) => {
 };
 
 // Synchronous writes: what a test sends before exit must be in the pipe before exit.
-const out = (text) => {
-  let offset = 0;
-  const buffer = Buffer.from(text);
-  while (offset < buffer.length) {
-    try {
-      offset += writeSync(1, buffer, offset);
-    } catch (error) {
-      if (error.code !== 'EAGAIN') throw error;
-    }
-  }
-};
+const out = writeStdoutSync;
 const send = (message) => out(`${JSON.stringify(message)}\n`);
 const reply = (id, result) => send({ jsonrpc: '2.0', id, result });
 
@@ -106,32 +96,22 @@ const methods = {
   },
 };
 
-let pending = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk) => {
-  pending += chunk;
-  let newline;
-  while ((newline = pending.indexOf('\n')) >= 0) {
-    const line = pending.slice(0, newline);
-    pending = pending.slice(newline + 1);
-    if (!line.trim()) continue;
-    let request;
-    try {
-      request = JSON.parse(line);
-    } catch {
-      send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
-      continue;
-    }
-    const method = methods[request.method];
-    if (!method) {
-      send({ jsonrpc: '2.0', id: request.id ?? null, error: { code: -32601, message: `Method not found: ${request.method}` } });
-      continue;
-    }
-    const result = method(request.params ?? {}, request.id);
-    if (result !== undefined && request.id !== undefined) reply(request.id, result);
+readStdinLines((line) => {
+  let request;
+  try {
+    request = JSON.parse(line);
+  } catch {
+    send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+    return;
   }
-});
-process.stdin.on('end', () => {
+  const method = methods[request.method];
+  if (!method) {
+    send({ jsonrpc: '2.0', id: request.id ?? null, error: { code: -32601, message: `Method not found: ${request.method}` } });
+    return;
+  }
+  const result = method(request.params ?? {}, request.id);
+  if (result !== undefined && request.id !== undefined) reply(request.id, result);
+}, () => {
   if (!ignoreEof) process.exit(0);
 });
 if (ignoreEof) {

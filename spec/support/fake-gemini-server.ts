@@ -16,19 +16,12 @@
  * Only node:http. Bounded like the other fakes (local-model-server.ts).
  */
 import type { ServerResponse } from 'node:http';
-import { json, slowText, startLocalModelServer, type FakeModelServer, type RecordedRequest, type ServerTools } from './local-model-server.js';
+import { json, modelOptions, slowText, sseAnswer, startLocalModelServer, type FakeModelOptions, type FakeModelServer, type RecordedRequest, type ServerTools } from './local-model-server.js';
 
 export type { FakeModelServer, RecordedRequest } from './local-model-server.js';
 
 /** Options of {@link startFakeGemini}. */
-export interface FakeGeminiOptions {
-  /** Close by itself after this long without activity. Default 10 minutes. */
-  readonly idleMs?: number;
-  /** The delay between words of a `SLOW` answer. Default 400 ms. */
-  readonly wordIntervalMs?: number;
-  /** How many words a `SLOW` answer has. Default 60 (24 s at 400 ms). */
-  readonly slowWords?: number;
-}
+export type FakeGeminiOptions = FakeModelOptions;
 
 /** The text of a `hello` answer. */
 export const geminiHello = 'Hello from the fake Gemini server.';
@@ -47,9 +40,7 @@ const modelCall = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateCo
 
 /** Starts the fake Gemini server on an ephemeral port of 127.0.0.1. */
 export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<FakeModelServer> {
-  const idleMs = options.idleMs ?? 10 * 60_000;
-  const wordIntervalMs = options.wordIntervalMs ?? 400;
-  const slowWords = options.slowWords ?? 60;
+  const { idleMs, wordIntervalMs, slowWords } = modelOptions(options);
   let counter = 0;
 
   async function handle(recorded: RecordedRequest, response: ServerResponse, tools: ServerTools): Promise<void> {
@@ -88,10 +79,8 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
       json(response, 200, frame(text, true));
       return;
     }
-    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    const send = (chunk: string, last: boolean) => {
-      if (!response.destroyed) response.write(`data: ${JSON.stringify(frame(chunk, last))}\r\n\r\n`);
-    };
+    const write = sseAnswer(response);
+    const send = (chunk: string, last: boolean) => write(`data: ${JSON.stringify(frame(chunk, last))}\r\n\r\n`);
     if (slow) {
       if (!(await tools.streamSlowly(response, text, (word) => send(word, false)))) return;
       send('', true);

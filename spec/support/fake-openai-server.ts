@@ -22,19 +22,12 @@
  * flight (10 minutes by default), and `close()` ends every connection at once.
  */
 import type { ServerResponse } from 'node:http';
-import { json, slowText, startLocalModelServer, type FakeModelServer, type RecordedRequest, type ServerTools } from './local-model-server.js';
+import { json, modelOptions, slowText, sseAnswer, startLocalModelServer, type FakeModelOptions, type FakeModelServer, type RecordedRequest, type ServerTools } from './local-model-server.js';
 
 export type { FakeModelServer, RecordedRequest } from './local-model-server.js';
 
 /** Options of {@link startFakeOpenAI}. */
-export interface FakeOpenAIOptions {
-  /** Close by itself after this long without activity. Default 10 minutes. */
-  readonly idleMs?: number;
-  /** The delay between words of a `SLOW` answer. Default 400 ms. */
-  readonly wordIntervalMs?: number;
-  /** How many words a `SLOW` answer has. Default 60 (24 s at 400 ms). */
-  readonly slowWords?: number;
-}
+export type FakeOpenAIOptions = FakeModelOptions;
 
 type Item = Record<string, unknown> & { type?: string; role?: string };
 
@@ -48,9 +41,7 @@ interface Reply {
 
 /** Starts the fake OpenAI server on an ephemeral port of 127.0.0.1. */
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeModelServer> {
-  const idleMs = options.idleMs ?? 10 * 60_000;
-  const wordIntervalMs = options.wordIntervalMs ?? 400;
-  const slowWords = options.slowWords ?? 60;
+  const { idleMs, wordIntervalMs, slowWords } = modelOptions(options);
   let counter = 0;
 
   async function handle(recorded: RecordedRequest, response: ServerResponse, tools: ServerTools): Promise<void> {
@@ -81,11 +72,9 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       json(response, 200, { ...base, status: 'completed', output, usage });
       return;
     }
-    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-request-id': `req_fake_${n}` });
+    const write = sseAnswer(response, { 'x-request-id': `req_fake_${n}` });
     let sequence = 0;
-    const send = (type: string, data: Record<string, unknown>) => {
-      if (!response.destroyed) response.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
-    };
+    const send = (type: string, data: Record<string, unknown>) => write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
     send('response.created', { response: base });
     send('response.in_progress', { response: base });
     let output: unknown;

@@ -4,6 +4,7 @@
 import { readFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readStdinLines } from './stdio-lines.mjs';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 
@@ -42,19 +43,10 @@ export function stdinMessages() {
   const inbox = [];
   let wake;
   let ended = false;
-  let pending = '';
-  process.stdin.setEncoding('utf8');
-  process.stdin.on('data', (chunk) => {
-    pending += chunk;
-    let newline;
-    while ((newline = pending.indexOf('\n')) >= 0) {
-      const line = pending.slice(0, newline);
-      pending = pending.slice(newline + 1);
-      if (line.trim()) inbox.push(JSON.parse(line));
-    }
+  readStdinLines((line) => {
+    inbox.push(JSON.parse(line));
     wake?.();
-  });
-  process.stdin.on('end', () => {
+  }, () => {
     ended = true;
     wake?.();
   });

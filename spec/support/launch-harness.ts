@@ -3,10 +3,11 @@
  * (so an agent is found by its bare name or not at all), and a `warden` command in it, as
  * `npm install -g .` would put there.
  */
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repo, wardenMain } from './real-agents-harness.js';
+import { writeShim } from './warden-process.js';
 
 /** tsx's loader, by file URL: `--import tsx` would resolve it from the editor's working directory. */
 const tsxLoader = pathToFileURL(join(repo, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
@@ -20,15 +21,13 @@ export function pathDirectory(directory: string, commands: Readonly<Record<strin
   mkdirSync(directory, { recursive: true });
   symlinkSync(process.execPath, join(directory, 'node'));
   const warden = join(directory, 'warden');
-  writeFileSync(warden, `#!/bin/sh\nexec node --import '${tsxLoader}' '${wardenMain}' "$@"\n`);
-  chmodSync(warden, 0o755);
+  writeShim(warden, `node --import '${tsxLoader}' '${wardenMain}'`);
   for (const [name, target] of Object.entries(commands)) symlinkSync(target, join(directory, name));
   return directory;
 }
 
 /** An executable at `path` that runs `module` with `node` from the PATH (for modules without the x bit). */
 export function nodeCommand(path: string, module: string): string {
-  writeFileSync(path, `#!/bin/sh\nexec node '${module}' "$@"\n`);
-  chmodSync(path, 0o755);
+  writeShim(path, `node '${module}'`);
   return path;
 }

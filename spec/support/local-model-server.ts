@@ -1,9 +1,10 @@
 /**
- * What the fake model servers share (fake-anthropic-server.ts, fake-openai-server.ts): an HTTP
- * server on an ephemeral port of 127.0.0.1 that records every request with its parsed body,
- * closes itself after `idleMs` without a request in flight (a stream in progress keeps it up),
- * ends every connection on `close()`, and streams slow answers word by word with timers that
- * `close()` clears. Only node:http.
+ * What the fake model servers share (fake-anthropic-server.ts, fake-openai-server.ts,
+ * fake-chat-completions-server.ts, fake-gemini-server.ts): an HTTP server on an ephemeral port
+ * of 127.0.0.1 that records every request with its parsed body, closes itself after `idleMs`
+ * without a request in flight (a stream in progress keeps it up), ends every connection on
+ * `close()`, and streams slow answers word by word with timers that `close()` clears; their
+ * options and defaults; JSON and SSE answers. Only node:http.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -31,6 +32,21 @@ export interface FakeModelServer {
   readonly requests: RecordedRequest[];
   /** Stops listening and ends every open connection (streams in progress are cut). */
   close(): Promise<void>;
+}
+
+/** The options every fake model server takes. */
+export interface FakeModelOptions {
+  /** Close by itself after this long without activity. Default 10 minutes. */
+  readonly idleMs?: number;
+  /** The delay between words of a `SLOW` answer. Default 400 ms. */
+  readonly wordIntervalMs?: number;
+  /** How many words a `SLOW` answer has. Default 60 (24 s at 400 ms). */
+  readonly slowWords?: number;
+}
+
+/** {@link FakeModelOptions} with every default set. */
+export function modelOptions(options: FakeModelOptions): Required<FakeModelOptions> {
+  return { idleMs: options.idleMs ?? 10 * 60_000, wordIntervalMs: options.wordIntervalMs ?? 400, slowWords: options.slowWords ?? 60 };
 }
 
 /** What a fake answers with, given the recorded request. */
@@ -170,6 +186,17 @@ function readBody(request: IncomingMessage): Promise<string> {
 export function json(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   response.writeHead(status, { 'content-type': 'application/json', ...headers });
   response.end(JSON.stringify(body));
+}
+
+/**
+ * Starts an SSE answer (200, `text/event-stream`, plus `headers`) and returns its writer: each
+ * frame is written as given, and dropped once the client has gone.
+ */
+export function sseAnswer(response: ServerResponse, headers: Record<string, string> = {}): (frame: string) => void {
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers });
+  return (frame) => {
+    if (!response.destroyed) response.write(frame);
+  };
 }
 
 /** `count` words (`word1 word2 … wordN.`): the text of a slow answer. */

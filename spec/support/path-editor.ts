@@ -10,15 +10,13 @@
  * `stopAll()` kills every launched warden's process group (grandchildren included) and waits
  * until nothing of it is left.
  */
-import { client, methods, ndJsonStream } from '@agentclientprotocol/sdk';
+import { client, methods } from '@agentclientprotocol/sdk';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
-import { childrenOf, expectGroupGone, isAlive, waitUntil } from './processes.js';
+import { waitUntil } from './processes.js';
+import { connectOverStdio, exitCodeOf, killGroups, stderrOf, wardenMain as main, writeShim } from './warden-process.js';
 
-const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const tsx = import.meta.resolve('tsx');
 
 /** A `session/update` as the editor received it. */
@@ -36,10 +34,7 @@ const launched: ChildProcess[] = [];
 export function binDirectory(dir: string, scripts: Record<string, string> = {}): string {
   const bin = join(dir, 'bin');
   mkdirSync(bin, { recursive: true });
-  const shim = (name: string, command: string) => {
-    writeFileSync(join(bin, name), `#!/bin/sh\nexec ${command} "$@"\n`);
-    chmodSync(join(bin, name), 0o755);
-  };
+  const shim = (name: string, command: string) => writeShim(join(bin, name), command);
   shim('warden', `'${process.execPath}' --import '${tsx}' '${main}'`);
   for (const [name, script] of Object.entries(scripts)) shim(name, `'${process.execPath}' '${script}'`);
   return bin;
@@ -72,10 +67,8 @@ export interface SdkEditor {
 /** Launches warden and connects the SDK's client; `initialize` is the caller's (say, pipelined). */
 export function sdkEditor(bin: string, args: readonly string[], cwd: string): SdkEditor {
   const child = spawnWarden(bin, args, cwd);
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const stderr = stderrOf(child);
   const updates: ReceivedUpdate[] = [];
-  const stream = ndJsonStream(Writable.toWeb(child.stdin as Writable), Readable.toWeb(child.stdout as Readable) as ReadableStream<Uint8Array>);
   const app = client({ name: 'surface-test-editor' })
     .onNotification(methods.client.session.update, ({ params }) => {
       updates.push(params as unknown as ReceivedUpdate);
@@ -84,12 +77,12 @@ export function sdkEditor(bin: string, args: readonly string[], cwd: string): Sd
       const allow = params.options.find((option) => option.kind === 'allow_once');
       return { outcome: allow ? { outcome: 'selected' as const, optionId: allow.optionId } : { outcome: 'cancelled' as const } };
     });
-  const agent = app.connect(stream).agent as unknown as { request(method: string, params: unknown): Promise<unknown> };
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const agent = connectOverStdio(app, child);
+  const exited = exitCodeOf(child);
   return {
     process: child,
     updates,
-    stderr: () => stderr,
+    stderr,
     initialized: undefined,
     request: (method, params) => agent.request(method, params) as Promise<never>,
     async close() {
@@ -132,7 +125,7 @@ export function rawEditor(bin: string, args: readonly string[], cwd: string): Ra
     }
   });
   child.stderr?.resume();
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = exitCodeOf(child);
   return {
     process: child,
     messages,
@@ -149,28 +142,12 @@ export function rawEditor(bin: string, args: readonly string[], cwd: string): Ra
   };
 }
 
-/** Every live descendant of `pid` (agents run in process groups of their own). */
-function descendantsOf(pid: number): number[] {
-  return childrenOf(pid).flatMap((child) => [child.pid, ...descendantsOf(child.pid)]);
-}
-
 /**
  * Kills what is still running of every launched warden (its whole group) and waits until it,
  * and every process it started (the orphan reaper takes those down), is gone.
  */
 export async function stopAll(): Promise<void> {
-  for (const child of launched.splice(0)) {
-    const descendants = child.pid ? descendantsOf(child.pid) : [];
-    if (child.pid && isAlive(child.pid)) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
-    if (child.pid) await expectGroupGone(child.pid, 20_000);
-    for (const pid of descendants) await waitUntil(() => !isAlive(pid), `process ${pid} started by warden to be gone`, 20_000);
-  }
+  await killGroups(launched, { descendants: true });
 }
 
 /** The text of `sessionId`'s updates of one kind, joined. */

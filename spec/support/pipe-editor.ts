@@ -6,12 +6,10 @@
  * (`binDir` holds symlinks to the fakes).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+import { wardenMain as main } from './warden-process.js';
 
 /** A message warden wrote. */
 export type WireMessage = { id?: string | number | null; method?: string; params?: any; result?: any; error?: { code: number; message: string; data?: any } };
@@ -26,6 +24,57 @@ export function binDirWith(links: Record<string, string>): { dir: string; remove
     symlinkSync(target, join(dir, name));
   }
   return { dir, remove: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+/** A test's temporary directory, store, bin directory and editor: see {@link pipeEditorWorld}. */
+export interface PipeEditorWorld {
+  /** A fresh temporary directory (its real path), removed after each test. */
+  readonly dir: string;
+  /** `journal.sqlite` in `dir` (not created). */
+  readonly store: string;
+  /** The bin directory of {@link binDirWith}, removed after each test. */
+  readonly bin: { readonly dir: string; remove(): void };
+  /** The test's editor: closed after each test. */
+  editor: PipeEditor | undefined;
+}
+
+/**
+ * Registers, in the calling `describe`, the hooks that give each test a fresh
+ * {@link PipeEditorWorld} (a directory named `prefix…`, the `links` bin directory) and close
+ * its editor and remove both afterwards.
+ */
+export function pipeEditorWorld(prefix: string, links: Record<string, string>): PipeEditorWorld {
+  let dir = '';
+  let store = '';
+  let bin: ReturnType<typeof binDirWith> | undefined;
+  const world: PipeEditorWorld = {
+    get dir() {
+      return dir;
+    },
+    get store() {
+      return store;
+    },
+    get bin() {
+      return bin as ReturnType<typeof binDirWith>;
+    },
+    editor: undefined,
+  };
+
+  beforeEach(() => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+    store = join(dir, 'journal.sqlite');
+    bin = binDirWith(links);
+  });
+
+  afterEach(async () => {
+    await world.editor?.close();
+    world.editor = undefined;
+    await PipeEditor.closeAll();
+    bin?.remove();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  return world;
 }
 
 /** Options of {@link PipeEditor.launch}. */

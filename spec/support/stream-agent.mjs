@@ -21,6 +21,7 @@ async function prompt(id, sessionId) {
 }
 
 import { existsSync, writeFileSync } from 'node:fs';
+import { readStdinLines } from './stdio-lines.mjs';
 
 const initGate = process.env.STREAM_AGENT_INIT_GATE;
 const gateOpen = () => new Promise((resolve) => {
@@ -47,18 +48,8 @@ const answer = (message) => {
   }
 };
 
-let pending = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk) => {
-  pending += chunk;
-  let newline;
-  while ((newline = pending.indexOf('\n')) >= 0) {
-    const line = pending.slice(0, newline);
-    pending = pending.slice(newline + 1);
-    if (line.trim() === '') continue;
-    const message = JSON.parse(line);
-    if (message.id === undefined || message.method === undefined) continue; // notifications, answers
-    void answer(message);
-  }
-});
-process.stdin.on('end', () => process.exit(0));
+readStdinLines((line) => {
+  const message = JSON.parse(line);
+  if (message.id === undefined || message.method === undefined) return; // notifications, answers
+  void answer(message);
+}, () => process.exit(0));

@@ -3,13 +3,9 @@
  * process group, stdio pipes) and talks to it with the official SDK's client. Every warden
  * launched is listed, so that `killLaunched()` in an `afterEach` leaves nothing behind.
  */
-import { client, methods, ndJsonStream } from '@agentclientprotocol/sdk';
+import { client, methods } from '@agentclientprotocol/sdk';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { Readable, Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
-import { expectGroupGone, isAlive } from './processes.js';
-
-const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+import { connectOverStdio, exitCodeOf, killGroups, stderrOf, wardenMain as main } from './warden-process.js';
 
 /** A JSON-RPC error as the SDK's client rejects with it. */
 export interface WireError {
@@ -42,18 +38,14 @@ export async function launchWarden(args: readonly string[], options: { readonly 
     : ['/bin/sh', ['-c', `umask ${options.umask.toString(8).padStart(3, '0')} && exec "$@"`, 'sh', ...command]];
   const child = spawn(file, argv, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: { ...process.env, ...options.env } });
   launched.push(child);
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString('utf8');
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const stream = ndJsonStream(Writable.toWeb(child.stdin as Writable), Readable.toWeb(child.stdout as Readable) as ReadableStream<Uint8Array>);
+  const stderr = stderrOf(child);
+  const exited = exitCodeOf(child);
   const app = client({ name: 'store-test-editor' }).onNotification(methods.client.session.update, () => undefined);
-  const agent = app.connect(stream).agent as unknown as { request(method: string, params: unknown): Promise<unknown> };
+  const agent = connectOverStdio(app, child);
   const editor: WardenEditor = {
     process: child,
     pid: child.pid as number,
-    stderr: () => stderr,
+    stderr,
     request: (method, params) => agent.request(method, params) as Promise<never>,
     exited,
     async close() {
@@ -74,15 +66,5 @@ export async function wireErrorOf(promise: Promise<unknown>): Promise<WireError>
 
 /** SIGKILLs what is left of every warden launched (its whole group) and waits until it is gone. */
 export async function killLaunched(): Promise<void> {
-  for (const child of launched.splice(0)) {
-    if (!child.pid) continue;
-    if (isAlive(child.pid)) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
-    await expectGroupGone(child.pid, 20_000);
-  }
+  await killGroups(launched);
 }
