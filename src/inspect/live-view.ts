@@ -12,9 +12,9 @@
 import type { AnyActorRef, InspectionEvent, Observer } from 'xstate';
 import { describeExit } from '../supervision/exit-reason.js';
 import { supervisorState } from '../supervision/supervisor.js';
-import { statelyEventOf } from './inspector.js';
+import { statelyEventOf } from './stately-event.js';
 import { createLiveViewModel, type LiveViewModel } from './live-view-model.js';
-import { serveLiveView, type LiveViewServer } from './live-view-server.js';
+import type { LiveViewServer } from './live-view-server.js';
 
 /** Options of {@link createLiveViewTap}. */
 export interface LiveViewTapOptions {
@@ -114,6 +114,8 @@ export function createLiveViewTap(options: LiveViewTapOptions = {}): LiveViewTap
       model = viewModel;
       let server: LiveViewServer;
       try {
+        // The server (ws, the page) loads with the first view: a host that never serves one does not pay for it.
+        const { serveLiveView } = await import('./live-view-server.js');
         server = await serveLiveView({ model: viewModel, port: serveOptions.port ?? 0, ...(options.title ? { title: options.title } : {}) });
       } catch (error) {
         if (servers.size === 0) model = undefined;
