@@ -95,7 +95,7 @@ describe('warden acp startup: what it loads', function () {
     expect(packages(urls)).to.include.members(['xstate', '@agentclientprotocol/sdk', 'better-sqlite3']);
     expect(packages(urls)).not.to.include.members(['ws']);
     expect(packages(urls), 'packages loaded').to.not.include('@statelyai/inspect');
-    for (const unused of ['inspect/inspector-socket.ts', 'inspect/live-view-server.ts', 'inspect/live-view-page.ts', 'inspect/chart-catalog.ts', 'acp/demo-agent.ts', 'acp/demo-turn.ts', 'cli/demo.ts', 'cli/chaos.ts', 'cli/inspect.ts', 'cli/agents.ts']) {
+    for (const unused of ['inspect/inspector-socket.ts', 'inspect/live-view-server.ts', 'inspect/live-view-page.ts', 'inspect/live-view-model.ts', 'inspect/chart-catalog.ts', 'acp/demo-agent.ts', 'acp/demo-turn.ts', 'cli/demo.ts', 'cli/chaos.ts', 'cli/inspect.ts', 'cli/agents.ts']) {
       expect(own, `modules loaded by warden acp --agent claude`).not.to.include(unused);
     }
   });
