@@ -17,6 +17,9 @@
  *   to the same fake (installed by `npm run bench:peers`; without it the peer rows are skipped).
  * - node: a bare `node -e` that answers the first line: the floor any Node adapter starts from.
  *
+ * Also the adapter process's own CPU time when `initialize` was answered (/proc, 10 ms ticks): on a
+ * shared machine the wall-clock times move with the load, the CPU a process needs much less.
+ *
  * Cases interleaved round by round, 1 warm-up round, 11 measured. Then one more run of each
  * adapter counts the ES modules it loaded before exiting (spec/support/module-log.mjs).
  */
@@ -47,6 +50,19 @@ interface Launch {
 interface Sample {
   readonly initialized: number;
   readonly ready: number | undefined;
+  /** The adapter process's own CPU time (user + system) when `initialize` was answered, ms (Linux /proc; 10 ms ticks). */
+  readonly cpuMs: number;
+}
+
+/** CPU time (user + system, ms) of a live process so far; NaN where /proc cannot tell. */
+function cpuOf(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** Compiles src/ with the project's tsc into `directory` (with package.json and node_modules, so it runs there). */
@@ -85,6 +101,7 @@ async function runCase(side: Side, launch: Launch, extraEnv: Record<string, stri
     const answers = new Map<number, { at: bigint; message: Record<string, unknown> }>();
     const waiting = new Map<number, () => void>();
     let buffered = '';
+    let cpuAtInitialize = Number.NaN;
     running.stdout?.on('data', (chunk: Buffer) => {
       const at = process.hrtime.bigint();
       buffered += chunk.toString('utf8');
@@ -92,6 +109,7 @@ async function runCase(side: Side, launch: Launch, extraEnv: Record<string, stri
         const message = JSON.parse(buffered.slice(0, newline)) as Record<string, unknown>;
         buffered = buffered.slice(newline + 1);
         if (typeof message.id === 'number') {
+          if (message.id === 1) cpuAtInitialize = cpuOf(running.pid);
           answers.set(message.id, { at, message });
           waiting.get(message.id)?.();
         }
@@ -125,7 +143,7 @@ async function runCase(side: Side, launch: Launch, extraEnv: Record<string, stri
     while (!ended() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     if (!ended() && running.pid) process.kill(-running.pid, 'SIGKILL');
     await exited;
-    return { initialized: Number(initialized.at - started), ready };
+    return { initialized: Number(initialized.at - started), ready, cpuMs: cpuAtInitialize };
   } finally {
     // The editor is gone: nothing of the case's process group may stay.
     if (child?.pid) {
@@ -178,6 +196,7 @@ export async function startup(): Promise<void> {
     }
     const initialize = (side: Side) => summarize((samples.get(side) ?? []).map((sample) => sample.initialized));
     const sessionNew = (side: Side) => summarize((samples.get(side) ?? []).map((sample) => sample.ready ?? 0));
+    const cpu = (side: Side) => summarize((samples.get(side) ?? []).map((sample) => sample.cpuMs));
     const vsPeer = (stats: Stats, of: (side: Side) => Stats) => (peer ? formatRatio(stats.median / of('claude-agent-acp').median) : 'n/a');
     const modules = new Map<Side, { total: number; packages: number }>();
     for (const side of sides.filter((name) => name !== 'node')) modules.set(side, await modulesOf(side, launches[side] as Launch));
@@ -188,13 +207,15 @@ export async function startup(): Promise<void> {
         side,
         formatMs(init),
         vsPeer(init, initialize),
+        `${cpu(side).median} ms (${cpu(side).min}–${cpu(side).max})`,
+        vsPeer(cpu(side), cpu),
         launches[side]?.sessions ? formatMs(sessionNew(side)) : '',
         launches[side]?.sessions ? vsPeer(sessionNew(side), sessionNew) : '',
         loaded ? `${loaded.total} (${loaded.packages} from node_modules)` : '',
       ];
     });
     console.log(`${plan.repetitions} cases each after ${plan.warmup} warm-up round, interleaved; median (min–max); ratio = this / claude-agent-acp (goal for warden (built): ≤ 0.5× on initialize)`);
-    console.log(table(['adapter', 'spawn -> initialize answered', '/ peer', 'spawn -> session/new answered', '/ peer', 'ES modules loaded'], rows));
+    console.log(table(['adapter', 'spawn -> initialize answered', '/ peer', 'CPU to initialize', '/ peer', 'spawn -> session/new answered', '/ peer', 'ES modules loaded'], rows));
   } finally {
     rmSync(build, { recursive: true, force: true });
   }
