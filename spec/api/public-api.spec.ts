@@ -135,4 +135,15 @@ describe('the public API, as a user installs it', function () {
     // The bin ships too (an editor launches it).
     expect(readdirSync(join(installed, 'dist', 'cli'))).to.include('main.js');
   });
+
+  it('ships source maps whose sources a debugger can show (in the map or in the package)', () => {
+    const installed = join(app, 'node_modules', manifest.name);
+    for (const map of ['dist/index.js.map', 'dist/cli/main.js.map', 'dist/port/port.js.map']) {
+      const parsed = JSON.parse(readFileSync(join(installed, map), 'utf8')) as { sources: string[]; sourcesContent?: Array<string | null> };
+      parsed.sources.forEach((source, index) => {
+        const shown = typeof parsed.sourcesContent?.[index] === 'string' || existsSync(join(installed, dirname(map), source));
+        expect(shown, `${map}: source ${source}`).to.equal(true);
+      });
+    }
+  });
 });
