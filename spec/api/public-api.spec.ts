@@ -21,15 +21,18 @@ const maxRootNames = 80;
 /** The entry points an embedder starts from: their TSDoc shows how (`@example`). */
 const withExamples = ['createHost', 'sqliteJournal', 'createSupervisor', 'createDynamicSupervisor', 'createAdapterAgent'];
 
-/** Builds and packs the package, and installs the tarball into a fresh application directory. */
+/** Builds and packs a copy of the package, and installs the tarball into a fresh application directory. */
 function installPacked(work: string): string {
+  // A copy of the checkout (sources, configs, docs), built there as `npm run build` builds:
+  // the repository's own dist/ is left alone.
   const staging = join(work, 'staging');
   mkdirSync(staging);
+  for (const file of ['package.json', 'README.md', 'docs', 'src', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(repo, file), join(staging, file), { recursive: true });
+  symlinkSync(join(repo, 'node_modules'), join(staging, 'node_modules'), 'dir');
   const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
-  const built = spawnSync(process.execPath, [tsc, '-p', join(repo, 'tsconfig.build.json'), '--outDir', join(staging, 'dist')], { encoding: 'utf8', timeout: 120_000 });
+  const built = spawnSync(process.execPath, [tsc, '-p', join(staging, 'tsconfig.build.json')], { cwd: staging, encoding: 'utf8', timeout: 120_000 });
   if (built.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed: ${built.stdout}${built.stderr}`);
-  for (const file of ['package.json', 'README.md', 'docs']) cpSync(join(repo, file), join(staging, file), { recursive: true });
-  // --ignore-scripts: `prepare` would build into the repository's dist/; the build above is the same one.
+  // --ignore-scripts: `prepare` would build again; the build above is the same one.
   const tarball = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', work], { cwd: staging, encoding: 'utf8', timeout: 120_000 }).trim().split('\n').pop() as string;
   const app = join(work, 'app');
   const installed = join(app, 'node_modules', manifest.name);
