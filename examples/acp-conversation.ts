@@ -8,15 +8,11 @@
  * policy allows it), and a prompt cancelled half way.
  */
 import { createActor } from 'xstate';
-import {
-  agentClientLogic,
-  agentServerLogic,
-  createMemoryTransportPair,
-  demoAgent,
-  initialize,
-  newSession,
-  prompt,
-} from '../src/index.js';
+// In a program of your own: 'acp-warden' (demoAgent), 'acp-warden/acp' (the two ACP sides)
+// and 'acp-warden/jsonrpc' (the transports).
+import { demoAgent } from '../src/index.js';
+import { agentClientLogic, agentServerLogic, initialize, newSession, prompt } from '../src/acp/index.js';
+import { createMemoryTransportPair } from '../src/jsonrpc/index.js';
 
 const [editorSide, agentSide] = createMemoryTransportPair();
 const server = createActor(agentServerLogic, { input: { transport: agentSide, agent: demoAgent({ wordDelayMs: 30 }) } }).start();

@@ -1,335 +1,81 @@
 /**
- * acp-warden's public API.
+ * acp-warden's public API: what a program needs to embed the host, write an adapter, or
+ * compose supervisors of its own. At most 80 names (spec/api/public-api.spec.ts counts them).
  *
- * Supervision: OTP supervisors as XState v5 actor logic. Create a supervisor with
- * {@link createSupervisor} (static children, one_for_one / one_for_all / rest_for_one) or
- * {@link createDynamicSupervisor} (children added at run time), run it with XState's
- * `createActor`, and manage it with the commands (`startChild`, `terminateChild`,
- * `shutdown`, ...) and introspection (`whichChildren`, `countChildren`, `supervisionTree`).
- * Every supervisor emits the {@link SupervisionEvent} stream; listen with `actor.on('*', ...)`.
+ * - Host: {@link createHost} gives a program what `warden acp` gives an editor: sessions on
+ *   any known agent, prompts as async iterables of updates, events, a graceful stop.
+ * - Journal: the {@link Journal} interface sessions are listed, replayed and resumed from,
+ *   and its SQLite engine {@link sqliteJournal}.
+ * - Agents and the adapter contract: {@link createAdapterAgent} runs an
+ *   {@link AdapterDefinition} (a CLI that does not speak ACP) as a {@link NativeAgent};
+ *   {@link createAcpPassthrough} runs a native ACP agent; {@link demoAgent} is the built-in one.
+ * - Supervision: OTP supervisors as XState v5 actor logic ({@link createSupervisor},
+ *   {@link createDynamicSupervisor}), child specs, strategies, restart intensity (`intensity`
+ *   restarts in `period` ms), exit reasons, the commands and introspection. Supervisors keep
+ *   time with their actor system's clock: run them under XState's `SimulatedClock`
+ *   (`createActor(logic, { clock })`) to test intensity and backoff without waiting.
  *
- * JSON-RPC: a connection actor over any line transport ({@link connectionLogic}), whose
- * outgoing requests are child actors that settle exactly once.
- *
- * ACP: the agent side ({@link agentServerLogic}) serving a native agent handler (the demo
- * agent is {@link demoAgent}), and the client side ({@link agentClientLogic}) driving any ACP
- * agent with a permission policy, workspace-confined files and terminals as ports.
- *
- * Ports: an agent CLI subprocess as an actor ({@link portLogic}) that a supervisor starts,
- * stops and restarts: process groups, isolated environment, NDJSON framing, backpressure,
- * typed exits, graceful shutdown, a hang watchdog, and an orphan reaper for host crashes.
- *
- * Host: {@link createHost} is what a program embeds (what `warden acp` serves to an editor):
- * sessions on any known agent, prompts as async iterables, a journal ({@link sqliteJournal},
- * or your own {@link Journal}) from which sessions are listed, replayed and resumed after a
- * restart, recovery notices, a state chart per session, the supervision tree, a graceful stop.
+ * Internals live behind subpath exports, for tools and tests that need them:
+ * `acp-warden/supervision`, `acp-warden/port` (ports, framing, write queues, the reaper),
+ * `acp-warden/jsonrpc` (connections, transports, messages), `acp-warden/acp` (the ACP agent
+ * server and client sides), `acp-warden/adapters` (the registry, Claude Code and Codex),
+ * `acp-warden/host` (the host agent, the session machine) and `acp-warden/inspect` (the
+ * inspector, the live view, state charts). See docs/embedding.md.
  *
  * @packageDocumentation
  */
-export {
-  // exit reasons
-  type ExitReason,
-  normalExit,
-  shutdownExit,
-  errorExit,
-  killedExit,
-  isExitReason,
-  isNormalExit,
-  describeExit,
-  exitFromOutput,
-  serializeExit,
-  serializeError,
-  // specs and flags
-  type ChildSpec,
-  type ChildStart,
-  type ChildStartContext,
-  type ChildType,
-  type RestartType,
-  type Shutdown,
-  type NormalizedChildSpec,
-  childSpecDefaults,
-  normalizeChildSpec,
-  isSupervisorLogic,
-  type SupervisorFlags,
-  type NormalizedFlags,
-  type Strategy,
-  type AutoShutdown,
-  defaultFlags,
-  normalizeFlags,
-  type BackoffOptions,
-  type NormalizedBackoff,
-  backoffDelay,
-  backoffAttempt,
-  normalizeBackoff,
-  SupervisorSpecError,
-  // policy
-  shouldRestart,
-  restartGroup,
-  autoShutdownTriggered,
-  addRestart,
-  restartsInWindow,
-  type IntensityVerdict,
-  // supervisors
-  createSupervisor,
-  createDynamicSupervisor,
-  type SupervisorOptions,
-  type DynamicSupervisorOptions,
-  type SupervisorLogic,
-  type SupervisorSnapshot,
-  type SupervisorContext,
-  type SupervisorPhase,
-  type ChildStatus,
-  gracefulShutdown,
-  SHUTDOWN_EVENT,
-  type ShutdownEvent,
-  // commands
-  startChild,
-  startTemplateChild,
-  terminateChild,
-  restartChild,
-  deleteChild,
-  shutdown,
-  type StartChildResult,
-  type TerminateChildResult,
-  type RestartChildResult,
-  type DeleteChildResult,
-  type SupervisorCommand,
-  type SupervisorEvent,
-  // events and introspection
-  type SupervisionEvent,
-  type SupervisionEventType,
-  type SupervisionEventBase,
-  type ExitAction,
-  whichChildren,
-  countChildren,
-  supervisionTree,
-  type ChildInfo,
-  type ChildCounts,
-  type SupervisionTreeNode,
-} from './supervision/index.js';
 
+// The host: sessions, prompts, events.
 export {
-  portLogic,
-  portStopBudgetMs,
-  writeToPort,
-  portStats,
-  type PortInput,
-  type PortLogic,
-  type PortSnapshot,
-  type PortContext,
-  type PortPhase,
-  type PortEvent,
-  type PortEmitted,
-  PortError,
-  PortWriteError,
-  type PortWriteErrorCode,
-  type PortExit,
-  type PortExitReason,
-  isNormalPortExit,
-  describePortExit,
-  escapeCommand,
-  buildEnvironment,
-  baselineVariables,
-  baselinePrefixes,
-  agentSecretVariables,
-  isAgentSecret,
-  isSecretName,
-  redactSecrets,
-  secretValuesOf,
-  minSecretLength,
-  type EnvPolicy,
-  type EnvironmentInput,
-  LineFramer,
-  defaultMaxLineBytes,
-  type LineFramerOptions,
-  type OversizePolicy,
-  type OversizeSample,
-  StderrRing,
-  WriteQueue,
-  type WritePressure,
-  ReadGate,
-  readGateOf,
-  signalGroup,
-  groupAlive,
-  reaperPid,
-  setOrphanReaper,
-  reaperGraceMs,
-} from './port/index.js';
+  createHost,
+  type Host,
+  type HostOptions,
+  type HostEvent,
+  type HostSessionHandle,
+  type HostPromptRun,
+  type HostTreeNode,
+  type ServeOptions,
+} from './host/host.js';
+export type { SessionStateName } from './host/session-machine.js';
+export type { HostLogEntry, LogLevel } from './host/host-log.js';
 
+// The journal.
 export {
-  connectionLogic,
-  sendRequest,
-  sendNotification,
-  cancelRequest,
-  respond,
-  respondError,
-  closeConnection,
-  pendingRequests,
-  connectionStats,
-  type ConnectionInput,
-  type ConnectionLogic,
-  type ConnectionSnapshot,
-  type ConnectionContext,
-  type ConnectionPhase,
-  type ConnectionEvent,
-  type ConnectionEmitted,
-  type DropReason,
-  type MethodTable,
-  type ParamsParser,
-  type Timeout,
-  type TimeoutPolicy,
-  type RequestOptions,
-  type RespondResult,
-  pendingRequestLogic,
-  type PendingRequestSnapshot,
-  type PendingRequestPhase,
-  type RequestOutcome,
-  RpcError,
-  toRpcError,
-  type RpcFailure,
-  type ErrorObject,
-  ErrorCodes,
-  type ErrorCode,
-  classify,
-  describeMessage,
-  type Classified,
-  type JsonRpcId,
-  type JsonRpcMessage,
-  type RequestMessage,
-  type NotificationMessage,
-  type ResponseMessage,
-  type Transport,
-  type TransportSink,
-  type PeerLost,
-  createMemoryTransportPair,
-  type MemoryTransport,
-  type OversizeLine,
-  scanEnvelope,
-  type Envelope,
-  portTransport,
-  stdioTransport,
-  type StdioTransportOptions,
-  type StdioTransport,
-  defaultStdioMaxLineBytes,
-  stdioHighWaterBytes,
-  stdioLowWaterBytes,
-  defaultMaxUnansweredRequests,
-} from './jsonrpc/index.js';
+  InvalidCursorError,
+  JournalError,
+  SessionOwnedError,
+  UnknownSessionError,
+  type Journal,
+  type JournalEntry,
+  type JournalRecord,
+  type JournalPageQuery,
+  type JournalSession,
+  type JournalSessionPage,
+  type JournalSessionState,
+  type SessionOwner,
+} from './host/journal.js';
+export { sqliteJournal, defaultJournalPath, type SqliteJournalOptions } from './host/sqlite-journal.js';
 
-export {
-  agentServerLogic,
-  NOTICE_META_KEY,
-  type AgentServerInput,
-  type AgentServerSnapshot,
-  type AgentServerContext,
-  type AgentServerPhase,
-  type AgentServerEvent,
-  defaultDrainTimeoutMs,
-  drainCancelGraceMs,
-  drainGaveUpMessage,
-  agentClientLogic,
-  initialize,
-  newSession,
-  loadSession,
-  drainReplay,
-  DRAIN_METHOD,
-  type DrainOutcome,
-  resumeSession,
-  forkSession,
-  listSessions,
-  closeSession,
-  deleteSession,
-  setMode,
-  setConfigOption,
-  authenticate,
-  logout,
-  prompt,
-  cancelPrompt,
-  agentInfo,
-  type AgentClientInput,
-  type AgentClientSnapshot,
-  type AgentClientContext,
-  type AgentClientPhase,
-  type AgentClientEvent,
-  type AgentClientEmitted,
-  type ClientHandler,
-  type PromptRunHandle,
-  type NativeAgent,
-  type AgentHandlerEvent,
-  type AgentHandlerOutput,
-  type AgentRequestEvent,
-  type AgentEventContext,
-  type SessionLifecycleOutput,
-  RESUME_META_KEY,
-  handlerOf,
-  handlerEventTypes,
-  demoAgent,
-  demoAgentMachine,
-  schemaOf,
-  parserOf,
-  usesSdkSchemas,
-  agentRequests,
-  unstableAgentRequests,
-  clientRequests,
-  agentNotifications,
-  clientNotifications,
-  AGENT_METHODS,
-  CLIENT_METHODS,
-  PROTOCOL_METHODS,
-  PROTOCOL_VERSION,
-  confine,
-  readTextFile,
-  writeTextFile,
-  type WorkspaceRoots,
-  Terminals,
-  keepTail,
-  defaultOutputByteLimit,
-  defaultTerminalLimits,
-  type TerminalLimits,
-  type TerminalExitStatus,
-  defaultFileReadLimits,
-  type FileReadLimits,
-  allowOnce,
-} from './acp/index.js';
+// Errors a prompt or a request rejects with, and the permission policy warden uses itself.
+export { RpcError } from './jsonrpc/rpc-error.js';
+export { ErrorCodes } from './jsonrpc/error-codes.js';
+export { allowOnce } from './acp/permission-choice.js';
 
-export {
-  type AdapterDefinition,
-  type SessionAdapterEvent,
-  type SessionAdapterOutput,
-  type ExecutableSpec,
-  type CommandContext,
-  type CommandLine,
-  createAdapterAgent,
-  adapterAgentLogic,
-  type AdapterAgentOptions,
-  isUuid,
-  checkUuidField,
-  resumeCheckError,
-  type ResumeCheck,
-  claudeAdapter,
-  claudeSessionMachine,
-  claudeEnvironment,
-  codexAdapter,
-  codexSessionMachine,
-  codexEnvironment,
-  knownAgents,
-  findAgent,
-  resolveExecutable,
-  probeAgent,
-  probeAll,
-  createRegistry,
-  splitCommandLine,
-  AgentUnavailableError,
-  type AgentEntry,
-  type AgentKind,
-  type AgentAvailability,
-  type Registry,
-  type ResolveOptions,
-  createAcpPassthrough,
-  type AcpPassthroughOptions,
-  agentFor,
-  type AgentOptions,
-} from './adapters/index.js';
+// Agents, and the contract for writing an adapter.
+export type { NativeAgent, AgentRequestEvent } from './acp/native-agent.js';
+export { demoAgent } from './acp/demo-agent.js';
+export { createAdapterAgent, type AdapterAgentOptions } from './adapters/adapter-agent.js';
+export { createAcpPassthrough, type AcpPassthroughOptions } from './adapters/acp-passthrough.js';
+export type { AdapterDefinition, SessionAdapterEvent, SessionAdapterOutput, ExecutableSpec, CommandContext, CommandLine } from './adapters/adapter.js';
 
-export * from './host/index.js';
-export * from './inspect/index.js';
+// Supervision: supervisors, child specs, strategies and intensity, commands, introspection, exits.
+export { createSupervisor, type SupervisorLogic, type SupervisorOptions, type SupervisorSnapshot } from './supervision/supervisor.js';
+export { createDynamicSupervisor, type DynamicSupervisorOptions } from './supervision/dynamic-supervisor.js';
+export type { ChildSpec, ChildStart, ChildStartContext, ChildType, RestartType, Shutdown } from './supervision/child-spec.js';
+export type { Strategy, AutoShutdown, SupervisorFlags } from './supervision/supervisor-flags.js';
+export type { BackoffOptions } from './supervision/backoff.js';
+export { SupervisorSpecError } from './supervision/spec-error.js';
+export { startChild, startTemplateChild, terminateChild, restartChild, deleteChild, shutdown } from './supervision/commands.js';
+export { whichChildren, countChildren, supervisionTree, type ChildInfo, type ChildCounts, type SupervisionTreeNode } from './supervision/introspection.js';
+export { SHUTDOWN_EVENT, type SupervisionEvent } from './supervision/events.js';
+export { normalExit, shutdownExit, errorExit, killedExit, describeExit, type ExitReason } from './supervision/exit-reason.js';

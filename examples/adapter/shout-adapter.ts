@@ -6,20 +6,9 @@
  */
 import type { ContentBlock } from '@agentclientprotocol/sdk';
 import { fileURLToPath } from 'node:url';
-import { createActor, enqueueActions, setup } from 'xstate';
-import {
-  agentClientLogic,
-  agentServerLogic,
-  createAdapterAgent,
-  createMemoryTransportPair,
-  initialize,
-  newSession,
-  prompt,
-  type AdapterDefinition,
-  type AgentRequestEvent,
-  type SessionAdapterEvent,
-  type SessionAdapterOutput,
-} from '../../src/index.js';
+import { enqueueActions, setup } from 'xstate';
+// In a program of your own: from 'acp-warden'.
+import { createAdapterAgent, createHost, type AdapterDefinition, type AgentRequestEvent, type SessionAdapterEvent, type SessionAdapterOutput } from '../../src/index.js';
 
 /** The session adapter: one per ACP session, with its own `shout` process. */
 export const shoutSession = setup({
@@ -104,17 +93,13 @@ export const shoutAdapter: AdapterDefinition = {
   restart: { intensity: 3, period: 10_000, backoff: { minDelay: 100, maxDelay: 1000 } },
 };
 
-// Serve it as an ACP agent and talk to it, both in this process.
+// Run it under a host, as a program embedding warden would (`warden acp` serves the same host to an editor).
 if (import.meta.url === `file://${process.argv[1]}`) {
   const executable = fileURLToPath(new URL('./shout-cli.mjs', import.meta.url));
-  const [editorSide, agentSide] = createMemoryTransportPair();
-  const server = createActor(agentServerLogic, { input: { transport: agentSide, agent: createAdapterAgent({ definition: shoutAdapter, executable }) } }).start();
-  const client = createActor(agentClientLogic, { input: { transport: editorSide } }).start();
-  await initialize(client);
-  const { sessionId } = await newSession(client, { cwd: process.cwd() });
-  const run = prompt(client, sessionId, [{ type: 'text', text: 'adapters make any cli an acp agent' }]);
-  for await (const update of run.updates) if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') process.stdout.write(update.content.text);
+  const host = createHost({ store: ':memory:', agents: { shout: createAdapterAgent({ definition: shoutAdapter, executable }) } });
+  const session = await host.newSession({ agent: 'shout', cwd: process.cwd() });
+  const run = session.prompt('adapters make any cli an acp agent');
+  for await (const update of run) if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') process.stdout.write(update.content.text);
   console.log(`\n(stop reason: ${(await run.result).stopReason})`);
-  client.stop();
-  server.stop();
+  await host.stop();
 }

@@ -84,7 +84,17 @@ export interface AdapterAgentOptions {
   readonly passthrough?: readonly string[];
 }
 
-/** A native agent that runs `definition` for every ACP session. */
+/**
+ * A native agent that runs `definition` for every ACP session: one supervisor per session
+ * with the session adapter and its CLI's port (docs/adapters.md).
+ *
+ * @example
+ * ```ts
+ * const shout = createAdapterAgent({ definition: shoutAdapter, executable: '/usr/local/bin/shout' });
+ * const host = createHost({ agents: { shout } });
+ * const session = await host.newSession({ agent: 'shout', cwd: process.cwd() });
+ * ```
+ */
 export function createAdapterAgent(options: AdapterAgentOptions): NativeAgent {
   const { definition } = options;
   return {

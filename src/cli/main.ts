@@ -3,14 +3,11 @@
  * The `warden` command: one entry per command with its usage, so that `--help` works on
  * every one. Commands that are not built yet say so and exit with status 2, naming the
  * command, instead of pretending to work. Exit statuses: docs/cli.md.
+ *
+ * Each command's module is imported when that command runs (or shows its help), so that
+ * `warden acp`, what an editor starts and waits on, loads only its own code: not the demo,
+ * the chaos runner or the inspector's server (docs/benchmarks.md, "Startup").
  */
-import { AgentUnavailableError } from '../adapters/registry.js';
-import { acpUsage, runAcp } from './acp.js';
-import { runAgents } from './agents.js';
-import { chaosUsage, formatChaosReport, parseChaosArgs, runChaos } from './chaos.js';
-import { runDemo } from './demo.js';
-import { runDemoAgent } from './demo-agent.js';
-import { inspectUsage, runInspect } from './inspect.js';
 
 const usage = `Usage: warden <command> [options]
 
@@ -30,7 +27,8 @@ Options:
   --version                print the version`;
 
 interface Command {
-  readonly usage: string;
+  /** A string, or the command's module's own (loaded for `--help` only then). */
+  readonly usage: string | (() => Promise<string>);
   /** The command answers --help itself (its usage depends on its other arguments). */
   readonly ownHelp?: boolean;
   /** Resolves with the exit status; `exit: true` ends the process at once (protocol commands). */
@@ -50,6 +48,7 @@ the journal. Needs no agent installed and no network. Colour on a terminal (NO_C
         process.stderr.write(`warden demo: unknown option ${args[0]}; warden demo takes no options (see warden demo --help)\n`);
         return 2;
       }
+      const { runDemo } = await import('./demo.js');
       await runDemo({ write: (line) => process.stdout.write(`${line}\n`), colour: process.stdout.isTTY === true && !process.env.NO_COLOR });
       return 0;
     },
@@ -65,13 +64,17 @@ pause between streamed words.`,
         process.stderr.write(`warden demo-agent: unknown option ${args[0]}; it takes none (see warden demo-agent --help)\n`);
         return 2;
       }
+      const { runDemoAgent } = await import('./demo-agent.js');
       return { exit: await runDemoAgent() };
     },
   },
   acp: {
-    usage: acpUsage,
+    usage: async () => (await import('./acp.js')).acpUsage,
     // The protocol channel is done: end now, whatever timers remain.
-    run: async (args) => ({ exit: await runAcp(args) }),
+    run: async (args) => {
+      const { runAcp } = await import('./acp.js');
+      return { exit: await runAcp(args) };
+    },
   },
   agents: {
     usage: `Usage: warden agents [--json]
@@ -84,12 +87,14 @@ says how to install it. --json prints the same as JSON.`,
         process.stderr.write(`warden agents: unknown option ${unknown[0]}; the only option is --json\n`);
         return 2;
       }
+      const { runAgents } = await import('./agents.js');
       return runAgents({ json: args.includes('--json'), write: (text) => process.stdout.write(text) });
     },
   },
   chaos: {
-    usage: chaosUsage,
+    usage: async () => (await import('./chaos.js')).chaosUsage,
     async run(args) {
+      const [{ formatChaosReport, parseChaosArgs, runChaos }, { AgentUnavailableError }] = await Promise.all([import('./chaos.js'), import('../adapters/registry.js')]);
       const parsed = parseChaosArgs(args);
       if ('help' in parsed) return 0;
       if ('error' in parsed) {
@@ -107,9 +112,9 @@ says how to install it. --json prints the same as JSON.`,
     },
   },
   inspect: {
-    usage: inspectUsage,
+    usage: async () => (await import('./inspect.js')).inspectUsage,
     ownHelp: true,
-    run: (args) => runInspect(args),
+    run: async (args) => (await import('./inspect.js')).runInspect(args),
   },
 };
 
@@ -131,7 +136,7 @@ async function main(argv: readonly string[]): Promise<number | { exit: number }>
     return 2;
   }
   if (!command.ownHelp && (rest.includes('--help') || rest.includes('-h'))) {
-    process.stderr.write(`${command.usage}\n`);
+    process.stderr.write(`${typeof command.usage === 'string' ? command.usage : await command.usage()}\n`);
     return 0;
   }
   return command.run(rest);

@@ -204,6 +204,16 @@ export interface HostTreeNode {
 /**
  * Creates a host. Agents start on first use; the journal opens now (a bad `store` path
  * throws here, naming it).
+ *
+ * @example
+ * ```ts
+ * const host = createHost({ store: '/var/lib/my-app/agents.sqlite', permission: (request) => allowOnce(request.options) });
+ * const session = await host.newSession({ agent: 'claude', cwd: '/path/to/repo' });
+ * const run = session.prompt('Explain the failing test');
+ * for await (const update of run) if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') process.stdout.write(update.content.text);
+ * console.log((await run.result).stopReason);
+ * await host.stop();
+ * ```
  */
 export function createHost(options: HostOptions = {}): Host {
   // A bad bound fails here, where the program gave it, not at an agent's first read.

@@ -85,6 +85,15 @@ const maxPage = 200;
 /**
  * Opens (creating if needed) a SQLite journal at `path`; `:memory:` keeps it in memory (tests).
  * Throws with the path and the cause when the file cannot be opened.
+ *
+ * @example
+ * ```ts
+ * // A journal the program opens (and closes) itself, durable across a power loss.
+ * const journal = sqliteJournal('/var/lib/my-app/agents.sqlite', { durability: 'full' });
+ * const host = createHost({ store: journal });
+ * const [latest] = journal.listSessions().sessions; // newest first
+ * if (latest) await host.openSession(latest.sessionId, { how: 'resume' });
+ * ```
  */
 export function sqliteJournal(path: string, options: SqliteJournalOptions = {}): Journal {
   const now = options.now ?? (() => new Date());

@@ -12,9 +12,9 @@
 import type { AnyActorRef, InspectionEvent, Observer } from 'xstate';
 import { describeExit } from '../supervision/exit-reason.js';
 import { supervisorState } from '../supervision/supervisor.js';
-import { statelyEventOf } from './inspector.js';
-import { createLiveViewModel, type LiveViewModel } from './live-view-model.js';
-import { serveLiveView, type LiveViewServer } from './live-view-server.js';
+import { statelyEventOf } from './stately-event.js';
+import type { LiveViewModel } from './live-view-model.js';
+import type { LiveViewServer } from './live-view-server.js';
 
 /** Options of {@link createLiveViewTap}. */
 export interface LiveViewTapOptions {
@@ -93,7 +93,7 @@ export function createLiveViewTap(options: LiveViewTapOptions = {}): LiveViewTap
   };
 
   /** A model of the actors alive now, each announced as it was created. */
-  const seed = (): LiveViewModel => {
+  const seed = (createLiveViewModel: typeof import('./live-view-model.js').createLiveViewModel): LiveViewModel => {
     const seeded = createLiveViewModel({ machines: options.machines ?? [] });
     seeded.open(SOURCE, options.label ?? `this process (pid ${process.pid})`, Date.now(), 'live view started');
     sweep();
@@ -110,7 +110,11 @@ export function createLiveViewTap(options: LiveViewTapOptions = {}): LiveViewTap
   return {
     observer,
     async serve(serveOptions = {}) {
-      const viewModel = model ?? seed();
+      // The model and the server (ws, the page) load with the first view: a host that never
+      // serves one (warden acp) does not pay for them. The model is seeded after, from the
+      // actors alive then, so nothing that happened meanwhile is missed.
+      const [{ createLiveViewModel }, { serveLiveView }] = await Promise.all([import('./live-view-model.js'), import('./live-view-server.js')]);
+      const viewModel = model ?? seed(createLiveViewModel);
       model = viewModel;
       let server: LiveViewServer;
       try {

@@ -31,6 +31,14 @@ export interface DynamicSupervisorOptions<TArgs = unknown> {
  * exits and is not restarted is removed. On shutdown, children are stopped concurrently,
  * each within its own `shutdown`.
  *
+ * @example
+ * ```ts
+ * const sessions = createActor(createDynamicSupervisor({ intensity: 5, period: 10_000 })).start();
+ * const started = await startChild(sessions, { id: 'session-1', start: { logic: sessionLogic }, restart: 'transient' });
+ * if (started.ok) console.log(whichChildren(sessions).map((child) => child.id));
+ * await terminateChild(sessions, 'session-1');
+ * ```
+ *
  * @throws SupervisorSpecError when an option is invalid.
  */
 export function createDynamicSupervisor<TArgs = unknown>(options: DynamicSupervisorOptions<TArgs> = {}): SupervisorLogic<unknown> {

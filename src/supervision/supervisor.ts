@@ -178,6 +178,10 @@ const childEntries = new WeakMap<AnyActorRef, ChildEntry>();
  *
  * @example
  * ```ts
+ * import { createSupervisor } from 'acp-warden';
+ * import { portLogic } from 'acp-warden/port';
+ * import { connectionLogic } from 'acp-warden/jsonrpc';
+ *
  * const sup = createSupervisor({
  *   strategy: 'rest_for_one',
  *   children: [
