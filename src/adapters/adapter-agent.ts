@@ -419,7 +419,7 @@ function onAdapterOutput(live: Live, session: Session, output: SessionAdapterOut
       session.port?.send({ type: 'port.write', message: output.message });
       return;
     case 'port.busy':
-      session.port?.send({ type: 'port.busy', busy: output.busy });
+      session.port?.send({ type: 'port.busy', busy: output.busy, toolRunning: output.toolRunning === true });
       return;
     case 'adapter.resume':
       session.resume = output.state;

@@ -78,8 +78,13 @@ export type SessionAdapterOutput =
   | AgentHandlerOutput
   /** A message for the CLI (written as one JSON line). */
   | { readonly type: 'port.write'; readonly message: unknown }
-  /** Whether a request to the CLI is outstanding (arms the port's hang watchdog). */
-  | { readonly type: 'port.busy'; readonly busy: boolean }
+  /**
+   * Whether the agent owes output (a request to the CLI is outstanding and it waits for
+   * nobody: arms the port's hang watchdog), and whether one of its tool calls runs (the
+   * watchdog's longer `toolIdleMs` applies). Sessions built with `fromCliSession` emit it
+   * from their context; see src/port/watchdog.ts.
+   */
+  | { readonly type: 'port.busy'; readonly busy: boolean; readonly toolRunning?: boolean }
   /** What the next start of the CLI needs to resume this conversation. */
   | { readonly type: 'adapter.resume'; readonly state: unknown }
   /**
