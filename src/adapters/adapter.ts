@@ -29,7 +29,7 @@
  * own, and they spawn ports as children (one per prompt, or several at once).
  */
 import type { AgentCapabilities, AuthMethod, Implementation } from '@agentclientprotocol/sdk';
-import type { AnyActorLogic } from 'xstate';
+import type { AnyActorLogic, AnyActorRef } from 'xstate';
 import type { AgentHandlerEvent, AgentHandlerOutput, AgentEventContext } from '../acp/native-agent.js';
 import type { EnvironmentInput } from '../port/env-policy.js';
 import type { PortExit } from '../port/port-exit.js';
@@ -68,8 +68,12 @@ export type SessionAdapterEvent =
    * result, an answer to a request) and act on it so that the turn can still end.
    */
   | { readonly type: 'native.oversize'; readonly bytes: number; readonly limit: number; readonly head: string }
-  /** The CLI (re)started; `restarts` is 0 the first time. */
-  | { readonly type: 'port.started'; readonly pid: number; readonly restarts: number }
+  /**
+   * The CLI (re)started; `restarts` is 0 the first time. For a definition with `ownsPort`,
+   * `port` is the new port: the session adapter binds to it (reads its events, writes to it)
+   * and the adapter agent relays nothing between them.
+   */
+  | { readonly type: 'port.started'; readonly pid: number; readonly restarts: number; readonly port?: AnyActorRef }
   /** The CLI ended; the supervisor decides whether it restarts. */
   | { readonly type: 'port.exited'; readonly exit: PortExit };
 
@@ -139,6 +143,12 @@ export interface AdapterDefinition {
   readonly executable: ExecutableSpec;
   /** The session adapter: one per ACP session. */
   readonly session: AnyActorLogic;
+  /**
+   * The session adapter reads from and writes to its own port (as `fromCliSession`'s do):
+   * `port.started` carries the port, and the adapter agent relays neither the port's lines
+   * nor the adapter's `port.write` / `port.busy`. Default: the adapter agent relays them.
+   */
+  readonly ownsPort?: boolean;
   /**
    * The command line and environment of each (re)start of a session's CLI. Without it, a
    * session has no port of its own (the adapter manages its processes).

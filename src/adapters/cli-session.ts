@@ -17,16 +17,21 @@
  * - the hang watchdog's facts: the skeleton tells the port (`port.busy`) whether the agent
  *   owes output (a handshake or a prompt in flight, and no permission answer awaited) and
  *   whether one of its tool calls runs (the definition's `toolRuns` of each turn line), each
- *   time one of them changes. No action of a definition emits `port.busy`.
+ *   time one of them changes. No action of a definition emits `port.busy`;
+ * - its own port: a `port.started` that carries the port (the adapter agent gives it to
+ *   definitions with `ownsPort`) binds the session to it: the port's lines come to the
+ *   session straight from the port, and what the session writes (`port.write`, `port.busy`)
+ *   goes straight to the port, still emitted too for observers (port-link.ts).
  *
  * A definition gives plain data and functions (its context, how a prompt is written, which
  * lines start and end tool calls, whether it awaits the client) and XState actions and guards
  * for its handshake and mapping, written with {@link cliSessionActions}; the mapping itself
  * stays in pure functions (claude/mapping.ts, codex/mapping.ts).
  */
-import { enqueueActions, setup, type AnyStateMachine } from 'xstate';
+import { enqueueActions, setup, type AnyActorRef, type AnyStateMachine } from 'xstate';
 import type { AgentRequestEvent } from '../acp/native-agent.js';
 import type { SessionAdapterEvent, SessionAdapterOutput } from './adapter.js';
+import { bindPort, toOwnPort, unbindPort } from './port-link.js';
 import { crashedPromptError, promptOutcome } from './session-outcomes.js';
 
 /** The part of a CLI session's context the skeleton owns. */
@@ -61,6 +66,8 @@ export interface ToolRuns {
 export interface CliEnqueue<TContext> {
   assign(changes: Partial<TContext>): void;
   emit(output: SessionAdapterOutput): void;
+  /** A side effect on the session actor, run in order with the rest (binding its port). */
+  effect(run: (self: AnyActorRef) => void): void;
 }
 
 /** The arguments of a CLI session action. */
@@ -133,7 +140,12 @@ export function cliSessionActions<TContext extends CliSessionContext>(): (body: 
         event: event as SessionAdapterEvent,
         enqueue: {
           assign: (changes) => enqueue.assign(changes as never),
-          emit: (output) => enqueue.emit(output as never),
+          emit: (output) => {
+            enqueue.emit(output as never);
+            // What is for the CLI also goes to it, when the session has its own port.
+            if (output.type === 'port.write' || output.type === 'port.busy') enqueue(({ self }) => toOwnPort(self, output));
+          },
+          effect: (run) => enqueue(({ self }) => run(self)),
         },
       });
     });
@@ -171,8 +183,12 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
       for (const output of definition.setupAnswers(context as TContext)) enqueue.emit(output);
       enqueue.assign({ startRequests: [] });
     }),
-    /** A new CLI: it owes its handshake, and its port knows nothing yet. */
+    /** A new CLI: it owes its handshake, and its port knows nothing yet. When the event brings the port, the session binds to it. */
     'cli.started': base(({ context, event, enqueue }) => {
+      if (event.type === 'port.started' && event.port) {
+        const port = event.port;
+        enqueue.effect((self) => bindPort(self, port));
+      }
       enqueue.assign({ restarts: event.type === 'port.started' ? event.restarts : context.restarts, handshaking: true, told: { busy: false, toolRunning: false } });
     }),
     'cli.handshakeDone': base(({ enqueue }) => {
@@ -202,6 +218,7 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
     'cli.failPromptOnExit': base(({ context, event, enqueue }) => {
       if (event.type !== 'port.exited') return;
       const prompt = context.prompt;
+      enqueue.effect((self) => unbindPort(self));
       // The port is gone: the next one starts knowing nothing, and is told from then on.
       enqueue.assign({ ...(definition.forget as Partial<CliSessionContext>), prompt: undefined, tools: [], handshaking: false, told: { busy: false, toolRunning: false } });
       if (prompt) enqueue.emit(crashedPromptError(definition.agent, prompt.requestId, event.exit, context.restarts, definition.resumes));

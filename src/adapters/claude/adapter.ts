@@ -363,6 +363,8 @@ export const claudeAdapter: AdapterDefinition = {
     install: 'npm install -g @anthropic-ai/claude-code',
   },
   session: claudeSessionMachine,
+  // The session reads and writes its own port (fromCliSession).
+  ownsPort: true,
   checkResume: (state) => checkUuidField(state, 'claudeSessionId', 'a Claude Code session id'),
   command(context: CommandContext) {
     const claudeSessionId = claudeSessionIdOf(context.resume);

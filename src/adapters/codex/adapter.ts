@@ -294,6 +294,8 @@ export const codexAdapter: ListingAdapterDefinition = {
     install: 'npm install -g @openai/codex',
   },
   session: codexSessionMachine,
+  // The session reads and writes its own port (fromCliSession).
+  ownsPort: true,
   checkResume: (state) => checkUuidField(state, 'threadId', 'a Codex thread id'),
   list: { logic: codexListMachine, pageSize: defaultThreadListLimit, timeoutMs: 20_000 },
   command(_context: CommandContext) {
