@@ -15,15 +15,19 @@
  *   setup once the CLI is ready; it may carry a resume state, and it may come again for a
  *   session that is running, to be answered at once);
  * - out (emitted): the native agent outputs (`acp.respond`, `acp.error`, `acp.update`,
- *   `acp.clientRequest`, `acp.notify`), `port.write` (a line for the CLI), `port.busy` (arms
- *   the hang watchdog), `adapter.resume` (what the next start of the CLI needs to resume
+ *   `acp.clientRequest`, `acp.notify`), `port.write` (a line for the CLI), `port.busy` (the
+ *   agent owes output, a tool runs: the hang watchdog's facts), `adapter.resume` (what the next start of the CLI needs to resume
  *   the conversation, such as Claude's `--resume <id>`), and `adapter.ready` (the CLI is
  *   initialized and the conversation resumed, after its first start and after every
  *   restart).
  *
  * `createAdapterAgent` (adapter-agent.ts) runs a definition as a native agent: one
  * supervisor per ACP session with the session adapter and its port, so the ACP agent server
- * serves an adapted CLI exactly like a native agent. The seed's shapes map onto it: a
+ * serves an adapted CLI exactly like a native agent. A definition with `ownsPort` gets the
+ * port in `port.started` and its session adapter reads and writes it itself (port-link.ts);
+ * otherwise the adapter agent relays the lines and the writes. A CLI with a protocol of its
+ * own is best built with `fromCliSession` (cli-session.ts): its handshake and mapping on a
+ * shared skeleton, which owns its port and tells the watchdog what the agent owes. The seed's shapes map onto it: a
  * persistent CLI per session (Claude Code, Codex app-server); one-shot and adapter-managed
  * processes: a definition without `command` gives its session adapters no port of their
  * own, and they spawn ports as children (one per prompt, or several at once).
