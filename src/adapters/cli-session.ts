@@ -135,20 +135,34 @@ export interface CliSessionDefinition<TContext extends CliSessionContext> {
 export function cliSessionActions<TContext extends CliSessionContext>(): (body: (args: CliActionArgs<TContext>) => void) => CliAction {
   return (body) =>
     enqueueActions(({ context, event, enqueue }) => {
-      body({
-        context: context as TContext,
-        event: event as SessionAdapterEvent,
-        enqueue: {
-          assign: (changes) => enqueue.assign(changes as never),
-          emit: (output) => {
-            enqueue.emit(output as never);
-            // What is for the CLI also goes to it, when the session has its own port.
-            if (output.type === 'port.write' || output.type === 'port.busy') enqueue(({ self }) => toOwnPort(self, output));
-          },
-          effect: (run) => enqueue(({ self }) => run(self)),
-        },
-      });
+      body({ context: context as TContext, event: event as SessionAdapterEvent, enqueue: new SessionEnqueue<TContext>(enqueue as unknown as RawEnqueue) });
     });
+}
+
+/** XState's `enqueue` of `enqueueActions`, as far as a CLI session uses it. */
+interface RawEnqueue {
+  (action: (args: { self: AnyActorRef }) => void): void;
+  assign(changes: unknown): void;
+  emit(output: unknown): void;
+}
+
+/** The `enqueue` a CLI session action gets: methods on a prototype, so that a line costs no closures. */
+class SessionEnqueue<TContext> implements CliEnqueue<TContext> {
+  readonly #raw: RawEnqueue;
+  constructor(raw: RawEnqueue) {
+    this.#raw = raw;
+  }
+  assign(changes: Partial<TContext>): void {
+    this.#raw.assign(changes);
+  }
+  emit(output: SessionAdapterOutput): void {
+    this.#raw.emit(output);
+    // What is for the CLI also goes to it, when the session has its own port.
+    if (output.type === 'port.write' || output.type === 'port.busy') this.#raw(({ self }) => toOwnPort(self, output));
+  }
+  effect(run: (self: AnyActorRef) => void): void {
+    this.#raw(({ self }) => run(self));
+  }
 }
 
 /** The skeleton's part of the initial context. */
