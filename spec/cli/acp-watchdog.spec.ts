@@ -12,7 +12,9 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { acpUsage, parseAcpArgs, type AcpCommandOptions } from '../../src/cli/acp.js';
+import type { AdapterAgentOptions } from '../../src/adapters/adapter-agent.js';
+import { agentFor } from '../../src/adapters/agent-factory.js';
+import { agentOptionsOf, acpUsage, parseAcpArgs, type AcpCommandOptions } from '../../src/cli/acp.js';
 import { waitUntil } from '../support/processes.js';
 import { binDirectory, initializedEditor, stopAll, type SdkEditor } from '../support/path-editor.js';
 
@@ -113,6 +115,16 @@ describe('warden acp: the watchdog is on by default', () => {
   it('a bad value names the flag and the fix', () => {
     expect((parseAcpArgs(['--agent', 'claude', '--hang-after', 'soon']) as { error: string }).error).to.contain('--hang-after expects a number of seconds (0 turns the watchdog off), got "soon"');
     expect((parseAcpArgs(['--agent', 'claude', '--tool-hang-after', '0']) as { error: string }).error).to.contain('--tool-hang-after expects a positive number');
+  });
+
+  it('the defaults reach the agent processes: every Claude Code and Codex port runs with both limits; --hang-after 0 runs none', () => {
+    for (const name of ['claude', 'codex']) {
+      const options = (args: string[]) => ({ ...agentOptionsOf(parseAcpArgs(['--agent', name, ...args]) as AcpCommandOptions), agentCommand: process.execPath });
+      const watchdogOf = (args: string[]) => (agentFor(name, options(args)).input as AdapterAgentOptions).definition.port?.watchdog;
+      expect(watchdogOf([]), name).to.deep.equal({ idleMs: 120_000, toolIdleMs: 1_800_000 });
+      expect(watchdogOf(['--hang-after', '5', '--tool-hang-after', '90']), name).to.deep.equal({ idleMs: 5000, toolIdleMs: 90_000 });
+      expect(watchdogOf(['--hang-after', '0']), name).to.equal(undefined);
+    }
   });
 
   it('--help says both defaults', () => {

@@ -5,7 +5,7 @@
  */
 import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
-import { agentFor } from '../adapters/agent-factory.js';
+import { agentFor, type AgentOptions } from '../adapters/agent-factory.js';
 import { AgentUnavailableError, defaultHangAfter } from '../adapters/registry.js';
 import { createHost, type HostEvent } from '../host/host.js';
 import { stdioTransport, type StdioTransport } from '../jsonrpc/stdio-transport.js';
@@ -142,6 +142,19 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
   return { agent, agentCommand, env, passthrough, inheritEnv, store, cwd, logFile, restart, hangAfterMs, toolHangAfterMs, inspect, logLevel, logFormat, maxLineBytes, drainTimeoutMs };
 }
 
+/** How `warden acp` runs its agents, from its command line (the watchdog on unless `--hang-after 0`). */
+export function agentOptionsOf(parsed: AcpCommandOptions): AgentOptions {
+  return {
+    ...(parsed.agentCommand ? { agentCommand: parsed.agentCommand } : {}),
+    env: parsed.env,
+    passthrough: parsed.passthrough,
+    envPolicy: parsed.inheritEnv ? 'inherit' : 'isolated',
+    ...(parsed.restart ? { restart: parsed.restart } : {}),
+    ...(parsed.hangAfterMs > 0 ? { hangAfterMs: parsed.hangAfterMs, toolHangAfterMs: parsed.toolHangAfterMs } : {}),
+    ...(parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {}),
+  };
+}
+
 /** `--hang-after SECONDS`: a positive number, or 0 (off). */
 function secondsOrOff(flag: string, text: string): number {
   const value = Number(text);
@@ -171,15 +184,7 @@ export async function runAcp(args: readonly string[]): Promise<number> {
     }
     process.chdir(dir);
   }
-  const agentOptions = {
-    ...(parsed.agentCommand ? { agentCommand: parsed.agentCommand } : {}),
-    env: parsed.env,
-    passthrough: parsed.passthrough,
-    envPolicy: parsed.inheritEnv ? ('inherit' as const) : ('isolated' as const),
-    ...(parsed.restart ? { restart: parsed.restart } : {}),
-    ...(parsed.hangAfterMs > 0 ? { hangAfterMs: parsed.hangAfterMs, toolHangAfterMs: parsed.toolHangAfterMs } : {}),
-    ...(parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {}),
-  };
+  const agentOptions = agentOptionsOf(parsed);
   let log: EventLog;
   try {
     // A log file that cannot be written would lose every line: refused before anything starts.
