@@ -35,6 +35,10 @@
 //                         same base64 in tool_use_result.file (so the line is about twice that long)
 //   FAKE_CLAUDE_RESULT_PAD_BYTES  the `result` line of each turn carries this many more characters
 //                         in its `result` text (Claude Code repeats the turn's final text there)
+//   FAKE_CLAUDE_TOOL_MS   each tool runs this long: silence before every printed `user` line with a
+//                         tool_result (Claude Code prints nothing while its tool runs)
+//   FAKE_CLAUDE_STALL_MS  silence before each turn's `result` line, no tool running (the model stalls
+//                         while the agent owes output: a hang)
 // Faults on request (SIGUSR2, a crash loop per working directory): see fault-signals.mjs.
 import { createHash } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
@@ -71,6 +75,9 @@ const crashAfter = resumed || !crashesHere ? Infinity : Number(process.env.FAKE_
 const delayMs = Number(process.env.FAKE_CLAUDE_DELAY_MS ?? 2);
 const toolImageBytes = Number(process.env.FAKE_CLAUDE_TOOL_IMAGE_BYTES ?? 0);
 const resultPadBytes = Number(process.env.FAKE_CLAUDE_RESULT_PAD_BYTES ?? 0);
+const toolMs = Number(process.env.FAKE_CLAUDE_TOOL_MS ?? 0);
+const stallMs = Number(process.env.FAKE_CLAUDE_STALL_MS ?? 0);
+const isToolResult = (message) => message.type === 'user' && Array.isArray(message.message?.content) && message.message.content.some((block) => block.type === 'tool_result');
 
 /** A printed line, with the knobs' big payloads put in. */
 function enlarged(message) {
@@ -165,6 +172,8 @@ for (const entry of entries) {
   if (entry.dir === 'out') {
     if (entry.msg.type === 'control_response' && entry.msg.response?.request_id?.startsWith('interrupt')) continue; // answered live
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    const silence = isToolResult(entry.msg) ? toolMs : entry.msg.type === 'result' ? stallMs : 0;
+    if (silence > 0) await new Promise((resolve) => setTimeout(resolve, silence));
     print(enlarged(asResumed(entry.msg)));
     if (++printedInTurn >= crashAfter) process.kill(process.pid, 'SIGKILL');
     if (process.env.FAKE_CLAUDE_LEAK_VARS && !resumed && printedInTurn === 1) leakAndDie(process.env.FAKE_CLAUDE_LEAK_VARS.split(','));

@@ -37,6 +37,8 @@
 //   FAKE_CODEX_LIST_FAULT  `hang`: never answer `thread/list`; `exit`: exit 1 instead (stderr says why)
 //   FAKE_CODEX_OUTPUT_BYTES  a commandExecution item/completed carries this many more characters of
 //                          aggregatedOutput (a command that printed a lot)
+//   FAKE_CODEX_TOOL_MS     each command or patch runs this long: silence before its item/completed
+//   FAKE_CODEX_STALL_MS    silence before each turn/completed, no tool running (a hang while Codex owes output)
 //   FAKE_CODEX_APPROVAL_BYTES  a requestApproval carries this many more characters in params.command;
 //                          the answer it gets goes to FAKE_CODEX_ANSWER_LOG (one JSON line each) when set
 import { randomUUID } from 'node:crypto';
@@ -197,6 +199,9 @@ for (const entry of transcript) {
     const isResponse = message.method === undefined && message.id !== undefined;
     const out = isResponse && ids.has(message.id) ? { ...message, id: ids.get(message.id) } : message;
     await new Promise((resolve) => setTimeout(resolve, 2));
+    const toolEnds = message.method === 'item/completed' && ['commandExecution', 'fileChange'].includes(message.params?.item?.type);
+    const silence = toolEnds ? Number(process.env.FAKE_CODEX_TOOL_MS ?? 0) : message.method === 'turn/completed' ? Number(process.env.FAKE_CODEX_STALL_MS ?? 0) : 0;
+    if (silence > 0) await new Promise((resolve) => setTimeout(resolve, silence));
     print(enlarged(speaksOfResumed(out)));
     if (++printedInTurn >= crashAfter) process.kill(process.pid, 'SIGKILL');
     continue;

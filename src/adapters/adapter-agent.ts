@@ -3,7 +3,10 @@
  * exactly as it serves a native agent.
  *
  * Each ACP session is a supervisor (rest_for_one: the session adapter, then its CLI's port)
- * under this agent's dynamic `sessions` supervisor. A crash of the CLI restarts only the
+ * under this agent's dynamic `sessions` supervisor. A definition with `ownsPort` (Claude
+ * Code, Codex: `fromCliSession`) has its session adapter read and write its port itself:
+ * this agent hands it the port at each (re)start and stays out of the line path; for other
+ * definitions it relays the port's lines to the adapter and the adapter's writes to the port. A crash of the CLI restarts only the
  * port, with backoff and within the definition's intensity; the session adapter keeps its
  * state, hears `port.exited` then `port.started` (with the restart count), and re-initialises
  * the new CLI, which was started with the resume state the adapter last reported. When the
@@ -401,6 +404,20 @@ function bindPort(live: Live, session: Session): void {
   for (const subscription of session.portSubscriptions) subscription.unsubscribe();
   session.port = port;
   const adapter = () => session.adapter;
+  const pid = (port.getSnapshot() as { context?: { pid?: number } }).context?.pid;
+  if (live.options.definition.ownsPort) {
+    // The session adapter reads its port itself: here only what the host hears of it.
+    session.portSubscriptions = [
+      port.on('port.oversize', (event: Extract<PortEmitted, { type: 'port.oversize' }>) => {
+        live.scope.emit({ type: 'agent.lineDropped', sessionId: session.id, bytes: event.bytesSeen, limit: event.limit, what: lineKindOf(event.head) });
+      }),
+      port.on('port.exited', (event: Extract<PortEmitted, { type: 'port.exited' }>) => {
+        session.lastExit = event.exit;
+      }),
+    ];
+    if (pid !== undefined) session.adapter?.send({ type: 'port.started', pid, restarts: session.restarts, port });
+    return;
+  }
   session.portSubscriptions = [
     // A JSON line that is not an object (null, 42, []) is no protocol message of any CLI: noise.
     port.on('port.message', (event: Extract<PortEmitted, { type: 'port.message' }>) =>
@@ -417,7 +434,6 @@ function bindPort(live: Live, session: Session): void {
       adapter()?.send({ type: 'port.exited', exit: event.exit });
     }),
   ];
-  const pid = (port.getSnapshot() as { context?: { pid?: number } }).context?.pid;
   if (pid !== undefined) session.adapter?.send({ type: 'port.started', pid, restarts: session.restarts });
 }
 
@@ -426,10 +442,11 @@ function onAdapterOutput(live: Live, session: Session, output: SessionAdapterOut
   if ((output.type === 'acp.respond' || output.type === 'acp.error') && !session.pending.has(output.requestId)) return;
   switch (output.type) {
     case 'port.write':
-      session.port?.send({ type: 'port.write', message: output.message });
+      // An adapter that owns its port has written it already.
+      if (!live.options.definition.ownsPort) session.port?.send({ type: 'port.write', message: output.message });
       return;
     case 'port.busy':
-      session.port?.send({ type: 'port.busy', busy: output.busy });
+      if (!live.options.definition.ownsPort) session.port?.send({ type: 'port.busy', busy: output.busy, toolRunning: output.toolRunning === true });
       return;
     case 'adapter.resume':
       session.resume = output.state;

@@ -15,21 +15,25 @@
  *   setup once the CLI is ready; it may carry a resume state, and it may come again for a
  *   session that is running, to be answered at once);
  * - out (emitted): the native agent outputs (`acp.respond`, `acp.error`, `acp.update`,
- *   `acp.clientRequest`, `acp.notify`), `port.write` (a line for the CLI), `port.busy` (arms
- *   the hang watchdog), `adapter.resume` (what the next start of the CLI needs to resume
+ *   `acp.clientRequest`, `acp.notify`), `port.write` (a line for the CLI), `port.busy` (the
+ *   agent owes output, a tool runs: the hang watchdog's facts), `adapter.resume` (what the next start of the CLI needs to resume
  *   the conversation, such as Claude's `--resume <id>`), and `adapter.ready` (the CLI is
  *   initialized and the conversation resumed, after its first start and after every
  *   restart).
  *
  * `createAdapterAgent` (adapter-agent.ts) runs a definition as a native agent: one
  * supervisor per ACP session with the session adapter and its port, so the ACP agent server
- * serves an adapted CLI exactly like a native agent. The seed's shapes map onto it: a
+ * serves an adapted CLI exactly like a native agent. A definition with `ownsPort` gets the
+ * port in `port.started` and its session adapter reads and writes it itself (port-link.ts);
+ * otherwise the adapter agent relays the lines and the writes. A CLI with a protocol of its
+ * own is best built with `fromCliSession` (cli-session.ts): its handshake and mapping on a
+ * shared skeleton, which owns its port and tells the watchdog what the agent owes. The seed's shapes map onto it: a
  * persistent CLI per session (Claude Code, Codex app-server); one-shot and adapter-managed
  * processes: a definition without `command` gives its session adapters no port of their
  * own, and they spawn ports as children (one per prompt, or several at once).
  */
 import type { AgentCapabilities, AuthMethod, Implementation } from '@agentclientprotocol/sdk';
-import type { AnyActorLogic } from 'xstate';
+import type { AnyActorLogic, AnyActorRef } from 'xstate';
 import type { AgentHandlerEvent, AgentHandlerOutput, AgentEventContext } from '../acp/native-agent.js';
 import type { EnvironmentInput } from '../port/env-policy.js';
 import type { PortExit } from '../port/port-exit.js';
@@ -68,8 +72,12 @@ export type SessionAdapterEvent =
    * result, an answer to a request) and act on it so that the turn can still end.
    */
   | { readonly type: 'native.oversize'; readonly bytes: number; readonly limit: number; readonly head: string }
-  /** The CLI (re)started; `restarts` is 0 the first time. */
-  | { readonly type: 'port.started'; readonly pid: number; readonly restarts: number }
+  /**
+   * The CLI (re)started; `restarts` is 0 the first time. For a definition with `ownsPort`,
+   * `port` is the new port: the session adapter binds to it (reads its events, writes to it)
+   * and the adapter agent relays nothing between them.
+   */
+  | { readonly type: 'port.started'; readonly pid: number; readonly restarts: number; readonly port?: AnyActorRef }
   /** The CLI ended; the supervisor decides whether it restarts. */
   | { readonly type: 'port.exited'; readonly exit: PortExit };
 
@@ -78,8 +86,13 @@ export type SessionAdapterOutput =
   | AgentHandlerOutput
   /** A message for the CLI (written as one JSON line). */
   | { readonly type: 'port.write'; readonly message: unknown }
-  /** Whether a request to the CLI is outstanding (arms the port's hang watchdog). */
-  | { readonly type: 'port.busy'; readonly busy: boolean }
+  /**
+   * Whether the agent owes output (a request to the CLI is outstanding and it waits for
+   * nobody: arms the port's hang watchdog), and whether one of its tool calls runs (the
+   * watchdog's longer `toolIdleMs` applies). Sessions built with `fromCliSession` emit it
+   * from their context; see src/port/watchdog.ts.
+   */
+  | { readonly type: 'port.busy'; readonly busy: boolean; readonly toolRunning?: boolean }
   /** What the next start of the CLI needs to resume this conversation. */
   | { readonly type: 'adapter.resume'; readonly state: unknown }
   /**
@@ -134,6 +147,12 @@ export interface AdapterDefinition {
   readonly executable: ExecutableSpec;
   /** The session adapter: one per ACP session. */
   readonly session: AnyActorLogic;
+  /**
+   * The session adapter reads from and writes to its own port (as `fromCliSession`'s do):
+   * `port.started` carries the port, and the adapter agent relays neither the port's lines
+   * nor the adapter's `port.write` / `port.busy`. Default: the adapter agent relays them.
+   */
+  readonly ownsPort?: boolean;
   /**
    * The command line and environment of each (re)start of a session's CLI. Without it, a
    * session has no port of its own (the adapter manages its processes).

@@ -23,9 +23,14 @@ export interface AgentOptions extends ResolveOptions {
   /**
    * `--hang-after SECONDS`: an agent process that prints nothing for this long while it
    * works on a prompt (not while it waits for a permission answer) is killed as hung and
-   * restarted. Default: none (a long silent tool run is not a hang).
+   * restarted. Default: none here (`warden acp` passes its default, `defaultHangAfter`).
    */
   readonly hangAfterMs?: number;
+  /**
+   * `--tool-hang-after SECONDS`: the silence allowed while one of the agent's tool calls
+   * runs (the adapter says so), with `hangAfterMs` on. Default: the port's (30 minutes).
+   */
+  readonly toolHangAfterMs?: number;
   /**
    * `--max-line-mib`: the longest line read from the agent process, in bytes (default 64
    * MiB, as from the editor). A longer line is skipped as it streams, reported
@@ -40,7 +45,7 @@ function portOverrides(options: AgentOptions, base: AdapterDefinition['port'] = 
   return {
     port: {
       ...base,
-      ...(options.hangAfterMs ? { watchdog: { idleMs: options.hangAfterMs } } : {}),
+      ...(options.hangAfterMs ? { watchdog: { idleMs: options.hangAfterMs, ...(options.toolHangAfterMs ? { toolIdleMs: options.toolHangAfterMs } : {}) } } : {}),
       ...(options.maxLineBytes ? { maxLineBytes: options.maxLineBytes } : {}),
     },
   };

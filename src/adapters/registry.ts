@@ -6,6 +6,7 @@
 import { createStore } from '@xstate/store';
 import { execa } from 'execa';
 import { findExecutable } from '../port/resolve-executable.js';
+import { defaultToolIdleMs } from '../port/watchdog.js';
 import type { AdapterDefinition, ExecutableSpec } from './adapter.js';
 import { claudeAdapter } from './claude/adapter.js';
 import { codexAdapter } from './codex/adapter.js';
@@ -32,6 +33,17 @@ export interface AgentEntry {
   readonly passthrough?: readonly string[];
   readonly adapter?: AdapterDefinition;
 }
+
+/**
+ * The hang watchdog `warden acp` runs every agent process with, unless told otherwise
+ * (`--hang-after`, `--tool-hang-after`). `idleMs`, 120 s: the silence allowed while the agent
+ * owes output (a handshake or a prompt in flight, no tool running, no permission asked); a
+ * model streams its first token within seconds, and the recorded Claude Code and Codex
+ * transcripts are never silent for more than 1 s while they owe output. `toolIdleMs`, 30 min:
+ * the silence allowed while one of its tool calls runs (Claude Code's Bash runs up to 10
+ * minutes by itself; builds and test suites print nothing to the agent's stdout).
+ */
+export const defaultHangAfter: { readonly idleMs: number; readonly toolIdleMs: number } = Object.freeze({ idleMs: 120_000, toolIdleMs: defaultToolIdleMs });
 
 /** The agents acp-warden knows. `acp:<command line>` runs any other ACP agent. */
 export const knownAgents: readonly AgentEntry[] = [

@@ -1,7 +1,8 @@
 /**
  * What every session adapter tells the editor in the same situations, in one place: how a
- * turn ends, the error of a prompt whose CLI died, the permission options offered for a tool
- * call, and what a session does with prompts while its CLI is (re)starting.
+ * turn ends, the error of a prompt whose CLI died, and the permission options offered for a
+ * tool call. (What a session does with prompts while its CLI is (re)starting is the CLI-session
+ * skeleton's, in cli-session.ts.)
  */
 import type { PermissionOption, StopReason } from '@agentclientprotocol/sdk';
 import type { PortExit } from '../port/port-exit.js';
@@ -38,12 +39,3 @@ export function promptOutcome(requestId: string, outcome: TurnOutcome): SessionA
     ? { type: 'acp.error', requestId, error: { code: -32603, message: outcome.error.message, data: outcome.error.data } }
     : { type: 'acp.respond', requestId, result: { stopReason: outcome.stopReason } };
 }
-
-/**
- * Transitions of every state in which the CLI is not ready yet: a prompt waits (action
- * `queuePrompt`), a cancel answers the waiting prompt `cancelled` (action `cancelQueued`).
- */
-export const whileStarting = {
-  'session.prompt': { actions: 'queuePrompt' },
-  'session.cancel': { actions: 'cancelQueued' },
-} as const;

@@ -5,8 +5,8 @@
  */
 import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
-import { agentFor } from '../adapters/agent-factory.js';
-import { AgentUnavailableError } from '../adapters/registry.js';
+import { agentFor, type AgentOptions } from '../adapters/agent-factory.js';
+import { AgentUnavailableError, defaultHangAfter } from '../adapters/registry.js';
 import { createHost, type HostEvent } from '../host/host.js';
 import { stdioTransport, type StdioTransport } from '../jsonrpc/stdio-transport.js';
 import { defaultDrainTimeoutMs } from '../acp/agent-server.js';
@@ -26,7 +26,10 @@ export interface AcpCommandOptions {
   readonly cwd: string | undefined;
   readonly logFile: string | undefined;
   readonly restart: { readonly intensity: number; readonly period: number } | undefined;
-  readonly hangAfterMs: number | undefined;
+  /** The hang watchdog's limit while the agent owes output, in ms; 0: no watchdog. Default 120 s. */
+  readonly hangAfterMs: number;
+  /** The watchdog's limit while a tool call of the agent runs, in ms. Default 30 min. */
+  readonly toolHangAfterMs: number;
   /** The XState inspector's WebSocket address. */
   readonly inspect: string | undefined;
   readonly logLevel: LogLevel | undefined;
@@ -55,9 +58,13 @@ Options:
   --log-level LEVEL             debug, info, warn or error: the least severe written
   --log-format FORMAT           json (one object per line: time, level, message, the event) or pretty
   --restart-intensity N/SECONDS at most N restarts of an agent process in SECONDS (default 3/60)
-  --hang-after SECONDS          an agent silent this long while working on a prompt is killed
-                                as hung and restarted (default: never; waits for permission
-                                answers do not count)
+  --hang-after SECONDS          an agent silent this long while it owes output (a prompt or a
+                                handshake in flight, no tool running) is killed as hung and
+                                restarted (default 120; waits for permission answers never
+                                count; 0 turns the watchdog off)
+  --tool-hang-after SECONDS     the silence allowed while one of the agent's tool calls runs
+                                (a build, a test suite) before it is killed as hung (default
+                                1800)
   --max-line-mib N              the longest message line read from the editor and from the
                                 agent, in MiB (default 64); a longer editor request is answered
                                 -32600 by its id; a longer agent line is skipped and logged,
@@ -92,7 +99,8 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
   let cwd: string | undefined;
   let logFile: string | undefined;
   let restart: AcpCommandOptions['restart'];
-  let hangAfterMs: number | undefined;
+  let hangAfterMs = defaultHangAfter.idleMs;
+  let toolHangAfterMs = defaultHangAfter.toolIdleMs;
   let inspect: string | undefined;
   let logLevel: LogLevel | undefined;
   let logFormat: 'json' | 'pretty' | undefined;
@@ -115,7 +123,8 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
       '--log-level': (value) => (logLevel = oneOf('--log-level', value(), logLevels)),
       '--log-format': (value) => (logFormat = oneOf('--log-format', value(), ['json', 'pretty'] as const)),
       '--restart-intensity': (value) => (restart = restartIntensity('--restart-intensity', value())),
-      '--hang-after': (value) => (hangAfterMs = positiveNumber('--hang-after', value()) * 1000),
+      '--hang-after': (value) => (hangAfterMs = secondsOrOff('--hang-after', value()) * 1000),
+      '--tool-hang-after': (value) => (toolHangAfterMs = positiveNumber('--tool-hang-after', value()) * 1000),
       '--max-line-mib': (value) => (maxLineBytes = Math.max(1, Math.floor(positiveNumber('--max-line-mib', value()) * 1024 * 1024))),
       '--drain-timeout': (value) => (drainTimeoutMs = positiveNumber('--drain-timeout', value()) * 1000),
       '--inspect': (value) => {
@@ -130,7 +139,27 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
     throw error;
   }
   if (!agent) return { error: `warden acp: --agent is required (claude, codex, gemini, opencode, claude-acp, codex-acp, demo, or acp:<command line>). ${shortUsage}` };
-  return { agent, agentCommand, env, passthrough, inheritEnv, store, cwd, logFile, restart, hangAfterMs, inspect, logLevel, logFormat, maxLineBytes, drainTimeoutMs };
+  return { agent, agentCommand, env, passthrough, inheritEnv, store, cwd, logFile, restart, hangAfterMs, toolHangAfterMs, inspect, logLevel, logFormat, maxLineBytes, drainTimeoutMs };
+}
+
+/** How `warden acp` runs its agents, from its command line (the watchdog on unless `--hang-after 0`). */
+export function agentOptionsOf(parsed: AcpCommandOptions): AgentOptions {
+  return {
+    ...(parsed.agentCommand ? { agentCommand: parsed.agentCommand } : {}),
+    env: parsed.env,
+    passthrough: parsed.passthrough,
+    envPolicy: parsed.inheritEnv ? 'inherit' : 'isolated',
+    ...(parsed.restart ? { restart: parsed.restart } : {}),
+    ...(parsed.hangAfterMs > 0 ? { hangAfterMs: parsed.hangAfterMs, toolHangAfterMs: parsed.toolHangAfterMs } : {}),
+    ...(parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {}),
+  };
+}
+
+/** `--hang-after SECONDS`: a positive number, or 0 (off). */
+function secondsOrOff(flag: string, text: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !(value >= 0) || !Number.isFinite(value)) throw new ArgumentError(`${flag} expects a number of seconds (0 turns the watchdog off), got ${JSON.stringify(text)}`);
+  return value;
 }
 
 /**
@@ -155,15 +184,7 @@ export async function runAcp(args: readonly string[]): Promise<number> {
     }
     process.chdir(dir);
   }
-  const agentOptions = {
-    ...(parsed.agentCommand ? { agentCommand: parsed.agentCommand } : {}),
-    env: parsed.env,
-    passthrough: parsed.passthrough,
-    envPolicy: parsed.inheritEnv ? ('inherit' as const) : ('isolated' as const),
-    ...(parsed.restart ? { restart: parsed.restart } : {}),
-    ...(parsed.hangAfterMs ? { hangAfterMs: parsed.hangAfterMs } : {}),
-    ...(parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {}),
-  };
+  const agentOptions = agentOptionsOf(parsed);
   let log: EventLog;
   try {
     // A log file that cannot be written would lose every line: refused before anything starts.

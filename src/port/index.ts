@@ -8,4 +8,5 @@ export * from './process-group.js';
 export * from './orphan-reaper.js';
 export * from './port-exit.js';
 export * from './port.js';
+export { defaultToolIdleMs, type WatchdogInput, type WatchdogSettings } from './watchdog.js';
 export * from './resolve-executable.js';

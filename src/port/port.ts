@@ -28,6 +28,7 @@ import { signalGroup, trackGroup, untrackGroup } from './process-group.js';
 import { reaperForget, reaperTrack } from './orphan-reaper.js';
 import { checkExecutable } from './resolve-executable.js';
 import { readGateOf } from './read-gate.js';
+import { allowedSilence, silenceCounts, watchdogSettings, type WatchdogFacts, type WatchdogInput, type WatchdogSettings } from './watchdog.js';
 import {
   isNormalPortExit,
   PortError,
@@ -71,12 +72,14 @@ export interface PortInput {
   /** Bytes allowed to wait for the CLI to read stdin. Default 16 MiB. */
   readonly maxQueuedBytes?: number;
   /**
-   * Hang detection: no stdout for `idleMs` (while the owner says it is busy, by default)
-   * kills the CLI with reason `hung`. `port.heartbeat` events count as output. Until the
-   * process has printed its first line, the silence allowed is `startupMs` (default 20000)
-   * when that is longer: starting a runtime is slow, not hung.
+   * Hang detection: no stdout for `idleMs` while the agent owes output (the owner says it
+   * is busy, by default: a permission wait is not busy) kills the CLI with reason `hung`.
+   * While a tool runs (`port.busy` with `toolRunning: true`) the limit is `toolIdleMs`
+   * (default 30 minutes). `port.heartbeat` events count as output. Until the process has
+   * printed its first line, the silence allowed is `startupMs` (default 20000) when that is
+   * longer: starting a runtime is slow, not hung. See watchdog.ts.
    */
-  readonly watchdog?: { readonly idleMs: number; readonly whileBusy?: boolean; readonly startupMs?: number };
+  readonly watchdog?: WatchdogInput;
   /**
    * The graceful stop: close stdin, wait `stdinGraceMs` (default 1000) for the CLI to exit,
    * SIGTERM its process group, wait `killAfterMs` (default 5000), SIGKILL the group.
@@ -104,6 +107,8 @@ export interface PortContext {
   readonly stdinClosed: boolean;
   /** The owner has requests outstanding (arms the watchdog). */
   readonly busy: boolean;
+  /** The owner says a tool call runs: the watchdog allows its longer `toolIdleMs`. */
+  readonly toolRunning: boolean;
   /**
    * Its stdout is not read while the system's read gate is closed (the editor reads slowly):
    * the CLI blocks on a full pipe; silence then is not a hang.
@@ -120,7 +125,12 @@ export type PortSnapshot = Snapshot<PortExit | ExitReason> & {
 /** Events a port accepts. */
 export type PortEvent =
   | { readonly type: 'port.write'; readonly line?: string; readonly message?: unknown; readonly reply?: (error?: PortWriteError) => void }
-  | { readonly type: 'port.busy'; readonly busy: boolean }
+  /**
+   * Whether the agent owes output: `busy` (a request to the CLI is outstanding and it waits
+   * for nobody), and `toolRunning` (one of its tool calls runs; omitted: none). Each event
+   * states both facts; see watchdog.ts.
+   */
+  | { readonly type: 'port.busy'; readonly busy: boolean; readonly toolRunning?: boolean }
   | { readonly type: 'port.heartbeat' }
   /**
    * Fault injection (`warden chaos`, tests): handle `line` as if the process had printed it,
@@ -174,7 +184,7 @@ interface Normalized {
   readonly parse: 'json' | 'text' | 'raw';
   readonly stderrBytes: number;
   readonly maxQueuedBytes: number;
-  readonly watchdog: { readonly idleMs: number; readonly whileBusy: boolean; readonly startupMs: number } | undefined;
+  readonly watchdog: WatchdogSettings | undefined;
   readonly stdinGraceMs: number;
   readonly killAfterMs: number;
   readonly closeTimeoutMs: number;
@@ -224,8 +234,7 @@ export function portStopBudgetMs(shutdown: PortInput['shutdown'] = {}): number {
 /** Replies owed to `writeToPort` callers whose write is still in the mailbox when the port ends. */
 const pendingWrites = new PendingReplies<PortWriteError | undefined>();
 
-/** Silence allowed before a process's first line, when the watchdog is on (a runtime starting is not a hang). */
-export const defaultWatchdogStartupMs = 20_000;
+export { defaultWatchdogStartupMs } from './watchdog.js';
 
 /** How long a CLI whose stdin failed (EPIPE) may take to exit by itself before it is killed as broken. */
 const inputClosedGraceMs = 200;
@@ -244,10 +253,7 @@ function normalize(input: PortInput): Normalized {
   if (!Array.isArray(args) || args.some((arg) => typeof arg !== 'string')) {
     throw new TypeError('Expected the `args` option of the port to be an array of strings.');
   }
-  const watchdog = input.watchdog;
-  if (watchdog !== undefined && (typeof watchdog.idleMs !== 'number' || !(watchdog.idleMs > 0))) {
-    throw new TypeError(`Expected the \`watchdog.idleMs\` option of the port to be a positive number, got ${describe(watchdog.idleMs)}.`);
-  }
+  const watchdog = watchdogSettings(input.watchdog);
   return {
     command: input.command,
     args,
@@ -259,7 +265,7 @@ function normalize(input: PortInput): Normalized {
     parse: input.parse ?? 'json',
     stderrBytes: input.stderrBytes ?? defaultStderrBytes,
     maxQueuedBytes: input.maxQueuedBytes ?? defaultMaxQueuedBytes,
-    watchdog: watchdog === undefined ? undefined : { idleMs: watchdog.idleMs, whileBusy: watchdog.whileBusy ?? true, startupMs: watchdog.startupMs ?? defaultWatchdogStartupMs },
+    watchdog,
     stdinGraceMs: input.shutdown?.stdinGraceMs ?? defaults.stdinGraceMs,
     killAfterMs: input.shutdown?.killAfterMs ?? defaults.killAfterMs,
     closeTimeoutMs: input.closeTimeoutMs ?? defaults.closeTimeoutMs,
@@ -285,6 +291,7 @@ function initialContext(options: Normalized): PortContext {
     bytesWritten: 0,
     stdinClosed: false,
     busy: false,
+    toolRunning: false,
     readPaused: false,
   };
 }
@@ -310,10 +317,12 @@ export const portLogic: PortLogic = gracefulShutdown({
         return withContext(snapshot, live, snapshot.value === 'starting' ? { value: 'running', pid: live.pid, startedAt: Date.now() } : { pid: live.pid, startedAt: Date.now() });
       case 'port.write':
         return onWrite(snapshot, live, event);
-      case 'port.busy':
+      case 'port.busy': {
         if (event.busy && !snapshot.context.busy) live.lastActivity = live.now();
-        armWatchdog(live, event.busy);
-        return withContext(snapshot, live, { busy: event.busy });
+        const next = withContext(snapshot, live, { busy: event.busy, toolRunning: event.toolRunning === true });
+        armWatchdog(live, next.context);
+        return next;
+      }
       case 'port.heartbeat':
         live.lastActivity = live.now();
         return snapshot;
@@ -527,7 +536,7 @@ function spawnProcess(live: Live): void {
     reaperTrack(child.pid);
     scope.emit({ type: 'port.spawned', pid: child.pid, command: commandLine(options) });
     self.send({ type: 'port.internal.spawned' });
-    armWatchdog(live, false);
+    armWatchdog(live, { busy: false, toolRunning: false });
   }
 }
 
@@ -585,22 +594,31 @@ function onShutdown(snapshot: PortSnapshot, live: Live): PortSnapshot {
   return withContext(snapshot, live, { value: 'stopping' });
 }
 
-function armWatchdog(live: Live, busy: boolean): void {
+/** What the owner last said about the turn (the port's `busy` and `toolRunning`). */
+type Turn = Pick<PortContext, 'busy' | 'toolRunning'>;
+
+function factsOf(live: Live, turn: Turn): WatchdogFacts {
+  return { busy: turn.busy, toolRunning: turn.toolRunning, printed: live.linesIn > 0 };
+}
+
+function armWatchdog(live: Live, turn: Turn): void {
   const watchdog = live.options.watchdog;
   if (!watchdog || live.finished) return;
   live.scope.system.scheduler.cancel(live.scope.self, 'watchdog');
   if (live.readPaused) return; // re-armed when reading goes on
-  if (watchdog.whileBusy && !busy) return;
-  const due = Math.max(0, live.lastActivity + allowedSilence(live) - live.now());
+  const facts = factsOf(live, turn);
+  if (!silenceCounts(watchdog, facts)) return;
+  const due = Math.max(0, live.lastActivity + allowedSilence(watchdog, facts) - live.now());
   schedule(live, { type: 'port.internal.watchdog' }, due, 'watchdog');
 }
 
 function onWatchdog(snapshot: PortSnapshot, live: Live): PortSnapshot {
   const watchdog = live.options.watchdog;
   if (!watchdog || live.finished || live.stopRequested || live.readPaused) return snapshot;
-  if (watchdog.whileBusy && !snapshot.context.busy) return snapshot;
+  const facts = factsOf(live, snapshot.context);
+  if (!silenceCounts(watchdog, facts)) return snapshot;
   const idle = live.now() - live.lastActivity;
-  const allowed = allowedSilence(live);
+  const allowed = allowedSilence(watchdog, facts);
   if (idle < allowed) {
     // Output came meanwhile: check again when the quiet period could next run out.
     schedule(live, { type: 'port.internal.watchdog' }, allowed - idle, 'watchdog');
@@ -623,7 +641,7 @@ function onReadGate(snapshot: PortSnapshot, live: Live, open: boolean): PortSnap
   if (open) {
     live.child?.stdout?.resume();
     live.lastActivity = live.now();
-    armWatchdog(live, snapshot.context.busy);
+    armWatchdog(live, snapshot.context);
     if (live.closeDeferred) {
       live.closeDeferred = false;
       armCloseTimer(live);
@@ -655,13 +673,6 @@ function armCloseTimer(live: Live): void {
     live.scope.self.send({ type: 'port.internal.closed' });
   }, live.options.closeTimeoutMs);
   live.closeTimer.unref?.();
-}
-
-/** How long the process may stay silent now: `idleMs`, or the startup allowance before its first line. */
-function allowedSilence(live: Live): number {
-  const watchdog = live.options.watchdog;
-  if (!watchdog) return Infinity;
-  return live.linesIn === 0 ? Math.max(watchdog.idleMs, watchdog.startupMs) : watchdog.idleMs;
 }
 
 function schedule(live: Live, event: PortInternalEvent, delay: number, id: string): void {

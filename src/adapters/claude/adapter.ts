@@ -9,12 +9,12 @@
  * UUID (Claude Code's form) is refused before (`checkResume`) and never reaches argv.
  */
 import type { ContentBlock, SessionConfigOption } from '@agentclientprotocol/sdk';
-import { enqueueActions, setup } from 'xstate';
 import type { AgentRequestEvent } from '../../acp/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import type { AdapterDefinition, CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
+import { cliSessionActions, fromCliSession, type CliSessionContext } from '../cli-session.js';
 import { checkUuidField, isUuid } from '../resume-check.js';
-import { crashedPromptError, permissionOptions, promptOutcome, whileStarting } from '../session-outcomes.js';
+import { permissionOptions, promptOutcome } from '../session-outcomes.js';
 import {
   claudeModes,
   controlRequest,
@@ -24,6 +24,7 @@ import {
   sessionSetupOf,
   skippedLineOf,
   stopReasonOf,
+  toolRunsOf,
   unreadToolResult,
   updatesOf,
   usageOf,
@@ -39,15 +40,11 @@ interface PendingControl {
   readonly value: string | undefined;
 }
 
-interface ClaudeContext {
-  readonly sessionId: string | undefined;
+interface ClaudeContext extends CliSessionContext {
   /** Claude's own session id, from `system:init` (or the journal); `--resume` takes it. */
   readonly claudeSessionId: string | undefined;
-  /** The `session/new` (`session/resume`, `session/load`) requests to answer once the CLI is initialized. */
-  readonly startRequests: readonly string[];
   /** The commands of the last `initialize` answer, told again to an editor that resumes. */
   readonly commands: ReturnType<typeof sessionSetupOf>['commands'];
-  readonly prompt: { readonly requestId: string; readonly cancelled: boolean } | undefined;
   readonly turn: TurnMemory;
   readonly controls: Readonly<Record<string, PendingControl>>;
   /** Permission requests to the client: key → the CLI's request id and the tool input. */
@@ -56,9 +53,6 @@ interface ClaudeContext {
   readonly mode: string;
   readonly model: string | undefined;
   readonly configOptions: readonly SessionConfigOption[];
-  readonly restarts: number;
-  /** A prompt that arrived while the CLI was (re)starting: sent once it is ready. */
-  readonly queued: AgentRequestEvent | undefined;
 }
 
 /** The CLI's message; a JSON value that is not an object (never a message of the CLI) reads as `{}`. */
@@ -87,9 +81,20 @@ function setupOutputs(context: Pick<ClaudeContext, 'sessionId' | 'startRequests'
 const isControlResponse = (message: ClaudeMessage) => message.type === 'control_response';
 const responseIdOf = (message: ClaudeMessage) => (message.response as { request_id?: string } | undefined)?.request_id;
 
-/** The session adapter machine for Claude Code. */
-export const claudeSessionMachine = setup({
-  types: {} as { context: ClaudeContext; events: SessionAdapterEvent; emitted: SessionAdapterOutput },
+const action = cliSessionActions<ClaudeContext>();
+
+/** The session adapter machine for Claude Code: the CLI-session skeleton, with Claude's handshake (`initialize`) and mapping. */
+export const claudeSessionMachine = fromCliSession<ClaudeContext>({
+  id: 'claudeSession',
+  agent: 'Claude Code',
+  resumes: 'resumes the conversation',
+  context: { claudeSessionId: undefined, commands: [], turn: emptyTurn, controls: {}, permissions: {}, nextControl: 1, mode: 'default', model: undefined, configOptions: [] },
+  seed: (context, start) => ({ claudeSessionId: context.claudeSessionId ?? claudeSessionIdOf(start.resume) }),
+  setupAnswers: setupOutputs,
+  prompt: (context, request) => ({ writes: [userMessage(request.params.prompt as ContentBlock[], context.claudeSessionId)], context: { turn: emptyTurn } }),
+  waiting: (context) => Object.keys(context.permissions).length > 0,
+  toolRuns: toolRunsOf,
+  forget: { turn: emptyTurn, permissions: {}, controls: {} },
   guards: {
     isInitResponse: ({ context, event }) => {
       if (event.type !== 'native.message' || !isControlResponse(asMessage(event))) return false;
@@ -107,34 +112,15 @@ export const claudeSessionMachine = setup({
     },
   },
   actions: {
-    start: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'adapter.start') return;
-      enqueue.assign({
-        sessionId: event.sessionId,
-        startRequests: [...context.startRequests, event.requestId],
-        claudeSessionId: context.claudeSessionId ?? claudeSessionIdOf(event.resume),
-      });
-    }),
-    /** The CLI is ready: answer the start requests now, with the current setup. */
-    answerStarts: enqueueActions(({ context, enqueue }) => {
-      if (context.startRequests.length === 0) return;
-      for (const output of setupOutputs(context)) enqueue.emit(output);
-      enqueue.assign({ startRequests: [] });
-    }),
-    initialize: enqueueActions(({ context, event, enqueue }) => {
-      const restarts = event.type === 'port.started' ? event.restarts : context.restarts;
+    initialize: action(({ context, event, enqueue }) => {
       const requestId = `init_${context.nextControl}`;
-      // A CLI that hangs in its handshake is as stuck as one that hangs mid-turn.
-      enqueue.emit({ type: 'port.busy', busy: true });
       enqueue.assign({
-        restarts,
         nextControl: context.nextControl + 1,
         controls: { ...context.controls, [requestId]: { kind: 'initialize', requestId: undefined, value: undefined } },
       });
       enqueue.emit({ type: 'port.write', message: controlRequest(requestId, { subtype: 'initialize', hooks: null }) });
     }),
-    initialized: enqueueActions(({ context, event, enqueue }) => {
-      if (!context.prompt) enqueue.emit({ type: 'port.busy', busy: false });
+    initialized: action(({ context, event, enqueue }) => {
       const message = asMessage(event);
       const id = responseIdOf(message) as string;
       const response = ((message.response as { response?: Record<string, unknown> }).response ?? {}) as Record<string, unknown>;
@@ -154,7 +140,7 @@ export const claudeSessionMachine = setup({
       enqueue.emit({ type: 'adapter.ready', restarts: context.restarts });
     }),
     /** Nothing to resume: the restarted CLI starts a new conversation, and the editor is told so. */
-    forgetConversation: enqueueActions(({ context, enqueue }) => {
+    forgetConversation: action(({ context, enqueue }) => {
       if (!context.claudeSessionId) return;
       enqueue.assign({ claudeSessionId: undefined });
       enqueue.emit({ type: 'adapter.resume', state: {} });
@@ -166,26 +152,7 @@ export const claudeSessionMachine = setup({
         });
       }
     }),
-    queuePrompt: enqueueActions(({ event, enqueue }) => {
-      enqueue.assign({ queued: event as AgentRequestEvent });
-    }),
-    cancelQueued: enqueueActions(({ context, enqueue }) => {
-      if (!context.queued) return;
-      enqueue.emit(promptOutcome(context.queued.requestId, { stopReason: 'cancelled' }));
-      enqueue.assign({ queued: undefined });
-    }),
-    refuseWhileStarting: enqueueActions(({ event, enqueue }) => {
-      const request = event as AgentRequestEvent;
-      enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: 'Claude Code is (re)starting; try again in a moment', data: { reason: 'agent_starting' } } });
-    }),
-    sendPrompt: enqueueActions(({ context, event, enqueue }) => {
-      const request = event.type === 'session.prompt' ? (event as AgentRequestEvent) : (context.queued as AgentRequestEvent);
-      enqueue.assign({ queued: undefined });
-      enqueue.assign({ prompt: { requestId: request.requestId, cancelled: false }, turn: emptyTurn });
-      enqueue.emit({ type: 'port.write', message: userMessage(request.params.prompt as ContentBlock[], context.claudeSessionId) });
-      enqueue.emit({ type: 'port.busy', busy: true });
-    }),
-    onTurnMessage: enqueueActions(({ context, event, enqueue }) => {
+    onTurnMessage: action(({ context, event, enqueue }) => {
       const message = asMessage(event);
       const sessionId = context.sessionId as string;
       if (message.type === 'system' && message.subtype === 'init' && typeof message.session_id === 'string') {
@@ -201,8 +168,7 @@ export const claudeSessionMachine = setup({
         if (request.subtype === 'can_use_tool') {
           const toolCall = permissionToolCall(request, requestId);
           enqueue.assign({ permissions: { ...context.permissions, [requestId]: { input: toolCall.rawInput } } });
-          // The CLI now waits for the user, not the other way round: no hang watchdog meanwhile.
-          enqueue.emit({ type: 'port.busy', busy: false });
+          // The CLI now waits for the user, not the other way round: it owes nothing meanwhile (`waiting`).
           enqueue.emit({
             type: 'acp.clientRequest',
             key: requestId,
@@ -226,10 +192,9 @@ export const claudeSessionMachine = setup({
       enqueue.assign({ turn: mapped.memory });
       for (const update of mapped.updates) enqueue.emit({ type: 'acp.update', sessionId, update });
     }),
-    finishTurn: enqueueActions(({ context, event, enqueue }) => {
+    finishTurn: action(({ context, event, enqueue }) => {
       const message = asMessage(event);
       const prompt = context.prompt;
-      enqueue.emit({ type: 'port.busy', busy: false });
       enqueue.assign({ prompt: undefined, turn: emptyTurn });
       if (!prompt) return;
       const usage = usageOf(message);
@@ -238,20 +203,19 @@ export const claudeSessionMachine = setup({
       enqueue.emit(promptOutcome(prompt.requestId, outcome));
     }),
     /** The `result` line was skipped unread: the turn ended, with the stop reason its head tells (its usage is lost). */
-    finishUnreadTurn: enqueueActions(({ context, event, enqueue }) => {
+    finishUnreadTurn: action(({ context, event, enqueue }) => {
       const prompt = context.prompt;
       const skipped = event.type === 'native.oversize' ? skippedLineOf(event.head) : undefined;
-      enqueue.emit({ type: 'port.busy', busy: false });
       enqueue.assign({ prompt: undefined, turn: emptyTurn });
       if (prompt) enqueue.emit(promptOutcome(prompt.requestId, stopReasonOf(skipped?.kind === 'result' ? skipped.result : { type: 'result' }, prompt.cancelled)));
     }),
     /** A tool's result line was skipped unread: its call is shown completed, saying its output was too long. */
-    onSkippedTurnLine: enqueueActions(({ context, event, enqueue }) => {
+    onSkippedTurnLine: action(({ context, event, enqueue }) => {
       if (event.type !== 'native.oversize' || !context.sessionId) return;
       const skipped = skippedLineOf(event.head);
       if (skipped.kind === 'toolResult') enqueue.emit({ type: 'acp.update', sessionId: context.sessionId, update: unreadToolResult(skipped.toolUseId, event.bytes, event.limit) });
     }),
-    interrupt: enqueueActions(({ context, enqueue }) => {
+    interrupt: action(({ context, enqueue }) => {
       if (!context.prompt || context.prompt.cancelled) return;
       const requestId = `interrupt_${context.nextControl}`;
       enqueue.assign({
@@ -261,7 +225,7 @@ export const claudeSessionMachine = setup({
       });
       enqueue.emit({ type: 'port.write', message: controlRequest(requestId, { subtype: 'interrupt' }) });
     }),
-    answerPermission: enqueueActions(({ context, event, enqueue }) => {
+    answerPermission: action(({ context, event, enqueue }) => {
       if (event.type !== 'client.response' && event.type !== 'client.error') return;
       const pending = context.permissions[event.key];
       if (!pending) return;
@@ -270,7 +234,6 @@ export const claudeSessionMachine = setup({
       const outcome = event.type === 'client.response' ? (event.result as { outcome?: { outcome?: string; optionId?: string } })?.outcome : undefined;
       const allow = outcome?.outcome === 'selected' && (outcome.optionId === 'allow' || outcome.optionId === 'allow_always');
       enqueue.emit({ type: 'port.write', message: permissionAnswer(event.key, allow, pending.input) });
-      if (context.prompt && Object.keys(permissions).length === 0) enqueue.emit({ type: 'port.busy', busy: true });
       if (outcome?.optionId === 'allow_always' && context.mode === 'default') {
         // "Always": the CLI stops asking for edits in this session.
         enqueue.emit({ type: 'port.write', message: controlRequest(`mode_${context.nextControl}`, { subtype: 'set_permission_mode', mode: 'acceptEdits' }) });
@@ -284,7 +247,7 @@ export const claudeSessionMachine = setup({
         enqueue.emit({ type: 'port.write', message: controlRequest(requestId, { subtype: 'interrupt' }) });
       }
     }),
-    setMode: enqueueActions(({ context, event, enqueue }) => {
+    setMode: action(({ context, event, enqueue }) => {
       const request = event as AgentRequestEvent;
       const mode = request.params.modeId as string;
       if (!claudeModes.some((entry) => entry.id === mode)) {
@@ -295,7 +258,7 @@ export const claudeSessionMachine = setup({
       enqueue.assign({ nextControl: context.nextControl + 1, controls: { ...context.controls, [requestId]: { kind: 'setMode', requestId: request.requestId, value: mode } } });
       enqueue.emit({ type: 'port.write', message: controlRequest(requestId, { subtype: 'set_permission_mode', mode }) });
     }),
-    setModel: enqueueActions(({ context, event, enqueue }) => {
+    setModel: action(({ context, event, enqueue }) => {
       const request = event as AgentRequestEvent;
       const option = context.configOptions.find((entry) => entry.id === request.params.configId);
       const value = String(request.params.value);
@@ -308,7 +271,7 @@ export const claudeSessionMachine = setup({
       enqueue.assign({ nextControl: context.nextControl + 1, controls: { ...context.controls, [requestId]: { kind: 'setModel', requestId: request.requestId, value } } });
       enqueue.emit({ type: 'port.write', message: controlRequest(requestId, { subtype: 'set_model', model: value }) });
     }),
-    onControlResponse: enqueueActions(({ context, event, enqueue }) => {
+    onControlResponse: action(({ context, event, enqueue }) => {
       const message = asMessage(event);
       const id = responseIdOf(message);
       const pending = id ? context.controls[id] : undefined;
@@ -337,71 +300,43 @@ export const claudeSessionMachine = setup({
         enqueue.emit({ type: 'acp.respond', requestId: pending.requestId, result: { configOptions } });
       }
     }),
-    failPromptOnExit: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'port.exited') return;
-      const prompt = context.prompt;
-      enqueue.assign({ prompt: undefined, turn: emptyTurn, permissions: {}, controls: {} });
-      if (!prompt) return;
-      enqueue.emit(crashedPromptError('Claude Code', prompt.requestId, event.exit, context.restarts, 'resumes the conversation'));
-    }),
   },
-}).createMachine({
-  id: 'claudeSession',
-  context: { sessionId: undefined, claudeSessionId: undefined, startRequests: [], commands: [], prompt: undefined, turn: emptyTurn, controls: {}, permissions: {}, nextControl: 1, mode: 'default', model: undefined, configOptions: [], restarts: 0, queued: undefined },
-  initial: 'waitingForCli',
+  handshake: {
+    action: 'initialize',
+    initial: 'initializing',
+    states: {
+      initializing: { on: { 'native.message': { guard: 'isInitResponse', target: 'ready', actions: 'initialized' } } },
+    },
+  },
   on: {
-    'adapter.start': { actions: 'start' },
-    'port.exited': { target: '.waitingForCli', actions: 'failPromptOnExit' },
     // Before the handshake (the states that take every line answer it themselves).
     'native.message': { guard: 'conversationMissing', actions: 'forgetConversation' },
   },
-  states: {
-    waitingForCli: {
-      on: {
-        'port.started': { target: 'initializing', actions: 'initialize' },
-        ...whileStarting,
-        'session.setMode': { actions: 'refuseWhileStarting' },
-        'session.setConfigOption': { actions: 'refuseWhileStarting' },
-      },
-    },
-    initializing: {
-      on: {
-        'native.message': { guard: 'isInitResponse', target: 'ready', actions: 'initialized' },
-        ...whileStarting,
-        'session.setMode': { actions: 'refuseWhileStarting' },
-        'session.setConfigOption': { actions: 'refuseWhileStarting' },
-      },
-    },
-    ready: {
-      always: { guard: ({ context }) => context.queued !== undefined, target: 'prompting', actions: 'sendPrompt' },
-      on: {
-        'adapter.start': { actions: ['start', 'answerStarts'] },
-        'session.prompt': { target: 'prompting', actions: 'sendPrompt' },
-        'session.setMode': { actions: 'setMode' },
-        'session.setConfigOption': { actions: 'setModel' },
-        'native.message': { actions: 'onControlResponse' },
-      },
-    },
-    prompting: {
-      on: {
-        'native.message': [
-          { guard: 'isResult', target: 'ready', actions: 'finishTurn' },
-          { guard: ({ event }) => isControlResponse(asMessage(event)), actions: 'onControlResponse' },
-          { actions: 'onTurnMessage' },
-        ],
-        // A line over the limit, skipped: the CLI goes on; what was lost is told, and a lost `result` still ends the turn.
-        'native.oversize': [
-          { guard: 'isSkippedResult', target: 'ready', actions: 'finishUnreadTurn' },
-          { actions: 'onSkippedTurnLine' },
-        ],
-        'adapter.start': { actions: ['start', 'answerStarts'] },
-        'session.cancel': { actions: 'interrupt' },
-        'client.response': { actions: 'answerPermission' },
-        'client.error': { actions: 'answerPermission' },
-        'session.setMode': { actions: 'setMode' },
-        'session.setConfigOption': { actions: 'setModel' },
-      },
-    },
+  starting: {
+    'session.setMode': { actions: 'cli.refuseWhileStarting' },
+    'session.setConfigOption': { actions: 'cli.refuseWhileStarting' },
+  },
+  ready: {
+    'session.setMode': { actions: 'setMode' },
+    'session.setConfigOption': { actions: 'setModel' },
+    'native.message': { actions: 'onControlResponse' },
+  },
+  prompting: {
+    'native.message': [
+      { guard: 'isResult', target: 'ready', actions: 'finishTurn' },
+      { guard: ({ event }: { event: SessionAdapterEvent }) => isControlResponse(asMessage(event)), actions: 'onControlResponse' },
+      { actions: 'onTurnMessage' },
+    ],
+    // A line over the limit, skipped: the CLI goes on; what was lost is told, and a lost `result` still ends the turn.
+    'native.oversize': [
+      { guard: 'isSkippedResult', target: 'ready', actions: 'finishUnreadTurn' },
+      { actions: 'onSkippedTurnLine' },
+    ],
+    'session.cancel': { actions: 'interrupt' },
+    'client.response': { actions: 'answerPermission' },
+    'client.error': { actions: 'answerPermission' },
+    'session.setMode': { actions: 'setMode' },
+    'session.setConfigOption': { actions: 'setModel' },
   },
 });
 
@@ -428,6 +363,8 @@ export const claudeAdapter: AdapterDefinition = {
     install: 'npm install -g @anthropic-ai/claude-code',
   },
   session: claudeSessionMachine,
+  // The session reads and writes its own port (fromCliSession).
+  ownsPort: true,
   checkResume: (state) => checkUuidField(state, 'claudeSessionId', 'a Claude Code session id'),
   command(context: CommandContext) {
     const claudeSessionId = claudeSessionIdOf(context.resume);

@@ -401,3 +401,17 @@ export function sessionSetupOf(init: Record<string, unknown>, currentModel: stri
   const mode = typeof init.current_permission_mode === 'string' && claudeModes.some((entry) => entry.id === init.current_permission_mode) ? init.current_permission_mode : 'default';
   return { modes: { currentModeId: mode, availableModes: claudeModes }, configOptions, commands };
 }
+
+/**
+ * The tool calls a line starts and ends: an `assistant` message's `tool_use` blocks start
+ * (Claude Code runs the tool once the block is complete; it prints nothing while it runs),
+ * a `user` message's `tool_result` blocks end. Other lines, and lines of the wrong shape, none.
+ */
+export function toolRunsOf(message: unknown): { started: string[]; ended: string[] } {
+  const line = objectOf(message);
+  const content = objectOf(line.message).content;
+  const blocks = Array.isArray(content) ? content.map(objectOf) : [];
+  if (line.type === 'assistant') return { started: blocks.flatMap((block) => (block.type === 'tool_use' && typeof block.id === 'string' ? [block.id] : [])), ended: [] };
+  if (line.type === 'user') return { started: [], ended: blocks.flatMap((block) => (block.type === 'tool_result' && typeof block.tool_use_id === 'string' ? [block.tool_use_id] : [])) };
+  return { started: [], ended: [] };
+}

@@ -13,34 +13,28 @@
  * is one.
  */
 import type { ContentBlock } from '@agentclientprotocol/sdk';
-import { enqueueActions, setup } from 'xstate';
 import type { AgentRequestEvent } from '../../acp/native-agent.js';
 import { leadingMembers } from '../../jsonrpc/envelope-scan.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import type { CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
 import type { ListingAdapterDefinition } from '../adapter-agent.js';
+import { cliSessionActions, fromCliSession, type CliSessionContext } from '../cli-session.js';
 import { checkUuidField, isUuid } from '../resume-check.js';
-import { crashedPromptError, permissionOptions, promptOutcome, whileStarting } from '../session-outcomes.js';
+import { permissionOptions, promptOutcome } from '../session-outcomes.js';
 import { codexListMachine } from './listing.js';
-import { codexRequest, commandTitle, decisionFor, defaultThreadListLimit, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
+import { codexRequest, commandTitle, decisionFor, defaultThreadListLimit, toolRunsOf, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
 
 type Pending = 'initialize' | 'thread' | 'turn' | 'interrupt';
 
-interface CodexContext {
-  readonly sessionId: string | undefined;
+interface CodexContext extends CliSessionContext {
   readonly cwd: string | undefined;
-  /** The `session/new` (`session/resume`, `session/load`) requests to answer once the thread is ready. */
-  readonly startRequests: readonly string[];
   readonly threadId: string | undefined;
   readonly turnId: string | undefined;
-  readonly prompt: { readonly requestId: string; readonly cancelled: boolean } | undefined;
-  readonly queued: AgentRequestEvent | undefined;
   readonly nextId: number;
   readonly pending: Readonly<Record<string, Pending>>;
   /** Approval requests from Codex waiting for the client: key → Codex's request id and the decisions it offered. */
   readonly approvals: Readonly<Record<string, { readonly id: number | string; readonly available: readonly unknown[] | undefined }>>;
   readonly mode: string;
-  readonly restarts: number;
 }
 
 const codexModes = [
@@ -81,9 +75,23 @@ function responseTo(context: CodexContext, event: SessionAdapterEvent, kind: Pen
   return message.method === undefined && message.id !== undefined && context.pending[String(message.id)] === kind;
 }
 
-/** The session adapter machine for Codex. */
-export const codexSessionMachine = setup({
-  types: {} as { context: CodexContext; events: SessionAdapterEvent; emitted: SessionAdapterOutput },
+const action = cliSessionActions<CodexContext>();
+
+/** The session adapter machine for Codex: the CLI-session skeleton, with Codex's handshake (`initialize`, a thread) and mapping. */
+export const codexSessionMachine = fromCliSession<CodexContext>({
+  id: 'codexSession',
+  agent: 'Codex',
+  resumes: 'resumes the thread',
+  context: { cwd: undefined, threadId: undefined, turnId: undefined, nextId: 0, pending: {}, approvals: {}, mode: 'untrusted' },
+  seed: (context, start) => ({ cwd: context.cwd ?? (start.params.cwd as string), threadId: context.threadId ?? threadToResume(start.resume, start.sessionId) }),
+  setupAnswers: startAnswers,
+  prompt: (context, request) => ({
+    writes: [codexRequest(context.nextId, 'turn/start', { threadId: context.threadId, input: turnInput(request.params.prompt as ContentBlock[]), approvalPolicy: context.mode })],
+    context: { nextId: context.nextId + 1, pending: { ...context.pending, [context.nextId]: 'turn' } },
+  }),
+  waiting: (context) => Object.keys(context.approvals).length > 0,
+  toolRuns: toolRunsOf,
+  forget: { turnId: undefined, pending: {}, approvals: {} },
   guards: {
     initializeAnswered: ({ context, event }) => responseTo(context, event, 'initialize'),
     threadAnswered: ({ context, event }) => responseTo(context, event, 'thread'),
@@ -93,28 +101,12 @@ export const codexSessionMachine = setup({
     turnCompleted: ({ context, event }) => event.type === 'native.message' && asMessage(event).method === 'turn/completed' && asMessage(event).params?.threadId === context.threadId,
   },
   actions: {
-    start: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'adapter.start') return;
-      enqueue.assign({
-        sessionId: event.sessionId,
-        startRequests: [...context.startRequests, event.requestId],
-        cwd: context.cwd ?? (event.params.cwd as string),
-        threadId: context.threadId ?? threadToResume(event.resume, event.sessionId),
-      });
-    }),
-    /** The thread is ready: answer the start requests now. */
-    answerStarts: enqueueActions(({ context, enqueue }) => {
-      for (const output of startAnswers(context)) enqueue.emit(output);
-      enqueue.assign({ startRequests: [] });
-    }),
-    initialize: enqueueActions(({ context, event, enqueue }) => {
+    initialize: action(({ context, event, enqueue }) => {
       const id = context.nextId;
-      // A CLI that hangs in its handshake is as stuck as one that hangs mid-turn.
-      enqueue.emit({ type: 'port.busy', busy: true });
-      enqueue.assign({ nextId: id + 1, pending: { ...context.pending, [id]: 'initialize' }, restarts: event.type === 'port.started' ? event.restarts : context.restarts, turnId: undefined });
+      enqueue.assign({ nextId: id + 1, pending: { ...context.pending, [id]: 'initialize' }, turnId: undefined });
       enqueue.emit({ type: 'port.write', message: codexRequest(id, 'initialize', { clientInfo: { name: 'acp-warden', title: 'acp-warden', version: '0.1.0' }, capabilities: null }) });
     }),
-    startThread: enqueueActions(({ context, event, enqueue }) => {
+    startThread: action(({ context, event, enqueue }) => {
       const answered = String(asMessage(event).id);
       const { [answered]: _done, ...pending } = context.pending;
       const id = context.nextId;
@@ -126,7 +118,7 @@ export const codexSessionMachine = setup({
       enqueue.assign({ nextId: id + 1, pending: { ...pending, [id]: 'thread' } });
       enqueue.emit({ type: 'port.write', message });
     }),
-    startNewThread: enqueueActions(({ context, event, enqueue }) => {
+    startNewThread: action(({ context, event, enqueue }) => {
       const answered = String(asMessage(event).id);
       const { [answered]: _done, ...pending } = context.pending;
       const id = context.nextId;
@@ -140,8 +132,7 @@ export const codexSessionMachine = setup({
       enqueue.assign({ threadId: undefined, nextId: id + 1, pending: { ...pending, [id]: 'thread' } });
       enqueue.emit({ type: 'port.write', message: codexRequest(id, 'thread/start', { cwd: context.cwd, approvalPolicy: context.mode, sandbox: 'workspace-write' }) });
     }),
-    threadReady: enqueueActions(({ context, event, enqueue }) => {
-      if (!context.prompt) enqueue.emit({ type: 'port.busy', busy: false });
+    threadReady: action(({ context, event, enqueue }) => {
       const message = asMessage(event);
       const { [String(message.id)]: _done, ...pending } = context.pending;
       enqueue.assign({ pending });
@@ -161,22 +152,7 @@ export const codexSessionMachine = setup({
       }
       enqueue.emit({ type: 'adapter.ready', restarts: context.restarts });
     }),
-    queuePrompt: enqueueActions(({ event, enqueue }) => {
-      enqueue.assign({ queued: event as AgentRequestEvent });
-    }),
-    cancelQueued: enqueueActions(({ context, enqueue }) => {
-      if (!context.queued) return;
-      enqueue.emit(promptOutcome(context.queued.requestId, { stopReason: 'cancelled' }));
-      enqueue.assign({ queued: undefined });
-    }),
-    sendTurn: enqueueActions(({ context, event, enqueue }) => {
-      const request = event.type === 'session.prompt' ? (event as AgentRequestEvent) : (context.queued as AgentRequestEvent);
-      const id = context.nextId;
-      enqueue.assign({ queued: undefined, prompt: { requestId: request.requestId, cancelled: false }, nextId: id + 1, pending: { ...context.pending, [id]: 'turn' } });
-      enqueue.emit({ type: 'port.write', message: codexRequest(id, 'turn/start', { threadId: context.threadId, input: turnInput(request.params.prompt as ContentBlock[]), approvalPolicy: context.mode }) });
-      enqueue.emit({ type: 'port.busy', busy: true });
-    }),
-    onTurnMessage: enqueueActions(({ context, event, enqueue }) => {
+    onTurnMessage: action(({ context, event, enqueue }) => {
       const message = asMessage(event);
       const sessionId = context.sessionId as string;
       if (message.method === undefined && message.id !== undefined) {
@@ -187,7 +163,6 @@ export const codexSessionMachine = setup({
         if (kind === 'turn') {
           if (message.error && context.prompt) {
             enqueue.emit({ type: 'acp.error', requestId: context.prompt.requestId, error: { code: -32603, message: `Codex refused the turn: ${message.error.message ?? 'unknown error'}` } });
-            enqueue.emit({ type: 'port.busy', busy: false });
             enqueue.assign({ prompt: undefined });
             return;
           }
@@ -201,8 +176,7 @@ export const codexSessionMachine = setup({
         const key = `approval-${String(message.id)}`;
         const available = Array.isArray(params.availableDecisions) ? (params.availableDecisions as unknown[]) : undefined;
         enqueue.assign({ approvals: { ...context.approvals, [key]: { id: message.id, available } } });
-        // The CLI now waits for the user, not the other way round: no hang watchdog meanwhile.
-        enqueue.emit({ type: 'port.busy', busy: false });
+        // The CLI now waits for the user, not the other way round: it owes nothing meanwhile (`waiting`).
         const command = params.command as string | undefined;
         enqueue.emit({
           type: 'acp.clientRequest',
@@ -219,15 +193,14 @@ export const codexSessionMachine = setup({
       if (message.method && message.params?.threadId !== undefined && message.params.threadId !== context.threadId) return;
       for (const update of updatesOfNotification(message.method ?? '', message.params ?? {})) enqueue.emit({ type: 'acp.update', sessionId, update });
     }),
-    finishTurn: enqueueActions(({ context, event, enqueue }) => {
+    finishTurn: action(({ context, event, enqueue }) => {
       const prompt = context.prompt;
-      enqueue.emit({ type: 'port.busy', busy: false });
       enqueue.assign({ prompt: undefined, turnId: undefined });
       if (!prompt) return;
       const outcome = turnOutcome(asMessage(event).params ?? {}, prompt.cancelled);
       enqueue.emit(promptOutcome(prompt.requestId, outcome));
     }),
-    interrupt: enqueueActions(({ context, enqueue }) => {
+    interrupt: action(({ context, enqueue }) => {
       if (!context.prompt || context.prompt.cancelled) return;
       enqueue.assign({ prompt: { ...context.prompt, cancelled: true } });
       if (!context.turnId) return; // turn/start not answered yet: its completion ends cancelled
@@ -240,14 +213,14 @@ export const codexSessionMachine = setup({
      * (`...requestApproval`, method and id come before the params), so one too long to read
      * is declined: nobody saw what it asked. Anything else (an item with a big output) is only lost.
      */
-    declineSkippedApproval: enqueueActions(({ event, enqueue }) => {
+    declineSkippedApproval: action(({ event, enqueue }) => {
       if (event.type !== 'native.oversize') return;
       const { scalars } = leadingMembers(event.head);
       const id = scalars.id;
       if (typeof scalars.method !== 'string' || !/requestApproval$/u.test(scalars.method) || (typeof id !== 'number' && typeof id !== 'string')) return;
       enqueue.emit({ type: 'port.write', message: { id, result: { decision: 'decline' } } });
     }),
-    answerApproval: enqueueActions(({ context, event, enqueue }) => {
+    answerApproval: action(({ context, event, enqueue }) => {
       if (event.type !== 'client.response' && event.type !== 'client.error') return;
       const approval = context.approvals[event.key];
       if (approval === undefined) return;
@@ -255,9 +228,8 @@ export const codexSessionMachine = setup({
       enqueue.assign({ approvals });
       const outcome = event.type === 'client.response' ? (event.result as { outcome?: { outcome?: string; optionId?: string } })?.outcome : undefined;
       enqueue.emit({ type: 'port.write', message: { id: approval.id, result: { decision: decisionFor(outcome, approval.available) } } });
-      if (context.prompt && Object.keys(approvals).length === 0) enqueue.emit({ type: 'port.busy', busy: true });
     }),
-    setMode: enqueueActions(({ context, event, enqueue }) => {
+    setMode: action(({ context, event, enqueue }) => {
       const request = event as AgentRequestEvent;
       const mode = request.params.modeId as string;
       if (!codexModes.some((entry) => entry.id === mode)) {
@@ -269,69 +241,38 @@ export const codexSessionMachine = setup({
       enqueue.emit({ type: 'acp.update', sessionId: context.sessionId as string, update: { sessionUpdate: 'current_mode_update', currentModeId: mode } });
       enqueue.emit({ type: 'acp.respond', requestId: request.requestId, result: {} });
     }),
-    refuseConfig: enqueueActions(({ event, enqueue }) => {
+    refuseConfig: action(({ event, enqueue }) => {
       enqueue.emit({ type: 'acp.error', requestId: (event as AgentRequestEvent).requestId, error: RpcError.invalidParams('this agent has no config options').toErrorObject() });
     }),
-    failPromptOnExit: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'port.exited') return;
-      const prompt = context.prompt;
-      enqueue.assign({ prompt: undefined, turnId: undefined, pending: {}, approvals: {} });
-      if (!prompt) return;
-      enqueue.emit(crashedPromptError('Codex', prompt.requestId, event.exit, context.restarts, 'resumes the thread'));
-    }),
   },
-}).createMachine({
-  id: 'codexSession',
-  context: { sessionId: undefined, cwd: undefined, startRequests: [], threadId: undefined, turnId: undefined, prompt: undefined, queued: undefined, nextId: 0, pending: {}, approvals: {}, mode: 'untrusted', restarts: 0 },
-  initial: 'waitingForCli',
+  handshake: {
+    action: 'initialize',
+    initial: 'initializing',
+    states: {
+      initializing: { on: { 'native.message': { guard: 'initializeAnswered', target: 'startingThread', actions: 'startThread' } } },
+      startingThread: {
+        on: {
+          'native.message': [
+            { guard: 'threadNeverSaved', actions: 'startNewThread' },
+            { guard: 'threadAnswered', target: 'ready', actions: 'threadReady' },
+          ],
+        },
+      },
+    },
+  },
   on: {
-    'adapter.start': { actions: 'start' },
-    'port.exited': { target: '.waitingForCli', actions: 'failPromptOnExit' },
     'session.setMode': { actions: 'setMode' },
     'session.setConfigOption': { actions: 'refuseConfig' },
   },
-  states: {
-    waitingForCli: {
-      on: {
-        'port.started': { target: 'initializing', actions: 'initialize' },
-        ...whileStarting,
-      },
-    },
-    initializing: {
-      on: {
-        'native.message': { guard: 'initializeAnswered', target: 'startingThread', actions: 'startThread' },
-        ...whileStarting,
-      },
-    },
-    startingThread: {
-      on: {
-        'native.message': [
-          { guard: 'threadNeverSaved', actions: 'startNewThread' },
-          { guard: 'threadAnswered', target: 'ready', actions: 'threadReady' },
-        ],
-        ...whileStarting,
-      },
-    },
-    ready: {
-      always: { guard: ({ context }) => context.queued !== undefined, target: 'prompting', actions: 'sendTurn' },
-      on: {
-        'adapter.start': { actions: ['start', 'answerStarts'] },
-        'session.prompt': { target: 'prompting', actions: 'sendTurn' },
-      },
-    },
-    prompting: {
-      on: {
-        'native.message': [
-          { guard: 'turnCompleted', target: 'ready', actions: 'finishTurn' },
-          { actions: 'onTurnMessage' },
-        ],
-        'native.oversize': { actions: 'declineSkippedApproval' },
-        'adapter.start': { actions: ['start', 'answerStarts'] },
-        'session.cancel': { actions: 'interrupt' },
-        'client.response': { actions: 'answerApproval' },
-        'client.error': { actions: 'answerApproval' },
-      },
-    },
+  prompting: {
+    'native.message': [
+      { guard: 'turnCompleted', target: 'ready', actions: 'finishTurn' },
+      { actions: 'onTurnMessage' },
+    ],
+    'native.oversize': { actions: 'declineSkippedApproval' },
+    'session.cancel': { actions: 'interrupt' },
+    'client.response': { actions: 'answerApproval' },
+    'client.error': { actions: 'answerApproval' },
   },
 });
 
@@ -353,6 +294,8 @@ export const codexAdapter: ListingAdapterDefinition = {
     install: 'npm install -g @openai/codex',
   },
   session: codexSessionMachine,
+  // The session reads and writes its own port (fromCliSession).
+  ownsPort: true,
   checkResume: (state) => checkUuidField(state, 'threadId', 'a Codex thread id'),
   list: { logic: codexListMachine, pageSize: defaultThreadListLimit, timeoutMs: 20_000 },
   command(_context: CommandContext) {

@@ -229,3 +229,16 @@ export function sessionListOf(result: Record<string, unknown> | undefined): List
   return { sessions, ...(typeof nextCursor === 'string' && nextCursor.length > 0 ? { nextCursor } : {}) };
 }
 
+
+/** The items that are tool runs: a command, a patch, an MCP tool call. Codex may be silent while one runs. */
+const toolItemTypes: ReadonlySet<unknown> = new Set(['commandExecution', 'fileChange', 'mcpToolCall']);
+
+/** The tool runs a Codex line starts (`item/started`) and ends (`item/completed`); other lines, and lines of the wrong shape, none. */
+export function toolRunsOf(message: unknown): { started: string[]; ended: string[] } {
+  const line = (typeof message === 'object' && message !== null ? message : {}) as { method?: unknown; params?: { item?: { id?: unknown; type?: unknown } } };
+  const item = typeof line.params === 'object' && line.params !== null ? line.params.item : undefined;
+  const id = typeof item === 'object' && item !== null && typeof item.id === 'string' && toolItemTypes.has(item.type) ? [item.id] : [];
+  if (line.method === 'item/started') return { started: id, ended: [] };
+  if (line.method === 'item/completed') return { started: [], ended: id };
+  return { started: [], ended: [] };
+}

@@ -1,0 +1,81 @@
+/**
+ * The turn-aware watchdog with the real CLIs: `warden acp --agent claude|codex --hang-after 1
+ * --tool-hang-after 60`, launched as an editor launches it (the bare `warden`, `claude` and
+ * `codex` through PATH), the real Claude Code 2.1.332 and Codex 0.171.0 talking to the fake
+ * model servers on 127.0.0.1, asked to run `sleep 4` (silent four times as long as
+ * `--hang-after`). The real CLIs print nothing while the command runs; the turn must end
+ * normally in the one CLI process it started in. Skipped without `npm run agents:install`.
+ */
+import { methods } from '@agentclientprotocol/sdk';
+import { expect } from 'chai';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { startFakeAnthropic } from '../support/fake-anthropic-server.js';
+import { startFakeOpenAI } from '../support/fake-openai-server.js';
+import { binDirectory, initializedEditor, stopAll } from '../support/path-editor.js';
+import { claudeBin, claudeEnv, codexBin, codexEnv, envArgs, expectNoLeftovers, skipMessage, workspace, writeCodexHome } from '../support/real-agents-harness.js';
+import { writeShim } from '../support/warden-process.js';
+
+const scaled = ['--hang-after', '1', '--tool-hang-after', '60'];
+
+describe('real agent CLIs: a silent tool run is no hang', function () {
+  this.timeout(120_000);
+
+  afterEach(async () => {
+    await stopAll();
+  });
+
+  it('real Claude Code: Bash `sleep 4` under --hang-after 1 ends end_turn, the CLI never restarted', async function () {
+    if (!existsSync(claudeBin)) {
+      console.log(`      ${skipMessage('real Claude Code')}`);
+      this.skip();
+    }
+    const server = await startFakeAnthropic();
+    const space = workspace('warden-e2e-tool-claude-');
+    try {
+      const bin = binDirectory(space.base);
+      writeShim(join(bin, 'claude'), `'${claudeBin}'`);
+      const project = space.project();
+      const editor = await initializedEditor(bin, ['--agent', 'claude', '--store', ':memory:', ...scaled, ...envArgs(claudeEnv(server.url, space))], project);
+      const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: project, mcpServers: [] });
+      const result = await editor.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'TOOL:sh sleep 4' }] });
+      expect(result.stopReason, editor.stderr()).to.equal('end_turn');
+      const tools = editor.updates.filter((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'tool_call_update').map((entry) => entry.update.status);
+      expect(tools).to.include('completed');
+      expect(editor.stderr()).to.not.match(/hung/u);
+      expect(await editor.close()).to.equal(0);
+    } finally {
+      await stopAll();
+      await server.close();
+      await expectNoLeftovers(space.base);
+      rmSync(space.base, { recursive: true, force: true });
+    }
+  });
+
+  it('real Codex: an approved `sleep 4` under --hang-after 1 ends end_turn, the app-server never restarted', async function () {
+    if (!existsSync(codexBin)) {
+      console.log(`      ${skipMessage('real Codex')}`);
+      this.skip();
+    }
+    const server = await startFakeOpenAI();
+    const space = workspace('warden-e2e-tool-codex-');
+    try {
+      const codexHome = writeCodexHome(space, server.url);
+      const bin = binDirectory(space.base, { codex: codexBin });
+      const project = space.project();
+      const editor = await initializedEditor(bin, ['--agent', 'codex', '--store', ':memory:', ...scaled, ...envArgs(codexEnv(space, codexHome))], project);
+      const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: project, mcpServers: [] });
+      const result = await editor.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'TOOL:sh sleep 4' }] });
+      expect(result.stopReason, editor.stderr()).to.equal('end_turn');
+      const tools = editor.updates.filter((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'tool_call_update').map((entry) => entry.update.status);
+      expect(tools).to.include('completed');
+      expect(editor.stderr()).to.not.match(/hung/u);
+      expect(await editor.close()).to.equal(0);
+    } finally {
+      await stopAll();
+      await server.close();
+      await expectNoLeftovers(space.base);
+      rmSync(space.base, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,330 @@
+/**
+ * `fromCliSession(definition)`: the session adapter of a CLI with a protocol of its own
+ * (Claude Code's stream-json, Codex's app-server), built from its handshake and its mapping.
+ *
+ * The skeleton every such adapter shares lives here once:
+ *
+ * - waiting for the CLI (`waitingForCli`), then its handshake, entered on `port.started`;
+ *   the definition's handshake states reach `ready` when the CLI is initialized;
+ * - `ready` ⇄ `prompting`: a prompt is written (the definition says how), the turn's lines
+ *   are mapped (the definition's actions), the turn ends back in `ready`;
+ * - queueing: a prompt that comes while the CLI (re)starts waits and is sent once it is
+ *   ready; a cancel answers the waiting prompt `cancelled`;
+ * - the start requests (`session/new`, `session/resume`, `session/load`), answered with the
+ *   session's setup once the CLI is ready, at once when it is;
+ * - failing the prompt in flight when the CLI exits (`-32603`, `agent_crashed`), then
+ *   waiting for the restarted CLI and shaking hands with it again;
+ * - the hang watchdog's facts: the skeleton tells the port (`port.busy`) whether the agent
+ *   owes output (a handshake or a prompt in flight, and no permission answer awaited) and
+ *   whether one of its tool calls runs (the definition's `toolRuns` of each turn line), each
+ *   time one of them changes. No action of a definition emits `port.busy`;
+ * - its own port: a `port.started` that carries the port (the adapter agent gives it to
+ *   definitions with `ownsPort`) binds the session to it: the port's lines come to the
+ *   session straight from the port, and what the session writes (`port.write`, `port.busy`)
+ *   goes straight to the port, still emitted too for observers (port-link.ts).
+ *
+ * A definition gives plain data and functions (its context, how a prompt is written, which
+ * lines start and end tool calls, whether it awaits the client) and XState actions and guards
+ * for its handshake and mapping, written with {@link cliSessionActions}; the mapping itself
+ * stays in pure functions (claude/mapping.ts, codex/mapping.ts).
+ */
+import { enqueueActions, setup, type AnyActorRef, type AnyStateMachine } from 'xstate';
+import type { AgentRequestEvent } from '../acp/native-agent.js';
+import type { SessionAdapterEvent, SessionAdapterOutput } from './adapter.js';
+import { bindPort, toOwnPort, unbindPort } from './port-link.js';
+import { crashedPromptError, promptOutcome } from './session-outcomes.js';
+
+/** The part of a CLI session's context the skeleton owns. */
+export interface CliSessionContext {
+  readonly sessionId: string | undefined;
+  /** The `session/new` (`session/resume`, `session/load`) requests to answer once the CLI is ready. */
+  readonly startRequests: readonly string[];
+  /** The prompt in flight. */
+  readonly prompt: { readonly requestId: string; readonly cancelled: boolean } | undefined;
+  /** A prompt that arrived while the CLI was (re)starting: sent once it is ready. */
+  readonly queued: AgentRequestEvent | undefined;
+  /** How many times the CLI was restarted (from `port.started`). */
+  readonly restarts: number;
+  /** A handshake with the CLI is under way (the CLI owes its answers). */
+  readonly handshaking: boolean;
+  /** The CLI's tool calls that run now (started by a turn line, not ended yet). */
+  readonly tools: readonly string[];
+  /** What the port was last told (`port.busy`): it is told changes only. */
+  readonly told: { readonly busy: boolean; readonly toolRunning: boolean };
+}
+
+/** The `adapter.start` event. */
+export type AdapterStartEvent = Extract<SessionAdapterEvent, { type: 'adapter.start' }>;
+
+/** The tool calls one CLI line starts and ends (ids). */
+export interface ToolRuns {
+  readonly started: readonly string[];
+  readonly ended: readonly string[];
+}
+
+/** What an action may do: change the context, emit outputs. */
+export interface CliEnqueue<TContext> {
+  assign(changes: Partial<TContext>): void;
+  emit(output: SessionAdapterOutput): void;
+  /** A side effect on the session actor, run in order with the rest (binding its port). */
+  effect(run: (self: AnyActorRef) => void): void;
+}
+
+/** The arguments of a CLI session action. */
+export interface CliActionArgs<TContext> {
+  readonly context: TContext;
+  readonly event: SessionAdapterEvent;
+  readonly enqueue: CliEnqueue<TContext>;
+}
+
+/** A CLI session action, as {@link cliSessionActions} makes it. */
+export type CliAction = ReturnType<typeof enqueueActions>;
+
+/** A guard of a CLI session. */
+export type CliGuard<TContext> = (args: { readonly context: TContext; readonly event: SessionAdapterEvent }) => boolean;
+
+/** Transitions by event type, as in an XState config, naming actions and guards of the definition or of the skeleton. */
+type Transitions = Readonly<Record<string, unknown>>;
+
+/** One state of a handshake: its transitions (the last one reaches `ready`). */
+export interface CliState {
+  readonly on: Transitions;
+}
+
+/** How a CLI session adapter differs from the skeleton. */
+export interface CliSessionDefinition<TContext extends CliSessionContext> {
+  /** The machine's id (`claudeSession`). */
+  readonly id: string;
+  /** The agent's name in messages (`Claude Code`). */
+  readonly agent: string;
+  /** What a restart does, for the crashed prompt's message (`resumes the conversation`). */
+  readonly resumes: string;
+  /** The initial context of the definition's own part. */
+  readonly context: Omit<TContext, keyof CliSessionContext>;
+  /** What an `adapter.start` seeds, besides its session id and request (a resume state, the cwd). */
+  readonly seed: (context: TContext, start: AdapterStartEvent) => Partial<TContext>;
+  /** The answers to the start requests, with the current setup (and what an opening editor is told with them). */
+  readonly setupAnswers: (context: TContext) => SessionAdapterOutput[];
+  /** The handshake: the action run on `port.started`, its first state, and its states. A transition `target: 'ready'` ends it. */
+  readonly handshake: { readonly action: string; readonly initial: string; readonly states: Readonly<Record<string, CliState>> };
+  /** The prompt `request` for the CLI: the messages to write, and the context it changes. */
+  readonly prompt: (context: TContext, request: AgentRequestEvent) => { readonly writes: readonly unknown[]; readonly context?: Partial<TContext> };
+  /** The CLI waits for the client's answer (a permission request): it owes nothing meanwhile. */
+  readonly waiting: (context: TContext) => boolean;
+  /** The tool calls a turn line of the CLI starts and ends. */
+  readonly toolRuns: (message: unknown) => ToolRuns;
+  /** What the CLI's exit makes void in the definition's context (its pending requests, the turn). */
+  readonly forget: Partial<TContext>;
+  readonly guards: Readonly<Record<string, CliGuard<TContext>>>;
+  readonly actions: Readonly<Record<string, CliAction>>;
+  /** Transitions in every state (the skeleton's `adapter.start` and `port.exited` come first). */
+  readonly on?: Transitions;
+  /** Transitions while the CLI is not ready (waiting for it, and every handshake state), besides queueing. */
+  readonly starting?: Transitions;
+  /** Transitions in `ready`, besides prompts and start requests. */
+  readonly ready?: Transitions;
+  /** Transitions in `prompting`, besides start requests. `native.message` transitions also track tool runs. */
+  readonly prompting?: Transitions;
+}
+
+/**
+ * The typed way to write a definition's actions: `cliSessionActions<ClaudeContext>()`
+ * gives `action(({ context, event, enqueue }) => …)`, whose `enqueue` assigns a part of the
+ * context and emits outputs.
+ */
+export function cliSessionActions<TContext extends CliSessionContext>(): (body: (args: CliActionArgs<TContext>) => void) => CliAction {
+  return (body) =>
+    enqueueActions(({ context, event, enqueue }) => {
+      body({ context: context as TContext, event: event as SessionAdapterEvent, enqueue: new SessionEnqueue<TContext>(enqueue as unknown as RawEnqueue) });
+    });
+}
+
+/** XState's `enqueue` of `enqueueActions`, as far as a CLI session uses it. */
+interface RawEnqueue {
+  (action: (args: { self: AnyActorRef }) => void): void;
+  assign(changes: unknown): void;
+  emit(output: unknown): void;
+}
+
+/** The `enqueue` a CLI session action gets: methods on a prototype, so that a line costs no closures. */
+class SessionEnqueue<TContext> implements CliEnqueue<TContext> {
+  readonly #raw: RawEnqueue;
+  constructor(raw: RawEnqueue) {
+    this.#raw = raw;
+  }
+  assign(changes: Partial<TContext>): void {
+    this.#raw.assign(changes);
+  }
+  emit(output: SessionAdapterOutput): void {
+    this.#raw.emit(output);
+    // What is for the CLI also goes to it, when the session has its own port.
+    if (output.type === 'port.write' || output.type === 'port.busy') this.#raw(({ self }) => toOwnPort(self, output));
+  }
+  effect(run: (self: AnyActorRef) => void): void {
+    this.#raw(({ self }) => run(self));
+  }
+}
+
+/** The skeleton's part of the initial context. */
+const skeletonContext: CliSessionContext = {
+  sessionId: undefined,
+  startRequests: [],
+  prompt: undefined,
+  queued: undefined,
+  restarts: 0,
+  handshaking: false,
+  tools: [],
+  told: { busy: false, toolRunning: false },
+};
+
+/** The session adapter logic of a CLI (see the module comment). */
+export function fromCliSession<TContext extends CliSessionContext>(definition: CliSessionDefinition<TContext>): AnyStateMachine {
+  // The skeleton's actions touch its own part of the context only.
+  const base = cliSessionActions<CliSessionContext>();
+  /** What the port should know now. */
+  const facts = (context: TContext) => ({
+    busy: (context.handshaking || context.prompt !== undefined) && !definition.waiting(context),
+    toolRunning: context.tools.length > 0,
+  });
+  const skeletonActions: Record<string, CliAction> = {
+    'cli.start': base(({ context, event, enqueue }) => {
+      if (event.type !== 'adapter.start') return;
+      enqueue.assign({ ...definition.seed(context as TContext, event), sessionId: event.sessionId, startRequests: [...context.startRequests, event.requestId] });
+    }),
+    /** The CLI is ready: the start requests are answered now, with the current setup. */
+    'cli.answerStarts': base(({ context, enqueue }) => {
+      if (context.startRequests.length === 0) return;
+      for (const output of definition.setupAnswers(context as TContext)) enqueue.emit(output);
+      enqueue.assign({ startRequests: [] });
+    }),
+    /** A new CLI: it owes its handshake, and its port knows nothing yet. When the event brings the port, the session binds to it. */
+    'cli.started': base(({ context, event, enqueue }) => {
+      if (event.type === 'port.started' && event.port) {
+        const port = event.port;
+        enqueue.effect((self) => bindPort(self, port));
+      }
+      enqueue.assign({ restarts: event.type === 'port.started' ? event.restarts : context.restarts, handshaking: true, told: { busy: false, toolRunning: false } });
+    }),
+    'cli.handshakeDone': base(({ enqueue }) => {
+      enqueue.assign({ handshaking: false, tools: [] });
+    }),
+    'cli.queuePrompt': base(({ event, enqueue }) => {
+      enqueue.assign({ queued: event as AgentRequestEvent });
+    }),
+    'cli.cancelQueued': base(({ context, enqueue }) => {
+      if (!context.queued) return;
+      enqueue.emit(promptOutcome(context.queued.requestId, { stopReason: 'cancelled' }));
+      enqueue.assign({ queued: undefined });
+    }),
+    'cli.sendPrompt': base(({ context, event, enqueue }) => {
+      const request = event.type === 'session.prompt' ? (event as AgentRequestEvent) : (context.queued as AgentRequestEvent);
+      const turn = definition.prompt(context as TContext, request);
+      enqueue.assign({ ...(turn.context as Partial<CliSessionContext>), queued: undefined, prompt: { requestId: request.requestId, cancelled: false }, tools: [] });
+      for (const message of turn.writes) enqueue.emit({ type: 'port.write', message });
+    }),
+    'cli.trackTools': base(({ context, event, enqueue }) => {
+      if (event.type !== 'native.message') return;
+      const runs = definition.toolRuns(event.message);
+      if (runs.started.length === 0 && runs.ended.length === 0) return;
+      const tools = [...context.tools.filter((id) => !runs.ended.includes(id)), ...runs.started.filter((id) => !context.tools.includes(id) && !runs.ended.includes(id))];
+      enqueue.assign({ tools });
+    }),
+    'cli.failPromptOnExit': base(({ context, event, enqueue }) => {
+      if (event.type !== 'port.exited') return;
+      const prompt = context.prompt;
+      enqueue.effect((self) => unbindPort(self));
+      // The port is gone: the next one starts knowing nothing, and is told from then on.
+      enqueue.assign({ ...(definition.forget as Partial<CliSessionContext>), prompt: undefined, tools: [], handshaking: false, told: { busy: false, toolRunning: false } });
+      if (prompt) enqueue.emit(crashedPromptError(definition.agent, prompt.requestId, event.exit, context.restarts, definition.resumes));
+    }),
+    'cli.refuseWhileStarting': base(({ event, enqueue }) => {
+      const request = event as AgentRequestEvent;
+      enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.agent} is (re)starting; try again in a moment`, data: { reason: 'agent_starting' } } });
+    }),
+    'cli.tellPort': base(({ context, enqueue }) => {
+      const told = facts(context as TContext);
+      enqueue.assign({ told });
+      enqueue.emit({ type: 'port.busy', busy: told.busy, toolRunning: told.toolRunning });
+    }),
+  };
+  const skeletonGuards: Record<string, CliGuard<TContext>> = {
+    'cli.hasQueued': ({ context }) => context.queued !== undefined,
+    'cli.portBehind': ({ context }) => {
+      const now = facts(context);
+      return now.busy !== context.told.busy || now.toolRunning !== context.told.toolRunning;
+    },
+  };
+  const whileStarting = { 'session.prompt': { actions: 'cli.queuePrompt' }, 'session.cancel': { actions: 'cli.cancelQueued' }, ...definition.starting };
+  const handshakeStates = Object.fromEntries(Object.entries(definition.handshake.states).map(([name, state]) => [name, { on: { ...whileStarting, ...state.on } }]));
+  const config = {
+    id: definition.id,
+    context: { ...skeletonContext, ...definition.context },
+    initial: 'waitingForCli',
+    // Eventless, after every step: the port hears each change of what the agent owes.
+    always: { guard: 'cli.portBehind', actions: 'cli.tellPort' },
+    on: {
+      'adapter.start': { actions: 'cli.start' },
+      'port.exited': { target: '.waitingForCli', actions: 'cli.failPromptOnExit' },
+      ...definition.on,
+    },
+    states: {
+      waitingForCli: {
+        on: {
+          'port.started': { target: definition.handshake.initial, actions: ['cli.started', definition.handshake.action] },
+          ...whileStarting,
+        },
+      },
+      ...handshakeStates,
+      ready: {
+        entry: 'cli.handshakeDone',
+        always: { guard: 'cli.hasQueued', target: 'prompting', actions: 'cli.sendPrompt' },
+        on: {
+          'adapter.start': { actions: ['cli.start', 'cli.answerStarts'] },
+          'session.prompt': { target: 'prompting', actions: 'cli.sendPrompt' },
+          ...definition.ready,
+        },
+      },
+      prompting: {
+        on: {
+          'adapter.start': { actions: ['cli.start', 'cli.answerStarts'] },
+          ...withToolTracking(definition.prompting ?? {}),
+        },
+      },
+    },
+  };
+  const actions = { ...skeletonActions, ...definition.actions };
+  const guards = { ...skeletonGuards, ...definition.guards };
+  checkNames(definition.id, config, actions, guards);
+  return setup({
+    types: {} as { context: TContext; events: SessionAdapterEvent; emitted: SessionAdapterOutput },
+    actions: actions as never,
+    guards: guards as never,
+  }).createMachine(config as never) as unknown as AnyStateMachine;
+}
+
+/** `prompting`'s transitions, each `native.message` one also tracking the line's tool runs. */
+function withToolTracking(transitions: Transitions): Transitions {
+  const message = transitions['native.message'];
+  if (message === undefined) return { ...transitions, 'native.message': { actions: 'cli.trackTools' } };
+  const tracked = (Array.isArray(message) ? message : [message]).map((transition: { actions?: string | readonly string[] }) => ({
+    ...transition,
+    actions: [...(transition.actions === undefined ? [] : typeof transition.actions === 'string' ? [transition.actions] : transition.actions), 'cli.trackTools'],
+  }));
+  return { ...transitions, 'native.message': tracked };
+}
+
+/** Every action and guard the config names exists: a misspelt name fails at load, not silently at run time. */
+function checkNames(id: string, config: unknown, actions: Record<string, unknown>, guards: Record<string, unknown>): void {
+  const missing: string[] = [];
+  const visit = (node: unknown, key: string | undefined): void => {
+    if (typeof node === 'string') {
+      if ((key === 'actions' || key === 'entry' || key === 'exit') && !(node in actions)) missing.push(`action ${node}`);
+      if (key === 'guard' && !(node in guards)) missing.push(`guard ${node}`);
+      return;
+    }
+    if (Array.isArray(node)) for (const item of node) visit(item, key);
+    else if (typeof node === 'object' && node !== null && key !== 'context') for (const [name, value] of Object.entries(node)) visit(value, name);
+  };
+  visit(config, undefined);
+  if (missing.length > 0) throw new Error(`The CLI session "${id}" names what it does not define: ${missing.join(', ')}.`);
+}
