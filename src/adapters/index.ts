@@ -1,5 +1,7 @@
 export * from './adapter.js';
 export * from './adapter-agent.js';
+export * from './cli-session.js';
+export * from './port-link.js';
 export * from './resume-check.js';
 export * from './claude/adapter.js';
 export * from './codex/adapter.js';
