@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createActor } from 'xstate';
-import { sessionMachine, type SessionMachineEvent } from '../../src/host/session-machine.js';
+import { sessionMachine, type SessionMachineEvent } from '../../src/session/session-machine.js';
 
 function run(...events: SessionMachineEvent[]) {
   const actor = createActor(sessionMachine, { input: { sessionId: 's1', agent: 'claude' } }).start();
