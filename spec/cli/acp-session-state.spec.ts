@@ -187,6 +187,12 @@ describe('warden acp: the mode and model the user set survive agent and warden r
       expect(told.indexOf('set_permission_mode plan')).to.be.within(0, told.indexOf('prompt'));
       expect(told.indexOf(`set_model ${model}`)).to.be.within(0, told.indexOf('prompt'));
       expect(await second.close()).to.equal(0);
+      // On record: each choice once (the re-apply's confirmations are no change), and the Claude session id as a resume entry.
+      const journal = sqliteJournal(store);
+      const kept = (journal.stateEntries?.(setup.sessionId) ?? []).map((record) => record.entry);
+      journal.close();
+      expect(kept.filter((entry) => entry.kind !== 'resume')).to.deep.equal([{ kind: 'mode', modeId: 'plan' }, { kind: 'config', configId: 'model', value: model }]);
+      expect(kept.filter((entry) => entry.kind === 'resume').map((entry) => entry.kind === 'resume' && (entry.resume as { claudeSessionId?: unknown }).claudeSessionId)).to.have.length(1).and.satisfy((ids: unknown[]) => ids.every((id) => typeof id === 'string'));
     });
   });
 

@@ -1101,11 +1101,25 @@ function settingAnswered(live: Live, session: HostSession, modeId: string | unde
   if (Array.isArray(configOptions)) changeState(live, session, { type: 'config.changed', configOptions });
 }
 
-/** An update of the agent's that says something about the session's state (mode, config, title, commands, tool calls). */
+/**
+ * An update of the agent's that says something about the session's state (mode, config,
+ * title, commands, tool calls). A mode or config reported while the agent process is being
+ * (re)started is where the new process starts, not a choice: it changes what the agent
+ * reported, and the re-apply that follows puts the user's choice back.
+ */
 function reportUpdate(live: Live, session: HostSession, update: SessionUpdate): void {
-  if (update.sessionUpdate === 'current_mode_update') changeState(live, session, { type: 'mode.changed', currentModeId: update.currentModeId });
-  else if (update.sessionUpdate === 'config_option_update') changeState(live, session, { type: 'config.changed', configOptions: update.configOptions });
-  else if (stateUpdateKinds.has(update.sessionUpdate)) session.machine.send({ type: 'update.reported', update });
+  const starting = ['recovering', 'starting'].includes(String(session.machine.getSnapshot().value));
+  if (update.sessionUpdate === 'current_mode_update') {
+    const { modes } = stateOf(session);
+    if (!starting) changeState(live, session, { type: 'mode.changed', currentModeId: update.currentModeId });
+    else if (modes) session.machine.send({ type: 'setup.reported', modes: { ...modes, currentModeId: update.currentModeId } });
+  } else if (update.sessionUpdate === 'config_option_update') {
+    if (starting) session.machine.send({ type: 'setup.reported', configOptions: update.configOptions });
+    else changeState(live, session, { type: 'config.changed', configOptions: update.configOptions });
+  } else if (stateUpdateKinds.has(update.sessionUpdate) && !(update.sessionUpdate === 'tool_call_update' && update.status !== 'completed' && update.status !== 'failed')) {
+    // A tool call's progress changes nothing kept here (only its start and its end do): no event per streamed delta.
+    session.machine.send({ type: 'update.reported', update });
+  }
 }
 
 /**
@@ -1124,6 +1138,14 @@ function changeState(live: Live, session: HostSession, fact: SessionStateFact): 
   if (fact.type === 'resume.changed' && (before.resume === undefined || canonical(before.resume) !== canonical(after.resume))) {
     record(live, session.sessionId, { kind: 'resume', resume: after.resume ?? null });
   }
+}
+
+/** A fork takes its source's choices: journaled for it, kept in its chart (what its agent reported stays as reported). */
+function inheritChoices(live: Live, session: HostSession, chosen: ChosenSettings): void {
+  const { modes, configOptions } = stateOf(session);
+  if (chosen.modeId !== undefined) changeState(live, session, { type: 'mode.changed', currentModeId: chosen.modeId });
+  for (const [configId, value] of Object.entries(chosen.config)) changeState(live, session, { type: 'config.set', configId, value });
+  session.machine.send({ type: 'setup.reported', modes: modes ?? null, configOptions: configOptions ?? null });
 }
 
 /**
@@ -1336,6 +1358,9 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       if (refusal) return fail(live, requestId, refusal);
       const session = openSession(live, sessionId, agent, 0);
       reportSetup(session, result);
+      // A fork goes on as its source was set: the source's choices are the fork's (journaled for it, as its copy has none).
+      const source = pending.kind === 'fork' ? live.sessions.get(pending.from) : undefined;
+      if (source) inheritChoices(live, session, stateOf(source).chosen);
       session.machine.send({ type: 'ready' });
       live.input.onEvent?.({ type: 'session.opened', sessionId, agent, how: pending.kind });
       emit(live, { type: 'acp.respond', requestId, result });
