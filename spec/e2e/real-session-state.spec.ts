@@ -13,9 +13,10 @@ import { expect } from 'chai';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeAnthropic, type FakeModelServer, type RecordedRequest } from '../support/fake-anthropic-server.js';
+import { startFakeOpenAI } from '../support/fake-openai-server.js';
 import { binDirectory, initializedEditor, stopAll, textOf } from '../support/path-editor.js';
 import { isAlive, waitUntil } from '../support/processes.js';
-import { claudeBin, claudeEnv, cliUnder, envArgs, expectNoLeftovers, skipMessage, workspace, type Workspace } from '../support/real-agents-harness.js';
+import { claudeBin, claudeEnv, cliUnder, codexBin, codexEnv, envArgs, expectNoLeftovers, skipMessage, workspace, writeCodexHome, type Workspace } from '../support/real-agents-harness.js';
 import { writeShim } from '../support/warden-process.js';
 
 interface Setup {
@@ -27,6 +28,14 @@ interface Setup {
 const turnRequests = (server: FakeModelServer): RecordedRequest[] =>
   server.requests.filter((request) => request.path === '/v1/messages' && ((request.body as { tools?: unknown[] })?.tools?.length ?? 0) > 0);
 const modelOf = (request: RecordedRequest | undefined) => (request?.body as { model?: string } | undefined)?.model;
+/**
+ * The approval policy Codex last told the model of in a Responses request (its permission
+ * instructions: "`approval_policy` is `unless-trusted`", later "Approval policy is currently never").
+ */
+function lastApprovalPolicy(request: RecordedRequest | undefined): string | undefined {
+  const text = JSON.stringify(request?.body ?? '');
+  return [...text.matchAll(/`approval_policy` is `([\w-]+)`|Approval policy is currently ([\w-]+)/gu)].map((match) => match[1] ?? match[2]).at(-1);
+}
 /** Claude Code tells the model it is in plan mode in the request (a system reminder). */
 const saysPlanMode = (request: RecordedRequest | undefined) => /plan mode/iu.test(JSON.stringify(request?.body ?? ''));
 
@@ -130,6 +139,64 @@ describe('real Claude Code 2.1.332: the model and mode the user set survive kill
     expect(after.map(modelOf)).to.deep.equal(after.map(() => modelOf(chosen)));
     expect(after.every(saysPlanMode), 'plan mode on the wire after the warden restart').to.equal(true);
     expect(cliUnder(second.process.pid as number)?.cmdline).to.include('--resume=');
+    expect(await second.close()).to.equal(0);
+  });
+});
+
+describe('real Codex 0.171.0: the mode the user set survives SIGKILL of warden (fake OpenAI server)', function () {
+  this.timeout(240_000);
+  let server: FakeModelServer | undefined;
+  let space: Workspace | undefined;
+
+  before(function () {
+    if (!existsSync(codexBin)) {
+      console.log(`      ${skipMessage('real Codex')}`);
+      this.skip();
+    }
+  });
+
+  beforeEach(async () => {
+    server = await startFakeOpenAI();
+    space = workspace('warden-session-state-codex-');
+  });
+
+  afterEach(async () => {
+    try {
+      await stopAll();
+      if (space) await expectNoLeftovers(space.base, 20_000);
+    } finally {
+      if (space) rmSync(space.base, { recursive: true, force: true });
+      await server?.close();
+      server = undefined;
+      space = undefined;
+    }
+  });
+
+  it('session/resume in a new warden answers mode never, and the resumed thread\'s next model request runs under approval policy never', async () => {
+    const fake = server as FakeModelServer;
+    const ws = space as Workspace;
+    const project = ws.project();
+    const bin = binDirectory(ws.base);
+    writeShim(join(bin, 'codex'), `'${codexBin}'`);
+    const args = ['--agent', 'codex', '--store', join(ws.base, 'journal.sqlite'), ...envArgs(codexEnv(ws, writeCodexHome(ws, fake.url)))];
+    const responses = () => fake.requests.filter((request) => request.path === '/v1/responses');
+    const first = await initializedEditor(bin, args, project);
+    const { sessionId } = await first.request<{ sessionId: string }>(methods.agent.session.new, { cwd: project, mcpServers: [] });
+    await first.request(methods.agent.session.setMode, { sessionId, modeId: 'never' });
+    expect(await first.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] })).to.deep.equal({ stopReason: 'end_turn' });
+    expect(lastApprovalPolicy(responses().at(-1)), 'approval policy never on the wire').to.equal('never');
+    const cli = cliUnder(first.process.pid as number);
+    process.kill(first.process.pid as number, 'SIGKILL');
+    await waitUntil(() => !isAlive(cli?.pid as number), 'the first CLI to die with its warden', 30_000);
+
+    const second = await initializedEditor(bin, args, project);
+    const answer = await second.request<{ modes?: { currentModeId: string } }>(methods.agent.session.resume, { sessionId, cwd: project, mcpServers: [] });
+    expect(answer.modes?.currentModeId).to.equal('never');
+    const before = responses().length;
+    expect(await second.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] })).to.deep.equal({ stopReason: 'end_turn' });
+    const after = responses().slice(before);
+    expect(after, 'model requests of the new CLI').to.not.have.length(0);
+    expect(after.map(lastApprovalPolicy)).to.deep.equal(after.map(() => 'never'));
     expect(await second.close()).to.equal(0);
   });
 });
