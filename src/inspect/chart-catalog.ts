@@ -377,7 +377,7 @@ const machineCharts: ReadonlyArray<() => Chart> = [
   () => chartOfMachine(sessionMachine, {
     name: 'session',
     source: 'src/session/session-machine.ts',
-    description: 'One session of the host: where it stands between the editor\'s prompts and the agent\'s restarts. A pure machine: the host agent feeds it the facts.',
+    description: 'One session of the host: where it stands between the editor\'s prompts and the agent\'s restarts, and what the user set (mode, config options), re-applied to a new agent process. A pure machine: the host agent feeds it the facts.',
   }),
   () => chartOfMachine(claudeSessionMachine, {
     name: 'claude-session',
