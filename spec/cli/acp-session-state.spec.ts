@@ -6,6 +6,7 @@
  * bare name on the same PATH, replaying recorded transcripts.
  */
 import { methods } from '@agentclientprotocol/sdk';
+import { methods as unstableMethods } from '@agentclientprotocol/sdk/unstable';
 import { expect } from 'chai';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -87,6 +88,19 @@ describe('warden acp: the mode and model the user set survive agent and warden r
       await waitUntil(() => textOf(editor.updates, sessionId).includes('restarted'), 'the restart notice', 30_000);
       expect(await prompt(editor, sessionId, 'run the tool')).to.deep.equal({ stopReason: 'end_turn' });
       expect(textOf(editor.updates, sessionId)).to.contain(planned);
+      expect(await editor.close()).to.equal(0);
+    });
+
+    it('a fork of a session in mode plan goes on in mode plan after kill -9 of the demo agent', async () => {
+      const editor = await initializedEditor(bin, demoArgs(), dir);
+      const { sessionId: source } = await newSession(editor);
+      await editor.request(methods.agent.session.setMode, { sessionId: source, modeId: 'plan' });
+      const fork = await editor.request<{ sessionId: string } & Setup>(unstableMethods.agent.session.fork, { sessionId: source, cwd: dir, mcpServers: [] });
+      expect(fork.modes?.currentModeId).to.equal('plan');
+      process.kill(demoProcess(editor) as number, 'SIGKILL');
+      await waitUntil(() => textOf(editor.updates, fork.sessionId).includes('is back'), 'the recovery notice of the fork', 30_000);
+      expect(await prompt(editor, fork.sessionId, 'run the tool')).to.deep.equal({ stopReason: 'end_turn' });
+      expect(textOf(editor.updates, fork.sessionId)).to.contain(planned);
       expect(await editor.close()).to.equal(0);
     });
 
