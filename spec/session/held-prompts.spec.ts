@@ -124,6 +124,16 @@ describe('held prompts: a new agent process gets the user\'s mode before the nex
     expect(said(editor)).to.deep.equal(['[plan]']);
   });
 
+  it('session/close while a prompt is held ends it cancelled; the agent never gets it', async () => {
+    const editor = await session();
+    const prompt = editor.request('session/prompt', { sessionId: 'r-1', prompt: [{ type: 'text', text: 'go' }] });
+    await editor.request('session/list', {});
+    expect(await editor.request('session/close', { sessionId: 'r-1' })).to.deep.equal({});
+    expect(await prompt).to.deep.equal({ stopReason: 'cancelled' });
+    expect(said(editor)).to.deep.equal([]);
+    expect(journal.getSession('r-1')?.state).to.equal('closed');
+  });
+
   it('the session failing while a prompt is held fails that prompt with session_failed', async () => {
     const editor = await session();
     const prompt = editor.request('session/prompt', { sessionId: 'r-1', prompt: [{ type: 'text', text: 'go' }] });
