@@ -11,7 +11,7 @@ import { demoTurnMachine } from '../../src/acp/demo-turn.js';
 import { claudeSessionMachine } from '../../src/adapters/claude/adapter.js';
 import { codexSessionMachine } from '../../src/adapters/codex/adapter.js';
 import { codexListMachine } from '../../src/adapters/codex/listing.js';
-import { sessionMachine, type SessionStateName } from '../../src/host/session-machine.js';
+import { sessionMachine, type SessionStateName } from '../../src/session/session-machine.js';
 import { allCharts } from '../../src/inspect/chart-catalog.js';
 import {
   CHART_FORMAT,
@@ -60,7 +60,7 @@ describe('chart model', () => {
   describe('from a machine', () => {
     it('has every state of the session machine, and its root transitions', () => {
       const chart = chartOfMachine(sessionMachine, { ...about, name: 'session' });
-      const names: SessionStateName[] = ['starting', 'ready', 'prompting', 'awaitingPermission', 'cancelling', 'recovering', 'closed', 'failed'];
+      const names: SessionStateName[] = ['starting', 'ready', 'prompting', 'awaitingPermission', 'cancelling', 'recovering', 'reapplying', 'closed', 'failed'];
       expect(Object.keys(chart.states)).to.deep.equal(names);
       expect(chart).to.include({ format: CHART_FORMAT, id: 'session', kind: 'machine', initial: 'starting' });
       expect(chart.on).to.deep.equal({
@@ -70,6 +70,9 @@ describe('chart model', () => {
         'setup.reported': [{ targets: [] }],
         'mode.changed': [{ targets: [] }],
         'config.changed': [{ targets: [] }],
+        'config.set': [{ targets: [] }],
+        'update.reported': [{ targets: [] }],
+        'resume.changed': [{ targets: [] }],
       });
       expect(chart.states.closed).to.deep.equal({ type: 'final', on: {} });
     });

@@ -91,7 +91,7 @@ describe('live view in Chromium', function () {
     // The session's state chart, its current state highlighted.
     const machine = `[data-testid="machine"][data-session="${session.sessionId}"]`;
     await shown(page, `${machine} .chart-state.current[data-state="ready"]`, 'the session highlighted in ready');
-    expect(await page.locator(`${machine} .chart-state`).count()).to.equal(8);
+    expect(await page.locator(`${machine} .chart-state`).count()).to.equal(9);
     expect(await page.locator(`${machine} .chart-state[aria-current="true"]`).count()).to.equal(1);
 
     process.kill(first.pid, 'SIGKILL');

@@ -4,7 +4,7 @@
  * Events are built here as `warden acp --inspect` sends them (see src/inspect/inspector.ts).
  */
 import { expect } from 'chai';
-import { sessionMachine } from '../../src/host/session-machine.js';
+import { sessionMachine } from '../../src/session/session-machine.js';
 import { chartOf, createLiveViewModel, type LiveActorView, type LiveViewModel } from '../../src/inspect/live-view-model.js';
 
 const T0 = 1_800_000_000_000;
@@ -157,7 +157,7 @@ describe('live view model', () => {
       const chart = chartOf(sessionMachine.config);
       expect(chart?.id).to.equal('session');
       expect(chart?.initial).to.equal('starting');
-      expect(chart?.states.map((state) => state.name)).to.deep.equal(['starting', 'ready', 'prompting', 'awaitingPermission', 'cancelling', 'recovering', 'closed', 'failed']);
+      expect(chart?.states.map((state) => state.name)).to.deep.equal(['starting', 'ready', 'prompting', 'awaitingPermission', 'cancelling', 'recovering', 'reapplying', 'closed', 'failed']);
       expect(chart?.states.filter((state) => state.final).map((state) => state.name)).to.deep.equal(['closed', 'failed']);
       expect(chart?.states.find((state) => state.name === 'ready')?.transitions).to.deep.equal([{ event: 'prompt', target: 'prompting' }]);
       // Both guarded branches of prompt.settled, each once; actions-only transitions left out.
@@ -178,7 +178,7 @@ describe('live view model', () => {
       const model = createLiveViewModel({ machines: [sessionMachine.config] });
       model.apply('s', actor('x:7', 'session:demo-1', undefined, T0, { id: 'session', states: {} }));
       model.apply('s', snapshot('x:7', { value: 'ready', context: { sessionId: 'demo-1' } }));
-      expect(model.view().charts.session?.states).to.have.length(8);
+      expect(model.view().charts.session?.states).to.have.length(9);
     });
   });
 

@@ -23,6 +23,9 @@
 //   FAKE_CLAUDE_NO_CONVERSATION  comma-separated session ids with no saved conversation
 //   FAKE_CLAUDE_EOF_LOG   a file to append this process's pid to when its stdin closes (a graceful stop)
 //   FAKE_CLAUDE_USER_LOG  a file to append the session_id of each user message to (one line each)
+//   FAKE_CLAUDE_CONTROL_LOG  a file to append, in the order they came, one JSON line per set_permission_mode
+//                         or set_model control request ({ pid, subtype, mode, model }) and per user message
+//                         ({ pid, type: 'user' }): which settings each process got before which prompt
 //   FAKE_CLAUDE_LEAK_VARS  comma-separated variable names: after the first line of a turn (not when resumed),
 //                         print their values inside longer stderr lines, then exit 1 (redaction tests)
 //   FAKE_CLAUDE_CONTENT_LOG  a file to append each user message's content blocks to, one JSON line
@@ -121,6 +124,7 @@ function answerExtra(message, expected) {
     return true;
   }
   if (subtype === 'set_model' || subtype === 'set_permission_mode') {
+    logControl({ pid: process.pid, subtype, mode: message.request.mode, model: message.request.model });
     print({ type: 'control_response', response: { subtype: 'success', request_id: message.request_id, response: {} } });
     return true;
   }
@@ -141,8 +145,14 @@ async function stdinEnded() {
   process.exit(0);
 }
 
+/** One line of FAKE_CLAUDE_CONTROL_LOG. */
+function logControl(line) {
+  if (process.env.FAKE_CLAUDE_CONTROL_LOG) appendFileSync(process.env.FAKE_CLAUDE_CONTROL_LOG, `${JSON.stringify(line)}\n`);
+}
+
 function userLine(message) {
   printedInTurn = 0;
+  logControl({ pid: process.pid, type: 'user' });
   if (process.env.FAKE_CLAUDE_USER_LOG) appendFileSync(process.env.FAKE_CLAUDE_USER_LOG, `${message.session_id}\n`);
   if (process.env.FAKE_CLAUDE_CONTENT_LOG) {
     const content = typeof message.message?.content === 'string' ? [{ type: 'text', text: message.message.content }] : message.message?.content ?? [];

@@ -30,6 +30,7 @@
 //   FAKE_CODEX_FIXTURE     hello | tool-approval
 //   FAKE_CODEX_ARGV_LOG    a file to append {pid, args} to, one line per start
 //   FAKE_CODEX_METHOD_LOG  a file to append each method received (and its threadId) to
+//   FAKE_CODEX_PARAMS_LOG  a file to append each request received to, one JSON line { pid, method, params }
 //   FAKE_CODEX_CRASH_AFTER kill -9 itself after printing this many lines of a turn, on the
 //                          first start only (the log tells restarts apart)
 //   FAKE_CODEX_NO_ROLLOUT  comma-separated thread ids that have no rollout (`thread/resume` fails)
@@ -61,6 +62,7 @@ const sameMethod = (expected, actual) => expected === actual || (expected === 't
 const logMethod = (received) => {
   const detail = received.method === 'thread/list' ? received.params ?? null : received.params?.threadId ?? null;
   if (process.env.FAKE_CODEX_METHOD_LOG) appendFileSync(process.env.FAKE_CODEX_METHOD_LOG, `${received.method} ${JSON.stringify(detail)}\n`);
+  if (process.env.FAKE_CODEX_PARAMS_LOG) appendFileSync(process.env.FAKE_CODEX_PARAMS_LOG, `${JSON.stringify({ pid: process.pid, method: received.method, params: received.params ?? null })}\n`);
 };
 
 // ---- the thread store and thread/list

@@ -5,7 +5,7 @@
  * http://127.0.0.1:N/, until SIGINT or SIGTERM. `warden inspect --export …` is the state chart
  * export (inspect-export.ts).
  */
-import { sessionMachine } from '../host/session-machine.js';
+import { sessionMachine } from '../session/session-machine.js';
 import { createLiveViewModel } from '../inspect/live-view-model.js';
 import { serveLiveView } from '../inspect/live-view-server.js';
 import { ArgumentError, readFlags } from './arguments.js';

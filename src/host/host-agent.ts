@@ -18,8 +18,14 @@
  * - `session/fork` (when the agent forks: journaled with a copy of the source's history) and
  *   `session/delete` (the session leaves the journal); `session/load` / `session/resume` of a
  *   live session answer its current modes and config options (kept in its state chart);
- * - one **session state chart** per session (session-machine.ts), a child actor fed with
- *   the facts, for the inspector and `host.tree()`;
+ * - one **session state chart** per session (src/session/session-machine.ts), a child actor
+ *   fed with the facts, for the inspector and `host.tree()`; it holds the session's state (the
+ *   modes, config options, title, commands and resume handle the agent reported, what the user
+ *   chose);
+ * - **journaled choices**: a mode or config option the user set (once the agent answered) or
+ *   the agent switched to, and each new resume handle, is a journal entry (`mode`, `config`,
+ *   `resume`: never conversation); a new agent process (after a restart, or a warden restart's
+ *   load or resume) gets them again (src/session/reapply.ts) before the next prompt reaches it;
  * - several agents at once: `session/new` picks one with `_meta["acp-warden/agent"]`
  *   (the embedding API does), else the default.
  *
@@ -40,8 +46,10 @@ import { advertisesFork } from '../acp/agent-server.js';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { describePortExit, type PortExitReason } from '../port/port-exit.js';
 import { readGateOf } from '../port/read-gate.js';
-import { InvalidCursorError, JournalError, SessionOwnedError, type Journal, type JournalEntry, type JournalRecord, type JournalSession } from './journal.js';
-import { sessionMachine, type SessionMachineContext, type SessionMachineEvent } from './session-machine.js';
+import { InvalidCursorError, JournalError, SessionOwnedError, stateEntryKinds, type Journal, type JournalEntry, type JournalRecord, type JournalSession } from './journal.js';
+import { sessionMachine, type SessionMachineContext, type SessionMachineEvent } from '../session/session-machine.js';
+import { chosenFromEntries, hasChoices, setupOf, stateUpdateKinds, type ChosenSettings, type ConfigValue, type SessionState, type SessionStateFact } from '../session/session-state.js';
+import { reapplyRequests, type ReapplyRequest } from '../session/reapply.js';
 import { canonical, decodeListCursor, encodeListCursor, type ListCursor } from './list-cursor.js';
 
 /**
@@ -143,6 +151,10 @@ interface HostSession {
   readonly machine: AnyActorRef;
   /** Updates of an agent-side `session/load` are not news: the host replayed its journal. */
   replaying: boolean;
+  /** Prompts that came while a new agent process is to get the user's choices first (journaled, not sent yet), in order. */
+  readonly held: AgentRequestEvent[];
+  /** What waits for the re-apply under way (a load or resume's answer), run when it ends or the session does. */
+  readonly afterReapply: Array<() => void>;
 }
 
 type Pending =
@@ -157,8 +169,10 @@ type Pending =
   /** The host's own close of a session the editor was told failed: its answer goes nowhere. */
   | { readonly kind: 'abandon' }
   | { readonly kind: 'delete'; readonly sessionId: string; readonly holds: boolean }
-  /** `session/set_mode` (with the mode asked for) or `session/set_config_option`. */
-  | { readonly kind: 'setting'; readonly sessionId: string; readonly modeId: string | undefined }
+  /** `session/set_mode` (with the mode asked for) or `session/set_config_option` (with the option and value). */
+  | { readonly kind: 'setting'; readonly sessionId: string; readonly modeId: string | undefined; readonly config: { readonly configId: string; readonly value: ConfigValue } | undefined }
+  /** The host's own set_mode or set_config_option, giving a new agent process the user's choice (`round`: the chart's re-apply round). */
+  | { readonly kind: 'reapply'; readonly sessionId: string; readonly round: number; readonly request: ReapplyRequest }
   | { readonly kind: 'list'; readonly job: ListJob; readonly index: number }
   | { readonly kind: 'other' };
 
@@ -364,6 +378,8 @@ function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
     case 'session.cancel': {
       const session = live.sessions.get(event.sessionId);
       if (!session) return;
+      // Prompts still held never reached the agent: they end here.
+      answerHeld(live, session, 'cancelled');
       session.machine.send({ type: 'cancel' });
       sendTo(innerAgent(live, session.agent), event);
       return;
@@ -436,9 +452,9 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
         fail(live, request.requestId, journalFailure(refused, sessionId, 'the prompt was not sent to the agent'));
         return;
       }
-      session.machine.send({ type: 'prompt' });
-      live.pending.set(request.requestId, { kind: 'prompt', sessionId });
-      sendTo(innerAgent(live, session.agent), request);
+      // A new agent process gets the user's mode and config first: the prompt waits for that.
+      if (holdsPrompts(session)) session.held.push(request);
+      else sendPrompt(live, session, request);
       return;
     }
     case 'session.fork':
@@ -455,7 +471,8 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
         sendTo(innerAgent(live, live.input.defaultAgent), request);
         return;
       }
-      live.pending.set(request.requestId, { kind: 'setting', sessionId, modeId: request.type === 'session.setMode' ? (params.modeId as string) : undefined });
+      const config = request.type === 'session.setConfigOption' && typeof params.configId === 'string' && (typeof params.value === 'string' || typeof params.value === 'boolean') ? { configId: params.configId, value: params.value } : undefined;
+      live.pending.set(request.requestId, { kind: 'setting', sessionId, modeId: request.type === 'session.setMode' ? (params.modeId as string) : undefined, config });
       sendTo(innerAgent(live, session.agent), request);
       return;
     }
@@ -603,7 +620,7 @@ function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'
   const caps = inner.capabilities;
   const method = caps.sessionCapabilities?.resume || !caps.loadSession ? 'session/resume' : 'session/load';
   const meta = { ...(request.params._meta as Record<string, unknown> | undefined), [RESUME_META_KEY]: journaled.resume ?? null };
-  const session = openSession(live, sessionId, journaled.agent, journaled.restarts);
+  const session = openSession(live, sessionId, journaled.agent, journaled.restarts, { chosen: journaledChoices(live, sessionId), resume: journaled.resume });
   session.replaying = method === 'session/load';
   live.pending.set(request.requestId, { kind: 'attach', agent: journaled.agent, sessionId, how, adopted, job, context: request.context });
   sendTo(inner, {
@@ -617,8 +634,12 @@ function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'
 
 /** A live session's modes and config options, as its agent last reported them: what load and resume of it answer. */
 function currentSetup(session: HostSession): { modes?: SessionModeState; configOptions?: SessionConfigOption[] } {
-  const { modes, configOptions } = session.machine.getSnapshot().context as SessionMachineContext;
-  return { ...(modes ? { modes } : {}), ...(configOptions ? { configOptions: [...configOptions] } : {}) };
+  return setupOf(stateOf(session));
+}
+
+/** The session's state, as its chart holds it. */
+function stateOf(session: HostSession): SessionState {
+  return (session.machine.getSnapshot().context as SessionMachineContext).state;
 }
 
 /** What a session setup answer (new, load, resume, fork) says about modes and config options, for the session's chart. */
@@ -982,8 +1003,9 @@ function endReplay(live: Live, sessionId: string): void {
   else live.replaying.delete(sessionId);
 }
 
-function openSession(live: Live, sessionId: string, agent: string, restarts: number): HostSession {
-  const machine = createActor(sessionMachine, { parent: live.scope.self, id: `session:${sessionId}`, input: { sessionId, agent, restarts } });
+function openSession(live: Live, sessionId: string, agent: string, restarts: number, journaled?: { readonly chosen: ChosenSettings; readonly resume: unknown }): HostSession {
+  const input = { sessionId, agent, restarts, ...(journaled ? { chosen: journaled.chosen, resume: journaled.resume } : {}) };
+  const machine = createActor(sessionMachine, { parent: live.scope.self, id: `session:${sessionId}`, input });
   const onEvent = live.input.onEvent;
   if (onEvent) {
     let last: unknown;
@@ -994,7 +1016,7 @@ function openSession(live: Live, sessionId: string, agent: string, restarts: num
     });
   }
   machine.start();
-  const session: HostSession = { sessionId, agent, machine, replaying: false };
+  const session: HostSession = { sessionId, agent, machine, replaying: false, held: [], afterReapply: [] };
   live.sessions.set(sessionId, session);
   live.closed.delete(sessionId);
   return session;
@@ -1024,6 +1046,156 @@ function dropSession(live: Live, sessionId: string, last: SessionMachineEvent): 
   if (!session) return;
   session.machine.send(last);
   live.sessions.delete(sessionId);
+  // Held prompts never reached the agent: closing cancels them, a failure fails them.
+  answerHeld(live, session, last.type === 'close' ? 'cancelled' : (last as { reason?: string }).reason ?? 'the session ended');
+  for (const next of session.afterReapply.splice(0)) next();
+}
+
+// ---------------------------------------------------------------------------------------
+// The session's state: what the user chose, journaled, and given again to a new agent process
+
+/** Sends a prompt to the session's agent (it was journaled when it came). */
+function sendPrompt(live: Live, session: HostSession, request: AgentRequestEvent): void {
+  session.machine.send({ type: 'prompt' });
+  live.pending.set(request.requestId, { kind: 'prompt', sessionId: session.sessionId });
+  sendTo(innerAgent(live, session.agent), request);
+}
+
+/**
+ * Whether a prompt must wait: the user's choices are being given to a new agent process, or
+ * the agent is restarting and there are choices to give the new process once it is up.
+ */
+function holdsPrompts(session: HostSession): boolean {
+  const snapshot = session.machine.getSnapshot();
+  if (snapshot.value === 'reapplying') return true;
+  return snapshot.value === 'recovering' && hasChoices((snapshot.context as SessionMachineContext).state.chosen);
+}
+
+/** The held prompts go to the agent, in order (the re-apply is over, or there was nothing to re-apply). */
+function releaseHeldPrompts(live: Live, session: HostSession): void {
+  for (const request of session.held.splice(0)) {
+    if (live.sessions.get(session.sessionId) !== session) return;
+    sendPrompt(live, session, request);
+  }
+}
+
+/** The held prompts end without reaching the agent: `cancelled`, or failed with `why`. */
+function answerHeld(live: Live, session: HostSession, why: string): void {
+  for (const request of session.held.splice(0)) {
+    if (why === 'cancelled') {
+      record(live, session.sessionId, { kind: 'stop', stopReason: 'cancelled' });
+      emit(live, { type: 'acp.respond', requestId: request.requestId, result: { stopReason: 'cancelled' } });
+      continue;
+    }
+    const error = RpcError.internalError(`session ${session.sessionId} failed (${why}) before its agent got the prompt; session/load or session/resume starts it again in a new agent process`, { sessionId: session.sessionId, reason: 'session_failed' }).toErrorObject();
+    record(live, session.sessionId, { kind: 'error', error });
+    emit(live, { type: 'acp.error', requestId: request.requestId, error });
+  }
+}
+
+/** The agent accepted the user's set_mode or set_config_option: the session's state, journaled. */
+function settingAnswered(live: Live, session: HostSession, modeId: string | undefined, config: { readonly configId: string; readonly value: ConfigValue } | undefined, result: unknown): void {
+  if (modeId !== undefined) changeState(live, session, { type: 'mode.changed', currentModeId: modeId });
+  if (config) changeState(live, session, { type: 'config.set', configId: config.configId, value: config.value });
+  const configOptions = (result as { configOptions?: SessionConfigOption[] } | undefined)?.configOptions;
+  if (Array.isArray(configOptions)) changeState(live, session, { type: 'config.changed', configOptions });
+}
+
+/**
+ * An update of the agent's that says something about the session's state (mode, config,
+ * title, commands, tool calls). A mode or config reported while the agent process is being
+ * (re)started is where the new process starts, not a choice: it changes what the agent
+ * reported, and the re-apply that follows puts the user's choice back.
+ */
+function reportUpdate(live: Live, session: HostSession, update: SessionUpdate): void {
+  const starting = () => ['recovering', 'starting'].includes(String(session.machine.getSnapshot().value));
+  if (update.sessionUpdate === 'current_mode_update') {
+    const { modes } = stateOf(session);
+    if (!starting()) changeState(live, session, { type: 'mode.changed', currentModeId: update.currentModeId });
+    else if (modes) session.machine.send({ type: 'setup.reported', modes: { ...modes, currentModeId: update.currentModeId } });
+  } else if (update.sessionUpdate === 'config_option_update') {
+    if (starting()) session.machine.send({ type: 'setup.reported', configOptions: update.configOptions });
+    else changeState(live, session, { type: 'config.changed', configOptions: update.configOptions });
+  } else if (stateUpdateKinds.has(update.sessionUpdate) && !(update.sessionUpdate === 'tool_call_update' && update.status !== 'completed' && update.status !== 'failed')) {
+    // A tool call's progress changes nothing kept here (only its start and its end do): no event per streamed delta.
+    session.machine.send({ type: 'update.reported', update });
+  }
+}
+
+/**
+ * Feeds the session's chart a fact, and journals what it changed of what the user chose (a
+ * `mode` or `config` entry) or of the resume handle (a `resume` entry): the same value again
+ * (an agent confirming a re-apply) is no change.
+ */
+function changeState(live: Live, session: HostSession, fact: SessionStateFact): void {
+  const before = stateOf(session);
+  session.machine.send(fact);
+  const after = stateOf(session);
+  if (after.chosen.modeId !== undefined && after.chosen.modeId !== before.chosen.modeId) record(live, session.sessionId, { kind: 'mode', modeId: after.chosen.modeId });
+  for (const [configId, value] of Object.entries(after.chosen.config)) {
+    if (before.chosen.config[configId] !== value) record(live, session.sessionId, { kind: 'config', configId, value });
+  }
+  if (fact.type === 'resume.changed' && (before.resume === undefined || canonical(before.resume) !== canonical(after.resume))) {
+    record(live, session.sessionId, { kind: 'resume', resume: after.resume ?? null });
+  }
+}
+
+/** A fork takes its source's choices: journaled for it, kept in its chart (what its agent reported stays as reported). */
+function inheritChoices(live: Live, session: HostSession, chosen: ChosenSettings): void {
+  const { modes, configOptions } = stateOf(session);
+  if (chosen.modeId !== undefined) changeState(live, session, { type: 'mode.changed', currentModeId: chosen.modeId });
+  for (const [configId, value] of Object.entries(chosen.config)) changeState(live, session, { type: 'config.set', configId, value });
+  session.machine.send({ type: 'setup.reported', modes: modes ?? null, configOptions: configOptions ?? null });
+}
+
+/**
+ * Gives a new agent process the user's choices (at least one request): the chart is
+ * `reapplying` (prompts wait) until each is answered.
+ */
+function startReapply(live: Live, session: HostSession, requests: readonly ReapplyRequest[], context: AgentEventContext): void {
+  session.machine.send({ type: 'reapply.started', requests: requests.length });
+  const { reapplyRound: round } = session.machine.getSnapshot().context as SessionMachineContext;
+  const inner = innerAgent(live, session.agent);
+  for (const request of requests) {
+    const requestId = `h${live.nextKey++}`;
+    live.pending.set(requestId, { kind: 'reapply', sessionId: session.sessionId, round, request });
+    sendTo(inner, { type: request.type, requestId, method: request.method, params: { ...request.params }, context });
+  }
+}
+
+/**
+ * A re-apply request answered. Accepted: the session's state shows it. Refused: a notice says
+ * which choice the agent did not take (the session goes on with the agent's value; the choice
+ * stays journaled). Once the last is answered, what waited goes on (a load's answer, the held prompts).
+ */
+function reapplyAnswered(live: Live, pending: Extract<Pending, { kind: 'reapply' }>, result: unknown, error: ErrorObject | undefined): void {
+  const session = live.sessions.get(pending.sessionId);
+  if (!session) return;
+  // Sent to a process that died since: the next process gets its own round.
+  if ((session.machine.getSnapshot().context as SessionMachineContext).reapplyRound !== pending.round) return;
+  const { request } = pending;
+  if (error) {
+    notify(live, session.sessionId, 'warning', `${session.agent} did not take ${request.what} again`, `The new agent process refused ${request.method} (${error.message}); the session goes on with the agent's own setting. set_mode or set_config_option chooses again.`);
+  } else if (request.method === 'session/set_mode') {
+    session.machine.send({ type: 'mode.changed', currentModeId: request.params.modeId });
+  } else {
+    settingAnswered(live, session, undefined, { configId: request.params.configId, value: request.params.value }, result);
+  }
+  session.machine.send({ type: 'reapply.answered', round: pending.round });
+  if (session.machine.getSnapshot().value === 'reapplying') return;
+  for (const next of session.afterReapply.splice(0)) next();
+  releaseHeldPrompts(live, session);
+}
+
+/** What the journal says the user chose for a session; a journal that cannot say counts a failure and chose nothing. */
+function journaledChoices(live: Live, sessionId: string): ChosenSettings {
+  const journal = live.input.journal;
+  try {
+    return chosenFromEntries(journal.stateEntries ? journal.stateEntries(sessionId) : journal.entries(sessionId).filter((record) => stateEntryKinds.has(record.entry.kind)));
+  } catch (error) {
+    failedWrite(live, sessionId, error);
+    return chosenFromEntries([]);
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1053,8 +1225,7 @@ function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): v
         notify(live, output.sessionId, severity, title, description ?? undefined, session !== undefined);
         return;
       }
-      if (output.update.sessionUpdate === 'current_mode_update') session?.machine.send({ type: 'mode.changed', currentModeId: output.update.currentModeId });
-      if (output.update.sessionUpdate === 'config_option_update') session?.machine.send({ type: 'config.changed', configOptions: output.update.configOptions });
+      if (session) reportUpdate(live, session, output.update);
       journalUpdate(live, output.sessionId, output.update, session !== undefined);
       return;
     }
@@ -1073,9 +1244,12 @@ function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): v
     case 'agent.lineDropped':
       live.input.onEvent?.({ ...output, agent });
       return;
-    case 'session.resumeState':
+    case 'session.resumeState': {
       safely(live, output.sessionId, () => live.input.journal.setResume(output.sessionId, output.state));
+      const session = live.sessions.get(output.sessionId);
+      if (session) changeState(live, session, { type: 'resume.changed', resume: output.state });
       return;
+    }
     case 'session.restarting':
     case 'session.recovered':
     case 'session.failed':
@@ -1100,9 +1274,14 @@ function lifecycle(live: Live, agent: string, output: Extract<AgentHandlerOutput
     }
     case 'session.recovered': {
       record(live, output.sessionId, { kind: 'recovered', restarts: output.restarts });
-      live.sessions.get(output.sessionId)?.machine.send({ type: 'agent.recovered', restarts: output.restarts });
+      const session = live.sessions.get(output.sessionId);
+      // The new process starts from its defaults: it gets every choice of the user again, before any prompt.
+      const requests = session && live.context ? reapplyRequests(output.sessionId, stateOf(session), { onlyDifferences: false }) : [];
+      if (session && requests.length === 0) session.machine.send({ type: 'agent.recovered', restarts: output.restarts });
       live.input.onEvent?.({ type: 'session.recovered', sessionId: output.sessionId, restarts: output.restarts });
       notify(live, output.sessionId, 'info', `${agent} is back`, `The conversation was resumed after restart ${output.restarts}; the next prompt continues it.`);
+      if (session && requests.length > 0 && live.context) startReapply(live, session, requests, live.context);
+      else if (session) releaseHeldPrompts(live, session);
       return;
     }
     case 'session.failed': {
@@ -1179,6 +1358,9 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       if (refusal) return fail(live, requestId, refusal);
       const session = openSession(live, sessionId, agent, 0);
       reportSetup(session, result);
+      // A fork goes on as its source was set: the source's choices are the fork's (journaled for it, as its copy has none).
+      const source = pending.kind === 'fork' ? live.sessions.get(pending.from) : undefined;
+      if (source) inheritChoices(live, session, stateOf(source).chosen);
       session.machine.send({ type: 'ready' });
       live.input.onEvent?.({ type: 'session.opened', sessionId, agent, how: pending.kind });
       emit(live, { type: 'acp.respond', requestId, result });
@@ -1193,13 +1375,15 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       return;
     case 'setting': {
       if (error) return fail(live, requestId, error);
-      const machine = live.sessions.get(pending.sessionId)?.machine;
-      if (pending.modeId !== undefined) machine?.send({ type: 'mode.changed', currentModeId: pending.modeId });
-      const configOptions = (result as { configOptions?: SessionConfigOption[] } | undefined)?.configOptions;
-      if (Array.isArray(configOptions)) machine?.send({ type: 'config.changed', configOptions });
+      const session = live.sessions.get(pending.sessionId);
+      // Answered: the user's choice is the session's now, journaled to be put back on every new agent process.
+      if (session) settingAnswered(live, session, pending.modeId, pending.config, result);
       emit(live, { type: 'acp.respond', requestId, result });
       return;
     }
+    case 'reapply':
+      reapplyAnswered(live, pending, result, error);
+      return;
     case 'attach': {
       const session = live.sessions.get(pending.sessionId);
       if (session) session.replaying = false;
@@ -1213,13 +1397,16 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
         fail(live, requestId, error ?? interruption(pending.sessionId, pending.how, interrupted as 'closed' | 'deleted'));
         return endAttach(live, pending.job);
       }
-      record(live, pending.sessionId, { kind: 'attached', how: pending.how });
-      safely(live, pending.sessionId, () => live.input.journal.setState(pending.sessionId, 'open'));
       reportSetup(session, result);
-      session?.machine.send({ type: 'ready' });
-      live.input.onEvent?.({ type: 'session.opened', sessionId: pending.sessionId, agent: pending.agent, how: pending.how });
-      emit(live, { type: 'acp.respond', requestId, result: result ?? {} });
-      return endAttach(live, pending.job);
+      // The agent answered with its defaults: the user's journaled choices go back first, then the answer shows them.
+      const requests = session ? reapplyRequests(pending.sessionId, stateOf(session), { onlyDifferences: true }) : [];
+      if (session && requests.length > 0) {
+        session.afterReapply.push(() => attached(live, requestId, pending, { ...(result as object | undefined), ...currentSetup(session) }));
+        startReapply(live, session, requests, pending.context);
+        return;
+      }
+      attached(live, requestId, pending, result ?? {});
+      return;
     }
     case 'prompt': {
       const session = live.sessions.get(pending.sessionId);
@@ -1247,6 +1434,33 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       if (error) return fail(live, requestId, error);
       emit(live, { type: 'acp.respond', requestId, result });
   }
+}
+
+/**
+ * A load or resume its agent accepted (and, when the user had chosen a mode or config the
+ * agent did not show, that re-applied): journaled and answered, unless a close or delete of
+ * the session came meanwhile, or the session failed, which is answered instead.
+ */
+function attached(live: Live, requestId: string, pending: Extract<Pending, { kind: 'attach' }>, result: unknown): void {
+  const { sessionId, job } = pending;
+  const session = live.sessions.get(sessionId);
+  if (!session || job.interrupted) {
+    dropSession(live, sessionId, { type: 'agent.failed', reason: `session ${job.interrupted ?? 'failed'}` });
+    if (job.interrupted) abandon(live, pending.agent, sessionId, pending.context);
+    releaseOwnership(live, sessionId);
+    const why = live.failed.get(sessionId);
+    fail(live, requestId, job.interrupted
+      ? interruption(sessionId, pending.how, job.interrupted)
+      : RpcError.internalError(`session ${sessionId} failed while it was being opened (${why ?? 'its agent stopped'}); session/${pending.how} starts it again`, { sessionId, reason: 'session_failed' }));
+    endAttach(live, job);
+    return;
+  }
+  record(live, sessionId, { kind: 'attached', how: pending.how });
+  safely(live, sessionId, () => live.input.journal.setState(sessionId, 'open'));
+  session.machine.send({ type: 'ready' });
+  live.input.onEvent?.({ type: 'session.opened', sessionId, agent: pending.agent, how: pending.how });
+  emit(live, { type: 'acp.respond', requestId, result });
+  endAttach(live, job);
 }
 
 /**

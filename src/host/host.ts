@@ -45,7 +45,7 @@ import { AGENT_META_KEY, createHostAgent, innerAgentsOf, sessionMachinesOf, type
 import type { Journal, JournalSession } from './journal.js';
 import { defaultJournalPath, sqliteJournal } from './sqlite-journal.js';
 import { logEntryOf, type HostLogEntry } from './host-log.js';
-import { sessionMachine } from './session-machine.js';
+import { sessionMachine } from '../session/session-machine.js';
 
 /** Options of {@link createHost}. */
 export interface HostOptions {

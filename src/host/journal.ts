@@ -59,7 +59,19 @@ export type JournalEntry =
   /** The editor closed the session. */
   | { readonly kind: 'closed' }
   /** The host re-attached the session (`session/load` or `session/resume`), possibly in a new host process. */
-  | { readonly kind: 'attached'; readonly how: 'load' | 'resume' };
+  | { readonly kind: 'attached'; readonly how: 'load' | 'resume' }
+  /**
+   * The session's mode changed (the user's `session/set_mode`, once the agent answered it, or
+   * the agent's `current_mode_update`): put back on every new agent process. Not conversation.
+   */
+  | { readonly kind: 'mode'; readonly modeId: string }
+  /** A config option (the model, …) changed, as `mode` is: put back on every new agent process. Not conversation. */
+  | { readonly kind: 'config'; readonly configId: string; readonly value: string | boolean }
+  /** The agent-side resume handle changed (also kept by `setResume`). Not conversation. */
+  | { readonly kind: 'resume'; readonly resume: unknown };
+
+/** The kinds of the entries that record a session's state (not its conversation): what {@link Journal.stateEntries} reads. */
+export const stateEntryKinds: ReadonlySet<JournalEntry['kind']> = new Set(['mode', 'config', 'resume']);
 
 /** An entry with its place in the log. */
 export interface JournalRecord {
@@ -126,6 +138,12 @@ export interface Journal {
    * (screenshots included), and falls back to `entries` (the whole history at once) without it.
    */
   readEntries?(sessionId: string, page: JournalPageQuery): JournalRecord[];
+  /**
+   * A session's state entries (`mode`, `config`, `resume`), in order (optional): what the host
+   * reads to re-apply the user's choices when it re-attaches a session. Without it, the host
+   * filters `entries`.
+   */
+  stateEntries?(sessionId: string): JournalRecord[];
   /**
    * Takes `sessionId` for this journal's process while the session is live here (optional):
    * a session is live in one warden at a time. Throws {@link SessionOwnedError} when another

@@ -13,6 +13,7 @@ import {
   InvalidCursorError,
   isDamagedStore,
   JournalError,
+  stateEntryKinds,
   titleOf,
   UnknownSessionError,
   type Journal,
@@ -128,6 +129,8 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     deleteEntries: db.prepare('DELETE FROM entries WHERE session_id = ?'),
     deleteSession: db.prepare('DELETE FROM sessions WHERE session_id = ?'),
     entriesPage: db.prepare('SELECT * FROM entries WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
+    // The host writes `kind` first: a prefix test reads no entry as JSON but the few that match.
+    stateEntries: db.prepare(`SELECT * FROM entries WHERE session_id = ? AND substr(entry, 1, 16) IN ('{"kind":"mode","', '{"kind":"config"', '{"kind":"resume"') ORDER BY seq`),
   };
 
   const known = (sessionId: string): SessionRow => {
@@ -256,6 +259,9 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     },
     readEntries(sessionId, page) {
       return readEntriesPage(statements.entriesPage, sessionId, page);
+    },
+    stateEntries(sessionId) {
+      return (statements.stateEntries.all(sessionId) as EntryRow[]).map(recordOf).filter((record) => stateEntryKinds.has(record.entry.kind));
     },
     setResume(sessionId, resume) {
       settleGroup();

@@ -16,7 +16,7 @@ import type { PendingRequestEvent, PendingRequestPhase, RequestOutcome } from '.
 import type { ConnectionEvent, ConnectionPhase } from '../jsonrpc/connection.js';
 import type { AgentServerEvent, AgentServerPhase } from '../acp/agent-server.js';
 import type { AgentClientEvent, AgentClientPhase } from '../acp/agent-client.js';
-import { sessionMachine } from '../host/session-machine.js';
+import { sessionMachine } from '../session/session-machine.js';
 import { claudeSessionMachine } from '../adapters/claude/adapter.js';
 import { codexSessionMachine } from '../adapters/codex/adapter.js';
 import { codexListMachine } from '../adapters/codex/listing.js';
@@ -376,8 +376,8 @@ export const agentClientChart = declareChart<AgentClientPhase, AgentClientEvent[
 const machineCharts: ReadonlyArray<() => Chart> = [
   () => chartOfMachine(sessionMachine, {
     name: 'session',
-    source: 'src/host/session-machine.ts',
-    description: 'One session of the host: where it stands between the editor\'s prompts and the agent\'s restarts. A pure machine: the host agent feeds it the facts.',
+    source: 'src/session/session-machine.ts',
+    description: 'One session of the host: where it stands between the editor\'s prompts and the agent\'s restarts, and what the user set (mode, config options), re-applied to a new agent process. A pure machine: the host agent feeds it the facts.',
   }),
   () => chartOfMachine(claudeSessionMachine, {
     name: 'claude-session',

@@ -8,7 +8,7 @@
  *
  * ```json
  * { "format": "acp-warden.chart/1", "name": "session", "id": "session", "kind": "machine",
- *   "source": "src/host/session-machine.ts", "description": "…",
+ *   "source": "src/session/session-machine.ts", "description": "…",
  *   "initial": "starting",
  *   "on": { "close": [{ "targets": ["closed"] }] },
  *   "states": {

@@ -5,25 +5,28 @@
  *
  * ```
  * starting ─ready→ ready ─prompt→ prompting ⇄ awaitingPermission
- *                    ↑              │ cancel
- *                    │              ↓
- *                    └─settled── cancelling
+ *    │               ↑              │ cancel
+ *    │               │              ↓
+ *    │               └─settled── cancelling
+ *    └─reapply.started→ reapplying ─reapply.answered (last)→ ready | prompting
  * (any live state) ─agent.restarting→ recovering ─agent.recovered→ ready | prompting
+ *                                     recovering ─reapply.started→ reapplying
  * (any live state) ─agent.failed→ failed      (any live state) ─close→ closed
  * ```
  *
- * It also keeps the session's modes and config options as the agent last reported them
- * (`setup.reported` from the answer of session/new, load, resume or fork; `mode.changed` and
- * `config.changed` from set_mode, set_config_option and the agent's updates), which is what
- * a `session/load` or `session/resume` of the live session answers.
+ * Its context holds the session's state (session-state.ts): the modes, config options, title,
+ * commands and resume handle the agent reported, the tool calls of the turn in flight, and
+ * what the user chose. `reapplying`: the host is giving a new agent process (after an agent
+ * restart, or a warden restart's load or resume) the user's choices (reapply.ts); prompts wait
+ * for it in the host. Live handles (the held prompts, the actors) stay in the host agent.
  *
  * Prompts reach the session one at a time (the agent server queues the others FIFO), except
  * when the server's cancel grace answered a prompt the agent had not finished: then the next
  * one starts while the old one winds down. The chart counts prompts in flight, so it says
  * `prompting` until the last of them settles.
  */
-import type { SessionConfigOption, SessionModeState } from '@agentclientprotocol/sdk';
 import { assign, setup } from 'xstate';
+import { initialSessionState, reduceSessionState, turnEnded, type ChosenSettings, type SessionState, type SessionStateFact } from './session-state.js';
 
 /** Facts the host agent feeds a session machine. */
 export type SessionMachineEvent =
@@ -37,12 +40,11 @@ export type SessionMachineEvent =
   | { readonly type: 'agent.recovered'; readonly restarts: number }
   | { readonly type: 'agent.failed'; readonly reason: string }
   | { readonly type: 'close' }
-  /** The agent answered a session setup (new, load, resume, fork) with these (each absent when it did not say). */
-  | { readonly type: 'setup.reported'; readonly modes?: SessionModeState | null; readonly configOptions?: readonly SessionConfigOption[] | null }
-  /** The current mode changed (set_mode answered, or the agent's `current_mode_update`). */
-  | { readonly type: 'mode.changed'; readonly currentModeId: string }
-  /** The config options changed (set_config_option answered, or the agent's `config_option_update`). */
-  | { readonly type: 'config.changed'; readonly configOptions: readonly SessionConfigOption[] };
+  /** The host sent `requests` (at least one) re-apply requests (set_mode, set_config_option) to a new agent process. */
+  | { readonly type: 'reapply.started'; readonly requests: number }
+  /** One of them was answered (accepted or refused); `round`: the `reapplyRound` it belongs to. */
+  | { readonly type: 'reapply.answered'; readonly round: number }
+  | SessionStateFact;
 
 /** What a session machine remembers. */
 export interface SessionMachineContext {
@@ -58,10 +60,12 @@ export interface SessionMachineContext {
   readonly promptsInFlight: number;
   /** Why the session failed. */
   readonly failure: string | undefined;
-  /** The modes as the agent last reported them (`undefined`: it never said). */
-  readonly modes: SessionModeState | undefined;
-  /** The config options as the agent last reported them (`undefined`: it never said). */
-  readonly configOptions: readonly SessionConfigOption[] | undefined;
+  /** What the agent reported and the user set (see session-state.ts). */
+  readonly state: SessionState;
+  /** Counts the re-apply rounds: an answer of an earlier round (the agent restarted meanwhile) is stale. */
+  readonly reapplyRound: number;
+  /** Re-apply requests of this round not answered yet. */
+  readonly reapplyOutstanding: number;
 }
 
 /** Input of a session machine. */
@@ -70,24 +74,33 @@ export interface SessionMachineInput {
   readonly agent: string;
   /** Restarts already journaled (a session re-attached after a host restart). */
   readonly restarts?: number;
+  /** What the journal says the user chose (a session re-attached after a host restart). */
+  readonly chosen?: ChosenSettings;
+  /** The journaled resume handle. */
+  readonly resume?: unknown;
 }
 
 /** The names of the session machine's states. */
-export type SessionStateName = 'starting' | 'ready' | 'prompting' | 'awaitingPermission' | 'cancelling' | 'recovering' | 'closed' | 'failed';
+export type SessionStateName = 'starting' | 'ready' | 'prompting' | 'awaitingPermission' | 'cancelling' | 'recovering' | 'reapplying' | 'closed' | 'failed';
 
-/** The session state chart (see the module comment). */
 /** A prompt settled: `prompting` while another is in flight, else `ready`. */
 const settled = [
   { guard: 'anotherInFlight', target: 'prompting', actions: 'promptSettled' },
   { target: 'ready', actions: 'promptSettled' },
 ] as const;
 
+const stateFacts = ['setup.reported', 'mode.changed', 'config.changed', 'config.set', 'update.reported', 'resume.changed'] as const;
+
+/** The session state chart (see the module comment). */
 export const sessionMachine = setup({
   types: {} as { context: SessionMachineContext; events: SessionMachineEvent; input: SessionMachineInput },
   guards: {
     promptInFlight: ({ context }) => context.promptsInFlight > 0,
     /** Another prompt is still in flight after this one settles. */
     anotherInFlight: ({ context }) => context.promptsInFlight > 1,
+    /** The last outstanding re-apply request of this round was answered. */
+    lastReapplyAnswered: ({ context, event }) => (event as { round?: number }).round === context.reapplyRound && context.reapplyOutstanding <= 1,
+    lastReapplyAnsweredWithPrompt: ({ context, event }) => (event as { round?: number }).round === context.reapplyRound && context.reapplyOutstanding <= 1 && context.promptsInFlight > 0,
   },
   actions: {
     promptStarted: assign({ promptsInFlight: ({ context }) => context.promptsInFlight + 1 }),
@@ -95,20 +108,24 @@ export const sessionMachine = setup({
       promptsInFlight: Math.max(0, context.promptsInFlight - 1),
       promptsSettled: context.promptsSettled + 1,
       lastOutcome: (event as Extract<SessionMachineEvent, { type: 'prompt.settled' }>).outcome,
+      state: context.promptsInFlight <= 1 ? turnEnded(context.state) : context.state,
     })),
-    countRestart: assign(({ context, event }) => ({ restarts: Math.max(context.restarts + 1, (event as Extract<SessionMachineEvent, { type: 'agent.restarting' }>).restarts) })),
+    countRestart: assign(({ context, event }) => ({
+      restarts: Math.max(context.restarts + 1, (event as Extract<SessionMachineEvent, { type: 'agent.restarting' }>).restarts),
+      // Answers still due to the previous process's re-apply are stale from now on.
+      reapplyRound: context.reapplyRound + 1,
+      reapplyOutstanding: 0,
+      state: turnEnded(context.state),
+    })),
     fail: assign({ failure: ({ event }) => (event as Extract<SessionMachineEvent, { type: 'agent.failed' }>).reason, promptsInFlight: 0 }),
-    setupReported: assign(({ context, event }) => {
-      const { modes, configOptions } = event as Extract<SessionMachineEvent, { type: 'setup.reported' }>;
-      return {
-        modes: modes === undefined ? context.modes : modes ?? undefined,
-        configOptions: configOptions === undefined ? context.configOptions : configOptions ?? undefined,
-      };
+    reduce: assign({ state: ({ context, event }) => reduceSessionState(context.state, event as SessionStateFact) }),
+    reapplyStarted: assign(({ context, event }) => ({
+      reapplyRound: context.reapplyRound + 1,
+      reapplyOutstanding: (event as Extract<SessionMachineEvent, { type: 'reapply.started' }>).requests,
+    })),
+    reapplyAnswered: assign({
+      reapplyOutstanding: ({ context, event }) => ((event as { round?: number }).round === context.reapplyRound ? Math.max(0, context.reapplyOutstanding - 1) : context.reapplyOutstanding),
     }),
-    modeChanged: assign({
-      modes: ({ context, event }) => context.modes && { ...context.modes, currentModeId: (event as Extract<SessionMachineEvent, { type: 'mode.changed' }>).currentModeId },
-    }),
-    configChanged: assign({ configOptions: ({ event }) => (event as Extract<SessionMachineEvent, { type: 'config.changed' }>).configOptions }),
   },
 }).createMachine({
   id: 'session',
@@ -120,21 +137,23 @@ export const sessionMachine = setup({
     lastOutcome: undefined,
     promptsInFlight: 0,
     failure: undefined,
-    modes: undefined,
-    configOptions: undefined,
+    state: initialSessionState(input.chosen, input.resume),
+    reapplyRound: 0,
+    reapplyOutstanding: 0,
   }),
   initial: 'starting',
   on: {
     'agent.restarting': { target: '.recovering', actions: 'countRestart' },
     'agent.failed': { target: '.failed', actions: 'fail' },
     close: { target: '.closed' },
-    'setup.reported': { actions: 'setupReported' },
-    'mode.changed': { actions: 'modeChanged' },
-    'config.changed': { actions: 'configChanged' },
+    ...Object.fromEntries(stateFacts.map((fact) => [fact, { actions: 'reduce' }])),
   },
   states: {
     starting: {
-      on: { ready: { target: 'ready' } },
+      on: {
+        ready: { target: 'ready' },
+        'reapply.started': { target: 'reapplying', actions: 'reapplyStarted' },
+      },
     },
     ready: {
       on: { prompt: { target: 'prompting', actions: 'promptStarted' } },
@@ -169,11 +188,27 @@ export const sessionMachine = setup({
         // Restarted again before it recovered: still recovering, one more restart.
         'agent.restarting': { actions: 'countRestart' },
         'agent.recovered': [{ guard: 'promptInFlight', target: 'prompting' }, { target: 'ready' }],
+        // The new process is up and the user chose something: it gets that before any prompt.
+        'reapply.started': { target: 'reapplying', actions: 'reapplyStarted' },
         // The crashed prompt is answered while the agent comes back; a new one waits for it.
         'prompt.settled': { actions: 'promptSettled' },
         prompt: { actions: 'promptStarted' },
         cancel: {},
         ready: { target: 'ready' },
+      },
+    },
+    reapplying: {
+      on: {
+        'reapply.answered': [
+          { guard: 'lastReapplyAnsweredWithPrompt', target: 'prompting', actions: 'reapplyAnswered' },
+          { guard: 'lastReapplyAnswered', target: 'ready', actions: 'reapplyAnswered' },
+          { actions: 'reapplyAnswered' },
+        ],
+        // A crashed prompt settles late; the prompts that came meanwhile wait in the host.
+        'prompt.settled': { actions: 'promptSettled' },
+        prompt: { actions: 'promptStarted' },
+        cancel: {},
+        'permission.answered': {},
       },
     },
     closed: { type: 'final' },

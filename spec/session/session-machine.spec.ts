@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createActor } from 'xstate';
-import { sessionMachine, type SessionMachineEvent } from '../../src/host/session-machine.js';
+import { sessionMachine, type SessionMachineEvent } from '../../src/session/session-machine.js';
 
 function run(...events: SessionMachineEvent[]) {
   const actor = createActor(sessionMachine, { input: { sessionId: 's1', agent: 'claude' } }).start();
@@ -61,5 +61,22 @@ describe('session state chart', () => {
     const actor = createActor(sessionMachine, { input: { sessionId: 's1', agent: 'codex', restarts: 4 } }).start();
     actor.send({ type: 'agent.restarting', restarts: 1 });
     expect(actor.getSnapshot().context.restarts).to.equal(5);
+  });
+
+  it('re-applying after a restart: reapplying until the last answer of its round, a stale answer (the agent restarted again) counts for nothing', () => {
+    const { states, snapshot } = run(
+      { type: 'ready' }, { type: 'mode.changed', currentModeId: 'plan' },
+      { type: 'agent.restarting', restarts: 1 }, { type: 'reapply.started', requests: 2 }, { type: 'reapply.answered', round: 2 },
+      { type: 'agent.restarting', restarts: 2 }, { type: 'reapply.started', requests: 1 }, { type: 'reapply.answered', round: 2 }, { type: 'reapply.answered', round: 4 },
+    );
+    expect(states).to.deep.equal(['starting', 'ready', 'ready', 'recovering', 'reapplying', 'reapplying', 'recovering', 'reapplying', 'reapplying', 'ready']);
+    expect(snapshot.context).to.include({ restarts: 2, reapplyRound: 4, reapplyOutstanding: 0 });
+    expect(snapshot.context.state.chosen.modeId).to.equal('plan');
+  });
+
+  it('a load or resume that re-applies: starting → reapplying → ready; the crashed prompt may settle meanwhile', () => {
+    expect(run({ type: 'reapply.started', requests: 1 }, { type: 'reapply.answered', round: 1 }).states).to.deep.equal(['starting', 'reapplying', 'ready']);
+    const { states } = run({ type: 'ready' }, { type: 'prompt' }, { type: 'agent.restarting', restarts: 1 }, { type: 'reapply.started', requests: 1 }, { type: 'prompt.settled', outcome: 'error' }, { type: 'reapply.answered', round: 2 });
+    expect(states.slice(-3)).to.deep.equal(['reapplying', 'reapplying', 'ready']);
   });
 });
