@@ -36,7 +36,7 @@ export {
   type HostTreeNode,
   type ServeOptions,
 } from './host/host.js';
-export type { SessionStateName } from './host/session-machine.js';
+export type { SessionStateName } from './session/session-machine.js';
 export type { HostLogEntry, LogLevel } from './host/host-log.js';
 
 // The journal.
