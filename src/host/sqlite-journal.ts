@@ -119,6 +119,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     deleteEntries: db.prepare('DELETE FROM entries WHERE session_id = ?'),
     deleteSession: db.prepare('DELETE FROM sessions WHERE session_id = ?'),
     entriesPage: db.prepare('SELECT * FROM entries WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
+    lastSeq: db.prepare('SELECT MAX(seq) AS seq FROM entries WHERE session_id = ?'),
   };
 
   const known = (sessionId: string): SessionRow => {
@@ -247,6 +248,9 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     },
     readEntries(sessionId, page) {
       return readEntriesPage(statements.entriesPage, sessionId, page);
+    },
+    lastSeq(sessionId) {
+      return (statements.lastSeq.get(sessionId) as { seq: number | null }).seq ?? 0;
     },
     setResume(sessionId, resume) {
       settleGroup();
