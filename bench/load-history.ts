@@ -56,7 +56,8 @@ function load(store: string, sessionId: string, work: string, slow: boolean): Pr
     const editor = PipeEditor.launch({
       args: ['--agent', 'demo', '--store', store],
       onMessage: (message: WireMessage) => {
-        if (message.method === 'session/update') seen++;
+        // The history's chunks (the demo agent adds its commands after the load).
+        if (message.method === 'session/update' && (message.params?.update?.content?.text as string | undefined)?.startsWith('#')) seen++;
         else if (message.id === 'load') answer = message;
       },
     });

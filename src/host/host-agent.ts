@@ -1381,16 +1381,21 @@ function commitGroup(live: Live): void {
 
 /** Appends to the journal; `false` (and a count, and an event) when the journal failed. */
 function record(live: Live, sessionId: string, entry: JournalEntry): boolean {
-  return safely(live, sessionId, () => live.input.journal.append(sessionId, entry));
+  return recordSeq(live, sessionId, entry) !== undefined;
 }
 
-/** Appends to the journal; the entry's `seq`, or `undefined` (and a count, and an event) when the journal failed. */
+/**
+ * Appends to the journal; the entry's `seq`, or `undefined` (and a count, and an event) when
+ * the journal failed. The editor's cursor learns of it: what is answered after it goes out after it.
+ */
 function recordSeq(live: Live, sessionId: string, entry: JournalEntry): number | undefined {
   let seq: number | undefined;
   const failed = writeOrError(live, sessionId, () => {
     seq = live.input.journal.append(sessionId, entry);
   });
-  return failed === undefined ? seq : undefined;
+  if (failed !== undefined || seq === undefined) return undefined;
+  live.subscriber.journaled(sessionId, seq);
+  return seq;
 }
 
 function safely(live: Live, sessionId: string, write: () => unknown): boolean {

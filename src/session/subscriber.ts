@@ -95,6 +95,15 @@ export class Subscriber {
   }
 
   /**
+   * An entry of the session was journaled that is not delivered as such (a prompt, a stop
+   * reason): what the journal does not hold and comes after it waits behind it too.
+   */
+  journaled(sessionId: string, seq: number): void {
+    const cursor = this.#cursors.get(sessionId);
+    if (cursor && seq > cursor.head) cursor.head = seq;
+  }
+
+  /**
    * Replays the session to the connection from the start of its journal (`session/load`),
    * then calls `waiter.done` (the load's answer follows the history). A replay asked while one
    * runs goes after it, from 0 again. Live updates of the session meanwhile reach the
