@@ -344,8 +344,8 @@ function sessionOfOutput(live: Live, output: AgentHandlerOutput): string | undef
 }
 
 /** Journal entries read per page when a cursor catches up or replays, and the most bytes of them. */
-const cursorPageSize = 500;
-const cursorPageBytes = 1024 * 1024;
+const cursorPageSize = 100;
+const cursorPageBytes = 256 * 1024;
 
 /** The editor's connection as a subscriber: it reads this host's journal, paused by the connection's delivery gate. */
 function subscriberOf(live: Live): Subscriber {
