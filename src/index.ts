@@ -219,6 +219,7 @@ export {
 export {
   agentServerLogic,
   NOTICE_META_KEY,
+  SEQ_META_KEY,
   type AgentServerInput,
   type AgentServerSnapshot,
   type AgentServerContext,
