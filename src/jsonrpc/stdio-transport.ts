@@ -88,6 +88,10 @@ export function stdioTransport(
     closed = true;
     sink?.closed({ message });
   };
+  /** One callback for every line written (not a closure each: a stream of updates is many lines). */
+  const written = (error?: Error) => {
+    if (error) finish(`stdout failed: ${error.message}`);
+  };
   const framer = new LineFramer({
     maxLineBytes: limit,
     oversize: 'skip',
@@ -136,9 +140,7 @@ export function stdioTransport(
     },
     send(message: JsonRpcMessage) {
       if (closed) return;
-      writes.write(`${JSON.stringify(message)}\n`, (error) => {
-        if (error) finish(`stdout failed: ${error.message}`);
-      }); // stdout-ok: the protocol writer
+      writes.write(`${JSON.stringify(message)}\n`, written); // stdout-ok: the protocol writer
     },
     flush() {
       // An empty write is handed over after everything queued before it.
