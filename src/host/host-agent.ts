@@ -225,7 +225,7 @@ interface Live {
   /** Sessions closed by the editor (while not opened again): what their agents still say is dropped. */
   readonly closed: Set<string>;
   /** Updates journaled in this event-loop turn, not yet committed, so not yet shown (group commit). */
-  group: { readonly outbox: Array<{ readonly output: AgentHandlerOutput; readonly seq: number | undefined }>; readonly sessions: Set<string> } | undefined;
+  group: { readonly outbox: Array<Extract<AgentHandlerOutput, { type: 'acp.update' }>>; readonly sessions: Set<string> } | undefined;
   /** The editor's connection, reading each session from a cursor: what the host tells the editor goes through it. */
   readonly subscriber: Subscriber;
   /** The session each unanswered editor request is about: its answer goes out in that session's order. */
@@ -1355,7 +1355,7 @@ function journalUpdate(live: Live, sessionId: string, update: SessionUpdate, jou
       failedWrite(live, sessionId, error);
     }
   }
-  live.group.outbox.push({ output: seq === undefined ? { type: 'acp.update', sessionId, update } : { type: 'acp.update', sessionId, update, seq }, seq });
+  live.group.outbox.push(seq === undefined ? { type: 'acp.update', sessionId, update } : { type: 'acp.update', sessionId, update, seq });
 }
 
 /**
@@ -1373,9 +1373,9 @@ function commitGroup(live: Live): void {
     lost = true;
     for (const sessionId of group.sessions) failedWrite(live, sessionId, error);
   }
-  for (const { output, seq } of group.outbox) {
-    if (!lost || seq === undefined) deliver(live, output, seq);
-    else deliver(live, { type: 'acp.update', sessionId: (output as { sessionId: string }).sessionId, update: (output as { update: SessionUpdate }).update }, undefined);
+  for (const output of group.outbox) {
+    if (!lost || output.seq === undefined) deliver(live, output, output.seq);
+    else deliver(live, { type: 'acp.update', sessionId: output.sessionId, update: output.update }, undefined);
   }
 }
 
