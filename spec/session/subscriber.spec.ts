@@ -105,6 +105,18 @@ describe('subscriber: a connection reading sessions from cursors', () => {
     expect(w.texts('s')).to.deep.equal(Array.from({ length: 20 }, (_, index) => `u${index}`));
   });
 
+  it('an update the journal did not take (no seq) while behind is not lost: it waits in its place and goes out between the journaled ones', () => {
+    const w = world(2);
+    w.journal.createSession({ sessionId: 's', agent: 'demo', cwd: '/' });
+    w.gate.hold('transport');
+    w.stream('s', 'u0');
+    w.subscriber.deliver('s', { type: 'acp.update', sessionId: 's', update: chunk('unjournaled') });
+    w.stream('s', 'u1');
+    w.gate.release('transport');
+    w.runScheduled();
+    expect(w.texts('s')).to.deep.equal(['u0', 'unjournaled', 'u1']);
+  });
+
   it('another session keeps its own cursor: one behind does not hold the other back once the gate opens', () => {
     const w = world();
     for (const sessionId of ['a', 'b']) w.journal.createSession({ sessionId, agent: 'demo', cwd: '/' });
