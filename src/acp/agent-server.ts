@@ -27,7 +27,8 @@ import { ErrorCodes } from '../jsonrpc/error-codes.js';
 import type { JsonRpcId } from '../jsonrpc/message.js';
 import { RpcError, toRpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import type { PeerLost, Transport } from '../jsonrpc/transport.js';
-import { readGateOf } from '../port/read-gate.js';
+import { readGateOf, type ReadGate } from '../port/read-gate.js';
+import { deliveryGateOf } from '../session/subscriber.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { shutdown } from '../supervision/commands.js';
@@ -155,6 +156,18 @@ interface Live {
 
 const lives = new WeakMap<AnyActorRef, Live>();
 
+/**
+ * The `_meta` key of a `session/update`'s params that carries the journal sequence number of
+ * what it stands for: increasing in a session's order, the same live and in a replay
+ * (`session/load`), so that an editor can tell what it has seen. See docs/acp.md.
+ */
+export const SEQ_META_KEY = 'acp-warden/seq';
+
+/** The gate the server closes while the editor's output is backed up (see `NativeAgent.deliversFromJournal`). */
+function backedUpGate(live: Live): ReadGate {
+  return live.input.agent.deliversFromJournal ? deliveryGateOf(live.scope.system) : readGateOf(live.scope.system);
+}
+
 /** Validators of the params of every agent method, stable and unstable. */
 const paramsParsers: Record<string, ParamsParser> = {
   ...Object.fromEntries(Object.entries(agentRequests).map(([method, types]) => [method, parserOf(types.params)])),
@@ -235,10 +248,11 @@ export const agentServerLogic = gracefulShutdown({
       live.connection.on('rpc.cancelRequested', (event: Extract<ConnectionEmitted, { type: 'rpc.cancelRequested' }>) => onCancelRequested(live, event.id)),
       live.connection.on('rpc.closed', (event: Extract<ConnectionEmitted, { type: 'rpc.closed' }>) => scope.self.send({ type: 'acp.closed', reason: event.reason })),
       live.connection.on('rpc.inputEnded', (event: Extract<ConnectionEmitted, { type: 'rpc.inputEnded' }>) => scope.self.send({ type: 'acp.inputEnded', reason: event.reason })),
-      // The editor reads slower than we write: everything feeding it (agents' output, replays) waits.
+      // The editor reads slower than we write: a handler that delivers from its journal pauses
+      // its delivery (the agents go on); any other handler's agents wait (the read gate).
       live.connection.on('rpc.backpressure', (event: Extract<ConnectionEmitted, { type: 'rpc.backpressure' }>) => {
-        if (event.backedUp && live.phase !== 'closed') readGateOf(scope.system).hold(scope.self);
-        else readGateOf(scope.system).release(scope.self);
+        if (event.backedUp && live.phase !== 'closed') backedUpGate(live).hold(scope.self);
+        else backedUpGate(live).release(scope.self);
       }),
       // What the editor sent that could not be served is the owner's to log (acp.dropped).
       live.connection.on('rpc.dropped', (event: Extract<ConnectionEmitted, { type: 'rpc.dropped' }>) => (scope as unknown as { emit: (event: unknown) => void }).emit({ type: 'acp.dropped', reason: event.reason, detail: event.detail })),
@@ -364,7 +378,7 @@ function close(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, refu
 
 function finish(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, status: 'done' | 'stopped'): AgentServerSnapshot {
   live.phase = 'closed';
-  readGateOf(live.scope.system).release(live.scope.self);
+  backedUpGate(live).release(live.scope.self);
   for (const subscription of live.subscriptions) subscription.unsubscribe();
   live.pending.clear();
   // Children of custom logic are not stopped by XState: stop them here.
@@ -711,7 +725,8 @@ function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
       const session = live.sessions.get(event.sessionId);
       if (session?.quiet && turnUpdates.has(event.update.sessionUpdate)) return; // the turn was cancelled
       const update = gateUpdate(live, event.update);
-      if (update) sendNotification(live.connection, CLIENT_METHODS.session_update, { sessionId: event.sessionId, update });
+      if (!update) return;
+      sendNotification(live.connection, CLIENT_METHODS.session_update, event.seq === undefined ? { sessionId: event.sessionId, update } : { sessionId: event.sessionId, update, _meta: { [SEQ_META_KEY]: event.seq } });
       return;
     }
     case 'acp.clientRequest':

@@ -74,7 +74,8 @@ export type AgentHandlerEvent =
 export type AgentHandlerOutput =
   | { readonly type: 'acp.respond'; readonly requestId: string; readonly result: unknown }
   | { readonly type: 'acp.error'; readonly requestId: string; readonly error: ErrorObject }
-  | { readonly type: 'acp.update'; readonly sessionId: string; readonly update: SessionUpdate }
+  /** `seq`: the journal entry it stands for (the host's updates); the server sends it as `_meta["acp-warden/seq"]`. */
+  | { readonly type: 'acp.update'; readonly sessionId: string; readonly update: SessionUpdate; readonly seq?: number }
   /** A request to the client (`session/request_permission`, `fs/*`, `terminal/*`, `elicitation/create`); the answer comes back as `client.response` / `client.error` with `key`. */
   | { readonly type: 'acp.clientRequest'; readonly key: string; readonly method: string; readonly params: unknown }
   /** A notification to the client (`elicitation/complete`, an extension). */
@@ -134,6 +135,14 @@ export interface NativeAgent<TLogic extends AnyActorLogic = AnyActorLogic> {
    * answers `cancelled` itself (nothing hangs). Default 5000 ms.
    */
   readonly cancelGraceMs?: number;
+  /**
+   * The handler delivers its updates from a journal (the host agent: a subscriber with a
+   * cursor per session): while the editor's output is backed up, the server closes the
+   * connection's delivery gate (`deliveryGateOf`) and the handler reads what the editor
+   * missed from the journal later; the agents go on. Without it the server closes the read
+   * gate instead (`readGateOf`): every port stops reading its agent until the editor drained.
+   */
+  readonly deliversFromJournal?: boolean;
   /**
    * The supervisors this agent runs its processes under (its `sessions` dynamic supervisor,
    * a passthrough's agent supervisor), given its running actor: the host shows them in

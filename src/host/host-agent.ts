@@ -45,8 +45,9 @@ import {
 import { advertisesFork } from '../acp/agent-server.js';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { describePortExit, type PortExitReason } from '../port/port-exit.js';
-import { readGateOf } from '../port/read-gate.js';
-import { InvalidCursorError, JournalError, SessionOwnedError, stateEntryKinds, type Journal, type JournalEntry, type JournalRecord, type JournalSession } from './journal.js';
+import { noticeUpdate } from '../session/cursor.js';
+import { deliveryGateOf, Subscriber } from '../session/subscriber.js';
+import { InvalidCursorError, JournalError, SessionOwnedError, stateEntryKinds, type Journal, type JournalEntry, type JournalSession } from './journal.js';
 import { sessionMachine, type SessionMachineContext, type SessionMachineEvent } from '../session/session-machine.js';
 import { chosenFromEntries, hasChoices, setupOf, stateUpdateKinds, type ChosenSettings, type ConfigValue, type SessionState, type SessionStateFact } from '../session/session-state.js';
 import { reapplyRequests, type ReapplyRequest } from '../session/reapply.js';
@@ -113,6 +114,8 @@ export function createHostAgent(options: HostAgentOptions): NativeAgent {
     ...(base.extensions ? { extensions: base.extensions } : {}),
     ...(base.delegateInitialize ? { delegateInitialize: true } : {}),
     cancelGraceMs: base.cancelGraceMs ?? 5000,
+    // A slow editor pauses this connection's subscriber, never the agents: the journal is the buffer.
+    deliversFromJournal: true,
     // Every agent's supervisors, in start order: the server shuts them down gracefully on close.
     supervisors: (host) => [...innerAgentsOf(host).values()].flatMap((inner) => inner.agent.supervisors?.(inner.ref) ?? []),
   };
@@ -236,9 +239,11 @@ interface Live {
   /** Sessions closed by the editor (while not opened again): what their agents still say is dropped. */
   readonly closed: Set<string>;
   /** Updates journaled in this event-loop turn, not yet committed, so not yet shown (group commit). */
-  group: { readonly outbox: AgentHandlerOutput[]; readonly sessions: Set<string> } | undefined;
-  /** Sessions whose history is being replayed (count of replays): their new updates are journaled, and shown by the replay. */
-  readonly replaying: Map<string, number>;
+  group: { readonly outbox: Array<Extract<AgentHandlerOutput, { type: 'acp.update' }>>; readonly sessions: Set<string> } | undefined;
+  /** The editor's connection, reading each session from a cursor: what the host tells the editor goes through it. */
+  readonly subscriber: Subscriber;
+  /** The session each unanswered editor request is about: its answer goes out in that session's order. */
+  readonly requestSessions: Map<string, string>;
   /**
    * Updates, by agent, for sessions the host does not know, sent while that agent's
    * `session/new` or `session/fork` is unanswered (a passthrough may deliver them before the
@@ -264,8 +269,8 @@ export interface HostAgentContext {
 
 type HostSnapshot = Snapshot<undefined> & { readonly context: HostAgentContext };
 type InnerOutput = { readonly type: 'host.inner'; readonly agent: string; readonly output: AgentHandlerOutput };
-type ReplayNext = { readonly type: 'host.replayPage'; readonly job: ReplayJob };
-type HostEvent = AgentHandlerEvent | InnerOutput | ReplayNext | { readonly type: `xstate.${string}` };
+type CatchUp = { readonly type: 'host.catchUp'; readonly sessionId: string };
+type HostEvent = AgentHandlerEvent | InnerOutput | CatchUp | { readonly type: `xstate.${string}` };
 type Scope = ActorScope<HostSnapshot, HostEvent, ActorSystem<any>, AgentHandlerOutput>;
 
 const lives = new WeakMap<AnyActorRef, Live>();
@@ -275,7 +280,8 @@ const keySeparator = '\u0000';
 export const hostAgentLogic = {
   config: { name: 'hostAgent' },
   getInitialSnapshot(scope: Scope, input: HostInput): HostSnapshot {
-    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, group: undefined, replaying: new Map(), held: new Map(), attaching: new Map(), opening: new Map() };
+    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, group: undefined, subscriber: undefined as unknown as Subscriber, requestSessions: new Map(), held: new Map(), attaching: new Map(), opening: new Map() };
+    (live as { subscriber: Subscriber }).subscriber = subscriberOf(live);
     lives.set(scope.self, live);
     return { status: 'active', output: undefined, error: undefined, context: summary(live) };
   },
@@ -291,10 +297,11 @@ export const hostAgentLogic = {
         if (session.machine.getSnapshot().status === 'active') scope.stopChild(session.machine);
         releaseOwnership(live, session.sessionId);
       }
+      live.subscriber.close();
       return { ...snapshot, status: 'stopped', context: summary(live) } as HostSnapshot;
     }
     if (event.type === 'host.inner') onInnerOutput(live, (event as InnerOutput).agent, (event as InnerOutput).output);
-    else if (event.type === 'host.replayPage') replayPage(live, (event as ReplayNext).job);
+    else if (event.type === 'host.catchUp') live.subscriber.step((event as CatchUp).sessionId);
     else if (!event.type.startsWith('xstate.')) onEditorEvent(live, event as AgentHandlerEvent);
     return { ...snapshot, context: summary(live) };
   },
@@ -322,7 +329,57 @@ export function sessionMachinesOf(host: AnyActorRef): ReadonlyMap<string, AnyAct
 /** Everything the host tells the editor goes out here, after the updates journaled before it. */
 function emit(live: Live, output: AgentHandlerOutput): void {
   commitGroup(live);
-  live.scope.emit(output);
+  deliver(live, output, undefined);
+}
+
+/** Hands an output to the editor's subscriber, in its session's order (`seq`: the journal entry it stands for). */
+function deliver(live: Live, output: AgentHandlerOutput, seq: number | undefined): void {
+  live.subscriber.deliver(sessionOfOutput(live, output), output, seq);
+}
+
+/** The session an output belongs to, if any: its order is that session's. */
+function sessionOfOutput(live: Live, output: AgentHandlerOutput): string | undefined {
+  switch (output.type) {
+    case 'acp.update':
+      return output.sessionId;
+    case 'acp.respond':
+    case 'acp.error': {
+      const sessionId = live.requestSessions.get(output.requestId);
+      live.requestSessions.delete(output.requestId);
+      return sessionId;
+    }
+    case 'acp.clientRequest': {
+      const sessionId = (output.params as { sessionId?: unknown } | undefined)?.sessionId;
+      return typeof sessionId === 'string' ? sessionId : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Journal entries read per page when a cursor catches up or replays, and the most bytes of them. */
+const cursorPageSize = 100;
+const cursorPageBytes = 256 * 1024;
+
+/** The editor's connection as a subscriber: it reads this host's journal, paused by the connection's delivery gate. */
+function subscriberOf(live: Live): Subscriber {
+  const journal = live.input.journal;
+  const self = live.scope.self;
+  return new Subscriber({
+    write: (output) => live.scope.emit(output),
+    read: (sessionId, afterSeq) => (journal.readEntries ? journal.readEntries(sessionId, { afterSeq, limit: cursorPageSize, maxBytes: cursorPageBytes }) : journal.entries(sessionId, afterSeq)),
+    paged: journal.readEntries !== undefined,
+    // Without it, what is answered during a replay waits for the replay's end.
+    lastSeq: (sessionId) => (journal.lastSeq ? journal.lastSeq(sessionId) : Number.MAX_SAFE_INTEGER),
+    gate: deliveryGateOf(live.scope.system),
+    // A turn of its own: what was written had a turn to go out; a stopped host reads no more.
+    schedule: (sessionId) =>
+      setImmediate(() => {
+        if (self.getSnapshot().status === 'active') self.send({ type: 'host.catchUp', sessionId } as never);
+      }),
+    settle: () => commitGroup(live),
+    readFailed: (sessionId, error) => failedWrite(live, sessionId, error),
+  });
 }
 const fail = (live: Live, requestId: string, error: RpcError | ErrorObject) =>
   emit(live, { type: 'acp.error', requestId, error: error instanceof RpcError ? error.toErrorObject() : error });
@@ -409,6 +466,7 @@ function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
 
 function onEditorRequest(live: Live, request: AgentRequestEvent): void {
   const sessionId = typeof request.params.sessionId === 'string' ? request.params.sessionId : undefined;
+  if (sessionId !== undefined) live.requestSessions.set(request.requestId, sessionId);
   // A store that fails (a damaged page, say) fails the request that met it, not the host.
   journalFailureAnswers(live, request.requestId, sessionId, () => serveEditorRequest(live, request, sessionId));
 }
@@ -932,75 +990,23 @@ function journaledResumes(live: Live, agent: string): Set<string> {
   return found;
 }
 
-/** Journal entries read per replay page (about 1 MB of a typical history), and the most bytes of them. */
-const replayPageSize = 500;
-const replayPageBytes = 4 * 1024 * 1024;
-
-/** A `session/load` replay in progress: where it stands, and what comes after it. */
-interface ReplayJob {
-  readonly sessionId: string;
-  readonly requestId: string;
-  afterSeq: number;
-  readonly then: () => void;
-  /** After the request was answered with the journal's failure. */
-  readonly failed: () => void;
-}
-
 /**
  * Sends the journaled conversation as `session/update`s (the user's prompts and what the
- * agent said), then calls `then`. A page at a time, each in its own turn and only while the
- * read gate is open (the editor keeps up): memory stays flat whatever the history's size.
- * Updates the session's agent sends meanwhile are journaled, and reach the editor through
- * the replay's later pages, in journal order.
+ * agent said, each with its journal seq), then calls `then`: the editor's cursor on the
+ * session goes back to 0 and reads the journal a page at a time, only while the editor keeps
+ * up, so memory stays flat whatever the history's size. Updates the session's agent sends
+ * meanwhile are journaled and reach the editor through the same read, in journal order.
  */
 function replay(live: Live, sessionId: string, requestId: string, then: () => void, failed: () => void): void {
-  live.replaying.set(sessionId, (live.replaying.get(sessionId) ?? 0) + 1);
-  replayPage(live, { sessionId, requestId, afterSeq: 0, then, failed });
-}
-
-function replayPage(live: Live, job: ReplayJob): void {
-  const journal = live.input.journal;
-  let records: readonly JournalRecord[];
-  try {
-    commitGroup(live);
-    records = journal.readEntries ? journal.readEntries(job.sessionId, { afterSeq: job.afterSeq, limit: replayPageSize, maxBytes: replayPageBytes }) : journal.entries(job.sessionId, job.afterSeq);
-  } catch (error) {
-    endReplay(live, job.sessionId);
-    if (!live.sessions.has(job.sessionId)) releaseOwnership(live, job.sessionId);
-    failedWrite(live, job.sessionId, error);
-    fail(live, job.requestId, journalFailure(error, job.sessionId));
-    job.failed();
-    return;
-  }
-  for (const record of records) replayRecord(live, job.sessionId, record.entry);
-  const last = records.at(-1);
-  if (!journal.readEntries || !last) {
-    endReplay(live, job.sessionId);
-    job.then();
-    return;
-  }
-  job.afterSeq = last.seq;
-  // After this page's writes had a turn to go out, and once the editor read them.
-  const self = live.scope.self;
-  const gate = readGateOf(live.scope.system);
-  setImmediate(() => void gate.whenOpen().then(() => self.send({ type: 'host.replayPage', job } as never)));
-}
-
-function replayRecord(live: Live, sessionId: string, entry: JournalEntry): void {
-  if (entry.kind === 'prompt') {
-    for (const block of entry.prompt) emit(live, { type: 'acp.update', sessionId, update: { sessionUpdate: 'user_message_chunk', content: block } as SessionUpdate });
-  } else if (entry.kind === 'update') {
-    emit(live, { type: 'acp.update', sessionId, update: entry.update });
-  } else if (entry.kind === 'notice') {
-    // A notice comes back as a notice: to a client without session.notices, the same signed text it got live.
-    emit(live, { type: 'acp.update', sessionId, update: noticeUpdate(entry.severity, entry.title, entry.description) });
-  }
-}
-
-function endReplay(live: Live, sessionId: string): void {
-  const count = (live.replaying.get(sessionId) ?? 1) - 1;
-  if (count > 0) live.replaying.set(sessionId, count);
-  else live.replaying.delete(sessionId);
+  live.subscriber.replay(sessionId, {
+    done: then,
+    failed: (error) => {
+      if (!live.sessions.has(sessionId)) releaseOwnership(live, sessionId);
+      failedWrite(live, sessionId, error);
+      fail(live, requestId, journalFailure(error, sessionId));
+      failed();
+    },
+  });
 }
 
 function openSession(live: Live, sessionId: string, agent: string, restarts: number, journaled?: { readonly chosen: ChosenSettings; readonly resume: unknown }): HostSession {
@@ -1521,13 +1527,11 @@ function abandon(live: Live, agent: string, sessionId: string, context: AgentEve
  * server renders as a signed text for clients without `session.notices`.
  */
 function notify(live: Live, sessionId: string, severity: 'info' | 'warning' | 'error', title: string, description: string | undefined, journaled = true): void {
-  // During a replay of this session, a notice on record is shown by the replay, in its place.
-  if (journaled && record(live, sessionId, { kind: 'notice', severity, title, description }) && live.replaying.has(sessionId)) return;
-  emit(live, { type: 'acp.update', sessionId, update: noticeUpdate(severity, title, description) });
-}
-
-function noticeUpdate(severity: 'info' | 'warning' | 'error', title: string, description: string | undefined): SessionUpdate {
-  return { sessionUpdate: 'notice', severity, title, ...(description !== undefined ? { description } : {}) } as unknown as SessionUpdate;
+  const update = noticeUpdate(severity, title, description);
+  const seq = journaled ? recordSeq(live, sessionId, { kind: 'notice', severity, title, description }) : undefined;
+  // On record: it goes out in the journal's order (a cursor behind reads it from there).
+  if (seq !== undefined) deliver(live, { type: 'acp.update', sessionId, update, seq }, seq);
+  else emit(live, { type: 'acp.update', sessionId, update });
 }
 
 /**
@@ -1539,56 +1543,73 @@ function noticeUpdate(severity: 'info' | 'warning' | 'error', title: string, des
  */
 function journalUpdate(live: Live, sessionId: string, update: SessionUpdate, journaled: boolean): void {
   const journal = live.input.journal;
-  const output: AgentHandlerOutput = { type: 'acp.update', sessionId, update };
-  // A replay of this session is under way: it shows the update from the journal, in its place.
-  if (journaled && live.replaying.has(sessionId)) {
-    if (!record(live, sessionId, { kind: 'update', update })) emit(live, output); // not journaled: shown now, not lost
-    return;
-  }
-  if (!journal.begin || !journal.commit) {
-    if (journaled) record(live, sessionId, { kind: 'update', update });
-    emit(live, output);
-    return;
-  }
+  const alone = () => {
+    // One append at a time: an update the journal did not take is shown now all the same (not lost), without a seq.
+    const seq = journaled ? recordSeq(live, sessionId, { kind: 'update', update }) : undefined;
+    if (seq === undefined) emit(live, { type: 'acp.update', sessionId, update });
+    else deliver(live, { type: 'acp.update', sessionId, update, seq }, seq);
+  };
+  if (!journal.begin || !journal.commit) return alone();
   if (!live.group) {
     try {
       journal.begin();
     } catch {
       // No group today: one append at a time, as a journal without groups.
-      if (journaled) record(live, sessionId, { kind: 'update', update });
-      emit(live, output);
-      return;
+      return alone();
     }
     live.group = { outbox: [], sessions: new Set() };
     queueMicrotask(() => commitGroup(live));
   }
+  let seq: number | undefined;
   if (journaled) {
     try {
-      journal.append(sessionId, { kind: 'update', update });
+      seq = journal.append(sessionId, { kind: 'update', update });
       live.group.sessions.add(sessionId);
     } catch (error) {
       failedWrite(live, sessionId, error);
     }
   }
-  live.group.outbox.push(output);
+  live.group.outbox.push(seq === undefined ? { type: 'acp.update', sessionId, update } : { type: 'acp.update', sessionId, update, seq });
 }
 
-/** Commits the open group of updates and shows them, in order; a failed commit is a journal error, the updates are still shown. */
+/**
+ * Commits the open group of updates and shows them, in order; a failed commit is a journal
+ * error, the updates are still shown (without their seq: the journal does not hold them).
+ */
 function commitGroup(live: Live): void {
   const group = live.group;
   if (!group) return;
   live.group = undefined;
+  let lost = false;
   try {
     live.input.journal.commit?.();
   } catch (error) {
+    lost = true;
     for (const sessionId of group.sessions) failedWrite(live, sessionId, error);
   }
-  for (const output of group.outbox) live.scope.emit(output);
+  for (const output of group.outbox) {
+    if (!lost || output.seq === undefined) deliver(live, output, output.seq);
+    else deliver(live, { type: 'acp.update', sessionId: output.sessionId, update: output.update }, undefined);
+  }
 }
 
 /** Appends to the journal; `false` (and a count, and an event) when the journal failed. */
 function record(live: Live, sessionId: string, entry: JournalEntry): boolean {
-  return safely(live, sessionId, () => live.input.journal.append(sessionId, entry));
+  return recordSeq(live, sessionId, entry) !== undefined;
+}
+
+/**
+ * Appends to the journal; the entry's `seq`, or `undefined` (and a count, and an event) when
+ * the journal failed. The editor's cursor learns of it: what is answered after it goes out after it.
+ */
+function recordSeq(live: Live, sessionId: string, entry: JournalEntry): number | undefined {
+  let seq: number | undefined;
+  const failed = writeOrError(live, sessionId, () => {
+    seq = live.input.journal.append(sessionId, entry);
+  });
+  if (failed !== undefined || seq === undefined) return undefined;
+  live.subscriber.journaled(sessionId, seq);
+  return seq;
 }
 
 function safely(live: Live, sessionId: string, write: () => unknown): boolean {

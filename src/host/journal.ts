@@ -145,6 +145,12 @@ export interface Journal {
    */
   stateEntries?(sessionId: string): JournalRecord[];
   /**
+   * The `seq` of a session's last entry, 0 when it has none (optional): where a `session/load`
+   * replay ends, so that what the host answers meanwhile goes out after the history, not
+   * before. Without it such answers wait for the end of the replay.
+   */
+  lastSeq?(sessionId: string): number;
+  /**
    * Takes `sessionId` for this journal's process while the session is live here (optional):
    * a session is live in one warden at a time. Throws {@link SessionOwnedError} when another
    * process that still runs holds it; an owner that died (even SIGKILLed) holds nothing.

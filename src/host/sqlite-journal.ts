@@ -131,6 +131,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     entriesPage: db.prepare('SELECT * FROM entries WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
     // The host writes `kind` first: a prefix test reads no entry as JSON but the few that match.
     stateEntries: db.prepare(`SELECT * FROM entries WHERE session_id = ? AND substr(entry, 1, 16) IN ('{"kind":"mode","', '{"kind":"config"', '{"kind":"resume"') ORDER BY seq`),
+    lastSeq: db.prepare('SELECT MAX(seq) AS seq FROM entries WHERE session_id = ?'),
   };
 
   const known = (sessionId: string): SessionRow => {
@@ -262,6 +263,9 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     },
     stateEntries(sessionId) {
       return (statements.stateEntries.all(sessionId) as EntryRow[]).map(recordOf).filter((record) => stateEntryKinds.has(record.entry.kind));
+    },
+    lastSeq(sessionId) {
+      return (statements.lastSeq.get(sessionId) as { seq: number | null }).seq ?? 0;
     },
     setResume(sessionId, resume) {
       settleGroup();

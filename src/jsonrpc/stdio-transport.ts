@@ -10,10 +10,16 @@ import type { Transport, TransportSink } from './transport.js';
  */
 export const defaultStdioMaxLineBytes = 64 * 1024 * 1024;
 
-/** Bytes waiting for the editor to read at which reading stops (stdin, agents, replays): 1 MiB. */
-export const stdioHighWaterBytes = 1024 * 1024;
-/** ... and at which it starts again: 256 KiB. */
-export const stdioLowWaterBytes = 256 * 1024;
+/**
+ * Bytes waiting for the editor to read at which the output counts as backed up: 256 KiB
+ * (stdin stops being read; the host's cursors fall behind, the journal keeps what follows).
+ * Small, because what waits here while the editor pauses outlives the young generation: at
+ * 1 MiB, a `session/load` of 100 MiB to an editor reading in bursts peaked at idle + 100 MB
+ * of RSS (old-generation garbage), at 256 KiB at idle + 25 MB (docs/benchmarks.md).
+ */
+export const stdioHighWaterBytes = 256 * 1024;
+/** ... and at which it is not any more: 64 KiB. */
+export const stdioLowWaterBytes = 64 * 1024;
 
 /** Bytes of stdin read (not parsed) while the connection holds it (too many requests unanswered): 1 MiB. */
 const heldInputBytes = 1024 * 1024;
@@ -39,8 +45,8 @@ export interface StdioTransport extends Transport {
  *
  * Flow control: a slow editor is waited for, never dropped. Once more than
  * {@link stdioHighWaterBytes} wait for it to read, stdin is paused and the sink hears
- * `backpressure(true)` (its owner pauses the agents); below {@link stdioLowWaterBytes}
- * both go on. The connection can hold stdin too (`holdReading`: too many requests
+ * `backpressure(true)` (its owner pauses its delivery: the host's cursors, or the agents
+ * of a server without a journal); below {@link stdioLowWaterBytes} both go on. The connection can hold stdin too (`holdReading`: too many requests
  * unanswered); it is read only when neither holds it.
  *
  * EOF on stdin is input ended, not peer gone (`inputEnded`): the editor wrote its last
@@ -81,6 +87,10 @@ export function stdioTransport(
     if (closed) return;
     closed = true;
     sink?.closed({ message });
+  };
+  /** One callback for every line written (not a closure each: a stream of updates is many lines). */
+  const written = (error?: Error) => {
+    if (error) finish(`stdout failed: ${error.message}`);
   };
   const framer = new LineFramer({
     maxLineBytes: limit,
@@ -130,9 +140,7 @@ export function stdioTransport(
     },
     send(message: JsonRpcMessage) {
       if (closed) return;
-      writes.write(`${JSON.stringify(message)}\n`, (error) => {
-        if (error) finish(`stdout failed: ${error.message}`);
-      }); // stdout-ok: the protocol writer
+      writes.write(`${JSON.stringify(message)}\n`, written); // stdout-ok: the protocol writer
     },
     flush() {
       // An empty write is handed over after everything queued before it.

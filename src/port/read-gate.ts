@@ -1,10 +1,13 @@
 /**
  * The read gate of an actor system: closed while the editor's output is backed up (it reads
- * slower than the agents write), so that whatever feeds it stops reading: each port stops
- * reading its agent's stdout (the agent blocks on a full pipe), a `session/load` replay stops
- * between pages. Opened again once the output drained. One gate per actor system (a host's
- * whole tree), found with {@link readGateOf}: nothing has to be threaded through the
- * supervisors and adapters that build the ports.
+ * slower than the agents write) and the agent server's handler has no journal to deliver
+ * from, so that whatever feeds it stops reading: each port stops reading its agent's stdout
+ * (the agent blocks on a full pipe). Opened again once the output drained. The last resort:
+ * the host agent (`warden acp`, `createHost`) delivers through cursors over its journal and
+ * pauses only its own delivery (`deliveryGateOf`, src/session/subscriber.ts), so under it this
+ * gate stays open and the agents go on. One gate per actor system (a host's whole tree),
+ * found with {@link readGateOf}: nothing has to be threaded through the supervisors and
+ * adapters that build the ports. The class is also the delivery gate's.
  */
 import type { AnyActorRef } from 'xstate';
 

@@ -1,0 +1,105 @@
+/**
+ * A cursor: where one connection stands in one session's journal. The journal is the buffer:
+ * while the connection keeps up, updates go out live and the cursor follows them; when it
+ * falls behind (its transport is full, or a `session/load` replays from 0), the live updates
+ * are not kept (they are on disk) and the cursor later reads them from the journal, from the
+ * last one it delivered. Only what the journal does not hold (answers, requests to the
+ * client, an update the journal failed to take) waits in the cursor, each pinned behind the
+ * journal position it followed, so that it goes out in its place.
+ */
+import type { SessionUpdate } from '@agentclientprotocol/sdk';
+import type { JournalEntry } from '../host/journal.js';
+
+/**
+ * `live`: everything journaled so far was delivered; what comes goes out now.
+ * `behind`: the journal holds what was not delivered yet (from `delivered` on); it is read
+ * from there, a page at a time, until the cursor is live again.
+ */
+export type CursorState = 'live' | 'behind';
+
+/** What waits in a cursor: an output the journal does not hold, pinned after journal position `after`. */
+export interface HeldOutput<TOutput> {
+  readonly after: number;
+  readonly output: TOutput;
+}
+
+/** A `session/load` reading from 0 through this cursor: told once it has caught up (or the journal failed). */
+export interface ReplayWaiter {
+  readonly done: () => void;
+  readonly failed: (error: unknown) => void;
+}
+
+/** One connection's position in one session's journal. */
+export interface SessionCursor<TOutput> {
+  readonly sessionId: string;
+  state: CursorState;
+  /** The `seq` of the last journal entry delivered (or skipped as not for the editor); 0: none. */
+  delivered: number;
+  /** The `seq` of the last journal entry known to exist for the session (delivered or not). */
+  head: number;
+  /** A replay (`session/load`) echoes the user's prompts too; catching up after a pause does not (live never does). */
+  withPrompts: boolean;
+  /**
+   * During a replay: the `head` it started at. The history up to there is old news: what the
+   * journal does not hold goes out at once unless live updates came after it (then it waits
+   * for them, in their place).
+   */
+  replayedTo: number | undefined;
+  /** Outputs the journal does not hold, in order, each behind its journal position. */
+  readonly held: Array<HeldOutput<TOutput>>;
+  /** Replays reading through this cursor: the first is under way, the others go after it, each from 0. */
+  readonly replays: ReplayWaiter[];
+  /** A read of the next page is scheduled (not to schedule two). */
+  scheduled: boolean;
+}
+
+/** A cursor that is live at `head` (a session seen first live). */
+export function liveCursor<TOutput>(sessionId: string, head: number): SessionCursor<TOutput> {
+  return { sessionId, state: 'live', delivered: head, head, withPrompts: false, replayedTo: undefined, held: [], replays: [], scheduled: false };
+}
+
+/** Puts the cursor back to 0 for a replay: everything the journal holds is read again, prompts included. */
+export function rewind(cursor: SessionCursor<unknown>): void {
+  cursor.state = 'behind';
+  cursor.delivered = 0;
+  cursor.withPrompts = true;
+  cursor.replayedTo = cursor.head;
+}
+
+/** Whether an output the journal does not hold must wait in the cursor (else it goes out now). */
+export function mustHold(cursor: SessionCursor<unknown>): boolean {
+  if (cursor.state === 'live') return false;
+  // In a replay with nothing live since it started, only history is ahead of it.
+  return cursor.replayedTo === undefined || cursor.head > cursor.replayedTo;
+}
+
+/** Takes the held outputs pinned before journal position `seq` (all of them when `seq` is undefined), oldest first. */
+export function takeHeld<TOutput>(cursor: SessionCursor<TOutput>, seq?: number): TOutput[] {
+  let count = 0;
+  while (count < cursor.held.length && (seq === undefined || (cursor.held[count] as HeldOutput<TOutput>).after < seq)) count++;
+  return cursor.held.splice(0, count).map((held) => held.output);
+}
+
+/**
+ * The updates a journal entry stands for on the wire, as a connection got them live: the
+ * agent's updates and the notices (a notice comes back as a notice); the user's prompt only
+ * in a replay (`withPrompts`), as `user_message_chunk`s, one per block. Other entries (stop
+ * reasons, restarts, permissions) are facts, not updates: none.
+ */
+export function updatesOf(entry: JournalEntry, withPrompts: boolean): SessionUpdate[] {
+  switch (entry.kind) {
+    case 'update':
+      return [entry.update];
+    case 'notice':
+      return [noticeUpdate(entry.severity, entry.title, entry.description)];
+    case 'prompt':
+      return withPrompts ? entry.prompt.map((block) => ({ sessionUpdate: 'user_message_chunk', content: block }) as SessionUpdate) : [];
+    default:
+      return [];
+  }
+}
+
+/** A `notice` update (acp-warden's own kind; the agent server renders it as text for clients without `session.notices`). */
+export function noticeUpdate(severity: 'info' | 'warning' | 'error', title: string, description: string | undefined): SessionUpdate {
+  return { sessionUpdate: 'notice', severity, title, ...(description !== undefined ? { description } : {}) } as unknown as SessionUpdate;
+}

@@ -1,0 +1,228 @@
+/**
+ * A subscriber: one connection (the editor's stdio today; a WebSocket client or an embedding
+ * program's iterator next) reading its sessions through cursors (cursor.ts), with flow
+ * control. Its transport says when it is full through a gate (the agent server closes the
+ * connection's delivery gate while its output is backed up): from then on the live updates
+ * are not written nor kept, the session and its agent go on at full speed and the journal
+ * holds what this connection has not seen. Once the gate opens, each cursor that fell
+ * behind reads the journal from where it stood, a page at a time and only while the gate is
+ * open, until it is live again. `session/load` is the same read from 0.
+ *
+ * Order is the journal's (per session); nothing is delivered twice (a cursor only moves
+ * forward between replays) and nothing is lost (what is not in the journal waits in the
+ * cursor, in its place). Memory holds at most one page of the journal per cursor and what
+ * the journal does not hold (answers and requests to the client, bounded by the requests
+ * the editor has open).
+ */
+import type { AnyActorRef } from 'xstate';
+import type { AgentHandlerOutput } from '../acp/native-agent.js';
+import type { JournalRecord } from '../host/journal.js';
+import { ReadGate } from '../port/read-gate.js';
+import { liveCursor, mustHold, rewind, takeHeld, updatesOf, type ReplayWaiter, type SessionCursor } from './cursor.js';
+
+/** What a subscriber runs on. */
+export interface SubscriberOptions {
+  /** Writes one output to the connection. */
+  readonly write: (output: AgentHandlerOutput) => void;
+  /**
+   * Reads the session's journal after `afterSeq`: a page (when `paged`: an empty page is the
+   * end), or everything after it. Throws what the journal threw.
+   */
+  readonly read: (sessionId: string, afterSeq: number) => readonly JournalRecord[];
+  readonly paged: boolean;
+  /** The `seq` of the session's last journal entry (0: none yet). */
+  readonly lastSeq: (sessionId: string) => number;
+  /** Open while the connection's transport takes more (see {@link deliveryGateOf}). */
+  readonly gate: ReadGate;
+  /** Calls {@link Subscriber.step} for `sessionId` later, in the owner's own turn (an actor: a self-sent event). */
+  readonly schedule: (sessionId: string) => void;
+  /** Delivers whatever was appended but not delivered yet (a group commit under way), before the journal is read. */
+  readonly settle?: () => void;
+  /** Reading the journal failed while catching up (not a replay: a replay's waiter hears it): what was not delivered stays unread. */
+  readonly readFailed?: (sessionId: string, error: unknown) => void;
+}
+
+/** Where a session stands for this connection (for tests and the inspector). */
+export interface CursorPosition {
+  readonly state: 'live' | 'behind';
+  readonly delivered: number;
+  readonly head: number;
+  readonly held: number;
+}
+
+/** One connection's cursors over its sessions. */
+export class Subscriber {
+  readonly #options: SubscriberOptions;
+  readonly #cursors = new Map<string, SessionCursor<AgentHandlerOutput> & { page: JournalRecord[] }>();
+  readonly #leaveGate: () => void;
+
+  constructor(options: SubscriberOptions) {
+    this.#options = options;
+    this.#leaveGate = options.gate.subscribe((open) => {
+      if (!open) return;
+      for (const cursor of this.#cursors.values()) if (cursor.state === 'behind') this.#wake(cursor);
+    });
+  }
+
+  /**
+   * An output for the connection. `seq`: the journal entry it stands for (an update that is on
+   * disk), written now when the session's cursor is live and the transport takes it, else
+   * left to the journal. Without `seq` (an answer, a request to the client, an update the
+   * journal did not take): written now unless the session's cursor is behind, in which case it
+   * waits there, behind the entries journaled before it. `sessionId` undefined: not a
+   * session's (written now).
+   */
+  deliver(sessionId: string | undefined, output: AgentHandlerOutput, seq?: number): void {
+    let cursor = sessionId === undefined ? undefined : this.#cursors.get(sessionId);
+    if (seq !== undefined && sessionId !== undefined) {
+      // A session seen first now: what the journal held before this entry is its history, not news.
+      cursor ??= this.#track(liveCursor(sessionId, seq - 1));
+      if (seq > cursor.head) cursor.head = seq;
+      if (cursor.state === 'live' && this.#options.gate.open) {
+        this.#options.write(output);
+        cursor.delivered = seq;
+        return;
+      }
+      cursor.state = 'behind';
+      if (this.#options.gate.open) this.#wake(cursor);
+      return;
+    }
+    if (!cursor || !mustHold(cursor)) {
+      this.#options.write(output);
+      return;
+    }
+    cursor.held.push({ after: cursor.head, output });
+  }
+
+  /**
+   * An entry of the session was journaled that is not delivered as such (a prompt, a stop
+   * reason): what the journal does not hold and comes after it waits behind it too.
+   */
+  journaled(sessionId: string, seq: number): void {
+    const cursor = this.#cursors.get(sessionId);
+    if (cursor && seq > cursor.head) cursor.head = seq;
+  }
+
+  /**
+   * Replays the session to the connection from the start of its journal (`session/load`),
+   * then calls `waiter.done` (the load's answer follows the history). A replay asked while one
+   * runs goes after it, from 0 again. Live updates of the session meanwhile reach the
+   * connection through the replay, in journal order.
+   */
+  replay(sessionId: string, waiter: ReplayWaiter): void {
+    this.#options.settle?.();
+    let cursor = this.#cursors.get(sessionId);
+    let head: number;
+    try {
+      head = this.#options.lastSeq(sessionId);
+    } catch (error) {
+      waiter.failed(error);
+      return;
+    }
+    cursor ??= this.#track(liveCursor(sessionId, head));
+    if (head > cursor.head) cursor.head = head;
+    cursor.replays.push(waiter);
+    if (cursor.replays.length === 1) {
+      rewind(cursor);
+      cursor.page = [];
+    }
+    this.#wake(cursor);
+  }
+
+  /** Reads on for the session (what {@link SubscriberOptions.schedule} asked for): while the gate is open, until caught up. */
+  step(sessionId: string): void {
+    const cursor = this.#cursors.get(sessionId);
+    if (!cursor) return;
+    cursor.scheduled = false;
+    if (cursor.state === 'live' || !this.#options.gate.open) return; // the gate wakes it when it opens
+    const { write } = this.#options;
+    if (cursor.page.length === 0) {
+      this.#options.settle?.();
+      try {
+        cursor.page = [...this.#options.read(sessionId, cursor.delivered)];
+      } catch (error) {
+        this.#giveUp(cursor, error);
+        return;
+      }
+      // Nothing after it: caught up (an unpaged read may have missed what came since, so it reads again until then).
+      if (cursor.page.length === 0) return this.#caughtUp(cursor);
+    }
+    while (cursor.page.length > 0) {
+      const record = cursor.page.shift() as JournalRecord;
+      if (record.seq <= cursor.delivered) continue;
+      for (const held of takeHeld(cursor, record.seq)) write(held);
+      for (const update of updatesOf(record.entry, cursor.withPrompts)) write({ type: 'acp.update', sessionId, update, seq: record.seq });
+      cursor.delivered = record.seq;
+      if (!this.#options.gate.open) return; // full again: the gate wakes it
+    }
+    this.#wake(cursor); // the next page, after this one had a turn to go out
+  }
+
+  /** Where the session stands for this connection, if it has a cursor. */
+  positionOf(sessionId: string): CursorPosition | undefined {
+    const cursor = this.#cursors.get(sessionId);
+    return cursor && { state: cursor.state, delivered: cursor.delivered, head: cursor.head, held: cursor.held.length };
+  }
+
+  /** Stops following the gate (the connection is gone). */
+  close(): void {
+    this.#leaveGate();
+  }
+
+  #track(cursor: SessionCursor<AgentHandlerOutput>): SessionCursor<AgentHandlerOutput> & { page: JournalRecord[] } {
+    const tracked = Object.assign(cursor, { page: [] as JournalRecord[] });
+    this.#cursors.set(cursor.sessionId, tracked);
+    return tracked;
+  }
+
+  #wake(cursor: SessionCursor<AgentHandlerOutput>): void {
+    if (cursor.scheduled) return;
+    cursor.scheduled = true;
+    this.#options.schedule(cursor.sessionId);
+  }
+
+  /** Everything journaled was delivered: what waited goes out, the cursor is live, a replay is answered (the next one starts). */
+  #caughtUp(cursor: SessionCursor<AgentHandlerOutput> & { page: JournalRecord[] }): void {
+    for (const held of takeHeld(cursor)) this.#options.write(held);
+    cursor.state = 'live';
+    cursor.withPrompts = false;
+    cursor.replayedTo = undefined;
+    // The load's answer goes out while the cursor is live, before a next replay starts over.
+    cursor.replays.shift()?.done();
+    if (cursor.replays.length > 0 && cursor.state === 'live') {
+      rewind(cursor);
+      cursor.page = [];
+      this.#wake(cursor);
+    }
+  }
+
+  /** The journal cannot be read: the replays fail, what waited goes out, the cursor goes on live from here. */
+  #giveUp(cursor: SessionCursor<AgentHandlerOutput> & { page: JournalRecord[] }, error: unknown): void {
+    const replays = cursor.replays.splice(0);
+    for (const held of takeHeld(cursor)) this.#options.write(held);
+    cursor.state = 'live';
+    cursor.withPrompts = false;
+    cursor.replayedTo = undefined;
+    cursor.delivered = cursor.head;
+    cursor.page = [];
+    if (replays.length === 0) this.#options.readFailed?.(cursor.sessionId, error);
+    for (const replay of replays) replay.failed(error);
+  }
+}
+
+type System = AnyActorRef['system'];
+const gates = new WeakMap<System, ReadGate>();
+
+/**
+ * The delivery gate of an actor system (one connection's server and its handler): closed by
+ * the agent server while the connection's output is backed up, for a handler that delivers
+ * from a journal (its subscriber pauses; the agents are not paused). Made on first use.
+ */
+export function deliveryGateOf(system: System): ReadGate {
+  let gate = gates.get(system);
+  if (!gate) {
+    gate = new ReadGate();
+    gates.set(system, gate);
+  }
+  return gate;
+}
