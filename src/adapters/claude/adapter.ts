@@ -348,7 +348,7 @@ interface ClaudeResume {
 /** Claude Code (`--agent claude`): the `claude` CLI in stream-json mode. */
 export const claudeAdapter: AdapterDefinition = {
   name: 'claude',
-  agentInfo: { name: 'claude-code', title: 'Claude Code (via acp-warden)', version: '0.1.0' },
+  agentInfo: { name: 'claude-code', title: 'Claude Code', version: '0.1.0' },
   capabilities: {
     // Load and resume start a CLI with `--resume` from the journaled state; load replays nothing itself (the host replays its journal).
     loadSession: true,

@@ -279,7 +279,7 @@ export const codexSessionMachine = fromCliSession<CodexContext>({
 /** Codex (`--agent codex`): `codex app-server` over stdio; `session/list` is Codex's `thread/list`. */
 export const codexAdapter: ListingAdapterDefinition = {
   name: 'codex',
-  agentInfo: { name: 'codex', title: 'Codex (via acp-warden)', version: '0.1.0' },
+  agentInfo: { name: 'codex', title: 'Codex', version: '0.1.0' },
   capabilities: {
     // Load and resume `thread/resume` the journaled thread; load replays nothing itself (the host replays its journal).
     // List is Codex's `thread/list`, on a short-lived app-server.
