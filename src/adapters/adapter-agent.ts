@@ -48,6 +48,7 @@ import type { StartChildResult, SupervisionEvent } from '../supervision/events.j
 import { describeExit, type ExitReason } from '../supervision/exit-reason.js';
 import type { AdapterDefinition, CommandLine, SessionAdapterOutput } from './adapter.js';
 import { resumeCheckError } from './resume-check.js';
+import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 
 /**
  * How an adapter answers ACP `session/list` from what its CLI keeps (Codex's `thread/list`):
@@ -326,8 +327,8 @@ function startSession(live: Live, request: AgentRequestEvent, id: string, resume
   const logic = createSupervisor({
     name: `session ${id}`,
     strategy: 'rest_for_one',
-    intensity: restart.intensity ?? 3,
-    period: restart.period ?? 60_000,
+    intensity: restart.intensity ?? agentRestartDefaults.intensity,
+    period: restart.period ?? agentRestartDefaults.period,
     children,
   });
   // The sessions supervisor answers at once, unless it is busy stopping another session (as an

@@ -46,6 +46,7 @@ import type { Journal, JournalSession } from './journal.js';
 import { defaultJournalPath, sqliteJournal } from './sqlite-journal.js';
 import { logEntryOf, type HostLogEntry } from './host-log.js';
 import { sessionMachine } from './session-machine.js';
+import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 
 /** Options of {@link createHost}. */
 export interface HostOptions {
@@ -239,7 +240,7 @@ export function createHost(options: HostOptions = {}): Host {
   const agentOptions: AgentOptions = {
     ...options.agentOptions,
     ...(supervision.intensity !== undefined || supervision.period !== undefined
-      ? { restart: { intensity: supervision.intensity ?? 3, period: supervision.period ?? 60_000 } }
+      ? { restart: { intensity: supervision.intensity ?? agentRestartDefaults.intensity, period: supervision.period ?? agentRestartDefaults.period } }
       : {}),
     ...(supervision.hangAfterMs ? { hangAfterMs: supervision.hangAfterMs } : {}),
   };

@@ -32,6 +32,7 @@ import {
   type ClaudeMessage,
   type TurnMemory,
 } from './mapping.js';
+import { agentRestartDefaults } from '../../supervision/agent-restart-defaults.js';
 
 /** A control request we sent and wait for. */
 interface PendingControl {
@@ -387,7 +388,7 @@ export const claudeAdapter: AdapterDefinition = {
     };
   },
   port: { shutdown: { stdinGraceMs: 2000, killAfterMs: 3000 } },
-  restart: { intensity: 3, period: 60_000, backoff: { minDelay: 200, maxDelay: 5000 } },
+  restart: agentRestartDefaults,
 };
 
 /**

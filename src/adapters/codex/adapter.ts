@@ -23,6 +23,7 @@ import { checkUuidField, isUuid } from '../resume-check.js';
 import { permissionOptions, promptOutcome } from '../session-outcomes.js';
 import { codexListMachine } from './listing.js';
 import { codexRequest, commandTitle, decisionFor, defaultThreadListLimit, toolRunsOf, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
+import { agentRestartDefaults } from '../../supervision/agent-restart-defaults.js';
 
 type Pending = 'initialize' | 'thread' | 'turn' | 'interrupt';
 
@@ -302,7 +303,7 @@ export const codexAdapter: ListingAdapterDefinition = {
     return { args: ['app-server'], env: { passthrough: codexEnvironment } };
   },
   port: { shutdown: { stdinGraceMs: 2000, killAfterMs: 3000 } },
-  restart: { intensity: 3, period: 60_000, backoff: { minDelay: 200, maxDelay: 5000 } },
+  restart: agentRestartDefaults,
 };
 
 /** The host variables Codex needs; no other agent's key passes. */
