@@ -41,11 +41,14 @@ import { createMemoryTransportPair } from '../jsonrpc/memory-transport.js';
 import type { Transport } from '../jsonrpc/transport.js';
 import { SHUTDOWN_EVENT, type SupervisionEvent } from '../supervision/events.js';
 import { supervisionTree, whichChildren, type SupervisionTreeNode } from '../supervision/introspection.js';
-import { AGENT_META_KEY, createHostAgent, innerAgentsOf, sessionMachinesOf, type HostSessionEvent } from './host-agent.js';
+import { AGENT_META_KEY, createHostAgent, innerAgentsOf, sessionMachinesOf } from './host-agent.js';
+import type { HostEvent } from './host-event.js';
 import type { Journal, JournalSession } from './journal.js';
 import { defaultJournalPath, sqliteJournal } from './sqlite-journal.js';
 import { logEntryOf, type HostLogEntry } from './host-log.js';
 import { sessionMachine } from './session-machine.js';
+
+export type { HostEvent } from './host-event.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 
 /** Options of {@link createHost}. */
@@ -106,12 +109,6 @@ export interface HostOptions {
   readonly permission?: (request: RequestPermissionRequest) => RequestPermissionResponse['outcome'] | Promise<RequestPermissionResponse['outcome']>;
 }
 
-/** What a host tells its program (`host.on`). */
-export type HostEvent =
-  | HostSessionEvent
-  | (SupervisionEvent & { readonly agent: string })
-  /** A message from the editor (or the program) that was not served: bad JSON-RPC, an unknown notification, an answer nobody asked for. */
-  | { readonly type: 'protocol.dropped'; readonly peer: 'editor'; readonly reason: string; readonly detail: string };
 
 /** A prompt in flight. */
 export interface HostPromptRun extends AsyncIterable<SessionUpdate> {
