@@ -272,7 +272,7 @@ function resumeSession(live: Live, request: AgentRequestEvent): void {
   }
   if (running) {
     if (!running.adapter) {
-      live.scope.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${live.options.definition.name} session ${sessionId} is restarting; try again in a moment`, data: { reason: 'agent_starting' } } });
+      live.scope.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.because('agent_starting', `${live.options.definition.name} session ${sessionId} is restarting; try again in a moment`).toErrorObject() });
       return;
     }
     running.pending.set(request.requestId, request.method);
@@ -354,7 +354,7 @@ function sessionStartAnswered(live: Live, request: AgentRequestEvent, id: string
   if (!session) return;
   if (!started.ok) {
     live.sessions.delete(id);
-    live.scope.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.name} could not start: ${startFailure(started.reason)}`, data: { reason: 'start_failed' } } });
+    live.scope.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.because('start_failed', `${definition.name} could not start: ${startFailure(started.reason)}`).toErrorObject() });
     for (const deferred of session.deferred) resumeSession(live, deferred);
     return;
   }
@@ -530,12 +530,12 @@ function sessionEnded(live: Live, sessionId: string, reason: ExitReason | undefi
       // ACP: closing a session cancels its work.
       live.scope.emit({ type: 'acp.respond', requestId, result: { stopReason: 'cancelled' } });
     } else if (closed) {
-      live.scope.emit({ type: 'acp.error', requestId, error: { code: -32603, message: `${name} session ${sessionId} was closed`, data: { reason: 'session_closed', sessionId } } });
+      live.scope.emit({ type: 'acp.error', requestId, error: RpcError.because('session_closed', `${name} session ${sessionId} was closed`, { sessionId }).toErrorObject() });
     } else {
       live.scope.emit({
         type: 'acp.error',
         requestId,
-        error: { code: -32603, message: `${name} kept failing and the session was closed (${why})`, data: { reason: 'session_failed', sessionId, restarts: session.restarts } },
+        error: RpcError.because('session_failed', `${name} kept failing and the session was closed (${why})`, { sessionId, restarts: session.restarts }).toErrorObject(),
       });
     }
   }
@@ -601,7 +601,7 @@ function listSessions(live: Live, request: AgentRequestEvent, listing: SessionLi
 
   function listerStarted(started: StartChildResult): void {
     if (!started.ok) {
-      answer({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.name} could not list its sessions: ${startFailure(started.reason)}`, data: { reason: 'start_failed' } } });
+      answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.because('start_failed', `${definition.name} could not list its sessions: ${startFailure(started.reason)}`).toErrorObject() });
       return;
     }
     const supervisor = started.ref;
@@ -627,7 +627,7 @@ function listSessions(live: Live, request: AgentRequestEvent, listing: SessionLi
       complete: () => {
         for (const subscription of subscriptions) subscription.unsubscribe();
         const output = supervisor.getSnapshot().output as ExitReason | undefined;
-        answer({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.name} stopped before listing its sessions (${output ? describeExit(output) : 'stopped'})`, data: { reason: 'list_failed' } } });
+        answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.because('list_failed', `${definition.name} stopped before listing its sessions (${output ? describeExit(output) : 'stopped'})`).toErrorObject() });
       },
     }));
   }
