@@ -42,7 +42,7 @@ import { createDynamicSupervisor } from '../supervision/dynamic-supervisor.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { readGateOf } from '../port/read-gate.js';
-import { AGENT_METHODS, CLIENT_METHODS, clientNotifications, clientRequests, PROTOCOL_VERSION } from './methods.js';
+import { AGENT_METHODS, CLIENT_METHODS, clientNotifications, clientRequests, PROTOCOL_VERSION, UNSTABLE_AGENT_METHODS } from './methods.js';
 import { parserOf } from './schemas.js';
 import { Terminals, type TerminalLimits } from './terminals.js';
 import type { FileReadLimits } from './bounded-read.js';
@@ -398,9 +398,9 @@ function checkSetup(method: string, caps: AgentCapabilities, params: { mcpServer
 /** `session/new`. */
 export async function newSession(client: AnyActorRef, params: { cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] }): Promise<Record<string, unknown> & { sessionId: string }> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'session/new');
-  checkCwd('session/new', params.cwd);
-  checkSetup('session/new', caps, params);
+  const caps = requireInitialized(live, AGENT_METHODS.session_new);
+  checkCwd(AGENT_METHODS.session_new, params.cwd);
+  checkSetup(AGENT_METHODS.session_new, caps, params);
   const result = (await sendRequest(live.connection, AGENT_METHODS.session_new, { mcpServers: [], ...params })) as Record<string, unknown> & { sessionId: string };
   track(live, result.sessionId, params);
   return result;
@@ -409,10 +409,10 @@ export async function newSession(client: AnyActorRef, params: { cwd: string; mcp
 /** `session/load`: resolves with the response and the updates the agent replayed before it. */
 export async function loadSession(client: AnyActorRef, params: { sessionId: string; cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] }): Promise<{ response: Record<string, unknown>; replayed: SessionUpdate[] }> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'session/load');
-  if (!caps.loadSession) return refuse('session/load', 'loadSession');
-  checkCwd('session/load', params.cwd);
-  checkSetup('session/load', caps, params);
+  const caps = requireInitialized(live, AGENT_METHODS.session_load);
+  if (!caps.loadSession) return refuse(AGENT_METHODS.session_load, 'loadSession');
+  checkCwd(AGENT_METHODS.session_load, params.cwd);
+  checkSetup(AGENT_METHODS.session_load, caps, params);
   const replayed: SessionUpdate[] = [];
   const listener = client.on('acp.update', (event: Extract<AgentClientEmitted, { type: 'acp.update' }>) => {
     if (event.sessionId === params.sessionId) replayed.push(event.update);
@@ -509,10 +509,10 @@ async function drainRound(client: AnyActorRef, connection: AnyActorRef, sessionI
 /** `session/resume` (no replay). */
 export async function resumeSession(client: AnyActorRef, params: { sessionId: string; cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] }): Promise<Record<string, unknown>> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'session/resume');
-  if (!caps.sessionCapabilities?.resume) return refuse('session/resume', 'sessionCapabilities.resume');
-  checkCwd('session/resume', params.cwd);
-  checkSetup('session/resume', caps, params);
+  const caps = requireInitialized(live, AGENT_METHODS.session_resume);
+  if (!caps.sessionCapabilities?.resume) return refuse(AGENT_METHODS.session_resume, 'sessionCapabilities.resume');
+  checkCwd(AGENT_METHODS.session_resume, params.cwd);
+  checkSetup(AGENT_METHODS.session_resume, caps, params);
   const response = (await sendRequest(live.connection, AGENT_METHODS.session_resume, params)) as Record<string, unknown>;
   track(live, params.sessionId, params);
   return response;
@@ -521,12 +521,12 @@ export async function resumeSession(client: AnyActorRef, params: { sessionId: st
 /** Unstable `session/fork`: a new, independent session starting from another's history. */
 export async function forkSession(client: AnyActorRef, params: { sessionId: string; cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] }): Promise<Record<string, unknown> & { sessionId: string }> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'session/fork');
+  const caps = requireInitialized(live, UNSTABLE_AGENT_METHODS.session_fork);
   const fork = (caps.sessionCapabilities as { fork?: unknown } | undefined)?.fork;
-  if (fork === undefined || fork === null) return refuse('session/fork', 'sessionCapabilities.fork (unstable)');
-  checkCwd('session/fork', params.cwd);
-  checkSetup('session/fork', caps, params);
-  const result = (await sendRequest(live.connection, 'session/fork', params)) as Record<string, unknown> & { sessionId: string };
+  if (fork === undefined || fork === null) return refuse(UNSTABLE_AGENT_METHODS.session_fork, 'sessionCapabilities.fork (unstable)');
+  checkCwd(UNSTABLE_AGENT_METHODS.session_fork, params.cwd);
+  checkSetup(UNSTABLE_AGENT_METHODS.session_fork, caps, params);
+  const result = (await sendRequest(live.connection, UNSTABLE_AGENT_METHODS.session_fork, params)) as Record<string, unknown> & { sessionId: string };
   track(live, result.sessionId, params);
   return result;
 }
@@ -534,16 +534,16 @@ export async function forkSession(client: AnyActorRef, params: { sessionId: stri
 /** `session/list`, one page; pass `cursor` from the previous page's `nextCursor`. */
 export async function listSessions(client: AnyActorRef, params: { cwd?: string; cursor?: string } = {}): Promise<{ sessions: Array<Record<string, unknown>>; nextCursor?: string }> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'session/list');
-  if (!caps.sessionCapabilities?.list) return refuse('session/list', 'sessionCapabilities.list');
+  const caps = requireInitialized(live, AGENT_METHODS.session_list);
+  if (!caps.sessionCapabilities?.list) return refuse(AGENT_METHODS.session_list, 'sessionCapabilities.list');
   return (await sendRequest(live.connection, AGENT_METHODS.session_list, params)) as { sessions: Array<Record<string, unknown>>; nextCursor?: string };
 }
 
 /** `session/close`: the agent cancels work and frees the session; its terminals are released. */
 export async function closeSession(client: AnyActorRef, sessionId: string): Promise<void> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'session/close');
-  if (!caps.sessionCapabilities?.close) return refuse('session/close', 'sessionCapabilities.close');
+  const caps = requireInitialized(live, AGENT_METHODS.session_close);
+  if (!caps.sessionCapabilities?.close) return refuse(AGENT_METHODS.session_close, 'sessionCapabilities.close');
   await sendRequest(live.connection, AGENT_METHODS.session_close, { sessionId });
   await forget(live, sessionId);
 }
@@ -551,8 +551,8 @@ export async function closeSession(client: AnyActorRef, sessionId: string): Prom
 /** `session/delete`. */
 export async function deleteSession(client: AnyActorRef, sessionId: string): Promise<void> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'session/delete');
-  if (!caps.sessionCapabilities?.delete) return refuse('session/delete', 'sessionCapabilities.delete');
+  const caps = requireInitialized(live, AGENT_METHODS.session_delete);
+  if (!caps.sessionCapabilities?.delete) return refuse(AGENT_METHODS.session_delete, 'sessionCapabilities.delete');
   await sendRequest(live.connection, AGENT_METHODS.session_delete, { sessionId });
   await forget(live, sessionId);
 }
@@ -568,14 +568,14 @@ async function forget(live: Live, sessionId: string): Promise<void> {
 /** `session/set_mode`. */
 export async function setMode(client: AnyActorRef, sessionId: string, modeId: string): Promise<void> {
   const live = liveOf(client);
-  requireInitialized(live, 'session/set_mode');
+  requireInitialized(live, AGENT_METHODS.session_set_mode);
   await sendRequest(live.connection, AGENT_METHODS.session_set_mode, { sessionId, modeId });
 }
 
 /** `session/set_config_option` (models are a config option); resolves with the complete list. */
 export async function setConfigOption(client: AnyActorRef, sessionId: string, configId: string, value: unknown): Promise<{ configOptions: unknown[] }> {
   const live = liveOf(client);
-  requireInitialized(live, 'session/set_config_option');
+  requireInitialized(live, AGENT_METHODS.session_set_config_option);
   return (await sendRequest(live.connection, AGENT_METHODS.session_set_config_option, { sessionId, configId, value })) as { configOptions: unknown[] };
 }
 
@@ -586,7 +586,7 @@ export async function setConfigOption(client: AnyActorRef, sessionId: string, co
  */
 export async function authenticate(client: AnyActorRef, methodId: string): Promise<void> {
   const live = liveOf(client);
-  requireInitialized(live, 'authenticate');
+  requireInitialized(live, AGENT_METHODS.authenticate);
   const method = (live.agent?.authMethods ?? []).find((entry) => entry.id === methodId);
   if (!method) return Promise.reject(new RpcError(-32602, `The agent offers no auth method ${JSON.stringify(methodId)}`, { methodId }, 'local'));
   if ((method as { type?: string }).type === 'terminal') {
@@ -598,8 +598,8 @@ export async function authenticate(client: AnyActorRef, methodId: string): Promi
 /** `logout`. */
 export async function logout(client: AnyActorRef): Promise<void> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'logout');
-  if (!caps.auth?.logout) return refuse('logout', 'auth.logout');
+  const caps = requireInitialized(live, AGENT_METHODS.logout);
+  if (!caps.auth?.logout) return refuse(AGENT_METHODS.logout, 'auth.logout');
   await sendRequest(live.connection, AGENT_METHODS.logout, {});
 }
 
@@ -645,7 +645,7 @@ export function prompt(client: AnyActorRef, sessionId: string, content: unknown[
   };
   let result: Promise<PromptResponse>;
   const refusal = !live.agent
-    ? new RpcError(-32600, 'Call initialize before session/prompt', {}, 'local')
+    ? new RpcError(-32600, `Call initialize before ${AGENT_METHODS.session_prompt}`, {}, 'local')
     : !session
       ? new RpcError(-32002, `Unknown session ${sessionId}: create, load or resume it first`, { sessionId }, 'local')
       : session.prompt && !session.prompt.done

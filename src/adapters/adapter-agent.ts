@@ -49,6 +49,7 @@ import { describeExit, type ExitReason } from '../supervision/exit-reason.js';
 import type { AdapterDefinition, CommandLine, SessionAdapterOutput } from './adapter.js';
 import { resumeCheckError } from './resume-check.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
+import { AGENT_METHODS } from '../acp/methods.js';
 
 /**
  * How an adapter answers ACP `session/list` from what its CLI keeps (Codex's `thread/list`):
@@ -190,7 +191,7 @@ export const adapterAgentLogic = {
         break;
       case 'session.list':
         if (live.options.definition.list) listSessions(live, event as AgentRequestEvent, live.options.definition.list);
-        else scope.emit({ type: 'acp.error', requestId: (event as AgentRequestEvent).requestId, error: RpcError.methodNotFound('session/list').toErrorObject() });
+        else scope.emit({ type: 'acp.error', requestId: (event as AgentRequestEvent).requestId, error: RpcError.methodNotFound(AGENT_METHODS.session_list).toErrorObject() });
         break;
       case 'session.prompt':
       case 'session.setMode':
@@ -501,7 +502,7 @@ function closeSession(live: Live, request: AgentRequestEvent): void {
   if (!session) return;
   // ACP: closing a session cancels its work; the prompt ends now, its CLI stops after.
   for (const [requestId, method] of session.pending) {
-    if (method !== 'session/prompt') continue;
+    if (method !== AGENT_METHODS.session_prompt) continue;
     session.pending.delete(requestId);
     live.scope.emit({ type: 'acp.respond', requestId, result: { stopReason: 'cancelled' } });
   }
@@ -526,7 +527,7 @@ function sessionEnded(live: Live, sessionId: string, reason: ExitReason | undefi
   const closed = session.closing || !reason || (reason.kind === 'shutdown' && reason.detail === undefined);
   const why = reason ? describeExit(reason) : 'stopped';
   for (const [requestId, method] of session.pending) {
-    if (closed && method === 'session/prompt') {
+    if (closed && method === AGENT_METHODS.session_prompt) {
       // ACP: closing a session cancels its work.
       live.scope.emit({ type: 'acp.respond', requestId, result: { stopReason: 'cancelled' } });
     } else if (closed) {

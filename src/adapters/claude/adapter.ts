@@ -33,6 +33,7 @@ import {
   type TurnMemory,
 } from './mapping.js';
 import { agentRestartDefaults } from '../../supervision/agent-restart-defaults.js';
+import { CLIENT_METHODS } from '../../acp/methods.js';
 
 /** A control request we sent and wait for. */
 interface PendingControl {
@@ -173,7 +174,7 @@ export const claudeSessionMachine = fromCliSession<ClaudeContext>({
           enqueue.emit({
             type: 'acp.clientRequest',
             key: requestId,
-            method: 'session/request_permission',
+            method: CLIENT_METHODS.session_request_permission,
             params: { sessionId, toolCall, options: permissionOptions('Always allow') },
           });
         } else {

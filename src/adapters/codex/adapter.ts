@@ -24,6 +24,7 @@ import { permissionOptions, promptOutcome } from '../session-outcomes.js';
 import { codexListMachine } from './listing.js';
 import { codexRequest, commandTitle, decisionFor, defaultThreadListLimit, toolRunsOf, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
 import { agentRestartDefaults } from '../../supervision/agent-restart-defaults.js';
+import { CLIENT_METHODS } from '../../acp/methods.js';
 
 type Pending = 'initialize' | 'thread' | 'turn' | 'interrupt';
 
@@ -182,7 +183,7 @@ export const codexSessionMachine = fromCliSession<CodexContext>({
         enqueue.emit({
           type: 'acp.clientRequest',
           key,
-          method: 'session/request_permission',
+          method: CLIENT_METHODS.session_request_permission,
           params: {
             sessionId,
             toolCall: { toolCallId: String(params.itemId ?? key), title: command ? `Run ${commandTitle(command)}` : 'Apply file changes', status: 'pending', rawInput: params },
