@@ -22,7 +22,6 @@ import type {
   RequestPermissionResponse,
   SessionUpdate,
 } from '@agentclientprotocol/sdk';
-import { isAbsolute } from 'node:path';
 import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
 import {
   connectionLogic,
@@ -42,7 +41,8 @@ import { createDynamicSupervisor } from '../supervision/dynamic-supervisor.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { readGateOf } from '../port/read-gate.js';
-import { AGENT_METHODS, CLIENT_METHODS, clientNotifications, clientRequests, PROTOCOL_VERSION } from './methods.js';
+import { AGENT_METHODS, CLIENT_METHODS, clientNotifications, clientRequests, PROTOCOL_VERSION, UNSTABLE_AGENT_METHODS } from './methods.js';
+import { clientAllows, missingAgentCapability, sessionSetupRefusal, unadvertisedContent } from './capability-gate.js';
 import { parserOf } from './schemas.js';
 import { Terminals, type TerminalLimits } from './terminals.js';
 import type { FileReadLimits } from './bounded-read.js';
@@ -265,6 +265,8 @@ async function serve(live: Live, id: JsonRpcId, method: string, params: Record<s
   const handler = live.input.handler ?? {};
   const roots = session?.roots ?? [];
   if (handler.relay) return handler.relay(method, params);
+  // What we did not advertise is not served, whatever the handler could do (capability-gate.ts).
+  if (!clientAllows(live.capabilities, method, params)) throw RpcError.methodNotFound(method);
   switch (method) {
     case CLIENT_METHODS.session_request_permission: {
       if (!session || session.prompt?.cancelled) return { outcome: { outcome: 'cancelled' } };
@@ -276,13 +278,10 @@ async function serve(live: Live, id: JsonRpcId, method: string, params: Record<s
       return { outcome };
     }
     case CLIENT_METHODS.fs_read_text_file:
-      if (handler.fs === false) throw RpcError.methodNotFound(method);
       return readTextFile(params as { path: string; line?: number; limit?: number }, roots, typeof handler.fs === 'object' ? handler.fs.limits : undefined);
     case CLIENT_METHODS.fs_write_text_file:
-      if (handler.fs === false) throw RpcError.methodNotFound(method);
       return writeTextFile(params as { path: string; content: string }, roots);
     case CLIENT_METHODS.terminal_create:
-      if (handler.terminals === false) throw RpcError.methodNotFound(method);
       if (!session) throw RpcError.resourceNotFound(`session ${String(params.sessionId)}`, { sessionId: params.sessionId });
       return live.terminals.create(params as Parameters<Terminals['create']>[0], roots, terminalEnv(handler)).finally(() => sync(live));
     case CLIENT_METHODS.terminal_output:
@@ -294,8 +293,8 @@ async function serve(live: Live, id: JsonRpcId, method: string, params: Record<s
     case CLIENT_METHODS.terminal_release:
       return live.terminals.release(params as { sessionId: string; terminalId: string }).finally(() => sync(live));
     case CLIENT_METHODS.elicitation_create:
-      // Only form mode is advertised (and only with a handler).
-      if (!handler.elicitation || (params as { mode?: string }).mode === 'url') throw RpcError.methodNotFound(method);
+      // Only form mode is advertised, and only with a handler.
+      if (!handler.elicitation) throw RpcError.methodNotFound(method);
       return handler.elicitation(params as unknown as CreateElicitationRequest);
     default:
       throw RpcError.methodNotFound(method);
@@ -339,14 +338,17 @@ function liveOf(client: AnyActorRef): Live {
   return live;
 }
 
-function refuse(method: string, what: string): Promise<never> {
-  return Promise.reject(new RpcError(-32601, `The agent did not advertise ${what}: ${method} is not available`, { method }, 'local'));
-}
-
-/** The agent's capabilities; throws (callers are async: their promise rejects) before `initialize`. */
+/**
+ * The agent's capabilities, once it may be called with `method`; throws (callers are async:
+ * their promise rejects) before `initialize`, and -32601 when the method needs a capability
+ * the agent did not advertise (capability-gate.ts).
+ */
 function requireInitialized(live: Live, method: string): AgentCapabilities {
   if (!live.agent) throw new RpcError(-32600, `Call initialize before ${method}`, { method }, 'local');
-  return live.agent.agentCapabilities ?? {};
+  const caps = live.agent.agentCapabilities ?? {};
+  const missing = missingAgentCapability(caps, method);
+  if (missing) throw new RpcError(-32601, `The agent did not advertise ${missing.path}${missing.unstable ? ' (unstable)' : ''}: ${method} is not available`, { method }, 'local');
+  return caps;
 }
 
 /**
@@ -379,28 +381,26 @@ function track(live: Live, sessionId: string, params: { cwd: string; additionalD
   sync(live);
 }
 
-function checkCwd(method: string, cwd: unknown): void {
-  if (typeof cwd !== 'string' || !isAbsolute(cwd)) throw new RpcError(-32602, `${method}: cwd must be an absolute path`, { cwd }, 'local');
-}
-
-/** MCP transports and additional directories the agent did not advertise: refused locally. */
-function checkSetup(method: string, caps: AgentCapabilities, params: { mcpServers?: unknown[]; additionalDirectories?: string[] }): void {
-  for (const server of (params.mcpServers ?? []) as Array<{ type?: string }>) {
-    if ((server.type === 'http' && !caps.mcpCapabilities?.http) || (server.type === 'sse' && !caps.mcpCapabilities?.sse)) {
-      throw new RpcError(-32602, `${method}: the agent does not accept ${server.type} MCP servers (mcpCapabilities)`, { type: server.type }, 'local');
-    }
-  }
-  if ((params.additionalDirectories?.length ?? 0) > 0 && !caps.sessionCapabilities?.additionalDirectories) {
-    throw new RpcError(-32602, `${method}: the agent does not accept additionalDirectories`, {}, 'local');
+/** A relative cwd, MCP transports and additional directories the agent did not advertise: refused locally (capability-gate.ts). */
+function checkSetup(method: string, caps: AgentCapabilities, params: { cwd: unknown; mcpServers?: unknown[]; additionalDirectories?: string[] }): void {
+  const refusal = sessionSetupRefusal(caps, params);
+  switch (refusal?.kind) {
+    case undefined:
+      return;
+    case 'cwd_not_absolute':
+      throw new RpcError(-32602, `${method}: cwd must be an absolute path`, { cwd: refusal.cwd }, 'local');
+    case 'mcp_transport':
+      throw new RpcError(-32602, `${method}: the agent does not accept ${refusal.transport} MCP servers (mcpCapabilities)`, { type: refusal.transport }, 'local');
+    case 'additional_directories':
+      throw new RpcError(-32602, `${method}: the agent does not accept additionalDirectories`, {}, 'local');
   }
 }
 
 /** `session/new`. */
 export async function newSession(client: AnyActorRef, params: { cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] }): Promise<Record<string, unknown> & { sessionId: string }> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'session/new');
-  checkCwd('session/new', params.cwd);
-  checkSetup('session/new', caps, params);
+  const caps = requireInitialized(live, AGENT_METHODS.session_new);
+  checkSetup(AGENT_METHODS.session_new, caps, params);
   const result = (await sendRequest(live.connection, AGENT_METHODS.session_new, { mcpServers: [], ...params })) as Record<string, unknown> & { sessionId: string };
   track(live, result.sessionId, params);
   return result;
@@ -409,10 +409,8 @@ export async function newSession(client: AnyActorRef, params: { cwd: string; mcp
 /** `session/load`: resolves with the response and the updates the agent replayed before it. */
 export async function loadSession(client: AnyActorRef, params: { sessionId: string; cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] }): Promise<{ response: Record<string, unknown>; replayed: SessionUpdate[] }> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'session/load');
-  if (!caps.loadSession) return refuse('session/load', 'loadSession');
-  checkCwd('session/load', params.cwd);
-  checkSetup('session/load', caps, params);
+  const caps = requireInitialized(live, AGENT_METHODS.session_load);
+  checkSetup(AGENT_METHODS.session_load, caps, params);
   const replayed: SessionUpdate[] = [];
   const listener = client.on('acp.update', (event: Extract<AgentClientEmitted, { type: 'acp.update' }>) => {
     if (event.sessionId === params.sessionId) replayed.push(event.update);
@@ -509,10 +507,8 @@ async function drainRound(client: AnyActorRef, connection: AnyActorRef, sessionI
 /** `session/resume` (no replay). */
 export async function resumeSession(client: AnyActorRef, params: { sessionId: string; cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] }): Promise<Record<string, unknown>> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'session/resume');
-  if (!caps.sessionCapabilities?.resume) return refuse('session/resume', 'sessionCapabilities.resume');
-  checkCwd('session/resume', params.cwd);
-  checkSetup('session/resume', caps, params);
+  const caps = requireInitialized(live, AGENT_METHODS.session_resume);
+  checkSetup(AGENT_METHODS.session_resume, caps, params);
   const response = (await sendRequest(live.connection, AGENT_METHODS.session_resume, params)) as Record<string, unknown>;
   track(live, params.sessionId, params);
   return response;
@@ -521,12 +517,9 @@ export async function resumeSession(client: AnyActorRef, params: { sessionId: st
 /** Unstable `session/fork`: a new, independent session starting from another's history. */
 export async function forkSession(client: AnyActorRef, params: { sessionId: string; cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] }): Promise<Record<string, unknown> & { sessionId: string }> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'session/fork');
-  const fork = (caps.sessionCapabilities as { fork?: unknown } | undefined)?.fork;
-  if (fork === undefined || fork === null) return refuse('session/fork', 'sessionCapabilities.fork (unstable)');
-  checkCwd('session/fork', params.cwd);
-  checkSetup('session/fork', caps, params);
-  const result = (await sendRequest(live.connection, 'session/fork', params)) as Record<string, unknown> & { sessionId: string };
+  const caps = requireInitialized(live, UNSTABLE_AGENT_METHODS.session_fork);
+  checkSetup(UNSTABLE_AGENT_METHODS.session_fork, caps, params);
+  const result = (await sendRequest(live.connection, UNSTABLE_AGENT_METHODS.session_fork, params)) as Record<string, unknown> & { sessionId: string };
   track(live, result.sessionId, params);
   return result;
 }
@@ -534,16 +527,14 @@ export async function forkSession(client: AnyActorRef, params: { sessionId: stri
 /** `session/list`, one page; pass `cursor` from the previous page's `nextCursor`. */
 export async function listSessions(client: AnyActorRef, params: { cwd?: string; cursor?: string } = {}): Promise<{ sessions: Array<Record<string, unknown>>; nextCursor?: string }> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'session/list');
-  if (!caps.sessionCapabilities?.list) return refuse('session/list', 'sessionCapabilities.list');
+  requireInitialized(live, AGENT_METHODS.session_list);
   return (await sendRequest(live.connection, AGENT_METHODS.session_list, params)) as { sessions: Array<Record<string, unknown>>; nextCursor?: string };
 }
 
 /** `session/close`: the agent cancels work and frees the session; its terminals are released. */
 export async function closeSession(client: AnyActorRef, sessionId: string): Promise<void> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'session/close');
-  if (!caps.sessionCapabilities?.close) return refuse('session/close', 'sessionCapabilities.close');
+  requireInitialized(live, AGENT_METHODS.session_close);
   await sendRequest(live.connection, AGENT_METHODS.session_close, { sessionId });
   await forget(live, sessionId);
 }
@@ -551,8 +542,7 @@ export async function closeSession(client: AnyActorRef, sessionId: string): Prom
 /** `session/delete`. */
 export async function deleteSession(client: AnyActorRef, sessionId: string): Promise<void> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'session/delete');
-  if (!caps.sessionCapabilities?.delete) return refuse('session/delete', 'sessionCapabilities.delete');
+  requireInitialized(live, AGENT_METHODS.session_delete);
   await sendRequest(live.connection, AGENT_METHODS.session_delete, { sessionId });
   await forget(live, sessionId);
 }
@@ -568,14 +558,14 @@ async function forget(live: Live, sessionId: string): Promise<void> {
 /** `session/set_mode`. */
 export async function setMode(client: AnyActorRef, sessionId: string, modeId: string): Promise<void> {
   const live = liveOf(client);
-  requireInitialized(live, 'session/set_mode');
+  requireInitialized(live, AGENT_METHODS.session_set_mode);
   await sendRequest(live.connection, AGENT_METHODS.session_set_mode, { sessionId, modeId });
 }
 
 /** `session/set_config_option` (models are a config option); resolves with the complete list. */
 export async function setConfigOption(client: AnyActorRef, sessionId: string, configId: string, value: unknown): Promise<{ configOptions: unknown[] }> {
   const live = liveOf(client);
-  requireInitialized(live, 'session/set_config_option');
+  requireInitialized(live, AGENT_METHODS.session_set_config_option);
   return (await sendRequest(live.connection, AGENT_METHODS.session_set_config_option, { sessionId, configId, value })) as { configOptions: unknown[] };
 }
 
@@ -586,7 +576,7 @@ export async function setConfigOption(client: AnyActorRef, sessionId: string, co
  */
 export async function authenticate(client: AnyActorRef, methodId: string): Promise<void> {
   const live = liveOf(client);
-  requireInitialized(live, 'authenticate');
+  requireInitialized(live, AGENT_METHODS.authenticate);
   const method = (live.agent?.authMethods ?? []).find((entry) => entry.id === methodId);
   if (!method) return Promise.reject(new RpcError(-32602, `The agent offers no auth method ${JSON.stringify(methodId)}`, { methodId }, 'local'));
   if ((method as { type?: string }).type === 'terminal') {
@@ -598,8 +588,7 @@ export async function authenticate(client: AnyActorRef, methodId: string): Promi
 /** `logout`. */
 export async function logout(client: AnyActorRef): Promise<void> {
   const live = liveOf(client);
-  const caps = requireInitialized(live, 'logout');
-  if (!caps.auth?.logout) return refuse('logout', 'auth.logout');
+  requireInitialized(live, AGENT_METHODS.logout);
   await sendRequest(live.connection, AGENT_METHODS.logout, {});
 }
 
@@ -613,16 +602,10 @@ export interface PromptRunHandle {
   cancel(): void;
 }
 
-/** Content the agent did not advertise (ACP: text and resource links are always allowed). */
+/** Content the agent did not advertise (capability-gate.ts): refused locally. */
 function contentRefusal(caps: AgentCapabilities, content: unknown[]): RpcError | undefined {
-  const allowed = caps.promptCapabilities ?? {};
-  for (const block of content as Array<{ type?: string }>) {
-    const type = block?.type;
-    if ((type === 'image' && !allowed.image) || (type === 'audio' && !allowed.audio) || (type === 'resource' && !allowed.embeddedContext)) {
-      return new RpcError(-32602, `The agent does not accept ${type} content (promptCapabilities)`, { type }, 'local');
-    }
-  }
-  return undefined;
+  const type = unadvertisedContent(caps, content);
+  return type ? new RpcError(-32602, `The agent does not accept ${type} content (promptCapabilities)`, { type }, 'local') : undefined;
 }
 
 /**
@@ -645,7 +628,7 @@ export function prompt(client: AnyActorRef, sessionId: string, content: unknown[
   };
   let result: Promise<PromptResponse>;
   const refusal = !live.agent
-    ? new RpcError(-32600, 'Call initialize before session/prompt', {}, 'local')
+    ? new RpcError(-32600, `Call initialize before ${AGENT_METHODS.session_prompt}`, {}, 'local')
     : !session
       ? new RpcError(-32002, `Unknown session ${sessionId}: create, load or resume it first`, { sessionId }, 'local')
       : session.prompt && !session.prompt.done

@@ -40,10 +40,7 @@ const newline = 0x0a;
 
 /** The -32602 refusal of a read over the budget. */
 export function tooLarge(path: string, maxReadBytes: number, what: string): RpcError {
-  return RpcError.invalidParams(
-    `${what} of ${path} is over the host's fs/read_text_file limit of ${describeBytes(maxReadBytes)}; read it in parts with line and limit`,
-    { path, maxReadBytes, reason: 'file_too_large' },
-  );
+  return RpcError.because('file_too_large', `Invalid params: ${what} of ${path} is over the host's fs/read_text_file limit of ${describeBytes(maxReadBytes)}; read it in parts with line and limit`, { path, maxReadBytes });
 }
 
 function describeBytes(bytes: number): string {

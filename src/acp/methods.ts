@@ -4,6 +4,13 @@
  */
 export { AGENT_METHODS, CLIENT_METHODS, PROTOCOL_METHODS, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
 import { AGENT_METHODS, CLIENT_METHODS } from '@agentclientprotocol/sdk';
+import type { AGENT_METHODS as SDK_UNSTABLE_AGENT_METHODS } from '@agentclientprotocol/sdk/unstable';
+
+/**
+ * The unstable agent methods warden serves and calls, checked against the SDK's unstable table
+ * at compile time (a type-only import: the unstable entry point is not loaded at run time).
+ */
+export const UNSTABLE_AGENT_METHODS = Object.freeze({ session_fork: 'session/fork' } as const satisfies Pick<typeof SDK_UNSTABLE_AGENT_METHODS, 'session_fork'>);
 
 /** Requests an agent serves (client → agent), with their params and result type names. */
 export const agentRequests = {
@@ -23,7 +30,7 @@ export const agentRequests = {
 
 /** Unstable requests an agent serves when it advertises them (`sessionCapabilities.fork`). */
 export const unstableAgentRequests = {
-  'session/fork': { params: 'ForkSessionRequest', result: 'ForkSessionResponse' },
+  [UNSTABLE_AGENT_METHODS.session_fork]: { params: 'ForkSessionRequest', result: 'ForkSessionResponse' },
 } as const;
 
 /** Requests a client serves (agent → client). */

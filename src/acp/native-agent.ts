@@ -17,6 +17,7 @@ import type {
 } from '@agentclientprotocol/sdk';
 import type { AnyActorLogic, AnyActorRef } from 'xstate';
 import type { ErrorObject } from '../jsonrpc/rpc-error.js';
+import { AGENT_METHODS, UNSTABLE_AGENT_METHODS } from './methods.js';
 
 /** What the server knows about the client, given with every event. */
 export interface AgentEventContext {
@@ -28,20 +29,20 @@ export interface AgentEventContext {
 /** The event type of each ACP request an agent serves. */
 export const handlerEventTypes = {
   /** Only with `delegateInitialize`: the handler answers what to advertise. */
-  initialize: 'initialize',
-  authenticate: 'authenticate',
-  logout: 'logout',
-  'session/new': 'session.new',
-  'session/load': 'session.load',
-  'session/resume': 'session.resume',
-  'session/list': 'session.list',
-  'session/close': 'session.close',
-  'session/delete': 'session.delete',
-  'session/set_mode': 'session.setMode',
-  'session/set_config_option': 'session.setConfigOption',
-  'session/prompt': 'session.prompt',
+  [AGENT_METHODS.initialize]: 'initialize',
+  [AGENT_METHODS.authenticate]: 'authenticate',
+  [AGENT_METHODS.logout]: 'logout',
+  [AGENT_METHODS.session_new]: 'session.new',
+  [AGENT_METHODS.session_load]: 'session.load',
+  [AGENT_METHODS.session_resume]: 'session.resume',
+  [AGENT_METHODS.session_list]: 'session.list',
+  [AGENT_METHODS.session_close]: 'session.close',
+  [AGENT_METHODS.session_delete]: 'session.delete',
+  [AGENT_METHODS.session_set_mode]: 'session.setMode',
+  [AGENT_METHODS.session_set_config_option]: 'session.setConfigOption',
+  [AGENT_METHODS.session_prompt]: 'session.prompt',
   /** Unstable: only when the agent advertises `sessionCapabilities.fork`. */
-  'session/fork': 'session.fork',
+  [UNSTABLE_AGENT_METHODS.session_fork]: 'session.fork',
 } as const;
 
 /** An ACP request for the handler: answer it with `acp.respond` or `acp.error` carrying `requestId`. */

@@ -48,6 +48,8 @@ import type { StartChildResult, SupervisionEvent } from '../supervision/events.j
 import { describeExit, type ExitReason } from '../supervision/exit-reason.js';
 import type { AdapterDefinition, CommandLine, SessionAdapterOutput } from './adapter.js';
 import { resumeCheckError } from './resume-check.js';
+import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
+import { AGENT_METHODS } from '../acp/methods.js';
 
 /**
  * How an adapter answers ACP `session/list` from what its CLI keeps (Codex's `thread/list`):
@@ -189,7 +191,7 @@ export const adapterAgentLogic = {
         break;
       case 'session.list':
         if (live.options.definition.list) listSessions(live, event as AgentRequestEvent, live.options.definition.list);
-        else scope.emit({ type: 'acp.error', requestId: (event as AgentRequestEvent).requestId, error: RpcError.methodNotFound('session/list').toErrorObject() });
+        else scope.emit({ type: 'acp.error', requestId: (event as AgentRequestEvent).requestId, error: RpcError.methodNotFound(AGENT_METHODS.session_list).toErrorObject() });
         break;
       case 'session.prompt':
       case 'session.setMode':
@@ -271,7 +273,7 @@ function resumeSession(live: Live, request: AgentRequestEvent): void {
   }
   if (running) {
     if (!running.adapter) {
-      live.scope.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${live.options.definition.name} session ${sessionId} is restarting; try again in a moment`, data: { reason: 'agent_starting' } } });
+      live.scope.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.because('agent_starting', `${live.options.definition.name} session ${sessionId} is restarting; try again in a moment`).toErrorObject() });
       return;
     }
     running.pending.set(request.requestId, request.method);
@@ -326,8 +328,8 @@ function startSession(live: Live, request: AgentRequestEvent, id: string, resume
   const logic = createSupervisor({
     name: `session ${id}`,
     strategy: 'rest_for_one',
-    intensity: restart.intensity ?? 3,
-    period: restart.period ?? 60_000,
+    intensity: restart.intensity ?? agentRestartDefaults.intensity,
+    period: restart.period ?? agentRestartDefaults.period,
     children,
   });
   // The sessions supervisor answers at once, unless it is busy stopping another session (as an
@@ -353,7 +355,7 @@ function sessionStartAnswered(live: Live, request: AgentRequestEvent, id: string
   if (!session) return;
   if (!started.ok) {
     live.sessions.delete(id);
-    live.scope.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.name} could not start: ${startFailure(started.reason)}`, data: { reason: 'start_failed' } } });
+    live.scope.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.because('start_failed', `${definition.name} could not start: ${startFailure(started.reason)}`).toErrorObject() });
     for (const deferred of session.deferred) resumeSession(live, deferred);
     return;
   }
@@ -500,7 +502,7 @@ function closeSession(live: Live, request: AgentRequestEvent): void {
   if (!session) return;
   // ACP: closing a session cancels its work; the prompt ends now, its CLI stops after.
   for (const [requestId, method] of session.pending) {
-    if (method !== 'session/prompt') continue;
+    if (method !== AGENT_METHODS.session_prompt) continue;
     session.pending.delete(requestId);
     live.scope.emit({ type: 'acp.respond', requestId, result: { stopReason: 'cancelled' } });
   }
@@ -525,16 +527,16 @@ function sessionEnded(live: Live, sessionId: string, reason: ExitReason | undefi
   const closed = session.closing || !reason || (reason.kind === 'shutdown' && reason.detail === undefined);
   const why = reason ? describeExit(reason) : 'stopped';
   for (const [requestId, method] of session.pending) {
-    if (closed && method === 'session/prompt') {
+    if (closed && method === AGENT_METHODS.session_prompt) {
       // ACP: closing a session cancels its work.
       live.scope.emit({ type: 'acp.respond', requestId, result: { stopReason: 'cancelled' } });
     } else if (closed) {
-      live.scope.emit({ type: 'acp.error', requestId, error: { code: -32603, message: `${name} session ${sessionId} was closed`, data: { reason: 'session_closed', sessionId } } });
+      live.scope.emit({ type: 'acp.error', requestId, error: RpcError.because('session_closed', `${name} session ${sessionId} was closed`, { sessionId }).toErrorObject() });
     } else {
       live.scope.emit({
         type: 'acp.error',
         requestId,
-        error: { code: -32603, message: `${name} kept failing and the session was closed (${why})`, data: { reason: 'session_failed', sessionId, restarts: session.restarts } },
+        error: RpcError.because('session_failed', `${name} kept failing and the session was closed (${why})`, { sessionId, restarts: session.restarts }).toErrorObject(),
       });
     }
   }
@@ -600,7 +602,7 @@ function listSessions(live: Live, request: AgentRequestEvent, listing: SessionLi
 
   function listerStarted(started: StartChildResult): void {
     if (!started.ok) {
-      answer({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.name} could not list its sessions: ${startFailure(started.reason)}`, data: { reason: 'start_failed' } } });
+      answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.because('start_failed', `${definition.name} could not list its sessions: ${startFailure(started.reason)}`).toErrorObject() });
       return;
     }
     const supervisor = started.ref;
@@ -626,7 +628,7 @@ function listSessions(live: Live, request: AgentRequestEvent, listing: SessionLi
       complete: () => {
         for (const subscription of subscriptions) subscription.unsubscribe();
         const output = supervisor.getSnapshot().output as ExitReason | undefined;
-        answer({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.name} stopped before listing its sessions (${output ? describeExit(output) : 'stopped'})`, data: { reason: 'list_failed' } } });
+        answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.because('list_failed', `${definition.name} stopped before listing its sessions (${output ? describeExit(output) : 'stopped'})`).toErrorObject() });
       },
     }));
   }

@@ -33,6 +33,7 @@ import type { AgentRequestEvent } from '../acp/native-agent.js';
 import type { SessionAdapterEvent, SessionAdapterOutput } from './adapter.js';
 import { bindPort, toOwnPort, unbindPort } from './port-link.js';
 import { crashedPromptError, promptOutcome } from './session-outcomes.js';
+import { RpcError } from '../jsonrpc/rpc-error.js';
 
 /** The part of a CLI session's context the skeleton owns. */
 export interface CliSessionContext {
@@ -239,7 +240,7 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
     }),
     'cli.refuseWhileStarting': base(({ event, enqueue }) => {
       const request = event as AgentRequestEvent;
-      enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: { code: -32603, message: `${definition.agent} is (re)starting; try again in a moment`, data: { reason: 'agent_starting' } } });
+      enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.because('agent_starting', `${definition.agent} is (re)starting; try again in a moment`).toErrorObject() });
     }),
     'cli.tellPort': base(({ context, enqueue }) => {
       const told = facts(context as TContext);

@@ -8,6 +8,7 @@
 import { fileURLToPath } from 'node:url';
 import type { NativeAgent } from '../acp/native-agent.js';
 import { createAcpPassthrough } from './acp-passthrough.js';
+import { demoAgentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 
 /** Options of {@link demoAgentProcess}. */
 export interface DemoProcessOptions {
@@ -29,7 +30,7 @@ export function demoAgentProcess(options: DemoProcessOptions = {}): NativeAgent 
     executable: process.execPath,
     args: [...process.execArgv, main, 'demo-agent'],
     env: { DEMO_WORD_DELAY_MS: String(options.wordDelayMs ?? 30), ...options.env },
-    restart: { intensity: options.restart?.intensity ?? 3, period: options.restart?.period ?? 30_000, backoff: { minDelay: 100, maxDelay: 400 } },
+    restart: { intensity: options.restart?.intensity ?? demoAgentRestartDefaults.intensity, period: options.restart?.period ?? demoAgentRestartDefaults.period, backoff: demoAgentRestartDefaults.backoff },
     ...(options.hangAfterMs ? { port: { watchdog: { idleMs: options.hangAfterMs } } } : {}),
   });
 }

@@ -7,17 +7,14 @@
 import type { PermissionOption, StopReason } from '@agentclientprotocol/sdk';
 import type { PortExit } from '../port/port-exit.js';
 import type { SessionAdapterOutput } from './adapter.js';
+import { RpcError } from '../jsonrpc/rpc-error.js';
 
 /** The prompt in flight when the CLI died: `-32603`, naming the crash, the exit and the restart count. */
 export function crashedPromptError(agent: string, requestId: string, exit: PortExit, restarts: number, resumes: string): SessionAdapterOutput {
   return {
     type: 'acp.error',
     requestId,
-    error: {
-      code: -32603,
-      message: `${agent} stopped during the prompt (${exit.reason.kind}); acp-warden restarts it and ${resumes}`,
-      data: { reason: 'agent_crashed', exit: exit.reason, stderrTail: exit.stderrTail, restarts },
-    },
+    error: RpcError.because('agent_crashed', `${agent} stopped during the prompt (${exit.reason.kind}); acp-warden restarts it and ${resumes}`, { exit: exit.reason, stderrTail: exit.stderrTail, restarts }).toErrorObject(),
   };
 }
 

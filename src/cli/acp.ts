@@ -13,6 +13,7 @@ import { defaultDrainTimeoutMs } from '../acp/agent-server.js';
 import { logLevels, type LogLevel } from '../host/host-log.js';
 import { createLogSink, LogFileError, logFileWriter } from '../inspect/log-sink.js';
 import { ArgumentError, oneOf, positiveNumber, readFlags, restartIntensity } from './arguments.js';
+import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 
 /** What `warden acp` was asked for. */
 export interface AcpCommandOptions {
@@ -57,7 +58,7 @@ Options:
                                 (pretty lines, level warn)
   --log-level LEVEL             debug, info, warn or error: the least severe written
   --log-format FORMAT           json (one object per line: time, level, message, the event) or pretty
-  --restart-intensity N/SECONDS at most N restarts of an agent process in SECONDS (default 3/60)
+  --restart-intensity N/SECONDS at most N restarts of an agent process in SECONDS (default ${agentRestartDefaults.intensity}/${agentRestartDefaults.period / 1000})
   --hang-after SECONDS          an agent silent this long while it owes output (a prompt or a
                                 handshake in flight, no tool running) is killed as hung and
                                 restarted (default 120; waits for permission answers never

@@ -47,7 +47,7 @@ export async function runDemo({ write, colour = false, hangAfterMs = 1500 }: Dem
     store: ':memory:',
     defaultAgent: 'demo',
     agents: {
-      demo: demoAgentProcess({ wordDelayMs: 30, hangAfterMs, restart: { intensity: 3, period: 30_000 } }),
+      demo: demoAgentProcess({ wordDelayMs: 30, hangAfterMs }),
     },
     permission: (request) => {
       write(`  ${p.yellow('?')} the agent asks permission: ${request.toolCall.title}; the demo's policy allows it`);

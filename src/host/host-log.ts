@@ -8,7 +8,7 @@
  * (src/inspect/log-sink.ts) filters by level and writes JSON or pretty lines.
  */
 import { describeExit } from '../supervision/exit-reason.js';
-import type { HostEvent } from './host.js';
+import type { HostEvent } from './host-event.js';
 
 /** Log levels, least severe first. */
 export const logLevels = ['debug', 'info', 'warn', 'error'] as const;

@@ -18,9 +18,6 @@
  */
 import type { ContentBlock, PromptResponse, RequestPermissionRequest, RequestPermissionResponse, SessionUpdate } from '@agentclientprotocol/sdk';
 import { createActor, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
-import { connectInspector } from '../inspect/inspector.js';
-import { createLiveViewTap, type LiveViewServeOptions } from '../inspect/live-view.js';
-import type { LiveViewServer } from '../inspect/live-view-server.js';
 import {
   agentClientLogic,
   cancelPrompt,
@@ -41,11 +38,24 @@ import { createMemoryTransportPair } from '../jsonrpc/memory-transport.js';
 import type { Transport } from '../jsonrpc/transport.js';
 import { SHUTDOWN_EVENT, type SupervisionEvent } from '../supervision/events.js';
 import { supervisionTree, whichChildren, type SupervisionTreeNode } from '../supervision/introspection.js';
-import { AGENT_META_KEY, createHostAgent, innerAgentsOf, sessionMachinesOf, type HostSessionEvent } from './host-agent.js';
+import { AGENT_META_KEY, createHostAgent, innerAgentsOf, sessionMachinesOf } from './host-agent.js';
+import type { HostEvent } from './host-event.js';
 import type { Journal, JournalSession } from './journal.js';
 import { defaultJournalPath, sqliteJournal } from './sqlite-journal.js';
 import { logEntryOf, type HostLogEntry } from './host-log.js';
 import { sessionMachine } from '../session/session-machine.js';
+import { createLiveActors } from './live-actors.js';
+import { observerOnDemand } from './observer-on-demand.js';
+
+export type { HostEvent } from './host-event.js';
+import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
+
+/** What the host needs of the live view's tap (src/inspect/live-view.ts), loaded on the first `inspect.serve()`. */
+interface LiveViewTap {
+  readonly observer: Observer<InspectionEvent>;
+  serve(options?: { readonly port?: number }): Promise<{ readonly url: string; readonly port: number; close(): Promise<void> }>;
+  close(): Promise<void>;
+}
 
 /** Options of {@link createHost}. */
 export interface HostOptions {
@@ -105,12 +115,6 @@ export interface HostOptions {
   readonly permission?: (request: RequestPermissionRequest) => RequestPermissionResponse['outcome'] | Promise<RequestPermissionResponse['outcome']>;
 }
 
-/** What a host tells its program (`host.on`). */
-export type HostEvent =
-  | HostSessionEvent
-  | (SupervisionEvent & { readonly agent: string })
-  /** A message from the editor (or the program) that was not served: bad JSON-RPC, an unknown notification, an answer nobody asked for. */
-  | { readonly type: 'protocol.dropped'; readonly peer: 'editor'; readonly reason: string; readonly detail: string };
 
 /** A prompt in flight. */
 export interface HostPromptRun extends AsyncIterable<SessionUpdate> {
@@ -175,7 +179,7 @@ export interface Host {
      * await view.close();
      * ```
      */
-    serve(options?: LiveViewServeOptions): Promise<LiveViewServer>;
+    serve(options?: { readonly port?: number }): Promise<{ readonly url: string; readonly port: number; close(): Promise<void> }>;
   };
   /**
    * Serves the host to an editor over `transport` (what `warden acp` does on stdio). When the
@@ -239,7 +243,7 @@ export function createHost(options: HostOptions = {}): Host {
   const agentOptions: AgentOptions = {
     ...options.agentOptions,
     ...(supervision.intensity !== undefined || supervision.period !== undefined
-      ? { restart: { intensity: supervision.intensity ?? 3, period: supervision.period ?? 60_000 } }
+      ? { restart: { intensity: supervision.intensity ?? agentRestartDefaults.intensity, period: supervision.period ?? agentRestartDefaults.period } }
       : {}),
     ...(supervision.hangAfterMs ? { hangAfterMs: supervision.hangAfterMs } : {}),
   };
@@ -254,10 +258,20 @@ export function createHost(options: HostOptions = {}): Host {
   }
   const defaultAgent = options.defaultAgent ?? 'demo';
   const hostAgent = createHostAgent({ defaultAgent, resolve, journal, onEvent: publish, ...(options.listAgents ? { listAgents: options.listAgents } : {}) });
-  const inspection = typeof options.inspect === 'string' ? connectInspector({ url: options.inspect }) : undefined;
-  // Every actor is also seen by the live view's observer (next to nothing until it is served).
-  const liveView = createLiveViewTap({ machines: [sessionMachine.config] });
-  const observers = [inspection?.inspect ?? (typeof options.inspect === 'object' ? options.inspect : undefined), liveView.observer].filter((observer) => observer !== undefined);
+  // The inspector and the live view are src/inspect/, on top of the host: loaded on demand.
+  const url = typeof options.inspect === 'string' ? options.inspect : undefined;
+  const inspection = url ? observerOnDemand(async () => (await import('../inspect/inspector.js')).connectInspector({ url })) : undefined;
+  // Every actor is remembered for the live view (next to nothing until it is served); its
+  // tap, once loaded by the first serve(), goes on from what was remembered.
+  const alive = createLiveActors();
+  let liveView: LiveViewTap | undefined;
+  let loadingLiveView: Promise<LiveViewTap> | undefined;
+  const liveObserver: Observer<InspectionEvent> = { next: (event) => (liveView ? liveView.observer.next?.(event) : alive.note(event)) };
+  const serveLiveView = async (serveOptions?: { readonly port?: number }) => {
+    loadingLiveView ??= import('../inspect/live-view.js').then(({ createLiveViewTap }) => (liveView = createLiveViewTap({ machines: [sessionMachine.config], live: alive })));
+    return (await loadingLiveView).serve(serveOptions);
+  };
+  const observers = [inspection?.observer ?? (typeof options.inspect === 'object' ? options.inspect : undefined), liveObserver].filter((observer) => observer !== undefined);
   const inspect: Observer<InspectionEvent> = {
     next(event) {
       for (const observer of observers) observer.next?.(event);
@@ -416,12 +430,12 @@ export function createHost(options: HostOptions = {}): Host {
       return () => listeners.delete(listener);
     },
     serve,
-    inspect: { serve: (serveOptions) => liveView.serve(serveOptions) },
+    inspect: { serve: serveLiveView },
     async stop() {
       await stopServers(servers);
       if (program?.client.getSnapshot().status === 'active') program.client.stop();
       inspection?.stop();
-      await liveView.close();
+      if (loadingLiveView) await (await loadingLiveView).close();
       if (ownsJournal) journal.close();
     },
   };

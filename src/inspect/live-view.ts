@@ -10,6 +10,7 @@
  * closes, the model is let go.
  */
 import type { AnyActorRef, InspectionEvent, Observer } from 'xstate';
+import { createLiveActors, type LiveActors } from '../host/live-actors.js';
 import { describeExit } from '../supervision/exit-reason.js';
 import { supervisorState } from '../supervision/supervisor.js';
 import { statelyEventOf } from './stately-event.js';
@@ -24,6 +25,11 @@ export interface LiveViewTapOptions {
   readonly label?: string;
   /** The page's title. */
   readonly title?: string;
+  /**
+   * The actors alive so far, when someone else watched them before the tap was made (the
+   * host does, so that it loads the view only when it is served); the tap goes on with them.
+   */
+  readonly live?: LiveActors;
 }
 
 /** Options of {@link LiveViewTap.serve}. */
@@ -43,15 +49,12 @@ export interface LiveViewTap {
 }
 
 const SOURCE = 'host';
-/** `Actor._processingStatus` of a stopped actor (XState emits no snapshot when it stops one). */
-const STOPPED = 2;
 
 /** Creates the observer; nothing is served until `serve()`. */
 export function createLiveViewTap(options: LiveViewTapOptions = {}): LiveViewTap {
-  const live = new Map<string, { readonly ref: AnyActorRef; readonly at: number }>();
+  const live = options.live ?? createLiveActors();
   const servers = new Set<LiveViewServer>();
   let model: LiveViewModel | undefined;
-  let added = 0;
   let sweeper: NodeJS.Timeout | undefined;
 
   const fold = (event: unknown) => {
@@ -63,28 +66,16 @@ export function createLiveViewTap(options: LiveViewTapOptions = {}): LiveViewTap
     }
   };
 
-  /** Forgets actors that stopped without a word (stopped by their parent); tells the view. */
-  const sweep = () => {
-    for (const [sessionId, { ref }] of live) {
-      if (!isStopped(ref)) continue;
-      live.delete(sessionId);
-      if (model) fold({ type: '@xstate.snapshot', sessionId, createdAt: String(Date.now()), snapshot: { status: 'stopped' }, event: { type: 'xstate.stop' } });
-    }
+  /** Tells the view of actors that stopped without a word (stopped by their parent). */
+  const forget = (forgotten: readonly string[]) => {
+    if (!model) return;
+    for (const sessionId of forgotten) fold({ type: '@xstate.snapshot', sessionId, createdAt: String(Date.now()), snapshot: { status: 'stopped' }, event: { type: 'xstate.stop' } });
   };
+  const sweep = () => forget(live.sweep());
 
   const observer: Observer<InspectionEvent> = {
     next(event) {
-      switch (event.type) {
-        case '@xstate.actor':
-          live.set(event.actorRef.sessionId, { ref: event.actorRef as AnyActorRef, at: Date.now() });
-          if (++added % 256 === 0 && !model) sweep();
-          break;
-        case '@xstate.snapshot':
-          if ((event.snapshot as { status?: string }).status !== 'active') live.delete(event.actorRef.sessionId);
-          break;
-        default:
-          break;
-      }
+      forget(live.note(event));
       if (model) {
         const stately = statelyEventOf(event);
         if (stately) fold(stately);
@@ -157,8 +148,4 @@ function supervisedFacts(ref: AnyActorRef): { restarts?: number; lastExit?: stri
   const entry = parent ? supervisorState(parent)?.children.get(ref.id) : undefined;
   if (!entry || entry.ref !== ref) return {};
   return { restarts: entry.restarts, ...(entry.lastExit ? { lastExit: describeExit(entry.lastExit) } : {}) };
-}
-
-function isStopped(ref: AnyActorRef): boolean {
-  return (ref as unknown as { _processingStatus?: number })._processingStatus === STOPPED;
 }

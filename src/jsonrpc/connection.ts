@@ -28,6 +28,7 @@ import { classify, describeMessage, type JsonRpcId, type JsonRpcMessage } from '
 import { pendingRequestLogic, type RequestOutcome } from './pending-request.js';
 import { RpcError, toRpcError } from './rpc-error.js';
 import type { OversizeLine, PeerLost, Transport } from './transport.js';
+import { ErrorCodes } from './error-codes.js';
 
 /** Parses (and validates) params; throws to reject them (a zod schema's `parse` fits). */
 export type ParamsParser = (params: unknown) => unknown;
@@ -348,7 +349,7 @@ function answerOversize(live: Live, line: OversizeLine): void {
   live.malformed += 1;
   const { id, kind, method } = line.envelope;
   const detail = `a message of ${line.bytes} bytes is over the limit of ${line.limit} bytes per line, so it was dropped unread`;
-  const data = { reason: 'line_too_long', bytes: line.bytes, limitBytes: line.limit, ...(method ? { method } : {}) };
+  const details = { bytes: line.bytes, limitBytes: line.limit, ...(method ? { method } : {}) };
   if (kind === 'response' && id !== null) {
     const entry = live.outgoing.get(id);
     if (!entry) {
@@ -357,14 +358,14 @@ function answerOversize(live: Live, line: OversizeLine): void {
     }
     live.outgoing.delete(id);
     settle(live, id, entry, 'failed');
-    entry.reject(new RpcError(-32603, `The answer to ${entry.method} was not read: ${detail}`, { ...data, method: entry.method }, 'local'));
+    entry.reject(RpcError.because('line_too_long', `The answer to ${entry.method} was not read: ${detail}`, { ...details, method: entry.method }, { code: ErrorCodes.InternalError, failure: 'local' }));
     return;
   }
   if (kind === 'notification' || kind === 'response') {
     live.scope.emit({ type: 'rpc.dropped', reason: 'line_too_long', detail: `${method ?? 'an answer without id'}: ${detail}` });
     return;
   }
-  send(live, { jsonrpc: '2.0', id, error: RpcError.invalidRequest(`${method ? `${method}: ` : ''}${detail}`, data).toErrorObject() });
+  send(live, { jsonrpc: '2.0', id, error: RpcError.because('line_too_long', `Invalid request: ${method ? `${method}: ` : ''}${detail}`, details).toErrorObject() });
 }
 
 type ParsedParams = { readonly kind: 'ok'; readonly params: unknown } | { readonly kind: 'unknown' } | { readonly kind: 'invalid'; readonly error: RpcError };
@@ -448,12 +449,12 @@ function onTimeout(live: Live, id: JsonRpcId): void {
   const ms = typeof entry.timeout === 'number' ? entry.timeout : entry.timeout.idleMs;
   settle(live, id, entry, 'timedOut');
   holdReading(live);
-  entry.reject(RpcError.requestCancelled({ reason: 'timeout', method: entry.method, timeoutMs: ms }, 'timed_out'));
+  entry.reject(RpcError.because('timeout', 'Request cancelled', { method: entry.method, timeoutMs: ms }));
 }
 
 /** The error of a request to a peer whose input ended: it can never answer. */
 function inputEndedError(reason: PeerLost, method: string): RpcError {
-  return new RpcError(-32603, `The peer can no longer answer ${method}: ${reason.message}`, { reason: 'input_ended', method }, 'peer_lost');
+  return RpcError.because('input_ended', `The peer can no longer answer ${method}: ${reason.message}`, { method });
 }
 
 /** The peer sends nothing more: what we asked it fails now; what it asked us is still answered. */
@@ -476,7 +477,7 @@ function settleAll(live: Live, reason: PeerLost): void {
   for (const [id, entry] of entries) {
     // Through settle, so that each request's deadline timer goes with it.
     settle(live, id, entry, 'peerLost');
-    const error = new RpcError(-32603, `The peer is gone: ${reason.message}`, { reason: 'peer_lost', method: entry.method, exit: reason.exit }, 'peer_lost');
+    const error = RpcError.because('peer_lost', `The peer is gone: ${reason.message}`, { method: entry.method, exit: reason.exit });
     entry.reject(error);
   }
 }
@@ -485,7 +486,7 @@ function settleAll(live: Live, reason: PeerLost): void {
 function answerOutstanding(live: Live, reason: PeerLost): void {
   if (live.closed) return;
   for (const { id, method } of live.incoming.values()) {
-    send(live, { jsonrpc: '2.0', id, error: RpcError.internalError(`the connection is closing (${reason.message})`, { reason: 'shutdown', method }).toErrorObject() });
+    send(live, { jsonrpc: '2.0', id, error: RpcError.because('shutdown', `Internal error: the connection is closing (${reason.message})`, { method }).toErrorObject() });
   }
   live.incoming.clear();
 }
@@ -520,10 +521,10 @@ export interface RequestOptions {
 export function sendRequest(connection: AnyActorRef, method: string, params?: unknown, options: RequestOptions = {}): Promise<unknown> {
   const live = liveOf(connection);
   if (live.closed || connection.getSnapshot().status !== 'active') {
-    return Promise.reject(new RpcError(-32603, `The connection is closed: ${live.closed?.message ?? 'not running'}`, { reason: 'closed', method }, 'local'));
+    return Promise.reject(RpcError.because('closed', `The connection is closed: ${live.closed?.message ?? 'not running'}`, { method }));
   }
   if (live.inputEnded) return Promise.reject(inputEndedError(live.inputEnded, method));
-  if (options.signal?.aborted) return Promise.reject(RpcError.requestCancelled({ reason: 'aborted before sending', method }));
+  if (options.signal?.aborted) return Promise.reject(RpcError.because('aborted', 'Request cancelled', { method }));
   const id = live.nextId++;
   return new Promise<unknown>((resolve, reject) => {
     const ref = createActor(pendingRequestLogic, { parent: connection, id: `request-${id}`, input: { id, method } });
@@ -545,7 +546,7 @@ export function sendRequest(connection: AnyActorRef, method: string, params?: un
       live.outgoing.delete(id);
       settle(live, id, entry, 'failed');
       holdReading(live);
-      reject(new RpcError(-32603, `The ${method} request could not be written (params JSON cannot encode?)`, { reason: 'unwritable', method }, 'local'));
+      reject(RpcError.because('unwritable', `The ${method} request could not be written (params JSON cannot encode?)`, { method }));
     }
   });
 }
@@ -570,7 +571,7 @@ export function cancelRequest(connection: AnyActorRef, id: JsonRpcId): boolean {
   settle(live, id, entry, 'cancelled');
   holdReading(live);
   if (!live.closed) send(live, { jsonrpc: '2.0', method: CANCEL_REQUEST, params: { requestId: id } });
-  entry.reject(RpcError.requestCancelled({ reason: 'cancelled', method: entry.method }));
+  entry.reject(RpcError.because('cancelled', 'Request cancelled', { method: entry.method }));
   return true;
 }
 

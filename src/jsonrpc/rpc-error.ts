@@ -12,6 +12,37 @@ import { ErrorCodes } from './error-codes.js';
  */
 export type RpcFailure = 'error_response' | 'timed_out' | 'cancelled' | 'peer_lost' | 'local';
 
+/**
+ * The `data.reason` vocabulary: why warden refused or ended a request, as a word a program can
+ * switch on (the message is for people). Each reason has its code, the caller-side failure it
+ * implies, and when it happens; docs/jsonrpc.md lists the same table. Make the error with
+ * {@link RpcError.because}, never with a `reason` string by hand.
+ */
+export const rpcReasons = Object.freeze({
+  timeout: { code: ErrorCodes.RequestCancelled, failure: 'timed_out', when: 'a request warden sent had no answer within its deadline (`data.timeoutMs`)' },
+  cancelled: { code: ErrorCodes.RequestCancelled, failure: 'cancelled', when: 'the caller cancelled a request warden sent (`$/cancel_request` went to the peer)' },
+  aborted: { code: ErrorCodes.RequestCancelled, failure: 'cancelled', when: "the caller's `AbortSignal` was aborted before the request was sent" },
+  closed: { code: ErrorCodes.InternalError, failure: 'local', when: 'the connection was closed before the request could be sent' },
+  unwritable: { code: ErrorCodes.InternalError, failure: 'local', when: 'the request could not be written (its params do not encode as JSON)' },
+  input_ended: { code: ErrorCodes.InternalError, failure: 'peer_lost', when: "the peer's output ended (EOF) with the request outstanding: it can no longer answer" },
+  peer_lost: { code: ErrorCodes.InternalError, failure: 'peer_lost', when: 'the peer went away with the request outstanding (`data.exit` says how)' },
+  line_too_long: { code: ErrorCodes.InvalidRequest, failure: 'error_response', when: "a message was over the line limit and dropped unread (`data.bytes`, `data.limitBytes`): a request's sender is answered -32600; an answer warden waited for fails its request -32603" },
+  shutdown: { code: ErrorCodes.InternalError, failure: 'error_response', when: 'warden is shutting down (or the editor closed its input and the drain gave up): every request still waiting is answered' },
+  agent_starting: { code: ErrorCodes.InternalError, failure: 'error_response', when: "the session's agent process is (re)starting; try again in a moment" },
+  agent_crashed: { code: ErrorCodes.InternalError, failure: 'error_response', when: 'the agent process died during the request, a prompt in flight (`data.exit`, `data.stderrTail`, `data.restarts`); it is restarted and the session resumed' },
+  agent_failed: { code: ErrorCodes.InternalError, failure: 'error_response', when: 'a native ACP agent kept failing and was given up (the next session/new starts it again)' },
+  start_failed: { code: ErrorCodes.InternalError, failure: 'error_response', when: "the session's agent process could not start" },
+  session_failed: { code: ErrorCodes.InternalError, failure: 'error_response', when: 'more restarts than the intensity allows: the session was given up (`data.restarts`); session/load or session/resume starts it again' },
+  session_closed: { code: ErrorCodes.InternalError, failure: 'error_response', when: 'the session was closed while the request waited (or while it was being loaded or resumed)' },
+  session_deleted: { code: ErrorCodes.ResourceNotFound, failure: 'error_response', when: 'the session was deleted while it was being loaded or resumed' },
+  session_owned: { code: ErrorCodes.InternalError, failure: 'error_response', when: 'another warden that still runs has the session live (`data.owner`)' },
+  list_failed: { code: ErrorCodes.InternalError, failure: 'error_response', when: 'the agent stopped before it listed its sessions' },
+  file_too_large: { code: ErrorCodes.InvalidParams, failure: 'error_response', when: 'an `fs/read_text_file` (file or line range) is over the read limit (`data.maxReadBytes`)' },
+} as const satisfies Record<string, { readonly code: number; readonly failure: RpcFailure; readonly when: string }>);
+
+/** One word of the `data.reason` vocabulary ({@link rpcReasons}). */
+export type RpcReason = keyof typeof rpcReasons;
+
 /** The JSON-RPC error object on the wire. */
 export interface ErrorObject {
   readonly code: number;
@@ -68,6 +99,21 @@ export class RpcError extends Error {
 
   static resourceNotFound(what: string, data?: unknown): RpcError {
     return new RpcError(ErrorCodes.ResourceNotFound, `Resource not found: ${what}`, data);
+  }
+
+  /**
+   * An error for one reason of the vocabulary: its code (unless `code` says otherwise), the
+   * message as given, `data` = `{ reason, ...details }`.
+   *
+   * @example
+   * ```ts
+   * RpcError.because('agent_starting', 'claude is (re)starting; try again in a moment').toErrorObject();
+   * // { code: -32603, message: 'claude is (re)starting; try again in a moment', data: { reason: 'agent_starting' } }
+   * ```
+   */
+  static because(reason: RpcReason, message: string, details: Readonly<Record<string, unknown>> = {}, overrides: { readonly code?: number; readonly failure?: RpcFailure } = {}): RpcError {
+    const entry = rpcReasons[reason];
+    return new RpcError(overrides.code ?? entry.code, message, { reason, ...details }, overrides.failure ?? entry.failure);
   }
 
   /** An error received from the peer. */

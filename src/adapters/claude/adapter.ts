@@ -32,6 +32,8 @@ import {
   type ClaudeMessage,
   type TurnMemory,
 } from './mapping.js';
+import { agentRestartDefaults } from '../../supervision/agent-restart-defaults.js';
+import { CLIENT_METHODS } from '../../acp/methods.js';
 
 /** A control request we sent and wait for. */
 interface PendingControl {
@@ -172,7 +174,7 @@ export const claudeSessionMachine = fromCliSession<ClaudeContext>({
           enqueue.emit({
             type: 'acp.clientRequest',
             key: requestId,
-            method: 'session/request_permission',
+            method: CLIENT_METHODS.session_request_permission,
             params: { sessionId, toolCall, options: permissionOptions('Always allow') },
           });
         } else {
@@ -348,7 +350,7 @@ interface ClaudeResume {
 /** Claude Code (`--agent claude`): the `claude` CLI in stream-json mode. */
 export const claudeAdapter: AdapterDefinition = {
   name: 'claude',
-  agentInfo: { name: 'claude-code', title: 'Claude Code (via acp-warden)', version: '0.1.0' },
+  agentInfo: { name: 'claude-code', title: 'Claude Code', version: '0.1.0' },
   capabilities: {
     // Load and resume start a CLI with `--resume` from the journaled state; load replays nothing itself (the host replays its journal).
     loadSession: true,
@@ -387,7 +389,7 @@ export const claudeAdapter: AdapterDefinition = {
     };
   },
   port: { shutdown: { stdinGraceMs: 2000, killAfterMs: 3000 } },
-  restart: { intensity: 3, period: 60_000, backoff: { minDelay: 200, maxDelay: 5000 } },
+  restart: agentRestartDefaults,
 };
 
 /**

@@ -23,6 +23,8 @@ import { checkUuidField, isUuid } from '../resume-check.js';
 import { permissionOptions, promptOutcome } from '../session-outcomes.js';
 import { codexListMachine } from './listing.js';
 import { codexRequest, commandTitle, decisionFor, defaultThreadListLimit, toolRunsOf, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
+import { agentRestartDefaults } from '../../supervision/agent-restart-defaults.js';
+import { CLIENT_METHODS } from '../../acp/methods.js';
 
 type Pending = 'initialize' | 'thread' | 'turn' | 'interrupt';
 
@@ -181,7 +183,7 @@ export const codexSessionMachine = fromCliSession<CodexContext>({
         enqueue.emit({
           type: 'acp.clientRequest',
           key,
-          method: 'session/request_permission',
+          method: CLIENT_METHODS.session_request_permission,
           params: {
             sessionId,
             toolCall: { toolCallId: String(params.itemId ?? key), title: command ? `Run ${commandTitle(command)}` : 'Apply file changes', status: 'pending', rawInput: params },
@@ -279,7 +281,7 @@ export const codexSessionMachine = fromCliSession<CodexContext>({
 /** Codex (`--agent codex`): `codex app-server` over stdio; `session/list` is Codex's `thread/list`. */
 export const codexAdapter: ListingAdapterDefinition = {
   name: 'codex',
-  agentInfo: { name: 'codex', title: 'Codex (via acp-warden)', version: '0.1.0' },
+  agentInfo: { name: 'codex', title: 'Codex', version: '0.1.0' },
   capabilities: {
     // Load and resume `thread/resume` the journaled thread; load replays nothing itself (the host replays its journal).
     // List is Codex's `thread/list`, on a short-lived app-server.
@@ -302,7 +304,7 @@ export const codexAdapter: ListingAdapterDefinition = {
     return { args: ['app-server'], env: { passthrough: codexEnvironment } };
   },
   port: { shutdown: { stdinGraceMs: 2000, killAfterMs: 3000 } },
-  restart: { intensity: 3, period: 60_000, backoff: { minDelay: 200, maxDelay: 5000 } },
+  restart: agentRestartDefaults,
 };
 
 /** The host variables Codex needs; no other agent's key passes. */

@@ -12,6 +12,7 @@ import { enqueueActions, setup } from 'xstate';
 import { describePortExit } from '../../port/port-exit.js';
 import type { SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
 import { codexRequest, sessionListOf, threadListParams, type CodexMessage } from './mapping.js';
+import { RpcError } from '../../jsonrpc/rpc-error.js';
 
 /** What the adapter agent gives the lister: the `session/list` to answer. */
 export interface CodexListInput {
@@ -81,7 +82,7 @@ export const codexListMachine = setup({
       enqueue.emit({
         type: 'acp.error',
         requestId: context.requestId,
-        error: { code: -32603, message: `codex app-server ended before listing its threads (${describePortExit(event.exit.reason)})`, data: { reason: 'list_failed', exit: event.exit.reason, stderrTail: event.exit.stderrTail } },
+        error: RpcError.because('list_failed', `codex app-server ended before listing its threads (${describePortExit(event.exit.reason)})`, { exit: event.exit.reason, stderrTail: event.exit.stderrTail }).toErrorObject(),
       });
     }),
   },
