@@ -52,6 +52,19 @@ process.stdin.on('end', () => child.stdin.end());
 child.on('exit', (code) => process.exit(code ?? 1));
 `;
 
+/** An agent process that exits at once (code 3) while the marker file exists, else runs the sdk-agent. */
+const exitingAtStart = `
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+const [marker, ...agent] = process.argv.slice(2);
+if (existsSync(marker)) {
+  process.stderr.write('refusing to start\\n');
+  process.exit(3);
+}
+const child = spawn(process.execPath, agent, { stdio: 'inherit' });
+child.on('exit', (code) => process.exit(code ?? 1));
+`;
+
 function listAgents(): number[] {
   const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
@@ -172,6 +185,25 @@ describe('the ACP passthrough as a state machine', function () {
     const again = resultOf(await driver.answer(driver.request('session.new', 'session/new', { cwd: dir, mcpServers: [] }))) as { sessionId: string };
     expect(resultOf(await turn(driver, again.sessionId, 'hello'))).to.deep.equal({ stopReason: 'end_turn' });
     expect(states.slice(4)).to.deep.equal(['recovering.awaitingRestart', 'failed', 'restarting.starting', 'restarting.initializing', 'ready']);
+  });
+
+  it('given up, a new session that cannot bring the agent back is refused after one attempt (no restart loop); the next one can', async () => {
+    const dir = tempDir();
+    const marker = join(dir, 'refuse-start');
+    const wrapper = join(dir, 'exiting-at-start.mjs');
+    writeFileSync(wrapper, exitingAtStart);
+    const { driver, sessionId, states } = await drive({ cwd: dir, command: [wrapper, marker, sdkAgent, '--state-dir', dir], restart: { intensity: 0, backoff } });
+    expect((await turn(driver, sessionId, 'die')).type).to.equal('acp.error');
+    await driver.waitFor((output) => output.type === 'session.failed', 'session.failed');
+    writeFileSync(marker, '');
+    const from = states.length;
+    const refused = await driver.answer(driver.request('session.new', 'session/new', { cwd: dir, mcpServers: [] }));
+    expect((refused as { error: { data: { reason: string } } }).error.data.reason).to.equal('agent_failed');
+    expect((refused as { error: { message: string } }).error.message).to.contain('restart intensity');
+    expect(states.slice(from)).to.deep.equal(['restarting.starting', 'restarting.initializing', 'recovering.awaitingRestart', 'failed']);
+    rmSync(marker);
+    const again = resultOf(await driver.answer(driver.request('session.new', 'session/new', { cwd: dir, mcpServers: [] }))) as { sessionId: string };
+    expect(resultOf(await turn(driver, again.sessionId, 'hello'))).to.deep.equal({ stopReason: 'end_turn' });
   });
 
   it("an agent that cannot be started: the editor's initialize is refused naming why, and it is idle again", async () => {

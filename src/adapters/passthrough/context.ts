@@ -47,7 +47,7 @@ export interface PassthroughContext {
   readonly reattaching: string | undefined;
   /** How many times the agent process was restarted (by the current supervisor). */
   readonly restarts: number;
-  /** Why the agent was given up, while it is. */
+  /** Why the agent was given up (a sentence naming it), while it is. */
   readonly failure: string | undefined;
   /** What the restarted agent answered to `initialize`, while its sessions are re-attached. */
   readonly restartedAgent: InitializeResponse | undefined;

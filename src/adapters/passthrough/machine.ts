@@ -34,7 +34,8 @@ import { forwardId, forwardLogic, requestFailure } from './requests.js';
  */
 const stateKinds: ReadonlySet<string> = new Set(['available_commands_update', 'current_mode_update', 'config_option_update', 'session_info_update', 'usage_update']);
 
-const GAVE_UP = 'kept failing: its restart intensity was exceeded';
+/** Why an agent whose supervisor gave up is given up. */
+const gaveUp = (name: string) => `${name} kept failing: its restart intensity was exceeded`;
 
 /** An editor's request (not `initialize`, which each state answers its own way). */
 const isRequest = (event: PassthroughEvent): event is AgentRequestEvent => event.type !== 'initialize' && 'requestId' in event && 'method' in event && 'params' in event;
@@ -110,7 +111,7 @@ export const passthroughMachine = setup({
         event.type === 'agent.bootFailed'
           ? RpcError.internalError(event.message).toErrorObject()
           : event.type === 'agent.gaveUp'
-            ? RpcError.internalError(`${context.name} ${GAVE_UP}`, { reason: 'agent_failed' }).toErrorObject()
+            ? RpcError.internalError(gaveUp(context.name), { reason: 'agent_failed' }).toErrorObject()
             : requestFailure(context.name, (event as { error?: unknown }).error);
       enqueue.emit({ type: 'acp.error', requestId: context.initializeRequest, error });
       enqueue.assign({ initializeRequest: undefined });
@@ -158,7 +159,6 @@ export const passthroughMachine = setup({
     }),
     /** Given up: what waited for a fresh start is refused (one attempt per request); anything else is served (and refused or starts the agent again). */
     settleWaitingOnFailure: enqueueActions(({ context, enqueue }) => {
-      if (context.waiting.length === 0) return;
       enqueue.assign({ waiting: [], restartAttempted: false });
       for (const waiting of context.waiting) {
         if (!context.restartAttempted) enqueue.raise(waiting as PassthroughEvent);
@@ -170,7 +170,7 @@ export const passthroughMachine = setup({
     refuseFailed: enqueueActions(({ context, event, enqueue, self }) => {
       const request = event as AgentRequestEvent;
       enqueue.assign({ sessions: withoutClosed(self, context.sessions, request) });
-      enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`${context.name} kept failing and was given up: ${context.failure}`, { reason: 'agent_failed' }).toErrorObject() });
+      enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`${context.failure}; it was given up (a new session starts it again)`, { reason: 'agent_failed' }).toErrorObject() });
     }),
     /** The agent was given up and a session asks for it: a fresh supervisor starts it again, as a parent would restart a child that gave up. */
     startAgain: enqueueActions(({ context, event, enqueue }) => {
@@ -272,14 +272,14 @@ export const passthroughMachine = setup({
     /** The supervisor gave up: every open session is over, the host hears it once per session. */
     giveUp: enqueueActions(({ context, enqueue, self }) => {
       handlesOf(self).mcpServers.clear();
-      enqueue.assign({ failure: GAVE_UP, sessions: {} });
-      for (const sessionId of Object.keys(context.sessions)) enqueue.emit({ type: 'session.failed', sessionId, restarts: context.restarts, reason: `${context.name} ${GAVE_UP}` });
+      enqueue.assign({ failure: gaveUp(context.name), sessions: {} });
+      for (const sessionId of Object.keys(context.sessions)) enqueue.emit({ type: 'session.failed', sessionId, restarts: context.restarts, reason: gaveUp(context.name) });
     }),
     keepDownstream: enqueueActions(({ event, enqueue }) => {
       enqueue.assign({ downstream: (event as unknown as { output: InitializeResponse }).output });
     }),
     failRestart: enqueueActions(({ context, event, enqueue }) => {
-      const failure = event.type === 'agent.bootFailed' ? event.message : event.type === 'agent.gaveUp' ? `${context.name} ${GAVE_UP}` : `${context.name} could not be initialized again: ${errorMessage((event as { error?: unknown }).error)}`;
+      const failure = event.type === 'agent.bootFailed' ? event.message : event.type === 'agent.gaveUp' ? gaveUp(context.name) : `${context.name} could not be initialized again: ${errorMessage((event as { error?: unknown }).error)}`;
       enqueue.assign({ failure });
     }),
     leaveRecovery: enqueueActions(({ enqueue }) => {
