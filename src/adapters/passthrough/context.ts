@@ -15,12 +15,6 @@ export interface OpenSession {
   readonly additionalDirectories?: readonly string[];
 }
 
-/** A request forwarded to the agent and not answered yet. */
-export interface InFlight {
-  readonly method: string;
-  readonly sessionId?: string;
-}
-
 /** The passthrough machine's context. */
 export interface PassthroughContext {
   /** The agent's name (`gemini`), for messages. */
@@ -35,8 +29,8 @@ export interface PassthroughContext {
   readonly sessions: Readonly<Record<string, OpenSession>>;
   /** Requests that arrived while the agent (re)starts: served, in order, once it is ready. */
   readonly waiting: readonly AgentHandlerEvent[];
-  /** Requests the agent owes an answer to, by the server's request id. */
-  readonly inFlight: Readonly<Record<string, InFlight>>;
+  /** How many forwarded requests the agent owes an answer to. */
+  readonly inFlight: number;
   /** The agent's requests to the editor not answered yet: key → method. */
   readonly relays: Readonly<Record<string, string>>;
   /** The tool calls running in each session's turn. */
@@ -92,6 +86,8 @@ export interface OpenedSession extends OpenSession {
 export interface RequestSettled {
   readonly type: 'request.settled';
   readonly requestId: string;
+  readonly method: string;
+  readonly sessionId?: string;
   readonly answer: { readonly result: unknown } | { readonly error: ErrorObject };
   readonly opened?: OpenedSession;
   readonly deleted?: string;
@@ -116,7 +112,7 @@ const PERMISSION_METHOD: string = CLIENT_METHODS.session_request_permission;
  */
 export function watchdogHintOf(context: PassthroughContext, owesAnswer: boolean): WatchdogHint {
   const relays = Object.values(context.relays);
-  const working = owesAnswer || Object.keys(context.inFlight).length > 0;
+  const working = owesAnswer || context.inFlight > 0;
   return {
     busy: working && relays.length === 0,
     toolRunning: isToolRunning(Object.values(context.tools), relays.includes(PERMISSION_METHOD)),

@@ -15,6 +15,7 @@
 import type { InitializeResponse } from '@agentclientprotocol/sdk';
 import { enqueueActions, setup, type AnyActorRef } from 'xstate';
 import { cancelPrompt } from '../../acp/agent-client.js';
+import { AGENT_METHODS } from '../../acp/methods.js';
 import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent } from '../../acp/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import { activityAfter, quietTurn } from '../turn-activity.js';
@@ -26,7 +27,7 @@ import type { OpenSession, PassthroughContext, PassthroughEvent } from './contex
 import { createHandles, handlesOf } from './handles.js';
 import type { AcpPassthroughOptions } from './options.js';
 import { initializeLogic, isAgentLost, reattachLogic } from './reattach.js';
-import { forwardId, forwardLogic, requestFailure } from './requests.js';
+import { agentRequestsLogic, requestFailure } from './requests.js';
 
 /**
  * Updates that state how the session is now (not its history): passed on while a session is
@@ -64,7 +65,7 @@ const errorMessage = (error: unknown) => (error instanceof Error ? error.message
 /** The passthrough machine. Its input is the agent's options; it emits what a native agent emits. */
 export const passthroughMachine = setup({
   types: {} as { context: PassthroughContext; events: PassthroughEvent; emitted: AgentHandlerOutput; input: AcpPassthroughOptions },
-  actors: { agentProcess: agentProcessLogic, initializeAgent: initializeLogic, reattachSession: reattachLogic, forwardRequest: forwardLogic },
+  actors: { agentProcess: agentProcessLogic, initializeAgent: initializeLogic, reattachSession: reattachLogic, agentRequests: agentRequestsLogic },
   guards: {
     isRequest: ({ event }) => isRequest(event),
     opensSession: ({ event }) => opensSession(event),
@@ -124,16 +125,11 @@ export const passthroughMachine = setup({
     }),
     forward: enqueueActions(({ context, event, enqueue, self }) => {
       const request = event as AgentRequestEvent;
-      const sessionId = typeof request.params.sessionId === 'string' ? request.params.sessionId : undefined;
-      enqueue.assign({
-        sessions: withoutClosed(self, context.sessions, request),
-        inFlight: { ...context.inFlight, [request.requestId]: { method: request.method, ...(sessionId ? { sessionId } : {}) } },
-      });
-      enqueue.spawnChild('forwardRequest', { id: forwardId(request.requestId), input: { owner: self, request, agentCloses: Boolean(context.downstream?.agentCapabilities?.sessionCapabilities?.close) } });
+      enqueue.assign({ sessions: withoutClosed(self, context.sessions, request), inFlight: context.inFlight + 1 });
+      enqueue.sendTo('agentRequests', { type: 'request.forward', request, agentCloses: Boolean(context.downstream?.agentCapabilities?.sessionCapabilities?.close) });
     }),
     answerForwarded: enqueueActions(({ context, event, enqueue, self }) => {
       if (event.type !== 'request.settled') return;
-      const owed = context.inFlight[event.requestId];
       let sessions = context.sessions;
       if (event.opened) {
         const { sessionId, mcpServers, ...session } = event.opened;
@@ -145,9 +141,8 @@ export const passthroughMachine = setup({
         sessions = withoutKey(sessions, event.deleted);
       }
       // The turn is over: its tool calls no longer run, whatever the agent last said of them.
-      const tools = owed?.method === 'session/prompt' ? withoutKey(context.tools, owed.sessionId) : context.tools;
-      enqueue.assign({ sessions, inFlight: withoutKey(context.inFlight, event.requestId), tools });
-      enqueue.stopChild(forwardId(event.requestId));
+      const tools = event.method === AGENT_METHODS.session_prompt ? withoutKey(context.tools, event.sessionId) : context.tools;
+      enqueue.assign({ sessions, inFlight: context.inFlight - 1, tools });
       if ('result' in event.answer) enqueue.emit({ type: 'acp.respond', requestId: event.requestId, result: event.answer.result });
       else enqueue.emit({ type: 'acp.error', requestId: event.requestId, error: event.answer.error });
     }),
@@ -297,7 +292,7 @@ export const passthroughMachine = setup({
       downstream: undefined,
       sessions: {},
       waiting: [],
-      inFlight: {},
+      inFlight: 0,
       relays: {},
       tools: {},
       reattachQueue: [],
@@ -308,7 +303,10 @@ export const passthroughMachine = setup({
       restartAttempted: false,
     };
   },
-  invoke: { id: 'agentProcess', src: 'agentProcess', input: ({ self }) => ({ owner: self }) },
+  invoke: [
+    { id: 'agentProcess', src: 'agentProcess', input: ({ self }) => ({ owner: self }) },
+    { id: 'agentRequests', src: 'agentRequests', input: ({ self }) => ({ owner: self }) },
+  ],
   initial: 'idle',
   on: {
     '*': { guard: 'isRequest', actions: 'defer', description: 'A request while the agent is not ready: it waits, and is served in order once the agent is.' },
@@ -359,7 +357,7 @@ export const passthroughMachine = setup({
       },
     },
     ready: {
-      description: 'Requests go to the agent, each a promise actor (forward:<request id>).',
+      description: 'Requests go to the agent (through agentRequests), answered as it answers.',
       entry: ['leaveRecovery', 'serveWaiting'],
       on: {
         '*': { guard: 'isRequest', actions: 'forward' },

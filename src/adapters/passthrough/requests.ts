@@ -1,10 +1,14 @@
 /**
- * The editor's requests forwarded to the agent: each one a promise actor, a child of the
- * passthrough machine, that asks the agent through its ACP client and reports the answer
- * back as `request.settled` (with the session it opened or deleted). A request the agent
- * process died under fails naming the crash (`agent_crashed`).
+ * The editor's requests forwarded to the agent: a callback actor of the passthrough machine
+ * (`agentRequests`) takes each one (`request.forward`), asks the agent through its ACP
+ * client, and reports the answer back as `request.settled` (with the session it opened or
+ * deleted). A request the agent process died under fails naming the crash (`agent_crashed`).
+ *
+ * One actor for all of them, not one child per request: XState copies a machine's children
+ * on every spawn and stop, which with a thousand requests in flight (an editor pipelining
+ * them) cost 3 ms a request.
  */
-import { fromPromise, type AnyActorRef } from 'xstate';
+import { fromCallback, type AnyActorRef } from 'xstate';
 import {
   authenticate,
   closeSession,
@@ -25,17 +29,13 @@ import { RpcError, toRpcError, type ErrorObject } from '../../jsonrpc/rpc-error.
 import type { OpenedSession, RequestSettled } from './context.js';
 import { handlesOf } from './handles.js';
 
-/** A forwarded request's input. */
-export interface ForwardInput {
-  /** The passthrough actor: told `request.settled`. */
-  readonly owner: AnyActorRef;
+/** A request to forward to the agent. */
+export interface ForwardCommand {
+  readonly type: 'request.forward';
   readonly request: AgentRequestEvent;
   /** The agent serves `session/close` (else the passthrough answers it alone). */
   readonly agentCloses: boolean;
 }
-
-/** The id of the child that forwards request `requestId`. */
-export const forwardId = (requestId: string) => `forward:${requestId}`;
 
 /** The error an editor gets for a request that failed, naming a crash of the agent as such. */
 export function requestFailure(name: string, error: unknown): ErrorObject {
@@ -60,7 +60,7 @@ const openedBy = (sessionId: string, params: Record<string, unknown>): OpenedSes
   mcpServers: (params.mcpServers as unknown[] | undefined) ?? [],
 });
 
-type Answered = Omit<RequestSettled, 'type' | 'requestId' | 'answer'> & { readonly result: unknown };
+type Answered = Pick<RequestSettled, 'opened' | 'deleted'> & { readonly result: unknown };
 
 /** Asks the agent; what the editor is answered. */
 async function ask(client: AnyActorRef, request: AgentRequestEvent, agentCloses: boolean): Promise<Answered> {
@@ -110,15 +110,30 @@ async function ask(client: AnyActorRef, request: AgentRequestEvent, agentCloses:
   }
 }
 
-/** One forwarded request: asks the agent, then tells the passthrough `request.settled`. */
-export const forwardLogic = fromPromise<void, ForwardInput>(async ({ input: { owner, request, agentCloses } }) => {
+/** One forwarded request: asks the agent; how it settled (never rejects). */
+async function forward(owner: AnyActorRef, { request, agentCloses }: ForwardCommand): Promise<RequestSettled> {
+  const sessionId = typeof request.params.sessionId === 'string' ? request.params.sessionId : undefined;
+  const about = { type: 'request.settled', requestId: request.requestId, method: request.method, ...(sessionId ? { sessionId } : {}) } as const;
   let settled: RequestSettled;
   try {
     const { result, ...rest } = await ask(clientOf(owner), request, agentCloses);
-    settled = { type: 'request.settled', requestId: request.requestId, answer: { result: result ?? {} }, ...rest };
+    settled = { ...about, answer: { result: result ?? {} }, ...rest };
   } catch (error) {
-    settled = { type: 'request.settled', requestId: request.requestId, answer: { error: requestFailure(handlesOf(owner).options.name, error) } };
+    settled = { ...about, answer: { error: requestFailure(handlesOf(owner).options.name, error) } };
   }
-  // A late answer for a passthrough that was stopped reaches nobody.
-  if (owner.getSnapshot().status === 'active') owner.send(settled);
+  return settled;
+}
+
+/** The requests of one passthrough actor, forwarded as they come, answered as the agent answers. */
+export const agentRequestsLogic = fromCallback<ForwardCommand, { readonly owner: AnyActorRef }>(({ input: { owner }, sendBack, receive }) => {
+  let ended = false;
+  receive((command) => {
+    // `forward` never rejects; an answer for a passthrough that was stopped reaches nobody.
+    void forward(owner, command).then((settled) => {
+      if (!ended) sendBack(settled);
+    });
+  });
+  return () => {
+    ended = true;
+  };
 });
