@@ -1,16 +1,18 @@
 /**
  * The ACP passthrough as a state machine: a native agent for our agent server that is an
- * ACP client of the real agent, run under supervision by its agent process (a callback
- * actor, src/adapters/passthrough/agent-process.ts).
+ * ACP client of the real agent. The agent runs under a supervisor that is this machine's
+ * child (agent-supervisor.ts), watched by a callback actor that turns what it does into
+ * `agent.*` events (agent-process.ts).
  *
  * idle ─initialize→ booting ─→ ready ⇄ recovering (awaitingRestart → initializing → next ⇄
  * reattaching) ─agent.gaveUp→ failed ─session/new, load, resume→ restarting ─→ ready.
  *
- * Requests go down as promise actors (src/adapters/passthrough/requests.ts), updates come
- * up, and the agent's requests to the client are relayed to the editor. When the agent
- * process dies, the requests in flight fail naming the crash, the process restarts with
- * backoff, the connection is initialized again and every open session re-attached, one by
- * one; what arrives meanwhile waits and is served once it is ready.
+ * Requests go down through another callback actor (requests.ts) and come back as
+ * `request.settled`; updates come up; the agent's requests to the client are relayed to the
+ * editor. When the agent process dies, the requests in flight fail naming the crash, the
+ * process restarts with backoff, the connection is initialized again and every open session
+ * re-attached, one by one (reattach.ts); what arrives meanwhile waits and is served, in
+ * order, once it is ready.
  */
 import type { InitializeResponse } from '@agentclientprotocol/sdk';
 import { enqueueActions, setup, type AnyActorRef } from 'xstate';
