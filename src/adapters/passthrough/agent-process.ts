@@ -11,7 +11,7 @@ import type { PortExit } from '../../port/port-exit.js';
 import type { PortEmitted } from '../../port/port.js';
 import type { SupervisionEvent } from '../../supervision/events.js';
 import { exitFromOutput } from '../../supervision/exit-reason.js';
-import { watchdogHintOf, type AgentProcessReport, type PassthroughContext, type WatchdogHint } from './context.js';
+import { watchdogHintOf, type AgentProcessReport, type AgentUpdate, type PassthroughContext, type WatchdogHint } from './context.js';
 import { agentSupervisorOf, childOf } from './agent-supervisor.js';
 import { handlesOf } from './handles.js';
 
@@ -44,14 +44,26 @@ export const agentProcessLogic = fromCallback<AgentProcessCommand, AgentProcessI
   let hint: WatchdogHint = { busy: false, toolRunning: false };
   let told: { readonly port: AnyActorRef; readonly hint: WatchdogHint } | undefined;
 
-  /** Reports what the watched supervisor did (a stopped one's last words are nobody's news). */
+  /** Updates not delivered yet: gathered for the rest of this turn of the event loop. */
+  let updates: AgentUpdate[] = [];
+  const flush = () => {
+    if (updates.length === 0) return;
+    const delivered = updates;
+    updates = [];
+    if (!ended) sendBack({ type: 'agent.updates', updates: delivered });
+  };
+  handles.flushUpdates = flush;
+  /** Reports what the watched supervisor did (a stopped one's last words are nobody's news), after the updates that came before. */
   const tell = (from: AnyActorRef, event: AgentProcessReport) => {
-    if (!ended && from === watched) sendBack(event);
+    if (ended || from !== watched) return;
+    flush();
+    sendBack(event);
   };
   const drop = (subscriptions: Subscription[]) => {
     for (const subscription of subscriptions.splice(0)) subscription.unsubscribe();
   };
   const unwatch = () => {
+    flush();
     watched = undefined;
     drop(bound);
     drop(portBound);
@@ -67,8 +79,13 @@ export const agentProcessLogic = fromCallback<AgentProcessCommand, AgentProcessI
     told = { port, hint };
     port.send({ type: 'port.busy', busy: hint.busy, toolRunning: hint.toolRunning } satisfies PortBusy);
   };
+  let hinted: { readonly context: PassthroughContext; readonly owes: boolean } | undefined;
   const hints = owner.subscribe((snapshot: { context: PassthroughContext; hasTag(tag: string): boolean }) => {
-    hint = watchdogHintOf(snapshot.context, snapshot.hasTag(AGENT_OWES_TAG));
+    const owes = snapshot.hasTag(AGENT_OWES_TAG);
+    // Most snapshots (an update passed on) change neither.
+    if (hinted?.context === snapshot.context && hinted.owes === owes) return;
+    hinted = { context: snapshot.context, owes };
+    hint = watchdogHintOf(snapshot.context, owes);
     hintPort();
   });
 
@@ -95,7 +112,9 @@ export const agentProcessLogic = fromCallback<AgentProcessCommand, AgentProcessI
     handles.client = client;
     clientBound.push(
       client.on('acp.update', (event: Extract<AgentClientEmitted, { type: 'acp.update' }>) => {
-        tell(supervisor, { type: 'agent.update', sessionId: event.sessionId, update: event.update });
+        if (ended || supervisor !== watched) return;
+        if (updates.length === 0) queueMicrotask(flush);
+        updates.push({ sessionId: event.sessionId, update: event.update });
       }),
       // The agent process is gone: what is owed to it waits for its restart (or the supervisor giving up).
       client.subscribe({
@@ -157,6 +176,7 @@ export const agentProcessLogic = fromCallback<AgentProcessCommand, AgentProcessI
   receive((command) => (command.type === 'agent.watch' ? watch() : unwatch()));
 
   return () => {
+    flush();
     ended = true;
     hints.unsubscribe();
     unwatch();

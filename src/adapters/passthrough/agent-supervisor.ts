@@ -29,7 +29,9 @@ function relayThrough(owner: AnyActorRef) {
   return (method: string, params: unknown) =>
     new Promise<unknown>((resolve, reject) => {
       const key = `relay-${nextRelay++}`;
-      handlesOf(owner).relays.set(key, { resolve, reject });
+      const handles = handlesOf(owner);
+      handles.relays.set(key, { resolve, reject });
+      handles.flushUpdates(); // the updates before it first (a tool call before its permission request)
       owner.send({ type: 'agent.relay', key, method, params });
     });
 }

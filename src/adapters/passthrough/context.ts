@@ -55,6 +55,12 @@ export interface ExitReport {
   readonly stderrTail?: string;
 }
 
+/** A session update from the agent. */
+export interface AgentUpdate {
+  readonly sessionId: string;
+  readonly update: SessionUpdate;
+}
+
 /** What the agent process (src/adapters/passthrough/agent-process.ts) reports. */
 export type AgentProcessReport =
   /** The supervisor started the agent and its client: it can be initialized. */
@@ -69,8 +75,11 @@ export type AgentProcessReport =
   | { readonly type: 'agent.restarted'; readonly restarts: number }
   /** The supervisor gave up (restart intensity exceeded). */
   | { readonly type: 'agent.gaveUp' }
-  /** A session update from the agent. */
-  | { readonly type: 'agent.update'; readonly sessionId: string; readonly update: SessionUpdate }
+  /**
+   * Session updates from the agent, in order: those that came in one turn of the event loop
+   * (one read of its output), so that a flood of them is one transition, not one each.
+   */
+  | { readonly type: 'agent.updates'; readonly updates: readonly AgentUpdate[] }
   /** A request of the agent to the editor (permission, files, terminals). */
   | { readonly type: 'agent.relay'; readonly key: string; readonly method: string; readonly params: unknown }
   /** The agent printed a line over its limit: skipped. */

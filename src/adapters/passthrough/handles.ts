@@ -20,6 +20,11 @@ export interface PassthroughHandles {
   client: AnyActorRef | undefined;
   /** Relays by key, as in the machine's `relays`. */
   readonly relays: Map<string, PendingRelay>;
+  /**
+   * Delivers the agent's updates gathered so far (see `agent.updates`): called before any
+   * other report reaches the machine, so that nothing overtakes an update that came first.
+   */
+  flushUpdates: () => void;
   /** Each open session's MCP servers (given again on re-attach), by session id. */
   readonly mcpServers: Map<string, unknown[]>;
 }
@@ -28,7 +33,7 @@ const handles = new WeakMap<AnyActorRef, PassthroughHandles>();
 
 /** Creates the handles of a passthrough actor. */
 export function createHandles(owner: AnyActorRef, options: AcpPassthroughOptions): PassthroughHandles {
-  const created: PassthroughHandles = { options, client: undefined, relays: new Map(), mcpServers: new Map() };
+  const created: PassthroughHandles = { options, client: undefined, relays: new Map(), flushUpdates: () => {}, mcpServers: new Map() };
   handles.set(owner, created);
   return created;
 }

@@ -179,13 +179,19 @@ export const passthroughMachine = setup({
     }),
 
     // --- the agent's side
-    passUpdate: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'agent.update') return;
-      if (context.reattaching === event.sessionId && !stateKinds.has(event.update.sessionUpdate)) return;
-      const before = context.tools[event.sessionId] ?? quietTurn;
-      const after = activityAfter(before, event.update);
-      if (after !== before) enqueue.assign({ tools: { ...context.tools, [event.sessionId]: after } });
-      enqueue.emit({ type: 'acp.update', sessionId: event.sessionId, update: event.update });
+    /** Passed on to the editor in order, except the replay of a session being re-attached; tool calls are followed for the watchdog hint. */
+    passUpdates: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'agent.updates') return;
+      let tools = context.tools;
+      for (const { sessionId, update } of event.updates) {
+        // The editor has that history (state updates pass: they are its news).
+        if (context.reattaching === sessionId && !stateKinds.has(update.sessionUpdate)) continue;
+        const before = tools[sessionId] ?? quietTurn;
+        const after = activityAfter(before, update);
+        if (after !== before) tools = { ...tools, [sessionId]: after };
+        enqueue.emit({ type: 'acp.update', sessionId, update });
+      }
+      if (tools !== context.tools) enqueue.assign({ tools });
     }),
     relayToEditor: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'agent.relay') return;
@@ -320,7 +326,7 @@ export const passthroughMachine = setup({
     'client.response': { actions: 'answerRelay' },
     'client.error': { actions: 'answerRelay' },
     'request.settled': { actions: 'answerForwarded', description: 'A forwarded request is answered (or failed: agent_crashed when the agent died under it).' },
-    'agent.update': { actions: 'passUpdate', description: 'Passed on to the editor, except the replay of a session being re-attached.' },
+    'agent.updates': { actions: 'passUpdates', description: 'Passed on to the editor, except the replay of a session being re-attached.' },
     'agent.relay': { actions: 'relayToEditor' },
     'agent.clientGone': { actions: 'dropRelays' },
     'agent.lineDropped': { actions: 'reportLineDropped' },

@@ -130,7 +130,9 @@ export const agentRequestsLogic = fromCallback<ForwardCommand, { readonly owner:
   receive((command) => {
     // `forward` never rejects; an answer for a passthrough that was stopped reaches nobody.
     void forward(owner, command).then((settled) => {
-      if (!ended) sendBack(settled);
+      if (ended) return;
+      handlesOf(owner).flushUpdates(); // a prompt's updates before its answer
+      sendBack(settled);
     });
   });
   return () => {
