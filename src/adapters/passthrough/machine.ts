@@ -45,20 +45,24 @@ const isRequest = (event: PassthroughEvent): event is AgentRequestEvent => event
 
 const opensSession = (event: PassthroughEvent) => event.type === 'session.new' || event.type === 'session.resume' || event.type === 'session.load';
 
-/** The sessions without the one `event` closes: closed for the editor from now on, whatever the agent answers, and never re-attached. */
-function withoutClosed(self: AnyActorRef, sessions: PassthroughContext['sessions'], event: AgentRequestEvent): PassthroughContext['sessions'] {
-  if (event.type !== 'session.close') return sessions;
-  const sessionId = event.params.sessionId as string;
-  handlesOf(self).mcpServers.delete(sessionId);
-  const { [sessionId]: _closed, ...rest } = sessions;
-  return rest;
-}
-
 const withoutKey = <T>(record: Readonly<Record<string, T>>, key: string | undefined): Readonly<Record<string, T>> => {
   if (key === undefined || !(key in record)) return record;
   const { [key]: _gone, ...rest } = record;
   return rest;
 };
+
+/** The sessions without the one `event` closes: closed for the editor from now on, whatever the agent answers, and never re-attached. */
+function withoutClosed(sessions: PassthroughContext['sessions'], event: AgentRequestEvent): PassthroughContext['sessions'] {
+  if (event.type !== 'session.close') return sessions;
+  return withoutKey(sessions, event.params.sessionId as string);
+}
+
+/** The MCP servers of sessions no longer open are forgotten (an effect, run with the actions). */
+const forgetMcpServers = (self: AnyActorRef, before: PassthroughContext['sessions'], after: PassthroughContext['sessions']) => () => {
+  const { mcpServers } = handlesOf(self);
+  for (const sessionId of Object.keys(before)) if (!(sessionId in after)) mcpServers.delete(sessionId);
+};
+
 
 const initializeAnswer = (name: string, found: InitializeResponse) => ({ agentCapabilities: found.agentCapabilities, authMethods: found.authMethods, agentInfo: found.agentInfo ?? { name, version: 'unknown' } });
 
@@ -123,11 +127,15 @@ export const passthroughMachine = setup({
     // --- requests
     defer: enqueueActions(({ context, event, enqueue, self }) => {
       const request = event as AgentRequestEvent;
-      enqueue.assign({ waiting: [...context.waiting, request], sessions: withoutClosed(self, context.sessions, request) });
+      const sessions = withoutClosed(context.sessions, request);
+      enqueue.assign({ waiting: [...context.waiting, request], sessions });
+      if (sessions !== context.sessions) enqueue(forgetMcpServers(self, context.sessions, sessions));
     }),
     forward: enqueueActions(({ context, event, enqueue, self }) => {
       const request = event as AgentRequestEvent;
-      enqueue.assign({ sessions: withoutClosed(self, context.sessions, request), inFlight: context.inFlight + 1 });
+      const sessions = withoutClosed(context.sessions, request);
+      enqueue.assign({ sessions, inFlight: context.inFlight + 1 });
+      if (sessions !== context.sessions) enqueue(forgetMcpServers(self, context.sessions, sessions));
       enqueue.sendTo('agentRequests', { type: 'request.forward', request, agentCloses: Boolean(context.downstream?.agentCapabilities?.sessionCapabilities?.close) });
     }),
     answerForwarded: enqueueActions(({ context, event, enqueue, self }) => {
@@ -135,12 +143,12 @@ export const passthroughMachine = setup({
       let sessions = context.sessions;
       if (event.opened) {
         const { sessionId, mcpServers, ...session } = event.opened;
-        handlesOf(self).mcpServers.set(sessionId, mcpServers);
+        enqueue(() => handlesOf(self).mcpServers.set(sessionId, mcpServers));
         sessions = { ...sessions, [sessionId]: session };
       }
       if (event.deleted) {
-        handlesOf(self).mcpServers.delete(event.deleted);
         sessions = withoutKey(sessions, event.deleted);
+        enqueue(forgetMcpServers(self, context.sessions, sessions));
       }
       // The turn is over: its tool calls no longer run, whatever the agent last said of them.
       const tools = event.method === AGENT_METHODS.session_prompt ? withoutKey(context.tools, event.sessionId) : context.tools;
@@ -166,17 +174,19 @@ export const passthroughMachine = setup({
     }),
     refuseFailed: enqueueActions(({ context, event, enqueue, self }) => {
       const request = event as AgentRequestEvent;
-      enqueue.assign({ sessions: withoutClosed(self, context.sessions, request) });
+      const sessions = withoutClosed(context.sessions, request);
+      enqueue.assign({ sessions });
+      if (sessions !== context.sessions) enqueue(forgetMcpServers(self, context.sessions, sessions));
       enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`${context.failure}; it was given up (a new session starts it again)`, { reason: 'agent_failed' }).toErrorObject() });
     }),
     /** The agent was given up and a session asks for it: a fresh supervisor starts it again, as a parent would restart a child that gave up. */
     startAgain: enqueueActions(({ context, event, enqueue }) => {
       enqueue.assign({ waiting: [...context.waiting, event as AgentHandlerEvent], restartAttempted: true, failure: undefined });
     }),
-    cancelPrompt: enqueueActions(({ event, self }) => {
+    cancelPrompt: ({ event, self }) => {
       const client = handlesOf(self).client;
       if (event.type === 'session.cancel' && client) cancelPrompt(client, event.sessionId);
-    }),
+    },
 
     // --- the agent's side
     /** Passed on to the editor in order, except the replay of a session being re-attached; tool calls are followed for the watchdog hint. */
@@ -200,12 +210,15 @@ export const passthroughMachine = setup({
     }),
     answerRelay: enqueueActions(({ context, event, enqueue, self }) => {
       if (event.type !== 'client.response' && event.type !== 'client.error') return;
-      const relay = handlesOf(self).relays.get(event.key);
-      if (!relay) return;
-      handlesOf(self).relays.delete(event.key);
+      if (!(event.key in context.relays)) return;
       enqueue.assign({ relays: withoutKey(context.relays, event.key) });
-      if (event.type === 'client.response') relay.resolve(event.result);
-      else relay.reject(RpcError.fromErrorObject(event.error));
+      enqueue(() => {
+        const { relays } = handlesOf(self);
+        const relay = relays.get(event.key);
+        relays.delete(event.key);
+        if (event.type === 'client.response') relay?.resolve(event.result);
+        else relay?.reject(RpcError.fromErrorObject(event.error));
+      });
     }),
     /**
      * The agent's client ended: its requests to the editor died with it (an answer would
@@ -213,13 +226,15 @@ export const passthroughMachine = setup({
      * tool of its turns runs any more.
      */
     dropRelays: enqueueActions(({ context, enqueue, self }) => {
-      const gone = new RpcError(-32603, `${context.name} ended before the editor answered`, { reason: 'agent_crashed' }, 'peer_lost');
-      const { relays } = handlesOf(self);
-      for (const [key, relay] of [...relays]) {
-        relays.delete(key);
-        relay.reject(gone);
-      }
       enqueue.assign({ relays: {}, tools: {} });
+      enqueue(() => {
+        const gone = new RpcError(-32603, `${context.name} ended before the editor answered`, { reason: 'agent_crashed' }, 'peer_lost');
+        const { relays } = handlesOf(self);
+        for (const [key, relay] of [...relays]) {
+          relays.delete(key);
+          relay.reject(gone);
+        }
+      });
     }),
     reportLineDropped: enqueueActions(({ event, enqueue }) => {
       if (event.type === 'agent.lineDropped') enqueue.emit({ type: 'agent.lineDropped', bytes: event.bytes, limit: event.limit, what: event.what });
@@ -260,22 +275,23 @@ export const passthroughMachine = setup({
       const [sessionId, ...rest] = context.reattachQueue;
       enqueue.assign({ reattachQueue: rest });
       if (sessionId === undefined || !(sessionId in context.sessions)) return; // closed meanwhile: nothing to report
-      handlesOf(self).mcpServers.delete(sessionId);
-      enqueue.assign({ sessions: withoutKey(context.sessions, sessionId) });
+      const sessions = withoutKey(context.sessions, sessionId);
+      enqueue.assign({ sessions });
+      enqueue(forgetMcpServers(self, context.sessions, sessions));
       const why = errorMessage((event as { error?: unknown }).error);
       enqueue.emit({ type: 'session.failed', sessionId, restarts: context.restarts, reason: `${context.name} could not re-attach the session after its restart: ${why}` });
     }),
     /** The restarted agent refused initialize: no session can be re-attached. */
     failEverySession: enqueueActions(({ context, event, enqueue, self }) => {
       const why = errorMessage((event as { error?: unknown }).error);
-      handlesOf(self).mcpServers.clear();
       enqueue.assign({ sessions: {}, reattachQueue: [] });
+      enqueue(forgetMcpServers(self, context.sessions, {}));
       for (const sessionId of Object.keys(context.sessions)) enqueue.emit({ type: 'session.failed', sessionId, restarts: context.restarts, reason: `${context.name} could not be initialized again after its restart: ${why}` });
     }),
     /** The supervisor gave up: every open session is over, the host hears it once per session. */
     giveUp: enqueueActions(({ context, enqueue, self }) => {
-      handlesOf(self).mcpServers.clear();
       enqueue.assign({ failure: gaveUp(context.name), sessions: {} });
+      enqueue(forgetMcpServers(self, context.sessions, {}));
       for (const sessionId of Object.keys(context.sessions)) enqueue.emit({ type: 'session.failed', sessionId, restarts: context.restarts, reason: gaveUp(context.name) });
     }),
     keepDownstream: enqueueActions(({ event, enqueue }) => {
