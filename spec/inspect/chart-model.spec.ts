@@ -8,6 +8,7 @@ import { createMachine, type AnyStateMachine } from 'xstate';
 import { toDirectedGraph, type DirectedGraphNode } from 'xstate/graph';
 import { demoAgentMachine } from '../../src/acp/demo-agent.js';
 import { demoTurnMachine } from '../../src/acp/demo-turn.js';
+import { passthroughMachine } from '../../src/adapters/passthrough/machine.js';
 import { claudeSessionMachine } from '../../src/adapters/claude/adapter.js';
 import { codexSessionMachine } from '../../src/adapters/codex/adapter.js';
 import { codexListMachine } from '../../src/adapters/codex/listing.js';
@@ -124,6 +125,7 @@ describe('chart model', () => {
         'codex-list': codexListMachine,
         'demo-agent': demoAgentMachine,
         'demo-turn': demoTurnMachine,
+        'acp-passthrough': passthroughMachine,
         'kitchen-sink': kitchenSink,
       };
       const charts = [...allCharts().filter((candidate) => candidate.kind === 'machine'), chartOfMachine(kitchenSink, { ...about, name: 'kitchen-sink' })];

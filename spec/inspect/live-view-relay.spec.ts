@@ -82,7 +82,10 @@ describe('warden inspect (the relay)', function () {
     if (!first) throw new Error('the demo agent has no process');
     let view = await viewUntil(url, (state) => ports(state.sources.flatMap((source) => source.roots)).some((port) => port.pid === first.pid && port.restarts === 0), `the agent process ${first.pid} in the relayed view`);
     expect(view.sources[0]?.label).to.match(/^stream 1 \(from 127\.0\.0\.1:\d+\)$/u);
-    expect(view.machines.map((machine) => [machine.sessionId, machine.state])).to.deep.equal([[session.sessionId, 'ready']]);
+    expect(view.machines.filter((machine) => machine.chart === 'session').map((machine) => [machine.sessionId, machine.state])).to.deep.equal([[session.sessionId, 'ready']]);
+    // The demo agent runs behind the ACP passthrough, a machine too: shown with its chart.
+    expect(view.machines.filter((machine) => machine.chart !== 'session').map((machine) => [machine.chart, machine.state])).to.deep.equal([['acpPassthrough', 'ready']]);
+    expect(view.charts.acpPassthrough, 'the passthrough chart').to.not.equal(undefined);
 
     process.kill(first.pid, 'SIGKILL');
     await waitUntil(() => host!.processes().some((entry) => entry.pid !== first.pid) && session.state() === 'ready', 'the agent process to be restarted', 30_000);

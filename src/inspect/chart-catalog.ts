@@ -20,6 +20,7 @@ import { sessionMachine } from '../session/session-machine.js';
 import { claudeSessionMachine } from '../adapters/claude/adapter.js';
 import { codexSessionMachine } from '../adapters/codex/adapter.js';
 import { codexListMachine } from '../adapters/codex/listing.js';
+import { passthroughMachine } from '../adapters/passthrough/machine.js';
 import { demoAgentMachine } from '../acp/demo-agent.js';
 import { demoTurnMachine } from '../acp/demo-turn.js';
 import { CHART_FORMAT, chartOfMachine, type Chart, type ChartAbout, type ChartNode, type ChartTransition } from './chart-model.js';
@@ -403,6 +404,11 @@ const machineCharts: ReadonlyArray<() => Chart> = [
     name: 'demo-turn',
     source: 'src/acp/demo-turn.ts',
     description: 'One prompt of the demo agent: the tool run at once (mode auto), behind a permission (mode ask) or refused, then the answer streamed word by word; cancel ends it.',
+  }),
+  () => chartOfMachine(passthroughMachine, {
+    name: 'acp-passthrough',
+    source: 'src/adapters/passthrough/machine.ts',
+    description: 'A native ACP agent passed through under supervision: booted on the editor\'s initialize, recovering (initialize again, then each open session re-attached) after every restart of the agent process, failed when its supervisor gives up, started again by a new session.',
   }),
 ];
 

@@ -1,0 +1,71 @@
+/**
+ * The supervisor of a passthrough's agent: the port (the agent process), then the ACP
+ * client riding on it, rest_for_one. A child of the passthrough machine (`agent`); the
+ * client relays the agent's requests to the editor through the machine (`agent.relay`).
+ */
+import type { AnyActorLogic, AnyActorRef } from 'xstate';
+import { agentClientLogic } from '../../acp/agent-client.js';
+import { portTransport } from '../../jsonrpc/port-transport.js';
+import { portLogic, portStopBudgetMs } from '../../port/port.js';
+import { whichChildren } from '../../supervision/introspection.js';
+import { createSupervisor } from '../../supervision/supervisor.js';
+import type { PassthroughContext } from './context.js';
+import { handlesOf } from './handles.js';
+import { portInputOf } from './options.js';
+
+/** The id of the agent's supervisor among the passthrough's children. */
+export const AGENT_SUPERVISOR_ID = 'agent';
+
+/** The agent's supervisor of passthrough `owner`, if it has one. */
+export const agentSupervisorOf = (owner: AnyActorRef): AnyActorRef | undefined => (owner.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> }).children?.[AGENT_SUPERVISOR_ID];
+
+/** The port or the client under `supervisor`. */
+export const childOf = (supervisor: AnyActorRef, id: 'port' | 'client'): AnyActorRef | undefined => whichChildren(supervisor).find((row) => row.id === id)?.ref;
+
+let nextRelay = 1;
+
+/** A request of the agent to the editor: answered when the editor answers (`client.response` / `client.error` into the machine). */
+function relayThrough(owner: AnyActorRef) {
+  return (method: string, params: unknown) =>
+    new Promise<unknown>((resolve, reject) => {
+      const key = `relay-${nextRelay++}`;
+      const handles = handlesOf(owner);
+      handles.relays.set(key, { resolve, reject });
+      handles.flushUpdates(); // the updates before it first (a tool call before its permission request)
+      owner.send({ type: 'agent.relay', key, method, params });
+    });
+}
+
+/** The supervisor logic for passthrough `owner`'s agent. */
+export function agentSupervisorLogic(owner: AnyActorRef): AnyActorLogic {
+  const { options } = handlesOf(owner);
+  const restart = options.restart ?? {};
+  const relay = relayThrough(owner);
+  return createSupervisor({
+    name: `${options.name} agent`,
+    strategy: 'rest_for_one',
+    intensity: restart.intensity ?? 3,
+    period: restart.period ?? 60_000,
+    children: [
+      { id: 'port', start: { logic: portLogic, inputFor: () => portInputOf(options) }, backoff: restart.backoff ?? { minDelay: 200, maxDelay: 5000 }, shutdown: portStopBudgetMs(options.port?.shutdown) },
+      {
+        id: 'client',
+        // Transient: when the agent process dies, the client ends normally (its peer is
+        // gone) and waits; the port's restart restarts it with the new process (rest_for_one).
+        restart: 'transient',
+        start: {
+          logic: agentClientLogic,
+          inputFor: () => {
+            const editor = (owner.getSnapshot() as { context: PassthroughContext }).context.editor;
+            return {
+              transport: portTransport(childOf(agentSupervisorOf(owner) as AnyActorRef, 'port') as AnyActorRef),
+              handler: { relay, capabilities: editor?.clientCapabilities ?? {} },
+              ...(editor?.clientInfo ? { clientInfo: editor.clientInfo } : {}),
+            };
+          },
+        },
+        shutdown: 'brutal_kill',
+      },
+    ],
+  });
+}

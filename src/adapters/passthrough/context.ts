@@ -1,0 +1,129 @@
+/**
+ * The passthrough machine's vocabulary: its context, the events it takes (the editor's
+ * requests through the agent server, the agent process's reports, the answers of the
+ * requests it forwards) and the watchdog hint derived from its snapshot.
+ */
+import type { InitializeResponse, SessionUpdate } from '@agentclientprotocol/sdk';
+import type { AgentEventContext, AgentHandlerEvent } from '../../acp/native-agent.js';
+import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
+import { CLIENT_METHODS } from '../../acp/methods.js';
+import { isToolRunning, type TurnActivity } from '../turn-activity.js';
+
+/** An open session, as it is re-attached after a restart (its MCP servers are in the handles). */
+export interface OpenSession {
+  readonly cwd: string;
+  readonly additionalDirectories?: readonly string[];
+}
+
+/** The passthrough machine's context. */
+export interface PassthroughContext {
+  /** The agent's name (`gemini`), for messages. */
+  readonly name: string;
+  /** What the editor said in `initialize`: the client capabilities the agent is initialized with. */
+  readonly editor: AgentEventContext | undefined;
+  /** The editor's `initialize`, while the agent answers it. */
+  readonly initializeRequest: string | undefined;
+  /** The agent's answer to the first `initialize` (again after a fresh start): what the editor was told. */
+  readonly downstream: InitializeResponse | undefined;
+  /** The sessions open for the editor: re-attached after a restart. */
+  readonly sessions: Readonly<Record<string, OpenSession>>;
+  /** Requests that arrived while the agent (re)starts: served, in order, once it is ready. */
+  readonly waiting: readonly AgentHandlerEvent[];
+  /** How many forwarded requests the agent owes an answer to. */
+  readonly inFlight: number;
+  /** The agent's requests to the editor not answered yet: key → method. */
+  readonly relays: Readonly<Record<string, string>>;
+  /** The tool calls running in each session's turn. */
+  readonly tools: Readonly<Record<string, TurnActivity>>;
+  /** The sessions still to re-attach after the restart under way, in order. */
+  readonly reattachQueue: readonly string[];
+  /** The session being re-attached: its replay is not the editor's news. */
+  readonly reattaching: string | undefined;
+  /** How many times the agent process was restarted (by the current supervisor). */
+  readonly restarts: number;
+  /** Why the agent was given up (a sentence naming it), while it is. */
+  readonly failure: string | undefined;
+  /** What the restarted agent answered to `initialize`, while its sessions are re-attached. */
+  readonly restartedAgent: InitializeResponse | undefined;
+  /** A fresh start after giving up is under way: what waits for it gets one attempt. */
+  readonly restartAttempted: boolean;
+}
+
+/** How the agent process last ended, as `session.restarting` tells it. */
+export interface ExitReport {
+  readonly reason: unknown;
+  readonly stderrTail?: string;
+}
+
+/** A session update from the agent. */
+export interface AgentUpdate {
+  readonly sessionId: string;
+  readonly update: SessionUpdate;
+}
+
+/** What the agent process (src/adapters/passthrough/agent-process.ts) reports. */
+export type AgentProcessReport =
+  /** The supervisor started the agent and its client: it can be initialized. */
+  | { readonly type: 'agent.booted' }
+  /** The agent could not be started at all. */
+  | { readonly type: 'agent.bootFailed'; readonly message: string }
+  /** The agent process ended and will be restarted (`restarts` so far). */
+  | { readonly type: 'agent.exited'; readonly restarts: number; readonly exit: ExitReport }
+  /** The ACP client of the agent process ended (the process is gone): its relays died with it. */
+  | { readonly type: 'agent.clientGone' }
+  /** The supervisor restarted the agent: a new process with a new client, to initialize again. */
+  | { readonly type: 'agent.restarted'; readonly restarts: number }
+  /** The supervisor gave up (restart intensity exceeded). */
+  | { readonly type: 'agent.gaveUp' }
+  /**
+   * Session updates from the agent, in order: those that came in one turn of the event loop
+   * (one read of its output), so that a flood of them is one transition, not one each.
+   */
+  | { readonly type: 'agent.updates'; readonly updates: readonly AgentUpdate[] }
+  /** A request of the agent to the editor (permission, files, terminals). */
+  | { readonly type: 'agent.relay'; readonly key: string; readonly method: string; readonly params: unknown }
+  /** The agent printed a line over its limit: skipped. */
+  | { readonly type: 'agent.lineDropped'; readonly bytes: number; readonly limit: number; readonly what: string };
+
+/** A session the agent opened (`session/new`, `load`, `resume`, `fork`), to re-attach after a restart. */
+export interface OpenedSession extends OpenSession {
+  readonly sessionId: string;
+  readonly mcpServers: unknown[];
+}
+
+/** The end of a forwarded request. */
+export interface RequestSettled {
+  readonly type: 'request.settled';
+  readonly requestId: string;
+  readonly method: string;
+  readonly sessionId?: string;
+  readonly answer: { readonly result: unknown } | { readonly error: ErrorObject };
+  readonly opened?: OpenedSession;
+  readonly deleted?: string;
+}
+
+/** Every event the passthrough machine takes. */
+export type PassthroughEvent = AgentHandlerEvent | AgentProcessReport | RequestSettled;
+
+/** What the port's hang watchdog is told (`port.busy`; `toolRunning` is read by a turn-aware port, ignored by others). */
+export interface WatchdogHint {
+  readonly busy: boolean;
+  readonly toolRunning: boolean;
+}
+
+/** The permission request method, whose wait is the user's, not the agent's. */
+const PERMISSION_METHOD: string = CLIENT_METHODS.session_request_permission;
+
+/**
+ * The watchdog hint in a state: busy while the agent owes an answer (`owesAnswer`: a request
+ * in flight, or a state tagged `agentOwes`, initializing or re-attaching) and no relay
+ * waits for the editor; `toolRunning` while a tool call runs and no permission is asked.
+ */
+export function watchdogHintOf(context: PassthroughContext, owesAnswer: boolean): WatchdogHint {
+  const relays = Object.values(context.relays);
+  const working = owesAnswer || context.inFlight > 0;
+  return {
+    busy: working && relays.length === 0,
+    toolRunning: isToolRunning(Object.values(context.tools), relays.includes(PERMISSION_METHOD)),
+  };
+}

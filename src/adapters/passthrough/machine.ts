@@ -1,0 +1,480 @@
+/**
+ * The ACP passthrough as a state machine: a native agent for our agent server that is an
+ * ACP client of the real agent. The agent runs under a supervisor that is this machine's
+ * child (agent-supervisor.ts), watched by a callback actor that turns what it does into
+ * `agent.*` events (agent-process.ts).
+ *
+ * idle ─initialize→ booting ─→ ready ⇄ recovering (awaitingRestart → initializing → next ⇄
+ * reattaching) ─agent.gaveUp→ failed ─session/new, load, resume→ restarting ─→ ready.
+ *
+ * Requests go down through another callback actor (requests.ts) and come back as
+ * `request.settled`; updates come up; the agent's requests to the client are relayed to the
+ * editor. When the agent process dies, the requests in flight fail naming the crash, the
+ * process restarts with backoff, the connection is initialized again and every open session
+ * re-attached, one by one (reattach.ts); what arrives meanwhile waits and is served, in
+ * order, once it is ready.
+ */
+import type { InitializeResponse } from '@agentclientprotocol/sdk';
+import { enqueueActions, setup, type AnyActorRef } from 'xstate';
+import { cancelPrompt } from '../../acp/agent-client.js';
+import { AGENT_METHODS } from '../../acp/methods.js';
+import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent } from '../../acp/native-agent.js';
+import { RpcError } from '../../jsonrpc/rpc-error.js';
+import { activityAfter, quietTurn } from '../turn-activity.js';
+import { SHUTDOWN_EVENT } from '../../supervision/events.js';
+import { shutdownExit } from '../../supervision/exit-reason.js';
+import { AGENT_OWES_TAG, agentProcessLogic } from './agent-process.js';
+import { AGENT_SUPERVISOR_ID, agentSupervisorLogic, agentSupervisorOf } from './agent-supervisor.js';
+import type { OpenSession, PassthroughContext, PassthroughEvent } from './context.js';
+import { createHandles, handlesOf } from './handles.js';
+import type { AcpPassthroughOptions } from './options.js';
+import { initializeLogic, isAgentLost, reattachLogic } from './reattach.js';
+import { agentRequestsLogic, requestFailure } from './requests.js';
+
+/**
+ * Updates that state how the session is now (not its history): passed on while a session is
+ * re-attached, since the restarted agent's commands, mode or options are the editor's news.
+ */
+const stateKinds: ReadonlySet<string> = new Set(['available_commands_update', 'current_mode_update', 'config_option_update', 'session_info_update', 'usage_update']);
+
+/** Why an agent whose supervisor gave up is given up. */
+const gaveUp = (name: string) => `${name} kept failing: its restart intensity was exceeded`;
+
+/** An editor's request (not `initialize`, which each state answers its own way). */
+const isRequest = (event: PassthroughEvent): event is AgentRequestEvent => event.type !== 'initialize' && 'requestId' in event && 'method' in event && 'params' in event;
+
+const opensSession = (event: PassthroughEvent) => event.type === 'session.new' || event.type === 'session.resume' || event.type === 'session.load';
+
+const withoutKey = <T>(record: Readonly<Record<string, T>>, key: string | undefined): Readonly<Record<string, T>> => {
+  if (key === undefined || !(key in record)) return record;
+  const { [key]: _gone, ...rest } = record;
+  return rest;
+};
+
+/** The sessions without the one `event` closes: closed for the editor from now on, whatever the agent answers, and never re-attached. */
+function withoutClosed(sessions: PassthroughContext['sessions'], event: AgentRequestEvent): PassthroughContext['sessions'] {
+  if (event.type !== 'session.close') return sessions;
+  return withoutKey(sessions, event.params.sessionId as string);
+}
+
+/** The MCP servers of sessions no longer open are forgotten (an effect, run with the actions). */
+const forgetMcpServers = (self: AnyActorRef, before: PassthroughContext['sessions'], after: PassthroughContext['sessions']) => () => {
+  const { mcpServers } = handlesOf(self);
+  for (const sessionId of Object.keys(before)) if (!(sessionId in after)) mcpServers.delete(sessionId);
+};
+
+
+const initializeAnswer = (name: string, found: InitializeResponse) => ({ agentCapabilities: found.agentCapabilities, authMethods: found.authMethods, agentInfo: found.agentInfo ?? { name, version: 'unknown' } });
+
+const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** The passthrough machine. Its input is the agent's options; it emits what a native agent emits. */
+export const passthroughMachine = setup({
+  types: {} as { context: PassthroughContext; events: PassthroughEvent; emitted: AgentHandlerOutput; input: AcpPassthroughOptions },
+  actors: { agentProcess: agentProcessLogic, initializeAgent: initializeLogic, reattachSession: reattachLogic, agentRequests: agentRequestsLogic },
+  guards: {
+    isRequest: ({ event }) => isRequest(event),
+    opensSession: ({ event }) => opensSession(event),
+    hasDownstream: ({ context }) => context.downstream !== undefined,
+    agentLost: ({ event }) => isAgentLost((event as { error?: unknown }).error),
+    nothingToReattach: ({ context }) => context.reattachQueue.length === 0,
+  },
+  actions: {
+    /** A fresh supervisor for the agent (the one before, given up or shutting down, is stopped). */
+    bootAgent: enqueueActions(({ enqueue, self }) => {
+      enqueue.sendTo('agentProcess', { type: 'agent.unwatch' });
+      enqueue.stopChild(AGENT_SUPERVISOR_ID);
+      // Built per passthrough (its children's inputs read this actor), so not one of setup's
+      // actors, whose typing refuses an id for inline logic.
+      enqueue.spawnChild(agentSupervisorLogic(self) as never, { id: AGENT_SUPERVISOR_ID } as never);
+      enqueue.sendTo('agentProcess', { type: 'agent.watch' });
+    }),
+    /** The agent's supervisor stops gracefully (each port's stop sequence); what it does meanwhile is not news. */
+    shutDownAgent: enqueueActions(({ enqueue, self }) => {
+      enqueue.sendTo('agentProcess', { type: 'agent.unwatch' });
+      const supervisor = agentSupervisorOf(self);
+      if (supervisor?.getSnapshot().status === 'active') enqueue.sendTo(supervisor, { type: SHUTDOWN_EVENT, reason: shutdownExit() });
+    }),
+
+    // --- the editor's initialize
+    takeInitialize: enqueueActions(({ event, enqueue }) => {
+      if (event.type !== 'initialize') return;
+      enqueue.assign({ editor: event.context, initializeRequest: event.requestId });
+    }),
+    answerInitialize: enqueueActions(({ context, event, enqueue }) => {
+      const found = (event as unknown as { output: InitializeResponse }).output;
+      enqueue.assign({ downstream: found, initializeRequest: undefined });
+      if (context.initializeRequest) enqueue.emit({ type: 'acp.respond', requestId: context.initializeRequest, result: initializeAnswer(context.name, found) });
+    }),
+    /** A second initialize re-negotiates nothing downstream: the agent that runs answers it again. */
+    answerInitializeAgain: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'initialize' || !context.downstream) return;
+      enqueue.assign({ editor: event.context });
+      enqueue.emit({ type: 'acp.respond', requestId: event.requestId, result: initializeAnswer(context.name, context.downstream) });
+    }),
+    refuseInitialize: enqueueActions(({ context, event, enqueue }) => {
+      if (!context.initializeRequest) return;
+      const error =
+        event.type === 'agent.bootFailed'
+          ? RpcError.internalError(event.message).toErrorObject()
+          : event.type === 'agent.gaveUp'
+            ? RpcError.internalError(gaveUp(context.name), { reason: 'agent_failed' }).toErrorObject()
+            : requestFailure(context.name, (event as { error?: unknown }).error);
+      enqueue.emit({ type: 'acp.error', requestId: context.initializeRequest, error });
+      enqueue.assign({ initializeRequest: undefined });
+    }),
+
+    // --- requests
+    defer: enqueueActions(({ context, event, enqueue, self }) => {
+      const request = event as AgentRequestEvent;
+      const sessions = withoutClosed(context.sessions, request);
+      enqueue.assign({ waiting: [...context.waiting, request], sessions });
+      if (sessions !== context.sessions) enqueue(forgetMcpServers(self, context.sessions, sessions));
+    }),
+    forward: enqueueActions(({ context, event, enqueue, self }) => {
+      const request = event as AgentRequestEvent;
+      const sessions = withoutClosed(context.sessions, request);
+      enqueue.assign({ sessions, inFlight: context.inFlight + 1 });
+      if (sessions !== context.sessions) enqueue(forgetMcpServers(self, context.sessions, sessions));
+      enqueue.sendTo('agentRequests', { type: 'request.forward', request, agentCloses: Boolean(context.downstream?.agentCapabilities?.sessionCapabilities?.close) });
+    }),
+    answerForwarded: enqueueActions(({ context, event, enqueue, self }) => {
+      if (event.type !== 'request.settled') return;
+      let sessions = context.sessions;
+      if (event.opened) {
+        const { sessionId, mcpServers, ...session } = event.opened;
+        enqueue(() => handlesOf(self).mcpServers.set(sessionId, mcpServers));
+        sessions = { ...sessions, [sessionId]: session };
+      }
+      if (event.deleted) {
+        sessions = withoutKey(sessions, event.deleted);
+        enqueue(forgetMcpServers(self, context.sessions, sessions));
+      }
+      // The turn is over: its tool calls no longer run, whatever the agent last said of them.
+      const tools = event.method === AGENT_METHODS.session_prompt ? withoutKey(context.tools, event.sessionId) : context.tools;
+      enqueue.assign({ sessions, inFlight: context.inFlight - 1, tools });
+      if ('result' in event.answer) enqueue.emit({ type: 'acp.respond', requestId: event.requestId, result: event.answer.result });
+      else enqueue.emit({ type: 'acp.error', requestId: event.requestId, error: event.answer.error });
+    }),
+    /** What waited for the agent, served now in the order it came. */
+    serveWaiting: enqueueActions(({ context, enqueue }) => {
+      if (context.waiting.length === 0) return;
+      enqueue.assign({ waiting: [] });
+      for (const waiting of context.waiting) enqueue.raise(waiting as PassthroughEvent);
+    }),
+    /** Given up: what waited for a fresh start is refused (one attempt per request); anything else is served (and refused or starts the agent again). */
+    settleWaitingOnFailure: enqueueActions(({ context, enqueue }) => {
+      enqueue.assign({ waiting: [], restartAttempted: false });
+      for (const waiting of context.waiting) {
+        if (!context.restartAttempted) enqueue.raise(waiting as PassthroughEvent);
+        else if ('requestId' in waiting && typeof waiting.requestId === 'string') {
+          enqueue.emit({ type: 'acp.error', requestId: waiting.requestId, error: RpcError.internalError(context.failure, { reason: 'agent_failed' }).toErrorObject() });
+        }
+      }
+    }),
+    refuseFailed: enqueueActions(({ context, event, enqueue, self }) => {
+      const request = event as AgentRequestEvent;
+      const sessions = withoutClosed(context.sessions, request);
+      enqueue.assign({ sessions });
+      if (sessions !== context.sessions) enqueue(forgetMcpServers(self, context.sessions, sessions));
+      enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`${context.failure}; it was given up (a new session starts it again)`, { reason: 'agent_failed' }).toErrorObject() });
+    }),
+    /** The agent was given up and a session asks for it: a fresh supervisor starts it again, as a parent would restart a child that gave up. */
+    startAgain: enqueueActions(({ context, event, enqueue }) => {
+      enqueue.assign({ waiting: [...context.waiting, event as AgentHandlerEvent], restartAttempted: true, failure: undefined });
+    }),
+    cancelPrompt: ({ event, self }) => {
+      const client = handlesOf(self).client;
+      if (event.type === 'session.cancel' && client) cancelPrompt(client, event.sessionId);
+    },
+
+    // --- the agent's side
+    /** Passed on to the editor in order, except the replay of a session being re-attached; tool calls are followed for the watchdog hint. */
+    passUpdates: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'agent.updates') return;
+      let tools = context.tools;
+      for (const { sessionId, update } of event.updates) {
+        // The editor has that history (state updates pass: they are its news).
+        if (context.reattaching === sessionId && !stateKinds.has(update.sessionUpdate)) continue;
+        const before = tools[sessionId] ?? quietTurn;
+        const after = activityAfter(before, update);
+        if (after !== before) tools = { ...tools, [sessionId]: after };
+        enqueue.emit({ type: 'acp.update', sessionId, update });
+      }
+      if (tools !== context.tools) enqueue.assign({ tools });
+    }),
+    relayToEditor: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'agent.relay') return;
+      enqueue.assign({ relays: { ...context.relays, [event.key]: event.method } });
+      enqueue.emit({ type: 'acp.clientRequest', key: event.key, method: event.method, params: event.params });
+    }),
+    answerRelay: enqueueActions(({ context, event, enqueue, self }) => {
+      if (event.type !== 'client.response' && event.type !== 'client.error') return;
+      if (!(event.key in context.relays)) return;
+      enqueue.assign({ relays: withoutKey(context.relays, event.key) });
+      enqueue(() => {
+        const { relays } = handlesOf(self);
+        const relay = relays.get(event.key);
+        relays.delete(event.key);
+        if (event.type === 'client.response') relay?.resolve(event.result);
+        else relay?.reject(RpcError.fromErrorObject(event.error));
+      });
+    }),
+    /**
+     * The agent's client ended: its requests to the editor died with it (an answer would
+     * reach nobody, and a relay left open would keep the hang watchdog disarmed), and no
+     * tool of its turns runs any more.
+     */
+    dropRelays: enqueueActions(({ context, enqueue, self }) => {
+      enqueue.assign({ relays: {}, tools: {} });
+      enqueue(() => {
+        const gone = new RpcError(-32603, `${context.name} ended before the editor answered`, { reason: 'agent_crashed' }, 'peer_lost');
+        const { relays } = handlesOf(self);
+        for (const [key, relay] of [...relays]) {
+          relays.delete(key);
+          relay.reject(gone);
+        }
+      });
+    }),
+    reportLineDropped: enqueueActions(({ event, enqueue }) => {
+      if (event.type === 'agent.lineDropped') enqueue.emit({ type: 'agent.lineDropped', bytes: event.bytes, limit: event.limit, what: event.what });
+    }),
+
+    // --- restarts
+    /** The agent process ended and will be restarted: every open session is restarting. */
+    announceRestart: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'agent.exited') return;
+      enqueue.assign({ restarts: event.restarts, tools: {} });
+      for (const sessionId of Object.keys(context.sessions)) enqueue.emit({ type: 'session.restarting', sessionId, restarts: event.restarts, exit: event.exit });
+    }),
+    noteRestart: enqueueActions(({ event, enqueue }) => {
+      if (event.type === 'agent.restarted') enqueue.assign({ restarts: event.restarts });
+    }),
+    queueReattach: enqueueActions(({ context, event, enqueue }) => {
+      enqueue.assign({ restartedAgent: (event as unknown as { output: InitializeResponse }).output, reattachQueue: Object.keys(context.sessions) });
+    }),
+    /** Sessions closed while the restart was under way are not re-attached. */
+    pruneQueue: enqueueActions(({ context, enqueue }) => {
+      const queue = context.reattachQueue.filter((sessionId) => sessionId in context.sessions);
+      if (queue.length !== context.reattachQueue.length) enqueue.assign({ reattachQueue: queue });
+    }),
+    markReattaching: enqueueActions(({ context, enqueue }) => {
+      enqueue.assign({ reattaching: context.reattachQueue[0] });
+    }),
+    clearReattaching: enqueueActions(({ enqueue }) => {
+      enqueue.assign({ reattaching: undefined });
+    }),
+    announceRecovered: enqueueActions(({ context, enqueue }) => {
+      const [sessionId, ...rest] = context.reattachQueue;
+      enqueue.assign({ reattachQueue: rest });
+      // Closed while its re-attachment was under way: the editor hears nothing more of it.
+      if (sessionId !== undefined && sessionId in context.sessions) enqueue.emit({ type: 'session.recovered', sessionId, restarts: context.restarts });
+    }),
+    /** Cannot be re-attached: the session is over (the next prompt says unknown session). */
+    failReattach: enqueueActions(({ context, event, enqueue, self }) => {
+      const [sessionId, ...rest] = context.reattachQueue;
+      enqueue.assign({ reattachQueue: rest });
+      if (sessionId === undefined || !(sessionId in context.sessions)) return; // closed meanwhile: nothing to report
+      const sessions = withoutKey(context.sessions, sessionId);
+      enqueue.assign({ sessions });
+      enqueue(forgetMcpServers(self, context.sessions, sessions));
+      const why = errorMessage((event as { error?: unknown }).error);
+      enqueue.emit({ type: 'session.failed', sessionId, restarts: context.restarts, reason: `${context.name} could not re-attach the session after its restart: ${why}` });
+    }),
+    /** The restarted agent refused initialize: no session can be re-attached. */
+    failEverySession: enqueueActions(({ context, event, enqueue, self }) => {
+      const why = errorMessage((event as { error?: unknown }).error);
+      enqueue.assign({ sessions: {}, reattachQueue: [] });
+      enqueue(forgetMcpServers(self, context.sessions, {}));
+      for (const sessionId of Object.keys(context.sessions)) enqueue.emit({ type: 'session.failed', sessionId, restarts: context.restarts, reason: `${context.name} could not be initialized again after its restart: ${why}` });
+    }),
+    /** The supervisor gave up: every open session is over, the host hears it once per session. */
+    giveUp: enqueueActions(({ context, enqueue, self }) => {
+      enqueue.assign({ failure: gaveUp(context.name), sessions: {} });
+      enqueue(forgetMcpServers(self, context.sessions, {}));
+      for (const sessionId of Object.keys(context.sessions)) enqueue.emit({ type: 'session.failed', sessionId, restarts: context.restarts, reason: gaveUp(context.name) });
+    }),
+    keepDownstream: enqueueActions(({ event, enqueue }) => {
+      enqueue.assign({ downstream: (event as unknown as { output: InitializeResponse }).output });
+    }),
+    failRestart: enqueueActions(({ context, event, enqueue }) => {
+      const failure = event.type === 'agent.bootFailed' ? event.message : event.type === 'agent.gaveUp' ? gaveUp(context.name) : `${context.name} could not be initialized again: ${errorMessage((event as { error?: unknown }).error)}`;
+      enqueue.assign({ failure });
+    }),
+    leaveRecovery: enqueueActions(({ enqueue }) => {
+      enqueue.assign({ restartAttempted: false, reattachQueue: [], restartedAgent: undefined });
+    }),
+  },
+}).createMachine({
+  id: 'acpPassthrough',
+  context: ({ input, self }) => {
+    createHandles(self, input);
+    return {
+      name: input.name,
+      editor: undefined,
+      initializeRequest: undefined,
+      downstream: undefined,
+      sessions: {},
+      waiting: [],
+      inFlight: 0,
+      relays: {},
+      tools: {},
+      reattachQueue: [],
+      reattaching: undefined,
+      restartedAgent: undefined,
+      restarts: 0,
+      failure: undefined,
+      restartAttempted: false,
+    };
+  },
+  invoke: [
+    { id: 'agentProcess', src: 'agentProcess', input: ({ self }) => ({ owner: self }) },
+    { id: 'agentRequests', src: 'agentRequests', input: ({ self }) => ({ owner: self }) },
+  ],
+  initial: 'idle',
+  on: {
+    '*': { guard: 'isRequest', actions: 'defer', description: 'A request while the agent is not ready: it waits, and is served in order once the agent is.' },
+    initialize: [
+      { guard: 'hasDownstream', actions: 'answerInitializeAgain', description: 'The agent that runs answers it again: booting another would leak a process and lose the sessions.' },
+      { actions: 'defer' },
+    ],
+    'session.cancel': { actions: 'cancelPrompt' },
+    'client.response': { actions: 'answerRelay' },
+    'client.error': { actions: 'answerRelay' },
+    'request.settled': { actions: 'answerForwarded', description: 'A forwarded request is answered (or failed: agent_crashed when the agent died under it).' },
+    'agent.updates': { actions: 'passUpdates', description: 'Passed on to the editor, except the replay of a session being re-attached.' },
+    'agent.relay': { actions: 'relayToEditor' },
+    'agent.clientGone': { actions: 'dropRelays' },
+    'agent.lineDropped': { actions: 'reportLineDropped' },
+    'agent.exited': { actions: 'announceRestart' },
+    'agent.restarted': { actions: 'noteRestart' },
+    'xstate.error.actor.agent': { description: 'The supervisor failed: the agent process reports it as agent.gaveUp.' },
+  },
+  states: {
+    idle: {
+      description: 'No agent process: the editor has not initialized (or its initialize failed).',
+      on: { initialize: { target: 'booting', actions: 'takeInitialize' } },
+    },
+    booting: {
+      description: "The editor's initialize: the agent starts under its supervisor and is initialized with the editor's capabilities.",
+      entry: 'bootAgent',
+      initial: 'starting',
+      on: {
+        'agent.gaveUp': { target: 'idle', actions: 'refuseInitialize' },
+      },
+      states: {
+        starting: {
+          on: {
+            'agent.booted': 'initializing',
+            'agent.bootFailed': { target: '#acpPassthrough.idle', actions: 'refuseInitialize' },
+          },
+        },
+        initializing: {
+          tags: [AGENT_OWES_TAG],
+          invoke: {
+            src: 'initializeAgent',
+            input: ({ self }) => ({ owner: self }),
+            onDone: { target: '#acpPassthrough.ready', actions: 'answerInitialize' },
+            onError: { target: '#acpPassthrough.idle', actions: ['refuseInitialize', 'shutDownAgent'] },
+          },
+        },
+      },
+    },
+    ready: {
+      description: 'Requests go to the agent (through agentRequests), answered as it answers.',
+      entry: ['leaveRecovery', 'serveWaiting'],
+      on: {
+        '*': { guard: 'isRequest', actions: 'forward' },
+        'agent.clientGone': { target: 'recovering', actions: 'dropRelays', description: 'The agent process is gone: the requests it owed fail (agent_crashed), what comes next waits.' },
+        'agent.exited': { target: 'recovering', actions: 'announceRestart', description: 'The agent process ended and will be restarted: session.restarting for each open session.' },
+        'agent.restarted': { target: 'recovering.initializing', actions: 'noteRestart' },
+        'agent.gaveUp': { target: 'failed', actions: 'giveUp' },
+      },
+    },
+    recovering: {
+      description: 'The agent process restarts: initialized again, then every open session re-attached, one after the other; requests wait.',
+      initial: 'awaitingRestart',
+      on: {
+        'agent.exited': { target: '.awaitingRestart', actions: 'announceRestart', description: 'It died again (while initializing or re-attaching, say): the recovery starts over after its restart.' },
+        'agent.restarted': { target: '.initializing', reenter: true, actions: 'noteRestart' },
+        'agent.gaveUp': { target: 'failed', actions: 'giveUp' },
+      },
+      states: {
+        awaitingRestart: { description: 'The process is down; the supervisor restarts it after its backoff (or gives up).' },
+        initializing: {
+          tags: [AGENT_OWES_TAG],
+          invoke: {
+            src: 'initializeAgent',
+            input: ({ self }) => ({ owner: self }),
+            onDone: { target: 'next', actions: 'queueReattach' },
+            onError: [
+              { guard: 'agentLost', target: 'awaitingRestart' },
+              { target: '#acpPassthrough.ready', actions: 'failEverySession' },
+            ],
+          },
+        },
+        next: {
+          entry: 'pruneQueue',
+          always: [{ guard: 'nothingToReattach', target: '#acpPassthrough.ready' }, { target: 'reattaching' }],
+        },
+        reattaching: {
+          description: 'session/resume, or session/load with its replay hidden from the editor and drained (_acp-warden/drain round trips).',
+          tags: [AGENT_OWES_TAG],
+          entry: 'markReattaching',
+          exit: 'clearReattaching',
+          invoke: {
+            src: 'reattachSession',
+            input: ({ context, self }) => {
+              const sessionId = context.reattachQueue[0] as string;
+              return { owner: self, sessionId, session: context.sessions[sessionId] as OpenSession, agent: context.restartedAgent as InitializeResponse };
+            },
+            onDone: { target: 'next', actions: 'announceRecovered' },
+            onError: [
+              { guard: 'agentLost', target: 'awaitingRestart', description: 'The new process died too: its restart re-attaches the session (or the supervisor gives up).' },
+              { target: 'next', actions: 'failReattach', description: 'The agent will not re-attach it: session.failed, naming why.' },
+            ],
+          },
+        },
+      },
+    },
+    failed: {
+      description: 'The supervisor gave up: requests are refused (agent_failed), except a new, resumed or loaded session, which starts the agent again.',
+      entry: 'settleWaitingOnFailure',
+      on: {
+        '*': [
+          { guard: 'opensSession', target: 'restarting', actions: 'startAgain' },
+          { guard: 'isRequest', actions: 'refuseFailed' },
+        ],
+      },
+    },
+    restarting: {
+      description: 'A fresh supervisor after giving up; what asked for it waits, and gets one attempt.',
+      entry: 'bootAgent',
+      initial: 'starting',
+      on: {
+        'agent.gaveUp': { target: 'failed', actions: 'failRestart' },
+        'agent.restarted': { target: 'recovering.initializing', actions: 'noteRestart' },
+      },
+      states: {
+        starting: {
+          on: {
+            'agent.booted': 'initializing',
+            'agent.bootFailed': { target: '#acpPassthrough.failed', actions: 'failRestart' },
+          },
+        },
+        initializing: {
+          tags: [AGENT_OWES_TAG],
+          invoke: {
+            src: 'initializeAgent',
+            input: ({ self }) => ({ owner: self }),
+            onDone: { target: '#acpPassthrough.ready', actions: 'keepDownstream' },
+            onError: [
+              { guard: 'agentLost', target: '#acpPassthrough.recovering', description: 'Its exit restarts it (or gives up again); what waits goes to what comes next.' },
+              { target: '#acpPassthrough.failed', actions: ['failRestart', 'shutDownAgent'] },
+            ],
+          },
+        },
+      },
+    },
+  },
+});

@@ -1,0 +1,30 @@
+/** How to run a native ACP agent behind the passthrough. */
+import type { PortInput } from '../../port/port.js';
+import type { BackoffOptions } from '../../supervision/backoff.js';
+
+/** How to run a native ACP agent. */
+export interface AcpPassthroughOptions {
+  /** A name for the agent (`gemini`). */
+  readonly name: string;
+  readonly executable: string;
+  readonly args?: readonly string[];
+  readonly cwd?: string;
+  readonly envPolicy?: 'isolated' | 'inherit';
+  readonly passthrough?: readonly string[];
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly restart?: { readonly intensity?: number; readonly period?: number; readonly backoff?: BackoffOptions };
+  readonly port?: Partial<Omit<PortInput, 'command' | 'args' | 'env'>>;
+}
+
+/** The port input for the agent process. */
+export function portInputOf(options: AcpPassthroughOptions): PortInput {
+  return {
+    // A long line (an update with a screenshot, a big diff) is skipped, not a reason to kill the agent.
+    oversize: 'skip',
+    ...options.port,
+    command: options.executable,
+    args: options.args ?? [],
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+    env: { policy: options.envPolicy ?? 'isolated', passthrough: options.passthrough ?? [], explicit: options.env ?? {} },
+  };
+}
