@@ -8,7 +8,7 @@ import { fromCallback, type AnyActorRef, type Subscription } from 'xstate';
 import type { AgentClientEmitted } from '../../acp/agent-client.js';
 import { lineKindOf } from '../../jsonrpc/envelope-scan.js';
 import type { PortExit } from '../../port/port-exit.js';
-import type { PortEmitted } from '../../port/port.js';
+import type { PortEmitted, PortEvent } from '../../port/port.js';
 import type { SupervisionEvent } from '../../supervision/events.js';
 import { exitFromOutput } from '../../supervision/exit-reason.js';
 import { watchdogHintOf, type AgentProcessReport, type AgentUpdate, type PassthroughContext, type WatchdogHint } from './context.js';
@@ -26,8 +26,8 @@ export interface AgentProcessInput {
 /** The tag of the states in which the agent owes an answer (initializing, re-attaching). */
 export const AGENT_OWES_TAG = 'agentOwes';
 
-/** The `port.busy` event with the turn-aware hint (a port that does not know `toolRunning` ignores it). */
-type PortBusy = { readonly type: 'port.busy'; readonly busy: boolean; readonly toolRunning: boolean };
+/** The `port.busy` event with the turn-aware hint. */
+type PortBusy = Extract<PortEvent, { type: 'port.busy' }>;
 
 /** The agent process of one passthrough actor. */
 export const agentProcessLogic = fromCallback<AgentProcessCommand, AgentProcessInput>(({ input: { owner }, sendBack, receive }) => {

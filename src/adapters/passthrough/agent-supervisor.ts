@@ -3,6 +3,7 @@
  * client riding on it, rest_for_one. A child of the passthrough machine (`agent`); the
  * client relays the agent's requests to the editor through the machine (`agent.relay`).
  */
+import { agentRestartDefaults } from '../../supervision/agent-restart-defaults.js';
 import type { AnyActorLogic, AnyActorRef } from 'xstate';
 import { agentClientLogic } from '../../acp/agent-client.js';
 import { portTransport } from '../../jsonrpc/port-transport.js';
@@ -44,10 +45,10 @@ export function agentSupervisorLogic(owner: AnyActorRef): AnyActorLogic {
   return createSupervisor({
     name: `${options.name} agent`,
     strategy: 'rest_for_one',
-    intensity: restart.intensity ?? 3,
-    period: restart.period ?? 60_000,
+    intensity: restart.intensity ?? agentRestartDefaults.intensity,
+    period: restart.period ?? agentRestartDefaults.period,
     children: [
-      { id: 'port', start: { logic: portLogic, inputFor: () => portInputOf(options) }, backoff: restart.backoff ?? { minDelay: 200, maxDelay: 5000 }, shutdown: portStopBudgetMs(options.port?.shutdown) },
+      { id: 'port', start: { logic: portLogic, inputFor: () => portInputOf(options) }, backoff: restart.backoff ?? agentRestartDefaults.backoff, shutdown: portStopBudgetMs(options.port?.shutdown) },
       {
         id: 'client',
         // Transient: when the agent process dies, the client ends normally (its peer is

@@ -105,7 +105,7 @@ export interface RequestSettled {
 /** Every event the passthrough machine takes. */
 export type PassthroughEvent = AgentHandlerEvent | AgentProcessReport | RequestSettled;
 
-/** What the port's hang watchdog is told (`port.busy`; `toolRunning` is read by a turn-aware port, ignored by others). */
+/** What the port's hang watchdog is told (`port.busy`: while `toolRunning`, the port's watchdog allows `toolIdleMs` of silence). */
 export interface WatchdogHint {
   readonly busy: boolean;
   readonly toolRunning: boolean;
