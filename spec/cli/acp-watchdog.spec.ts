@@ -20,6 +20,7 @@ import { binDirectory, initializedEditor, stopAll, type SdkEditor } from '../sup
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 const fakeCodex = fileURLToPath(new URL('../support/fake-codex.mjs', import.meta.url));
+const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
 
 /** A tool run four times as long as `--hang-after`: on main's watchdog, killed as hung. */
 const toolMs = 4000;
@@ -97,6 +98,29 @@ describe('warden acp: a watchdog that knows the turn', function () {
     const hung = await rejection(prompt(editor, sessionId, 'hello'));
     expect(hung.data?.reason).to.equal('agent_crashed');
     expect(hung.data?.exit).to.deep.equal({ kind: 'hung', idleMs: 1000 });
+  });
+
+  it('a native ACP agent (acp:sdk-agent on PATH): a tool call in_progress silent for 4x --hang-after is not killed; the turn ends in one process', async () => {
+    bin = binDirectory(dir, { claude: fakeClaude, codex: fakeCodex, 'sdk-agent': sdkAgent });
+    const editor = await initializedEditor(bin, ['--agent', 'acp:sdk-agent', '--store', ':memory:', ...scaled], dir);
+    const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const result = await prompt(editor, sessionId, `tool ${toolMs}`);
+    expect(result.stopReason).to.equal('end_turn');
+    const statuses = editor.updates.filter((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'tool_call_update').map((entry) => entry.update.status);
+    expect(statuses).to.deep.equal(['completed']);
+    // Nothing restarted it: no notice of a restart reached the editor.
+    expect(editor.updates.filter((entry) => (entry.update as { sessionUpdate: string }).sessionUpdate === 'notice')).to.deep.equal([]);
+    expect(await editor.close()).to.equal(0);
+  });
+
+  it('a native ACP agent (acp:sdk-agent on PATH): silent while it owes the answer for --hang-after: killed as hung and the prompt settles', async () => {
+    bin = binDirectory(dir, { claude: fakeClaude, codex: fakeCodex, 'sdk-agent': sdkAgent });
+    const editor = await initializedEditor(bin, ['--agent', 'acp:sdk-agent', '--store', ':memory:', ...scaled], dir);
+    const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const hung = await rejection(prompt(editor, sessionId, 'stall 600000'));
+    expect(hung.data?.reason).to.equal('agent_crashed');
+    // The passthrough names the whole port exit (command, pid, stderr tail); its reason is the hang.
+    expect((hung.data?.exit as { reason?: unknown } | undefined)?.reason).to.deep.equal({ kind: 'hung', idleMs: 1000 });
   });
 });
 

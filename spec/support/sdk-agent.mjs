@@ -14,8 +14,9 @@
 //                    0.61.0's loadSession does): all but the first update come after the answer.
 //
 // Behaviour of session/prompt is chosen by the first word (lower-cased) of the first text
-// block: hello | permission | fs | terminal | slow | die | screenshot N | bigreply N | anything
-// else (echo). `screenshot N` sends one agent_message_chunk with an image of N base64
+// block: hello | permission | fs | terminal | slow | die | screenshot N | bigreply N | tool N |
+// stall N | anything else (echo). `tool N`: a tool call in_progress, N ms of silence, completed;
+// `stall N`: N ms of silence before the answer (no tool running). `screenshot N` sends one agent_message_chunk with an image of N base64
 // characters (fakeImageBase64 of fixture-replay.mjs), then says "done"; `bigreply N` answers the
 // prompt with N characters of padding in the response's _meta (one answer line that long).
 // Only ACP messages go to stdout; diagnostics go to stderr. Exits 0 when stdin ends.
@@ -509,6 +510,22 @@ const app = agent({ name: 'sdk-agent' })
           stopReason = 'end_turn';
           break;
         }
+        case 'tool': {
+          // A tool call that runs N ms without a word (a build, a test suite), then completes.
+          const toolCallId = `tool-${randomUUID()}`;
+          await client.notify(methods.client.session.update, { sessionId, update: { sessionUpdate: 'tool_call', toolCallId, title: 'a long build', kind: 'execute', status: 'in_progress' } });
+          await new Promise((resolve) => setTimeout(resolve, Number(text.trim().split(/\s+/)[1])));
+          await client.notify(methods.client.session.update, { sessionId, update: { sessionUpdate: 'tool_call_update', toolCallId, status: 'completed' } });
+          await kit.say('built');
+          stopReason = 'end_turn';
+          break;
+        }
+        case 'stall':
+          // Silent for N ms while it owes the answer (no tool running): a hang to the watchdog.
+          await new Promise((resolve) => setTimeout(resolve, Number(text.trim().split(/\s+/)[1])));
+          await kit.say('late');
+          stopReason = 'end_turn';
+          break;
         case 'bigreply':
           await kit.say('answering big');
           return { stopReason: 'end_turn', _meta: { padding: '.'.repeat(Number(text.trim().split(/\s+/)[1])) } };
