@@ -1,0 +1,140 @@
+import { expect } from 'chai';
+import { createActor, SimulatedClock } from 'xstate';
+import { sessionMachine, type SessionMachineEmitted, type SessionMachineEvent } from '../../src/session/session-machine.js';
+
+/** A session machine on a simulated clock, with everything it told its host, in order. */
+function session(cancelGraceMs = 5000) {
+  const clock = new SimulatedClock();
+  const actor = createActor(sessionMachine, { clock, input: { sessionId: 's1', agent: 'claude', cancelGraceMs } });
+  const told: string[] = [];
+  actor.on('*', (command: SessionMachineEmitted) => {
+    const outcome = command.type === 'turn.answer' ? ` ${(command.result as { stopReason?: string }).stopReason}` : command.type === 'turn.fail' ? ` ${(command.error.data as { reason?: string } | undefined)?.reason ?? command.error.message}` : '';
+    told.push(`${command.type} ${command.requestId}${outcome}`);
+  });
+  actor.start();
+  actor.send({ type: 'ready' });
+  const send = (...events: SessionMachineEvent[]) => {
+    for (const event of events) actor.send(event);
+  };
+  const answered = (requestId: string, stopReason = 'end_turn'): SessionMachineEvent => ({ type: 'prompt.settled', outcome: stopReason, requestId, result: { stopReason } });
+  return { actor, clock, told, send, answered, state: () => String(actor.getSnapshot().value), turns: () => actor.getSnapshot().context.turns };
+}
+
+describe('session turns (the session machine decides them)', () => {
+  it('three prompts run one at a time, in the order they came, each answered with what the agent said', () => {
+    const s = session();
+    s.send({ type: 'prompt', requestId: 'p1' }, { type: 'prompt', requestId: 'p2' }, { type: 'prompt', requestId: 'p3' });
+    expect(s.told).to.deep.equal(['turn.start p1']);
+    expect(s.turns().waiting).to.deep.equal(['p2', 'p3']);
+    s.send(s.answered('p1'));
+    s.send(s.answered('p2', 'max_tokens'));
+    s.send(s.answered('p3'));
+    expect(s.told).to.deep.equal(['turn.start p1', 'turn.answer p1 end_turn', 'turn.start p2', 'turn.answer p2 max_tokens', 'turn.start p3', 'turn.answer p3 end_turn']);
+    expect(s.state()).to.equal('ready');
+    expect(s.actor.getSnapshot().context).to.include({ promptsSettled: 3, promptsInFlight: 0, lastOutcome: 'end_turn' });
+  });
+
+  it('a $/cancel_request of a waiting prompt answers it cancelled at once; the running one and the others go on', () => {
+    const s = session();
+    s.send({ type: 'prompt', requestId: 'p1' }, { type: 'prompt', requestId: 'p2' }, { type: 'prompt', requestId: 'p3' }, { type: 'cancel', requestId: 'p2' });
+    expect(s.told).to.deep.equal(['turn.start p1', 'turn.answer p2 cancelled']);
+    s.send(s.answered('p1'));
+    expect(s.told.slice(2)).to.deep.equal(['turn.answer p1 end_turn', 'turn.start p3']);
+  });
+
+  it('session/cancel: the waiting prompts end cancelled at once, the running one is cancelled on the agent and ends cancelled whatever the agent answers', () => {
+    const s = session();
+    s.send({ type: 'prompt', requestId: 'p1' }, { type: 'prompt', requestId: 'p2' }, { type: 'cancel' });
+    expect(s.told).to.deep.equal(['turn.start p1', 'turn.answer p2 cancelled', 'turn.cancelAgent p1']);
+    expect(s.state()).to.equal('cancelling');
+    s.send(s.answered('p1', 'end_turn'));
+    expect(s.told.slice(3)).to.deep.equal(['turn.answer p1 cancelled']);
+    expect(s.state()).to.equal('ready');
+    // The agent answered within the grace: nothing more comes when it would have run out.
+    s.clock.increment(10_000);
+    expect(s.told).to.have.length(4);
+  });
+
+  it('an agent that errors after a cancel: the prompt still ends cancelled, not with the error', () => {
+    const s = session();
+    s.send({ type: 'prompt', requestId: 'p1' }, { type: 'cancel' }, { type: 'prompt.settled', outcome: 'error', requestId: 'p1', error: { code: -32603, message: 'aborted' } });
+    expect(s.told).to.deep.equal(['turn.start p1', 'turn.cancelAgent p1', 'turn.answer p1 cancelled']);
+  });
+
+  it('the cancel grace runs out: answered cancelled, the late updates of that turn dropped, the next prompt starts, the late answer is no news', () => {
+    const s = session(5000);
+    s.send({ type: 'prompt', requestId: 'p1' }, { type: 'cancel' }, { type: 'prompt', requestId: 'p2' });
+    s.clock.increment(4999);
+    expect(s.told).to.deep.equal(['turn.start p1', 'turn.cancelAgent p1']);
+    s.clock.increment(1);
+    expect(s.told.slice(2)).to.deep.equal(['turn.answer p1 cancelled', 'turn.start p2']);
+    // The old turn is still winding down on the agent.
+    expect(s.state()).to.equal('cancelling');
+    expect(s.actor.getSnapshot().context.promptsInFlight).to.equal(2);
+    s.send(s.answered('p1', 'end_turn'));
+    expect(s.told).to.have.length(4);
+    expect(s.state()).to.equal('prompting');
+    s.send(s.answered('p2'));
+    expect(s.told.slice(4)).to.deep.equal(['turn.answer p2 end_turn']);
+    expect(s.state()).to.equal('ready');
+  });
+
+  it('after a grace that ran out with nothing waiting, the turn is quiet (its late updates are dropped) until the next prompt', () => {
+    const s = session(1000);
+    s.send({ type: 'prompt', requestId: 'p1' }, { type: 'cancel' });
+    expect(s.turns().quiet).to.equal(false);
+    s.clock.increment(1000);
+    expect(s.turns().quiet).to.equal(true);
+    s.send({ type: 'prompt', requestId: 'p2' });
+    expect(s.turns().quiet).to.equal(false);
+    expect(s.told.slice(-1)).to.deep.equal(['turn.start p2']);
+  });
+
+  it('a cancel while the agent waits for a permission: the permission is answered cancelled for the agent, the prompt ends cancelled', () => {
+    const s = session();
+    s.send({ type: 'prompt', requestId: 'p1' }, { type: 'permission.asked' });
+    expect(s.state()).to.equal('awaitingPermission');
+    s.send({ type: 'cancel' });
+    expect(s.told).to.deep.equal(['turn.start p1', 'turn.cancelAgent p1', 'turn.permissionCancelled p1']);
+    s.send({ type: 'permission.answered' }, s.answered('p1', 'cancelled'));
+    expect(s.told.slice(3)).to.deep.equal(['turn.answer p1 cancelled']);
+    expect(s.state()).to.equal('ready');
+  });
+
+  it('an agent restart mid-turn: the prompt in flight settles with what the agent answers (agent_crashed), a prompt that came meanwhile runs after it', () => {
+    const s = session();
+    s.send({ type: 'prompt', requestId: 'p1' }, { type: 'agent.restarting', restarts: 1 }, { type: 'prompt', requestId: 'p2' });
+    expect(s.state()).to.equal('recovering');
+    expect(s.told).to.deep.equal(['turn.start p1']);
+    s.send({ type: 'prompt.settled', outcome: 'error', requestId: 'p1', error: { code: -32603, message: 'claude exited', data: { reason: 'agent_crashed' } } });
+    expect(s.told.slice(1)).to.deep.equal(['turn.fail p1 agent_crashed', 'turn.start p2']);
+    s.send({ type: 'agent.recovered', restarts: 1 });
+    expect(s.state()).to.equal('prompting');
+    s.send(s.answered('p2'));
+    expect(s.state()).to.equal('ready');
+    expect(s.actor.getSnapshot().context.restarts).to.equal(1);
+  });
+
+  it('close with prompts waiting: every one ends cancelled at once, the running one is cancelled on the agent, and its late answer is dropped', () => {
+    const s = session();
+    s.send({ type: 'prompt', requestId: 'p1' }, { type: 'prompt', requestId: 'p2' }, { type: 'prompt', requestId: 'p3' }, { type: 'close' });
+    expect(s.told).to.deep.equal(['turn.start p1', 'turn.answer p2 cancelled', 'turn.answer p3 cancelled', 'turn.cancelAgent p1', 'turn.answer p1 cancelled']);
+    expect(s.state()).to.equal('closed');
+    s.clock.increment(10_000);
+    expect(s.told).to.have.length(5);
+  });
+
+  it('failure: the running prompt and the waiting ones fail session_failed, naming why', () => {
+    const s = session();
+    s.send({ type: 'prompt', requestId: 'p1' }, { type: 'prompt', requestId: 'p2' }, { type: 'agent.failed', reason: 'more than 3 restarts in 60000 ms' });
+    expect(s.told).to.deep.equal(['turn.start p1', 'turn.fail p1 session_failed', 'turn.fail p2 session_failed']);
+    expect(s.state()).to.equal('failed');
+    expect(s.actor.getSnapshot().context.failure).to.equal('more than 3 restarts in 60000 ms');
+  });
+
+  it('failure after a cancel: the cancelled prompt still ends cancelled', () => {
+    const s = session();
+    s.send({ type: 'prompt', requestId: 'p1' }, { type: 'cancel' }, { type: 'agent.failed', reason: 'gave up' });
+    expect(s.told).to.deep.equal(['turn.start p1', 'turn.cancelAgent p1', 'turn.answer p1 cancelled']);
+  });
+});
