@@ -35,7 +35,7 @@
  * This file is the actor and its accessors; its parts live in ./agent/, one concept a file:
  * `live.ts` (the live record), `from-editor.ts` / `from-agents.ts` (dispatch), `delivery.ts`,
  * `attach.ts` (load, resume, adopt), `listing.ts`, `fork-delete.ts`, `session-record.ts`,
- * `held-prompts.ts`, `session-settings.ts`, `notices.ts`, `journal-writes.ts`.
+ * `turns.ts` (what the session machine decides of its turns, carried out), `session-settings.ts`, `notices.ts`, `journal-writes.ts`.
  */
 import type { ActorLogic, ActorSystem, AnyActorRef } from 'xstate';
 import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../acp/native-agent.js';
@@ -66,6 +66,8 @@ export function createHostAgent(options: HostAgentOptions): NativeAgent {
     cancelGraceMs: base.cancelGraceMs ?? 5000,
     // A slow editor pauses this connection's subscriber, never the agents: the journal is the buffer.
     deliversFromJournal: true,
+    // Each session's machine queues its prompts, cancels them and keeps the cancel grace.
+    ownsTurns: true,
     // Every agent's supervisors, in start order: the server shuts them down gracefully on close.
     supervisors: (host) => [...innerAgentsOf(host).values()].flatMap((inner) => inner.agent.supervisors?.(inner.ref) ?? []),
   };

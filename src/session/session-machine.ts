@@ -202,6 +202,8 @@ export const sessionMachine = setup({
     starting: {
       on: {
         ready: { target: 'ready' },
+        // Never from the editor (the server knows a session once it is ready): decided as anywhere.
+        prompt: { actions: 'promptStarted' },
         'reapply.started': { target: 'reapplying', actions: 'reapplyStarted' },
       },
     },

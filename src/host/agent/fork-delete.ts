@@ -48,6 +48,8 @@ export function deleteSession(live: Live, request: AgentRequestEvent): void {
   const session = live.sessions.get(sessionId);
   // Another warden that still runs it live keeps it: refused, naming the owner.
   if (!session && live.input.journal.getSession(sessionId) && !claimed(live, request.requestId, sessionId)) return;
+  // ACP: a delete cancels the session's work as session/cancel does (then it goes).
+  session?.machine.send({ type: 'cancel' });
   const inner = session ? innerAgent(live, session.agent) : undefined;
   const caps = inner?.capabilities.sessionCapabilities;
   if (!inner || !(caps?.delete || caps?.close)) {

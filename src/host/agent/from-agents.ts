@@ -1,11 +1,12 @@
 /**
  * What the real agents send the host agent: answers (settled against what the host asked), updates, lifecycle facts.
  */
-import { type AgentCapabilities, type StopReason } from '@agentclientprotocol/sdk';
+import type { AgentCapabilities, SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
 import { type AgentHandlerOutput } from '../../acp/native-agent.js';
 import { type ErrorObject } from '../../jsonrpc/rpc-error.js';
 import { reapplyRequests } from '../../session/reapply.js';
-import { type ClientCall, keySeparator, type Live, type Pending } from './live.js';
+import type { SessionMachineContext } from '../../session/session-machine.js';
+import { keySeparator, type ClientCall, type HostSession, type Live, type Pending } from './live.js';
 import { emit, fail } from './delivery.js';
 import { withHostCapabilities } from './inner-agents.js';
 import { attached, endAttach, interruption, releaseAttaches, releaseOwnership, unadopt } from './attach.js';
@@ -14,7 +15,7 @@ import { abandon, forget, journalNewSession } from './fork-delete.js';
 import { closed, dropSession, openSession, reportSetup, stateOf, currentSetup } from './session-record.js';
 import { changeState, inheritChoices, reapplyAnswered, reportUpdate, settingAnswered, startReapply } from './session-settings.js';
 import { lifecycle, notify } from './notices.js';
-import { journalFailureAnswers, journalUpdate, record, safely } from './journal-writes.js';
+import { journalFailureAnswers, journalUpdate, safely } from './journal-writes.js';
 
 export function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): void {
   switch (output.type) {
@@ -30,6 +31,8 @@ export function onInnerOutput(live: Live, agent: string, output: AgentHandlerOut
       // A closed session's agent may still be winding down its turn: the editor closed it, and
       // the journal (closed) would not have these. (Found by the chaos walk.)
       if (!session && live.closed.has(output.sessionId)) return;
+      // What the agent still says of a cancelled turn its machine answered is not news (nor journaled).
+      if (session && lateTurnUpdate(session, output.update)) return;
       if (!session && settingUp(live, agent)) {
         live.held.set(agent, [...(live.held.get(agent) ?? []), output]);
         return;
@@ -186,16 +189,11 @@ export function settlePending(live: Live, requestId: string, pending: Pending | 
       return;
     }
     case 'prompt': {
+      // The session's machine decides what the editor hears (a cancelled prompt ends cancelled; one it
+      // answered already, or a session gone, which answered it when it ended, drops the agent's answer).
       const session = live.sessions.get(pending.sessionId);
-      if (error) {
-        record(live, pending.sessionId, { kind: 'error', error });
-        session?.machine.send({ type: 'prompt.settled', outcome: 'error' });
-        return fail(live, requestId, error);
-      }
       const stopReason = (result as { stopReason?: StopReason } | undefined)?.stopReason;
-      if (stopReason) record(live, pending.sessionId, { kind: 'stop', stopReason });
-      session?.machine.send({ type: 'prompt.settled', outcome: stopReason ?? 'unknown' });
-      emit(live, { type: 'acp.respond', requestId, result });
+      session?.machine.send(error ? { type: 'prompt.settled', outcome: 'error', requestId, error } : { type: 'prompt.settled', outcome: stopReason ?? 'unknown', requestId, result });
       return;
     }
     case 'list':
@@ -211,4 +209,12 @@ export function settlePending(live: Live, requestId: string, pending: Pending | 
       if (error) return fail(live, requestId, error);
       emit(live, { type: 'acp.respond', requestId, result });
   }
+}
+
+/** Updates that belong to a turn: dropped after a cancelled prompt has been answered. */
+const turnUpdates = new Set(['agent_message_chunk', 'agent_thought_chunk', 'user_message_chunk', 'tool_call', 'tool_call_update', 'plan']);
+
+/** Whether an update is a cancelled turn's, come after its prompt was answered (the session's turns are quiet). */
+function lateTurnUpdate(session: HostSession, update: SessionUpdate): boolean {
+  return turnUpdates.has(update.sessionUpdate) && (session.machine.getSnapshot().context as SessionMachineContext).turns.quiet;
 }

@@ -1,7 +1,6 @@
 /**
  * The host agent's dispatch of what the editor sends (requests, cancels, client answers).
  */
-import { type ContentBlock } from '@agentclientprotocol/sdk';
 import { type AgentHandlerEvent, type AgentRequestEvent } from '../../acp/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import { AGENT_META_KEY, type InnerAgent, type Live } from './live.js';
@@ -11,8 +10,8 @@ import { attach, claimed, holdAttaches } from './attach.js';
 import { listSessions } from './listing.js';
 import { deleteSession, fork } from './fork-delete.js';
 import { closed } from './session-record.js';
-import { answerHeld, holdsPrompts, sendPrompt } from './held-prompts.js';
-import { journalFailure, journalFailureAnswers, record, recordOrError } from './journal-writes.js';
+import { promptCame } from './turns.js';
+import { journalFailureAnswers, record,  } from './journal-writes.js';
 
 export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
   switch (event.type) {
@@ -30,10 +29,9 @@ export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
     case 'session.cancel': {
       const session = live.sessions.get(event.sessionId);
       if (!session) return;
-      // Prompts still held never reached the agent: they end here.
-      answerHeld(live, session, 'cancelled');
-      session.machine.send({ type: 'cancel' });
-      sendTo(innerAgent(live, session.agent), event);
+      // The session's machine decides: waiting prompts end cancelled, the running one is cancelled on its agent (or ends here when held).
+      // A `requestId` is a $/cancel_request of that prompt; session/cancel has none (the server gives '').
+      session.machine.send({ type: 'cancel', ...(event.requestId ? { requestId: event.requestId } : {}) });
       return;
     }
     case 'client.response':
@@ -99,15 +97,8 @@ export function serveEditorRequest(live: Live, request: AgentRequestEvent, sessi
           : RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }));
         return;
       }
-      // Journaled before the agent sees it: a prompt the host lost track of is still on record.
-      const refused = recordOrError(live, sessionId, { kind: 'prompt', prompt: params.prompt as ContentBlock[] });
-      if (refused) {
-        fail(live, request.requestId, journalFailure(refused, sessionId, 'the prompt was not sent to the agent'));
-        return;
-      }
-      // A new agent process gets the user's mode and config first: the prompt waits for that.
-      if (holdsPrompts(session)) session.held.push(request);
-      else sendPrompt(live, session, request);
+      // Its turn: the session's machine queues it (FIFO) and says when it starts.
+      promptCame(session, request);
       return;
     }
     case 'session.fork':
@@ -141,6 +132,8 @@ export function serveEditorRequest(live: Live, request: AgentRequestEvent, sessi
         emit(live, { type: 'acp.respond', requestId: request.requestId, result: {} });
         return;
       }
+      // ACP: a close cancels the session's work as session/cancel does, then frees it.
+      session.machine.send({ type: 'cancel' });
       const inner = innerAgent(live, session.agent);
       if (inner.agent.capabilities?.sessionCapabilities?.close) {
         live.pending.set(request.requestId, { kind: 'close', sessionId, holds: holdAttaches(live, sessionId) });

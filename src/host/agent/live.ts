@@ -77,8 +77,10 @@ export interface HostSession {
   readonly machine: AnyActorRef;
   /** Updates of an agent-side `session/load` are not news: the host replayed its journal. */
   replaying: boolean;
-  /** Prompts that came while a new agent process is to get the user's choices first (journaled, not sent yet), in order. */
+  /** The prompt whose turn started while a new agent process is to get the user's choices first (journaled, not sent yet). */
   readonly held: AgentRequestEvent[];
+  /** The session's prompts not answered yet, by request id (live handles: the machine keeps only their ids); `journaled`: its turn started. */
+  readonly prompts: Map<string, { readonly request: AgentRequestEvent; journaled: boolean }>;
   /** What waits for the re-apply under way (a load or resume's answer), run when it ends or the session does. */
   readonly afterReapply: Array<() => void>;
 }

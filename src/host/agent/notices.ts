@@ -10,7 +10,7 @@ import { type Live } from './live.js';
 import { deliver, emit } from './delivery.js';
 import { releaseOwnership } from './attach.js';
 import { dropSession, stateOf } from './session-record.js';
-import { releaseHeldPrompts } from './held-prompts.js';
+import { releaseHeldPrompts } from './turns.js';
 import { startReapply } from './session-settings.js';
 import { record, recordSeq, safely } from './journal-writes.js';
 

@@ -3,11 +3,11 @@
  */
 import { type SessionConfigOption, type SessionModeState } from '@agentclientprotocol/sdk';
 import { createActor } from 'xstate';
-import { sessionMachine, type SessionMachineContext, type SessionMachineEvent } from '../../session/session-machine.js';
+import { sessionMachine, type SessionMachineContext, type SessionMachineEvent, type SessionMachineEmitted } from '../../session/session-machine.js';
 import { type ChosenSettings, type SessionState, setupOf } from '../../session/session-state.js';
 import { type HostSession, type Live } from './live.js';
 import { interruptAttaches, releaseOwnership } from './attach.js';
-import { answerHeld } from './held-prompts.js';
+import { onTurnCommand } from './turns.js';
 import { record, safely } from './journal-writes.js';
 
 /** A live session's modes and config options, as its agent last reported them: what load and resume of it answer. */
@@ -27,7 +27,9 @@ export function reportSetup(session: HostSession | undefined, result: unknown): 
 }
 
 export function openSession(live: Live, sessionId: string, agent: string, restarts: number, journaled?: { readonly chosen: ChosenSettings; readonly resume: unknown }): HostSession {
-  const input = { sessionId, agent, restarts, ...(journaled ? { chosen: journaled.chosen, resume: journaled.resume } : {}) };
+  // The host's grace for every session (the one the agent server had): the agent has it to answer a cancelled prompt.
+  const cancelGraceMs = live.input.base.cancelGraceMs ?? 5000;
+  const input = { sessionId, agent, restarts, cancelGraceMs, ...(journaled ? { chosen: journaled.chosen, resume: journaled.resume } : {}) };
   const machine = createActor(sessionMachine, { parent: live.scope.self, id: `session:${sessionId}`, input });
   const onEvent = live.input.onEvent;
   if (onEvent) {
@@ -38,8 +40,10 @@ export function openSession(live: Live, sessionId: string, agent: string, restar
       onEvent({ type: 'session.state', sessionId, state: String(snapshot.value) });
     });
   }
+  const session: HostSession = { sessionId, agent, machine, replaying: false, held: [], prompts: new Map(), afterReapply: [] };
+  // The machine decides the session's turns; the host carries out what it says.
+  machine.on('*', (command: SessionMachineEmitted) => onTurnCommand(live, session, command));
   machine.start();
-  const session: HostSession = { sessionId, agent, machine, replaying: false, held: [], afterReapply: [] };
   live.sessions.set(sessionId, session);
   live.closed.delete(sessionId);
   return session;
@@ -67,9 +71,8 @@ export function endHere(live: Live, sessionId: string, how: 'closed' | 'deleted'
 export function dropSession(live: Live, sessionId: string, last: SessionMachineEvent): void {
   const session = live.sessions.get(sessionId);
   if (!session) return;
+  // Its machine answers the prompts not answered yet: cancelled on a close, failed on a failure.
   session.machine.send(last);
   live.sessions.delete(sessionId);
-  // Held prompts never reached the agent: closing cancels them, a failure fails them.
-  answerHeld(live, session, last.type === 'close' ? 'cancelled' : (last as { reason?: string }).reason ?? 'the session ended');
   for (const next of session.afterReapply.splice(0)) next();
 }

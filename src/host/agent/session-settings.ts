@@ -12,7 +12,7 @@ import { canonical } from '../list-cursor.js';
 import { type HostSession, type Live, type Pending } from './live.js';
 import { innerAgent, sendTo } from './inner-agents.js';
 import { stateOf } from './session-record.js';
-import { releaseHeldPrompts } from './held-prompts.js';
+import { releaseHeldPrompts } from './turns.js';
 import { notify } from './notices.js';
 import { failedWrite, record } from './journal-writes.js';
 
