@@ -1,5 +1,12 @@
 import { expect } from 'chai';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WebSocketServer } from 'ws';
 import { createActor, SimulatedClock } from 'xstate';
+import { launchWarden, pathWithFakeAgents, stopWardens } from '../support/acp-editor.js';
+import { waitUntil } from '../support/processes.js';
 import { sessionMachine, type SessionMachineEmitted, type SessionMachineEvent } from '../../src/session/session-machine.js';
 
 /** A session machine on a simulated clock, with everything it told its host, in order. */
@@ -136,5 +143,60 @@ describe('session turns (the session machine decides them)', () => {
     const s = session();
     s.send({ type: 'prompt', requestId: 'p1' }, { type: 'cancel' }, { type: 'agent.failed', reason: 'gave up' });
     expect(s.told).to.deep.equal(['turn.start p1', 'turn.cancelAgent p1', 'turn.answer p1 cancelled']);
+  });
+});
+
+describe('session turns through warden acp (claude found by name on the PATH, the inspector listening)', function () {
+  this.timeout(60_000);
+  let dir: string;
+  let server: WebSocketServer;
+  let url: string;
+  const frames: string[] = [];
+
+  beforeEach(async () => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-turns-')));
+    frames.length = 0;
+    server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise((resolve) => server.once('listening', resolve));
+    url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server.on('connection', (socket) => socket.on('message', (data) => frames.push(data.toString('utf8'))));
+  });
+
+  afterEach(async () => {
+    await stopWardens();
+    for (const client of server.clients) client.terminate();
+    await new Promise((resolve) => server.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The session machine's snapshots of `sessionId` in the inspection stream, in order. */
+  const chartSnapshots = (sessionId: string) =>
+    frames
+      .map((frame) => JSON.parse(frame) as { type?: string; snapshot?: { value?: unknown; context?: { sessionId?: string; turns?: { waiting: string[]; running?: string }; promptsSettled?: number } } })
+      .filter((event) => event.type === '@xstate.snapshot' && event.snapshot?.context?.sessionId === sessionId && event.snapshot.context.turns !== undefined)
+      .map((event) => event.snapshot as { value: unknown; context: { turns: { waiting: string[]; running?: string }; promptsSettled: number; lastOutcome?: string } });
+
+  it('three prompts written at once: the editor gets three answers in order, and the session chart queued two while the first ran, then ran each in turn', async () => {
+    const warden = await launchWarden(['--agent', 'claude', '--store', ':memory:', '--inspect', url, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', 'FAKE_CLAUDE_LOOP=1'], { PATH: pathWithFakeAgents(dir) });
+    const { sessionId } = await warden.request<{ sessionId: string }>('session/new', { cwd: dir, mcpServers: [] });
+    const order: number[] = [];
+    const prompts = [1, 2, 3].map((n) => warden.request<{ stopReason: string }>('session/prompt', { sessionId, prompt: [{ type: 'text', text: `hello ${n}` }] }).then((answer) => {
+      order.push(n);
+      return answer.stopReason;
+    }));
+    expect(await Promise.all(prompts)).to.deep.equal(['end_turn', 'end_turn', 'end_turn']);
+    expect(order, 'the editor heard the prompts end in the order it sent them').to.deep.equal([1, 2, 3]);
+    await waitUntil(() => chartSnapshots(sessionId).some((snapshot) => snapshot.context.promptsSettled === 3 && snapshot.value === 'ready'), 'the session chart to have settled all three', 20_000);
+    const snapshots = chartSnapshots(sessionId);
+    expect(Math.max(...snapshots.map((snapshot) => snapshot.context.turns.waiting.length)), 'two prompts waited while the first ran').to.equal(2);
+    // The prompts the chart ran, in order: one at a time, as many as the editor got answers.
+    const ran = snapshots.map((snapshot) => snapshot.context.turns.running).filter((id, index, all): id is string => id !== undefined && id !== all[index - 1]);
+    expect(ran).to.have.length(3);
+    expect(new Set(ran).size).to.equal(3);
+    const last = snapshots.at(-1);
+    expect(last?.context).to.deep.include({ promptsSettled: 3, lastOutcome: 'end_turn' });
+    expect(last?.context.turns.waiting).to.deep.equal([]);
+    expect(last?.context.turns.running, 'nothing runs once all three are answered').to.equal(undefined);
+    expect(await warden.close()).to.equal(0);
   });
 });
