@@ -45,6 +45,7 @@ describe('session turns (the session machine decides them)', () => {
     const s = session();
     s.send({ type: 'prompt', requestId: 'p1' }, { type: 'prompt', requestId: 'p2' }, { type: 'prompt', requestId: 'p3' }, { type: 'cancel', requestId: 'p2' });
     expect(s.told).to.deep.equal(['turn.start p1', 'turn.answer p2 cancelled']);
+    expect(s.state(), 'the running prompt is not cancelled').to.equal('prompting');
     s.send(s.answered('p1'));
     expect(s.told.slice(2)).to.deep.equal(['turn.answer p1 end_turn', 'turn.start p3']);
   });

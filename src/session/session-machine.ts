@@ -17,13 +17,18 @@
  * Its context holds the session's state (session-state.ts): the modes, config options, title,
  * commands and resume handle the agent reported, the tool calls of the turn in flight, and
  * what the user chose. `reapplying`: the host is giving a new agent process (after an agent
- * restart, or a warden restart's load or resume) the user's choices (reapply.ts); prompts wait
- * for it in the host. Live handles (the held prompts, the actors) stay in the host agent.
+ * restart, or a warden restart's load or resume) the user's choices (reapply.ts); a prompt
+ * whose turn starts meanwhile waits for it in the host. Live handles (the prompts' requests,
+ * the actors) stay in the host agent; the context keeps only their ids.
  *
- * Prompts reach the session one at a time (the agent server queues the others FIFO), except
- * when the server's cancel grace answered a prompt the agent had not finished: then the next
- * one starts while the old one winds down. The chart counts prompts in flight, so it says
- * `prompting` until the last of them settles.
+ * It is the one decider of its turns (turn-queue.ts): `prompt` with a request id queues it
+ * (FIFO) or starts it, `cancel` ends the waiting ones and cancels the running one, whose cancel
+ * grace is a delayed event it raises itself (`cancel.graceOver`, so a SimulatedClock drives it),
+ * `close` and `agent.failed` answer what is left; it emits what its host is to do
+ * ({@link SessionMachineEmitted}: start a turn, cancel it on the agent, answer the editor).
+ * After a grace that ran out the next prompt starts while the old one winds down: the chart
+ * counts prompts in flight, so it says `prompting` until the last of them settles. Events
+ * without a request id are only counted (a host that decides turns itself).
  */
 import { assign, enqueueActions, setup } from 'xstate';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
@@ -119,6 +124,11 @@ export const sessionMachine = setup({
   types: {} as { context: SessionMachineContext; events: SessionMachineEvent; input: SessionMachineInput; emitted: SessionMachineEmitted },
   guards: {
     promptInFlight: ({ context }) => context.promptsInFlight > 0,
+    /** A cancel of the session, or of the running prompt (not of a waiting one). */
+    cancelsRunning: ({ context, event }) => {
+      const { requestId } = event as Extract<SessionMachineEvent, { type: 'cancel' }>;
+      return requestId === undefined || requestId === context.turns.running;
+    },
     /** Another prompt is still in flight after this one settles (or, for decided turns, one waits to start). */
     anotherInFlight: ({ context, event }) =>
       (event as { requestId?: string }).requestId === undefined ? context.promptsInFlight > 1 : inFlight(promptAnswered(context.turns, (event as { requestId: string }).requestId, undefined, undefined).turns) > 0,
@@ -214,7 +224,8 @@ export const sessionMachine = setup({
       on: {
         prompt: { actions: 'promptStarted' },
         'permission.asked': { target: 'awaitingPermission' },
-        cancel: { target: 'cancelling', actions: 'cancelTurn' },
+        // A $/cancel_request of a waiting prompt ends that one alone: the running one goes on.
+        cancel: [{ guard: 'cancelsRunning', target: 'cancelling', actions: 'cancelTurn' }, { actions: 'cancelTurn' }],
         'prompt.settled': settled,
         'cancel.graceOver': { actions: 'graceOver' },
       },
@@ -223,7 +234,8 @@ export const sessionMachine = setup({
       on: {
         prompt: { actions: 'promptStarted' },
         'permission.answered': { target: 'prompting' },
-        cancel: { target: 'cancelling', actions: 'cancelTurn' },
+        // A $/cancel_request of a waiting prompt ends that one alone: the running one goes on.
+        cancel: [{ guard: 'cancelsRunning', target: 'cancelling', actions: 'cancelTurn' }, { actions: 'cancelTurn' }],
         'prompt.settled': settled,
         'cancel.graceOver': { actions: 'graceOver' },
       },
