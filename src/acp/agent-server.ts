@@ -344,7 +344,12 @@ function guarded(live: Live, work: () => void, rpcId?: JsonRpcId): void {
 
 function summary(live: Live): AgentServerContext {
   let activePrompts = 0;
-  for (const session of live.sessions.values()) if (session.prompt) activePrompts++;
+  if (live.input.agent.ownsTurns) {
+    // The handler queues them: the sessions with a prompt unanswered.
+    activePrompts = new Set([...live.pending.values()].filter((request) => request.method === 'session/prompt').map((request) => request.sessionId)).size;
+  } else {
+    for (const session of live.sessions.values()) if (session.prompt) activePrompts++;
+  }
   return { name: live.name, protocolVersion: live.context?.protocolVersion, sessions: live.sessions.size, activePrompts };
 }
 
