@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { WebSocketServer } from 'ws';
 import { createActor, SimulatedClock } from 'xstate';
 import { launchWarden, pathWithFakeAgents, stopWardens } from '../support/acp-editor.js';
+import { PipeEditor, type WireMessage } from '../support/pipe-editor.js';
 import { waitUntil } from '../support/processes.js';
 import { sessionMachine, type SessionMachineEmitted, type SessionMachineEvent } from '../../src/session/session-machine.js';
 
@@ -199,5 +200,37 @@ describe('session turns through warden acp (claude found by name on the PATH, th
     expect(last?.context.turns.waiting).to.deep.equal([]);
     expect(last?.context.turns.running, 'nothing runs once all three are answered').to.equal(undefined);
     expect(await warden.close()).to.equal(0);
+  });
+
+  it('session/cancel while Claude waits for a permission and a second prompt waits: both end cancelled, the chart went awaitingPermission → cancelling → ready, and the next prompt runs', async () => {
+    const seen: WireMessage[] = [];
+    const editor = PipeEditor.launch({
+      args: ['--agent', 'claude', '--store', ':memory:', '--inspect', url, '--env', 'FAKE_CLAUDE_FIXTURE=tool-write-permission-allow', '--env', 'FAKE_CLAUDE_LOOP=1'],
+      env: { PATH: pathWithFakeAgents(dir) },
+      onMessage: (message) => seen.push(message),
+    });
+    try {
+      expect((await editor.request('initialize', { protocolVersion: 1, clientCapabilities: {} })).error).to.equal(undefined);
+      const sessionId = (await editor.request('session/new', { cwd: dir, mcpServers: [] })).result.sessionId as string;
+      const first = editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'write the file' }] }, 'p1');
+      const second = editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'and then?' }] }, 'p2');
+      // This editor never answers the permission: the turn waits for it.
+      await waitUntil(() => seen.some((message) => message.method === 'session/request_permission'), 'the permission request', 30_000);
+      editor.writeLine(JSON.stringify({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } }));
+      expect((await second).result, 'the waiting prompt').to.deep.equal({ stopReason: 'cancelled' });
+      expect((await first).result, 'the running prompt').to.deep.equal({ stopReason: 'cancelled' });
+      const values = () => chartSnapshots(sessionId).map((snapshot) => String(snapshot.value)).filter((value, index, all) => value !== all[index - 1]);
+      // The inspection stream comes over its own socket: what it says of the cancel may still be on its way.
+      await waitUntil(() => values().lastIndexOf('ready') > values().indexOf('cancelling') && values().includes('cancelling'), `the chart to be ready after cancelling (${values().join(' → ')})`, 20_000);
+      const shown = values();
+      expect(shown.slice(shown.indexOf('awaitingPermission')), shown.join(' → ')).to.deep.equal(['awaitingPermission', 'cancelling', 'ready']);
+      // The next prompt reaches Claude (the looped turn asks for the permission again), and a cancel ends it too.
+      const again = editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'once more' }] }, 'p3');
+      await waitUntil(() => seen.filter((message) => message.method === 'session/request_permission').length === 2, 'the next turn\'s permission request', 30_000);
+      editor.writeLine(JSON.stringify({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } }));
+      expect((await again).result).to.deep.equal({ stopReason: 'cancelled' });
+    } finally {
+      await editor.close();
+    }
   });
 });
