@@ -8,6 +8,9 @@
  * sessions, one prompt at a time per session (later prompts wait in a FIFO queue and reach
  * the handler one by one), cancel semantics (the prompt ends with
  * `cancelled`, turn updates stop, nothing hangs), results checked against the ACP schema.
+ * A handler that owns its turns (`NativeAgent.ownsTurns`: the host agent, whose session
+ * machines decide them) gets every prompt and cancel at once; the server then keeps only
+ * the gating and the request ids.
  */
 import type { AgentCapabilities, ClientCapabilities, SessionUpdate } from '@agentclientprotocol/sdk';
 import { isAbsolute } from 'node:path';
@@ -341,7 +344,12 @@ function guarded(live: Live, work: () => void, rpcId?: JsonRpcId): void {
 
 function summary(live: Live): AgentServerContext {
   let activePrompts = 0;
-  for (const session of live.sessions.values()) if (session.prompt) activePrompts++;
+  if (live.input.agent.ownsTurns) {
+    // The handler queues them: the sessions with a prompt unanswered.
+    activePrompts = new Set([...live.pending.values()].filter((request) => request.method === 'session/prompt').map((request) => request.sessionId)).size;
+  } else {
+    for (const session of live.sessions.values()) if (session.prompt) activePrompts++;
+  }
   return { name: live.name, protocolVersion: live.context?.protocolVersion, sessions: live.sessions.size, activePrompts };
 }
 
@@ -426,7 +434,13 @@ function checkDrained(live: Live): void {
 
 /** The drain timeout passed: every turn still running or queued is cancelled, as by session/cancel. */
 function cancelAllTurns(live: Live): void {
-  for (const [sessionId, session] of live.sessions) if (session.prompt || session.queue.length > 0) cancelPrompt(live, sessionId);
+  if (live.input.agent.ownsTurns) {
+    // The handler queues and runs them: every session with a prompt unanswered is cancelled there.
+    const prompted = new Set([...live.pending.values()].filter((request) => request.method === 'session/prompt' && request.sessionId).map((request) => request.sessionId as string));
+    for (const sessionId of prompted) forwardCancel(live, sessionId, '');
+  } else {
+    for (const [sessionId, session] of live.sessions) if (session.prompt || session.queue.length > 0) cancelPrompt(live, sessionId);
+  }
   const self = live.scope.self;
   if (live.pending.size > 0) live.scope.system.scheduler.schedule(self, self, { type: 'acp.drainGrace' } satisfies AgentServerEvent, Math.min(drainCancelGraceMs, live.input.agent.cancelGraceMs ?? defaultCancelGraceMs), 'drain:grace');
   checkDrained(live);
@@ -477,15 +491,16 @@ function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParams: Reco
     respondError(live.connection, rpcId, refusal);
     return;
   }
-  // ACP: session/close cancels work as if session/cancel had been sent, then frees (delete too).
-  if (method === 'session/close' || method === 'session/delete') cancelPrompt(live, params.sessionId as string);
+  // ACP: session/close cancels work as if session/cancel had been sent, then frees (delete too);
+  // a handler that owns its turns does that itself.
+  if ((method === 'session/close' || method === 'session/delete') && !live.input.agent.ownsTurns) cancelPrompt(live, params.sessionId as string);
   const sessionId = typeof params.sessionId === 'string' ? params.sessionId : undefined;
   const key = `r${live.nextKey++}`;
   live.pending.set(key, { rpcId, method, sessionId, params });
   const session = sessionId ? live.sessions.get(sessionId) : undefined;
   // A new request on the session ends the quiet after a cancelled turn (a load replays).
   if (session) session.quiet = false;
-  if (method === 'session/prompt' && session) {
+  if (method === 'session/prompt' && session && !live.input.agent.ownsTurns) {
     if (session.prompt) {
       // One prompt at a time reaches the handler; this one waits its turn.
       session.queue.push(key);
@@ -667,7 +682,9 @@ function onNotification(live: Live, method: string, params: unknown): void {
   }
   if (live.phase !== 'ready') return;
   if (method === 'session/cancel') {
-    cancelPrompt(live, (params as { sessionId: string }).sessionId);
+    const { sessionId } = params as { sessionId: string };
+    if (live.input.agent.ownsTurns) forwardCancel(live, sessionId, '');
+    else cancelPrompt(live, sessionId);
     return;
   }
   if (method.startsWith('_')) live.handler.send({ type: 'ext.notification', method, params });
@@ -676,6 +693,7 @@ function onNotification(live: Live, method: string, params: unknown): void {
 function onCancelRequested(live: Live, rpcId: JsonRpcId): void {
   for (const [key, request] of live.pending) {
     if (request.rpcId === rpcId && request.method === 'session/prompt' && request.sessionId) {
+      if (live.input.agent.ownsTurns) return forwardCancel(live, request.sessionId, key);
       const session = live.sessions.get(request.sessionId);
       // A prompt still waiting its turn ends alone; the running one is cancelled as by session/cancel.
       if (session?.queue.includes(key)) answer(live, key, { stopReason: 'cancelled' });
@@ -683,6 +701,12 @@ function onCancelRequested(live: Live, rpcId: JsonRpcId): void {
       return;
     }
   }
+}
+
+/** A cancel for a handler that owns its turns (`requestId`: the prompt, or `''` for all of the session's). */
+function forwardCancel(live: Live, sessionId: string, requestId: string): void {
+  const event = { type: 'session.cancel', sessionId, requestId, context: live.context as AgentEventContext };
+  if (handles(live.handler, event)) live.handler.send(event);
 }
 
 /**

@@ -62,7 +62,11 @@ export type AgentHandlerEvent =
   | AgentRequestEvent
   /** The client initialized the connection (the server answered `initialize`). */
   | { readonly type: 'initialized'; readonly context: AgentEventContext }
-  /** `session/cancel` (or `$/cancel_request` for a prompt): finish the prompt with `cancelled`. */
+  /**
+   * `session/cancel` (or `$/cancel_request` for a prompt): finish the prompt with `cancelled`.
+   * `requestId`: the prompt in progress; for a handler that owns its turns (`ownsTurns`), the
+   * prompt a `$/cancel_request` named, or `''` for `session/cancel` (every prompt of the session).
+   */
   | { readonly type: 'session.cancel'; readonly sessionId: string; readonly requestId: string; readonly context: AgentEventContext }
   /** An extension notification the agent declared. */
   | { readonly type: 'ext.notification'; readonly method: string; readonly params: unknown }
@@ -144,6 +148,14 @@ export interface NativeAgent<TLogic extends AnyActorLogic = AnyActorLogic> {
    * gate instead (`readGateOf`): every port stops reading its agent until the editor drained.
    */
   readonly deliversFromJournal?: boolean;
+  /**
+   * The handler decides its sessions' turns itself (the host agent: one session machine per
+   * session): every prompt reaches it at once, and it queues them, answers a cancelled one
+   * `cancelled` and keeps the cancel grace; the server forwards cancels and keeps only
+   * protocol gating, capability checks and the request ids. Without it the server queues
+   * prompts FIFO per session and keeps the cancel grace (`cancelGraceMs`) itself.
+   */
+  readonly ownsTurns?: boolean;
   /**
    * The supervisors this agent runs its processes under (its `sessions` dynamic supervisor,
    * a passthrough's agent supervisor), given its running actor: the host shows them in

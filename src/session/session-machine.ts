@@ -17,25 +17,37 @@
  * Its context holds the session's state (session-state.ts): the modes, config options, title,
  * commands and resume handle the agent reported, the tool calls of the turn in flight, and
  * what the user chose. `reapplying`: the host is giving a new agent process (after an agent
- * restart, or a warden restart's load or resume) the user's choices (reapply.ts); prompts wait
- * for it in the host. Live handles (the held prompts, the actors) stay in the host agent.
+ * restart, or a warden restart's load or resume) the user's choices (reapply.ts); a prompt
+ * whose turn starts meanwhile waits for it in the host. Live handles (the prompts' requests,
+ * the actors) stay in the host agent; the context keeps only their ids.
  *
- * Prompts reach the session one at a time (the agent server queues the others FIFO), except
- * when the server's cancel grace answered a prompt the agent had not finished: then the next
- * one starts while the old one winds down. The chart counts prompts in flight, so it says
- * `prompting` until the last of them settles.
+ * It is the one decider of its turns (turn-queue.ts): `prompt` with a request id queues it
+ * (FIFO) or starts it, `cancel` ends the waiting ones and cancels the running one, whose cancel
+ * grace is a delayed event it raises itself (`cancel.graceOver`, so a SimulatedClock drives it),
+ * `close` and `agent.failed` answer what is left; it emits what its host is to do
+ * ({@link SessionMachineEmitted}: start a turn, cancel it on the agent, answer the editor).
+ * After a grace that ran out the next prompt starts while the old one winds down: the chart
+ * counts prompts in flight, so it says `prompting` until the last of them settles. Events
+ * without a request id are only counted (a host that decides turns itself).
  */
-import { assign, setup } from 'xstate';
+import { assign, enqueueActions, setup } from 'xstate';
+import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
+import { cancelCame, graceOver, inFlight, noTurns, promptAnswered, promptCame, sessionClosed, sessionFailed, type TurnCommand, type TurnDecision, type Turns } from './turn-queue.js';
 import { initialSessionState, reduceSessionState, turnEnded, type ChosenSettings, type SessionState, type SessionStateFact } from './session-state.js';
 
 /** Facts the host agent feeds a session machine. */
 export type SessionMachineEvent =
   | { readonly type: 'ready' }
-  | { readonly type: 'prompt' }
+  /** A prompt came; with `requestId` the machine decides its turn (turn-queue.ts), without it it only counts one sent. */
+  | { readonly type: 'prompt'; readonly requestId?: string }
   | { readonly type: 'permission.asked' }
   | { readonly type: 'permission.answered' }
-  | { readonly type: 'cancel' }
-  | { readonly type: 'prompt.settled'; readonly outcome: string }
+  /** `session/cancel` (no `requestId`), or a `$/cancel_request` of one prompt. */
+  | { readonly type: 'cancel'; readonly requestId?: string }
+  /** The agent answered a prompt: `result`, or `error`; `outcome`: its stop reason, or `error`. */
+  | { readonly type: 'prompt.settled'; readonly outcome: string; readonly requestId?: string; readonly result?: unknown; readonly error?: ErrorObject }
+  /** The cancel grace of a prompt ran out (a delayed event the machine raises itself). */
+  | { readonly type: 'cancel.graceOver'; readonly requestId: string }
   | { readonly type: 'agent.restarting'; readonly restarts: number }
   | { readonly type: 'agent.recovered'; readonly restarts: number }
   | { readonly type: 'agent.failed'; readonly reason: string }
@@ -66,6 +78,10 @@ export interface SessionMachineContext {
   readonly reapplyRound: number;
   /** Re-apply requests of this round not answered yet. */
   readonly reapplyOutstanding: number;
+  /** The session's turns (turn-queue.ts): the waiting prompts, the running one, its cancel. */
+  readonly turns: Turns;
+  /** After a cancel, how long the agent has to answer the running prompt before it is answered `cancelled`. */
+  readonly cancelGraceMs: number;
 }
 
 /** Input of a session machine. */
@@ -78,7 +94,12 @@ export interface SessionMachineInput {
   readonly chosen?: ChosenSettings;
   /** The journaled resume handle. */
   readonly resume?: unknown;
+  /** The cancel grace, ms (default 5000). */
+  readonly cancelGraceMs?: number;
 }
+
+/** What a session machine emits: the commands of its turns, for its host to carry out. */
+export type SessionMachineEmitted = TurnCommand;
 
 /** The names of the session machine's states. */
 export type SessionStateName = 'starting' | 'ready' | 'prompting' | 'awaitingPermission' | 'cancelling' | 'recovering' | 'reapplying' | 'closed' | 'failed';
@@ -89,27 +110,64 @@ const settled = [
   { target: 'ready', actions: 'promptSettled' },
 ] as const;
 
+/** The id of a prompt's cancel grace timer. */
+const graceId = (requestId: string) => `cancel-grace:${requestId}`;
+
+/** Why prompts of a failed session fail. */
+const failedError = (sessionId: string, reason: string) =>
+  RpcError.internalError(`session ${sessionId} failed (${reason}); session/load or session/resume starts it again in a new agent process`, { sessionId, reason: 'session_failed' }).toErrorObject();
+
 const stateFacts = ['setup.reported', 'mode.changed', 'config.changed', 'config.set', 'update.reported', 'resume.changed'] as const;
 
 /** The session state chart (see the module comment). */
 export const sessionMachine = setup({
-  types: {} as { context: SessionMachineContext; events: SessionMachineEvent; input: SessionMachineInput },
+  types: {} as { context: SessionMachineContext; events: SessionMachineEvent; input: SessionMachineInput; emitted: SessionMachineEmitted },
   guards: {
     promptInFlight: ({ context }) => context.promptsInFlight > 0,
-    /** Another prompt is still in flight after this one settles. */
-    anotherInFlight: ({ context }) => context.promptsInFlight > 1,
+    /** A cancel of the session, or of the running prompt (not of a waiting one). */
+    cancelsRunning: ({ context, event }) => {
+      const { requestId } = event as Extract<SessionMachineEvent, { type: 'cancel' }>;
+      return requestId === undefined || requestId === context.turns.running;
+    },
+    /** Another prompt is still in flight after this one settles (or, for decided turns, one waits to start). */
+    anotherInFlight: ({ context, event }) =>
+      (event as { requestId?: string }).requestId === undefined ? context.promptsInFlight > 1 : inFlight(promptAnswered(context.turns, (event as { requestId: string }).requestId, undefined, undefined).turns) > 0,
     /** The last outstanding re-apply request of this round was answered. */
     lastReapplyAnswered: ({ context, event }) => (event as { round?: number }).round === context.reapplyRound && context.reapplyOutstanding <= 1,
     lastReapplyAnsweredWithPrompt: ({ context, event }) => (event as { round?: number }).round === context.reapplyRound && context.reapplyOutstanding <= 1 && context.promptsInFlight > 0,
   },
   actions: {
-    promptStarted: assign({ promptsInFlight: ({ context }) => context.promptsInFlight + 1 }),
-    promptSettled: assign(({ context, event }) => ({
-      promptsInFlight: Math.max(0, context.promptsInFlight - 1),
-      promptsSettled: context.promptsSettled + 1,
-      lastOutcome: (event as Extract<SessionMachineEvent, { type: 'prompt.settled' }>).outcome,
-      state: context.promptsInFlight <= 1 ? turnEnded(context.state) : context.state,
-    })),
+    /** A prompt: decided (queued or started) when it has a request id, else counted as sent. */
+    promptStarted: enqueueActions(({ context, event, enqueue }) => {
+      const { requestId } = event as Extract<SessionMachineEvent, { type: 'prompt' }>;
+      if (requestId === undefined) enqueue.assign({ promptsInFlight: context.promptsInFlight + 1 });
+      else decide(enqueue, context, promptCame(context.turns, requestId));
+    }),
+    promptSettled: enqueueActions(({ context, event, enqueue }) => {
+      const settled = event as Extract<SessionMachineEvent, { type: 'prompt.settled' }>;
+      const decided = settled.requestId === undefined ? undefined : promptAnswered(context.turns, settled.requestId, settled.result, settled.error);
+      // An answer the session already gave (the grace ran out, it closed) is no news.
+      if (decided && decided.commands.length === 0 && !context.turns.abandoned.includes(settled.requestId as string)) return;
+      const promptsInFlight = decided ? inFlight(decided.turns) : Math.max(0, context.promptsInFlight - 1);
+      enqueue.assign({
+        promptsInFlight,
+        promptsSettled: context.promptsSettled + 1,
+        lastOutcome: settled.outcome,
+        state: promptsInFlight === 0 ? turnEnded(context.state) : context.state,
+      });
+      if (decided) decide(enqueue, context, decided);
+    }),
+    cancelTurn: enqueueActions(({ context, event, enqueue, self }) => {
+      const { requestId } = event as Extract<SessionMachineEvent, { type: 'cancel' }>;
+      decide(enqueue, context, cancelCame(context.turns, requestId, self.getSnapshot().value === 'awaitingPermission'));
+    }),
+    graceOver: enqueueActions(({ context, event, enqueue }) => {
+      decide(enqueue, context, graceOver(context.turns, (event as Extract<SessionMachineEvent, { type: 'cancel.graceOver' }>).requestId));
+    }),
+    closeTurns: enqueueActions(({ context, enqueue }) => decide(enqueue, context, sessionClosed(context.turns))),
+    failTurns: enqueueActions(({ context, event, enqueue }) => {
+      decide(enqueue, context, sessionFailed(context.turns, failedError(context.sessionId, (event as Extract<SessionMachineEvent, { type: 'agent.failed' }>).reason)));
+    }),
     countRestart: assign(({ context, event }) => ({
       restarts: Math.max(context.restarts + 1, (event as Extract<SessionMachineEvent, { type: 'agent.restarting' }>).restarts),
       // Answers still due to the previous process's re-apply are stale from now on.
@@ -140,18 +198,22 @@ export const sessionMachine = setup({
     state: initialSessionState(input.chosen, input.resume),
     reapplyRound: 0,
     reapplyOutstanding: 0,
+    turns: noTurns,
+    cancelGraceMs: input.cancelGraceMs ?? 5000,
   }),
   initial: 'starting',
   on: {
     'agent.restarting': { target: '.recovering', actions: 'countRestart' },
-    'agent.failed': { target: '.failed', actions: 'fail' },
-    close: { target: '.closed' },
+    'agent.failed': { target: '.failed', actions: ['failTurns', 'fail'] },
+    close: { target: '.closed', actions: 'closeTurns' },
     ...Object.fromEntries(stateFacts.map((fact) => [fact, { actions: 'reduce' }])),
   },
   states: {
     starting: {
       on: {
         ready: { target: 'ready' },
+        // Never from the editor (the server knows a session once it is ready): decided as anywhere.
+        prompt: { actions: 'promptStarted' },
         'reapply.started': { target: 'reapplying', actions: 'reapplyStarted' },
       },
     },
@@ -162,25 +224,33 @@ export const sessionMachine = setup({
       on: {
         prompt: { actions: 'promptStarted' },
         'permission.asked': { target: 'awaitingPermission' },
-        cancel: { target: 'cancelling' },
+        // A $/cancel_request of a waiting prompt ends that one alone: the running one goes on.
+        cancel: [{ guard: 'cancelsRunning', target: 'cancelling', actions: 'cancelTurn' }, { actions: 'cancelTurn' }],
         'prompt.settled': settled,
+        'cancel.graceOver': { actions: 'graceOver' },
       },
     },
     awaitingPermission: {
       on: {
         prompt: { actions: 'promptStarted' },
         'permission.answered': { target: 'prompting' },
-        cancel: { target: 'cancelling' },
+        // A $/cancel_request of a waiting prompt ends that one alone: the running one goes on.
+        cancel: [{ guard: 'cancelsRunning', target: 'cancelling', actions: 'cancelTurn' }, { actions: 'cancelTurn' }],
         'prompt.settled': settled,
+        'cancel.graceOver': { actions: 'graceOver' },
       },
     },
     cancelling: {
       on: {
-        // The server's cancel grace ran out and answered: the next prompt starts meanwhile.
+        // The cancel grace ran out and answered: the next prompt starts meanwhile.
         prompt: { actions: 'promptStarted' },
         // A permission answered "cancelled" or a late one changes nothing here.
         'permission.answered': {},
         'prompt.settled': settled,
+        // The grace ran out: the prompt is answered `cancelled`, the next one (if any) starts while the old turn winds down.
+        'cancel.graceOver': { actions: 'graceOver' },
+        // A cancel of the prompt that started meanwhile.
+        cancel: { actions: 'cancelTurn' },
       },
     },
     recovering: {
@@ -193,7 +263,8 @@ export const sessionMachine = setup({
         // The crashed prompt is answered while the agent comes back; a new one waits for it.
         'prompt.settled': { actions: 'promptSettled' },
         prompt: { actions: 'promptStarted' },
-        cancel: {},
+        cancel: { actions: 'cancelTurn' },
+        'cancel.graceOver': { actions: 'graceOver' },
         ready: { target: 'ready' },
       },
     },
@@ -207,7 +278,8 @@ export const sessionMachine = setup({
         // A crashed prompt settles late; the prompts that came meanwhile wait in the host.
         'prompt.settled': { actions: 'promptSettled' },
         prompt: { actions: 'promptStarted' },
-        cancel: {},
+        cancel: { actions: 'cancelTurn' },
+        'cancel.graceOver': { actions: 'graceOver' },
         'permission.answered': {},
       },
     },
@@ -215,3 +287,13 @@ export const sessionMachine = setup({
     failed: { type: 'final' },
   },
 });
+
+/** Carries out a turn decision: the turns kept, the grace timer armed or disarmed, the commands emitted to the host. */
+function decide(enqueue: { assign: (values: Partial<SessionMachineContext>) => void; cancel: (id: string) => void; raise: (event: SessionMachineEvent, options: { delay: number; id: string }) => void; emit: (event: SessionMachineEmitted) => void }, context: SessionMachineContext, decision: TurnDecision): void {
+  // Nothing decided (a prompt only counted, as its host sent it): the count stays as it is.
+  if (decision.commands.length === 0 && !decision.arm && !decision.disarm) return enqueue.assign({ turns: decision.turns });
+  enqueue.assign({ turns: decision.turns, promptsInFlight: inFlight(decision.turns) });
+  if (decision.disarm) enqueue.cancel(graceId(decision.disarm));
+  if (decision.arm) enqueue.raise({ type: 'cancel.graceOver', requestId: decision.arm }, { delay: context.cancelGraceMs, id: graceId(decision.arm) });
+  for (const command of decision.commands) enqueue.emit(command);
+}

@@ -1,0 +1,251 @@
+/**
+ * `session/load` and `session/resume`: replaying the journal and opening a session on its agent (adopting one an agent keeps).
+ */
+import { type AgentHandlerOutput, type AgentRequestEvent, RESUME_META_KEY } from '../../acp/native-agent.js';
+import { RpcError } from '../../jsonrpc/rpc-error.js';
+import { type JournalSession, SessionOwnedError } from '../journal.js';
+import { type Adopted, AGENT_META_KEY, type AttachJob, type InnerAgent, type Live, type Pending } from './live.js';
+import { emit, fail } from './delivery.js';
+import { innerAgent, sendTo } from './inner-agents.js';
+import { abandon } from './fork-delete.js';
+import { currentSetup, dropSession, openSession } from './session-record.js';
+import { journaledChoices } from './session-settings.js';
+import { failedWrite, journalFailure, journalFailureAnswers, record, safely, writeOrError } from './journal-writes.js';
+
+/**
+ * `session/load` and `session/resume`. A session this host runs answers at once (load
+ * replays the journal first). A session known only to the journal (a previous host) is
+ * re-created on its agent with the journaled resume state: `session/resume` when the
+ * agent can, else its own `session/load` whose replay is dropped (the host replayed).
+ */
+export function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'): void {
+  const sessionId = request.params.sessionId as string;
+  const opens = !live.sessions.has(sessionId);
+  // Another load or resume is opening it, or its agent is closing or deleting it: this one waits for that answer, then goes on as it finds the session.
+  const waiting = live.opening.get(sessionId);
+  if (waiting) {
+    waiting.push(() => journalFailureAnswers(live, request.requestId, sessionId, () => attach(live, request, how)));
+    return;
+  }
+  const known = live.input.journal.getSession(sessionId);
+  const origin = known ? undefined : live.listed.get(sessionId);
+  const journaled = known ?? adopt(live, request);
+  if (!journaled) return;
+  // What an adopted session came from: a refusal by its agent forgets it (and a listed one is listed again).
+  const adopted: Adopted | undefined = known ? undefined : { listed: origin };
+  // Live in another warden: running it here too would split its history (checked before the replay).
+  if (opens && !claimed(live, request.requestId, sessionId)) return;
+  // A session that failed (here or in a previous host) starts again in a fresh agent process.
+  live.failed.delete(sessionId);
+  const job = beginAttach(live, sessionId, opens);
+  if (how === 'load') replay(live, sessionId, request.requestId, () => reattach(live, request, how, job, adopted), () => endAttach(live, job));
+  else reattach(live, request, how, job, adopted);
+}
+
+export function beginAttach(live: Live, sessionId: string, opens: boolean): AttachJob {
+  const job: AttachJob = { sessionId, opens, interrupted: undefined };
+  const jobs = live.attaching.get(sessionId) ?? new Set();
+  jobs.add(job);
+  live.attaching.set(sessionId, jobs);
+  if (opens) live.opening.set(sessionId, []);
+  return job;
+}
+
+/** The load or resume was answered: the ones that waited for it go on. */
+export function endAttach(live: Live, job: AttachJob): void {
+  const jobs = live.attaching.get(job.sessionId);
+  jobs?.delete(job);
+  if (jobs?.size === 0) live.attaching.delete(job.sessionId);
+  if (job.opens) releaseAttaches(live, job.sessionId);
+}
+
+/** Makes later loads and resumes of the session wait (unless something already does); whether it did. */
+export function holdAttaches(live: Live, sessionId: string): boolean {
+  if (live.opening.has(sessionId)) return false;
+  live.opening.set(sessionId, []);
+  return true;
+}
+
+/** The loads and resumes that waited for the session go on, in order. */
+export function releaseAttaches(live: Live, sessionId: string): void {
+  const waiting = live.opening.get(sessionId) ?? [];
+  live.opening.delete(sessionId);
+  for (const next of waiting) next();
+}
+
+/** The session was closed or deleted: the loads and resumes of it under way answer that. */
+export function interruptAttaches(live: Live, sessionId: string, how: 'closed' | 'deleted'): void {
+  for (const job of live.attaching.get(sessionId) ?? []) job.interrupted ??= how;
+}
+
+/** What a load or resume that a close or delete interrupted answers. */
+export function interruption(sessionId: string, how: 'load' | 'resume', interrupted: 'closed' | 'deleted'): RpcError {
+  return interrupted === 'deleted'
+    ? RpcError.resourceNotFound(`session ${sessionId} (deleted while it was being ${how === 'load' ? 'loaded' : 'resumed'})`, { sessionId, reason: 'session_deleted' })
+    : RpcError.internalError(`session ${sessionId} was closed while it was being ${how === 'load' ? 'loaded' : 'resumed'}; session/${how} opens it again`, { sessionId, reason: 'session_closed' });
+}
+
+/**
+ * `attach`, after a load's replay: answers for a running session, else opens it on its agent,
+ * as the journal has it now (a close or delete may have come during the replay).
+ */
+export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume', job: AttachJob, adopted: Adopted | undefined): void {
+  const sessionId = request.params.sessionId as string;
+  const answer = (output: AgentHandlerOutput) => {
+    emit(live, output);
+    endAttach(live, job);
+  };
+  if (job.interrupted) return answer({ type: 'acp.error', requestId: request.requestId, error: interruption(sessionId, how, job.interrupted).toErrorObject() });
+  const running = live.sessions.get(sessionId);
+  if (running) {
+    record(live, sessionId, { kind: 'attached', how });
+    return answer({ type: 'acp.respond', requestId: request.requestId, result: currentSetup(running) });
+  }
+  let journaled: JournalSession | undefined;
+  try {
+    journaled = live.input.journal.getSession(sessionId);
+  } catch (error) {
+    failedWrite(live, sessionId, error);
+    releaseOwnership(live, sessionId);
+    return answer({ type: 'acp.error', requestId: request.requestId, error: journalFailure(error, sessionId) });
+  }
+  if (!journaled) {
+    releaseOwnership(live, sessionId);
+    return answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }).toErrorObject() });
+  }
+  let inner: InnerAgent;
+  try {
+    inner = innerAgent(live, journaled.agent);
+  } catch (error) {
+    releaseOwnership(live, sessionId);
+    unadopt(live, sessionId, adopted);
+    return answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`session ${sessionId} needs agent ${journaled.agent}: ${(error as Error).message}`, { sessionId, agent: journaled.agent }).toErrorObject() });
+  }
+  // What the agent advertised (its initialize answer), not what its definition assumed.
+  const caps = inner.capabilities;
+  const method = caps.sessionCapabilities?.resume || !caps.loadSession ? 'session/resume' : 'session/load';
+  const meta = { ...(request.params._meta as Record<string, unknown> | undefined), [RESUME_META_KEY]: journaled.resume ?? null };
+  const session = openSession(live, sessionId, journaled.agent, journaled.restarts, { chosen: journaledChoices(live, sessionId), resume: journaled.resume });
+  session.replaying = method === 'session/load';
+  live.pending.set(request.requestId, { kind: 'attach', agent: journaled.agent, sessionId, how, adopted, job, context: request.context });
+  sendTo(inner, {
+    type: method === 'session/resume' ? 'session.resume' : 'session.load',
+    requestId: request.requestId,
+    method,
+    params: { sessionId, cwd: request.params.cwd ?? journaled.cwd, mcpServers: request.params.mcpServers ?? [], _meta: meta },
+    context: request.context,
+  });
+}
+
+/**
+ * Takes the session for this host (the journal's owners); `false`, having answered the
+ * request, when another warden that still runs has it live.
+ */
+export function claimed(live: Live, requestId: string, sessionId: string): boolean {
+  try {
+    live.input.journal.claim?.(sessionId);
+    return true;
+  } catch (error) {
+    if (!(error instanceof SessionOwnedError)) throw error;
+    fail(live, requestId, RpcError.internalError(error.message, { sessionId, reason: 'session_owned', owner: error.owner }));
+    return false;
+  }
+}
+
+/** Gives the session back to the journal's owners (closed, failed, stopped); a failure only counts. */
+export function releaseOwnership(live: Live, sessionId: string): void {
+  if (live.input.journal.release) safely(live, sessionId, () => live.input.journal.release?.(sessionId));
+}
+
+/**
+ * A session the journal does not know but an agent keeps (its `session/list` listed it, or
+ * the request's `_meta` names the agent and the resume state): journaled now (on that agent,
+ * in the request's cwd, with that resume state), so that attaching resumes it there. An id
+ * unknown to both is `-32002`. Answers the request itself when it returns `undefined`.
+ */
+export function adopt(live: Live, request: AgentRequestEvent): JournalSession | undefined {
+  const sessionId = request.params.sessionId as string;
+  const meta = request.params._meta as Record<string, unknown> | undefined;
+  const named = typeof meta?.[AGENT_META_KEY] === 'string' && isResumeState(meta[RESUME_META_KEY]) ? { agent: meta[AGENT_META_KEY] as string, resume: meta[RESUME_META_KEY] } : undefined;
+  const origin = named ?? live.listed.get(sessionId);
+  if (!origin) {
+    fail(live, request.requestId, RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }));
+    return undefined;
+  }
+  try {
+    innerAgent(live, origin.agent);
+  } catch (error) {
+    fail(live, request.requestId, RpcError.invalidParams(`session ${sessionId} is kept by agent ${origin.agent}: ${(error as Error).message}`, { sessionId, agent: origin.agent }));
+    return undefined;
+  }
+  const refused = writeOrError(live, sessionId, () => {
+    live.input.journal.createSession({ sessionId, agent: origin.agent, cwd: request.params.cwd as string });
+    live.input.journal.setResume(sessionId, origin.resume);
+  });
+  if (refused) {
+    fail(live, request.requestId, journalFailure(refused, sessionId));
+    return undefined;
+  }
+  live.listed.delete(sessionId);
+  return live.input.journal.getSession(sessionId);
+}
+
+/**
+ * An adopted session its agent refused (a resume state that fails its check, a session it
+ * does not have): out of the journal again, so that `session/list` never shows what was never
+ * accepted; one the agent listed goes back to the listing's map. A journal that cannot
+ * forget it only counts (an error event).
+ */
+export function unadopt(live: Live, sessionId: string, adopted: Adopted | undefined): void {
+  if (!adopted) return;
+  safely(live, sessionId, () => live.input.journal.deleteSession(sessionId));
+  if (adopted.listed) live.listed.set(sessionId, adopted.listed);
+}
+
+export const isResumeState = (value: unknown) => typeof value === 'object' && value !== null;
+
+/**
+ * Sends the journaled conversation as `session/update`s (the user's prompts and what the
+ * agent said, each with its journal seq), then calls `then`: the editor's cursor on the
+ * session goes back to 0 and reads the journal a page at a time, only while the editor keeps
+ * up, so memory stays flat whatever the history's size. Updates the session's agent sends
+ * meanwhile are journaled and reach the editor through the same read, in journal order.
+ */
+export function replay(live: Live, sessionId: string, requestId: string, then: () => void, failed: () => void): void {
+  live.subscriber.replay(sessionId, {
+    done: then,
+    failed: (error) => {
+      if (!live.sessions.has(sessionId)) releaseOwnership(live, sessionId);
+      failedWrite(live, sessionId, error);
+      fail(live, requestId, journalFailure(error, sessionId));
+      failed();
+    },
+  });
+}
+
+/**
+ * A load or resume its agent accepted (and, when the user had chosen a mode or config the
+ * agent did not show, that re-applied): journaled and answered, unless a close or delete of
+ * the session came meanwhile, or the session failed, which is answered instead.
+ */
+export function attached(live: Live, requestId: string, pending: Extract<Pending, { kind: 'attach' }>, result: unknown): void {
+  const { sessionId, job } = pending;
+  const session = live.sessions.get(sessionId);
+  if (!session || job.interrupted) {
+    dropSession(live, sessionId, { type: 'agent.failed', reason: `session ${job.interrupted ?? 'failed'}` });
+    if (job.interrupted) abandon(live, pending.agent, sessionId, pending.context);
+    releaseOwnership(live, sessionId);
+    const why = live.failed.get(sessionId);
+    fail(live, requestId, job.interrupted
+      ? interruption(sessionId, pending.how, job.interrupted)
+      : RpcError.internalError(`session ${sessionId} failed while it was being opened (${why ?? 'its agent stopped'}); session/${pending.how} starts it again`, { sessionId, reason: 'session_failed' }));
+    endAttach(live, job);
+    return;
+  }
+  record(live, sessionId, { kind: 'attached', how: pending.how });
+  safely(live, sessionId, () => live.input.journal.setState(sessionId, 'open'));
+  session.machine.send({ type: 'ready' });
+  live.input.onEvent?.({ type: 'session.opened', sessionId, agent: pending.agent, how: pending.how });
+  emit(live, { type: 'acp.respond', requestId, result });
+  endAttach(live, job);
+}

@@ -1,0 +1,68 @@
+/**
+ * What the host agent tells the editor: through the editor's subscriber, in each session's order.
+ */
+import { type AgentHandlerOutput } from '../../acp/native-agent.js';
+import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
+import { deliveryGateOf, Subscriber } from '../../session/subscriber.js';
+import { type Live } from './live.js';
+import { commitGroup, failedWrite } from './journal-writes.js';
+
+/** Everything the host tells the editor goes out here, after the updates journaled before it. */
+export function emit(live: Live, output: AgentHandlerOutput): void {
+  commitGroup(live);
+  deliver(live, output, undefined);
+}
+
+/** Hands an output to the editor's subscriber, in its session's order (`seq`: the journal entry it stands for). */
+export function deliver(live: Live, output: AgentHandlerOutput, seq: number | undefined): void {
+  live.subscriber.deliver(sessionOfOutput(live, output), output, seq);
+}
+
+/** The session an output belongs to, if any: its order is that session's. */
+export function sessionOfOutput(live: Live, output: AgentHandlerOutput): string | undefined {
+  switch (output.type) {
+    case 'acp.update':
+      return output.sessionId;
+    case 'acp.respond':
+    case 'acp.error': {
+      const sessionId = live.requestSessions.get(output.requestId);
+      live.requestSessions.delete(output.requestId);
+      return sessionId;
+    }
+    case 'acp.clientRequest': {
+      const sessionId = (output.params as { sessionId?: unknown } | undefined)?.sessionId;
+      return typeof sessionId === 'string' ? sessionId : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Journal entries read per page when a cursor catches up or replays, and the most bytes of them. */
+export const cursorPageSize = 100;
+
+export const cursorPageBytes = 256 * 1024;
+
+/** The editor's connection as a subscriber: it reads this host's journal, paused by the connection's delivery gate. */
+export function subscriberOf(live: Live): Subscriber {
+  const journal = live.input.journal;
+  const self = live.scope.self;
+  return new Subscriber({
+    write: (output) => live.scope.emit(output),
+    read: (sessionId, afterSeq) => (journal.readEntries ? journal.readEntries(sessionId, { afterSeq, limit: cursorPageSize, maxBytes: cursorPageBytes }) : journal.entries(sessionId, afterSeq)),
+    paged: journal.readEntries !== undefined,
+    // Without it, what is answered during a replay waits for the replay's end.
+    lastSeq: (sessionId) => (journal.lastSeq ? journal.lastSeq(sessionId) : Number.MAX_SAFE_INTEGER),
+    gate: deliveryGateOf(live.scope.system),
+    // A turn of its own: what was written had a turn to go out; a stopped host reads no more.
+    schedule: (sessionId) =>
+      setImmediate(() => {
+        if (self.getSnapshot().status === 'active') self.send({ type: 'host.catchUp', sessionId } as never);
+      }),
+    settle: () => commitGroup(live),
+    readFailed: (sessionId, error) => failedWrite(live, sessionId, error),
+  });
+}
+
+export const fail = (live: Live, requestId: string, error: RpcError | ErrorObject) =>
+  emit(live, { type: 'acp.error', requestId, error: error instanceof RpcError ? error.toErrorObject() : error });

@@ -1,0 +1,220 @@
+/**
+ * What the real agents send the host agent: answers (settled against what the host asked), updates, lifecycle facts.
+ */
+import type { AgentCapabilities, SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
+import { type AgentHandlerOutput } from '../../acp/native-agent.js';
+import { type ErrorObject } from '../../jsonrpc/rpc-error.js';
+import { reapplyRequests } from '../../session/reapply.js';
+import type { SessionMachineContext } from '../../session/session-machine.js';
+import { keySeparator, type ClientCall, type HostSession, type Live, type Pending } from './live.js';
+import { emit, fail } from './delivery.js';
+import { withHostCapabilities } from './inner-agents.js';
+import { attached, endAttach, interruption, releaseAttaches, releaseOwnership, unadopt } from './attach.js';
+import { listed } from './listing.js';
+import { abandon, forget, journalNewSession } from './fork-delete.js';
+import { closed, dropSession, openSession, reportSetup, stateOf, currentSetup } from './session-record.js';
+import { changeState, inheritChoices, reapplyAnswered, reportUpdate, settingAnswered, startReapply } from './session-settings.js';
+import { lifecycle, notify } from './notices.js';
+import { journalFailureAnswers, journalUpdate, safely } from './journal-writes.js';
+
+export function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): void {
+  switch (output.type) {
+    case 'acp.respond':
+      settle(live, output.requestId, output.result, undefined);
+      return;
+    case 'acp.error':
+      settle(live, output.requestId, undefined, output.error);
+      return;
+    case 'acp.update': {
+      const session = live.sessions.get(output.sessionId);
+      if (session?.replaying) return;
+      // A closed session's agent may still be winding down its turn: the editor closed it, and
+      // the journal (closed) would not have these. (Found by the chaos walk.)
+      if (!session && live.closed.has(output.sessionId)) return;
+      // What the agent still says of a cancelled turn its machine answered is not news (nor journaled).
+      if (session && lateTurnUpdate(session, output.update)) return;
+      if (!session && settingUp(live, agent)) {
+        live.held.set(agent, [...(live.held.get(agent) ?? []), output]);
+        return;
+      }
+      if (output.update.sessionUpdate === 'notice') {
+        // An agent's own notice (Claude or Codex started a new conversation) is a notice too, not conversation.
+        const { severity, title, description } = output.update as unknown as { severity: 'info' | 'warning' | 'error'; title: string; description?: string | null };
+        notify(live, output.sessionId, severity, title, description ?? undefined, session !== undefined);
+        return;
+      }
+      if (session) reportUpdate(live, session, output.update);
+      journalUpdate(live, output.sessionId, output.update, session !== undefined);
+      return;
+    }
+    case 'acp.clientRequest': {
+      const key = `${agent}${keySeparator}${output.key}`;
+      const sessionId = (output.params as { sessionId?: unknown } | undefined)?.sessionId;
+      const call: ClientCall = { agent, key: output.key, sessionId: typeof sessionId === 'string' ? sessionId : undefined, method: output.method, params: output.params };
+      live.clientCalls.set(key, call);
+      if (call.method === 'session/request_permission' && call.sessionId) live.sessions.get(call.sessionId)?.machine.send({ type: 'permission.asked' });
+      emit(live, { ...output, key });
+      return;
+    }
+    case 'acp.notify':
+      emit(live, output);
+      return;
+    case 'agent.lineDropped':
+      live.input.onEvent?.({ ...output, agent });
+      return;
+    case 'session.resumeState': {
+      safely(live, output.sessionId, () => live.input.journal.setResume(output.sessionId, output.state));
+      const session = live.sessions.get(output.sessionId);
+      if (session) changeState(live, session, { type: 'resume.changed', resume: output.state });
+      return;
+    }
+    case 'session.restarting':
+    case 'session.recovered':
+    case 'session.failed':
+      // A session the editor closed is over: what its agent still reports of it is not news.
+      if (!live.sessions.has(output.sessionId) && live.closed.has(output.sessionId)) return;
+      lifecycle(live, agent, output);
+      return;
+  }
+}
+
+/** An answer from a real agent: journal what it means, then pass it on. */
+export function settle(live: Live, requestId: string, result: unknown, error: ErrorObject | undefined): void {
+  const pending = live.pending.get(requestId);
+  const editorRequestId = pending?.kind === 'list' ? pending.job.requestId : requestId;
+  const sessionId = pending && 'sessionId' in pending ? pending.sessionId : undefined;
+  journalFailureAnswers(live, editorRequestId, sessionId, () => settlePending(live, requestId, pending, result, error));
+  if (pending?.kind === 'new' || pending?.kind === 'fork') releaseHeld(live, pending.agent);
+}
+
+/** Whether `agent` has a `session/new` or `session/fork` unanswered. */
+export function settingUp(live: Live, agent: string): boolean {
+  for (const pending of live.pending.values()) if ((pending.kind === 'new' || pending.kind === 'fork') && pending.agent === agent) return true;
+  return false;
+}
+
+/** The updates held while `agent` set a session up, taken again now that it was answered (a failed one's are dropped: it is closed). */
+export function releaseHeld(live: Live, agent: string): void {
+  const held = live.held.get(agent);
+  if (!held) return;
+  live.held.delete(agent);
+  for (const output of held) onInnerOutput(live, agent, output);
+}
+
+export function settlePending(live: Live, requestId: string, pending: Pending | undefined, result: unknown, error: ErrorObject | undefined): void {
+  live.pending.delete(requestId);
+  if (!pending) {
+    if (error) fail(live, requestId, error);
+    else emit(live, { type: 'acp.respond', requestId, result });
+    return;
+  }
+  switch (pending.kind) {
+    case 'initialize': {
+      const advertised = (result as { agentCapabilities?: AgentCapabilities } | undefined)?.agentCapabilities;
+      const inner = live.inner.get(pending.agent);
+      if (inner && !error && advertised) inner.capabilities = advertised;
+      if (!pending.editor) {
+        const waiting = inner?.waiting ?? [];
+        if (inner) inner.waiting = undefined;
+        if (inner && live.context) inner.ref.send({ type: 'initialized', context: live.context });
+        for (const event of waiting) inner?.ref.send(event);
+        return;
+      }
+      if (error) return fail(live, requestId, error);
+      const found = (result ?? {}) as { agentCapabilities?: AgentCapabilities };
+      emit(live, { type: 'acp.respond', requestId, result: { ...(result as object), agentCapabilities: withHostCapabilities(found.agentCapabilities ?? {}) } });
+      return;
+    }
+    case 'new':
+    case 'fork': {
+      if (error) return fail(live, requestId, error);
+      const sessionId = (result as { sessionId?: unknown } | undefined)?.sessionId;
+      if (typeof sessionId !== 'string') return emit(live, { type: 'acp.respond', requestId, result });
+      const { agent, cwd } = pending;
+      const journal = live.input.journal;
+      const refusal = journalNewSession(live, pending, sessionId, () =>
+        pending.kind === 'fork' ? journal.forkSession({ sessionId, agent, cwd, from: pending.from }) : journal.createSession({ sessionId, agent, cwd }),
+      );
+      if (refusal) return fail(live, requestId, refusal);
+      const session = openSession(live, sessionId, agent, 0);
+      reportSetup(session, result);
+      // A fork goes on as its source was set: the source's choices are the fork's (journaled for it, as its copy has none).
+      const source = pending.kind === 'fork' ? live.sessions.get(pending.from) : undefined;
+      if (source) inheritChoices(live, session, stateOf(source).chosen);
+      session.machine.send({ type: 'ready' });
+      live.input.onEvent?.({ type: 'session.opened', sessionId, agent, how: pending.kind });
+      emit(live, { type: 'acp.respond', requestId, result });
+      return;
+    }
+    case 'delete':
+      if (error) fail(live, requestId, error);
+      else forget(live, requestId, pending.sessionId);
+      if (pending.holds) releaseAttaches(live, pending.sessionId);
+      return;
+    case 'abandon':
+      return;
+    case 'setting': {
+      if (error) return fail(live, requestId, error);
+      const session = live.sessions.get(pending.sessionId);
+      // Answered: the user's choice is the session's now, journaled to be put back on every new agent process.
+      if (session) settingAnswered(live, session, pending.modeId, pending.config, result);
+      emit(live, { type: 'acp.respond', requestId, result });
+      return;
+    }
+    case 'reapply':
+      reapplyAnswered(live, pending, result, error);
+      return;
+    case 'attach': {
+      const session = live.sessions.get(pending.sessionId);
+      if (session) session.replaying = false;
+      const { interrupted } = pending.job;
+      if (error || interrupted) {
+        dropSession(live, pending.sessionId, { type: 'agent.failed', reason: error?.message ?? `session ${interrupted}` });
+        // Closed or deleted while its agent opened it: closed there again (the editor was not told it opened).
+        if (!error && interrupted) abandon(live, pending.agent, pending.sessionId, pending.context);
+        releaseOwnership(live, pending.sessionId);
+        if (error) unadopt(live, pending.sessionId, pending.adopted);
+        fail(live, requestId, error ?? interruption(pending.sessionId, pending.how, interrupted as 'closed' | 'deleted'));
+        return endAttach(live, pending.job);
+      }
+      reportSetup(session, result);
+      // The agent answered with its defaults: the user's journaled choices go back first, then the answer shows them.
+      const requests = session ? reapplyRequests(pending.sessionId, stateOf(session), { onlyDifferences: true }) : [];
+      if (session && requests.length > 0) {
+        session.afterReapply.push(() => attached(live, requestId, pending, { ...(result as object | undefined), ...currentSetup(session) }));
+        startReapply(live, session, requests, pending.context);
+        return;
+      }
+      attached(live, requestId, pending, result ?? {});
+      return;
+    }
+    case 'prompt': {
+      // The session's machine decides what the editor hears (a cancelled prompt ends cancelled; one it
+      // answered already, or a session gone, which answered it when it ended, drops the agent's answer).
+      const session = live.sessions.get(pending.sessionId);
+      const stopReason = (result as { stopReason?: StopReason } | undefined)?.stopReason;
+      session?.machine.send(error ? { type: 'prompt.settled', outcome: 'error', requestId, error } : { type: 'prompt.settled', outcome: stopReason ?? 'unknown', requestId, result });
+      return;
+    }
+    case 'list':
+      listed(live, pending.job, pending.index, result, error);
+      return;
+    case 'close':
+      closed(live, pending.sessionId);
+      if (error) fail(live, requestId, error);
+      else emit(live, { type: 'acp.respond', requestId, result: result ?? {} });
+      if (pending.holds) releaseAttaches(live, pending.sessionId);
+      return;
+    case 'other':
+      if (error) return fail(live, requestId, error);
+      emit(live, { type: 'acp.respond', requestId, result });
+  }
+}
+
+/** Updates that belong to a turn: dropped after a cancelled prompt has been answered. */
+const turnUpdates = new Set(['agent_message_chunk', 'agent_thought_chunk', 'user_message_chunk', 'tool_call', 'tool_call_update', 'plan']);
+
+/** Whether an update is a cancelled turn's, come after its prompt was answered (the session's turns are quiet). */
+function lateTurnUpdate(session: HostSession, update: SessionUpdate): boolean {
+  return turnUpdates.has(update.sessionUpdate) && (session.machine.getSnapshot().context as SessionMachineContext).turns.quiet;
+}

@@ -1,0 +1,154 @@
+/**
+ * The host agent's dispatch of what the editor sends (requests, cancels, client answers).
+ */
+import { type AgentHandlerEvent, type AgentRequestEvent } from '../../acp/native-agent.js';
+import { RpcError } from '../../jsonrpc/rpc-error.js';
+import { AGENT_META_KEY, type InnerAgent, type Live } from './live.js';
+import { emit, fail } from './delivery.js';
+import { innerAgent, sendTo } from './inner-agents.js';
+import { attach, claimed, holdAttaches } from './attach.js';
+import { listSessions } from './listing.js';
+import { deleteSession, fork } from './fork-delete.js';
+import { closed } from './session-record.js';
+import { promptCame } from './turns.js';
+import { journalFailureAnswers, record,  } from './journal-writes.js';
+
+export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
+  switch (event.type) {
+    case 'initialize': {
+      live.context = event.context;
+      live.pending.set(event.requestId, { kind: 'initialize', agent: live.input.defaultAgent, editor: true });
+      innerAgent(live, live.input.defaultAgent).ref.send(event);
+      return;
+    }
+    case 'initialized':
+      live.context = event.context;
+      live.initialized = true;
+      for (const inner of live.inner.values()) if (!inner.waiting) inner.ref.send(event);
+      return;
+    case 'session.cancel': {
+      const session = live.sessions.get(event.sessionId);
+      if (!session) return;
+      // The session's machine decides: waiting prompts end cancelled, the running one is cancelled on its agent (or ends here when held).
+      // A `requestId` is a $/cancel_request of that prompt; session/cancel has none (the server gives '').
+      session.machine.send({ type: 'cancel', ...(event.requestId ? { requestId: event.requestId } : {}) });
+      return;
+    }
+    case 'client.response':
+    case 'client.error': {
+      const call = live.clientCalls.get(event.key);
+      if (!call) return;
+      live.clientCalls.delete(event.key);
+      if (call.method === 'session/request_permission' && call.sessionId) {
+        const outcome = event.type === 'client.response' ? (event.result as { outcome?: unknown } | undefined)?.outcome : { outcome: 'error', error: event.error.message };
+        const toolCall = (call.params as { toolCall?: { toolCallId?: string; title?: string } }).toolCall;
+        record(live, call.sessionId, { kind: 'permission', toolCallId: toolCall?.toolCallId, title: toolCall?.title ?? undefined, outcome });
+        live.sessions.get(call.sessionId)?.machine.send({ type: 'permission.answered' });
+      }
+      const inner = live.inner.get(call.agent);
+      inner?.ref.send({ ...event, key: call.key });
+      return;
+    }
+    case 'ext.notification':
+      innerAgent(live, live.input.defaultAgent).ref.send(event);
+      return;
+    default:
+      onEditorRequest(live, event);
+  }
+}
+
+export function onEditorRequest(live: Live, request: AgentRequestEvent): void {
+  const sessionId = typeof request.params.sessionId === 'string' ? request.params.sessionId : undefined;
+  if (sessionId !== undefined) live.requestSessions.set(request.requestId, sessionId);
+  // A store that fails (a damaged page, say) fails the request that met it, not the host.
+  journalFailureAnswers(live, request.requestId, sessionId, () => serveEditorRequest(live, request, sessionId));
+}
+
+export function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: string | undefined): void {
+  const { params } = request;
+  switch (request.type) {
+    case 'session.new': {
+      const meta = params._meta as Record<string, unknown> | undefined;
+      const name = typeof meta?.[AGENT_META_KEY] === 'string' ? (meta[AGENT_META_KEY] as string) : live.input.defaultAgent;
+      let inner: InnerAgent;
+      try {
+        inner = innerAgent(live, name);
+      } catch (error) {
+        fail(live, request.requestId, RpcError.invalidParams((error as Error).message, { agent: name }));
+        return;
+      }
+      live.pending.set(request.requestId, { kind: 'new', agent: name, cwd: params.cwd as string, context: request.context });
+      sendTo(inner, request);
+      return;
+    }
+    case 'session.list':
+      listSessions(live, request);
+      return;
+    case 'session.load':
+    case 'session.resume':
+      attach(live, request, request.type === 'session.load' ? 'load' : 'resume');
+      return;
+    case 'session.prompt': {
+      const session = sessionId ? live.sessions.get(sessionId) : undefined;
+      if (!session || !sessionId) {
+        const why = sessionId ? live.failed.get(sessionId) : undefined;
+        fail(live, request.requestId, why
+          ? RpcError.internalError(`session ${sessionId} failed (${why}); session/load or session/resume starts it again in a new agent process`, { sessionId, reason: 'session_failed' })
+          : RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }));
+        return;
+      }
+      // Its turn: the session's machine queues it (FIFO) and says when it starts.
+      promptCame(session, request);
+      return;
+    }
+    case 'session.fork':
+      fork(live, request);
+      return;
+    case 'session.delete':
+      deleteSession(live, request);
+      return;
+    case 'session.setMode':
+    case 'session.setConfigOption': {
+      const session = sessionId ? live.sessions.get(sessionId) : undefined;
+      if (!session || !sessionId) {
+        live.pending.set(request.requestId, { kind: 'other' });
+        sendTo(innerAgent(live, live.input.defaultAgent), request);
+        return;
+      }
+      const config = request.type === 'session.setConfigOption' && typeof params.configId === 'string' && (typeof params.value === 'string' || typeof params.value === 'boolean') ? { configId: params.configId, value: params.value } : undefined;
+      live.pending.set(request.requestId, { kind: 'setting', sessionId, modeId: request.type === 'session.setMode' ? (params.modeId as string) : undefined, config });
+      sendTo(innerAgent(live, session.agent), request);
+      return;
+    }
+    case 'session.close': {
+      const session = sessionId ? live.sessions.get(sessionId) : undefined;
+      if (!session || !sessionId) {
+        // Known only to the journal (a previous host): closing it is just a record, unless
+        // another warden that still runs has it live (refused, naming it, like load and delete).
+        if (sessionId && live.input.journal.getSession(sessionId)) {
+          if (!claimed(live, request.requestId, sessionId)) return;
+          closed(live, sessionId);
+        }
+        emit(live, { type: 'acp.respond', requestId: request.requestId, result: {} });
+        return;
+      }
+      // ACP: a close cancels the session's work as session/cancel does, then frees it.
+      session.machine.send({ type: 'cancel' });
+      const inner = innerAgent(live, session.agent);
+      if (inner.agent.capabilities?.sessionCapabilities?.close) {
+        live.pending.set(request.requestId, { kind: 'close', sessionId, holds: holdAttaches(live, sessionId) });
+        sendTo(inner, request);
+      } else {
+        closed(live, sessionId);
+        emit(live, { type: 'acp.respond', requestId: request.requestId, result: {} });
+      }
+      return;
+    }
+    default: {
+      // Auth, extensions: the session's agent (or the default) answers.
+      const session = sessionId ? live.sessions.get(sessionId) : undefined;
+      live.pending.set(request.requestId, { kind: 'other' });
+      sendTo(innerAgent(live, session?.agent ?? live.input.defaultAgent), request);
+    }
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * The real agents a host agent runs: one child actor per agent name, started on first use.
+ */
+import { type AgentCapabilities } from '@agentclientprotocol/sdk';
+import { createActor } from 'xstate';
+import { type AgentHandlerEvent, type AgentHandlerOutput } from '../../acp/native-agent.js';
+import { type InnerAgent, type Live } from './live.js';
+
+/**
+ * What the host adds to any agent: sessions come back from the journal, and leave it
+ * (`delete`). `fork` stays only when the agent forks (the host forwards it and journals the fork).
+ */
+export function withHostCapabilities(capabilities: AgentCapabilities): AgentCapabilities {
+  return {
+    ...capabilities,
+    loadSession: true,
+    sessionCapabilities: { ...capabilities.sessionCapabilities, list: {}, resume: {}, close: {}, delete: {} },
+  };
+}
+
+/** The named agent's actor, started on first use. */
+export function innerAgent(live: Live, name: string): InnerAgent {
+  const existing = live.inner.get(name);
+  if (existing) return existing;
+  const agent = name === live.input.defaultAgent ? live.input.base : live.input.resolve(name);
+  const ref = createActor(agent.logic, { parent: live.scope.self, id: `agent:${name}`, input: agent.input });
+  const self = live.scope.self;
+  const subscription = ref.on('*', (output: AgentHandlerOutput) => self.send({ type: 'host.inner', agent: name, output } as never));
+  const inner: InnerAgent = { name, agent, ref, subscription, waiting: undefined, capabilities: agent.capabilities ?? {} };
+  live.inner.set(name, inner);
+  ref.start();
+  live.input.onEvent?.({ type: 'agent.started', agent: name });
+  // A delegating agent that is not the editor's learns the client through its own initialize.
+  if (agent.delegateInitialize && live.context && name !== live.input.defaultAgent) {
+    inner.waiting = [];
+    const key = `h${live.nextKey++}`;
+    live.pending.set(key, { kind: 'initialize', agent: name, editor: false });
+    ref.send({ type: 'initialize', requestId: key, method: 'initialize', params: { protocolVersion: live.context.protocolVersion, clientCapabilities: live.context.clientCapabilities }, context: live.context });
+  } else if (live.initialized && live.context) {
+    ref.send({ type: 'initialized', context: live.context });
+  }
+  return inner;
+}
+
+export function sendTo(inner: InnerAgent, event: AgentHandlerEvent): void {
+  if (inner.waiting) inner.waiting.push(event);
+  else inner.ref.send(event);
+}

@@ -1,0 +1,142 @@
+/**
+ * The host agent's journal writes: one append, a group commit of a turn's updates, and what a failed write answers.
+ */
+import { type SessionUpdate } from '@agentclientprotocol/sdk';
+import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
+import { type JournalEntry, JournalError } from '../journal.js';
+import { type Live } from './live.js';
+import { deliver, emit, fail } from './delivery.js';
+
+/**
+ * Journals an update and shows it to the editor. With a journal that groups commits, the
+ * updates of one event-loop turn go into one transaction, committed at the end of the turn
+ * (or before anything else is journaled or emitted, which keeps the order), and reach the
+ * editor only then: never shown before they are on disk. One transaction per update cost
+ * about 50 µs on disk; a streamed turn is hundreds of updates.
+ */
+export function journalUpdate(live: Live, sessionId: string, update: SessionUpdate, journaled: boolean): void {
+  const journal = live.input.journal;
+  const alone = () => {
+    // One append at a time: an update the journal did not take is shown now all the same (not lost), without a seq.
+    const seq = journaled ? recordSeq(live, sessionId, { kind: 'update', update }) : undefined;
+    if (seq === undefined) emit(live, { type: 'acp.update', sessionId, update });
+    else deliver(live, { type: 'acp.update', sessionId, update, seq }, seq);
+  };
+  if (!journal.begin || !journal.commit) return alone();
+  if (!live.group) {
+    try {
+      journal.begin();
+    } catch {
+      // No group today: one append at a time, as a journal without groups.
+      return alone();
+    }
+    live.group = { outbox: [], sessions: new Set() };
+    queueMicrotask(() => commitGroup(live));
+  }
+  let seq: number | undefined;
+  if (journaled) {
+    try {
+      seq = journal.append(sessionId, { kind: 'update', update });
+      live.group.sessions.add(sessionId);
+    } catch (error) {
+      failedWrite(live, sessionId, error);
+    }
+  }
+  live.group.outbox.push(seq === undefined ? { type: 'acp.update', sessionId, update } : { type: 'acp.update', sessionId, update, seq });
+}
+
+/**
+ * Commits the open group of updates and shows them, in order; a failed commit is a journal
+ * error, the updates are still shown (without their seq: the journal does not hold them).
+ */
+export function commitGroup(live: Live): void {
+  const group = live.group;
+  if (!group) return;
+  live.group = undefined;
+  let lost = false;
+  try {
+    live.input.journal.commit?.();
+  } catch (error) {
+    lost = true;
+    for (const sessionId of group.sessions) failedWrite(live, sessionId, error);
+  }
+  for (const output of group.outbox) {
+    if (!lost || output.seq === undefined) deliver(live, output, output.seq);
+    else deliver(live, { type: 'acp.update', sessionId: output.sessionId, update: output.update }, undefined);
+  }
+}
+
+/** Appends to the journal; `false` (and a count, and an event) when the journal failed. */
+export function record(live: Live, sessionId: string, entry: JournalEntry): boolean {
+  return recordSeq(live, sessionId, entry) !== undefined;
+}
+
+/**
+ * Appends to the journal; the entry's `seq`, or `undefined` (and a count, and an event) when
+ * the journal failed. The editor's cursor learns of it: what is answered after it goes out after it.
+ */
+export function recordSeq(live: Live, sessionId: string, entry: JournalEntry): number | undefined {
+  let seq: number | undefined;
+  const failed = writeOrError(live, sessionId, () => {
+    seq = live.input.journal.append(sessionId, entry);
+  });
+  if (failed !== undefined || seq === undefined) return undefined;
+  // What ends a turn (or starts one, shown in a replay) pins what is answered after it; other
+  // facts (closed, attached, restarts, state) are not the editor's to wait for: a close answered
+  // during a replay goes out at once.
+  if (entry.kind === 'prompt' || entry.kind === 'stop' || entry.kind === 'error') live.subscriber.journaled(sessionId, seq);
+  return seq;
+}
+
+export function safely(live: Live, sessionId: string, write: () => unknown): boolean {
+  return writeOrError(live, sessionId, write) === undefined;
+}
+
+/** Appends to the journal; what the journal threw (counted, and an event) when it failed. */
+export function recordOrError(live: Live, sessionId: string, entry: JournalEntry): unknown {
+  return writeOrError(live, sessionId, () => live.input.journal.append(sessionId, entry));
+}
+
+export function writeOrError(live: Live, sessionId: string, write: () => unknown): unknown {
+  // Whatever was grouped before is committed (and shown) first: the journal's order is the editor's.
+  commitGroup(live);
+  try {
+    write();
+    return undefined;
+  } catch (error) {
+    failedWrite(live, sessionId, error);
+    return error ?? new Error('the journal failed');
+  }
+}
+
+/**
+ * Runs the work of one editor request; a {@link JournalError} it meets answers that request
+ * with -32603 (naming the store file and the fix) and is counted, instead of stopping the
+ * host agent, which serves everything else on. Any other exception is a bug and escapes.
+ */
+export function journalFailureAnswers(live: Live, requestId: string, sessionId: string | undefined, work: () => void): void {
+  try {
+    work();
+  } catch (error) {
+    if (!(error instanceof JournalError)) throw error;
+    failedWrite(live, sessionId, error);
+    fail(live, requestId, journalFailure(error, sessionId));
+  }
+}
+
+/**
+ * The one answer to a request the journal failed (whatever it was doing): -32603 with the
+ * journal's message (for a {@link JournalError}: naming the store file and the fix), the
+ * session when there is one, and the store and its error code; `consequence` says what did
+ * not happen because of it.
+ */
+export function journalFailure(error: unknown, sessionId: string | undefined, consequence?: string): ErrorObject {
+  const message = error instanceof JournalError ? error.message : `the journal failed: ${(error as Error | undefined)?.message ?? String(error)}`;
+  const data = { ...(sessionId !== undefined ? { sessionId } : {}), ...(error instanceof JournalError ? { store: error.path, code: error.code } : {}) };
+  return RpcError.internalError(consequence ? `${message}; ${consequence}` : message, data).toErrorObject();
+}
+
+export function failedWrite(live: Live, sessionId: string | undefined, error: unknown): void {
+  live.journalErrors++;
+  live.input.onEvent?.({ type: 'journal.error', ...(sessionId ? { sessionId } : {}), message: (error as Error).message });
+}

@@ -1,0 +1,207 @@
+/**
+ * The host agent's live record: what it keeps per connection and per session (never in a snapshot), and the vocabulary its parts share.
+ */
+import { type AgentCapabilities, type SessionInfo } from '@agentclientprotocol/sdk';
+import { type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
+import { type AgentEventContext, type AgentHandlerEvent, type AgentHandlerOutput, type AgentRequestEvent, type NativeAgent } from '../../acp/native-agent.js';
+import { Subscriber } from '../../session/subscriber.js';
+import { type Journal } from '../journal.js';
+import { type ConfigValue } from '../../session/session-state.js';
+import { type ReapplyRequest } from '../../session/reapply.js';
+
+/**
+ * The `_meta` key that names a session's agent: in `session/new` (which agent to run it on),
+ * in each `session/list` entry (which agent keeps it), and in `session/load` /
+ * `session/resume` of a session the journal does not know (with the resume state under
+ * `RESUME_META_KEY`: which agent to resume it on, and how).
+ */
+export const AGENT_META_KEY = 'acp-warden/agent';
+
+/** The `_meta` key of a `session/list` answer that names the agents whose sessions could not be listed, and why. */
+export const SKIPPED_META_KEY = 'acp-warden/skipped';
+
+/** What a host agent runs on. */
+export interface HostAgentOptions {
+  /** The agent a `session/new` without `_meta["acp-warden/agent"]` gets. */
+  readonly defaultAgent: string;
+  /** The native agent for a name; throws (with how to install it) when there is none. */
+  readonly resolve: (name: string) => NativeAgent;
+  readonly journal: Journal;
+  /** What the host calls itself in `initialize`. */
+  readonly agentInfo?: { readonly name: string; readonly title?: string; readonly version: string };
+  /** Facts for the embedding program (`host.on`): session state changes and recovery. */
+  readonly onEvent?: (event: HostSessionEvent) => void;
+  /**
+   * Agents whose own sessions `session/list` shows after the journal's, besides the default
+   * agent and the agents this host already runs; only those that advertise
+   * `sessionCapabilities.list` (Codex) are asked, and one that cannot be found is skipped.
+   */
+  readonly listAgents?: readonly string[];
+  /** Sessions per journal page of `session/list` (default: the journal's, 50 for SQLite). */
+  readonly listPageSize?: number;
+}
+
+/** What the host tells an embedding program about its sessions. */
+export type HostSessionEvent =
+  /** An agent was started (on first use): its supervisors exist from now on. */
+  | { readonly type: 'agent.started'; readonly agent: string }
+  | { readonly type: 'session.opened'; readonly sessionId: string; readonly agent: string; readonly how: 'new' | 'load' | 'resume' | 'fork' }
+  | { readonly type: 'session.state'; readonly sessionId: string; readonly state: string }
+  | { readonly type: 'session.restarting'; readonly sessionId: string; readonly restarts: number; readonly exit: string }
+  | { readonly type: 'session.recovered'; readonly sessionId: string; readonly restarts: number }
+  | { readonly type: 'session.failed'; readonly sessionId: string; readonly reason: string }
+  | { readonly type: 'session.closed'; readonly sessionId: string }
+  /** An agent process printed a line over the line limit (`--max-line-mib`): skipped unread, the process goes on. */
+  | { readonly type: 'agent.lineDropped'; readonly agent: string; readonly sessionId?: string; readonly bytes: number; readonly limit: number; readonly what: string }
+  /** The journal failed; `sessionId` is absent when the write or read was for no one session (`session/list`). */
+  | { readonly type: 'journal.error'; readonly sessionId?: string; readonly message: string };
+
+export interface HostInput extends HostAgentOptions {
+  readonly base: NativeAgent;
+}
+
+export interface InnerAgent {
+  readonly name: string;
+  readonly agent: NativeAgent;
+  readonly ref: AnyActorRef;
+  readonly subscription: Subscription;
+  /** Requests held until its own `initialize` (a delegating agent that is not the default) is answered. */
+  waiting: AgentHandlerEvent[] | undefined;
+  /** What it advertises: its own, or (when it delegates initialize) what its initialize answered. */
+  capabilities: AgentCapabilities;
+}
+
+export interface HostSession {
+  readonly sessionId: string;
+  readonly agent: string;
+  readonly machine: AnyActorRef;
+  /** Updates of an agent-side `session/load` are not news: the host replayed its journal. */
+  replaying: boolean;
+  /** The prompt whose turn started while a new agent process is to get the user's choices first (journaled, not sent yet). */
+  readonly held: AgentRequestEvent[];
+  /** The session's prompts not answered yet, by request id (live handles: the machine keeps only their ids); `journaled`: its turn started. */
+  readonly prompts: Map<string, { readonly request: AgentRequestEvent; journaled: boolean }>;
+  /** What waits for the re-apply under way (a load or resume's answer), run when it ends or the session does. */
+  readonly afterReapply: Array<() => void>;
+}
+
+export type Pending =
+  | { readonly kind: 'initialize'; readonly agent: string; readonly editor: boolean }
+  | { readonly kind: 'new'; readonly agent: string; readonly cwd: string; readonly context: AgentEventContext }
+  /** `adopted`: journaled by this request (an agent's session the journal did not know), forgotten again if the agent refuses it. */
+  | { readonly kind: 'attach'; readonly agent: string; readonly sessionId: string; readonly how: 'load' | 'resume'; readonly adopted: Adopted | undefined; readonly job: AttachJob; readonly context: AgentEventContext }
+  | { readonly kind: 'prompt'; readonly sessionId: string }
+  /** `holds`: it made later loads and resumes of the session wait (see `Live.opening`). */
+  | { readonly kind: 'close'; readonly sessionId: string; readonly holds: boolean }
+  | { readonly kind: 'fork'; readonly agent: string; readonly from: string; readonly cwd: string; readonly context: AgentEventContext }
+  /** The host's own close of a session the editor was told failed: its answer goes nowhere. */
+  | { readonly kind: 'abandon' }
+  | { readonly kind: 'delete'; readonly sessionId: string; readonly holds: boolean }
+  /** `session/set_mode` (with the mode asked for) or `session/set_config_option` (with the option and value). */
+  | { readonly kind: 'setting'; readonly sessionId: string; readonly modeId: string | undefined; readonly config: { readonly configId: string; readonly value: ConfigValue } | undefined }
+  /** The host's own set_mode or set_config_option, giving a new agent process the user's choice (`round`: the chart's re-apply round). */
+  | { readonly kind: 'reapply'; readonly sessionId: string; readonly round: number; readonly request: ReapplyRequest }
+  | { readonly kind: 'list'; readonly job: ListJob; readonly index: number }
+  | { readonly kind: 'other' };
+
+/** One `session/list` being answered: the journal's page, then the listing agents' pages. */
+export interface ListJob {
+  readonly requestId: string;
+  readonly context: AgentEventContext;
+  readonly cwd: string | undefined;
+  /** The agents asked, in order (sorted by name, so that a cursor names a stable place). */
+  readonly agents: readonly string[];
+  readonly sessions: SessionInfo[];
+  readonly skipped: Array<{ readonly agent: string; readonly reason: string }>;
+}
+
+/** A session an agent listed: which agent keeps it, and the resume state that continues it. */
+export interface ListedSession {
+  readonly agent: string;
+  readonly resume: unknown;
+}
+
+/**
+ * One `session/load` or `session/resume` under way, from its request to its answer: a
+ * `session/close` or `session/delete` of the session meanwhile (during the replay, or while its
+ * agent opens it) interrupts it, and it answers that instead of opening the session.
+ */
+export interface AttachJob {
+  readonly sessionId: string;
+  /** It opens a session not running here: later loads and resumes of it wait for its answer. */
+  readonly opens: boolean;
+  interrupted: 'closed' | 'deleted' | undefined;
+}
+
+/** A session journaled by the load or resume that attaches it; `listed`: what an agent's listing said of it, if it came from there. */
+export interface Adopted {
+  readonly listed: ListedSession | undefined;
+}
+
+export interface ClientCall {
+  readonly agent: string;
+  readonly key: string;
+  readonly sessionId: string | undefined;
+  readonly method: string;
+  readonly params: unknown;
+}
+
+export interface Live {
+  readonly scope: Scope;
+  readonly input: HostInput;
+  readonly inner: Map<string, InnerAgent>;
+  readonly sessions: Map<string, HostSession>;
+  readonly pending: Map<string, Pending>;
+  readonly clientCalls: Map<string, ClientCall>;
+  /** Sessions whose agent gave up, with why: a prompt is refused naming it, load/resume starts them again. */
+  readonly failed: Map<string, string>;
+  /** Sessions agents listed that the journal does not know: what `session/load` / `session/resume` of one needs. */
+  readonly listed: Map<string, ListedSession>;
+  context: AgentEventContext | undefined;
+  initialized: boolean;
+  nextKey: number;
+  journalErrors: number;
+  /** Sessions closed by the editor (while not opened again): what their agents still say is dropped. */
+  readonly closed: Set<string>;
+  /** Updates journaled in this event-loop turn, not yet committed, so not yet shown (group commit). */
+  group: { readonly outbox: Array<Extract<AgentHandlerOutput, { type: 'acp.update' }>>; readonly sessions: Set<string> } | undefined;
+  /** The editor's connection, reading each session from a cursor: what the host tells the editor goes through it. */
+  readonly subscriber: Subscriber;
+  /** The session each unanswered editor request is about: its answer goes out in that session's order. */
+  readonly requestSessions: Map<string, string>;
+  /**
+   * Updates, by agent, for sessions the host does not know, sent while that agent's
+   * `session/new` or `session/fork` is unanswered (a passthrough may deliver them before the
+   * answer): held until it settles, then journaled and shown, or dropped if that setup failed.
+   */
+  readonly held: Map<string, AgentHandlerOutput[]>;
+  /** Loads and resumes under way, by session. */
+  readonly attaching: Map<string, Set<AttachJob>>;
+  /**
+   * Sessions a load or resume is opening, or that their agent is closing or deleting, with the
+   * loads and resumes of them that came since: run, in order, once that is answered (a load
+   * after a close opens the session again; after a delete it finds none).
+   */
+  readonly opening: Map<string, Array<() => void>>;
+}
+
+/** Plain facts about the host agent. */
+export interface HostAgentContext {
+  readonly agents: readonly string[];
+  readonly sessions: number;
+  readonly journalErrors: number;
+}
+
+export type HostSnapshot = Snapshot<undefined> & { readonly context: HostAgentContext };
+
+export type InnerOutput = { readonly type: 'host.inner'; readonly agent: string; readonly output: AgentHandlerOutput };
+
+export type CatchUp = { readonly type: 'host.catchUp'; readonly sessionId: string };
+
+export type HostEvent = AgentHandlerEvent | InnerOutput | CatchUp | { readonly type: `xstate.${string}` };
+
+export type Scope = ActorScope<HostSnapshot, HostEvent, ActorSystem<any>, AgentHandlerOutput>;
+
+export const lives = new WeakMap<AnyActorRef, Live>();
+
+export const keySeparator = '\u0000';

@@ -1,0 +1,79 @@
+/**
+ * Recovery notices: a session's agent process restarting, recovered, given up; journaled, charted, told.
+ */
+import { type AgentHandlerOutput } from '../../acp/native-agent.js';
+import { describePortExit, type PortExitReason } from '../../port/port-exit.js';
+import { noticeUpdate } from '../../session/cursor.js';
+import { type SessionMachineEvent } from '../../session/session-machine.js';
+import { reapplyRequests } from '../../session/reapply.js';
+import { type Live } from './live.js';
+import { deliver, emit } from './delivery.js';
+import { releaseOwnership } from './attach.js';
+import { dropSession, stateOf } from './session-record.js';
+import { releaseHeldPrompts } from './turns.js';
+import { startReapply } from './session-settings.js';
+import { record, recordSeq, safely } from './journal-writes.js';
+
+/** A session's agent process restarting, recovered, or given up: journaled, charted, told. */
+export function lifecycle(live: Live, agent: string, output: Extract<AgentHandlerOutput, { type: 'session.restarting' | 'session.recovered' | 'session.failed' }>): void {
+  switch (output.type) {
+    case 'session.restarting': {
+      const exit = describeExit(output.exit.reason);
+      const restarts = output.restarts + 1;
+      record(live, output.sessionId, { kind: 'restart', restarts, exit: output.exit.reason });
+      live.sessions.get(output.sessionId)?.machine.send({ type: 'agent.restarting', restarts });
+      live.input.onEvent?.({ type: 'session.restarting', sessionId: output.sessionId, restarts, exit });
+      notify(live, output.sessionId, 'warning', `${agent} restarted`, `The agent process ended (${exit}). acp-warden is restarting it (restart ${restarts}) and resuming the conversation.`);
+      return;
+    }
+    case 'session.recovered': {
+      record(live, output.sessionId, { kind: 'recovered', restarts: output.restarts });
+      const session = live.sessions.get(output.sessionId);
+      // The new process starts from its defaults: it gets every choice of the user again, before any prompt.
+      const requests = session && live.context ? reapplyRequests(output.sessionId, stateOf(session), { onlyDifferences: false }) : [];
+      if (session && requests.length === 0) session.machine.send({ type: 'agent.recovered', restarts: output.restarts });
+      live.input.onEvent?.({ type: 'session.recovered', sessionId: output.sessionId, restarts: output.restarts });
+      notify(live, output.sessionId, 'info', `${agent} is back`, `The conversation was resumed after restart ${output.restarts}; the next prompt continues it.`);
+      if (session && requests.length > 0 && live.context) startReapply(live, session, requests, live.context);
+      else if (session) releaseHeldPrompts(live, session);
+      return;
+    }
+    case 'session.failed': {
+      record(live, output.sessionId, { kind: 'failed', reason: output.reason });
+      // Every agent's failure reaches the editor the same way, journaled like the other notices.
+      notify(live, output.sessionId, 'error', `${agent} stopped`, `The agent kept failing after ${output.restarts} restarts; the session is over (${output.reason}). session/load or session/resume starts it again in a new agent process.`);
+      safely(live, output.sessionId, () => live.input.journal.setState(output.sessionId, 'failed'));
+      releaseOwnership(live, output.sessionId);
+      dropSession(live, output.sessionId, { type: 'agent.failed', reason: output.reason });
+      live.failed.set(output.sessionId, output.reason);
+      live.input.onEvent?.({ type: 'session.failed', sessionId: output.sessionId, reason: output.reason });
+      return;
+    }
+  }
+}
+
+/**
+ * A notice to the editor: journaled as a `notice` entry (not an update: never part of the
+ * conversation a replay or an agent sees), then sent as a `notice` update, which the agent
+ * server renders as a signed text for clients without `session.notices`.
+ */
+export function notify(live: Live, sessionId: string, severity: 'info' | 'warning' | 'error', title: string, description: string | undefined, journaled = true): void {
+  const update = noticeUpdate(severity, title, description);
+  const seq = journaled ? recordSeq(live, sessionId, { kind: 'notice', severity, title, description }) : undefined;
+  // On record: it goes out in the journal's order (a cursor behind reads it from there).
+  if (seq !== undefined) deliver(live, { type: 'acp.update', sessionId, update, seq }, seq);
+  else emit(live, { type: 'acp.update', sessionId, update });
+}
+
+export function describeExit(reason: unknown): string {
+  if (typeof reason === 'object' && reason !== null && 'kind' in reason) {
+    try {
+      return describePortExit(reason as PortExitReason);
+    } catch {
+      // not a port exit
+    }
+  }
+  return typeof reason === 'string' ? reason : JSON.stringify(reason);
+}
+
+export type { SessionMachineEvent };

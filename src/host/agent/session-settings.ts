@@ -1,0 +1,122 @@
+/**
+ * The session's state: what the user chose, journaled, and given again to a new agent process.
+ */
+import { type SessionConfigOption, type SessionUpdate } from '@agentclientprotocol/sdk';
+import { type AgentEventContext } from '../../acp/native-agent.js';
+import { type ErrorObject } from '../../jsonrpc/rpc-error.js';
+import { stateEntryKinds } from '../journal.js';
+import { type SessionMachineContext } from '../../session/session-machine.js';
+import { chosenFromEntries, type ChosenSettings, type ConfigValue, type SessionStateFact, stateUpdateKinds } from '../../session/session-state.js';
+import { type ReapplyRequest } from '../../session/reapply.js';
+import { canonical } from '../list-cursor.js';
+import { type HostSession, type Live, type Pending } from './live.js';
+import { innerAgent, sendTo } from './inner-agents.js';
+import { stateOf } from './session-record.js';
+import { releaseHeldPrompts } from './turns.js';
+import { notify } from './notices.js';
+import { failedWrite, record } from './journal-writes.js';
+
+/** The agent accepted the user's set_mode or set_config_option: the session's state, journaled. */
+export function settingAnswered(live: Live, session: HostSession, modeId: string | undefined, config: { readonly configId: string; readonly value: ConfigValue } | undefined, result: unknown): void {
+  if (modeId !== undefined) changeState(live, session, { type: 'mode.changed', currentModeId: modeId });
+  if (config) changeState(live, session, { type: 'config.set', configId: config.configId, value: config.value });
+  const configOptions = (result as { configOptions?: SessionConfigOption[] } | undefined)?.configOptions;
+  if (Array.isArray(configOptions)) changeState(live, session, { type: 'config.changed', configOptions });
+}
+
+/**
+ * An update of the agent's that says something about the session's state (mode, config,
+ * title, commands, tool calls). A mode or config reported while the agent process is being
+ * (re)started is where the new process starts, not a choice: it changes what the agent
+ * reported, and the re-apply that follows puts the user's choice back.
+ */
+export function reportUpdate(live: Live, session: HostSession, update: SessionUpdate): void {
+  const starting = () => ['recovering', 'starting'].includes(String(session.machine.getSnapshot().value));
+  if (update.sessionUpdate === 'current_mode_update') {
+    const { modes } = stateOf(session);
+    if (!starting()) changeState(live, session, { type: 'mode.changed', currentModeId: update.currentModeId });
+    else if (modes) session.machine.send({ type: 'setup.reported', modes: { ...modes, currentModeId: update.currentModeId } });
+  } else if (update.sessionUpdate === 'config_option_update') {
+    if (starting()) session.machine.send({ type: 'setup.reported', configOptions: update.configOptions });
+    else changeState(live, session, { type: 'config.changed', configOptions: update.configOptions });
+  } else if (stateUpdateKinds.has(update.sessionUpdate) && !(update.sessionUpdate === 'tool_call_update' && update.status !== 'completed' && update.status !== 'failed')) {
+    // A tool call's progress changes nothing kept here (only its start and its end do): no event per streamed delta.
+    session.machine.send({ type: 'update.reported', update });
+  }
+}
+
+/**
+ * Feeds the session's chart a fact, and journals what it changed of what the user chose (a
+ * `mode` or `config` entry) or of the resume handle (a `resume` entry): the same value again
+ * (an agent confirming a re-apply) is no change.
+ */
+export function changeState(live: Live, session: HostSession, fact: SessionStateFact): void {
+  const before = stateOf(session);
+  session.machine.send(fact);
+  const after = stateOf(session);
+  if (after.chosen.modeId !== undefined && after.chosen.modeId !== before.chosen.modeId) record(live, session.sessionId, { kind: 'mode', modeId: after.chosen.modeId });
+  for (const [configId, value] of Object.entries(after.chosen.config)) {
+    if (before.chosen.config[configId] !== value) record(live, session.sessionId, { kind: 'config', configId, value });
+  }
+  if (fact.type === 'resume.changed' && (before.resume === undefined || canonical(before.resume) !== canonical(after.resume))) {
+    record(live, session.sessionId, { kind: 'resume', resume: after.resume ?? null });
+  }
+}
+
+/** A fork takes its source's choices: journaled for it, kept in its chart (what its agent reported stays as reported). */
+export function inheritChoices(live: Live, session: HostSession, chosen: ChosenSettings): void {
+  const { modes, configOptions } = stateOf(session);
+  if (chosen.modeId !== undefined) changeState(live, session, { type: 'mode.changed', currentModeId: chosen.modeId });
+  for (const [configId, value] of Object.entries(chosen.config)) changeState(live, session, { type: 'config.set', configId, value });
+  session.machine.send({ type: 'setup.reported', modes: modes ?? null, configOptions: configOptions ?? null });
+}
+
+/**
+ * Gives a new agent process the user's choices (at least one request): the chart is
+ * `reapplying` (prompts wait) until each is answered.
+ */
+export function startReapply(live: Live, session: HostSession, requests: readonly ReapplyRequest[], context: AgentEventContext): void {
+  session.machine.send({ type: 'reapply.started', requests: requests.length });
+  const { reapplyRound: round } = session.machine.getSnapshot().context as SessionMachineContext;
+  const inner = innerAgent(live, session.agent);
+  for (const request of requests) {
+    const requestId = `h${live.nextKey++}`;
+    live.pending.set(requestId, { kind: 'reapply', sessionId: session.sessionId, round, request });
+    sendTo(inner, { type: request.type, requestId, method: request.method, params: { ...request.params }, context });
+  }
+}
+
+/**
+ * A re-apply request answered. Accepted: the session's state shows it. Refused: a notice says
+ * which choice the agent did not take (the session goes on with the agent's value; the choice
+ * stays journaled). Once the last is answered, what waited goes on (a load's answer, the held prompts).
+ */
+export function reapplyAnswered(live: Live, pending: Extract<Pending, { kind: 'reapply' }>, result: unknown, error: ErrorObject | undefined): void {
+  const session = live.sessions.get(pending.sessionId);
+  if (!session) return;
+  // Sent to a process that died since: the next process gets its own round.
+  if ((session.machine.getSnapshot().context as SessionMachineContext).reapplyRound !== pending.round) return;
+  const { request } = pending;
+  if (error) {
+    notify(live, session.sessionId, 'warning', `${session.agent} did not take ${request.what} again`, `The new agent process refused ${request.method} (${error.message}); the session goes on with the agent's own setting. set_mode or set_config_option chooses again.`);
+  } else if (request.method === 'session/set_mode') {
+    session.machine.send({ type: 'mode.changed', currentModeId: request.params.modeId });
+  } else {
+    settingAnswered(live, session, undefined, { configId: request.params.configId, value: request.params.value }, result);
+  }
+  session.machine.send({ type: 'reapply.answered', round: pending.round });
+  if (session.machine.getSnapshot().value === 'reapplying') return;
+  for (const next of session.afterReapply.splice(0)) next();
+  releaseHeldPrompts(live, session);
+}
+
+/** What the journal says the user chose for a session; a journal that cannot say counts a failure and chose nothing. */
+export function journaledChoices(live: Live, sessionId: string): ChosenSettings {
+  const journal = live.input.journal;
+  try {
+    return chosenFromEntries(journal.stateEntries ? journal.stateEntries(sessionId) : journal.entries(sessionId).filter((record) => stateEntryKinds.has(record.entry.kind)));
+  } catch (error) {
+    failedWrite(live, sessionId, error);
+    return chosenFromEntries([]);
+  }
+}

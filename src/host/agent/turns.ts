@@ -1,0 +1,115 @@
+/**
+ * The host's side of a session's turns: the session machine decides them (queue, cancel,
+ * cancel grace, close, failure: src/session/turn-queue.ts); this carries out what it emits.
+ * A prompt is journaled when its turn starts and sent to the agent, unless a new agent process
+ * is getting the user's choices first (it is held until then); its answer is journaled and
+ * goes to the editor; a cancel goes to the agent, or ends a held prompt unseen by the agent.
+ */
+import type { ContentBlock, StopReason } from '@agentclientprotocol/sdk';
+import type { AgentRequestEvent } from '../../acp/native-agent.js';
+import type { SessionMachineContext, SessionMachineEmitted } from '../../session/session-machine.js';
+import { hasChoices } from '../../session/session-state.js';
+import type { HostSession, Live } from './live.js';
+import { emit } from './delivery.js';
+import { innerAgent, sendTo } from './inner-agents.js';
+import { journalFailure, record, recordOrError } from './journal-writes.js';
+
+/** The permission answer for a turn that was cancelled (ACP's outcome). */
+const cancelledPermission = { outcome: { outcome: 'cancelled' } };
+
+/** A prompt for a live session: its machine decides when its turn starts. */
+export function promptCame(session: HostSession, request: AgentRequestEvent): void {
+  session.prompts.set(request.requestId, { request, journaled: false });
+  session.machine.send({ type: 'prompt', requestId: request.requestId });
+}
+
+/** Carries out a command of the session's machine. */
+export function onTurnCommand(live: Live, session: HostSession, command: SessionMachineEmitted): void {
+  const prompt = session.prompts.get(command.requestId);
+  switch (command.type) {
+    case 'turn.start': {
+      if (!prompt) return;
+      // Journaled before the agent sees it: a prompt the host lost track of is still on record.
+      const refused = recordOrError(live, session.sessionId, { kind: 'prompt', prompt: prompt.request.params.prompt as ContentBlock[] });
+      if (refused) {
+        const error = journalFailure(refused, session.sessionId, 'the prompt was not sent to the agent');
+        session.machine.send({ type: 'prompt.settled', outcome: 'error', requestId: command.requestId, error });
+        return;
+      }
+      prompt.journaled = true;
+      // A new agent process gets the user's mode and config first: the prompt waits for that.
+      if (holdsPrompts(session)) session.held.push(prompt.request);
+      else sendPrompt(live, session, prompt.request);
+      return;
+    }
+    case 'turn.cancelAgent': {
+      const held = session.held.findIndex((request) => request.requestId === command.requestId);
+      if (held >= 0) {
+        // Never reached the agent: it ends here, cancelled.
+        session.held.splice(held, 1);
+        session.machine.send({ type: 'prompt.settled', outcome: 'cancelled', requestId: command.requestId, result: { stopReason: 'cancelled' } });
+        return;
+      }
+      if (!live.context) return;
+      sendTo(innerAgent(live, session.agent), { type: 'session.cancel', sessionId: session.sessionId, requestId: command.requestId, context: live.context });
+      return;
+    }
+    case 'turn.permissionCancelled':
+      cancelPermissions(live, session);
+      return;
+    case 'turn.answer': {
+      forgetPrompt(session, command.requestId);
+      const stopReason = (command.result as { stopReason?: StopReason } | undefined)?.stopReason;
+      if (prompt?.journaled && stopReason) record(live, session.sessionId, { kind: 'stop', stopReason });
+      emit(live, { type: 'acp.respond', requestId: command.requestId, result: command.result });
+      return;
+    }
+    case 'turn.fail':
+      forgetPrompt(session, command.requestId);
+      if (prompt?.journaled) record(live, session.sessionId, { kind: 'error', error: command.error });
+      emit(live, { type: 'acp.error', requestId: command.requestId, error: command.error });
+      return;
+  }
+}
+
+/** An answered prompt: no longer the host's to send or hold. */
+function forgetPrompt(session: HostSession, requestId: string): void {
+  session.prompts.delete(requestId);
+  const held = session.held.findIndex((request) => request.requestId === requestId);
+  if (held >= 0) session.held.splice(held, 1);
+}
+
+/** The session's permission requests still with the editor: the agent gets `cancelled` for each, the editor's later answer is dropped. */
+function cancelPermissions(live: Live, session: HostSession): void {
+  for (const [key, call] of live.clientCalls) {
+    if (call.sessionId !== session.sessionId || call.method !== 'session/request_permission') continue;
+    live.clientCalls.delete(key);
+    const toolCall = (call.params as { toolCall?: { toolCallId?: string; title?: string } }).toolCall;
+    record(live, session.sessionId, { kind: 'permission', toolCallId: toolCall?.toolCallId, title: toolCall?.title ?? undefined, outcome: cancelledPermission.outcome });
+    live.inner.get(call.agent)?.ref.send({ type: 'client.response', key: call.key, result: cancelledPermission });
+  }
+}
+
+/** Sends a prompt to the session's agent (journaled when its turn started). */
+export function sendPrompt(live: Live, session: HostSession, request: AgentRequestEvent): void {
+  live.pending.set(request.requestId, { kind: 'prompt', sessionId: session.sessionId });
+  sendTo(innerAgent(live, session.agent), request);
+}
+
+/**
+ * Whether a prompt must wait: the user's choices are being given to a new agent process, or
+ * the agent is restarting and there are choices to give the new process once it is up.
+ */
+export function holdsPrompts(session: HostSession): boolean {
+  const snapshot = session.machine.getSnapshot();
+  if (snapshot.value === 'reapplying') return true;
+  return snapshot.value === 'recovering' && hasChoices((snapshot.context as SessionMachineContext).state.chosen);
+}
+
+/** The held prompt goes to the agent (the re-apply is over, or there was nothing to re-apply). */
+export function releaseHeldPrompts(live: Live, session: HostSession): void {
+  for (const request of session.held.splice(0)) {
+    if (live.sessions.get(session.sessionId) !== session) return;
+    sendPrompt(live, session, request);
+  }
+}
