@@ -13,7 +13,6 @@
  * the gating and the request ids.
  */
 import type { AgentCapabilities, ClientCapabilities, SessionUpdate } from '@agentclientprotocol/sdk';
-import { isAbsolute } from 'node:path';
 import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
 import {
   connectionLogic,
@@ -37,6 +36,7 @@ import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { shutdown } from '../supervision/commands.js';
 import { agentNotifications, agentRequests, CLIENT_METHODS, unstableAgentRequests } from './methods.js';
 import { parserOf, schemaOf } from './schemas.js';
+import { advertisesFork, clientAllows, missingAgentCapability, sessionSetupRefusal, unadvertisedContent } from './capability-gate.js';
 import {
   handlerEventTypes,
   type AgentEventContext,
@@ -182,11 +182,7 @@ const turnUpdates = new Set(['agent_message_chunk', 'agent_thought_chunk', 'user
 
 const defaultCancelGraceMs = 5000;
 
-/** Whether `sessionCapabilities.fork` is advertised (it is unstable: absent from the stable types, present on the wire). */
-export function advertisesFork(capabilities: AgentCapabilities | undefined): boolean {
-  const fork = (capabilities?.sessionCapabilities as { fork?: unknown } | undefined)?.fork;
-  return fork !== undefined && fork !== null;
-}
+export { advertisesFork } from './capability-gate.js';
 
 /**
  * The methods the connection accepts (others: -32601). Params are validated by the server
@@ -599,31 +595,22 @@ function serveHeld(live: Live): void {
 /** The protocol's gates, before the handler sees anything. `undefined` lets the request through. */
 function gate(live: Live, method: string, params: Record<string, unknown>): RpcError | undefined {
   const caps = live.capabilities;
-  const sessionCaps = caps.sessionCapabilities ?? {};
-  const notAdvertised = () => RpcError.methodNotFound(method);
+  if (missingAgentCapability(caps, method)) return RpcError.methodNotFound(method);
   switch (method) {
     case 'authenticate': {
       const methods = live.authMethods.filter((entry) => (entry as { type?: string }).type !== 'terminal');
-      if (methods.length === 0) return notAdvertised();
+      if (methods.length === 0) return RpcError.methodNotFound(method);
       if (!methods.some((entry) => entry.id === params.methodId)) return RpcError.invalidParams(`unknown auth method ${JSON.stringify(params.methodId)}`);
       return undefined;
     }
-    case 'logout':
-      return caps.auth?.logout ? undefined : notAdvertised();
-    case 'session/load':
-      return caps.loadSession ? sessionSetupGate(live, params) : notAdvertised();
-    case 'session/list':
-      return sessionCaps.list ? undefined : notAdvertised();
-    case 'session/resume':
-      return sessionCaps.resume ? sessionSetupGate(live, params) : notAdvertised();
-    case 'session/close':
-      return sessionCaps.close ? knownSession(live, params) : notAdvertised();
-    case 'session/delete':
-      return sessionCaps.delete ? undefined : notAdvertised();
     case 'session/new':
+    case 'session/load':
+    case 'session/resume':
       return sessionSetupGate(live, params);
+    case 'session/close':
+      return knownSession(live, params);
     case 'session/fork':
-      return advertisesFork(caps) ? knownSession(live, params) ?? sessionSetupGate(live, params) : notAdvertised();
+      return knownSession(live, params) ?? sessionSetupGate(live, params);
     case 'session/set_mode': {
       const unknown = knownSession(live, params);
       if (unknown) return unknown;
@@ -651,28 +638,23 @@ function knownSession(live: Live, params: Record<string, unknown>): RpcError | u
 }
 
 function sessionSetupGate(live: Live, params: Record<string, unknown>): RpcError | undefined {
-  const caps = live.capabilities;
-  // ACP: paths in payloads MUST be absolute.
-  if (typeof params.cwd === 'string' && !isAbsolute(params.cwd)) return RpcError.invalidParams(`cwd must be an absolute path, got ${JSON.stringify(params.cwd)}`);
-  const directories = params.additionalDirectories as unknown[] | undefined;
-  if (directories && directories.length > 0 && !caps.sessionCapabilities?.additionalDirectories) {
-    return RpcError.invalidParams('additionalDirectories is not supported by this agent');
+  const refusal = sessionSetupRefusal(live.capabilities, params);
+  switch (refusal?.kind) {
+    case undefined:
+      return undefined;
+    case 'cwd_not_absolute':
+      return RpcError.invalidParams(`cwd must be an absolute path, got ${JSON.stringify(refusal.cwd)}`);
+    case 'additional_directories':
+      return RpcError.invalidParams('additionalDirectories is not supported by this agent');
+    case 'mcp_transport':
+      return RpcError.invalidParams(`${refusal.transport.toUpperCase()} MCP servers are not supported by this agent`);
   }
-  for (const server of (params.mcpServers as Array<{ type?: string }> | undefined) ?? []) {
-    if (server.type === 'http' && !caps.mcpCapabilities?.http) return RpcError.invalidParams('HTTP MCP servers are not supported by this agent');
-    if (server.type === 'sse' && !caps.mcpCapabilities?.sse) return RpcError.invalidParams('SSE MCP servers are not supported by this agent');
-  }
-  return undefined;
 }
 
 function promptContentGate(caps: AgentCapabilities, prompt: Array<{ type: string }>): RpcError | undefined {
-  const allowed = caps.promptCapabilities ?? {};
-  for (const block of prompt ?? []) {
-    if (block.type === 'image' && !allowed.image) return RpcError.invalidParams('image content is not supported by this agent');
-    if (block.type === 'audio' && !allowed.audio) return RpcError.invalidParams('audio content is not supported by this agent');
-    if (block.type === 'resource' && !allowed.embeddedContext) return RpcError.invalidParams('embedded resources are not supported by this agent');
-  }
-  return undefined;
+  const type = unadvertisedContent(caps, prompt);
+  if (!type) return undefined;
+  return RpcError.invalidParams(type === 'resource' ? 'embedded resources are not supported by this agent' : `${type} content is not supported by this agent`);
 }
 
 function onNotification(live: Live, method: string, params: unknown): void {
@@ -946,30 +928,6 @@ function withoutUnsupportedOptions(live: Live, value: unknown): unknown {
   const booleans = (live.context?.clientCapabilities.session as { configOptions?: { boolean?: unknown } } | undefined)?.configOptions?.boolean;
   if (!Array.isArray(options) || booleans) return value;
   return { ...(value as object), configOptions: options.filter((option: { type?: string }) => option.type !== 'boolean') };
-}
-
-/** Client capabilities that gate each agent → client request. */
-function clientAllows(caps: ClientCapabilities, method: string, params: unknown): boolean {
-  switch (method) {
-    case CLIENT_METHODS.session_request_permission:
-      return true;
-    case CLIENT_METHODS.fs_read_text_file:
-      return caps.fs?.readTextFile === true;
-    case CLIENT_METHODS.fs_write_text_file:
-      return caps.fs?.writeTextFile === true;
-    case CLIENT_METHODS.terminal_create:
-    case CLIENT_METHODS.terminal_output:
-    case CLIENT_METHODS.terminal_wait_for_exit:
-    case CLIENT_METHODS.terminal_kill:
-    case CLIENT_METHODS.terminal_release:
-      return caps.terminal === true;
-    case CLIENT_METHODS.elicitation_create: {
-      const mode = (params as { mode?: string } | undefined)?.mode;
-      return mode === 'url' ? caps.elicitation?.url !== undefined && caps.elicitation?.url !== null : caps.elicitation?.form !== undefined && caps.elicitation?.form !== null;
-    }
-    default:
-      return method.startsWith('_');
-  }
 }
 
 function requestClient(live: Live, key: string, method: string, params: unknown): void {
