@@ -112,12 +112,13 @@ describe('warden acp startup: what it loads', function () {
     }
   });
 
-  it('--agent claude answers initialize before zod and the SDK\'s schemas load; the first request that needs them loads them', async () => {
+  it('--agent claude answers initialize before execa, zod and the SDK\'s schemas load; the first spawn and the first check that needs them load them', async () => {
     const { atInitialize, all } = await modulesLoadedBy(dir, ['--agent', 'claude']);
-    const schemas = (urls: readonly string[]) => urls.filter((url) => url.includes('/node_modules/zod/') || url.endsWith('/zod.gen.js') || url.endsWith('/@agentclientprotocol/sdk/dist/v1/stable/acp.js'));
-    expect(ownModules(atInitialize), 'the log was read after warden had started').to.include.members(['cli/acp.ts', 'acp/agent-server.ts', 'acp/schemas.ts']);
-    expect(schemas(atInitialize), 'loaded before initialize was answered').to.deep.equal([]);
-    // session/new's params are checked by the SDK's schema: the log sees how they load.
+    const heavy = (urls: readonly string[]) => urls.filter((url) => /\/node_modules\/(?:execa|zod)\//u.test(url) || url.endsWith('/zod.gen.js') || url.endsWith('/@agentclientprotocol/sdk/dist/v1/stable/acp.js'));
+    expect(ownModules(atInitialize), 'the log was read after warden had started').to.include.members(['cli/acp.ts', 'acp/agent-server.ts', 'acp/schemas.ts', 'port/port.ts']);
+    expect(heavy(atInitialize), 'loaded before initialize was answered').to.deep.equal([]);
+    // session/new spawns claude and has its params checked by the SDK's schema: the log sees both load.
+    expect(all.filter((url) => url.endsWith('/node_modules/execa/index.js')), 'execa, loaded for the first spawn').to.have.lengthOf(1);
     expect(all.filter((url) => url.endsWith('/dist/v1/schema/zod.gen.js')), 'the SDK schemas, loaded for session/new').to.have.lengthOf(1);
   });
 
