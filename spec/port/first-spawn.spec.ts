@@ -23,7 +23,7 @@ interface Facts {
   readonly status: string;
 }
 
-async function drive(mode: 'write' | 'stop' | 'kill'): Promise<Facts> {
+async function drive(mode: 'write' | 'stop' | 'kill' | 'busy'): Promise<Facts> {
   const child = spawn(process.execPath, ['--import', tsx, driver, mode], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   launched.push(child);
   const stderr = stderrOf(child);
@@ -54,6 +54,13 @@ describe('port: the first spawn of a process (execa loaded on demand)', function
     expect(facts.end.output?.kind).to.equal('shutdown');
     expect(facts.end.output?.detail?.reason?.kind).to.equal('stopped');
     expect(facts.spawned).to.deep.equal([]);
+  });
+
+  it('busy said before the spawn arms the watchdog: a silent CLI is killed as hung', async () => {
+    const facts = await drive('busy');
+    expect(facts.spawned).to.have.lengthOf(1);
+    expect(facts.end.error, 'the port failed').to.be.a('string').that.includes('hung');
+    await expectGroupGone(facts.spawned[0] as number);
   });
 
   it('an actor stopped before the spawn spawns nothing afterwards', async () => {

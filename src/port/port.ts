@@ -577,7 +577,8 @@ function spawnChild(live: Live, execa: Execa): void {
     reaperTrack(child.pid);
     scope.emit({ type: 'port.spawned', pid: child.pid, command: commandLine(options) });
     self.send({ type: 'port.internal.spawned' });
-    armWatchdog(live, { busy: false, toolRunning: false });
+    // What the owner said of the turn so far (it may have spoken while execa was loading).
+    armWatchdog(live, (self.getSnapshot() as PortSnapshot).context);
   }
 }
 
