@@ -4,7 +4,9 @@
  * it loads is logged by a module hook (spec/support/module-log.mjs), and the log is read
  * after it answered `initialize` and `session/new` and exited. The inspector's WebSocket
  * code loads only with `--inspect`; the demo agent, the other commands (demo, chaos, the
- * inspect viewer) and the state-chart catalog never load for `--agent claude`.
+ * inspect viewer) and the state-chart catalog never load for `--agent claude`. execa, zod
+ * and the SDK's schemas have not loaded when `initialize` is answered (the log is read then,
+ * and also sees `require()`: spec/support/require-log.cjs); `session/new` loads them.
  */
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
