@@ -21,7 +21,8 @@
  * shared machine the wall-clock times move with the load, the CPU a process needs much less.
  *
  * Cases interleaved round by round, 1 warm-up round, 11 measured. Then one more run of each
- * adapter counts the ES modules it loaded before exiting (spec/support/module-log.mjs).
+ * adapter counts the modules it had loaded when it answered `initialize`, and before exiting
+ * (through `import`: spec/support/module-log.mjs; through `require()`: require-log.cjs).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -33,6 +34,7 @@ import { check, formatRatio, summarize, table, withDeadline, type Stats } from '
 const root = fileURLToPath(new URL('..', import.meta.url));
 const fakeClaude = join(root, 'spec', 'support', 'fake-claude.mjs');
 const moduleLog = join(root, 'spec', 'support', 'module-log.mjs');
+const requireLog = join(root, 'spec', 'support', 'require-log.cjs');
 const tsx = import.meta.resolve('tsx');
 const peersDir = process.env.WARDEN_PEERS_DIR ?? join(root, '.cache', 'peers');
 const peerPackage = join(peersDir, 'node_modules', '@agentclientprotocol', 'claude-agent-acp');
@@ -52,6 +54,8 @@ interface Sample {
   readonly ready: number | undefined;
   /** The adapter process's own CPU time (user + system) when `initialize` was answered, ms (Linux /proc; 10 ms ticks). */
   readonly cpuMs: number;
+  /** With a module log: its lines when `initialize` was answered. */
+  readonly modulesAtInitialize: readonly string[];
 }
 
 /** CPU time (user + system, ms) of a live process so far; NaN where /proc cannot tell. */
@@ -102,6 +106,7 @@ async function runCase(side: Side, launch: Launch, extraEnv: Record<string, stri
     const waiting = new Map<number, () => void>();
     let buffered = '';
     let cpuAtInitialize = Number.NaN;
+    let modulesAtInitialize: string[] = [];
     running.stdout?.on('data', (chunk: Buffer) => {
       const at = process.hrtime.bigint();
       buffered += chunk.toString('utf8');
@@ -109,7 +114,10 @@ async function runCase(side: Side, launch: Launch, extraEnv: Record<string, stri
         const message = JSON.parse(buffered.slice(0, newline)) as Record<string, unknown>;
         buffered = buffered.slice(newline + 1);
         if (typeof message.id === 'number') {
-          if (message.id === 1) cpuAtInitialize = cpuOf(running.pid);
+          if (message.id === 1) {
+            cpuAtInitialize = cpuOf(running.pid);
+            if (extraEnv.MODULE_LOG && existsSync(extraEnv.MODULE_LOG)) modulesAtInitialize = readFileSync(extraEnv.MODULE_LOG, 'utf8').split('\n').filter(Boolean);
+          }
           answers.set(message.id, { at, message });
           waiting.get(message.id)?.();
         }
@@ -143,7 +151,7 @@ async function runCase(side: Side, launch: Launch, extraEnv: Record<string, stri
     while (!ended() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     if (!ended() && running.pid) process.kill(-running.pid, 'SIGKILL');
     await exited;
-    return { initialized: Number(initialized.at - started), ready, cpuMs: cpuAtInitialize };
+    return { initialized: Number(initialized.at - started), ready, cpuMs: cpuAtInitialize, modulesAtInitialize };
   } finally {
     // The editor is gone: nothing of the case's process group may stay.
     if (child?.pid) {
@@ -157,14 +165,22 @@ async function runCase(side: Side, launch: Launch, extraEnv: Record<string, stri
   }
 }
 
-/** The ES modules one run of `launch` loaded (node_modules and the adapter's own). */
-async function modulesOf(side: Side, launch: Launch): Promise<{ total: number; packages: number }> {
+interface ModuleCounts {
+  readonly total: number;
+  readonly packages: number;
+  /** Of `total`, those loaded by the time `initialize` was answered. */
+  readonly atInitialize: number;
+}
+
+/** The modules one run of `launch` loaded, through `import` and `require()` (node_modules and the adapter's own). */
+async function modulesOf(side: Side, launch: Launch): Promise<ModuleCounts> {
   const log = join(mkdtempSync(join(tmpdir(), 'warden-bench-modules-')), 'modules.log');
   try {
-    const args = launch.command === process.execPath ? ['--import', moduleLog, ...launch.args] : launch.args;
-    await runCase(side, { ...launch, args }, { MODULE_LOG: log });
-    const urls = readFileSync(log, 'utf8').split('\n').filter((url) => url.startsWith('file://'));
-    return { total: urls.length, packages: urls.filter((url) => url.includes('/node_modules/')).length };
+    const args = launch.command === process.execPath ? ['--import', moduleLog, '--require', requireLog, ...launch.args] : launch.args;
+    const sample = await runCase(side, { ...launch, args }, { MODULE_LOG: log });
+    const files = (lines: readonly string[]) => new Set(lines.filter((url) => url.startsWith('file://')));
+    const urls = [...files(readFileSync(log, 'utf8').split('\n'))];
+    return { total: urls.length, packages: urls.filter((url) => url.includes('/node_modules/')).length, atInitialize: files(sample.modulesAtInitialize).size };
   } finally {
     rmSync(join(log, '..'), { recursive: true, force: true });
   }
@@ -198,7 +214,7 @@ export async function startup(): Promise<void> {
     const sessionNew = (side: Side) => summarize((samples.get(side) ?? []).map((sample) => sample.ready ?? 0));
     const cpu = (side: Side) => summarize((samples.get(side) ?? []).map((sample) => sample.cpuMs));
     const vsPeer = (stats: Stats, of: (side: Side) => Stats) => (peer ? formatRatio(stats.median / of('claude-agent-acp').median) : 'n/a');
-    const modules = new Map<Side, { total: number; packages: number }>();
+    const modules = new Map<Side, ModuleCounts>();
     for (const side of sides.filter((name) => name !== 'node')) modules.set(side, await modulesOf(side, launches[side] as Launch));
     const rows = sides.map((side) => {
       const init = initialize(side);
@@ -211,11 +227,11 @@ export async function startup(): Promise<void> {
         vsPeer(cpu(side), cpu),
         launches[side]?.sessions ? formatMs(sessionNew(side)) : '',
         launches[side]?.sessions ? vsPeer(sessionNew(side), sessionNew) : '',
-        loaded ? `${loaded.total} (${loaded.packages} from node_modules)` : '',
+        loaded ? `${loaded.atInitialize} / ${loaded.total} (${loaded.packages} from node_modules)` : '',
       ];
     });
     console.log(`${plan.repetitions} cases each after ${plan.warmup} warm-up round, interleaved; median (min–max); ratio = this / claude-agent-acp (goal for warden (built): ≤ 0.5× on initialize)`);
-    console.log(table(['adapter', 'spawn -> initialize answered', '/ peer', 'CPU to initialize', '/ peer', 'spawn -> session/new answered', '/ peer', 'ES modules loaded'], rows));
+    console.log(table(['adapter', 'spawn -> initialize answered', '/ peer', 'CPU to initialize', '/ peer', 'spawn -> session/new answered', '/ peer', 'modules at initialize / in all'], rows));
   } finally {
     rmSync(build, { recursive: true, force: true });
   }

@@ -19,6 +19,7 @@ import {
   type PortInput,
 } from '../../src/port/index.js';
 import { createSupervisor, whichChildren } from '../../src/supervision/index.js';
+import { loadExeca } from '../../src/port/execa-loader.js';
 import { expectGroupGone, groupMembers, isAlive, waitUntil } from '../support/processes.js';
 
 const fakeCli = fileURLToPath(new URL('../support/fake-cli.mjs', import.meta.url));
@@ -71,6 +72,9 @@ function startPort(input: Partial<PortInput> = {}, cliArgs: string[] = []): Harn
 }
 
 describe('port', () => {
+  // The first spawn of a process waits for execa to load (spec/port/first-spawn.spec.ts);
+  // these cases are about ports whose spawn is synchronous, as every later one is.
+  before(() => loadExeca());
   afterEach(async () => {
     for (const actor of started.splice(0)) if (actor.getSnapshot().status === 'active') actor.stop();
     for (const pgid of groups.splice(0)) await expectGroupGone(pgid);

@@ -2,9 +2,25 @@
  * ACP method names, from the SDK's generated tables (never typed by hand), with the ACP
  * type of each method's params and result.
  */
-export { AGENT_METHODS, CLIENT_METHODS, PROTOCOL_METHODS, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
-import { AGENT_METHODS, CLIENT_METHODS } from '@agentclientprotocol/sdk';
 import type { AGENT_METHODS as SDK_UNSTABLE_AGENT_METHODS } from '@agentclientprotocol/sdk/unstable';
+import { createRequire } from 'node:module';
+
+type Sdk = typeof import('@agentclientprotocol/sdk');
+
+// The SDK's own module of method tables (plain constants), not its root: the root builds all
+// its zod schemas on import, which `warden acp` does not need before `initialize` is answered
+// (schemas.ts loads them when a check needs them). Found beside the JSON schema it exports.
+const require = createRequire(import.meta.url);
+const sdkMethods = require(require.resolve('@agentclientprotocol/sdk/schema/v1/schema.json').replace(/schema[\\/]v1[\\/]schema\.json$/u, 'dist/v1/schema/index.js')) as Pick<Sdk, 'AGENT_METHODS' | 'CLIENT_METHODS' | 'PROTOCOL_METHODS' | 'PROTOCOL_VERSION'>;
+
+/** Methods an agent serves, by the SDK's names for them (`session_new: 'session/new'`). */
+export const AGENT_METHODS: Sdk['AGENT_METHODS'] = sdkMethods.AGENT_METHODS;
+/** Methods a client serves. */
+export const CLIENT_METHODS: Sdk['CLIENT_METHODS'] = sdkMethods.CLIENT_METHODS;
+/** Methods of the protocol itself (`$/cancel_request`). */
+export const PROTOCOL_METHODS: Sdk['PROTOCOL_METHODS'] = sdkMethods.PROTOCOL_METHODS;
+/** The ACP protocol version the SDK speaks. */
+export const PROTOCOL_VERSION: Sdk['PROTOCOL_VERSION'] = sdkMethods.PROTOCOL_VERSION;
 
 /**
  * The unstable agent methods warden serves and calls, checked against the SDK's unstable table

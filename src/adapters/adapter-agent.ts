@@ -417,7 +417,10 @@ function bindPort(live: Live, session: Session): void {
         session.lastExit = event.exit;
       }),
     ];
-    if (pid !== undefined) session.adapter?.send({ type: 'port.started', pid, restarts: session.restarts, port });
+    const started = (spawned: number) => session.adapter?.send({ type: 'port.started', pid: spawned, restarts: session.restarts, port });
+    // The first spawn of a process waits for execa to load (src/port/execa-loader.ts): its pid comes with `port.spawned`.
+    if (pid !== undefined) started(pid);
+    else session.portSubscriptions.push(port.on('port.spawned', (event: Extract<PortEmitted, { type: 'port.spawned' }>) => started(event.pid)));
     return;
   }
   session.portSubscriptions = [
@@ -436,7 +439,9 @@ function bindPort(live: Live, session: Session): void {
       adapter()?.send({ type: 'port.exited', exit: event.exit });
     }),
   ];
-  if (pid !== undefined) session.adapter?.send({ type: 'port.started', pid, restarts: session.restarts });
+  const started = (spawned: number) => session.adapter?.send({ type: 'port.started', pid: spawned, restarts: session.restarts });
+  if (pid !== undefined) started(pid);
+  else session.portSubscriptions.push(port.on('port.spawned', (event: Extract<PortEmitted, { type: 'port.spawned' }>) => started(event.pid)));
 }
 
 function onAdapterOutput(live: Live, session: Session, output: SessionAdapterOutput): void {
@@ -623,6 +628,7 @@ function listSessions(live: Live, request: AgentRequestEvent, listing: SessionLi
       );
       const pid = (cli.getSnapshot() as { context?: { pid?: number } }).context?.pid;
       if (pid !== undefined) lister.send({ type: 'port.started', pid, restarts: 0 });
+      else subscriptions.push(cli.on('port.spawned', (event: Extract<PortEmitted, { type: 'port.spawned' }>) => lister.send({ type: 'port.started', pid: event.pid, restarts: 0 })));
     }
     subscriptions.push(supervisor.subscribe({
       complete: () => {

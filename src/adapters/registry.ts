@@ -4,7 +4,6 @@
  * overkill for a table that only records probe results.
  */
 import { createStore } from '@xstate/store';
-import { execa } from 'execa';
 import { findExecutable } from '../port/resolve-executable.js';
 import { defaultToolIdleMs } from '../port/watchdog.js';
 import type { AdapterDefinition, ExecutableSpec } from './adapter.js';
@@ -199,6 +198,8 @@ export async function probeAgent(entry: AgentEntry, options: ResolveOptions = {}
   const versionArgs = entry.executable?.versionArgs;
   if (!versionArgs) return { name: entry.name, installed: true, path, version: undefined, problem: undefined };
   const env = options.lookupEnv ?? process.env;
+  // Loaded here, not at import: `warden acp` reads the registry but probes nothing.
+  const { execa } = await import('execa');
   const result = await execa(path, [...versionArgs], { reject: false, timeout: 5000, stdin: 'ignore', env: { PATH: env.PATH ?? '', HOME: env.HOME ?? '' }, extendEnv: false });
   if (result.exitCode === 0) return { name: entry.name, installed: true, path, version: String(result.stdout).trim().split('\n')[0], problem: undefined };
   // One line: execa's short message puts the spawn error on a line of its own.

@@ -10,3 +10,4 @@ export * from './port-exit.js';
 export * from './port.js';
 export { defaultToolIdleMs, type WatchdogInput, type WatchdogSettings } from './watchdog.js';
 export * from './resolve-executable.js';
+export { loadExeca } from './execa-loader.js';

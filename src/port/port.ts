@@ -11,7 +11,6 @@
  * `shutdown` exit reason carrying the {@link PortExit}), and `error` with a
  * {@link PortError} otherwise, so a supervisor restarts it by the usual rules.
  */
-import { execa } from 'execa';
 import { existsSync, statSync } from 'node:fs';
 import type { ActorLogic, ActorScope, ActorSystem, AnyActorRef, Snapshot } from 'xstate';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
@@ -28,6 +27,8 @@ import { signalGroup, trackGroup, untrackGroup } from './process-group.js';
 import { reaperForget, reaperTrack } from './orphan-reaper.js';
 import { checkExecutable } from './resolve-executable.js';
 import { readGateOf } from './read-gate.js';
+import { loadedExeca, loadExeca } from './execa-loader.js';
+import { EarlyWrites } from './early-writes.js';
 import { allowedSilence, silenceCounts, watchdogSettings, type WatchdogFacts, type WatchdogInput, type WatchdogSettings } from './watchdog.js';
 import {
   isNormalPortExit,
@@ -198,8 +199,10 @@ interface Live {
   readonly framer: LineFramer;
   /** What a complete stdout line goes through (the framer's output; fault injection's input). */
   readonly onLine: (line: string) => void;
-  child: ReturnType<typeof execa> | undefined;
+  child: ReturnType<Execa> | undefined;
   writes: WriteQueue | undefined;
+  /** Writes sent while the first spawn waited for execa to load (early-writes.ts). */
+  readonly early: EarlyWrites;
   pid: number | undefined;
   spawnedAt: number;
   linesIn: number;
@@ -220,6 +223,8 @@ interface Live {
   /** Stops listening to the read gate. */
   leaveGate: (() => void) | undefined;
 }
+
+type Execa = NonNullable<ReturnType<typeof loadedExeca>>;
 
 const lives = new WeakMap<AnyActorRef, Live>();
 
@@ -385,6 +390,7 @@ function createLive(scope: Scope, options: Normalized): Live {
     onLine: () => undefined,
     child: undefined,
     writes: undefined,
+    early: new EarlyWrites(options.maxQueuedBytes),
     pid: undefined,
     spawnedAt: 0,
     linesIn: 0,
@@ -444,6 +450,40 @@ function spawnProcess(live: Live): void {
   }
   const problem = checkExecutable(options.command, options.env, options.cwd);
   if (problem) throw startFailure(live, Object.assign(new Error(problem.message), { code: problem.code, syscall: 'spawn' }));
+  const execa = loadedExeca();
+  if (execa) {
+    spawnChild(live, execa);
+    return;
+  }
+  // The first spawn of this process: the port stays `starting` (writes wait in live.early)
+  // until execa is loaded. Asked to stop meanwhile, it ends without spawning.
+  loadExeca().then(
+    (loaded) => {
+      if (live.finished) return;
+      if (live.stopRequested) {
+        self.send({ type: 'port.internal.closed' });
+        return;
+      }
+      try {
+        spawnChild(live, loaded);
+      } catch (error) {
+        // What a synchronous spawn would have thrown from start: the port fails with it.
+        live.spawnError ??= error as NodeJS.ErrnoException;
+        self.send({ type: 'port.internal.closed' });
+      }
+    },
+    (error: unknown) => {
+      if (live.finished) return;
+      live.spawnError ??= Object.assign(new Error(`execa could not be loaded: ${(error as Error).message}`, { cause: error }), { code: 'EXECA_LOAD' }) as NodeJS.ErrnoException;
+      self.send({ type: 'port.internal.closed' });
+    },
+  );
+}
+
+/** Spawns the checked CLI with execa and wires its process to the actor. */
+function spawnChild(live: Live, execa: Execa): void {
+  const { options, scope } = live;
+  const self = scope.self;
   const child = execa(options.command, options.args, {
     cwd: options.cwd,
     env: options.env,
@@ -519,6 +559,7 @@ function spawnProcess(live: Live): void {
   });
   if (child.stdin) {
     live.writes = new WriteQueue(child.stdin, options.maxQueuedBytes);
+    live.early.handTo(live.writes);
     child.stdin.on('error', (error: NodeJS.ErrnoException) => {
       const failure = new PortWriteError('stdin_closed', `The agent process closed its input (${error.code ?? error.message}).`, { cause: error });
       live.writes?.fail(failure);
@@ -536,7 +577,8 @@ function spawnProcess(live: Live): void {
     reaperTrack(child.pid);
     scope.emit({ type: 'port.spawned', pid: child.pid, command: commandLine(options) });
     self.send({ type: 'port.internal.spawned' });
-    armWatchdog(live, { busy: false, toolRunning: false });
+    // What the owner said of the turn so far (it may have spoken while execa was loading).
+    armWatchdog(live, (self.getSnapshot() as PortSnapshot).context);
   }
 }
 
@@ -576,7 +618,13 @@ function onWrite(snapshot: PortSnapshot, live: Live, event: Extract<PortEvent, {
     reply(new PortWriteError('invalid_message', 'Expected a port line without newline characters; send one JSON message per line.'));
     return snapshot;
   }
-  if (snapshot.value !== 'running' || !live.writes) {
+  // `starting`: the first spawn of the process waits for execa (the write waits in live.early),
+  // or the CLI has just spawned and the actor has not yet heard (its stdin takes the write).
+  if (snapshot.value === 'starting' && !live.stopRequested && !live.finished && !live.writes) {
+    live.early.write(`${line}\n`, reply);
+    return snapshot;
+  }
+  if ((snapshot.value !== 'running' && snapshot.value !== 'starting') || live.stopRequested || !live.writes) {
     reply(new PortWriteError('not_running', `The agent process is ${snapshot.value === 'stopping' ? 'stopping' : 'not running'}: ${live.options.command}.`));
     return snapshot;
   }
@@ -587,7 +635,9 @@ function onWrite(snapshot: PortSnapshot, live: Live, event: Extract<PortEvent, {
 function onShutdown(snapshot: PortSnapshot, live: Live): PortSnapshot {
   if (live.stopRequested || live.finished) return snapshot;
   live.stopRequested = true;
-  live.writes?.fail(new PortWriteError('not_running', 'The agent process is stopping.'));
+  const stopping = new PortWriteError('not_running', 'The agent process is stopping.');
+  live.early.fail(stopping);
+  live.writes?.fail(stopping);
   // Step 1: end of input. Well-behaved CLIs exit on EOF.
   live.child?.stdin?.end();
   schedule(live, { type: 'port.internal.shutdownStep', step: 'term' }, live.options.stdinGraceMs, 'term');
@@ -700,6 +750,7 @@ function finish(snapshot: PortSnapshot, live: Live): PortSnapshot {
     nonJsonLines: live.nonJson,
   };
   const gone = new PortWriteError('not_running', `The agent process has exited: ${live.options.command}.`);
+  live.early.fail(gone);
   live.writes?.fail(gone);
   live.scope.emit({ type: 'port.exited', exit });
   // After the event: a listener may still write, and must hear back.
@@ -763,6 +814,7 @@ function killNow(live: Live): void {
     reaperForget(live.pid);
   }
   const gone = new PortWriteError('not_running', `The agent process was stopped: ${live.options.command}.`);
+  live.early.fail(gone);
   live.writes?.fail(gone);
   pendingWrites.settleAll(live.scope.self, gone);
 }
@@ -775,7 +827,7 @@ export function portStats(ref: AnyActorRef): { linesIn: number; nonJsonLines: nu
     linesIn: live.linesIn,
     nonJsonLines: live.nonJson,
     bytesWritten: live.writes?.bytesWritten ?? 0,
-    queuedBytes: live.writes?.queuedBytes ?? 0,
+    queuedBytes: (live.writes?.queuedBytes ?? 0) + live.early.queuedBytes,
     stderrTail: live.stderr.tail(20),
   };
 }

@@ -1,10 +1,10 @@
 /**
  * What the host agent tells the editor: through the editor's subscriber, in each session's order.
  */
-import { type AgentHandlerOutput } from '../../acp/native-agent.js';
+import type { AgentHandlerOutput } from '../../acp/native-agent.js';
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
 import { deliveryGateOf, Subscriber } from '../../session/subscriber.js';
-import { type Live } from './live.js';
+import type { Live } from './live.js';
 import { commitGroup, failedWrite } from './journal-writes.js';
 
 /** Everything the host tells the editor goes out here, after the updates journaled before it. */

@@ -1,11 +1,11 @@
 /**
  * New sessions journaled, `session/fork` and `session/delete`, and the close of a session the editor was told failed.
  */
-import { type AgentEventContext, type AgentRequestEvent } from '../../acp/native-agent.js';
+import type { AgentEventContext, AgentRequestEvent } from '../../acp/native-agent.js';
 import { advertisesFork } from '../../acp/agent-server.js';
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
-import { type JournalSession } from '../journal.js';
-import { type Live, type Pending } from './live.js';
+import type { JournalSession } from '../journal.js';
+import type { Live, Pending } from './live.js';
 import { emit, fail } from './delivery.js';
 import { innerAgent, sendTo } from './inner-agents.js';
 import { claimed, holdAttaches, releaseOwnership } from './attach.js';

@@ -2,8 +2,8 @@
  * What the real agents send the host agent: answers (settled against what the host asked), updates, lifecycle facts.
  */
 import type { AgentCapabilities, SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
-import { type AgentHandlerOutput } from '../../acp/native-agent.js';
-import { type ErrorObject } from '../../jsonrpc/rpc-error.js';
+import type { AgentHandlerOutput } from '../../acp/native-agent.js';
+import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import { reapplyRequests } from '../../session/reapply.js';
 import type { SessionMachineContext } from '../../session/session-machine.js';
 import { keySeparator, type ClientCall, type HostSession, type Live, type Pending } from './live.js';

@@ -1,7 +1,7 @@
 /**
  * The host agent's dispatch of what the editor sends (requests, cancels, client answers).
  */
-import { type AgentHandlerEvent, type AgentRequestEvent } from '../../acp/native-agent.js';
+import type { AgentHandlerEvent, AgentRequestEvent } from '../../acp/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import { AGENT_META_KEY, type InnerAgent, type Live } from './live.js';
 import { emit, fail } from './delivery.js';

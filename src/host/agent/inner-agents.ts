@@ -1,10 +1,10 @@
 /**
  * The real agents a host agent runs: one child actor per agent name, started on first use.
  */
-import { type AgentCapabilities } from '@agentclientprotocol/sdk';
+import type { AgentCapabilities } from '@agentclientprotocol/sdk';
 import { createActor } from 'xstate';
-import { type AgentHandlerEvent, type AgentHandlerOutput } from '../../acp/native-agent.js';
-import { type InnerAgent, type Live } from './live.js';
+import type { AgentHandlerEvent, AgentHandlerOutput } from '../../acp/native-agent.js';
+import type { InnerAgent, Live } from './live.js';
 
 /**
  * What the host adds to any agent: sessions come back from the journal, and leave it

@@ -1,10 +1,10 @@
 /**
  * The host agent's journal writes: one append, a group commit of a turn's updates, and what a failed write answers.
  */
-import { type SessionUpdate } from '@agentclientprotocol/sdk';
+import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
 import { type JournalEntry, JournalError } from '../journal.js';
-import { type Live } from './live.js';
+import type { Live } from './live.js';
 import { deliver, emit, fail } from './delivery.js';
 
 /**

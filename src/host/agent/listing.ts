@@ -1,7 +1,7 @@
 /**
  * `session/list`: the journal's sessions, then the agents that list their own.
  */
-import { type SessionInfo } from '@agentclientprotocol/sdk';
+import type { SessionInfo } from '@agentclientprotocol/sdk';
 import { type AgentRequestEvent, type NativeAgent, RESUME_META_KEY } from '../../acp/native-agent.js';
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
 import { InvalidCursorError } from '../journal.js';

@@ -1,13 +1,13 @@
 /**
  * The host agent's live record: what it keeps per connection and per session (never in a snapshot), and the vocabulary its parts share.
  */
-import { type AgentCapabilities, type SessionInfo } from '@agentclientprotocol/sdk';
-import { type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
-import { type AgentEventContext, type AgentHandlerEvent, type AgentHandlerOutput, type AgentRequestEvent, type NativeAgent } from '../../acp/native-agent.js';
+import type { AgentCapabilities, SessionInfo } from '@agentclientprotocol/sdk';
+import type { ActorScope, ActorSystem, AnyActorRef, Snapshot, Subscription } from 'xstate';
+import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent } from '../../acp/native-agent.js';
 import { Subscriber } from '../../session/subscriber.js';
-import { type Journal } from '../journal.js';
-import { type ConfigValue } from '../../session/session-state.js';
-import { type ReapplyRequest } from '../../session/reapply.js';
+import type { Journal } from '../journal.js';
+import type { ConfigValue } from '../../session/session-state.js';
+import type { ReapplyRequest } from '../../session/reapply.js';
 
 /**
  * The `_meta` key that names a session's agent: in `session/new` (which agent to run it on),

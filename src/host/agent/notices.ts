@@ -1,12 +1,12 @@
 /**
  * Recovery notices: a session's agent process restarting, recovered, given up; journaled, charted, told.
  */
-import { type AgentHandlerOutput } from '../../acp/native-agent.js';
+import type { AgentHandlerOutput } from '../../acp/native-agent.js';
 import { describePortExit, type PortExitReason } from '../../port/port-exit.js';
 import { noticeUpdate } from '../../session/cursor.js';
-import { type SessionMachineEvent } from '../../session/session-machine.js';
+import type { SessionMachineEvent } from '../../session/session-machine.js';
 import { reapplyRequests } from '../../session/reapply.js';
-import { type Live } from './live.js';
+import type { Live } from './live.js';
 import { deliver, emit } from './delivery.js';
 import { releaseOwnership } from './attach.js';
 import { dropSession, stateOf } from './session-record.js';

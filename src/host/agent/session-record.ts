@@ -1,11 +1,11 @@
 /**
  * A session's record in the host: its chart opened, closed, dropped; what its chart says of its setup.
  */
-import { type SessionConfigOption, type SessionModeState } from '@agentclientprotocol/sdk';
+import type { SessionConfigOption, SessionModeState } from '@agentclientprotocol/sdk';
 import { createActor } from 'xstate';
 import { sessionMachine, type SessionMachineContext, type SessionMachineEvent, type SessionMachineEmitted } from '../../session/session-machine.js';
 import { type ChosenSettings, type SessionState, setupOf } from '../../session/session-state.js';
-import { type HostSession, type Live } from './live.js';
+import type { HostSession, Live } from './live.js';
 import { interruptAttaches, releaseOwnership } from './attach.js';
 import { onTurnCommand } from './turns.js';
 import { record, safely } from './journal-writes.js';

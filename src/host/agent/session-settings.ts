@@ -1,15 +1,15 @@
 /**
  * The session's state: what the user chose, journaled, and given again to a new agent process.
  */
-import { type SessionConfigOption, type SessionUpdate } from '@agentclientprotocol/sdk';
-import { type AgentEventContext } from '../../acp/native-agent.js';
-import { type ErrorObject } from '../../jsonrpc/rpc-error.js';
+import type { SessionConfigOption, SessionUpdate } from '@agentclientprotocol/sdk';
+import type { AgentEventContext } from '../../acp/native-agent.js';
+import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import { stateEntryKinds } from '../journal.js';
-import { type SessionMachineContext } from '../../session/session-machine.js';
+import type { SessionMachineContext } from '../../session/session-machine.js';
 import { chosenFromEntries, type ChosenSettings, type ConfigValue, type SessionStateFact, stateUpdateKinds } from '../../session/session-state.js';
-import { type ReapplyRequest } from '../../session/reapply.js';
+import type { ReapplyRequest } from '../../session/reapply.js';
 import { canonical } from '../list-cursor.js';
-import { type HostSession, type Live, type Pending } from './live.js';
+import type { HostSession, Live, Pending } from './live.js';
 import { innerAgent, sendTo } from './inner-agents.js';
 import { stateOf } from './session-record.js';
 import { releaseHeldPrompts } from './turns.js';
