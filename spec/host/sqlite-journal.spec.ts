@@ -36,6 +36,34 @@ describe('sqliteJournal', () => {
     expect(journal.getSession('s1')?.title).to.equal('hello there');
   });
 
+  it('stamps each entry with the wall clock when no clock is given, also many in one group', async () => {
+    const wall = sqliteJournal(':memory:');
+    try {
+      wall.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });
+      const stamps: Array<{ before: number; after: number }> = [];
+      for (let round = 0; round < 3; round++) {
+        wall.begin?.();
+        for (let index = 0; index < 200; index++) {
+          const before = Date.now();
+          wall.append('s1', { kind: 'update', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `#${index}` } } });
+          stamps.push({ before, after: Date.now() });
+        }
+        wall.commit?.();
+        await new Promise((resolve) => setTimeout(resolve, 5)); // the next group in a later millisecond
+      }
+      const records = wall.entries('s1');
+      expect(records).to.have.length(600);
+      records.forEach((record, index) => {
+        const at = Date.parse(record.at);
+        expect(record.at).to.equal(new Date(at).toISOString());
+        expect(at, `entry ${index}`).to.be.within((stamps[index] as { before: number }).before, (stamps[index] as { after: number }).after);
+      });
+      expect(Date.parse(wall.getSession('s1')?.updatedAt as string)).to.equal(Date.parse((records.at(-1) as { at: string }).at));
+    } finally {
+      wall.close();
+    }
+  });
+
   it('keeps the first prompt as the title and counts restarts', () => {
     journal.createSession({ sessionId: 's1', agent: 'claude', cwd: '/w' });
     journal.append('s1', { kind: 'prompt', prompt: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }, { type: 'text', text: `  ${'x'.repeat(100)}` }] });

@@ -43,6 +43,7 @@ import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { readGateOf } from '../port/read-gate.js';
 import { AGENT_METHODS, CLIENT_METHODS, clientNotifications, clientRequests, PROTOCOL_VERSION, UNSTABLE_AGENT_METHODS } from './methods.js';
 import { clientAllows, missingAgentCapability, sessionSetupRefusal, unadvertisedContent } from './capability-gate.js';
+import { isHotSessionUpdate } from './hot-update-check.js';
 import { parserOf } from './schemas.js';
 import { Terminals, type TerminalLimits } from './terminals.js';
 import type { FileReadLimits } from './bounded-read.js';
@@ -162,6 +163,10 @@ function methodTable(): MethodTable {
   for (const [method, types] of Object.entries(clientRequests)) requests[method] = parserOf(types.params);
   const notifications: Record<string, ParamsParser> = {};
   for (const [method, type] of Object.entries(clientNotifications)) notifications[method] = parserOf(type);
+  // The hot kinds skip the schema when it would only copy them (hot-update-check.ts); the rest,
+  // and anything malformed, is validated in full, with the same verdicts and errors.
+  const fullUpdate = notifications[CLIENT_METHODS.session_update] as ParamsParser;
+  notifications[CLIENT_METHODS.session_update] = (params) => (isHotSessionUpdate(params) ? params : fullUpdate(params));
   return { requests, notifications };
 }
 

@@ -75,6 +75,23 @@ CREATE TABLE IF NOT EXISTS entries (
 CREATE INDEX IF NOT EXISTS entries_by_session ON entries (session_id, seq);
 `;
 
+/**
+ * The wall clock as ISO strings, formatted once per millisecond: a stream of updates appends
+ * many entries in the same millisecond, and a Date and its string each cost more than the check.
+ */
+function millisecondStamps(): () => string {
+  let last = Number.NaN;
+  let stamp = '';
+  return () => {
+    const ms = Date.now();
+    if (ms !== last) {
+      last = ms;
+      stamp = new Date(ms).toISOString();
+    }
+    return stamp;
+  };
+}
+
 /** The journal's file when none is given: `$XDG_STATE_HOME/acp-warden/journal.sqlite` (or `~/.local/state/…`). */
 export function defaultJournalPath(env: NodeJS.ProcessEnv = process.env): string {
   const state = env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith('/') ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
@@ -98,6 +115,7 @@ const maxPage = 200;
  */
 export function sqliteJournal(path: string, options: SqliteJournalOptions = {}): Journal {
   const now = options.now ?? (() => new Date());
+  const stampOf = options.now ? () => now().toISOString() : millisecondStamps();
   let db: Database.Database;
   let owners: SessionOwners;
   try {
@@ -156,7 +174,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       known(sessionId);
       seen.add(sessionId);
     }
-    const at = now().toISOString();
+    const at = stampOf();
     const seq = Number(statements.insertEntry.run(sessionId, at, JSON.stringify(entry)).lastInsertRowid);
     if (touchLater) grouped?.set(sessionId, at);
     else statements.touch.run(at, sessionId);
