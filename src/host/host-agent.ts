@@ -40,11 +40,12 @@
 import type { ActorLogic, ActorSystem, AnyActorRef } from 'xstate';
 import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../acp/native-agent.js';
 import type { Subscriber } from '../session/subscriber.js';
-import { lives, type CatchUp, type HostAgentContext, type HostAgentOptions, type HostEvent, type HostInput, type HostSession, type HostSnapshot, type InnerAgent, type InnerOutput, type Live, type Scope } from './agent/live.js';
+import { type CatchUp, type HostAgentContext, type HostAgentOptions, type HostEvent, type HostInput, type HostSession, type HostSnapshot, type InnerAgent, type InnerOutput, type Live, type Scope } from './agent/live.js';
+import { lives } from './agent/live.js';
 import { subscriberOf } from './agent/delivery.js';
 import { withHostCapabilities } from './agent/inner-agents.js';
 import { onEditorEvent } from './agent/from-editor.js';
-import { releaseOwnership } from './agent/attach.js';
+import { releaseOwnership } from './agent/ownership.js';
 import { onInnerOutput } from './agent/from-agents.js';
 
 export { AGENT_META_KEY, SKIPPED_META_KEY, type HostAgentContext, type HostAgentOptions, type HostSessionEvent } from './agent/live.js';

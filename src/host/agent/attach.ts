@@ -3,14 +3,18 @@
  */
 import { type AgentHandlerOutput, type AgentRequestEvent, RESUME_META_KEY } from '../../acp/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
-import { type JournalSession, SessionOwnedError } from '../journal.js';
-import { type Adopted, AGENT_META_KEY, type AttachJob, type InnerAgent, type Live, type Pending } from './live.js';
+import type { JournalSession } from '../journal.js';
+import { type Adopted, type AttachJob, type InnerAgent, type Live, type Pending } from './live.js';
+import { AGENT_META_KEY } from './live.js';
 import { emit, fail } from './delivery.js';
+import { beginAttach, endAttach, interruption } from './attach-jobs.js';
+import { claimed, releaseOwnership } from './ownership.js';
 import { innerAgent, sendTo } from './inner-agents.js';
 import { abandon } from './fork-delete.js';
 import { currentSetup, dropSession, openSession } from './session-record.js';
 import { journaledChoices } from './session-settings.js';
-import { failedWrite, journalFailure, journalFailureAnswers, record, safely, writeOrError } from './journal-writes.js';
+import { failedWrite, journalFailure } from './journal-failures.js';
+import { journalFailureAnswers, record, safely, writeOrError } from './journal-writes.js';
 
 /**
  * `session/load` and `session/resume`. A session this host runs answers at once (load
@@ -42,53 +46,6 @@ export function attach(live: Live, request: AgentRequestEvent, how: 'load' | 're
   else reattach(live, request, how, job, adopted);
 }
 
-export function beginAttach(live: Live, sessionId: string, opens: boolean): AttachJob {
-  const job: AttachJob = { sessionId, opens, interrupted: undefined };
-  const jobs = live.attaching.get(sessionId) ?? new Set();
-  jobs.add(job);
-  live.attaching.set(sessionId, jobs);
-  if (opens) live.opening.set(sessionId, []);
-  return job;
-}
-
-/** The load or resume was answered: the ones that waited for it go on. */
-export function endAttach(live: Live, job: AttachJob): void {
-  const jobs = live.attaching.get(job.sessionId);
-  jobs?.delete(job);
-  if (jobs?.size === 0) live.attaching.delete(job.sessionId);
-  if (job.opens) releaseAttaches(live, job.sessionId);
-}
-
-/** Makes later loads and resumes of the session wait (unless something already does); whether it did. */
-export function holdAttaches(live: Live, sessionId: string): boolean {
-  if (live.opening.has(sessionId)) return false;
-  live.opening.set(sessionId, []);
-  return true;
-}
-
-/** The loads and resumes that waited for the session go on, in order. */
-export function releaseAttaches(live: Live, sessionId: string): void {
-  const waiting = live.opening.get(sessionId) ?? [];
-  live.opening.delete(sessionId);
-  for (const next of waiting) next();
-}
-
-/** The session was closed or deleted: the loads and resumes of it under way answer that. */
-export function interruptAttaches(live: Live, sessionId: string, how: 'closed' | 'deleted'): void {
-  for (const job of live.attaching.get(sessionId) ?? []) job.interrupted ??= how;
-}
-
-/** What a load or resume that a close or delete interrupted answers. */
-export function interruption(sessionId: string, how: 'load' | 'resume', interrupted: 'closed' | 'deleted'): RpcError {
-  return interrupted === 'deleted'
-    ? RpcError.resourceNotFound(`session ${sessionId} (deleted while it was being ${how === 'load' ? 'loaded' : 'resumed'})`, { sessionId, reason: 'session_deleted' })
-    : RpcError.internalError(`session ${sessionId} was closed while it was being ${how === 'load' ? 'loaded' : 'resumed'}; session/${how} opens it again`, { sessionId, reason: 'session_closed' });
-}
-
-/**
- * `attach`, after a load's replay: answers for a running session, else opens it on its agent,
- * as the journal has it now (a close or delete may have come during the replay).
- */
 export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume', job: AttachJob, adopted: Adopted | undefined): void {
   const sessionId = request.params.sessionId as string;
   const answer = (output: AgentHandlerOutput) => {
@@ -135,26 +92,6 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
     params: { sessionId, cwd: request.params.cwd ?? journaled.cwd, mcpServers: request.params.mcpServers ?? [], _meta: meta },
     context: request.context,
   });
-}
-
-/**
- * Takes the session for this host (the journal's owners); `false`, having answered the
- * request, when another warden that still runs has it live.
- */
-export function claimed(live: Live, requestId: string, sessionId: string): boolean {
-  try {
-    live.input.journal.claim?.(sessionId);
-    return true;
-  } catch (error) {
-    if (!(error instanceof SessionOwnedError)) throw error;
-    fail(live, requestId, RpcError.internalError(error.message, { sessionId, reason: 'session_owned', owner: error.owner }));
-    return false;
-  }
-}
-
-/** Gives the session back to the journal's owners (closed, failed, stopped); a failure only counts. */
-export function releaseOwnership(live: Live, sessionId: string): void {
-  if (live.input.journal.release) safely(live, sessionId, () => live.input.journal.release?.(sessionId));
 }
 
 /**

@@ -1,11 +1,12 @@
 /**
- * What the host agent tells the editor: through the editor's subscriber, in each session's order.
+ * What the host agent tells the editor: through the editor's subscriber, in each session's order,
+ * after the group commit of the updates journaled before it.
  */
 import type { AgentHandlerOutput } from '../../acp/native-agent.js';
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
 import { deliveryGateOf, Subscriber } from '../../session/subscriber.js';
 import type { Live } from './live.js';
-import { commitGroup, failedWrite } from './journal-writes.js';
+import { failedWrite } from './journal-failures.js';
 
 /** Everything the host tells the editor goes out here, after the updates journaled before it. */
 export function emit(live: Live, output: AgentHandlerOutput): void {
@@ -66,3 +67,24 @@ export function subscriberOf(live: Live): Subscriber {
 
 export const fail = (live: Live, requestId: string, error: RpcError | ErrorObject) =>
   emit(live, { type: 'acp.error', requestId, error: error instanceof RpcError ? error.toErrorObject() : error });
+
+/**
+ * Commits the open group of updates and shows them, in order; a failed commit is a journal
+ * error, the updates are still shown (without their seq: the journal does not hold them).
+ */
+export function commitGroup(live: Live): void {
+  const group = live.group;
+  if (!group) return;
+  live.group = undefined;
+  let lost = false;
+  try {
+    live.input.journal.commit?.();
+  } catch (error) {
+    lost = true;
+    for (const sessionId of group.sessions) failedWrite(live, sessionId, error);
+  }
+  for (const output of group.outbox) {
+    if (!lost || output.seq === undefined) deliver(live, output, output.seq);
+    else deliver(live, { type: 'acp.update', sessionId: output.sessionId, update: output.update }, undefined);
+  }
+}

@@ -8,9 +8,11 @@ import type { JournalSession } from '../journal.js';
 import type { Live, Pending } from './live.js';
 import { emit, fail } from './delivery.js';
 import { innerAgent, sendTo } from './inner-agents.js';
-import { claimed, holdAttaches, releaseOwnership } from './attach.js';
+import { claimed, releaseOwnership } from './ownership.js';
+import { holdAttaches } from './attach-jobs.js';
 import { endHere } from './session-record.js';
-import { journalFailure, safely, writeOrError } from './journal-writes.js';
+import { journalFailure } from './journal-failures.js';
+import { safely, writeOrError } from './journal-writes.js';
 
 /**
  * `session/fork` (unstable) of a live session: forwarded to its agent when the agent forks

@@ -6,16 +6,21 @@ import type { AgentHandlerOutput } from '../../acp/native-agent.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import { reapplyRequests } from '../../session/reapply.js';
 import type { SessionMachineContext } from '../../session/session-machine.js';
-import { keySeparator, type ClientCall, type HostSession, type Live, type Pending } from './live.js';
+import { type ClientCall, type HostSession, type Live, type Pending } from './live.js';
+import { keySeparator } from './live.js';
 import { emit, fail } from './delivery.js';
+import { journalUpdate } from './journal-writes.js';
 import { withHostCapabilities } from './inner-agents.js';
-import { attached, endAttach, interruption, releaseAttaches, releaseOwnership, unadopt } from './attach.js';
+import { attached, unadopt } from './attach.js';
+import { endAttach, interruption, releaseAttaches } from './attach-jobs.js';
+import { releaseOwnership } from './ownership.js';
 import { listed } from './listing.js';
 import { abandon, forget, journalNewSession } from './fork-delete.js';
 import { closed, dropSession, openSession, reportSetup, stateOf, currentSetup } from './session-record.js';
 import { changeState, inheritChoices, reapplyAnswered, reportUpdate, settingAnswered, startReapply } from './session-settings.js';
-import { lifecycle, notify } from './notices.js';
-import { journalFailureAnswers, journalUpdate, safely } from './journal-writes.js';
+import { lifecycle } from './notices.js';
+import { notify } from './notify.js';
+import { journalFailureAnswers, safely } from './journal-writes.js';
 
 export function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): void {
   switch (output.type) {

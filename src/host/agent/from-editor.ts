@@ -3,15 +3,18 @@
  */
 import type { AgentHandlerEvent, AgentRequestEvent } from '../../acp/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
-import { AGENT_META_KEY, type InnerAgent, type Live } from './live.js';
+import { type InnerAgent, type Live } from './live.js';
+import { AGENT_META_KEY } from './live.js';
 import { emit, fail } from './delivery.js';
 import { innerAgent, sendTo } from './inner-agents.js';
-import { attach, claimed, holdAttaches } from './attach.js';
+import { attach } from './attach.js';
+import { claimed } from './ownership.js';
+import { holdAttaches } from './attach-jobs.js';
 import { listSessions } from './listing.js';
 import { deleteSession, fork } from './fork-delete.js';
 import { closed } from './session-record.js';
 import { promptCame } from './turns.js';
-import { journalFailureAnswers, record,  } from './journal-writes.js';
+import { journalFailureAnswers, record } from './journal-writes.js';
 
 export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
   switch (event.type) {

@@ -1,11 +1,11 @@
 /**
- * The host agent's journal writes: one append, a group commit of a turn's updates, and what a failed write answers.
+ * The host agent's journal writes: one append, or an update joining the open group commit, each before the editor hears of it.
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
-import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
 import { type JournalEntry, JournalError } from '../journal.js';
 import type { Live } from './live.js';
-import { deliver, emit, fail } from './delivery.js';
+import { commitGroup, deliver, emit, fail } from './delivery.js';
+import { failedWrite, journalFailure } from './journal-failures.js';
 
 /**
  * Journals an update and shows it to the editor. With a journal that groups commits, the
@@ -43,27 +43,6 @@ export function journalUpdate(live: Live, sessionId: string, update: SessionUpda
     }
   }
   live.group.outbox.push(seq === undefined ? { type: 'acp.update', sessionId, update } : { type: 'acp.update', sessionId, update, seq });
-}
-
-/**
- * Commits the open group of updates and shows them, in order; a failed commit is a journal
- * error, the updates are still shown (without their seq: the journal does not hold them).
- */
-export function commitGroup(live: Live): void {
-  const group = live.group;
-  if (!group) return;
-  live.group = undefined;
-  let lost = false;
-  try {
-    live.input.journal.commit?.();
-  } catch (error) {
-    lost = true;
-    for (const sessionId of group.sessions) failedWrite(live, sessionId, error);
-  }
-  for (const output of group.outbox) {
-    if (!lost || output.seq === undefined) deliver(live, output, output.seq);
-    else deliver(live, { type: 'acp.update', sessionId: output.sessionId, update: output.update }, undefined);
-  }
 }
 
 /** Appends to the journal; `false` (and a count, and an event) when the journal failed. */
@@ -124,19 +103,3 @@ export function journalFailureAnswers(live: Live, requestId: string, sessionId: 
   }
 }
 
-/**
- * The one answer to a request the journal failed (whatever it was doing): -32603 with the
- * journal's message (for a {@link JournalError}: naming the store file and the fix), the
- * session when there is one, and the store and its error code; `consequence` says what did
- * not happen because of it.
- */
-export function journalFailure(error: unknown, sessionId: string | undefined, consequence?: string): ErrorObject {
-  const message = error instanceof JournalError ? error.message : `the journal failed: ${(error as Error | undefined)?.message ?? String(error)}`;
-  const data = { ...(sessionId !== undefined ? { sessionId } : {}), ...(error instanceof JournalError ? { store: error.path, code: error.code } : {}) };
-  return RpcError.internalError(consequence ? `${message}; ${consequence}` : message, data).toErrorObject();
-}
-
-export function failedWrite(live: Live, sessionId: string | undefined, error: unknown): void {
-  live.journalErrors++;
-  live.input.onEvent?.({ type: 'journal.error', ...(sessionId ? { sessionId } : {}), message: (error as Error).message });
-}

@@ -6,10 +6,11 @@ import { type AgentRequestEvent, type NativeAgent, RESUME_META_KEY } from '../..
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
 import { InvalidCursorError } from '../journal.js';
 import { canonical, decodeListCursor, encodeListCursor, type ListCursor } from '../list-cursor.js';
-import { AGENT_META_KEY, type InnerAgent, type ListJob, type Live, SKIPPED_META_KEY } from './live.js';
+import { type InnerAgent, type ListJob, type Live } from './live.js';
+import { AGENT_META_KEY, SKIPPED_META_KEY } from './live.js';
 import { emit, fail } from './delivery.js';
 import { innerAgent, sendTo } from './inner-agents.js';
-import { failedWrite, journalFailure } from './journal-writes.js';
+import { failedWrite, journalFailure } from './journal-failures.js';
 
 /**
  * `session/list`: the journal's sessions (newest first, a page at a time), then, once the

@@ -2,17 +2,15 @@
  * Recovery notices: a session's agent process restarting, recovered, given up; journaled, charted, told.
  */
 import type { AgentHandlerOutput } from '../../acp/native-agent.js';
-import { describePortExit, type PortExitReason } from '../../port/port-exit.js';
-import { noticeUpdate } from '../../session/cursor.js';
 import type { SessionMachineEvent } from '../../session/session-machine.js';
 import { reapplyRequests } from '../../session/reapply.js';
 import type { Live } from './live.js';
-import { deliver, emit } from './delivery.js';
-import { releaseOwnership } from './attach.js';
+import { releaseOwnership } from './ownership.js';
 import { dropSession, stateOf } from './session-record.js';
 import { releaseHeldPrompts } from './turns.js';
 import { startReapply } from './session-settings.js';
-import { record, recordSeq, safely } from './journal-writes.js';
+import { record, safely } from './journal-writes.js';
+import { describeExit, notify } from './notify.js';
 
 /** A session's agent process restarting, recovered, or given up: journaled, charted, told. */
 export function lifecycle(live: Live, agent: string, output: Extract<AgentHandlerOutput, { type: 'session.restarting' | 'session.recovered' | 'session.failed' }>): void {
@@ -50,30 +48,6 @@ export function lifecycle(live: Live, agent: string, output: Extract<AgentHandle
       return;
     }
   }
-}
-
-/**
- * A notice to the editor: journaled as a `notice` entry (not an update: never part of the
- * conversation a replay or an agent sees), then sent as a `notice` update, which the agent
- * server renders as a signed text for clients without `session.notices`.
- */
-export function notify(live: Live, sessionId: string, severity: 'info' | 'warning' | 'error', title: string, description: string | undefined, journaled = true): void {
-  const update = noticeUpdate(severity, title, description);
-  const seq = journaled ? recordSeq(live, sessionId, { kind: 'notice', severity, title, description }) : undefined;
-  // On record: it goes out in the journal's order (a cursor behind reads it from there).
-  if (seq !== undefined) deliver(live, { type: 'acp.update', sessionId, update, seq }, seq);
-  else emit(live, { type: 'acp.update', sessionId, update });
-}
-
-export function describeExit(reason: unknown): string {
-  if (typeof reason === 'object' && reason !== null && 'kind' in reason) {
-    try {
-      return describePortExit(reason as PortExitReason);
-    } catch {
-      // not a port exit
-    }
-  }
-  return typeof reason === 'string' ? reason : JSON.stringify(reason);
 }
 
 export type { SessionMachineEvent };

@@ -6,7 +6,8 @@ import { createActor } from 'xstate';
 import { sessionMachine, type SessionMachineContext, type SessionMachineEvent, type SessionMachineEmitted } from '../../session/session-machine.js';
 import { type ChosenSettings, type SessionState, setupOf } from '../../session/session-state.js';
 import type { HostSession, Live } from './live.js';
-import { interruptAttaches, releaseOwnership } from './attach.js';
+import { interruptAttaches } from './attach-jobs.js';
+import { releaseOwnership } from './ownership.js';
 import { onTurnCommand } from './turns.js';
 import { record, safely } from './journal-writes.js';
 

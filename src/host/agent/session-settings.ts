@@ -13,8 +13,9 @@ import type { HostSession, Live, Pending } from './live.js';
 import { innerAgent, sendTo } from './inner-agents.js';
 import { stateOf } from './session-record.js';
 import { releaseHeldPrompts } from './turns.js';
-import { notify } from './notices.js';
-import { failedWrite, record } from './journal-writes.js';
+import { notify } from './notify.js';
+import { failedWrite } from './journal-failures.js';
+import { record } from './journal-writes.js';
 
 /** The agent accepted the user's set_mode or set_config_option: the session's state, journaled. */
 export function settingAnswered(live: Live, session: HostSession, modeId: string | undefined, config: { readonly configId: string; readonly value: ConfigValue } | undefined, result: unknown): void {

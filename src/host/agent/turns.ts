@@ -12,7 +12,8 @@ import { hasChoices } from '../../session/session-state.js';
 import type { HostSession, Live } from './live.js';
 import { emit } from './delivery.js';
 import { innerAgent, sendTo } from './inner-agents.js';
-import { journalFailure, record, recordOrError } from './journal-writes.js';
+import { journalFailure } from './journal-failures.js';
+import { record, recordOrError } from './journal-writes.js';
 
 /** The permission answer for a turn that was cancelled (ACP's outcome). */
 const cancelledPermission = { outcome: { outcome: 'cancelled' } };

@@ -1,0 +1,32 @@
+/**
+ * A notice to the editor (journaled, never conversation), and how an agent process's exit is told.
+ */
+import { describePortExit, type PortExitReason } from '../../port/port-exit.js';
+import { noticeUpdate } from '../../session/cursor.js';
+import type { Live } from './live.js';
+import { deliver, emit } from './delivery.js';
+import { recordSeq } from './journal-writes.js';
+
+/**
+ * A notice to the editor: journaled as a `notice` entry (not an update: never part of the
+ * conversation a replay or an agent sees), then sent as a `notice` update, which the agent
+ * server renders as a signed text for clients without `session.notices`.
+ */
+export function notify(live: Live, sessionId: string, severity: 'info' | 'warning' | 'error', title: string, description: string | undefined, journaled = true): void {
+  const update = noticeUpdate(severity, title, description);
+  const seq = journaled ? recordSeq(live, sessionId, { kind: 'notice', severity, title, description }) : undefined;
+  // On record: it goes out in the journal's order (a cursor behind reads it from there).
+  if (seq !== undefined) deliver(live, { type: 'acp.update', sessionId, update, seq }, seq);
+  else emit(live, { type: 'acp.update', sessionId, update });
+}
+
+export function describeExit(reason: unknown): string {
+  if (typeof reason === 'object' && reason !== null && 'kind' in reason) {
+    try {
+      return describePortExit(reason as PortExitReason);
+    } catch {
+      // not a port exit
+    }
+  }
+  return typeof reason === 'string' ? reason : JSON.stringify(reason);
+}
