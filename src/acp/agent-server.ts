@@ -25,7 +25,6 @@ import {
   type ParamsParser,
   type TimeoutPolicy,
 } from '../jsonrpc/connection.js';
-import { ErrorCodes } from '../jsonrpc/error-codes.js';
 import type { JsonRpcId } from '../jsonrpc/message.js';
 import { RpcError, toRpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import type { PeerLost, Transport } from '../jsonrpc/transport.js';
@@ -34,7 +33,7 @@ import { deliveryGateOf } from '../session/subscriber.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { shutdown } from '../supervision/commands.js';
-import { agentNotifications, agentRequests, CLIENT_METHODS, unstableAgentRequests } from './methods.js';
+import { AGENT_METHODS, agentNotifications, agentRequests, CLIENT_METHODS, UNSTABLE_AGENT_METHODS, unstableAgentRequests } from './methods.js';
 import { parserOf, schemaOf } from './schemas.js';
 import { advertisesFork, clientAllows, missingAgentCapability, sessionSetupRefusal, unadvertisedContent } from './capability-gate.js';
 import {
@@ -174,7 +173,7 @@ function backedUpGate(live: Live): ReadGate {
 /** Validators of the params of every agent method, stable and unstable. */
 const paramsParsers: Record<string, ParamsParser> = {
   ...Object.fromEntries(Object.entries(agentRequests).map(([method, types]) => [method, parserOf(types.params)])),
-  'session/fork': parserOf(unstableAgentRequests['session/fork'].params, 'unstable'),
+  [UNSTABLE_AGENT_METHODS.session_fork]: parserOf(unstableAgentRequests[UNSTABLE_AGENT_METHODS.session_fork].params, 'unstable'),
 };
 
 /** Updates that belong to a turn: dropped after a cancelled prompt has been answered. */
@@ -194,7 +193,7 @@ function methodTable(agent: NativeAgent): MethodTable {
   for (const method of Object.keys(agentRequests)) requests[method] = true;
   for (const method of agent.extensions?.requests ?? []) requests[method] = true;
   // A delegated initialize learns the capabilities later: `gate` refuses fork when they lack it.
-  if (advertisesFork(agent.capabilities) || agent.delegateInitialize) requests['session/fork'] = true;
+  if (advertisesFork(agent.capabilities) || agent.delegateInitialize) requests[UNSTABLE_AGENT_METHODS.session_fork] = true;
   const notifications: Record<string, ParamsParser | true> = {};
   for (const [method, type] of Object.entries(agentNotifications)) notifications[method] = parserOf(type);
   for (const method of agent.extensions?.notifications ?? []) notifications[method] = true;
@@ -342,7 +341,7 @@ function summary(live: Live): AgentServerContext {
   let activePrompts = 0;
   if (live.input.agent.ownsTurns) {
     // The handler queues them: the sessions with a prompt unanswered.
-    activePrompts = new Set([...live.pending.values()].filter((request) => request.method === 'session/prompt').map((request) => request.sessionId)).size;
+    activePrompts = new Set([...live.pending.values()].filter((request) => request.method === AGENT_METHODS.session_prompt).map((request) => request.sessionId)).size;
   } else {
     for (const session of live.sessions.values()) if (session.prompt) activePrompts++;
   }
@@ -359,7 +358,7 @@ function withSummary(snapshot: AgentServerSnapshot, live: Live): AgentServerSnap
  * the last started first (each port: stdin closed, SIGTERM, SIGKILL after its budget), and
  * only then does the server end. (`stop()` ends at once, killing.)
  */
-function close(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, refusal = RpcError.internalError('the agent is shutting down', { reason: 'shutdown' })): AgentServerSnapshot {
+function close(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, refusal = RpcError.because('shutdown', 'Internal error: the agent is shutting down')): AgentServerSnapshot {
   if (live.phase === 'closing') return snapshot;
   // What waited behind initialize is refused as shutting down (not as uninitialized when initialize fails below).
   const held = live.held.splice(0);
@@ -420,7 +419,7 @@ function scheduleDrainTimeout(live: Live): void {
 
 /** What a request still unanswered when draining gives up is answered. */
 function drainGaveUp(): RpcError {
-  return new RpcError(ErrorCodes.InternalError, drainGaveUpMessage, { reason: 'shutdown' });
+  return RpcError.because('shutdown', drainGaveUpMessage);
 }
 
 /** Draining and nothing left to answer: the server closes. */
@@ -432,7 +431,7 @@ function checkDrained(live: Live): void {
 function cancelAllTurns(live: Live): void {
   if (live.input.agent.ownsTurns) {
     // The handler queues and runs them: every session with a prompt unanswered is cancelled there.
-    const prompted = new Set([...live.pending.values()].filter((request) => request.method === 'session/prompt' && request.sessionId).map((request) => request.sessionId as string));
+    const prompted = new Set([...live.pending.values()].filter((request) => request.method === AGENT_METHODS.session_prompt && request.sessionId).map((request) => request.sessionId as string));
     for (const sessionId of prompted) forwardCancel(live, sessionId, '');
   } else {
     for (const [sessionId, session] of live.sessions) if (session.prompt || session.queue.length > 0) cancelPrompt(live, sessionId);
@@ -450,7 +449,7 @@ const cancelledPermission = { outcome: { outcome: 'cancelled' } };
 
 function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParams: Record<string, unknown>): void {
   let params = rawParams;
-  if (method === 'initialize') {
+  if (method === AGENT_METHODS.initialize) {
     try {
       params = parserOf('InitializeRequest')(params) as Record<string, unknown>;
     } catch (error) {
@@ -489,14 +488,14 @@ function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParams: Reco
   }
   // ACP: session/close cancels work as if session/cancel had been sent, then frees (delete too);
   // a handler that owns its turns does that itself.
-  if ((method === 'session/close' || method === 'session/delete') && !live.input.agent.ownsTurns) cancelPrompt(live, params.sessionId as string);
+  if ((method === AGENT_METHODS.session_close || method === AGENT_METHODS.session_delete) && !live.input.agent.ownsTurns) cancelPrompt(live, params.sessionId as string);
   const sessionId = typeof params.sessionId === 'string' ? params.sessionId : undefined;
   const key = `r${live.nextKey++}`;
   live.pending.set(key, { rpcId, method, sessionId, params });
   const session = sessionId ? live.sessions.get(sessionId) : undefined;
   // A new request on the session ends the quiet after a cancelled turn (a load replays).
   if (session) session.quiet = false;
-  if (method === 'session/prompt' && session && !live.input.agent.ownsTurns) {
+  if (method === AGENT_METHODS.session_prompt && session && !live.input.agent.ownsTurns) {
     if (session.prompt) {
       // One prompt at a time reaches the handler; this one waits its turn.
       session.queue.push(key);
@@ -534,7 +533,7 @@ function handles(handler: AnyActorRef, event: { type: string }): boolean {
 
 /** Defaults for requests the handler does not handle, as the seed documents them. */
 function unhandled(live: Live, key: string, method: string): void {
-  if (method === 'session/new') {
+  if (method === AGENT_METHODS.session_new) {
     answer(live, key, { sessionId: `session-${live.nextSession++}` });
     return;
   }
@@ -556,8 +555,8 @@ function initialize(live: Live, rpcId: JsonRpcId, params: Record<string, unknown
     const key = `r${live.nextKey++}`;
     live.phase = 'initializing';
     sync(live);
-    live.pending.set(key, { rpcId, method: 'initialize', sessionId: undefined, params });
-    live.handler.send({ type: 'initialize', requestId: key, method: 'initialize', params, context: live.context });
+    live.pending.set(key, { rpcId, method: AGENT_METHODS.initialize, sessionId: undefined, params });
+    live.handler.send({ type: 'initialize', requestId: key, method: AGENT_METHODS.initialize, params, context: live.context });
     return;
   }
   completeInitialize(live, rpcId);
@@ -597,31 +596,31 @@ function gate(live: Live, method: string, params: Record<string, unknown>): RpcE
   const caps = live.capabilities;
   if (missingAgentCapability(caps, method)) return RpcError.methodNotFound(method);
   switch (method) {
-    case 'authenticate': {
+    case AGENT_METHODS.authenticate: {
       const methods = live.authMethods.filter((entry) => (entry as { type?: string }).type !== 'terminal');
       if (methods.length === 0) return RpcError.methodNotFound(method);
       if (!methods.some((entry) => entry.id === params.methodId)) return RpcError.invalidParams(`unknown auth method ${JSON.stringify(params.methodId)}`);
       return undefined;
     }
-    case 'session/new':
-    case 'session/load':
-    case 'session/resume':
+    case AGENT_METHODS.session_new:
+    case AGENT_METHODS.session_load:
+    case AGENT_METHODS.session_resume:
       return sessionSetupGate(live, params);
-    case 'session/close':
+    case AGENT_METHODS.session_close:
       return knownSession(live, params);
-    case 'session/fork':
+    case UNSTABLE_AGENT_METHODS.session_fork:
       return knownSession(live, params) ?? sessionSetupGate(live, params);
-    case 'session/set_mode': {
+    case AGENT_METHODS.session_set_mode: {
       const unknown = knownSession(live, params);
       if (unknown) return unknown;
       return live.sessions.get(params.sessionId as string)?.hasModes ? undefined : RpcError.invalidParams('this session has no modes');
     }
-    case 'session/set_config_option': {
+    case AGENT_METHODS.session_set_config_option: {
       const unknown = knownSession(live, params);
       if (unknown) return unknown;
       return live.sessions.get(params.sessionId as string)?.hasConfigOptions ? undefined : RpcError.invalidParams('this session has no config options');
     }
-    case 'session/prompt': {
+    case AGENT_METHODS.session_prompt: {
       const unknown = knownSession(live, params);
       if (unknown) return unknown;
       return promptContentGate(caps, params.prompt as Array<{ type: string }>);
@@ -663,7 +662,7 @@ function onNotification(live: Live, method: string, params: unknown): void {
     return;
   }
   if (live.phase !== 'ready') return;
-  if (method === 'session/cancel') {
+  if (method === AGENT_METHODS.session_cancel) {
     const { sessionId } = params as { sessionId: string };
     if (live.input.agent.ownsTurns) forwardCancel(live, sessionId, '');
     else cancelPrompt(live, sessionId);
@@ -674,7 +673,7 @@ function onNotification(live: Live, method: string, params: unknown): void {
 
 function onCancelRequested(live: Live, rpcId: JsonRpcId): void {
   for (const [key, request] of live.pending) {
-    if (request.rpcId === rpcId && request.method === 'session/prompt' && request.sessionId) {
+    if (request.rpcId === rpcId && request.method === AGENT_METHODS.session_prompt && request.sessionId) {
       if (live.input.agent.ownsTurns) return forwardCancel(live, request.sessionId, key);
       const session = live.sessions.get(request.sessionId);
       // A prompt still waiting its turn ends alone; the running one is cancelled as by session/cancel.
@@ -748,7 +747,7 @@ function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
 function answer(live: Live, key: string, result: unknown): void {
   const request = live.pending.get(key);
   if (!request) return; // already answered (say, by the cancel grace timer)
-  if (request.method === 'initialize') {
+  if (request.method === AGENT_METHODS.initialize) {
     // A delegated initialize: advertise what the handler found; the version stays negotiated here.
     const found = (result ?? {}) as { agentCapabilities?: AgentCapabilities; authMethods?: NativeAgent['authMethods']; agentInfo?: NativeAgent['agentInfo'] };
     live.pending.delete(key);
@@ -760,7 +759,7 @@ function answer(live: Live, key: string, result: unknown): void {
   }
   const session = request.sessionId ? live.sessions.get(request.sessionId) : undefined;
   let value = result;
-  if (request.method === 'session/prompt' && session?.cancelled) {
+  if (request.method === AGENT_METHODS.session_prompt && session?.cancelled) {
     // ACP: a cancelled prompt MUST end with stopReason "cancelled", whatever happened.
     value = { ...(typeof result === 'object' && result !== null ? result : {}), stopReason: 'cancelled' };
   }
@@ -781,7 +780,7 @@ function answer(live: Live, key: string, result: unknown): void {
   trackSessions(live, key, request, value as Record<string, unknown>);
   respond(live.connection, request.rpcId, value ?? {});
   // After the answer went out, so the editor hears the prompts end in order.
-  if (request.method === 'session/prompt' && request.sessionId) nextPrompt(live, request.sessionId);
+  if (request.method === AGENT_METHODS.session_prompt && request.sessionId) nextPrompt(live, request.sessionId);
   if (request.method.startsWith('session/')) sync(live);
   checkDrained(live);
 }
@@ -790,13 +789,13 @@ function failRequest(live: Live, key: string, error: RpcError): void {
   const request = live.pending.get(key);
   if (!request) return;
   const session = request.sessionId ? live.sessions.get(request.sessionId) : undefined;
-  if (request.method === 'session/prompt' && session?.cancelled) {
+  if (request.method === AGENT_METHODS.session_prompt && session?.cancelled) {
     // ACP: aborts after a cancel become the stop reason, not a JSON-RPC error.
     answer(live, key, { stopReason: 'cancelled' });
     return;
   }
   live.pending.delete(key);
-  if (session && request.method === 'session/prompt') {
+  if (session && request.method === AGENT_METHODS.session_prompt) {
     removeQueued(session, key);
     if (session.prompt === key) {
       session.prompt = undefined;
@@ -804,8 +803,8 @@ function failRequest(live: Live, key: string, error: RpcError): void {
     }
   }
   respondError(live.connection, request.rpcId, error);
-  if (session && request.method === 'session/prompt') nextPrompt(live, request.sessionId as string);
-  if (request.method === 'initialize' && live.phase === 'initializing') {
+  if (session && request.method === AGENT_METHODS.session_prompt) nextPrompt(live, request.sessionId as string);
+  if (request.method === AGENT_METHODS.initialize && live.phase === 'initializing') {
     // The agent refused initialize: the editor may try again; what waited is refused as uninitialized.
     live.phase = 'awaitingInitialize';
     sync(live);
@@ -848,23 +847,23 @@ function trackSessions(live: Live, key: string, request: PendingRequest, result:
     });
   };
   switch (request.method) {
-    case 'session/new':
-    case 'session/fork':
+    case AGENT_METHODS.session_new:
+    case UNSTABLE_AGENT_METHODS.session_fork:
       if (typeof result?.sessionId === 'string') setup(result.sessionId);
       return;
-    case 'session/load':
-    case 'session/resume':
+    case AGENT_METHODS.session_load:
+    case AGENT_METHODS.session_resume:
       setup(request.params.sessionId as string);
       return;
-    case 'session/close':
-    case 'session/delete': {
+    case AGENT_METHODS.session_close:
+    case AGENT_METHODS.session_delete: {
       const session = live.sessions.get(request.params.sessionId as string);
       // A prompt still running keeps the session's bookkeeping until it is answered.
       if (session?.prompt) session.closed = true;
       else live.sessions.delete(request.params.sessionId as string);
       return;
     }
-    case 'session/prompt': {
+    case AGENT_METHODS.session_prompt: {
       const session = live.sessions.get(request.sessionId as string);
       if (!session) return;
       removeQueued(session, key);

@@ -5,13 +5,14 @@
  * its defaults, so every choice is sent again; after a warden restart (`session/load` or
  * `session/resume` of a journaled session) only those the agent's answer does not already show.
  */
+import { AGENT_METHODS } from '../acp/methods.js';
 import type { SessionState } from './session-state.js';
 
 /** One request that puts a choice back. */
 export type ReapplyRequest =
-  | { readonly method: 'session/set_mode'; readonly type: 'session.setMode'; readonly what: string; readonly params: { readonly sessionId: string; readonly modeId: string } }
+  | { readonly method: typeof AGENT_METHODS.session_set_mode; readonly type: 'session.setMode'; readonly what: string; readonly params: { readonly sessionId: string; readonly modeId: string } }
   | {
-      readonly method: 'session/set_config_option';
+      readonly method: typeof AGENT_METHODS.session_set_config_option;
       readonly type: 'session.setConfigOption';
       readonly what: string;
       readonly params: { readonly sessionId: string; readonly configId: string; readonly value: string | boolean; readonly type?: 'boolean' };
@@ -25,13 +26,13 @@ export function reapplyRequests(sessionId: string, state: SessionState, { onlyDi
   const requests: ReapplyRequest[] = [];
   const { modeId, config } = state.chosen;
   if (modeId !== undefined && !(onlyDifferences && state.modes?.currentModeId === modeId)) {
-    requests.push({ method: 'session/set_mode', type: 'session.setMode', what: `mode ${modeId}`, params: { sessionId, modeId } });
+    requests.push({ method: AGENT_METHODS.session_set_mode, type: 'session.setMode', what: `mode ${modeId}`, params: { sessionId, modeId } });
   }
   for (const configId of Object.keys(config).sort()) {
     const value = config[configId] as string | boolean;
     if (onlyDifferences && state.configOptions?.find((option) => option.id === configId)?.currentValue === value) continue;
     requests.push({
-      method: 'session/set_config_option',
+      method: AGENT_METHODS.session_set_config_option,
       type: 'session.setConfigOption',
       what: `${configId} ${String(value)}`,
       params: { sessionId, configId, value, ...(typeof value === 'boolean' ? { type: 'boolean' as const } : {}) },

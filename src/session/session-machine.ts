@@ -115,7 +115,7 @@ const graceId = (requestId: string) => `cancel-grace:${requestId}`;
 
 /** Why prompts of a failed session fail. */
 const failedError = (sessionId: string, reason: string) =>
-  RpcError.internalError(`session ${sessionId} failed (${reason}); session/load or session/resume starts it again in a new agent process`, { sessionId, reason: 'session_failed' }).toErrorObject();
+  RpcError.because('session_failed', `Internal error: session ${sessionId} failed (${reason}); session/load or session/resume starts it again in a new agent process`, { sessionId }).toErrorObject();
 
 const stateFacts = ['setup.reported', 'mode.changed', 'config.changed', 'config.set', 'update.reported', 'resume.changed'] as const;
 

@@ -118,7 +118,7 @@ export const passthroughMachine = setup({
         event.type === 'agent.bootFailed'
           ? RpcError.internalError(event.message).toErrorObject()
           : event.type === 'agent.gaveUp'
-            ? RpcError.internalError(gaveUp(context.name), { reason: 'agent_failed' }).toErrorObject()
+            ? RpcError.because('agent_failed', `Internal error: ${gaveUp(context.name)}`).toErrorObject()
             : requestFailure(context.name, (event as { error?: unknown }).error);
       enqueue.emit({ type: 'acp.error', requestId: context.initializeRequest, error });
       enqueue.assign({ initializeRequest: undefined });
@@ -168,7 +168,7 @@ export const passthroughMachine = setup({
       for (const waiting of context.waiting) {
         if (!context.restartAttempted) enqueue.raise(waiting as PassthroughEvent);
         else if ('requestId' in waiting && typeof waiting.requestId === 'string') {
-          enqueue.emit({ type: 'acp.error', requestId: waiting.requestId, error: RpcError.internalError(context.failure, { reason: 'agent_failed' }).toErrorObject() });
+          enqueue.emit({ type: 'acp.error', requestId: waiting.requestId, error: RpcError.because('agent_failed', `Internal error: ${context.failure}`).toErrorObject() });
         }
       }
     }),
@@ -177,7 +177,7 @@ export const passthroughMachine = setup({
       const sessions = withoutClosed(context.sessions, request);
       enqueue.assign({ sessions });
       if (sessions !== context.sessions) enqueue(forgetMcpServers(self, context.sessions, sessions));
-      enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`${context.failure}; it was given up (a new session starts it again)`, { reason: 'agent_failed' }).toErrorObject() });
+      enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.because('agent_failed', `Internal error: ${context.failure}; it was given up (a new session starts it again)`).toErrorObject() });
     }),
     /** The agent was given up and a session asks for it: a fresh supervisor starts it again, as a parent would restart a child that gave up. */
     startAgain: enqueueActions(({ context, event, enqueue }) => {
@@ -228,7 +228,7 @@ export const passthroughMachine = setup({
     dropRelays: enqueueActions(({ context, enqueue, self }) => {
       enqueue.assign({ relays: {}, tools: {} });
       enqueue(() => {
-        const gone = new RpcError(-32603, `${context.name} ended before the editor answered`, { reason: 'agent_crashed' }, 'peer_lost');
+        const gone = RpcError.because('agent_crashed', `${context.name} ended before the editor answered`, {}, { failure: 'peer_lost' });
         const { relays } = handlesOf(self);
         for (const [key, relay] of [...relays]) {
           relays.delete(key);

@@ -41,7 +41,7 @@ export interface ForwardCommand {
 export function requestFailure(name: string, error: unknown): ErrorObject {
   const rpc = toRpcError(error);
   if (rpc.failure === 'peer_lost') {
-    return RpcError.internalError(`${name} stopped during the request; acp-warden restarts it and re-attaches the session`, { reason: 'agent_crashed', exit: (rpc.data as { exit?: unknown } | undefined)?.exit }).toErrorObject();
+    return RpcError.because('agent_crashed', `Internal error: ${name} stopped during the request; acp-warden restarts it and re-attaches the session`, { exit: (rpc.data as { exit?: unknown } | undefined)?.exit }).toErrorObject();
   }
   return rpc.toErrorObject();
 }
@@ -49,7 +49,7 @@ export function requestFailure(name: string, error: unknown): ErrorObject {
 /** The client of the agent process now, or the error of a request that finds it gone. */
 export function clientOf(owner: AnyActorRef): AnyActorRef {
   const client = handlesOf(owner).client;
-  if (!client) throw new RpcError(-32603, `${handlesOf(owner).options.name} is not running`, { reason: 'agent_crashed' }, 'peer_lost');
+  if (!client) throw RpcError.because('agent_crashed', `${handlesOf(owner).options.name} is not running`, {}, { failure: 'peer_lost' });
   return client;
 }
 

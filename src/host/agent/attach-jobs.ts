@@ -45,8 +45,8 @@ export function interruptAttaches(live: Live, sessionId: string, how: 'closed' |
 /** What a load or resume that a close or delete interrupted answers. */
 export function interruption(sessionId: string, how: 'load' | 'resume', interrupted: 'closed' | 'deleted'): RpcError {
   return interrupted === 'deleted'
-    ? RpcError.resourceNotFound(`session ${sessionId} (deleted while it was being ${how === 'load' ? 'loaded' : 'resumed'})`, { sessionId, reason: 'session_deleted' })
-    : RpcError.internalError(`session ${sessionId} was closed while it was being ${how === 'load' ? 'loaded' : 'resumed'}; session/${how} opens it again`, { sessionId, reason: 'session_closed' });
+    ? RpcError.because('session_deleted', `Resource not found: session ${sessionId} (deleted while it was being ${how === 'load' ? 'loaded' : 'resumed'})`, { sessionId })
+    : RpcError.because('session_closed', `Internal error: session ${sessionId} was closed while it was being ${how === 'load' ? 'loaded' : 'resumed'}; session/${how} opens it again`, { sessionId });
 }
 
 /**

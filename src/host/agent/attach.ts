@@ -1,6 +1,7 @@
 /**
  * `session/load` and `session/resume`: replaying the journal and opening a session on its agent (adopting one an agent keeps).
  */
+import { AGENT_METHODS } from '../../acp/methods.js';
 import { type AgentHandlerOutput, type AgentRequestEvent, RESUME_META_KEY } from '../../acp/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import type { JournalSession } from '../journal.js';
@@ -80,13 +81,13 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
   }
   // What the agent advertised (its initialize answer), not what its definition assumed.
   const caps = inner.capabilities;
-  const method = caps.sessionCapabilities?.resume || !caps.loadSession ? 'session/resume' : 'session/load';
+  const method = caps.sessionCapabilities?.resume || !caps.loadSession ? AGENT_METHODS.session_resume : AGENT_METHODS.session_load;
   const meta = { ...(request.params._meta as Record<string, unknown> | undefined), [RESUME_META_KEY]: journaled.resume ?? null };
   const session = openSession(live, sessionId, journaled.agent, journaled.restarts, { chosen: journaledChoices(live, sessionId), resume: journaled.resume });
-  session.replaying = method === 'session/load';
+  session.replaying = method === AGENT_METHODS.session_load;
   live.pending.set(request.requestId, { kind: 'attach', agent: journaled.agent, sessionId, how, adopted, job, context: request.context });
   sendTo(inner, {
-    type: method === 'session/resume' ? 'session.resume' : 'session.load',
+    type: method === AGENT_METHODS.session_resume ? 'session.resume' : 'session.load',
     requestId: request.requestId,
     method,
     params: { sessionId, cwd: request.params.cwd ?? journaled.cwd, mcpServers: request.params.mcpServers ?? [], _meta: meta },
@@ -175,7 +176,7 @@ export function attached(live: Live, requestId: string, pending: Extract<Pending
     const why = live.failed.get(sessionId);
     fail(live, requestId, job.interrupted
       ? interruption(sessionId, pending.how, job.interrupted)
-      : RpcError.internalError(`session ${sessionId} failed while it was being opened (${why ?? 'its agent stopped'}); session/${pending.how} starts it again`, { sessionId, reason: 'session_failed' }));
+      : RpcError.because('session_failed', `Internal error: session ${sessionId} failed while it was being opened (${why ?? 'its agent stopped'}); session/${pending.how} starts it again`, { sessionId }));
     endAttach(live, job);
     return;
   }

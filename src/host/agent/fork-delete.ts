@@ -1,6 +1,7 @@
 /**
  * New sessions journaled, `session/fork` and `session/delete`, and the close of a session the editor was told failed.
  */
+import { AGENT_METHODS, UNSTABLE_AGENT_METHODS } from '../../acp/methods.js';
 import type { AgentEventContext, AgentRequestEvent } from '../../acp/native-agent.js';
 import { advertisesFork } from '../../acp/agent-server.js';
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
@@ -29,7 +30,7 @@ export function fork(live: Live, request: AgentRequestEvent): void {
   }
   const inner = innerAgent(live, session.agent);
   if (!advertisesFork(inner.capabilities)) {
-    const refusal = RpcError.methodNotFound('session/fork');
+    const refusal = RpcError.methodNotFound(UNSTABLE_AGENT_METHODS.session_fork);
     fail(live, request.requestId, { ...refusal.toErrorObject(), message: `${refusal.message}: agent ${session.agent} cannot fork sessions` });
     return;
   }
@@ -59,7 +60,7 @@ export function deleteSession(live: Live, request: AgentRequestEvent): void {
     return;
   }
   live.pending.set(request.requestId, { kind: 'delete', sessionId, holds: holdAttaches(live, sessionId) });
-  sendTo(inner, caps.delete ? request : { ...request, type: 'session.close', method: 'session/close', params: { sessionId } });
+  sendTo(inner, caps.delete ? request : { ...request, type: 'session.close', method: AGENT_METHODS.session_close, params: { sessionId } });
 }
 
 /**
@@ -128,6 +129,6 @@ export function abandon(live: Live, agent: string, sessionId: string, context: A
   if (!inner || !(caps?.delete || caps?.close)) return;
   const requestId = `h${live.nextKey++}`;
   live.pending.set(requestId, { kind: 'abandon' });
-  const method = caps.delete ? 'session/delete' : 'session/close';
+  const method = caps.delete ? AGENT_METHODS.session_delete : AGENT_METHODS.session_close;
   sendTo(inner, { type: caps.delete ? 'session.delete' : 'session.close', requestId, method, params: { sessionId }, context });
 }

@@ -2,6 +2,7 @@
  * What the real agents send the host agent: answers (settled against what the host asked), updates, lifecycle facts.
  */
 import type { AgentCapabilities, SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
+import { CLIENT_METHODS } from '../../acp/methods.js';
 import type { AgentHandlerOutput } from '../../acp/native-agent.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import { reapplyRequests } from '../../session/reapply.js';
@@ -57,7 +58,7 @@ export function onInnerOutput(live: Live, agent: string, output: AgentHandlerOut
       const sessionId = (output.params as { sessionId?: unknown } | undefined)?.sessionId;
       const call: ClientCall = { agent, key: output.key, sessionId: typeof sessionId === 'string' ? sessionId : undefined, method: output.method, params: output.params };
       live.clientCalls.set(key, call);
-      if (call.method === 'session/request_permission' && call.sessionId) live.sessions.get(call.sessionId)?.machine.send({ type: 'permission.asked' });
+      if (call.method === CLIENT_METHODS.session_request_permission && call.sessionId) live.sessions.get(call.sessionId)?.machine.send({ type: 'permission.asked' });
       emit(live, { ...output, key });
       return;
     }

@@ -1,6 +1,7 @@
 /**
  * The host agent's dispatch of what the editor sends (requests, cancels, client answers).
  */
+import { CLIENT_METHODS } from '../../acp/methods.js';
 import type { AgentHandlerEvent, AgentRequestEvent } from '../../acp/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import { type InnerAgent, type Live } from './live.js';
@@ -42,7 +43,7 @@ export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
       const call = live.clientCalls.get(event.key);
       if (!call) return;
       live.clientCalls.delete(event.key);
-      if (call.method === 'session/request_permission' && call.sessionId) {
+      if (call.method === CLIENT_METHODS.session_request_permission && call.sessionId) {
         const outcome = event.type === 'client.response' ? (event.result as { outcome?: unknown } | undefined)?.outcome : { outcome: 'error', error: event.error.message };
         const toolCall = (call.params as { toolCall?: { toolCallId?: string; title?: string } }).toolCall;
         record(live, call.sessionId, { kind: 'permission', toolCallId: toolCall?.toolCallId, title: toolCall?.title ?? undefined, outcome });
@@ -96,7 +97,7 @@ export function serveEditorRequest(live: Live, request: AgentRequestEvent, sessi
       if (!session || !sessionId) {
         const why = sessionId ? live.failed.get(sessionId) : undefined;
         fail(live, request.requestId, why
-          ? RpcError.internalError(`session ${sessionId} failed (${why}); session/load or session/resume starts it again in a new agent process`, { sessionId, reason: 'session_failed' })
+          ? RpcError.because('session_failed', `Internal error: session ${sessionId} failed (${why}); session/load or session/resume starts it again in a new agent process`, { sessionId })
           : RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }));
         return;
       }

@@ -2,6 +2,7 @@
  * `session/list`: the journal's sessions, then the agents that list their own.
  */
 import type { SessionInfo } from '@agentclientprotocol/sdk';
+import { AGENT_METHODS } from '../../acp/methods.js';
 import { type AgentRequestEvent, type NativeAgent, RESUME_META_KEY } from '../../acp/native-agent.js';
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
 import { InvalidCursorError } from '../journal.js';
@@ -102,7 +103,7 @@ export function askAgent(live: Live, job: ListJob, index: number, cursor: string
   sendTo(inner, {
     type: 'session.list',
     requestId: key,
-    method: 'session/list',
+    method: AGENT_METHODS.session_list,
     params: { ...(job.cwd !== undefined ? { cwd: job.cwd } : {}), ...(cursor !== undefined ? { cursor } : {}) },
     context: job.context,
   });

@@ -17,7 +17,7 @@ export function claimed(live: Live, requestId: string, sessionId: string): boole
     return true;
   } catch (error) {
     if (!(error instanceof SessionOwnedError)) throw error;
-    fail(live, requestId, RpcError.internalError(error.message, { sessionId, reason: 'session_owned', owner: error.owner }));
+    fail(live, requestId, RpcError.because('session_owned', `Internal error: ${error.message}`, { sessionId, owner: error.owner }));
     return false;
   }
 }

@@ -2,6 +2,7 @@
  * The session's state: what the user chose, journaled, and given again to a new agent process.
  */
 import type { SessionConfigOption, SessionUpdate } from '@agentclientprotocol/sdk';
+import { AGENT_METHODS } from '../../acp/methods.js';
 import type { AgentEventContext } from '../../acp/native-agent.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import { stateEntryKinds } from '../journal.js';
@@ -100,7 +101,7 @@ export function reapplyAnswered(live: Live, pending: Extract<Pending, { kind: 'r
   const { request } = pending;
   if (error) {
     notify(live, session.sessionId, 'warning', `${session.agent} did not take ${request.what} again`, `The new agent process refused ${request.method} (${error.message}); the session goes on with the agent's own setting. set_mode or set_config_option chooses again.`);
-  } else if (request.method === 'session/set_mode') {
+  } else if (request.method === AGENT_METHODS.session_set_mode) {
     session.machine.send({ type: 'mode.changed', currentModeId: request.params.modeId });
   } else {
     settingAnswered(live, session, undefined, { configId: request.params.configId, value: request.params.value }, result);

@@ -6,6 +6,7 @@
  * goes to the editor; a cancel goes to the agent, or ends a held prompt unseen by the agent.
  */
 import type { ContentBlock, StopReason } from '@agentclientprotocol/sdk';
+import { CLIENT_METHODS } from '../../acp/methods.js';
 import type { AgentRequestEvent } from '../../acp/native-agent.js';
 import type { SessionMachineContext, SessionMachineEmitted } from '../../session/session-machine.js';
 import { hasChoices } from '../../session/session-state.js';
@@ -83,7 +84,7 @@ function forgetPrompt(session: HostSession, requestId: string): void {
 /** The session's permission requests still with the editor: the agent gets `cancelled` for each, the editor's later answer is dropped. */
 function cancelPermissions(live: Live, session: HostSession): void {
   for (const [key, call] of live.clientCalls) {
-    if (call.sessionId !== session.sessionId || call.method !== 'session/request_permission') continue;
+    if (call.sessionId !== session.sessionId || call.method !== CLIENT_METHODS.session_request_permission) continue;
     live.clientCalls.delete(key);
     const toolCall = (call.params as { toolCall?: { toolCallId?: string; title?: string } }).toolCall;
     record(live, session.sessionId, { kind: 'permission', toolCallId: toolCall?.toolCallId, title: toolCall?.title ?? undefined, outcome: cancelledPermission.outcome });
