@@ -214,8 +214,9 @@ export interface HostTreeNode {
  * const host = createHost({ store: '/var/lib/my-app/agents.sqlite', permission: (request) => allowOnce(request.options) });
  * const session = await host.newSession({ agent: 'claude', cwd: '/path/to/repo' });
  * const run = session.prompt('Explain the failing test');
- * for await (const update of run) if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') process.stdout.write(update.content.text);
- * console.log((await run.result).stopReason);
+ * // stderr: a program that embeds warden may itself speak a protocol on stdout
+ * for await (const update of run) if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') process.stderr.write(update.content.text);
+ * console.error((await run.result).stopReason);
  * await host.stop();
  * ```
  */

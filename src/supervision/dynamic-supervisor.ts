@@ -35,7 +35,7 @@ export interface DynamicSupervisorOptions<TArgs = unknown> {
  * ```ts
  * const sessions = createActor(createDynamicSupervisor({ intensity: 5, period: 10_000 })).start();
  * const started = await startChild(sessions, { id: 'session-1', start: { logic: sessionLogic }, restart: 'transient' });
- * if (started.ok) console.log(whichChildren(sessions).map((child) => child.id));
+ * if (started.ok) console.error(whichChildren(sessions).map((child) => child.id));
  * await terminateChild(sessions, 'session-1');
  * ```
  *
