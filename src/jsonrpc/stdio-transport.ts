@@ -55,7 +55,7 @@ export interface StdioTransport extends Transport {
  */
 export function stdioTransport(
   input: NodeJS.ReadableStream = process.stdin,
-  output: NodeJS.WritableStream = process.stdout,
+  output: NodeJS.WritableStream = process.stdout, // stdout-ok: the protocol writer's default stream
   options: StdioTransportOptions = {},
 ): StdioTransport {
   let sink: TransportSink | undefined;
