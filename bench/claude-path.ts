@@ -30,11 +30,12 @@
  * (FAKE_CLAUDE_DELAY_MS=0). Cases interleaved round by round, 1 warm-up round, 9 measured.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { constants, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { constants, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildWarden } from './support/build-warden.js';
 import { check, formatRatio, now, summarize, table, withDeadline, type Stats } from './support/measure.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -80,16 +81,6 @@ const versionOf = (directory: string): string => {
     return 'unknown';
   }
 };
-
-/** Compiles src/ with the project's tsc into `directory` (plus package.json and node_modules, so it runs there). */
-function buildWarden(directory: string): string {
-  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  const build = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', join(directory, 'dist'), '--declaration', 'false', '--sourceMap', 'false'], { encoding: 'utf8', timeout: 120_000 });
-  check(build.status === 0, `tsc built src/ for the benchmark (${`${build.stdout}${build.stderr}`.trim().split('\n').slice(0, 5).join(' | ')})`);
-  writeFileSync(join(directory, 'package.json'), readFileSync(join(root, 'package.json')));
-  symlinkSync(join(root, 'node_modules'), join(directory, 'node_modules'), 'dir');
-  return join(directory, 'dist', 'cli', 'main.js');
-}
 
 /** Live processes whose environment holds `HOME=<home>`: everything one case started, adapter, CLI and probes alike. */
 function processesOf(home: string): number[] {

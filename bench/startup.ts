@@ -24,11 +24,12 @@
  * adapter counts the modules it had loaded when it answered `initialize`, and before exiting
  * (through `import`: spec/support/module-log.mjs; through `require()`: require-log.cjs).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildWarden } from './support/build-warden.js';
 import { check, formatRatio, summarize, table, withDeadline, type Stats } from './support/measure.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -67,16 +68,6 @@ function cpuOf(pid: number | undefined): number {
   } catch {
     return Number.NaN;
   }
-}
-
-/** Compiles src/ with the project's tsc into `directory` (with package.json and node_modules, so it runs there). */
-function buildWarden(directory: string): string {
-  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  const build = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', join(directory, 'dist'), '--declaration', 'false', '--sourceMap', 'false'], { encoding: 'utf8', timeout: 120_000 });
-  check(build.status === 0, `tsc built src/ for the benchmark (${`${build.stdout}${build.stderr}`.trim().split('\n').slice(0, 5).join(' | ')})`);
-  writeFileSync(join(directory, 'package.json'), readFileSync(join(root, 'package.json')));
-  symlinkSync(join(root, 'node_modules'), join(directory, 'node_modules'), 'dir');
-  return join(directory, 'dist', 'cli', 'main.js');
 }
 
 const initializeLine = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true } } })}\n`;
