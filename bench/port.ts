@@ -172,21 +172,13 @@ const lineCount = 200_000;
  * the writer out of the timed window (first line read -> last line read).
  */
 const writerSource = `
-const { writeSync } = require('node:fs');
+import { writeStdoutSync } from ${JSON.stringify(new URL('../spec/support/stdio-lines.mjs', import.meta.url).href)};
 const count = Number(process.argv[1]);
 const lines = [];
 for (let index = 0; index < count; index++) lines.push('{"jsonrpc":"2.0","method":"tick","params":{"index":' + index + '}}');
-const buffer = Buffer.from(lines.join('\\n') + '\\n');
-let offset = 0;
-while (offset < buffer.length) {
-  try {
-    offset += writeSync(1, buffer, offset);
-  } catch (error) {
-    if (error.code !== 'EAGAIN') throw error;
-  }
-}
+writeStdoutSync(Buffer.from(lines.join('\\n') + '\\n'));
 `;
-const writerArgs = ['-e', writerSource, String(lineCount)];
+const writerArgs = ['--input-type=module', '-e', writerSource, String(lineCount)];
 
 /** Bytes the writer sends: every line, with its newline. */
 function writerBytes(count: number): number {
