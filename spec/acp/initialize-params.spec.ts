@@ -55,7 +55,8 @@ describe('initialize params: the hand check and the SDK schema', () => {
         }
         expect(outcome(() => parserOf('InitializeRequest')(sent))).to.deep.equal(outcome(() => sdk.parse(sent ?? {})));
       }),
-      { numRuns: 3000 },
+      // A fixed seed: the count below is of generated inputs, and must not depend on luck.
+      { numRuns: 3000, seed: 20261202 },
     );
     // The property saw both sides: params the hand check took and params it left to the SDK.
     expect(taken).to.be.within(100, 2900);
