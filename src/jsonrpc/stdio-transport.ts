@@ -123,7 +123,7 @@ export function stdioTransport(
     if (heldBytes >= heldInputBytes) applyReading();
   };
   const onEnd = () => {
-    release(true); // the editor is gone: what it wrote (bounded by heldInputBytes) is served
+    release(true); // the editor closed its input (it may still read answers): what it wrote (bounded by heldInputBytes) is served
     framer.end();
     if (closed) return;
     if (sink?.inputEnded) sink.inputEnded({ message: 'the editor closed its input (EOF on stdin)' });
