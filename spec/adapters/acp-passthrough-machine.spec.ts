@@ -6,7 +6,7 @@
  * the port's hang watchdog is told during a turn with a tool call and a permission request.
  */
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +17,7 @@ import { createAcpPassthrough, type AcpPassthroughOptions } from '../../src/adap
 import { watchdogHintOf, type PassthroughContext } from '../../src/adapters/passthrough/context.js';
 import { quietTurn } from '../../src/adapters/turn-activity.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
-import { waitUntil } from '../support/processes.js';
+import { processesWhere, waitUntil } from '../support/processes.js';
 import { driveAgent, resultOf, type Driver } from './native-driver.js';
 
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
@@ -66,18 +66,7 @@ child.on('exit', (code) => process.exit(code ?? 1));
 `;
 
 function listAgents(): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/u.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      const state = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (cmdline.includes('warden-pass-machine-') && state.slice(state.lastIndexOf(')') + 2)[0] !== 'Z') found.push(Number(entry));
-    } catch {
-      // gone
-    }
-  }
-  return found;
+  return processesWhere((cmdline) => cmdline.includes('warden-pass-machine-'));
 }
 
 const tempDir = () => realpathSync(mkdtempSync(join(tmpdir(), 'warden-pass-machine-')));

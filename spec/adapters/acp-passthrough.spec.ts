@@ -5,7 +5,7 @@
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { expect } from 'chai';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +15,7 @@ import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { createAcpPassthrough, type AcpPassthroughOptions } from '../../src/adapters/acp-passthrough.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
-import { waitUntil } from '../support/processes.js';
+import { processesWhere, waitUntil } from '../support/processes.js';
 import { driveAgent, resultOf, type Driver } from './native-driver.js';
 
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
@@ -34,18 +34,7 @@ async function start(handler: ClientHandler = {}, args: readonly string[] = []) 
 }
 
 function listAgents(): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/u.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      const state = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (cmdline.includes('sdk-agent.mjs') && cmdline.includes('warden-pass-') && state.slice(state.lastIndexOf(')') + 2)[0] !== 'Z') found.push(Number(entry));
-    } catch {
-      // gone
-    }
-  }
-  return found;
+  return processesWhere((cmdline) => cmdline.includes('sdk-agent.mjs') && cmdline.includes('warden-pass-'));
 }
 
 /** The pid of the sdk-agent running with state directory `dir`. */

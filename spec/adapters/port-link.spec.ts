@@ -11,7 +11,7 @@ import { createActor, type AnyActorRef } from 'xstate';
 import type { AgentRequestEvent } from '../../src/acp/native-agent.js';
 import type { SessionAdapterOutput } from '../../src/adapters/adapter.js';
 import { claudeSessionMachine } from '../../src/adapters/claude/adapter.js';
-import { portLogic } from '../../src/port/index.js';
+import { loadExeca, portLogic } from '../../src/port/index.js';
 import { expectGroupGone, waitUntil } from '../support/processes.js';
 import { eventContext } from './native-driver.js';
 
@@ -19,6 +19,9 @@ const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.me
 
 describe('a CLI session that owns its port', function () {
   this.timeout(60_000);
+  // The first spawn of a process waits for execa to load (spec/port/first-spawn.spec.ts): loaded
+  // first, a port has its pid at once, and the process group recorded for the leak check is real.
+  before(() => loadExeca());
   const ports: AnyActorRef[] = [];
   const groups: number[] = [];
 

@@ -9,7 +9,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createActor, type AnyStateMachine } from 'xstate';
+import { createActor, type AnyActorRef, type AnyStateMachine } from 'xstate';
 import type { SessionAdapterOutput } from '../../src/adapters/adapter.js';
 import { claudeSessionMachine } from '../../src/adapters/claude/adapter.js';
 import { codexSessionMachine } from '../../src/adapters/codex/adapter.js';
@@ -27,15 +27,20 @@ function drive(machine: AnyStateMachine) {
   return { actor, outputs, facts };
 }
 
+/** Starts a Claude session and answers its initialize with the transcript's recorded answer (given the id the session wrote). */
+function claudeHandshake(actor: AnyActorRef, outputs: readonly SessionAdapterOutput[], lines: ReturnType<typeof read>): void {
+  actor.send({ type: 'adapter.start', requestId: 'new', sessionId: 's1', params: { cwd: '/tmp', mcpServers: [] }, context: eventContext });
+  actor.send({ type: 'port.started', pid: 1, restarts: 0 });
+  const initId = (outputs.find((output) => output.type === 'port.write')?.message as { request_id: string }).request_id;
+  const initAnswer = lines.find((line) => line.dir === 'out' && line.msg.type === 'control_response')?.msg as { response: Record<string, unknown> };
+  actor.send({ type: 'native.message', message: { ...initAnswer, response: { ...initAnswer.response, request_id: initId } } });
+}
+
 describe('what the session adapters tell the hang watchdog', () => {
   it('Claude Code: owes during the handshake and the turn, idle while a permission is asked, a tool from tool_use to tool_result', () => {
     const { actor, outputs, facts } = drive(claudeSessionMachine);
     const lines = read('claude-stream-json-tool-write-permission-allow.transcript.ndjson');
-    actor.send({ type: 'adapter.start', requestId: 'new', sessionId: 's1', params: { cwd: '/tmp', mcpServers: [] }, context: eventContext });
-    actor.send({ type: 'port.started', pid: 1, restarts: 0 });
-    const initId = (outputs.find((output) => output.type === 'port.write')?.message as { request_id: string }).request_id;
-    const initAnswer = lines.find((line) => line.dir === 'out' && line.msg.type === 'control_response')?.msg as { response: Record<string, unknown> };
-    actor.send({ type: 'native.message', message: { ...initAnswer, response: { ...initAnswer.response, request_id: initId } } });
+    claudeHandshake(actor, outputs, lines);
     expect(facts()).to.deep.equal(['owes', 'idle']);
     actor.send({ type: 'session.prompt', requestId: 'p1', method: 'session/prompt', params: { sessionId: 's1', prompt: [{ type: 'text', text: 'write it' }] }, context: eventContext });
     const printed = lines.filter((line) => line.dir === 'out' && line.msg.type !== 'control_response').map((line) => line.msg);
@@ -56,11 +61,7 @@ describe('what the session adapters tell the hang watchdog', () => {
   it('Claude Code: the CLI exits mid-tool: the next CLI is told nothing until its own handshake, and no tool runs any more', () => {
     const { actor, outputs, facts } = drive(claudeSessionMachine);
     const lines = read('claude-stream-json-tool-bash-readonly.transcript.ndjson');
-    actor.send({ type: 'adapter.start', requestId: 'new', sessionId: 's1', params: { cwd: '/tmp', mcpServers: [] }, context: eventContext });
-    actor.send({ type: 'port.started', pid: 1, restarts: 0 });
-    const initId = (outputs.find((output) => output.type === 'port.write')?.message as { request_id: string }).request_id;
-    const initAnswer = lines.find((line) => line.dir === 'out' && line.msg.type === 'control_response')?.msg as { response: Record<string, unknown> };
-    actor.send({ type: 'native.message', message: { ...initAnswer, response: { ...initAnswer.response, request_id: initId } } });
+    claudeHandshake(actor, outputs, lines);
     actor.send({ type: 'session.prompt', requestId: 'p1', method: 'session/prompt', params: { sessionId: 's1', prompt: [{ type: 'text', text: 'TOOL:bash please' }] }, context: eventContext });
     const printed = lines.filter((line) => line.dir === 'out' && line.msg.type !== 'control_response').map((line) => line.msg);
     const toolUse = printed.findIndex((message) => JSON.stringify(message).includes('"type":"tool_use"') && message.type === 'assistant');

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { fileURLToPath } from 'node:url';
 import { createActor, SimulatedClock } from 'xstate';
-import { portLogic, portStats, writeToPort, type PortEmitted, type PortError } from '../../src/port/index.js';
+import { loadExeca, portLogic, portStats, writeToPort, type PortEmitted, type PortError } from '../../src/port/index.js';
 import { readGateOf } from '../../src/port/read-gate.js';
 import { expectGroupGone, waitUntil } from '../support/processes.js';
 
@@ -15,6 +15,9 @@ const fakeCli = fileURLToPath(new URL('../support/fake-cli.mjs', import.meta.url
 
 describe('port under the read gate', function () {
   this.timeout(60_000);
+  // The first spawn of a process waits for execa to load (spec/port/first-spawn.spec.ts): loaded
+  // first, a port has its pid at once, and the process group recorded for the leak check is real.
+  before(() => loadExeca());
 
   it('held: stdout waits in the pipe and silence is no hang; released: every line, in order, then the watchdog counts again', async () => {
     const clock = new SimulatedClock();

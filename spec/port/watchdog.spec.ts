@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import { fileURLToPath } from 'node:url';
 import { createActor, SimulatedClock, type Actor } from 'xstate';
-import { portLogic, writeToPort, type PortEmitted, type PortError, type PortInput } from '../../src/port/index.js';
+import { loadExeca, portLogic, writeToPort, type PortEmitted, type PortError, type PortInput } from '../../src/port/index.js';
 import { expectGroupGone, waitUntil } from '../support/processes.js';
 
 const fakeCli = fileURLToPath(new URL('../support/fake-cli.mjs', import.meta.url));
@@ -49,6 +49,9 @@ function startPort(watchdog: PortInput['watchdog']): Harness {
 
 describe('port watchdog that knows the turn', function () {
   this.timeout(60_000);
+  // The first spawn of a process waits for execa to load (spec/port/first-spawn.spec.ts): loaded
+  // first, a port has its pid at once, and the process group recorded for the leak check is real.
+  before(() => loadExeca());
 
   afterEach(async () => {
     for (const { actor, pgid } of started.splice(0)) {

@@ -49,6 +49,20 @@ export async function expectGroupGone(pgid: number, timeoutMs = 10_000): Promise
   await waitUntil(() => groupMembers(pgid).length === 0, `process group ${pgid} to be gone (left: ${groupMembers(pgid).join(', ')})`, timeoutMs);
 }
 
+/** Live processes whose command line (arguments joined by spaces) passes `matches`. */
+export function processesWhere(matches: (cmdline: string) => boolean): number[] {
+  const found: number[] = [];
+  for (const { pid, state } of processTable()) {
+    if (state === 'Z') continue;
+    try {
+      if (matches(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' '))) found.push(pid);
+    } catch {
+      // gone while reading
+    }
+  }
+  return found;
+}
+
 /** Live direct children of `pid`, with their command lines. */
 export function childrenOf(pid: number): Array<{ pid: number; cmdline: string }> {
   const children: Array<{ pid: number; cmdline: string }> = [];

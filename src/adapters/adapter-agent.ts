@@ -47,6 +47,7 @@ import { whichChildren } from '../supervision/introspection.js';
 import type { StartChildResult, SupervisionEvent } from '../supervision/events.js';
 import { describeExit, type ExitReason } from '../supervision/exit-reason.js';
 import type { AdapterDefinition, CommandLine, SessionAdapterOutput } from './adapter.js';
+import { relayPortLines } from './port-link.js';
 import { resumeCheckError } from './resume-check.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { AGENT_METHODS } from '../acp/methods.js';
@@ -405,41 +406,21 @@ function bindPort(live: Live, session: Session): void {
   if (!port || port === session.port) return;
   for (const subscription of session.portSubscriptions) subscription.unsubscribe();
   session.port = port;
-  const adapter = () => session.adapter;
+  const ownsPort = live.options.definition.ownsPort === true;
   const pid = (port.getSnapshot() as { context?: { pid?: number } }).context?.pid;
-  if (live.options.definition.ownsPort) {
-    // The session adapter reads its port itself: here only what the host hears of it.
-    session.portSubscriptions = [
-      port.on('port.oversize', (event: Extract<PortEmitted, { type: 'port.oversize' }>) => {
-        live.scope.emit({ type: 'agent.lineDropped', sessionId: session.id, bytes: event.bytesSeen, limit: event.limit, what: lineKindOf(event.head) });
-      }),
-      port.on('port.exited', (event: Extract<PortEmitted, { type: 'port.exited' }>) => {
-        session.lastExit = event.exit;
-      }),
-    ];
-    const started = (spawned: number) => session.adapter?.send({ type: 'port.started', pid: spawned, restarts: session.restarts, port });
-    // The first spawn of a process waits for execa to load (src/port/execa-loader.ts): its pid comes with `port.spawned`.
-    if (pid !== undefined) started(pid);
-    else session.portSubscriptions.push(port.on('port.spawned', (event: Extract<PortEmitted, { type: 'port.spawned' }>) => started(event.pid)));
-    return;
-  }
+  // What the host hears of the port, before the session adapter does.
   session.portSubscriptions = [
-    // A JSON line that is not an object (null, 42, []) is no protocol message of any CLI: noise.
-    port.on('port.message', (event: Extract<PortEmitted, { type: 'port.message' }>) =>
-      adapter()?.send(typeof event.message === 'object' && event.message !== null && !Array.isArray(event.message)
-        ? { type: 'native.message', message: event.message }
-        : { type: 'native.nonJson', preview: JSON.stringify(event.message).slice(0, 200) })),
-    port.on('port.nonJson', (event: Extract<PortEmitted, { type: 'port.nonJson' }>) => adapter()?.send({ type: 'native.nonJson', preview: event.preview })),
     port.on('port.oversize', (event: Extract<PortEmitted, { type: 'port.oversize' }>) => {
       live.scope.emit({ type: 'agent.lineDropped', sessionId: session.id, bytes: event.bytesSeen, limit: event.limit, what: lineKindOf(event.head) });
-      adapter()?.send({ type: 'native.oversize', bytes: event.bytesSeen, limit: event.limit, head: event.head });
     }),
     port.on('port.exited', (event: Extract<PortEmitted, { type: 'port.exited' }>) => {
       session.lastExit = event.exit;
-      adapter()?.send({ type: 'port.exited', exit: event.exit });
     }),
+    // A session adapter that owns its port (`ownsPort`) reads it itself; to any other, its lines are relayed from here.
+    ...(ownsPort ? [] : relayPortLines(port, (event) => session.adapter?.send(event))),
   ];
-  const started = (spawned: number) => session.adapter?.send({ type: 'port.started', pid: spawned, restarts: session.restarts });
+  const started = (spawned: number) => session.adapter?.send({ type: 'port.started', pid: spawned, restarts: session.restarts, ...(ownsPort ? { port } : {}) });
+  // The first spawn of a process waits for execa to load (src/port/execa-loader.ts): its pid comes with `port.spawned`.
   if (pid !== undefined) started(pid);
   else session.portSubscriptions.push(port.on('port.spawned', (event: Extract<PortEmitted, { type: 'port.spawned' }>) => started(event.pid)));
 }

@@ -31,19 +31,25 @@ export function bindPort(session: AnyActorRef, port: AnyActorRef): void {
   const deliver = (event: SessionAdapterEvent) => {
     if (session.getSnapshot().status === 'active') session.send(event);
   };
-  links.set(session, {
-    port,
-    subscriptions: [
-      // A JSON line that is not an object (null, 42, []) is no protocol message of any CLI: noise.
-      port.on('port.message', (event: Extract<PortEmitted, { type: 'port.message' }>) =>
-        deliver(typeof event.message === 'object' && event.message !== null && !Array.isArray(event.message)
-          ? { type: 'native.message', message: event.message }
-          : { type: 'native.nonJson', preview: JSON.stringify(event.message).slice(0, 200) })),
-      port.on('port.nonJson', (event: Extract<PortEmitted, { type: 'port.nonJson' }>) => deliver({ type: 'native.nonJson', preview: event.preview })),
-      port.on('port.oversize', (event: Extract<PortEmitted, { type: 'port.oversize' }>) => deliver({ type: 'native.oversize', bytes: event.bytesSeen, limit: event.limit, head: event.head })),
-      port.on('port.exited', (event: Extract<PortEmitted, { type: 'port.exited' }>) => deliver({ type: 'port.exited', exit: event.exit })),
-    ],
-  });
+  links.set(session, { port, subscriptions: relayPortLines(port, deliver) });
+}
+
+/**
+ * Subscribes `deliver` to `port`'s lines and exit, as the session events they are
+ * (`native.message`, `native.nonJson`, `native.oversize`, `port.exited`), in the order the
+ * port emits them.
+ */
+export function relayPortLines(port: AnyActorRef, deliver: (event: SessionAdapterEvent) => void): Subscription[] {
+  return [
+    // A JSON line that is not an object (null, 42, []) is no protocol message of any CLI: noise.
+    port.on('port.message', (event: Extract<PortEmitted, { type: 'port.message' }>) =>
+      deliver(typeof event.message === 'object' && event.message !== null && !Array.isArray(event.message)
+        ? { type: 'native.message', message: event.message }
+        : { type: 'native.nonJson', preview: JSON.stringify(event.message).slice(0, 200) })),
+    port.on('port.nonJson', (event: Extract<PortEmitted, { type: 'port.nonJson' }>) => deliver({ type: 'native.nonJson', preview: event.preview })),
+    port.on('port.oversize', (event: Extract<PortEmitted, { type: 'port.oversize' }>) => deliver({ type: 'native.oversize', bytes: event.bytesSeen, limit: event.limit, head: event.head })),
+    port.on('port.exited', (event: Extract<PortEmitted, { type: 'port.exited' }>) => deliver({ type: 'port.exited', exit: event.exit })),
+  ];
 }
 
 /** Drops `session`'s binding (its port ended, or it stops). */

@@ -44,6 +44,3 @@ export function handlesOf(owner: AnyActorRef): PassthroughHandles {
   if (!found) throw new Error(`No passthrough handles for actor "${owner.id}": handlesOf takes the passthrough actor itself.`);
   return found;
 }
-
-/** The handles of `owner`, if it is a passthrough. */
-export const findHandles = (owner: AnyActorRef): PassthroughHandles | undefined => handles.get(owner);
