@@ -110,6 +110,14 @@ const settled = [
   { target: 'ready', actions: 'promptSettled' },
 ] as const;
 
+/** How `prompting` and `awaitingPermission` both end a running prompt (kept after their own events: the chart lists them in this order). */
+const turnEnding = {
+  // A $/cancel_request of a waiting prompt ends that one alone: the running one goes on.
+  cancel: [{ guard: 'cancelsRunning', target: 'cancelling', actions: 'cancelTurn' }, { actions: 'cancelTurn' }],
+  'prompt.settled': settled,
+  'cancel.graceOver': { actions: 'graceOver' },
+} as const;
+
 /** The id of a prompt's cancel grace timer. */
 const graceId = (requestId: string) => `cancel-grace:${requestId}`;
 
@@ -224,20 +232,14 @@ export const sessionMachine = setup({
       on: {
         prompt: { actions: 'promptStarted' },
         'permission.asked': { target: 'awaitingPermission' },
-        // A $/cancel_request of a waiting prompt ends that one alone: the running one goes on.
-        cancel: [{ guard: 'cancelsRunning', target: 'cancelling', actions: 'cancelTurn' }, { actions: 'cancelTurn' }],
-        'prompt.settled': settled,
-        'cancel.graceOver': { actions: 'graceOver' },
+        ...turnEnding,
       },
     },
     awaitingPermission: {
       on: {
         prompt: { actions: 'promptStarted' },
         'permission.answered': { target: 'prompting' },
-        // A $/cancel_request of a waiting prompt ends that one alone: the running one goes on.
-        cancel: [{ guard: 'cancelsRunning', target: 'cancelling', actions: 'cancelTurn' }, { actions: 'cancelTurn' }],
-        'prompt.settled': settled,
-        'cancel.graceOver': { actions: 'graceOver' },
+        ...turnEnding,
       },
     },
     cancelling: {
