@@ -62,14 +62,14 @@ export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
   }
 }
 
-export function onEditorRequest(live: Live, request: AgentRequestEvent): void {
+function onEditorRequest(live: Live, request: AgentRequestEvent): void {
   const sessionId = typeof request.params.sessionId === 'string' ? request.params.sessionId : undefined;
   if (sessionId !== undefined) live.requestSessions.set(request.requestId, sessionId);
   // A store that fails (a damaged page, say) fails the request that met it, not the host.
   journalFailureAnswers(live, request.requestId, sessionId, () => serveEditorRequest(live, request, sessionId));
 }
 
-export function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: string | undefined): void {
+function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: string | undefined): void {
   const { params } = request;
   switch (request.type) {
     case 'session.new': {

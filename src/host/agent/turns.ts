@@ -102,7 +102,7 @@ export function sendPrompt(live: Live, session: HostSession, request: AgentReque
  * Whether a prompt must wait: the user's choices are being given to a new agent process, or
  * the agent is restarting and there are choices to give the new process once it is up.
  */
-export function holdsPrompts(session: HostSession): boolean {
+function holdsPrompts(session: HostSession): boolean {
   const snapshot = session.machine.getSnapshot();
   if (snapshot.value === 'reapplying') return true;
   return snapshot.value === 'recovering' && hasChoices((snapshot.context as SessionMachineContext).state.chosen);
