@@ -9,11 +9,10 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WebSocketServer } from 'ws';
 import { launchWarden, pathWithFakeAgents, stopWardens } from '../support/acp-editor.js';
+import { listenAsInspector, type InspectorListener } from '../support/inspector-listener.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 
 /** A secret of no known shape (no `sk-` prefix): only its value can find it. */
@@ -25,23 +24,19 @@ const tracesOf = (secret: string) => [secret, secret.slice(0, 10), secret.slice(
 describe('warden acp: secrets in a CLI\'s stderr are redacted in error data, the inspector and the log', function () {
   this.timeout(60_000);
   let dir: string;
-  let server: WebSocketServer;
+  let inspector: InspectorListener;
   let url: string;
-  const frames: string[] = [];
+  let frames: string[];
 
   beforeEach(async () => {
     dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-redaction-')));
-    frames.length = 0;
-    server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-    await new Promise((resolve) => server.once('listening', resolve));
-    url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    server.on('connection', (socket) => socket.on('message', (data) => frames.push(data.toString('utf8'))));
+    inspector = await listenAsInspector();
+    ({ url, frames } = inspector);
   });
 
   afterEach(async () => {
     await stopWardens();
-    for (const client of server.clients) client.terminate();
-    await new Promise((resolve) => server.close(resolve));
+    await inspector.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

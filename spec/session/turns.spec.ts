@@ -1,11 +1,10 @@
 import { expect } from 'chai';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WebSocketServer } from 'ws';
 import { createActor, SimulatedClock } from 'xstate';
 import { launchWarden, pathWithFakeAgents, stopWardens } from '../support/acp-editor.js';
+import { listenAsInspector, type InspectorListener } from '../support/inspector-listener.js';
 import { PipeEditor, type WireMessage } from '../support/pipe-editor.js';
 import { waitUntil } from '../support/processes.js';
 import { sessionMachine, type SessionMachineEmitted, type SessionMachineEvent } from '../../src/session/session-machine.js';
@@ -151,23 +150,19 @@ describe('session turns (the session machine decides them)', () => {
 describe('session turns through warden acp (claude found by name on the PATH, the inspector listening)', function () {
   this.timeout(60_000);
   let dir: string;
-  let server: WebSocketServer;
+  let inspector: InspectorListener;
   let url: string;
-  const frames: string[] = [];
+  let frames: string[];
 
   beforeEach(async () => {
     dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-turns-')));
-    frames.length = 0;
-    server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-    await new Promise((resolve) => server.once('listening', resolve));
-    url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    server.on('connection', (socket) => socket.on('message', (data) => frames.push(data.toString('utf8'))));
+    inspector = await listenAsInspector();
+    ({ url, frames } = inspector);
   });
 
   afterEach(async () => {
     await stopWardens();
-    for (const client of server.clients) client.terminate();
-    await new Promise((resolve) => server.close(resolve));
+    await inspector.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -40,7 +40,7 @@
 import type { ActorLogic, ActorSystem, AnyActorRef } from 'xstate';
 import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../acp/native-agent.js';
 import type { Subscriber } from '../session/subscriber.js';
-import { type CatchUp, type HostAgentContext, type HostAgentOptions, type HostEvent, type HostInput, type HostSession, type HostSnapshot, type InnerAgent, type InnerOutput, type Live, type Scope } from './agent/live.js';
+import { type CatchUp, type HostAgentContext, type HostAgentOptions, type HostAgentEvent, type HostInput, type HostSession, type HostSnapshot, type InnerAgent, type InnerOutput, type Live, type Scope } from './agent/live.js';
 import { lives } from './agent/live.js';
 import { subscriberOf } from './agent/delivery.js';
 import { withHostCapabilities } from './agent/inner-agents.js';
@@ -83,7 +83,7 @@ export const hostAgentLogic = {
     lives.set(scope.self, live);
     return { status: 'active', output: undefined, error: undefined, context: summary(live) };
   },
-  transition(snapshot: HostSnapshot, event: HostEvent, scope: Scope): HostSnapshot {
+  transition(snapshot: HostSnapshot, event: HostAgentEvent, scope: Scope): HostSnapshot {
     if (snapshot.status !== 'active') return snapshot;
     const live = lives.get(scope.self) as Live;
     if (event.type === 'xstate.stop') {

@@ -46,9 +46,9 @@ import { logEntryOf, type HostLogEntry } from './host-log.js';
 import { sessionMachine } from '../session/session-machine.js';
 import { createLiveActors } from './live-actors.js';
 import { observerOnDemand } from './observer-on-demand.js';
+import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 
 export type { HostEvent } from './host-event.js';
-import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 
 /** What the host needs of the live view's tap (src/inspect/live-view.ts), loaded on the first `inspect.serve()`. */
 interface LiveViewTap {

@@ -110,12 +110,20 @@ const settled = [
   { target: 'ready', actions: 'promptSettled' },
 ] as const;
 
+/** How `prompting` and `awaitingPermission` both end a running prompt (kept after their own events: the chart lists them in this order). */
+const turnEnding = {
+  // A $/cancel_request of a waiting prompt ends that one alone: the running one goes on.
+  cancel: [{ guard: 'cancelsRunning', target: 'cancelling', actions: 'cancelTurn' }, { actions: 'cancelTurn' }],
+  'prompt.settled': settled,
+  'cancel.graceOver': { actions: 'graceOver' },
+} as const;
+
 /** The id of a prompt's cancel grace timer. */
 const graceId = (requestId: string) => `cancel-grace:${requestId}`;
 
-/** Why prompts of a failed session fail. */
-const failedError = (sessionId: string, reason: string) =>
-  RpcError.because('session_failed', `Internal error: session ${sessionId} failed (${reason}); session/load or session/resume starts it again in a new agent process`, { sessionId }).toErrorObject();
+/** Why prompts of a failed session fail: those in flight when it fails and those sent to it after. */
+export const sessionFailedError = (sessionId: string, reason: string): RpcError =>
+  RpcError.because('session_failed', `Internal error: session ${sessionId} failed (${reason}); session/load or session/resume starts it again in a new agent process`, { sessionId });
 
 const stateFacts = ['setup.reported', 'mode.changed', 'config.changed', 'config.set', 'update.reported', 'resume.changed'] as const;
 
@@ -166,7 +174,7 @@ export const sessionMachine = setup({
     }),
     closeTurns: enqueueActions(({ context, enqueue }) => decide(enqueue, context, sessionClosed(context.turns))),
     failTurns: enqueueActions(({ context, event, enqueue }) => {
-      decide(enqueue, context, sessionFailed(context.turns, failedError(context.sessionId, (event as Extract<SessionMachineEvent, { type: 'agent.failed' }>).reason)));
+      decide(enqueue, context, sessionFailed(context.turns, sessionFailedError(context.sessionId, (event as Extract<SessionMachineEvent, { type: 'agent.failed' }>).reason).toErrorObject()));
     }),
     countRestart: assign(({ context, event }) => ({
       restarts: Math.max(context.restarts + 1, (event as Extract<SessionMachineEvent, { type: 'agent.restarting' }>).restarts),
@@ -224,20 +232,14 @@ export const sessionMachine = setup({
       on: {
         prompt: { actions: 'promptStarted' },
         'permission.asked': { target: 'awaitingPermission' },
-        // A $/cancel_request of a waiting prompt ends that one alone: the running one goes on.
-        cancel: [{ guard: 'cancelsRunning', target: 'cancelling', actions: 'cancelTurn' }, { actions: 'cancelTurn' }],
-        'prompt.settled': settled,
-        'cancel.graceOver': { actions: 'graceOver' },
+        ...turnEnding,
       },
     },
     awaitingPermission: {
       on: {
         prompt: { actions: 'promptStarted' },
         'permission.answered': { target: 'prompting' },
-        // A $/cancel_request of a waiting prompt ends that one alone: the running one goes on.
-        cancel: [{ guard: 'cancelsRunning', target: 'cancelling', actions: 'cancelTurn' }, { actions: 'cancelTurn' }],
-        'prompt.settled': settled,
-        'cancel.graceOver': { actions: 'graceOver' },
+        ...turnEnding,
       },
     },
     cancelling: {

@@ -140,7 +140,7 @@ export function unadopt(live: Live, sessionId: string, adopted: Adopted | undefi
   if (adopted.listed) live.listed.set(sessionId, adopted.listed);
 }
 
-export const isResumeState = (value: unknown) => typeof value === 'object' && value !== null;
+const isResumeState = (value: unknown) => typeof value === 'object' && value !== null;
 
 /**
  * Sends the journaled conversation as `session/update`s (the user's prompts and what the

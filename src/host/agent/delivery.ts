@@ -20,7 +20,7 @@ export function deliver(live: Live, output: AgentHandlerOutput, seq: number | un
 }
 
 /** The session an output belongs to, if any: its order is that session's. */
-export function sessionOfOutput(live: Live, output: AgentHandlerOutput): string | undefined {
+function sessionOfOutput(live: Live, output: AgentHandlerOutput): string | undefined {
   switch (output.type) {
     case 'acp.update':
       return output.sessionId;
@@ -40,9 +40,9 @@ export function sessionOfOutput(live: Live, output: AgentHandlerOutput): string 
 }
 
 /** Journal entries read per page when a cursor catches up or replays, and the most bytes of them. */
-export const cursorPageSize = 100;
+const cursorPageSize = 100;
 
-export const cursorPageBytes = 256 * 1024;
+const cursorPageBytes = 256 * 1024;
 
 /** The editor's connection as a subscriber: it reads this host's journal, paused by the connection's delivery gate. */
 export function subscriberOf(live: Live): Subscriber {

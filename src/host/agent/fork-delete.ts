@@ -108,7 +108,7 @@ export function journalNewSession(live: Live, pending: Extract<Pending, { kind: 
 }
 
 /** The journal's record of a session, or `undefined` when there is none or the journal cannot say. */
-export function peekSession(live: Live, sessionId: string): JournalSession | undefined {
+function peekSession(live: Live, sessionId: string): JournalSession | undefined {
   try {
     return live.input.journal.getSession(sessionId);
   } catch {

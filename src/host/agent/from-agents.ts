@@ -94,20 +94,20 @@ export function settle(live: Live, requestId: string, result: unknown, error: Er
 }
 
 /** Whether `agent` has a `session/new` or `session/fork` unanswered. */
-export function settingUp(live: Live, agent: string): boolean {
+function settingUp(live: Live, agent: string): boolean {
   for (const pending of live.pending.values()) if ((pending.kind === 'new' || pending.kind === 'fork') && pending.agent === agent) return true;
   return false;
 }
 
 /** The updates held while `agent` set a session up, taken again now that it was answered (a failed one's are dropped: it is closed). */
-export function releaseHeld(live: Live, agent: string): void {
+function releaseHeld(live: Live, agent: string): void {
   const held = live.held.get(agent);
   if (!held) return;
   live.held.delete(agent);
   for (const output of held) onInnerOutput(live, agent, output);
 }
 
-export function settlePending(live: Live, requestId: string, pending: Pending | undefined, result: unknown, error: ErrorObject | undefined): void {
+function settlePending(live: Live, requestId: string, pending: Pending | undefined, result: unknown, error: ErrorObject | undefined): void {
   live.pending.delete(requestId);
   if (!pending) {
     if (error) fail(live, requestId, error);

@@ -16,6 +16,7 @@ import { deleteSession, fork } from './fork-delete.js';
 import { closed } from './session-record.js';
 import { promptCame } from './turns.js';
 import { journalFailureAnswers, record } from './journal-writes.js';
+import { sessionFailedError } from '../../session/session-machine.js';
 
 export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
   switch (event.type) {
@@ -61,14 +62,14 @@ export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
   }
 }
 
-export function onEditorRequest(live: Live, request: AgentRequestEvent): void {
+function onEditorRequest(live: Live, request: AgentRequestEvent): void {
   const sessionId = typeof request.params.sessionId === 'string' ? request.params.sessionId : undefined;
   if (sessionId !== undefined) live.requestSessions.set(request.requestId, sessionId);
   // A store that fails (a damaged page, say) fails the request that met it, not the host.
   journalFailureAnswers(live, request.requestId, sessionId, () => serveEditorRequest(live, request, sessionId));
 }
 
-export function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: string | undefined): void {
+function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: string | undefined): void {
   const { params } = request;
   switch (request.type) {
     case 'session.new': {
@@ -96,8 +97,8 @@ export function serveEditorRequest(live: Live, request: AgentRequestEvent, sessi
       const session = sessionId ? live.sessions.get(sessionId) : undefined;
       if (!session || !sessionId) {
         const why = sessionId ? live.failed.get(sessionId) : undefined;
-        fail(live, request.requestId, why
-          ? RpcError.because('session_failed', `Internal error: session ${sessionId} failed (${why}); session/load or session/resume starts it again in a new agent process`, { sessionId })
+        fail(live, request.requestId, sessionId && why
+          ? sessionFailedError(sessionId, why)
           : RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }));
         return;
       }

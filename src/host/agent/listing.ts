@@ -66,7 +66,7 @@ export function listSessions(live: Live, request: AgentRequestEvent): void {
  * `listAgents`, by name, when they advertise `sessionCapabilities.list`. One that cannot be
  * resolved (its CLI is not installed) is skipped, and said so.
  */
-export function listingAgents(live: Live): { agents: string[]; skipped: Array<{ agent: string; reason: string }> } {
+function listingAgents(live: Live): { agents: string[]; skipped: Array<{ agent: string; reason: string }> } {
   const names = new Set([live.input.defaultAgent, ...live.inner.keys(), ...(live.input.listAgents ?? [])]);
   const agents: string[] = [];
   const skipped: Array<{ agent: string; reason: string }> = [];
@@ -152,7 +152,7 @@ export function finishList(live: Live, job: ListJob, nextCursor: string | undefi
 }
 
 /** The resume states the journal holds for `agent`'s sessions, canonical JSON (every page of the journal). */
-export function journaledResumes(live: Live, agent: string): Set<string> {
+function journaledResumes(live: Live, agent: string): Set<string> {
   const found = new Set<string>();
   let cursor: string | undefined;
   do {

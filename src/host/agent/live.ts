@@ -198,9 +198,10 @@ export type InnerOutput = { readonly type: 'host.inner'; readonly agent: string;
 
 export type CatchUp = { readonly type: 'host.catchUp'; readonly sessionId: string };
 
-export type HostEvent = AgentHandlerEvent | InnerOutput | CatchUp | { readonly type: `xstate.${string}` };
+/** What the host agent actor receives (not the program's `HostEvent` of host-event.ts). */
+export type HostAgentEvent = AgentHandlerEvent | InnerOutput | CatchUp | { readonly type: `xstate.${string}` };
 
-export type Scope = ActorScope<HostSnapshot, HostEvent, ActorSystem<any>, AgentHandlerOutput>;
+export type Scope = ActorScope<HostSnapshot, HostAgentEvent, ActorSystem<any>, AgentHandlerOutput>;
 
 export const lives = new WeakMap<AnyActorRef, Live>();
 

@@ -10,13 +10,13 @@ import { dropSession, stateOf } from './session-record.js';
 import { releaseHeldPrompts } from './turns.js';
 import { startReapply } from './session-settings.js';
 import { record, safely } from './journal-writes.js';
-import { describeExit, notify } from './notify.js';
+import { describeAgentExit, notify } from './notify.js';
 
 /** A session's agent process restarting, recovered, or given up: journaled, charted, told. */
 export function lifecycle(live: Live, agent: string, output: Extract<AgentHandlerOutput, { type: 'session.restarting' | 'session.recovered' | 'session.failed' }>): void {
   switch (output.type) {
     case 'session.restarting': {
-      const exit = describeExit(output.exit.reason);
+      const exit = describeAgentExit(output.exit.reason);
       const restarts = output.restarts + 1;
       record(live, output.sessionId, { kind: 'restart', restarts, exit: output.exit.reason });
       live.sessions.get(output.sessionId)?.machine.send({ type: 'agent.restarting', restarts });

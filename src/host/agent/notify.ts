@@ -20,7 +20,8 @@ export function notify(live: Live, sessionId: string, severity: 'info' | 'warnin
   else emit(live, { type: 'acp.update', sessionId, update });
 }
 
-export function describeExit(reason: unknown): string {
+/** An agent process's exit, for a notice: a port exit described as such, else the reason as given (not the supervision `describeExit`, which takes an `ExitReason`). */
+export function describeAgentExit(reason: unknown): string {
   if (typeof reason === 'object' && reason !== null && 'kind' in reason) {
     try {
       return describePortExit(reason as PortExitReason);

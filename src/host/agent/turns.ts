@@ -45,10 +45,8 @@ export function onTurnCommand(live: Live, session: HostSession, command: Session
       return;
     }
     case 'turn.cancelAgent': {
-      const held = session.held.findIndex((request) => request.requestId === command.requestId);
-      if (held >= 0) {
+      if (dropHeld(session, command.requestId)) {
         // Never reached the agent: it ends here, cancelled.
-        session.held.splice(held, 1);
         session.machine.send({ type: 'prompt.settled', outcome: 'cancelled', requestId: command.requestId, result: { stopReason: 'cancelled' } });
         return;
       }
@@ -77,8 +75,15 @@ export function onTurnCommand(live: Live, session: HostSession, command: Session
 /** An answered prompt: no longer the host's to send or hold. */
 function forgetPrompt(session: HostSession, requestId: string): void {
   session.prompts.delete(requestId);
+  dropHeld(session, requestId);
+}
+
+/** Takes a prompt out of those held for the re-apply; whether it was held. */
+function dropHeld(session: HostSession, requestId: string): boolean {
   const held = session.held.findIndex((request) => request.requestId === requestId);
-  if (held >= 0) session.held.splice(held, 1);
+  if (held < 0) return false;
+  session.held.splice(held, 1);
+  return true;
 }
 
 /** The session's permission requests still with the editor: the agent gets `cancelled` for each, the editor's later answer is dropped. */
@@ -102,7 +107,7 @@ export function sendPrompt(live: Live, session: HostSession, request: AgentReque
  * Whether a prompt must wait: the user's choices are being given to a new agent process, or
  * the agent is restarting and there are choices to give the new process once it is up.
  */
-export function holdsPrompts(session: HostSession): boolean {
+function holdsPrompts(session: HostSession): boolean {
   const snapshot = session.machine.getSnapshot();
   if (snapshot.value === 'reapplying') return true;
   return snapshot.value === 'recovering' && hasChoices((snapshot.context as SessionMachineContext).state.chosen);
