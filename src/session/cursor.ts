@@ -99,6 +99,16 @@ export function updatesOf(entry: JournalEntry, withPrompts: boolean): SessionUpd
   }
 }
 
+/**
+ * Whether what is answered after this entry waits behind it in a cursor that is behind: a
+ * turn's own entries (its prompt, shown in a replay; its stop or error) do. Other facts (closed,
+ * attached, restarts, mode / config / resume) are not the editor's to wait for: a close
+ * answered during a replay goes out at once.
+ */
+export function pinsWhatFollows(entry: JournalEntry): boolean {
+  return entry.kind === 'prompt' || entry.kind === 'stop' || entry.kind === 'error';
+}
+
 /** A `notice` update (acp-warden's own kind; the agent server renders it as text for clients without `session.notices`). */
 export function noticeUpdate(severity: 'info' | 'warning' | 'error', title: string, description: string | undefined): SessionUpdate {
   return { sessionUpdate: 'notice', severity, title, ...(description !== undefined ? { description } : {}) } as unknown as SessionUpdate;

@@ -16,9 +16,9 @@
  */
 import type { AnyActorRef } from 'xstate';
 import type { AgentHandlerOutput } from '../acp/native-agent.js';
-import type { JournalRecord } from '../host/journal.js';
+import type { JournalEntry, JournalRecord } from '../host/journal.js';
 import { ReadGate } from '../port/read-gate.js';
-import { liveCursor, mustHold, rewind, takeHeld, updatesOf, type ReplayWaiter, type SessionCursor } from './cursor.js';
+import { liveCursor, mustHold, pinsWhatFollows, rewind, takeHeld, updatesOf, type ReplayWaiter, type SessionCursor } from './cursor.js';
 
 /** What a subscriber runs on. */
 export interface SubscriberOptions {
@@ -96,9 +96,11 @@ export class Subscriber {
 
   /**
    * An entry of the session was journaled that is not delivered as such (a prompt, a stop
-   * reason): what the journal does not hold and comes after it waits behind it too.
+   * reason): what the journal does not hold and comes after it waits behind it too, when the
+   * entry is one that pins what follows ({@link pinsWhatFollows}).
    */
-  journaled(sessionId: string, seq: number): void {
+  journaled(sessionId: string, seq: number, entry: JournalEntry): void {
+    if (!pinsWhatFollows(entry)) return;
     const cursor = this.#cursors.get(sessionId);
     if (cursor && seq > cursor.head) cursor.head = seq;
   }

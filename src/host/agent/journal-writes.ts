@@ -60,10 +60,7 @@ export function recordSeq(live: Live, sessionId: string, entry: JournalEntry): n
     seq = live.input.journal.append(sessionId, entry);
   });
   if (failed !== undefined || seq === undefined) return undefined;
-  // What ends a turn (or starts one, shown in a replay) pins what is answered after it; other
-  // facts (closed, attached, restarts, state) are not the editor's to wait for: a close answered
-  // during a replay goes out at once.
-  if (entry.kind === 'prompt' || entry.kind === 'stop' || entry.kind === 'error') live.subscriber.journaled(sessionId, seq);
+  live.subscriber.journaled(sessionId, seq, entry);
   return seq;
 }
 
