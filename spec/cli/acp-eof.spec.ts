@@ -10,13 +10,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { childrenOf, isAlive, waitUntil } from '../support/processes.js';
+import { binDirectory } from '../support/path-editor.js';
 import { PipeEditor, type WireMessage } from '../support/pipe-editor.js';
 import { writeLongSession } from '../support/long-session.js';
 import { parseAcpArgs } from '../../src/cli/acp.js';
-
-const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
 const initializeParams = { protocolVersion: 1, clientCapabilities: {} };
 
@@ -78,10 +76,12 @@ describe('warden acp: the editor closes its input (EOF on stdin)', function () {
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } }),
       JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/list', params: {} }),
     ];
-    // The shell's own pipe, as a user types it.
-    const script = `printf '%s\\n%s\\n' '${lines[0]}' '${lines[1]}' | "$NODE" --import tsx "$MAIN" acp --agent demo --store :memory:`;
+    // The shell's own pipe, as a user types it: the bare `warden` found through PATH.
+    const script = `printf '%s\\n%s\\n' '${lines[0]}' '${lines[1]}' | warden acp --agent demo --store :memory:`;
+    const home = mkdtempSync(join(tmpdir(), 'warden-eof-printf-'));
+    const bin = binDirectory(home);
     // Its own process group: a hang is killed whole (the shell and the warden it waits for).
-    const child = spawn('sh', ['-c', script], { env: { ...process.env, NODE: process.execPath, MAIN: main }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn('sh', ['-c', script], { env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}` }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
@@ -89,6 +89,7 @@ describe('warden acp: the editor closes its input (EOF on stdin)', function () {
     const timer = setTimeout(() => process.kill(-(child.pid as number), 'SIGKILL'), 40_000);
     const code = await new Promise<number | null>((resolve) => child.on('exit', (exitCode) => resolve(exitCode)));
     clearTimeout(timer);
+    rmSync(home, { recursive: true, force: true });
     const messages = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as WireMessage);
     expect(code, stderr).to.equal(0);
     expect(messages.map((message) => message.id)).to.deep.equal([1, 2]);

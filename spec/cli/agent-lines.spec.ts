@@ -6,11 +6,10 @@
  */
 import { expect } from 'chai';
 import { wholeLines } from '../support/processes.js';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { binDirWith, openSession, PipeEditor, type WireMessage } from '../support/pipe-editor.js';
+import { openSession, PipeEditor, pipeEditorWorld, type WireMessage } from '../support/pipe-editor.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 const fakeCodex = fileURLToPath(new URL('../support/fake-codex.mjs', import.meta.url));
@@ -42,36 +41,22 @@ const restartsIn = (log: LogLine[]) => log.filter((line) => line.type === 'sessi
 
 describe('warden acp: big agent lines', function () {
   this.timeout(120_000);
-  let work: string;
-  let bin: ReturnType<typeof binDirWith>;
-  let editor: PipeEditor | undefined;
-
-  beforeEach(() => {
-    work = mkdtempSync(join(tmpdir(), 'warden-agent-lines-'));
-    bin = binDirWith({ claude: fakeClaude, codex: fakeCodex });
-  });
-
-  afterEach(async () => {
-    await PipeEditor.closeAll();
-    await editor?.close();
-    editor = undefined;
-    bin.remove();
-    rmSync(work, { recursive: true, force: true });
-  });
+  const world = pipeEditorWorld('warden-agent-lines-', { claude: fakeClaude, codex: fakeCodex });
 
   const claude = (extra: string[]) => {
-    const argvLog = join(work, 'argv.ndjson');
-    const logFile = join(work, 'warden.log');
-    editor = PipeEditor.launch({
+    const argvLog = join(world.dir, 'argv.ndjson');
+    const logFile = join(world.dir, 'warden.log');
+    const editor = PipeEditor.launch({
       args: ['--agent', 'claude', '--store', ':memory:', '--log-file', logFile, '--env', 'FAKE_CLAUDE_FIXTURE=tool-bash-readonly', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, ...extra],
-      binDir: bin.dir,
+      binDir: world.bin.dir,
     });
+    world.editor = editor;
     return { editor, argvLog, logFile };
   };
 
   it('Claude Code (found on PATH) prints a tool result with a 5 MB screenshot: it reaches the editor as ACP image content, the turn ends end_turn, the CLI is not restarted', async () => {
     const { editor, argvLog, logFile } = claude(['--env', `FAKE_CLAUDE_TOOL_IMAGE_BYTES=${fiveMb}`]);
-    const sessionId = await openSession(editor, work);
+    const sessionId = await openSession(editor, world.dir);
     const answer = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Read the screenshot' }] });
     expect(answer.error, JSON.stringify(answer.error)).to.equal(undefined);
     expect(answer.result.stopReason).to.equal('end_turn');
@@ -88,7 +73,7 @@ describe('warden acp: big agent lines', function () {
 
   it('a Claude Code tool result over --max-line-mib is skipped and logged: the call is shown completed saying why, the turn ends end_turn, the CLI is not killed and serves the next prompt', async () => {
     const { editor, argvLog, logFile } = claude(['--max-line-mib', '1', '--env', `FAKE_CLAUDE_TOOL_IMAGE_BYTES=${fiveMb}`, '--env', 'FAKE_CLAUDE_LOOP=1']);
-    const sessionId = await openSession(editor, work);
+    const sessionId = await openSession(editor, world.dir);
     const answer = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Read the screenshot' }] });
     expect(answer.error, JSON.stringify(answer.error)).to.equal(undefined);
     expect(answer.result.stopReason).to.equal('end_turn');
@@ -107,7 +92,7 @@ describe('warden acp: big agent lines', function () {
 
   it("Claude Code's result line over --max-line-mib is skipped: the turn still ends (end_turn), the CLI is not killed", async () => {
     const { editor, argvLog, logFile } = claude(['--max-line-mib', '1', '--env', `FAKE_CLAUDE_RESULT_PAD_BYTES=${2 * 1024 * 1024}`]);
-    const sessionId = await openSession(editor, work);
+    const sessionId = await openSession(editor, world.dir);
     const answer = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Run echo hi' }] });
     expect(answer.error, JSON.stringify(answer.error)).to.equal(undefined);
     expect(answer.result.stopReason).to.equal('end_turn');
@@ -120,14 +105,14 @@ describe('warden acp: big agent lines', function () {
   describe('Codex app-server (found on PATH)', () => {
     /** Warden on `codex`, as an editor that allows what it is asked and keeps every update. */
     const codex = (extra: string[]) => {
-      const argvLog = join(work, 'argv.ndjson');
-      const answerLog = join(work, 'answers.ndjson');
-      const logFile = join(work, 'warden.log');
+      const argvLog = join(world.dir, 'argv.ndjson');
+      const answerLog = join(world.dir, 'answers.ndjson');
+      const logFile = join(world.dir, 'warden.log');
       const updates: any[] = [];
       const asked: string[] = [];
       const launched: PipeEditor = PipeEditor.launch({
         args: ['--agent', 'codex', '--store', ':memory:', '--log-file', logFile, '--env', 'FAKE_CODEX_FIXTURE=tool-approval', '--env', `FAKE_CODEX_ARGV_LOG=${argvLog}`, '--env', `FAKE_CODEX_ANSWER_LOG=${answerLog}`, ...extra],
-        binDir: bin.dir,
+        binDir: world.bin.dir,
         onMessage: (message) => {
           if (message.method === 'session/update') updates.push(message.params.update);
           if (message.method === 'session/request_permission' && message.id !== undefined) {
@@ -136,14 +121,14 @@ describe('warden acp: big agent lines', function () {
           }
         },
       });
-      editor = launched;
+      world.editor = launched;
       return { editor: launched, argvLog, answerLog, logFile, updates, asked };
     };
     const answers = (file: string) => readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: unknown; result?: { decision?: unknown } });
 
     it('an item/completed with 5 MB of command output reaches the editor whole; the turn ends end_turn, Codex is not restarted', async () => {
       const { editor, argvLog, logFile, updates, asked } = codex(['--env', `FAKE_CODEX_OUTPUT_BYTES=${fiveMb}`]);
-      const sessionId = await openSession(editor, work);
+      const sessionId = await openSession(editor, world.dir);
       const answer = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Run echo hi' }] });
       expect(answer.error, JSON.stringify(answer.error)).to.equal(undefined);
       expect(answer.result.stopReason).to.equal('end_turn');
@@ -156,7 +141,7 @@ describe('warden acp: big agent lines', function () {
 
     it('an approval request over --max-line-mib is skipped, logged and declined (nobody saw it), so the turn still ends; Codex is not killed', async () => {
       const { editor, argvLog, answerLog, logFile, asked } = codex(['--max-line-mib', '1', '--env', `FAKE_CODEX_APPROVAL_BYTES=${2 * 1024 * 1024}`]);
-      const sessionId = await openSession(editor, work);
+      const sessionId = await openSession(editor, world.dir);
       const answer = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Run echo hi' }] });
       expect(answer.error, JSON.stringify(answer.error)).to.equal(undefined);
       expect(answer.result.stopReason).to.equal('end_turn');
@@ -170,14 +155,15 @@ describe('warden acp: big agent lines', function () {
 
   describe('a native ACP agent (acp:node ...)', () => {
     const native = (extra: string[] = []) => {
-      const logFile = join(work, 'warden.log');
-      editor = PipeEditor.launch({ args: ['--agent', `acp:node ${sdkAgent}`, '--store', ':memory:', '--log-file', logFile, ...extra] });
+      const logFile = join(world.dir, 'warden.log');
+      const editor = PipeEditor.launch({ args: ['--agent', `acp:node ${sdkAgent}`, '--store', ':memory:', '--log-file', logFile, ...extra] });
+      world.editor = editor;
       return { editor, logFile };
     };
 
     it('a 5 MB session/update with an image is delivered whole; the turn ends end_turn', async () => {
       const { editor, logFile } = native();
-      const sessionId = await openSession(editor, work);
+      const sessionId = await openSession(editor, world.dir);
       const answer = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: `screenshot ${fiveMb}` }] });
       expect(answer.error, JSON.stringify(answer.error)).to.equal(undefined);
       expect(answer.result.stopReason).to.equal('end_turn');
@@ -189,7 +175,7 @@ describe('warden acp: big agent lines', function () {
 
     it('a session/update over --max-line-mib is skipped and logged, the agent is not killed, the turn ends', async () => {
       const { editor, logFile } = native(['--max-line-mib', '1']);
-      const sessionId = await openSession(editor, work);
+      const sessionId = await openSession(editor, world.dir);
       const answer = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: `screenshot ${fiveMb}` }] });
       expect(answer.error, JSON.stringify(answer.error)).to.equal(undefined);
       expect(answer.result.stopReason).to.equal('end_turn');
@@ -204,7 +190,7 @@ describe('warden acp: big agent lines', function () {
 
     it("an answer over --max-line-mib fails the request it answers with a message naming the limit; the agent goes on", async () => {
       const { editor, logFile } = native(['--max-line-mib', '1']);
-      const sessionId = await openSession(editor, work);
+      const sessionId = await openSession(editor, world.dir);
       const answer = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: `bigreply ${2 * 1024 * 1024}` }] });
       expect(answer.error?.code).to.equal(-32603);
       expect(answer.error?.message).to.contain('session/prompt');

@@ -11,21 +11,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { waitUntil } from '../support/processes.js';
 import { writeLongSession } from '../support/long-session.js';
 import { binDirWith, openSession, PipeEditor, type WireMessage } from '../support/pipe-editor.js';
 
 const streamAgent = fileURLToPath(new URL('../support/stream-agent.mjs', import.meta.url));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const SEQ = 'acp-warden/seq';
-
-/** Resolves once `check()` holds, polling; rejects with `what` after `deadlineMs`. */
-async function until(check: () => boolean, what: string, deadlineMs: number): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 /** Reads the store warden writes (WAL: a reader does not disturb the writer). */
 function journalOf(store: string) {
@@ -108,16 +100,16 @@ describe('warden acp: delivery through a cursor (the journal is the buffer)', fu
         sessionOfRequest.set(id, sessionId);
         editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'say a lot' }] } }));
       }
-      await until(() => (logs.get(first)?.indexes.length ?? 0) > 0 && (logs.get(second)?.indexes.length ?? 0) > 0, 'the first update of each session', 60_000);
+      await waitUntil(() => (logs.get(first)?.indexes.length ?? 0) > 0 && (logs.get(second)?.indexes.length ?? 0) > 0, 'the first update of each session', 60_000, 50);
       editor.pauseReading();
       // Nothing read by the editor, yet both agents are read to their end and both turns journaled.
       journal.current = journalOf(store);
-      await until(() => (journal.current?.stops(first) ?? 0) === 1 && (journal.current?.stops(second) ?? 0) === 1, 'both turns to end in the journal while the editor reads nothing', 120_000);
+      await waitUntil(() => (journal.current?.stops(first) ?? 0) === 1 && (journal.current?.stops(second) ?? 0) === 1, 'both turns to end in the journal while the editor reads nothing', 120_000, 50);
       const seenWhilePaused = (logs.get(first)?.indexes.length ?? 0) + (logs.get(second)?.indexes.length ?? 0);
       expect(seenWhilePaused, 'the editor was really not reading').to.be.below(2 * count);
       expect(editor.running, `warden exited while the editor was not reading:\n${editor.stderr.slice(-600)}`).to.equal(true);
       editor.resumeReading();
-      await until(() => (answers.has('p1') && answers.has('p2')) || !editor?.running, 'both prompt answers', 180_000);
+      await waitUntil(() => (answers.has('p1') && answers.has('p2')) || !editor?.running, 'both prompt answers', 180_000, 50);
       expect(editor.running, `warden exited:\n${editor.stderr.slice(-600)}`).to.equal(true);
       for (const [id, sessionId] of [['p1', first], ['p2', second]] as const) {
         const log = logs.get(sessionId) as SessionLog;
@@ -148,7 +140,7 @@ describe('warden acp: delivery through a cursor (the journal is the buffer)', fu
       const sessionId = await openSession(editor, work);
       sessionOfRequest.set('prompt', sessionId);
       editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'prompt', method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'go' }] } }));
-      await until(() => answers.has('prompt'), 'the prompt answer', 60_000);
+      await waitUntil(() => answers.has('prompt'), 'the prompt answer', 60_000, 50);
       const live = logs.get(sessionId) as SessionLog;
       const liveSeqs = [...live.seqs];
       expect(liveSeqs).to.have.length(300);
@@ -156,7 +148,7 @@ describe('warden acp: delivery through a cursor (the journal is the buffer)', fu
       logs.delete(sessionId);
       sessionOfRequest.set('load', sessionId);
       editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'load', method: 'session/load', params: { sessionId, cwd: work, mcpServers: [] } }));
-      await until(() => answers.has('load'), 'the load answer', 60_000);
+      await waitUntil(() => answers.has('load'), 'the load answer', 60_000, 50);
       expect(answers.get('load')?.message.error).to.equal(undefined);
       const replayed = logs.get(sessionId) as SessionLog;
       const journal = journalOf(store);

@@ -39,21 +39,25 @@ function lastApprovalPolicy(request: RecordedRequest | undefined): string | unde
 /** Claude Code tells the model it is in plan mode in the request (a system reminder). */
 const saysPlanMode = (request: RecordedRequest | undefined) => /plan mode/iu.test(JSON.stringify(request?.body ?? ''));
 
-describe('real Claude Code 2.1.332: the model and mode the user set survive kill -9 of the CLI and SIGKILL of warden (fake Anthropic server)', function () {
-  this.timeout(240_000);
+/**
+ * Registers, in the calling `describe`, the hooks of these tests: skip without the CLI at
+ * `cli` (`what`, for the message); before each test a fake model server (`start`) and a
+ * workspace (`prefix…`); after it warden stopped, no process left, both gone.
+ */
+function realCliWorld(cli: string, what: string, start: () => Promise<FakeModelServer>, prefix: string): { readonly server: FakeModelServer; readonly space: Workspace } {
   let server: FakeModelServer | undefined;
   let space: Workspace | undefined;
 
   before(function () {
-    if (!existsSync(claudeBin)) {
-      console.log(`      ${skipMessage('real Claude Code')}`);
+    if (!existsSync(cli)) {
+      console.log(`      ${skipMessage(what)}`);
       this.skip();
     }
   });
 
   beforeEach(async () => {
-    server = await startFakeAnthropic();
-    space = workspace('warden-session-state-claude-');
+    server = await start();
+    space = workspace(prefix);
   });
 
   afterEach(async () => {
@@ -68,9 +72,23 @@ describe('real Claude Code 2.1.332: the model and mode the user set survive kill
     }
   });
 
+  return {
+    get server() {
+      return server as FakeModelServer;
+    },
+    get space() {
+      return space as Workspace;
+    },
+  };
+}
+
+describe('real Claude Code 2.1.332: the model and mode the user set survive kill -9 of the CLI and SIGKILL of warden (fake Anthropic server)', function () {
+  this.timeout(240_000);
+  const world = realCliWorld(claudeBin, 'real Claude Code', startFakeAnthropic, 'warden-session-state-claude-');
+
   it('the restarted CLI gets the chosen model and plan mode before the next prompt: its next model request names that model and is in plan mode', async () => {
-    const fake = server as FakeModelServer;
-    const ws = space as Workspace;
+    const fake = world.server;
+    const ws = world.space;
     const project = ws.project();
     const bin = binDirectory(ws.base);
     writeShim(join(bin, 'claude'), `'${claudeBin}'`);
@@ -109,8 +127,8 @@ describe('real Claude Code 2.1.332: the model and mode the user set survive kill
   });
 
   it('SIGKILL of warden: session/load in a new warden answers plan mode and the chosen model, and the new CLI\'s model requests have both', async () => {
-    const fake = server as FakeModelServer;
-    const ws = space as Workspace;
+    const fake = world.server;
+    const ws = world.space;
     const project = ws.project();
     const bin = binDirectory(ws.base);
     writeShim(join(bin, 'claude'), `'${claudeBin}'`);
@@ -145,36 +163,11 @@ describe('real Claude Code 2.1.332: the model and mode the user set survive kill
 
 describe('real Codex 0.171.0: the mode the user set survives SIGKILL of warden (fake OpenAI server)', function () {
   this.timeout(240_000);
-  let server: FakeModelServer | undefined;
-  let space: Workspace | undefined;
-
-  before(function () {
-    if (!existsSync(codexBin)) {
-      console.log(`      ${skipMessage('real Codex')}`);
-      this.skip();
-    }
-  });
-
-  beforeEach(async () => {
-    server = await startFakeOpenAI();
-    space = workspace('warden-session-state-codex-');
-  });
-
-  afterEach(async () => {
-    try {
-      await stopAll();
-      if (space) await expectNoLeftovers(space.base, 20_000);
-    } finally {
-      if (space) rmSync(space.base, { recursive: true, force: true });
-      await server?.close();
-      server = undefined;
-      space = undefined;
-    }
-  });
+  const world = realCliWorld(codexBin, 'real Codex', startFakeOpenAI, 'warden-session-state-codex-');
 
   it('session/resume in a new warden answers mode never, and the resumed thread\'s next model request runs under approval policy never', async () => {
-    const fake = server as FakeModelServer;
-    const ws = space as Workspace;
+    const fake = world.server;
+    const ws = world.space;
     const project = ws.project();
     const bin = binDirectory(ws.base);
     writeShim(join(bin, 'codex'), `'${codexBin}'`);

@@ -10,13 +10,41 @@ import { methods } from '@agentclientprotocol/sdk';
 import { expect } from 'chai';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { startFakeAnthropic } from '../support/fake-anthropic-server.js';
+import { startFakeAnthropic, type FakeModelServer } from '../support/fake-anthropic-server.js';
 import { startFakeOpenAI } from '../support/fake-openai-server.js';
 import { binDirectory, initializedEditor, stopAll } from '../support/path-editor.js';
-import { claudeBin, claudeEnv, codexBin, codexEnv, envArgs, expectNoLeftovers, skipMessage, workspace, writeCodexHome } from '../support/real-agents-harness.js';
+import { claudeBin, claudeEnv, codexBin, codexEnv, envArgs, expectNoLeftovers, skipMessage, workspace, writeCodexHome, type Workspace } from '../support/real-agents-harness.js';
 import { writeShim } from '../support/warden-process.js';
 
 const scaled = ['--hang-after', '1', '--tool-hang-after', '60'];
+
+/**
+ * Runs `sleep 4` in a turn of `warden acp --agent AGENT` (found in `bin`, with `agentEnv`):
+ * the turn ends end_turn, the tool call completed, nothing was called hung, warden exits 0.
+ */
+async function silentToolTurn(bin: string, agent: string, project: string, agentEnv: Record<string, string>): Promise<void> {
+  const editor = await initializedEditor(bin, ['--agent', agent, '--store', ':memory:', ...scaled, ...envArgs(agentEnv)], project);
+  const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: project, mcpServers: [] });
+  const result = await editor.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'TOOL:sh sleep 4' }] });
+  expect(result.stopReason, editor.stderr()).to.equal('end_turn');
+  const tools = editor.updates.filter((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'tool_call_update').map((entry) => entry.update.status);
+  expect(tools).to.include('completed');
+  expect(editor.stderr()).to.not.match(/hung/u);
+  expect(await editor.close()).to.equal(0);
+}
+
+/** Runs `test` in a fresh workspace named `prefix…`; then stops warden and `server`, expects no process left, removes the workspace. */
+async function inWorkspace(server: FakeModelServer, prefix: string, test: (space: Workspace) => Promise<void>): Promise<void> {
+  const space = workspace(prefix);
+  try {
+    await test(space);
+  } finally {
+    await stopAll();
+    await server.close();
+    await expectNoLeftovers(space.base);
+    rmSync(space.base, { recursive: true, force: true });
+  }
+}
 
 describe('real agent CLIs: a silent tool run is no hang', function () {
   this.timeout(120_000);
@@ -31,25 +59,11 @@ describe('real agent CLIs: a silent tool run is no hang', function () {
       this.skip();
     }
     const server = await startFakeAnthropic();
-    const space = workspace('warden-e2e-tool-claude-');
-    try {
+    await inWorkspace(server, 'warden-e2e-tool-claude-', async (space) => {
       const bin = binDirectory(space.base);
       writeShim(join(bin, 'claude'), `'${claudeBin}'`);
-      const project = space.project();
-      const editor = await initializedEditor(bin, ['--agent', 'claude', '--store', ':memory:', ...scaled, ...envArgs(claudeEnv(server.url, space))], project);
-      const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: project, mcpServers: [] });
-      const result = await editor.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'TOOL:sh sleep 4' }] });
-      expect(result.stopReason, editor.stderr()).to.equal('end_turn');
-      const tools = editor.updates.filter((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'tool_call_update').map((entry) => entry.update.status);
-      expect(tools).to.include('completed');
-      expect(editor.stderr()).to.not.match(/hung/u);
-      expect(await editor.close()).to.equal(0);
-    } finally {
-      await stopAll();
-      await server.close();
-      await expectNoLeftovers(space.base);
-      rmSync(space.base, { recursive: true, force: true });
-    }
+      await silentToolTurn(bin, 'claude', space.project(), claudeEnv(server.url, space));
+    });
   });
 
   it('real Codex: an approved `sleep 4` under --hang-after 1 ends end_turn, the app-server never restarted', async function () {
@@ -58,24 +72,10 @@ describe('real agent CLIs: a silent tool run is no hang', function () {
       this.skip();
     }
     const server = await startFakeOpenAI();
-    const space = workspace('warden-e2e-tool-codex-');
-    try {
+    await inWorkspace(server, 'warden-e2e-tool-codex-', async (space) => {
       const codexHome = writeCodexHome(space, server.url);
       const bin = binDirectory(space.base, { codex: codexBin });
-      const project = space.project();
-      const editor = await initializedEditor(bin, ['--agent', 'codex', '--store', ':memory:', ...scaled, ...envArgs(codexEnv(space, codexHome))], project);
-      const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: project, mcpServers: [] });
-      const result = await editor.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'TOOL:sh sleep 4' }] });
-      expect(result.stopReason, editor.stderr()).to.equal('end_turn');
-      const tools = editor.updates.filter((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'tool_call_update').map((entry) => entry.update.status);
-      expect(tools).to.include('completed');
-      expect(editor.stderr()).to.not.match(/hung/u);
-      expect(await editor.close()).to.equal(0);
-    } finally {
-      await stopAll();
-      await server.close();
-      await expectNoLeftovers(space.base);
-      rmSync(space.base, { recursive: true, force: true });
-    }
+      await silentToolTurn(bin, 'codex', space.project(), codexEnv(space, codexHome));
+    });
   });
 });

@@ -2,14 +2,25 @@
  * An editor as a test harness holding the pipes of a real `warden acp` process: it writes
  * JSON-RPC lines to warden's stdin and reads its stdout line by line, and it can stop
  * reading for a while (`pauseReading`), as a slow or busy editor does: the pipe fills and
- * warden must wait. Agents are found the way a user's shell finds them: bare names on PATH
- * (`binDir` holds symlinks to the fakes).
+ * warden must wait. Warden and the agents are found the way a user's shell finds them: bare
+ * names on PATH (`warden` a shim of this checkout's CLI; `binDir` holds symlinks to the fakes).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { wardenMain as main } from './warden-process.js';
+import { binDirectory } from './path-editor.js';
+
+/** The bin directory with the `warden` shim of {@link binDirectory}: made on first use, removed when the test process exits. */
+let wardenBin: string | undefined;
+function wardenBinDir(): string {
+  if (wardenBin === undefined) {
+    const root = mkdtempSync(join(tmpdir(), 'warden-command-'));
+    process.once('exit', () => rmSync(root, { recursive: true, force: true }));
+    wardenBin = binDirectory(root);
+  }
+  return wardenBin;
+}
 
 /** A message warden wrote. */
 export type WireMessage = { id?: string | number | null; method?: string; params?: any; result?: any; error?: { code: number; message: string; data?: any } };
@@ -105,9 +116,9 @@ export class PipeEditor {
     const env: Record<string, string> = { ...(process.env as Record<string, string>), ...options.env };
     delete env.CLAUDE_CODE_EXECUTABLE;
     delete env.CODEX_PATH;
-    if (options.binDir) env.PATH = `${options.binDir}:${env.PATH ?? ''}`;
+    env.PATH = [options.binDir, wardenBinDir(), env.PATH ?? ''].filter((dir) => dir !== undefined).join(':');
     this.#onMessage = options.onMessage;
-    this.child = spawn(process.execPath, ['--import', 'tsx', main, 'acp', ...options.args], { stdio: ['pipe', 'pipe', 'pipe'], env });
+    this.child = spawn('warden', ['acp', ...options.args], { stdio: ['pipe', 'pipe', 'pipe'], env });
     this.child.stdout.setEncoding('utf8');
     this.child.stdout.on('data', (chunk: string) => this.#read(chunk));
     this.child.stderr.on('data', (chunk: Buffer) => {
