@@ -162,4 +162,23 @@ export interface NativeAgent<TLogic extends AnyActorLogic = AnyActorLogic> {
    * `host.tree()` and shuts them down gracefully (each port's stop sequence) on `host.stop()`.
    */
   readonly supervisors?: (agent: AnyActorRef) => readonly AnyActorRef[];
+  /**
+   * A direct line to one of its sessions' actors, given its running actor and the session id
+   * (an adapter agent: the session adapter). A host that routes a session's events itself
+   * (prompts, cancels, set_mode / set_config_option, answers to the session's client requests)
+   * sends them down this line, so that the agent's own actor, a switchboard for its sessions,
+   * is not on every prompt's path. Answers still come out of the agent as usual.
+   */
+  readonly routeSession?: (agent: AnyActorRef, sessionId: string) => SessionRoute;
+}
+
+/** A direct line to one session's actor inside an agent (see `NativeAgent.routeSession`). */
+export interface SessionRoute {
+  /**
+   * Hands a session-scoped event (`session.prompt`, `session.setMode`, `session.setConfigOption`,
+   * `session.cancel`, `client.response`, `client.error` of that session) straight to the session's
+   * actor; `false` when the session has no actor now (starting, closing, gone): send it to the
+   * agent instead, which answers as it always does.
+   */
+  send(event: AgentHandlerEvent): boolean;
 }

@@ -36,7 +36,7 @@
  */
 import { nanoid } from 'nanoid';
 import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorLogic, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
-import { RESUME_META_KEY, type AgentHandlerEvent, type AgentRequestEvent, type NativeAgent } from '../acp/native-agent.js';
+import { RESUME_META_KEY, type AgentHandlerEvent, type AgentRequestEvent, type NativeAgent, type SessionRoute } from '../acp/native-agent.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { PortExit } from '../port/port-exit.js';
 import { lineKindOf } from '../jsonrpc/envelope-scan.js';
@@ -112,6 +112,30 @@ export function createAdapterAgent(options: AdapterAgentOptions): NativeAgent {
     supervisors: (agent) => {
       const live = lives.get(agent);
       return live ? [live.sessionsSupervisor] : [];
+    },
+    routeSession: sessionRoute,
+  };
+}
+
+/**
+ * A host's direct line to session `sessionId`'s adapter: what `route` does for the session's
+ * events, without a trip through this agent's mailbox. The request is owed an answer all the
+ * same (its `pending` entry), so a close or a failure of the session still answers it.
+ */
+function sessionRoute(agent: AnyActorRef, sessionId: string): SessionRoute {
+  return {
+    send(event) {
+      const session = lives.get(agent)?.sessions.get(sessionId);
+      if (!session?.adapter) return false;
+      if (event.type === 'client.response' || event.type === 'client.error') {
+        const [owner, key] = event.key.split(keySeparator) as [string, string];
+        if (owner !== sessionId) return false;
+        session.adapter.send({ ...event, key });
+        return true;
+      }
+      if (event.type !== 'session.cancel' && 'requestId' in event) session.pending.set(event.requestId, (event as AgentRequestEvent).method);
+      session.adapter.send(event);
+      return true;
     },
   };
 }

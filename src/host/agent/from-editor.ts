@@ -7,7 +7,7 @@ import { RpcError } from '../../jsonrpc/rpc-error.js';
 import { type InnerAgent, type Live } from './live.js';
 import { AGENT_META_KEY } from './live.js';
 import { emit, fail } from './delivery.js';
-import { innerAgent, sendTo } from './inner-agents.js';
+import { innerAgent, sendTo, sendToSession } from './inner-agents.js';
 import { attach } from './attach.js';
 import { claimed } from './ownership.js';
 import { holdAttaches } from './attach-jobs.js';
@@ -50,8 +50,11 @@ export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
         record(live, call.sessionId, { kind: 'permission', toolCallId: toolCall?.toolCallId, title: toolCall?.title ?? undefined, outcome });
         live.sessions.get(call.sessionId)?.machine.send({ type: 'permission.answered' });
       }
-      const inner = live.inner.get(call.agent);
-      inner?.ref.send({ ...event, key: call.key });
+      const answer = { ...event, key: call.key };
+      const session = call.sessionId ? live.sessions.get(call.sessionId) : undefined;
+      // The answer goes the way the session's events go (straight to its actor when its agent offers that).
+      if (session && session.agent === call.agent) sendToSession(live, session, answer);
+      else live.inner.get(call.agent)?.ref.send(answer);
       return;
     }
     case 'ext.notification':
@@ -122,7 +125,7 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
       }
       const config = request.type === 'session.setConfigOption' && typeof params.configId === 'string' && (typeof params.value === 'string' || typeof params.value === 'boolean') ? { configId: params.configId, value: params.value } : undefined;
       live.pending.set(request.requestId, { kind: 'setting', sessionId, modeId: request.type === 'session.setMode' ? (params.modeId as string) : undefined, config });
-      sendTo(innerAgent(live, session.agent), request);
+      sendToSession(live, session, request);
       return;
     }
     case 'session.close': {
@@ -140,7 +143,7 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
       // ACP: a close cancels the session's work as session/cancel does, then frees it.
       session.machine.send({ type: 'cancel' });
       const inner = innerAgent(live, session.agent);
-      if (inner.agent.capabilities?.sessionCapabilities?.close) {
+      if (inner.capabilities.sessionCapabilities?.close) {
         live.pending.set(request.requestId, { kind: 'close', sessionId, holds: holdAttaches(live, sessionId) });
         sendTo(inner, request);
       } else {

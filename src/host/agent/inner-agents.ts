@@ -4,7 +4,7 @@
 import type { AgentCapabilities } from '@agentclientprotocol/sdk';
 import { createActor } from 'xstate';
 import type { AgentHandlerEvent, AgentHandlerOutput } from '../../acp/native-agent.js';
-import type { InnerAgent, Live } from './live.js';
+import type { HostSession, InnerAgent, Live } from './live.js';
 
 /**
  * What the host adds to any agent: sessions come back from the journal, and leave it
@@ -45,4 +45,18 @@ export function innerAgent(live: Live, name: string): InnerAgent {
 export function sendTo(inner: InnerAgent, event: AgentHandlerEvent): void {
   if (inner.waiting) inner.waiting.push(event);
   else inner.ref.send(event);
+}
+
+/**
+ * Sends a session-scoped event (its prompt, cancel, setting, an answer to its client request)
+ * straight to the session's actor inside its agent when the agent offers that line
+ * (`NativeAgent.routeSession`), else to the agent: the agent's own actor stays off the turn's path.
+ */
+export function sendToSession(live: Live, session: HostSession, event: AgentHandlerEvent): void {
+  const inner = innerAgent(live, session.agent);
+  if (!inner.waiting) {
+    if (session.route === undefined) session.route = inner.agent.routeSession?.(inner.ref, session.sessionId) ?? null;
+    if (session.route?.send(event)) return;
+  }
+  sendTo(inner, event);
 }

@@ -3,7 +3,7 @@
  */
 import type { AgentCapabilities, SessionInfo } from '@agentclientprotocol/sdk';
 import type { ActorScope, ActorSystem, AnyActorRef, Snapshot, Subscription } from 'xstate';
-import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent } from '../../acp/native-agent.js';
+import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent, SessionRoute } from '../../acp/native-agent.js';
 import { Subscriber } from '../../session/subscriber.js';
 import type { Journal } from '../journal.js';
 import type { ConfigValue } from '../../session/session-state.js';
@@ -83,6 +83,8 @@ export interface HostSession {
   readonly prompts: Map<string, { readonly request: AgentRequestEvent; journaled: boolean }>;
   /** What waits for the re-apply under way (a load or resume's answer), run when it ends or the session does. */
   readonly afterReapply: Array<() => void>;
+  /** The direct line to the session's actor inside its agent (`NativeAgent.routeSession`), made on first use; `null`: the agent has none. */
+  route: SessionRoute | null | undefined;
 }
 
 export type Pending =

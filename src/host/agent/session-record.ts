@@ -41,7 +41,7 @@ export function openSession(live: Live, sessionId: string, agent: string, restar
       onEvent({ type: 'session.state', sessionId, state: String(snapshot.value) });
     });
   }
-  const session: HostSession = { sessionId, agent, machine, replaying: false, held: [], prompts: new Map(), afterReapply: [] };
+  const session: HostSession = { sessionId, agent, machine, replaying: false, held: [], prompts: new Map(), afterReapply: [], route: undefined };
   // The machine decides the session's turns; the host carries out what it says.
   machine.on('*', (command: SessionMachineEmitted) => onTurnCommand(live, session, command));
   machine.start();

@@ -11,7 +11,7 @@ import { chosenFromEntries, type ChosenSettings, type ConfigValue, type SessionS
 import type { ReapplyRequest } from '../../session/reapply.js';
 import { canonical } from '../list-cursor.js';
 import type { HostSession, Live, Pending } from './live.js';
-import { innerAgent, sendTo } from './inner-agents.js';
+import { sendToSession } from './inner-agents.js';
 import { stateOf } from './session-record.js';
 import { releaseHeldPrompts } from './turns.js';
 import { notify } from './notify.js';
@@ -80,11 +80,10 @@ export function inheritChoices(live: Live, session: HostSession, chosen: ChosenS
 export function startReapply(live: Live, session: HostSession, requests: readonly ReapplyRequest[], context: AgentEventContext): void {
   session.machine.send({ type: 'reapply.started', requests: requests.length });
   const { reapplyRound: round } = session.machine.getSnapshot().context as SessionMachineContext;
-  const inner = innerAgent(live, session.agent);
   for (const request of requests) {
     const requestId = `h${live.nextKey++}`;
     live.pending.set(requestId, { kind: 'reapply', sessionId: session.sessionId, round, request });
-    sendTo(inner, { type: request.type, requestId, method: request.method, params: { ...request.params }, context });
+    sendToSession(live, session, { type: request.type, requestId, method: request.method, params: { ...request.params }, context });
   }
 }
 

@@ -12,7 +12,7 @@ import type { SessionMachineContext, SessionMachineEmitted } from '../../session
 import { hasChoices } from '../../session/session-state.js';
 import type { HostSession, Live } from './live.js';
 import { emit } from './delivery.js';
-import { innerAgent, sendTo } from './inner-agents.js';
+import { sendToSession } from './inner-agents.js';
 import { journalFailure } from './journal-failures.js';
 import { record, recordOrError } from './journal-writes.js';
 
@@ -51,7 +51,7 @@ export function onTurnCommand(live: Live, session: HostSession, command: Session
         return;
       }
       if (!live.context) return;
-      sendTo(innerAgent(live, session.agent), { type: 'session.cancel', sessionId: session.sessionId, requestId: command.requestId, context: live.context });
+      sendToSession(live, session, { type: 'session.cancel', sessionId: session.sessionId, requestId: command.requestId, context: live.context });
       return;
     }
     case 'turn.permissionCancelled':
@@ -93,14 +93,16 @@ function cancelPermissions(live: Live, session: HostSession): void {
     live.clientCalls.delete(key);
     const toolCall = (call.params as { toolCall?: { toolCallId?: string; title?: string } }).toolCall;
     record(live, session.sessionId, { kind: 'permission', toolCallId: toolCall?.toolCallId, title: toolCall?.title ?? undefined, outcome: cancelledPermission.outcome });
-    live.inner.get(call.agent)?.ref.send({ type: 'client.response', key: call.key, result: cancelledPermission });
+    const answer = { type: 'client.response', key: call.key, result: cancelledPermission } as const;
+    if (call.agent === session.agent) sendToSession(live, session, answer);
+    else live.inner.get(call.agent)?.ref.send(answer);
   }
 }
 
 /** Sends a prompt to the session's agent (journaled when its turn started). */
 export function sendPrompt(live: Live, session: HostSession, request: AgentRequestEvent): void {
   live.pending.set(request.requestId, { kind: 'prompt', sessionId: session.sessionId });
-  sendTo(innerAgent(live, session.agent), request);
+  sendToSession(live, session, request);
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Counts the actors one prompt crosses, from the inspection stream of a host: a `createHost`
- * with the fake Claude Code CLI (spec/support/fake-claude.mjs, replaying the `hello`
- * fixture) as its default agent, one session, one warm-up prompt, then the measured prompt.
+ * with the fake Claude Code CLI (spec/support/fake-claude.mjs) or the fake Codex CLI
+ * (fake-codex.mjs), each replaying its `hello` fixture, as its default agent, one session,
+ * one warm-up prompt (Claude; Codex's session/new waits for its thread), then the measured prompt.
  *
  * Most sends on the prompt path come from callbacks, not from inside an actor, so the
  * inspection events carry no `sourceRef` and a causal chain cannot be followed; what is
@@ -15,7 +16,11 @@ import { fileURLToPath } from 'node:url';
 import type { ActorRefLike, InspectionEvent } from 'xstate';
 import { createHost } from '../../src/index.js';
 
-const fakeClaude = fileURLToPath(new URL('../../spec/support/fake-claude.mjs', import.meta.url));
+const fakes = {
+  claude: { command: fileURLToPath(new URL('./fake-claude.mjs', import.meta.url)), env: { FAKE_CLAUDE_FIXTURE: 'hello', FAKE_CLAUDE_LOOP: '1' }, warmUp: true },
+  // The fake app-server replays one turn; its `session/new` already waited for it to start and open the thread.
+  codex: { command: fileURLToPath(new URL('./fake-codex.mjs', import.meta.url)), env: { FAKE_CODEX_FIXTURE: 'hello' }, warmUp: false },
+} as const;
 
 /** What one prompt's path measured. */
 export interface PromptPath {
@@ -46,14 +51,14 @@ function recipients(deliveries: readonly Delivery[], from: number, to: number): 
   return seen;
 }
 
-/** Runs the measurement (about a second; starts and stops one fake CLI). */
-export async function measurePromptPath(): Promise<PromptPath> {
+/** Runs the measurement for `agent` (about a second; starts and stops one fake CLI). */
+export async function measurePromptPath(agent: keyof typeof fakes = 'claude'): Promise<PromptPath> {
   let recording = false;
   const deliveries: Delivery[] = [];
   const host = createHost({
     store: ':memory:',
-    defaultAgent: 'claude',
-    agentOptions: { agentCommand: fakeClaude, env: { FAKE_CLAUDE_FIXTURE: 'hello', FAKE_CLAUDE_LOOP: '1' } },
+    defaultAgent: agent,
+    agentOptions: { agentCommand: fakes[agent].command, env: fakes[agent].env },
     inspect: {
       next: (event: InspectionEvent) => {
         if (recording && event.type === '@xstate.event' && !event.event.type.startsWith('xstate.')) deliveries.push({ to: idOf(event.actorRef), type: event.event.type });
@@ -63,7 +68,7 @@ export async function measurePromptPath(): Promise<PromptPath> {
   });
   try {
     const session = await host.newSession({ cwd: process.cwd() });
-    await session.prompt('hello').result; // warm-up: the CLI is up and initialized
+    if (fakes[agent].warmUp) await session.prompt('hello').result; // warm-up: the CLI is up and initialized
     recording = true;
     const run = session.prompt('hello');
     for await (const _update of run) {
