@@ -143,7 +143,8 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
       // ACP: a close cancels the session's work as session/cancel does, then frees it.
       session.machine.send({ type: 'cancel' });
       const inner = innerAgent(live, session.agent);
-      if (inner.capabilities.sessionCapabilities?.close) {
+      // The native agent's own capabilities, not what its agent advertised: a passthrough serves close itself (it forgets the session) even for an agent without it.
+      if (inner.agent.capabilities?.sessionCapabilities?.close) {
         live.pending.set(request.requestId, { kind: 'close', sessionId, holds: holdAttaches(live, sessionId) });
         sendTo(inner, request);
       } else {
