@@ -8,15 +8,17 @@ import { listenAsInspector, type InspectorListener } from '../support/inspector-
 import { PipeEditor, type WireMessage } from '../support/pipe-editor.js';
 import { waitUntil } from '../support/processes.js';
 import { sessionMachine, type SessionMachineEmitted, type SessionMachineEvent } from '../../src/session/session-machine.js';
+import type { ChosenSettings } from '../../src/session/session-state.js';
 
 /** A session machine on a simulated clock, with everything it told its host, in order. */
-function session(cancelGraceMs = 5000) {
+function session(cancelGraceMs = 5000, chosen?: ChosenSettings) {
   const clock = new SimulatedClock();
-  const actor = createActor(sessionMachine, { clock, input: { sessionId: 's1', agent: 'claude', cancelGraceMs } });
+  const actor = createActor(sessionMachine, { clock, input: { sessionId: 's1', agent: 'claude', cancelGraceMs, ...(chosen ? { chosen } : {}) } });
   const told: string[] = [];
   actor.on('*', (command: SessionMachineEmitted) => {
     const outcome = command.type === 'turn.answer' ? ` ${(command.result as { stopReason?: string }).stopReason}` : command.type === 'turn.fail' ? ` ${(command.error.data as { reason?: string } | undefined)?.reason ?? command.error.message}` : '';
-    told.push(`${command.type} ${command.requestId}${outcome}`);
+    if (command.type === 'turns.release') return void told.push('turns.release');
+    told.push(`${command.type} ${command.requestId}${command.type === 'turn.start' && command.hold ? ' held' : ''}${outcome}`);
   });
   actor.start();
   actor.send({ type: 'ready' });
@@ -121,6 +123,29 @@ describe('session turns (the session machine decides them)', () => {
     s.send(s.answered('p2'));
     expect(s.state()).to.equal('ready');
     expect(s.actor.getSnapshot().context.restarts).to.equal(1);
+  });
+
+  it('an agent restart with the user\'s choices to give back: a prompt that starts while recovering or re-applying is held, and released once the last re-apply is answered', () => {
+    const s = session(5000, { modeId: 'plan', config: { model: 'haiku' } });
+    s.send({ type: 'agent.restarting', restarts: 1 }, { type: 'prompt', requestId: 'p1' });
+    expect(s.told).to.deep.equal(['turn.start p1 held']);
+    s.send({ type: 'reapply.started', requests: 2 }, { type: 'prompt', requestId: 'p2' });
+    expect(s.state()).to.equal('reapplying');
+    s.send({ type: 'reapply.answered', round: s.actor.getSnapshot().context.reapplyRound });
+    expect(s.told, 'one of two answered: nothing released').to.deep.equal(['turn.start p1 held']);
+    s.send({ type: 'reapply.answered', round: s.actor.getSnapshot().context.reapplyRound });
+    expect(s.told).to.deep.equal(['turn.start p1 held', 'turns.release']);
+    expect(s.state()).to.equal('prompting');
+    s.send(s.answered('p1'));
+    // p2 waited in the queue behind p1 (one turn at a time); it starts now, not held.
+    expect(s.told.slice(2)).to.deep.equal(['turn.answer p1 end_turn', 'turn.start p2']);
+  });
+
+  it('an agent restart with nothing chosen: a prompt that starts while recovering is not held, and the recovery releases (nothing)', () => {
+    const s = session();
+    s.send({ type: 'agent.restarting', restarts: 1 }, { type: 'prompt', requestId: 'p1' }, { type: 'agent.recovered', restarts: 1 });
+    expect(s.told).to.deep.equal(['turn.start p1', 'turns.release']);
+    expect(s.state()).to.equal('prompting');
   });
 
   it('close with prompts waiting: every one ends cancelled at once, the running one is cancelled on the agent, and its late answer is dropped', () => {

@@ -18,7 +18,8 @@
  * commands and resume handle the agent reported, the tool calls of the turn in flight, and
  * what the user chose. `reapplying`: the host is giving a new agent process (after an agent
  * restart, or a warden restart's load or resume) the user's choices (reapply.ts); a prompt
- * whose turn starts meanwhile waits for it in the host. Live handles (the prompts' requests,
+ * whose turn starts meanwhile is started with `hold` (the host keeps it), and `turns.release`
+ * lets it go once the re-apply ended. Live handles (the prompts' requests,
  * the actors) stay in the host agent; the context keeps only their ids.
  *
  * It is the one decider of its turns (turn-queue.ts): `prompt` with a request id queues it
@@ -30,10 +31,10 @@
  * counts prompts in flight, so it says `prompting` until the last of them settles. Events
  * without a request id are only counted (a host that decides turns itself).
  */
-import { assign, enqueueActions, setup } from 'xstate';
+import { assign, emit, enqueueActions, setup, type AnyActorRef } from 'xstate';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { cancelCame, graceOver, inFlight, noTurns, promptAnswered, promptCame, sessionClosed, sessionFailed, type TurnCommand, type TurnDecision, type Turns } from './turn-queue.js';
-import { initialSessionState, reduceSessionState, turnEnded, type ChosenSettings, type SessionState, type SessionStateFact } from './session-state.js';
+import { hasChoices, initialSessionState, reduceSessionState, turnEnded, type ChosenSettings, type SessionState, type SessionStateFact } from './session-state.js';
 
 /** Facts the host agent feeds a session machine. */
 export type SessionMachineEvent =
@@ -98,8 +99,17 @@ export interface SessionMachineInput {
   readonly cancelGraceMs?: number;
 }
 
-/** What a session machine emits: the commands of its turns, for its host to carry out. */
-export type SessionMachineEmitted = TurnCommand;
+/**
+ * What a session machine emits: the commands of its turns, for its host to carry out. A
+ * `turn.start` with `hold` comes while a new agent process is to get the user's choices first
+ * (`reapplying`, or `recovering` with choices to give): the host journals the prompt and keeps
+ * it; `turns.release` says the new process is ready for them (the re-apply ended, or the
+ * agent recovered with nothing to re-apply): what waited goes on, in order.
+ */
+export type SessionMachineEmitted =
+  | Exclude<TurnCommand, { type: 'turn.start' }>
+  | { readonly type: 'turn.start'; readonly requestId: string; readonly hold: boolean }
+  | { readonly type: 'turns.release' };
 
 /** The names of the session machine's states. */
 export type SessionStateName = 'starting' | 'ready' | 'prompting' | 'awaitingPermission' | 'cancelling' | 'recovering' | 'reapplying' | 'closed' | 'failed';
@@ -146,12 +156,12 @@ export const sessionMachine = setup({
   },
   actions: {
     /** A prompt: decided (queued or started) when it has a request id, else counted as sent. */
-    promptStarted: enqueueActions(({ context, event, enqueue }) => {
+    promptStarted: enqueueActions(({ context, event, enqueue, self }) => {
       const { requestId } = event as Extract<SessionMachineEvent, { type: 'prompt' }>;
       if (requestId === undefined) enqueue.assign({ promptsInFlight: context.promptsInFlight + 1 });
-      else decide(enqueue, context, promptCame(context.turns, requestId));
+      else decide(enqueue, context, promptCame(context.turns, requestId), self);
     }),
-    promptSettled: enqueueActions(({ context, event, enqueue }) => {
+    promptSettled: enqueueActions(({ context, event, enqueue, self }) => {
       const settled = event as Extract<SessionMachineEvent, { type: 'prompt.settled' }>;
       const decided = settled.requestId === undefined ? undefined : promptAnswered(context.turns, settled.requestId, settled.result, settled.error);
       // An answer the session already gave (the grace ran out, it closed) is no news.
@@ -163,19 +173,21 @@ export const sessionMachine = setup({
         lastOutcome: settled.outcome,
         state: promptsInFlight === 0 ? turnEnded(context.state) : context.state,
       });
-      if (decided) decide(enqueue, context, decided);
+      if (decided) decide(enqueue, context, decided, self);
     }),
     cancelTurn: enqueueActions(({ context, event, enqueue, self }) => {
       const { requestId } = event as Extract<SessionMachineEvent, { type: 'cancel' }>;
-      decide(enqueue, context, cancelCame(context.turns, requestId, self.getSnapshot().value === 'awaitingPermission'));
+      decide(enqueue, context, cancelCame(context.turns, requestId, self.getSnapshot().value === 'awaitingPermission'), self);
     }),
-    graceOver: enqueueActions(({ context, event, enqueue }) => {
-      decide(enqueue, context, graceOver(context.turns, (event as Extract<SessionMachineEvent, { type: 'cancel.graceOver' }>).requestId));
+    graceOver: enqueueActions(({ context, event, enqueue, self }) => {
+      decide(enqueue, context, graceOver(context.turns, (event as Extract<SessionMachineEvent, { type: 'cancel.graceOver' }>).requestId), self);
     }),
-    closeTurns: enqueueActions(({ context, enqueue }) => decide(enqueue, context, sessionClosed(context.turns))),
-    failTurns: enqueueActions(({ context, event, enqueue }) => {
-      decide(enqueue, context, sessionFailed(context.turns, sessionFailedError(context.sessionId, (event as Extract<SessionMachineEvent, { type: 'agent.failed' }>).reason).toErrorObject()));
+    closeTurns: enqueueActions(({ context, enqueue, self }) => decide(enqueue, context, sessionClosed(context.turns), self)),
+    failTurns: enqueueActions(({ context, event, enqueue, self }) => {
+      decide(enqueue, context, sessionFailed(context.turns, sessionFailedError(context.sessionId, (event as Extract<SessionMachineEvent, { type: 'agent.failed' }>).reason).toErrorObject()), self);
     }),
+    /** The new agent process is ready for the prompts held for it. */
+    releaseTurns: emit({ type: 'turns.release' } as const),
     countRestart: assign(({ context, event }) => ({
       restarts: Math.max(context.restarts + 1, (event as Extract<SessionMachineEvent, { type: 'agent.restarting' }>).restarts),
       // Answers still due to the previous process's re-apply are stale from now on.
@@ -259,7 +271,7 @@ export const sessionMachine = setup({
       on: {
         // Restarted again before it recovered: still recovering, one more restart.
         'agent.restarting': { actions: 'countRestart' },
-        'agent.recovered': [{ guard: 'promptInFlight', target: 'prompting' }, { target: 'ready' }],
+        'agent.recovered': [{ guard: 'promptInFlight', target: 'prompting', actions: 'releaseTurns' }, { target: 'ready', actions: 'releaseTurns' }],
         // The new process is up and the user chose something: it gets that before any prompt.
         'reapply.started': { target: 'reapplying', actions: 'reapplyStarted' },
         // The crashed prompt is answered while the agent comes back; a new one waits for it.
@@ -267,14 +279,14 @@ export const sessionMachine = setup({
         prompt: { actions: 'promptStarted' },
         cancel: { actions: 'cancelTurn' },
         'cancel.graceOver': { actions: 'graceOver' },
-        ready: { target: 'ready' },
+        ready: { target: 'ready', actions: 'releaseTurns' },
       },
     },
     reapplying: {
       on: {
         'reapply.answered': [
-          { guard: 'lastReapplyAnsweredWithPrompt', target: 'prompting', actions: 'reapplyAnswered' },
-          { guard: 'lastReapplyAnswered', target: 'ready', actions: 'reapplyAnswered' },
+          { guard: 'lastReapplyAnsweredWithPrompt', target: 'prompting', actions: ['reapplyAnswered', 'releaseTurns'] },
+          { guard: 'lastReapplyAnswered', target: 'ready', actions: ['reapplyAnswered', 'releaseTurns'] },
           { actions: 'reapplyAnswered' },
         ],
         // A crashed prompt settles late; the prompts that came meanwhile wait in the host.
@@ -290,12 +302,23 @@ export const sessionMachine = setup({
   },
 });
 
+/**
+ * Whether a prompt whose turn starts now waits for a new agent process to get the user's
+ * choices: the chart is re-applying them, or the agent is restarting and there are choices to
+ * give the new process. (Read before the transition: the events that start a turn here leave
+ * `reapplying` and `recovering` as they are.)
+ */
+function holding(self: AnyActorRef): boolean {
+  const snapshot = self.getSnapshot() as { value: unknown; context: SessionMachineContext };
+  return snapshot.value === 'reapplying' || (snapshot.value === 'recovering' && hasChoices(snapshot.context.state.chosen));
+}
+
 /** Carries out a turn decision: the turns kept, the grace timer armed or disarmed, the commands emitted to the host. */
-function decide(enqueue: { assign: (values: Partial<SessionMachineContext>) => void; cancel: (id: string) => void; raise: (event: SessionMachineEvent, options: { delay: number; id: string }) => void; emit: (event: SessionMachineEmitted) => void }, context: SessionMachineContext, decision: TurnDecision): void {
+function decide(enqueue: { assign: (values: Partial<SessionMachineContext>) => void; cancel: (id: string) => void; raise: (event: SessionMachineEvent, options: { delay: number; id: string }) => void; emit: (event: SessionMachineEmitted) => void }, context: SessionMachineContext, decision: TurnDecision, self: AnyActorRef): void {
   // Nothing decided (a prompt only counted, as its host sent it): the count stays as it is.
   if (decision.commands.length === 0 && !decision.arm && !decision.disarm) return enqueue.assign({ turns: decision.turns });
   enqueue.assign({ turns: decision.turns, promptsInFlight: inFlight(decision.turns) });
   if (decision.disarm) enqueue.cancel(graceId(decision.disarm));
   if (decision.arm) enqueue.raise({ type: 'cancel.graceOver', requestId: decision.arm }, { delay: context.cancelGraceMs, id: graceId(decision.arm) });
-  for (const command of decision.commands) enqueue.emit(command);
+  for (const command of decision.commands) enqueue.emit(command.type === 'turn.start' ? { ...command, hold: holding(self) } : command);
 }

@@ -7,7 +7,6 @@ import { reapplyRequests } from '../../session/reapply.js';
 import type { Live } from './live.js';
 import { releaseOwnership } from './ownership.js';
 import { dropSession, stateOf } from './session-record.js';
-import { releaseHeldPrompts } from './turns.js';
 import { startReapply } from './session-settings.js';
 import { record, safely } from './journal-writes.js';
 import { describeAgentExit, notify } from './notify.js';
@@ -32,8 +31,8 @@ export function lifecycle(live: Live, agent: string, output: Extract<AgentHandle
       if (session && requests.length === 0) session.machine.send({ type: 'agent.recovered', restarts: output.restarts });
       live.input.onEvent?.({ type: 'session.recovered', sessionId: output.sessionId, restarts: output.restarts });
       notify(live, output.sessionId, 'info', `${agent} is back`, `The conversation was resumed after restart ${output.restarts}; the next prompt continues it.`);
+      // (With nothing to re-apply, `agent.recovered` above released what waited: turns.ts, `turns.release`.)
       if (session && requests.length > 0 && live.context) startReapply(live, session, requests, live.context);
-      else if (session) releaseHeldPrompts(live, session);
       return;
     }
     case 'session.failed': {

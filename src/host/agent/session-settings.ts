@@ -13,7 +13,6 @@ import { canonical } from '../list-cursor.js';
 import type { HostSession, Live, Pending } from './live.js';
 import { sendToSession } from './inner-agents.js';
 import { stateOf } from './session-record.js';
-import { releaseHeldPrompts } from './turns.js';
 import { notify } from './notify.js';
 import { failedWrite } from './journal-failures.js';
 import { record } from './journal-writes.js';
@@ -105,10 +104,8 @@ export function reapplyAnswered(live: Live, pending: Extract<Pending, { kind: 'r
   } else {
     settingAnswered(live, session, undefined, { configId: request.params.configId, value: request.params.value }, result);
   }
+  // The last answer of the round: the machine says `turns.release` (turns.ts runs what waited).
   session.machine.send({ type: 'reapply.answered', round: pending.round });
-  if (session.machine.getSnapshot().value === 'reapplying') return;
-  for (const next of session.afterReapply.splice(0)) next();
-  releaseHeldPrompts(live, session);
 }
 
 /** What the journal says the user chose for a session; a journal that cannot say counts a failure and chose nothing. */

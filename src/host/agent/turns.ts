@@ -8,8 +8,7 @@
 import type { ContentBlock, StopReason } from '@agentclientprotocol/sdk';
 import { CLIENT_METHODS } from '../../acp/methods.js';
 import type { AgentRequestEvent } from '../../acp/native-agent.js';
-import type { SessionMachineContext, SessionMachineEmitted } from '../../session/session-machine.js';
-import { hasChoices } from '../../session/session-state.js';
+import type { SessionMachineEmitted } from '../../session/session-machine.js';
 import type { HostSession, Live } from './live.js';
 import { emit } from './delivery.js';
 import { sendToSession } from './inner-agents.js';
@@ -27,6 +26,12 @@ export function promptCame(session: HostSession, request: AgentRequestEvent): vo
 
 /** Carries out a command of the session's machine. */
 export function onTurnCommand(live: Live, session: HostSession, command: SessionMachineEmitted): void {
+  if (command.type === 'turns.release') {
+    // The new agent process has the user's choices: what waited for that (a load's answer, then the held prompts) goes on.
+    for (const next of session.afterReapply.splice(0)) next();
+    releaseHeldPrompts(live, session);
+    return;
+  }
   const prompt = session.prompts.get(command.requestId);
   switch (command.type) {
     case 'turn.start': {
@@ -40,7 +45,7 @@ export function onTurnCommand(live: Live, session: HostSession, command: Session
       }
       prompt.journaled = true;
       // A new agent process gets the user's mode and config first: the prompt waits for that.
-      if (holdsPrompts(session)) session.held.push(prompt.request);
+      if (command.hold) session.held.push(prompt.request);
       else sendPrompt(live, session, prompt.request);
       return;
     }
@@ -105,18 +110,8 @@ export function sendPrompt(live: Live, session: HostSession, request: AgentReque
   sendToSession(live, session, request);
 }
 
-/**
- * Whether a prompt must wait: the user's choices are being given to a new agent process, or
- * the agent is restarting and there are choices to give the new process once it is up.
- */
-function holdsPrompts(session: HostSession): boolean {
-  const snapshot = session.machine.getSnapshot();
-  if (snapshot.value === 'reapplying') return true;
-  return snapshot.value === 'recovering' && hasChoices((snapshot.context as SessionMachineContext).state.chosen);
-}
-
-/** The held prompt goes to the agent (the re-apply is over, or there was nothing to re-apply). */
-export function releaseHeldPrompts(live: Live, session: HostSession): void {
+/** The held prompts go to the agent (the re-apply is over, or there was nothing to re-apply). */
+function releaseHeldPrompts(live: Live, session: HostSession): void {
   for (const request of session.held.splice(0)) {
     if (live.sessions.get(session.sessionId) !== session) return;
     sendPrompt(live, session, request);
