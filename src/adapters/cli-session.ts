@@ -34,7 +34,7 @@ import type { AgentRequestEvent } from '../acp/native-agent.js';
 import type { SessionAdapterEvent, SessionAdapterOutput } from './adapter.js';
 import { bindPort, toOwnPort, unbindPort } from './port-link.js';
 import { crashedPromptError, promptOutcome } from './session-outcomes.js';
-import { activityAfterRuns, isNews, quietHint, quietTurn, watchdogHint, type ToolRuns, type TurnActivity, type WatchdogHint } from './turn-activity.js';
+import { activityAfterRuns, isNews, noToolRuns, quietHint, quietTurn, watchdogHint, type ToolRuns, type TurnActivity, type WatchdogHint } from './turn-activity.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 
 /** The part of a CLI session's context the skeleton owns. */
@@ -100,25 +100,29 @@ export interface CliSessionDefinition<TContext extends CliSessionContext> {
   readonly id: string;
   /** The agent's name in messages (`Claude Code`). */
   readonly agent: string;
-  /** What a restart does, for the crashed prompt's message (`resumes the conversation`). */
-  readonly resumes: string;
+  /** What a restart does, for the crashed prompt's message (`resumes the conversation`). Default: `starts it again`. */
+  readonly resumes?: string;
   /** The initial context of the definition's own part. */
   readonly context: Omit<TContext, keyof CliSessionContext>;
-  /** What an `adapter.start` seeds, besides its session id and request (a resume state, the cwd). */
-  readonly seed: (context: TContext, start: AdapterStartEvent) => Partial<TContext>;
+  /** What an `adapter.start` seeds, besides its session id and request (a resume state, the cwd). Default: nothing. */
+  readonly seed?: (context: TContext, start: AdapterStartEvent) => Partial<TContext>;
   /** The answers to the start requests, with the current setup (and what an opening editor is told with them). */
   readonly setupAnswers: (context: TContext) => SessionAdapterOutput[];
-  /** The handshake: the action run on `port.started`, its first state, and its states. A transition `target: 'ready'` ends it. */
-  readonly handshake: { readonly action: string; readonly initial: string; readonly states: Readonly<Record<string, CliState>> };
+  /**
+   * The handshake: the action run on `port.started`, its first state, and its states. A
+   * transition `target: 'ready'` ends it. Without one (a CLI that is ready once it runs),
+   * `port.started` goes straight to `ready` and answers the start requests.
+   */
+  readonly handshake?: { readonly action: string; readonly initial: string; readonly states: Readonly<Record<string, CliState>> };
   /** The prompt `request` for the CLI: the messages to write, and the context it changes. */
   readonly prompt: (context: TContext, request: AgentRequestEvent) => { readonly writes: readonly unknown[]; readonly context?: Partial<TContext> };
-  /** The CLI waits for the client's answer (a permission request): it owes nothing meanwhile. */
-  readonly waiting: (context: TContext) => boolean;
-  /** The tool calls a turn line of the CLI starts and ends. */
-  readonly toolRuns: (message: unknown) => ToolRuns;
-  /** What the CLI's exit makes void in the definition's context (its pending requests, the turn). */
-  readonly forget: Partial<TContext>;
-  readonly guards: Readonly<Record<string, CliGuard<TContext>>>;
+  /** The CLI waits for the client's answer (a permission request): it owes nothing meanwhile. Default: never. */
+  readonly waiting?: (context: TContext) => boolean;
+  /** The tool calls a turn line of the CLI starts and ends. Default: none. */
+  readonly toolRuns?: (message: unknown) => ToolRuns;
+  /** What the CLI's exit makes void in the definition's context (its pending requests, the turn). Default: nothing. */
+  readonly forget?: Partial<TContext>;
+  readonly guards?: Readonly<Record<string, CliGuard<TContext>>>;
   readonly actions: Readonly<Record<string, CliAction>>;
   /** Transitions in every state (the skeleton's `adapter.start` and `port.exited` come first). */
   readonly on?: Transitions;
@@ -190,13 +194,13 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
   const base = cliSessionActions<CliSessionContext>();
   /** What the port should know now, in a state where the CLI owes its handshake (`handshake`) or not. */
   const hintNow = (context: TContext, handshake: boolean): WatchdogHint => {
-    const waiting = definition.waiting(context);
+    const waiting = definition.waiting?.(context) ?? false;
     return watchdogHint({ owes: handshake || context.prompt !== undefined, awaitsEditor: waiting, awaitsUser: waiting, activities: [context.tools] });
   };
   const skeletonActions: Record<string, CliAction> = {
     'cli.start': base(({ context, event, enqueue }) => {
       if (event.type !== 'adapter.start') return;
-      enqueue.assign({ ...definition.seed(context as TContext, event), sessionId: event.sessionId, startRequests: [...context.startRequests, event.requestId] });
+      enqueue.assign({ ...definition.seed?.(context as TContext, event), sessionId: event.sessionId, startRequests: [...context.startRequests, event.requestId] });
     }),
     /** The CLI is ready: the start requests are answered now, with the current setup. */
     'cli.answerStarts': base(({ context, enqueue }) => {
@@ -231,7 +235,7 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
     }),
     'cli.trackTools': base(({ context, event, enqueue }) => {
       if (event.type !== 'native.message') return;
-      const tools = activityAfterRuns(context.tools, definition.toolRuns(event.message));
+      const tools = activityAfterRuns(context.tools, definition.toolRuns?.(event.message) ?? noToolRuns);
       if (tools !== context.tools) enqueue.assign({ tools });
     }),
     'cli.failPromptOnExit': base(({ context, event, enqueue }) => {
@@ -240,7 +244,7 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
       enqueue.effect((self) => unbindPort(self));
       // The port is gone: the next one starts knowing nothing, and is told from then on.
       enqueue.assign({ ...(definition.forget as Partial<CliSessionContext>), prompt: undefined, tools: quietTurn, told: quietHint });
-      if (prompt) enqueue.emit(crashedPromptError(definition.agent, prompt.requestId, event.exit, context.restarts, definition.resumes));
+      if (prompt) enqueue.emit(crashedPromptError(definition.agent, prompt.requestId, event.exit, context.restarts, definition.resumes ?? 'starts it again'));
     }),
     'cli.refuseWhileStarting': base(({ event, enqueue }) => {
       const request = event as AgentRequestEvent;
@@ -261,7 +265,7 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
   const tellPort = (handshake: boolean) => ({ guard: { type: 'cli.portBehind', params: { handshake } }, actions: { type: 'cli.tellPort', params: { handshake } } });
   const whileStarting = { 'session.prompt': { actions: 'cli.queuePrompt' }, 'session.cancel': { actions: 'cli.cancelQueued' }, ...definition.starting };
   const handshakeStates = Object.fromEntries(
-    Object.entries(definition.handshake.states).map(([name, state]) => [name, { tags: [HANDSHAKE_TAG], always: tellPort(true), on: { ...whileStarting, ...state.on } }]),
+    Object.entries(definition.handshake?.states ?? {}).map(([name, state]) => [name, { tags: [HANDSHAKE_TAG], always: tellPort(true), on: { ...whileStarting, ...state.on } }]),
   );
   const config = {
     id: definition.id,
@@ -276,7 +280,9 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
       waitingForCli: {
         always: tellPort(false),
         on: {
-          'port.started': { target: definition.handshake.initial, actions: ['cli.started', definition.handshake.action] },
+          'port.started': definition.handshake
+            ? { target: definition.handshake.initial, actions: ['cli.started', definition.handshake.action] }
+            : { target: 'ready', actions: ['cli.started', 'cli.answerStarts'] },
           ...whileStarting,
         },
       },
