@@ -63,6 +63,7 @@ export const HANDSHAKE_TAG = 'cli.handshake';
 /** The `adapter.start` event. */
 export type AdapterStartEvent = Extract<SessionAdapterEvent, { type: 'adapter.start' }>;
 
+/** The tool calls one CLI line starts and ends (ids): the rules are turn-activity.ts's. */
 export type { ToolRuns };
 
 /** What an action may do: change the context, emit outputs. */

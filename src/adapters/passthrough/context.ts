@@ -105,6 +105,7 @@ export interface RequestSettled {
 /** Every event the passthrough machine takes. */
 export type PassthroughEvent = AgentHandlerEvent | AgentProcessReport | RequestSettled;
 
+/** What the port's hang watchdog is told (`port.busy`): the rules are turn-activity.ts's, shared with the CLI sessions. */
 export type { WatchdogHint };
 
 /** The permission request method, whose wait is the user's, not the agent's. */
