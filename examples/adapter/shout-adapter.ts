@@ -6,79 +6,45 @@
  */
 import type { ContentBlock } from '@agentclientprotocol/sdk';
 import { fileURLToPath } from 'node:url';
-import { enqueueActions, setup } from 'xstate';
-// In a program of your own: from 'acp-warden'.
-import { createAdapterAgent, createHost, type AdapterDefinition, type AgentRequestEvent, type SessionAdapterEvent, type SessionAdapterOutput } from '../../src/index.js';
+// In a program of your own: from 'acp-warden' and 'acp-warden/adapters'.
+import { createAdapterAgent, createHost, type AdapterDefinition, type SessionAdapterOutput } from '../../src/index.js';
+import { cliSessionActions, fromCliSession, type CliSessionContext } from '../../src/adapters/index.js';
 
-/** The session adapter: one per ACP session, with its own `shout` process. */
-export const shoutSession = setup({
-  types: {} as {
-    context: { sessionId?: string; start?: string; prompt?: string };
-    events: SessionAdapterEvent;
-    emitted: SessionAdapterOutput;
-  },
-}).createMachine({
+const action = cliSessionActions<CliSessionContext>();
+
+/**
+ * The session adapter: one per ACP session, with its own `shout` process. `fromCliSession`
+ * gives it the skeleton every CLI session shares: it waits for the CLI, answers the
+ * `session/new` once it runs (this CLI has no handshake), queues a prompt that comes while
+ * the CLI (re)starts, fails the prompt in flight if the CLI dies, tells the hang watchdog
+ * what the agent owes, and reads and writes its own port. What is left is the mapping.
+ */
+export const shoutSession = fromCliSession<CliSessionContext>({
   id: 'shoutSession',
+  agent: 'shout',
   context: {},
-  initial: 'waiting',
-  on: {
-    // Remember the session/new to answer; the CLI needs no handshake, so answer once it runs.
-    'adapter.start': { actions: enqueueActions(({ event, enqueue }) => enqueue.assign({ sessionId: event.sessionId, start: event.requestId })) },
+  setupAnswers: (context) => context.startRequests.map((requestId): SessionAdapterOutput => ({ type: 'acp.respond', requestId, result: { sessionId: context.sessionId } })),
+  // A prompt is one {"say": ...} line.
+  prompt: (_context, request) => ({ writes: [{ say: (request.params.prompt as ContentBlock[]).map((block) => (block.type === 'text' ? block.text : '')).join(' ') }] }),
+  guards: {
+    // {"done": true}: the answer is complete.
+    isDone: ({ event }) => event.type === 'native.message' && (event.message as { done?: boolean }).done === true,
   },
-  states: {
-    waiting: {
-      on: {
-        'port.started': {
-          target: 'ready',
-          actions: enqueueActions(({ context, enqueue }) => {
-            if (context.start) enqueue.emit({ type: 'acp.respond', requestId: context.start, result: { sessionId: context.sessionId } });
-            enqueue.assign({ start: undefined });
-          }),
-        },
-      },
-    },
-    ready: {
-      on: {
-        'session.prompt': {
-          target: 'shouting',
-          actions: enqueueActions(({ event, enqueue }) => {
-            const request = event as AgentRequestEvent;
-            const text = (request.params.prompt as ContentBlock[]).map((block) => (block.type === 'text' ? block.text : '')).join(' ');
-            enqueue.assign({ prompt: request.requestId });
-            enqueue.emit({ type: 'port.write', message: { say: text } });
-          }),
-        },
-      },
-    },
-    shouting: {
-      on: {
-        'native.message': [
-          {
-            // {"done": true}: the answer is complete.
-            guard: ({ event }) => (event.message as { done?: boolean }).done === true,
-            target: 'ready',
-            actions: enqueueActions(({ context, enqueue }) => {
-              enqueue.emit({ type: 'acp.respond', requestId: context.prompt as string, result: { stopReason: 'end_turn' } });
-              enqueue.assign({ prompt: undefined });
-            }),
-          },
-          {
-            // {"word": "..."}: one more chunk of the answer.
-            actions: enqueueActions(({ context, event, enqueue }) => {
-              const word = (event.message as { word?: string }).word;
-              if (word) enqueue.emit({ type: 'acp.update', sessionId: context.sessionId as string, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${word} ` } } });
-            }),
-          },
-        ],
-        // The CLI cannot be interrupted: a cancel ends the prompt at once (ACP: "cancelled").
-        'session.cancel': {
-          target: 'ready',
-          actions: enqueueActions(({ context, enqueue }) => {
-            enqueue.emit({ type: 'acp.respond', requestId: context.prompt as string, result: { stopReason: 'cancelled' } });
-          }),
-        },
-      },
-    },
+  actions: {
+    // {"word": "..."}: one more chunk of the answer.
+    shout: action(({ context, event, enqueue }) => {
+      const word = event.type === 'native.message' ? (event.message as { word?: string }).word : undefined;
+      if (word) enqueue.emit({ type: 'acp.update', sessionId: context.sessionId as string, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${word} ` } } });
+    }),
+    // The turn ends with the prompt's answer; a cancel ends it at once (the CLI cannot be interrupted).
+    endTurn: action(({ context, event, enqueue }) => {
+      if (context.prompt) enqueue.emit({ type: 'acp.respond', requestId: context.prompt.requestId, result: { stopReason: event.type === 'session.cancel' ? 'cancelled' : 'end_turn' } });
+      enqueue.assign({ prompt: undefined });
+    }),
+  },
+  prompting: {
+    'native.message': [{ guard: 'isDone', target: 'ready', actions: 'endTurn' }, { actions: 'shout' }],
+    'session.cancel': { target: 'ready', actions: 'endTurn' },
   },
 });
 
@@ -89,6 +55,8 @@ export const shoutAdapter: AdapterDefinition = {
   capabilities: {},
   executable: { name: 'shout', install: 'it ships with the examples' },
   session: shoutSession,
+  // The session reads and writes its own port (fromCliSession); the adapter agent relays nothing.
+  ownsPort: true,
   command: () => ({ args: [], env: {} }),
   restart: { intensity: 3, period: 10_000, backoff: { minDelay: 100, maxDelay: 1000 } },
 };

@@ -118,7 +118,14 @@ describe('native ACP agents, passed through under supervision', function () {
     const { client, sessionId } = await start();
     const died = await run(client, sessionId, 'die');
     expect(died.result).to.be.instanceOf(RpcError);
-    expect(((died.result as RpcError).data as { reason: string }).reason).to.equal('agent_crashed');
+    // Flat, as every data.reason error: the reason, then the port's exit reason, stderr tail and the restarts before.
+    const data = (died.result as RpcError).data as { reason: string; exit: unknown; stderrTail: string; restarts: number };
+    expect(Object.keys(data)).to.deep.equal(['reason', 'exit', 'stderrTail', 'restarts']);
+    expect(data.restarts).to.equal(0);
+    expect(data.reason).to.equal('agent_crashed');
+    expect(data.exit).to.deep.equal({ kind: 'exited', code: 7 });
+    expect(data.stderrTail).to.contain('exiting with code 7 mid-prompt');
+    expect((died.result as RpcError).message).to.contain('(exited)');
     const next = await run(client, sessionId, 'hello');
     expect(next.result).to.deep.equal({ stopReason: 'end_turn' });
     expect(next.updates.filter((update) => update.sessionUpdate === 'agent_message_chunk')).to.have.length(3);

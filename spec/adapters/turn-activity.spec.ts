@@ -4,7 +4,7 @@
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { expect } from 'chai';
-import { activityAfter, isToolRunning, quietTurn, type TurnActivity } from '../../src/adapters/turn-activity.js';
+import { activityAfter, activityAfterRuns, isNews, isToolRunning, noToolRuns, quietHint, quietTurn, watchdogHint, type TurnActivity } from '../../src/adapters/turn-activity.js';
 
 const call = (toolCallId: string, status?: string): SessionUpdate => ({ sessionUpdate: 'tool_call', toolCallId, title: 'run tests', ...(status ? { status } : {}) }) as SessionUpdate;
 const update = (toolCallId: string, status?: string): SessionUpdate => ({ sessionUpdate: 'tool_call_update', toolCallId, ...(status ? { status } : {}) }) as SessionUpdate;
@@ -56,5 +56,27 @@ describe('turn activity (tool calls running, for the hang watchdog)', () => {
     expect(isToolRunning([quietTurn, after(call('t1', 'in_progress'))], false)).to.equal(true);
     expect(isToolRunning([quietTurn, quietTurn], false)).to.equal(false);
     expect(isToolRunning([], false)).to.equal(false);
+  });
+
+  it('a CLI line\'s tool runs (Claude tool_use / tool_result, Codex item started / completed): the same activity, one line may end what it starts', () => {
+    const started = activityAfterRuns(quietTurn, { started: ['t1', 't2'], ended: [] });
+    expect(started).to.deep.equal({ t1: 'in_progress', t2: 'in_progress' });
+    expect(activityAfterRuns(started, { started: [], ended: ['t1'] })).to.deep.equal({ t2: 'in_progress' });
+    expect(activityAfterRuns(quietTurn, { started: ['t3'], ended: ['t3'] })).to.equal(quietTurn);
+    expect(activityAfterRuns(started, noToolRuns)).to.equal(started);
+    // An ACP update ends a tool call a CLI line started, and the other way round.
+    expect(activityAfter(started, update('t1', 'completed'))).to.deep.equal({ t2: 'in_progress' });
+    expect(activityAfterRuns(after(call('t9')), { started: [], ended: ['t9'] })).to.deep.equal({});
+  });
+
+  it('the watchdog hint: busy while owed and nobody is waited for; a tool runs unless the user is asked; only a change is news', () => {
+    const running = after(call('t1', 'in_progress'));
+    expect(watchdogHint({ owes: true, awaitsEditor: false, awaitsUser: false, activities: [running] })).to.deep.equal({ busy: true, toolRunning: true });
+    expect(watchdogHint({ owes: true, awaitsEditor: true, awaitsUser: false, activities: [running] })).to.deep.equal({ busy: false, toolRunning: true });
+    expect(watchdogHint({ owes: true, awaitsEditor: true, awaitsUser: true, activities: [running] })).to.deep.equal({ busy: false, toolRunning: false });
+    expect(watchdogHint({ owes: false, awaitsEditor: false, awaitsUser: false, activities: [quietTurn] })).to.deep.equal(quietHint);
+    expect(isNews(quietHint, { busy: false, toolRunning: false })).to.equal(false);
+    expect(isNews(quietHint, { busy: true, toolRunning: false })).to.equal(true);
+    expect(isNews({ busy: true, toolRunning: false }, { busy: true, toolRunning: true })).to.equal(true);
   });
 });

@@ -13,6 +13,7 @@ import { createActor, type AnyActorRef, type AnyStateMachine } from 'xstate';
 import type { SessionAdapterOutput } from '../../src/adapters/adapter.js';
 import { claudeSessionMachine } from '../../src/adapters/claude/adapter.js';
 import { codexSessionMachine } from '../../src/adapters/codex/adapter.js';
+import { HANDSHAKE_TAG } from '../../src/adapters/cli-session.js';
 import { eventContext } from './native-driver.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
@@ -72,6 +73,35 @@ describe('what the session adapters tell the hang watchdog', () => {
     const told = facts().length;
     actor.send({ type: 'port.started', pid: 2, restarts: 1 });
     expect(facts().slice(told)).to.deep.equal(['owes']); // the new CLI's handshake, no tool
+    actor.stop();
+  });
+
+  it('Claude Code: the handshake is the state (tagged cli.handshake), no flag in the context; a permission asked tells the port the same as the passthrough does (neither busy nor a tool)', () => {
+    const { actor, outputs } = drive(claudeSessionMachine);
+    const lines = read('claude-stream-json-tool-write-permission-allow.transcript.ndjson');
+    expect(actor.getSnapshot().hasTag(HANDSHAKE_TAG)).to.equal(false);
+    actor.send({ type: 'adapter.start', requestId: 'new', sessionId: 's1', params: { cwd: '/tmp', mcpServers: [] }, context: eventContext });
+    actor.send({ type: 'port.started', pid: 1, restarts: 0 });
+    expect(actor.getSnapshot().hasTag(HANDSHAKE_TAG), 'in the handshake').to.equal(true);
+    expect(actor.getSnapshot().context).to.not.have.property('handshaking');
+    const initId = (outputs.find((output) => output.type === 'port.write')?.message as { request_id: string }).request_id;
+    const initAnswer = lines.find((line) => line.dir === 'out' && line.msg.type === 'control_response')?.msg as { response: Record<string, unknown> };
+    actor.send({ type: 'native.message', message: { ...initAnswer, response: { ...initAnswer.response, request_id: initId } } });
+    expect(actor.getSnapshot().hasTag(HANDSHAKE_TAG), 'ready').to.equal(false);
+    actor.send({ type: 'session.prompt', requestId: 'p1', method: 'session/prompt', params: { sessionId: 's1', prompt: [{ type: 'text', text: 'write it' }] }, context: eventContext });
+    const printed = lines.filter((line) => line.dir === 'out' && line.msg.type !== 'control_response').map((line) => line.msg);
+    for (const message of printed) {
+      actor.send({ type: 'native.message', message });
+      if (outputs.some((output) => output.type === 'acp.clientRequest')) break;
+    }
+    expect(outputs.filter((output) => output.type === 'port.busy').at(-1)).to.deep.equal({ type: 'port.busy', busy: false, toolRunning: false });
+    // The next CLI exits mid-handshake: out of the handshake (the dead port is told nothing more).
+    actor.send({ type: 'port.exited', exit: { reason: { kind: 'signaled', signal: 'SIGKILL' }, command: ['claude'], pid: 1, durationMs: 1, stderrTail: '', linesIn: 1, nonJsonLines: 0 } });
+    actor.send({ type: 'port.started', pid: 2, restarts: 1 });
+    expect(actor.getSnapshot().hasTag(HANDSHAKE_TAG)).to.equal(true);
+    actor.send({ type: 'port.exited', exit: { reason: { kind: 'signaled', signal: 'SIGKILL' }, command: ['claude'], pid: 2, durationMs: 1, stderrTail: '', linesIn: 0, nonJsonLines: 0 } });
+    expect(actor.getSnapshot().hasTag(HANDSHAKE_TAG)).to.equal(false);
+    expect(outputs.filter((output) => output.type === 'port.busy').at(-1)).to.deep.equal({ type: 'port.busy', busy: true, toolRunning: false });
     actor.stop();
   });
 

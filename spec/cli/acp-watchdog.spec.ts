@@ -119,8 +119,9 @@ describe('warden acp: a watchdog that knows the turn', function () {
     const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
     const hung = await rejection(prompt(editor, sessionId, 'stall 600000'));
     expect(hung.data?.reason).to.equal('agent_crashed');
-    // The passthrough names the whole port exit (command, pid, stderr tail); its reason is the hang.
-    expect((hung.data?.exit as { reason?: unknown } | undefined)?.reason).to.deep.equal({ kind: 'hung', idleMs: 1000 });
+    // Flat, as the CLI adapters' (above): data.exit is the port's exit reason, the hang.
+    expect(hung.data?.exit).to.deep.equal({ kind: 'hung', idleMs: 1000 });
+    expect(hung.data).to.have.property('stderrTail').that.is.a('string');
   });
 });
 

@@ -15,9 +15,10 @@
  * - failing the prompt in flight when the CLI exits (`-32603`, `agent_crashed`), then
  *   waiting for the restarted CLI and shaking hands with it again;
  * - the hang watchdog's facts: the skeleton tells the port (`port.busy`) whether the agent
- *   owes output (a handshake or a prompt in flight, and no permission answer awaited) and
- *   whether one of its tool calls runs (the definition's `toolRuns` of each turn line), each
- *   time one of them changes. No action of a definition emits `port.busy`;
+ *   owes output (a handshake state, tagged {@link HANDSHAKE_TAG}, or a prompt in flight, and
+ *   no permission answer awaited) and whether one of its tool calls runs (the definition's
+ *   `toolRuns` of each turn line), each time one of them changes, by the rules of
+ *   turn-activity.ts (shared with the ACP passthrough). No action of a definition emits `port.busy`;
  * - its own port: a `port.started` that carries the port (the adapter agent gives it to
  *   definitions with `ownsPort`) binds the session to it: the port's lines come to the
  *   session straight from the port, and what the session writes (`port.write`, `port.busy`)
@@ -33,6 +34,7 @@ import type { AgentRequestEvent } from '../acp/native-agent.js';
 import type { SessionAdapterEvent, SessionAdapterOutput } from './adapter.js';
 import { bindPort, toOwnPort, unbindPort } from './port-link.js';
 import { crashedPromptError, promptOutcome } from './session-outcomes.js';
+import { activityAfterRuns, isNews, noToolRuns, quietHint, quietTurn, watchdogHint, type ToolRuns, type TurnActivity, type WatchdogHint } from './turn-activity.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 
 /** The part of a CLI session's context the skeleton owns. */
@@ -46,22 +48,23 @@ export interface CliSessionContext {
   readonly queued: AgentRequestEvent | undefined;
   /** How many times the CLI was restarted (from `port.started`). */
   readonly restarts: number;
-  /** A handshake with the CLI is under way (the CLI owes its answers). */
-  readonly handshaking: boolean;
   /** The CLI's tool calls that run now (started by a turn line, not ended yet). */
-  readonly tools: readonly string[];
+  readonly tools: TurnActivity;
   /** What the port was last told (`port.busy`): it is told changes only. */
-  readonly told: { readonly busy: boolean; readonly toolRunning: boolean };
+  readonly told: WatchdogHint;
 }
+
+/**
+ * The tag of the handshake states (the definition's, entered on `port.started`): in them the
+ * CLI owes its handshake's answers. `snapshot.hasTag(HANDSHAKE_TAG)` says a handshake is under way.
+ */
+export const HANDSHAKE_TAG = 'cli.handshake';
 
 /** The `adapter.start` event. */
 export type AdapterStartEvent = Extract<SessionAdapterEvent, { type: 'adapter.start' }>;
 
-/** The tool calls one CLI line starts and ends (ids). */
-export interface ToolRuns {
-  readonly started: readonly string[];
-  readonly ended: readonly string[];
-}
+/** The tool calls one CLI line starts and ends (ids): the rules are turn-activity.ts's. */
+export type { ToolRuns };
 
 /** What an action may do: change the context, emit outputs. */
 export interface CliEnqueue<TContext> {
@@ -98,25 +101,29 @@ export interface CliSessionDefinition<TContext extends CliSessionContext> {
   readonly id: string;
   /** The agent's name in messages (`Claude Code`). */
   readonly agent: string;
-  /** What a restart does, for the crashed prompt's message (`resumes the conversation`). */
-  readonly resumes: string;
+  /** What a restart does, for the crashed prompt's message (`resumes the conversation`). Default: `starts it again`. */
+  readonly resumes?: string;
   /** The initial context of the definition's own part. */
   readonly context: Omit<TContext, keyof CliSessionContext>;
-  /** What an `adapter.start` seeds, besides its session id and request (a resume state, the cwd). */
-  readonly seed: (context: TContext, start: AdapterStartEvent) => Partial<TContext>;
+  /** What an `adapter.start` seeds, besides its session id and request (a resume state, the cwd). Default: nothing. */
+  readonly seed?: (context: TContext, start: AdapterStartEvent) => Partial<TContext>;
   /** The answers to the start requests, with the current setup (and what an opening editor is told with them). */
   readonly setupAnswers: (context: TContext) => SessionAdapterOutput[];
-  /** The handshake: the action run on `port.started`, its first state, and its states. A transition `target: 'ready'` ends it. */
-  readonly handshake: { readonly action: string; readonly initial: string; readonly states: Readonly<Record<string, CliState>> };
+  /**
+   * The handshake: the action run on `port.started`, its first state, and its states. A
+   * transition `target: 'ready'` ends it. Without one (a CLI that is ready once it runs),
+   * `port.started` goes straight to `ready` and answers the start requests.
+   */
+  readonly handshake?: { readonly action: string; readonly initial: string; readonly states: Readonly<Record<string, CliState>> };
   /** The prompt `request` for the CLI: the messages to write, and the context it changes. */
   readonly prompt: (context: TContext, request: AgentRequestEvent) => { readonly writes: readonly unknown[]; readonly context?: Partial<TContext> };
-  /** The CLI waits for the client's answer (a permission request): it owes nothing meanwhile. */
-  readonly waiting: (context: TContext) => boolean;
-  /** The tool calls a turn line of the CLI starts and ends. */
-  readonly toolRuns: (message: unknown) => ToolRuns;
-  /** What the CLI's exit makes void in the definition's context (its pending requests, the turn). */
-  readonly forget: Partial<TContext>;
-  readonly guards: Readonly<Record<string, CliGuard<TContext>>>;
+  /** The CLI waits for the client's answer (a permission request): it owes nothing meanwhile. Default: never. */
+  readonly waiting?: (context: TContext) => boolean;
+  /** The tool calls a turn line of the CLI starts and ends. Default: none. */
+  readonly toolRuns?: (message: unknown) => ToolRuns;
+  /** What the CLI's exit makes void in the definition's context (its pending requests, the turn). Default: nothing. */
+  readonly forget?: Partial<TContext>;
+  readonly guards?: Readonly<Record<string, CliGuard<TContext>>>;
   readonly actions: Readonly<Record<string, CliAction>>;
   /** Transitions in every state (the skeleton's `adapter.start` and `port.exited` come first). */
   readonly on?: Transitions;
@@ -138,6 +145,11 @@ export function cliSessionActions<TContext extends CliSessionContext>(): (body: 
     enqueueActions(({ context, event, enqueue }) => {
       body({ context: context as TContext, event: event as SessionAdapterEvent, enqueue: new SessionEnqueue<TContext>(enqueue as unknown as RawEnqueue) });
     });
+}
+
+/** Where a skeleton's eventless step runs: in a handshake state or not (its params). */
+interface InState {
+  readonly handshake: boolean;
 }
 
 /** XState's `enqueue` of `enqueueActions`, as far as a CLI session uses it. */
@@ -173,24 +185,23 @@ const skeletonContext: CliSessionContext = {
   prompt: undefined,
   queued: undefined,
   restarts: 0,
-  handshaking: false,
-  tools: [],
-  told: { busy: false, toolRunning: false },
+  tools: quietTurn,
+  told: quietHint,
 };
 
 /** The session adapter logic of a CLI (see the module comment). */
 export function fromCliSession<TContext extends CliSessionContext>(definition: CliSessionDefinition<TContext>): AnyStateMachine {
   // The skeleton's actions touch its own part of the context only.
   const base = cliSessionActions<CliSessionContext>();
-  /** What the port should know now. */
-  const facts = (context: TContext) => ({
-    busy: (context.handshaking || context.prompt !== undefined) && !definition.waiting(context),
-    toolRunning: context.tools.length > 0,
-  });
+  /** What the port should know now, in a state where the CLI owes its handshake (`handshake`) or not. */
+  const hintNow = (context: TContext, handshake: boolean): WatchdogHint => {
+    const waiting = definition.waiting?.(context) ?? false;
+    return watchdogHint({ owes: handshake || context.prompt !== undefined, awaitsEditor: waiting, awaitsUser: waiting, activities: [context.tools] });
+  };
   const skeletonActions: Record<string, CliAction> = {
     'cli.start': base(({ context, event, enqueue }) => {
       if (event.type !== 'adapter.start') return;
-      enqueue.assign({ ...definition.seed(context as TContext, event), sessionId: event.sessionId, startRequests: [...context.startRequests, event.requestId] });
+      enqueue.assign({ ...definition.seed?.(context as TContext, event), sessionId: event.sessionId, startRequests: [...context.startRequests, event.requestId] });
     }),
     /** The CLI is ready: the start requests are answered now, with the current setup. */
     'cli.answerStarts': base(({ context, enqueue }) => {
@@ -204,10 +215,10 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
         const port = event.port;
         enqueue.effect((self) => bindPort(self, port));
       }
-      enqueue.assign({ restarts: event.type === 'port.started' ? event.restarts : context.restarts, handshaking: true, told: { busy: false, toolRunning: false } });
+      enqueue.assign({ restarts: event.type === 'port.started' ? event.restarts : context.restarts, told: quietHint });
     }),
     'cli.handshakeDone': base(({ enqueue }) => {
-      enqueue.assign({ handshaking: false, tools: [] });
+      enqueue.assign({ tools: quietTurn });
     }),
     'cli.queuePrompt': base(({ event, enqueue }) => {
       enqueue.assign({ queued: event as AgentRequestEvent });
@@ -220,49 +231,47 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
     'cli.sendPrompt': base(({ context, event, enqueue }) => {
       const request = event.type === 'session.prompt' ? (event as AgentRequestEvent) : (context.queued as AgentRequestEvent);
       const turn = definition.prompt(context as TContext, request);
-      enqueue.assign({ ...(turn.context as Partial<CliSessionContext>), queued: undefined, prompt: { requestId: request.requestId, cancelled: false }, tools: [] });
+      enqueue.assign({ ...(turn.context as Partial<CliSessionContext>), queued: undefined, prompt: { requestId: request.requestId, cancelled: false }, tools: quietTurn });
       for (const message of turn.writes) enqueue.emit({ type: 'port.write', message });
     }),
     'cli.trackTools': base(({ context, event, enqueue }) => {
       if (event.type !== 'native.message') return;
-      const runs = definition.toolRuns(event.message);
-      if (runs.started.length === 0 && runs.ended.length === 0) return;
-      const tools = [...context.tools.filter((id) => !runs.ended.includes(id)), ...runs.started.filter((id) => !context.tools.includes(id) && !runs.ended.includes(id))];
-      enqueue.assign({ tools });
+      const tools = activityAfterRuns(context.tools, definition.toolRuns?.(event.message) ?? noToolRuns);
+      if (tools !== context.tools) enqueue.assign({ tools });
     }),
     'cli.failPromptOnExit': base(({ context, event, enqueue }) => {
       if (event.type !== 'port.exited') return;
       const prompt = context.prompt;
       enqueue.effect((self) => unbindPort(self));
       // The port is gone: the next one starts knowing nothing, and is told from then on.
-      enqueue.assign({ ...(definition.forget as Partial<CliSessionContext>), prompt: undefined, tools: [], handshaking: false, told: { busy: false, toolRunning: false } });
-      if (prompt) enqueue.emit(crashedPromptError(definition.agent, prompt.requestId, event.exit, context.restarts, definition.resumes));
+      enqueue.assign({ ...(definition.forget as Partial<CliSessionContext>), prompt: undefined, tools: quietTurn, told: quietHint });
+      if (prompt) enqueue.emit(crashedPromptError(definition.agent, prompt.requestId, event.exit, context.restarts, definition.resumes ?? 'starts it again'));
     }),
     'cli.refuseWhileStarting': base(({ event, enqueue }) => {
       const request = event as AgentRequestEvent;
       enqueue.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.because('agent_starting', `${definition.agent} is (re)starting; try again in a moment`).toErrorObject() });
     }),
-    'cli.tellPort': base(({ context, enqueue }) => {
-      const told = facts(context as TContext);
-      enqueue.assign({ told });
-      enqueue.emit({ type: 'port.busy', busy: told.busy, toolRunning: told.toolRunning });
+    'cli.tellPort': enqueueActions(({ context, enqueue }, params: unknown) => {
+      const told = hintNow(context as TContext, (params as InState).handshake);
+      const raw = new SessionEnqueue<CliSessionContext>(enqueue as unknown as RawEnqueue);
+      raw.assign({ told });
+      raw.emit({ type: 'port.busy', busy: told.busy, toolRunning: told.toolRunning });
     }),
   };
   const skeletonGuards: Record<string, CliGuard<TContext>> = {
     'cli.hasQueued': ({ context }) => context.queued !== undefined,
-    'cli.portBehind': ({ context }) => {
-      const now = facts(context);
-      return now.busy !== context.told.busy || now.toolRunning !== context.told.toolRunning;
-    },
+    'cli.portBehind': (({ context }: { context: TContext }, params: unknown) => isNews(context.told, hintNow(context, (params as InState).handshake))) as unknown as CliGuard<TContext>,
   };
+  /** Eventless, in every state, after every step: the port hears each change of what the agent owes (in this state: `handshake`). */
+  const tellPort = (handshake: boolean) => ({ guard: { type: 'cli.portBehind', params: { handshake } }, actions: { type: 'cli.tellPort', params: { handshake } } });
   const whileStarting = { 'session.prompt': { actions: 'cli.queuePrompt' }, 'session.cancel': { actions: 'cli.cancelQueued' }, ...definition.starting };
-  const handshakeStates = Object.fromEntries(Object.entries(definition.handshake.states).map(([name, state]) => [name, { on: { ...whileStarting, ...state.on } }]));
+  const handshakeStates = Object.fromEntries(
+    Object.entries(definition.handshake?.states ?? {}).map(([name, state]) => [name, { tags: [HANDSHAKE_TAG], always: tellPort(true), on: { ...whileStarting, ...state.on } }]),
+  );
   const config = {
     id: definition.id,
     context: { ...skeletonContext, ...definition.context },
     initial: 'waitingForCli',
-    // Eventless, after every step: the port hears each change of what the agent owes.
-    always: { guard: 'cli.portBehind', actions: 'cli.tellPort' },
     on: {
       'adapter.start': { actions: 'cli.start' },
       'port.exited': { target: '.waitingForCli', actions: 'cli.failPromptOnExit' },
@@ -270,15 +279,18 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
     },
     states: {
       waitingForCli: {
+        always: tellPort(false),
         on: {
-          'port.started': { target: definition.handshake.initial, actions: ['cli.started', definition.handshake.action] },
+          'port.started': definition.handshake
+            ? { target: definition.handshake.initial, actions: ['cli.started', definition.handshake.action] }
+            : { target: 'ready', actions: ['cli.started', 'cli.answerStarts'] },
           ...whileStarting,
         },
       },
       ...handshakeStates,
       ready: {
         entry: 'cli.handshakeDone',
-        always: { guard: 'cli.hasQueued', target: 'prompting', actions: 'cli.sendPrompt' },
+        always: [{ guard: 'cli.hasQueued', target: 'prompting', actions: 'cli.sendPrompt' }, tellPort(false)],
         on: {
           'adapter.start': { actions: ['cli.start', 'cli.answerStarts'] },
           'session.prompt': { target: 'prompting', actions: 'cli.sendPrompt' },
@@ -286,6 +298,7 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
         },
       },
       prompting: {
+        always: tellPort(false),
         on: {
           'adapter.start': { actions: ['cli.start', 'cli.answerStarts'] },
           ...withToolTracking(definition.prompting ?? {}),

@@ -29,7 +29,7 @@ export const rpcReasons = Object.freeze({
   line_too_long: { code: ErrorCodes.InvalidRequest, failure: 'error_response', when: "a message was over the line limit and dropped unread (`data.bytes`, `data.limitBytes`): a request's sender is answered -32600; an answer warden waited for fails its request -32603" },
   shutdown: { code: ErrorCodes.InternalError, failure: 'error_response', when: 'warden is shutting down (or the editor closed its input and the drain gave up): every request still waiting is answered' },
   agent_starting: { code: ErrorCodes.InternalError, failure: 'error_response', when: "the session's agent process is (re)starting; try again in a moment" },
-  agent_crashed: { code: ErrorCodes.InternalError, failure: 'error_response', when: 'the agent process died during the request, a prompt in flight (`data.exit`, `data.stderrTail`, `data.restarts`); it is restarted and the session resumed' },
+  agent_crashed: { code: ErrorCodes.InternalError, failure: 'error_response', when: "the agent process died during the request, a prompt in flight (`data.exit`: the typed exit reason, `{ kind: 'hung', idleMs }`; `data.stderrTail`; `data.restarts`: before this one); it is restarted and the session resumed" },
   agent_failed: { code: ErrorCodes.InternalError, failure: 'error_response', when: 'a native ACP agent kept failing and was given up (the next session/new starts it again)' },
   start_failed: { code: ErrorCodes.InternalError, failure: 'error_response', when: "the session's agent process could not start" },
   session_failed: { code: ErrorCodes.InternalError, failure: 'error_response', when: 'more restarts than the intensity allows: the session was given up (`data.restarts`); session/load or session/resume starts it again' },

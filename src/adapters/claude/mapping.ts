@@ -6,6 +6,7 @@
 import type { ContentBlock, PlanEntry, SessionConfigOption, SessionUpdate, ToolCallContent, ToolKind } from '@agentclientprotocol/sdk';
 import { leadingMembers } from '../../jsonrpc/envelope-scan.js';
 import type { TurnOutcome } from '../session-outcomes.js';
+import { noToolRuns, type ToolRuns } from '../turn-activity.js';
 
 /** A line Claude Code writes, loosely typed: only the fields the mapping reads. */
 export interface ClaudeMessage {
@@ -407,11 +408,11 @@ export function sessionSetupOf(init: Record<string, unknown>, currentModel: stri
  * (Claude Code runs the tool once the block is complete; it prints nothing while it runs),
  * a `user` message's `tool_result` blocks end. Other lines, and lines of the wrong shape, none.
  */
-export function toolRunsOf(message: unknown): { started: string[]; ended: string[] } {
+export function toolRunsOf(message: unknown): ToolRuns {
   const line = objectOf(message);
   const content = objectOf(line.message).content;
   const blocks = Array.isArray(content) ? content.map(objectOf) : [];
   if (line.type === 'assistant') return { started: blocks.flatMap((block) => (block.type === 'tool_use' && typeof block.id === 'string' ? [block.id] : [])), ended: [] };
   if (line.type === 'user') return { started: [], ended: blocks.flatMap((block) => (block.type === 'tool_result' && typeof block.tool_use_id === 'string' ? [block.tool_use_id] : [])) };
-  return { started: [], ended: [] };
+  return noToolRuns;
 }

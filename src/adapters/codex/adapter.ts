@@ -100,6 +100,7 @@ export const codexSessionMachine = fromCliSession<CodexContext>({
     /** `thread/resume` refused because the thread has no rollout: Codex writes it with the first turn, so there is no conversation to lose. */
     threadNeverSaved: ({ context, event }) =>
       responseTo(context, event, 'thread') && context.threadId !== undefined && /no rollout found/iu.test(asMessage(event).error?.message ?? ''),
+    turnRefused: ({ context, event }) => responseTo(context, event, 'turn') && Boolean(asMessage(event).error),
     turnCompleted: ({ context, event }) => event.type === 'native.message' && asMessage(event).method === 'turn/completed' && asMessage(event).params?.threadId === context.threadId,
   },
   actions: {
@@ -163,11 +164,6 @@ export const codexSessionMachine = fromCliSession<CodexContext>({
         const { [String(message.id)]: _done, ...pending } = context.pending;
         enqueue.assign({ pending });
         if (kind === 'turn') {
-          if (message.error && context.prompt) {
-            enqueue.emit({ type: 'acp.error', requestId: context.prompt.requestId, error: { code: -32603, message: `Codex refused the turn: ${message.error.message ?? 'unknown error'}` } });
-            enqueue.assign({ prompt: undefined });
-            return;
-          }
           const turnId = (message.result?.turn as { id?: string } | undefined)?.id;
           if (turnId) enqueue.assign({ turnId });
         }
@@ -194,6 +190,13 @@ export const codexSessionMachine = fromCliSession<CodexContext>({
       }
       if (message.method && message.params?.threadId !== undefined && message.params.threadId !== context.threadId) return;
       for (const update of updatesOfNotification(message.method ?? '', message.params ?? {})) enqueue.emit({ type: 'acp.update', sessionId, update });
+    }),
+    /** Codex refused `turn/start`: no turn runs (no `turn/completed` will come), the prompt fails naming why. */
+    refuseTurn: action(({ context, event, enqueue }) => {
+      const message = asMessage(event);
+      const { [String(message.id)]: _done, ...pending } = context.pending;
+      enqueue.assign({ pending, prompt: undefined, turnId: undefined });
+      if (context.prompt) enqueue.emit({ type: 'acp.error', requestId: context.prompt.requestId, error: { code: -32603, message: `Codex refused the turn: ${message.error?.message ?? 'unknown error'}` } });
     }),
     finishTurn: action(({ context, event, enqueue }) => {
       const prompt = context.prompt;
@@ -269,6 +272,7 @@ export const codexSessionMachine = fromCliSession<CodexContext>({
   prompting: {
     'native.message': [
       { guard: 'turnCompleted', target: 'ready', actions: 'finishTurn' },
+      { guard: 'turnRefused', target: 'ready', actions: 'refuseTurn' },
       { actions: 'onTurnMessage' },
     ],
     'native.oversize': { actions: 'declineSkippedApproval' },

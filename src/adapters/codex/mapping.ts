@@ -6,6 +6,7 @@
 import type { ContentBlock, ListSessionsResponse, SessionInfo, SessionUpdate, ToolCallContent } from '@agentclientprotocol/sdk';
 import { RESUME_META_KEY } from '../../acp/native-agent.js';
 import type { TurnOutcome } from '../session-outcomes.js';
+import { noToolRuns, type ToolRuns } from '../turn-activity.js';
 
 /** A message Codex writes, loosely typed. */
 export interface CodexMessage {
@@ -234,11 +235,11 @@ export function sessionListOf(result: Record<string, unknown> | undefined): List
 const toolItemTypes: ReadonlySet<unknown> = new Set(['commandExecution', 'fileChange', 'mcpToolCall']);
 
 /** The tool runs a Codex line starts (`item/started`) and ends (`item/completed`); other lines, and lines of the wrong shape, none. */
-export function toolRunsOf(message: unknown): { started: string[]; ended: string[] } {
+export function toolRunsOf(message: unknown): ToolRuns {
   const line = (typeof message === 'object' && message !== null ? message : {}) as { method?: unknown; params?: { item?: { id?: unknown; type?: unknown } } };
   const item = typeof line.params === 'object' && line.params !== null ? line.params.item : undefined;
   const id = typeof item === 'object' && item !== null && typeof item.id === 'string' && toolItemTypes.has(item.type) ? [item.id] : [];
   if (line.method === 'item/started') return { started: id, ended: [] };
   if (line.method === 'item/completed') return { started: [], ended: id };
-  return { started: [], ended: [] };
+  return noToolRuns;
 }

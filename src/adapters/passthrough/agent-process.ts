@@ -13,6 +13,7 @@ import type { SupervisionEvent } from '../../supervision/events.js';
 import { exitFromOutput } from '../../supervision/exit-reason.js';
 import { watchdogHintOf, type AgentProcessReport, type AgentUpdate, type PassthroughContext, type WatchdogHint } from './context.js';
 import { agentSupervisorOf, childOf } from './agent-supervisor.js';
+import { isNews, quietHint } from '../turn-activity.js';
 import { handlesOf } from './handles.js';
 
 /** What the machine tells the agent process: watch the supervisor just started, or stop watching. */
@@ -41,7 +42,7 @@ export const agentProcessLogic = fromCallback<AgentProcessCommand, AgentProcessI
   const clientBound: Subscription[] = [];
   let portRestarts = 0;
   let lastExit: PortExit | undefined;
-  let hint: WatchdogHint = { busy: false, toolRunning: false };
+  let hint: WatchdogHint = quietHint;
   let told: { readonly port: AnyActorRef; readonly hint: WatchdogHint } | undefined;
 
   /** Updates not delivered yet: gathered for the rest of this turn of the event loop. */
@@ -71,11 +72,12 @@ export const agentProcessLogic = fromCallback<AgentProcessCommand, AgentProcessI
     handles.client = undefined;
   };
 
-  /** Tells the current port the hint, when it changed or the port is new. */
+  /** Tells the current port the hint, when it changed (turn-activity.ts). */
   const hintPort = () => {
     const port = watched ? childOf(watched, 'port') : undefined;
     if (port?.getSnapshot().status !== 'active') return;
-    if (told?.port === port && told.hint.busy === hint.busy && told.hint.toolRunning === hint.toolRunning) return;
+    // A new port knows nothing yet (it starts quiet); any port hears changes only.
+    if (!isNews(told?.port === port ? told.hint : quietHint, hint)) return;
     told = { port, hint };
     port.send({ type: 'port.busy', busy: hint.busy, toolRunning: hint.toolRunning } satisfies PortBusy);
   };

@@ -7,7 +7,7 @@ import type { InitializeResponse, SessionUpdate } from '@agentclientprotocol/sdk
 import type { AgentEventContext, AgentHandlerEvent } from '../../acp/native-agent.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import { CLIENT_METHODS } from '../../acp/methods.js';
-import { isToolRunning, type TurnActivity } from '../turn-activity.js';
+import { watchdogHint, type TurnActivity, type WatchdogHint } from '../turn-activity.js';
 
 /** An open session, as it is re-attached after a restart (its MCP servers are in the handles). */
 export interface OpenSession {
@@ -105,11 +105,8 @@ export interface RequestSettled {
 /** Every event the passthrough machine takes. */
 export type PassthroughEvent = AgentHandlerEvent | AgentProcessReport | RequestSettled;
 
-/** What the port's hang watchdog is told (`port.busy`: while `toolRunning`, the port's watchdog allows `toolIdleMs` of silence). */
-export interface WatchdogHint {
-  readonly busy: boolean;
-  readonly toolRunning: boolean;
-}
+/** What the port's hang watchdog is told (`port.busy`): the rules are turn-activity.ts's, shared with the CLI sessions. */
+export type { WatchdogHint };
 
 /** The permission request method, whose wait is the user's, not the agent's. */
 const PERMISSION_METHOD: string = CLIENT_METHODS.session_request_permission;
@@ -121,9 +118,5 @@ const PERMISSION_METHOD: string = CLIENT_METHODS.session_request_permission;
  */
 export function watchdogHintOf(context: PassthroughContext, owesAnswer: boolean): WatchdogHint {
   const relays = Object.values(context.relays);
-  const working = owesAnswer || context.inFlight > 0;
-  return {
-    busy: working && relays.length === 0,
-    toolRunning: isToolRunning(Object.values(context.tools), relays.includes(PERMISSION_METHOD)),
-  };
+  return watchdogHint({ owes: owesAnswer || context.inFlight > 0, awaitsEditor: relays.length > 0, awaitsUser: relays.includes(PERMISSION_METHOD), activities: Object.values(context.tools) });
 }

@@ -119,7 +119,7 @@ export const passthroughMachine = setup({
           ? RpcError.internalError(event.message).toErrorObject()
           : event.type === 'agent.gaveUp'
             ? RpcError.because('agent_failed', `Internal error: ${gaveUp(context.name)}`).toErrorObject()
-            : requestFailure(context.name, (event as { error?: unknown }).error);
+            : requestFailure(context.name, (event as { error?: unknown }).error, context.restarts);
       enqueue.emit({ type: 'acp.error', requestId: context.initializeRequest, error });
       enqueue.assign({ initializeRequest: undefined });
     }),

@@ -26,7 +26,8 @@ import {
 } from '../../acp/agent-client.js';
 import type { AgentRequestEvent } from '../../acp/native-agent.js';
 import { RpcError, toRpcError, type ErrorObject } from '../../jsonrpc/rpc-error.js';
-import type { OpenedSession, RequestSettled } from './context.js';
+import type { PortExit } from '../../port/port-exit.js';
+import type { OpenedSession, PassthroughContext, RequestSettled } from './context.js';
 import { handlesOf } from './handles.js';
 
 /** A request to forward to the agent. */
@@ -37,13 +38,27 @@ export interface ForwardCommand {
   readonly agentCloses: boolean;
 }
 
-/** The error an editor gets for a request that failed, naming a crash of the agent as such. */
-export function requestFailure(name: string, error: unknown): ErrorObject {
+/**
+ * The error an editor gets for a request that failed, naming a crash of the agent as such:
+ * `data` is flat, as every `data.reason` error's (docs/jsonrpc.md): `reason`, then `exit` (the
+ * port's typed exit reason, as a CLI session's crashed prompt names it), `stderrTail` and
+ * `restarts` (how many restarts came before the process that died).
+ */
+export function requestFailure(name: string, error: unknown, restarts: number): ErrorObject {
   const rpc = toRpcError(error);
-  if (rpc.failure === 'peer_lost') {
-    return RpcError.because('agent_crashed', `Internal error: ${name} stopped during the request; acp-warden restarts it and re-attaches the session`, { exit: (rpc.data as { exit?: unknown } | undefined)?.exit }).toErrorObject();
-  }
-  return rpc.toErrorObject();
+  if (rpc.failure !== 'peer_lost') return rpc.toErrorObject();
+  const exit = portExitOf((rpc.data as { exit?: unknown } | undefined)?.exit);
+  const how = exit ? ` (${exit.reason.kind})` : '';
+  const details = exit ? { exit: exit.reason, stderrTail: exit.stderrTail, restarts } : { restarts };
+  return RpcError.because('agent_crashed', `Internal error: ${name} stopped during the request${how}; acp-warden restarts it and re-attaches the session`, details).toErrorObject();
+}
+
+/** The port's exit a lost connection carries (jsonrpc/port-transport.ts), if it is one. */
+function portExitOf(exit: unknown): Pick<PortExit, 'reason' | 'stderrTail'> | undefined {
+  const candidate = exit as Partial<PortExit> | undefined;
+  return typeof candidate?.reason === 'object' && candidate.reason !== null && typeof candidate.reason.kind === 'string'
+    ? { reason: candidate.reason, stderrTail: typeof candidate.stderrTail === 'string' ? candidate.stderrTail : '' }
+    : undefined;
 }
 
 /** The client of the agent process now, or the error of a request that finds it gone. */
@@ -119,7 +134,7 @@ async function forward(owner: AnyActorRef, { request, agentCloses }: ForwardComm
     const { result, ...rest } = await ask(clientOf(owner), request, agentCloses);
     settled = { ...about, answer: { result: result ?? {} }, ...rest };
   } catch (error) {
-    settled = { ...about, answer: { error: requestFailure(handlesOf(owner).options.name, error) } };
+    settled = { ...about, answer: { error: requestFailure(handlesOf(owner).options.name, error, (owner.getSnapshot().context as PassthroughContext).restarts) } };
   }
   return settled;
 }
