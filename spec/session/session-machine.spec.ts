@@ -14,25 +14,25 @@ function run(...events: SessionMachineEvent[]) {
 
 describe('session state chart', () => {
   it('starting → ready → prompting → awaitingPermission → prompting → ready', () => {
-    const { states, snapshot } = run({ type: 'ready' }, { type: 'prompt' }, { type: 'permission.asked' }, { type: 'permission.answered' }, { type: 'prompt.settled', outcome: 'end_turn' });
+    const { states, snapshot } = run({ type: 'ready' }, { type: 'prompt', requestId: 'p1' }, { type: 'permission.asked' }, { type: 'permission.answered' }, { type: 'prompt.settled', outcome: 'end_turn', requestId: 'p1' });
     expect(states).to.deep.equal(['starting', 'ready', 'prompting', 'awaitingPermission', 'prompting', 'ready']);
     expect(snapshot.context).to.include({ promptsSettled: 1, lastOutcome: 'end_turn', promptsInFlight: 0 });
   });
 
   it('cancel from prompting or awaitingPermission goes through cancelling back to ready', () => {
-    expect(run({ type: 'ready' }, { type: 'prompt' }, { type: 'cancel' }, { type: 'prompt.settled', outcome: 'cancelled' }).states).to.deep.equal(['starting', 'ready', 'prompting', 'cancelling', 'ready']);
-    expect(run({ type: 'ready' }, { type: 'prompt' }, { type: 'permission.asked' }, { type: 'cancel' }, { type: 'permission.answered' }, { type: 'prompt.settled', outcome: 'cancelled' }).states)
+    expect(run({ type: 'ready' }, { type: 'prompt', requestId: 'p1' }, { type: 'cancel' }, { type: 'prompt.settled', outcome: 'cancelled', requestId: 'p1' }).states).to.deep.equal(['starting', 'ready', 'prompting', 'cancelling', 'ready']);
+    expect(run({ type: 'ready' }, { type: 'prompt', requestId: 'p1' }, { type: 'permission.asked' }, { type: 'cancel' }, { type: 'permission.answered' }, { type: 'prompt.settled', outcome: 'cancelled', requestId: 'p1' }).states)
       .to.deep.equal(['starting', 'ready', 'prompting', 'awaitingPermission', 'cancelling', 'cancelling', 'ready']);
   });
 
   it('a crash mid-prompt: recovering while the crashed prompt settles, then ready, restarts counted', () => {
-    const { states, snapshot } = run({ type: 'ready' }, { type: 'prompt' }, { type: 'agent.restarting', restarts: 1 }, { type: 'prompt.settled', outcome: 'error' }, { type: 'agent.recovered', restarts: 1 });
+    const { states, snapshot } = run({ type: 'ready' }, { type: 'prompt', requestId: 'p1' }, { type: 'agent.restarting', restarts: 1 }, { type: 'prompt.settled', outcome: 'error', requestId: 'p1' }, { type: 'agent.recovered', restarts: 1 });
     expect(states).to.deep.equal(['starting', 'ready', 'prompting', 'recovering', 'recovering', 'ready']);
     expect(snapshot.context).to.include({ restarts: 1, lastOutcome: 'error' });
   });
 
   it('a prompt that arrives while recovering runs once the agent is back', () => {
-    const { states } = run({ type: 'ready' }, { type: 'agent.restarting', restarts: 1 }, { type: 'prompt' }, { type: 'agent.recovered', restarts: 1 }, { type: 'prompt.settled', outcome: 'end_turn' });
+    const { states } = run({ type: 'ready' }, { type: 'agent.restarting', restarts: 1 }, { type: 'prompt', requestId: 'p1' }, { type: 'agent.recovered', restarts: 1 }, { type: 'prompt.settled', outcome: 'end_turn', requestId: 'p1' });
     expect(states).to.deep.equal(['starting', 'ready', 'recovering', 'recovering', 'prompting', 'ready']);
   });
 
@@ -43,7 +43,7 @@ describe('session state chart', () => {
   });
 
   it('failed and closed are final, from any live state, and keep why', () => {
-    const failed = run({ type: 'ready' }, { type: 'prompt' }, { type: 'agent.failed', reason: 'intensity exceeded' }, { type: 'prompt' });
+    const failed = run({ type: 'ready' }, { type: 'prompt', requestId: 'p1' }, { type: 'agent.failed', reason: 'intensity exceeded' }, { type: 'prompt', requestId: 'p2' });
     expect(failed.states.slice(-2)).to.deep.equal(['failed', 'failed']);
     expect(failed.snapshot.status).to.equal('done');
     expect(failed.snapshot.context.failure).to.equal('intensity exceeded');
@@ -51,8 +51,8 @@ describe('session state chart', () => {
     expect(closed.states.slice(-2)).to.deep.equal(['closed', 'closed']);
   });
 
-  it('a cancel grace that ran out: the next prompt starts while the old one winds down; prompting until the last settles', () => {
-    const { states, snapshot } = run({ type: 'ready' }, { type: 'prompt' }, { type: 'cancel' }, { type: 'prompt' }, { type: 'prompt.settled', outcome: 'cancelled' }, { type: 'prompt.settled', outcome: 'end_turn' });
+  it('a prompt that comes while cancelling waits (cancelling), and runs once the cancelled one settles (prompting), then ready', () => {
+    const { states, snapshot } = run({ type: 'ready' }, { type: 'prompt', requestId: 'p1' }, { type: 'cancel' }, { type: 'prompt', requestId: 'p2' }, { type: 'prompt.settled', outcome: 'cancelled', requestId: 'p1' }, { type: 'prompt.settled', outcome: 'end_turn', requestId: 'p2' });
     expect(states).to.deep.equal(['starting', 'ready', 'prompting', 'cancelling', 'cancelling', 'prompting', 'ready']);
     expect(snapshot.context).to.include({ promptsInFlight: 0, promptsSettled: 2, lastOutcome: 'end_turn' });
   });
@@ -76,7 +76,7 @@ describe('session state chart', () => {
 
   it('a load or resume that re-applies: starting → reapplying → ready; the crashed prompt may settle meanwhile', () => {
     expect(run({ type: 'reapply.started', requests: 1 }, { type: 'reapply.answered', round: 1 }).states).to.deep.equal(['starting', 'reapplying', 'ready']);
-    const { states } = run({ type: 'ready' }, { type: 'prompt' }, { type: 'agent.restarting', restarts: 1 }, { type: 'reapply.started', requests: 1 }, { type: 'prompt.settled', outcome: 'error' }, { type: 'reapply.answered', round: 2 });
+    const { states } = run({ type: 'ready' }, { type: 'prompt', requestId: 'p1' }, { type: 'agent.restarting', restarts: 1 }, { type: 'reapply.started', requests: 1 }, { type: 'prompt.settled', outcome: 'error', requestId: 'p1' }, { type: 'reapply.answered', round: 2 });
     expect(states.slice(-3)).to.deep.equal(['reapplying', 'reapplying', 'ready']);
   });
 });

@@ -28,8 +28,8 @@
  * `close` and `agent.failed` answer what is left; it emits what its host is to do
  * ({@link SessionMachineEmitted}: start a turn, cancel it on the agent, answer the editor).
  * After a grace that ran out the next prompt starts while the old one winds down: the chart
- * counts prompts in flight, so it says `prompting` until the last of them settles. Events
- * without a request id are only counted (a host that decides turns itself).
+ * counts prompts in flight (`promptsInFlight`, derived from its turns, for the inspector), so it
+ * says `prompting` until the last of them settles.
  */
 import { assign, emit, enqueueActions, setup, type AnyActorRef } from 'xstate';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
@@ -39,14 +39,14 @@ import { hasChoices, initialSessionState, reduceSessionState, turnEnded, type Ch
 /** Facts the host agent feeds a session machine. */
 export type SessionMachineEvent =
   | { readonly type: 'ready' }
-  /** A prompt came; with `requestId` the machine decides its turn (turn-queue.ts), without it it only counts one sent. */
-  | { readonly type: 'prompt'; readonly requestId?: string }
+  /** A prompt came: the machine decides its turn (turn-queue.ts). */
+  | { readonly type: 'prompt'; readonly requestId: string }
   | { readonly type: 'permission.asked' }
   | { readonly type: 'permission.answered' }
   /** `session/cancel` (no `requestId`), or a `$/cancel_request` of one prompt. */
   | { readonly type: 'cancel'; readonly requestId?: string }
   /** The agent answered a prompt: `result`, or `error`; `outcome`: its stop reason, or `error`. */
-  | { readonly type: 'prompt.settled'; readonly outcome: string; readonly requestId?: string; readonly result?: unknown; readonly error?: ErrorObject }
+  | { readonly type: 'prompt.settled'; readonly outcome: string; readonly requestId: string; readonly result?: unknown; readonly error?: ErrorObject }
   /** The cancel grace of a prompt ran out (a delayed event the machine raises itself). */
   | { readonly type: 'cancel.graceOver'; readonly requestId: string }
   | { readonly type: 'agent.restarting'; readonly restarts: number }
@@ -69,7 +69,7 @@ export interface SessionMachineContext {
   readonly promptsSettled: number;
   /** How the last prompt ended: a stop reason, or `error`. */
   readonly lastOutcome: string | undefined;
-  /** Prompts with the agent, not settled yet (one, except after a cancel grace ran out). */
+  /** Prompts with the agent, not settled yet (one, except after a cancel grace ran out): derived from `turns`, shown by the inspector. */
   readonly promptsInFlight: number;
   /** Why the session failed. */
   readonly failure: string | undefined;
@@ -147,33 +147,30 @@ export const sessionMachine = setup({
       const { requestId } = event as Extract<SessionMachineEvent, { type: 'cancel' }>;
       return requestId === undefined || requestId === context.turns.running;
     },
-    /** Another prompt is still in flight after this one settles (or, for decided turns, one waits to start). */
-    anotherInFlight: ({ context, event }) =>
-      (event as { requestId?: string }).requestId === undefined ? context.promptsInFlight > 1 : inFlight(promptAnswered(context.turns, (event as { requestId: string }).requestId, undefined, undefined).turns) > 0,
+    /** Another prompt is still in flight after this one settles, or one waits to start. */
+    anotherInFlight: ({ context, event }) => inFlight(promptAnswered(context.turns, (event as { requestId: string }).requestId, undefined, undefined).turns) > 0,
     /** The last outstanding re-apply request of this round was answered. */
     lastReapplyAnswered: ({ context, event }) => (event as { round?: number }).round === context.reapplyRound && context.reapplyOutstanding <= 1,
     lastReapplyAnsweredWithPrompt: ({ context, event }) => (event as { round?: number }).round === context.reapplyRound && context.reapplyOutstanding <= 1 && context.promptsInFlight > 0,
   },
   actions: {
-    /** A prompt: decided (queued or started) when it has a request id, else counted as sent. */
+    /** A prompt: queued, or started. */
     promptStarted: enqueueActions(({ context, event, enqueue, self }) => {
-      const { requestId } = event as Extract<SessionMachineEvent, { type: 'prompt' }>;
-      if (requestId === undefined) enqueue.assign({ promptsInFlight: context.promptsInFlight + 1 });
-      else decide(enqueue, context, promptCame(context.turns, requestId), self);
+      decide(enqueue, context, promptCame(context.turns, (event as Extract<SessionMachineEvent, { type: 'prompt' }>).requestId), self);
     }),
     promptSettled: enqueueActions(({ context, event, enqueue, self }) => {
       const settled = event as Extract<SessionMachineEvent, { type: 'prompt.settled' }>;
-      const decided = settled.requestId === undefined ? undefined : promptAnswered(context.turns, settled.requestId, settled.result, settled.error);
+      const decided = promptAnswered(context.turns, settled.requestId, settled.result, settled.error);
       // An answer the session already gave (the grace ran out, it closed) is no news.
-      if (decided && decided.commands.length === 0 && !context.turns.abandoned.includes(settled.requestId as string)) return;
-      const promptsInFlight = decided ? inFlight(decided.turns) : Math.max(0, context.promptsInFlight - 1);
+      if (decided.commands.length === 0 && !context.turns.abandoned.includes(settled.requestId)) return;
+      const promptsInFlight = inFlight(decided.turns);
       enqueue.assign({
         promptsInFlight,
         promptsSettled: context.promptsSettled + 1,
         lastOutcome: settled.outcome,
         state: promptsInFlight === 0 ? turnEnded(context.state) : context.state,
       });
-      if (decided) decide(enqueue, context, decided, self);
+      decide(enqueue, context, decided, self);
     }),
     cancelTurn: enqueueActions(({ context, event, enqueue, self }) => {
       const { requestId } = event as Extract<SessionMachineEvent, { type: 'cancel' }>;
@@ -315,8 +312,6 @@ function holding(self: AnyActorRef): boolean {
 
 /** Carries out a turn decision: the turns kept, the grace timer armed or disarmed, the commands emitted to the host. */
 function decide(enqueue: { assign: (values: Partial<SessionMachineContext>) => void; cancel: (id: string) => void; raise: (event: SessionMachineEvent, options: { delay: number; id: string }) => void; emit: (event: SessionMachineEmitted) => void }, context: SessionMachineContext, decision: TurnDecision, self: AnyActorRef): void {
-  // Nothing decided (a prompt only counted, as its host sent it): the count stays as it is.
-  if (decision.commands.length === 0 && !decision.arm && !decision.disarm) return enqueue.assign({ turns: decision.turns });
   enqueue.assign({ turns: decision.turns, promptsInFlight: inFlight(decision.turns) });
   if (decision.disarm) enqueue.cancel(graceId(decision.disarm));
   if (decision.arm) enqueue.raise({ type: 'cancel.graceOver', requestId: decision.arm }, { delay: context.cancelGraceMs, id: graceId(decision.arm) });
