@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { demoAgent } from '../../src/acp/demo-agent.js';
 import { fileURLToPath } from 'node:url';
 import { createHost, type Host, type HostEvent } from '../../src/host/host.js';
+import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
 import type { HostLogEntry } from '../../src/host/host-log.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 
@@ -129,5 +130,19 @@ describe('createHost (embedding API)', () => {
 
   it('a bad store path fails at once, naming it and the fix', () => {
     expect(() => createHost({ store: dir })).to.throw(/cannot open the journal at .*--store/);
+  });
+
+  it('serve() with a drain timeout that is not a number of milliseconds throws a TypeError naming it, and serves nothing', async () => {
+    const host = createHost({ store: ':memory:', agents: { demo: demoAgent({ wordDelayMs: 1 }) } });
+    try {
+      for (const bad of [-1, Number.NaN, 2 ** 31, '5000' as unknown as number]) {
+        const [, warden] = createMemoryTransportPair();
+        expect(() => host.serve(warden, { drainTimeoutMs: bad }), String(bad)).to.throw(TypeError, /drainTimeoutMs.*milliseconds/);
+      }
+      const [, warden] = createMemoryTransportPair();
+      expect(host.serve(warden, { drainTimeoutMs: 0 }).getSnapshot().status).to.equal('active');
+    } finally {
+      await host.stop();
+    }
   });
 });

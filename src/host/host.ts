@@ -193,7 +193,7 @@ export interface Host {
 
 /** Options of {@link Host.serve}. */
 export interface ServeOptions {
-  /** After the editor's EOF, how long its requests may still run before turns are cancelled, in ms (default 30 000). */
+  /** After the editor's EOF, how long its requests may still run before turns are cancelled, in ms (default 30 000); anything but a number ≥ 0 throws a TypeError from `serve`. */
   readonly drainTimeoutMs?: number;
 }
 
@@ -296,6 +296,11 @@ export function createHost(options: HostOptions = {}): Host {
     }
   };
   const serve = (transport: Transport, serveOptions: ServeOptions = {}): AnyActorRef => {
+    const { drainTimeoutMs } = serveOptions;
+    // A NaN or negative timeout would fire at once and cancel the editor's turns on its first EOF.
+    if (drainTimeoutMs !== undefined && !(typeof drainTimeoutMs === 'number' && drainTimeoutMs >= 0 && drainTimeoutMs <= 2 ** 31 - 1)) {
+      throw new TypeError(`Expected \`drainTimeoutMs\` of host.serve() to be a number of milliseconds from 0 to ${2 ** 31 - 1}, got \`${String(drainTimeoutMs)}\`.`);
+    }
     const input = { transport, agent: hostAgent, name: 'editor', ...(serveOptions.drainTimeoutMs !== undefined ? { drainTimeoutMs: serveOptions.drainTimeoutMs } : {}) };
     const server = createActor(agentServerLogic, { input, ...(inspect ? { inspect } : {}) });
     servers.add(server);
