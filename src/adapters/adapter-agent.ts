@@ -626,11 +626,8 @@ function listSessions(live: Live, request: AgentRequestEvent, listing: SessionLi
       }));
     }
     if (lister && cli) {
-      subscriptions.push(
-        cli.on('port.message', (event: Extract<PortEmitted, { type: 'port.message' }>) => lister.send({ type: 'native.message', message: event.message })),
-        cli.on('port.nonJson', (event: Extract<PortEmitted, { type: 'port.nonJson' }>) => lister.send({ type: 'native.nonJson', preview: event.preview })),
-        cli.on('port.exited', (event: Extract<PortEmitted, { type: 'port.exited' }>) => lister.send({ type: 'port.exited', exit: event.exit })),
-      );
+      // The lister hears its CLI's lines as a session adapter does (port-link.ts).
+      subscriptions.push(...relayPortLines(cli, (event) => lister.send(event)));
       const pid = (cli.getSnapshot() as { context?: { pid?: number } }).context?.pid;
       if (pid !== undefined) lister.send({ type: 'port.started', pid, restarts: 0 });
       else subscriptions.push(cli.on('port.spawned', (event: Extract<PortEmitted, { type: 'port.spawned' }>) => lister.send({ type: 'port.started', pid: event.pid, restarts: 0 })));
