@@ -74,6 +74,8 @@ describe('chart model', () => {
         'config.set': [{ targets: [] }],
         'update.reported': [{ targets: [] }],
         'resume.changed': [{ targets: [] }],
+        'mode.reported': [{ targets: [] }],
+        'config.reported': [{ targets: [] }],
       });
       expect(chart.states.closed).to.deep.equal({ type: 'final', on: {} });
     });

@@ -57,6 +57,22 @@ describe('session state chart', () => {
     expect(snapshot.context).to.include({ promptsInFlight: 0, promptsSettled: 2, lastOutcome: 'end_turn' });
   });
 
+  it('a mode or config the agent reports on its own: a choice in a live session, the new process\'s setup while it (re)starts', () => {
+    const modes = { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] };
+    const option = (value: string) => ({ id: 'model', name: 'Model', type: 'select' as const, currentValue: value, options: [{ value: 'sonnet', name: 'Sonnet' }, { value: 'haiku', name: 'Haiku' }] });
+    const live = run({ type: 'setup.reported', modes, configOptions: [option('sonnet')] }, { type: 'ready' }, { type: 'mode.reported', currentModeId: 'plan' }, { type: 'config.reported', configOptions: [option('haiku')] });
+    expect(live.snapshot.context.state.chosen).to.deep.equal({ modeId: 'plan', config: { model: 'haiku' } });
+    const restarting = run(
+      { type: 'setup.reported', modes, configOptions: [option('sonnet')] }, { type: 'ready' }, { type: 'agent.restarting', restarts: 1 },
+      { type: 'mode.reported', currentModeId: 'plan' }, { type: 'config.reported', configOptions: [option('haiku')] },
+    );
+    expect(restarting.snapshot.context.state.chosen, 'nothing chosen').to.deep.equal({ modeId: undefined, config: {} });
+    expect(restarting.snapshot.context.state.modes?.currentModeId, 'where the new process starts').to.equal('plan');
+    expect(restarting.snapshot.context.state.configOptions?.[0]?.currentValue).to.equal('haiku');
+    const starting = run({ type: 'setup.reported', modes }, { type: 'mode.reported', currentModeId: 'plan' });
+    expect(starting.snapshot.context.state.chosen.modeId).to.equal(undefined);
+  });
+
   it('starts from the restarts a journal already counted', () => {
     const actor = createActor(sessionMachine, { input: { sessionId: 's1', agent: 'codex', restarts: 4 } }).start();
     actor.send({ type: 'agent.restarting', restarts: 1 });

@@ -35,6 +35,7 @@ import { assign, emit, enqueueActions, setup, type AnyActorRef } from 'xstate';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { cancelCame, graceOver, inFlight, noTurns, promptAnswered, promptCame, sessionClosed, sessionFailed, type TurnCommand, type TurnDecision, type Turns } from './turn-queue.js';
 import { hasChoices, initialSessionState, reduceSessionState, turnEnded, type ChosenSettings, type SessionState, type SessionStateFact } from './session-state.js';
+import type { SessionConfigOption } from '@agentclientprotocol/sdk';
 
 /** Facts the host agent feeds a session machine. */
 export type SessionMachineEvent =
@@ -57,6 +58,14 @@ export type SessionMachineEvent =
   | { readonly type: 'reapply.started'; readonly requests: number }
   /** One of them was answered (accepted or refused); `round`: the `reapplyRound` it belongs to. */
   | { readonly type: 'reapply.answered'; readonly round: number }
+  /**
+   * The agent said its current mode (`current_mode_update`) or config options
+   * (`config_option_update`) on its own. While its process is (re)starting that is where the
+   * new process starts (its setup, not a choice: the re-apply that follows puts the user's
+   * choice back); otherwise it is a change, kept as chosen (`mode.changed`, `config.changed`).
+   */
+  | { readonly type: 'mode.reported'; readonly currentModeId: string }
+  | { readonly type: 'config.reported'; readonly configOptions: readonly SessionConfigOption[] }
   | SessionStateFact;
 
 /** What a session machine remembers. */
@@ -194,6 +203,10 @@ export const sessionMachine = setup({
     })),
     fail: assign({ failure: ({ event }) => (event as Extract<SessionMachineEvent, { type: 'agent.failed' }>).reason, promptsInFlight: 0 }),
     reduce: assign({ state: ({ context, event }) => reduceSessionState(context.state, event as SessionStateFact) }),
+    /** What the agent reported on its own, in a live session: a change. */
+    reportedChange: assign({ state: ({ context, event }) => reduceSessionState(context.state, reportedAsChange(event as ReportedFact)) }),
+    /** What the agent reported on its own while its process (re)starts: its setup. */
+    reportedSetup: assign({ state: ({ context, event }) => reduceSessionState(context.state, reportedAsSetup(context.state, event as ReportedFact)) }),
     reapplyStarted: assign(({ context, event }) => ({
       reapplyRound: context.reapplyRound + 1,
       reapplyOutstanding: (event as Extract<SessionMachineEvent, { type: 'reapply.started' }>).requests,
@@ -224,10 +237,14 @@ export const sessionMachine = setup({
     'agent.failed': { target: '.failed', actions: ['failTurns', 'fail'] },
     close: { target: '.closed', actions: 'closeTurns' },
     ...Object.fromEntries(stateFacts.map((fact) => [fact, { actions: 'reduce' }])),
+    'mode.reported': { actions: 'reportedChange' },
+    'config.reported': { actions: 'reportedChange' },
   },
   states: {
     starting: {
       on: {
+        'mode.reported': { actions: 'reportedSetup' },
+        'config.reported': { actions: 'reportedSetup' },
         ready: { target: 'ready' },
         // Never from the editor (the server knows a session once it is ready): decided as anywhere.
         prompt: { actions: 'promptStarted' },
@@ -266,6 +283,8 @@ export const sessionMachine = setup({
     },
     recovering: {
       on: {
+        'mode.reported': { actions: 'reportedSetup' },
+        'config.reported': { actions: 'reportedSetup' },
         // Restarted again before it recovered: still recovering, one more restart.
         'agent.restarting': { actions: 'countRestart' },
         'agent.recovered': [{ guard: 'promptInFlight', target: 'prompting', actions: 'releaseTurns' }, { target: 'ready', actions: 'releaseTurns' }],
@@ -298,6 +317,18 @@ export const sessionMachine = setup({
     failed: { type: 'final' },
   },
 });
+
+type ReportedFact = Extract<SessionMachineEvent, { type: 'mode.reported' | 'config.reported' }>;
+
+function reportedAsChange(fact: ReportedFact): SessionStateFact {
+  return fact.type === 'mode.reported' ? { type: 'mode.changed', currentModeId: fact.currentModeId } : { type: 'config.changed', configOptions: fact.configOptions };
+}
+
+function reportedAsSetup(state: SessionState, fact: ReportedFact): SessionStateFact {
+  if (fact.type === 'config.reported') return { type: 'setup.reported', configOptions: fact.configOptions };
+  // A mode the agent starts in means something only beside the modes it offers.
+  return state.modes ? { type: 'setup.reported', modes: { ...state.modes, currentModeId: fact.currentModeId } } : { type: 'setup.reported' };
+}
 
 /**
  * Whether a prompt whose turn starts now waits for a new agent process to get the user's

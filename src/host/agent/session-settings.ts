@@ -6,7 +6,7 @@ import { AGENT_METHODS } from '../../acp/methods.js';
 import type { AgentEventContext } from '../../acp/native-agent.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import { stateEntryKinds } from '../journal.js';
-import type { SessionMachineContext } from '../../session/session-machine.js';
+import type { SessionMachineContext, SessionMachineEvent } from '../../session/session-machine.js';
 import { chosenFromEntries, type ChosenSettings, type ConfigValue, type SessionStateFact, stateUpdateKinds } from '../../session/session-state.js';
 import type { ReapplyRequest } from '../../session/reapply.js';
 import { canonical } from '../list-cursor.js';
@@ -27,19 +27,14 @@ export function settingAnswered(live: Live, session: HostSession, modeId: string
 
 /**
  * An update of the agent's that says something about the session's state (mode, config,
- * title, commands, tool calls). A mode or config reported while the agent process is being
- * (re)started is where the new process starts, not a choice: it changes what the agent
- * reported, and the re-apply that follows puts the user's choice back.
+ * title, commands, tool calls). Whether a mode or config it reports is a choice or where a
+ * (re)starting process begins is the session machine's call (`mode.reported`, `config.reported`).
  */
 export function reportUpdate(live: Live, session: HostSession, update: SessionUpdate): void {
-  const starting = () => ['recovering', 'starting'].includes(String(session.machine.getSnapshot().value));
   if (update.sessionUpdate === 'current_mode_update') {
-    const { modes } = stateOf(session);
-    if (!starting()) changeState(live, session, { type: 'mode.changed', currentModeId: update.currentModeId });
-    else if (modes) session.machine.send({ type: 'setup.reported', modes: { ...modes, currentModeId: update.currentModeId } });
+    changeState(live, session, { type: 'mode.reported', currentModeId: update.currentModeId });
   } else if (update.sessionUpdate === 'config_option_update') {
-    if (starting()) session.machine.send({ type: 'setup.reported', configOptions: update.configOptions });
-    else changeState(live, session, { type: 'config.changed', configOptions: update.configOptions });
+    changeState(live, session, { type: 'config.reported', configOptions: update.configOptions });
   } else if (stateUpdateKinds.has(update.sessionUpdate) && !(update.sessionUpdate === 'tool_call_update' && update.status !== 'completed' && update.status !== 'failed')) {
     // A tool call's progress changes nothing kept here (only its start and its end do): no event per streamed delta.
     session.machine.send({ type: 'update.reported', update });
@@ -51,7 +46,7 @@ export function reportUpdate(live: Live, session: HostSession, update: SessionUp
  * `mode` or `config` entry) or of the resume handle (a `resume` entry): the same value again
  * (an agent confirming a re-apply) is no change.
  */
-export function changeState(live: Live, session: HostSession, fact: SessionStateFact): void {
+export function changeState(live: Live, session: HostSession, fact: SessionStateFact | Extract<SessionMachineEvent, { type: 'mode.reported' | 'config.reported' }>): void {
   const before = stateOf(session);
   session.machine.send(fact);
   const after = stateOf(session);
