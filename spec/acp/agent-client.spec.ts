@@ -36,6 +36,7 @@ import { schemaOf } from '../../src/acp/schemas.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
 import { portLogic } from '../../src/port/port.js';
 import { readGateOf } from '../../src/port/read-gate.js';
+import { spawnedPid } from '../support/port-pid.js';
 import { expectGroupGone, waitUntil } from '../support/processes.js';
 
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
@@ -102,9 +103,11 @@ describe('ACP client side driving an SDK-built agent', function () {
   afterEach(async () => {
     // Clean up first: a failed check below must not leave agents running.
     for (const { client, port, cwd } of harnesses.splice(0)) {
-      const pid = port.getSnapshot().context.pid as number;
+      // Learned before the stop: a port stopped before its first spawn would have no pid.
+      const pid = await spawnedPid(port).catch((error: unknown) => error as Error);
       if (client.getSnapshot().status === 'active') client.stop();
       if (port.getSnapshot().status === 'active') port.stop();
+      if (pid instanceof Error) throw pid;
       await expectGroupGone(pid);
       rmSync(cwd, { recursive: true, force: true });
     }

@@ -44,8 +44,14 @@ export async function waitUntil(predicate: () => boolean, what: string, timeoutM
   }
 }
 
-/** Asserts, with a deadline, that nothing of group `pgid` is left. */
-export async function expectGroupGone(pgid: number, timeoutMs = 10_000): Promise<void> {
+/**
+ * Asserts, with a deadline, that nothing of group `pgid` is left. A pgid the test never
+ * learned (undefined, or not a positive integer) fails: an empty group of nothing proves nothing.
+ */
+export async function expectGroupGone(pgid: number | undefined, timeoutMs = 10_000): Promise<void> {
+  if (pgid === undefined || !Number.isInteger(pgid) || pgid <= 0) {
+    throw new Error(`expectGroupGone was given no process group id (${String(pgid)}): the test never learned the pid of the process it started`);
+  }
   await waitUntil(() => groupMembers(pgid).length === 0, `process group ${pgid} to be gone (left: ${groupMembers(pgid).join(', ')})`, timeoutMs);
 }
 
