@@ -19,7 +19,8 @@
 // `stall N`: N ms of silence before the answer (no tool running). `screenshot N` sends one agent_message_chunk with an image of N base64
 // characters (fakeImageBase64 of fixture-replay.mjs), then says "done"; `bigreply N` answers the
 // prompt with N characters of padding in the response's _meta (one answer line that long).
-// Only ACP messages go to stdout; diagnostics go to stderr. Exits 0 when stdin ends.
+// Only ACP messages go to stdout; diagnostics go to stderr ("unknown request METHOD" for each
+// request it answers -32601). Exits 0 when stdin ends.
 import { Readable, Writable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -549,6 +550,12 @@ const app = agent({ name: 'sdk-agent' })
   .onNotification(methods.agent.session.cancel, ({ params }) => {
     log('cancel', params.sessionId);
     cancelTurn(params.sessionId);
+  })
+  // Any other request (warden's `_acp-warden/drain` among them) is unknown, as to any agent;
+  // the stderr line lets a test see that it came and was answered.
+  .onRequest('*', ({ method }) => {
+    log('unknown request', method);
+    throw RequestError.methodNotFound(method);
   });
 
 const connection = app.connect(ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
