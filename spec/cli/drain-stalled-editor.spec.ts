@@ -1,10 +1,11 @@
 /**
  * `session/load` through a real `warden acp` of a session whose agent goes on streaming its
  * own replay after its answer (the SDK's reference agent with `--replay-after-answer`, as
- * Gemini CLI 0.61.0): warden drains that replay before it answers. Right after its own
- * journal replay the editor's output is full, so the read gate is closed just when the
- * drain runs; an editor that stalls longer than a drain round's deadline (10 s) must still
- * see the history once, not the agent's replay again after the answer. The editor stalls
+ * Gemini CLI 0.61.0): warden drains that replay before it answers, once its own journal
+ * replay has reached the editor's pipe (the drain does not start while that replay is backed
+ * up). An editor that stalls through the drain longer than a round's deadline (10 s) must
+ * still see the history once, not the agent's replay again after the answer (docs/adapters.md:
+ * under `warden acp` the agent is read whatever the editor does). The editor stalls
  * twice, each time until what it is about can be seen, not for a guessed while: at the first
  * replayed turn until its read buffer is full (warden's output backs up behind it); at the last
  * replayed turn (warden then drains the agent's replay) until the agent has been asked a drain
