@@ -16,6 +16,7 @@ import {
   cancelPrompt,
   closeSession,
   deleteSession,
+  DRAIN_METHOD,
   drainReplay,
   forkSession,
   initialize,
@@ -35,7 +36,8 @@ import { agentNotifications, agentRequests } from '../../src/acp/methods.js';
 import { schemaOf } from '../../src/acp/schemas.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
 import { portLogic } from '../../src/port/port.js';
-import { readGateOf } from '../../src/port/read-gate.js';
+import { ReadGate, readGateOf } from '../../src/port/read-gate.js';
+import { spawnedPid } from '../support/port-pid.js';
 import { expectGroupGone, waitUntil } from '../support/processes.js';
 
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
@@ -102,9 +104,11 @@ describe('ACP client side driving an SDK-built agent', function () {
   afterEach(async () => {
     // Clean up first: a failed check below must not leave agents running.
     for (const { client, port, cwd } of harnesses.splice(0)) {
-      const pid = port.getSnapshot().context.pid as number;
+      // Learned before the stop: a port stopped before its first spawn would have no pid.
+      const pid = await spawnedPid(port).catch((error: unknown) => error as Error);
       if (client.getSnapshot().status === 'active') client.stop();
       if (port.getSnapshot().status === 'active') port.stop();
+      if (pid instanceof Error) throw pid;
       await expectGroupGone(pid);
       rmSync(cwd, { recursive: true, force: true });
     }
@@ -115,6 +119,8 @@ describe('ACP client side driving an SDK-built agent', function () {
 
   it('drainReplay while the read gate is closed (the editor stalls): a round waits past its deadline, and drains once the gate opens', async () => {
     const { client, port, cwd } = startAgent();
+    let agentStderr = '';
+    port.on('port.stderr', (event: { text: string }) => (agentStderr += event.text));
     await initialize(client);
     const session = await newSession(client, { cwd });
     // What a backed-up editor does in warden, where port and client share one system: the port stops reading.
@@ -122,12 +128,17 @@ describe('ACP client side driving an SDK-built agent', function () {
     const gates = [readGateOf(port.system), readGateOf(client.system)];
     for (const gate of gates) gate.hold(holder);
     let outcome: Awaited<ReturnType<typeof drainReplay>> | undefined;
-    const drained = drainReplay(client, session.sessionId, { timeoutMs: 200 }).then((result) => {
+    const roundMs = 200;
+    const drained = drainReplay(client, session.sessionId, { timeoutMs: roundMs }).then((result) => {
       outcome = result;
       return result;
     });
-    // Five deadlines of a round with the gate closed: nothing is decided meanwhile.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // The agent got the round's request and answered it (stderr is read with the gate closed):
+    // only the closed gate keeps that answer unread.
+    await waitUntil(() => agentStderr.includes(`unknown request ${DRAIN_METHOD}`), 'the agent to answer the drain round', 20_000);
+    // A control: a deadline five times the round's, begun after it, on a gate nobody holds.
+    // Once it has expired, the round's would have too, had it run while the gate was closed.
+    await new ReadGate().openDeadline(5 * roundMs).expired;
     expect(outcome).to.equal(undefined);
     for (const gate of gates) gate.release(holder);
     expect(await drained).to.deep.include({ drained: true, updates: 0 });

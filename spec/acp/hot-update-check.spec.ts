@@ -12,6 +12,7 @@ import { isHotSessionUpdate } from '../../src/acp/hot-update-check.js';
 import { schemaOf } from '../../src/acp/schemas.js';
 import { portTransport } from '../../src/jsonrpc/port-transport.js';
 import { portLogic } from '../../src/port/port.js';
+import { spawnedPid } from '../support/port-pid.js';
 import { expectGroupGone, waitUntil } from '../support/processes.js';
 
 const fakeCli = fileURLToPath(new URL('../support/fake-cli.mjs', import.meta.url));
@@ -89,11 +90,14 @@ describe('the hot session/update check', () => {
     let port: AnyActorRef | undefined;
     let client: AnyActorRef | undefined;
     afterEach(async () => {
-      const pid = port?.getSnapshot().context.pid as number | undefined;
+      const started = port;
+      // Learned before the stop: a port stopped before its first spawn would have no pid.
+      const pid = started ? await spawnedPid(started).catch((error: unknown) => error as Error) : undefined;
       if (client?.getSnapshot().status === 'active') client.stop();
       if (port?.getSnapshot().status === 'active') port.stop();
-      if (pid) await expectGroupGone(pid);
       port = client = undefined;
+      if (pid instanceof Error) throw pid;
+      if (started) await expectGroupGone(pid);
     });
 
     it('relays the valid updates as the schema makes them and drops the malformed ones, hot-looking or not', async () => {

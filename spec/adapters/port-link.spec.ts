@@ -23,7 +23,7 @@ describe('a CLI session that owns its port', function () {
   // first, a port has its pid at once, and the process group recorded for the leak check is real.
   before(() => loadExeca());
   const ports: AnyActorRef[] = [];
-  const groups: number[] = [];
+  const groups: Array<number | undefined> = [];
 
   afterEach(async () => {
     for (const port of ports.splice(0)) if (port.getSnapshot().status === 'active') port.stop();
@@ -37,7 +37,7 @@ describe('a CLI session that owns its port', function () {
     port.subscribe({ error: () => {} }); // a killed CLI ends its port with an error: expected here
     port.start();
     ports.push(port);
-    groups.push(port.getSnapshot().context.pid as number);
+    groups.push(port.getSnapshot().context.pid);
     return port;
   }
 

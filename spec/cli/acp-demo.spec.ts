@@ -123,7 +123,7 @@ describe('warden acp --agent demo (issue 14)', function () {
           }
         });
       }
-      if (child.pid) await expectGroupGone(child.pid, 20_000);
+      await expectGroupGone(child.pid, 20_000);
       for (const pid of agents) await waitUntil(() => !isAlive(pid), `demo agent ${pid} to be gone`, 20_000);
     }
     rmSync(dir, { recursive: true, force: true });

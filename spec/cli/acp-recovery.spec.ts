@@ -218,7 +218,7 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
     const secondStart = startsIn(argvLog)[1];
     expect(secondStart?.args.some((arg) => arg.startsWith('--resume='))).to.equal(true);
     expect(await second.close()).to.equal(0);
-    await waitUntil(() => !isAlive(secondStart?.pid as number), 'the second CLI to stop with warden');
+    await waitUntil(() => !isAlive(secondStart?.pid), 'the second CLI to stop with warden');
   });
 
   describe('--agent demo (the demo agent as a real subprocess)', () => {

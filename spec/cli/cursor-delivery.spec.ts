@@ -7,13 +7,10 @@
  */
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { waitUntil } from '../support/processes.js';
 import { writeLongSession } from '../support/long-session.js';
-import { binDirWith, openSession, PipeEditor, type WireMessage } from '../support/pipe-editor.js';
+import { openSession, PipeEditor, pipeEditorWorld, type LaunchOptions, type WireMessage } from '../support/pipe-editor.js';
 
 const streamAgent = fileURLToPath(new URL('../support/stream-agent.mjs', import.meta.url));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -61,31 +58,19 @@ const increasing = (values: readonly number[]) => values.every((value, index) =>
 
 describe('warden acp: delivery through a cursor (the journal is the buffer)', function () {
   this.timeout(300_000);
-  let work: string;
-  let editor: PipeEditor | undefined;
-
-  beforeEach(() => {
-    work = mkdtempSync(join(tmpdir(), 'warden-cursor-'));
-  });
-
-  afterEach(async () => {
-    await PipeEditor.closeAll();
-    await editor?.close();
-    editor = undefined;
-    rmSync(work, { recursive: true, force: true });
-  });
+  const world = pipeEditorWorld('warden-cursor-', { 'stream-agent': streamAgent });
+  const launch = (options: LaunchOptions) => (world.editor = PipeEditor.launch(options));
 
   it('an editor that reads nothing while two sessions on two agents stream 60 MB: both turns end meanwhile, then every update arrives once, in seq order, no gaps, in a 128 MB heap', async () => {
     const count = 3000;
     const size = 10_000;
-    const store = join(work, 'journal.sqlite');
-    const bin = binDirWith({ 'stream-agent': streamAgent });
+    const { dir: work, store, bin } = world;
     const logs = new Map<string, SessionLog>();
     const answers = new Map<string | number, { message: WireMessage; sessionId: string | undefined }>();
     const sessionOfRequest = new Map<string | number, string>();
     const journal = { current: undefined as ReturnType<typeof journalOf> | undefined };
     try {
-      editor = PipeEditor.launch({
+      const editor = launch({
         args: ['--agent', `acp:stream-agent ${count} ${size}`, '--store', store],
         binDir: bin.dir,
         env: { NODE_OPTIONS: '--max-old-space-size=128' },
@@ -109,7 +94,7 @@ describe('warden acp: delivery through a cursor (the journal is the buffer)', fu
       expect(seenWhilePaused, 'the editor was really not reading').to.be.below(2 * count);
       expect(editor.running, `warden exited while the editor was not reading:\n${editor.stderr.slice(-600)}`).to.equal(true);
       editor.resumeReading();
-      await waitUntil(() => (answers.has('p1') && answers.has('p2')) || !editor?.running, 'both prompt answers', 180_000, 50);
+      await waitUntil(() => (answers.has('p1') && answers.has('p2')) || !editor.running, 'both prompt answers', 180_000, 50);
       expect(editor.running, `warden exited:\n${editor.stderr.slice(-600)}`).to.equal(true);
       for (const [id, sessionId] of [['p1', first], ['p2', second]] as const) {
         const log = logs.get(sessionId) as SessionLog;
@@ -123,56 +108,46 @@ describe('warden acp: delivery through a cursor (the journal is the buffer)', fu
       console.log(`      peak RSS of warden: ${editor.peakRssMb()} MB (2 × ${(count * size) / 1e6} MB streamed while the editor read nothing)`);
     } finally {
       journal.current?.close();
-      await editor?.close();
-      editor = undefined;
-      bin.remove();
     }
   });
 
   it('session/load of a live session replays each update with the seq it had live, the prompt with its own', async () => {
-    const store = join(work, 'journal.sqlite');
-    const bin = binDirWith({ 'stream-agent': streamAgent });
+    const { dir: work, store, bin } = world;
     const logs = new Map<string, SessionLog>();
     const answers = new Map<string | number, { message: WireMessage; sessionId: string | undefined }>();
     const sessionOfRequest = new Map<string | number, string>();
+    const editor = launch({ args: ['--agent', 'acp:stream-agent 300 200', '--store', store], binDir: bin.dir, onMessage: recorder(logs, answers, sessionOfRequest) });
+    const sessionId = await openSession(editor, work);
+    sessionOfRequest.set('prompt', sessionId);
+    editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'prompt', method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'go' }] } }));
+    await waitUntil(() => answers.has('prompt'), 'the prompt answer', 60_000, 50);
+    const live = logs.get(sessionId) as SessionLog;
+    const liveSeqs = [...live.seqs];
+    expect(liveSeqs).to.have.length(300);
+    expect(increasing(liveSeqs)).to.equal(true);
+    logs.delete(sessionId);
+    sessionOfRequest.set('load', sessionId);
+    editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'load', method: 'session/load', params: { sessionId, cwd: work, mcpServers: [] } }));
+    await waitUntil(() => answers.has('load'), 'the load answer', 60_000, 50);
+    expect(answers.get('load')?.message.error).to.equal(undefined);
+    const replayed = logs.get(sessionId) as SessionLog;
+    const journal = journalOf(store);
     try {
-      editor = PipeEditor.launch({ args: ['--agent', 'acp:stream-agent 300 200', '--store', store], binDir: bin.dir, onMessage: recorder(logs, answers, sessionOfRequest) });
-      const sessionId = await openSession(editor, work);
-      sessionOfRequest.set('prompt', sessionId);
-      editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'prompt', method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'go' }] } }));
-      await waitUntil(() => answers.has('prompt'), 'the prompt answer', 60_000, 50);
-      const live = logs.get(sessionId) as SessionLog;
-      const liveSeqs = [...live.seqs];
-      expect(liveSeqs).to.have.length(300);
-      expect(increasing(liveSeqs)).to.equal(true);
-      logs.delete(sessionId);
-      sessionOfRequest.set('load', sessionId);
-      editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'load', method: 'session/load', params: { sessionId, cwd: work, mcpServers: [] } }));
-      await waitUntil(() => answers.has('load'), 'the load answer', 60_000, 50);
-      expect(answers.get('load')?.message.error).to.equal(undefined);
-      const replayed = logs.get(sessionId) as SessionLog;
-      const journal = journalOf(store);
-      try {
-        expect(replayed.kinds[0]).to.equal('user_message_chunk');
-        expect(replayed.seqs).to.deep.equal([...journal.seqsOf(sessionId, 'prompt'), ...liveSeqs]);
-      } finally {
-        journal.close();
-      }
+      expect(replayed.kinds[0]).to.equal('user_message_chunk');
+      expect(replayed.seqs).to.deep.equal([...journal.seqsOf(sessionId, 'prompt'), ...liveSeqs]);
     } finally {
-      await editor?.close();
-      editor = undefined;
-      bin.remove();
+      journal.close();
     }
   });
 
   it('session/load of a 60 MB history by an editor that reads in bursts: each update once, in seq order, no gaps, then the answer, in a 128 MB heap', async () => {
     const count = 30_000;
-    const store = join(work, 'journal.sqlite');
+    const { dir: work, store } = world;
     const sessionId = writeLongSession(store, work, count, 2048);
     const logs = new Map<string, SessionLog>();
     const answers = new Map<string | number, { message: WireMessage; sessionId: string | undefined }>();
     const sessionOfRequest = new Map<string | number, string>([['load', sessionId]]);
-    editor = PipeEditor.launch({ args: ['--agent', 'demo', '--store', store], env: { NODE_OPTIONS: '--max-old-space-size=128' }, onMessage: recorder(logs, answers, sessionOfRequest) });
+    const editor = launch({ args: ['--agent', 'demo', '--store', store], env: { NODE_OPTIONS: '--max-old-space-size=128' }, onMessage: recorder(logs, answers, sessionOfRequest) });
     const init = await editor.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
     expect(init.error).to.equal(undefined);
     editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'load', method: 'session/load', params: { sessionId, cwd: work, mcpServers: [] } }));

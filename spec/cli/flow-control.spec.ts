@@ -10,18 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { binDirWith, openSession, PipeEditor, type WireMessage } from '../support/pipe-editor.js';
+import { waitUntil } from '../support/processes.js';
 
 const streamAgent = fileURLToPath(new URL('../support/stream-agent.mjs', import.meta.url));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Resolves once `check()` holds, polling; rejects with `what` after `deadlineMs`. */
-async function until(check: () => boolean, what: string, deadlineMs: number): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 describe('warden acp: flow control with an editor that reads slowly', function () {
   this.timeout(300_000);
@@ -62,7 +55,7 @@ describe('warden acp: flow control with an editor that reads slowly', function (
     await sleep(8000);
     expect(editor.running, `warden exited while the editor was not reading:\n${editor.stderr}`).to.equal(true);
     editor.resumeReading();
-    await until(() => answered.size === total || !editor?.running, `${total} answers (got ${answered.size})`, 240_000);
+    await waitUntil(() => answered.size === total || !editor?.running, `${total} answers (got ${answered.size})`, 240_000, 50);
     expect(answered.size).to.equal(total);
     expect(errors).to.equal(0);
     expect(editor.running).to.equal(true);
@@ -92,7 +85,7 @@ describe('warden acp: flow control with an editor that reads slowly', function (
     await sleep(8000);
     expect(editor.running, `warden exited while the editor was not reading:\n${editor.stderr.slice(-600)}`).to.equal(true);
     editor.resumeReading();
-    await until(() => answered.size === total || !editor?.running, `${total} answers (got ${answered.size})`, 240_000);
+    await waitUntil(() => answered.size === total || !editor?.running, `${total} answers (got ${answered.size})`, 240_000, 50);
     expect(editor.running, `warden exited:\n${editor.stderr.slice(-600)}`).to.equal(true);
     expect(answered.size).to.equal(total);
     expect(errors).to.equal(0);
@@ -118,7 +111,7 @@ describe('warden acp: flow control with an editor that reads slowly', function (
       lines.push(JSON.stringify({ jsonrpc: '2.0', id: 1000 + index, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: `run the tool, #${index}` }] } }));
     }
     editor.child.stdin.write(`${lines.join('\n')}\n`);
-    await until(() => ended.size === total || !editor?.running, `${total} prompts to end (${ended.size} did, ${asked} permissions asked)`, 240_000);
+    await waitUntil(() => ended.size === total || !editor?.running, `${total} prompts to end (${ended.size} did, ${asked} permissions asked)`, 240_000, 50);
     expect(ended.size).to.equal(total);
     expect(asked).to.equal(total);
   });
@@ -146,7 +139,7 @@ describe('warden acp: flow control with an editor that reads slowly', function (
       for (let index = 0; index < total; index++) lines.push(`{"jsonrpc":"2.0","id":${1000 + index},"method":"session/list","params":{}}`);
       const bytes = Buffer.byteLength(`${lines.join('\n')}\n`);
       editor.child.stdin.write(`${lines.join('\n')}\n`);
-      await until(() => existsSync(`${gate}.asked`) || !editor?.running, 'the agent to be asked to initialize', 60_000);
+      await waitUntil(() => existsSync(`${gate}.asked`) || !editor?.running, 'the agent to be asked to initialize', 60_000, 50);
       // Whatever warden would read, it has had the time to: what it left in the pipe stays unread.
       await sleep(3000);
       const unread = editor.child.stdin.writableLength;
@@ -154,7 +147,7 @@ describe('warden acp: flow control with an editor that reads slowly', function (
       expect(bytes - unread, `warden read ${bytes - unread} of ${bytes} bytes behind initialize`).to.be.below(1024 * 80 + 1024 * 1024 + 512 * 1024);
       writeFileSync(gate, '');
       expect((await initialized).result?.protocolVersion).to.equal(1);
-      await until(() => answered.size === total || !editor?.running, `${total} answers (got ${answered.size})`, 240_000);
+      await waitUntil(() => answered.size === total || !editor?.running, `${total} answers (got ${answered.size})`, 240_000, 50);
       expect(editor.running, `warden exited:\n${editor.stderr.slice(-600)}`).to.equal(true);
       expect(answered.size).to.equal(total);
       expect(errors).to.equal(0);
@@ -178,11 +171,11 @@ describe('warden acp: flow control with an editor that reads slowly', function (
       const lines: string[] = [];
       for (let index = 0; index < 5000; index++) lines.push(`{"jsonrpc":"2.0","id":${1000 + index},"method":"session/list","params":{}}`);
       editor.child.stdin.write(`${lines.join('\n')}\n`);
-      await until(() => existsSync(`${gate}.asked`) || !editor?.running, 'the agent to be asked to initialize', 60_000);
+      await waitUntil(() => existsSync(`${gate}.asked`) || !editor?.running, 'the agent to be asked to initialize', 60_000, 50);
       await sleep(1000);
       // The editor goes away: what it had not written yet goes with it, the pipe keeps the rest.
       editor.child.stdin.destroy();
-      await until(() => !editor?.running, 'warden to exit after its stdin ended', 60_000);
+      await waitUntil(() => !editor?.running, 'warden to exit after its stdin ended', 60_000, 50);
       // An orderly end of input, not a crash: exit status 0.
       expect(await editor.exited).to.deep.equal({ code: 0, signal: null });
     } finally {
@@ -209,7 +202,7 @@ describe('warden acp: flow control with an editor that reads slowly', function (
       });
       const sessionId = await openSession(editor, work);
       editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'prompt', method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'say a lot' }] } }));
-      await until(() => promptAnswer !== undefined || !editor?.running, 'the prompt answer', 180_000);
+      await waitUntil(() => promptAnswer !== undefined || !editor?.running, 'the prompt answer', 180_000, 50);
       expect(editor.running, `warden ran out of memory:\n${editor.stderr.slice(-600)}`).to.equal(true);
       expect(promptAnswer?.result?.stopReason).to.equal('end_turn');
       expect(seen).to.equal(count);
@@ -243,13 +236,13 @@ describe('warden acp: flow control with an editor that reads slowly', function (
       });
       const sessionId = await openSession(editor, work);
       editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'prompt', method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'say a lot' }] } }));
-      await until(() => order.length > 0, 'the first update', 60_000);
+      await waitUntil(() => order.length > 0, 'the first update', 60_000, 50);
       editor.pauseReading();
       await sleep(5000);
       expect(editor.running, `warden exited while the editor paused:\n${editor.stderr}`).to.equal(true);
       expect(order.length).to.be.below(count);
       editor.resumeReading();
-      await until(() => promptAnswer !== undefined || !editor?.running, 'the prompt answer', 120_000);
+      await waitUntil(() => promptAnswer !== undefined || !editor?.running, 'the prompt answer', 120_000, 50);
       expect(promptAnswer?.result?.stopReason, JSON.stringify(promptAnswer)).to.equal('end_turn');
       expect(answeredAfter).to.equal(count);
       expect(order).to.deep.equal(Array.from({ length: count }, (_, index) => index));

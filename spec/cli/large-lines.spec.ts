@@ -5,12 +5,12 @@
  */
 import { expect } from 'chai';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAcpArgs } from '../../src/cli/acp.js';
-import { binDirWith, openSession, PipeEditor, type WireMessage } from '../support/pipe-editor.js';
+import { openSession, PipeEditor, pipeEditorWorld, type LaunchOptions, type WireMessage } from '../support/pipe-editor.js';
+import { waitUntil } from '../support/processes.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 
@@ -21,27 +21,13 @@ function screenshot(bytes = 5 * 1024 * 1024): string {
 
 describe('warden acp: big editor lines', function () {
   this.timeout(120_000);
-  let work: string;
-  let bin: ReturnType<typeof binDirWith>;
-  let editor: PipeEditor | undefined;
-
-  beforeEach(() => {
-    work = mkdtempSync(join(tmpdir(), 'warden-lines-'));
-    bin = binDirWith({ claude: fakeClaude });
-  });
-
-  afterEach(async () => {
-    await PipeEditor.closeAll();
-    await editor?.close();
-    editor = undefined;
-    bin.remove();
-    rmSync(work, { recursive: true, force: true });
-  });
+  const world = pipeEditorWorld('warden-lines-', { claude: fakeClaude });
+  const launch = (options: LaunchOptions) => (world.editor = PipeEditor.launch(options));
 
   it('a prompt with a 5 MB image reaches Claude Code (found on PATH) whole, and is answered', async () => {
-    const contentLog = join(work, 'content.ndjson');
-    editor = PipeEditor.launch({ args: ['--agent', 'claude', '--store', ':memory:', '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_CONTENT_LOG=${contentLog}`], binDir: bin.dir });
-    const sessionId = await openSession(editor, work);
+    const contentLog = join(world.dir, 'content.ndjson');
+    const editor = launch({ args: ['--agent', 'claude', '--store', ':memory:', '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_CONTENT_LOG=${contentLog}`], binDir: world.bin.dir });
+    const sessionId = await openSession(editor, world.dir);
     const data = screenshot();
     const answer = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'What is in this screenshot?' }, { type: 'image', mimeType: 'image/png', data }] });
     expect(answer.error, JSON.stringify(answer.error)).to.equal(undefined);
@@ -53,8 +39,8 @@ describe('warden acp: big editor lines', function () {
   });
 
   it('a prompt with a 5 MB embedded resource reaches the demo agent, and is answered', async () => {
-    editor = PipeEditor.launch({ args: ['--agent', 'demo', '--store', ':memory:', '--env', 'DEMO_WORD_DELAY_MS=0'] });
-    const sessionId = await openSession(editor, work);
+    const editor = launch({ args: ['--agent', 'demo', '--store', ':memory:', '--env', 'DEMO_WORD_DELAY_MS=0'] });
+    const sessionId = await openSession(editor, world.dir);
     const text = screenshot();
     const answer = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'summarise' }, { type: 'resource', resource: { uri: 'file:///tmp/big.log', mimeType: 'text/plain', text } }] });
     expect(answer.error, JSON.stringify(answer.error)).to.equal(undefined);
@@ -67,8 +53,8 @@ describe('warden acp: big editor lines', function () {
   });
 
   it('a line over --max-line-mib is answered -32600 by its id (read at its start, or at its end), naming the limit; warden goes on', async () => {
-    editor = PipeEditor.launch({ args: ['--agent', 'demo', '--store', ':memory:', '--max-line-mib', '1', '--env', 'DEMO_WORD_DELAY_MS=0'] });
-    const sessionId = await openSession(editor, work);
+    const editor = launch({ args: ['--agent', 'demo', '--store', ':memory:', '--max-line-mib', '1', '--env', 'DEMO_WORD_DELAY_MS=0'] });
+    const sessionId = await openSession(editor, world.dir);
     const big = screenshot(3 * 1024 * 1024);
     // The id before the params, as editors write it...
     const first = await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'look' }, { type: 'resource', resource: { uri: 'file:///a', text: big } }] }, 'big-1');
@@ -87,13 +73,13 @@ describe('warden acp: big editor lines', function () {
 
   it('a notification over --max-line-mib (a method, no id) is dropped and logged, never answered; only a line whose kind cannot be told gets the id-null error', async () => {
     const unnumbered: WireMessage[] = [];
-    editor = PipeEditor.launch({
+    const editor = launch({
       args: ['--agent', 'demo', '--store', ':memory:', '--max-line-mib', '1', '--env', 'DEMO_WORD_DELAY_MS=0'],
       onMessage: (message) => {
         if (message.id === null) unnumbered.push(message);
       },
     });
-    const sessionId = await openSession(editor, work);
+    const sessionId = await openSession(editor, world.dir);
     const big = screenshot(2 * 1024 * 1024);
     // The method before the params, and after them.
     editor.writeLine(JSON.stringify({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId, pad: big, id: 4 } }));
@@ -104,8 +90,8 @@ describe('warden acp: big editor lines', function () {
     // stderr is its own pipe: the log line may come after the answer.
     const logged = 'dropped a message from the editor (line_too_long): session/cancel';
     // Both lines, the one whose method comes before its params and the one whose method comes after.
-    const loggedTimes = () => (editor?.stderr ?? '').split(logged).length - 1;
-    for (const end = Date.now() + 20_000; loggedTimes() < 2 && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    const loggedTimes = () => editor.stderr.split(logged).length - 1;
+    await waitUntil(() => loggedTimes() >= 2, 'both dropped lines logged', 20_000, 50);
     expect(loggedTimes()).to.equal(2);
     editor.writeLine(`{"jsonrpc":"2.0","params":{"pad":"${big}`);
     expect((await editor.request('session/set_mode', { sessionId, modeId: 'ask' }, 'after-unreadable')).error).to.equal(undefined);

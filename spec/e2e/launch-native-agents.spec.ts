@@ -21,7 +21,7 @@ import { geminiHello, startFakeGemini } from '../support/fake-gemini-server.js';
 import type { FakeModelServer } from '../support/local-model-server.js';
 import { pathDirectory } from '../support/launch-harness.js';
 import { waitUntil } from '../support/processes.js';
-import { agentsBin, descendants, expectNoLeftovers, skipMessage, workspace, type ProcessRow, type Workspace } from '../support/real-agents-harness.js';
+import { agentProcessOf, agentsBin, expectNoLeftovers, skipMessage, workspace, type ProcessRow, type Workspace } from '../support/real-agents-harness.js';
 
 interface NativeAgentCase {
   readonly agent: 'gemini' | 'opencode';
@@ -102,11 +102,6 @@ const cases: NativeAgentCase[] = [
     isTurn: (request) => request.path === '/v1/chat/completions' && request.reply !== 'title',
   },
 ];
-
-/** The agent process warden started: its child running from .cache/agents. */
-function agentProcessOf(wardenPid: number): ProcessRow | undefined {
-  return descendants(wardenPid).find((row) => row.ppid === wardenPid && row.cmdline.includes('.cache/agents'));
-}
 
 /** The user texts of a model request (Gemini `contents`, Chat Completions `messages`). */
 function userTexts(body: unknown): string[] {

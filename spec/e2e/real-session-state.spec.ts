@@ -112,7 +112,7 @@ describe('real Claude Code 2.1.332: the model and mode the user set survive kill
     const cli = cliUnder(editor.process.pid as number);
     expect(cli, 'the real CLI under warden').to.not.equal(undefined);
     process.kill(cli?.pid as number, 'SIGKILL');
-    await waitUntil(() => !isAlive(cli?.pid as number), 'the CLI to die', 20_000);
+    await waitUntil(() => !isAlive(cli?.pid), 'the CLI to die', 20_000);
     await waitUntil(() => textOf(editor.updates, setup.sessionId).includes('is back'), 'the recovery notice', 90_000);
     const before = turnRequests(fake).length;
     expect(await prompt('hello')).to.deep.equal({ stopReason: 'end_turn' });
@@ -144,7 +144,7 @@ describe('real Claude Code 2.1.332: the model and mode the user set survive kill
     expect(saysPlanMode(chosen), 'plan mode on the wire').to.equal(true);
     const cli = cliUnder(first.process.pid as number);
     process.kill(first.process.pid as number, 'SIGKILL');
-    await waitUntil(() => !isAlive(cli?.pid as number), 'the first CLI to die with its warden', 30_000);
+    await waitUntil(() => !isAlive(cli?.pid), 'the first CLI to die with its warden', 30_000);
 
     const second = await initializedEditor(bin, args, project);
     const answer = await second.request<Setup & { modes?: { currentModeId: string } }>(methods.agent.session.load, { sessionId: setup.sessionId, cwd: project, mcpServers: [] });
@@ -180,7 +180,7 @@ describe('real Codex 0.171.0: the mode the user set survives SIGKILL of warden (
     expect(lastApprovalPolicy(responses().at(-1)), 'approval policy never on the wire').to.equal('never');
     const cli = cliUnder(first.process.pid as number);
     process.kill(first.process.pid as number, 'SIGKILL');
-    await waitUntil(() => !isAlive(cli?.pid as number), 'the first CLI to die with its warden', 30_000);
+    await waitUntil(() => !isAlive(cli?.pid), 'the first CLI to die with its warden', 30_000);
 
     const second = await initializedEditor(bin, args, project);
     const answer = await second.request<{ modes?: { currentModeId: string } }>(methods.agent.session.resume, { sessionId, cwd: project, mcpServers: [] });

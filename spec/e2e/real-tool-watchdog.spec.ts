@@ -13,20 +13,32 @@ import { join } from 'node:path';
 import { startFakeAnthropic, type FakeModelServer } from '../support/fake-anthropic-server.js';
 import { startFakeOpenAI } from '../support/fake-openai-server.js';
 import { binDirectory, initializedEditor, stopAll } from '../support/path-editor.js';
-import { claudeBin, claudeEnv, codexBin, codexEnv, envArgs, expectNoLeftovers, skipMessage, workspace, writeCodexHome, type Workspace } from '../support/real-agents-harness.js';
+import { isAlive, waitUntil } from '../support/processes.js';
+import { agentProcessOf, claudeBin, claudeEnv, codexBin, codexEnv, envArgs, expectNoLeftovers, skipMessage, workspace, writeCodexHome, type ProcessRow, type Workspace } from '../support/real-agents-harness.js';
 import { writeShim } from '../support/warden-process.js';
 
 const scaled = ['--hang-after', '1', '--tool-hang-after', '60'];
 
 /**
  * Runs `sleep 4` in a turn of `warden acp --agent AGENT` (found in `bin`, with `agentEnv`):
- * the turn ends end_turn, the tool call completed, nothing was called hung, warden exits 0.
+ * the turn ends end_turn, the tool call completed, nothing was called hung, the CLI the turn
+ * started in is the one it ended in (alive, the same pid: no restart), warden exits 0.
  */
 async function silentToolTurn(bin: string, agent: string, project: string, agentEnv: Record<string, string>): Promise<void> {
   const editor = await initializedEditor(bin, ['--agent', agent, '--store', ':memory:', ...scaled, ...envArgs(agentEnv)], project);
+  const wardenPid = editor.process.pid;
+  if (wardenPid === undefined) throw new Error('warden was not spawned');
   const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: project, mcpServers: [] });
-  const result = await editor.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'TOOL:sh sleep 4' }] });
+  const turn = editor.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'TOOL:sh sleep 4' }] });
+  // The CLI as soon as it runs (at session/new, or at the prompt): seconds before a watchdog
+  // under --hang-after 1 could kill it during the silent `sleep 4`.
+  let started: ProcessRow | undefined;
+  await waitUntil(() => (started = agentProcessOf(wardenPid)) !== undefined, `the ${agent} CLI to run under warden ${wardenPid}`, 60_000, 10);
+  const cli = started as ProcessRow;
+  const result = await turn;
   expect(result.stopReason, editor.stderr()).to.equal('end_turn');
+  expect(isAlive(cli.pid), `the CLI the turn started in (${cli.pid} ${cli.cmdline}) still runs`).to.equal(true);
+  expect(agentProcessOf(wardenPid)?.pid, 'the CLI the turn ended in is the one it started in').to.equal(cli.pid);
   const tools = editor.updates.filter((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'tool_call_update').map((entry) => entry.update.status);
   expect(tools).to.include('completed');
   expect(editor.stderr()).to.not.match(/hung/u);

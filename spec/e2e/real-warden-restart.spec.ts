@@ -2,8 +2,9 @@
  * SIGKILL of warden itself, with the real Claude Code 2.1.332 and Codex 0.171.0 CLIs against
  * the fake model servers (issue 6: the recovery scenarios of spec/cli/acp-recovery.spec.ts
  * with the real CLIs). Over real stdio, as an editor would: the official ACP SDK client
- * launches `warden acp --agent claude|codex --agent-command <real binary> --store <temp
- * file>` in its own process group, opens a session, runs a turn, and SIGKILLs warden's
+ * launches `warden acp --agent claude|codex --store <temp file>` in its own process group,
+ * `warden` and the CLI found by bare name through PATH (warden's shim first, then the
+ * agents' bin of .cache/agents), opens a session, runs a turn, and SIGKILLs warden's
  * process. The orphan reaper must take the real CLI down with it; a new warden on the same
  * journal must list the session with its title, replay it on `session/load` (the user's
  * prompt and the agent's text, before the answer) and resume it on the agent side, so that
@@ -22,7 +23,10 @@ import { Readable, Writable } from 'node:stream';
 import { startFakeAnthropic, type FakeModelServer, type RecordedRequest } from '../support/fake-anthropic-server.js';
 import { startFakeOpenAI } from '../support/fake-openai-server.js';
 import { isAlive, waitUntil } from '../support/processes.js';
+import { binDirectory } from '../support/path-editor.js';
 import {
+  agentProcessOf,
+  agentsBin,
   anthropicUserTexts,
   claudeBin,
   claudeEnv,
@@ -34,9 +38,7 @@ import {
   expectNoLeftovers,
   leftovers,
   openaiUserTexts,
-  repo,
   skipMessage,
-  wardenMain,
   workspace,
   writeCodexHome,
   type ProcessRow,
@@ -79,10 +81,22 @@ async function within<T>(ms: number, what: string, promise: Promise<T>, warden?:
   }
 }
 
-/** `warden acp <args>` as an editor launches it: its own process group, stdio pipes, the SDK's client; initialized. */
-async function launch(args: string[]): Promise<Warden> {
-  const child = spawn(process.execPath, ['--import', 'tsx', wardenMain, 'acp', ...args], { cwd: repo, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+/**
+ * `warden acp <args>` as an editor launches it: the bare `warden` through PATH (`bin`'s shim,
+ * then the agents' bin, where the bare `claude` and `codex` are found), in `cwd`, its own
+ * process group, stdio pipes, the SDK's client; initialized.
+ */
+async function launch(bin: string, args: string[], cwd: string): Promise<Warden> {
+  // Only the PATH leads to the CLI: no CLAUDE_CODE_EXECUTABLE or CODEX_PATH of the test's environment.
+  const { CLAUDE_CODE_EXECUTABLE: _claude, CODEX_PATH: _codex, ...inherited } = process.env;
+  const child = spawn('warden', ['acp', ...args], {
+    cwd,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true,
+    env: { ...inherited, PATH: [bin, agentsBin, process.env.PATH ?? ''].join(':') },
+  });
   launched.push(child);
+  if (child.pid === undefined) throw new Error(`warden was not found through PATH (${bin})`);
   const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
@@ -103,7 +117,7 @@ async function launch(args: string[]): Promise<Warden> {
   const agent = app.connect(stream).agent as unknown as { request(method: string, params: unknown): Promise<unknown> };
   const warden: Warden = {
     process: child,
-    pid: child.pid as number,
+    pid: child.pid,
     updates,
     stderr: () => stderr,
     exited,
@@ -137,9 +151,8 @@ const timings: string[] = [];
 
 /** What one agent's run of the scenario needs. */
 interface Agent {
-  /** `--agent`. */
+  /** `--agent`: also the bare command found through PATH. */
   readonly name: 'claude' | 'codex';
-  readonly bin: string;
   /** The path of the model requests on the fake server. */
   readonly modelPath: string;
   /** What the fake answers to "hello". */
@@ -163,7 +176,8 @@ interface Outcome {
 async function sigkillWardenAndRestart(agent: Agent, server: FakeModelServer, space: Workspace, env: Record<string, string>): Promise<Outcome> {
   const project = space.project();
   const store = join(space.base, 'journal.sqlite');
-  const args = ['--agent', agent.name, '--agent-command', agent.bin, '--store', store, ...envArgs(env)];
+  const args = ['--agent', agent.name, '--store', store, ...envArgs(env)];
+  const bin = binDirectory(space.base);
   const modelRequests = () => server.requests.filter((request) => request.path === agent.modelPath);
   const step = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
     const started = Date.now();
@@ -175,7 +189,7 @@ async function sigkillWardenAndRestart(agent: Agent, server: FakeModelServer, sp
   };
 
   // The first warden: a completed turn.
-  const first = await step('first warden up (initialize)', () => launch(args));
+  const first = await step('first warden up (initialize)', () => launch(bin, args, project));
   const { sessionId } = await step('session/new', () => first.request<{ sessionId: string }>(methods.agent.session.new, { cwd: project, mcpServers: [] }));
   const answered = await step('prompt "hello"', () => first.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] }));
   expect(answered.stopReason, first.stderr()).to.equal('end_turn');
@@ -187,6 +201,8 @@ async function sigkillWardenAndRestart(agent: Agent, server: FakeModelServer, sp
   // SIGKILL of warden's process (only it: the CLI and the reaper live in their own groups).
   const firstCli = cliUnder(first.pid);
   expect(firstCli, `the real CLI under warden ${first.pid}`).to.not.equal(undefined);
+  // The one the PATH leads to: the bare name resolved in the agents' bin.
+  expect(agentProcessOf(first.pid)?.cmdline, 'the agent process warden started').to.contain(join(agentsBin, agent.name));
   const firstTree = descendants(first.pid);
   // The orphan reaper is one of them. (Both real CLIs also exit by themselves on EOF of stdin,
   // so their death alone cannot tell the reaper's work from theirs: the reaper must be there.)
@@ -199,7 +215,7 @@ async function sigkillWardenAndRestart(agent: Agent, server: FakeModelServer, sp
   );
 
   // A second warden on the same journal.
-  const second = await step('second warden up (initialize)', () => launch(args));
+  const second = await step('second warden up (initialize)', () => launch(bin, args, project));
   const listed = await step('session/list', () => second.request<{ sessions: Array<{ sessionId: string; title?: string | null; cwd: string }> }>(methods.agent.session.list, {}));
   expect(listed.sessions.map((session) => session.sessionId)).to.deep.equal([sessionId]);
   expect(listed.sessions[0]?.title).to.equal('hello');
@@ -287,7 +303,7 @@ describe('SIGKILL of warden itself with the real agent CLIs (fake model servers)
     it('a new warden on the same --store lists, replays and resumes the session (--resume <id>, the model sees the earlier turn); the CLI died with the first; nothing is left', async () => {
       const fake = server as FakeModelServer;
       const outcome = await sigkillWardenAndRestart(
-        { name: 'claude', bin: claudeBin, modelPath: '/v1/messages', hello: 'Hello from the fake Anthropic server.' },
+        { name: 'claude', modelPath: '/v1/messages', hello: 'Hello from the fake Anthropic server.' },
         fake,
         space as Workspace,
         claudeEnv(fake.url, space as Workspace),
@@ -339,7 +355,7 @@ describe('SIGKILL of warden itself with the real agent CLIs (fake model servers)
     it('a new warden on the same --store lists, replays and resumes the session (thread/resume, the model sees the earlier turn); the CLI died with the first; nothing is left', async () => {
       const fake = server as FakeModelServer;
       const outcome = await sigkillWardenAndRestart(
-        { name: 'codex', bin: codexBin, modelPath: '/v1/responses', hello: 'Hello from the fake OpenAI server.' },
+        { name: 'codex', modelPath: '/v1/responses', hello: 'Hello from the fake OpenAI server.' },
         fake,
         space as Workspace,
         codexEnv(space as Workspace, codexHome),

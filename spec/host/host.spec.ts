@@ -125,7 +125,7 @@ describe('createHost (embedding API)', () => {
     expect(host.journal.getSession(session.sessionId)?.state).to.equal('failed');
     await host.stop();
     hosts.splice(hosts.indexOf(host), 1);
-    expect(isAlive(cli?.pid as number)).to.equal(false);
+    expect(isAlive(cli?.pid)).to.equal(false);
   });
 
   it('a bad store path fails at once, naming it and the fix', () => {

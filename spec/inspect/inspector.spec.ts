@@ -75,7 +75,7 @@ describe('XState inspector wiring', function () {
     expect(lines.join('\n')).to.not.contain(secret);
     await host.stop();
     hosts.length = 0;
-    expect(isAlive(second?.pid as number)).to.equal(false);
+    expect(isAlive(second?.pid)).to.equal(false);
   });
 
   it('an inspector that is not listening costs nothing: the host works and stops', async () => {

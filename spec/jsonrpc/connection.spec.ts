@@ -21,6 +21,7 @@ import {
   type Transport,
 } from '../../src/jsonrpc/index.js';
 import { portLogic } from '../../src/port/index.js';
+import { spawnedPid } from '../support/port-pid.js';
 import { expectGroupGone } from '../support/processes.js';
 
 const fakeCli = fileURLToPath(new URL('../support/fake-cli.mjs', import.meta.url));
@@ -251,7 +252,7 @@ describe('jsonrpc connection', () => {
       const port = createActor(portLogic, { input: { command: process.execPath, args: [fakeCli] } });
       port.subscribe({ error: () => {} }); // its crash is the point of the test
       port.start();
-      const pid = port.getSnapshot().context.pid as number;
+      const pid = await spawnedPid(port);
       try {
         const { actor } = connect(portTransport(port));
         expect(await sendRequest(actor, 'echo', { hello: 'agent' })).to.deep.equal({ hello: 'agent' });

@@ -45,7 +45,7 @@ describe('port: the first spawn of a process (execa loaded on demand)', function
     expect(facts.answer?.result?.pid).to.equal(facts.spawned[0]);
     expect(facts.end.output?.kind).to.equal('shutdown');
     expect(facts.end.output?.detail?.reason?.kind).to.equal('stopped');
-    await expectGroupGone(facts.spawned[0] as number);
+    await expectGroupGone(facts.spawned[0]);
   });
 
   it('a graceful stop asked before the spawn ends the port stopped, and no process is spawned', async () => {
@@ -60,7 +60,7 @@ describe('port: the first spawn of a process (execa loaded on demand)', function
     const facts = await drive('busy');
     expect(facts.spawned).to.have.lengthOf(1);
     expect(facts.end.error, 'the port failed').to.be.a('string').that.includes('hung');
-    await expectGroupGone(facts.spawned[0] as number);
+    await expectGroupGone(facts.spawned[0]);
   });
 
   it('an actor stopped before the spawn spawns nothing afterwards', async () => {

@@ -28,11 +28,11 @@ describe('port: host killed with SIGKILL', () => {
       pids = JSON.parse(firstLine) as Record<string, number>;
       for (const name of ['polite', 'stubborn', 'grandchild', 'reaper']) {
         expect(pids[name], name).to.be.a('number');
-        expect(isAlive(pids[name] as number), `${name} alive before the kill`).to.equal(true);
+        expect(isAlive(pids[name]), `${name} alive before the kill`).to.equal(true);
       }
       process.kill(pids.host as number, 'SIGKILL');
       for (const name of ['polite', 'stubborn', 'grandchild', 'reaper']) {
-        await waitUntil(() => !isAlive(pids[name] as number), `${name} (${pids[name]}) to die after the host was killed`, 15_000);
+        await waitUntil(() => !isAlive(pids[name]), `${name} (${pids[name]}) to die after the host was killed`, 15_000);
       }
     } finally {
       for (const pid of Object.values(pids)) {

@@ -36,7 +36,9 @@ interface Harness {
 }
 
 const started: PortActor[] = [];
-const groups: number[] = [];
+const groups: Array<number | undefined> = [];
+/** Ports started without a pid: each must end spawn_failed, having no process group to leave behind. */
+const unspawned: PortActor[] = [];
 
 function startPort(input: Partial<PortInput> = {}, cliArgs: string[] = []): Harness {
   const actor = createActor(portLogic, { input: { command: process.execPath, args: [fakeCli, ...cliArgs], ...input } });
@@ -54,8 +56,10 @@ function startPort(input: Partial<PortInput> = {}, cliArgs: string[] = []): Harn
   });
   actor.start();
   started.push(actor);
+  // Execa is loaded (the before hook): the pid is there at once; a port without one must fail to spawn (checked after each).
   const pid = actor.getSnapshot().context.pid;
-  if (pid !== undefined) groups.push(pid);
+  if (pid === undefined) unspawned.push(actor);
+  else groups.push(pid);
   let nextId = 1;
   return {
     actor,
@@ -76,8 +80,11 @@ describe('port', () => {
   // these cases are about ports whose spawn is synchronous, as every later one is.
   before(() => loadExeca());
   afterEach(async () => {
+    const noPid = unspawned.splice(0);
+    for (const actor of noPid) await waitUntil(() => actor.getSnapshot().status !== 'active', 'a port without a pid to end', 10_000).catch(() => undefined);
     for (const actor of started.splice(0)) if (actor.getSnapshot().status === 'active') actor.stop();
     for (const pgid of groups.splice(0)) await expectGroupGone(pgid);
+    for (const actor of noPid) expect((actor.getSnapshot().error as PortError | undefined)?.reason.kind, 'a port started without a pid failed to spawn').to.equal('spawn_failed');
   });
 
   describe('lifecycle', () => {
@@ -119,8 +126,8 @@ describe('port', () => {
       const ended = new Promise((resolve) => actor.subscribe({ complete: () => resolve(actor.getSnapshot().output), error: resolve }));
       actor.send({ type: 'supervisor.shutdown' });
       actor.start();
-      const pid = actor.getSnapshot().context.pid;
-      if (pid !== undefined) groups.push(pid);
+      // Execa is loaded: the spawn happens in start(), so there is a group to check.
+      groups.push(actor.getSnapshot().context.pid);
       const output = (await ended) as { kind: string; detail: PortExit };
       expect(phases).to.not.include('running');
       expect(output.kind).to.equal('shutdown');
@@ -234,7 +241,7 @@ describe('port', () => {
     it('by default a CLI that closed its stdin and lives on is killed as broken (input_closed), its group gone', async () => {
       const { actor, events, ended } = startPort({ command: '/bin/sh', args: closesItsInput });
       await waitUntil(() => events.some((event) => event.type === 'port.message'), 'the CLI to start');
-      const pid = actor.getSnapshot().context.pid as number;
+      const pid = actor.getSnapshot().context.pid;
       void writeToPort(actor, { message: { jsonrpc: '2.0', method: 'noise', params: 'x'.repeat(65536) } }).catch(() => undefined);
       const { error } = await ended;
       expect((error as PortError).reason).to.deep.equal({ kind: 'input_closed' });
@@ -374,7 +381,7 @@ describe('port', () => {
     it("XState's stop() kills the whole group at once", async () => {
       const { actor, request } = startPort();
       const tool = (await request('grandchild')).result as { pid: number };
-      const pid = actor.getSnapshot().context.pid as number;
+      const pid = actor.getSnapshot().context.pid;
       actor.stop();
       await expectGroupGone(pid);
       expect(isAlive(tool.pid)).to.equal(false);
@@ -454,12 +461,13 @@ describe('port', () => {
       sup.start();
       try {
         const first = whichChildren(sup)[0]?.ref as PortActor;
-        const firstPid = first.getSnapshot().context.pid as number;
+        const firstPid = first.getSnapshot().context.pid;
         groups.push(firstPid);
-        process.kill(firstPid, 'SIGKILL');
+        expect(firstPid, 'the first pid').to.be.a('number');
+        process.kill(firstPid as number, 'SIGKILL');
         await waitUntil(() => whichChildren(sup)[0]?.ref !== first && whichChildren(sup)[0]?.ref !== undefined, 'the port to restart');
         const second = whichChildren(sup)[0]?.ref as PortActor;
-        const secondPid = second.getSnapshot().context.pid as number;
+        const secondPid = second.getSnapshot().context.pid;
         groups.push(secondPid);
         expect(secondPid).to.not.equal(firstPid);
         expect(whichChildren(sup)[0]?.restarts).to.equal(1);

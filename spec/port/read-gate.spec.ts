@@ -26,7 +26,7 @@ describe('port under the read gate', function () {
     actor.on('port.message', (event: Extract<PortEmitted, { type: 'port.message' }>) => messages.push(event.message as (typeof messages)[number]));
     const ended = new Promise<unknown>((resolve) => actor.subscribe({ complete: () => resolve(undefined), error: (error) => resolve(error) }));
     actor.start();
-    const pgid = actor.getSnapshot().context.pid as number;
+    const pgid = actor.getSnapshot().context.pid;
     try {
       await writeToPort(actor, { message: { jsonrpc: '2.0', id: 1, method: 'echo', params: {} } });
       await waitUntil(() => messages.some((message) => message.id === 1), 'the echo');

@@ -24,7 +24,7 @@ interface Harness {
   echo(): Promise<void>;
 }
 
-const started: Array<{ actor: Actor<typeof portLogic>; pgid: number }> = [];
+const started: Array<{ actor: Actor<typeof portLogic>; pgid: number | undefined }> = [];
 
 function startPort(watchdog: PortInput['watchdog']): Harness {
   const clock = new SimulatedClock();
@@ -33,7 +33,7 @@ function startPort(watchdog: PortInput['watchdog']): Harness {
   actor.on('port.message', (event: Extract<PortEmitted, { type: 'port.message' }>) => answered.add((event.message as { id: number }).id));
   const ended = new Promise<unknown>((resolve) => actor.subscribe({ complete: () => resolve(undefined), error: (error) => resolve(error) }));
   actor.start();
-  started.push({ actor, pgid: actor.getSnapshot().context.pid as number });
+  started.push({ actor, pgid: actor.getSnapshot().context.pid });
   let nextId = 1;
   return {
     clock,

@@ -146,8 +146,8 @@ export function launchFuzzWarden(extraArgs: string[] = []): FuzzWarden {
     alive,
     async kill() {
       const pid = child.pid;
-      if (pid === undefined) return;
-      if (isAlive(pid)) {
+      // A warden that never spawned has no pid: expectGroupGone fails on it.
+      if (pid !== undefined && isAlive(pid)) {
         try {
           process.kill(-pid, 'SIGKILL');
         } catch {

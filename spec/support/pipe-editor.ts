@@ -170,6 +170,14 @@ export class PipeEditor {
     this.child.stdout.resume();
   }
 
+  /**
+   * Whether the editor's read buffer of warden's stdout is full: paused, it has stopped taking
+   * from the pipe, so warden's writes now fill the pipe and then wait.
+   */
+  get backedUp(): boolean {
+    return this.child.stdout.isPaused() && this.child.stdout.readableLength >= this.child.stdout.readableHighWaterMark;
+  }
+
   /** Warden's peak resident memory so far (VmHWM), in MB. */
   peakRssMb(): number {
     const status = readFileSync(`/proc/${this.child.pid}/status`, 'utf8');

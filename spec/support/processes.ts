@@ -20,8 +20,20 @@ function processTable(): Array<{ pid: number; pgid: number; state: string }> {
   return rows;
 }
 
-/** Whether `pid` is a live process (zombies count as dead: they only wait to be reaped). */
-export function isAlive(pid: number): boolean {
+/** A pid a check can rely on: a test that never learned one must fail, not pass vacuously. */
+function requirePid(pid: number | undefined, what: string): number {
+  if (pid === undefined || !Number.isInteger(pid) || pid <= 0) {
+    throw new Error(`${what} was given no process id (${String(pid)}): the test never learned the pid of the process it started`);
+  }
+  return pid;
+}
+
+/**
+ * Whether `pid` is a live process (zombies count as dead: they only wait to be reaped). A pid
+ * never learned (undefined, not a positive integer) throws: "not alive" of nothing proves nothing.
+ */
+export function isAlive(pid: number | undefined): boolean {
+  requirePid(pid, 'isAlive');
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
@@ -44,9 +56,13 @@ export async function waitUntil(predicate: () => boolean, what: string, timeoutM
   }
 }
 
-/** Asserts, with a deadline, that nothing of group `pgid` is left. */
-export async function expectGroupGone(pgid: number, timeoutMs = 10_000): Promise<void> {
-  await waitUntil(() => groupMembers(pgid).length === 0, `process group ${pgid} to be gone (left: ${groupMembers(pgid).join(', ')})`, timeoutMs);
+/**
+ * Asserts, with a deadline, that nothing of group `pgid` is left. A pgid the test never
+ * learned (undefined, or not a positive integer) fails: an empty group of nothing proves nothing.
+ */
+export async function expectGroupGone(pgid: number | undefined, timeoutMs = 10_000): Promise<void> {
+  const group = requirePid(pgid, 'expectGroupGone');
+  await waitUntil(() => groupMembers(group).length === 0, `process group ${group} to be gone (left: ${groupMembers(group).join(', ')})`, timeoutMs);
 }
 
 /** Live processes whose command line (arguments joined by spaces) passes `matches`. */

@@ -168,6 +168,14 @@ export function descendants(pid: number): ProcessRow[] {
 }
 
 /**
+ * The agent process a warden started (its port's process, whose pid is the port's process
+ * group): its direct child running from .cache/agents. A restart replaces it with a new pid.
+ */
+export function agentProcessOf(wardenPid: number): ProcessRow | undefined {
+  return descendants(wardenPid).find((row) => row.ppid === wardenPid && row.cmdline.includes('.cache/agents'));
+}
+
+/**
  * The real CLI under a warden process: its descendant running from .cache/agents that has
  * no such descendant itself (for Codex, the native binary under the Node launcher).
  */

@@ -2,7 +2,7 @@
 // A reference ACP v1 agent built only with the official SDK (@agentclientprotocol/sdk),
 // used as a test peer for acp-warden's own ACP client side. Speaks NDJSON on stdio.
 //
-// Usage: node spec/support/sdk-agent.mjs [--require-auth] [--state-dir DIR] [--no-resume] [--replay-after-answer]
+// Usage: node spec/support/sdk-agent.mjs [--require-auth] [--state-dir DIR] [--no-resume] [--replay-after-answer] [--log FILE]
 //   --require-auth   session/new, load, resume and list fail with -32000 until `authenticate`.
 //   --state-dir DIR  persist the session store to DIR/sdk-agent-sessions.json, so that a
 //                    restarted agent can session/load or session/resume earlier sessions.
@@ -12,6 +12,8 @@
 //                    session/load streams the history without waiting for it, each update
 //                    written after the previous one, and answers at once (as Gemini CLI
 //                    0.61.0's loadSession does): all but the first update come after the answer.
+//   --log FILE       append each diagnostic line (as on stderr) to FILE too: for a test whose
+//                    agent runs under warden, which keeps the agent's stderr to itself.
 //
 // Behaviour of session/prompt is chosen by the first word (lower-cased) of the first text
 // block: hello | permission | fs | terminal | slow | die | screenshot N | bigreply N | tool N |
@@ -19,10 +21,11 @@
 // `stall N`: N ms of silence before the answer (no tool running). `screenshot N` sends one agent_message_chunk with an image of N base64
 // characters (fakeImageBase64 of fixture-replay.mjs), then says "done"; `bigreply N` answers the
 // prompt with N characters of padding in the response's _meta (one answer line that long).
-// Only ACP messages go to stdout; diagnostics go to stderr. Exits 0 when stdin ends.
+// Only ACP messages go to stdout; diagnostics go to stderr ("unknown request METHOD" for each
+// request it answers -32601). Exits 0 when stdin ends.
 import { Readable, Writable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { agent, methods, ndJsonStream, PROTOCOL_VERSION, RequestError } from '@agentclientprotocol/sdk';
@@ -39,7 +42,12 @@ const replayAfterAnswer = argv.includes('--replay-after-answer');
 const stateDir = flag('--state-dir');
 const stateFile = stateDir ? join(stateDir, 'sdk-agent-sessions.json') : undefined;
 
-const log = (...parts) => process.stderr.write(`[sdk-agent ${process.pid}] ${parts.join(' ')}\n`);
+const logFile = flag('--log');
+const log = (...parts) => {
+  const line = `[sdk-agent ${process.pid}] ${parts.join(' ')}\n`;
+  process.stderr.write(line);
+  if (logFile) appendFileSync(logFile, line);
+};
 
 // ---------------------------------------------------------------------------------------------
 // Static catalogue
@@ -549,6 +557,12 @@ const app = agent({ name: 'sdk-agent' })
   .onNotification(methods.agent.session.cancel, ({ params }) => {
     log('cancel', params.sessionId);
     cancelTurn(params.sessionId);
+  })
+  // Any other request (warden's `_acp-warden/drain` among them) is unknown, as to any agent;
+  // the stderr line lets a test see that it came and was answered.
+  .onRequest('*', ({ method }) => {
+    log('unknown request', method);
+    throw RequestError.methodNotFound(method);
   });
 
 const connection = app.connect(ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));

@@ -57,10 +57,16 @@ function descendantsOf(pid: number): number[] {
  * Empties `launched`: SIGKILLs what is still running of each warden in it (its whole group)
  * and waits until the group is gone. With `descendants`, it also waits until every process
  * the warden had started (in groups of their own: the orphan reaper takes those down) is gone.
+ * A child that never got a pid (its spawn failed) fails the check, after the others are done:
+ * its group is unknown, so nothing about it could be proven gone.
  */
 export async function killGroups(launched: ChildProcess[], { descendants = false }: { readonly descendants?: boolean } = {}): Promise<void> {
+  const unspawned: string[] = [];
   for (const child of launched.splice(0)) {
-    if (!child.pid) continue;
+    if (child.pid === undefined) {
+      unspawned.push(child.spawnargs.join(' '));
+      continue;
+    }
     const started = descendants ? descendantsOf(child.pid) : [];
     if (isAlive(child.pid)) {
       try {
@@ -72,4 +78,5 @@ export async function killGroups(launched: ChildProcess[], { descendants = false
     await expectGroupGone(child.pid, 20_000);
     for (const pid of started) await waitUntil(() => !isAlive(pid), `process ${pid} started by warden to be gone`, 20_000);
   }
+  if (unspawned.length > 0) throw new Error(`never spawned (no pid, so no process group to check): ${unspawned.join('; ')}`);
 }
