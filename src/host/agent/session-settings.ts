@@ -33,18 +33,23 @@ export function settingAnswered(live: Live, session: HostSession, modeId: string
  * reported, and the re-apply that follows puts the user's choice back.
  */
 export function reportUpdate(live: Live, session: HostSession, update: SessionUpdate): void {
-  const starting = () => ['recovering', 'starting'].includes(String(session.machine.getSnapshot().value));
   if (update.sessionUpdate === 'current_mode_update') {
     const { modes } = stateOf(session);
-    if (!starting()) changeState(live, session, { type: 'mode.changed', currentModeId: update.currentModeId });
+    if (!isStarting(session)) changeState(live, session, { type: 'mode.changed', currentModeId: update.currentModeId });
     else if (modes) session.machine.send({ type: 'setup.reported', modes: { ...modes, currentModeId: update.currentModeId } });
   } else if (update.sessionUpdate === 'config_option_update') {
-    if (starting()) session.machine.send({ type: 'setup.reported', configOptions: update.configOptions });
+    if (isStarting(session)) session.machine.send({ type: 'setup.reported', configOptions: update.configOptions });
     else changeState(live, session, { type: 'config.changed', configOptions: update.configOptions });
   } else if (stateUpdateKinds.has(update.sessionUpdate) && !(update.sessionUpdate === 'tool_call_update' && update.status !== 'completed' && update.status !== 'failed')) {
     // A tool call's progress changes nothing kept here (only its start and its end do): no event per streamed delta.
     session.machine.send({ type: 'update.reported', update });
   }
+}
+
+/** Whether the session's agent is (re)starting: what it reports now is its setup. A function, not a closure per update. */
+function isStarting(session: HostSession): boolean {
+  const value = session.machine.getSnapshot().value;
+  return value === 'recovering' || value === 'starting';
 }
 
 /**
