@@ -341,9 +341,11 @@ function createPrivately(path: string): void {
 function storeErrorsNamed(path: string, journal: Journal): Journal {
   const named = {} as Record<string, unknown>;
   for (const [name, method] of Object.entries(journal) as Array<[string, (...args: unknown[]) => unknown]>) {
-    named[name] = (...args: unknown[]) => {
+    // `apply` with `arguments`, not a rest array and a spread: an append runs once per streamed update.
+    named[name] = function (this: unknown) {
       try {
-        return method(...args);
+        // eslint-disable-next-line prefer-rest-params
+        return method.apply(undefined, arguments as unknown as unknown[]);
       } catch (error) {
         const code = storeCodeOf(error);
         throw code ? new JournalError(path, code, { cause: error }) : error;
