@@ -70,5 +70,32 @@ describe('live actors learnt from the actor system, no inspection observer', () 
         await view.close();
       }
     });
+
+    it('a view closed and served again shows what happened while none was open (a kill -9 of the agent: the new process, not the old)', async function () {
+      this.timeout(60_000);
+      host = createHost({ store: ':memory:', agentOptions: { env: { DEMO_WORD_DELAY_MS: '1' } } });
+      const session = await host.newSession({ cwd: dir });
+      expect((await session.prompt('hello').result).stopReason).to.equal('end_turn');
+      const [first] = host.processes();
+      if (!first) throw new Error('the demo agent has no process');
+      await (await host.inspect.serve()).close();
+
+      process.kill(first.pid, 'SIGKILL');
+      await waitUntil(() => host!.processes().some((entry) => entry.pid !== first.pid) && session.state() === 'ready', 'the agent process to be restarted', 30_000);
+      const second = host.processes()[0];
+      if (!second) throw new Error('no agent process after the restart');
+      expect((await session.prompt('again').result).stopReason).to.equal('end_turn');
+
+      const view = await host.inspect.serve();
+      try {
+        const all = (actors: readonly LiveActorView[]): LiveActorView[] => actors.flatMap((actor) => [actor, ...all(actor.children ?? [])]);
+        const state = (await (await fetch(`${view.url}state.json`)).json()) as LiveViewState;
+        const ports = state.sources.flatMap((source) => all(source.roots)).filter((actor) => actor.kind === 'port' && actor.status === 'active');
+        expect(ports.map((port) => port.pid)).to.deep.equal([second.pid]);
+        expect(state.machines.find((row) => row.sessionId === session.sessionId)?.state).to.equal('ready');
+      } finally {
+        await view.close();
+      }
+    });
   });
 });

@@ -17,7 +17,7 @@
  * ```
  */
 import type { ContentBlock, PromptResponse, RequestPermissionRequest, RequestPermissionResponse, SessionUpdate } from '@agentclientprotocol/sdk';
-import { createActor, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
+import { createActor, type AnyActorRef, type InspectionEvent, type Observer, type Subscription } from 'xstate';
 import {
   agentClientLogic,
   cancelPrompt,
@@ -268,23 +268,54 @@ export function createHost(options: HostOptions = {}): Host {
   let liveView: LiveViewTap | undefined;
   let loadingLiveView: Promise<LiveViewTap> | undefined;
   const liveObserver: Observer<InspectionEvent> = { next: (event) => (liveView ? liveView.observer.next?.(event) : alive.note(event)) };
-  /** The root actors (the editors' servers, the program's client), to attach the live view's observer to when it is served. */
+  /** The root actors (the editors' servers, the program's client), to attach the live view's observer to while a view is open. */
   const roots = new Set<AnyActorRef>();
-  let liveObserved = false;
+  /** The live view's observer on each root, while at least one view is open (none otherwise: XState then makes no inspection events). */
+  const observing = new Map<AnyActorRef, Subscription>();
+  let openViews = 0;
+  const observe = (root: AnyActorRef) => {
+    if (!observing.has(root)) observing.set(root, root.system.inspect(liveObserver));
+  };
+  const unobserveAll = () => {
+    for (const subscription of observing.values()) subscription.unsubscribe();
+    observing.clear();
+  };
   /** Call before `root.start()`. */
   const rootStarting = (root: AnyActorRef) => {
     alive.follow(root);
-    if (liveObserved) root.system.inspect(liveObserver);
     roots.add(root);
-    root.subscribe({ complete: () => roots.delete(root), error: () => roots.delete(root) });
+    if (openViews > 0) observe(root);
+    const gone = () => {
+      roots.delete(root);
+      observing.get(root)?.unsubscribe();
+      observing.delete(root);
+    };
+    root.subscribe({ complete: gone, error: gone });
   };
   const serveLiveView = async (serveOptions?: { readonly port?: number }) => {
-    if (!liveObserved) {
-      liveObserved = true;
-      for (const root of roots) root.system.inspect(liveObserver);
+    if (openViews++ === 0) for (const root of roots) observe(root);
+    const viewClosed = () => {
+      if (--openViews === 0) unobserveAll();
+    };
+    let served: Awaited<ReturnType<LiveViewTap['serve']>>;
+    try {
+      loadingLiveView ??= import('../inspect/live-view.js').then(({ createLiveViewTap }) => (liveView = createLiveViewTap({ machines: [sessionMachine.config], live: alive })));
+      served = await (await loadingLiveView).serve(serveOptions);
+    } catch (error) {
+      viewClosed();
+      throw error;
     }
-    loadingLiveView ??= import('../inspect/live-view.js').then(({ createLiveViewTap }) => (liveView = createLiveViewTap({ machines: [sessionMachine.config], live: alive })));
-    return (await loadingLiveView).serve(serveOptions);
+    let closed = false;
+    return {
+      ...served,
+      async close() {
+        if (!closed) {
+          closed = true;
+          viewClosed();
+        }
+        await served.close();
+      },
+    };
   };
   // The inspector (a URL, or the program's own observer) sees every actor from the start.
   const inspect = inspection?.observer ?? (typeof options.inspect === 'object' ? options.inspect : undefined);
