@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { JournalRecord, JournalSession } from '../../src/host/journal.js';
+import { UnknownSessionError, type JournalRecord, type JournalSession } from '../../src/host/journal.js';
 import { sqliteJournal } from '../../src/host/sqlite-journal.js';
 
 /** The schema the journal wrote before versions (PRAGMA user_version 0), as it was. */
@@ -236,6 +236,31 @@ describe('sqliteJournal: versioned schema (PRAGMA user_version)', () => {
       expect(reopened.listSessions().sessions.map((session) => session.sessionId)).to.deep.equal(['c']);
     } finally {
       reopened.close();
+    }
+  });
+
+  it('a session deleted by another process after this one released it: claiming it again and appending fails as for any unknown session, and writes no row', () => {
+    const first = sqliteJournal(path);
+    const second = sqliteJournal(path);
+    try {
+      first.createSession({ sessionId: 'shared', agent: 'demo', cwd: '/w' });
+      first.claim?.('shared');
+      first.append('shared', said('one') as never);
+      first.release?.('shared');
+      second.claim?.('shared');
+      second.deleteSession('shared');
+      second.release?.('shared');
+      first.claim?.('shared');
+      expect(() => first.append('shared', said('late') as never)).to.throw(UnknownSessionError);
+    } finally {
+      first.close();
+      second.close();
+    }
+    const db = new Database(path, { readonly: true });
+    try {
+      expect((db.prepare('SELECT COUNT(*) AS n FROM entries WHERE session_key <> 0').get() as { n: number }).n).to.equal(0);
+    } finally {
+      db.close();
     }
   });
 });

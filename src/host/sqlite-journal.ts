@@ -294,10 +294,13 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     claim(sessionId) {
       settleGroup();
       owners.claim(sessionId);
+      // Another process may have deleted it since this one last wrote it: look its key up again.
+      seen.delete(sessionId);
     },
     release(sessionId) {
       settleGroup();
       owners.release(sessionId);
+      seen.delete(sessionId);
     },
     commit() {
       settleGroup();
