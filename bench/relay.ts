@@ -37,7 +37,7 @@ import { createAcpPassthrough } from '../src/adapters/acp-passthrough.js';
 import { createHost, stopServers, type Host } from '../src/host/host.js';
 import { stdioTransport } from '../src/jsonrpc/stdio-transport.js';
 import { buildEnvironment } from '../src/port/index.js';
-import { check, formatNs, formatRatio, formatStats, measureInterleaved, now, since, table, withDeadline, type Plan, type Stats } from './support/measure.js';
+import { check, formatNs, formatRatio, formatStats, measureInterleaved, now, since, summarize, table, withDeadline, type Plan, type Stats } from './support/measure.js';
 import { exists } from './support/process-exists.js';
 
 const floodAgent = fileURLToPath(new URL('./support/flood-agent.mjs', import.meta.url));
@@ -337,14 +337,25 @@ export async function relay(): Promise<void> {
     for (const pid of floodChildren()) if (!started.includes(pid)) started.push(pid);
     check(started.length === 5, `five agent processes running (${started.length})`);
     const plan: Plan = { warmup: 3, repetitions: 21, gcEachRepetition: true };
+    // This process's CPU per update beside the wall time: on a loaded machine the wall time
+    // counts the waits for a core, the CPU time much less (the agents' own CPU is not in it).
+    const cpu: Record<string, number[]> = {};
+    const withCpu = (name: string, run: () => number | Promise<number>) => async () => {
+      const start = process.cpuUsage();
+      const wall = await run();
+      const used = process.cpuUsage(start);
+      (cpu[name] ??= []).push(((used.user + used.system) * 1000) / updates);
+      return wall;
+    };
     const r = await measureInterleaved(plan, {
-      baseline: async () => baseline(),
-      bare: () => (relays.bare as Relay).prompt(),
-      passthrough: () => (relays.passthrough as Relay).prompt(),
-      hostMemory: () => (relays.hostMemory as Relay).prompt(),
-      hostFile: () => (relays.hostFile as Relay).prompt(),
-      sdk: () => (relays.sdk as Relay).prompt(),
+      baseline: withCpu('baseline', () => baseline()),
+      bare: withCpu('bare', () => (relays.bare as Relay).prompt()),
+      passthrough: withCpu('passthrough', () => (relays.passthrough as Relay).prompt()),
+      hostMemory: withCpu('hostMemory', () => (relays.hostMemory as Relay).prompt()),
+      hostFile: withCpu('hostFile', () => (relays.hostFile as Relay).prompt()),
+      sdk: withCpu('sdk', () => (relays.sdk as Relay).prompt()),
     });
+    const cpuMedian = (name: string): number => summarize((cpu[name] ?? []).slice(plan.warmup)).median;
     const bytes = (lines[updates - 1] as string).length + 1;
     const row = (name: string, stats: Stats): string[] => [name, formatStats(stats), `${((1e9 / stats.median) / 1e3).toFixed(1)} k`, formatRatio(stats.median / r.baseline.median), formatRatio(stats.median / r.bare.median)];
     console.log(`\n(${updates.toLocaleString('en-US')} updates of ${bytes} bytes a line per prompt; per update, median (min–max))\n`);
@@ -362,6 +373,17 @@ export async function relay(): Promise<void> {
     console.log('stdioTransport over a PassThrough and a Writable in this process; the SDK\'s: ndJsonStream over web');
     console.log('streams; the SDK reads the agent through Readable.toWeb / Writable.toWeb of its pipes.');
     console.log(`${plan.repetitions} repetitions each after ${plan.warmup} warm-up rounds, interleaved, garbage collected before each.`);
+    const cpuRow = (name: string, key: string): string[] => [name, formatNs(cpuMedian(key)), formatRatio(cpuMedian(key) / cpuMedian('baseline'))];
+    console.log('\nCPU of this process per update (median; request to answer, the editor\'s counting included, the agent\'s process not):\n');
+    console.log(table(['case', 'CPU per update', '/ baseline'], [
+      cpuRow('baseline: JSON.parse + JSON.stringify of the line', 'baseline'),
+      cpuRow('bare relay (the agent is another process)', 'bare'),
+      cpuRow('warden: agent server + ACP passthrough (no host)', 'passthrough'),
+      cpuRow('warden acp: host, :memory: journal', 'hostMemory'),
+      cpuRow('warden acp: host, file journal (WAL; the default)', 'hostFile'),
+      cpuRow('SDK 2.4.0 as a relay (the agent is another process)', 'sdk'),
+    ]));
+    console.log(`\nHost over passthrough (CPU medians): ${formatNs(cpuMedian('hostFile') - cpuMedian('passthrough'))} per update with the file journal.`);
   } finally {
     try {
       for (const relayed of Object.values(relays)) await relayed.close();

@@ -20,9 +20,9 @@ const SEQ = 'acp-warden/seq';
 function journalOf(store: string) {
   const db = new Database(store, { readonly: true, fileMustExist: true });
   return {
-    stops: (sessionId: string) => (db.prepare("SELECT COUNT(*) AS n FROM entries WHERE session_id = ? AND json_extract(entry, '$.kind') = 'stop'").get(sessionId) as { n: number }).n,
+    stops: (sessionId: string) => (db.prepare("SELECT COUNT(*) AS n FROM entries WHERE session_key = (SELECT key FROM sessions WHERE session_id = ?) AND json_extract(entry, '$.kind') = 'stop'").get(sessionId) as { n: number }).n,
     seqsOf: (sessionId: string, kind: string) =>
-      (db.prepare("SELECT seq FROM entries WHERE session_id = ? AND json_extract(entry, '$.kind') = ? ORDER BY seq").all(sessionId, kind) as Array<{ seq: number }>).map((row) => row.seq),
+      (db.prepare("SELECT seq FROM entries WHERE session_key = (SELECT key FROM sessions WHERE session_id = ?) AND json_extract(entry, '$.kind') = ? ORDER BY seq").all(sessionId, kind) as Array<{ seq: number }>).map((row) => row.seq),
     close: () => db.close(),
   };
 }

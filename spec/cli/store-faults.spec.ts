@@ -61,7 +61,7 @@ describe('warden acp on a damaged store (issue 14)', function () {
   it('an entry that is not JSON (edited by hand, or damage SQLite cannot see): loading that session fails naming the file and the fix; another session loads, and warden goes on serving', async () => {
     const [edited, intact] = buildStore(store, dir, 2);
     const db = new Database(store);
-    db.prepare("UPDATE entries SET entry = '{\"kind\": \"prompt\", ' WHERE session_id = ? AND entry LIKE '%\"prompt\"%'").run(edited);
+    db.prepare("UPDATE entries SET entry = '{\"kind\": \"prompt\", ' WHERE session_key = (SELECT key FROM sessions WHERE session_id = ?) AND entry LIKE '%\"prompt\"%'").run(edited);
     db.close();
 
     const warden = await launchWarden(['--agent', 'demo', '--store', store, '--env', 'DEMO_WORD_DELAY_MS=0']);

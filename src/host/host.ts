@@ -17,7 +17,7 @@
  * ```
  */
 import type { ContentBlock, PromptResponse, RequestPermissionRequest, RequestPermissionResponse, SessionUpdate } from '@agentclientprotocol/sdk';
-import { createActor, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
+import { createActor, type AnyActorRef, type InspectionEvent, type Observer, type Subscription } from 'xstate';
 import {
   agentClientLogic,
   cancelPrompt,
@@ -262,22 +262,63 @@ export function createHost(options: HostOptions = {}): Host {
   // The inspector and the live view are src/inspect/, on top of the host: loaded on demand.
   const url = typeof options.inspect === 'string' ? options.inspect : undefined;
   const inspection = url ? observerOnDemand(async () => (await import('../inspect/inspector.js')).connectInspector({ url })) : undefined;
-  // Every actor is remembered for the live view (next to nothing until it is served); its
-  // tap, once loaded by the first serve(), goes on from what was remembered.
+  // Every actor is remembered for the live view from its actor system (no inspection observer
+  // until the view is first served); the view's tap, loaded then, goes on from what was remembered.
   const alive = createLiveActors();
   let liveView: LiveViewTap | undefined;
   let loadingLiveView: Promise<LiveViewTap> | undefined;
   const liveObserver: Observer<InspectionEvent> = { next: (event) => (liveView ? liveView.observer.next?.(event) : alive.note(event)) };
+  /** The root actors (the editors' servers, the program's client), to attach the live view's observer to while a view is open. */
+  const roots = new Set<AnyActorRef>();
+  /** The live view's observer on each root, while at least one view is open (none otherwise: XState then makes no inspection events). */
+  const observing = new Map<AnyActorRef, Subscription>();
+  let openViews = 0;
+  const observe = (root: AnyActorRef) => {
+    if (!observing.has(root)) observing.set(root, root.system.inspect(liveObserver));
+  };
+  const unobserveAll = () => {
+    for (const subscription of observing.values()) subscription.unsubscribe();
+    observing.clear();
+  };
+  /** Call before `root.start()`. */
+  const rootStarting = (root: AnyActorRef) => {
+    alive.follow(root);
+    roots.add(root);
+    if (openViews > 0) observe(root);
+    const gone = () => {
+      roots.delete(root);
+      observing.get(root)?.unsubscribe();
+      observing.delete(root);
+    };
+    root.subscribe({ complete: gone, error: gone });
+  };
   const serveLiveView = async (serveOptions?: { readonly port?: number }) => {
-    loadingLiveView ??= import('../inspect/live-view.js').then(({ createLiveViewTap }) => (liveView = createLiveViewTap({ machines: [sessionMachine.config], live: alive })));
-    return (await loadingLiveView).serve(serveOptions);
+    if (openViews++ === 0) for (const root of roots) observe(root);
+    const viewClosed = () => {
+      if (--openViews === 0) unobserveAll();
+    };
+    let served: Awaited<ReturnType<LiveViewTap['serve']>>;
+    try {
+      loadingLiveView ??= import('../inspect/live-view.js').then(({ createLiveViewTap }) => (liveView = createLiveViewTap({ machines: [sessionMachine.config], live: alive })));
+      served = await (await loadingLiveView).serve(serveOptions);
+    } catch (error) {
+      viewClosed();
+      throw error;
+    }
+    let closed = false;
+    return {
+      ...served,
+      async close() {
+        if (!closed) {
+          closed = true;
+          viewClosed();
+        }
+        await served.close();
+      },
+    };
   };
-  const observers = [inspection?.observer ?? (typeof options.inspect === 'object' ? options.inspect : undefined), liveObserver].filter((observer) => observer !== undefined);
-  const inspect: Observer<InspectionEvent> = {
-    next(event) {
-      for (const observer of observers) observer.next?.(event);
-    },
-  };
+  // The inspector (a URL, or the program's own observer) sees every actor from the start.
+  const inspect = inspection?.observer ?? (typeof options.inspect === 'object' ? options.inspect : undefined);
   const servers = new Set<AnyActorRef>();
   const watched = new WeakSet<AnyActorRef>();
 
@@ -304,6 +345,7 @@ export function createHost(options: HostOptions = {}): Host {
     const input = { transport, agent: hostAgent, name: 'editor', ...(serveOptions.drainTimeoutMs !== undefined ? { drainTimeoutMs: serveOptions.drainTimeoutMs } : {}) };
     const server = createActor(agentServerLogic, { input, ...(inspect ? { inspect } : {}) });
     servers.add(server);
+    rootStarting(server);
     server.on('acp.dropped', (emitted) => {
       const dropped = emitted as unknown as { reason: string; detail: string };
       publish({ type: 'protocol.dropped', peer: 'editor', reason: dropped.reason, detail: dropped.detail });
@@ -323,7 +365,9 @@ export function createHost(options: HostOptions = {}): Host {
         id: 'program', // how the inspector and the live view name it
         ...(inspect ? { inspect } : {}),
         input: { transport: programSide, clientInfo: { name: 'acp-warden-embedding', version: '0.1.0' }, handler: { ...(options.permission ? { permission: options.permission } : {}), ...(options.terminals ? { terminals: { limits: options.terminals } } : {}), ...(options.files ? { fs: { limits: options.files } } : {}) } },
-      }).start();
+      });
+      rootStarting(connected);
+      connected.start();
       program = { client: connected, server, ready: initialize(connected) };
     }
     await program.ready;

@@ -75,7 +75,11 @@ export const stateEntryKinds: ReadonlySet<JournalEntry['kind']> = new Set(['mode
 
 /** An entry with its place in the log. */
 export interface JournalRecord {
-  /** Increasing over the whole journal. */
+  /**
+   * Increasing over the whole journal and never given twice, also after the session that held
+   * it was deleted: a session's seqs increase, and a cursor (`_meta["acp-warden/seq"]`) that
+   * names one names that entry only.
+   */
   readonly seq: number;
   readonly sessionId: string;
   /** ISO 8601. */

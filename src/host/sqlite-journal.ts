@@ -25,6 +25,7 @@ import {
   type JournalSessionState,
 } from './journal.js';
 import { sessionOwners, type SessionOwners } from './session-owners.js';
+import { ensureJournalSchema, noSessionKey } from './sqlite-journal-schema.js';
 
 /** Options of {@link sqliteJournal}. */
 export interface SqliteJournalOptions {
@@ -35,6 +36,7 @@ export interface SqliteJournalOptions {
 }
 
 interface SessionRow {
+  key: number;
   session_id: string;
   agent: string;
   cwd: string;
@@ -52,28 +54,6 @@ interface EntryRow {
   at: string;
   entry: string;
 }
-
-const schema = `
-CREATE TABLE IF NOT EXISTS sessions (
-  session_id TEXT PRIMARY KEY,
-  agent TEXT NOT NULL,
-  cwd TEXT NOT NULL,
-  title TEXT,
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
-  state TEXT NOT NULL,
-  resume TEXT,
-  restarts INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS sessions_by_update ON sessions (updated_at DESC, session_id DESC);
-CREATE TABLE IF NOT EXISTS entries (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  session_id TEXT NOT NULL REFERENCES sessions (session_id),
-  at TEXT NOT NULL,
-  entry TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS entries_by_session ON entries (session_id, seq);
-`;
 
 /**
  * The wall clock as ISO strings, formatted once per millisecond: a stream of updates appends
@@ -125,31 +105,36 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     db.pragma('busy_timeout = 5000');
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.durability === 'full' ? 'FULL' : 'NORMAL'}`);
-    db.exec(schema);
+    ensureJournalSchema(db, path);
     owners = sessionOwners(db, now);
   } catch (error) {
     const code = storeCodeOf(error);
     const damaged = code !== undefined && isDamagedStore(code) ? ` (${code}): move it aside or restore a backup, or choose` : '. Choose';
     throw new Error(`cannot open the journal at ${path}: ${(error as Error).message}${damaged} another file with --store PATH (or :memory:).`, { cause: error });
   }
+  // A session's entries are found by its integer key: `keyOf` is the subquery from its id.
+  const keyOf = '(SELECT key FROM sessions WHERE session_id = ?)';
+  const entryColumns = 'entries.seq, sessions.session_id, entries.at, entries.entry FROM entries JOIN sessions ON sessions.key = entries.session_key WHERE sessions.session_id = ?';
   const statements = {
     insertSession: db.prepare('INSERT INTO sessions (session_id, agent, cwd, title, created_at, updated_at, state, resume, restarts) VALUES (?, ?, ?, NULL, ?, ?, \'open\', NULL, 0)'),
     getSession: db.prepare('SELECT * FROM sessions WHERE session_id = ?'),
-    insertEntry: db.prepare('INSERT INTO entries (session_id, at, entry) VALUES (?, ?, ?)'),
-    touch: db.prepare('UPDATE sessions SET updated_at = ? WHERE session_id = ?'),
-    setTitle: db.prepare('UPDATE sessions SET title = ? WHERE session_id = ? AND title IS NULL'),
-    countRestart: db.prepare('UPDATE sessions SET restarts = restarts + 1 WHERE session_id = ?'),
+    insertEntry: db.prepare('INSERT INTO entries (session_key, at, entry) VALUES (?, ?, ?)'),
+    touch: db.prepare('UPDATE sessions SET updated_at = ? WHERE key = ?'),
+    setTitle: db.prepare('UPDATE sessions SET title = ? WHERE key = ? AND title IS NULL'),
+    countRestart: db.prepare('UPDATE sessions SET restarts = restarts + 1 WHERE key = ?'),
     setResume: db.prepare('UPDATE sessions SET resume = ? WHERE session_id = ?'),
     setState: db.prepare('UPDATE sessions SET state = ?, updated_at = ? WHERE session_id = ?'),
-    entries: db.prepare('SELECT * FROM entries WHERE session_id = ? AND seq > ? ORDER BY seq'),
+    entries: db.prepare(`SELECT ${entryColumns} AND entries.seq > ? ORDER BY entries.seq`),
     copyTitle: db.prepare('UPDATE sessions SET title = (SELECT title FROM sessions WHERE session_id = ?) WHERE session_id = ?'),
-    copyConversation: db.prepare("INSERT INTO entries (session_id, at, entry) SELECT ?, at, entry FROM entries WHERE session_id = ? AND json_extract(entry, '$.kind') IN ('prompt', 'update', 'notice') ORDER BY seq"),
-    deleteEntries: db.prepare('DELETE FROM entries WHERE session_id = ?'),
+    copyConversation: db.prepare(`INSERT INTO entries (session_key, at, entry) SELECT ${keyOf}, at, entry FROM entries WHERE session_key = ${keyOf} AND json_extract(entry, '$.kind') IN ('prompt', 'update', 'notice') ORDER BY seq`),
+    lastGiven: db.prepare('SELECT MAX(seq) AS seq FROM entries'),
+    deleteEntries: db.prepare(`DELETE FROM entries WHERE session_key = ${keyOf} OR session_key = ${noSessionKey}`),
+    keepGiven: db.prepare(`INSERT INTO entries (seq, session_key, at, entry) VALUES (?, ${noSessionKey}, '', '{}')`),
     deleteSession: db.prepare('DELETE FROM sessions WHERE session_id = ?'),
-    entriesPage: db.prepare('SELECT * FROM entries WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
+    entriesPage: db.prepare(`SELECT ${entryColumns} AND entries.seq > ? ORDER BY entries.seq LIMIT ?`),
     // The host writes `kind` first: a prefix test reads no entry as JSON but the few that match.
-    stateEntries: db.prepare(`SELECT * FROM entries WHERE session_id = ? AND substr(entry, 1, 16) IN ('{"kind":"mode","', '{"kind":"config"', '{"kind":"resume"') ORDER BY seq`),
-    lastSeq: db.prepare('SELECT MAX(seq) AS seq FROM entries WHERE session_id = ?'),
+    stateEntries: db.prepare(`SELECT ${entryColumns} AND substr(entries.entry, 1, 16) IN ('{"kind":"mode","', '{"kind":"config"', '{"kind":"resume"') ORDER BY entries.seq`),
+    lastSeq: db.prepare(`SELECT MAX(seq) AS seq FROM entries WHERE session_key = ${keyOf}`),
   };
 
   const known = (sessionId: string): SessionRow => {
@@ -157,32 +142,33 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     if (!row) throw new UnknownSessionError(sessionId);
     return row;
   };
-  /** Sessions seen to exist (forgotten again by `deleteSession`): an append skips the lookup for them. */
-  const seen = new Set<string>();
+  /** The keys of sessions seen to exist (forgotten again by `deleteSession`): an append skips the lookup for them. */
+  const seen = new Map<string, number>();
 
   /**
    * The open group (`begin()` … `commit()`): its updates' sessions, to touch once at the commit.
    * Only `update` entries join a group; any other write commits the group first, so that it is
    * durable when it returns, whoever shares this connection.
    */
-  let grouped: Map<string, string> | undefined;
+  let grouped: Map<number, string> | undefined;
   /** Why the last group was lost (SQLite rolled it back, or its commit failed); told at the next `commit()`. */
   let groupLost: Error | undefined;
 
   const appendRow = (sessionId: string, entry: JournalEntry, touchLater: boolean): number => {
-    if (!seen.has(sessionId)) {
-      known(sessionId);
-      seen.add(sessionId);
+    let key = seen.get(sessionId);
+    if (key === undefined) {
+      key = known(sessionId).key;
+      seen.set(sessionId, key);
     }
     const at = stampOf();
-    const seq = Number(statements.insertEntry.run(sessionId, at, JSON.stringify(entry)).lastInsertRowid);
-    if (touchLater) grouped?.set(sessionId, at);
-    else statements.touch.run(at, sessionId);
+    const seq = Number(statements.insertEntry.run(key, at, JSON.stringify(entry)).lastInsertRowid);
+    if (touchLater) grouped?.set(key, at);
+    else statements.touch.run(at, key);
     if (entry.kind === 'prompt') {
       const title = titleOf(entry.prompt);
-      if (title) statements.setTitle.run(title, sessionId);
+      if (title) statements.setTitle.run(title, key);
     }
-    if (entry.kind === 'restart') statements.countRestart.run(sessionId);
+    if (entry.kind === 'restart') statements.countRestart.run(key);
     return seq;
   };
   // IMMEDIATE: a deferred transaction that reads first (the session lookup) and writes later
@@ -196,9 +182,13 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     statements.copyTitle.run(from, sessionId);
     statements.copyConversation.run(sessionId, from);
   }).immediate;
+  /** Deletes a session and its entries; the highest seq given stays taken (see `noSessionKey`). */
   const forget = db.transaction((sessionId: string) => {
+    const given = (statements.lastGiven.get() as { seq: number | null }).seq;
     statements.deleteEntries.run(sessionId);
     statements.deleteSession.run(sessionId);
+    const left = (statements.lastGiven.get() as { seq: number | null }).seq;
+    if (given !== null && (left === null || left < given)) statements.keepGiven.run(given);
   }).immediate;
 
   /** Commits the open group now; a failure is kept for the group's own `commit()` to throw. */
@@ -212,7 +202,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       return;
     }
     try {
-      for (const [sessionId, at] of touches) statements.touch.run(at, sessionId);
+      for (const [key, at] of touches) statements.touch.run(at, key);
       db.exec('COMMIT');
     } catch (error) {
       // COMMIT can fail and leave the transaction open (SQLITE_BUSY): never stay inside it.
@@ -304,10 +294,13 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     claim(sessionId) {
       settleGroup();
       owners.claim(sessionId);
+      // Another process may have deleted it since this one last wrote it: look its key up again.
+      seen.delete(sessionId);
     },
     release(sessionId) {
       settleGroup();
       owners.release(sessionId);
+      seen.delete(sessionId);
     },
     commit() {
       settleGroup();
@@ -351,9 +344,11 @@ function createPrivately(path: string): void {
 function storeErrorsNamed(path: string, journal: Journal): Journal {
   const named = {} as Record<string, unknown>;
   for (const [name, method] of Object.entries(journal) as Array<[string, (...args: unknown[]) => unknown]>) {
-    named[name] = (...args: unknown[]) => {
+    // `apply` with `arguments`, not a rest array and a spread: an append runs once per streamed update.
+    named[name] = function (this: unknown) {
       try {
-        return method(...args);
+        // eslint-disable-next-line prefer-rest-params
+        return method.apply(undefined, arguments as unknown as unknown[]);
       } catch (error) {
         const code = storeCodeOf(error);
         throw code ? new JournalError(path, code, { cause: error }) : error;

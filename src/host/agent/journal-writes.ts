@@ -16,33 +16,36 @@ import { failedWrite, journalFailure } from './journal-failures.js';
  */
 export function journalUpdate(live: Live, sessionId: string, update: SessionUpdate, journaled: boolean): void {
   const journal = live.input.journal;
-  const alone = () => {
-    // One append at a time: an update the journal did not take is shown now all the same (not lost), without a seq.
-    const seq = journaled ? recordSeq(live, sessionId, { kind: 'update', update }) : undefined;
-    if (seq === undefined) emit(live, { type: 'acp.update', sessionId, update });
-    else deliver(live, { type: 'acp.update', sessionId, update, seq }, seq);
-  };
-  if (!journal.begin || !journal.commit) return alone();
-  if (!live.group) {
+  // Module functions, not closures: this runs once per streamed update.
+  if (!journal.begin || !journal.commit) return journalUpdateAlone(live, sessionId, update, journaled);
+  let group = live.group;
+  if (!group) {
     try {
       journal.begin();
     } catch {
       // No group today: one append at a time, as a journal without groups.
-      return alone();
+      return journalUpdateAlone(live, sessionId, update, journaled);
     }
-    live.group = { outbox: [], sessions: new Set() };
+    group = live.group = { outbox: [], sessions: new Set() };
     queueMicrotask(() => commitGroup(live));
   }
   let seq: number | undefined;
   if (journaled) {
     try {
       seq = journal.append(sessionId, { kind: 'update', update });
-      live.group.sessions.add(sessionId);
+      group.sessions.add(sessionId);
     } catch (error) {
       failedWrite(live, sessionId, error);
     }
   }
-  live.group.outbox.push(seq === undefined ? { type: 'acp.update', sessionId, update } : { type: 'acp.update', sessionId, update, seq });
+  group.outbox.push(seq === undefined ? { type: 'acp.update', sessionId, update } : { type: 'acp.update', sessionId, update, seq });
+}
+
+/** One append at a time: an update the journal did not take is shown now all the same (not lost), without a seq. */
+function journalUpdateAlone(live: Live, sessionId: string, update: SessionUpdate, journaled: boolean): void {
+  const seq = journaled ? recordSeq(live, sessionId, { kind: 'update', update }) : undefined;
+  if (seq === undefined) emit(live, { type: 'acp.update', sessionId, update });
+  else deliver(live, { type: 'acp.update', sessionId, update, seq }, seq);
 }
 
 /** Appends to the journal; `false` (and a count, and an event) when the journal failed. */

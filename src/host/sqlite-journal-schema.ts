@@ -1,0 +1,109 @@
+/**
+ * The SQLite journal's schema and its versioned migrations (`PRAGMA user_version`).
+ *
+ * Version 1 keys a session's entries by the session's integer `key`, not its text id: the
+ * `entries_by_session` index on two integers costs about a third of the text one per insert,
+ * `seq` is a plain `INTEGER PRIMARY KEY` (no `sqlite_sequence` write per insert) and there is
+ * no foreign key to check per insert (the journal deletes a session's entries with it). A
+ * session's key is `AUTOINCREMENT` (one write per new session, not per entry), so that a key is
+ * never given to a second session: a process that still knows a deleted session's key cannot
+ * append to another.
+ * Version 0 is the store made before versions existed (text `session_id` in `entries`,
+ * `AUTOINCREMENT`, `REFERENCES sessions`).
+ */
+import type Database from 'better-sqlite3';
+
+/** The schema version this code writes; a store with a higher one was made by a newer warden. */
+export const journalSchemaVersion = 1;
+
+/**
+ * `entries.session_key = 0` is no session (keys start at 1): the journal keeps one such row at
+ * the highest `seq` it ever gave when the session that held it is deleted, so that SQLite's
+ * next rowid (the highest + 1) is never one given before.
+ */
+export const noSessionKey = 0;
+
+const version1 = `
+CREATE TABLE sessions (
+  key INTEGER PRIMARY KEY AUTOINCREMENT,
+  session_id TEXT NOT NULL UNIQUE,
+  agent TEXT NOT NULL,
+  cwd TEXT NOT NULL,
+  title TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  state TEXT NOT NULL,
+  resume TEXT,
+  restarts INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX sessions_by_update ON sessions (updated_at DESC, session_id DESC);
+CREATE TABLE entries (
+  seq INTEGER PRIMARY KEY,
+  session_key INTEGER NOT NULL,
+  at TEXT NOT NULL,
+  entry TEXT NOT NULL
+);
+CREATE INDEX entries_by_session ON entries (session_key, seq);
+`;
+
+/** Version 0 → 1, in place: every session and entry kept, with the same seqs. */
+function migrate0to1(db: Database.Database): void {
+  const counted = db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_sequence'").get() !== undefined;
+  const given = counted ? (db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'entries'").get() as { seq: number } | undefined) : undefined;
+  db.exec(`
+    DROP INDEX IF EXISTS entries_by_session;
+    DROP INDEX IF EXISTS sessions_by_update;
+    ALTER TABLE entries RENAME TO entries_v0;
+    ALTER TABLE sessions RENAME TO sessions_v0;
+    ${version1}
+    INSERT INTO sessions (session_id, agent, cwd, title, created_at, updated_at, state, resume, restarts)
+      SELECT session_id, agent, cwd, title, created_at, updated_at, state, resume, restarts FROM sessions_v0 ORDER BY rowid;
+    INSERT INTO entries (seq, session_key, at, entry)
+      SELECT e.seq, s.key, e.at, e.entry FROM entries_v0 e JOIN sessions s ON s.session_id = e.session_id ORDER BY e.seq;
+    DROP TABLE entries_v0;
+    DROP TABLE sessions_v0;
+  `);
+  // AUTOINCREMENT remembered seqs of deleted sessions: keep the highest as given.
+  const kept = (db.prepare('SELECT MAX(seq) AS seq FROM entries').get() as { seq: number | null }).seq ?? 0;
+  if (given && given.seq > kept) db.prepare("INSERT INTO entries (seq, session_key, at, entry) VALUES (?, ?, '', '{}')").run(given.seq, noSessionKey);
+}
+
+const migrations: ReadonlyArray<(db: Database.Database) => void> = [migrate0to1];
+
+/** Thrown when the store's schema is newer than this code's. */
+export class JournalSchemaTooNewError extends Error {
+  constructor(
+    readonly path: string,
+    readonly version: number,
+  ) {
+    super(
+      `the store has schema version ${version}, newer than this acp-warden knows (${journalSchemaVersion}): ` +
+        'upgrade acp-warden to the version that wrote it',
+    );
+    this.name = 'JournalSchemaTooNewError';
+  }
+}
+
+/**
+ * Brings `db` to {@link journalSchemaVersion}: creates an empty store, or migrates an older one
+ * in place, in one `BEGIN IMMEDIATE` transaction: a second process opening the same store at
+ * the same time waits for the lock (busy timeout) and then finds it migrated. A failed migration
+ * leaves the store as it was.
+ */
+export function ensureJournalSchema(db: Database.Database, path: string): void {
+  const versionOf = () => db.pragma('user_version', { simple: true }) as number;
+  // The common case, without taking the write lock.
+  if (versionOf() === journalSchemaVersion) return;
+  db.transaction(() => {
+    let version = versionOf();
+    if (version > journalSchemaVersion) throw new JournalSchemaTooNewError(path, version);
+    if (version === journalSchemaVersion) return;
+    const hasTables = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'entries'").get() !== undefined;
+    if (version === 0 && !hasTables) {
+      db.exec(version1);
+      version = journalSchemaVersion;
+    }
+    for (; version < journalSchemaVersion; version++) migrations[version]!(db);
+    db.pragma(`user_version = ${journalSchemaVersion}`);
+  }).immediate();
+}
