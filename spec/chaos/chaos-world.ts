@@ -19,7 +19,10 @@ import { ChaosEditor, type LedgerEntry } from './chaos-editor.js';
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 
 /** The supervision every agent of the walk runs under. */
-export const chaosSupervision = { intensity: 3, period: 4_000, hangAfterMs: 700 } as const;
+// The tool limit is short too: a fault can swallow the line a tool run ends with (a half line
+// glued to Claude's permission request), and the CLI then waits in silence for an answer
+// warden never saw; only the watchdog ends that turn (with the default, after 30 minutes).
+export const chaosSupervision = { intensity: 3, period: 4_000, hangAfterMs: 700, toolHangAfterMs: 3_000 } as const;
 
 /** Agents of the walk: what each session's fake CLI replays. */
 export type ChaosAgent = 'claude' | 'permission' | 'flaky';
@@ -84,7 +87,7 @@ export class ChaosWorld {
   async startHost(): Promise<void> {
     this.generation++;
     // A 1 MiB line limit keeps the fake's `huge` fault (a 2 MiB line) over it: skipped, the CLI going on.
-    const common = { restart: { intensity: chaosSupervision.intensity, period: chaosSupervision.period }, hangAfterMs: chaosSupervision.hangAfterMs, maxLineBytes: 1024 * 1024 };
+    const common = { restart: { intensity: chaosSupervision.intensity, period: chaosSupervision.period }, hangAfterMs: chaosSupervision.hangAfterMs, toolHangAfterMs: chaosSupervision.toolHangAfterMs, maxLineBytes: 1024 * 1024 };
     const env = (fixture: string) => ({ FAKE_CLAUDE_FIXTURE: fixture, FAKE_CLAUDE_LOOP: '1', FAKE_CLAUDE_DELAY_MS: '10' });
     const host = createHost({
       store: this.journalPath,
