@@ -463,3 +463,40 @@ describe('ACP agent server', () => {
     expect(editor.server.getSnapshot().status).to.equal('error');
   });
 });
+
+describe('ACP agent server: a bare agent\'s turns follow the session machine\'s rules (turn-queue.ts)', () => {
+  it('$/cancel_request of the running prompt cancels that one only: the prompts waiting behind it then run', async () => {
+    const editor = await initialized(demoAgent({ wordDelayMs: 10 }));
+    const { sessionId } = (await editor.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { sessionId: string };
+    // Requests 3, 4 and 5 (initialize was 1, session/new 2).
+    const prompts = ['one', 'two', 'three'].map((text) => editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: `a long answer ${text}` }] }));
+    await waitUntil(() => editor.updates.some((entry) => entry.update.sessionUpdate === 'agent_message_chunk'), 'the first chunk');
+    editor.notify('$/cancel_request', { requestId: 3 });
+    expect(await Promise.all(prompts)).to.deep.equal([{ stopReason: 'cancelled' }, { stopReason: 'end_turn' }, { stopReason: 'end_turn' }]);
+    const text = editor.updates.filter((entry) => entry.update.sessionUpdate === 'agent_message_chunk').map((entry) => (entry.update.content as { text: string }).text).join('');
+    expect(text).to.contain('You said: a long answer two.').and.contain('You said: a long answer three.');
+  });
+
+  it('a shutdown answers the running and the waiting prompts without handing the waiting one to the agent', async () => {
+    const seen: string[] = [];
+    const agent = scriptedAgent({
+      ...opensS1,
+      'session.prompt': (event) => {
+        seen.push((event as { requestId: string }).requestId);
+        return [];
+      },
+    });
+    const editor = await initialized(agent);
+    await editor.request('session/new', { cwd: '/tmp', mcpServers: [] });
+    const running = errorOf(editor.request('session/prompt', { sessionId: 's1', prompt: [] }));
+    const waiting = errorOf(editor.request('session/prompt', { sessionId: 's1', prompt: [] }));
+    await settle();
+    expect(seen).to.have.length(1);
+    editor.server.send({ type: 'supervisor.shutdown' });
+    for (const error of [await running, await waiting]) {
+      expect(error.code).to.equal(-32603);
+      expect(error.data).to.deep.include({ reason: 'shutdown' });
+    }
+    expect(seen, 'the agent never saw the waiting prompt').to.have.length(1);
+  });
+});
