@@ -463,3 +463,71 @@ describe('ACP agent server', () => {
     expect(editor.server.getSnapshot().status).to.equal('error');
   });
 });
+
+describe('ACP agent server: a bare agent\'s turns follow the session machine\'s rules (turn-queue.ts)', () => {
+  it('$/cancel_request of the running prompt cancels that one only: the prompts waiting behind it then run', async () => {
+    const editor = await initialized(demoAgent({ wordDelayMs: 10 }));
+    const { sessionId } = (await editor.request('session/new', { cwd: '/tmp', mcpServers: [] })) as { sessionId: string };
+    // Requests 3, 4 and 5 (initialize was 1, session/new 2).
+    const prompts = ['one', 'two', 'three'].map((text) => editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: `a long answer ${text}` }] }));
+    await waitUntil(() => editor.updates.some((entry) => entry.update.sessionUpdate === 'agent_message_chunk'), 'the first chunk');
+    editor.notify('$/cancel_request', { requestId: 3 });
+    expect(await Promise.all(prompts)).to.deep.equal([{ stopReason: 'cancelled' }, { stopReason: 'end_turn' }, { stopReason: 'end_turn' }]);
+    const text = editor.updates.filter((entry) => entry.update.sessionUpdate === 'agent_message_chunk').map((entry) => (entry.update.content as { text: string }).text).join('');
+    expect(text).to.contain('You said: a long answer two.').and.contain('You said: a long answer three.');
+  });
+
+  it('a prompt sent after session/close, before its answer, ends cancelled when the close is answered: nothing of the closed session is left unanswered', async () => {
+    let closeKey = '';
+    const agent = scriptedAgent({
+      ...opensS1,
+      'session.prompt': () => [],
+      'session.cancel': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { stopReason: 'cancelled' } }],
+      'session.close': (event) => {
+        closeKey = (event as { requestId: string }).requestId;
+        return [];
+      },
+      // The agent answers the close only when told to, so that a prompt can come in between.
+      'ext.notification': () => [{ type: 'acp.respond', requestId: closeKey, result: {} }],
+    }, { capabilities: { sessionCapabilities: { close: {} } }, extensions: { notifications: ['_test/answer_close'] } });
+    const editor = await initialized(agent);
+    await editor.request('session/new', { cwd: '/tmp', mcpServers: [] });
+    const answered: string[] = [];
+    const first = editor.request('session/prompt', { sessionId: 's1', prompt: [] }).then((result) => (answered.push('first'), result));
+    await settle();
+    const close = editor.request('session/close', { sessionId: 's1' }).then((result) => (answered.push('close'), result));
+    expect(await first).to.deep.equal({ stopReason: 'cancelled' });
+    const late = editor.request('session/prompt', { sessionId: 's1', prompt: [] }).then((result) => (answered.push('late'), result));
+    await settle();
+    expect(closeKey, 'the agent has the close').to.not.equal('');
+    editor.notify('_test/answer_close', {});
+    expect(await close).to.deep.equal({});
+    await settle();
+    expect(answered).to.deep.equal(['first', 'late', 'close']);
+    expect(await late).to.deep.equal({ stopReason: 'cancelled' });
+    expect((await errorOf(editor.request('session/prompt', { sessionId: 's1', prompt: [] }))).code).to.equal(-32002);
+  });
+
+  it('a shutdown answers the running and the waiting prompts without handing the waiting one to the agent', async () => {
+    const seen: string[] = [];
+    const agent = scriptedAgent({
+      ...opensS1,
+      'session.prompt': (event) => {
+        seen.push((event as { requestId: string }).requestId);
+        return [];
+      },
+    });
+    const editor = await initialized(agent);
+    await editor.request('session/new', { cwd: '/tmp', mcpServers: [] });
+    const running = errorOf(editor.request('session/prompt', { sessionId: 's1', prompt: [] }));
+    const waiting = errorOf(editor.request('session/prompt', { sessionId: 's1', prompt: [] }));
+    await settle();
+    expect(seen).to.have.length(1);
+    editor.server.send({ type: 'supervisor.shutdown' });
+    for (const error of [await running, await waiting]) {
+      expect(error.code).to.equal(-32603);
+      expect(error.data).to.deep.include({ reason: 'shutdown' });
+    }
+    expect(seen, 'the agent never saw the waiting prompt').to.have.length(1);
+  });
+});

@@ -9,6 +9,7 @@ import { PipeEditor, type WireMessage } from '../support/pipe-editor.js';
 import { waitUntil } from '../support/processes.js';
 import { sessionMachine, type SessionMachineEmitted, type SessionMachineEvent } from '../../src/session/session-machine.js';
 import type { ChosenSettings } from '../../src/session/session-state.js';
+import { cancelCame, graceOver, lateTurnUpdate, noTurns, promptAnswered, promptCame, sessionAsked } from '../../src/session/turn-queue.js';
 
 /** A session machine on a simulated clock, with everything it told its host, in order. */
 function session(cancelGraceMs = 5000, chosen?: ChosenSettings) {
@@ -169,6 +170,45 @@ describe('session turns (the session machine decides them)', () => {
     const s = session();
     s.send({ type: 'prompt', requestId: 'p1' }, { type: 'cancel' }, { type: 'agent.failed', reason: 'gave up' });
     expect(s.told).to.deep.equal(['turn.start p1', 'turn.cancelAgent p1', 'turn.answer p1 cancelled']);
+  });
+});
+
+describe('session turns, decided (turn-queue.ts, pure: what the agent server carries out for a bare agent)', () => {
+  const cancelledAndOver = () => {
+    const started = promptCame(noTurns, 'p1').turns;
+    return graceOver(cancelCame(started, undefined, false).turns, 'p1');
+  };
+
+  it('after a cancelled prompt was answered, its turn\'s late updates are dropped, other updates are not', () => {
+    const over = cancelledAndOver();
+    expect(over.commands).to.deep.equal([{ type: 'turn.answer', requestId: 'p1', result: { stopReason: 'cancelled' } }]);
+    for (const kind of ['agent_message_chunk', 'agent_thought_chunk', 'user_message_chunk', 'tool_call', 'tool_call_update', 'plan']) expect(lateTurnUpdate(over.turns, kind), kind).to.equal(true);
+    for (const kind of ['session_info_update', 'current_mode_update', 'config_option_update', 'available_commands_update']) expect(lateTurnUpdate(over.turns, kind), kind).to.equal(false);
+  });
+
+  it('a turn that runs, or one answered without a cancel, drops nothing', () => {
+    const running = promptCame(noTurns, 'p1').turns;
+    expect(lateTurnUpdate(running, 'agent_message_chunk')).to.equal(false);
+    expect(lateTurnUpdate(promptAnswered(running, 'p1', { stopReason: 'end_turn' }, undefined).turns, 'agent_message_chunk')).to.equal(false);
+    // Cancelled but still running: what the agent says until it answers is the turn's, shown.
+    expect(lateTurnUpdate(cancelCame(running, undefined, false).turns, 'agent_message_chunk')).to.equal(false);
+  });
+
+  it('another request on the session ends the quiet (a load replays), and keeps the rest of the turns', () => {
+    const { turns } = cancelledAndOver();
+    const asked = sessionAsked(turns);
+    expect(lateTurnUpdate(asked, 'agent_message_chunk')).to.equal(false);
+    expect(asked).to.deep.equal({ ...turns, quiet: false });
+    expect(asked.abandoned, 'the late answer of the cancelled prompt is still dropped').to.deep.equal(['p1']);
+    expect(promptAnswered(asked, 'p1', { stopReason: 'end_turn' }, undefined).commands).to.deep.equal([]);
+    expect(sessionAsked(noTurns)).to.equal(noTurns);
+  });
+
+  it('the next prompt ends the quiet too', () => {
+    const { turns } = cancelledAndOver();
+    const next = promptCame(turns, 'p2');
+    expect(next.commands).to.deep.equal([{ type: 'turn.start', requestId: 'p2' }]);
+    expect(lateTurnUpdate(next.turns, 'agent_message_chunk')).to.equal(false);
   });
 });
 

@@ -5,12 +5,13 @@
  * The server owns the protocol rules so that handlers cannot break them: `initialize`
  * first, version negotiation, capability gating in both directions (the agent's methods,
  * prompt content, MCP transports; the client's fs, terminal and elicitation), known
- * sessions, one prompt at a time per session (later prompts wait in a FIFO queue and reach
- * the handler one by one), cancel semantics (the prompt ends with
- * `cancelled`, turn updates stop, nothing hangs), results checked against the ACP schema.
- * A handler that owns its turns (`NativeAgent.ownsTurns`: the host agent, whose session
- * machines decide them) gets every prompt and cancel at once; the server then keeps only
- * the gating and the request ids.
+ * sessions, results checked against the ACP schema. A handler that owns its turns
+ * (`NativeAgent.ownsTurns`: the host agent, whose session machines decide them) gets every
+ * prompt and cancel at once; the server keeps only the gating and the request ids. For a bare
+ * native agent the server carries out what src/session/turn-queue.ts decides (the same rules
+ * as the session machine's: one prompt at a time, FIFO, cancel and its grace, the prompt ends
+ * `cancelled`, its late turn updates dropped): it sends the handler the turn and the cancel,
+ * and answers the editor.
  */
 import type { AgentCapabilities, ClientCapabilities, SessionUpdate } from '@agentclientprotocol/sdk';
 import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
@@ -30,6 +31,7 @@ import { RpcError, toRpcError, type ErrorObject } from '../jsonrpc/rpc-error.js'
 import type { PeerLost, Transport } from '../jsonrpc/transport.js';
 import { readGateOf, type ReadGate } from '../port/read-gate.js';
 import { deliveryGateOf } from '../session/subscriber.js';
+import { cancelCame, graceOver, lateTurnUpdate, noTurns, promptAnswered, promptCame, sessionAsked, sessionClosed, sessionFailed, type TurnCommand, type TurnDecision, type Turns } from '../session/turn-queue.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { shutdown } from '../supervision/commands.js';
@@ -117,19 +119,22 @@ type HeldMessage =
   | { readonly kind: 'notification'; readonly method: string; readonly params: unknown };
 
 interface SessionState {
+  readonly id: string;
   hasModes: boolean;
   hasConfigOptions: boolean;
-  /** The key of the prompt in progress. */
-  prompt: string | undefined;
-  /** Keys of prompts that arrived while one was in progress, oldest first. */
-  readonly queue: string[];
-  /** The client cancelled the prompt in progress. */
-  cancelled: boolean;
-  /** The last prompt was cancelled: turn updates are dropped until the next prompt. */
-  quiet: boolean;
-  /** Closed or deleted while its prompt was running: forgotten once that prompt is answered. */
-  closed: boolean;
+  /** A bare native agent's turns (request keys), as turn-queue.ts decides them; for a handler that owns its turns, none. */
+  turns: Turns;
 }
+
+/**
+ * Where the server stands, with what that phase knows: the editor's input may end while its
+ * delegated initialize is with the agent (`initializing`, then draining once it is answered),
+ * and `draining` is the server after the editor's input ended.
+ */
+type Phase =
+  | { readonly value: Exclude<AgentServerPhase, 'initializing' | 'draining'> }
+  | { readonly value: 'initializing'; readonly inputEnded?: PeerLost }
+  | { readonly value: 'draining'; readonly inputEnded: PeerLost };
 
 interface Live {
   readonly scope: Scope;
@@ -147,13 +152,11 @@ interface Live {
   /** Requests and notifications that arrived in phase `initializing`, oldest first. */
   readonly held: HeldMessage[];
   context: AgentEventContext | undefined;
-  phase: AgentServerPhase;
+  phase: Phase;
   nextKey: number;
   nextSession: number;
   /** Why the agent handler failed, once it did: the server then ends in error, not done. */
   failure: Error | undefined;
-  /** Why the editor's input ended, once it did (the server drains in phase `draining`). */
-  inputEnded: PeerLost | undefined;
 }
 
 const lives = new WeakMap<AnyActorRef, Live>();
@@ -175,9 +178,6 @@ const paramsParsers: Record<string, ParamsParser> = {
   ...Object.fromEntries(Object.entries(agentRequests).map(([method, types]) => [method, parserOf(types.params)])),
   [UNSTABLE_AGENT_METHODS.session_fork]: parserOf(unstableAgentRequests[UNSTABLE_AGENT_METHODS.session_fork].params, 'unstable'),
 };
-
-/** Updates that belong to a turn: dropped after a cancelled prompt has been answered. */
-const turnUpdates = new Set(['agent_message_chunk', 'agent_thought_chunk', 'user_message_chunk', 'tool_call', 'tool_call_update', 'plan']);
 
 const defaultCancelGraceMs = 5000;
 
@@ -227,11 +227,10 @@ export const agentServerLogic = gracefulShutdown({
       sessions: new Map(),
       held: [],
       context: undefined,
-      phase: 'awaitingInitialize',
+      phase: { value: 'awaitingInitialize' },
       nextKey: 1,
       nextSession: 1,
       failure: undefined,
-      inputEnded: undefined,
     };
     lives.set(scope.self, live);
     return { status: 'active', output: undefined, error: undefined, value: 'awaitingInitialize', context: summary(live) };
@@ -249,7 +248,7 @@ export const agentServerLogic = gracefulShutdown({
       // The editor reads slower than we write: a handler that delivers from its journal pauses
       // its delivery (the agents go on); any other handler's agents wait (the read gate).
       live.connection.on('rpc.backpressure', (event: Extract<ConnectionEmitted, { type: 'rpc.backpressure' }>) => {
-        if (event.backedUp && live.phase !== 'closed') backedUpGate(live).hold(scope.self);
+        if (event.backedUp && live.phase.value !== 'closed') backedUpGate(live).hold(scope.self);
         else backedUpGate(live).release(scope.self);
       }),
       // What the editor sent that could not be served is the owner's to log (acp.dropped).
@@ -274,29 +273,30 @@ export const agentServerLogic = gracefulShutdown({
     const live = lives.get(scope.self) as Live;
     switch (event.type) {
       case 'acp.cancelGrace': {
-        const request = live.pending.get(event.key);
-        // The handler did not finish the cancelled prompt in time: finish it ourselves.
-        if (request) answer(live, event.key, { stopReason: 'cancelled' });
+        // The handler did not finish the cancelled prompt in time: its turns decide what now.
+        for (const session of live.sessions.values()) if (session.turns.running === event.key) decide(live, session, graceOver(session.turns, event.key));
         return withSummary(snapshot, live);
       }
       case 'acp.closed':
         return close(live, snapshot, event.reason);
-      case 'acp.inputEnded':
-        if (live.phase === 'closing' || live.inputEnded) return snapshot;
-        live.inputEnded = event.reason;
-        startDraining(live);
-        // A delegated initialize still with the agent is waited for, but no longer than the drain timeout.
-        if (live.phase === 'initializing') scheduleDrainTimeout(live);
+      case 'acp.inputEnded': {
+        const { phase } = live;
+        if (phase.value === 'initializing' && !phase.inputEnded) {
+          // A delegated initialize still with the agent is waited for, but no longer than the drain timeout.
+          live.phase = { value: 'initializing', inputEnded: event.reason };
+          scheduleDrainTimeout(live);
+        } else startDraining(live, event.reason);
         return withSummary(snapshot, live);
+      }
       case 'acp.drained':
-        return live.phase === 'draining' ? close(live, snapshot, live.inputEnded as PeerLost) : snapshot;
+        return live.phase.value === 'draining' ? close(live, snapshot, live.phase.inputEnded) : snapshot;
       case 'acp.drainTimeout':
         // The agent never answered initialize: nothing held behind it can be served.
-        if (live.phase === 'initializing') return close(live, snapshot, live.inputEnded as PeerLost, drainGaveUp());
-        if (live.phase === 'draining') cancelAllTurns(live);
+        if (live.phase.value === 'initializing' && live.phase.inputEnded) return close(live, snapshot, live.phase.inputEnded, drainGaveUp());
+        if (live.phase.value === 'draining') cancelAllTurns(live);
         return withSummary(snapshot, live);
       case 'acp.drainGrace':
-        return live.phase === 'draining' ? close(live, snapshot, live.inputEnded as PeerLost, drainGaveUp()) : snapshot;
+        return live.phase.value === 'draining' ? close(live, snapshot, live.phase.inputEnded, drainGaveUp()) : snapshot;
       case SHUTDOWN_EVENT:
         return close(live, snapshot, { message: 'the agent server was shut down' });
       case 'acp.finish':
@@ -343,13 +343,13 @@ function summary(live: Live): AgentServerContext {
     // The handler queues them: the sessions with a prompt unanswered.
     activePrompts = new Set([...live.pending.values()].filter((request) => request.method === AGENT_METHODS.session_prompt).map((request) => request.sessionId)).size;
   } else {
-    for (const session of live.sessions.values()) if (session.prompt) activePrompts++;
+    for (const session of live.sessions.values()) if (session.turns.running) activePrompts++;
   }
   return { name: live.name, protocolVersion: live.context?.protocolVersion, sessions: live.sessions.size, activePrompts };
 }
 
 function withSummary(snapshot: AgentServerSnapshot, live: Live): AgentServerSnapshot {
-  return { ...snapshot, value: live.phase, context: summary(live) };
+  return { ...snapshot, value: live.phase.value, context: summary(live) };
 }
 
 /**
@@ -359,11 +359,11 @@ function withSummary(snapshot: AgentServerSnapshot, live: Live): AgentServerSnap
  * only then does the server end. (`stop()` ends at once, killing.)
  */
 function close(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, refusal = RpcError.because('shutdown', 'Internal error: the agent is shutting down')): AgentServerSnapshot {
-  if (live.phase === 'closing') return snapshot;
+  if (live.phase.value === 'closing') return snapshot;
   // What waited behind initialize is refused as shutting down (not as uninitialized when initialize fails below).
   const held = live.held.splice(0);
   failAllPending(live, refusal);
-  live.phase = 'closing';
+  live.phase = { value: 'closing' };
   // After failAllPending: a delegated initialize refused there may have started draining again.
   const scheduler = live.scope.system.scheduler;
   scheduler.cancel(live.scope.self, 'drain:timeout');
@@ -380,7 +380,7 @@ function close(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, refu
 }
 
 function finish(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, status: 'done' | 'stopped'): AgentServerSnapshot {
-  live.phase = 'closed';
+  live.phase = { value: 'closed' };
   backedUpGate(live).release(live.scope.self);
   for (const subscription of live.subscriptions) subscription.unsubscribe();
   live.pending.clear();
@@ -401,9 +401,9 @@ function finish(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, sta
  * timeout. A delegated initialize still with the agent is waited for first (what was held
  * behind it is served, then draining starts).
  */
-function startDraining(live: Live): void {
-  if (!live.inputEnded || (live.phase !== 'ready' && live.phase !== 'awaitingInitialize')) return;
-  live.phase = 'draining';
+function startDraining(live: Live, inputEnded: PeerLost): void {
+  if (live.phase.value !== 'ready' && live.phase.value !== 'awaitingInitialize') return;
+  live.phase = { value: 'draining', inputEnded };
   // The drain's own deadline starts now (one set while initialize was with the agent gives way to it).
   live.scope.system.scheduler.cancel(live.scope.self, 'drain:timeout');
   scheduleDrainTimeout(live);
@@ -424,7 +424,7 @@ function drainGaveUp(): RpcError {
 
 /** Draining and nothing left to answer: the server closes. */
 function checkDrained(live: Live): void {
-  if (live.phase === 'draining' && live.pending.size === 0 && live.held.length === 0) live.scope.self.send({ type: 'acp.drained' });
+  if (live.phase.value === 'draining' && live.pending.size === 0 && live.held.length === 0) live.scope.self.send({ type: 'acp.drained' });
 }
 
 /** The drain timeout passed: every turn still running or queued is cancelled, as by session/cancel. */
@@ -434,7 +434,7 @@ function cancelAllTurns(live: Live): void {
     const prompted = new Set([...live.pending.values()].filter((request) => request.method === AGENT_METHODS.session_prompt && request.sessionId).map((request) => request.sessionId as string));
     for (const sessionId of prompted) forwardCancel(live, sessionId, '');
   } else {
-    for (const [sessionId, session] of live.sessions) if (session.prompt || session.queue.length > 0) cancelPrompt(live, sessionId);
+    for (const session of live.sessions.values()) if (session.turns.running || session.turns.waiting.length > 0) decide(live, session, cancelCame(session.turns, undefined, false));
   }
   const self = live.scope.self;
   if (live.pending.size > 0) live.scope.system.scheduler.schedule(self, self, { type: 'acp.drainGrace' } satisfies AgentServerEvent, Math.min(drainCancelGraceMs, live.input.agent.cancelGraceMs ?? defaultCancelGraceMs), 'drain:grace');
@@ -459,16 +459,16 @@ function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParams: Reco
     initialize(live, rpcId, params);
     return;
   }
-  if (live.phase === 'closing') {
+  if (live.phase.value === 'closing') {
     respondError(live.connection, rpcId, RpcError.internalError('the agent is shutting down'));
     return;
   }
-  if (live.phase === 'initializing') {
+  if (live.phase.value === 'initializing') {
     // Pipelined behind initialize (written before its answer came): served once it is answered.
     live.held.push({ kind: 'request', rpcId, method, params });
     return;
   }
-  if ((live.phase !== 'ready' && live.phase !== 'draining') || !live.context) {
+  if ((live.phase.value !== 'ready' && live.phase.value !== 'draining') || !live.context) {
     respondError(live.connection, rpcId, RpcError.invalidRequest(`ACP connection must be initialized before '${method}'`));
     return;
   }
@@ -486,25 +486,17 @@ function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParams: Reco
     respondError(live.connection, rpcId, refusal);
     return;
   }
-  // ACP: session/close cancels work as if session/cancel had been sent, then frees (delete too);
-  // a handler that owns its turns does that itself.
-  if ((method === AGENT_METHODS.session_close || method === AGENT_METHODS.session_delete) && !live.input.agent.ownsTurns) cancelPrompt(live, params.sessionId as string);
   const sessionId = typeof params.sessionId === 'string' ? params.sessionId : undefined;
+  // A bare agent's turns are the server's to carry out; a handler that owns its turns decides them itself.
+  const session = sessionId && !live.input.agent.ownsTurns ? live.sessions.get(sessionId) : undefined;
+  // ACP: session/close cancels work as if session/cancel had been sent, then frees (delete too).
+  if (session && (method === AGENT_METHODS.session_close || method === AGENT_METHODS.session_delete)) decide(live, session, cancelCame(session.turns, undefined, false));
   const key = `r${live.nextKey++}`;
   live.pending.set(key, { rpcId, method, sessionId, params });
-  const session = sessionId ? live.sessions.get(sessionId) : undefined;
-  // A new request on the session ends the quiet after a cancelled turn (a load replays).
-  if (session) session.quiet = false;
-  if (method === AGENT_METHODS.session_prompt && session && !live.input.agent.ownsTurns) {
-    if (session.prompt) {
-      // One prompt at a time reaches the handler; this one waits its turn.
-      session.queue.push(key);
-      sync(live);
-      return;
-    }
-    session.prompt = key;
-    session.cancelled = false;
-    sync(live);
+  if (session) session.turns = sessionAsked(session.turns);
+  if (session && method === AGENT_METHODS.session_prompt) {
+    decide(live, session, promptCame(session.turns, key));
+    return;
   }
   dispatch(live, key, method, params);
 }
@@ -553,7 +545,7 @@ function initialize(live: Live, rpcId: JsonRpcId, params: Record<string, unknown
   if (live.input.agent.delegateInitialize) {
     // The handler learns what to advertise from elsewhere (a downstream agent): ask it.
     const key = `r${live.nextKey++}`;
-    live.phase = 'initializing';
+    live.phase = { value: 'initializing' };
     sync(live);
     live.pending.set(key, { rpcId, method: AGENT_METHODS.initialize, sessionId: undefined, params });
     live.handler.send({ type: 'initialize', requestId: key, method: AGENT_METHODS.initialize, params, context: live.context });
@@ -565,7 +557,8 @@ function initialize(live: Live, rpcId: JsonRpcId, params: Record<string, unknown
 /** Answers `initialize` from what the agent advertises, and opens the connection. */
 function completeInitialize(live: Live, rpcId: JsonRpcId): void {
   const context = live.context as AgentEventContext;
-  live.phase = 'ready';
+  const inputEnded = live.phase.value === 'initializing' ? live.phase.inputEnded : undefined;
+  live.phase = { value: 'ready' };
   sync(live);
   // Terminal auth methods only for clients that can run them.
   const authMethods = live.authMethods.filter((method) => (method as { type?: string }).type !== 'terminal' || context.clientCapabilities.auth?.terminal === true);
@@ -577,7 +570,7 @@ function completeInitialize(live: Live, rpcId: JsonRpcId): void {
   });
   live.handler.send({ type: 'initialized', context });
   serveHeld(live);
-  startDraining(live);
+  if (inputEnded) startDraining(live, inputEnded);
 }
 
 /**
@@ -633,7 +626,7 @@ function gate(live: Live, method: string, params: Record<string, unknown>): RpcE
 function knownSession(live: Live, params: Record<string, unknown>): RpcError | undefined {
   const sessionId = params.sessionId as string;
   const session = live.sessions.get(sessionId);
-  return session && !session.closed ? undefined : RpcError.resourceNotFound(`session ${sessionId}`, { sessionId });
+  return session ? undefined : RpcError.resourceNotFound(`session ${sessionId}`, { sessionId });
 }
 
 function sessionSetupGate(live: Live, params: Record<string, unknown>): RpcError | undefined {
@@ -657,15 +650,15 @@ function promptContentGate(caps: AgentCapabilities, prompt: Array<{ type: string
 }
 
 function onNotification(live: Live, method: string, params: unknown): void {
-  if (live.phase === 'initializing') {
+  if (live.phase.value === 'initializing') {
     live.held.push({ kind: 'notification', method, params });
     return;
   }
-  if (live.phase !== 'ready') return;
+  if (live.phase.value !== 'ready') return;
   if (method === AGENT_METHODS.session_cancel) {
     const { sessionId } = params as { sessionId: string };
     if (live.input.agent.ownsTurns) forwardCancel(live, sessionId, '');
-    else cancelPrompt(live, sessionId);
+    else cancelTurns(live, sessionId, undefined);
     return;
   }
   if (method.startsWith('_')) live.handler.send({ type: 'ext.notification', method, params });
@@ -675,10 +668,8 @@ function onCancelRequested(live: Live, rpcId: JsonRpcId): void {
   for (const [key, request] of live.pending) {
     if (request.rpcId === rpcId && request.method === AGENT_METHODS.session_prompt && request.sessionId) {
       if (live.input.agent.ownsTurns) return forwardCancel(live, request.sessionId, key);
-      const session = live.sessions.get(request.sessionId);
-      // A prompt still waiting its turn ends alone; the running one is cancelled as by session/cancel.
-      if (session?.queue.includes(key)) answer(live, key, { stopReason: 'cancelled' });
-      else cancelPrompt(live, request.sessionId);
+      // A prompt still waiting its turn ends alone; the running one is cancelled on the handler.
+      cancelTurns(live, request.sessionId, key);
       return;
     }
   }
@@ -690,35 +681,83 @@ function forwardCancel(live: Live, sessionId: string, requestId: string): void {
   if (handles(live.handler, event)) live.handler.send(event);
 }
 
-/**
- * `session/cancel`: the prompt must end with `cancelled`, soon, whatever the handler does;
- * prompts still waiting in the queue end `cancelled` at once (the user stopped the session).
- */
-function cancelPrompt(live: Live, sessionId: string): void {
+/** `session/cancel` (`requestId` undefined) or a `$/cancel_request` of one prompt, for a bare agent: its turns decide. */
+function cancelTurns(live: Live, sessionId: string, requestId: string | undefined): void {
   const session = live.sessions.get(sessionId);
-  if (!session) return;
-  for (const waiting of session.queue.splice(0)) answer(live, waiting, { stopReason: 'cancelled' });
-  if (!session.prompt || session.cancelled) return;
-  session.cancelled = true;
-  const key = session.prompt;
-  const event = { type: 'session.cancel', sessionId, requestId: key, context: live.context as AgentEventContext };
-  if (!handles(live.handler, event)) {
-    answer(live, key, { stopReason: 'cancelled' });
-    return;
+  if (session) decide(live, session, cancelCame(session.turns, requestId, false));
+}
+
+/** The timer id of a prompt's cancel grace. */
+const graceId = (key: string): string => `cancel:${key}`;
+
+/**
+ * Carries out a turn decision of a bare agent's session: the turns kept, the cancel grace
+ * armed or disarmed (the system scheduler, so a SimulatedClock drives it), then the commands
+ * in order. The turns are kept first: a handler may answer while a command is carried out.
+ */
+function decide(live: Live, session: SessionState, decision: TurnDecision): void {
+  session.turns = decision.turns;
+  const { self, system } = live.scope;
+  if (decision.disarm) system.scheduler.cancel(self, graceId(decision.disarm));
+  if (decision.arm) {
+    const grace: AgentServerEvent = { type: 'acp.cancelGrace', key: decision.arm };
+    system.scheduler.schedule(self, self, grace, live.input.agent.cancelGraceMs ?? defaultCancelGraceMs, graceId(decision.arm));
   }
-  live.handler.send(event);
-  if (live.pending.has(key)) {
-    const self = live.scope.self;
-    const grace: AgentServerEvent = { type: 'acp.cancelGrace', key };
-    live.scope.system.scheduler.schedule(self, self, grace, live.input.agent.cancelGraceMs ?? defaultCancelGraceMs, `cancel:${key}`);
+  for (const command of decision.commands) carryOut(live, session, command);
+  sync(live);
+}
+
+function carryOut(live: Live, session: SessionState, command: TurnCommand): void {
+  switch (command.type) {
+    case 'turn.start': {
+      const request = live.pending.get(command.requestId);
+      if (request) dispatch(live, command.requestId, request.method, request.params);
+      return;
+    }
+    case 'turn.cancelAgent': {
+      const event = { type: 'session.cancel', sessionId: session.id, requestId: command.requestId, context: live.context as AgentEventContext };
+      if (handles(live.handler, event)) {
+        live.handler.send(event);
+        return;
+      }
+      // A handler without a cancel transition: its grace is over at once (the seed's default).
+      live.scope.system.scheduler.cancel(live.scope.self, graceId(command.requestId));
+      decide(live, session, graceOver(session.turns, command.requestId));
+      return;
+    }
+    case 'turn.answer':
+      deliver(live, command.requestId, command.result);
+      return;
+    case 'turn.fail':
+      deliverError(live, command.requestId, RpcError.fromErrorObject(command.error));
+      return;
+    case 'turn.permissionCancelled':
+      // Never decided here (the server tells no permission waits): the handler answers its own.
+      return;
   }
+}
+
+/**
+ * The bare agent's session whose turns hold this prompt: running, waiting, or answered without
+ * the handler (the grace ran out: its late answer only leaves the turns).
+ */
+function turnsOf(live: Live, key: string): SessionState | undefined {
+  const request = live.pending.get(key);
+  if (live.input.agent.ownsTurns || (request && request.method !== AGENT_METHODS.session_prompt)) return undefined;
+  // A pending prompt names its session; one answered already may be any session's.
+  const candidates = request?.sessionId ? [live.sessions.get(request.sessionId)] : live.sessions.values();
+  for (const session of candidates) {
+    const turns = session?.turns;
+    if (turns && (turns.running === key || turns.waiting.includes(key) || turns.abandoned.includes(key))) return session;
+  }
+  return undefined;
 }
 
 // ---------------------------------------------------------------------------------------
 // From the handler
 
 function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
-  if (live.phase === 'closed' || live.phase === 'closing') return;
+  if (live.phase.value === 'closed' || live.phase.value === 'closing') return;
   switch (event.type) {
     case 'acp.respond':
       answer(live, event.requestId, event.result);
@@ -728,7 +767,7 @@ function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
       return;
     case 'acp.update': {
       const session = live.sessions.get(event.sessionId);
-      if (session?.quiet && turnUpdates.has(event.update.sessionUpdate)) return; // the turn was cancelled
+      if (session && lateTurnUpdate(session.turns, event.update.sessionUpdate)) return; // the turn was cancelled
       const update = gateUpdate(live, event.update);
       if (!update) return;
       sendNotification(live.connection, CLIENT_METHODS.session_update, event.seq === undefined ? { sessionId: event.sessionId, update } : { sessionId: event.sessionId, update, _meta: { [SEQ_META_KEY]: event.seq } });
@@ -743,10 +782,36 @@ function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
   }
 }
 
-/** Sends the handler's result, after the protocol's bookkeeping and a schema check. */
+/** The handler's result (or the server's default) for a request: a bare agent's prompt goes by its turns. */
 function answer(live: Live, key: string, result: unknown): void {
+  const session = turnsOf(live, key);
+  if (!session) return deliver(live, key, result);
+  // An invalid result is the handler's error (a cancelled prompt still ends `cancelled`).
+  const checked = checkedResult(AGENT_METHODS.session_prompt, result);
+  decide(live, session, promptAnswered(session.turns, key, result, 'error' in checked ? checked.error.toErrorObject() : undefined));
+}
+
+/** The handler's error (or the server's) for a request: a bare agent's prompt goes by its turns. */
+function failRequest(live: Live, key: string, error: RpcError): void {
+  const session = turnsOf(live, key);
+  if (session) decide(live, session, promptAnswered(session.turns, key, undefined, error.toErrorObject()));
+  else deliverError(live, key, error);
+}
+
+/** A result checked against its method's ACP schema: what the schema parsed (`undefined`: it has none), or why it does not conform. */
+function checkedResult(method: string, result: unknown): { readonly parsed: unknown } | { readonly error: RpcError } {
+  const stable = agentRequests[method as keyof typeof agentRequests];
+  const types = stable ?? unstableAgentRequests[method as keyof typeof unstableAgentRequests];
+  if (!types) return { parsed: undefined };
+  const checked = schemaOf(types.result, stable ? 'stable' : 'unstable').safeParse(result ?? {});
+  if (checked.success) return { parsed: checked.data };
+  return { error: RpcError.internalError(`the agent produced an invalid ${method} result`, { issues: (checked.error as { issues?: unknown })?.issues }) };
+}
+
+/** Sends a result, after the protocol's bookkeeping and a schema check. */
+function deliver(live: Live, key: string, result: unknown): void {
   const request = live.pending.get(key);
-  if (!request) return; // already answered (say, by the cancel grace timer)
+  if (!request) return; // already answered (say, when the cancel grace ran out)
   if (request.method === AGENT_METHODS.initialize) {
     // A delegated initialize: advertise what the handler found; the version stays negotiated here.
     const found = (result ?? {}) as { agentCapabilities?: AgentCapabilities; authMethods?: NativeAgent['authMethods']; agentInfo?: NativeAgent['agentInfo'] };
@@ -757,93 +822,41 @@ function answer(live: Live, key: string, result: unknown): void {
     completeInitialize(live, request.rpcId);
     return;
   }
-  const session = request.sessionId ? live.sessions.get(request.sessionId) : undefined;
-  let value = result;
-  if (request.method === AGENT_METHODS.session_prompt && session?.cancelled) {
-    // ACP: a cancelled prompt MUST end with stopReason "cancelled", whatever happened.
-    value = { ...(typeof result === 'object' && result !== null ? result : {}), stopReason: 'cancelled' };
-  }
-  const stable = agentRequests[request.method as keyof typeof agentRequests];
-  const unstable = unstableAgentRequests[request.method as keyof typeof unstableAgentRequests];
-  const types = stable ?? unstable;
-  if (types) {
-    const checked = schemaOf(types.result, stable ? 'stable' : 'unstable').safeParse(value ?? {});
-    if (!checked.success) {
-      failRequest(live, key, RpcError.internalError(`the agent produced an invalid ${request.method} result`, { issues: (checked.error as { issues?: unknown })?.issues }));
-      return;
-    }
-    // What goes out is what the schema parsed: unknown root fields stay home (ACP: use _meta).
-    value = withoutUnsupportedOptions(live, checked.data);
-  }
+  const checked = checkedResult(request.method, result);
+  if ('error' in checked) return deliverError(live, key, checked.error);
+  // What goes out is what the schema parsed: unknown root fields stay home (ACP: use _meta).
+  const value = checked.parsed === undefined ? result : withoutUnsupportedOptions(live, checked.parsed);
   live.pending.delete(key);
-  live.scope.system.scheduler.cancel(live.scope.self, `cancel:${key}`);
-  trackSessions(live, key, request, value as Record<string, unknown>);
+  trackSessions(live, request, value as Record<string, unknown>);
   respond(live.connection, request.rpcId, value ?? {});
-  // After the answer went out, so the editor hears the prompts end in order.
-  if (request.method === AGENT_METHODS.session_prompt && request.sessionId) nextPrompt(live, request.sessionId);
   if (request.method.startsWith('session/')) sync(live);
   checkDrained(live);
 }
 
-function failRequest(live: Live, key: string, error: RpcError): void {
+/** Sends an error answer; a refused delegated initialize lets the editor try again. */
+function deliverError(live: Live, key: string, error: RpcError): void {
   const request = live.pending.get(key);
   if (!request) return;
-  const session = request.sessionId ? live.sessions.get(request.sessionId) : undefined;
-  if (request.method === AGENT_METHODS.session_prompt && session?.cancelled) {
-    // ACP: aborts after a cancel become the stop reason, not a JSON-RPC error.
-    answer(live, key, { stopReason: 'cancelled' });
-    return;
-  }
   live.pending.delete(key);
-  if (session && request.method === AGENT_METHODS.session_prompt) {
-    removeQueued(session, key);
-    if (session.prompt === key) {
-      session.prompt = undefined;
-      if (session.closed && session.queue.length === 0) live.sessions.delete(request.sessionId as string);
-    }
-  }
   respondError(live.connection, request.rpcId, error);
-  if (session && request.method === AGENT_METHODS.session_prompt) nextPrompt(live, request.sessionId as string);
-  if (request.method === AGENT_METHODS.initialize && live.phase === 'initializing') {
+  if (request.method === AGENT_METHODS.initialize && live.phase.value === 'initializing') {
     // The agent refused initialize: the editor may try again; what waited is refused as uninitialized.
-    live.phase = 'awaitingInitialize';
+    const { inputEnded } = live.phase;
+    live.phase = { value: 'awaitingInitialize' };
     sync(live);
     serveHeld(live);
-    startDraining(live);
+    if (inputEnded) startDraining(live, inputEnded);
   }
   checkDrained(live);
 }
 
-function removeQueued(session: SessionState, key: string): void {
-  const index = session.queue.indexOf(key);
-  if (index >= 0) session.queue.splice(index, 1);
-}
-
-/** The prompt in progress was answered: the oldest waiting one goes to the handler. */
-function nextPrompt(live: Live, sessionId: string): void {
-  const session = live.sessions.get(sessionId);
-  if (!session || session.prompt) return;
-  const key = session.queue.shift();
-  const request = key ? live.pending.get(key) : undefined;
-  if (!key || !request) return;
-  session.prompt = key;
-  session.cancelled = false;
-  session.quiet = false;
-  sync(live);
-  dispatch(live, key, request.method, request.params);
-}
-
-function trackSessions(live: Live, key: string, request: PendingRequest, result: Record<string, unknown>): void {
+function trackSessions(live: Live, request: PendingRequest, result: Record<string, unknown>): void {
   const setup = (sessionId: string) => {
-    const existing = live.sessions.get(sessionId);
     live.sessions.set(sessionId, {
+      id: sessionId,
       hasModes: result?.modes !== undefined && result.modes !== null,
       hasConfigOptions: Array.isArray(result?.configOptions) && result.configOptions.length > 0,
-      prompt: existing?.prompt,
-      queue: existing?.queue ?? [],
-      cancelled: existing?.cancelled ?? false,
-      quiet: existing?.quiet ?? false,
-      closed: false,
+      turns: live.sessions.get(sessionId)?.turns ?? noTurns,
     });
   };
   switch (request.method) {
@@ -857,21 +870,11 @@ function trackSessions(live: Live, key: string, request: PendingRequest, result:
       return;
     case AGENT_METHODS.session_close:
     case AGENT_METHODS.session_delete: {
-      const session = live.sessions.get(request.params.sessionId as string);
-      // A prompt still running keeps the session's bookkeeping until it is answered.
-      if (session?.prompt) session.closed = true;
-      else live.sessions.delete(request.params.sessionId as string);
-      return;
-    }
-    case AGENT_METHODS.session_prompt: {
-      const session = live.sessions.get(request.sessionId as string);
-      if (!session) return;
-      removeQueued(session, key);
-      if (session.prompt !== key) return; // a queued prompt answered before its turn (cancelled)
-      session.quiet = session.cancelled;
-      session.prompt = undefined;
-      session.cancelled = false;
-      if (session.closed && session.queue.length === 0) live.sessions.delete(request.sessionId as string);
+      const sessionId = request.params.sessionId as string;
+      const session = live.sessions.get(sessionId);
+      // What the closed session still owes is answered (before the close itself), then it is forgotten.
+      if (session && !live.input.agent.ownsTurns) decide(live, session, sessionClosed(session.turns));
+      live.sessions.delete(sessionId);
       return;
     }
     default:
@@ -950,6 +953,22 @@ function requestClient(live: Live, key: string, method: string, params: unknown)
   );
 }
 
+/**
+ * Answers everything pending with `error`, in the order it came; a bare agent's prompts get
+ * what their session's turns decide for a failed session (a cancelled one still ends `cancelled`).
+ */
 function failAllPending(live: Live, error: RpcError): void {
-  for (const [key] of live.pending) failRequest(live, key, error);
+  const decided = new Map<string, { readonly session: SessionState; readonly command: TurnCommand }>();
+  if (!live.input.agent.ownsTurns) {
+    for (const session of live.sessions.values()) {
+      const decision = sessionFailed(session.turns, error.toErrorObject());
+      decide(live, session, { ...decision, commands: [] });
+      for (const command of decision.commands) decided.set(command.requestId, { session, command });
+    }
+  }
+  for (const [key] of live.pending) {
+    const turn = decided.get(key);
+    if (turn) carryOut(live, turn.session, turn.command);
+    else deliverError(live, key, error);
+  }
 }

@@ -9,6 +9,9 @@
  * the agent then has the cancel grace to answer it (whatever it answers, a cancelled prompt
  * ends `cancelled`), after which the session answers it `cancelled` itself, drops what the
  * agent still says of that turn, and the next prompt starts.
+ *
+ * Two carry out its decisions: the session machine (the host's sessions), and the agent server
+ * for a bare native agent (one that does not own its turns: its grace is the server's timer).
  */
 import type { ErrorObject } from '../jsonrpc/rpc-error.js';
 
@@ -54,6 +57,18 @@ export const noTurns: Turns = { waiting: [], running: undefined, cancelled: fals
 
 /** The stop reason of a cancelled prompt (ACP: it MUST end with it). */
 const cancelled = { stopReason: 'cancelled' } as const;
+
+/** Updates that belong to a turn (what the agent says while it works): dropped while the turns are quiet. */
+export const turnUpdates: ReadonlySet<string> = new Set(['agent_message_chunk', 'agent_thought_chunk', 'user_message_chunk', 'tool_call', 'tool_call_update', 'plan']);
+
+/** Whether an update (its `sessionUpdate` kind) is a cancelled turn's, come after its prompt was answered: it is dropped. */
+export const lateTurnUpdate = (turns: Turns, sessionUpdate: string): boolean => turns.quiet && turnUpdates.has(sessionUpdate);
+
+/**
+ * Another request came on the session (a load replays its history, a mode change reports it):
+ * what the agent says from now on answers it, not the cancelled turn, so the quiet ends.
+ */
+export const sessionAsked = (turns: Turns): Turns => (turns.quiet ? { ...turns, quiet: false } : turns);
 
 /** Prompts the agent has and has not answered (the running one and the abandoned ones). */
 export const inFlight = (turns: Turns): number => (turns.running ? 1 : 0) + turns.abandoned.length;
