@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -87,12 +87,16 @@ describe('serve: token file (readOrCreateToken)', () => {
       // Every racer loaded and waiting: then all are told to go at once.
       expect(await Promise.all(lines.map(({ next }) => next()))).to.deep.equal(Array(6).fill('ready'));
       const answers = lines.map(({ next }) => next());
-      for (const { child } of lines) child.stdin!.write('go\n');
+      for (const { child } of lines) child.stdin!.end('go\n');
       const results = await Promise.all(answers);
       const onDisk = readFileSync(path, 'utf8').trim();
       expect(onDisk).to.match(/^[A-Za-z0-9_-]{43}$/);
       expect(results).to.deep.equal(Array(6).fill(`token ${onDisk}`));
       expect(statSync(path).mode & 0o777).to.equal(0o600);
+      // No temp file left beside it by the losers (or the winner).
+      expect(readdirSync(join(dir, 'race'))).to.deep.equal(['token']);
+      const exits = await Promise.all(children.map((child) => child.exitCode ?? new Promise<number | null>((resolve) => child.once('exit', resolve))));
+      expect(exits).to.deep.equal(Array(6).fill(0));
     } finally {
       for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }

@@ -9,7 +9,7 @@ const path = process.argv[2];
 if (!path) throw new Error('usage: token-racer.ts PATH');
 process.stdout.write('ready\n');
 process.stdin.once('data', () => {
-  process.stdin.pause();
+  process.stdin.destroy(); // nothing more to read: let the process end once it has answered
   readOrCreateToken(path).then(
     (token) => process.stdout.write(`token ${token}\n`),
     (error: Error) => process.stdout.write(`error: ${error.message}\n`),
