@@ -63,6 +63,14 @@ describe('serve: token file (readOrCreateToken)', () => {
     expect((await refusal(folder)).message).to.include(folder).and.include('is a directory');
   });
 
+  it('names the token file and --token-file when a file stands where its directory should be', async () => {
+    const blocker = join(dir, 'a-file');
+    writeFileSync(blocker, 'not a directory');
+    const path = join(blocker, 'token');
+    const error = await refusal(path);
+    expect(error.message).to.include(`token file ${path}:`).and.include('--token-file');
+  });
+
   it('refuses a token with a space or a control character inside (a header could not carry it)', async () => {
     const path = join(dir, 'token');
     writeFileSync(path, 'two words\n', { mode: 0o600 });

@@ -50,7 +50,7 @@ async function readToken(path: string): Promise<string | undefined> {
     stats = await fs.stat(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new Error(`cannot read the token file ${path}: ${(error as Error).message}`, { cause: error });
+    throw new Error(`cannot read the token file ${path}: ${(error as Error).message} (give --token-file a path you can read and write)`, { cause: error });
   }
   if (stats.isDirectory()) throw new Error(`token file ${path} is a directory: give --token-file the path of a file (it is created when missing)`);
   if (!stats.isFile()) throw new Error(`token file ${path} is not a regular file: give --token-file the path of a file (it is created when missing)`);
@@ -67,10 +67,13 @@ async function readToken(path: string): Promise<string | undefined> {
 
 /** Writes a new token to a temp file beside `path` and links it there unless a file appeared first. */
 async function publishNewToken(path: string): Promise<void> {
+  const cannot = (error: unknown): never => {
+    throw new Error(`cannot create the token file ${path}: ${(error as Error).message} (give --token-file a path in a directory you can write)`, { cause: error });
+  };
   const dir = dirname(path);
-  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 }).catch(cannot);
   const temp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  const file = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+  const file = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600).catch(cannot);
   try {
     await file.writeFile(`${randomBytes(tokenBytes).toString('base64url')}\n`);
     await file.sync();
@@ -84,7 +87,7 @@ async function publishNewToken(path: string): Promise<void> {
     // EEXIST: another process won the race; its token is the one. Without hard links
     // (some network or FAT file systems) a rename publishes it: the last racer wins there.
     if (code === 'EPERM' || code === 'ENOTSUP' || code === 'ENOSYS' || code === 'EXDEV') await fs.rename(temp, path);
-    else if (code !== 'EEXIST') throw new Error(`cannot create the token file ${path}: ${(error as Error).message}`, { cause: error });
+    else if (code !== 'EEXIST') cannot(error);
   } finally {
     await fs.rm(temp, { force: true });
   }
