@@ -1,13 +1,14 @@
 /**
  * What the real agents send the host agent: answers (settled against what the host asked), updates, lifecycle facts.
  */
-import type { AgentCapabilities, SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
+import type { AgentCapabilities, StopReason } from '@agentclientprotocol/sdk';
 import { CLIENT_METHODS } from '../../acp/methods.js';
 import type { AgentHandlerOutput } from '../../acp/native-agent.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import { reapplyRequests } from '../../session/reapply.js';
+import { lateTurnUpdate } from '../../session/turn-queue.js';
 import type { SessionMachineContext } from '../../session/session-machine.js';
-import { type ClientCall, type HostSession, type Live, type Pending } from './live.js';
+import { type ClientCall, type Live, type Pending } from './live.js';
 import { keySeparator } from './live.js';
 import { emit, fail } from './delivery.js';
 import { journalUpdate } from './journal-writes.js';
@@ -38,7 +39,7 @@ export function onInnerOutput(live: Live, agent: string, output: AgentHandlerOut
       // the journal (closed) would not have these. (Found by the chaos walk.)
       if (!session && live.closed.has(output.sessionId)) return;
       // What the agent still says of a cancelled turn its machine answered is not news (nor journaled).
-      if (session && lateTurnUpdate(session, output.update)) return;
+      if (session && lateTurnUpdate((session.machine.getSnapshot().context as SessionMachineContext).turns, output.update.sessionUpdate)) return;
       if (!session && settingUp(live, agent)) {
         live.held.set(agent, [...(live.held.get(agent) ?? []), output]);
         return;
@@ -215,12 +216,4 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       if (error) return fail(live, requestId, error);
       emit(live, { type: 'acp.respond', requestId, result });
   }
-}
-
-/** Updates that belong to a turn: dropped after a cancelled prompt has been answered. */
-const turnUpdates = new Set(['agent_message_chunk', 'agent_thought_chunk', 'user_message_chunk', 'tool_call', 'tool_call_update', 'plan']);
-
-/** Whether an update is a cancelled turn's, come after its prompt was answered (the session's turns are quiet). */
-function lateTurnUpdate(session: HostSession, update: SessionUpdate): boolean {
-  return turnUpdates.has(update.sessionUpdate) && (session.machine.getSnapshot().context as SessionMachineContext).turns.quiet;
 }
