@@ -211,6 +211,18 @@ describe('webSocketTransport (issue 16: a WebSocket transport for the JSON-RPC c
     expect(previews[0]).to.equal('<a binary frame of 2 bytes: ACP over WebSocket is one JSON-RPC message per text frame>');
   });
 
+  it('a text frame that is not UTF-8 is refused by ws with close code 1007: the connection closes, naming it', async () => {
+    const listening = await listen();
+    const socket = await rawClient(listening.url);
+    const far = connectionOver(await listening.accepted());
+    const closedWith = once(socket, 'close');
+    socket.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false });
+    const [code] = (await closedWith) as [number];
+    expect(code).to.equal(1007);
+    await waitUntil(() => far.closed() !== undefined, 'the connection to close', 20_000);
+    expect(far.closed()?.message).to.match(/^the WebSocket failed: .*UTF-8.*WS_ERR_INVALID_UTF8/u);
+  });
+
   it('a frame over maxLineBytes is answered by its id with the error stdio gives for the same line, and the connection goes on', async () => {
     const limit = 64 * 1024;
     const listening = await listen(limit);
