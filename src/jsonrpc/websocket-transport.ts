@@ -36,9 +36,9 @@ export interface WebSocketTransportOptions {
    */
   readonly maxLineBytes?: number;
   /**
-   * Ms between two pings; a peer that shows no sign of life for a whole interval (no pong, no
-   * frame, nothing of ours read while our output is backed up) is closed as lost: a half-open
-   * TCP connection never says so itself. `0` turns the keepalive off. Default
+   * Ms between two pings; a peer that shows no sign of life for two intervals in a row (no
+   * pong, no frame, nothing of ours read while our output is backed up) is closed as lost: a
+   * half-open TCP connection never says so itself. `0` turns the keepalive off. Default
    * {@link defaultWebSocketPingIntervalMs}.
    */
   readonly pingIntervalMs?: number;
@@ -90,7 +90,7 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
   const pausedForInput = () => heldByConnection && heldBytes >= heldInputBytes;
   const keepalive = new Keepalive(pingIntervalMs, socket, pausedForInput, () => {
     socket.terminate();
-    finish({ message: `the WebSocket peer showed no sign of life for ${pingIntervalMs} ms (no pong to our ping): a half-open connection, its host or network gone`, exit: { pingIntervalMs } });
+    finish({ message: `the WebSocket peer answered neither of two pings ${pingIntervalMs} ms apart (no pong, nothing else either): a half-open connection, its host or network gone`, exit: { pingIntervalMs } });
   });
   const applyReading = () => {
     if (closed) return;
@@ -217,10 +217,12 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
 }
 
 /**
- * The keepalive: a ping every interval; at the next tick, the peer must have shown life since
+ * The keepalive: a ping every interval; at each tick, the peer should have shown life since
  * the last one: a pong or any frame, or (while our output is backed up and reading is paused,
- * so its pong cannot be read) some of our output read. An interval during which the
- * connection held our reading does not count against the peer (it waits for our answers).
+ * so its pong cannot be read) some of our output read. Two silent intervals in a row and it
+ * is lost: one alone may be this process's own stall (a pong waiting, unread, while a long
+ * task ran); the pong is read before the next tick. An interval during which the connection
+ * held our reading does not count against the peer (it waits for our answers).
  */
 class Keepalive {
   readonly #intervalMs: number;
@@ -232,6 +234,8 @@ class Keepalive {
   #alive = true;
   /** The connection held our reading at some point of this interval. */
   #excused = false;
+  /** Silent intervals in a row. */
+  #silent = 0;
 
   constructor(intervalMs: number, socket: WebSocket, heldNow: () => boolean, lost: () => void) {
     this.#intervalMs = intervalMs;
@@ -266,7 +270,8 @@ class Keepalive {
     // Judged after the poll phase: a pong that arrived while this process was busy is read first.
     setImmediate(() => {
       if (!this.#timer) return;
-      if (!this.#alive && !this.#excused && !this.#heldNow()) return this.#lost();
+      this.#silent = this.#alive || this.#excused || this.#heldNow() ? 0 : this.#silent + 1;
+      if (this.#silent >= 2) return this.#lost();
       this.#alive = false;
       this.#excused = this.#heldNow();
       this.#ping();
