@@ -376,6 +376,83 @@ describe('webSocketTransport (issue 16: a WebSocket transport for the JSON-RPC c
     expect(received[0]).to.deep.equal({ jsonrpc: '2.0', id: 1, result: { echo: {} } });
   });
 
+  it('keepalive while reading is paused: a peer held by the connection (waiting for answers) is kept; one that reads nothing of our backed-up output is dropped', async () => {
+    const listening = await listen();
+    // Held: 4 requests unanswered, then 2 MiB more of them: the transport holds 1 MiB, then pauses the socket.
+    const waiting = await rawClient(listening.url);
+    const answers = inbox(waiting);
+    let pings = 0;
+    waiting.on('ping', () => pings++);
+    const accepted = await listening.accepted();
+    const held = createActor(connectionLogic, { input: { transport: webSocketTransport(accepted, { pingIntervalMs: 100 }), maxUnansweredRequests: 4 } });
+    const ids: number[] = [];
+    held.on('rpc.request', ({ id }) => ids.push(id as number));
+    held.start();
+    actors.push(held);
+    const total = 4 + 32;
+    for (let id = 1; id <= total; id++) waiting.send(id <= 4 ? JSON.stringify({ jsonrpc: '2.0', id, method: 'wait', params: {} }) : bigRequest(id, 'wait', 64 * 1024));
+    await waitUntil(() => accepted.isPaused, 'the socket to be paused for the held input', 20_000);
+    const seen = pings;
+    await waitUntil(() => pings >= seen + 4, 'four more pings while held', 20_000);
+    expect(held.getSnapshot().status).to.equal('active');
+    for (let n = 0; n < total; n++) {
+      await waitUntil(() => ids.length > n, `request ${n + 1}`, 20_000);
+      respond(held, ids[n] as number, {});
+    }
+    await waitUntil(() => answers.length === total, 'every answer', 20_000);
+    expect(ids).to.deep.equal(Array.from({ length: total }, (_, n) => n + 1));
+
+    // Not reading at all while our output waits: dropped after two intervals without progress.
+    const stuck = await rawClient(listening.url);
+    const far = connectionOver(await listening.accepted(), { pingIntervalMs: 100 });
+    stuck.pause();
+    const chunk = 'z'.repeat(64 * 1024);
+    for (let sent = 0; far.backpressure.length === 0 && sent < 1024; sent++) sendNotification(far.actor, 'update', { chunk });
+    expect(far.backpressure).to.deep.equal([true]);
+    await waitUntil(() => far.closed() !== undefined, 'the reader that reads nothing to be dropped', 20_000);
+    expect(far.closed()?.message).to.include('answered neither of two pings 100 ms apart');
+  });
+
+  it('keepalive under backpressure: a slow reader that never pongs but reads some of our output each interval is kept until it caught up', async () => {
+    const listening = await listen();
+    // By hand, so it never pongs: only its reading can show it alive (our reading is paused anyway).
+    const raw = netConnect({ host: '127.0.0.1', port: listening.port });
+    rawSockets.push(raw);
+    await once(raw, 'connect');
+    raw.write(['GET /acp HTTP/1.1', `Host: 127.0.0.1:${listening.port}`, 'Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13', '', ''].join('\r\n'));
+    const far = connectionOver(await listening.accepted(), { pingIntervalMs: 500 });
+    const chunk = 'w'.repeat(64 * 1024);
+    for (let sent = 0; far.backpressure.length === 0 && sent < 1024; sent++) sendNotification(far.actor, 'update', { chunk });
+    expect(far.backpressure).to.deep.equal([true]);
+    // 10 MiB more wait in the transport, beyond the few MiB loopback's socket buffers took.
+    for (let more = 0; more < 160; more++) sendNotification(far.actor, 'update', { chunk });
+    let read = 0;
+    // At most 64 KiB every 10 ms (about 6 MB/s): the 14 MiB or so take several intervals. The
+    // kernel tells a writer of room only once a good part of its buffer is free: every ~0.2 s here.
+    const reader = setInterval(() => {
+      const buffered = raw.readableLength;
+      if (buffered === 0) raw.read(0); // asks the socket for more
+      else read += (raw.read(Math.min(buffered, 64 * 1024)) as Buffer).length;
+    }, 10);
+    try {
+      await waitUntil(() => far.backpressure.length === 2 || far.closed() !== undefined, 'the slow reader to catch up', 60_000);
+    } finally {
+      clearInterval(reader);
+    }
+    expect(far.closed(), 'closed while it read').to.equal(undefined);
+    expect(far.backpressure).to.deep.equal([true, false]);
+    expect(read, "bytes it had read by then").to.be.greaterThan(5 * 1024 * 1024);
+  });
+
+  it('refuses options that are not integers in range, naming them', () => {
+    const socket = new WebSocket('ws://127.0.0.1:9', { autoPong: true });
+    clients.push(socket);
+    socket.on('error', () => {});
+    expect(() => webSocketTransport(socket, { pingIntervalMs: Number.NaN })).to.throw(TypeError, 'webSocketTransport: pingIntervalMs must be an integer from 0 to 2147483647, got NaN.');
+    expect(() => webSocketTransport(socket, { pingIntervalMs: -1 })).to.throw(TypeError, 'pingIntervalMs');
+    expect(() => webSocketTransport(socket, { maxLineBytes: 0 })).to.throw(TypeError, 'webSocketTransport: maxLineBytes must be an integer from 1');
+  });
+
   it('the peer closing settles every pending request peer lost, with its close code and reason; a dropped TCP connection is code 1006', async () => {
     const listening = await listen();
     const socket = await rawClient(listening.url);
@@ -411,6 +488,24 @@ describe('webSocketTransport (issue 16: a WebSocket transport for the JSON-RPC c
     expect(received).to.have.length(1);
     expect(received[0]).to.deep.include({ jsonrpc: '2.0', id: 5 });
     expect((received[0] as { error: { data: { reason: string } } }).error.data.reason).to.equal('shutdown');
+  });
+
+  it('our close() while output is backed up: everything sent before reaches the peer, then code 1000', async () => {
+    const listening = await listen();
+    const socket = await rawClient(listening.url);
+    const received = inbox(socket);
+    const far = connectionOver(await listening.accepted());
+    socket.pause();
+    const chunk = 'v'.repeat(64 * 1024);
+    let sent = 0;
+    while (far.backpressure.length === 0 && sent < 1024) sendNotification(far.actor, 'update', { n: sent++, chunk });
+    for (let more = 0; more < 16; more++) sendNotification(far.actor, 'update', { n: sent++, chunk });
+    const closedWith = once(socket, 'close');
+    closeConnection(far.actor);
+    socket.resume();
+    const [code] = (await closedWith) as [number];
+    expect(code).to.equal(1000);
+    expect(received.map((message) => (message as { params: { n: number } }).params.n)).to.deep.equal(Array.from({ length: sent }, (_, n) => n));
   });
 
   it('the ACP SDK client over its createWebSocketStream to our agent server (demo agent): initialize, session/new, a prompt with its updates in order', async () => {

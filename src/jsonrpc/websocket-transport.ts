@@ -53,7 +53,8 @@ export interface WebSocketTransportOptions {
  * - A frame over `maxLineBytes` is reported `oversize` with the envelope read from its first
  *   4 KiB and last 256 bytes (the connection answers a request by its id, -32600).
  * - Flow control: once {@link stdioHighWaterBytes} wait to be sent (the socket's
- *   `bufferedAmount`), reading stops and the sink hears `backpressure(true)`; at
+ *   `bufferedAmount` and the transport's own queue: ws is handed messages only below that
+ *   mark), reading stops and the sink hears `backpressure(true)`; at
  *   {@link stdioLowWaterBytes} both go on. The connection's `holdReading` holds the frames
  *   read, unparsed, up to 1 MiB, then pauses the socket.
  * - The peer closing, the socket failing, or the keepalive finding the peer gone is the peer
@@ -85,8 +86,10 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
   let held: Array<{ readonly data: Buffer; readonly isBinary: boolean }> = [];
   let heldBytes = 0;
   let releasing = false;
-  /** Sent before the socket opened: written on `open`. */
-  let beforeOpen: string[] = [];
+  // Messages not handed to ws yet: sent before the socket opened, or while ws holds the high-water
+  // mark. ws then gets small writes, each one's completion showing the peer reads (keepalive).
+  let waiting: Array<{ readonly text: string; readonly bytes: number }> = [];
+  let waitingBytes = 0;
   const pausedForInput = () => heldByConnection && heldBytes >= heldInputBytes;
   const keepalive = new Keepalive(pingIntervalMs, socket, pausedForInput, () => {
     socket.terminate();
@@ -109,17 +112,32 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
     closed = true;
     keepalive.stop();
     held = [];
+    waiting = [];
     sink?.closed(reason);
   };
   /** One callback for every frame sent (not a closure each: a stream of updates is many frames). */
   const written = () => {
-    if (!outputBackedUp) return;
-    keepalive.alive();
-    if (socket.bufferedAmount <= stdioLowWaterBytes) setBackedUp(false);
+    if (closed) return;
+    if (outputBackedUp) keepalive.alive();
+    pump();
+    if (outputBackedUp && socket.bufferedAmount + waitingBytes <= stdioLowWaterBytes) setBackedUp(false);
+  };
+  /** Hands waiting messages to ws while it holds less than the high-water mark. */
+  const pump = () => {
+    while (waiting.length > 0 && socket.readyState === socket.OPEN && socket.bufferedAmount < stdioHighWaterBytes) {
+      const next = waiting.shift() as { text: string; bytes: number };
+      waitingBytes -= next.bytes;
+      socket.send(next.text, written);
+    }
   };
   const write = (text: string) => {
-    socket.send(text, written);
-    if (!outputBackedUp && socket.bufferedAmount >= stdioHighWaterBytes) setBackedUp(true);
+    if (waiting.length === 0 && socket.readyState === socket.OPEN && socket.bufferedAmount < stdioHighWaterBytes) socket.send(text, written);
+    else {
+      const bytes = Buffer.byteLength(text);
+      waiting.push({ text, bytes });
+      waitingBytes += bytes;
+    }
+    if (!outputBackedUp && socket.bufferedAmount + waitingBytes >= stdioHighWaterBytes) setBackedUp(true);
   };
   const deliver = (data: Buffer, isBinary: boolean) => {
     if (!sink) return;
@@ -170,9 +188,7 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
   const onHeard = () => keepalive.alive();
   const onOpen = () => {
     if (closed) return;
-    const waiting = beforeOpen;
-    beforeOpen = [];
-    for (const text of waiting) write(text);
+    pump();
     keepalive.start();
   };
   const onError = (error: Error) => {
@@ -193,9 +209,7 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
     },
     send(message: JsonRpcMessage) {
       if (closed) return;
-      const text = JSON.stringify(message); // throws for what JSON cannot encode: the connection answers for it
-      if (socket.readyState === socket.CONNECTING) beforeOpen.push(text);
-      else write(text);
+      write(JSON.stringify(message)); // throws for what JSON cannot encode: the connection answers for it
     },
     holdReading(hold: boolean) {
       heldByConnection = hold;
@@ -210,8 +224,12 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
       socket.off('message', onMessage);
       // Read on: the peer's closing frame completes the handshake (ws otherwise waits 30 s for it).
       socket.resume();
-      if (socket.readyState === socket.OPEN) socket.close(1000);
-      else if (socket.readyState === socket.CONNECTING) socket.terminate();
+      if (socket.readyState === socket.OPEN) {
+        // What was sent before goes out before the closing frame (ws drops the socket if the peer takes over 30 s).
+        for (const { text } of waiting) socket.send(text);
+        socket.close(1000);
+      } else if (socket.readyState === socket.CONNECTING) socket.terminate();
+      waiting = [];
     },
   };
 }
