@@ -188,6 +188,7 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
   const onHeard = () => keepalive.alive();
   const onOpen = () => {
     if (closed) return;
+    applyReading(); // a pause asked while connecting did nothing
     pump();
     keepalive.start();
   };
