@@ -8,3 +8,4 @@ export * from './port-transport.js';
 export * from './stdio-transport.js';
 export * from './pending-request.js';
 export * from './connection.js';
+export * from './websocket-transport.js';

@@ -21,8 +21,8 @@ export const stdioHighWaterBytes = 256 * 1024;
 /** ... and at which it is not any more: 64 KiB. */
 export const stdioLowWaterBytes = 64 * 1024;
 
-/** Bytes of stdin read (not parsed) while the connection holds it (too many requests unanswered): 1 MiB. */
-const heldInputBytes = 1024 * 1024;
+/** Bytes of input read (not parsed) while the connection holds it (too many requests unanswered): 1 MiB (stdio and WebSocket). */
+export const heldInputBytes = 1024 * 1024;
 
 /** Options of {@link stdioTransport}. */
 export interface StdioTransportOptions {

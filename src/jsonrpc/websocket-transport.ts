@@ -1,0 +1,333 @@
+import type { RawData, WebSocket } from 'ws';
+import { malformedPreviewChars, oversizeHeadBytes, oversizeTailBytes } from '../port/line-framer.js';
+import { scanEnvelope } from './envelope-scan.js';
+import type { JsonRpcMessage } from './message.js';
+import { defaultStdioMaxLineBytes, heldInputBytes, stdioHighWaterBytes, stdioLowWaterBytes } from './stdio-transport.js';
+import type { PeerLost, Transport, TransportSink } from './transport.js';
+
+/** How often {@link webSocketTransport} pings its peer by default: every 30 s. */
+export const defaultWebSocketPingIntervalMs = 30_000;
+
+/**
+ * Bytes a frame may have beyond the message limit and still be read (then answered by its id
+ * and dropped): 1 MiB. A bigger frame is refused by `ws` itself (close code 1009, unanswered).
+ */
+const oversizeSlackBytes = 1024 * 1024;
+
+/** The longest timer delay Node keeps (2^31-1 ms); a longer one fires at once. */
+const maxTimerMs = 2 ** 31 - 1;
+
+/**
+ * The `maxPayload` to give `ws` (`new WebSocketServer({ maxPayload })`, `new WebSocket(url, { maxPayload })`)
+ * for sockets served by {@link webSocketTransport} with this `maxLineBytes`: the limit plus
+ * 1 MiB, so that `ws` hands over a frame a little over the limit (the transport answers it by
+ * its id) and refuses, with close code 1009, one far over it instead of buffering it.
+ */
+export function webSocketMaxPayload(maxLineBytes: number = defaultStdioMaxLineBytes): number {
+  return maxLineBytes + oversizeSlackBytes;
+}
+
+/** Options of {@link webSocketTransport}. */
+export interface WebSocketTransportOptions {
+  /**
+   * Longest message read, in bytes of its text frame; a longer one is answered by its id and
+   * dropped. Default {@link defaultStdioMaxLineBytes} (64 MiB, as stdio). Give `ws` a
+   * `maxPayload` of at least {@link webSocketMaxPayload} of it.
+   */
+  readonly maxLineBytes?: number;
+  /**
+   * Ms between two pings; a peer that shows no sign of life for two intervals in a row (no
+   * pong, no frame, nothing of ours read while our output is backed up) is closed as lost: a
+   * half-open TCP connection never says so itself. `0` turns the keepalive off. Default
+   * {@link defaultWebSocketPingIntervalMs}.
+   */
+  readonly pingIntervalMs?: number;
+}
+
+/**
+ * A transport over one WebSocket (the `ws` package's, open or still connecting): one JSON-RPC
+ * message per **text** frame, both ways. It mirrors {@link stdioTransport}:
+ *
+ * - A text frame that is not JSON is `malformed` (the connection answers -32700); a binary
+ *   frame is `malformed` too (ACP over WebSocket is text frames), and so answered -32700.
+ * - A frame over `maxLineBytes` is reported `oversize` with the envelope read from its first
+ *   4 KiB and last 256 bytes (the connection answers a request by its id, -32600).
+ * - Flow control: once {@link stdioHighWaterBytes} wait to be sent (the socket's
+ *   `bufferedAmount` and the transport's own queue: ws is handed messages only below that
+ *   mark), reading stops and the sink hears `backpressure(true)`; at
+ *   {@link stdioLowWaterBytes} both go on. The connection's `holdReading` holds the frames
+ *   read, unparsed, up to 1 MiB, then pauses the socket.
+ * - The peer closing, the socket failing, or the keepalive finding the peer gone is the peer
+ *   lost (`closed`, with the close code and reason in `exit`). There is no half-close.
+ * - `close()` closes with code 1000 after what was sent before; nothing more is delivered.
+ *
+ * @example
+ * ```ts
+ * import { WebSocketServer } from 'ws';
+ * import { createActor } from 'xstate';
+ * import { connectionLogic, webSocketMaxPayload, webSocketTransport } from 'acp-warden/jsonrpc';
+ *
+ * const server = new WebSocketServer({ host: '127.0.0.1', port: 0, maxPayload: webSocketMaxPayload() });
+ * server.on('connection', (socket) => {
+ *   createActor(connectionLogic, { input: { transport: webSocketTransport(socket) } }).start();
+ * });
+ * ```
+ */
+export function webSocketTransport(socket: WebSocket, options: WebSocketTransportOptions = {}): Transport {
+  const limit = checkedInteger(options.maxLineBytes ?? defaultStdioMaxLineBytes, 'maxLineBytes', 1, Number.MAX_SAFE_INTEGER);
+  const pingIntervalMs = checkedInteger(options.pingIntervalMs ?? defaultWebSocketPingIntervalMs, 'pingIntervalMs', 0, maxTimerMs);
+  let sink: TransportSink | undefined;
+  let closed = false;
+  /** Why the socket failed, kept for the close that follows (ws always closes after an error). */
+  let failure: string | undefined;
+  // Input is read only when neither the backed-up output nor the connection holds it (as stdio).
+  let outputBackedUp = false;
+  let heldByConnection = false;
+  let held: Array<{ readonly data: Buffer; readonly isBinary: boolean }> = [];
+  let heldBytes = 0;
+  let releasing = false;
+  // Messages not handed to ws yet: sent before the socket opened, or while ws holds the high-water
+  // mark. ws then gets small writes, each one's completion showing the peer reads (keepalive).
+  let waiting: Array<{ readonly text: string; readonly bytes: number }> = [];
+  let waitingBytes = 0;
+  const pausedForInput = () => heldByConnection && heldBytes >= heldInputBytes;
+  const keepalive = new Keepalive(pingIntervalMs, socket, pausedForInput, () => {
+    socket.terminate();
+    finish({ message: `the WebSocket peer answered neither of two pings ${pingIntervalMs} ms apart (no pong, nothing else either): a half-open connection, its host or network gone`, exit: { pingIntervalMs } });
+  });
+  const applyReading = () => {
+    if (closed) return;
+    const inputHeld = pausedForInput();
+    keepalive.readingHeld(inputHeld);
+    if (outputBackedUp || inputHeld) socket.pause();
+    else socket.resume();
+  };
+  const setBackedUp = (backedUp: boolean) => {
+    outputBackedUp = backedUp;
+    applyReading();
+    sink?.backpressure?.(backedUp);
+  };
+  const finish = (reason: PeerLost) => {
+    if (closed) return;
+    closed = true;
+    keepalive.stop();
+    held = [];
+    waiting = [];
+    sink?.closed(reason);
+  };
+  /** One callback for every frame sent (not a closure each: a stream of updates is many frames). */
+  const written = () => {
+    if (closed) return;
+    if (outputBackedUp) keepalive.alive();
+    pump();
+    if (outputBackedUp && socket.bufferedAmount + waitingBytes <= stdioLowWaterBytes) setBackedUp(false);
+  };
+  /** Hands waiting messages to ws while it holds less than the high-water mark. */
+  const pump = () => {
+    while (waiting.length > 0 && socket.readyState === socket.OPEN && socket.bufferedAmount < stdioHighWaterBytes) {
+      const next = waiting.shift() as { text: string; bytes: number };
+      waitingBytes -= next.bytes;
+      socket.send(next.text, written);
+    }
+  };
+  const write = (text: string) => {
+    if (waiting.length === 0 && socket.readyState === socket.OPEN && socket.bufferedAmount < stdioHighWaterBytes) socket.send(text, written);
+    else {
+      const bytes = Buffer.byteLength(text);
+      waiting.push({ text, bytes });
+      waitingBytes += bytes;
+    }
+    if (!outputBackedUp && socket.bufferedAmount + waitingBytes >= stdioHighWaterBytes) setBackedUp(true);
+  };
+  const deliver = (data: Buffer, isBinary: boolean) => {
+    if (!sink) return;
+    if (isBinary) {
+      sink.malformed(`<a binary frame of ${data.length} bytes: ACP over WebSocket is one JSON-RPC message per text frame>`);
+      return;
+    }
+    if (data.length > limit) {
+      const head = data.subarray(0, oversizeHeadBytes).toString('utf8');
+      const tail = data.subarray(Math.max(0, data.length - oversizeTailBytes)).toString('utf8');
+      if (sink.oversize) sink.oversize({ bytes: data.length, limit, envelope: scanEnvelope(head, tail) });
+      else sink.malformed(`<a frame of ${data.length} bytes, over the limit>`);
+      return;
+    }
+    const text = data.toString('utf8');
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      sink.malformed(text.slice(0, malformedPreviewChars));
+      return;
+    }
+    sink.message(value);
+  };
+  /** Parses what was read while held, until the connection holds again. */
+  const release = () => {
+    if (releasing) return; // re-entered from a frame being parsed: the loop below goes on
+    releasing = true;
+    try {
+      while (held.length > 0 && !heldByConnection && !closed) {
+        const frame = held.shift() as { data: Buffer; isBinary: boolean };
+        heldBytes -= frame.data.length;
+        deliver(frame.data, frame.isBinary);
+      }
+    } finally {
+      releasing = false;
+    }
+  };
+  const onMessage = (raw: RawData, isBinary: boolean) => {
+    keepalive.alive();
+    if (closed) return;
+    const data = bufferOf(raw);
+    if (!heldByConnection && held.length === 0) return deliver(data, isBinary);
+    held.push({ data, isBinary });
+    heldBytes += data.length;
+    if (heldBytes >= heldInputBytes) applyReading();
+  };
+  const onHeard = () => keepalive.alive();
+  const onOpen = () => {
+    if (closed) return;
+    applyReading(); // a pause asked while connecting did nothing
+    pump();
+    keepalive.start();
+  };
+  const onError = (error: Error) => {
+    failure ??= failureOf(error);
+  };
+  const onClose = (code: number, reason: Buffer) => finish(closeReason(code, reason.toString('utf8'), failure));
+  return {
+    start(target) {
+      sink = target;
+      socket.on('message', onMessage);
+      socket.on('pong', onHeard);
+      socket.on('ping', onHeard);
+      socket.on('error', onError);
+      socket.on('close', onClose);
+      if (socket.readyState === socket.CONNECTING) socket.once('open', onOpen);
+      else if (socket.readyState === socket.OPEN) keepalive.start();
+      else queueMicrotask(() => finish({ message: 'the WebSocket was already closed' }));
+    },
+    send(message: JsonRpcMessage) {
+      if (closed) return;
+      write(JSON.stringify(message)); // throws for what JSON cannot encode: the connection answers for it
+    },
+    holdReading(hold: boolean) {
+      heldByConnection = hold;
+      if (!hold) release();
+      applyReading();
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      keepalive.stop();
+      held = [];
+      socket.off('message', onMessage);
+      // Read on: the peer's closing frame completes the handshake (ws otherwise waits 30 s for it).
+      socket.resume();
+      if (socket.readyState === socket.OPEN) {
+        // What was sent before goes out before the closing frame (ws drops the socket if the peer takes over 30 s).
+        for (const { text } of waiting) socket.send(text);
+        socket.close(1000);
+      } else if (socket.readyState === socket.CONNECTING) socket.terminate();
+      waiting = [];
+    },
+  };
+}
+
+/**
+ * The keepalive: a ping every interval; at each tick, the peer should have shown life since
+ * the last one: a pong or any frame, or (while our output is backed up and reading is paused,
+ * so its pong cannot be read) some of our output read. Two silent intervals in a row and it
+ * is lost: one alone may be this process's own stall (a pong waiting, unread, while a long
+ * task ran); the pong is read before the next tick. An interval during which the connection
+ * held our reading does not count against the peer (it waits for our answers).
+ */
+class Keepalive {
+  readonly #intervalMs: number;
+  readonly #socket: WebSocket;
+  /** Whether the connection holds our reading now (the socket is paused for it). */
+  readonly #heldNow: () => boolean;
+  readonly #lost: () => void;
+  #timer: NodeJS.Timeout | undefined;
+  #alive = true;
+  /** The connection held our reading at some point of this interval. */
+  #excused = false;
+  /** Silent intervals in a row. */
+  #silent = 0;
+
+  constructor(intervalMs: number, socket: WebSocket, heldNow: () => boolean, lost: () => void) {
+    this.#intervalMs = intervalMs;
+    this.#socket = socket;
+    this.#heldNow = heldNow;
+    this.#lost = lost;
+  }
+
+  start(): void {
+    if (this.#intervalMs === 0 || this.#timer) return;
+    this.#timer = setInterval(() => this.#tick(), this.#intervalMs);
+    this.#timer.unref(); // the socket keeps the process alive, not its keepalive
+    this.#ping();
+  }
+
+  /** A frame, a pong or a ping arrived; or some of our backed-up output was read. */
+  alive(): void {
+    this.#alive = true;
+  }
+
+  /** The connection holds our reading (`true`): the peer's pong cannot be read meanwhile. */
+  readingHeld(held: boolean): void {
+    if (held) this.#excused = true;
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #tick(): void {
+    // Judged after the poll phase: a pong that arrived while this process was busy is read first.
+    setImmediate(() => {
+      if (!this.#timer) return;
+      this.#silent = this.#alive || this.#excused || this.#heldNow() ? 0 : this.#silent + 1;
+      if (this.#silent >= 2) return this.#lost();
+      this.#alive = false;
+      this.#excused = this.#heldNow();
+      this.#ping();
+    });
+  }
+
+  #ping(): void {
+    if (this.#socket.readyState === this.#socket.OPEN) this.#socket.ping();
+  }
+}
+
+/** What the peer's close tells, for the `peer_lost` error of every pending request. */
+function closeReason(code: number, reason: string, failure: string | undefined): PeerLost {
+  const exit = { closeCode: code, closeReason: reason, ...(failure ? { error: failure } : {}) };
+  if (failure) return { message: `the WebSocket failed: ${failure}`, exit };
+  if (code === 1006) return { message: 'the WebSocket connection was lost (code 1006: it ended without a closing frame)', exit };
+  return { message: `the WebSocket was closed (code ${code}${reason ? `: ${reason.slice(0, 123)}` : ''})`, exit };
+}
+
+/** What a socket error says, for people: ws's own errors name the close code it sent. */
+function failureOf(error: Error): string {
+  const code = (error as { code?: unknown }).code;
+  if (code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') return 'a frame over the maxPayload ws was given, refused unread with close code 1009';
+  return typeof code === 'string' ? `${error.message} (${code})` : error.message;
+}
+
+/** A received frame as one Buffer, whatever the socket's `binaryType`. */
+function bufferOf(raw: RawData): Buffer {
+  if (Buffer.isBuffer(raw)) return raw;
+  if (Array.isArray(raw)) return Buffer.concat(raw);
+  return Buffer.from(raw);
+}
+
+/** An option that must be an integer within bounds: a TypeError naming it otherwise. */
+function checkedInteger(value: number, name: string, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new TypeError(`webSocketTransport: ${name} must be an integer from ${min} to ${max}, got ${String(value)}.`);
+  }
+  return value;
+}
