@@ -17,7 +17,7 @@
 import { client, methods, ndJsonStream } from '@agentclientprotocol/sdk';
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { startFakeAnthropic, type FakeModelServer, type RecordedRequest } from '../support/fake-anthropic-server.js';
@@ -169,6 +169,18 @@ interface Outcome {
 }
 
 /**
+ * Whether the agent process warden started is the one the bare name on the PATH leads to:
+ * `node <agents bin>/<name>` (the npm bin link), or, for Codex where Node has
+ * `process.execve` (22.15 and later), the native binary its launcher (bin/codex.js) replaced
+ * itself with, in the same process, from the same install.
+ */
+function startedFromPath(started: ProcessRow | undefined, name: string): boolean {
+  if (!started) return false;
+  if (started.cmdline.includes(join(agentsBin, name))) return true;
+  return name === 'codex' && started.cmdline.startsWith(`${realpathSync(join(agentsBin, '..'))}/@openai/`);
+}
+
+/**
  * The scenario: warden, session/new, "hello"; SIGKILL warden; its CLI dies; a second warden on
  * the same store lists, loads (replay before the answer) and prompts; closed by the editor,
  * it exits 0. Returns what the model checks need.
@@ -202,7 +214,7 @@ async function sigkillWardenAndRestart(agent: Agent, server: FakeModelServer, sp
   const firstCli = cliUnder(first.pid);
   expect(firstCli, `the real CLI under warden ${first.pid}`).to.not.equal(undefined);
   // The one the PATH leads to: the bare name resolved in the agents' bin.
-  expect(agentProcessOf(first.pid)?.cmdline, 'the agent process warden started').to.contain(join(agentsBin, agent.name));
+  expect(startedFromPath(agentProcessOf(first.pid), agent.name), 'the agent process warden started').to.equal(true);
   const firstTree = descendants(first.pid);
   // The orphan reaper is one of them. (Both real CLIs also exit by themselves on EOF of stdin,
   // so their death alone cannot tell the reaper's work from theirs: the reaper must be there.)
