@@ -65,6 +65,18 @@ async function rawClient(url: string): Promise<WebSocket> {
   return socket;
 }
 
+/**
+ * A TCP connection to 127.0.0.1:`port` that has sent the WebSocket upgrade request by hand and
+ * does nothing more (no pong, no reading unless the test reads): a peer `ws` cannot make.
+ */
+async function upgradedByHand(port: number): Promise<Socket> {
+  const raw = netConnect({ host: '127.0.0.1', port });
+  rawSockets.push(raw);
+  await once(raw, 'connect');
+  raw.write(['GET /acp HTTP/1.1', `Host: 127.0.0.1:${port}`, 'Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13', '', ''].join('\r\n'));
+  return raw;
+}
+
 /** A JSON-RPC connection over a WebSocket, recording what it emits. */
 function connectionOver(socket: WebSocket, options: WebSocketTransportOptions = {}, name = 'ws') {
   const actor = createActor(connectionLogic, { input: { transport: webSocketTransport(socket, options), name } });
@@ -306,14 +318,11 @@ describe('webSocketTransport (issue 16: a WebSocket transport for the JSON-RPC c
   it('half-open: a peer that upgraded and then never answers a ping is closed as lost within a few intervals, its pending requests settle with why', async () => {
     const listening = await listen();
     // The HTTP upgrade by hand, then silence: what a peer whose host or network vanished looks like.
-    const raw = netConnect({ host: '127.0.0.1', port: listening.port });
-    rawSockets.push(raw);
-    await once(raw, 'connect');
+    const raw = await upgradedByHand(listening.port);
     let response = '';
     raw.on('data', (chunk: Buffer) => {
       response += chunk.toString('latin1');
     });
-    raw.write(['GET /acp HTTP/1.1', `Host: 127.0.0.1:${listening.port}`, 'Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13', '', ''].join('\r\n'));
     const peerGone = once(raw, 'close');
     const far = connectionOver(await listening.accepted(), { pingIntervalMs: 100 });
     const pending = expectFailure(sendRequest(far.actor, 'ask', {}));
@@ -416,10 +425,7 @@ describe('webSocketTransport (issue 16: a WebSocket transport for the JSON-RPC c
   it('keepalive under backpressure: a slow reader that never pongs but reads some of our output each interval is kept until it caught up', async () => {
     const listening = await listen();
     // By hand, so it never pongs: only its reading can show it alive (our reading is paused anyway).
-    const raw = netConnect({ host: '127.0.0.1', port: listening.port });
-    rawSockets.push(raw);
-    await once(raw, 'connect');
-    raw.write(['GET /acp HTTP/1.1', `Host: 127.0.0.1:${listening.port}`, 'Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13', '', ''].join('\r\n'));
+    const raw = await upgradedByHand(listening.port);
     const far = connectionOver(await listening.accepted(), { pingIntervalMs: 500 });
     const chunk = 'w'.repeat(64 * 1024);
     for (let sent = 0; far.backpressure.length === 0 && sent < 1024; sent++) sendNotification(far.actor, 'update', { chunk });
