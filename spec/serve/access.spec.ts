@@ -42,7 +42,7 @@ describe('serve: access to the WebSocket endpoint (checkUpgrade, rejectUpgrade)'
     new Promise((resolve, reject) => {
       const client = new WebSocket(`ws://127.0.0.1:${port}${path}`, { headers });
       clients.add(client);
-      client.once('message', (data) => resolve(data.toString() === 'welcome' ? { opened: true } : Promise.reject(new Error(`unexpected frame ${data.toString()}`))));
+      client.once('message', (data) => (data.toString() === 'welcome' ? resolve({ opened: true }) : reject(new Error(`unexpected frame ${data.toString()}`))));
       client.once('unexpected-response', (_request, response) => {
         let body = '';
         response.setEncoding('utf8');
