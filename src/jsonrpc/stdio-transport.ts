@@ -3,6 +3,7 @@ import { WriteQueue } from '../port/write-queue.js';
 import { scanEnvelope } from './envelope-scan.js';
 import type { JsonRpcMessage } from './message.js';
 import type { Transport, TransportSink } from './transport.js';
+import { HeldInput } from './held-input.js';
 
 /**
  * The longest line `stdioTransport` reads by default: 64 MiB. Editors send screenshots and
@@ -21,8 +22,7 @@ export const stdioHighWaterBytes = 256 * 1024;
 /** ... and at which it is not any more: 64 KiB. */
 export const stdioLowWaterBytes = 64 * 1024;
 
-/** Bytes of input read (not parsed) while the connection holds it (too many requests unanswered): 1 MiB (stdio and WebSocket). */
-export const heldInputBytes = 1024 * 1024;
+export { heldInputBytes } from './held-input.js';
 
 /** Options of {@link stdioTransport}. */
 export interface StdioTransportOptions {
@@ -60,17 +60,11 @@ export function stdioTransport(
 ): StdioTransport {
   let sink: TransportSink | undefined;
   let closed = false;
-  // Input is read only when neither the backed-up output nor the connection holds it. Held
-  // by the connection, stdin is still read, unparsed, up to heldInputBytes: an editor that
-  // goes away leaves at most a pipe's worth behind, so its end of input is still seen.
+  // Input is read only when neither the backed-up output nor the connection holds it.
   let outputBackedUp = false;
-  let heldByConnection = false;
-  const held: Buffer[] = [];
-  let heldBytes = 0;
-  let releasing = false;
   const applyReading = () => {
     if (closed) return;
-    if (outputBackedUp || (heldByConnection && heldBytes >= heldInputBytes)) input.pause();
+    if (outputBackedUp || held.full) input.pause();
     else input.resume();
   };
   const limit = options.maxLineBytes ?? defaultStdioMaxLineBytes;
@@ -101,29 +95,14 @@ export function stdioTransport(
       else sink?.malformed(`<a line of ${bytes} bytes, over the limit>`);
     },
   });
-  /** Parses what was read while held, until the connection holds again. */
-  const release = (ignoreHold: boolean) => {
-    if (releasing) return; // re-entered from a line being parsed: the loop below goes on
-    releasing = true;
-    try {
-      while (held.length > 0 && (ignoreHold || !heldByConnection)) {
-        const chunk = held.shift() as Buffer;
-        heldBytes -= chunk.length;
-        framer.push(chunk);
-      }
-    } finally {
-      releasing = false;
-    }
-  };
+  // Held by the connection, stdin is still read, unparsed, up to heldInputBytes: an editor that
+  // goes away leaves at most a pipe's worth behind, so its end of input is still seen.
+  const held = new HeldInput<Buffer>((chunk) => chunk.length, (chunk) => framer.push(chunk));
   const onData = (chunk: Buffer | string) => {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    if (!heldByConnection && held.length === 0) return framer.push(bytes);
-    held.push(bytes);
-    heldBytes += bytes.length;
-    if (heldBytes >= heldInputBytes) applyReading();
+    if (held.take(typeof chunk === 'string' ? Buffer.from(chunk) : chunk) && held.full) applyReading();
   };
   const onEnd = () => {
-    release(true); // the editor closed its input (it may still read answers): what it wrote (bounded by heldInputBytes) is served
+    held.release(true); // the editor closed its input (it may still read answers): what it wrote (bounded by heldInputBytes) is served
     framer.end();
     if (closed) return;
     if (sink?.inputEnded) sink.inputEnded({ message: 'the editor closed its input (EOF on stdin)' });
@@ -147,8 +126,7 @@ export function stdioTransport(
       return new Promise<void>((resolve) => writes.write('', () => resolve()));
     },
     holdReading(hold: boolean) {
-      heldByConnection = hold;
-      if (!hold) release(false);
+      held.setHold(hold);
       applyReading();
     },
     close() {

@@ -2,7 +2,8 @@ import type { RawData, WebSocket } from 'ws';
 import { malformedPreviewChars, oversizeHeadBytes, oversizeTailBytes } from '../port/line-framer.js';
 import { scanEnvelope } from './envelope-scan.js';
 import type { JsonRpcMessage } from './message.js';
-import { defaultStdioMaxLineBytes, heldInputBytes, stdioHighWaterBytes, stdioLowWaterBytes } from './stdio-transport.js';
+import { defaultStdioMaxLineBytes, stdioHighWaterBytes, stdioLowWaterBytes } from './stdio-transport.js';
+import { HeldInput } from './held-input.js';
 import type { PeerLost, Transport, TransportSink } from './transport.js';
 
 /** How often {@link webSocketTransport} pings its peer by default: every 30 s. */
@@ -82,15 +83,12 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
   let failure: string | undefined;
   // Input is read only when neither the backed-up output nor the connection holds it (as stdio).
   let outputBackedUp = false;
-  let heldByConnection = false;
-  let held: Array<{ readonly data: Buffer; readonly isBinary: boolean }> = [];
-  let heldBytes = 0;
-  let releasing = false;
   // Messages not handed to ws yet: sent before the socket opened, or while ws holds the high-water
   // mark. ws then gets small writes, each one's completion showing the peer reads (keepalive).
   let waiting: Array<{ readonly text: string; readonly bytes: number }> = [];
   let waitingBytes = 0;
-  const pausedForInput = () => heldByConnection && heldBytes >= heldInputBytes;
+  const held = new HeldInput<{ readonly data: Buffer; readonly isBinary: boolean }>((frame) => frame.data.length, (frame) => deliver(frame.data, frame.isBinary));
+  const pausedForInput = () => held.full;
   const keepalive = new Keepalive(pingIntervalMs, socket, pausedForInput, () => {
     socket.terminate();
     finish({ message: `the WebSocket peer answered neither of two pings ${pingIntervalMs} ms apart (no pong, nothing else either): a half-open connection, its host or network gone`, exit: { pingIntervalMs } });
@@ -111,7 +109,7 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
     if (closed) return;
     closed = true;
     keepalive.stop();
-    held = [];
+    held.clear();
     waiting = [];
     sink?.closed(reason);
   };
@@ -140,7 +138,7 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
     if (!outputBackedUp && socket.bufferedAmount + waitingBytes >= stdioHighWaterBytes) setBackedUp(true);
   };
   const deliver = (data: Buffer, isBinary: boolean) => {
-    if (!sink) return;
+    if (!sink || closed) return; // a frame parsed after the transport closed (released from the hold) is no news
     if (isBinary) {
       sink.malformed(`<a binary frame of ${data.length} bytes: ACP over WebSocket is one JSON-RPC message per text frame>`);
       return;
@@ -162,28 +160,10 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
     }
     sink.message(value);
   };
-  /** Parses what was read while held, until the connection holds again. */
-  const release = () => {
-    if (releasing) return; // re-entered from a frame being parsed: the loop below goes on
-    releasing = true;
-    try {
-      while (held.length > 0 && !heldByConnection && !closed) {
-        const frame = held.shift() as { data: Buffer; isBinary: boolean };
-        heldBytes -= frame.data.length;
-        deliver(frame.data, frame.isBinary);
-      }
-    } finally {
-      releasing = false;
-    }
-  };
   const onMessage = (raw: RawData, isBinary: boolean) => {
     keepalive.alive();
     if (closed) return;
-    const data = bufferOf(raw);
-    if (!heldByConnection && held.length === 0) return deliver(data, isBinary);
-    held.push({ data, isBinary });
-    heldBytes += data.length;
-    if (heldBytes >= heldInputBytes) applyReading();
+    if (held.take({ data: bufferOf(raw), isBinary }) && held.full) applyReading();
   };
   const onHeard = () => keepalive.alive();
   const onOpen = () => {
@@ -213,15 +193,14 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
       write(JSON.stringify(message)); // throws for what JSON cannot encode: the connection answers for it
     },
     holdReading(hold: boolean) {
-      heldByConnection = hold;
-      if (!hold) release();
+      held.setHold(hold);
       applyReading();
     },
     close() {
       if (closed) return;
       closed = true;
       keepalive.stop();
-      held = [];
+      held.clear();
       socket.off('message', onMessage);
       // Read on: the peer's closing frame completes the handshake (ws otherwise waits 30 s for it).
       socket.resume();
