@@ -725,6 +725,8 @@ function carryOut(live: Live, session: SessionState, command: TurnCommand): void
       decide(live, session, graceOver(session.turns, command.requestId));
       return;
     }
+    // A decided answer goes out as it is (deliver), not back through answer()/failRequest(): its
+    // prompt may be abandoned already (the grace ran out), and those take it for the late answer and drop it.
     case 'turn.answer':
       deliver(live, command.requestId, command.result);
       return;

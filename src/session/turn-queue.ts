@@ -59,7 +59,7 @@ export const noTurns: Turns = { waiting: [], running: undefined, cancelled: fals
 const cancelled = { stopReason: 'cancelled' } as const;
 
 /** Updates that belong to a turn (what the agent says while it works): dropped while the turns are quiet. */
-export const turnUpdates: ReadonlySet<string> = new Set(['agent_message_chunk', 'agent_thought_chunk', 'user_message_chunk', 'tool_call', 'tool_call_update', 'plan']);
+const turnUpdates: ReadonlySet<string> = new Set(['agent_message_chunk', 'agent_thought_chunk', 'user_message_chunk', 'tool_call', 'tool_call_update', 'plan']);
 
 /** Whether an update (its `sessionUpdate` kind) is a cancelled turn's, come after its prompt was answered: it is dropped. */
 export const lateTurnUpdate = (turns: Turns, sessionUpdate: string): boolean => turns.quiet && turnUpdates.has(sessionUpdate);

@@ -11,9 +11,9 @@ import type { PortExit } from '../../port/port-exit.js';
 import type { PortEmitted, PortEvent } from '../../port/port.js';
 import type { SupervisionEvent } from '../../supervision/events.js';
 import { exitFromOutput } from '../../supervision/exit-reason.js';
-import { watchdogHintOf, type AgentProcessReport, type AgentUpdate, type PassthroughContext, type WatchdogHint } from './context.js';
+import { watchdogHintOf, type AgentProcessReport, type AgentUpdate, type PassthroughContext } from './context.js';
 import { agentSupervisorOf, childOf } from './agent-supervisor.js';
-import { isNews, quietHint } from '../turn-activity.js';
+import { isNews, quietHint, type WatchdogHint } from '../turn-activity.js';
 import { handlesOf } from './handles.js';
 
 /** What the machine tells the agent process: watch the supervisor just started, or stop watching. */

@@ -105,9 +105,6 @@ export interface RequestSettled {
 /** Every event the passthrough machine takes. */
 export type PassthroughEvent = AgentHandlerEvent | AgentProcessReport | RequestSettled;
 
-/** What the port's hang watchdog is told (`port.busy`): the rules are turn-activity.ts's, shared with the CLI sessions. */
-export type { WatchdogHint };
-
 /** The permission request method, whose wait is the user's, not the agent's. */
 const PERMISSION_METHOD: string = CLIENT_METHODS.session_request_permission;
 
