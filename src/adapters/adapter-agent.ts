@@ -126,15 +126,8 @@ function sessionRoute(agent: AnyActorRef, sessionId: string): SessionRoute {
   return {
     send(event) {
       const session = lives.get(agent)?.sessions.get(sessionId);
-      if (!session?.adapter) return false;
-      if (event.type === 'client.response' || event.type === 'client.error') {
-        const [owner, key] = event.key.split(keySeparator) as [string, string];
-        if (owner !== sessionId) return false;
-        session.adapter.send({ ...event, key });
-        return true;
-      }
-      if (event.type !== 'session.cancel' && 'requestId' in event) session.pending.set(event.requestId, (event as AgentRequestEvent).method);
-      session.adapter.send(event);
+      if (!session?.adapter || sessionOf(event) !== sessionId) return false;
+      toAdapter(session, session.adapter, event);
       return true;
     },
   };
@@ -221,17 +214,11 @@ export const adapterAgentLogic = {
       case 'session.prompt':
       case 'session.setMode':
       case 'session.setConfigOption':
-        route(live, (event as AgentRequestEvent).params.sessionId as string, event, (event as AgentRequestEvent).requestId);
-        break;
       case 'session.cancel':
-        route(live, event.sessionId, event);
-        break;
       case 'client.response':
-      case 'client.error': {
-        const [sessionId, key] = event.key.split(keySeparator) as [string, string];
-        route(live, sessionId, { ...event, key });
+      case 'client.error':
+        route(live, sessionOf(event), event);
         break;
-      }
       case 'adapter.sessionEnded':
         sessionEnded(live, event.sessionId, event.reason);
         break;
@@ -493,16 +480,34 @@ function onAdapterOutput(live: Live, session: Session, output: SessionAdapterOut
   }
 }
 
-function route(live: Live, sessionId: string, event: AgentHandlerEvent, requestId?: string): void {
-  const session = live.sessions.get(sessionId);
+/** The session a session's own event is about (an answer to a client request says it in its key). */
+function sessionOf(event: AgentHandlerEvent): string | undefined {
+  if (event.type === 'client.response' || event.type === 'client.error') return event.key.split(keySeparator)[0];
+  if (event.type === 'session.cancel') return event.sessionId;
+  return typeof (event as AgentRequestEvent).params?.sessionId === 'string' ? ((event as AgentRequestEvent).params.sessionId as string) : undefined;
+}
+
+/** The request a session's own event makes (its answer is owed): prompts and settings, not cancels or answers. */
+function requestOf(event: AgentHandlerEvent): AgentRequestEvent | undefined {
+  return event.type === 'session.prompt' || event.type === 'session.setMode' || event.type === 'session.setConfigOption' ? (event as AgentRequestEvent) : undefined;
+}
+
+/** Hands a session's own event to its adapter: a request is owed an answer (`pending`), a client answer gets the adapter's own key back. */
+function toAdapter(session: Session, adapter: AnyActorRef, event: AgentHandlerEvent): void {
+  const request = requestOf(event);
+  if (request) session.pending.set(request.requestId, request.method);
+  if (event.type === 'client.response' || event.type === 'client.error') adapter.send({ ...event, key: event.key.slice(event.key.indexOf(keySeparator) + 1) });
+  else adapter.send(event);
+}
+
+function route(live: Live, sessionId: string | undefined, event: AgentHandlerEvent): void {
+  const session = sessionId === undefined ? undefined : live.sessions.get(sessionId);
   if (!session?.adapter) {
-    if (requestId) live.scope.emit({ type: 'acp.error', requestId, error: RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }).toErrorObject() });
+    const request = requestOf(event);
+    if (request) live.scope.emit({ type: 'acp.error', requestId: request.requestId, error: RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }).toErrorObject() });
     return;
   }
-  if (requestId) {
-    session.pending.set(requestId, (event as AgentRequestEvent).method);
-  }
-  session.adapter.send(event);
+  toAdapter(session, session.adapter, event);
 }
 
 function closeSession(live: Live, request: AgentRequestEvent): void {
