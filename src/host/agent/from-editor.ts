@@ -7,7 +7,7 @@ import { RpcError } from '../../jsonrpc/rpc-error.js';
 import { type InnerAgent, type Live } from './live.js';
 import { AGENT_META_KEY } from './live.js';
 import { emit, fail } from './delivery.js';
-import { innerAgent, sendTo, sendToSession } from './inner-agents.js';
+import { answerClientCall, innerAgent, sendTo, sendToSession } from './inner-agents.js';
 import { attach } from './attach.js';
 import { claimed } from './ownership.js';
 import { holdAttaches } from './attach-jobs.js';
@@ -50,11 +50,7 @@ export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
         record(live, call.sessionId, { kind: 'permission', toolCallId: toolCall?.toolCallId, title: toolCall?.title ?? undefined, outcome });
         live.sessions.get(call.sessionId)?.machine.send({ type: 'permission.answered' });
       }
-      const answer = { ...event, key: call.key };
-      const session = call.sessionId ? live.sessions.get(call.sessionId) : undefined;
-      // The answer goes the way the session's events go (straight to its actor when its agent offers that).
-      if (session && session.agent === call.agent) sendToSession(live, session, answer);
-      else live.inner.get(call.agent)?.ref.send(answer);
+      answerClientCall(live, call, call.sessionId ? live.sessions.get(call.sessionId) : undefined, { ...event, key: call.key });
       return;
     }
     case 'ext.notification':

@@ -11,7 +11,7 @@ import type { AgentRequestEvent } from '../../acp/native-agent.js';
 import type { SessionMachineEmitted } from '../../session/session-machine.js';
 import type { HostSession, Live } from './live.js';
 import { emit } from './delivery.js';
-import { sendToSession } from './inner-agents.js';
+import { answerClientCall, sendToSession } from './inner-agents.js';
 import { journalFailure } from './journal-failures.js';
 import { record, recordOrError } from './journal-writes.js';
 
@@ -98,9 +98,7 @@ function cancelPermissions(live: Live, session: HostSession): void {
     live.clientCalls.delete(key);
     const toolCall = (call.params as { toolCall?: { toolCallId?: string; title?: string } }).toolCall;
     record(live, session.sessionId, { kind: 'permission', toolCallId: toolCall?.toolCallId, title: toolCall?.title ?? undefined, outcome: cancelledPermission.outcome });
-    const answer = { type: 'client.response', key: call.key, result: cancelledPermission } as const;
-    if (call.agent === session.agent) sendToSession(live, session, answer);
-    else live.inner.get(call.agent)?.ref.send(answer);
+    answerClientCall(live, call, session, { type: 'client.response', key: call.key, result: cancelledPermission });
   }
 }
 
