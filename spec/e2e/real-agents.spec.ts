@@ -100,8 +100,12 @@ interface WardenHarness {
   readonly wardenPid: number;
 }
 
-/** `warden acp <wardenArgs>` as a port, with our ACP client on it (permissions: allow once). */
-function startWarden(wardenArgs: string[]): WardenHarness {
+/**
+ * `warden acp <wardenArgs>` as a port, with our ACP client on it (permissions: allow once),
+ * once the port has spawned it (its pid is known only then: the first port of a process spawns
+ * after execa has loaded).
+ */
+async function startWarden(wardenArgs: string[]): Promise<WardenHarness> {
   const port = createActor(portLogic, { input: { command: 'warden', args: ['acp', ...wardenArgs], cwd: repo, env: { parent: editorEnv() } } });
   const stderr: string[] = [];
   port.on('port.stderr', (event: { text: string }) => stderr.push(event.text));
@@ -118,7 +122,17 @@ function startWarden(wardenArgs: string[]): WardenHarness {
       },
     },
   }).start();
-  return { port, client, stderr, wardenPid: port.getSnapshot().context.pid as number };
+  try {
+    await waitUntil(() => port.getSnapshot().context.pid !== undefined || port.getSnapshot().status !== 'active', 'warden to be spawned', 30_000, 20);
+  } finally {
+    if (port.getSnapshot().context.pid === undefined) {
+      client.stop();
+      port.stop();
+    }
+  }
+  const wardenPid = port.getSnapshot().context.pid;
+  if (wardenPid === undefined) throw new Error(`warden did not start: ${stderr.join('')}`);
+  return { port, client, stderr, wardenPid };
 }
 
 /** Closes the client, then warden gracefully (stdin closed, SIGTERM, SIGKILL), and waits for it. */
@@ -300,7 +314,7 @@ describe('real agent CLIs against fake model servers', function () {
     });
 
     it('an API error (HTTP 400) fails the prompt naming it; the session goes on', async () => {
-      const harness = startWarden(wardenArgs());
+      const harness = await startWarden(wardenArgs());
       try {
         await timed('claude api error (our client)', async () => {
           await initialize(harness.client);
@@ -321,7 +335,7 @@ describe('real agent CLIs against fake model servers', function () {
     });
 
     it('kill -9 of the real CLI mid-turn: the prompt fails (agent_crashed), Claude restarts with --resume, the next prompt works', async () => {
-      const harness = startWarden(wardenArgs());
+      const harness = await startWarden(wardenArgs());
       try {
         const requestsBefore = (server as FakeModelServer).requests.length;
         const outcome = await timed('claude kill -9 and resume (our client)', () => crashMidTurn(harness, (space as Workspace).project()));
@@ -423,7 +437,7 @@ describe('real agent CLIs against fake model servers', function () {
     });
 
     it('an API error (HTTP 400) fails the prompt naming it; the session goes on', async () => {
-      const harness = startWarden(wardenArgs());
+      const harness = await startWarden(wardenArgs());
       try {
         await timed('codex api error (our client)', async () => {
           await initialize(harness.client);
@@ -444,7 +458,7 @@ describe('real agent CLIs against fake model servers', function () {
     });
 
     it('kill -9 of the real CLI mid-turn: the prompt fails (agent_crashed), the new app-server resumes the thread, the next prompt works', async () => {
-      const harness = startWarden(wardenArgs());
+      const harness = await startWarden(wardenArgs());
       try {
         const requestsBefore = (server as FakeModelServer).requests.length;
         const outcome = await timed('codex kill -9 and resume (our client)', () => crashMidTurn(harness, (space as Workspace).project()));
