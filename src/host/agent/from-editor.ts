@@ -15,7 +15,7 @@ import { listSessions } from './listing.js';
 import { deleteSession, fork } from './fork-delete.js';
 import { closed } from './session-record.js';
 import { promptCame } from './turns.js';
-import { journalFailureAnswers, record } from './journal-writes.js';
+import { journalFailureAnswers, recordPermission } from './journal-writes.js';
 import { sessionFailedError } from '../../session/session-machine.js';
 
 export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
@@ -46,8 +46,7 @@ export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
       live.clientCalls.delete(event.key);
       if (call.method === CLIENT_METHODS.session_request_permission && call.sessionId) {
         const outcome = event.type === 'client.response' ? (event.result as { outcome?: unknown } | undefined)?.outcome : { outcome: 'error', error: event.error.message };
-        const toolCall = (call.params as { toolCall?: { toolCallId?: string; title?: string } }).toolCall;
-        record(live, call.sessionId, { kind: 'permission', toolCallId: toolCall?.toolCallId, title: toolCall?.title ?? undefined, outcome });
+        recordPermission(live, call.sessionId, call, outcome);
         live.sessions.get(call.sessionId)?.machine.send({ type: 'permission.answered' });
       }
       answerClientCall(live, call, call.sessionId ? live.sessions.get(call.sessionId) : undefined, { ...event, key: call.key });

@@ -13,7 +13,7 @@ import type { HostSession, Live } from './live.js';
 import { emit } from './delivery.js';
 import { answerClientCall, sendToSession } from './inner-agents.js';
 import { journalFailure } from './journal-failures.js';
-import { record, recordOrError } from './journal-writes.js';
+import { record, recordOrError, recordPermission } from './journal-writes.js';
 
 /** The permission answer for a turn that was cancelled (ACP's outcome). */
 const cancelledPermission = { outcome: { outcome: 'cancelled' } };
@@ -96,8 +96,7 @@ function cancelPermissions(live: Live, session: HostSession): void {
   for (const [key, call] of live.clientCalls) {
     if (call.sessionId !== session.sessionId || call.method !== CLIENT_METHODS.session_request_permission) continue;
     live.clientCalls.delete(key);
-    const toolCall = (call.params as { toolCall?: { toolCallId?: string; title?: string } }).toolCall;
-    record(live, session.sessionId, { kind: 'permission', toolCallId: toolCall?.toolCallId, title: toolCall?.title ?? undefined, outcome: cancelledPermission.outcome });
+    recordPermission(live, session.sessionId, call, cancelledPermission.outcome);
     answerClientCall(live, call, session, { type: 'client.response', key: call.key, result: cancelledPermission });
   }
 }
