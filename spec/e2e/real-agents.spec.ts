@@ -25,6 +25,7 @@ import { SHUTDOWN_EVENT } from '../../src/supervision/events.js';
 import { startFakeAnthropic, type FakeModelServer } from '../support/fake-anthropic-server.js';
 import { startFakeOpenAI } from '../support/fake-openai-server.js';
 import { binDirectory } from '../support/path-editor.js';
+import { spawnedPid } from '../support/port-pid.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 import {
   agentsBin,
@@ -123,16 +124,12 @@ async function startWarden(wardenArgs: string[]): Promise<WardenHarness> {
     },
   }).start();
   try {
-    await waitUntil(() => port.getSnapshot().context.pid !== undefined || port.getSnapshot().status !== 'active', 'warden to be spawned', 30_000, 20);
-  } finally {
-    if (port.getSnapshot().context.pid === undefined) {
-      client.stop();
-      port.stop();
-    }
+    return { port, client, stderr, wardenPid: await spawnedPid(port, 30_000) };
+  } catch (error) {
+    client.stop();
+    port.stop();
+    throw new Error(`warden did not start: ${stderr.join('')}`, { cause: error });
   }
-  const wardenPid = port.getSnapshot().context.pid;
-  if (wardenPid === undefined) throw new Error(`warden did not start: ${stderr.join('')}`);
-  return { port, client, stderr, wardenPid };
 }
 
 /** Closes the client, then warden gracefully (stdin closed, SIGTERM, SIGKILL), and waits for it. */
