@@ -151,14 +151,14 @@ describe('warden acp: delivery through a cursor (the journal is the buffer)', fu
     const init = await editor.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
     expect(init.error).to.equal(undefined);
     editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'load', method: 'session/load', params: { sessionId, cwd: work, mcpServers: [] } }));
-    // A slow reader: it reads a moment, then stops a while, until the load is answered.
-    const deadline = Date.now() + 240_000;
-    while (!answers.has('load') && editor.running && Date.now() < deadline) {
+    // A slow reader: it reads a moment (50 ms), then stops a while (150 ms), until the load is answered (at most 1,200 rounds: 240 s).
+    for (let round = 0; round < 1200 && !answers.has('load') && editor.running; round++) {
       editor.pauseReading();
       await sleep(150);
       editor.resumeReading();
       await sleep(50);
     }
+    expect(answers.has('load'), `the load answered; warden's stderr: ${editor.stderr.slice(-600)}`).to.equal(true);
     expect(answers.get('load')?.message.error, editor.stderr.slice(-600)).to.equal(undefined);
     const log = logs.get(sessionId) as SessionLog;
     expect(log.indexes).to.deep.equal(Array.from({ length: count }, (_, index) => index));

@@ -3,7 +3,8 @@
  * Code (2.1.332) and Codex (0.171.0) binaries, which talk to fake model servers on 127.0.0.1
  * (spec/support/fake-anthropic-server.ts, fake-openai-server.ts), driven as an editor would:
  * by the official SDK client (spec/support/sdk-client.mjs) and, for a crash mid-turn, by our
- * own ACP client over a port running `warden acp`.
+ * own ACP client over a port running `warden acp`. Both launch warden as an editor does: the
+ * bare `warden` through PATH, which also leads warden to the bare `claude` and `codex`.
  *
  * The CLIs come from `npm run agents:install` (into .cache/agents, git-ignored); without
  * them these tests skip with a message. Each CLI gets its own HOME, TMPDIR (and CODEX_HOME)
@@ -12,7 +13,8 @@
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createActor, type AnyActorRef } from 'xstate';
 import { agentClientLogic, initialize, newSession, prompt } from '../../src/acp/agent-client.js';
@@ -22,8 +24,11 @@ import { portLogic } from '../../src/port/port.js';
 import { SHUTDOWN_EVENT } from '../../src/supervision/events.js';
 import { startFakeAnthropic, type FakeModelServer } from '../support/fake-anthropic-server.js';
 import { startFakeOpenAI } from '../support/fake-openai-server.js';
+import { binDirectory } from '../support/path-editor.js';
+import { spawnedPid } from '../support/port-pid.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 import {
+  agentsBin,
   anthropicUserTexts,
   claudeBin,
   claudeEnv,
@@ -35,7 +40,6 @@ import {
   openaiUserTexts,
   repo,
   skipMessage,
-  wardenMain as main,
   workspace,
   writeCodexHome,
   type ProcessRow,
@@ -43,6 +47,19 @@ import {
 } from '../support/real-agents-harness.js';
 
 const sdkClient = join(repo, 'spec', 'support', 'sdk-client.mjs');
+
+/** The directory of the `warden` shim (this checkout's CLI), made before the suite runs. */
+let wardenBin = '';
+
+/**
+ * An editor's environment: PATH leads to the bare `warden` (the shim), then to the agents' bin,
+ * where warden finds the bare `claude` and `codex`; no CLAUDE_CODE_EXECUTABLE or CODEX_PATH of
+ * the test's environment.
+ */
+function editorEnv(): Record<string, string | undefined> {
+  const { CLAUDE_CODE_EXECUTABLE: _claude, CODEX_PATH: _codex, ...inherited } = process.env;
+  return { ...inherited, PATH: [wardenBin, agentsBin, process.env.PATH ?? ''].join(':') };
+}
 
 // ---------------------------------------------------------------------------------------------
 // Drivers (workspaces, binaries, the CLIs' environment, processes: ../support/real-agents-harness.ts)
@@ -63,8 +80,8 @@ function drive(scenario: string, cwd: string, wardenArgs: string[], extra: strin
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [sdkClient, '--scenario', scenario, '--cwd', cwd, '--step-timeout', '60000', ...extra, '--', process.execPath, '--import', 'tsx', main, 'acp', ...wardenArgs],
-      { cwd: repo, timeout: 110_000, maxBuffer: 64 * 1024 * 1024 },
+      [sdkClient, '--scenario', scenario, '--cwd', cwd, '--step-timeout', '60000', ...extra, '--', 'warden', 'acp', ...wardenArgs],
+      { cwd: repo, env: editorEnv(), timeout: 110_000, maxBuffer: 64 * 1024 * 1024 },
       (_error, stdout, stderr) => {
         try {
           resolve({ ...(JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as SdkReport), stderr });
@@ -84,9 +101,13 @@ interface WardenHarness {
   readonly wardenPid: number;
 }
 
-/** `warden acp <wardenArgs>` as a port, with our ACP client on it (permissions: allow once). */
-function startWarden(wardenArgs: string[]): WardenHarness {
-  const port = createActor(portLogic, { input: { command: process.execPath, args: ['--import', 'tsx', main, 'acp', ...wardenArgs], cwd: repo } });
+/**
+ * `warden acp <wardenArgs>` as a port, with our ACP client on it (permissions: allow once),
+ * once the port has spawned it (its pid is known only then: the first port of a process spawns
+ * after execa has loaded).
+ */
+async function startWarden(wardenArgs: string[]): Promise<WardenHarness> {
+  const port = createActor(portLogic, { input: { command: 'warden', args: ['acp', ...wardenArgs], cwd: repo, env: { parent: editorEnv() } } });
   const stderr: string[] = [];
   port.on('port.stderr', (event: { text: string }) => stderr.push(event.text));
   port.subscribe({ error: () => {} });
@@ -102,7 +123,13 @@ function startWarden(wardenArgs: string[]): WardenHarness {
       },
     },
   }).start();
-  return { port, client, stderr, wardenPid: port.getSnapshot().context.pid as number };
+  try {
+    return { port, client, stderr, wardenPid: await spawnedPid(port, 30_000) };
+  } catch (error) {
+    client.stop();
+    port.stop();
+    throw new Error(`warden did not start: ${stderr.join('')}`, { cause: error });
+  }
 }
 
 /** Closes the client, then warden gracefully (stdin closed, SIGTERM, SIGKILL), and waits for it. */
@@ -191,7 +218,13 @@ const timed = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
 };
 
 describe('real agent CLIs against fake model servers', function () {
+  let shims = '';
+  before(() => {
+    shims = mkdtempSync(join(tmpdir(), 'warden-e2e-bin-'));
+    wardenBin = binDirectory(shims);
+  });
   after(function () {
+    rmSync(shims, { recursive: true, force: true });
     // WARDEN_E2E_TIMINGS=1: how long each real-CLI run took.
     if (timings.length > 0 && process.env.WARDEN_E2E_TIMINGS) console.log(`      real-agent timings:\n${timings.map((line) => `        ${line}`).join('\n')}`);
   });
@@ -207,7 +240,6 @@ describe('real agent CLIs against fake model servers', function () {
 
     const wardenArgs = () => [
       '--agent', 'claude',
-      '--agent-command', claudeBin,
       '--store', ':memory:',
       ...envArgs(claudeEnv((server as FakeModelServer).url, space as Workspace)),
     ];
@@ -279,7 +311,7 @@ describe('real agent CLIs against fake model servers', function () {
     });
 
     it('an API error (HTTP 400) fails the prompt naming it; the session goes on', async () => {
-      const harness = startWarden(wardenArgs());
+      const harness = await startWarden(wardenArgs());
       try {
         await timed('claude api error (our client)', async () => {
           await initialize(harness.client);
@@ -300,7 +332,7 @@ describe('real agent CLIs against fake model servers', function () {
     });
 
     it('kill -9 of the real CLI mid-turn: the prompt fails (agent_crashed), Claude restarts with --resume, the next prompt works', async () => {
-      const harness = startWarden(wardenArgs());
+      const harness = await startWarden(wardenArgs());
       try {
         const requestsBefore = (server as FakeModelServer).requests.length;
         const outcome = await timed('claude kill -9 and resume (our client)', () => crashMidTurn(harness, (space as Workspace).project()));
@@ -336,7 +368,6 @@ describe('real agent CLIs against fake model servers', function () {
 
     const wardenArgs = () => [
       '--agent', 'codex',
-      '--agent-command', codexBin,
       '--store', ':memory:',
       ...envArgs(codexEnv(space as Workspace, codexHome)),
     ];
@@ -403,7 +434,7 @@ describe('real agent CLIs against fake model servers', function () {
     });
 
     it('an API error (HTTP 400) fails the prompt naming it; the session goes on', async () => {
-      const harness = startWarden(wardenArgs());
+      const harness = await startWarden(wardenArgs());
       try {
         await timed('codex api error (our client)', async () => {
           await initialize(harness.client);
@@ -424,7 +455,7 @@ describe('real agent CLIs against fake model servers', function () {
     });
 
     it('kill -9 of the real CLI mid-turn: the prompt fails (agent_crashed), the new app-server resumes the thread, the next prompt works', async () => {
-      const harness = startWarden(wardenArgs());
+      const harness = await startWarden(wardenArgs());
       try {
         const requestsBefore = (server as FakeModelServer).requests.length;
         const outcome = await timed('codex kill -9 and resume (our client)', () => crashMidTurn(harness, (space as Workspace).project()));

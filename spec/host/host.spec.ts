@@ -56,8 +56,10 @@ describe('createHost (embedding API)', () => {
 
   it('the permission policy decides, and the journal records the answer', async () => {
     const asked: string[] = [];
+    const askedIds: string[] = [];
     const host = open(':memory:', (request) => {
       asked.push(request.toolCall.title ?? '');
+      askedIds.push(request.toolCall.toolCallId);
       return { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_once')?.optionId ?? '' };
     });
     const session = await host.newSession({ cwd: dir });
@@ -68,7 +70,8 @@ describe('createHost (embedding API)', () => {
     expect(asked).to.have.length(1);
     expect(statuses).to.include('completed');
     const permission = host.journal.entries(session.sessionId).find((record) => record.entry.kind === 'permission');
-    expect(permission?.entry).to.deep.include({ outcome: { outcome: 'selected', optionId: 'allow' } });
+    // The entry names the tool call asked about (its id and title), not only the answer.
+    expect(permission?.entry).to.deep.include({ toolCallId: askedIds[0], title: asked[0], outcome: { outcome: 'selected', optionId: 'allow' } });
   });
 
   it('after the program restarts, lists the session and reopens it with its history replayed', async () => {

@@ -47,10 +47,10 @@ export function groupMembers(pgid: number): number[] {
   return processTable().filter((row) => row.pgid === pgid && row.state !== 'Z').map((row) => row.pid);
 }
 
-/** Polls `predicate` until it holds, or fails after a generous deadline. */
-export async function waitUntil(predicate: () => boolean, what: string, timeoutMs = 10_000, intervalMs = 20): Promise<void> {
+/** Polls `predicate` (awaited when it is async: an HTTP probe, say) until it holds, or fails after a generous deadline. */
+export async function waitUntil(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000, intervalMs = 20): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
+  while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }

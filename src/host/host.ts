@@ -342,7 +342,7 @@ export function createHost(options: HostOptions = {}): Host {
     if (drainTimeoutMs !== undefined && !(typeof drainTimeoutMs === 'number' && drainTimeoutMs >= 0 && drainTimeoutMs <= 2 ** 31 - 1)) {
       throw new TypeError(`Expected \`drainTimeoutMs\` of host.serve() to be a number of milliseconds from 0 to ${2 ** 31 - 1}, got \`${String(drainTimeoutMs)}\`.`);
     }
-    const input = { transport, agent: hostAgent, name: 'editor', ...(serveOptions.drainTimeoutMs !== undefined ? { drainTimeoutMs: serveOptions.drainTimeoutMs } : {}) };
+    const input = { transport, agent: hostAgent, name: 'editor', ...(drainTimeoutMs !== undefined ? { drainTimeoutMs } : {}) };
     const server = createActor(agentServerLogic, { input, ...(inspect ? { inspect } : {}) });
     servers.add(server);
     rootStarting(server);

@@ -14,7 +14,7 @@
 import type Database from 'better-sqlite3';
 
 /** The schema version this code writes; a store with a higher one was made by a newer warden. */
-export const journalSchemaVersion = 1;
+const journalSchemaVersion = 1;
 
 /**
  * `entries.session_key = 0` is no session (keys start at 1): the journal keeps one such row at
@@ -71,7 +71,7 @@ function migrate0to1(db: Database.Database): void {
 const migrations: ReadonlyArray<(db: Database.Database) => void> = [migrate0to1];
 
 /** Thrown when the store's schema is newer than this code's. */
-export class JournalSchemaTooNewError extends Error {
+class JournalSchemaTooNewError extends Error {
   constructor(
     readonly path: string,
     readonly version: number,

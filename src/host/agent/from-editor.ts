@@ -7,7 +7,7 @@ import { RpcError } from '../../jsonrpc/rpc-error.js';
 import { type InnerAgent, type Live } from './live.js';
 import { AGENT_META_KEY } from './live.js';
 import { emit, fail } from './delivery.js';
-import { innerAgent, sendTo, sendToSession } from './inner-agents.js';
+import { answerClientCall, innerAgent, sendTo, sendToSession } from './inner-agents.js';
 import { attach } from './attach.js';
 import { claimed } from './ownership.js';
 import { holdAttaches } from './attach-jobs.js';
@@ -15,7 +15,7 @@ import { listSessions } from './listing.js';
 import { deleteSession, fork } from './fork-delete.js';
 import { closed } from './session-record.js';
 import { promptCame } from './turns.js';
-import { journalFailureAnswers, record } from './journal-writes.js';
+import { journalFailureAnswers, recordPermission } from './journal-writes.js';
 import { sessionFailedError } from '../../session/session-machine.js';
 
 export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
@@ -46,15 +46,10 @@ export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
       live.clientCalls.delete(event.key);
       if (call.method === CLIENT_METHODS.session_request_permission && call.sessionId) {
         const outcome = event.type === 'client.response' ? (event.result as { outcome?: unknown } | undefined)?.outcome : { outcome: 'error', error: event.error.message };
-        const toolCall = (call.params as { toolCall?: { toolCallId?: string; title?: string } }).toolCall;
-        record(live, call.sessionId, { kind: 'permission', toolCallId: toolCall?.toolCallId, title: toolCall?.title ?? undefined, outcome });
+        recordPermission(live, call.sessionId, call, outcome);
         live.sessions.get(call.sessionId)?.machine.send({ type: 'permission.answered' });
       }
-      const answer = { ...event, key: call.key };
-      const session = call.sessionId ? live.sessions.get(call.sessionId) : undefined;
-      // The answer goes the way the session's events go (straight to its actor when its agent offers that).
-      if (session && session.agent === call.agent) sendToSession(live, session, answer);
-      else live.inner.get(call.agent)?.ref.send(answer);
+      answerClientCall(live, call, call.sessionId ? live.sessions.get(call.sessionId) : undefined, { ...event, key: call.key });
       return;
     }
     case 'ext.notification':

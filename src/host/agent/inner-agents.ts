@@ -4,7 +4,7 @@
 import type { AgentCapabilities } from '@agentclientprotocol/sdk';
 import { createActor } from 'xstate';
 import type { AgentHandlerEvent, AgentHandlerOutput } from '../../acp/native-agent.js';
-import type { HostSession, InnerAgent, Live } from './live.js';
+import type { ClientCall, HostSession, InnerAgent, Live } from './live.js';
 
 /**
  * What the host adds to any agent: sessions come back from the journal, and leave it
@@ -59,4 +59,13 @@ export function sendToSession(live: Live, session: HostSession, event: AgentHand
     if (session.route?.send(event)) return;
   }
   sendTo(inner, event);
+}
+
+/**
+ * Sends the answer to an agent's client request back to the agent that asked: the way its
+ * session's events go when `session` is that agent's (see {@link sendToSession}), else to the agent.
+ */
+export function answerClientCall(live: Live, call: ClientCall, session: HostSession | undefined, answer: AgentHandlerEvent): void {
+  if (session && session.agent === call.agent) sendToSession(live, session, answer);
+  else live.inner.get(call.agent)?.ref.send(answer);
 }

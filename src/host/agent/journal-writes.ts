@@ -3,7 +3,7 @@
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { type JournalEntry, JournalError } from '../journal.js';
-import type { Live } from './live.js';
+import type { ClientCall, Live } from './live.js';
 import { commitGroup, deliver, emit, fail } from './delivery.js';
 import { failedWrite, journalFailure } from './journal-failures.js';
 
@@ -46,6 +46,12 @@ function journalUpdateAlone(live: Live, sessionId: string, update: SessionUpdate
   const seq = journaled ? recordSeq(live, sessionId, { kind: 'update', update }) : undefined;
   if (seq === undefined) emit(live, { type: 'acp.update', sessionId, update });
   else deliver(live, { type: 'acp.update', sessionId, update, seq }, seq);
+}
+
+/** Journals the answer to a permission request `call` of `sessionId` (its tool call and what the answer chose). */
+export function recordPermission(live: Live, sessionId: string, call: ClientCall, outcome: unknown): void {
+  const toolCall = (call.params as { toolCall?: { toolCallId?: string; title?: string } }).toolCall;
+  record(live, sessionId, { kind: 'permission', toolCallId: toolCall?.toolCallId, title: toolCall?.title ?? undefined, outcome });
 }
 
 /** Appends to the journal; `false` (and a count, and an event) when the journal failed. */

@@ -11,9 +11,9 @@ import type { AgentRequestEvent } from '../../acp/native-agent.js';
 import type { SessionMachineEmitted } from '../../session/session-machine.js';
 import type { HostSession, Live } from './live.js';
 import { emit } from './delivery.js';
-import { sendToSession } from './inner-agents.js';
+import { answerClientCall, sendToSession } from './inner-agents.js';
 import { journalFailure } from './journal-failures.js';
-import { record, recordOrError } from './journal-writes.js';
+import { record, recordOrError, recordPermission } from './journal-writes.js';
 
 /** The permission answer for a turn that was cancelled (ACP's outcome). */
 const cancelledPermission = { outcome: { outcome: 'cancelled' } };
@@ -96,11 +96,8 @@ function cancelPermissions(live: Live, session: HostSession): void {
   for (const [key, call] of live.clientCalls) {
     if (call.sessionId !== session.sessionId || call.method !== CLIENT_METHODS.session_request_permission) continue;
     live.clientCalls.delete(key);
-    const toolCall = (call.params as { toolCall?: { toolCallId?: string; title?: string } }).toolCall;
-    record(live, session.sessionId, { kind: 'permission', toolCallId: toolCall?.toolCallId, title: toolCall?.title ?? undefined, outcome: cancelledPermission.outcome });
-    const answer = { type: 'client.response', key: call.key, result: cancelledPermission } as const;
-    if (call.agent === session.agent) sendToSession(live, session, answer);
-    else live.inner.get(call.agent)?.ref.send(answer);
+    recordPermission(live, session.sessionId, call, cancelledPermission.outcome);
+    answerClientCall(live, call, session, { type: 'client.response', key: call.key, result: cancelledPermission });
   }
 }
 
