@@ -318,7 +318,8 @@ export const sessionMachine = setup({
   },
 });
 
-type ReportedFact = Extract<SessionMachineEvent, { type: 'mode.reported' | 'config.reported' }>;
+/** A mode or config the agent reported on its own (the machine decides what it means). */
+export type ReportedFact = Extract<SessionMachineEvent, { type: 'mode.reported' | 'config.reported' }>;
 
 function reportedAsChange(fact: ReportedFact): SessionStateFact {
   return fact.type === 'mode.reported' ? { type: 'mode.changed', currentModeId: fact.currentModeId } : { type: 'config.changed', configOptions: fact.configOptions };

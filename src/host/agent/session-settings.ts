@@ -6,7 +6,7 @@ import { AGENT_METHODS } from '../../acp/methods.js';
 import type { AgentEventContext } from '../../acp/native-agent.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import { stateEntryKinds } from '../journal.js';
-import type { SessionMachineContext, SessionMachineEvent } from '../../session/session-machine.js';
+import type { ReportedFact, SessionMachineContext } from '../../session/session-machine.js';
 import { chosenFromEntries, type ChosenSettings, type ConfigValue, type SessionStateFact, stateUpdateKinds } from '../../session/session-state.js';
 import type { ReapplyRequest } from '../../session/reapply.js';
 import { canonical } from '../list-cursor.js';
@@ -46,7 +46,7 @@ export function reportUpdate(live: Live, session: HostSession, update: SessionUp
  * `mode` or `config` entry) or of the resume handle (a `resume` entry): the same value again
  * (an agent confirming a re-apply) is no change.
  */
-export function changeState(live: Live, session: HostSession, fact: SessionStateFact | Extract<SessionMachineEvent, { type: 'mode.reported' | 'config.reported' }>): void {
+export function changeState(live: Live, session: HostSession, fact: SessionStateFact | ReportedFact): void {
   const before = stateOf(session);
   session.machine.send(fact);
   const after = stateOf(session);
