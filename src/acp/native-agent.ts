@@ -12,8 +12,10 @@ import type {
   AgentCapabilities,
   AuthMethod,
   ClientCapabilities,
+  ContentBlock,
   Implementation,
   SessionUpdate,
+  StopReason,
 } from '@agentclientprotocol/sdk';
 import type { AnyActorLogic, AnyActorRef } from 'xstate';
 import type { ErrorObject } from '../jsonrpc/rpc-error.js';
@@ -110,7 +112,20 @@ export type SessionLifecycleOutput =
    * on). `sessionId` when the process serves one session; `what` says what the line was,
    * from its first bytes (`session/update`, a Claude `user` line, ...).
    */
-  | { readonly type: 'agent.lineDropped'; readonly sessionId?: string; readonly bytes: number; readonly limit: number; readonly what: string };
+  | { readonly type: 'agent.lineDropped'; readonly sessionId?: string; readonly bytes: number; readonly limit: number; readonly what: string }
+  /**
+   * A turn's own journal entry (the host's): its prompt when the turn started, its stop reason or
+   * error when it ended, with the entry's `seq` and the prompt's request key. A hub that serves
+   * several connections shows the prompt and the turn's end to the connections that did not
+   * send it; a single editor's server ignores it.
+   */
+  | { readonly type: 'session.turnJournaled'; readonly sessionId: string; readonly requestId: string; readonly seq: number; readonly entry: TurnEntry };
+
+/** A turn's journal entry, as `session.turnJournaled` carries it (the journal's `prompt`, `stop` and `error` entries). */
+export type TurnEntry =
+  | { readonly kind: 'prompt'; readonly prompt: readonly ContentBlock[] }
+  | { readonly kind: 'stop'; readonly stopReason: StopReason }
+  | { readonly kind: 'error'; readonly error: ErrorObject };
 
 /** The `_meta` key under which the host hands a journaled resume state to `session/resume` / `session/load`. */
 export const RESUME_META_KEY = 'acp-warden/resume';

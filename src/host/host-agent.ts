@@ -42,7 +42,7 @@ import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../acp/
 import type { Subscriber } from '../session/subscriber.js';
 import { type CatchUp, type HostAgentContext, type HostAgentOptions, type HostAgentEvent, type HostInput, type HostSession, type HostSnapshot, type InnerAgent, type InnerOutput, type Live, type Scope } from './agent/live.js';
 import { lives } from './agent/live.js';
-import { subscriberOf } from './agent/delivery.js';
+import { commitGroup, subscriberOf } from './agent/delivery.js';
 import { withHostCapabilities } from './agent/inner-agents.js';
 import { onEditorEvent } from './agent/from-editor.js';
 import { releaseOwnership } from './agent/ownership.js';
@@ -116,6 +116,12 @@ function summary(live: Live): HostAgentContext {
 export function innerAgentsOf(host: AnyActorRef): ReadonlyMap<string, { readonly agent: NativeAgent; readonly ref: AnyActorRef }> {
   const live = lives.get(host);
   return new Map([...(live?.inner ?? new Map<string, InnerAgent>())].map(([name, inner]) => [name, { agent: inner.agent, ref: inner.ref }]));
+}
+
+/** Commits the host agent's open group of journaled updates, so that a reader of its journal sees them (and they went out). */
+export function settleJournal(host: AnyActorRef): void {
+  const live = lives.get(host);
+  if (live) commitGroup(live);
 }
 
 /** The session state charts, by session id. */

@@ -47,6 +47,9 @@ import { sessionMachine } from '../session/session-machine.js';
 import { createLiveActors } from './live-actors.js';
 import { observerOnDemand } from './observer-on-demand.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
+import { connectionHubLogic, hostAgentOfHub, hubConnections, hubDrained, hubSessions, HUB_METHODS, type HubOptions, type HubSessionInfo } from '../serve/connection-hub.js';
+import { connectionAgentLogic } from '../serve/connection-agent.js';
+import { shutdown } from '../supervision/commands.js';
 
 export type { HostEvent } from './host-event.js';
 
@@ -187,8 +190,33 @@ export interface Host {
    * first, for at most `options.drainTimeoutMs` (default 30 s) before running turns are cancelled.
    */
   serve(transport: Transport, options?: ServeOptions): AnyActorRef;
+  /**
+   * The host as a daemon (`warden serve`): ONE host agent whose sessions outlive every
+   * connection, served to any number of connections that come and go (src/serve/connection-hub.ts:
+   * cursors per connection, one controller and observers per session, detach and re-attach).
+   * Made on first call (later calls return the same hub; `options` count only then).
+   *
+   * @example
+   * ```ts
+   * const hub = host.hub({ idleTimeoutMs: 600_000 });
+   * wss.on('connection', (socket) => hub.attach(webSocketTransport(socket)));
+   * ```
+   */
+  hub(options?: HubOptions): ServeHub;
   /** Stops everything gracefully (each agent process: stdin closed, then signals); no process is left. */
   stop(): Promise<void>;
+}
+
+/** A host's connection hub (see {@link Host.hub}). */
+export interface ServeHub {
+  /** Serves one connection; the returned server actor ends when the connection closes (its sessions go on). */
+  attach(transport: Transport, info?: { readonly peer?: string }): AnyActorRef;
+  /** The sessions the hub runs and the journal keeps, with their clients. */
+  sessions(): HubSessionInfo[];
+  /** The connections, with their role and cursor in each session they attached. */
+  connections(): ReturnType<typeof hubConnections>;
+  /** Resolves when no prompt is in flight any more, or after `timeoutMs`, whichever is first. */
+  drain(timeoutMs: number): Promise<void>;
 }
 
 /** Options of {@link Host.serve}. */
@@ -322,11 +350,23 @@ export function createHost(options: HostOptions = {}): Host {
   const servers = new Set<AnyActorRef>();
   const watched = new WeakSet<AnyActorRef>();
 
-  /** Relays each agent's supervision events, once per supervisor. */
-  const watchSupervisors = () => {
+  let hubRef: AnyActorRef | undefined;
+  let hubApi: ServeHub | undefined;
+  /** The host agents running: each editor server's, and the hub's. */
+  const hostAgents = (): AnyActorRef[] => {
+    const found: AnyActorRef[] = [];
     for (const server of servers) {
       const handler = handlerOf(server);
-      if (!handler) continue;
+      if (handler) found.push(handler); // a hub connection's handler runs no agents: it lists none
+    }
+    const shared = hubRef ? hostAgentOfHub(hubRef) : undefined;
+    if (shared) found.push(shared);
+    return found;
+  };
+
+  /** Relays each agent's supervision events, once per supervisor. */
+  const watchSupervisors = () => {
+    for (const handler of hostAgents()) {
       for (const [name, inner] of innerAgentsOf(handler)) {
         for (const supervisor of supervisorsOf(inner)) {
           if (watched.has(supervisor)) continue;
@@ -336,13 +376,13 @@ export function createHost(options: HostOptions = {}): Host {
       }
     }
   };
-  const serve = (transport: Transport, serveOptions: ServeOptions = {}): AnyActorRef => {
+  const serve = (transport: Transport, serveOptions: ServeOptions = {}, agent: NativeAgent = hostAgent, name = 'editor'): AnyActorRef => {
     const { drainTimeoutMs } = serveOptions;
     // A NaN or negative timeout would fire at once and cancel the editor's turns on its first EOF.
     if (drainTimeoutMs !== undefined && !(typeof drainTimeoutMs === 'number' && drainTimeoutMs >= 0 && drainTimeoutMs <= 2 ** 31 - 1)) {
       throw new TypeError(`Expected \`drainTimeoutMs\` of host.serve() to be a number of milliseconds from 0 to ${2 ** 31 - 1}, got \`${String(drainTimeoutMs)}\`.`);
     }
-    const input = { transport, agent: hostAgent, name: 'editor', ...(drainTimeoutMs !== undefined ? { drainTimeoutMs } : {}) };
+    const input = { transport, agent, name, ...(drainTimeoutMs !== undefined ? { drainTimeoutMs } : {}) };
     const server = createActor(agentServerLogic, { input, ...(inspect ? { inspect } : {}) });
     servers.add(server);
     rootStarting(server);
@@ -353,6 +393,48 @@ export function createHost(options: HostOptions = {}): Host {
     server.subscribe({ complete: () => servers.delete(server), error: () => servers.delete(server) });
     server.start();
     return server;
+  };
+
+  let nextConnection = 1;
+  const hub = (hubOptions: HubOptions = {}): ServeHub => {
+    if (hubApi) return hubApi;
+    const ref = createActor(connectionHubLogic, { input: { ...hubOptions, host: hostAgent, journal }, ...(inspect ? { inspect } : {}) });
+    hubRef = ref;
+    rootStarting(ref);
+    ref.start();
+    const extensions = {
+      requests: [...(hostAgent.extensions?.requests ?? []), HUB_METHODS.sessions, HUB_METHODS.takeControl, HUB_METHODS.closeSession],
+      notifications: [...(hostAgent.extensions?.notifications ?? [])],
+    };
+    hubApi = {
+      attach(transport, info = {}) {
+        const connectionId = `c${nextConnection++}`;
+        // The connection's server keeps its protocol rules; its handler stands for the hub, and shuts no agent down on close.
+        const { supervisors: _none, ...advertised } = hostAgent;
+        const agent: NativeAgent = { ...advertised, logic: connectionAgentLogic, input: { hub: ref, connectionId, peer: info.peer }, extensions };
+        return serve(transport, {}, agent, `client ${connectionId}`);
+      },
+      sessions: () => hubSessions(ref),
+      connections: () => hubConnections(ref),
+      drain: (timeoutMs) =>
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, timeoutMs);
+          void hubDrained(ref).then(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        }),
+    };
+    return hubApi;
+  };
+  /** Stops the hub: its host agent's supervisors gracefully (the last started first), then the hub. */
+  const stopHub = async () => {
+    const ref = hubRef;
+    if (!ref || ref.getSnapshot().status !== 'active') return;
+    const shared = hostAgentOfHub(ref);
+    const supervisors = shared ? [...hostAgent.supervisors?.(shared) ?? []].reverse() : [];
+    for (const supervisor of supervisors) if (supervisor.getSnapshot().status === 'active') await shutdown(supervisor).catch(() => undefined);
+    ref.stop();
   };
 
   // The program's own connection, made on first use (`warden acp` only serves stdio).
@@ -452,9 +534,7 @@ export function createHost(options: HostOptions = {}): Host {
     tree() {
       watchSupervisors();
       const children: HostTreeNode[] = [];
-      for (const server of servers) {
-        const handler = handlerOf(server);
-        if (!handler) continue;
+      for (const handler of hostAgents()) {
         for (const [name, inner] of innerAgentsOf(handler)) {
           children.push({ id: `agent:${name}`, type: 'agent', status: inner.ref.getSnapshot().status, children: supervisorsOf(inner).map((supervisor) => supervisionTree(supervisor)) });
         }
@@ -462,13 +542,11 @@ export function createHost(options: HostOptions = {}): Host {
           children.push({ id: `session:${sessionId}`, type: 'session', status: String(machine.getSnapshot().value), children: [] });
         }
       }
-      return { id: 'host', type: 'host', status: servers.size > 0 ? 'running' : 'stopped', children };
+      return { id: 'host', type: 'host', status: servers.size > 0 || hubRef?.getSnapshot().status === 'active' ? 'running' : 'stopped', children };
     },
     processes() {
       const found: Array<{ agent: string; pid: number; port: AnyActorRef }> = [];
-      for (const server of servers) {
-        const handler = handlerOf(server);
-        if (!handler) continue;
+      for (const handler of hostAgents()) {
         for (const [name, inner] of innerAgentsOf(handler)) {
           for (const supervisor of supervisorsOf(inner)) for (const port of portsUnder(supervisor)) found.push({ agent: name, ...port });
         }
@@ -479,10 +557,12 @@ export function createHost(options: HostOptions = {}): Host {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    serve,
+    serve: (transport, serveOptions) => serve(transport, serveOptions),
+    hub,
     inspect: { serve: serveLiveView },
     async stop() {
       await stopServers(servers);
+      await stopHub();
       if (program?.client.getSnapshot().status === 'active') program.client.stop();
       inspection?.stop();
       if (loadingLiveView) await (await loadingLiveView).close();

@@ -23,10 +23,17 @@ export interface HeldOutput<TOutput> {
   readonly output: TOutput;
 }
 
-/** A `session/load` reading from 0 through this cursor: told once it has caught up (or the journal failed). */
+/**
+ * A replay reading through this cursor (a `session/load` from 0, or a re-attach from the last
+ * entry a client saw: `after`, exclusive): told once it has caught up (or the journal failed).
+ */
 export interface ReplayWaiter {
   readonly done: () => void;
   readonly failed: (error: unknown) => void;
+  /** Replays the entries after this `seq` (default 0: the whole history). */
+  readonly after?: number;
+  /** The replay shows the user's prompts (default true); false: a catch-up, as after a pause. */
+  readonly withPrompts?: boolean;
 }
 
 /** One connection's position in one session's journal. */
@@ -58,11 +65,11 @@ export function liveCursor<TOutput>(sessionId: string, head: number): SessionCur
   return { sessionId, state: 'live', delivered: head, head, withPrompts: false, replayedTo: undefined, held: [], replays: [], scheduled: false };
 }
 
-/** Puts the cursor back to 0 for a replay: everything the journal holds is read again, prompts included. */
-export function rewind(cursor: SessionCursor<unknown>): void {
+/** Puts the cursor back to `after` (0: the start) for a replay: what the journal holds after it is read again, prompts included. */
+export function rewind(cursor: SessionCursor<unknown>, after = 0, withPrompts = true): void {
   cursor.state = 'behind';
-  cursor.delivered = 0;
-  cursor.withPrompts = true;
+  cursor.delivered = after;
+  cursor.withPrompts = withPrompts;
   cursor.replayedTo = cursor.head;
 }
 
@@ -97,6 +104,28 @@ export function updatesOf(entry: JournalEntry, withPrompts: boolean): SessionUpd
     default:
       return [];
   }
+}
+
+/** The `_meta` key of the update that shows a turn's end (see {@link turnEndUpdate}). */
+export const TURN_END_META_KEY = 'acp-warden/turnEnded';
+
+/**
+ * The update that shows a turn's end to a connection that did not get the prompt's answer (an
+ * observer, or a client re-attached after its prompt's connection was gone): a
+ * `session_info_update` that changes nothing, with `_meta["acp-warden/turnEnded"]` =
+ * `{ stopReason }` or `{ error }` (a standard kind, so every client takes it).
+ */
+export function turnEndUpdate(entry: Extract<JournalEntry, { kind: 'stop' | 'error' }>): SessionUpdate {
+  const ended = entry.kind === 'stop' ? { stopReason: entry.stopReason } : { error: entry.error };
+  return { sessionUpdate: 'session_info_update', _meta: { [TURN_END_META_KEY]: ended } } as SessionUpdate;
+}
+
+/**
+ * What a journal entry shows a connection that sees every turn (an observer, a replay for a
+ * re-attached client): as {@link updatesOf} with the prompts, and each turn's end.
+ */
+export function updatesWithTurns(entry: JournalEntry): SessionUpdate[] {
+  return entry.kind === 'stop' || entry.kind === 'error' ? [turnEndUpdate(entry)] : updatesOf(entry, true);
 }
 
 /**

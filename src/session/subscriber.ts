@@ -14,6 +14,7 @@
  * the journal does not hold (answers and requests to the client, bounded by the requests
  * the editor has open).
  */
+import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import type { AnyActorRef } from 'xstate';
 import type { AgentHandlerOutput } from '../acp/native-agent.js';
 import type { JournalEntry, JournalRecord } from '../host/journal.js';
@@ -40,6 +41,12 @@ export interface SubscriberOptions {
   readonly settle?: () => void;
   /** Reading the journal failed while catching up (not a replay: a replay's waiter hears it): what was not delivered stays unread. */
   readonly readFailed?: (sessionId: string, error: unknown) => void;
+  /**
+   * The updates a journal record shows this connection when read back (`replaying`: a replay,
+   * not a catch-up). Default {@link updatesOf}: the agent's updates and notices, the prompts
+   * only in a replay. A hub's connection also sees the turns it did not start.
+   */
+  readonly shows?: (sessionId: string, record: JournalRecord, replaying: boolean) => readonly SessionUpdate[];
 }
 
 /** Where a session stands for this connection (for tests and the inspector). */
@@ -106,10 +113,11 @@ export class Subscriber {
   }
 
   /**
-   * Replays the session to the connection from the start of its journal (`session/load`),
-   * then calls `waiter.done` (the load's answer follows the history). A replay asked while one
-   * runs goes after it, from 0 again. Live updates of the session meanwhile reach the
-   * connection through the replay, in journal order.
+   * Replays the session to the connection from the start of its journal (`session/load`), or
+   * from after `waiter.after` (a client re-attaching from the last entry it saw), then calls
+   * `waiter.done` (the answer follows the history). A replay asked while one runs goes after
+   * it, from its own start. Live updates of the session meanwhile reach the connection
+   * through the replay, in journal order.
    */
   replay(sessionId: string, waiter: ReplayWaiter): void {
     this.#options.settle?.();
@@ -125,7 +133,7 @@ export class Subscriber {
     if (head > cursor.head) cursor.head = head;
     cursor.replays.push(waiter);
     if (cursor.replays.length === 1) {
-      rewind(cursor);
+      rewind(cursor, waiter.after, waiter.withPrompts);
       cursor.page = [];
     }
     this.#wake(cursor);
@@ -153,7 +161,8 @@ export class Subscriber {
       const record = cursor.page.shift() as JournalRecord;
       if (record.seq <= cursor.delivered) continue;
       for (const held of takeHeld(cursor, record.seq)) write(held);
-      for (const update of updatesOf(record.entry, cursor.withPrompts)) write({ type: 'acp.update', sessionId, update, seq: record.seq });
+      const updates = this.#options.shows ? this.#options.shows(sessionId, record, cursor.withPrompts) : updatesOf(record.entry, cursor.withPrompts);
+      for (const update of updates) write({ type: 'acp.update', sessionId, update, seq: record.seq });
       cursor.delivered = record.seq;
       if (!this.#options.gate.open) return; // full again: the gate wakes it
     }
@@ -192,7 +201,7 @@ export class Subscriber {
     // The load's answer goes out while the cursor is live, before a next replay starts over.
     cursor.replays.shift()?.done();
     if (cursor.replays.length > 0 && cursor.state === 'live') {
-      rewind(cursor);
+      rewind(cursor, cursor.replays[0]?.after, cursor.replays[0]?.withPrompts);
       cursor.page = [];
       this.#wake(cursor);
     }

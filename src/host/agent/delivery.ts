@@ -4,7 +4,8 @@
  */
 import type { AgentHandlerOutput } from '../../acp/native-agent.js';
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
-import { deliveryGateOf, Subscriber } from '../../session/subscriber.js';
+import { deliveryGateOf, Subscriber, type SubscriberOptions } from '../../session/subscriber.js';
+import type { Journal } from '../journal.js';
 import type { Live } from './live.js';
 import { failedWrite } from './journal-failures.js';
 
@@ -44,16 +45,22 @@ const cursorPageSize = 100;
 
 const cursorPageBytes = 256 * 1024;
 
-/** The editor's connection as a subscriber: it reads this host's journal, paused by the connection's delivery gate. */
-export function subscriberOf(live: Live): Subscriber {
-  const journal = live.input.journal;
-  const self = live.scope.self;
-  return new Subscriber({
-    write: (output) => live.scope.emit(output),
+/** How a subscriber reads a journal: a page at a time when the journal pages (see {@link SubscriberOptions}). */
+export function journalReads(journal: Journal): Pick<SubscriberOptions, 'read' | 'paged' | 'lastSeq'> {
+  return {
     read: (sessionId, afterSeq) => (journal.readEntries ? journal.readEntries(sessionId, { afterSeq, limit: cursorPageSize, maxBytes: cursorPageBytes }) : journal.entries(sessionId, afterSeq)),
     paged: journal.readEntries !== undefined,
     // Without it, what is answered during a replay waits for the replay's end.
     lastSeq: (sessionId) => (journal.lastSeq ? journal.lastSeq(sessionId) : Number.MAX_SAFE_INTEGER),
+  };
+}
+
+/** The editor's connection as a subscriber: it reads this host's journal, paused by the connection's delivery gate. */
+export function subscriberOf(live: Live): Subscriber {
+  const self = live.scope.self;
+  return new Subscriber({
+    write: (output) => live.scope.emit(output),
+    ...journalReads(live.input.journal),
     gate: deliveryGateOf(live.scope.system),
     // A turn of its own: what was written had a turn to go out; a stopped host reads no more.
     schedule: (sessionId) =>

@@ -77,11 +77,6 @@ export function safely(live: Live, sessionId: string, write: () => unknown): boo
   return writeOrError(live, sessionId, write) === undefined;
 }
 
-/** Appends to the journal; what the journal threw (counted, and an event) when it failed. */
-export function recordOrError(live: Live, sessionId: string, entry: JournalEntry): unknown {
-  return writeOrError(live, sessionId, () => live.input.journal.append(sessionId, entry));
-}
-
 export function writeOrError(live: Live, sessionId: string, write: () => unknown): unknown {
   // Whatever was grouped before is committed (and shown) first: the journal's order is the editor's.
   commitGroup(live);

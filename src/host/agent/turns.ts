@@ -7,13 +7,13 @@
  */
 import type { ContentBlock, StopReason } from '@agentclientprotocol/sdk';
 import { CLIENT_METHODS } from '../../acp/methods.js';
-import type { AgentRequestEvent } from '../../acp/native-agent.js';
+import type { AgentRequestEvent, TurnEntry } from '../../acp/native-agent.js';
 import type { SessionMachineEmitted } from '../../session/session-machine.js';
 import type { HostSession, Live } from './live.js';
 import { emit } from './delivery.js';
 import { answerClientCall, sendToSession } from './inner-agents.js';
 import { journalFailure } from './journal-failures.js';
-import { record, recordOrError, recordPermission } from './journal-writes.js';
+import { recordPermission, recordSeq, writeOrError } from './journal-writes.js';
 
 /** The permission answer for a turn that was cancelled (ACP's outcome). */
 const cancelledPermission = { outcome: { outcome: 'cancelled' } };
@@ -37,13 +37,18 @@ export function onTurnCommand(live: Live, session: HostSession, command: Session
     case 'turn.start': {
       if (!prompt) return;
       // Journaled before the agent sees it: a prompt the host lost track of is still on record.
-      const refused = recordOrError(live, session.sessionId, { kind: 'prompt', prompt: prompt.request.params.prompt as ContentBlock[] });
-      if (refused) {
+      const entry = { kind: 'prompt', prompt: prompt.request.params.prompt as ContentBlock[] } as const;
+      let seq = 0;
+      const refused = writeOrError(live, session.sessionId, () => {
+        seq = live.input.journal.append(session.sessionId, entry);
+      });
+      if (refused !== undefined) {
         const error = journalFailure(refused, session.sessionId, 'the prompt was not sent to the agent');
         session.machine.send({ type: 'prompt.settled', outcome: 'error', requestId: command.requestId, error });
         return;
       }
       prompt.journaled = true;
+      turnJournaled(live, session, command.requestId, seq, entry);
       // A new agent process gets the user's mode and config first: the prompt waits for that.
       if (command.hold) session.held.push(prompt.request);
       else sendPrompt(live, session, prompt.request);
@@ -65,16 +70,27 @@ export function onTurnCommand(live: Live, session: HostSession, command: Session
     case 'turn.answer': {
       forgetPrompt(session, command.requestId);
       const stopReason = (command.result as { stopReason?: StopReason } | undefined)?.stopReason;
-      if (prompt?.journaled && stopReason) record(live, session.sessionId, { kind: 'stop', stopReason });
+      if (prompt?.journaled && stopReason) recordTurnEnd(live, session, command.requestId, { kind: 'stop', stopReason });
       emit(live, { type: 'acp.respond', requestId: command.requestId, result: command.result });
       return;
     }
     case 'turn.fail':
       forgetPrompt(session, command.requestId);
-      if (prompt?.journaled) record(live, session.sessionId, { kind: 'error', error: command.error });
+      if (prompt?.journaled) recordTurnEnd(live, session, command.requestId, { kind: 'error', error: command.error });
       emit(live, { type: 'acp.error', requestId: command.requestId, error: command.error });
       return;
   }
+}
+
+/** Journals a turn's end and says so (see `session.turnJournaled`). */
+function recordTurnEnd(live: Live, session: HostSession, requestId: string, entry: Extract<TurnEntry, { kind: 'stop' | 'error' }>): void {
+  const seq = recordSeq(live, session.sessionId, entry);
+  if (seq !== undefined) turnJournaled(live, session, requestId, seq, entry);
+}
+
+/** A turn's entry is on record: whoever shows it to connections other than the prompt's hears it (an editor's server ignores it). */
+function turnJournaled(live: Live, session: HostSession, requestId: string, seq: number, entry: TurnEntry): void {
+  live.scope.emit({ type: 'session.turnJournaled', sessionId: session.sessionId, requestId, seq, entry });
 }
 
 /** An answered prompt: no longer the host's to send or hold. */

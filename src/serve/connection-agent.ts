@@ -1,0 +1,61 @@
+/**
+ * One connection's handler on a hub (connection-hub.ts): the native agent an agent server
+ * serves to one WebSocket client (or any transport), standing for the hub's shared host agent.
+ * It forwards what its client sends to the hub, tagged with its connection id, and emits what
+ * the hub sends it (answers, updates from its cursors, the agent's requests), so the agent
+ * server keeps the protocol rules per connection (initialize, gating, request ids,
+ * backpressure) while the sessions live in the hub. Stopping it (the connection closed) only
+ * detaches the connection: its sessions go on.
+ */
+import type { ActorLogic, ActorScope, ActorSystem, AnyActorRef, Snapshot } from 'xstate';
+import type { AgentHandlerEvent, AgentHandlerOutput } from '../acp/native-agent.js';
+import { deliveryGateOf } from '../session/subscriber.js';
+import type { HubEvent } from './hub-events.js';
+
+/** What a connection agent runs on. */
+export interface ConnectionAgentInput {
+  readonly hub: AnyActorRef;
+  readonly connectionId: string;
+  /** Who is on the other end (the peer address), for `warden sessions` and the live view. */
+  readonly peer: string | undefined;
+}
+
+/** What the hub sends a connection agent: an output for its client. */
+export type ConnectionAgentEvent = AgentHandlerEvent | { readonly type: 'hub.output'; readonly output: AgentHandlerOutput } | { readonly type: `xstate.${string}` };
+
+type ConnectionSnapshot = Snapshot<undefined> & { readonly context: { readonly connectionId: string } };
+type Scope = ActorScope<ConnectionSnapshot, ConnectionAgentEvent, ActorSystem<any>, AgentHandlerOutput>;
+
+const inputs = new WeakMap<AnyActorRef, ConnectionAgentInput>();
+
+/** Actor logic of a connection agent (see the module's doc). */
+export const connectionAgentLogic = {
+  config: { name: 'connectionAgent' },
+  getInitialSnapshot(scope: Scope, input: ConnectionAgentInput): ConnectionSnapshot {
+    inputs.set(scope.self, input);
+    return { status: 'active', output: undefined, error: undefined, context: { connectionId: input.connectionId } };
+  },
+  start(_snapshot: ConnectionSnapshot, scope: Scope): void {
+    const input = inputs.get(scope.self) as ConnectionAgentInput;
+    // The agent server closes this gate while its transport is backed up: the hub's cursors for this connection then pause.
+    input.hub.send({ type: 'hub.connect', connectionId: input.connectionId, ref: scope.self, gate: deliveryGateOf(scope.system), peer: input.peer } satisfies HubEvent);
+  },
+  transition(snapshot: ConnectionSnapshot, event: ConnectionAgentEvent, scope: Scope): ConnectionSnapshot {
+    if (snapshot.status !== 'active') return snapshot;
+    const input = inputs.get(scope.self) as ConnectionAgentInput;
+    if (event.type === 'hub.output') {
+      scope.emit((event as { output: AgentHandlerOutput }).output);
+      return snapshot;
+    }
+    if (event.type === 'xstate.stop') {
+      input.hub.send({ type: 'hub.disconnect', connectionId: input.connectionId } satisfies HubEvent);
+      return { ...snapshot, status: 'stopped' } as ConnectionSnapshot;
+    }
+    if (event.type.startsWith('xstate.')) return snapshot;
+    input.hub.send({ type: 'hub.client', connectionId: input.connectionId, event: event as AgentHandlerEvent } satisfies HubEvent);
+    return snapshot;
+  },
+  getPersistedSnapshot(snapshot: ConnectionSnapshot): ConnectionSnapshot {
+    return snapshot;
+  },
+} as unknown as ActorLogic<ConnectionSnapshot, ConnectionAgentEvent, ConnectionAgentInput, ActorSystem<any>, AgentHandlerOutput>;

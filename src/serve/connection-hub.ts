@@ -1,0 +1,706 @@
+/**
+ * The connection hub: ONE host agent (its sessions, agents, journal) served to any number of
+ * connections that come and go (`warden serve`). Each connection has its own agent server
+ * (initialize, gating, request ids, backpressure) whose handler is a connection agent
+ * (connection-agent.ts) standing for this hub; the hub is the host agent's only "editor",
+ * always there, so sessions outlive every connection.
+ *
+ * - **Cursors per connection**: each connection reads each session it attached through its
+ *   own cursor over the journal (src/session/subscriber.ts), paused by its own delivery gate:
+ *   a slow client pauses only itself. `session/load` replays from the start; `session/resume`
+ *   with `_meta["acp-warden/after"]` = the last `seq` the client saw replays exactly what came
+ *   after it; then the live stream. (The host agent is asked `session/resume` either way: the
+ *   replay is the hub's, per connection.)
+ * - **Roles** (session-roles.ts): one controller per session may prompt, cancel, answer the
+ *   agent's requests, set mode and config, close; observers receive everything, including the
+ *   controller's prompts and each turn's end (`turnEndUpdate`); control passes when the
+ *   controller leaves, or by `_acp-warden/take_control`.
+ * - **Detach**: a connection that closes leaves its sessions running; the agent's requests of a
+ *   session without a controller follow the unattended policy (unattended-policy.ts); a session
+ *   without any connection for the idle timeout is closed on its agent (the journal keeps it;
+ *   the next attach restores it).
+ */
+import type { ActorLogic, ActorScope, ActorSystem, AnyActorRef, Snapshot, Subscription } from 'xstate';
+import { createActor } from 'xstate';
+import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent, TurnEntry } from '../acp/native-agent.js';
+import { AGENT_METHODS, CLIENT_METHODS } from '../acp/methods.js';
+import { RpcError } from '../jsonrpc/rpc-error.js';
+import type { ReadGate } from '../port/read-gate.js';
+import type { Journal, JournalRecord } from '../host/journal.js';
+import { settleJournal, sessionMachinesOf } from '../host/host-agent.js';
+import { journalReads } from '../host/agent/delivery.js';
+import { Subscriber } from '../session/subscriber.js';
+import { updatesOf, updatesWithTurns } from '../session/cursor.js';
+import type { HubEvent } from './hub-events.js';
+import { attach, attached, detach, roleOf, takeControl, unattended, type Role, type SessionRoles } from './session-roles.js';
+import { defaultUnattendedPolicy, denied, type UnattendedPolicy } from './unattended-policy.js';
+
+/** The `_meta` key of `session/resume` that names the last `seq` the client saw: the updates after it are replayed (exclusive). */
+export const AFTER_META_KEY = 'acp-warden/after';
+
+/** The hub's extension requests: the daemon's sessions, and taking control of one. */
+export const HUB_METHODS = Object.freeze({
+  sessions: '_acp-warden/sessions',
+  takeControl: '_acp-warden/take_control',
+  /** Closes a session whether or not this connection attached it (`warden sessions --close`); an observer may not. */
+  closeSession: '_acp-warden/close_session',
+} as const);
+
+/** What a hub runs on. */
+export interface HubOptions {
+  /** Permission requests of a session without a controller: `wait` (default, 10 min, then denied) or `deny`. */
+  readonly unattended?: UnattendedPolicy;
+  /** A session with no connection this long (ms) is closed on its agent; 0: never. Default 30 min. */
+  readonly idleTimeoutMs?: number;
+}
+
+/** What a hub is made of. */
+export interface HubInput extends HubOptions {
+  /** The host agent's descriptor (`createHostAgent`): the hub runs it as its child. */
+  readonly host: NativeAgent;
+  readonly journal: Journal;
+}
+
+/** A session as `_acp-warden/sessions` lists it. */
+export interface HubSessionInfo {
+  readonly sessionId: string;
+  readonly agent: string | undefined;
+  /** The session state chart's state (`idle`, `prompting`, ...), or `stored`: only in the journal. */
+  readonly state: string;
+  readonly clients: ReadonlyArray<{ readonly connectionId: string; readonly role: Role; readonly peer: string | undefined; readonly delivered: number | undefined }>;
+  /** ISO time of the last update, prompt or attach seen here (undefined: none since the daemon started). */
+  readonly lastActivity: string | undefined;
+}
+
+/** The default idle timeout: 30 minutes. */
+export const defaultIdleTimeoutMs = 30 * 60 * 1000;
+
+interface HubConnection {
+  readonly id: string;
+  readonly ref: AnyActorRef;
+  readonly peer: string | undefined;
+  readonly subscriber: Subscriber;
+  context: AgentEventContext | undefined;
+}
+
+interface HubSession {
+  readonly sessionId: string;
+  roles: SessionRoles;
+  lastActivity: number | undefined;
+  /** Prompts of this session the host has not answered (from any connection, gone or not). */
+  prompts: number;
+  /** Which connection started the turn each turn entry (`seq`) belongs to, for the latest turns. */
+  readonly turnSenders: Map<number, string>;
+  idleArmed: boolean;
+}
+
+/** A request under way at the host agent, by the hub's key. */
+type HubRequest =
+  | { readonly kind: 'plain' | 'prompt' | 'new' | 'close'; readonly connectionId: string; readonly requestId: string; readonly sessionId: string | undefined }
+  | { readonly kind: 'attach'; readonly connectionId: string; readonly requestId: string; readonly sessionId: string; readonly after: number }
+  | { readonly kind: 'initialize' }
+  /** The hub's own close of an idle session. */
+  | { readonly kind: 'idleClose'; readonly sessionId: string };
+
+/** A request of the agent to the client (permission, fs, terminal), by the host's key. */
+interface HubCall {
+  readonly key: string;
+  readonly sessionId: string | undefined;
+  readonly method: string;
+  readonly params: unknown;
+  /** Where it is now: the connection and the key it has there. */
+  sentTo: { readonly connectionId: string; readonly connectionKey: string } | undefined;
+  waiting: boolean;
+}
+
+interface HubLive {
+  readonly scope: HubScope;
+  readonly input: HubInput;
+  readonly host: AnyActorRef;
+  readonly subscription: Subscription;
+  readonly connections: Map<string, HubConnection>;
+  readonly sessions: Map<string, HubSession>;
+  readonly requests: Map<string, HubRequest>;
+  /** The hub's key of each connection request (`connectionId` + separator + its key). */
+  readonly requestKeys: Map<string, string>;
+  readonly calls: Map<string, HubCall>;
+  /** The host key of each call, by the key a connection has for it. */
+  readonly callKeys: Map<string, string>;
+  initialize: { readonly result: unknown } | { readonly error: unknown } | undefined;
+  readonly initializeWaiting: Array<{ readonly connectionId: string; readonly requestId: string }>;
+  nextKey: number;
+  promptsInFlight: number;
+  readonly drained: Array<() => void>;
+}
+
+type HubSnapshot = Snapshot<undefined> & { readonly context: { readonly connections: number; readonly sessions: number } };
+type HubScope = ActorScope<HubSnapshot, HubEvent | { readonly type: `xstate.${string}` }, ActorSystem<any>>;
+
+const lives = new WeakMap<AnyActorRef, HubLive>();
+const separator = '\u0000';
+/** Turn entries remembered per session to tell a connection its own turns from others' (older ones are shown as others'). */
+const turnSendersKept = 256;
+
+/** What the hub tells the host agent it is: a client that can do everything a connection might (each connection's server still gates its own). */
+const daemonContext: AgentEventContext = {
+  protocolVersion: 1,
+  clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
+  clientInfo: { name: 'acp-warden-serve', version: '0.1.0' },
+};
+
+/** Actor logic of the hub (see the module's doc). */
+export const connectionHubLogic = {
+  config: { name: 'connectionHub' },
+  getInitialSnapshot(scope: HubScope, input: HubInput): HubSnapshot {
+    const host = createActor(input.host.logic, { parent: scope.self, id: 'agent', input: input.host.input });
+    const live: HubLive = {
+      scope,
+      input,
+      host,
+      subscription: host.on('*', (output: AgentHandlerOutput) => onHostOutput(live, output)),
+      connections: new Map(),
+      sessions: new Map(),
+      requests: new Map(),
+      requestKeys: new Map(),
+      calls: new Map(),
+      callKeys: new Map(),
+      initialize: undefined,
+      initializeWaiting: [],
+      nextKey: 1,
+      promptsInFlight: 0,
+      drained: [],
+    };
+    lives.set(scope.self, live);
+    return { status: 'active', output: undefined, error: undefined, context: summary(live) };
+  },
+  start(_snapshot: HubSnapshot, scope: HubScope): void {
+    const live = lives.get(scope.self) as HubLive;
+    live.host.start();
+    if (live.input.host.delegateInitialize) {
+      live.requests.set('init', { kind: 'initialize' });
+      live.host.send({ type: 'initialize', requestId: 'init', method: AGENT_METHODS.initialize, params: { protocolVersion: daemonContext.protocolVersion, clientCapabilities: daemonContext.clientCapabilities, clientInfo: daemonContext.clientInfo }, context: daemonContext });
+    } else {
+      live.initialize = { result: undefined };
+      live.host.send({ type: 'initialized', context: daemonContext });
+    }
+  },
+  transition(snapshot: HubSnapshot, event: HubEvent | { readonly type: `xstate.${string}` }, scope: HubScope): HubSnapshot {
+    if (snapshot.status !== 'active') return snapshot;
+    const live = lives.get(scope.self) as HubLive;
+    switch (event.type) {
+      case 'hub.connect':
+        connect(live, event as Extract<HubEvent, { type: 'hub.connect' }>);
+        break;
+      case 'hub.disconnect':
+        disconnect(live, (event as Extract<HubEvent, { type: 'hub.disconnect' }>).connectionId);
+        break;
+      case 'hub.client': {
+        const { connectionId, event: clientEvent } = event as Extract<HubEvent, { type: 'hub.client' }>;
+        const connection = live.connections.get(connectionId);
+        if (connection) onClientEvent(live, connection, clientEvent);
+        break;
+      }
+      case 'hub.step': {
+        const { connectionId, sessionId } = event as Extract<HubEvent, { type: 'hub.step' }>;
+        live.connections.get(connectionId)?.subscriber.step(sessionId);
+        break;
+      }
+      case 'hub.idle':
+        idle(live, (event as Extract<HubEvent, { type: 'hub.idle' }>).sessionId);
+        break;
+      case 'hub.unattended': {
+        const call = live.calls.get((event as Extract<HubEvent, { type: 'hub.unattended' }>).key);
+        if (call?.waiting) answerHost(live, call, { type: 'client.response', key: call.key, result: denied(call.params) });
+        break;
+      }
+      case 'xstate.stop':
+        live.subscription.unsubscribe();
+        for (const connection of live.connections.values()) connection.subscriber.close();
+        if (live.host.getSnapshot().status === 'active') scope.stopChild(live.host);
+        for (const resolve of live.drained.splice(0)) resolve();
+        return { ...snapshot, status: 'stopped', context: summary(live) } as HubSnapshot;
+      default:
+        break;
+    }
+    return { ...snapshot, context: summary(live) };
+  },
+  getPersistedSnapshot(snapshot: HubSnapshot): HubSnapshot {
+    return snapshot;
+  },
+} as unknown as ActorLogic<HubSnapshot, HubEvent, HubInput, ActorSystem<any>>;
+
+function summary(live: HubLive): HubSnapshot['context'] {
+  return { connections: live.connections.size, sessions: live.sessions.size };
+}
+
+/** The host agent a hub runs (for the host's tree, processes and shutdown). */
+export function hostAgentOfHub(hub: AnyActorRef): AnyActorRef | undefined {
+  return lives.get(hub)?.host;
+}
+
+/** Resolves once no prompt is in flight on the hub (at once when none is). */
+export function hubDrained(hub: AnyActorRef): Promise<void> {
+  const live = lives.get(hub);
+  if (!live || live.promptsInFlight === 0 || hub.getSnapshot().status !== 'active') return Promise.resolve();
+  return new Promise((resolve) => live.drained.push(resolve));
+}
+
+/** The sessions the hub serves now and the journal keeps (see {@link HubSessionInfo}). */
+export function hubSessions(hub: AnyActorRef): HubSessionInfo[] {
+  const live = lives.get(hub);
+  return live ? sessionsOf(live) : [];
+}
+
+/** Where each connection stands in each session it attached (for the live view). */
+export function hubConnections(hub: AnyActorRef): Array<{ readonly connectionId: string; readonly peer: string | undefined; readonly sessions: ReadonlyArray<{ readonly sessionId: string; readonly role: Role; readonly delivered: number | undefined; readonly state: string | undefined }> }> {
+  const live = lives.get(hub);
+  if (!live) return [];
+  return [...live.connections.values()].map((connection) => ({
+    connectionId: connection.id,
+    peer: connection.peer,
+    sessions: [...live.sessions.values()].flatMap((session) => {
+      const role = roleOf(session.roles, connection.id);
+      if (!role) return [];
+      const position = connection.subscriber.positionOf(session.sessionId);
+      return [{ sessionId: session.sessionId, role, delivered: position?.delivered, state: position?.state }];
+    }),
+  }));
+}
+
+// ---------------------------------------------------------------------------------------
+// Connections
+
+function connect(live: HubLive, event: Extract<HubEvent, { type: 'hub.connect' }>): void {
+  const { connectionId, ref, gate, peer } = event;
+  const connection: HubConnection = { id: connectionId, ref, peer, subscriber: subscriberFor(live, connectionId, ref, gate), context: undefined };
+  live.connections.set(connectionId, connection);
+}
+
+function subscriberFor(live: HubLive, connectionId: string, ref: AnyActorRef, gate: ReadGate): Subscriber {
+  const self = live.scope.self;
+  return new Subscriber({
+    write: (output) => ref.send({ type: 'hub.output', output }),
+    ...journalReads(live.input.journal),
+    gate,
+    schedule: (sessionId) =>
+      setImmediate(() => {
+        if (self.getSnapshot().status === 'active') self.send({ type: 'hub.step', connectionId, sessionId } satisfies HubEvent);
+      }),
+    settle: () => settleJournal(live.host),
+    // A replay shows every turn; a catch-up shows the turns this connection did not start (its own it got live: its prompt, its answer).
+    shows: (sessionId, record, replaying) => (replaying || !ownTurnEntry(live, sessionId, record, connectionId) ? updatesWithTurns(record.entry) : updatesOf(record.entry, false)),
+  });
+}
+
+function ownTurnEntry(live: HubLive, sessionId: string, record: JournalRecord, connectionId: string): boolean {
+  if (record.entry.kind !== 'prompt' && record.entry.kind !== 'stop' && record.entry.kind !== 'error') return true;
+  return live.sessions.get(sessionId)?.turnSenders.get(record.seq) === connectionId;
+}
+
+function disconnect(live: HubLive, connectionId: string): void {
+  const connection = live.connections.get(connectionId);
+  if (!connection) return;
+  live.connections.delete(connectionId);
+  connection.subscriber.close();
+  for (const key of live.callKeys.keys()) if (key.startsWith(`${connectionId}${separator}`)) live.callKeys.delete(key);
+  for (const session of live.sessions.values()) {
+    if (!roleOf(session.roles, connectionId)) continue;
+    const { roles } = detach(session.roles, connectionId);
+    session.roles = roles;
+    if (attached(roles).length === 0) armIdle(live, session);
+  }
+  // What it was asked and did not answer goes to whoever controls the session now (or waits).
+  for (const call of live.calls.values()) {
+    if (call.sentTo?.connectionId !== connectionId) continue;
+    call.sentTo = undefined;
+    route(live, call);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// From the clients
+
+function onClientEvent(live: HubLive, connection: HubConnection, event: AgentHandlerEvent): void {
+  switch (event.type) {
+    case 'initialized':
+      connection.context = event.context;
+      return;
+    case 'initialize':
+      if (live.initialize) answerInitialize(live, connection.id, event.requestId);
+      else live.initializeWaiting.push({ connectionId: connection.id, requestId: event.requestId });
+      return;
+    case 'session.cancel': {
+      const session = live.sessions.get(event.sessionId);
+      // Only the controller cancels (a notification: an observer's is dropped).
+      if (!session || session.roles.controller !== connection.id) return;
+      const requestId = event.requestId ? live.requestKeys.get(requestKey(connection.id, event.requestId)) : '';
+      if (requestId === undefined) return;
+      live.host.send({ ...event, requestId });
+      return;
+    }
+    case 'client.response':
+    case 'client.error': {
+      const key = live.callKeys.get(requestKey(connection.id, event.key));
+      const call = key === undefined ? undefined : live.calls.get(key);
+      if (!call || call.sentTo?.connectionId !== connection.id) return;
+      live.callKeys.delete(requestKey(connection.id, event.key));
+      const reason = event.type === 'client.error' ? (event.error.data as { reason?: unknown } | undefined)?.reason : undefined;
+      if (reason === 'closed' || reason === 'peer_lost' || reason === 'input_ended' || reason === 'shutdown') {
+        // The connection went before it could answer: someone else may.
+        call.sentTo = undefined;
+        route(live, call, connection.id);
+        return;
+      }
+      answerHost(live, call, { ...event, key: call.key });
+      return;
+    }
+    case 'ext.notification':
+      live.host.send(event);
+      return;
+    default:
+      onClientRequest(live, connection, event);
+  }
+}
+
+function onClientRequest(live: HubLive, connection: HubConnection, request: AgentRequestEvent): void {
+  const sessionId = typeof request.params.sessionId === 'string' ? request.params.sessionId : undefined;
+  const session = sessionId === undefined ? undefined : live.sessions.get(sessionId);
+  switch (request.type) {
+    case 'session.new':
+    case 'session.fork':
+      forward(live, connection, request, { kind: 'new', connectionId: connection.id, requestId: request.requestId, sessionId });
+      return;
+    case 'session.load':
+    case 'session.resume': {
+      const meta = request.params._meta as Record<string, unknown> | undefined;
+      const after = request.type === 'session.load' ? 0 : meta?.[AFTER_META_KEY];
+      if (after !== undefined && !(Number.isSafeInteger(after) && (after as number) >= 0)) {
+        refuse(live, connection, request.requestId, RpcError.invalidParams(`_meta["${AFTER_META_KEY}"] must be the seq of the last update seen (an integer ≥ 0), got ${JSON.stringify(after)}`));
+        return;
+      }
+      const { [AFTER_META_KEY]: _after, ...rest } = meta ?? {};
+      const params = { ...request.params, ...(meta ? { _meta: rest } : {}) };
+      // The host agent opens it (or finds it running); the history is this connection's own replay.
+      const resume: AgentRequestEvent = { ...request, type: 'session.resume', method: AGENT_METHODS.session_resume, params };
+      forward(live, connection, resume, { kind: 'attach', connectionId: connection.id, requestId: request.requestId, sessionId: sessionId as string, after: after === undefined ? -1 : (after as number) });
+      return;
+    }
+    case 'session.prompt':
+    case 'session.setMode':
+    case 'session.setConfigOption': {
+      const refusal = controllerRefusal(session, sessionId, connection.id, request.method);
+      if (refusal) return refuse(live, connection, request.requestId, refusal);
+      const kind = request.type === 'session.prompt' ? 'prompt' : 'plain';
+      if (kind === 'prompt' && session) {
+        session.prompts++;
+        live.promptsInFlight++;
+        session.lastActivity = Date.now();
+      }
+      forward(live, connection, request, { kind, connectionId: connection.id, requestId: request.requestId, sessionId });
+      return;
+    }
+    case 'session.close':
+    case 'session.delete': {
+      // The controller, or a connection not attached to it (`warden sessions --close`); never an observer.
+      if (session && roleOf(session.roles, connection.id) === 'observer') {
+        return refuse(live, connection, request.requestId, notController(sessionId as string, session, request.method));
+      }
+      forward(live, connection, request, { kind: 'close', connectionId: connection.id, requestId: request.requestId, sessionId });
+      return;
+    }
+    case 'ext.request':
+      if (request.method === HUB_METHODS.sessions) return answer(live, connection, request.requestId, undefined, { sessions: sessionsOf(live) });
+      if (request.method === HUB_METHODS.takeControl) return takeControlOf(live, connection, request);
+      if (request.method === HUB_METHODS.closeSession) {
+        if (sessionId === undefined) return refuse(live, connection, request.requestId, RpcError.invalidParams('sessionId (a string) is required'));
+        if (session && roleOf(session.roles, connection.id) === 'observer') return refuse(live, connection, request.requestId, notController(sessionId, session, request.method));
+        const close: AgentRequestEvent = { ...request, type: 'session.close', method: AGENT_METHODS.session_close, params: { sessionId } };
+        forward(live, connection, close, { kind: 'close', connectionId: connection.id, requestId: request.requestId, sessionId });
+        return;
+      }
+      forward(live, connection, request, { kind: 'plain', connectionId: connection.id, requestId: request.requestId, sessionId });
+      return;
+    default:
+      forward(live, connection, request, { kind: 'plain', connectionId: connection.id, requestId: request.requestId, sessionId });
+  }
+}
+
+/** Why a connection may not act on a session (prompt, cancel, mode, config), if it may not. */
+function controllerRefusal(session: HubSession | undefined, sessionId: string | undefined, connectionId: string, method: string): RpcError | undefined {
+  if (sessionId === undefined) return undefined; // the host agent answers what is wrong
+  const role = session ? roleOf(session.roles, connectionId) : undefined;
+  if (role === 'controller') return undefined;
+  if (role === 'observer') return notController(sessionId, session as HubSession, method);
+  return RpcError.because('not_attached', `session ${sessionId} is not attached to this connection: session/load or session/resume it first, then ${method}`, { sessionId });
+}
+
+function notController(sessionId: string, session: HubSession, method: string): RpcError {
+  return RpcError.because('not_controller', `this connection observes session ${sessionId}: only its controller may ${method} (take control with ${HUB_METHODS.takeControl})`, { sessionId, controller: session.roles.controller ?? null });
+}
+
+function takeControlOf(live: HubLive, connection: HubConnection, request: AgentRequestEvent): void {
+  const sessionId = request.params.sessionId;
+  const session = typeof sessionId === 'string' ? live.sessions.get(sessionId) : undefined;
+  const roles = session ? takeControl(session.roles, connection.id) : undefined;
+  if (!session || !roles) {
+    refuse(live, connection, request.requestId, RpcError.because('not_attached', `session ${String(sessionId)} is not attached to this connection: session/load or session/resume it first`, { sessionId: sessionId ?? null }));
+    return;
+  }
+  const previous = session.roles.controller;
+  session.roles = roles;
+  answer(live, connection, request.requestId, session.sessionId, { role: 'controller' });
+  // What the agent asked the previous controller is the new one's to answer now.
+  for (const call of live.calls.values()) {
+    if (previous === undefined || call.sessionId !== session.sessionId || call.sentTo?.connectionId !== previous) continue;
+    live.callKeys.delete(requestKey(previous, call.sentTo.connectionKey));
+    call.sentTo = undefined;
+    route(live, call);
+  }
+}
+
+function forward(live: HubLive, connection: HubConnection, request: AgentRequestEvent, record: HubRequest): void {
+  const key = `h${live.nextKey++}`;
+  live.requests.set(key, record);
+  live.requestKeys.set(requestKey(connection.id, request.requestId), key);
+  live.host.send({ ...request, requestId: key });
+}
+
+function refuse(live: HubLive, connection: HubConnection, requestId: string, error: RpcError): void {
+  connection.ref.send({ type: 'hub.output', output: { type: 'acp.error', requestId, error: error.toErrorObject() } });
+}
+
+function answer(live: HubLive, connection: HubConnection, requestId: string, sessionId: string | undefined, result: unknown): void {
+  connection.subscriber.deliver(sessionId, { type: 'acp.respond', requestId, result });
+}
+
+function answerInitialize(live: HubLive, connectionId: string, requestId: string): void {
+  const connection = live.connections.get(connectionId);
+  const done = live.initialize;
+  if (!connection || !done) return;
+  connection.ref.send({ type: 'hub.output', output: 'error' in done ? { type: 'acp.error', requestId, error: done.error as never } : { type: 'acp.respond', requestId, result: done.result } });
+}
+
+function requestKey(connectionId: string, key: string): string {
+  return `${connectionId}${separator}${key}`;
+}
+
+// ---------------------------------------------------------------------------------------
+// From the host agent
+
+function onHostOutput(live: HubLive, output: AgentHandlerOutput): void {
+  switch (output.type) {
+    case 'acp.update': {
+      const session = live.sessions.get(output.sessionId);
+      if (!session) return; // nobody attached it yet: an attach replays it from the journal
+      session.lastActivity = Date.now();
+      for (const id of attached(session.roles)) live.connections.get(id)?.subscriber.deliver(output.sessionId, output, output.seq);
+      return;
+    }
+    case 'acp.respond':
+    case 'acp.error':
+      onHostAnswer(live, output);
+      return;
+    case 'acp.clientRequest': {
+      const sessionId = (output.params as { sessionId?: unknown } | undefined)?.sessionId;
+      const call: HubCall = { key: output.key, sessionId: typeof sessionId === 'string' ? sessionId : undefined, method: output.method, params: output.params, sentTo: undefined, waiting: false };
+      live.calls.set(output.key, call);
+      route(live, call);
+      return;
+    }
+    case 'acp.notify': {
+      const sessionId = (output.params as { sessionId?: unknown } | undefined)?.sessionId;
+      const session = typeof sessionId === 'string' ? live.sessions.get(sessionId) : undefined;
+      const to = session ? attached(session.roles) : [...live.connections.keys()];
+      for (const id of to) live.connections.get(id)?.ref.send({ type: 'hub.output', output });
+      return;
+    }
+    case 'session.turnJournaled':
+      onTurnJournaled(live, output.sessionId, output.requestId, output.seq, output.entry);
+      return;
+    default:
+      return; // facts for the host itself (restarts, resume state, dropped lines)
+  }
+}
+
+function onHostAnswer(live: HubLive, output: Extract<AgentHandlerOutput, { type: 'acp.respond' | 'acp.error' }>): void {
+  const request = live.requests.get(output.requestId);
+  if (!request) return;
+  live.requests.delete(output.requestId);
+  if (request.kind === 'initialize') {
+    live.initialize = output.type === 'acp.respond' ? { result: output.result } : { error: output.error };
+    if (output.type === 'acp.respond') live.host.send({ type: 'initialized', context: daemonContext });
+    for (const waiting of live.initializeWaiting.splice(0)) answerInitialize(live, waiting.connectionId, waiting.requestId);
+    return;
+  }
+  if (request.kind === 'idleClose') return;
+  live.requestKeys.delete(requestKey(request.connectionId, request.requestId));
+  const session = request.sessionId === undefined ? undefined : live.sessions.get(request.sessionId);
+  if (request.kind === 'prompt') promptEnded(live, session);
+  const connection = live.connections.get(request.connectionId);
+  const out = { ...output, requestId: request.requestId };
+  if (request.kind === 'close' && output.type === 'acp.respond' && request.sessionId !== undefined) {
+    // Closed (or deleted) on its agent: nobody is attached any more; the journal keeps it (a close) for the next attach.
+    live.sessions.delete(request.sessionId);
+  }
+  if (!connection) return; // gone: a prompt's end is in the journal, shown to whoever attaches
+  if (request.kind === 'new' && output.type === 'acp.respond') {
+    const sessionId = (output.result as { sessionId?: unknown } | undefined)?.sessionId;
+    if (typeof sessionId !== 'string') return void connection.ref.send({ type: 'hub.output', output: out });
+    attachConnection(live, connection, sessionId);
+    connection.ref.send({ type: 'hub.output', output: out });
+    // What the agent said before its answer reached here (commands, modes) is in the journal.
+    connection.subscriber.replay(sessionId, { after: 0, withPrompts: false, done: () => undefined, failed: () => undefined });
+    return;
+  }
+  if (request.kind === 'attach' && output.type === 'acp.respond') {
+    attachConnection(live, connection, request.sessionId);
+    if (request.after < 0) return void connection.subscriber.deliver(request.sessionId, out);
+    connection.subscriber.replay(request.sessionId, {
+      after: request.after,
+      // The history first, then the answer, then the live stream.
+      done: () => connection.ref.send({ type: 'hub.output', output: out }),
+      failed: (error) => connection.ref.send({ type: 'hub.output', output: { type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`the journal could not be read: ${(error as Error)?.message ?? String(error)}`, { sessionId: request.sessionId }).toErrorObject() } }),
+    });
+    return;
+  }
+  connection.subscriber.deliver(request.sessionId, out);
+}
+
+function attachConnection(live: HubLive, connection: HubConnection, sessionId: string): void {
+  let session = live.sessions.get(sessionId);
+  if (!session) {
+    session = { sessionId, roles: unattended, lastActivity: undefined, prompts: 0, turnSenders: new Map(), idleArmed: false };
+    live.sessions.set(sessionId, session);
+  }
+  const hadController = session.roles.controller !== undefined;
+  session.roles = attach(session.roles, connection.id).roles;
+  session.lastActivity = Date.now();
+  disarmIdle(live, session);
+  // A controller again: what the agent asked meanwhile reaches it.
+  if (!hadController && session.roles.controller === connection.id) {
+    for (const call of live.calls.values()) if (call.sessionId === sessionId && !call.sentTo) route(live, call);
+  }
+}
+
+function onTurnJournaled(live: HubLive, sessionId: string, hostKey: string, seq: number, entry: TurnEntry): void {
+  const session = live.sessions.get(sessionId);
+  if (!session) return;
+  const request = live.requests.get(hostKey);
+  const sender = request && request.kind === 'prompt' ? request.connectionId : undefined;
+  if (sender !== undefined) {
+    session.turnSenders.set(seq, sender);
+    if (session.turnSenders.size > turnSendersKept) session.turnSenders.delete(session.turnSenders.keys().next().value as number);
+  }
+  for (const id of attached(session.roles)) {
+    const subscriber = live.connections.get(id)?.subscriber;
+    if (!subscriber) continue;
+    if (id === sender) {
+      subscriber.journaled(sessionId, seq, entry);
+      continue;
+    }
+    // Another connection's turn (or one whose connection is gone): its prompt and its end are news here.
+    for (const update of updatesWithTurns(entry)) subscriber.deliver(sessionId, { type: 'acp.update', sessionId, update, seq }, seq);
+  }
+}
+
+function promptEnded(live: HubLive, session: HubSession | undefined): void {
+  live.promptsInFlight--;
+  if (session) {
+    session.prompts--;
+    session.lastActivity = Date.now();
+    if (attached(session.roles).length === 0) armIdle(live, session);
+  }
+  if (live.promptsInFlight === 0) for (const resolve of live.drained.splice(0)) resolve();
+}
+
+// ---------------------------------------------------------------------------------------
+// The agent's requests to a client
+
+/** Sends the call to the session's controller (not `except`), or follows the unattended policy. */
+function route(live: HubLive, call: HubCall, except?: string): void {
+  const session = call.sessionId === undefined ? undefined : live.sessions.get(call.sessionId);
+  const controller = session?.roles.controller;
+  const connection = controller !== undefined && controller !== except ? live.connections.get(controller) : undefined;
+  if (connection) {
+    if (call.waiting) live.scope.system.scheduler.cancel(live.scope.self, `unattended:${call.key}`);
+    call.waiting = false;
+    const connectionKey = `k${live.nextKey++}`;
+    call.sentTo = { connectionId: connection.id, connectionKey };
+    live.callKeys.set(requestKey(connection.id, connectionKey), call.key);
+    connection.subscriber.deliver(call.sessionId, { type: 'acp.clientRequest', key: connectionKey, method: call.method, params: call.params });
+    return;
+  }
+  if (call.method !== CLIENT_METHODS.session_request_permission) {
+    answerHost(live, call, { type: 'client.error', key: call.key, error: RpcError.because('no_controller', `no client controls session ${call.sessionId ?? '(none)'} now, so nobody can serve ${call.method}`, { sessionId: call.sessionId ?? null }).toErrorObject() });
+    return;
+  }
+  const policy = live.input.unattended ?? defaultUnattendedPolicy;
+  if (policy.policy === 'deny') return answerHost(live, call, { type: 'client.response', key: call.key, result: denied(call.params) });
+  if (call.waiting) return;
+  call.waiting = true;
+  live.scope.system.scheduler.schedule(live.scope.self, live.scope.self, { type: 'hub.unattended', key: call.key } satisfies HubEvent as never, policy.timeoutMs, `unattended:${call.key}`);
+}
+
+function answerHost(live: HubLive, call: HubCall, event: Extract<AgentHandlerEvent, { type: 'client.response' | 'client.error' }>): void {
+  if (call.waiting) live.scope.system.scheduler.cancel(live.scope.self, `unattended:${call.key}`);
+  live.calls.delete(call.key);
+  live.host.send(event);
+}
+
+// ---------------------------------------------------------------------------------------
+// Idle sessions
+
+function armIdle(live: HubLive, session: HubSession): void {
+  const timeout = live.input.idleTimeoutMs ?? defaultIdleTimeoutMs;
+  if (timeout <= 0 || session.idleArmed) return;
+  session.idleArmed = true;
+  live.scope.system.scheduler.schedule(live.scope.self, live.scope.self, { type: 'hub.idle', sessionId: session.sessionId } satisfies HubEvent as never, timeout, `idle:${session.sessionId}`);
+}
+
+function disarmIdle(live: HubLive, session: HubSession): void {
+  if (!session.idleArmed) return;
+  session.idleArmed = false;
+  live.scope.system.scheduler.cancel(live.scope.self, `idle:${session.sessionId}`);
+}
+
+function idle(live: HubLive, sessionId: string): void {
+  const session = live.sessions.get(sessionId);
+  if (!session) return;
+  session.idleArmed = false;
+  if (attached(session.roles).length > 0) return;
+  // A turn still runs: it may go on; the session is idle once it ended and the timeout passed again.
+  if (session.prompts > 0) return armIdle(live, session);
+  live.sessions.delete(sessionId);
+  const key = `h${live.nextKey++}`;
+  live.requests.set(key, { kind: 'idleClose', sessionId });
+  live.host.send({ type: 'session.close', requestId: key, method: AGENT_METHODS.session_close, params: { sessionId }, context: daemonContext });
+}
+
+// ---------------------------------------------------------------------------------------
+// Listing
+
+function sessionsOf(live: HubLive): HubSessionInfo[] {
+  const machines = sessionMachinesOf(live.host);
+  const found = new Map<string, HubSessionInfo>();
+  const info = (sessionId: string, agent: string | undefined, state: string): HubSessionInfo => {
+    const session = live.sessions.get(sessionId);
+    const clients = session
+      ? attached(session.roles).map((connectionId) => {
+          const connection = live.connections.get(connectionId);
+          return { connectionId, role: roleOf(session.roles, connectionId) as Role, peer: connection?.peer, delivered: connection?.subscriber.positionOf(sessionId)?.delivered };
+        })
+      : [];
+    return { sessionId, agent, state, clients, lastActivity: session?.lastActivity === undefined ? undefined : new Date(session.lastActivity).toISOString() };
+  };
+  for (const [sessionId, machine] of machines) {
+    const journaled = live.input.journal.getSession(sessionId);
+    found.set(sessionId, info(sessionId, journaled?.agent, String(machine.getSnapshot().value)));
+  }
+  let cursor: string | undefined;
+  do {
+    const page = live.input.journal.listSessions(cursor === undefined ? {} : { cursor });
+    for (const session of page.sessions) if (!found.has(session.sessionId)) found.set(session.sessionId, info(session.sessionId, session.agent, 'stored'));
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return [...found.values()];
+}

@@ -1,0 +1,20 @@
+/** What a connection hub receives (connection-hub.ts). */
+import type { AnyActorRef } from 'xstate';
+import type { AgentHandlerEvent } from '../acp/native-agent.js';
+import type { ReadGate } from '../port/read-gate.js';
+
+export type HubEvent =
+  /** A connection's agent started: the hub serves its client from now on (`gate`: its delivery gate). */
+  | { readonly type: 'hub.connect'; readonly connectionId: string; readonly ref: AnyActorRef; readonly gate: ReadGate; readonly peer: string | undefined }
+  /** The connection closed: its sessions go on without it. */
+  | { readonly type: 'hub.disconnect'; readonly connectionId: string }
+  /** What the connection's client sent (through its agent server). */
+  | { readonly type: 'hub.client'; readonly connectionId: string; readonly event: AgentHandlerEvent }
+  /** A connection's cursor for a session reads on (its subscriber's schedule). */
+  | { readonly type: 'hub.step'; readonly connectionId: string; readonly sessionId: string }
+  /** A session had no connection for the idle timeout: its agent is stopped (the journal keeps it). */
+  | { readonly type: 'hub.idle'; readonly sessionId: string }
+  /** A permission request waited for a controller past the unattended timeout: it is denied. */
+  | { readonly type: 'hub.unattended'; readonly key: string }
+  /** The daemon stops: turns may finish up to the drain timeout. */
+  | { readonly type: 'hub.drain' };
