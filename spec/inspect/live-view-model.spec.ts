@@ -78,6 +78,19 @@ describe('live view model', () => {
   });
 
   describe('restarts', () => {
+    it('a connection hub (warden serve): its clients, their role and cursor in each session, in its detail', () => {
+      const model = createLiveViewModel();
+      model.apply('s', actor('x:0', 'x:0'));
+      const clients = [
+        { connectionId: 'c1', peer: '127.0.0.1:50000', sessions: [{ sessionId: 'demo-1', role: 'controller', delivered: 42, state: 'live' }] },
+        { connectionId: 'c2', peer: undefined, sessions: [{ sessionId: 'demo-1', role: 'observer', delivered: 7, state: 'behind' }] },
+        { connectionId: 'c3', peer: undefined, sessions: [] },
+      ];
+      model.apply('s', snapshot('x:0', { context: { connections: 3, sessions: 1, clients } }));
+      const [hub] = model.view(T0 + 1).sources[0]?.roots ?? [];
+      expect(hub?.detail).to.equal('127.0.0.1:50000 (c1): demo-1 controller at seq 42; c2: demo-1 observer behind at seq 7; c3: no session');
+    });
+
     it('a crashed port and its next incarnation: the exit with its reason, then the restart with its count and new pid', () => {
       const model = createLiveViewModel();
       hostWithPort(model);

@@ -17,6 +17,7 @@ Commands:
   agents [--json]          known agents, whether each is installed, version and path
   chaos --agent NAME       drives an agent through prompts while injecting faults; recovery figures
   demo-agent               the built-in demo agent alone, as an ACP agent on stdio (what demo runs)
+  sessions [--json]        the sessions of a running warden serve (--close ID closes one)
   inspect [--port N]       the local live view on 127.0.0.1 for warden acp --inspect streams
                            (--export mermaid|json: the state charts)
 
@@ -110,6 +111,10 @@ says how to install it. --json prints the same as JSON.`,
         return { exit: error instanceof AgentUnavailableError || /not installed|cannot run/.test((error as Error).message) ? 2 : 1 };
       }
     },
+  },
+  sessions: {
+    usage: async () => (await import('./sessions.js')).sessionsUsage,
+    run: async (args) => (await import('./sessions.js')).runSessions(args, (text) => process.stdout.write(text)),
   },
   inspect: {
     usage: async () => (await import('./inspect.js')).inspectUsage,

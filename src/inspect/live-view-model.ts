@@ -365,6 +365,8 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
           };
           break;
         default:
+          // A connection hub (`warden serve`): its clients, their role and cursor in each session.
+          if (Array.isArray(context.clients)) record.detail = clientsDetail(context.clients);
           break;
       }
     }
@@ -580,6 +582,20 @@ function stateText(value: unknown): string {
     return first ? `${first[0]}.${stateText(first[1])}` : '';
   }
   return String(value);
+}
+
+/** A hub's clients in one line: `a (c1): s1 controller at seq 42; b (c2): s1 observer behind at seq 7`. */
+function clientsDetail(clients: readonly unknown[]): string {
+  if (clients.length === 0) return 'no clients';
+  return clients
+    .filter(isObject)
+    .map((client) => {
+      const sessions = Array.isArray(client.sessions) ? client.sessions.filter(isObject) : [];
+      const name = typeof client.peer === 'string' ? `${client.peer} (${String(client.connectionId)})` : String(client.connectionId);
+      const where = sessions.map((session) => `${String(session.sessionId)} ${String(session.role)}${session.state === 'behind' ? ' behind' : ''}${typeof session.delivered === 'number' ? ` at seq ${session.delivered}` : ''}`).join(', ');
+      return where ? `${name}: ${where}` : `${name}: no session`;
+    })
+    .join('; ');
 }
 
 function classify(context: Record<string, unknown>): LiveActorKind {

@@ -133,7 +133,14 @@ interface HubLive {
   readonly drained: Array<() => void>;
 }
 
-type HubSnapshot = Snapshot<undefined> & { readonly context: { readonly connections: number; readonly sessions: number } };
+/** The hub's snapshot context: its clients with their role and cursor per session (the live view shows them). */
+export interface HubContext {
+  readonly connections: number;
+  readonly sessions: number;
+  readonly clients: ReturnType<typeof hubConnections>;
+}
+
+type HubSnapshot = Snapshot<undefined> & { readonly context: HubContext };
 type HubScope = ActorScope<HubSnapshot, HubEvent | { readonly type: `xstate.${string}` }, ActorSystem<any>>;
 
 const lives = new WeakMap<AnyActorRef, HubLive>();
@@ -229,8 +236,8 @@ export const connectionHubLogic = {
   },
 } as unknown as ActorLogic<HubSnapshot, HubEvent, HubInput, ActorSystem<any>>;
 
-function summary(live: HubLive): HubSnapshot['context'] {
-  return { connections: live.connections.size, sessions: live.sessions.size };
+function summary(live: HubLive): HubContext {
+  return { connections: live.connections.size, sessions: live.sessions.size, clients: connectionsOf(live) };
 }
 
 /** The host agent a hub runs (for the host's tree, processes and shutdown). */
@@ -254,7 +261,10 @@ export function hubSessions(hub: AnyActorRef): HubSessionInfo[] {
 /** Where each connection stands in each session it attached (for the live view). */
 export function hubConnections(hub: AnyActorRef): Array<{ readonly connectionId: string; readonly peer: string | undefined; readonly sessions: ReadonlyArray<{ readonly sessionId: string; readonly role: Role; readonly delivered: number | undefined; readonly state: string | undefined }> }> {
   const live = lives.get(hub);
-  if (!live) return [];
+  return live ? connectionsOf(live) : [];
+}
+
+function connectionsOf(live: HubLive): ReturnType<typeof hubConnections> {
   return [...live.connections.values()].map((connection) => ({
     connectionId: connection.id,
     peer: connection.peer,
@@ -542,9 +552,14 @@ function onHostAnswer(live: HubLive, output: Extract<AgentHandlerOutput, { type:
     // Closed (or deleted) on its agent: nobody is attached any more; the journal keeps it (a close) for the next attach.
     live.sessions.delete(request.sessionId);
   }
-  if (!connection) return; // gone: a prompt's end is in the journal, shown to whoever attaches
+  const opened = output.type === 'acp.respond' ? openedSession(request, output.result) : undefined;
+  if (!connection) {
+    // Gone before the answer: a session it opened runs with nobody attached (idle from now); a prompt's end is in the journal, shown to whoever attaches.
+    if (opened !== undefined) armIdle(live, sessionRecord(live, opened));
+    return;
+  }
   if (request.kind === 'new' && output.type === 'acp.respond') {
-    const sessionId = (output.result as { sessionId?: unknown } | undefined)?.sessionId;
+    const sessionId = opened;
     if (typeof sessionId !== 'string') return void connection.ref.send({ type: 'hub.output', output: out });
     attachConnection(live, connection, sessionId);
     connection.ref.send({ type: 'hub.output', output: out });
@@ -566,12 +581,25 @@ function onHostAnswer(live: HubLive, output: Extract<AgentHandlerOutput, { type:
   connection.subscriber.deliver(request.sessionId, out);
 }
 
-function attachConnection(live: HubLive, connection: HubConnection, sessionId: string): void {
+/** The session a `session/new`, `session/fork`, `session/load` or `session/resume` answer opened, if any. */
+function openedSession(request: HubRequest, result: unknown): string | undefined {
+  if (request.kind === 'attach') return request.sessionId;
+  if (request.kind !== 'new') return undefined;
+  const sessionId = (result as { sessionId?: unknown } | undefined)?.sessionId;
+  return typeof sessionId === 'string' ? sessionId : undefined;
+}
+
+function sessionRecord(live: HubLive, sessionId: string): HubSession {
   let session = live.sessions.get(sessionId);
   if (!session) {
     session = { sessionId, roles: unattended, lastActivity: undefined, prompts: 0, turnSenders: new Map(), idleArmed: false };
     live.sessions.set(sessionId, session);
   }
+  return session;
+}
+
+function attachConnection(live: HubLive, connection: HubConnection, sessionId: string): void {
+  const session = sessionRecord(live, sessionId);
   const hadController = session.roles.controller !== undefined;
   session.roles = attach(session.roles, connection.id).roles;
   session.lastActivity = Date.now();
@@ -652,7 +680,7 @@ function answerHost(live: HubLive, call: HubCall, event: Extract<AgentHandlerEve
 
 function armIdle(live: HubLive, session: HubSession): void {
   const timeout = live.input.idleTimeoutMs ?? defaultIdleTimeoutMs;
-  if (timeout <= 0 || session.idleArmed) return;
+  if (timeout <= 0 || session.idleArmed || attached(session.roles).length > 0) return;
   session.idleArmed = true;
   live.scope.system.scheduler.schedule(live.scope.self, live.scope.self, { type: 'hub.idle', sessionId: session.sessionId } satisfies HubEvent as never, timeout, `idle:${session.sessionId}`);
 }

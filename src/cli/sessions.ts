@@ -1,0 +1,83 @@
+/**
+ * `warden sessions [--connect URL] [--token-file PATH] [--json] [--close ID]`: the sessions of a
+ * running `warden serve` (agent, state, attached clients with their role, last activity), or
+ * closes one (its agent stops, the journal keeps it).
+ */
+import { defaultListen } from '../serve/listen-address.js';
+import { callDaemon, DaemonCallError, daemonUrl } from '../serve/daemon-call.js';
+import { defaultTokenPath } from '../serve/token-file.js';
+import type { HubSessionInfo } from '../serve/connection-hub.js';
+import { ArgumentError, readFlags } from './arguments.js';
+import { readFile } from 'node:fs/promises';
+
+/** `warden sessions --help`. */
+export const sessionsUsage = `Usage: warden sessions [--connect URL] [--token-file PATH] [--json] [--close ID]
+
+The sessions of a running warden serve: agent, state, attached clients (controller or
+observer, and the last seq each was sent), last activity. Sessions only in the journal show
+as "stored" (the first attach restores them).
+
+Options:
+  --connect URL        the daemon: ws://HOST:PORT/acp or unix:PATH (default ws://${defaultListen}/acp)
+  --token-file PATH    the daemon's token (default ${defaultTokenPath()})
+  --json               print {"sessions": [...]} as JSON
+  --close ID           close session ID on the daemon (its agent stops; the journal keeps it)
+  -h, --help           this help`;
+
+/** Runs `warden sessions`; resolves with the exit status. */
+export async function runSessions(args: readonly string[], write: (text: string) => void): Promise<number> {
+  let connect = `ws://${defaultListen}/acp`;
+  let tokenFile = defaultTokenPath();
+  let json = false;
+  let close: string | undefined;
+  try {
+    const help = readFlags(args, {
+      '--connect': (value) => (connect = value()),
+      '--token-file': (value) => (tokenFile = value()),
+      '--json': () => (json = true),
+      '--close': (value) => (close = value()),
+    }, 'See warden sessions --help.');
+    if (help) {
+      process.stderr.write(`${sessionsUsage}\n`);
+      return 0;
+    }
+  } catch (error) {
+    if (!(error instanceof ArgumentError)) throw error;
+    process.stderr.write(`warden sessions: ${error.message}\n`);
+    return 2;
+  }
+  let token: string;
+  try {
+    token = (await readFile(tokenFile, 'utf8')).trim();
+  } catch (error) {
+    process.stderr.write(`warden sessions: cannot read the token file ${tokenFile} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); pass the one warden serve printed with --token-file\n`);
+    return 2;
+  }
+  try {
+    const url = daemonUrl(connect);
+    if (close !== undefined) {
+      await callDaemon(url, token, '_acp-warden/close_session', { sessionId: close });
+      write(json ? `${JSON.stringify({ closed: close })}\n` : `closed ${close}\n`);
+      return 0;
+    }
+    const { sessions } = (await callDaemon(url, token, '_acp-warden/sessions', {})) as { sessions: HubSessionInfo[] };
+    write(json ? `${JSON.stringify({ sessions })}\n` : formatSessions(sessions));
+    return 0;
+  } catch (error) {
+    if (!(error instanceof DaemonCallError)) throw error;
+    process.stderr.write(`warden sessions: ${error.message}\n`);
+    return error.status;
+  }
+}
+
+/** The sessions as a table, one line each (`-` where nothing is known). */
+export function formatSessions(sessions: readonly HubSessionInfo[]): string {
+  if (sessions.length === 0) return 'no sessions\n';
+  const rows = [['SESSION', 'AGENT', 'STATE', 'CLIENTS', 'LAST ACTIVITY']];
+  for (const session of sessions) {
+    const clients = session.clients.length === 0 ? '-' : session.clients.map((client) => `${client.peer ?? client.connectionId} (${client.role}${client.delivered === undefined ? '' : `, seq ${client.delivered}`})`).join(', ');
+    rows.push([session.sessionId, session.agent ?? '-', session.state, clients, session.lastActivity ?? '-']);
+  }
+  const widths = (rows[0] as string[]).map((_, column) => Math.max(...rows.map((row) => (row[column] as string).length)));
+  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] as number))).join('  ')).join('\n') + '\n';
+}
