@@ -35,6 +35,7 @@ export {
   type HostPromptRun,
   type HostTreeNode,
   type ServeOptions,
+  type ServeHub,
 } from './host/host.js';
 export type { SessionStateName } from './session/session-machine.js';
 export type { HostLogEntry, LogLevel } from './host/host-log.js';

@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +37,10 @@ function installPacked(work: string): string {
   const app = join(work, 'app');
   const installed = join(app, 'node_modules', manifest.name);
   mkdirSync(installed, { recursive: true });
+  // The application's own package.json: without it Node looks upwards for the nearest one, and
+  // a package.json named like this package above the temp directory (a checkout in /tmp, a
+  // stray copy) would resolve the name to itself instead of to node_modules.
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'warden-api-app', private: true, type: 'module' }));
   execFileSync('tar', ['-xzf', join(work, tarball), '-C', installed, '--strip-components=1']);
   // The dependencies, as npm would have installed them next to the package (the repository's copies).
   for (const dependency of Object.keys(manifest.dependencies)) {

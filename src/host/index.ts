@@ -1,4 +1,6 @@
-export { createHost, stopServers, type Host, type HostEvent, type HostOptions, type HostPromptRun, type HostSessionHandle, type HostTreeNode, type ServeOptions } from './host.js';
+export { createHost, stopServers, type Host, type HostEvent, type HostOptions, type HostPromptRun, type HostSessionHandle, type HostTreeNode, type ServeOptions, type ServeHub } from './host.js';
+export { connectionHubLogic, AFTER_META_KEY, HUB_METHODS, type HubOptions, type HubSessionInfo, type HubContext } from '../serve/connection-hub.js';
+export type { UnattendedPolicy } from '../serve/unattended-policy.js';
 export {
   createHostAgent,
   hostAgentLogic,
