@@ -1,7 +1,7 @@
 /**
  * Drives a native agent's handler directly, as the host does: handler events in, every
- * output kept in order (ACP answers and updates, and the session lifecycle outputs the
- * agent server ignores). Not a spec file: the adapter specs use it.
+ * output kept in order (ACP answers and updates, an `acp.updates` as its updates one by one,
+ * and the session lifecycle outputs the agent server ignores). Not a spec file: the adapter specs use it.
  */
 import { createActor, type AnyActorRef } from 'xstate';
 import type { AgentEventContext, AgentHandlerOutput, AgentRequestEvent, NativeAgent, SessionLifecycleOutput } from '../../src/acp/native-agent.js';
@@ -35,7 +35,11 @@ const lifecycleTypes: readonly Lifecycle[] = ['session.restarting', 'session.rec
 export function driveAgent(agent: NativeAgent): Driver {
   const actor = createActor(agent.logic, { input: agent.input });
   const outputs: AgentHandlerOutput[] = [];
-  actor.on('*', (output: AgentHandlerOutput) => outputs.push(output));
+  // Several updates as one output (`acp.updates`) are kept one by one, as the host reads them.
+  actor.on('*', (output: AgentHandlerOutput) => {
+    if (output.type !== 'acp.updates') outputs.push(output);
+    else for (const { sessionId, update } of output.updates) outputs.push({ type: 'acp.update', sessionId, update });
+  });
   actor.start();
   let next = 1;
   const find = (predicate: (output: AgentHandlerOutput) => boolean) => outputs.find(predicate);

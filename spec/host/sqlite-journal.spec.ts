@@ -168,6 +168,36 @@ describe('sqliteJournal', () => {
       }
     });
 
+    it('group commit: a group of many rows (inserted several at a time) keeps every seq append gave, in order, after a seq given before and before one given after', () => {
+      const path = join(dir, 'journal.sqlite');
+      const writer = sqliteJournal(path);
+      const reader = sqliteJournal(path);
+      try {
+        writer.createSession({ sessionId: 'm1', agent: 'claude', cwd: '/w' });
+        writer.createSession({ sessionId: 'm2', agent: 'claude', cwd: '/w' });
+        const before = writer.append('m1', { kind: 'prompt', prompt: [{ type: 'text', text: 'go' }] });
+        writer.begin?.();
+        const given: Array<[string, number]> = [];
+        for (let i = 0; i < 150; i++) {
+          const sessionId = i % 3 === 0 ? 'm2' : 'm1';
+          given.push([sessionId, writer.append(sessionId, { kind: 'update', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: String(i) } } })]);
+        }
+        expect(given.map(([, seq]) => seq), 'one seq each, in order, after the prompt').to.deep.equal(Array.from({ length: 150 }, (_, i) => before + 1 + i));
+        expect(writer.lastSeq?.('m1'), 'a read in the group sees all of it').to.equal(given.filter(([sessionId]) => sessionId === 'm1').at(-1)?.[1]);
+        writer.commit?.();
+        const after = writer.append('m1', { kind: 'stop', stopReason: 'end_turn' });
+        expect(after).to.equal(before + 151);
+        for (const sessionId of ['m1', 'm2']) {
+          const records = reader.entries(sessionId).filter((record) => record.entry.kind === 'update');
+          expect(records.map((record) => [record.sessionId, record.seq]), sessionId).to.deep.equal(given.filter(([id]) => id === sessionId));
+          expect(records.map((record) => (record.entry as { update: { content: { text: string } } }).update.content.text)).to.deep.equal(given.flatMap(([id], i) => (id === sessionId ? [String(i)] : [])));
+        }
+      } finally {
+        reader.close();
+        writer.close();
+      }
+    });
+
     it('group commit: any write other than an update commits the open group first (durable when it returns, whoever opened the group)', () => {
       const path = join(dir, 'journal.sqlite');
       const writer = sqliteJournal(path);

@@ -767,14 +767,12 @@ function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
     case 'acp.error':
       failRequest(live, event.requestId, RpcError.fromErrorObject(event.error));
       return;
-    case 'acp.update': {
-      const session = live.sessions.get(event.sessionId);
-      if (session && lateTurnUpdate(session.turns, event.update.sessionUpdate)) return; // the turn was cancelled
-      const update = gateUpdate(live, event.update);
-      if (!update) return;
-      sendNotification(live.connection, CLIENT_METHODS.session_update, event.seq === undefined ? { sessionId: event.sessionId, update } : { sessionId: event.sessionId, update, _meta: { [SEQ_META_KEY]: event.seq } });
+    case 'acp.update':
+      relayUpdate(live, event.sessionId, event.update, event.seq);
       return;
-    }
+    case 'acp.updates':
+      for (const { sessionId, update } of event.updates) relayUpdate(live, sessionId, update, undefined);
+      return;
     case 'acp.clientRequest':
       requestClient(live, event.key, event.method, event.params);
       return;
@@ -782,6 +780,15 @@ function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
       sendNotification(live.connection, event.method, event.params);
       return;
   }
+}
+
+/** A session update to the editor (`seq`: its journal entry, sent as `_meta["acp-warden/seq"]`). */
+function relayUpdate(live: Live, sessionId: string, agentUpdate: SessionUpdate, seq: number | undefined): void {
+  const session = live.sessions.get(sessionId);
+  if (session && lateTurnUpdate(session.turns, agentUpdate.sessionUpdate)) return; // the turn was cancelled
+  const update = gateUpdate(live, agentUpdate);
+  if (!update) return;
+  sendNotification(live.connection, CLIENT_METHODS.session_update, seq === undefined ? { sessionId, update } : { sessionId, update, _meta: { [SEQ_META_KEY]: seq } });
 }
 
 /** The handler's result (or the server's default) for a request: a bare agent's prompt goes by its turns. */

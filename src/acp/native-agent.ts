@@ -77,12 +77,24 @@ export type AgentHandlerEvent =
   /** The client refused or failed one of the agent's requests (or it was not allowed). */
   | { readonly type: 'client.error'; readonly key: string; readonly error: ErrorObject };
 
+/** One update of one session, as an `acp.updates` output carries it. */
+export interface SessionUpdateOf {
+  readonly sessionId: string;
+  readonly update: SessionUpdate;
+}
+
 /** Events a native agent emits. */
 export type AgentHandlerOutput =
   | { readonly type: 'acp.respond'; readonly requestId: string; readonly result: unknown }
   | { readonly type: 'acp.error'; readonly requestId: string; readonly error: ErrorObject }
   /** `seq`: the journal entry it stands for (the host's updates); the server sends it as `_meta["acp-warden/seq"]`. */
   | { readonly type: 'acp.update'; readonly sessionId: string; readonly update: SessionUpdate; readonly seq?: number }
+  /**
+   * Several updates in order, as one output: what `acp.update` one by one would say. An agent
+   * that streams (the ACP passthrough, per turn of the event loop) emits them so, because one
+   * emitted event per streamed update was most of what relaying it cost.
+   */
+  | { readonly type: 'acp.updates'; readonly updates: readonly SessionUpdateOf[] }
   /** A request to the client (`session/request_permission`, `fs/*`, `terminal/*`, `elicitation/create`); the answer comes back as `client.response` / `client.error` with `key`. */
   | { readonly type: 'acp.clientRequest'; readonly key: string; readonly method: string; readonly params: unknown }
   /** A notification to the client (`elicitation/complete`, an extension). */

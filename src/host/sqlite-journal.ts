@@ -80,6 +80,9 @@ export function defaultJournalPath(env: NodeJS.ProcessEnv = process.env): string
 
 const maxPage = 200;
 
+/** Rows of a group inserted by one statement (4 values a row, far under SQLite's limit of 32,766). */
+const rowsPerInsert = 64;
+
 /**
  * Opens (creating if needed) a SQLite journal at `path`; `:memory:` keeps it in memory (tests).
  * Throws with the path and the cause when the file cannot be opened.
@@ -153,17 +156,52 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
   let grouped: Map<number, string> | undefined;
   /** Why the last group was lost (SQLite rolled it back, or its commit failed); told at the next `commit()`. */
   let groupLost: Error | undefined;
+  /**
+   * The group's rows not inserted yet, flat (seq, key, at, entry per row): inserted
+   * {@link rowsPerInsert} at a time (one statement for many rows costs less a row than one
+   * each), and before anything reads or writes the journal otherwise, so that nothing sees a
+   * journal without them. Their seqs are given here: the group holds the write lock, so no
+   * other process inserts meanwhile, and SQLite would give the same (the highest plus one).
+   */
+  let rows: Array<number | string> = [];
+  let nextSeq = 0;
 
-  const appendRow = (sessionId: string, entry: JournalEntry, touchLater: boolean): number => {
+  const keyOfSession = (sessionId: string): number => {
     let key = seen.get(sessionId);
     if (key === undefined) {
       key = known(sessionId).key;
       seen.set(sessionId, key);
     }
+    return key;
+  };
+  /** An update joining the open group: a row to insert with the next ones (see `rows`). */
+  const appendGrouped = (sessionId: string, entry: JournalEntry, group: Map<number, string>): number => {
+    const key = keyOfSession(sessionId);
+    const at = stampOf();
+    const seq = nextSeq++;
+    rows.push(seq, key, at, JSON.stringify(entry));
+    group.set(key, at);
+    if (rows.length === rowsPerInsert * 4) {
+      try {
+        insertRows();
+      } catch (error) {
+        loseGroup(error);
+        throw error;
+      }
+    }
+    return seq;
+  };
+  const insertRows = (): void => {
+    if (rows.length === 0) return;
+    const pending = rows;
+    rows = [];
+    insertMany(pending);
+  };
+  const appendRow = (sessionId: string, entry: JournalEntry): number => {
+    const key = keyOfSession(sessionId);
     const at = stampOf();
     const seq = Number(statements.insertEntry.run(key, at, JSON.stringify(entry)).lastInsertRowid);
-    if (touchLater) grouped?.set(key, at);
-    else statements.touch.run(at, key);
+    statements.touch.run(at, key);
     if (entry.kind === 'prompt') {
       const title = titleOf(entry.prompt);
       if (title) statements.setTitle.run(title, key);
@@ -173,7 +211,19 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
   };
   // IMMEDIATE: a deferred transaction that reads first (the session lookup) and writes later
   // fails at once with SQLITE_BUSY when another process wrote in between, busy timeout or not.
-  const appendAlone = db.transaction((sessionId: string, entry: JournalEntry) => appendRow(sessionId, entry, false)).immediate;
+  const appendAlone = db.transaction((sessionId: string, entry: JournalEntry) => appendRow(sessionId, entry)).immediate;
+  /** `INSERT … VALUES` statements by row count: the full one, and the one for a group's last rows. */
+  const insertsByRows = new Map<number, Database.Statement>();
+  const insertMany = (flat: ReadonlyArray<number | string>): void => {
+    const count = flat.length / 4;
+    let statement = insertsByRows.get(count);
+    if (!statement) {
+      statement = db.prepare(`INSERT INTO entries (seq, session_key, at, entry) VALUES ${Array.from({ length: count }, () => '(?, ?, ?, ?)').join(', ')}`);
+      // The full one and a few sizes of last rows are kept; any other size is made again.
+      if (insertsByRows.size < 16 || count === rowsPerInsert) insertsByRows.set(count, statement);
+    }
+    statement.run(flat);
+  };
   /** One transaction, one statement for the whole copy: a fork of a long session costs no appends. */
   const fork = db.transaction((sessionId: string, agent: string, cwd: string, from: string) => {
     known(from);
@@ -198,23 +248,40 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     grouped = undefined;
     // Some errors (disk full, I/O) make SQLite roll the whole transaction back by itself.
     if (!db.inTransaction) {
+      rows = [];
       groupLost = new Error('the journal lost a group of updates: SQLite rolled its transaction back after a failed write');
       return;
     }
     try {
+      insertRows();
       for (const [key, at] of touches) statements.touch.run(at, key);
       db.exec('COMMIT');
     } catch (error) {
-      // COMMIT can fail and leave the transaction open (SQLITE_BUSY): never stay inside it.
-      if (db.inTransaction) db.exec('ROLLBACK');
-      groupLost = new Error(`the journal could not commit a group of updates: ${(error as Error).message}`, { cause: error });
+      loseGroup(error);
+    }
+  };
+  /** The group cannot be written or committed: rolled back, and told at its `commit()`. */
+  const loseGroup = (error: unknown): void => {
+    grouped = undefined;
+    rows = [];
+    // COMMIT can fail and leave the transaction open (SQLITE_BUSY): never stay inside it.
+    if (db.inTransaction) db.exec('ROLLBACK');
+    groupLost = new Error(`the journal could not commit a group of updates: ${(error as Error).message}`, { cause: error });
+  };
+  /** Before a read: the group's rows are inserted (a failure loses the group, as a failed commit would). */
+  const readable = (): void => {
+    if (rows.length === 0) return;
+    try {
+      insertRows();
+    } catch (error) {
+      loseGroup(error);
     }
   };
 
   const append = (sessionId: string, entry: JournalEntry): number => {
     if (grouped !== undefined && entry.kind === 'update' && db.inTransaction) {
       // The transaction is open already: no savepoint per append (two statements more each).
-      return appendRow(sessionId, entry, true);
+      return appendGrouped(sessionId, entry, grouped);
     }
     settleGroup();
     return appendAlone(sessionId, entry);
@@ -264,15 +331,19 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       return append(sessionId, entry);
     },
     entries(sessionId, afterSeq = 0) {
+      readable();
       return (statements.entries.all(sessionId, afterSeq) as EntryRow[]).map(recordOf);
     },
     readEntries(sessionId, page) {
+      readable();
       return readEntriesPage(statements.entriesPage, sessionId, page);
     },
     stateEntries(sessionId) {
+      readable();
       return (statements.stateEntries.all(sessionId) as EntryRow[]).map(recordOf).filter((record) => stateEntryKinds.has(record.entry.kind));
     },
     lastSeq(sessionId) {
+      readable();
       return (statements.lastSeq.get(sessionId) as { seq: number | null }).seq ?? 0;
     },
     setResume(sessionId, resume) {
@@ -289,6 +360,12 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       if (grouped !== undefined || db.inTransaction) return;
       // IMMEDIATE: take the write lock now, so the group cannot fail to upgrade a read later.
       db.exec('BEGIN IMMEDIATE');
+      try {
+        nextSeq = ((statements.lastGiven.get() as { seq: number | null }).seq ?? 0) + 1;
+      } catch (error) {
+        db.exec('ROLLBACK');
+        throw error;
+      }
       grouped = new Map();
     },
     claim(sessionId) {

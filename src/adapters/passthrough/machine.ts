@@ -189,18 +189,25 @@ export const passthroughMachine = setup({
     },
 
     // --- the agent's side
-    /** Passed on to the editor in order, except the replay of a session being re-attached; tool calls are followed for the watchdog hint. */
+    /**
+     * Passed on to the editor in order, except the replay of a session being re-attached; tool
+     * calls are followed for the watchdog hint. One `acp.updates` output for the lot (one
+     * `acp.update` when it is one): XState's emit action per update cost more than the hop's work.
+     */
     passUpdates: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'agent.updates') return;
+      const { reattaching } = context;
+      // The editor has the history of a session being re-attached (state updates pass: they are its news).
+      const passed = reattaching === undefined ? event.updates : event.updates.filter(({ sessionId, update }) => sessionId !== reattaching || stateKinds.has(update.sessionUpdate));
       let tools = context.tools;
-      for (const { sessionId, update } of event.updates) {
-        // The editor has that history (state updates pass: they are its news).
-        if (context.reattaching === sessionId && !stateKinds.has(update.sessionUpdate)) continue;
+      for (const { sessionId, update } of passed) {
         const before = tools[sessionId] ?? quietTurn;
         const after = activityAfter(before, update);
         if (after !== before) tools = { ...tools, [sessionId]: after };
-        enqueue.emit({ type: 'acp.update', sessionId, update });
       }
+      const [only] = passed;
+      if (passed.length === 1 && only) enqueue.emit({ type: 'acp.update', sessionId: only.sessionId, update: only.update });
+      else if (passed.length > 1) enqueue.emit({ type: 'acp.updates', updates: passed });
       if (tools !== context.tools) enqueue.assign({ tools });
     }),
     relayToEditor: enqueueActions(({ context, event, enqueue }) => {

@@ -1,7 +1,7 @@
 /**
  * What the real agents send the host agent: answers (settled against what the host asked), updates, lifecycle facts.
  */
-import type { AgentCapabilities, StopReason } from '@agentclientprotocol/sdk';
+import type { AgentCapabilities, SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
 import { CLIENT_METHODS } from '../../acp/methods.js';
 import type { AgentHandlerOutput } from '../../acp/native-agent.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
@@ -32,28 +32,12 @@ export function onInnerOutput(live: Live, agent: string, output: AgentHandlerOut
     case 'acp.error':
       settle(live, output.requestId, undefined, output.error);
       return;
-    case 'acp.update': {
-      const session = live.sessions.get(output.sessionId);
-      if (session?.replaying) return;
-      // A closed session's agent may still be winding down its turn: the editor closed it, and
-      // the journal (closed) would not have these. (Found by the chaos walk.)
-      if (!session && live.closed.has(output.sessionId)) return;
-      // What the agent still says of a cancelled turn its machine answered is not news (nor journaled).
-      if (session && lateTurnUpdate((session.machine.getSnapshot().context as SessionMachineContext).turns, output.update.sessionUpdate)) return;
-      if (!session && settingUp(live, agent)) {
-        live.held.set(agent, [...(live.held.get(agent) ?? []), output]);
-        return;
-      }
-      if (output.update.sessionUpdate === 'notice') {
-        // An agent's own notice (Claude or Codex started a new conversation) is a notice too, not conversation.
-        const { severity, title, description } = output.update as unknown as { severity: 'info' | 'warning' | 'error'; title: string; description?: string | null };
-        notify(live, output.sessionId, severity, title, description ?? undefined, session !== undefined);
-        return;
-      }
-      if (session) reportUpdate(live, session, output.update);
-      journalUpdate(live, output.sessionId, output.update, session !== undefined);
+    case 'acp.update':
+      onUpdate(live, agent, output.sessionId, output.update);
       return;
-    }
+    case 'acp.updates':
+      for (const { sessionId, update } of output.updates) onUpdate(live, agent, sessionId, update);
+      return;
     case 'acp.clientRequest': {
       const key = `${agent}${keySeparator}${output.key}`;
       const sessionId = (output.params as { sessionId?: unknown } | undefined)?.sessionId;
@@ -83,6 +67,29 @@ export function onInnerOutput(live: Live, agent: string, output: AgentHandlerOut
       lifecycle(live, agent, output);
       return;
   }
+}
+
+/** An agent's update: journaled and shown, unless it is not news (a replay, a closed session, a cancelled turn's). */
+function onUpdate(live: Live, agent: string, sessionId: string, update: SessionUpdate): void {
+  const session = live.sessions.get(sessionId);
+  if (session?.replaying) return;
+  // A closed session's agent may still be winding down its turn: the editor closed it, and
+  // the journal (closed) would not have these. (Found by the chaos walk.)
+  if (!session && live.closed.has(sessionId)) return;
+  // What the agent still says of a cancelled turn its machine answered is not news (nor journaled).
+  if (session && lateTurnUpdate((session.machine.getSnapshot().context as SessionMachineContext).turns, update.sessionUpdate)) return;
+  if (!session && settingUp(live, agent)) {
+    live.held.set(agent, [...(live.held.get(agent) ?? []), { type: 'acp.update', sessionId, update }]);
+    return;
+  }
+  if (update.sessionUpdate === 'notice') {
+    // An agent's own notice (Claude or Codex started a new conversation) is a notice too, not conversation.
+    const { severity, title, description } = update as unknown as { severity: 'info' | 'warning' | 'error'; title: string; description?: string | null };
+    notify(live, sessionId, severity, title, description ?? undefined, session !== undefined);
+    return;
+  }
+  if (session) reportUpdate(live, session, update);
+  journalUpdate(live, sessionId, update, session !== undefined);
 }
 
 /** An answer from a real agent: journal what it means, then pass it on. */
