@@ -497,15 +497,22 @@ function requestKey(connectionId: string, key: string): string {
 // ---------------------------------------------------------------------------------------
 // From the host agent
 
+function onHostUpdate(live: HubLive, output: Extract<AgentHandlerOutput, { type: 'acp.update' }>): void {
+  const session = live.sessions.get(output.sessionId);
+  if (!session) return; // nobody attached it yet: an attach replays it from the journal
+  session.lastActivity = Date.now();
+  for (const id of attached(session.roles)) live.connections.get(id)?.subscriber.deliver(output.sessionId, output, output.seq);
+}
+
 function onHostOutput(live: HubLive, output: AgentHandlerOutput): void {
   switch (output.type) {
-    case 'acp.update': {
-      const session = live.sessions.get(output.sessionId);
-      if (!session) return; // nobody attached it yet: an attach replays it from the journal
-      session.lastActivity = Date.now();
-      for (const id of attached(session.roles)) live.connections.get(id)?.subscriber.deliver(output.sessionId, output, output.seq);
+    case 'acp.update':
+      onHostUpdate(live, output);
       return;
-    }
+    case 'acp.updates':
+      // The host agent shows updates one by one; a batch is taken apart all the same.
+      for (const { sessionId, update } of output.updates) onHostUpdate(live, { type: 'acp.update', sessionId, update });
+      return;
     case 'acp.respond':
     case 'acp.error':
       onHostAnswer(live, output);
