@@ -14,12 +14,15 @@ import { LogFileError } from '../inspect/log-sink.js';
 import { agentFlagDefaults, agentFlagHandlers, agentOptionsOf, eventLog, type AgentCommandOptions, type EventLog } from './agent-flags.js';
 import { ArgumentError, readFlags } from './arguments.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
+import { defaultTokenPath } from '../serve/token-file.js';
 
 /** What `warden acp` was asked for. */
 export type AcpCommandOptions = AgentCommandOptions;
 
 /** `warden acp --help`. */
 export const acpUsage = `Usage: warden acp --agent NAME [options]
+       warden acp --connect URL [--token-file PATH] [--agent NAME] [--drain-timeout SECONDS]
+       warden acp --agent NAME --daemon [--listen ADDRESS] [--token-file PATH] [options]
 
 An ACP agent on stdio (what an editor launches), serving NAME under supervision. stdout
 carries ACP messages only.
@@ -56,13 +59,24 @@ Options:
                                 address (say ws://127.0.0.1:8080); secrets redacted
   -h, --help                    this help
 
+Through a daemon (warden serve; docs/serve.md):
+  --connect URL                 a thin stdio <-> WebSocket bridge to the daemon at URL
+                                (ws://127.0.0.1:8767/acp, or unix:PATH); the daemon runs the
+                                agents; with --agent, new sessions ask for that agent
+  --daemon                      the same to the user's default daemon (127.0.0.1:8767, or
+                                --listen), started in the background with these options when
+                                none answers (its log: serve.log beside the token file)
+  --token-file PATH             the daemon's token file (default ${defaultTokenPath()})
+
 stdin and exit: when stdin ends (the editor half-closed, or "printf ... | warden acp"), nothing
 more is read, but every request already received is answered (prompts run to their end) and
 stdout is flushed; then the agents stop and warden exits 0. If stdout is closed too (EPIPE),
 or on SIGTERM/SIGINT, it stops at once: what is unanswered gets -32603 (if it can be written).
 
 Exit status: 0 when the editor closed the connection, 1 on an internal error, 2 on a usage
-error, an agent that is not installed, or a journal or log file that cannot be opened.`;
+error, an agent that is not installed, or a journal, log or token file that cannot be opened;
+with --connect or --daemon, 3 when no daemon answers (none could be started), 4 when the
+daemon refused the connection (token, origin), 5 when it closed or lost it while in use.`;
 
 const shortUsage = 'Run "warden acp --help" for the options.';
 
