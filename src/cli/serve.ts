@@ -28,6 +28,8 @@ export interface ServeCommandOptions extends AgentCommandOptions {
   readonly tokenFile: string;
   readonly allowOrigins: readonly string[];
   readonly settings: ServeSettings;
+  /** The WebSocket keepalive's ping interval, ms (0: none). */
+  readonly pingIntervalMs: number;
 }
 
 /** `warden serve --help`. */
@@ -53,6 +55,8 @@ Options:
   --unattended wait|deny        a permission request with no controller attached waits for one,
                                 or is rejected at once (default wait; takes effect with detached sessions)
   --unattended-timeout SECONDS  with wait, answered cancelled after this long (default ${defaultServeSettings.unattendedTimeoutMs / 1000})
+  --keepalive SECONDS           ping every client this often; one silent for two intervals in a
+                                row (a half-open connection) is closed (default 30; 0: never)
   --drain-timeout SECONDS       on SIGTERM/SIGINT, how long running turns may finish (default ${defaultServeSettings.drainTimeoutMs / 1000})
   --agent-command PATH          the agent's executable (instead of PATH / CLAUDE_CODE_EXECUTABLE / CODEX_PATH)
   --cwd DIR                     run from DIR
@@ -88,6 +92,7 @@ export function parseServeArgs(args: readonly string[]): ServeCommandOptions | {
   let idleTimeoutMs = defaultServeSettings.idleTimeoutMs;
   let unattended: UnattendedPolicy = defaultServeSettings.unattended;
   let unattendedTimeoutMs = defaultServeSettings.unattendedTimeoutMs;
+  let pingIntervalMs = 30_000;
   let address: ListenAddress;
   try {
     const help = readFlags(args, {
@@ -101,6 +106,10 @@ export function parseServeArgs(args: readonly string[]): ServeCommandOptions | {
       },
       '--idle-timeout': (value) => (idleTimeoutMs = positiveNumber('--idle-timeout', value()) * 1000),
       '--unattended': (value) => (unattended = oneOf('--unattended', value(), ['wait', 'deny'] as const)),
+      '--keepalive': (value) => {
+        const text = value();
+        pingIntervalMs = text === '0' ? 0 : Math.max(1, Math.round(positiveNumber('--keepalive', text) * 1000));
+      },
       '--unattended-timeout': (value) => (unattendedTimeoutMs = positiveNumber('--unattended-timeout', value()) * 1000),
     }, shortUsage);
     if (help) return { help: true };
@@ -110,7 +119,7 @@ export function parseServeArgs(args: readonly string[]): ServeCommandOptions | {
     throw error;
   }
   const settings: ServeSettings = { idleTimeoutMs, unattended, unattendedTimeoutMs, drainTimeoutMs: values.drainTimeoutMs ?? defaultServeSettings.drainTimeoutMs };
-  return { ...values, agent: values.agent ?? 'demo', listen: address, tokenFile: tokenFile ?? defaultTokenPath(), allowOrigins, settings };
+  return { ...values, agent: values.agent ?? 'demo', listen: address, tokenFile: tokenFile ?? defaultTokenPath(), allowOrigins, settings, pingIntervalMs };
 }
 
 /** Runs the daemon until SIGTERM or SIGINT; resolves with the exit status. */
@@ -171,6 +180,7 @@ export async function runServe(args: readonly string[]): Promise<number> {
       address: parsed.listen,
       access: { token, allowOrigins: parsed.allowOrigins },
       accept: (transport, peer) => owner.attachConnection(transport, peer),
+      pingIntervalMs: parsed.pingIntervalMs,
       ...(parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {}),
     });
   } catch (error) {
@@ -181,7 +191,7 @@ export async function runServe(args: readonly string[]): Promise<number> {
     log.close();
     return code === 'EADDRINUSE' ? addressInUseStatus : 2;
   }
-  say(`listening on ${listener.url}`);
+  say(`listening on ${listener.url} (pid ${process.pid})`);
   say(`token file ${parsed.tokenFile}`);
   if (parsed.listen.kind === 'tcp' && !parsed.listen.loopback) say(`${parsed.listen.host} is not loopback: connections and the token cross the network in plain text; put TLS in front (docs/serve.md)`);
   await signalled;
