@@ -13,7 +13,7 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WebSocket } from 'ws';
+import { WebSocket, type ClientOptions } from 'ws';
 import { answerText, rawClient, sdkOverWebSocket, startServe, upgradeAnswer, type ServeDaemon } from '../support/serve-daemon.js';
 import { killGroups } from '../support/warden-process.js';
 import { waitUntil } from '../support/processes.js';
@@ -65,7 +65,7 @@ describe('warden serve (issue 16)', function () {
     });
 
     it('a ws client without the token, or from a foreign origin, gets the HTTP refusal as its unexpected-response', async () => {
-      const statusOf = async (options: ConstructorParameters<typeof WebSocket>[1]) => {
+      const statusOf = async (options: ClientOptions) => {
         const socket = new WebSocket(daemon.url, options);
         sockets.push(socket);
         const [, response] = (await once(socket, 'unexpected-response')) as [unknown, { statusCode: number }];
