@@ -8,10 +8,14 @@
  * Both from a fresh tsc build of src/ (what the package's bin runs), each case in a fresh
  * state directory; the daemon is started once, before the rounds, and answers one
  * `initialize` first (warm). Cases interleaved round by round, 1 warm-up round, 15 measured.
- * A bare `node -e` answering the first line is the floor any Node program starts from.
+ * A bare `node -e` answering the first line is the floor any Node program starts from; the
+ * daemon's own share is measured apart, from this process: a WebSocket opened, then
+ * `initialize` sent, to its answer.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { WebSocket } from 'ws';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildWarden } from './support/build-warden.js';
@@ -79,6 +83,23 @@ async function startDaemon(main: string, env: NodeJS.ProcessEnv): Promise<{ url:
   return { url, child };
 }
 
+/** In this process: a WebSocket to the daemon opened, then `initialize` sent; the ns from the open to its answer (the daemon's share of a bridge's start). */
+async function daemonInitialize(url: string, token: string): Promise<number> {
+  const socket = new WebSocket(url, { headers: { Authorization: `Bearer ${token}` } });
+  try {
+    await withDeadline(once(socket, 'open'), 'the WebSocket to open');
+    const started = process.hrtime.bigint();
+    const answered = withDeadline(once(socket, 'message'), 'initialize over the WebSocket');
+    socket.send(initializeLine.trim());
+    const [data] = (await answered) as [Buffer];
+    const ns = Number(process.hrtime.bigint() - started);
+    check('result' in (JSON.parse(data.toString('utf8')) as object), 'initialize over the WebSocket answered with a result');
+    return ns;
+  } finally {
+    socket.terminate();
+  }
+}
+
 const ms = (stats: Stats, of: 'median' | 'min' | 'max') => `${(stats[of] / 1e6).toFixed(1)} ms`;
 
 export async function serveBridge(): Promise<void> {
@@ -91,15 +112,18 @@ export async function serveBridge(): Promise<void> {
     const started = await startDaemon(main, env);
     daemon = started.child;
     await spawnToInitialize(main, ['acp', '--connect', started.url], env); // the daemon's first connection: warm from here on
+    const token = readFileSync(join(scratch, 'state', 'acp-warden', 'token'), 'utf8').trim();
     const stats = await measureInterleaved(plan, {
       bridge: () => spawnToInitialize(main, ['acp', '--connect', started.url], env),
       plain: () => spawnToInitialize(main, ['acp', '--agent', 'demo', '--store', ':memory:'], env),
       node: () => spawnToInitialize('-e', [nodeFloor], env),
+      daemon: () => daemonInitialize(started.url, token),
     });
     console.log(`${plan.repetitions} cases each after ${plan.warmup} warm-up round, interleaved; median (min–max); goal: bridge ≤ 0.3× plain`);
     console.log(table(['case', 'spawn -> initialize answered', '/ plain warden acp'], [
       ['warden acp --connect (bridge, warm daemon)', `${ms(stats.bridge, 'median')} (${ms(stats.bridge, 'min')}–${ms(stats.bridge, 'max')})`, formatRatio(stats.bridge.median / stats.plain.median)],
       ['warden acp --agent demo (plain)', `${ms(stats.plain, 'median')} (${ms(stats.plain, 'min')}–${ms(stats.plain, 'max')})`, formatRatio(1)],
+      ['of the bridge\'s: the daemon, WebSocket open -> initialize answered (in-process client)', `${ms(stats.daemon, 'median')} (${ms(stats.daemon, 'min')}–${ms(stats.daemon, 'max')})`, formatRatio(stats.daemon.median / stats.plain.median)],
       ['node -e (answers the first line: the floor)', `${ms(stats.node, 'median')} (${ms(stats.node, 'min')}–${ms(stats.node, 'max')})`, formatRatio(stats.node.median / stats.plain.median)],
     ]));
   } finally {
