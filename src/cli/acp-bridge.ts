@@ -175,6 +175,10 @@ async function openDaemon(parsed: BridgeCommandOptions, say: Say): Promise<numbe
     } else {
       const status = started.exitStatus();
       // 3: another daemon took the address first (a racing bridge's): wait for it to answer.
+      if (status === 3 && token === undefined && Date.now() > deadline) {
+        say(`a daemon listens at ${parsed.url}, but there is no token file at ${parsed.tokenFile}: give --token-file the file that daemon uses (it prints it when it starts)`);
+        return 2;
+      }
       if (status !== undefined && status !== 3) {
         say(`the daemon started in the background (warden serve ${parsed.serveArgs.join(' ')}) exited with status ${String(status)} before listening; its log, ${logPath}:\n${started.logTail()}`);
         return bridgeExit.unreachable;
