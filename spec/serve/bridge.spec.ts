@@ -76,6 +76,42 @@ describe('warden acp --connect (issue 16)', function () {
     expect(answers.filter((answer) => answer.result !== undefined).map((answer) => answer.id)).to.deep.equal([1, 2]);
   });
 
+  it('an editor that stops reading: the bridge stops reading the socket, and once read again every update arrives, in order', async () => {
+    const running = bridge(state, ['--connect', daemon.url]);
+    const stdout = running.process.stdout as NonNullable<ChildProcess['stdout']>;
+    const words = Array.from({ length: 3000 }, (_, n) => `word${n}`);
+    const send = (message: unknown) => running.process.stdin?.write(`${JSON.stringify(message)}\n`);
+    let text = '';
+    let buffered = '';
+    const answers = new Map<number, Record<string, unknown>>();
+    const read = (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      let newline = buffered.indexOf('\n');
+      while (newline >= 0) {
+        const message = JSON.parse(buffered.slice(0, newline)) as { id?: number; params?: { update?: { sessionUpdate?: string; content?: { text?: string } } } };
+        buffered = buffered.slice(newline + 1);
+        if (typeof message.id === 'number') answers.set(message.id, message as Record<string, unknown>);
+        if (message.params?.update?.sessionUpdate === 'agent_message_chunk') text += message.params.update.content?.text ?? '';
+        newline = buffered.indexOf('\n');
+      }
+    };
+    stdout.on('data', read);
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: initializeParams });
+    send({ jsonrpc: '2.0', id: 2, method: 'session/new', params: { cwd: state, mcpServers: [] } });
+    await waitUntil(() => answers.has(2), 'the session', 30_000);
+    const sessionId = (answers.get(2)?.result as { sessionId: string }).sessionId;
+    stdout.pause();
+    send({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: words.join(' ') }] } });
+    // Not read meanwhile: the pipe fills, the bridge holds the socket, the daemon holds its updates.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    stdout.resume();
+    await waitUntil(() => answers.has(3), 'the prompt answered', 60_000);
+    expect(answers.get(3)?.result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(text).to.equal(`You said: ${words.join(' ')}. This is the acp-warden demo agent, answering word by word.`);
+    running.process.stdin?.end();
+    expect(await running.exited).to.equal(0);
+  });
+
   it('nothing listens at the URL: exit 3, naming the URL and warden serve', async () => {
     const running = bridge(state, ['--connect', 'ws://127.0.0.1:1/acp', '--token-file', daemon.tokenFile]);
     expect(await running.exited).to.equal(3);

@@ -39,7 +39,8 @@ export async function startServe(state: string, args: readonly string[], launche
   let stdout = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await waitUntil(() => /listening on \S+/.test(stderr()) || child.exitCode !== null, 'warden serve to listen', 30_000);
+  // Both lines: where it listens, then its token file (two writes: one may be read before the other).
+  await waitUntil(() => /token file \S+\n/.test(stderr()) || child.exitCode !== null, 'warden serve to listen', 30_000);
   const url = /listening on (\S+)/.exec(stderr())?.[1];
   if (!url) throw new Error(`warden serve did not listen: ${stderr()}`);
   if (stdout !== '') throw new Error(`warden serve wrote on stdout: ${stdout}`);
