@@ -79,6 +79,7 @@ export function pumpBridge(socket: WebSocket, input: Readable, output: Writable,
     let inputEnded = false;
     let closing = false;
     let inputPaused = false;
+    let outputFull = false;
     let unsent = 0;
     let drainTimer: NodeJS.Timeout | undefined;
     const closeNow = () => {
@@ -140,9 +141,14 @@ export function pumpBridge(socket: WebSocket, input: Readable, output: Writable,
         const id = responseIdOf(text);
         if (id !== undefined && outstanding.delete(id)) maybeDone();
       }
-      if (!output.write(`${text}\n`)) {
+      // Frames ws had already parsed still arrive after the pause: one wait for the drain is enough.
+      if (!output.write(`${text}\n`) && !outputFull) {
+        outputFull = true;
         socket.pause();
-        output.once('drain', () => socket.resume());
+        output.once('drain', () => {
+          outputFull = false;
+          socket.resume();
+        });
       }
     });
     output.on('error', () => closeNow()); // the editor is gone: nothing more can be delivered
