@@ -122,10 +122,36 @@ async function bind(server: Server, address: ListenAddress): Promise<void> {
     await attempt();
   } catch (error) {
     if (address.kind !== 'unix' || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    if (await answers(address.path)) throw error;
-    await fs.rm(address.path, { force: true });
-    await attempt();
+    // Under a lock: two daemons finding the same stale file must not each remove the other's new socket.
+    const lock = await takeLock(`${address.path}.lock`);
+    if (!lock) throw error;
+    try {
+      if (await answers(address.path)) throw error;
+      await fs.rm(address.path, { force: true });
+      await attempt();
+    } finally {
+      await lock.close();
+      await fs.rm(`${address.path}.lock`, { force: true });
+    }
   }
+}
+
+/** A lock older than this was left by a daemon killed while it bound: it is taken over. */
+const staleLockMs = 10_000;
+
+/** The lock file at `path`, created exclusively; undefined while another process holds it. */
+async function takeLock(path: string): Promise<fs.FileHandle | undefined> {
+  for (let tries = 0; tries < 2; tries++) {
+    try {
+      return await fs.open(path, 'wx', 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const stats = await fs.stat(path).catch(() => undefined);
+      if (stats && Date.now() - stats.mtimeMs < staleLockMs) return undefined;
+      await fs.rm(path, { force: true });
+    }
+  }
+  return undefined;
 }
 
 /** Whether some process accepts connections on the Unix socket at `path`. */
