@@ -196,6 +196,7 @@ export async function runServe(args: readonly string[]): Promise<number> {
   if (parsed.listen.kind === 'tcp' && !parsed.listen.loopback) say(`${parsed.listen.host} is not loopback: connections and the token cross the network in plain text; put TLS in front (docs/serve.md)`);
   await signalled;
   listener.close();
+  say(`stopping: no new connections; ${owner.connections()} open, their running turns given at most ${parsed.settings.drainTimeoutMs / 1000} s`);
   const drained = await owner.drain();
   if (!drained) say(`turns still running after --drain-timeout ${parsed.settings.drainTimeoutMs / 1000} s: they are stopped`);
   await host.stop();
