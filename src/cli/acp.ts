@@ -5,44 +5,24 @@
  */
 import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
-import { agentFor, type AgentOptions } from '../adapters/agent-factory.js';
-import { AgentUnavailableError, defaultHangAfter } from '../adapters/registry.js';
-import { createHost, type HostEvent } from '../host/host.js';
+import { agentFor } from '../adapters/agent-factory.js';
+import { AgentUnavailableError } from '../adapters/registry.js';
+import { createHost } from '../host/host.js';
 import { stdioTransport, type StdioTransport } from '../jsonrpc/stdio-transport.js';
 import { defaultDrainTimeoutMs } from '../acp/agent-server.js';
-import { logLevels, type LogLevel } from '../host/host-log.js';
-import { createLogSink, LogFileError, logFileWriter } from '../inspect/log-sink.js';
-import { ArgumentError, oneOf, positiveNumber, readFlags, restartIntensity } from './arguments.js';
+import { LogFileError } from '../inspect/log-sink.js';
+import { agentFlagDefaults, agentFlagHandlers, agentOptionsOf, eventLog, type AgentCommandOptions, type EventLog } from './agent-flags.js';
+import { ArgumentError, readFlags } from './arguments.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
+import { defaultTokenPath } from '../serve/token-file.js';
 
 /** What `warden acp` was asked for. */
-export interface AcpCommandOptions {
-  readonly agent: string;
-  readonly agentCommand: string | undefined;
-  readonly env: Record<string, string | undefined>;
-  readonly passthrough: string[];
-  readonly inheritEnv: boolean;
-  /** The journal: a path or `:memory:`; default under the user's state directory. */
-  readonly store: string | undefined;
-  readonly cwd: string | undefined;
-  readonly logFile: string | undefined;
-  readonly restart: { readonly intensity: number; readonly period: number } | undefined;
-  /** The hang watchdog's limit while the agent owes output, in ms; 0: no watchdog. Default 120 s. */
-  readonly hangAfterMs: number;
-  /** The watchdog's limit while a tool call of the agent runs, in ms. Default 30 min. */
-  readonly toolHangAfterMs: number;
-  /** The XState inspector's WebSocket address. */
-  readonly inspect: string | undefined;
-  readonly logLevel: LogLevel | undefined;
-  readonly logFormat: 'json' | 'pretty' | undefined;
-  /** The longest line read from the editor and from the agent process, in bytes (default 64 MiB). */
-  readonly maxLineBytes: number | undefined;
-  /** After the editor's EOF, how long its requests may still run, in ms (default 30 s). */
-  readonly drainTimeoutMs: number | undefined;
-}
+export type AcpCommandOptions = AgentCommandOptions;
 
 /** `warden acp --help`. */
 export const acpUsage = `Usage: warden acp --agent NAME [options]
+       warden acp --connect URL [--token-file PATH] [--agent NAME] [--drain-timeout SECONDS]
+       warden acp --agent NAME --daemon [--listen ADDRESS] [--token-file PATH] [options]
 
 An ACP agent on stdio (what an editor launches), serving NAME under supervision. stdout
 carries ACP messages only.
@@ -79,89 +59,42 @@ Options:
                                 address (say ws://127.0.0.1:8080); secrets redacted
   -h, --help                    this help
 
+Through a daemon (warden serve; docs/serve.md):
+  --connect URL                 a thin stdio <-> WebSocket bridge to the daemon at URL
+                                (ws://127.0.0.1:8767/acp, or unix:PATH); the daemon runs the
+                                agents; with --agent, new sessions ask for that agent
+  --daemon                      the same to the user's default daemon (127.0.0.1:8767, or
+                                --listen), started in the background with these options when
+                                none answers (its log: serve.log beside the token file)
+  --token-file PATH             the daemon's token file (default ${defaultTokenPath()})
+
 stdin and exit: when stdin ends (the editor half-closed, or "printf ... | warden acp"), nothing
 more is read, but every request already received is answered (prompts run to their end) and
 stdout is flushed; then the agents stop and warden exits 0. If stdout is closed too (EPIPE),
 or on SIGTERM/SIGINT, it stops at once: what is unanswered gets -32603 (if it can be written).
 
 Exit status: 0 when the editor closed the connection, 1 on an internal error, 2 on a usage
-error, an agent that is not installed, or a journal or log file that cannot be opened.`;
+error, an agent that is not installed, or a journal, log or token file that cannot be opened;
+with --connect or --daemon, 3 when no daemon answers (none could be started), 4 when the
+daemon refused the connection (token, origin), 5 when it closed or lost it while in use.`;
 
 const shortUsage = 'Run "warden acp --help" for the options.';
 
 /** Parses `warden acp` arguments; a problem is a message that names it and the fix. */
 export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { error: string } | { help: true } {
-  let agent: string | undefined;
-  let agentCommand: string | undefined;
-  const env: Record<string, string | undefined> = {};
-  const passthrough: string[] = [];
-  let inheritEnv = false;
-  let store: string | undefined;
-  let cwd: string | undefined;
-  let logFile: string | undefined;
-  let restart: AcpCommandOptions['restart'];
-  let hangAfterMs = defaultHangAfter.idleMs;
-  let toolHangAfterMs = defaultHangAfter.toolIdleMs;
-  let inspect: string | undefined;
-  let logLevel: LogLevel | undefined;
-  let logFormat: 'json' | 'pretty' | undefined;
-  let maxLineBytes: number | undefined;
-  let drainTimeoutMs: number | undefined;
+  const values = agentFlagDefaults();
   try {
-    const help = readFlags(args, {
-      '--agent': (value) => (agent = value()),
-      '--agent-command': (value) => (agentCommand = value()),
-      '--inherit-env': () => (inheritEnv = true),
-      '--env': (value) => {
-        const setting = value();
-        const at = setting.indexOf('=');
-        if (at < 0) passthrough.push(setting);
-        else env[setting.slice(0, at)] = setting.slice(at + 1);
-      },
-      '--store': (value) => (store = value()),
-      '--cwd': (value) => (cwd = value()),
-      '--log-file': (value) => (logFile = value()),
-      '--log-level': (value) => (logLevel = oneOf('--log-level', value(), logLevels)),
-      '--log-format': (value) => (logFormat = oneOf('--log-format', value(), ['json', 'pretty'] as const)),
-      '--restart-intensity': (value) => (restart = restartIntensity('--restart-intensity', value())),
-      '--hang-after': (value) => (hangAfterMs = secondsOrOff('--hang-after', value()) * 1000),
-      '--tool-hang-after': (value) => (toolHangAfterMs = positiveNumber('--tool-hang-after', value()) * 1000),
-      '--max-line-mib': (value) => (maxLineBytes = Math.max(1, Math.floor(positiveNumber('--max-line-mib', value()) * 1024 * 1024))),
-      '--drain-timeout': (value) => (drainTimeoutMs = positiveNumber('--drain-timeout', value()) * 1000),
-      '--inspect': (value) => {
-        const url = value();
-        if (!/^wss?:\/\/\S+$/u.test(url)) throw new ArgumentError(`--inspect expects the inspector's WebSocket address (say ws://127.0.0.1:8080), got ${JSON.stringify(url)}`);
-        inspect = url;
-      },
-    }, shortUsage);
-    if (help) return { help: true };
+    if (readFlags(args, agentFlagHandlers(values), shortUsage)) return { help: true };
   } catch (error) {
     if (error instanceof ArgumentError) return { error: `warden acp: ${error.message}` };
     throw error;
   }
+  const { agent } = values;
   if (!agent) return { error: `warden acp: --agent is required (claude, codex, gemini, opencode, claude-acp, codex-acp, demo, or acp:<command line>). ${shortUsage}` };
-  return { agent, agentCommand, env, passthrough, inheritEnv, store, cwd, logFile, restart, hangAfterMs, toolHangAfterMs, inspect, logLevel, logFormat, maxLineBytes, drainTimeoutMs };
+  return { ...values, agent };
 }
 
-/** How `warden acp` runs its agents, from its command line (the watchdog on unless `--hang-after 0`). */
-export function agentOptionsOf(parsed: AcpCommandOptions): AgentOptions {
-  return {
-    ...(parsed.agentCommand ? { agentCommand: parsed.agentCommand } : {}),
-    env: parsed.env,
-    passthrough: parsed.passthrough,
-    envPolicy: parsed.inheritEnv ? 'inherit' : 'isolated',
-    ...(parsed.restart ? { restart: parsed.restart } : {}),
-    ...(parsed.hangAfterMs > 0 ? { hangAfterMs: parsed.hangAfterMs, toolHangAfterMs: parsed.toolHangAfterMs } : {}),
-    ...(parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {}),
-  };
-}
-
-/** `--hang-after SECONDS`: a positive number, or 0 (off). */
-function secondsOrOff(flag: string, text: string): number {
-  const value = Number(text);
-  if (text.trim() === '' || !(value >= 0) || !Number.isFinite(value)) throw new ArgumentError(`${flag} expects a number of seconds (0 turns the watchdog off), got ${JSON.stringify(text)}`);
-  return value;
-}
+export { agentOptionsOf };
 
 /**
  * Runs the ACP agent until the editor closes stdin and everything it asked is answered (or
@@ -189,7 +122,7 @@ export async function runAcp(args: readonly string[]): Promise<number> {
   let log: EventLog;
   try {
     // A log file that cannot be written would lose every line: refused before anything starts.
-    log = eventLog(parsed);
+    log = eventLog(parsed, 'warden acp');
   } catch (error) {
     if (!(error instanceof LogFileError)) throw error;
     process.stderr.write(`warden acp: --log-file: ${error.message}\n`);
@@ -239,27 +172,4 @@ async function flushed(stdio: StdioTransport, boundMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([stdio.flush(), new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)))]);
   clearTimeout(timer);
-}
-
-/** The host's log: its listener, and the closing of its file (if any). */
-interface EventLog {
-  readonly listener: (event: HostEvent) => void;
-  readonly close: () => void;
-}
-
-/**
- * Where host events go: log lines at or above the level, to the log file (JSON by default)
- * or to stderr (pretty by default; also where the file's lines go once it cannot be
- * written). Never stdout: that is the protocol channel.
- */
-function eventLog(parsed: AcpCommandOptions): EventLog {
-  const toFile = parsed.logFile;
-  const toStderr = (line: string) => process.stderr.write(`warden acp: ${line}`);
-  const file = toFile ? logFileWriter(toFile, { fallback: toStderr, report: (message) => toStderr(`--log-file: ${message}\n`) }) : undefined;
-  const listener = createLogSink({
-    format: parsed.logFormat ?? (toFile ? 'json' : 'pretty'),
-    level: parsed.logLevel ?? (toFile ? 'info' : 'warn'),
-    write: file ?? toStderr,
-  });
-  return { listener, close: () => file?.close() };
 }

@@ -14,6 +14,8 @@ const usage = `Usage: warden <command> [options]
 Commands:
   demo                     the demo agent as a supervised subprocess, faults injected, recovery shown
   acp --agent NAME         ACP agent on stdio (what an editor launches), serving NAME under supervision
+  acp --connect URL        the same through a running warden serve (--daemon: the default one, started if need be)
+  serve [--listen ADDR]    long-running host serving ACP over WebSocket (token-guarded, loopback by default)
   agents [--json]          known agents, whether each is installed, version and path
   chaos --agent NAME       drives an agent through prompts while injecting faults; recovery figures
   demo-agent               the built-in demo agent alone, as an ACP agent on stdio (what demo runs)
@@ -73,6 +75,11 @@ pause between streamed words.`,
     usage: async () => (await import('./acp.js')).acpUsage,
     // The protocol channel is done: end now, whatever timers remain.
     run: async (args) => {
+      // The bridge to a daemon loads none of the host: it must start fast (docs/benchmarks.md).
+      if (args.some((arg) => arg === '--connect' || arg.startsWith('--connect=') || arg === '--daemon')) {
+        const { runAcpBridge } = await import('./acp-bridge.js');
+        return { exit: await runAcpBridge(args) };
+      }
       const { runAcp } = await import('./acp.js');
       return { exit: await runAcp(args) };
     },
@@ -111,6 +118,10 @@ says how to install it. --json prints the same as JSON.`,
         return { exit: error instanceof AgentUnavailableError || /not installed|cannot run/.test((error as Error).message) ? 2 : 1 };
       }
     },
+  },
+  serve: {
+    usage: async () => (await import('./serve.js')).serveUsage,
+    run: async (args) => ({ exit: await (await import('./serve.js')).runServe(args) }),
   },
   sessions: {
     usage: async () => (await import('./sessions.js')).sessionsUsage,

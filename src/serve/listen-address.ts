@@ -4,6 +4,7 @@
  * address is loopback is decided here, once.
  */
 import { isIPv4, isIPv6 } from 'node:net';
+import { resolve as resolvePath } from 'node:path';
 
 /** A parsed `--listen` value. */
 export type ListenAddress =
@@ -65,6 +66,16 @@ export function parseListenAddress(value: string): ListenAddress {
   if (hostText === '') refuse('no host before the port (write 127.0.0.1:PORT for loopback, 0.0.0.0:PORT for every interface)');
   if (!isIPv4(hostText) && !isHostName(hostText)) refuse(`${JSON.stringify(hostText)} is neither an IP address nor a host name`);
   return { kind: 'tcp', host: hostText, port, loopback: isLoopback(hostText) };
+}
+
+/**
+ * The URL a client connects to at `address`: `ws://HOST:PORT/acp` (an IPv6 address in
+ * brackets), or `ws+unix:///abs/path:/acp`, the form the `ws` package takes for a Unix socket.
+ */
+export function listenUrl(address: ListenAddress): string {
+  if (address.kind === 'unix') return `ws+unix://${resolvePath(address.path)}:/acp`;
+  const host = address.host.includes(':') ? `[${address.host}]` : address.host;
+  return `ws://${host}:${address.port}/acp`;
 }
 
 /** Whether `host` (an IP address without brackets, or a name) reaches this machine only. */

@@ -43,8 +43,11 @@ export async function readOrCreateToken(path: string): Promise<string> {
   return token;
 }
 
-/** The token in `path`, or undefined when there is no file there. */
-async function readToken(path: string): Promise<string | undefined> {
+/**
+ * The token in `path` (what a client sends), or undefined when there is no file there; the
+ * same refusals as {@link readOrCreateToken}, but nothing is created.
+ */
+export async function readToken(path: string): Promise<string | undefined> {
   let stats;
   try {
     stats = await fs.stat(path);

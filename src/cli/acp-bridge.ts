@@ -1,0 +1,229 @@
+/**
+ * `warden acp --connect URL` and `warden acp --agent NAME --daemon`: what an editor launches
+ * instead of a host of its own, a thin stdio ↔ WebSocket bridge to a running `warden serve`
+ * (with `--daemon`, the user's default one, started in the background if none answers). This
+ * module and what it imports load none of the host, xstate or the ACP SDK: it must start fast.
+ */
+import { dirname, join } from 'node:path';
+import { openBridgeSocket, pumpBridge, type BridgeFailure } from '../serve/bridge.js';
+import { startDaemon, type StartedDaemon } from '../serve/daemon-start.js';
+import { defaultListen, listenUrl, parseListenAddress } from '../serve/listen-address.js';
+import { defaultTokenPath, readToken } from '../serve/token-file.js';
+import { ArgumentError, positiveNumber, readFlags, type FlagHandler } from './arguments.js';
+
+/** Exit statuses of the bridge beyond 0 (done), 1 (internal) and 2 (usage, token file). */
+export const bridgeExit = {
+  /** Nothing answers at the URL (and, with `--daemon`, none could be started). */
+  unreachable: 3,
+  /** The daemon refused the connection: 401 token, 403 origin, 404 path. */
+  refused: 4,
+  /** The daemon closed the connection, or it was lost, while the editor was using it. */
+  closed: 5,
+} as const;
+
+/** The agent options `warden acp` takes, forwarded to the daemon `--daemon` starts (kept equal to agent-flags.ts by spec/serve/acp-bridge-args.spec.ts). */
+export const forwardedValueFlags = ['--agent-command', '--env', '--store', '--cwd', '--log-file', '--log-level', '--log-format', '--restart-intensity', '--hang-after', '--tool-hang-after', '--max-line-mib', '--inspect'] as const;
+/** See {@link forwardedValueFlags}: the ones without a value. */
+export const forwardedSwitches = ['--inherit-env'] as const;
+
+/** How long `--daemon` waits for a daemon it started to listen. */
+export const daemonStartTimeoutMs = 10_000;
+
+/** What the bridge was asked for. */
+export interface BridgeCommandOptions {
+  /** `connect`: the URL given; `daemon`: the default daemon (or `--listen`), started if need be. */
+  readonly mode: 'connect' | 'daemon';
+  readonly url: string;
+  readonly tokenFile: string;
+  /** The agent of the editor's new sessions (`_meta["acp-warden/agent"]` added to `session/new`). */
+  readonly agent: string | undefined;
+  readonly drainTimeoutMs: number;
+  /** With `--daemon`: the arguments of the `warden serve` it starts. */
+  readonly serveArgs: readonly string[];
+}
+
+const shortUsage = 'Run "warden acp --help" for the options.';
+
+/** Parses the bridge's arguments; a problem is a message naming it and the fix. */
+export function parseBridgeArgs(args: readonly string[]): BridgeCommandOptions | { error: string } {
+  let connect: string | undefined;
+  let daemon = false;
+  let tokenFile: string | undefined;
+  let listen: string | undefined;
+  let agent: string | undefined;
+  let drainTimeout: string | undefined;
+  const forwarded: string[] = [];
+  const forward = (flag: string): FlagHandler => (value) => forwarded.push(flag, value());
+  try {
+    readFlags(args, {
+      '--connect': (value) => (connect = value()),
+      '--daemon': () => (daemon = true),
+      '--token-file': (value) => (tokenFile = value()),
+      '--listen': (value) => (listen = value()),
+      '--agent': (value) => (agent = value()),
+      '--drain-timeout': (value) => (drainTimeout = String(positiveNumber('--drain-timeout', value()))),
+      ...Object.fromEntries(forwardedValueFlags.map((flag) => [flag, forward(flag)])),
+      ...Object.fromEntries(forwardedSwitches.map((flag) => [flag, () => forwarded.push(flag)])),
+    }, shortUsage);
+  } catch (error) {
+    if (error instanceof ArgumentError) return { error: `warden acp: ${error.message}` };
+    throw error;
+  }
+  const drainTimeoutMs = (drainTimeout ? Number(drainTimeout) : 30) * 1000;
+  if (connect !== undefined && daemon) return { error: `warden acp: --connect and --daemon exclude each other: --connect URL names a daemon, --daemon uses the default one (${defaultListen}, or --listen). ${shortUsage}` };
+  if (connect !== undefined) {
+    if (listen !== undefined) return { error: `warden acp: --listen is for --daemon (where the daemon it starts listens); with --connect the URL says where. ${shortUsage}` };
+    if (forwarded.length > 0) return { error: `warden acp: ${forwarded[0]} has no effect with --connect: the daemon runs the agents, so give it to warden serve. ${shortUsage}` };
+    const url = connectUrl(connect);
+    if ('error' in url) return url;
+    return { mode: 'connect', url: url.url, tokenFile: tokenFile ?? defaultTokenPath(), agent, drainTimeoutMs, serveArgs: [] };
+  }
+  if (!agent) return { error: `warden acp: --daemon needs --agent NAME (the agent of the sessions this editor starts; the daemon started for it takes it as its default). ${shortUsage}` };
+  let url: string;
+  try {
+    url = listenUrl(parseListenAddress(listen ?? defaultListen));
+  } catch (error) {
+    return { error: `warden acp: ${(error as Error).message}` };
+  }
+  const serveArgs = ['--agent', agent, ...(listen ? ['--listen', listen] : []), ...(tokenFile ? ['--token-file', tokenFile] : []), ...(drainTimeout ? ['--drain-timeout', drainTimeout] : []), ...forwarded];
+  return { mode: 'daemon', url, tokenFile: tokenFile ?? defaultTokenPath(), agent, drainTimeoutMs, serveArgs };
+}
+
+/** `ws://`, `wss://`, `ws+unix://`, or `unix:PATH` (written out as ws+unix). */
+function connectUrl(text: string): { url: string } | { error: string } {
+  if (text.startsWith('unix:')) {
+    try {
+      return { url: listenUrl(parseListenAddress(text)) };
+    } catch (error) {
+      return { error: `warden acp: --connect: ${(error as Error).message}` };
+    }
+  }
+  if (!/^(wss?|ws\+unix):\/\/\S+$/u.test(text)) return { error: `warden acp: --connect expects the daemon's WebSocket URL (say ws://127.0.0.1:8767/acp, or unix:PATH), got ${JSON.stringify(text)}` };
+  return { url: text };
+}
+
+/** Runs the bridge until the editor's input ends or the connection does; resolves with the exit status. */
+export async function runAcpBridge(args: readonly string[]): Promise<number> {
+  const parsed = parseBridgeArgs(args);
+  const say = (line: string) => process.stderr.write(`warden acp: ${line}\n`);
+  if ('error' in parsed) {
+    process.stderr.write(`${parsed.error}\n`);
+    return 2;
+  }
+  const opened = parsed.mode === 'daemon' ? await openDaemon(parsed, say) : await openWithToken(parsed, say);
+  if (typeof opened === 'number') return opened;
+  const failure = await pumpBridge(opened, process.stdin, process.stdout, {
+    drainTimeoutMs: parsed.drainTimeoutMs,
+    ...(parsed.agent ? { rewrite: withAgent(parsed.agent) } : {}),
+  });
+  if (!failure) return 0;
+  say(describe(failure, parsed));
+  return exitOf(failure);
+}
+
+type Say = (line: string) => void;
+type Opened = Awaited<ReturnType<typeof openBridgeSocket>>;
+
+/** The token, then the socket; a failure said on stderr and turned into the exit status. */
+async function openWithToken(parsed: BridgeCommandOptions, say: Say): Promise<number | Extract<Opened, { ok: true }>['socket']> {
+  const token = await tokenOf(parsed, say);
+  if (typeof token === 'number') return token;
+  const opened = await openBridgeSocket(parsed.url, token);
+  if (opened.ok) return opened.socket;
+  say(describe(opened.failure, parsed));
+  return exitOf(opened.failure);
+}
+
+async function tokenOf(parsed: BridgeCommandOptions, say: Say): Promise<string | number> {
+  try {
+    const token = await readToken(parsed.tokenFile);
+    if (token !== undefined) return token;
+    say(`no token file at ${parsed.tokenFile}: warden serve creates it when it starts (or give --token-file the file the daemon uses)`);
+    return 2;
+  } catch (error) {
+    say((error as Error).message);
+    return 2;
+  }
+}
+
+/**
+ * `--daemon`: the default daemon if it answers; else one started in the background, waited
+ * for (bounded). Two bridges may race to start one: the second daemon cannot bind the
+ * address and exits, and both bridges connect to the first.
+ */
+async function openDaemon(parsed: BridgeCommandOptions, say: Say): Promise<number | Extract<Opened, { ok: true }>['socket']> {
+  let started: StartedDaemon | undefined;
+  const deadline = Date.now() + daemonStartTimeoutMs;
+  const logPath = join(dirname(defaultTokenPath()), 'serve.log');
+  for (;;) {
+    const token = await readToken(parsed.tokenFile).catch((error: Error) => error);
+    if (token instanceof Error) {
+      say(token.message);
+      return 2;
+    }
+    if (token !== undefined) {
+      const opened = await openBridgeSocket(parsed.url, token);
+      if (opened.ok) return opened.socket;
+      // A daemon that answers and refuses is the answer; only silence starts one.
+      if (opened.failure.kind !== 'unreachable') {
+        say(describe(opened.failure, parsed));
+        return exitOf(opened.failure);
+      }
+    }
+    if (!started) {
+      started = startDaemon(parsed.serveArgs, logPath);
+    } else {
+      const status = started.exitStatus();
+      // 3: another daemon took the address first (a racing bridge's): wait for it to answer.
+      if (status === 3 && token === undefined && Date.now() > deadline) {
+        say(`a daemon listens at ${parsed.url}, but there is no token file at ${parsed.tokenFile}: give --token-file the file that daemon uses (it prints it when it starts)`);
+        return 2;
+      }
+      if (status !== undefined && status !== 3) {
+        say(`the daemon started in the background (warden serve ${parsed.serveArgs.join(' ')}) exited with status ${String(status)} before listening; its log, ${logPath}:\n${started.logTail()}`);
+        return bridgeExit.unreachable;
+      }
+    }
+    if (Date.now() > deadline) {
+      say(`no daemon answered at ${parsed.url} within ${daemonStartTimeoutMs / 1000} s of starting one in the background (pid ${String(started.pid)}); its log is ${logPath}`);
+      return bridgeExit.unreachable;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Adds `_meta["acp-warden/agent"]` to a `session/new` that names no agent (the line is parsed only then). */
+function withAgent(agent: string): (line: string) => string {
+  return (line) => {
+    if (!line.includes('"session/new"')) return line;
+    try {
+      const message = JSON.parse(line) as { method?: unknown; params?: { _meta?: Record<string, unknown> } };
+      if (message.method !== 'session/new' || typeof message.params !== 'object' || message.params === null) return line;
+      const meta = message.params._meta ?? {};
+      if (meta['acp-warden/agent'] !== undefined) return line;
+      message.params._meta = { ...meta, 'acp-warden/agent': agent };
+      return JSON.stringify(message);
+    } catch {
+      return line; // not JSON: the daemon answers it -32700
+    }
+  };
+}
+
+function describe(failure: BridgeFailure, parsed: BridgeCommandOptions): string {
+  switch (failure.kind) {
+    case 'unreachable':
+      return `cannot connect to ${parsed.url}: ${failure.code === 'ECONNREFUSED' || failure.code === 'ENOENT' ? 'no daemon listens there' : failure.message} (${failure.code}); start one with "warden serve" (or use "warden acp --agent NAME --daemon", which starts it)`;
+    case 'refused':
+      if (failure.status === 401) return `${parsed.url} refused the token read from ${parsed.tokenFile} (401): the file must hold the token of the daemon listening there (warden serve prints its token file when it starts; --token-file names another)`;
+      if (failure.status === 403) return `${parsed.url} refused the connection's origin (403): ${failure.body}`;
+      if (failure.status === 404) return `${parsed.url} has no ACP endpoint (404): the daemon's URL ends in /acp`;
+      return `${parsed.url} answered the WebSocket upgrade with HTTP ${failure.status}${failure.body ? `: ${failure.body}` : ''}`;
+    case 'closed':
+      if (failure.code === 1006) return `the connection to the daemon at ${parsed.url} was lost (the daemon was stopped or killed, or the network failed)`;
+      return `the daemon at ${parsed.url} closed the connection (code ${failure.code}${failure.reason ? `: ${failure.reason}` : ''})`;
+  }
+}
+
+function exitOf(failure: BridgeFailure): number {
+  return bridgeExit[failure.kind];
+}

@@ -1,0 +1,137 @@
+/**
+ * The options `warden acp` and `warden serve` share: which agent, how it is found and run
+ * (command, environment, restarts, watchdog), the journal, the log, line limits and the
+ * drain. Parsed here once, so both commands accept the same spellings and say the same
+ * things about a bad value.
+ */
+import type { AgentOptions } from '../adapters/agent-factory.js';
+import { defaultHangAfter } from '../adapters/registry.js';
+import { logLevels, type LogLevel } from '../host/host-log.js';
+import type { HostEvent } from '../host/host.js';
+import { createLogSink, logFileWriter } from '../inspect/log-sink.js';
+import { ArgumentError, oneOf, positiveNumber, restartIntensity, type FlagHandler } from './arguments.js';
+
+/** What the shared agent options asked for. */
+export interface AgentCommandOptions {
+  readonly agent: string;
+  readonly agentCommand: string | undefined;
+  readonly env: Record<string, string | undefined>;
+  readonly passthrough: string[];
+  readonly inheritEnv: boolean;
+  /** The journal: a path or `:memory:`; default under the user's state directory. */
+  readonly store: string | undefined;
+  readonly cwd: string | undefined;
+  readonly logFile: string | undefined;
+  readonly restart: { readonly intensity: number; readonly period: number } | undefined;
+  /** The hang watchdog's limit while the agent owes output, in ms; 0: no watchdog. Default 120 s. */
+  readonly hangAfterMs: number;
+  /** The watchdog's limit while a tool call of the agent runs, in ms. Default 30 min. */
+  readonly toolHangAfterMs: number;
+  /** The XState inspector's WebSocket address. */
+  readonly inspect: string | undefined;
+  readonly logLevel: LogLevel | undefined;
+  readonly logFormat: 'json' | 'pretty' | undefined;
+  /** The longest line (or frame) read from a client and from the agent process, in bytes (default 64 MiB). */
+  readonly maxLineBytes: number | undefined;
+  /** How long a client's requests may still run when it is going (EOF, or the daemon's SIGTERM), in ms (default 30 s). */
+  readonly drainTimeoutMs: number | undefined;
+}
+
+/** The shared options as they are read, before `--agent` is known to be there. */
+export type AgentFlagValues = { -readonly [K in Exclude<keyof AgentCommandOptions, 'agent'>]: AgentCommandOptions[K] } & { agent: string | undefined };
+
+/** Fresh values with every default set. */
+export function agentFlagDefaults(): AgentFlagValues {
+  return {
+    agent: undefined,
+    agentCommand: undefined,
+    env: {},
+    passthrough: [],
+    inheritEnv: false,
+    store: undefined,
+    cwd: undefined,
+    logFile: undefined,
+    restart: undefined,
+    hangAfterMs: defaultHangAfter.idleMs,
+    toolHangAfterMs: defaultHangAfter.toolIdleMs,
+    inspect: undefined,
+    logLevel: undefined,
+    logFormat: undefined,
+    maxLineBytes: undefined,
+    drainTimeoutMs: undefined,
+  };
+}
+
+/** The flag handlers of the shared options, writing into `into` (for {@link readFlags}). */
+export function agentFlagHandlers(into: AgentFlagValues): Record<string, FlagHandler> {
+  return {
+    '--agent': (value) => (into.agent = value()),
+    '--agent-command': (value) => (into.agentCommand = value()),
+    '--inherit-env': () => (into.inheritEnv = true),
+    '--env': (value) => {
+      const setting = value();
+      const at = setting.indexOf('=');
+      if (at < 0) into.passthrough.push(setting);
+      else into.env[setting.slice(0, at)] = setting.slice(at + 1);
+    },
+    '--store': (value) => (into.store = value()),
+    '--cwd': (value) => (into.cwd = value()),
+    '--log-file': (value) => (into.logFile = value()),
+    '--log-level': (value) => (into.logLevel = oneOf('--log-level', value(), logLevels)),
+    '--log-format': (value) => (into.logFormat = oneOf('--log-format', value(), ['json', 'pretty'] as const)),
+    '--restart-intensity': (value) => (into.restart = restartIntensity('--restart-intensity', value())),
+    '--hang-after': (value) => (into.hangAfterMs = secondsOrOff('--hang-after', value()) * 1000),
+    '--tool-hang-after': (value) => (into.toolHangAfterMs = positiveNumber('--tool-hang-after', value()) * 1000),
+    '--max-line-mib': (value) => (into.maxLineBytes = Math.max(1, Math.floor(positiveNumber('--max-line-mib', value()) * 1024 * 1024))),
+    '--drain-timeout': (value) => (into.drainTimeoutMs = positiveNumber('--drain-timeout', value()) * 1000),
+    '--inspect': (value) => {
+      const url = value();
+      if (!/^wss?:\/\/\S+$/u.test(url)) throw new ArgumentError(`--inspect expects the inspector's WebSocket address (say ws://127.0.0.1:8080), got ${JSON.stringify(url)}`);
+      into.inspect = url;
+    },
+  };
+}
+
+/** How the command runs its agents, from its command line (the watchdog on unless `--hang-after 0`). */
+export function agentOptionsOf(parsed: AgentCommandOptions): AgentOptions {
+  return {
+    ...(parsed.agentCommand ? { agentCommand: parsed.agentCommand } : {}),
+    env: parsed.env,
+    passthrough: parsed.passthrough,
+    envPolicy: parsed.inheritEnv ? 'inherit' : 'isolated',
+    ...(parsed.restart ? { restart: parsed.restart } : {}),
+    ...(parsed.hangAfterMs > 0 ? { hangAfterMs: parsed.hangAfterMs, toolHangAfterMs: parsed.toolHangAfterMs } : {}),
+    ...(parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {}),
+  };
+}
+
+/** `--hang-after SECONDS`: a positive number, or 0 (off). */
+function secondsOrOff(flag: string, text: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !(value >= 0) || !Number.isFinite(value)) throw new ArgumentError(`${flag} expects a number of seconds (0 turns the watchdog off), got ${JSON.stringify(text)}`);
+  return value;
+}
+
+/** The host's log: its listener, and the closing of its file (if any). */
+export interface EventLog {
+  readonly listener: (event: HostEvent) => void;
+  readonly close: () => void;
+}
+
+/**
+ * Where host events go: log lines at or above the level, to the log file (JSON by default)
+ * or to stderr (pretty by default; also where the file's lines go once it cannot be
+ * written), each stderr line prefixed with `command` (`warden acp`). Never stdout: for
+ * `warden acp` that is the protocol channel. Throws a `LogFileError` for a file that cannot be opened.
+ */
+export function eventLog(parsed: AgentCommandOptions, command: string): EventLog {
+  const toFile = parsed.logFile;
+  const toStderr = (line: string) => process.stderr.write(`${command}: ${line}`);
+  const file = toFile ? logFileWriter(toFile, { fallback: toStderr, report: (message) => toStderr(`--log-file: ${message}\n`) }) : undefined;
+  const listener = createLogSink({
+    format: parsed.logFormat ?? (toFile ? 'json' : 'pretty'),
+    level: parsed.logLevel ?? (toFile ? 'info' : 'warn'),
+    write: file ?? toStderr,
+  });
+  return { listener, close: () => file?.close() };
+}

@@ -1,0 +1,205 @@
+/**
+ * `warden serve`: a long-running host serving ACP over WebSocket at `/acp` (one JSON-RPC
+ * message per text frame), its access guarded by a bearer token and an origin allowlist.
+ * Nothing is written to stdout; the address and the token file are said on stderr.
+ */
+import { statSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
+import { agentFor } from '../adapters/agent-factory.js';
+import { AgentUnavailableError } from '../adapters/registry.js';
+import { defaultJournalPath } from '../host/sqlite-journal.js';
+import { createHost } from '../host/host.js';
+import { LogFileError } from '../inspect/log-sink.js';
+import { createConnectionOwner } from '../serve/connection-owner.js';
+import { listenDaemon, type DaemonListener } from '../serve/daemon-listener.js';
+import { defaultListen, parseListenAddress, type ListenAddress } from '../serve/listen-address.js';
+import { defaultServeSettings, type ServeSettings, type UnattendedPolicy } from '../serve/serve-settings.js';
+import { defaultTokenPath, readOrCreateToken } from '../serve/token-file.js';
+import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
+import { agentFlagDefaults, agentFlagHandlers, agentOptionsOf, eventLog, type AgentCommandOptions, type EventLog } from './agent-flags.js';
+import { ArgumentError, oneOf, positiveNumber, readFlags } from './arguments.js';
+
+/** Exit status of `warden serve` when the listen address is taken (another daemon, or another program). */
+export const addressInUseStatus = 3;
+
+/** What `warden serve` was asked for. */
+export interface ServeCommandOptions extends AgentCommandOptions {
+  readonly listen: ListenAddress;
+  readonly tokenFile: string;
+  readonly allowOrigins: readonly string[];
+  readonly settings: ServeSettings;
+  /** The WebSocket keepalive's ping interval, ms (0: none). */
+  readonly pingIntervalMs: number;
+}
+
+/** `warden serve --help`. */
+export const serveUsage = `Usage: warden serve [--listen ADDRESS] [--agent NAME] [options]
+
+A long-running host serving ACP over WebSocket at ws://ADDRESS/acp, one JSON-RPC message per
+text frame. Every connection sends "Authorization: Bearer <token>" (the token file's content);
+editors keep their stdio configuration with "warden acp --connect URL" or "--daemon".
+
+Options:
+  --listen ADDRESS              127.0.0.1:PORT (default ${defaultListen}), [::1]:PORT, localhost:PORT,
+                                unix:PATH; any other address (0.0.0.0:PORT, HOST:PORT) serves
+                                the network in plain text: put TLS in front (docs/serve.md)
+  --token-file PATH             the bearer token's file, created (0600, random) when missing;
+                                default ${defaultTokenPath()}
+  --allow-origin ORIGIN         a browser origin allowed to connect (repeatable); requests
+                                with any other Origin header are refused 403
+  --agent NAME                  the agent of sessions that do not choose one (default demo):
+                                claude, codex, gemini, opencode, claude-acp, codex-acp, demo,
+                                or acp:<command line>
+  --idle-timeout SECONDS        a session's agent is stopped after this long without any
+                                connection (default ${defaultServeSettings.idleTimeoutMs / 1000}; takes effect with detached sessions)
+  --unattended wait|deny        a permission request with no controller attached waits for one,
+                                or is rejected at once (default wait; takes effect with detached sessions)
+  --unattended-timeout SECONDS  with wait, answered cancelled after this long (default ${defaultServeSettings.unattendedTimeoutMs / 1000})
+  --keepalive SECONDS           ping every client this often; one silent for two intervals in a
+                                row (a half-open connection) is closed (default 30; 0: never)
+  --drain-timeout SECONDS       on SIGTERM/SIGINT, how long running turns may finish (default ${defaultServeSettings.drainTimeoutMs / 1000})
+  --agent-command PATH          the agent's executable (instead of PATH / CLAUDE_CODE_EXECUTABLE / CODEX_PATH)
+  --cwd DIR                     run from DIR
+  --store PATH                  the session journal (SQLite file, or :memory:);
+                                default ${defaultJournalPath()}
+  --log-file PATH               the log (JSON lines, level info) instead of stderr (pretty, warn)
+  --log-level LEVEL             debug, info, warn or error
+  --log-format FORMAT           json or pretty
+  --restart-intensity N/SECONDS at most N restarts of an agent process in SECONDS (default ${agentRestartDefaults.intensity}/${agentRestartDefaults.period / 1000})
+  --hang-after SECONDS          the hang watchdog's limit (default 120; 0 turns it off)
+  --tool-hang-after SECONDS     the silence allowed while a tool call runs (default 1800)
+  --max-line-mib N              the longest message frame read, in MiB (default 64)
+  --env NAME[=VALUE]            pass a host variable (NAME) or set one (NAME=VALUE) for the agent
+  --inherit-env                 give the agent this process's whole environment
+  --inspect URL                 send every actor to the XState inspector at this address
+  -h, --help                    this help
+
+SIGTERM or SIGINT: stops accepting connections, lets running turns finish for at most
+--drain-timeout, then stops every agent and exits 0.
+
+Exit status: 0 after SIGTERM/SIGINT, 1 on an internal error, 2 on a usage error, an agent that
+is not installed, or a journal, log or token file that cannot be used, ${addressInUseStatus} when the listen
+address is in use (another daemon already listens there).`;
+
+const shortUsage = 'Run "warden serve --help" for the options.';
+
+/** Parses `warden serve` arguments; a problem is a message that names it and the fix. */
+export function parseServeArgs(args: readonly string[]): ServeCommandOptions | { error: string } | { help: true } {
+  const values = agentFlagDefaults();
+  let listen = defaultListen;
+  let tokenFile: string | undefined;
+  const allowOrigins: string[] = [];
+  let idleTimeoutMs = defaultServeSettings.idleTimeoutMs;
+  let unattended: UnattendedPolicy = defaultServeSettings.unattended;
+  let unattendedTimeoutMs = defaultServeSettings.unattendedTimeoutMs;
+  let pingIntervalMs = 30_000;
+  let address: ListenAddress;
+  try {
+    const help = readFlags(args, {
+      ...agentFlagHandlers(values),
+      '--listen': (value) => (listen = value()),
+      '--token-file': (value) => (tokenFile = value()),
+      '--allow-origin': (value) => {
+        const origin = value();
+        if (origin !== 'null' && !/^[a-z][a-z0-9+.-]*:\/\/[^/\s]+\/?$/i.test(origin)) throw new ArgumentError(`--allow-origin expects an origin as a browser sends it (scheme://host[:port], say https://editor.example), got ${JSON.stringify(origin)}`);
+        allowOrigins.push(origin);
+      },
+      '--idle-timeout': (value) => (idleTimeoutMs = positiveNumber('--idle-timeout', value()) * 1000),
+      '--unattended': (value) => (unattended = oneOf('--unattended', value(), ['wait', 'deny'] as const)),
+      '--keepalive': (value) => {
+        const text = value();
+        pingIntervalMs = text === '0' ? 0 : Math.max(1, Math.round(positiveNumber('--keepalive', text) * 1000));
+      },
+      '--unattended-timeout': (value) => (unattendedTimeoutMs = positiveNumber('--unattended-timeout', value()) * 1000),
+    }, shortUsage);
+    if (help) return { help: true };
+    address = parseListenAddress(listen);
+  } catch (error) {
+    if (error instanceof ArgumentError || error instanceof TypeError) return { error: `warden serve: ${error.message}` };
+    throw error;
+  }
+  const settings: ServeSettings = { idleTimeoutMs, unattended, unattendedTimeoutMs, drainTimeoutMs: values.drainTimeoutMs ?? defaultServeSettings.drainTimeoutMs };
+  return { ...values, agent: values.agent ?? 'demo', listen: address, tokenFile: tokenFile ?? defaultTokenPath(), allowOrigins, settings, pingIntervalMs };
+}
+
+/** Runs the daemon until SIGTERM or SIGINT; resolves with the exit status. */
+export async function runServe(args: readonly string[]): Promise<number> {
+  const parsed = parseServeArgs(args);
+  const say = (line: string) => process.stderr.write(`warden serve: ${line}\n`);
+  if ('help' in parsed) {
+    process.stderr.write(`${serveUsage}\n`);
+    return 0;
+  }
+  if ('error' in parsed) {
+    process.stderr.write(`${parsed.error}\n`);
+    return 2;
+  }
+  // Heard from the start: a signal while the daemon starts up still stops it cleanly.
+  const signalled = new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+  if (parsed.cwd) {
+    const dir = resolvePath(parsed.cwd);
+    if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
+      say(`--cwd ${dir} is not a directory; give an existing directory`);
+      return 2;
+    }
+    process.chdir(dir);
+  }
+  let token: string;
+  try {
+    token = await readOrCreateToken(parsed.tokenFile);
+  } catch (error) {
+    say((error as Error).message);
+    return 2;
+  }
+  let log: EventLog;
+  try {
+    log = eventLog(parsed, 'warden serve');
+  } catch (error) {
+    if (!(error instanceof LogFileError)) throw error;
+    say(`--log-file: ${error.message}`);
+    return 2;
+  }
+  const agentOptions = agentOptionsOf(parsed);
+  let host;
+  try {
+    agentFor(parsed.agent, agentOptions);
+    host = createHost({ defaultAgent: parsed.agent, agentOptions, ...(parsed.store ? { store: parsed.store } : {}), ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
+  } catch (error) {
+    say((error as Error).message);
+    log.close();
+    return error instanceof AgentUnavailableError || /cannot open the journal/.test((error as Error).message) ? 2 : 1;
+  }
+  host.on(log.listener);
+  const owner = createConnectionOwner(host, parsed.settings);
+  let listener: DaemonListener;
+  try {
+    listener = await listenDaemon({
+      address: parsed.listen,
+      access: { token, allowOrigins: parsed.allowOrigins },
+      accept: (transport, peer) => owner.attachConnection(transport, peer),
+      pingIntervalMs: parsed.pingIntervalMs,
+      ...(parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {}),
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const where = parsed.listen.kind === 'unix' ? `unix:${parsed.listen.path}` : `${parsed.listen.host}:${parsed.listen.port}`;
+    say(code === 'EADDRINUSE' ? `cannot listen on ${where}: the address is in use (another warden serve, or another program, listens there)` : `cannot listen on ${where}: ${(error as Error).message}`);
+    await host.stop();
+    log.close();
+    return code === 'EADDRINUSE' ? addressInUseStatus : 2;
+  }
+  say(`listening on ${listener.url} (pid ${process.pid})`);
+  say(`token file ${parsed.tokenFile}`);
+  if (parsed.listen.kind === 'tcp' && !parsed.listen.loopback) say(`${parsed.listen.host} is not loopback: connections and the token cross the network in plain text; put TLS in front (docs/serve.md)`);
+  await signalled;
+  listener.close();
+  say(`stopping: no new connections; ${owner.connections()} open, their running turns given at most ${parsed.settings.drainTimeoutMs / 1000} s`);
+  const drained = await owner.drain();
+  if (!drained) say(`turns still running after --drain-timeout ${parsed.settings.drainTimeoutMs / 1000} s: they are stopped`);
+  await host.stop();
+  log.close();
+  return 0;
+}

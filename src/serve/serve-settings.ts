@@ -1,0 +1,29 @@
+/**
+ * How `warden serve` treats sessions whose clients are gone: how long an agent with no
+ * connection lives on, what a permission request does with no controller to answer it, and
+ * how long a SIGTERM lets turns finish. Decided once from the command line and handed to
+ * whatever attaches connections.
+ */
+
+/** What a permission request does while no controller is attached (`--unattended`). */
+export type UnattendedPolicy = 'wait' | 'deny';
+
+/** The daemon's policies, in ms. */
+export interface ServeSettings {
+  /** A session's agent process is stopped after this long without any connection (`--idle-timeout`). */
+  readonly idleTimeoutMs: number;
+  /** `wait`: a permission request waits for a controller to attach; `deny`: it is answered rejected at once. */
+  readonly unattended: UnattendedPolicy;
+  /** With `wait`, how long it waits before it is answered `cancelled` (`--unattended-timeout`). */
+  readonly unattendedTimeoutMs: number;
+  /** On SIGTERM, how long running turns may go on before agents are stopped (`--drain-timeout`). */
+  readonly drainTimeoutMs: number;
+}
+
+/** The defaults: agents live 30 min without a connection; permissions wait 10 min; a SIGTERM drains 30 s. */
+export const defaultServeSettings: ServeSettings = {
+  idleTimeoutMs: 30 * 60_000,
+  unattended: 'wait',
+  unattendedTimeoutMs: 10 * 60_000,
+  drainTimeoutMs: 30_000,
+};
