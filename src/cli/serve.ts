@@ -13,7 +13,7 @@ import { LogFileError } from '../inspect/log-sink.js';
 import { createConnectionOwner } from '../serve/connection-owner.js';
 import { listenDaemon, type DaemonListener } from '../serve/daemon-listener.js';
 import { defaultListen, parseListenAddress, type ListenAddress } from '../serve/listen-address.js';
-import { defaultServeSettings, type ServeSettings, type UnattendedPolicy } from '../serve/serve-settings.js';
+import { defaultServeSettings, type ServeSettings, type UnattendedMode } from '../serve/serve-settings.js';
 import { defaultTokenPath, readOrCreateToken } from '../serve/token-file.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { agentFlagDefaults, agentFlagHandlers, agentOptionsOf, eventLog, type AgentCommandOptions, type EventLog } from './agent-flags.js';
@@ -90,7 +90,7 @@ export function parseServeArgs(args: readonly string[]): ServeCommandOptions | {
   let tokenFile: string | undefined;
   const allowOrigins: string[] = [];
   let idleTimeoutMs = defaultServeSettings.idleTimeoutMs;
-  let unattended: UnattendedPolicy = defaultServeSettings.unattended;
+  let unattended: UnattendedMode = defaultServeSettings.unattended;
   let unattendedTimeoutMs = defaultServeSettings.unattendedTimeoutMs;
   let pingIntervalMs = 30_000;
   let address: ListenAddress;

@@ -5,10 +5,9 @@
  */
 import { defaultListen } from '../serve/listen-address.js';
 import { callDaemon, DaemonCallError, daemonUrl } from '../serve/daemon-call.js';
-import { defaultTokenPath } from '../serve/token-file.js';
+import { defaultTokenPath, readToken } from '../serve/token-file.js';
 import type { HubSessionInfo } from '../serve/connection-hub.js';
 import { ArgumentError, readFlags } from './arguments.js';
-import { readFile } from 'node:fs/promises';
 
 /** `warden sessions --help`. */
 export const sessionsUsage = `Usage: warden sessions [--connect URL] [--token-file PATH] [--json] [--close ID]
@@ -46,11 +45,15 @@ export async function runSessions(args: readonly string[], write: (text: string)
     process.stderr.write(`warden sessions: ${error.message}\n`);
     return 2;
   }
-  let token: string;
+  let token: string | undefined;
   try {
-    token = (await readFile(tokenFile, 'utf8')).trim();
+    token = await readToken(tokenFile);
   } catch (error) {
-    process.stderr.write(`warden sessions: cannot read the token file ${tokenFile} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); pass the one warden serve printed with --token-file\n`);
+    process.stderr.write(`warden sessions: ${(error as Error).message}\n`);
+    return 2;
+  }
+  if (token === undefined) {
+    process.stderr.write(`warden sessions: no token file at ${tokenFile}: warden serve creates it when it starts (or give --token-file the file the daemon uses)\n`);
     return 2;
   }
   try {

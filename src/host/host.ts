@@ -215,8 +215,8 @@ export interface ServeHub {
   sessions(): HubSessionInfo[];
   /** The connections, with their role and cursor in each session they attached. */
   connections(): ReturnType<typeof hubConnections>;
-  /** Resolves when no prompt is in flight any more, or after `timeoutMs`, whichever is first. */
-  drain(timeoutMs: number): Promise<void>;
+  /** Resolves `true` when no prompt is in flight any more, `false` after `timeoutMs` if some still are. */
+  drain(timeoutMs: number): Promise<boolean>;
 }
 
 /** Options of {@link Host.serve}. */
@@ -417,11 +417,11 @@ export function createHost(options: HostOptions = {}): Host {
       sessions: () => hubSessions(ref),
       connections: () => hubConnections(ref),
       drain: (timeoutMs) =>
-        new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, timeoutMs);
+        new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), timeoutMs);
           void hubDrained(ref).then(() => {
             clearTimeout(timer);
-            resolve();
+            resolve(true);
           });
         }),
     };

@@ -1,36 +1,33 @@
 /**
- * What `warden serve` does with each accepted connection. For now every connection is served
- * by `host.serve(transport)`: a host agent of its own, whose sessions end with the connection
- * (the journal keeps them; a later connection loads or resumes them). The session hub, which
- * serves every connection on one shared host agent so that sessions outlive connections,
- * replaces {@link ConnectionOwner.attachConnection} and nothing else.
+ * What `warden serve` does with each accepted connection: it attaches it to the host's hub
+ * (`host.hub`), one host agent shared by every connection, so a session outlives the
+ * connection that opened it. The daemon's settings become the hub's policies (idle timeout,
+ * unattended permissions) the first time a connection is attached.
  */
-import type { Host } from '../host/host.js';
+import type { Host, ServeHub } from '../host/host.js';
 import type { Transport } from '../jsonrpc/transport.js';
 import type { DaemonPeer } from './daemon-listener.js';
 import type { ServeSettings } from './serve-settings.js';
 
-/** Session states in which a turn is under way (a SIGTERM lets these finish, up to the drain timeout). */
-const busyStates = new Set(['prompting', 'awaitingPermission', 'cancelling', 'recovering', 'reapplying']);
-
 /** Owns the daemon's connections. */
 export interface ConnectionOwner {
-  /** Serves one accepted connection until it closes. */
+  /** Serves one accepted connection until it closes; its sessions go on without it. */
   attachConnection(transport: Transport, peer: DaemonPeer): void;
   /** Connections served now. */
   connections(): number;
-  /** Resolves once no session has a turn under way, or after `settings.drainTimeoutMs`: `true` when drained in time. */
+  /** Resolves once no prompt is in flight, or after `settings.drainTimeoutMs`: `true` when drained in time. */
   drain(): Promise<boolean>;
 }
 
-/** A connection owner serving each connection on `host` under `settings`. */
+/** A connection owner serving every connection on `host`'s hub under `settings`. */
 export function createConnectionOwner(host: Host, settings: ServeSettings): ConnectionOwner {
+  let hub: ServeHub | undefined;
+  const hubOf = () =>
+    (hub ??= host.hub({ idleTimeoutMs: settings.idleTimeoutMs, unattended: { policy: settings.unattended, timeoutMs: settings.unattendedTimeoutMs } }));
   let live = 0;
-  const busy = () => host.tree().children.some((node) => 'type' in node && node.type === 'session' && busyStates.has(node.status));
   return {
-    attachConnection(transport) {
-      // The hub will take `settings` (idle timeout, unattended policy); one host agent per connection has no use for them.
-      const server = host.serve(transport, { drainTimeoutMs: settings.drainTimeoutMs });
+    attachConnection(transport, peer) {
+      const server = hubOf().attach(transport, { peer: peer.userAgent ? `${peer.remote} (${peer.userAgent})` : peer.remote });
       live++;
       const gone = () => {
         live--;
@@ -38,13 +35,7 @@ export function createConnectionOwner(host: Host, settings: ServeSettings): Conn
       server.subscribe({ complete: gone, error: gone });
     },
     connections: () => live,
-    async drain() {
-      const deadline = Date.now() + settings.drainTimeoutMs;
-      while (busy()) {
-        if (Date.now() >= deadline) return false;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      return true;
-    },
+    drain: () => (hub ? hub.drain(settings.drainTimeoutMs) : Promise.resolve(true)),
   };
 }
+

@@ -4,8 +4,9 @@
  * JSON text frames, no actors: a command that asks once and exits.
  */
 import WebSocket from 'ws';
+import { listenUrl, parseListenAddress } from './listen-address.js';
 
-/** Why a call to the daemon failed, in words for the command line (`status`: the exit status). */
+/** Why a call to the daemon failed, in words for the command line (`status`: the exit status, as the bridge's: 2 usage, 3 unreachable, 4 refused, 5 closed, 1 otherwise). */
 export class DaemonCallError extends Error {
   override readonly name = 'DaemonCallError';
   constructor(message: string, readonly status: number) {
@@ -13,11 +14,23 @@ export class DaemonCallError extends Error {
   }
 }
 
-/** The `ws` address of a daemon given as `ws://HOST:PORT[/acp]`, `wss://…` or `unix:PATH`. */
+/** The `ws` address of a daemon given as `ws://HOST:PORT[/acp]`, `wss://…`, `ws+unix://…` or `unix:PATH` (the bridge's forms). */
 export function daemonUrl(text: string): string {
-  if (text.startsWith('unix:')) return `ws+unix://${text.slice('unix:'.length)}:/acp`;
-  const url = new URL(text);
-  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw new DaemonCallError(`expected a ws:// or wss:// address or unix:PATH, got ${JSON.stringify(text)}`, 2);
+  if (text.startsWith('unix:')) {
+    try {
+      return listenUrl(parseListenAddress(text));
+    } catch (error) {
+      throw new DaemonCallError((error as Error).message, 2);
+    }
+  }
+  if (text.startsWith('ws+unix://')) return text;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    url = new URL('about:blank');
+  }
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw new DaemonCallError(`expected the daemon's WebSocket URL (say ws://127.0.0.1:8767/acp, or unix:PATH), got ${JSON.stringify(text)}`, 2);
   if (url.pathname === '/' || url.pathname === '') url.pathname = '/acp';
   return url.toString();
 }
@@ -38,13 +51,13 @@ export function callDaemon(url: string, token: string, method: string, params: u
     socket.on('unexpected-response', (_request, response) => {
       const status = response.statusCode ?? 0;
       const why = status === 401 ? 'the token was refused (check --token-file: it must be the file warden serve printed)' : status === 403 ? 'the origin was refused' : status === 404 ? 'no ACP endpoint there (the path is /acp)' : `HTTP ${status}`;
-      fail(new DaemonCallError(`${url}: ${why}`, 1));
+      fail(new DaemonCallError(`${url}: ${why}`, 4));
     });
     socket.on('error', (error: NodeJS.ErrnoException) => {
       const refused = error.code === 'ECONNREFUSED' || error.code === 'ENOENT';
-      fail(new DaemonCallError(refused ? `nothing answers at ${url}: start the daemon with warden serve` : `${url}: ${error.message}`, 1));
+      fail(new DaemonCallError(refused ? `nothing answers at ${url}: start the daemon with warden serve` : `${url}: ${error.message}`, refused ? 3 : 1));
     });
-    socket.on('close', () => fail(new DaemonCallError(`${url} closed the connection before answering`, 1)));
+    socket.on('close', () => fail(new DaemonCallError(`${url} closed the connection before answering`, 5)));
     socket.on('open', () => {
       socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'warden-sessions', version: '0.1.0' } } }));
     });

@@ -6,14 +6,14 @@
  */
 
 /** What a permission request does while no controller is attached (`--unattended`). */
-export type UnattendedPolicy = 'wait' | 'deny';
+export type UnattendedMode = 'wait' | 'deny';
 
 /** The daemon's policies, in ms. */
 export interface ServeSettings {
   /** A session's agent process is stopped after this long without any connection (`--idle-timeout`). */
   readonly idleTimeoutMs: number;
   /** `wait`: a permission request waits for a controller to attach; `deny`: it is answered rejected at once. */
-  readonly unattended: UnattendedPolicy;
+  readonly unattended: UnattendedMode;
   /** With `wait`, how long it waits before it is answered `cancelled` (`--unattended-timeout`). */
   readonly unattendedTimeoutMs: number;
   /** On SIGTERM, how long running turns may go on before agents are stopped (`--drain-timeout`). */
