@@ -163,6 +163,39 @@ describe('Claude Code adapter (fake CLI replaying recorded transcripts)', functi
     expect(second.result).to.deep.equal({ stopReason: 'end_turn' });
   });
 
+  it('cancel sent with the prompt, before the CLI printed anything of its turn: the interrupt still reaches it, the prompt ends cancelled, the next prompt works', async () => {
+    // The real Claude Code, slow to start under load, took such an interrupt before it had asked its model anything.
+    const { client, sessionId } = await start('interrupt');
+    const handle = prompt(client, sessionId, [{ type: 'text', text: 'SLOW please' }]);
+    handle.cancel();
+    // The recorded turn waits for the interrupt: without it the CLI never ends the turn (the
+    // server's cancel grace would answer this prompt, and the next one would wait for ever).
+    for await (const _update of handle.updates);
+    expect(await handle.result).to.deep.equal({ stopReason: 'cancelled' });
+    const second = await run(client, sessionId, 'hi');
+    expect(second.result).to.deep.equal({ stopReason: 'end_turn' });
+  });
+
+  it('cancel of a prompt sent while the CLI restarts after a crash: cancelled, and the restarted CLI serves the next prompt', async () => {
+    const controlLog = join(tmpdir(), `warden-claude-control-${process.pid}-${Date.now()}.log`);
+    const { client, sessionId, starts } = await start('hello', { FAKE_CLAUDE_CRASH_AFTER: '1', FAKE_CLAUDE_LOOP: '1', FAKE_CLAUDE_CONTROL_LOG: controlLog });
+    const crashed = await run(client, sessionId, 'hi');
+    expect(((crashed.result as RpcError).data as { reason: string }).reason).to.equal('agent_crashed');
+    // Sent at once, within the restart's backoff: the prompt waits for the new CLI, and the cancel ends it there.
+    const waiting = prompt(client, sessionId, [{ type: 'text', text: 'hi' }]);
+    waiting.cancel();
+    for await (const _update of waiting.updates);
+    expect(await waiting.result).to.deep.equal({ stopReason: 'cancelled' });
+    await waitUntil(() => starts().length === 2, 'the restart');
+    const next = await run(client, sessionId, 'hi');
+    expect(next.result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(chunks(next.updates).join('')).to.not.equal('');
+    // One prompt reached each CLI (the crashed one, the last one): the cancelled one never did.
+    const users = readFileSync(controlLog, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { pid: number; type?: string }).filter((line) => line.type === 'user');
+    rmSync(controlLog, { force: true });
+    expect(users.map((line) => line.pid)).to.deep.equal(starts().map((entry) => entry.pid));
+  });
+
   it('an API error ends the prompt with a JSON-RPC error naming it', async () => {
     const { client, sessionId } = await start('api-error');
     const { result } = await run(client, sessionId, 'ERROR400');

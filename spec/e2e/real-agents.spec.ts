@@ -32,6 +32,7 @@ import {
   anthropicUserTexts,
   claudeBin,
   claudeEnv,
+  claudeTranscriptUserTexts,
   cliUnder,
   codexBin,
   codexEnv,
@@ -164,6 +165,8 @@ interface CrashOutcome {
   readonly newCli: ProcessRow;
   readonly error: unknown;
   readonly after: { stopReason: string; text: string };
+  /** When the test killed the CLI (Date.now()). */
+  readonly killedAt: number;
   readonly msKillToError: number;
   readonly msKillToNextEndTurn: number;
 }
@@ -198,7 +201,7 @@ async function crashMidTurn(harness: WardenHarness, cwd: string): Promise<CrashO
   const updates: SessionUpdate[] = [];
   for await (const update of next.updates) updates.push(update);
   const result = await next.result;
-  return { oldCli: oldCli as ProcessRow, newCli, error, after: { stopReason: result.stopReason, text: textOf(updates) }, msKillToError, msKillToNextEndTurn: Date.now() - killedAt };
+  return { oldCli: oldCli as ProcessRow, newCli, error, after: { stopReason: result.stopReason, text: textOf(updates) }, killedAt, msKillToError, msKillToNextEndTurn: Date.now() - killedAt };
 }
 
 function expectCrashError(error: unknown): void {
@@ -346,9 +349,16 @@ describe('real agent CLIs against fake model servers', function () {
         expect(outcome.newCli.cmdline).to.include(`--resume=${String(claudeSession)}`);
         const last = mine.at(-1);
         expect(last?.headers['x-claude-code-session-id']).to.equal(claudeSession);
-        // The model sees the earlier turn (Claude Code 2.1.332 drops the turn that was cut by the kill).
+        // The model sees the earlier turns as Claude's own transcript has them. Claude Code writes a
+        // prompt there lazily (on a quiet machine often not yet when its text streams), so the turn
+        // cut by the kill is in the resumed history when the CLI had written it before it died, and
+        // only then. warden sends that prompt once: never again to the restarted CLI.
+        const written = claudeTranscriptUserTexts((space as Workspace).home, String(claudeSession)).filter((row) => row.text === 'slow');
+        expect(written.length, JSON.stringify(written)).to.be.at.most(1);
+        expect(written.every((row) => row.atMs <= outcome.killedAt), `"slow" written after the kill: ${JSON.stringify(written)}`).to.equal(true);
+        expect(mine.filter((request) => request.reply === 'slow'), 'requests for "slow": one, from the CLI that was killed').to.have.length(1);
         const texts = anthropicUserTexts(last?.body).filter((text) => text === 'hello' || text === 'slow');
-        expect(texts, JSON.stringify(anthropicUserTexts(last?.body))).to.deep.equal(['hello', 'hello']);
+        expect(texts, JSON.stringify(anthropicUserTexts(last?.body))).to.deep.equal(written.length === 1 ? ['hello', 'slow', 'hello'] : ['hello', 'hello']);
         timings.push(`claude kill→prompt error: ${outcome.msKillToError} ms; kill→next end_turn: ${outcome.msKillToNextEndTurn} ms`);
       } finally {
         await stopWarden(harness);

@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { waitUntil } from './processes.js';
 
@@ -223,10 +223,14 @@ export async function expectNoLeftovers(base: string, timeoutMs = 15_000): Promi
 // What the model saw
 // ---------------------------------------------------------------------------------------------
 
-/** Texts of the `role:"user"` messages of an Anthropic request. */
+/**
+ * Texts of the `role:"user"` messages of an Anthropic request, without the `<system-reminder>`
+ * blocks Claude Code puts among them (its attribution and date notes): what the user said.
+ */
 export function anthropicUserTexts(body: unknown): string[] {
   const messages = ((body as { messages?: Array<{ role?: string; content?: unknown }> })?.messages ?? []).filter((message) => message.role === 'user');
-  return messages.flatMap((message) => (typeof message.content === 'string' ? [message.content] : Array.isArray(message.content) ? (message.content as Array<{ type?: string; text?: string }>).filter((block) => block.type === 'text').map((block) => block.text ?? '') : []));
+  const texts = messages.flatMap((message) => (typeof message.content === 'string' ? [message.content] : Array.isArray(message.content) ? (message.content as Array<{ type?: string; text?: string }>).filter((block) => block.type === 'text').map((block) => block.text ?? '') : []));
+  return texts.filter((text) => !text.trimStart().startsWith('<system-reminder>'));
 }
 
 /** Texts of the user messages of a Responses request. */
@@ -235,4 +239,37 @@ export function openaiUserTexts(body: unknown): string[] {
   return input
     .filter((item) => item.role === 'user')
     .flatMap((item) => (Array.isArray(item.content) ? (item.content as Array<{ text?: string }>).map((part) => part.text ?? '') : typeof item.content === 'string' ? [item.content] : []));
+}
+
+/** A user message Claude Code wrote to its transcript: its text blocks, and when it wrote it. */
+export interface TranscriptUserText {
+  readonly text: string;
+  readonly atMs: number;
+}
+
+/**
+ * The user texts of Claude Code's own transcript of session `claudeSessionId`
+ * (`<home>/.claude/projects/<cwd>/<id>.jsonl`), in file order: what a `--resume` of it reads
+ * back. Lines the CLI writes itself (`rowSource: "harness"`, like "[Request interrupted by user]")
+ * are left out; a prompt it was sent is `rowSource: "local"`.
+ */
+export function claudeTranscriptUserTexts(home: string, claudeSessionId: string): TranscriptUserText[] {
+  const projects = join(home, '.claude', 'projects');
+  const files = readdirSync(projects, { recursive: true, encoding: 'utf8' }).filter((name) => basename(name) === `${claudeSessionId}.jsonl`);
+  const texts: TranscriptUserText[] = [];
+  for (const file of files) {
+    for (const line of readFileSync(join(projects, file), 'utf8').split('\n')) {
+      let entry: { type?: string; rowSource?: string; timestamp?: string; message?: { role?: string; content?: unknown } };
+      try {
+        entry = JSON.parse(line) as typeof entry;
+      } catch {
+        continue;
+      }
+      if (entry.type !== 'user' || entry.rowSource === 'harness' || entry.message?.role !== 'user') continue;
+      const content = entry.message.content;
+      const blocks = typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? (content as Array<{ type?: string; text?: string }>) : [];
+      for (const block of blocks) if (block.type === 'text' && typeof block.text === 'string') texts.push({ text: block.text, atMs: Date.parse(entry.timestamp ?? '') });
+    }
+  }
+  return texts;
 }

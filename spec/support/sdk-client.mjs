@@ -161,6 +161,8 @@ async function main() {
   let advertised = {};
   let currentStep = null;
   let cancelSentAt = null;
+  /** Called at the first `agent_message_chunk` while set (the cancel scenario waits for it). */
+  let textStreamed = null;
   const terminals = new Map();
   let terminalCounter = 0;
 
@@ -219,6 +221,7 @@ async function main() {
     .onNotification(methods.client.session.update, ({ params }) => {
       const entry = { step: currentStep?.step ?? null, atMs: elapsed(), sessionId: params.sessionId, update: params.update };
       if (cancelSentAt !== null) entry.afterCancel = true;
+      if (params.update.sessionUpdate === 'agent_message_chunk') textStreamed?.();
       report.updates.push(entry);
       currentStep?.updates.push(entry);
     })
@@ -512,7 +515,13 @@ async function main() {
       await initialize({});
       const { sessionId } = await newSession();
       const pending = prompt('session/prompt', sessionId, 'slow');
-      await sleep(200);
+      // Cancel a turn that runs: once its first text streams (at most the step timeout). A fixed
+      // pause raced the agent: Claude Code, slower to start under load, was interrupted before
+      // it had asked its model anything.
+      let timer;
+      await Promise.race([new Promise((done) => (textStreamed = done)), pending, new Promise((done) => (timer = setTimeout(done, stepTimeout)))]);
+      clearTimeout(timer);
+      textStreamed = null;
       const chunksBeforeCancel = report.updates.length;
       cancelSentAt = elapsed();
       await notify('session/cancel', methods.agent.session.cancel, { sessionId });
