@@ -40,10 +40,10 @@
 import type { ActorLogic, ActorSystem, AnyActorRef } from 'xstate';
 import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../acp/native-agent.js';
 import type { Subscriber } from '../session/subscriber.js';
-import { type CatchUp, type HostAgentContext, type HostAgentOptions, type HostAgentEvent, type HostInput, type HostSession, type HostSnapshot, type InnerAgent, type InnerOutput, type Live, type Scope } from './agent/live.js';
+import { type CatchUp, type ReleaseAgent, type HostAgentContext, type HostAgentOptions, type HostAgentEvent, type HostInput, type HostSession, type HostSnapshot, type InnerAgent, type InnerOutput, type Live, type Scope } from './agent/live.js';
 import { lives } from './agent/live.js';
 import { commitGroup, subscriberOf } from './agent/delivery.js';
-import { withHostCapabilities } from './agent/inner-agents.js';
+import { releaseAgent, releasedDown, withHostCapabilities } from './agent/inner-agents.js';
 import { onEditorEvent } from './agent/from-editor.js';
 import { releaseOwnership } from './agent/ownership.js';
 import { onInnerOutput } from './agent/from-agents.js';
@@ -78,7 +78,7 @@ export function createHostAgent(options: HostAgentOptions): NativeAgent {
 export const hostAgentLogic = {
   config: { name: 'hostAgent' },
   getInitialSnapshot(scope: Scope, input: HostInput): HostSnapshot {
-    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, group: undefined, subscriber: undefined as unknown as Subscriber, requestSessions: new Map(), held: new Map(), attaching: new Map(), opening: new Map() };
+    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, group: undefined, subscriber: undefined as unknown as Subscriber, requestSessions: new Map(), held: new Map(), attaching: new Map(), opening: new Map(), releasing: new Set() };
     (live as { subscriber: Subscriber }).subscriber = subscriberOf(live);
     lives.set(scope.self, live);
     return { status: 'active', output: undefined, error: undefined, context: summary(live) };
@@ -91,6 +91,7 @@ export const hostAgentLogic = {
         inner.subscription.unsubscribe();
         if (inner.ref.getSnapshot().status === 'active') scope.stopChild(inner.ref);
       }
+      for (const ref of live.releasing) if (ref.getSnapshot().status === 'active') scope.stopChild(ref);
       for (const session of live.sessions.values()) {
         if (session.machine.getSnapshot().status === 'active') scope.stopChild(session.machine);
         releaseOwnership(live, session.sessionId);
@@ -100,6 +101,8 @@ export const hostAgentLogic = {
     }
     if (event.type === 'host.inner') onInnerOutput(live, (event as InnerOutput).agent, (event as InnerOutput).output);
     else if (event.type === 'host.catchUp') live.subscriber.step((event as CatchUp).sessionId);
+    else if (event.type === 'host.releaseAgent') releaseAgent(live, (event as Extract<ReleaseAgent, { type: 'host.releaseAgent' }>).agent);
+    else if (event.type === 'host.releasedDown') releasedDown(live, (event as Extract<ReleaseAgent, { type: 'host.releasedDown' }>).ref);
     else if (!event.type.startsWith('xstate.')) onEditorEvent(live, event as AgentHandlerEvent);
     return { ...snapshot, context: summary(live) };
   },

@@ -35,6 +35,8 @@ export function logEntryOf(event: HostEvent): HostLogEntry {
   switch (event.type) {
     case 'agent.started':
       return entry('info', `agent ${event.agent} started`);
+    case 'agent.released':
+      return entry('info', `agent ${event.agent} stopped: no session open on it`);
     case 'session.opened':
       return entry('info', `session ${event.sessionId} opened on ${event.agent} (${event.how})`);
     case 'session.state':

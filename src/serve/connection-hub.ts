@@ -100,7 +100,7 @@ type HubRequest =
   | { readonly kind: 'attach'; readonly connectionId: string; readonly requestId: string; readonly sessionId: string; readonly after: number }
   | { readonly kind: 'initialize' }
   /** The hub's own close of an idle session. */
-  | { readonly kind: 'idleClose'; readonly sessionId: string };
+  | { readonly kind: 'idleClose'; readonly sessionId: string; readonly agent: string | undefined };
 
 /** A request of the agent to the client (permission, fs, terminal), by the host's key. */
 interface HubCall {
@@ -549,7 +549,11 @@ function onHostAnswer(live: HubLive, output: Extract<AgentHandlerOutput, { type:
     for (const waiting of live.initializeWaiting.splice(0)) answerInitialize(live, waiting.connectionId, waiting.requestId);
     return;
   }
-  if (request.kind === 'idleClose') return;
+  if (request.kind === 'idleClose') {
+    // Its agent process stops too when no other session is open on it (the host decides).
+    if (request.agent !== undefined) live.host.send({ type: 'host.releaseAgent', agent: request.agent });
+    return;
+  }
   live.requestKeys.delete(requestKey(request.connectionId, request.requestId));
   const session = request.sessionId === undefined ? undefined : live.sessions.get(request.sessionId);
   if (request.kind === 'prompt') promptEnded(live, session);
@@ -707,7 +711,7 @@ function idle(live: HubLive, sessionId: string): void {
   if (session.prompts > 0) return armIdle(live, session);
   live.sessions.delete(sessionId);
   const key = `h${live.nextKey++}`;
-  live.requests.set(key, { kind: 'idleClose', sessionId });
+  live.requests.set(key, { kind: 'idleClose', sessionId, agent: live.input.journal.getSession(sessionId)?.agent });
   live.host.send({ type: 'session.close', requestId: key, method: AGENT_METHODS.session_close, params: { sessionId }, context: daemonContext });
 }
 

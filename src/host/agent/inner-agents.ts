@@ -2,7 +2,8 @@
  * The real agents a host agent runs: one child actor per agent name, started on first use.
  */
 import type { AgentCapabilities } from '@agentclientprotocol/sdk';
-import { createActor } from 'xstate';
+import { createActor, type AnyActorRef } from 'xstate';
+import { shutdown } from '../../supervision/commands.js';
 import type { AgentHandlerEvent, AgentHandlerOutput } from '../../acp/native-agent.js';
 import type { ClientCall, HostSession, InnerAgent, Live } from './live.js';
 
@@ -30,8 +31,9 @@ export function innerAgent(live: Live, name: string): InnerAgent {
   live.inner.set(name, inner);
   ref.start();
   live.input.onEvent?.({ type: 'agent.started', agent: name });
-  // A delegating agent that is not the editor's learns the client through its own initialize.
-  if (agent.delegateInitialize && live.context && name !== live.input.defaultAgent) {
+  // A delegating agent learns the client through its own initialize: any but the editor's
+  // default, and the default too when started again after a release (the editor's is answered).
+  if (agent.delegateInitialize && live.context && (name !== live.input.defaultAgent || live.initialized)) {
     inner.waiting = [];
     const key = `h${live.nextKey++}`;
     live.pending.set(key, { kind: 'initialize', agent: name, editor: false });
@@ -68,4 +70,38 @@ export function sendToSession(live: Live, session: HostSession, event: AgentHand
 export function answerClientCall(live: Live, call: ClientCall, session: HostSession | undefined, answer: AgentHandlerEvent): void {
   if (session && session.agent === call.agent) sendToSession(live, session, answer);
   else live.inner.get(call.agent)?.ref.send(answer);
+}
+
+/**
+ * Stops the named agent when it serves nothing: no session of the host open on it, no request
+ * waiting for its answer. Its supervisors shut down gracefully (the last started first: stdin
+ * closed, then signals), in the background; it is forgotten at once, so a later use starts a
+ * new one. `false` (nothing done) when it still serves something or does not run.
+ */
+export function releaseAgent(live: Live, name: string): boolean {
+  const inner = live.inner.get(name);
+  if (!inner || inner.waiting) return false;
+  for (const session of live.sessions.values()) if (session.agent === name) return false;
+  for (const pending of live.pending.values()) {
+    if ('agent' in pending && pending.agent === name) return false;
+    if ('sessionId' in pending && live.sessions.get(pending.sessionId)?.agent === name) return false;
+  }
+  live.inner.delete(name);
+  inner.subscription.unsubscribe();
+  live.releasing.add(inner.ref);
+  const supervisors = [...(inner.agent.supervisors?.(inner.ref) ?? [])].reverse();
+  const self = live.scope.self;
+  void (async () => {
+    for (const supervisor of supervisors) if (supervisor.getSnapshot().status === 'active') await shutdown(supervisor).catch(() => undefined);
+    // A child actor is stopped by its parent: the host agent, in its own transition.
+    if (self.getSnapshot().status === 'active') self.send({ type: 'host.releasedDown', ref: inner.ref } as never);
+  })();
+  live.input.onEvent?.({ type: 'agent.released', agent: name });
+  return true;
+}
+
+/** A released agent whose supervisors are down: its actor is stopped now. */
+export function releasedDown(live: Live, ref: AnyActorRef): void {
+  if (!live.releasing.delete(ref)) return;
+  if (ref.getSnapshot().status === 'active') live.scope.stopChild(ref);
 }

@@ -45,6 +45,8 @@ export interface HostAgentOptions {
 export type HostSessionEvent =
   /** An agent was started (on first use): its supervisors exist from now on. */
   | { readonly type: 'agent.started'; readonly agent: string }
+  /** An agent serving nothing was stopped on request (the hub's idle timeout); it starts again on next use. */
+  | { readonly type: 'agent.released'; readonly agent: string }
   | { readonly type: 'session.opened'; readonly sessionId: string; readonly agent: string; readonly how: 'new' | 'load' | 'resume' | 'fork' }
   | { readonly type: 'session.state'; readonly sessionId: string; readonly state: string }
   | { readonly type: 'session.restarting'; readonly sessionId: string; readonly restarts: number; readonly exit: string }
@@ -185,6 +187,8 @@ export interface Live {
    * after a close opens the session again; after a delete it finds none).
    */
   readonly opening: Map<string, Array<() => void>>;
+  /** Agents released (see `releaseAgent`) whose supervisors are still shutting down: stopped when done, or with the host. */
+  readonly releasing: Set<AnyActorRef>;
 }
 
 /** Plain facts about the host agent. */
@@ -200,8 +204,11 @@ export type InnerOutput = { readonly type: 'host.inner'; readonly agent: string;
 
 export type CatchUp = { readonly type: 'host.catchUp'; readonly sessionId: string };
 
+/** Stop the named agent if it serves nothing now (no session open on it, no request waiting for it); started again on next use. */
+export type ReleaseAgent = { readonly type: 'host.releaseAgent'; readonly agent: string } | { readonly type: 'host.releasedDown'; readonly ref: AnyActorRef };
+
 /** What the host agent actor receives (not the program's `HostEvent` of host-event.ts). */
-export type HostAgentEvent = AgentHandlerEvent | InnerOutput | CatchUp | { readonly type: `xstate.${string}` };
+export type HostAgentEvent = AgentHandlerEvent | InnerOutput | CatchUp | ReleaseAgent | { readonly type: `xstate.${string}` };
 
 export type Scope = ActorScope<HostSnapshot, HostAgentEvent, ActorSystem<any>, AgentHandlerOutput>;
 
