@@ -11,13 +11,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { childrenOf, expectGroupGone, isAlive, processesWhere, waitUntil } from '../support/processes.js';
-import { answerText, sdkOverWebSocket, startServe, stateEnv } from '../support/serve-daemon.js';
+import { expectGroupGone, isAlive, processesWhere, waitUntil } from '../support/processes.js';
+import { answerText, demoAgentsOf, sdkOverWebSocket, startServe, stateEnv } from '../support/serve-daemon.js';
 import { exitCodeOf, killGroups, stderrOf, wardenMain } from '../support/warden-process.js';
 
 const launched: ChildProcess[] = [];
 const initializeParams = { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'lifecycle-test-editor', version: '1' } };
-const demoAgentsOf = (pid: number | undefined) => childrenOf(pid as number).filter((child) => child.cmdline.includes('demo-agent')).map((child) => child.pid);
 
 describe('warden serve: stop, kill, restart, --daemon (issue 16)', function () {
   this.timeout(120_000);

@@ -11,8 +11,8 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WebSocket } from 'ws';
-import { childrenOf, isAlive, waitUntil } from '../support/processes.js';
-import { rawClient, startServe, stateEnv, type ServeDaemon } from '../support/serve-daemon.js';
+import { isAlive, waitUntil } from '../support/processes.js';
+import { demoAgentsOf, rawClient, startServe, stateEnv, type ServeDaemon } from '../support/serve-daemon.js';
 import { exitCodeOf, killGroups, wardenMain } from '../support/warden-process.js';
 
 const launched: ChildProcess[] = [];
@@ -21,7 +21,6 @@ const seqKey = 'acp-warden/seq';
 const afterKey = 'acp-warden/after';
 const turnEndKey = 'acp-warden/turnEnded';
 const initialize = { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'detach-test-editor', version: '1' } };
-const demoAgentsOf = (pid: number | undefined) => childrenOf(pid as number).filter((child) => child.cmdline.includes('demo-agent')).map((child) => child.pid);
 
 type Frame = { id?: number | string; method?: string; params?: { sessionId?: string; update?: { sessionUpdate?: string; content?: { text?: string }; _meta?: Record<string, unknown> }; _meta?: Record<string, unknown> }; result?: Record<string, unknown>; error?: { code: number; message: string; data?: { reason?: string } } };
 

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
-import { waitUntil } from './processes.js';
+import { childrenOf, waitUntil } from './processes.js';
 import { stderrOf, wardenMain } from './warden-process.js';
 
 /** A running `warden serve`. */
@@ -104,4 +104,9 @@ export function sdkOverWebSocket(daemon: ServeDaemon): { agent: { request(method
 /** The text of a session's streamed answer chunks. */
 export function answerText(updates: readonly SdkUpdate[], sessionId: string): string {
   return updates.filter((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'agent_message_chunk').map((entry) => entry.update.content?.text ?? '').join('');
+}
+
+/** The `warden demo-agent` processes a daemon runs (its direct children). */
+export function demoAgentsOf(pid: number | undefined): number[] {
+  return childrenOf(pid as number).filter((child) => child.cmdline.includes('demo-agent')).map((child) => child.pid);
 }
