@@ -7,13 +7,14 @@
  * request round trip through the daemon (`initialize`, which the hub answers from memory).
  * Each round's turn is cancelled before the next one starts.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { buildWarden } from './support/build-warden.js';
+import { killGroup, startServeDaemon } from './support/warden-serve.js';
 import { check, formatRatio, measureInterleaved, table, withDeadline, type Stats } from './support/measure.js';
 
 const plan = { warmup: 2, repetitions: 25 };
@@ -64,19 +65,9 @@ export async function serveAttach(): Promise<void> {
   try {
     const main = buildWarden(join(scratch, 'build'));
     const env = { ...process.env, XDG_STATE_HOME: join(scratch, 'state'), HOME: scratch };
-    daemon = spawn(process.execPath, [main, 'serve', '--listen', '127.0.0.1:0', '--agent', 'demo', '--store', join(scratch, 'journal.sqlite'), '--env', 'DEMO_WORD_DELAY_MS=0'], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env });
-    let stderr = '';
-    const url = await withDeadline(
-      new Promise<string>((resolve, reject) => {
-        daemon?.stderr?.on('data', (chunk: Buffer) => {
-          stderr += chunk.toString('utf8');
-          const found = /token file \S+\n/.test(stderr) ? /listening on (\S+)/.exec(stderr)?.[1] : undefined;
-          if (found) resolve(found);
-        });
-        daemon?.once('exit', () => reject(new Error(`warden serve exited: ${stderr}`)));
-      }),
-      'warden serve to listen',
-    );
+    const started = await startServeDaemon(main, env, ['--store', join(scratch, 'journal.sqlite'), '--env', 'DEMO_WORD_DELAY_MS=0']);
+    daemon = started.child;
+    const url = started.url;
     const token = readFileSync(join(scratch, 'state', 'acp-warden', 'token'), 'utf8').trim();
     const controller = await client(url, token);
     await controller.request('initialize', initialize);
@@ -127,11 +118,7 @@ export async function serveAttach(): Promise<void> {
     controller.socket.terminate();
     observer.socket.terminate();
   } finally {
-    try {
-      if (daemon?.pid) process.kill(-daemon.pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
+    killGroup(daemon);
     rmSync(scratch, { recursive: true, force: true });
   }
 }

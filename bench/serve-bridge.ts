@@ -19,6 +19,7 @@ import { WebSocket } from 'ws';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildWarden } from './support/build-warden.js';
+import { killGroup, startServeDaemon } from './support/warden-serve.js';
 import { check, formatRatio, measureInterleaved, table, withDeadline, type Stats } from './support/measure.js';
 
 const plan = { warmup: 1, repetitions: 15 };
@@ -57,32 +58,6 @@ async function spawnToInitialize(main: string, args: readonly string[], env: Nod
   }
 }
 
-function killGroup(child: ChildProcess): void {
-  try {
-    if (child.pid) process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    // the group is gone
-  }
-}
-
-/** Starts `warden serve --agent demo` on a free port; resolves with its URL once it listens. */
-async function startDaemon(main: string, env: NodeJS.ProcessEnv): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [main, 'serve', '--listen', '127.0.0.1:0', '--agent', 'demo', '--store', ':memory:'], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env });
-  let stderr = '';
-  const url = await withDeadline(
-    new Promise<string>((resolve, reject) => {
-      child.stderr?.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString('utf8');
-        const found = /listening on (\S+)/.exec(stderr)?.[1];
-        if (found) resolve(found);
-      });
-      child.once('exit', () => reject(new Error(`warden serve exited: ${stderr}`)));
-    }),
-    'warden serve to listen',
-  );
-  return { url, child };
-}
-
 /** In this process: a WebSocket to the daemon opened, then `initialize` sent; the ns from the open to its answer (the daemon's share of a bridge's start). */
 async function daemonInitialize(url: string, token: string): Promise<number> {
   const socket = new WebSocket(url, { headers: { Authorization: `Bearer ${token}` } });
@@ -109,7 +84,7 @@ export async function serveBridge(): Promise<void> {
   try {
     const main = buildWarden(join(scratch, 'build'));
     const env = { ...process.env, XDG_STATE_HOME: join(scratch, 'state'), HOME: scratch };
-    const started = await startDaemon(main, env);
+    const started = await startServeDaemon(main, env, ['--store', ':memory:']);
     daemon = started.child;
     await spawnToInitialize(main, ['acp', '--connect', started.url], env); // the daemon's first connection: warm from here on
     const token = readFileSync(join(scratch, 'state', 'acp-warden', 'token'), 'utf8').trim();

@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildWarden } from './support/build-warden.js';
+import { killGroup, startServeDaemon } from './support/warden-serve.js';
 import { check, formatRatio, measureInterleaved, table, withDeadline, type Stats } from './support/measure.js';
 
 const plan = { warmup: 1, repetitions: 9 };
@@ -57,14 +58,6 @@ function stdioClient(child: ChildProcess): { request(method: string, params: unk
   };
 }
 
-function killGroup(child: ChildProcess | undefined): void {
-  try {
-    if (child?.pid) process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    // gone
-  }
-}
-
 export async function serveRelay(): Promise<void> {
   console.log(`\n## Relay through warden serve and its bridge: one demo turn of ${wordCount} words, per update, against plain warden acp`);
   const scratch = mkdtempSync(join(tmpdir(), 'warden-bench-serve-relay-'));
@@ -78,20 +71,9 @@ export async function serveRelay(): Promise<void> {
       started.push(child);
       return child;
     };
-    const daemon = spawn(process.execPath, [main, 'serve', '--listen', '127.0.0.1:0', '--agent', 'demo', '--store', join(scratch, 'serve.sqlite'), '--env', 'DEMO_WORD_DELAY_MS=0'], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env });
-    started.push(daemon);
-    let stderr = '';
-    const url = await withDeadline(
-      new Promise<string>((resolve, reject) => {
-        daemon.stderr?.on('data', (chunk: Buffer) => {
-          stderr += chunk.toString('utf8');
-          const found = /token file \S+\n/.test(stderr) ? /listening on (\S+)/.exec(stderr)?.[1] : undefined;
-          if (found) resolve(found);
-        });
-        daemon.once('exit', () => reject(new Error(`warden serve exited: ${stderr}`)));
-      }),
-      'warden serve to listen',
-    );
+    const daemon = await startServeDaemon(main, env, ['--store', join(scratch, 'serve.sqlite'), '--env', 'DEMO_WORD_DELAY_MS=0']);
+    started.push(daemon.child);
+    const url = daemon.url;
     const open = async (child: ChildProcess) => {
       const client = stdioClient(child);
       check((await client.request('initialize', { protocolVersion: 1, clientCapabilities: {} })).result !== undefined, 'initialize answered');
