@@ -34,7 +34,7 @@ import { deliveryGateOf } from '../session/subscriber.js';
 import { cancelCame, graceOver, lateTurnUpdate, noTurns, promptAnswered, promptCame, sessionAsked, sessionClosed, sessionFailed, type TurnCommand, type TurnDecision, type Turns } from '../session/turn-queue.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
-import { shutdown } from '../supervision/commands.js';
+import { shutdownInReverse } from '../supervision/commands.js';
 import { AGENT_METHODS, agentNotifications, agentRequests, CLIENT_METHODS, UNSTABLE_AGENT_METHODS, unstableAgentRequests } from './methods.js';
 import { parserOf, schemaOf } from './schemas.js';
 import { advertisesFork, clientAllows, missingAgentCapability, sessionSetupRefusal, unadvertisedContent } from './capability-gate.js';
@@ -370,12 +370,7 @@ function close(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, refu
   scheduler.cancel(live.scope.self, 'drain:grace');
   for (const waiting of held) if (waiting.kind === 'request') respondError(live.connection, waiting.rpcId, refusal);
   const self = live.scope.self;
-  const supervisors = [...(live.input.agent.supervisors?.(live.handler) ?? [])].reverse();
-  void (async () => {
-    for (const supervisor of supervisors) {
-      if (supervisor.getSnapshot().status === 'active') await shutdown(supervisor).catch(() => undefined);
-    }
-  })().finally(() => self.send({ type: 'acp.finish', reason }));
+  void shutdownInReverse(live.input.agent.supervisors?.(live.handler) ?? []).finally(() => self.send({ type: 'acp.finish', reason }));
   return withSummary(snapshot, live);
 }
 

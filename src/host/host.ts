@@ -49,7 +49,7 @@ import { observerOnDemand } from './observer-on-demand.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { connectionHubLogic, hostAgentOfHub, hubConnections, hubDrained, hubSessions, HUB_METHODS, type HubOptions, type HubSessionInfo } from '../serve/connection-hub.js';
 import { connectionAgentLogic } from '../serve/connection-agent.js';
-import { shutdown } from '../supervision/commands.js';
+import { shutdownInReverse } from '../supervision/commands.js';
 
 export type { HostEvent } from './host-event.js';
 
@@ -432,8 +432,7 @@ export function createHost(options: HostOptions = {}): Host {
     const ref = hubRef;
     if (!ref || ref.getSnapshot().status !== 'active') return;
     const shared = hostAgentOfHub(ref);
-    const supervisors = shared ? [...hostAgent.supervisors?.(shared) ?? []].reverse() : [];
-    for (const supervisor of supervisors) if (supervisor.getSnapshot().status === 'active') await shutdown(supervisor).catch(() => undefined);
+    await shutdownInReverse(shared ? hostAgent.supervisors?.(shared) ?? [] : []);
     ref.stop();
   };
 

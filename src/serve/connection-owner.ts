@@ -24,17 +24,12 @@ export function createConnectionOwner(host: Host, settings: ServeSettings): Conn
   let hub: ServeHub | undefined;
   const hubOf = () =>
     (hub ??= host.hub({ idleTimeoutMs: settings.idleTimeoutMs, unattended: { policy: settings.unattended, timeoutMs: settings.unattendedTimeoutMs } }));
-  let live = 0;
   return {
     attachConnection(transport, peer) {
-      const server = hubOf().attach(transport, { peer: peer.userAgent ? `${peer.remote} (${peer.userAgent})` : peer.remote });
-      live++;
-      const gone = () => {
-        live--;
-      };
-      server.subscribe({ complete: gone, error: gone });
+      hubOf().attach(transport, { peer: peer.userAgent ? `${peer.remote} (${peer.userAgent})` : peer.remote });
     },
-    connections: () => live,
+    // The hub's own list: a connection leaves it when its server stops.
+    connections: () => hub?.connections().length ?? 0,
     drain: () => (hub ? hub.drain(settings.drainTimeoutMs) : Promise.resolve(true)),
   };
 }

@@ -79,3 +79,14 @@ export async function shutdown(supervisor: AnyActorRef, reason: ExitReason = shu
   await done;
   return ended(supervisor.getSnapshot());
 }
+
+/**
+ * Shuts supervisors down gracefully one after another, in reverse of the order given (the last
+ * started first, as a supervisor stops its own children); one that fails or is already gone
+ * does not stop the others. Resolves when all are down.
+ */
+export async function shutdownInReverse(supervisors: readonly AnyActorRef[]): Promise<void> {
+  for (const supervisor of [...supervisors].reverse()) {
+    if (supervisor.getSnapshot().status === 'active') await shutdown(supervisor).catch(() => undefined);
+  }
+}

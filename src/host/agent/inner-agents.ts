@@ -3,7 +3,7 @@
  */
 import type { AgentCapabilities } from '@agentclientprotocol/sdk';
 import { createActor, type AnyActorRef } from 'xstate';
-import { shutdown } from '../../supervision/commands.js';
+import { shutdownInReverse } from '../../supervision/commands.js';
 import type { AgentHandlerEvent, AgentHandlerOutput } from '../../acp/native-agent.js';
 import type { ClientCall, HostSession, InnerAgent, Live } from './live.js';
 
@@ -89,13 +89,11 @@ export function releaseAgent(live: Live, name: string): boolean {
   live.inner.delete(name);
   inner.subscription.unsubscribe();
   live.releasing.add(inner.ref);
-  const supervisors = [...(inner.agent.supervisors?.(inner.ref) ?? [])].reverse();
   const self = live.scope.self;
-  void (async () => {
-    for (const supervisor of supervisors) if (supervisor.getSnapshot().status === 'active') await shutdown(supervisor).catch(() => undefined);
+  void shutdownInReverse(inner.agent.supervisors?.(inner.ref) ?? []).then(() => {
     // A child actor is stopped by its parent: the host agent, in its own transition.
     if (self.getSnapshot().status === 'active') self.send({ type: 'host.releasedDown', ref: inner.ref } as never);
-  })();
+  });
   live.input.onEvent?.({ type: 'agent.released', agent: name });
   return true;
 }
