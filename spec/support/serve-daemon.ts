@@ -6,7 +6,7 @@
  */
 import { client as sdkClient, methods } from '@agentclientprotocol/sdk';
 import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-client';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -31,9 +31,12 @@ export function stateEnv(state: string, extra: Record<string, string> = {}): Nod
   return { ...process.env, XDG_STATE_HOME: state, ...extra };
 }
 
-/** Spawns `warden serve ARGS` (add `--listen`, `--store`), pushes it on `launched`, waits until it listens. */
-export async function startServe(state: string, args: readonly string[], launched: ChildProcess[]): Promise<ServeDaemon> {
-  const child = spawn(process.execPath, ['--import', 'tsx', wardenMain, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: stateEnv(state) });
+/**
+ * Spawns `warden serve ARGS` (add `--listen`, `--store`), pushes it on `launched`, waits until
+ * it listens. `env` adds to its environment (a PATH leading to fake agents, say).
+ */
+export async function startServe(state: string, args: readonly string[], launched: ChildProcess[], { env = {} }: { readonly env?: Record<string, string> } = {}): Promise<ServeDaemon> {
+  const child = spawn(process.execPath, ['--import', 'tsx', wardenMain, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: stateEnv(state, env) });
   launched.push(child);
   const stderr = stderrOf(child);
   let stdout = '';
@@ -109,4 +112,124 @@ export function answerText(updates: readonly SdkUpdate[], sessionId: string): st
 /** The `warden demo-agent` processes a daemon runs (its direct children). */
 export function demoAgentsOf(pid: number | undefined): number[] {
   return childrenOf(pid as number).filter((child) => child.cmdline.includes('demo-agent')).map((child) => child.pid);
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON-RPC clients that see every frame (the seq of each update, the turn ends)
+// ---------------------------------------------------------------------------------------------
+
+/** The `_meta` keys of the cursor (docs/serve.md, "Sessions that outlive connections"). */
+export const cursorKeys = Object.freeze({ seq: 'acp-warden/seq', after: 'acp-warden/after', turnEnded: 'acp-warden/turnEnded' } as const);
+
+/** A JSON-RPC message as a test client reads it. */
+export interface Frame {
+  readonly id?: number | string;
+  readonly method?: string;
+  readonly params?: {
+    readonly sessionId?: string;
+    readonly update?: { readonly sessionUpdate?: string; readonly content?: { readonly text?: string }; readonly _meta?: Record<string, unknown> };
+    readonly _meta?: Record<string, unknown>;
+  };
+  readonly result?: Record<string, unknown>;
+  readonly error?: { readonly code: number; readonly message: string; readonly data?: { readonly reason?: string } };
+}
+
+/** A client speaking raw JSON-RPC (frames or lines): every message it got, in order. */
+export interface LineClient {
+  readonly frames: Frame[];
+  send(message: Record<string, unknown>): void;
+  /** Sends a request and waits (generously) for its answer. */
+  request(id: number, method: string, params: unknown, timeoutMs?: number): Promise<Frame>;
+}
+
+/** A {@link LineClient} over `send`, reading what is pushed onto `frames`. */
+export function lineClientOf(frames: Frame[], send: (line: string) => void): LineClient {
+  const answerTo = (id: number) => frames.find((frame) => frame.id === id && frame.method === undefined);
+  return {
+    frames,
+    send: (message) => send(JSON.stringify({ jsonrpc: '2.0', ...message })),
+    async request(id, method, params, timeoutMs = 60_000) {
+      send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+      await waitUntil(() => answerTo(id) !== undefined, `the answer to ${method} (${id})`, timeoutMs);
+      return answerTo(id) as Frame;
+    },
+  };
+}
+
+/** A raw `ws` client of `daemon` as a {@link LineClient}. */
+export async function socketClient(daemon: ServeDaemon, sockets: WebSocket[]): Promise<LineClient & { readonly socket: WebSocket; readonly closed: Promise<number> }> {
+  const raw = await rawClient(daemon, sockets);
+  return { ...lineClientOf(raw.frames as Frame[], (line) => raw.socket.send(line)), socket: raw.socket, closed: raw.closed };
+}
+
+/** `warden acp --connect URL` (its own process group, pushed on `launched`) with a {@link LineClient} on its stdio. */
+export function bridgeClient(state: string, daemon: ServeDaemon, launched: ChildProcess[]): LineClient & { readonly process: ChildProcess; readonly exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', wardenMain, 'acp', '--connect', daemon.url, '--token-file', daemon.tokenFile], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: stateEnv(state) });
+  launched.push(child);
+  const frames: Frame[] = [];
+  let buffered = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    let newline;
+    while ((newline = buffered.indexOf('\n')) >= 0) {
+      frames.push(JSON.parse(buffered.slice(0, newline)) as Frame);
+      buffered = buffered.slice(newline + 1);
+    }
+  });
+  child.stderr?.resume();
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { ...lineClientOf(frames, (line) => child.stdin?.write(`${line}\n`)), process: child, exited };
+}
+
+/** `initialize` params of a test client named `name`. */
+export const initializeParams = (name: string) => ({ protocolVersion: 1, clientCapabilities: {}, clientInfo: { name, version: '1' } });
+
+/** One `session/update` of a session as a client got it, with its seq (undefined: not journaled). */
+export interface SeqUpdate {
+  readonly seq: number | undefined;
+  readonly kind: string | undefined;
+  readonly text: string;
+  readonly turnEnded: unknown;
+  /** The update itself, `_meta` included. */
+  readonly update: unknown;
+}
+
+/** The session's updates `frames` hold, in the order they came. */
+export function seqUpdatesOf(frames: readonly Frame[], sessionId: string): SeqUpdate[] {
+  return frames
+    .filter((frame) => frame.method === 'session/update' && frame.params?.sessionId === sessionId)
+    .map((frame) => ({
+      seq: frame.params?._meta?.[cursorKeys.seq] as number | undefined,
+      kind: frame.params?.update?.sessionUpdate,
+      text: frame.params?.update?.content?.text ?? '',
+      turnEnded: frame.params?.update?._meta?.[cursorKeys.turnEnded],
+      update: frame.params?.update,
+    }));
+}
+
+/** The text of the agent's answer chunks among `updates`. */
+export const agentText = (updates: readonly SeqUpdate[]) => updates.filter((update) => update.kind === 'agent_message_chunk').map((update) => update.text).join('');
+
+/** The highest seq among `updates` (0: none). */
+export const lastSeqOf = (updates: readonly SeqUpdate[]) => Math.max(0, ...updates.map((update) => update.seq ?? 0));
+
+/** `warden sessions ARGS` against `daemon`: its status and output. */
+export function wardenSessions(state: string, daemon: ServeDaemon, args: readonly string[]): { status: number | null; stdout: string; stderr: string } {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', wardenMain, 'sessions', '--connect', daemon.url, '--token-file', daemon.tokenFile, ...args], { encoding: 'utf8', env: stateEnv(state), timeout: 60_000 });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** A session as `warden sessions --json` lists it. */
+export interface ListedSession {
+  readonly sessionId: string;
+  readonly agent?: string;
+  readonly state: string;
+  readonly clients: ReadonlyArray<{ readonly role: string; readonly delivered?: number }>;
+}
+
+/** `warden sessions --json` against `daemon`, parsed (a failure throws with its stderr). */
+export function listedSessions(state: string, daemon: ServeDaemon): ListedSession[] {
+  const listed = wardenSessions(state, daemon, ['--json']);
+  if (listed.status !== 0) throw new Error(`warden sessions exited ${String(listed.status)}: ${listed.stderr}`);
+  return (JSON.parse(listed.stdout) as { sessions: ListedSession[] }).sessions;
 }
