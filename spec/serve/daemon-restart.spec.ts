@@ -8,9 +8,10 @@
  *   signal came replays exactly what the journal kept after it (what that client got during
  *   the drain), and a following prompt works on a respawned agent, resumed on its side
  *   (`--resume=<id>`) with the journaled mode re-applied before the prompt;
- * - SIGKILL mid-turn: no agent process (nor its group) is left, the next daemon's
- *   `session/load` has every update the client had seen, under the same seqs, and the session
- *   takes a prompt again.
+ * - SIGKILL mid-turn: no agent process (nor its group) is left; on the next daemon a resume
+ *   after the last seq seen gets the end of the turn the kill cut (`turnEnded` with a
+ *   `shutdown` error, journaled by the restore), its `session/load` has every update the
+ *   client had seen, under the same seqs, and the session takes a prompt again.
  */
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
@@ -142,7 +143,7 @@ describe('warden serve stopped or killed mid-turn, then started again on the sam
     await promptsAgain(again, second, sessionId, agents);
   });
 
-  it('SIGKILL mid-turn, then warden serve again: no agent left; the journal has every update the client saw; the session is restored and takes a prompt', async () => {
+  it('SIGKILL mid-turn, then warden serve again: no agent left; a resume after the last seq seen gets the cut turn\'s end (shutdown); the journal has every update the client saw; the session takes a prompt', async () => {
     const first = await start();
     const { client, sessionId } = await turnUnderWay(first);
     const agents = claudes(first);
@@ -158,12 +159,25 @@ describe('warden serve stopped or killed mid-turn, then started again on the sam
     expect(listedSessions(state, second).map((session) => session.sessionId)).to.include(sessionId);
     const again = await socketClient(second, sockets);
     await again.request(1, 'initialize', initialize);
-    const loaded = await again.request(2, 'session/load', { sessionId, cwd, mcpServers: [] });
+    const lastSeen = lastSeqOf(seen);
+    const resumed = await again.request(2, 'session/resume', { sessionId, cwd, mcpServers: [], _meta: { [cursorKeys.after]: lastSeen } });
+    expect(resumed.error, JSON.stringify(resumed)).to.equal(undefined);
+    // The turn the kill cut never ended on its agent: the restore ends it in the journal, as a drain that gives up would.
+    const replayed = seqUpdatesOf(again.frames.slice(0, again.frames.indexOf(resumed)), sessionId);
+    expect(replayed.every((update) => (update.seq ?? 0) > lastSeen), 'only what came after the last seq seen').to.equal(true);
+    const cut = replayed.filter((update) => update.turnEnded !== undefined);
+    expect(cut.map((update) => (update.turnEnded as { error?: { data?: { reason?: string } } }).error?.data?.reason), JSON.stringify(replayed)).to.deep.equal(['shutdown']);
+    expect(replayed[0]?.turnEnded, 'the cut turn ends before the restored session says anything').to.equal(cut[0]?.turnEnded);
+
+    const loader = await socketClient(second, sockets);
+    await loader.request(1, 'initialize', initialize);
+    const loaded = await loader.request(2, 'session/load', { sessionId, cwd, mcpServers: [] });
     expect(loaded.error, JSON.stringify(loaded)).to.equal(undefined);
-    const history = seqUpdatesOf(again.frames.slice(0, again.frames.indexOf(loaded)), sessionId);
+    const history = seqUpdatesOf(loader.frames.slice(0, loader.frames.indexOf(loaded)), sessionId);
     const bySeq = new Map(history.map((update) => [update.seq, update.update]));
     expect(seen.map(({ seq, update }) => ({ seq, update })), 'what the killed daemon sent is in the journal, under the same seqs').to.deep.equal(seen.map(({ seq }) => ({ seq, update: bySeq.get(seq) })));
     expect(history.filter((update) => update.kind === 'user_message_chunk').map((update) => update.text)).to.deep.equal(['hi']);
+    expect(history.filter((update) => update.turnEnded !== undefined), 'the cut turn ended once').to.have.length(1);
     await promptsAgain(again, second, sessionId, agents);
   });
 });

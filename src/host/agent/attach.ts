@@ -83,6 +83,7 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
   const caps = inner.capabilities;
   const method = caps.sessionCapabilities?.resume || !caps.loadSession ? AGENT_METHODS.session_resume : AGENT_METHODS.session_load;
   const meta = { ...(request.params._meta as Record<string, unknown> | undefined), [RESUME_META_KEY]: journaled.resume ?? null };
+  endCutTurns(live, sessionId);
   const session = openSession(live, sessionId, journaled.agent, journaled.restarts, { chosen: journaledChoices(live, sessionId), resume: journaled.resume });
   session.replaying = method === AGENT_METHODS.session_load;
   live.pending.set(request.requestId, { kind: 'attach', agent: journaled.agent, sessionId, how, adopted, job, context: request.context });
@@ -93,6 +94,27 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
     params: { sessionId, cwd: request.params.cwd ?? journaled.cwd, mcpServers: request.params.mcpServers ?? [], _meta: meta },
     context: request.context,
   });
+}
+
+/**
+ * Turns a previous host left open (it was killed or crashed mid-turn: the prompt journaled, no
+ * stop or error after it) end in the journal before the session runs again, as a drain that
+ * gives up ends them (`shutdown`): a client reading the session from a cursor sees every turn
+ * end (`warden serve`'s `turnEnded`), none waits for an answer no process will give.
+ */
+function endCutTurns(live: Live, sessionId: string): void {
+  let open = 0;
+  try {
+    for (const { entry } of live.input.journal.entries(sessionId)) {
+      if (entry.kind === 'prompt') open += 1;
+      else if ((entry.kind === 'stop' || entry.kind === 'error') && open > 0) open -= 1;
+    }
+  } catch (error) {
+    failedWrite(live, sessionId, error);
+    return;
+  }
+  const cut = RpcError.because('shutdown', 'the turn was cut: the warden that ran it stopped before it ended (killed or crashed); the session was restored from the journal', { sessionId }).toErrorObject();
+  for (; open > 0; open -= 1) record(live, sessionId, { kind: 'error', error: cut });
 }
 
 /**
