@@ -6,85 +6,37 @@
  * to, and the next attach restoring it.
  */
 import { expect } from 'chai';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WebSocket } from 'ws';
 import { isAlive, waitUntil } from '../support/processes.js';
-import { demoAgentsOf, rawClient, startServe, stateEnv, type ServeDaemon } from '../support/serve-daemon.js';
-import { exitCodeOf, killGroups, wardenMain } from '../support/warden-process.js';
+import {
+  agentText as chunkText,
+  bridgeClient as bridgeOf,
+  cursorKeys,
+  demoAgentsOf,
+  initializeParams,
+  seqUpdatesOf,
+  socketClient as socketOf,
+  startServe,
+  stateEnv,
+  wardenSessions,
+  type LineClient,
+  type ServeDaemon,
+} from '../support/serve-daemon.js';
+import { killGroups, wardenMain } from '../support/warden-process.js';
 
 const launched: ChildProcess[] = [];
 const sockets: WebSocket[] = [];
-const seqKey = 'acp-warden/seq';
-const afterKey = 'acp-warden/after';
-const turnEndKey = 'acp-warden/turnEnded';
-const initialize = { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'detach-test-editor', version: '1' } };
+const afterKey = cursorKeys.after;
+const initialize = initializeParams('detach-test-editor');
 
-type Frame = { id?: number | string; method?: string; params?: { sessionId?: string; update?: { sessionUpdate?: string; content?: { text?: string }; _meta?: Record<string, unknown> }; _meta?: Record<string, unknown> }; result?: Record<string, unknown>; error?: { code: number; message: string; data?: { reason?: string } } };
-
-/** A client speaking raw JSON-RPC lines or frames: what it sent and every message it got. */
-interface LineClient {
-  readonly frames: Frame[];
-  send(message: Record<string, unknown>): void;
-  request(id: number, method: string, params: unknown): Promise<Frame>;
-}
-
-function clientOf(frames: Frame[], send: (line: string) => void): LineClient {
-  return {
-    frames,
-    send: (message) => send(JSON.stringify({ jsonrpc: '2.0', ...message })),
-    async request(id, method, params) {
-      send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
-      await waitUntil(() => frames.some((frame) => frame.id === id && frame.method === undefined), `the answer to ${method} (${id})`, 30_000);
-      return frames.find((frame) => frame.id === id && frame.method === undefined) as Frame;
-    },
-  };
-}
-
-/** `warden acp --connect URL` with a raw line client on its stdio. */
-function bridgeClient(state: string, daemon: ServeDaemon): LineClient & { process: ChildProcess; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', wardenMain, 'acp', '--connect', daemon.url, '--token-file', daemon.tokenFile], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: stateEnv(state) });
-  launched.push(child);
-  const frames: Frame[] = [];
-  let buffered = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString('utf8');
-    let newline;
-    while ((newline = buffered.indexOf('\n')) >= 0) {
-      frames.push(JSON.parse(buffered.slice(0, newline)) as Frame);
-      buffered = buffered.slice(newline + 1);
-    }
-  });
-  child.stderr?.resume();
-  return { ...clientOf(frames, (line) => child.stdin?.write(`${line}\n`)), process: child, exited: exitCodeOf(child) };
-}
-
-async function socketClient(daemon: ServeDaemon): Promise<LineClient & { socket: WebSocket }> {
-  const raw = await rawClient(daemon, sockets);
-  return { ...clientOf(raw.frames as Frame[], (line) => raw.socket.send(line)), socket: raw.socket };
-}
-
+const bridgeClient = (state: string, daemon: ServeDaemon) => bridgeOf(state, daemon, launched);
+const socketClient = (daemon: ServeDaemon) => socketOf(daemon, sockets);
 /** The session's updates a client got, with their seq (undefined: not journaled). */
-function updatesOf(client: LineClient, sessionId: string): Array<{ seq: number | undefined; kind: string | undefined; text: string; turnEnded: unknown }> {
-  return client.frames
-    .filter((frame) => frame.method === 'session/update' && frame.params?.sessionId === sessionId)
-    .map((frame) => ({
-      seq: frame.params?._meta?.[seqKey] as number | undefined,
-      kind: frame.params?.update?.sessionUpdate,
-      text: frame.params?.update?.content?.text ?? '',
-      turnEnded: frame.params?.update?._meta?.[turnEndKey],
-    }));
-}
-
-const chunkText = (updates: ReturnType<typeof updatesOf>) => updates.filter((update) => update.kind === 'agent_message_chunk').map((update) => update.text).join('');
-
-/** `warden sessions ARGS` against the daemon: its status and stdout. */
-function wardenSessions(state: string, daemon: ServeDaemon, args: readonly string[]): { status: number | null; stdout: string; stderr: string } {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', wardenMain, 'sessions', '--connect', daemon.url, '--token-file', daemon.tokenFile, ...args], { encoding: 'utf8', env: stateEnv(state), timeout: 60_000 });
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
-}
+const updatesOf = (client: LineClient, sessionId: string) => seqUpdatesOf(client.frames, sessionId);
 
 const words = (count: number) => Array.from({ length: count }, (_, n) => `w${n}`).join(' ');
 
