@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WebSocket } from 'ws';
 import { pathDirectory } from '../support/launch-harness.js';
-import { childrenOf, expectGroupGone, waitUntil } from '../support/processes.js';
+import { childrenOf, expectGroupGone, groupMembers, waitUntil } from '../support/processes.js';
 import { repo } from '../support/real-agents-harness.js';
 import {
   agentText,
@@ -81,10 +81,12 @@ describe('warden serve with Claude Code and Codex (fake CLIs) as its agents: det
     bin = pathDirectory(join(state, 'bin'), { claude: join(repo, 'spec', 'support', 'fake-claude.mjs'), codex: join(repo, 'spec', 'support', 'fake-codex.mjs') });
     daemon = await startServe(state, [
       '--listen', '127.0.0.1:0', '--agent', 'claude', '--store', join(state, 'journal.sqlite'),
-      // Claude: the partial-messages transcript (two text deltas), a line every 150 ms, as many turns as prompted.
-      '--env', 'FAKE_CLAUDE_FIXTURE=partial', '--env', 'FAKE_CLAUDE_LOOP=1', '--env', 'FAKE_CLAUDE_DELAY_MS=150',
-      // Codex: its text streams, then the model is silent 1.5 s before turn/completed.
-      '--env', 'FAKE_CODEX_FIXTURE=hello', '--env', 'FAKE_CODEX_STALL_MS=1500',
+      // Claude: the partial-messages transcript (two text deltas), a line every 150 ms, then 3 s of
+      // silence before each turn's result (the turn is surely still running when the test cuts in),
+      // as many turns as prompted.
+      '--env', 'FAKE_CLAUDE_FIXTURE=partial', '--env', 'FAKE_CLAUDE_LOOP=1', '--env', 'FAKE_CLAUDE_DELAY_MS=150', '--env', 'FAKE_CLAUDE_STALL_MS=3000',
+      // Codex: its text streams, then the model is silent 3 s before turn/completed.
+      '--env', 'FAKE_CODEX_FIXTURE=hello', '--env', 'FAKE_CODEX_STALL_MS=3000',
     ], launched, { env: { PATH: `${bin}:${process.env.PATH ?? ''}` } });
   });
 
@@ -94,7 +96,7 @@ describe('warden serve with Claude Code and Codex (fake CLIs) as its agents: det
     rmSync(state, { recursive: true, force: true });
   });
 
-  it('claude: kill -9 of the bridge after the first text delta; a connection resuming after the last seq seen gets the rest once, in order, and the turn end; the next prompt works', async () => {
+  it('claude: kill -9 of the bridge once text streams; a connection resuming after the last seq seen gets the rest once, in order, and the turn end; the next prompt works', async () => {
     const cwd = join(state, 'bin');
     const editor = bridgeClient(state, daemon, launched);
     expect((await editor.request(1, 'initialize', initialize)).error).to.equal(undefined);
@@ -108,7 +110,7 @@ describe('warden serve with Claude Code and Codex (fake CLIs) as its agents: det
     process.kill(editor.process.pid as number, 'SIGKILL');
     await editor.exited;
     const seen = seqUpdatesOf(editor.frames, sessionId);
-    expect(agentText(seen), 'the bridge was killed before the second delta').to.equal('Hello from the fake');
+    expect(seen.some((update) => update.turnEnded !== undefined) || editor.frames.some((frame) => frame.id === 3), 'the bridge was killed before the turn ended').to.equal(false);
 
     const again = await socketClient(daemon, sockets);
     await again.request(1, 'initialize', initialize);
@@ -155,6 +157,7 @@ describe('warden serve with Claude Code and Codex (fake CLIs) as its agents: det
     }
     const agents = [...agentsNamed(daemon, bin, 'claude'), ...agentsNamed(daemon, bin, 'codex')];
     expect(agents).to.have.length(2);
+    for (const pid of agents) expect(groupMembers(pid), `agent ${pid} leads a process group of its own`).to.include(pid);
     process.kill(daemon.process.pid as number, 'SIGTERM');
     expect(await daemon.exited).to.equal(0);
     for (const pid of agents) await expectGroupGone(pid, 20_000);

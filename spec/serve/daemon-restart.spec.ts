@@ -54,7 +54,8 @@ describe('warden serve stopped or killed mid-turn, then started again on the sam
 
   const start = () => startServe(state, [
     '--listen', '127.0.0.1:0', '--agent', 'claude', '--store', join(state, 'journal.sqlite'),
-    '--env', 'FAKE_CLAUDE_FIXTURE=partial', '--env', 'FAKE_CLAUDE_LOOP=1', '--env', 'FAKE_CLAUDE_DELAY_MS=150',
+    // A line every 150 ms, then 3 s of silence before each turn's result: the signal surely comes mid-turn.
+    '--env', 'FAKE_CLAUDE_FIXTURE=partial', '--env', 'FAKE_CLAUDE_LOOP=1', '--env', 'FAKE_CLAUDE_DELAY_MS=150', '--env', 'FAKE_CLAUDE_STALL_MS=3000',
     '--env', `FAKE_CLAUDE_CONTROL_LOG=${controlLog}`, '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`,
   ], launched, { env: { PATH: `${bin}:${process.env.PATH ?? ''}` } });
 
@@ -115,8 +116,10 @@ describe('warden serve stopped or killed mid-turn, then started again on the sam
     expect(client.frames.find((frame) => frame.id === 4)?.result).to.deep.equal({ stopReason: 'end_turn' });
     expect(await first.exited, first.stderr()).to.equal(0);
     for (const pid of agents) await expectGroupGone(pid, 20_000);
-    const drained = seqUpdatesOf(client.frames, sessionId).filter((update) => (update.seq ?? 0) > lastSeen);
-    expect(agentText(drained), 'the turn went on after the signal').to.include('Anthropic server.');
+    const all = seqUpdatesOf(client.frames, sessionId);
+    const drained = all.filter((update) => (update.seq ?? 0) > lastSeen);
+    expect(drained, 'the turn went on after the signal').not.to.deep.equal([]);
+    expect(agentText(all)).to.equal('Hello from the fake Anthropic server.');
 
     const second = await start();
     const listed = listedSessions(state, second).find((session) => session.sessionId === sessionId);

@@ -86,7 +86,7 @@ describe('warden serve: a slow observer does not slow the controller (issue 16)'
   });
 
   it('an observer that reads nothing for two --keepalive intervals is closed as half-open; the controller\'s turns go on', async () => {
-    const daemon = await startServe(state, ['--listen', '127.0.0.1:0', '--agent', 'demo', '--store', join(state, 'journal.sqlite'), '--env', 'DEMO_WORD_DELAY_MS=0', '--keepalive', '1'], launched);
+    const daemon = await startServe(state, ['--listen', '127.0.0.1:0', '--agent', 'demo', '--store', join(state, 'journal.sqlite'), '--env', 'DEMO_WORD_DELAY_MS=0', '--keepalive', '2'], launched);
     const { controller, observer, sessionId } = await controllerAndObserver(daemon);
     observer.socket.pause();
     const words = bigWords(2000, 4000);
