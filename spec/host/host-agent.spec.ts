@@ -193,6 +193,30 @@ describe('host agent', () => {
     expect(kinds).to.include('attached');
   });
 
+  it('a turn a previous host left open (killed mid-turn: prompt journaled, no end) is ended in the journal (shutdown) when the session is restored, once', async () => {
+    const first = await editorFor(host());
+    const { sessionId } = (await first.request('session/new', { cwd: '/work', mcpServers: [] })) as { sessionId: string };
+    expect(await first.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ended' }] })).to.deep.equal({ stopReason: 'end_turn' });
+    // What a host killed during its next turn leaves: the prompt on record, no stop or error.
+    journal.append(sessionId, { kind: 'prompt', prompt: [{ type: 'text', text: 'cut' }] });
+    first.server.stop();
+    const ends = () => journal.entries(sessionId).filter((record) => record.entry.kind === 'stop' || record.entry.kind === 'error').map((record) => record.entry);
+
+    const second = await editorFor(host());
+    await second.request('session/resume', { sessionId, cwd: '/work', mcpServers: [] });
+    const [ended, cut, ...more] = ends();
+    expect(ended).to.deep.equal({ kind: 'stop', stopReason: 'end_turn' });
+    expect(cut?.kind).to.equal('error');
+    expect((cut as { error: { code: number; data: { reason: string } } }).error).to.deep.include({ code: -32603 });
+    expect((cut as { error: { data: { reason: string } } }).error.data.reason).to.equal('shutdown');
+    expect(more).to.deep.equal([]);
+    second.server.stop();
+
+    const third = await editorFor(host());
+    await third.request('session/load', { sessionId, cwd: '/work', mcpServers: [] });
+    expect(ends(), 'a turn is ended once').to.have.length(2);
+  });
+
   it('session/load of a session the journal does not know is -32002', async () => {
     const editor = await editorFor(host());
     const error = await errorOf(editor.request('session/load', { sessionId: 'nope', cwd: '/w', mcpServers: [] }));

@@ -4,7 +4,7 @@
 import { AGENT_METHODS } from '../../acp/methods.js';
 import { type AgentHandlerOutput, type AgentRequestEvent, RESUME_META_KEY } from '../../acp/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
-import type { JournalSession } from '../journal.js';
+import type { JournalRecord, JournalSession } from '../journal.js';
 import { type Adopted, type AttachJob, type InnerAgent, type Live, type Pending } from './live.js';
 import { AGENT_META_KEY } from './live.js';
 import { emit, fail } from './delivery.js';
@@ -103,11 +103,24 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
  * end (`warden serve`'s `turnEnded`), none waits for an answer no process will give.
  */
 function endCutTurns(live: Live, sessionId: string): void {
+  const journal = live.input.journal;
   let open = 0;
-  try {
-    for (const { entry } of live.input.journal.entries(sessionId)) {
+  const count = (records: readonly JournalRecord[]) => {
+    for (const { entry } of records) {
       if (entry.kind === 'prompt') open += 1;
       else if ((entry.kind === 'stop' || entry.kind === 'error') && open > 0) open -= 1;
+    }
+  };
+  try {
+    // A page at a time when the journal can (flat memory, as a load's replay), else the whole history.
+    if (!journal.readEntries) count(journal.entries(sessionId));
+    else {
+      for (let afterSeq = 0; ;) {
+        const page = journal.readEntries(sessionId, { afterSeq, limit: 1000, maxBytes: 4 * 1024 * 1024 });
+        if (page.length === 0) break;
+        count(page);
+        afterSeq = (page.at(-1) as JournalRecord).seq;
+      }
     }
   } catch (error) {
     failedWrite(live, sessionId, error);
