@@ -9,7 +9,7 @@
  */
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WebSocket } from 'ws';
@@ -75,10 +75,14 @@ describe('warden serve with Claude Code and Codex (fake CLIs) as its agents: det
   let state: string;
   let bin: string;
   let daemon: ServeDaemon;
+  /** The sessions' working directory. */
+  let cwd: string;
 
   beforeEach(async () => {
     state = realpathSync(mkdtempSync(join(tmpdir(), 'warden-daemon-agents-')));
     bin = pathDirectory(join(state, 'bin'), { claude: join(repo, 'spec', 'support', 'fake-claude.mjs'), codex: join(repo, 'spec', 'support', 'fake-codex.mjs') });
+    cwd = join(state, 'project');
+    mkdirSync(cwd);
     daemon = await startServe(state, [
       '--listen', '127.0.0.1:0', '--agent', 'claude', '--store', join(state, 'journal.sqlite'),
       // Claude: the partial-messages transcript (two text deltas), a line every 150 ms, then 3 s of
@@ -97,7 +101,6 @@ describe('warden serve with Claude Code and Codex (fake CLIs) as its agents: det
   });
 
   it('claude: kill -9 of the bridge once text streams; a connection resuming after the last seq seen gets the rest once, in order, and the turn end; the next prompt works', async () => {
-    const cwd = join(state, 'bin');
     const editor = bridgeClient(state, daemon, launched);
     expect((await editor.request(1, 'initialize', initialize)).error).to.equal(undefined);
     const created = await editor.request(2, 'session/new', { cwd, mcpServers: [] });
@@ -124,7 +127,6 @@ describe('warden serve with Claude Code and Codex (fake CLIs) as its agents: det
   });
 
   it('codex: the WebSocket closed while the turn runs; a connection resuming after the last seq seen gets the rest once, in order, and the turn end', async () => {
-    const cwd = join(state, 'bin');
     const editor = await socketClient(daemon, sockets);
     await editor.request(1, 'initialize', initialize);
     const created = await editor.request(2, 'session/new', { cwd, mcpServers: [], _meta: { 'acp-warden/agent': 'codex' } });
@@ -150,7 +152,6 @@ describe('warden serve with Claude Code and Codex (fake CLIs) as its agents: det
   it('both agents in one daemon: their processes are the daemon\'s children in groups of their own, gone with it', async () => {
     const client = await socketClient(daemon, sockets);
     await client.request(1, 'initialize', initialize);
-    const cwd = join(state, 'bin');
     for (const [id, agent] of [[2, 'claude'], [3, 'codex']] as const) {
       const created = await client.request(id, 'session/new', { cwd, mcpServers: [], _meta: { 'acp-warden/agent': agent } });
       expect(created.error, JSON.stringify(created)).to.equal(undefined);

@@ -15,7 +15,7 @@
  */
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WebSocket } from 'ws';
@@ -96,7 +96,8 @@ describe('warden serve stopped or killed mid-turn, then started again on the sam
     bin = pathDirectory(join(state, 'bin'), { claude: join(repo, 'spec', 'support', 'fake-claude.mjs') });
     controlLog = join(state, 'control.ndjson');
     argvLog = join(state, 'argv.ndjson');
-    cwd = join(state, 'bin');
+    cwd = join(state, 'project');
+    mkdirSync(cwd);
   });
 
   afterEach(async () => {
