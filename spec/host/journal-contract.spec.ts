@@ -241,6 +241,7 @@ for (const engine of [sqliteEngine, postgresEngine]) {
       // A page stops at the entry that brings it to maxBytes, and always holds one.
       expect(await journal.readEntries('a', { limit: 100, maxBytes: 1 })).to.have.length(1);
       const size = JSON.stringify(update('a0')).length;
+      expect(await journal.readEntries('a', { limit: 100, maxBytes: size })).to.have.length(1);
       expect(await journal.readEntries('a', { limit: 100, maxBytes: size + 1 })).to.have.length(2);
       expect(await journal.readEntries('a', { afterSeq: seqs.at(-1) as number, limit: 5 })).to.deep.equal([]);
       expect(await rejection(journal.readEntries('a', { limit: 0 }))).to.be.instanceOf(TypeError);

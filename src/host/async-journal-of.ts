@@ -36,8 +36,6 @@ export function asyncJournalOf(journal: Journal): AsyncJournal {
     listSessions: async (query) => journal.listSessions(query),
     append: async (sessionId, entry) => journal.append(sessionId, entry),
     async appendGroup(sessionId, entries) {
-      // Checked first: a group that fails half way would commit its first half (begin/commit groups what was appended).
-      if (!journal.getSession(sessionId)) throw new UnknownSessionError(sessionId);
       if (!journal.begin || !journal.commit) return entries.map((entry) => journal.append(sessionId, entry));
       journal.begin();
       let seqs: number[];
