@@ -366,6 +366,8 @@ function storeError(where: string, error: unknown): Error {
   if (error instanceof JournalError || error instanceof UnknownSessionError || error instanceof FencedAppendError || error instanceof SessionOwnedError || error instanceof InvalidCursorError) return error;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') return new PostgresJournalError(where, code, error);
+  // pg's own errors of a connection lost mid-query carry no code: SQLSTATE's connection_failure.
+  if (error instanceof Error && /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/u.test(error.message)) return new PostgresJournalError(where, '08006', error);
   return error instanceof Error ? error : new Error(String(error));
 }
 
