@@ -36,6 +36,19 @@ export interface TestPostgres {
 
 const readyWithin = 60_000;
 
+/** Servers still running, with their directories: a test process that exits without `stop()` (a failed hook, a ^C) leaves none behind. */
+const running = new Map<ChildProcess, string>();
+process.once('exit', () => {
+  for (const [child, dir] of running) {
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 let found: PostgresBinaries | undefined;
 
 /** The PostgreSQL binaries this machine has (cached): `WARDEN_POSTGRES_BIN`, the newest `/usr/lib/postgresql/N/bin`, or `PATH`. */
@@ -137,6 +150,8 @@ export async function startPostgres(): Promise<TestPostgres> {
     if (user) chownSync(log, user.uid, user.gid);
     child = spawn(join(bin, 'postgres'), args, { detached: true, stdio: ['ignore', out, out], ...(user ? { uid: user.uid, gid: user.gid } : {}), env: { ...process.env, LC_ALL: 'C' } });
     closeSync(out);
+    running.set(child, dataDir);
+    child.once('exit', () => running.delete(child as ChildProcess));
     await untilReady(child, port, log);
   };
   // A port taken between freePort() and the server's bind: another port.
