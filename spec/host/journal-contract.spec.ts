@@ -9,6 +9,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import { asyncJournalOf } from '../../src/host/async-journal-of.js';
 import { FencedAppendError, type AsyncJournal, type JournalUpdateEntry } from '../../src/host/async-journal.js';
@@ -20,6 +21,8 @@ import { postgresAvailable, startPostgres, type TestPostgres } from '../support/
 /** How a test opens journals on one store (each `open` is another host, or another process's view). */
 interface Store {
   open(options?: { readonly lease?: number; readonly renew?: boolean; readonly now?: () => Date }): Promise<AsyncJournal>;
+  /** Overwrites the stored text of a session's entries with text that is not JSON (a fault, an edit by hand). */
+  damageEntries(sessionId: string): Promise<void>;
   /** Crashes the store's server and brings it back (PostgreSQL: an immediate shutdown), when there is one. */
   readonly crash?: () => Promise<void>;
   dispose(): Promise<void>;
@@ -44,6 +47,11 @@ const sqliteEngine: Engine = {
     const path = join(dir, 'journal.sqlite');
     return {
       open: async (options = {}) => asyncJournalOf(sqliteJournal(path, options.now ? { now: options.now } : {})),
+      async damageEntries(sessionId) {
+        const db = new Database(path);
+        db.prepare("UPDATE entries SET entry = '{\"kind\": \"upd' WHERE session_key = (SELECT key FROM sessions WHERE session_id = ?)").run(sessionId);
+        db.close();
+      },
       dispose: async () => rmSync(dir, { recursive: true, force: true }),
     };
   },
@@ -78,6 +86,12 @@ const postgresEngine: Engine = {
       url,
       open: (options = {}) => openPostgresJournal(url, options),
       crash: () => running.restart({ immediate: true }),
+      async damageEntries(sessionId) {
+        const client = new pg.Client(url);
+        await client.connect();
+        await client.query(`UPDATE entries SET entry = '{"kind": "upd' WHERE session_key = (SELECT key FROM sessions WHERE session_id = $1)`, [sessionId]);
+        await client.end();
+      },
       async dispose() {
         const drop = new pg.Client(running.url);
         await drop.connect();
@@ -297,6 +311,20 @@ for (const engine of [sqliteEngine, postgresEngine]) {
       expect(await journal.getSession('s1')).to.deep.include({ resume: { threadId: 'thr_1' }, state: 'failed' });
       await journal.close();
       expect(await rejection(journal.append('s1', { kind: 'closed' }))).to.be.instanceOf(Error);
+    });
+
+    it('errors: an entry stored as text that is not JSON is a JournalError (WARDEN_ENTRY_DAMAGED) naming the store and the entry, on every read', async () => {
+      const journal = await open();
+      await journal.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });
+      const seq = await journal.append('s1', update('fine'));
+      await store.damageEntries('s1');
+      for (const read of [() => journal.entries('s1'), () => journal.readEntries('s1', { limit: 10 })]) {
+        const error = await rejection(read());
+        expect(error).to.be.instanceOf(JournalError).with.property('code', 'WARDEN_ENTRY_DAMAGED');
+        expect(error.message).to.include('holds an entry that is not JSON');
+        expect(String((error.cause as Error).message)).to.include(`entry ${seq} of session s1`);
+      }
+      expect(await journal.lastSeq('s1')).to.equal(seq);
     });
 
     it('fork and delete: a fork starts with its origin conversation; a deleted session is gone, and its seqs are never given again', async () => {

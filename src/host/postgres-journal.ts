@@ -227,7 +227,7 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
   const session = async (sessionId: string): Promise<JournalSession> => {
     const { rows } = await query<SessionRow>('SELECT * FROM sessions WHERE session_id = $1', [sessionId]);
     if (!rows[0]) throw new UnknownSessionError(sessionId);
-    return sessionOf(rows[0]);
+    return sessionOf(rows[0], where);
   };
 
   return {
@@ -253,24 +253,24 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     },
     async getSession(sessionId) {
       const { rows } = await query<SessionRow>('SELECT * FROM sessions WHERE session_id = $1', [sessionId]);
-      return rows[0] ? sessionOf(rows[0]) : undefined;
+      return rows[0] ? sessionOf(rows[0], where) : undefined;
     },
     async listSessions(query_ = {}) {
       const limit = Math.max(1, Math.min(maxPage, Math.floor(query_.limit ?? 50)));
       const after = query_.cursor ? decodeCursor(query_.cursor) : undefined;
-      const where: string[] = [];
+      const filters: string[] = [];
       const args: unknown[] = [];
       if (query_.cwd !== undefined) {
         args.push(query_.cwd);
-        where.push(`cwd = $${args.length}`);
+        filters.push(`cwd = $${args.length}`);
       }
       if (after) {
         args.push(after.updatedAt, after.sessionId);
-        where.push(`(updated_at < $${args.length - 1} OR (updated_at = $${args.length - 1} AND session_id < $${args.length}))`);
+        filters.push(`(updated_at < $${args.length - 1} OR (updated_at = $${args.length - 1} AND session_id < $${args.length}))`);
       }
       args.push(limit + 1);
-      const { rows } = await query<SessionRow>(`SELECT * FROM sessions ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY updated_at DESC, session_id DESC LIMIT $${args.length}`, args);
-      const page = rows.slice(0, limit).map(sessionOf);
+      const { rows } = await query<SessionRow>(`SELECT * FROM sessions ${filters.length ? `WHERE ${filters.join(' AND ')}` : ''} ORDER BY updated_at DESC, session_id DESC LIMIT $${args.length}`, args);
+      const page = rows.slice(0, limit).map((row) => sessionOf(row, where));
       const last = page.at(-1);
       return { sessions: page, nextCursor: rows.length > limit && last ? encodeCursor(last) : undefined };
     },
@@ -301,7 +301,7 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     },
     async entries(sessionId, afterSeq = 0) {
       const { rows } = await query<EntryRow>(`${entryColumns} AND e.seq > $2 ORDER BY e.seq`, [sessionId, afterSeq]);
-      return rows.map((row) => recordOf(sessionId, row));
+      return rows.map((row) => recordOf(sessionId, row, where));
     },
     async readEntries(sessionId, page) {
       const limit = Math.floor(page.limit);
@@ -313,11 +313,11 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
          WHERE before < $4 ORDER BY seq`,
         [sessionId, page.afterSeq ?? 0, limit, page.maxBytes ?? Number.MAX_SAFE_INTEGER],
       );
-      return rows.map((row) => recordOf(sessionId, row));
+      return rows.map((row) => recordOf(sessionId, row, where));
     },
     async stateEntries(sessionId) {
       const { rows } = await query<EntryRow>(`${entryColumns} AND e.kind = ANY($2) ORDER BY e.seq`, [sessionId, [...stateEntryKinds]]);
-      return rows.map((row) => recordOf(sessionId, row));
+      return rows.map((row) => recordOf(sessionId, row, where));
     },
     async lastSeq(sessionId) {
       const { rows } = await query<{ seq: string | null }>('SELECT max(e.seq) AS seq FROM entries e WHERE e.session_key = (SELECT key FROM sessions WHERE session_id = $1)', [sessionId]);
@@ -378,7 +378,7 @@ function problemOf(code: string, message: string): string {
   if (code === '53100') return `cannot grow (${code}): free some disk space on the database server`;
   if (code === '28P01' || code === '28000') return `refused the login (${code}: ${message}): check the user and password in the URL`;
   if (code === '3D000') return `does not exist (${code}: ${message}): create the database first (createdb)`;
-  if (code === DAMAGED_ENTRY_CODE) return `holds an entry that is not JSON (${code}): restore a backup`;
+  if (code === DAMAGED_ENTRY_CODE) return `holds an entry that is not JSON (${code}: ${message}): restore a backup`;
   return `failed (${code}: ${message})`;
 }
 
@@ -393,7 +393,7 @@ function redacted(url: string): string {
   }
 }
 
-function sessionOf(row: SessionRow): JournalSession {
+function sessionOf(row: SessionRow, where: string): JournalSession {
   return {
     sessionId: row.session_id,
     agent: row.agent,
@@ -402,21 +402,21 @@ function sessionOf(row: SessionRow): JournalSession {
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     state: row.state,
-    resume: row.resume === null ? undefined : parseStored(row.resume, `the resume state of session ${row.session_id}`),
+    resume: row.resume === null ? undefined : parseStored(row.resume, `the resume state of session ${row.session_id}`, where),
     restarts: row.restarts,
   };
 }
 
-function recordOf(sessionId: string, row: EntryRow): JournalRecord {
-  return { seq: Number(row.seq), sessionId, at: row.at.toISOString(), entry: parseStored(row.entry, `entry ${row.seq} of session ${sessionId}`) as JournalEntry };
+function recordOf(sessionId: string, row: EntryRow, where: string): JournalRecord {
+  return { seq: Number(row.seq), sessionId, at: row.at.toISOString(), entry: parseStored(row.entry, `entry ${row.seq} of session ${sessionId}`, where) as JournalEntry };
 }
 
-/** A stored JSON value; text that does not parse is a damaged store (as in the SQLite journal). */
-function parseStored(text: string, what: string): unknown {
+/** A stored JSON value; text that does not parse (an edit by hand, a fault) is a damaged store, a {@link PostgresJournalError} (as in the SQLite journal). */
+function parseStored(text: string, what: string, where: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw Object.assign(new Error(`${what} is not JSON (${(error as Error).message})`, { cause: error }), { code: DAMAGED_ENTRY_CODE });
+    throw new PostgresJournalError(where, DAMAGED_ENTRY_CODE, new Error(`${what} is not JSON (${(error as Error).message})`, { cause: error }));
   }
 }
 
