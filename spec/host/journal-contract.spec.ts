@@ -357,6 +357,8 @@ for (const engine of [sqliteEngine, postgresEngine]) {
       expect(refused).to.be.instanceOf(SessionOwnedError);
       expect((refused as SessionOwnedError).owner.pid).to.equal(process.pid);
       await first.claim('s1'); // held already: still its own
+      if (engine.fencing) expect(await rejection(second.deleteSession('s1'))).to.be.instanceOf(SessionOwnedError);
+      expect(await first.getSession('s1')).to.not.equal(undefined);
       await first.release('s1');
       await second.claim('s1');
       await second.append('s1', prompt('mine now'));
@@ -429,6 +431,33 @@ for (const engine of [sqliteEngine, postgresEngine]) {
       expect(written.length).to.be.greaterThan(0);
       // Every append that resolved is there, in order, and before the new owner's first.
       expect((await next.entries('s1')).map((record) => record.seq)).to.deep.equal([...written, own]);
+    });
+
+    it('fencing: a restart of the database expires no lease: an owner whose lease ran out before the database came back keeps its sessions until the database has been up for a lease', async function () {
+      if (!engine.fencing || !store.crash) this.skip();
+      const lease = 3000;
+      const owner = (await open({ lease, renew: false })) as PostgresJournal;
+      await owner.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });
+      const url = (store as Store & { url: string }).url;
+      // The owner's lease has run out (by the database's clock)...
+      await eventually(async () => {
+        const client = new pg.Client(url);
+        await client.connect();
+        try {
+          const { rows } = await client.query<{ expired: boolean }>('SELECT lease_until < now() AS expired FROM hosts WHERE host_id = $1', [owner.hostId]);
+          if (!rows[0]?.expired) throw new Error('lease still running');
+        } finally {
+          await client.end();
+        }
+      });
+      // ...but the database just came back: nobody takes the session yet.
+      await store.crash();
+      const other = await open({ lease });
+      expect(await rejection(other.claim('s1'))).to.be.instanceOf(SessionOwnedError);
+      // The owner reaches the database again and renews: it keeps the session.
+      await eventually(() => owner.renewLease());
+      await owner.append('s1', prompt('still mine'));
+      expect(owner.epochOf('s1')).to.equal(1);
     });
 
     it('errors: a write in flight when the server goes down fails as a JournalError naming the database; the journal goes on once it is back', async function () {
