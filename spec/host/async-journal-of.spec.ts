@@ -49,13 +49,18 @@ describe('asyncJournalOf (a synchronous journal as an AsyncJournal)', () => {
 
   it('a group on a journal with begin/commit is one commit: every update of it is there when it resolves', async () => {
     const sync = sqliteJournal(':memory:');
-    let commits = 0;
-    const counted: Journal = { ...sync, commit: () => (commits++, sync.commit?.()) };
+    const calls: string[] = [];
+    const counted: Journal = {
+      ...sync,
+      begin: () => (calls.push('begin'), sync.begin?.()),
+      append: (sessionId, entry) => (calls.push('append'), sync.append(sessionId, entry)),
+      commit: () => (calls.push('commit'), sync.commit?.()),
+    };
     const journal = asyncJournalOf(counted);
     try {
       await journal.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });
       const seqs = await journal.appendGroup('s1', Array.from({ length: 100 }, (_, index) => update(`#${index}`)));
-      expect(commits).to.equal(1);
+      expect(calls).to.deep.equal(['begin', ...seqs.map(() => 'append'), 'commit']);
       expect((sync.entries('s1')).map((record) => record.seq)).to.deep.equal(seqs);
     } finally {
       await journal.close();
