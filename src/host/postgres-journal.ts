@@ -54,9 +54,12 @@ export interface PostgresJournal extends AsyncJournal {
 
 /** The store failed (unreachable, shut down, out of space, …): the message names the database (without its password), the code and what to do. */
 export class PostgresJournalError extends JournalError {
+  /** What is wrong and the fix, without the database's name (the message has both). */
+  readonly problem: string;
   constructor(where: string, code: string, cause: unknown) {
     super(where, code, { cause });
-    this.message = `the journal ${where} ${problemOf(code, (cause as Error).message)}`;
+    this.problem = problemOf(code, (cause as Error).message);
+    this.message = `the journal ${where} ${this.problem}`;
   }
 }
 
@@ -113,7 +116,8 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     await pool.query("INSERT INTO hosts (host_id, name, pid, advertise, lease_until) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5 / 1000.0))", [hostId, hostname(), process.pid, options.advertise ?? null, lease]);
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw new Error(`cannot open the journal at ${where}: ${storeError(where, error).message}`, { cause: error });
+    const failure = storeError(where, error);
+    throw new Error(`cannot open the journal at ${where}: ${failure instanceof PostgresJournalError ? `it ${failure.problem}` : failure.message}`, { cause: error });
   }
 
   /** Epochs of the sessions this journal owns. */
