@@ -1,0 +1,317 @@
+/**
+ * `warden serve`'s Streamable HTTP endpoint at `/acp` (issue 16), against a real daemon: the
+ * ACP SDK's `createHttpStream` client through a turn (every update with its seq, a permission
+ * answered over HTTP, a cancel); the ordering case of the survey (an agent's update written
+ * before its answer to session/new); who may connect and what bad requests get (no or wrong
+ * token, a foreign origin, an oversize body, garbage JSON, unknown connections); a client that
+ * closes its stream mid-turn and a new HTTP connection resuming after the last seq it saw.
+ */
+import { client as sdkClient, methods, type RequestPermissionRequest } from '@agentclientprotocol/sdk';
+import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
+import { expect } from 'chai';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { waitUntil } from '../support/processes.js';
+import { demoAgentsOf, sdkOverWebSocket, startServe, type ServeDaemon } from '../support/serve-daemon.js';
+import { killGroups } from '../support/warden-process.js';
+
+const launched: ChildProcess[] = [];
+const seqKey = 'acp-warden/seq';
+const afterKey = 'acp-warden/after';
+const turnEndKey = 'acp-warden/turnEnded';
+const earlyUpdateAgent = fileURLToPath(new URL('../support/early-update-agent.mjs', import.meta.url));
+const initializeParams = { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'http-test-editor', version: '1' } };
+const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: initializeParams };
+
+/** One `session/update` as the SDK client got it. */
+interface Update {
+  readonly sessionId: string;
+  readonly update: { readonly sessionUpdate: string; readonly content?: { readonly text?: string }; readonly status?: string; readonly _meta?: Record<string, unknown> };
+  readonly _meta?: Record<string, unknown>;
+}
+
+/** The ACP SDK's client over its Streamable HTTP stream, with the bearer token: what it got, in order. */
+interface HttpEditor {
+  readonly updates: Update[];
+  readonly asked: RequestPermissionRequest[];
+  /** What happened, in the order the client saw it: `answer:<method>` when a request resolved, `update:<kind>` per update. */
+  readonly events: string[];
+  request<T = Record<string, unknown>>(method: string, params: unknown): Promise<T>;
+  notify(method: string, params: unknown): Promise<void>;
+  /** Closes the SDK connection (its stream DELETEs the HTTP connection). */
+  close(): Promise<void>;
+}
+
+function httpUrl(daemon: ServeDaemon): string {
+  return daemon.url.replace(/^ws/, 'http');
+}
+
+function httpEditor(daemon: ServeDaemon, headers: Record<string, string> = { Authorization: `Bearer ${daemon.token}` }): HttpEditor {
+  const updates: Update[] = [];
+  const asked: RequestPermissionRequest[] = [];
+  const events: string[] = [];
+  const app = sdkClient({ name: 'http-test-editor' })
+    .onNotification(methods.client.session.update, ({ params }) => {
+      updates.push(params as unknown as Update);
+      events.push(`update:${(params as unknown as Update).update.sessionUpdate}`);
+    })
+    .onRequest(methods.client.session.requestPermission, ({ params }) => {
+      asked.push(params);
+      return { outcome: { outcome: 'selected', optionId: params.options.find((option) => option.kind === 'allow_once')?.optionId ?? '' } };
+    });
+  const connection = app.connect(createHttpStream(httpUrl(daemon), { headers }));
+  const agent = connection.agent as unknown as { request(method: string, params: unknown): Promise<unknown>; notify(method: string, params: unknown): Promise<void> };
+  return {
+    updates,
+    asked,
+    events,
+    async request(method, params) {
+      const result = await agent.request(method, params);
+      events.push(`answer:${method}`);
+      return result as never;
+    },
+    notify: (method, params) => agent.notify(method, params),
+    async close() {
+      connection.close();
+      await connection.closed.catch(() => undefined);
+    },
+  };
+}
+
+const seqOf = (update: Update) => update._meta?.[seqKey] as number | undefined;
+const chunks = (updates: readonly Update[], sessionId: string) => updates.filter((u) => u.sessionId === sessionId && u.update.sessionUpdate === 'agent_message_chunk');
+const textOf = (updates: readonly Update[], sessionId: string) => chunks(updates, sessionId).map((u) => u.update.content?.text ?? '').join('');
+const words = (count: number) => Array.from({ length: count }, (_, n) => `w${n}`).join(' ');
+
+/** One raw HTTP exchange with the daemon (fetch: what a script would do). */
+async function exchange(daemon: ServeDaemon, init: { method: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; headers: Headers; text: string }> {
+  const response = await fetch(httpUrl(daemon), init);
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+const bearer = (daemon: ServeDaemon) => ({ Authorization: `Bearer ${daemon.token}` });
+const json = { 'Content-Type': 'application/json' };
+
+/** A raw initialize: the new connection's id. */
+async function rawConnection(daemon: ServeDaemon): Promise<string> {
+  const answer = await exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json }, body: JSON.stringify(initialize) });
+  expect(answer.status).to.equal(200);
+  expect(JSON.parse(answer.text)).to.have.property('result');
+  return answer.headers.get('acp-connection-id') as string;
+}
+
+describe('warden serve: ACP over Streamable HTTP (issue 16)', function () {
+  this.timeout(120_000);
+  let state: string;
+  let daemon: ServeDaemon;
+
+  before(async () => {
+    state = realpathSync(mkdtempSync(join(tmpdir(), 'warden-http-')));
+    daemon = await startServe(state, ['--listen', '127.0.0.1:0', '--agent', 'demo', '--store', join(state, 'journal.sqlite'), '--max-line-mib', '1', '--allow-origin', 'https://editor.example', '--env', 'DEMO_WORD_DELAY_MS=10'], launched);
+  });
+
+  after(async () => {
+    await killGroups(launched, { descendants: true });
+    rmSync(state, { recursive: true, force: true });
+  });
+
+  describe("the SDK's createHttpStream client", () => {
+    it('initialize, session/new, a prompt streamed with a seq on every update, the permission it asks answered over HTTP', async () => {
+      const editor = httpEditor(daemon);
+      try {
+        const init = await editor.request(methods.agent.initialize, initializeParams);
+        expect(init.protocolVersion).to.equal(1);
+        const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: state, mcpServers: [] });
+        const done = await editor.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'run the tool' }] });
+        expect(done.stopReason).to.equal('end_turn');
+        expect(editor.asked, 'one permission request, answered by the client over HTTP').to.have.length(1);
+        const mine = editor.updates.filter((u) => u.sessionId === sessionId);
+        expect(JSON.stringify(mine.filter((u) => u.update.sessionUpdate === 'tool_call_update'))).to.contain('hello from the tool');
+        const seqs = mine.map(seqOf);
+        expect(seqs.every((seq) => typeof seq === 'number'), 'every update carries its seq').to.equal(true);
+        expect(seqs, 'in journal order, none twice').to.deep.equal([...new Set(seqs)].sort((a, b) => (a as number) - (b as number)));
+        expect(editor.events.lastIndexOf('answer:session/prompt'), "the prompt's answer after its updates").to.equal(editor.events.length - 1);
+      } finally {
+        await editor.close();
+      }
+    });
+
+    it('session/cancel over HTTP ends a streaming turn: the prompt answers cancelled', async () => {
+      const editor = httpEditor(daemon);
+      try {
+        await editor.request(methods.agent.initialize, initializeParams);
+        const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: state, mcpServers: [] });
+        const turn = editor.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: words(400) }] });
+        await waitUntil(() => textOf(editor.updates, sessionId).includes('w3 '), 'the turn to stream', 30_000);
+        await editor.notify(methods.agent.session.cancel, { sessionId });
+        expect((await turn).stopReason).to.equal('cancelled');
+        expect(textOf(editor.updates, sessionId)).not.to.include('w399');
+      } finally {
+        await editor.close();
+      }
+    });
+  });
+
+  describe('order', () => {
+    it("an agent's update written before its answer to session/new reaches the client after that answer, once, with its seq (over WebSocket as well)", async () => {
+      const early = await startServe(state, ['--listen', '127.0.0.1:0', '--agent', `acp:${process.execPath} ${earlyUpdateAgent}`, '--store', join(state, 'early.sqlite'), '--token-file', join(state, 'early-token')], launched);
+      const editor = httpEditor(early);
+      const overWs = sdkOverWebSocket(early);
+      try {
+        await editor.request(methods.agent.initialize, initializeParams);
+        const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: state, mcpServers: [] });
+        await waitUntil(() => editor.updates.some((u) => u.sessionId === sessionId), 'the early update over HTTP', 30_000);
+        expect(editor.events.slice(0, 3)).to.deep.equal(['answer:initialize', 'answer:session/new', 'update:available_commands_update']);
+        const early1 = editor.updates.filter((u) => u.sessionId === sessionId);
+        expect(early1, 'once').to.have.length(1);
+        expect(seqOf(early1[0] as Update)).to.be.a('number');
+        // The same guarantee over WebSocket: the host holds an update for a session it has not answered yet.
+        await overWs.agent.request(methods.agent.initialize, initializeParams);
+        let answered = -1;
+        const wsSession = ((await overWs.agent.request(methods.agent.session.new, { cwd: state, mcpServers: [] })) as { sessionId: string }).sessionId;
+        answered = overWs.updates.filter((u) => u.sessionId === wsSession).length;
+        await waitUntil(() => overWs.updates.some((u) => u.sessionId === wsSession), 'the early update over WebSocket', 30_000);
+        expect(answered, 'no update of the session before its answer').to.equal(0);
+        const done = await editor.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'go' }] });
+        expect(done.stopReason).to.equal('end_turn');
+        expect(textOf(editor.updates, sessionId)).to.equal('one two three');
+      } finally {
+        await editor.close();
+        overWs.close();
+        early.process.kill('SIGTERM');
+        await early.exited;
+      }
+    });
+  });
+
+  describe('access, on every request', () => {
+    it('no token: 401 with a Bearer challenge on POST, GET and DELETE; a wrong token: 401 invalid_token; never the token in the answer', async () => {
+      const id = await rawConnection(daemon);
+      const requests: Array<{ method: string; headers: Record<string, string>; body?: string }> = [
+        { method: 'POST', headers: json, body: JSON.stringify(initialize) },
+        { method: 'GET', headers: { Accept: 'text/event-stream', 'Acp-Connection-Id': id } },
+        { method: 'DELETE', headers: { 'Acp-Connection-Id': id } },
+      ];
+      for (const init of requests) {
+        const none = await exchange(daemon, init);
+        expect(none.status, `${init.method} without a token`).to.equal(401);
+        expect(none.headers.get('www-authenticate')).to.equal('Bearer realm="acp-warden"');
+        const wrong = await exchange(daemon, { ...init, headers: { ...init.headers, Authorization: 'Bearer not-the-token' } });
+        expect(wrong.status, `${init.method} with a wrong token`).to.equal(401);
+        expect(wrong.headers.get('www-authenticate')).to.include('error="invalid_token"');
+        expect(wrong.text).not.to.include(daemon.token);
+      }
+      // The refused DELETE left the connection alone: the right token still ends it.
+      expect((await exchange(daemon, { method: 'DELETE', headers: { ...bearer(daemon), 'Acp-Connection-Id': id } })).status).to.equal(202);
+    });
+
+    it("a foreign Origin: 403 even with the right token; a listed one is let in; the SDK client without the token fails its initialize", async () => {
+      const foreign = await exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json, Origin: 'https://evil.example' }, body: JSON.stringify(initialize) });
+      expect(foreign.status).to.equal(403);
+      expect(foreign.text).to.include('--allow-origin');
+      const listed = await exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json, Origin: 'https://editor.example' }, body: JSON.stringify(initialize) });
+      expect(listed.status).to.equal(200);
+      await exchange(daemon, { method: 'DELETE', headers: { ...bearer(daemon), 'Acp-Connection-Id': listed.headers.get('acp-connection-id') as string } });
+      const stranger = httpEditor(daemon, {});
+      const refused = await stranger.request(methods.agent.initialize, initializeParams).then(() => undefined, (error: Error) => error);
+      expect(String(refused?.message ?? refused)).to.match(/401/);
+      await stranger.close();
+    });
+  });
+
+  describe('bad requests cost nothing', () => {
+    it('garbage JSON: 400 with a JSON-RPC -32700 (id null), with or without a connection; the connection goes on', async () => {
+      const first = await exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json }, body: 'this is not json' });
+      expect(first.status).to.equal(400);
+      expect(JSON.parse(first.text)).to.deep.include({ jsonrpc: '2.0', id: null });
+      expect(JSON.parse(first.text).error.code).to.equal(-32700);
+      const id = await rawConnection(daemon);
+      const later = await exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json, 'Acp-Connection-Id': id }, body: '{"jsonrpc": "2.0", "id": 2,' });
+      expect(later.status).to.equal(400);
+      expect(JSON.parse(later.text).error.code).to.equal(-32700);
+      const list = await exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json, 'Acp-Connection-Id': id }, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'session/list', params: {} }) });
+      expect(list.status, 'the connection still takes messages').to.equal(202);
+      expect((await exchange(daemon, { method: 'DELETE', headers: { ...bearer(daemon), 'Acp-Connection-Id': id } })).status).to.equal(202);
+    });
+
+    it('a body over --max-line-mib: 413 naming the limit, nothing of it read as a message; the daemon goes on', async () => {
+      const id = await rawConnection(daemon);
+      const big = JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'session/list', params: { pad: 'x'.repeat(1024 * 1024 + 10) } });
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const { hostname, port } = new URL(httpUrl(daemon));
+        const request = httpRequest({ host: hostname, port, path: '/acp', method: 'POST', headers: { ...bearer(daemon), ...json, 'Acp-Connection-Id': id } }, (response) => {
+          let body = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (body += chunk));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+        });
+        request.on('error', reject);
+        request.end(big); // chunked: the limit is found while it streams in
+      });
+      expect(answer.status).to.equal(413);
+      expect(answer.body).to.include(String(1024 * 1024));
+      const declared = await exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json, 'Acp-Connection-Id': id }, body: big });
+      expect(declared.status, 'a Content-Length over the limit').to.equal(413);
+      expect(await rawConnection(daemon)).to.be.a('string');
+      expect((await exchange(daemon, { method: 'DELETE', headers: { ...bearer(daemon), 'Acp-Connection-Id': id } })).status).to.equal(202);
+    });
+
+    it('an unknown Acp-Connection-Id: 404 on POST, GET and DELETE; none: 400; no event-stream Accept: 406; a second receiver: 409; a first POST that is not initialize: 400', async () => {
+      const unknown = { ...bearer(daemon), 'Acp-Connection-Id': 'no-such-connection' };
+      expect((await exchange(daemon, { method: 'POST', headers: { ...unknown, ...json }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/list', params: {} }) })).status).to.equal(404);
+      expect((await exchange(daemon, { method: 'GET', headers: { ...unknown, Accept: 'text/event-stream' } })).status).to.equal(404);
+      expect((await exchange(daemon, { method: 'DELETE', headers: unknown })).status).to.equal(404);
+      expect((await exchange(daemon, { method: 'GET', headers: { ...bearer(daemon), Accept: 'text/event-stream' } })).status).to.equal(400);
+      expect((await exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/list', params: {} }) })).status).to.equal(400);
+      const id = await rawConnection(daemon);
+      expect((await exchange(daemon, { method: 'GET', headers: { ...bearer(daemon), 'Acp-Connection-Id': id } })).status).to.equal(406);
+      const controller = new AbortController();
+      const stream = await fetch(httpUrl(daemon), { headers: { ...bearer(daemon), 'Acp-Connection-Id': id, Accept: 'text/event-stream' }, signal: controller.signal });
+      expect(stream.status).to.equal(200);
+      expect(stream.headers.get('content-type')).to.equal('text/event-stream');
+      expect((await exchange(daemon, { method: 'GET', headers: { ...bearer(daemon), 'Acp-Connection-Id': id, Accept: 'text/event-stream' } })).status).to.equal(409);
+      controller.abort();
+      // Its connection stream closed: the client is gone, the connection with it.
+      await waitUntil(async () => (await exchange(daemon, { method: 'DELETE', headers: { ...bearer(daemon), 'Acp-Connection-Id': id } })).status === 404, 'the connection to end with its stream', 30_000);
+    });
+  });
+
+  describe('detach and resume over HTTP', () => {
+    it('a client closing its stream mid-turn leaves the turn running; a new HTTP connection resuming after the last seq it saw gets the rest once, in order, and the turn end', async () => {
+      const editor = httpEditor(daemon);
+      await editor.request(methods.agent.initialize, initializeParams);
+      const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: state, mcpServers: [] });
+      const agents = demoAgentsOf(daemon.process.pid);
+      void editor.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: words(150) }] }).catch(() => undefined);
+      await waitUntil(() => textOf(editor.updates, sessionId).includes('w5 '), 'the turn to stream', 30_000);
+      await editor.close();
+      const seen = editor.updates.filter((u) => u.sessionId === sessionId);
+      const lastSeen = Math.max(...seen.map((u) => seqOf(u) ?? 0));
+      expect(seen.every((u) => typeof seqOf(u) === 'number'), 'every update it got carries its seq').to.equal(true);
+      expect(textOf(seen, sessionId), 'it was gone before the turn ended').not.to.include('w149');
+
+      const again = httpEditor(daemon);
+      try {
+        await again.request(methods.agent.initialize, initializeParams);
+        await again.request(methods.agent.session.resume, { sessionId, cwd: state, mcpServers: [], _meta: { [afterKey]: lastSeen } });
+        await waitUntil(() => again.updates.some((u) => u.sessionId === sessionId && u.update._meta?.[turnEndKey] !== undefined), 'the turn end', 60_000);
+        const rest = again.updates.filter((u) => u.sessionId === sessionId);
+        const seqs = rest.map(seqOf);
+        expect(seqs.every((seq) => typeof seq === 'number' && seq > lastSeen), `only what came after seq ${lastSeen}`).to.equal(true);
+        expect(seqs, 'each once, in order').to.deep.equal([...new Set(seqs)].sort((a, b) => (a as number) - (b as number)));
+        expect(rest.find((u) => u.update._meta?.[turnEndKey] !== undefined)?.update._meta?.[turnEndKey]).to.deep.equal({ stopReason: 'end_turn' });
+        const whole = textOf(seen, sessionId) + textOf(rest, sessionId);
+        expect(whole.trim().split(/\s+/u).map((word) => word.replace(/\.$/u, '')).filter((word) => /^w\d+$/u.test(word)), 'no word lost, none twice').to.deep.equal(words(150).split(' '));
+        expect(demoAgentsOf(daemon.process.pid), 'the same agent process ran the whole turn').to.deep.equal(agents);
+        const listed = await again.request<{ sessions: Array<{ sessionId: string; clients: Array<{ role: string }> }> }>('_acp-warden/sessions', {});
+        expect(listed.sessions.find((s) => s.sessionId === sessionId)?.clients.map((c) => c.role), 'the closed connection detached; the new one controls').to.deep.equal(['controller']);
+      } finally {
+        await again.close();
+      }
+    });
+  });
+});

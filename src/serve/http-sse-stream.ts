@@ -1,0 +1,137 @@
+/**
+ * One server-to-client stream of an HTTP connection on `warden serve`: the connection's own
+ * stream, or one session's (`Acp-Session-Id`). Messages queue here, as JSON text, until a
+ * client's `GET` with `Accept: text/event-stream` takes the stream (its receiver); they are then
+ * written as SSE events (`data: <json>\n\n`), in order, only while the receiver's socket takes
+ * them: when `write` says the socket is full, the rest waits for its `drain`. So a client that
+ * reads slowly leaves its messages here, counted, and its connection reports backpressure.
+ */
+import type { ServerResponse } from 'node:http';
+
+/** What a stream tells its connection. */
+export interface SseStreamEvents {
+  /** Bytes queued or written-but-unsent changed (the connection sums them for its backpressure). */
+  changed(): void;
+  /** The receiver's socket took some of our output (it is read). */
+  progressed(): void;
+  /** The receiver went away (its request closed) while the stream was not ended by us. */
+  receiverLost(): void;
+}
+
+/** One SSE stream: a queue of messages and at most one receiver. */
+export class SseStream {
+  #queue: string[] = [];
+  #head = 0;
+  #queuedBytes = 0;
+  #receiver: ServerResponse | undefined;
+  #ended = false;
+
+  constructor(private readonly events: SseStreamEvents) {}
+
+  /** Whether a client's GET holds the stream now. */
+  get hasReceiver(): boolean {
+    return this.#receiver !== undefined;
+  }
+
+  /** Whether messages wait for a receiver (or for its socket to drain). */
+  get hasQueued(): boolean {
+    return this.#head < this.#queue.length;
+  }
+
+  /** Bytes waiting here plus those written to the receiver's socket and not sent yet. */
+  get pendingBytes(): number {
+    return this.#queuedBytes + (this.#receiver?.writableLength ?? 0);
+  }
+
+  /** Queues one message's JSON text and writes what the receiver's socket takes. */
+  push(json: string): void {
+    if (this.#ended) return;
+    this.#queue.push(json);
+    this.#queuedBytes += Buffer.byteLength(json);
+    this.#pump();
+  }
+
+  /**
+   * Makes `response` the receiver: the SSE head is sent at once (the SDK's client waits for it
+   * before it posts a session's first request), then what was queued. Returns false when the
+   * stream already has one.
+   */
+  attach(response: ServerResponse): boolean {
+    if (this.#receiver || this.#ended) return false;
+    this.#receiver = response;
+    response.writeHead(200, {
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-cache',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no', // a proxy in front must not hold events back
+    });
+    response.flushHeaders();
+    response.socket?.setNoDelay(true);
+    response.on('drain', this.#onDrain);
+    response.once('close', () => {
+      if (this.#receiver !== response) return;
+      this.#receiver = undefined;
+      response.off('drain', this.#onDrain);
+      this.events.changed();
+      if (!this.#ended) this.events.receiverLost();
+    });
+    this.#pump();
+    return true;
+  }
+
+  /** An SSE comment, so that an idle stream still shows traffic (proxies, the client's own timeouts). */
+  keepalive(): void {
+    const receiver = this.#receiver;
+    if (receiver && !receiver.writableNeedDrain && !this.hasQueued) receiver.write(':\n\n');
+  }
+
+  /** Ends the stream: what is queued goes to the receiver first (if any), then its response ends; nothing more is queued. */
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const receiver = this.#receiver;
+    if (receiver) {
+      while (this.hasQueued) receiver.write(frame(this.#take()));
+      receiver.end();
+    }
+    this.#queue = [];
+    this.#head = 0;
+    this.#queuedBytes = 0;
+  }
+
+  readonly #onDrain = () => {
+    this.events.progressed();
+    this.#pump();
+  };
+
+  /** Writes queued messages while the receiver's socket takes them. */
+  #pump(): void {
+    const receiver = this.#receiver;
+    let wrote = false;
+    while (receiver && this.hasQueued && !receiver.writableNeedDrain) {
+      receiver.write(frame(this.#take()));
+      wrote = true;
+    }
+    if (wrote || this.hasQueued) this.events.changed();
+  }
+
+  /** The oldest queued message; the taken prefix is dropped once it is most of the array (no quadratic shift). */
+  #take(): string {
+    const json = this.#queue[this.#head] as string;
+    this.#head += 1;
+    this.#queuedBytes -= Buffer.byteLength(json);
+    if (this.#head === this.#queue.length) {
+      this.#queue = [];
+      this.#head = 0;
+    } else if (this.#head >= 1024 && this.#head * 2 >= this.#queue.length) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
+    }
+    return json;
+  }
+}
+
+/** One message as an SSE event: its JSON text has no line break, so one `data:` line. */
+function frame(json: string): string {
+  return `data: ${json}\n\n`;
+}
