@@ -11,7 +11,7 @@ import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-cli
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +24,7 @@ const seqKey = 'acp-warden/seq';
 const afterKey = 'acp-warden/after';
 const turnEndKey = 'acp-warden/turnEnded';
 const earlyUpdateAgent = fileURLToPath(new URL('../support/early-update-agent.mjs', import.meta.url));
+const streamAgent = fileURLToPath(new URL('../support/stream-agent.mjs', import.meta.url));
 const initializeParams = { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'http-test-editor', version: '1' } };
 const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: initializeParams };
 
@@ -102,6 +103,35 @@ async function rawConnection(daemon: ServeDaemon): Promise<string> {
   expect(answer.status).to.equal(200);
   expect(JSON.parse(answer.text)).to.have.property('result');
   return answer.headers.get('acp-connection-id') as string;
+}
+
+/** A raw GET of an event stream; its events parsed once `read()` is called (until then nothing of it is read). */
+function rawEventStream(daemon: ServeDaemon, headers: Record<string, string>): Promise<{ response: IncomingMessage; events: Array<Record<string, any>>; read(): void }> {
+  const { hostname, port } = new URL(httpUrl(daemon));
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ host: hostname, port, path: '/acp', headers: { ...bearer(daemon), Accept: 'text/event-stream', ...headers } }, (response) => {
+      const events: Array<Record<string, any>> = [];
+      let buffered = '';
+      resolve({
+        response,
+        events,
+        read() {
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => {
+            buffered += chunk;
+            let end;
+            while ((end = buffered.indexOf('\n\n')) >= 0) {
+              const data = buffered.slice(0, end).split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
+              buffered = buffered.slice(end + 2);
+              if (data) events.push(JSON.parse(data) as Record<string, any>);
+            }
+          });
+        },
+      });
+    });
+    request.on('error', reject);
+    request.end();
+  });
 }
 
 describe('warden serve: ACP over Streamable HTTP (issue 16)', function () {
@@ -277,6 +307,48 @@ describe('warden serve: ACP over Streamable HTTP (issue 16)', function () {
       controller.abort();
       // Its connection stream closed: the client is gone, the connection with it.
       await waitUntil(async () => (await exchange(daemon, { method: 'DELETE', headers: { ...bearer(daemon), 'Acp-Connection-Id': id } })).status === 404, 'the connection to end with its stream', 30_000);
+    });
+  });
+
+  describe('flow control', () => {
+    it("a session stream nobody reads pauses only its own connection's cursor: the controller's 12 MB turn streams to its end; the slow observer then gets every update once, in order", async () => {
+      const count = 3000;
+      const big = await startServe(state, ['--listen', '127.0.0.1:0', '--agent', `acp:${process.execPath} ${streamAgent} ${count} 4000`, '--store', join(state, 'big.sqlite'), '--token-file', join(state, 'big-token')], launched);
+      const controller = httpEditor(big);
+      let slowId: string | undefined;
+      try {
+        await controller.request(methods.agent.initialize, initializeParams);
+        const { sessionId } = await controller.request<{ sessionId: string }>(methods.agent.session.new, { cwd: state, mcpServers: [] });
+        slowId = await rawConnection(big);
+        const slowConnection = await rawEventStream(big, { 'Acp-Connection-Id': slowId });
+        slowConnection.read();
+        const slowSession = await rawEventStream(big, { 'Acp-Connection-Id': slowId, 'Acp-Session-Id': sessionId }); // never read until the turn is over
+        const resume = await exchange(big, { method: 'POST', headers: { ...bearer(big), ...json, 'Acp-Connection-Id': slowId, 'Acp-Session-Id': sessionId }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/resume', params: { sessionId, cwd: state, mcpServers: [] } }) });
+        expect(resume.status).to.equal(202);
+        type Listed = { sessions: Array<{ sessionId: string; clients: Array<{ role: string; delivered?: number }> }> };
+        const clients = async () => (await controller.request<Listed>('_acp-warden/sessions', {})).sessions.find((s) => s.sessionId === sessionId)?.clients ?? [];
+        await waitUntil(async () => (await clients()).length === 2, 'the slow client attached as observer', 30_000);
+        const done = await controller.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'say a lot' }] });
+        expect(done.stopReason).to.equal('end_turn');
+        expect(chunks(controller.updates, sessionId), 'the controller got the whole turn').to.have.length(count);
+        const listed = await clients();
+        const deliveredTo = (role: string) => listed.find((c) => c.role === role)?.delivered ?? 0;
+        expect(deliveredTo('observer'), 'the unread observer was sent less than the controller: its cursor paused').to.be.below(deliveredTo('controller'));
+        slowSession.read();
+        const indices = () => slowSession.events.filter((e) => e.method === 'session/update' && e.params?.update?.sessionUpdate === 'agent_message_chunk').map((e) => Number(String(e.params.update.content.text).slice(1, String(e.params.update.content.text).indexOf(' '))));
+        await waitUntil(() => slowSession.events.some((e) => e.params?.update?._meta?.[turnEndKey] !== undefined), 'the turn end on the slow observer', 120_000);
+        expect(indices(), 'every update once, in order').to.deep.equal(Array.from({ length: count }, (_, index) => index));
+        // The answer to a request naming the session travels on that session's stream, before the updates after it.
+        const resumeAnswer = slowSession.events.findIndex((e) => e.id === 2 && e.method === undefined);
+        expect(resumeAnswer, "session/resume's answer on the session stream").to.be.at.least(0);
+        expect(resumeAnswer).to.be.below(slowSession.events.findIndex((e) => e.method === 'session/update'));
+        expect(slowConnection.events.some((e) => e.id === 2), 'not on the connection stream').to.equal(false);
+      } finally {
+        if (slowId) await exchange(big, { method: 'DELETE', headers: { ...bearer(big), 'Acp-Connection-Id': slowId } }).catch(() => undefined);
+        await controller.close();
+        big.process.kill('SIGTERM');
+        await big.exited;
+      }
     });
   });
 
