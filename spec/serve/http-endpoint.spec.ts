@@ -3,8 +3,10 @@
  * ACP SDK's `createHttpStream` client through a turn (every update with its seq, a permission
  * answered over HTTP, a cancel); the ordering case of the survey (an agent's update written
  * before its answer to session/new); who may connect and what bad requests get (no or wrong
- * token, a foreign origin, an oversize body, garbage JSON, unknown connections); a client that
- * closes its stream mid-turn and a new HTTP connection resuming after the last seq it saw.
+ * token, a foreign origin, an oversize body, garbage JSON, unknown connections); flow control
+ * (a session stream nobody reads pauses only its own connection's cursor); the keepalive
+ * ending a silent connection; a client that closes its stream mid-turn and a new HTTP
+ * connection resuming after the last seq it saw. Every daemon is killed by process group.
  */
 import { client as sdkClient, methods, type RequestPermissionRequest } from '@agentclientprotocol/sdk';
 import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
@@ -15,7 +17,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { waitUntil } from '../support/processes.js';
+import { childrenOf, isAlive, waitUntil } from '../support/processes.js';
 import { demoAgentsOf, sdkOverWebSocket, startServe, type ServeDaemon } from '../support/serve-daemon.js';
 import { killGroups } from '../support/warden-process.js';
 
@@ -187,7 +189,7 @@ describe('warden serve: ACP over Streamable HTTP (issue 16)', function () {
   });
 
   describe('order', () => {
-    it("an agent's update written before its answer to session/new reaches the client after that answer, once, with its seq (over WebSocket as well)", async () => {
+    it("an agent's update written before its answer to session/new reaches the client after that answer, once, with its seq (over WebSocket as well); SIGTERM with an HTTP connection open exits 0, no agent left", async () => {
       const early = await startServe(state, ['--listen', '127.0.0.1:0', '--agent', `acp:${process.execPath} ${earlyUpdateAgent}`, '--store', join(state, 'early.sqlite'), '--token-file', join(state, 'early-token')], launched);
       const editor = httpEditor(early);
       const overWs = sdkOverWebSocket(early);
@@ -212,9 +214,16 @@ describe('warden serve: ACP over Streamable HTTP (issue 16)', function () {
       } finally {
         await editor.close();
         overWs.close();
-        early.process.kill('SIGTERM');
-        await early.exited;
       }
+      // SIGTERM with an HTTP connection left open (never DELETEd): its streams end, the daemon exits 0, no agent is left.
+      const open = await rawConnection(early);
+      const stream = await rawEventStream(early, { 'Acp-Connection-Id': open });
+      stream.read();
+      const agents = childrenOf(early.process.pid as number).filter((child) => child.cmdline.includes('early-update-agent')).map((child) => child.pid);
+      expect(agents).to.have.length(1);
+      early.process.kill('SIGTERM');
+      expect(await early.exited).to.equal(0);
+      expect(agents.filter((pid) => isAlive(pid)), 'no agent process left').to.deep.equal([]);
     });
   });
 
@@ -348,6 +357,38 @@ describe('warden serve: ACP over Streamable HTTP (issue 16)', function () {
         await controller.close();
         big.process.kill('SIGTERM');
         await big.exited;
+      }
+    });
+  });
+
+  describe('keepalive', () => {
+    it('an HTTP connection that opens no event stream and sends nothing is ended after two --keepalive intervals; one whose stream is open lives on, getting SSE comments', async () => {
+      const quick = await startServe(state, ['--listen', '127.0.0.1:0', '--agent', 'demo', '--store', join(state, 'quick.sqlite'), '--token-file', join(state, 'quick-token'), '--keepalive', '1'], launched);
+      const watcher = httpEditor(quick);
+      try {
+        await watcher.request(methods.agent.initialize, initializeParams);
+        // The silent one opens a session (its answer left unread) and then says nothing: the watcher sees it leave the session.
+        const silent = await rawConnection(quick);
+        const opened = await exchange(quick, { method: 'POST', headers: { ...bearer(quick), ...json, 'Acp-Connection-Id': silent }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/new', params: { cwd: state, mcpServers: [] } }) });
+        expect(opened.status).to.equal(202);
+        type Listed = { sessions: Array<{ sessionId: string; clients: unknown[] }> };
+        const attached = async () => (await watcher.request<Listed>('_acp-warden/sessions', {})).sessions.reduce((sum, session) => sum + session.clients.length, 0);
+        await waitUntil(async () => (await attached()) === 1, 'the silent connection to attach its session', 30_000, 100);
+        const listening = await rawConnection(quick);
+        const stream = await rawEventStream(quick, { 'Acp-Connection-Id': listening });
+        let comments = 0;
+        stream.response.setEncoding('utf8');
+        stream.response.on('data', (chunk: string) => (comments += chunk.split(':\n\n').length - 1));
+        await waitUntil(async () => (await attached()) === 0, 'the silent connection to be ended (its session detached)', 30_000, 250);
+        await waitUntil(() => comments >= 3, 'three keepalive comments on the open stream', 30_000);
+        const alive = await exchange(quick, { method: 'POST', headers: { ...bearer(quick), ...json, 'Acp-Connection-Id': listening }, body: JSON.stringify({ jsonrpc: '2.0', method: 'none/such' }) });
+        expect(alive.status, 'the connection reading its stream lives').to.equal(202);
+        const ended = await exchange(quick, { method: 'DELETE', headers: { ...bearer(quick), 'Acp-Connection-Id': silent } });
+        expect(ended.status, 'the silent one is gone').to.equal(404);
+      } finally {
+        await watcher.close();
+        quick.process.kill('SIGTERM');
+        await quick.exited;
       }
     });
   });
