@@ -49,6 +49,7 @@ export class SseStream {
     this.#queue.push(json);
     this.#queuedBytes += Buffer.byteLength(json);
     this.#pump();
+    this.events.changed();
   }
 
   /**
@@ -76,6 +77,7 @@ export class SseStream {
       if (!this.#ended) this.events.receiverLost();
     });
     this.#pump();
+    this.events.changed();
     return true;
   }
 
@@ -99,20 +101,17 @@ export class SseStream {
     this.#queuedBytes = 0;
   }
 
+  /** The socket sent what it held: the connection measures again even when nothing was queued here (one big message filled it). */
   readonly #onDrain = () => {
     this.events.progressed();
     this.#pump();
+    this.events.changed();
   };
 
   /** Writes queued messages while the receiver's socket takes them. */
   #pump(): void {
     const receiver = this.#receiver;
-    let wrote = false;
-    while (receiver && this.hasQueued && !receiver.writableNeedDrain) {
-      receiver.write(frame(this.#take()));
-      wrote = true;
-    }
-    if (wrote || this.hasQueued) this.events.changed();
+    while (receiver && this.hasQueued && !receiver.writableNeedDrain) receiver.write(frame(this.#take()));
   }
 
   /** The oldest queued message; the taken prefix is dropped once it is most of the array (no quadratic shift). */
