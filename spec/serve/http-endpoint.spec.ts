@@ -188,6 +188,36 @@ describe('warden serve: ACP over Streamable HTTP (issue 16)', function () {
     });
   });
 
+  describe('a client of the transport RFD: one event stream per connection', () => {
+    it('reads every answer, update and permission request of its sessions from the connection stream, and answers the permission by POST', async () => {
+      const id = await rawConnection(daemon);
+      const stream = await rawEventStream(daemon, { 'Acp-Connection-Id': id });
+      stream.read();
+      const post = (message: Record<string, unknown>, sessionId?: string) =>
+        exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json, 'Acp-Connection-Id': id, ...(sessionId ? { 'Acp-Session-Id': sessionId } : {}) }, body: JSON.stringify({ jsonrpc: '2.0', ...message }) });
+      const answerOf = async (requestId: number) => {
+        await waitUntil(() => stream.events.some((e) => e.id === requestId && e.method === undefined), `the answer to ${requestId}`, 30_000);
+        return stream.events.find((e) => e.id === requestId && e.method === undefined) as Record<string, any>;
+      };
+      try {
+        expect((await post({ id: 2, method: 'session/new', params: { cwd: state, mcpServers: [] } })).status).to.equal(202);
+        const sessionId = (await answerOf(2)).result.sessionId as string;
+        expect((await post({ id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'run the tool' }] } }, sessionId)).status).to.equal(202);
+        await waitUntil(() => stream.events.some((e) => e.method === 'session/request_permission'), 'the permission request', 30_000);
+        const ask = stream.events.find((e) => e.method === 'session/request_permission') as Record<string, any>;
+        const allow = (ask.params.options as Array<{ optionId: string; kind: string }>).find((option) => option.kind === 'allow_once')?.optionId;
+        expect((await post({ id: ask.id, result: { outcome: { outcome: 'selected', optionId: allow } } })).status).to.equal(202);
+        expect((await answerOf(3)).result.stopReason).to.equal('end_turn');
+        const updates = stream.events.filter((e) => e.method === 'session/update' && e.params.sessionId === sessionId);
+        expect(JSON.stringify(updates)).to.contain('hello from the tool');
+        expect(updates.every((e) => typeof e.params._meta?.[seqKey] === 'number'), 'each with its seq').to.equal(true);
+        expect(stream.events.findIndex((e) => e.id === 3 && e.method === undefined), "the prompt's answer after its updates").to.be.above(stream.events.lastIndexOf(updates.at(-1) as Record<string, any>));
+      } finally {
+        await exchange(daemon, { method: 'DELETE', headers: { ...bearer(daemon), 'Acp-Connection-Id': id } });
+      }
+    });
+  });
+
   describe('order', () => {
     it("an agent's update written before its answer to session/new reaches the client after that answer, once, with its seq (over WebSocket as well); SIGTERM with an HTTP connection open exits 0, no agent left", async () => {
       const early = await startServe(state, ['--listen', '127.0.0.1:0', '--agent', `acp:${process.execPath} ${earlyUpdateAgent}`, '--store', join(state, 'early.sqlite'), '--token-file', join(state, 'early-token')], launched);
@@ -263,7 +293,7 @@ describe('warden serve: ACP over Streamable HTTP (issue 16)', function () {
   });
 
   describe('bad requests cost nothing', () => {
-    it('garbage JSON: 400 with a JSON-RPC -32700 (id null), with or without a connection; the connection goes on', async () => {
+    it('garbage JSON: 400 with a JSON-RPC -32700 (id null), with or without a connection; a batch 501; a session message without (or with another) Acp-Session-Id 400; the connection goes on', async () => {
       const first = await exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json }, body: 'this is not json' });
       expect(first.status).to.equal(400);
       expect(JSON.parse(first.text)).to.deep.include({ jsonrpc: '2.0', id: null });
@@ -272,6 +302,14 @@ describe('warden serve: ACP over Streamable HTTP (issue 16)', function () {
       const later = await exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json, 'Acp-Connection-Id': id }, body: '{"jsonrpc": "2.0", "id": 2,' });
       expect(later.status).to.equal(400);
       expect(JSON.parse(later.text).error.code).to.equal(-32700);
+      const batch = await exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json, 'Acp-Connection-Id': id }, body: JSON.stringify([{ jsonrpc: '2.0', id: 4, method: 'session/list', params: {} }]) });
+      expect(batch.status, 'a batch: 501, as the transport RFD says').to.equal(501);
+      expect(JSON.parse(batch.text).error.code).to.equal(-32600);
+      const headless = await exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json, 'Acp-Connection-Id': id }, body: JSON.stringify({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId: 'some-session' } }) });
+      expect(headless.status, 'a message naming a session without Acp-Session-Id').to.equal(400);
+      expect(headless.text).to.include('Acp-Session-Id');
+      const mismatched = await exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json, 'Acp-Connection-Id': id, 'Acp-Session-Id': 'another' }, body: JSON.stringify({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId: 'some-session' } }) });
+      expect(mismatched.status).to.equal(400);
       const list = await exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json, 'Acp-Connection-Id': id }, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'session/list', params: {} }) });
       expect(list.status, 'the connection still takes messages').to.equal(202);
       expect((await exchange(daemon, { method: 'DELETE', headers: { ...bearer(daemon), 'Acp-Connection-Id': id } })).status).to.equal(202);

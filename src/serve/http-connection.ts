@@ -2,19 +2,22 @@
  * One Streamable HTTP connection on `warden serve` (`Acp-Connection-Id`) as a {@link Transport}:
  * the same hub connection a WebSocket is (connection-owner.ts), only its messages travel in
  * HTTP requests. What the client POSTs is delivered to the connection as if read from a socket;
- * what the connection sends is routed to one of its SSE streams (http-sse-stream.ts), as the
- * ACP transport RFD and the SDK's `createHttpStream` expect:
+ * what the connection sends is routed to one of its SSE streams (http-sse-stream.ts). Two kinds
+ * of client are served: those of the ACP transport RFD, which read everything from the one
+ * connection stream (GET with `Acp-Connection-Id`), and the SDK's `createHttpStream`, which
+ * also opens one stream per session (GET with `Acp-Session-Id` too):
  *
- * - a request or notification naming a session (`params.sessionId`) goes to that session's
- *   stream, so do the answers to the client's requests that named one (`session/prompt`,
- *   `session/load`, `session/resume`, ...): a session's messages keep their order, and the
- *   answer to a request comes after every update it caused;
+ * - a message concerning a session (a request or notification whose `params.sessionId` names
+ *   it; the answer to a client's request that named it: `session/prompt`, `session/load`,
+ *   `session/resume`, ...) goes to that session's stream while the client holds it open, else
+ *   to the connection's stream. When the client opens a session's stream, the messages of that
+ *   session still waiting on the connection's move to it, ahead of the next ones; when it lets
+ *   go, those still waiting move back. So a session's messages keep their order, and the answer
+ *   to a request comes after every update it caused;
  * - everything else (the answer to `session/new`, `session/list`, extension requests) goes to
  *   the connection's stream; the answer to `initialize` is the body of its POST.
  *
- * A session's stream queues its messages until the client GETs it: an update sent before the
- * client knew the session (before `session/new`'s answer reached it) is delivered once it asks,
- * after that answer. Flow control: the bytes queued on every stream plus those written to the
+ * What waits on a stream with no receiver is sent when one comes. Flow control: the bytes queued on every stream plus those written to the
  * sockets and not sent yet are this connection's output; over {@link stdioHighWaterBytes} the
  * sink hears `backpressure(true)` (the hub then pauses this connection's cursors, never the
  * session), at {@link stdioLowWaterBytes} `false`. `holdReading` makes POSTs wait, unanswered,
@@ -29,9 +32,9 @@ import type { ServerResponse } from 'node:http';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
 import { stdioHighWaterBytes, stdioLowWaterBytes } from '../jsonrpc/stdio-transport.js';
 import type { PeerLost, Transport, TransportSink } from '../jsonrpc/transport.js';
-import { SseStream } from './http-sse-stream.js';
+import { SseStream, type SseStreamEvents } from './http-sse-stream.js';
 
-/** Session streams one connection may have at a time (each with a receiver or messages waiting): as the SDK's server. */
+/** Session streams one connection may hold open at a time: as the SDK's server. */
 export const maxSessionStreams = 1024;
 
 /** Options of an {@link HttpConnection}. */
@@ -78,7 +81,7 @@ export class HttpConnection implements Transport {
     this.connectionId = options.connectionId;
     this.#pingIntervalMs = options.pingIntervalMs;
     this.#ended = options.ended;
-    this.#connectionStream = this.#newStream(() => this.#lost({ message: "the HTTP client's connection event stream (GET) closed: the client is gone" }));
+    this.#connectionStream = new SseStream(this.#streamEvents(() => this.#lost({ message: "the HTTP client's connection event stream (GET) closed: the client is gone" })));
     if (this.#pingIntervalMs > 0) {
       this.#timer = setInterval(() => this.#tick(), this.#pingIntervalMs);
       this.#timer.unref();
@@ -104,9 +107,10 @@ export class HttpConnection implements Transport {
         this.#initializeWaiter = undefined;
         return waiter.resolve(message);
       }
-      return this.#streamFor(session).push(json);
+      return this.#streamFor(session).push(json, session);
     }
-    this.#streamFor(sessionIdOf(message)).push(json);
+    const session = sessionIdOf(message);
+    this.#streamFor(session).push(json, session);
   }
 
   holdReading(held: boolean): void {
@@ -165,12 +169,17 @@ export class HttpConnection implements Transport {
   openStream(sessionId: string | undefined, response: ServerResponse): StreamOpening {
     this.heard();
     if (this.#closed) return 'closed';
-    let stream = sessionId === undefined ? this.#connectionStream : this.#sessionStreams.get(sessionId);
-    if (!stream) {
-      if (this.#sessionStreams.size >= maxSessionStreams) return 'limit';
-      stream = this.#sessionStream(sessionId as string);
-    }
-    if (!stream.attach(response)) return 'conflict';
+    if (sessionId === undefined) return this.#connectionStream.attach(response) ? 'open' : 'conflict';
+    if (this.#sessionStreams.has(sessionId)) return 'conflict';
+    if (this.#sessionStreams.size >= maxSessionStreams) return 'limit';
+    const stream = new SseStream(this.#streamEvents(() => {
+      // The client let go of the session's stream: what still waits on it goes on the connection's, in order.
+      if (this.#sessionStreams.get(sessionId) === stream) this.#sessionStreams.delete(sessionId);
+      this.#connectionStream.pushAll(stream.takeQueued());
+    }));
+    this.#sessionStreams.set(sessionId, stream);
+    stream.pushAll(this.#connectionStream.takeQueued(sessionId));
+    stream.attach(response);
     return 'open';
   }
 
@@ -181,26 +190,13 @@ export class HttpConnection implements Transport {
 
   // --- inside ---
 
-  #newStream(receiverLost: () => void): SseStream {
-    return new SseStream({
-      changed: () => this.#measure(),
-      progressed: () => this.heard(),
-      receiverLost,
-    });
+  #streamEvents(receiverLost: () => void): SseStreamEvents {
+    return { changed: () => this.#measure(), progressed: () => this.heard(), receiverLost };
   }
 
-  #sessionStream(sessionId: string): SseStream {
-    const stream = this.#newStream(() => {
-      // A session stream the client let go of is kept while messages wait on it (its next GET takes them).
-      if (!stream.hasQueued && this.#sessionStreams.get(sessionId) === stream) this.#sessionStreams.delete(sessionId);
-    });
-    this.#sessionStreams.set(sessionId, stream);
-    return stream;
-  }
-
+  /** A session's stream while the client holds it open (the only time one exists), else the connection's. */
   #streamFor(sessionId: string | undefined): SseStream {
-    if (sessionId === undefined) return this.#connectionStream;
-    return this.#sessionStreams.get(sessionId) ?? this.#sessionStream(sessionId);
+    return (sessionId === undefined ? undefined : this.#sessionStreams.get(sessionId)) ?? this.#connectionStream;
   }
 
   /** Delivers the held POSTs in order while the connection neither holds its reading nor is unstarted. */

@@ -82,11 +82,16 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     } catch {
       return answerJson(response, 400, { jsonrpc: '2.0', id: null, error: RpcError.parseError().toErrorObject() });
     }
+    // ACP has no batches; the transport RFD answers them 501.
+    if (Array.isArray(value)) return answerJson(response, 501, { jsonrpc: '2.0', id: null, error: RpcError.invalidRequest('batches are not supported').toErrorObject() });
     if (headerOf(request, connectionIdHeader) === undefined) return initialize(request, response, value);
     const connection = connectionOf(request, response);
     if (!connection) return;
     const sessionHeader = headerOf(request, sessionIdHeader);
     const named = sessionNamed(value);
+    if (named !== undefined && sessionHeader === undefined) {
+      return answerText(response, 400, `missing ${sessionIdHeader}: a message naming a session (params.sessionId ${named}) carries it in that header too`);
+    }
     if (sessionHeader !== undefined && named !== undefined && sessionHeader !== named) {
       return answerText(response, 400, `mismatched ${sessionIdHeader}: the header names ${sessionHeader}, the message's params.sessionId ${named}`);
     }

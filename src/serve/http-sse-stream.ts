@@ -1,10 +1,11 @@
 /**
  * One server-to-client stream of an HTTP connection on `warden serve`: the connection's own
- * stream, or one session's (`Acp-Session-Id`). Messages queue here, as JSON text, until a
- * client's `GET` with `Accept: text/event-stream` takes the stream (its receiver); they are then
- * written as SSE events (`data: <json>\n\n`), in order, only while the receiver's socket takes
- * them: when `write` says the socket is full, the rest waits for its `drain`. So a client that
- * reads slowly leaves its messages here, counted, and its connection reports backpressure.
+ * stream, or one session's (`Acp-Session-Id`). Messages queue here, as JSON text tagged with
+ * the session they concern, until a client's `GET` with `Accept: text/event-stream` takes the
+ * stream (its receiver); they are then written as SSE events (`data: <json>\n\n`), in order,
+ * only while the receiver's socket takes them: when `write` says the socket is full, the rest
+ * waits for its `drain`. So a client that reads slowly leaves its messages here, counted, and
+ * its connection reports backpressure.
  */
 import type { ServerResponse } from 'node:http';
 
@@ -18,9 +19,16 @@ export interface SseStreamEvents {
   receiverLost(): void;
 }
 
+/** One message waiting: its JSON text, and the session it concerns (none: the connection's own). */
+export interface QueuedEvent {
+  readonly json: string;
+  readonly sessionId: string | undefined;
+  readonly bytes: number;
+}
+
 /** One SSE stream: a queue of messages and at most one receiver. */
 export class SseStream {
-  #queue: string[] = [];
+  #queue: QueuedEvent[] = [];
   #head = 0;
   #queuedBytes = 0;
   #receiver: ServerResponse | undefined;
@@ -44,12 +52,35 @@ export class SseStream {
   }
 
   /** Queues one message's JSON text and writes what the receiver's socket takes. */
-  push(json: string): void {
-    if (this.#ended) return;
-    this.#queue.push(json);
-    this.#queuedBytes += Buffer.byteLength(json);
+  push(json: string, sessionId: string | undefined): void {
+    this.pushAll([{ json, sessionId, bytes: Buffer.byteLength(json) }]);
+  }
+
+  /** Queues messages taken from another stream, in their order, and writes what the socket takes. */
+  pushAll(events: readonly QueuedEvent[]): void {
+    if (this.#ended || events.length === 0) return;
+    for (const event of events) {
+      this.#queue.push(event);
+      this.#queuedBytes += event.bytes;
+    }
     this.#pump();
     this.events.changed();
+  }
+
+  /** Takes out the messages still waiting here that concern `sessionId` (all of them with none), in order: they move to another stream. */
+  takeQueued(sessionId?: string): QueuedEvent[] {
+    const taken: QueuedEvent[] = [];
+    const kept: QueuedEvent[] = [];
+    for (let index = this.#head; index < this.#queue.length; index++) {
+      const event = this.#queue[index] as QueuedEvent;
+      (sessionId === undefined || event.sessionId === sessionId ? taken : kept).push(event);
+    }
+    if (taken.length === 0) return taken;
+    this.#queue = kept;
+    this.#head = 0;
+    this.#queuedBytes = kept.reduce((sum, event) => sum + event.bytes, 0);
+    this.events.changed();
+    return taken;
   }
 
   /**
@@ -115,10 +146,10 @@ export class SseStream {
   }
 
   /** The oldest queued message; the taken prefix is dropped once it is most of the array (no quadratic shift). */
-  #take(): string {
-    const json = this.#queue[this.#head] as string;
+  #take(): QueuedEvent {
+    const event = this.#queue[this.#head] as QueuedEvent;
     this.#head += 1;
-    this.#queuedBytes -= Buffer.byteLength(json);
+    this.#queuedBytes -= event.bytes;
     if (this.#head === this.#queue.length) {
       this.#queue = [];
       this.#head = 0;
@@ -126,11 +157,11 @@ export class SseStream {
       this.#queue = this.#queue.slice(this.#head);
       this.#head = 0;
     }
-    return json;
+    return event;
   }
 }
 
 /** One message as an SSE event: its JSON text has no line break, so one `data:` line. */
-function frame(json: string): string {
-  return `data: ${json}\n\n`;
+function frame(event: QueuedEvent): string {
+  return `data: ${event.json}\n\n`;
 }
