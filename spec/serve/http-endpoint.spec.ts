@@ -292,6 +292,32 @@ describe('warden serve: ACP over Streamable HTTP (issue 16)', function () {
     });
   });
 
+  describe('CORS, for the pages of a listed origin', () => {
+    it('a preflight from a listed origin: 204 naming it, the methods and the headers; from a foreign one: 403 naming nothing; answers to a listed page name it, others none', async () => {
+      const preflight = (origin: string) => exchange(daemon, { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type' } });
+      const listed = await preflight('https://editor.example');
+      expect(listed.status).to.equal(204);
+      expect(listed.headers.get('access-control-allow-origin')).to.equal('https://editor.example');
+      expect(listed.headers.get('access-control-allow-methods')).to.include('POST');
+      expect(listed.headers.get('access-control-allow-headers')).to.include('Authorization').and.include('Acp-Session-Id');
+      expect(listed.headers.get('access-control-allow-credentials')).to.equal('true');
+      const foreign = await preflight('https://evil.example');
+      expect(foreign.status).to.equal(403);
+      expect(foreign.headers.get('access-control-allow-origin')).to.equal(null);
+      const page = await exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json, Origin: 'https://editor.example' }, body: JSON.stringify(initialize) });
+      expect(page.status).to.equal(200);
+      expect(page.headers.get('access-control-allow-origin')).to.equal('https://editor.example');
+      expect(page.headers.get('access-control-expose-headers')).to.include('Acp-Connection-Id');
+      await exchange(daemon, { method: 'DELETE', headers: { ...bearer(daemon), 'Acp-Connection-Id': page.headers.get('acp-connection-id') as string } });
+      const tokenless = await exchange(daemon, { method: 'POST', headers: { ...json, Origin: 'https://editor.example' }, body: JSON.stringify(initialize) });
+      expect(tokenless.status).to.equal(401);
+      expect(tokenless.headers.get('access-control-allow-origin'), 'the page may read that it lacks the token').to.equal('https://editor.example');
+      const script = await exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json }, body: JSON.stringify(initialize) });
+      expect(script.headers.get('access-control-allow-origin'), 'no Origin, no CORS').to.equal(null);
+      await exchange(daemon, { method: 'DELETE', headers: { ...bearer(daemon), 'Acp-Connection-Id': script.headers.get('acp-connection-id') as string } });
+    });
+  });
+
   describe('bad requests cost nothing', () => {
     it('garbage JSON: 400 with a JSON-RPC -32700 (id null), with or without a connection; a batch 501; a session message without (or with another) Acp-Session-Id 400; the connection goes on', async () => {
       const first = await exchange(daemon, { method: 'POST', headers: { ...bearer(daemon), ...json }, body: 'this is not json' });

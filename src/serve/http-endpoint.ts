@@ -14,6 +14,7 @@ import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { Transport } from '../jsonrpc/transport.js';
 import { checkUpgrade, type AccessPolicy } from './access.js';
 import { readBoundedBody } from './http-body.js';
+import { corsHeaders, isPreflight, preflightHeaders } from './http-cors.js';
 import { HttpConnection } from './http-connection.js';
 
 /** The header naming an HTTP connection (the transport RFD's, as the SDK spells it). */
@@ -142,10 +143,19 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
   return {
     handle(request, response) {
       const access = checkUpgrade(request, options.access);
+      // A browser's preflight carries no credentials: its origin passed when all that is missing is the token (the origin is checked first).
+      if (isPreflight(request) && (access.ok || access.status === 401)) {
+        request.resume();
+        return answerEmpty(response, 204, preflightHeaders(request));
+      }
       if (!access.ok) {
         request.resume();
-        return answerText(response, access.status, access.body.trimEnd(), { ...access.headers, Connection: 'close' });
+        // A page of an allowed origin may read that it lacks the token; a foreign one learns nothing.
+        const readable = access.status === 401 ? corsHeaders(request) : {};
+        return answerText(response, access.status, access.body.trimEnd(), { ...readable, ...access.headers, Connection: 'close' });
       }
+      // Every answer from here on (event streams included) is readable by the page of an allowed origin.
+      for (const [name, value] of Object.entries(corsHeaders(request))) response.setHeader(name, value as string);
       for (const name of [connectionIdHeader, sessionIdHeader]) {
         if ((headerOf(request, name)?.length ?? 0) > maxHeaderIdLength) {
           request.resume();
@@ -156,7 +166,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
       if (request.method === 'GET') return get(request, response);
       if (request.method === 'DELETE') return remove(request, response);
       request.resume();
-      answerText(response, 405, 'ACP over Streamable HTTP takes POST, GET and DELETE at /acp', { Allow: 'GET, POST, DELETE' });
+      answerText(response, 405, 'ACP over Streamable HTTP takes POST, GET and DELETE at /acp (and a browser preflight, OPTIONS)', { Allow: 'GET, POST, DELETE, OPTIONS' });
     },
     connections: () => open.size,
     stopAccepting() {
@@ -209,7 +219,7 @@ function answerJson(response: ServerResponse, status: number, value: unknown, he
   response.end(body);
 }
 
-function answerEmpty(response: ServerResponse, status: number): void {
-  response.writeHead(status, STATUS_CODES[status], { 'Content-Length': 0 });
+function answerEmpty(response: ServerResponse, status: number, headers: OutgoingHttpHeaders = {}): void {
+  response.writeHead(status, STATUS_CODES[status], { 'Content-Length': 0, ...headers });
   response.end();
 }
