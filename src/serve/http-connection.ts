@@ -17,11 +17,12 @@
  * - everything else (the answer to `session/new`, `session/list`, extension requests) goes to
  *   the connection's stream; the answer to `initialize` is the body of its POST.
  *
- * What waits on a stream with no receiver is sent when one comes. Flow control: the bytes queued on every stream plus those written to the
- * sockets and not sent yet are this connection's output; over {@link stdioHighWaterBytes} the
- * sink hears `backpressure(true)` (the hub then pauses this connection's cursors, never the
- * session), at {@link stdioLowWaterBytes} `false`. `holdReading` makes POSTs wait, unanswered,
- * until the hold ends.
+ * What waits on a stream with no receiver is sent when one comes. Flow control: the bytes
+ * queued on every stream plus those written to the sockets and not sent yet are this
+ * connection's output; over {@link stdioHighWaterBytes} the sink hears `backpressure(true)`
+ * (the hub then pauses this connection's cursors, never the session), at
+ * {@link stdioLowWaterBytes} `false`. `holdReading` makes POSTs wait, unanswered, until the
+ * hold ends.
  *
  * The client is gone (the sink hears `closed`) when it DELETEs the connection, when the
  * connection's own event stream, once opened, closes (the SDK's client ends its connection
