@@ -131,6 +131,13 @@ export class Subscriber {
     }
     cursor ??= this.#track(liveCursor(sessionId, head));
     if (head > cursor.head) cursor.head = head;
+    const after = waiter.after ?? 0;
+    if (cursor.state === 'live' && cursor.replays.length === 0 && head <= after) {
+      // Nothing after `after` to read (a client re-attaching that saw it all): live from there at once, not a turn later.
+      cursor.delivered = after;
+      waiter.done();
+      return;
+    }
     cursor.replays.push(waiter);
     if (cursor.replays.length === 1) {
       rewind(cursor, waiter.after, waiter.withPrompts);
