@@ -8,9 +8,9 @@ import { once } from 'node:events';
 import { WebSocket } from 'ws';
 import { withDeadline } from './measure.js';
 
-/** Starts `node MAIN serve --listen 127.0.0.1:0 --agent demo ARGS`; resolves with its URL once it listens. */
-export async function startServeDaemon(main: string, env: NodeJS.ProcessEnv, args: readonly string[]): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [main, 'serve', '--listen', '127.0.0.1:0', '--agent', 'demo', ...args], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env });
+/** Starts `node MAIN serve --listen LISTEN --agent demo ARGS` (default `127.0.0.1:0`); resolves with its URL once it listens. */
+export async function startServeDaemon(main: string, env: NodeJS.ProcessEnv, args: readonly string[], listen = '127.0.0.1:0'): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [main, 'serve', '--listen', listen, '--agent', 'demo', ...args], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env });
   let stderr = '';
   const url = await withDeadline(
     new Promise<string>((resolve, reject) => {

@@ -6,6 +6,7 @@
  * transports speaking JSON-RPC.
  */
 import { expect } from 'chai';
+import type { InspectionEvent } from 'xstate';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,6 +108,39 @@ describe('connection hub (warden serve)', function () {
     const listed = host.hub().sessions().find((s) => s.sessionId === sessionId);
     expect(listed?.clients.map((client) => [client.peer, client.role])).to.deep.equal([['b', 'controller'], ['a', 'observer']]);
     expect(listed?.state).to.be.a('string').and.not.equal('stored');
+  });
+
+  it('what the live view shows: the hub snapshot lists each connection with its role and cursor per session, as it stands when read', async () => {
+    // The hub's snapshots as an inspection observer (the live view's tap) gets them.
+    let hubSnapshot: { context: { connections: number; sessions: number; clients: unknown } } | undefined;
+    const inspect = { next: (event: InspectionEvent) => {
+      if (event.type !== '@xstate.snapshot') return;
+      const snapshot = event.snapshot as { context?: { clients?: unknown } };
+      if (snapshot.context && 'clients' in snapshot.context) hubSnapshot = snapshot as typeof hubSnapshot;
+    } };
+    host = createHost({ store: join(dir, 'journal.sqlite'), agents: { demo: demoAgent({ wordDelayMs: 2 }) }, inspect });
+    host.hub();
+    const a = await client('a');
+    const { sessionId } = (await a.request('session/new', { cwd: dir, mcpServers: [] })) as { sessionId: string };
+    await a.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello there' }] });
+    const b = await client('b');
+    await client('c');
+    await b.request('session/load', { sessionId, cwd: dir, mcpServers: [] });
+    // The controller's cursor stands at the last update it was sent; the observer's replay went on to the turn's end.
+    const last = Math.max(...updateSeqs(sessionId));
+    const stop = host.journal.entries(sessionId).find((record) => record.entry.kind === 'stop')?.seq;
+    const expected = [
+      { connectionId: 'c1', peer: 'a', sessions: [{ sessionId, role: 'controller', delivered: last, state: 'live' }] },
+      { connectionId: 'c2', peer: 'b', sessions: [{ sessionId, role: 'observer', delivered: stop, state: 'live' }] },
+      { connectionId: 'c3', peer: 'c', sessions: [] },
+    ];
+    expect(host.hub().connections()).to.deep.equal(expected);
+    expect(hubSnapshot?.context).to.include({ connections: 3, sessions: 1 });
+    expect(hubSnapshot?.context.clients).to.deep.equal(expected);
+    // Read once, a snapshot keeps what it showed; a later one shows the change (b took control).
+    await b.request('_acp-warden/take_control', { sessionId });
+    const [first, second] = (hubSnapshot?.context.clients as typeof expected).slice(0, 2).map((client) => client.sessions[0]?.role);
+    expect([first, second]).to.deep.equal(['observer', 'controller']);
   });
 
   it('a connection that did not attach a session may not prompt it, nor take control of it; it may close it with _acp-warden/close_session', async () => {

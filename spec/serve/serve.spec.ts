@@ -2,7 +2,7 @@
  * `warden serve --agent demo` as a real process (issue 16): who may connect (no token, a wrong
  * token, a foreign origin: refused before the upgrade), what bad frames get (garbage, oversize,
  * binary: answered, the connection lives; far oversize: closed 1009), a half-open client
- * closed by the keepalive, plain HTTP answered 426/404, and the ACP SDK's WebSocket client
+ * closed by the keepalive, plain HTTP answered 401/406/404, and the ACP SDK's WebSocket client
  * through a whole turn.
  */
 import { methods } from '@agentclientprotocol/sdk';
@@ -75,13 +75,15 @@ describe('warden serve (issue 16)', function () {
       expect(await statusOf({ headers: { Authorization: `Bearer ${daemon.token}` }, origin: 'https://evil.example' })).to.equal(403);
     });
 
-    it('plain HTTP: 426 at /acp, 404 elsewhere, each with a one-line body', async () => {
-      const get = async (path: string) => {
-        const response = await fetch(`${daemon.url.replace(/^ws/, 'http').replace(/\/acp$/, '')}${path}`);
+    it('plain HTTP (no upgrade, no event stream): 401 at /acp without the token, 406 with it; 404 elsewhere; each with a one-line body', async () => {
+      const get = async (path: string, headers: Record<string, string> = {}) => {
+        const response = await fetch(`${daemon.url.replace(/^ws/, 'http').replace(/\/acp$/, '')}${path}`, { headers });
         return { status: response.status, body: await response.text() };
       };
-      const acp = await get('/acp');
-      expect(acp.status).to.equal(426);
+      expect((await get('/acp')).status).to.equal(401);
+      const acp = await get('/acp', { Authorization: `Bearer ${daemon.token}` });
+      expect(acp.status).to.equal(406);
+      expect(acp.body).to.include('WebSocket upgrade');
       expect(acp.body.trim().split('\n')).to.have.length(1);
       expect((await get('/')).status).to.equal(404);
     });

@@ -146,6 +146,23 @@ describe('subscriber: a connection reading sessions from cursors', () => {
     expect(w.seqs('s')).to.deep.equal([prompt, ...live]);
   });
 
+  it('a re-attach from the last entry journaled is live at once: done without waiting for a turn, nothing replayed, the next update goes out as it comes', () => {
+    const w = world();
+    w.journal.createSession({ sessionId: 's', agent: 'demo', cwd: '/' });
+    // Journaled while this connection was away (not delivered to it).
+    let last = 0;
+    for (const text of ['a', 'b', 'c']) last = w.journal.append('s', { kind: 'update', update: chunk(text) });
+    let done = 0;
+    w.subscriber.replay('s', { after: last, done: () => done++, failed: (error) => expect.fail(String(error)) });
+    expect(done).to.equal(1);
+    expect(w.subscriber.positionOf('s')).to.include({ state: 'live', delivered: last });
+    const next = w.stream('s', 'd');
+    w.runScheduled();
+    expect(w.texts('s')).to.deep.equal(['d']);
+    expect(w.seqs('s')).to.deep.equal([next]);
+    expect(done).to.equal(1);
+  });
+
   it('during a replay an answer goes out at once (only history is ahead of it), unless live updates came before it: then it follows them', () => {
     const w = world(2);
     w.journal.createSession({ sessionId: 's', agent: 'demo', cwd: '/' });

@@ -17,9 +17,12 @@ export const bridgeExit = {
   unreachable: 3,
   /** The daemon refused the connection: 401 token, 403 origin, 404 path. */
   refused: 4,
-  /** The daemon closed the connection, or it was lost, while the editor was using it. */
+  /** The daemon closed the connection, or it was lost (its close seen, or no pong for two `--keepalive` intervals), while the editor was using it. */
   closed: 5,
 } as const;
+
+/** The bridge's `--keepalive` default: a ping to the daemon every 30 s (as `warden serve` pings its clients). */
+export const defaultBridgeKeepaliveSeconds = 30;
 
 /** The agent options `warden acp` takes, forwarded to the daemon `--daemon` starts (kept equal to agent-flags.ts by spec/serve/acp-bridge-args.spec.ts). */
 export const forwardedValueFlags = ['--agent-command', '--env', '--store', '--cwd', '--log-file', '--log-level', '--log-format', '--restart-intensity', '--hang-after', '--tool-hang-after', '--max-line-mib', '--inspect'] as const;
@@ -38,6 +41,8 @@ export interface BridgeCommandOptions {
   /** The agent of the editor's new sessions (`_meta["acp-warden/agent"]` added to `session/new`). */
   readonly agent: string | undefined;
   readonly drainTimeoutMs: number;
+  /** `--keepalive`: ms between two pings to the daemon (0: none). */
+  readonly pingIntervalMs: number;
   /** With `--daemon`: the arguments of the `warden serve` it starts. */
   readonly serveArgs: readonly string[];
 }
@@ -52,6 +57,7 @@ export function parseBridgeArgs(args: readonly string[]): BridgeCommandOptions |
   let listen: string | undefined;
   let agent: string | undefined;
   let drainTimeout: string | undefined;
+  let pingIntervalMs = defaultBridgeKeepaliveSeconds * 1000;
   const forwarded: string[] = [];
   const forward = (flag: string): FlagHandler => (value) => forwarded.push(flag, value());
   try {
@@ -62,6 +68,11 @@ export function parseBridgeArgs(args: readonly string[]): BridgeCommandOptions |
       '--listen': (value) => (listen = value()),
       '--agent': (value) => (agent = value()),
       '--drain-timeout': (value) => (drainTimeout = String(positiveNumber('--drain-timeout', value()))),
+      // The bridge's own pings (not forwarded: a daemon --daemon starts keeps warden serve's default).
+      '--keepalive': (value) => {
+        const text = value();
+        pingIntervalMs = text === '0' ? 0 : Math.max(1, Math.round(positiveNumber('--keepalive', text) * 1000));
+      },
       ...Object.fromEntries(forwardedValueFlags.map((flag) => [flag, forward(flag)])),
       ...Object.fromEntries(forwardedSwitches.map((flag) => [flag, () => forwarded.push(flag)])),
     }, shortUsage);
@@ -76,7 +87,7 @@ export function parseBridgeArgs(args: readonly string[]): BridgeCommandOptions |
     if (forwarded.length > 0) return { error: `warden acp: ${forwarded[0]} has no effect with --connect: the daemon runs the agents, so give it to warden serve. ${shortUsage}` };
     const url = connectUrl(connect);
     if ('error' in url) return url;
-    return { mode: 'connect', url: url.url, tokenFile: tokenFile ?? defaultTokenPath(), agent, drainTimeoutMs, serveArgs: [] };
+    return { mode: 'connect', url: url.url, tokenFile: tokenFile ?? defaultTokenPath(), agent, drainTimeoutMs, pingIntervalMs, serveArgs: [] };
   }
   if (!agent) return { error: `warden acp: --daemon needs --agent NAME (the agent of the sessions this editor starts; the daemon started for it takes it as its default). ${shortUsage}` };
   let url: string;
@@ -86,7 +97,7 @@ export function parseBridgeArgs(args: readonly string[]): BridgeCommandOptions |
     return { error: `warden acp: ${(error as Error).message}` };
   }
   const serveArgs = ['--agent', agent, ...(listen ? ['--listen', listen] : []), ...(tokenFile ? ['--token-file', tokenFile] : []), ...(drainTimeout ? ['--drain-timeout', drainTimeout] : []), ...forwarded];
-  return { mode: 'daemon', url, tokenFile: tokenFile ?? defaultTokenPath(), agent, drainTimeoutMs, serveArgs };
+  return { mode: 'daemon', url, tokenFile: tokenFile ?? defaultTokenPath(), agent, drainTimeoutMs, pingIntervalMs, serveArgs };
 }
 
 /** `ws://`, `wss://`, `ws+unix://`, or `unix:PATH` (written out as ws+unix). */
@@ -114,6 +125,7 @@ export async function runAcpBridge(args: readonly string[]): Promise<number> {
   if (typeof opened === 'number') return opened;
   const failure = await pumpBridge(opened, process.stdin, process.stdout, {
     drainTimeoutMs: parsed.drainTimeoutMs,
+    pingIntervalMs: parsed.pingIntervalMs,
     ...(parsed.agent ? { rewrite: withAgent(parsed.agent) } : {}),
   });
   if (!failure) return 0;
@@ -221,9 +233,15 @@ function describe(failure: BridgeFailure, parsed: BridgeCommandOptions): string 
     case 'closed':
       if (failure.code === 1006) return `the connection to the daemon at ${parsed.url} was lost (the daemon was stopped or killed, or the network failed)`;
       return `the daemon at ${parsed.url} closed the connection (code ${failure.code}${failure.reason ? `: ${failure.reason}` : ''})`;
+    case 'unanswered':
+      return `the daemon at ${parsed.url} answered no ping for ${seconds(2 * failure.pingIntervalMs)} s (two --keepalive intervals of ${seconds(failure.pingIntervalMs)} s): the connection is half-open, the daemon's host or the network gone; the bridge dropped it`;
   }
 }
 
+function seconds(ms: number): string {
+  return String(Number((ms / 1000).toFixed(3)));
+}
+
 function exitOf(failure: BridgeFailure): number {
-  return bridgeExit[failure.kind];
+  return failure.kind === 'unanswered' ? bridgeExit.closed : bridgeExit[failure.kind];
 }

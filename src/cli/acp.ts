@@ -21,8 +21,8 @@ export type AcpCommandOptions = AgentCommandOptions;
 
 /** `warden acp --help`. */
 export const acpUsage = `Usage: warden acp --agent NAME [options]
-       warden acp --connect URL [--token-file PATH] [--agent NAME] [--drain-timeout SECONDS]
-       warden acp --agent NAME --daemon [--listen ADDRESS] [--token-file PATH] [options]
+       warden acp --connect URL [--token-file PATH] [--agent NAME] [--drain-timeout SECONDS] [--keepalive SECONDS]
+       warden acp --agent NAME --daemon [--listen ADDRESS] [--token-file PATH] [--keepalive SECONDS] [options]
 
 An ACP agent on stdio (what an editor launches), serving NAME under supervision. stdout
 carries ACP messages only.
@@ -67,6 +67,9 @@ Through a daemon (warden serve; docs/serve.md):
                                 --listen), started in the background with these options when
                                 none answers (its log: serve.log beside the token file)
   --token-file PATH             the daemon's token file (default ${defaultTokenPath()})
+  --keepalive SECONDS           the bridge pings the daemon this often (default 30; 0 never); no
+                                answer for two intervals (a half-open connection: the daemon's
+                                host or network gone) and it exits with status 5
 
 stdin and exit: when stdin ends (the editor half-closed, or "printf ... | warden acp"), nothing
 more is read, but every request already received is answered (prompts run to their end) and

@@ -47,6 +47,7 @@ import { releaseAgent, releasedDown, withHostCapabilities } from './agent/inner-
 import { onEditorEvent } from './agent/from-editor.js';
 import { releaseOwnership } from './agent/ownership.js';
 import { onInnerOutput } from './agent/from-agents.js';
+import { currentSetup } from './agent/session-record.js';
 
 export { AGENT_META_KEY, SKIPPED_META_KEY, type HostAgentContext, type HostAgentOptions, type HostSessionEvent } from './agent/live.js';
 export type { SessionMachineEvent } from '../session/session-machine.js';
@@ -131,4 +132,19 @@ export function settleJournal(host: AnyActorRef): void {
 export function sessionMachinesOf(host: AnyActorRef): ReadonlyMap<string, AnyActorRef> {
   const live = lives.get(host);
   return new Map([...(live?.sessions ?? new Map<string, HostSession>())].map(([id, session]) => [id, session.machine]));
+}
+
+/**
+ * What `session/load` or `session/resume` of `sessionId` answers when this host runs the
+ * session now and nothing opens, closes or deletes it meanwhile: its current modes and config
+ * options, as the host itself answers such a request at once. `undefined` otherwise (a session
+ * only in the journal, one being opened, closed or deleted, one that failed): the host agent
+ * must be asked. Lets a hub attach another connection to a running session without a round
+ * trip through the host agent.
+ */
+export function runningSessionSetup(host: AnyActorRef, sessionId: string): ReturnType<typeof currentSetup> | undefined {
+  const live = lives.get(host);
+  const session = live?.sessions.get(sessionId);
+  if (!live || !session || live.opening.has(sessionId) || live.attaching.has(sessionId) || live.failed.has(sessionId) || live.closed.has(sessionId)) return undefined;
+  return currentSetup(session);
 }

@@ -1,5 +1,6 @@
 /**
- * The SQLite journal's schema and its versioned migrations (`PRAGMA user_version`).
+ * The SQLite journal's schema and its versioned migrations (`PRAGMA user_version`, run by the
+ * shared runner of migrations.ts).
  *
  * Version 1 keys a session's entries by the session's integer `key`, not its text id: the
  * `entries_by_session` index on two integers costs about a third of the text one per insert,
@@ -12,9 +13,7 @@
  * `AUTOINCREMENT`, `REFERENCES sessions`).
  */
 import type Database from 'better-sqlite3';
-
-/** The schema version this code writes; a store with a higher one was made by a newer warden. */
-const journalSchemaVersion = 1;
+import { latestVersion, runMigrations, type Migration } from './migrations.js';
 
 /**
  * `entries.session_key = 0` is no session (keys start at 1): the journal keeps one such row at
@@ -68,42 +67,41 @@ function migrate0to1(db: Database.Database): void {
   if (given && given.seq > kept) db.prepare("INSERT INTO entries (seq, session_key, at, entry) VALUES (?, ?, '', '{}')").run(given.seq, noSessionKey);
 }
 
-const migrations: ReadonlyArray<(db: Database.Database) => void> = [migrate0to1];
+/**
+ * The schema's steps, run by the shared runner (migrations.ts). Version 1 on an empty store is
+ * the schema itself; on a store of version 0 with tables, the migration in place.
+ */
+const migrations: ReadonlyArray<Migration<Database.Database>> = [
+  {
+    version: 1,
+    name: 'entries keyed by integer session keys',
+    up: (db) => {
+      const hasTables = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'entries'").get() !== undefined;
+      if (hasTables) migrate0to1(db);
+      else db.exec(version1);
+    },
+  },
+];
 
-/** Thrown when the store's schema is newer than this code's. */
-class JournalSchemaTooNewError extends Error {
-  constructor(
-    readonly path: string,
-    readonly version: number,
-  ) {
-    super(
-      `the store has schema version ${version}, newer than this acp-warden knows (${journalSchemaVersion}): ` +
-        'upgrade acp-warden to the version that wrote it',
-    );
-    this.name = 'JournalSchemaTooNewError';
-  }
-}
+/** The schema version this code writes; a store with a higher one was made by a newer warden. */
+const journalSchemaVersion = latestVersion(migrations);
 
 /**
  * Brings `db` to {@link journalSchemaVersion}: creates an empty store, or migrates an older one
  * in place, in one `BEGIN IMMEDIATE` transaction: a second process opening the same store at
  * the same time waits for the lock (busy timeout) and then finds it migrated. A failed migration
- * leaves the store as it was.
+ * leaves the store as it was; a newer store is refused ({@link SchemaTooNewError}), untouched.
  */
 export function ensureJournalSchema(db: Database.Database, path: string): void {
   const versionOf = () => db.pragma('user_version', { simple: true }) as number;
   // The common case, without taking the write lock.
   if (versionOf() === journalSchemaVersion) return;
   db.transaction(() => {
-    let version = versionOf();
-    if (version > journalSchemaVersion) throw new JournalSchemaTooNewError(path, version);
-    if (version === journalSchemaVersion) return;
-    const hasTables = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'entries'").get() !== undefined;
-    if (version === 0 && !hasTables) {
-      db.exec(version1);
-      version = journalSchemaVersion;
-    }
-    for (; version < journalSchemaVersion; version++) migrations[version]!(db);
-    db.pragma(`user_version = ${journalSchemaVersion}`);
+    runMigrations(db, migrations, {
+      where: path,
+      version: versionOf,
+      // Inside the transaction: a step and its version commit together.
+      recordVersion: (store, step) => void store.pragma(`user_version = ${step.version}`),
+    });
   }).immediate();
 }

@@ -4,10 +4,11 @@ import { scanEnvelope } from './envelope-scan.js';
 import type { JsonRpcMessage } from './message.js';
 import { defaultStdioMaxLineBytes, stdioHighWaterBytes, stdioLowWaterBytes } from './stdio-transport.js';
 import { HeldInput } from './held-input.js';
+import { defaultKeepaliveIntervalMs, WebSocketKeepalive } from './websocket-keepalive.js';
 import type { PeerLost, Transport, TransportSink } from './transport.js';
 
 /** How often {@link webSocketTransport} pings its peer by default: every 30 s. */
-export const defaultWebSocketPingIntervalMs = 30_000;
+export const defaultWebSocketPingIntervalMs = defaultKeepaliveIntervalMs;
 
 /**
  * Bytes a frame may have beyond the message limit and still be read (then answered by its id
@@ -89,7 +90,7 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
   let waitingBytes = 0;
   const held = new HeldInput<{ readonly data: Buffer; readonly isBinary: boolean }>((frame) => frame.data.length, (frame) => deliver(frame.data, frame.isBinary));
   const pausedForInput = () => held.full;
-  const keepalive = new Keepalive(pingIntervalMs, socket, pausedForInput, () => {
+  const keepalive = new WebSocketKeepalive(pingIntervalMs, socket, pausedForInput, () => {
     socket.terminate();
     finish({ message: `the WebSocket peer answered neither of two pings ${pingIntervalMs} ms apart (no pong, nothing else either): a half-open connection, its host or network gone`, exit: { pingIntervalMs } });
   });
@@ -214,71 +215,80 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
   };
 }
 
+/** Why {@link connectWebSocketTransport} could not open its connection. */
+export type WebSocketConnectFailure =
+  /** Nothing answered: refused, no such socket file or host, or another socket error (`code`: the system's, or `ERROR`). */
+  | { readonly kind: 'unreachable'; readonly code: string; readonly message: string }
+  /** The server answered the upgrade with an HTTP error (say 401, 403, 404); `body` is its start. */
+  | { readonly kind: 'refused'; readonly status: number; readonly body: string }
+  /** The opening handshake did not complete within `handshakeTimeoutMs`. */
+  | { readonly kind: 'timeout'; readonly timeoutMs: number };
+
+/** Options of {@link connectWebSocketTransport}: the transport's, and the upgrade request's. */
+export interface WebSocketConnectOptions extends WebSocketTransportOptions {
+  /** Headers of the upgrade request (`Authorization: Bearer …`). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** How long the opening handshake may take, ms. Default 10 s. */
+  readonly handshakeTimeoutMs?: number;
+}
+
+/** What {@link connectWebSocketTransport} resolves with: the transport, or why there is none (never a rejection). */
+export type WebSocketConnectResult = { readonly ok: true; readonly transport: Transport } | { readonly ok: false; readonly failure: WebSocketConnectFailure };
+
 /**
- * The keepalive: a ping every interval; at each tick, the peer should have shown life since
- * the last one: a pong or any frame, or (while our output is backed up and reading is paused,
- * so its pong cannot be read) some of our output read. Two silent intervals in a row and it
- * is lost: one alone may be this process's own stall (a pong waiting, unread, while a long
- * task ran); the pong is read before the next tick. An interval during which the connection
- * held our reading does not count against the peer (it waits for our answers).
+ * The client side of {@link webSocketTransport}: opens a WebSocket to `url` (`ws://`, `wss://`
+ * or `ws+unix://`) and resolves, once it is open, with a transport over it; a connection
+ * that cannot be opened is a {@link WebSocketConnectFailure} value, typed so that a command
+ * can tell "nothing listens" from "refused" from "too slow". `ws` is loaded here, on first
+ * use, so that importing this module does not load it. The socket's `maxPayload` is
+ * {@link webSocketMaxPayload} of `maxLineBytes`; no compression is negotiated.
+ *
+ * @example
+ * ```ts
+ * const opened = await connectWebSocketTransport('ws://127.0.0.1:8767/acp', { headers: { Authorization: `Bearer ${token}` } });
+ * if (!opened.ok) throw new Error(opened.failure.kind);
+ * const connection = createActor(connectionLogic, { input: { transport: opened.transport } }).start();
+ * ```
  */
-class Keepalive {
-  readonly #intervalMs: number;
-  readonly #socket: WebSocket;
-  /** Whether the connection holds our reading now (the socket is paused for it). */
-  readonly #heldNow: () => boolean;
-  readonly #lost: () => void;
-  #timer: NodeJS.Timeout | undefined;
-  #alive = true;
-  /** The connection held our reading at some point of this interval. */
-  #excused = false;
-  /** Silent intervals in a row. */
-  #silent = 0;
-
-  constructor(intervalMs: number, socket: WebSocket, heldNow: () => boolean, lost: () => void) {
-    this.#intervalMs = intervalMs;
-    this.#socket = socket;
-    this.#heldNow = heldNow;
-    this.#lost = lost;
-  }
-
-  start(): void {
-    if (this.#intervalMs === 0 || this.#timer) return;
-    this.#timer = setInterval(() => this.#tick(), this.#intervalMs);
-    this.#timer.unref(); // the socket keeps the process alive, not its keepalive
-    this.#ping();
-  }
-
-  /** A frame, a pong or a ping arrived; or some of our backed-up output was read. */
-  alive(): void {
-    this.#alive = true;
-  }
-
-  /** The connection holds our reading (`true`): the peer's pong cannot be read meanwhile. */
-  readingHeld(held: boolean): void {
-    if (held) this.#excused = true;
-  }
-
-  stop(): void {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-  }
-
-  #tick(): void {
-    // Judged after the poll phase: a pong that arrived while this process was busy is read first.
-    setImmediate(() => {
-      if (!this.#timer) return;
-      this.#silent = this.#alive || this.#excused || this.#heldNow() ? 0 : this.#silent + 1;
-      if (this.#silent >= 2) return this.#lost();
-      this.#alive = false;
-      this.#excused = this.#heldNow();
-      this.#ping();
+export async function connectWebSocketTransport(url: string, options: WebSocketConnectOptions = {}): Promise<WebSocketConnectResult> {
+  const { headers = {}, handshakeTimeoutMs = 10_000, ...transportOptions } = options;
+  const timeoutMs = checkedInteger(handshakeTimeoutMs, 'handshakeTimeoutMs', 1, maxTimerMs);
+  const maxPayload = webSocketMaxPayload(transportOptions.maxLineBytes);
+  const { WebSocket } = await import('ws');
+  return new Promise((resolve) => {
+    let socket: WebSocket;
+    try {
+      socket = new WebSocket(url, { headers: { ...headers }, perMessageDeflate: false, maxPayload, handshakeTimeout: timeoutMs });
+    } catch (error) {
+      resolve({ ok: false, failure: { kind: 'unreachable', code: 'EINVAL', message: (error as Error).message } });
+      return;
+    }
+    let settled = false;
+    const settle = (result: WebSocketConnectResult) => {
+      if (settled) return;
+      settled = true;
+      resolve(result);
+    };
+    const onError = (error: NodeJS.ErrnoException) => {
+      // ws's own handshake timer: its error has no code, only this message.
+      if (error.code === undefined && /handshake has timed out/u.test(error.message)) settle({ ok: false, failure: { kind: 'timeout', timeoutMs } });
+      else settle({ ok: false, failure: { kind: 'unreachable', code: error.code ?? 'ERROR', message: error.message } });
+    };
+    // Kept after the settle: ws reports the socket's later errors here too (the transport's own listener comes with its start).
+    socket.on('error', onError);
+    socket.once('unexpected-response', (_request, response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body = (body + chunk).slice(0, 2000)));
+      const done = () => {
+        settle({ ok: false, failure: { kind: 'refused', status: response.statusCode ?? 0, body: body.trim() } });
+        socket.terminate();
+      };
+      response.once('end', done);
+      response.once('error', done);
     });
-  }
-
-  #ping(): void {
-    if (this.#socket.readyState === this.#socket.OPEN) this.#socket.ping();
-  }
+    socket.once('open', () => settle({ ok: true, transport: webSocketTransport(socket, transportOptions) }));
+  });
 }
 
 /** What the peer's close tells, for the `peer_lost` error of every pending request. */

@@ -8,6 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import { WebSocket } from 'ws';
+import { WebSocketKeepalive } from '../jsonrpc/websocket-keepalive.js';
 
 /** Bytes queued on the socket above which stdin is paused; it resumes at {@link bridgeLowWaterBytes} (stdio's marks). */
 export const bridgeHighWaterBytes = 256 * 1024;
@@ -21,7 +22,9 @@ export type BridgeFailure =
   /** The daemon answered the upgrade with an HTTP error: 401 token, 403 origin, 404 path. */
   | { readonly kind: 'refused'; readonly status: number; readonly body: string }
   /** The connection ended while the editor was still using it. */
-  | { readonly kind: 'closed'; readonly code: number; readonly reason: string };
+  | { readonly kind: 'closed'; readonly code: number; readonly reason: string }
+  /** The daemon answered no ping for two keepalive intervals in a row (a half-open connection: its host or network gone); the bridge dropped the socket. */
+  | { readonly kind: 'unanswered'; readonly pingIntervalMs: number };
 
 /** Opens the socket to the daemon with the bearer token; a failure to connect is a value, not a throw. */
 export function openBridgeSocket(url: string, token: string, handshakeTimeoutMs = 10_000): Promise<{ readonly ok: true; readonly socket: WebSocket } | { readonly ok: false; readonly failure: BridgeFailure }> {
@@ -62,6 +65,12 @@ export interface BridgePumpOptions {
   readonly drainTimeoutMs: number;
   /** Rewrites a line from the editor before it is sent (`--daemon` adds its agent to `session/new`). */
   readonly rewrite?: (line: string) => string;
+  /**
+   * Ms between two pings to the daemon (`--keepalive`); two intervals in a row without a
+   * sign of life (a pong, a frame, or, while stdin is paused for a full socket, a write
+   * completing) end the bridge with {@link BridgeFailure} `unanswered`. `0` never pings.
+   */
+  readonly pingIntervalMs: number;
 }
 
 /**
@@ -69,7 +78,8 @@ export interface BridgePumpOptions {
  * ends. Resolves with `undefined` when it ended because the editor's input did (every request
  * answered, or the drain timeout), or with the failure that ended it. Backpressure both ways:
  * stdin is paused while the socket holds {@link bridgeHighWaterBytes}, and the socket is not
- * read while stdout is full.
+ * read while stdout is full. The keepalive pings the daemon every `pingIntervalMs`; an
+ * interval during which the socket was paused for stdout does not count against it.
  */
 export function pumpBridge(socket: WebSocket, input: Readable, output: Writable, options: BridgePumpOptions): Promise<BridgeFailure | undefined> {
   return new Promise((resolve) => {
@@ -82,10 +92,16 @@ export function pumpBridge(socket: WebSocket, input: Readable, output: Writable,
     let outputFull = false;
     let unsent = 0;
     let drainTimer: NodeJS.Timeout | undefined;
+    let unanswered = false;
+    const keepalive = new WebSocketKeepalive(options.pingIntervalMs, socket, () => outputFull, () => {
+      unanswered = true;
+      socket.terminate(); // no closing handshake with a peer that answers nothing
+    });
     const closeNow = () => {
       if (closing) return;
       closing = true;
       clearTimeout(drainTimer);
+      keepalive.stop();
       socket.close(1000);
     };
     const maybeDone = () => {
@@ -93,6 +109,8 @@ export function pumpBridge(socket: WebSocket, input: Readable, output: Writable,
     };
     const sent = () => {
       unsent--;
+      // A write completing while the socket is backed up shows the daemon reads (its pong may queue behind ours).
+      if (inputPaused) keepalive.alive();
       if (inputPaused && socket.bufferedAmount <= bridgeLowWaterBytes) {
         inputPaused = false;
         input.resume();
@@ -134,6 +152,7 @@ export function pumpBridge(socket: WebSocket, input: Readable, output: Writable,
     });
     input.once('error', () => closeNow());
     socket.on('message', (data: Buffer, isBinary: boolean) => {
+      keepalive.alive();
       if (isBinary) return; // ACP over WebSocket is text frames; the daemon sends no other
       const text = data.toString('utf8');
       // A notification (the stream of updates) is never an answer: only the rest is parsed.
@@ -144,6 +163,7 @@ export function pumpBridge(socket: WebSocket, input: Readable, output: Writable,
       // Frames ws had already parsed still arrive after the pause: one wait for the drain is enough.
       if (!output.write(`${text}\n`) && !outputFull) {
         outputFull = true;
+        keepalive.readingHeld(true);
         socket.pause();
         output.once('drain', () => {
           outputFull = false;
@@ -153,13 +173,18 @@ export function pumpBridge(socket: WebSocket, input: Readable, output: Writable,
     });
     output.on('error', () => closeNow()); // the editor is gone: nothing more can be delivered
     socket.on('error', () => undefined); // the close that follows says what happened
+    socket.on('pong', () => keepalive.alive());
+    socket.on('ping', () => keepalive.alive());
     socket.once('close', (code: number, reason: Buffer) => {
       clearTimeout(drainTimer);
+      keepalive.stop();
       input.pause();
       const ended = inputEnded || closing;
+      const failure: BridgeFailure | undefined = unanswered ? { kind: 'unanswered', pingIntervalMs: options.pingIntervalMs } : ended ? undefined : { kind: 'closed', code, reason: reason.toString('utf8') };
       // What was read reaches stdout before the caller exits.
-      output.write('', () => resolve(ended ? undefined : { kind: 'closed', code, reason: reason.toString('utf8') }));
+      output.write('', () => resolve(failure));
     });
+    keepalive.start();
   });
 }
 

@@ -9,8 +9,10 @@
  *   own cursor over the journal (src/session/subscriber.ts), paused by its own delivery gate:
  *   a slow client pauses only itself. `session/load` replays from the start; `session/resume`
  *   with `_meta["acp-warden/after"]` = the last `seq` the client saw replays exactly what came
- *   after it; then the live stream. (The host agent is asked `session/resume` either way: the
- *   replay is the hub's, per connection.)
+ *   after it; then the live stream. The replay is the hub's, per connection: a session the host
+ *   agent runs now is attached and answered here at once (its current modes and config, what
+ *   the host agent would answer); only a session that is not running (only in the journal, or
+ *   being opened or closed) is asked of the host agent (`session/resume`) first.
  * - **Roles** (session-roles.ts): one controller per session may prompt, cancel, answer the
  *   agent's requests, set mode and config, close; observers receive everything, including the
  *   controller's prompts and each turn's end (`turnEndUpdate`); control passes when the
@@ -27,7 +29,7 @@ import { AGENT_METHODS, CLIENT_METHODS } from '../acp/methods.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { ReadGate } from '../port/read-gate.js';
 import type { Journal, JournalRecord } from '../host/journal.js';
-import { settleJournal, sessionMachinesOf } from '../host/host-agent.js';
+import { runningSessionSetup, settleJournal, sessionMachinesOf } from '../host/host-agent.js';
 import { journalReads } from '../host/agent/delivery.js';
 import { Subscriber } from '../session/subscriber.js';
 import { updatesOf, updatesWithTurns } from '../session/cursor.js';
@@ -137,6 +139,7 @@ interface HubLive {
 export interface HubContext {
   readonly connections: number;
   readonly sessions: number;
+  /** Walked when first read (a getter, kept in its snapshot), as of that moment: a hub nobody inspects never walks them. */
   readonly clients: ReturnType<typeof hubConnections>;
 }
 
@@ -236,8 +239,20 @@ export const connectionHubLogic = {
   },
 } as unknown as ActorLogic<HubSnapshot, HubEvent, HubInput, ActorSystem<any>>;
 
+/**
+ * The hub's snapshot context, made at every transition: the counts, and the clients walked
+ * only when read (the live view's observer reads them when it shows the hub) and then kept in
+ * that snapshot. A hub with no observer, the common case, never walks them.
+ */
 function summary(live: HubLive): HubContext {
-  return { connections: live.connections.size, sessions: live.sessions.size, clients: connectionsOf(live) };
+  let clients: ReturnType<typeof hubConnections> | undefined;
+  return {
+    connections: live.connections.size,
+    sessions: live.sessions.size,
+    get clients() {
+      return (clients ??= connectionsOf(live));
+    },
+  };
 }
 
 /** The host agent a hub runs (for the host's tree, processes and shutdown). */
@@ -264,17 +279,22 @@ export function hubConnections(hub: AnyActorRef): Array<{ readonly connectionId:
   return live ? connectionsOf(live) : [];
 }
 
+/** Each connection with its sessions (role and cursor), in one walk over the sessions' attachments. */
 function connectionsOf(live: HubLive): ReturnType<typeof hubConnections> {
-  return [...live.connections.values()].map((connection) => ({
-    connectionId: connection.id,
-    peer: connection.peer,
-    sessions: [...live.sessions.values()].flatMap((session) => {
-      const role = roleOf(session.roles, connection.id);
-      if (!role) return [];
+  const sessionsOf = new Map<string, Array<ReturnType<typeof hubConnections>[number]['sessions'][number]>>();
+  for (const session of live.sessions.values()) {
+    for (const connectionId of attached(session.roles)) {
+      const connection = live.connections.get(connectionId);
+      if (!connection) continue;
       const position = connection.subscriber.positionOf(session.sessionId);
-      return [{ sessionId: session.sessionId, role, delivered: position?.delivered, state: position?.state }];
-    }),
-  }));
+      const role: Role = connectionId === session.roles.controller ? 'controller' : 'observer';
+      const entry = { sessionId: session.sessionId, role, delivered: position?.delivered, state: position?.state };
+      const list = sessionsOf.get(connectionId);
+      if (list) list.push(entry);
+      else sessionsOf.set(connectionId, [entry]);
+    }
+  }
+  return [...live.connections.values()].map((connection) => ({ connectionId: connection.id, peer: connection.peer, sessions: sessionsOf.get(connection.id) ?? [] }));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -388,11 +408,15 @@ function onClientRequest(live: HubLive, connection: HubConnection, request: Agen
         refuse(live, connection, request.requestId, RpcError.invalidParams(`_meta["${AFTER_META_KEY}"] must be the seq of the last update seen (an integer ≥ 0), got ${JSON.stringify(after)}`));
         return;
       }
+      const attachment = { connectionId: connection.id, requestId: request.requestId, sessionId: sessionId as string, after: after === undefined ? -1 : (after as number) };
+      // A session the host agent runs now: attached and answered here, as the host agent would answer it (no round trip through it).
+      const setup = sessionId === undefined ? undefined : runningSessionSetup(live.host, sessionId);
+      if (setup) return attachAndReplay(live, connection, attachment, { type: 'acp.respond', requestId: request.requestId, result: setup });
       const { [AFTER_META_KEY]: _after, ...rest } = meta ?? {};
       const params = { ...request.params, ...(meta ? { _meta: rest } : {}) };
-      // The host agent opens it (or finds it running); the history is this connection's own replay.
+      // Only in the journal (or being opened or closed): the host agent opens it on its agent; the history is this connection's own replay.
       const resume: AgentRequestEvent = { ...request, type: 'session.resume', method: AGENT_METHODS.session_resume, params };
-      forward(live, connection, resume, { kind: 'attach', connectionId: connection.id, requestId: request.requestId, sessionId: sessionId as string, after: after === undefined ? -1 : (after as number) });
+      forward(live, connection, resume, { kind: 'attach', ...attachment });
       return;
     }
     case 'session.prompt':
@@ -578,17 +602,7 @@ function onHostAnswer(live: HubLive, output: Extract<AgentHandlerOutput, { type:
     connection.subscriber.replay(sessionId, { after: 0, withPrompts: false, done: () => undefined, failed: () => undefined });
     return;
   }
-  if (request.kind === 'attach' && output.type === 'acp.respond') {
-    attachConnection(live, connection, request.sessionId);
-    if (request.after < 0) return void connection.subscriber.deliver(request.sessionId, out);
-    connection.subscriber.replay(request.sessionId, {
-      after: request.after,
-      // The history first, then the answer, then the live stream.
-      done: () => connection.ref.send({ type: 'hub.output', output: out }),
-      failed: (error) => connection.ref.send({ type: 'hub.output', output: { type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`the journal could not be read: ${(error as Error)?.message ?? String(error)}`, { sessionId: request.sessionId }).toErrorObject() } }),
-    });
-    return;
-  }
+  if (request.kind === 'attach' && output.type === 'acp.respond') return attachAndReplay(live, connection, request, { type: 'acp.respond', requestId: request.requestId, result: output.result });
   connection.subscriber.deliver(request.sessionId, out);
 }
 
@@ -598,6 +612,23 @@ function openedSession(request: HubRequest, result: unknown): string | undefined
   if (request.kind !== 'new') return undefined;
   const sessionId = (result as { sessionId?: unknown } | undefined)?.sessionId;
   return typeof sessionId === 'string' ? sessionId : undefined;
+}
+
+/**
+ * Attaches the connection to the session and answers `answer` (the setup a load or resume
+ * answers): at once without a replay (`after` < 0: a resume without a cursor), else after the
+ * journal's entries after `after` (0: the whole history), then the live stream.
+ */
+function attachAndReplay(live: HubLive, connection: HubConnection, attachment: Pick<Extract<HubRequest, { kind: 'attach' }>, 'requestId' | 'sessionId' | 'after'>, answer: Extract<AgentHandlerOutput, { type: 'acp.respond' }>): void {
+  const { requestId, sessionId, after } = attachment;
+  attachConnection(live, connection, sessionId);
+  if (after < 0) return connection.subscriber.deliver(sessionId, answer);
+  connection.subscriber.replay(sessionId, {
+    after,
+    // The history first, then the answer, then the live stream.
+    done: () => connection.ref.send({ type: 'hub.output', output: answer }),
+    failed: (error) => connection.ref.send({ type: 'hub.output', output: { type: 'acp.error', requestId, error: RpcError.internalError(`the journal could not be read: ${(error as Error)?.message ?? String(error)}`, { sessionId }).toErrorObject() } }),
+  });
 }
 
 function sessionRecord(live: HubLive, sessionId: string): HubSession {

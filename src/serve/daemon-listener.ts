@@ -1,17 +1,21 @@
 /**
- * The listening half of `warden serve`: an HTTP server on a {@link ListenAddress} whose only
- * endpoint is the WebSocket upgrade at `/acp`. Every upgrade is checked (access.ts) before
- * `ws` sees it; each accepted socket becomes a {@link Transport} handed to the owner. What is
- * served on a connection, and how long it lives, is the owner's business, not the listener's.
+ * The listening half of `warden serve`: an HTTP server on a {@link ListenAddress} serving ACP
+ * at `/acp` two ways: the WebSocket upgrade, and Streamable HTTP (POST, GET event stream,
+ * DELETE; http-endpoint.ts). Every upgrade and every HTTP request is checked (access.ts)
+ * before anything of it is read; each accepted WebSocket and each initialized HTTP connection
+ * becomes a {@link Transport} handed to the owner. What is served on a connection, and how
+ * long it lives, is the owner's business, not the listener's.
  */
 import { once } from 'node:events';
 import { promises as fs } from 'node:fs';
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect as netConnect, type AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { webSocketMaxPayload, webSocketTransport } from '../jsonrpc/websocket-transport.js';
+import { defaultStdioMaxLineBytes } from '../jsonrpc/stdio-transport.js';
+import { defaultWebSocketPingIntervalMs, webSocketMaxPayload, webSocketTransport } from '../jsonrpc/websocket-transport.js';
 import type { Transport } from '../jsonrpc/transport.js';
 import { acpPath, checkUpgrade, rejectUpgrade, type AccessPolicy } from './access.js';
+import { createHttpEndpoint } from './http-endpoint.js';
 import { listenUrl, type ListenAddress } from './listen-address.js';
 
 /** Who is on the other end of an accepted connection (for logs; never used to decide access). */
@@ -28,24 +32,24 @@ export interface DaemonListenerOptions {
   readonly access: AccessPolicy;
   /** Receives every accepted connection's transport; it owns the connection from then on. */
   readonly accept: (transport: Transport, peer: DaemonPeer) => void;
-  /** The longest message read, in bytes (default as stdio, 64 MiB). */
+  /** The longest message read, in bytes (default as stdio, 64 MiB): a WebSocket frame, an HTTP POST's body. */
   readonly maxLineBytes?: number;
-  /** The WebSocket keepalive's ping interval, ms (default 30 s; 0: off). */
+  /** The keepalive interval, ms (default 30 s; 0: off): WebSocket pings, event-stream comments and the silence judged on HTTP connections. */
   readonly pingIntervalMs?: number;
 }
 
 /** A listening daemon endpoint. */
 export interface DaemonListener {
-  /** Where clients connect: `ws://127.0.0.1:8767/acp`, or `ws+unix:///path/to/socket:/acp` (the form `ws` takes). */
+  /** Where WebSocket clients connect: `ws://127.0.0.1:8767/acp`, or `ws+unix:///path/to/socket:/acp` (the form `ws` takes); HTTP clients at the same place, `http://…/acp`. */
   readonly url: string;
   /** The address bound (the port the system chose, for port 0). */
   readonly address: ListenAddress;
-  /** Connections open now. */
+  /** Connections open now (WebSocket and HTTP). */
   connections(): number;
   /**
-   * Stops accepting: the listening socket is closed (a Unix socket's file removed) and idle
-   * plain-HTTP connections dropped. Open WebSocket connections are left to their owner to drain
-   * and close.
+   * Stops accepting: the listening socket is closed (a Unix socket's file removed), idle
+   * keep-alive sockets dropped, and an HTTP `initialize` refused (503). Open connections, of
+   * either kind, are left to their owner to drain and close.
    */
   close(): void;
 }
@@ -64,7 +68,16 @@ export interface DaemonListener {
 export async function listenDaemon(options: DaemonListenerOptions): Promise<DaemonListener> {
   const sockets = new WebSocketServer({ noServer: true, maxPayload: webSocketMaxPayload(options.maxLineBytes), perMessageDeflate: false });
   const open = new Set<WebSocket>();
-  const server = createServer(plainRequest);
+  const http = createHttpEndpoint({
+    access: options.access,
+    accept: (transport, request) => options.accept(transport, peerOf(request)),
+    maxBodyBytes: options.maxLineBytes ?? defaultStdioMaxLineBytes,
+    pingIntervalMs: options.pingIntervalMs ?? defaultWebSocketPingIntervalMs,
+  });
+  const server = createServer((request, response) => {
+    if (pathOf(request) === acpPath) return http.handle(request, response);
+    notFound(request, response);
+  });
   server.on('upgrade', (request: IncomingMessage, socket, head) => {
     const access = checkUpgrade(request, options.access);
     if (!access.ok) return rejectUpgrade(socket, access);
@@ -86,10 +99,11 @@ export async function listenDaemon(options: DaemonListenerOptions): Promise<Daem
   return {
     url: listenUrl(address),
     address,
-    connections: () => open.size,
+    connections: () => open.size + http.connections(),
     close() {
       if (closed) return;
       closed = true;
+      http.stopAccepting();
       // net stops listening at once; its callback would wait for every open connection.
       server.close();
       server.closeIdleConnections();
@@ -97,13 +111,14 @@ export async function listenDaemon(options: DaemonListenerOptions): Promise<Daem
   };
 }
 
-/** Anything but the upgrade: 426 at `/acp` (it is a WebSocket endpoint), 404 elsewhere; one line of text. */
-function plainRequest(request: IncomingMessage, response: ServerResponse): void {
-  const path = new URL(request.url ?? '/', 'http://warden.invalid').pathname;
-  const [status, body, headers]: [number, string, Record<string, string>] = path === acpPath
-    ? [426, `warden serve speaks ACP over WebSocket at ${acpPath}: connect with a WebSocket client (or warden acp --connect)\n`, { Upgrade: 'websocket' }]
-    : [404, `not found: warden serve takes WebSocket connections at ${acpPath} only\n`, {}];
-  response.writeHead(status, STATUS_CODES[status], { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close', ...headers });
+function pathOf(request: IncomingMessage): string {
+  return new URL(request.url ?? '/', 'http://warden.invalid').pathname;
+}
+
+/** Any path but `/acp`: 404, one line of text. */
+function notFound(request: IncomingMessage, response: ServerResponse): void {
+  const body = `not found: warden serve serves ACP at ${acpPath} only (a WebSocket upgrade, or Streamable HTTP)\n`;
+  response.writeHead(404, STATUS_CODES[404], { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' });
   response.end(body);
   request.resume();
 }

@@ -117,7 +117,8 @@ export class Subscriber {
    * from after `waiter.after` (a client re-attaching from the last entry it saw), then calls
    * `waiter.done` (the answer follows the history). A replay asked while one runs goes after
    * it, from its own start. Live updates of the session meanwhile reach the connection
-   * through the replay, in journal order.
+   * through the replay, in journal order. With nothing journaled after `waiter.after` (and no
+   * replay under way), the cursor is live from there and `waiter.done` is called at once.
    */
   replay(sessionId: string, waiter: ReplayWaiter): void {
     this.#options.settle?.();
@@ -131,6 +132,13 @@ export class Subscriber {
     }
     cursor ??= this.#track(liveCursor(sessionId, head));
     if (head > cursor.head) cursor.head = head;
+    const after = waiter.after ?? 0;
+    if (cursor.state === 'live' && cursor.replays.length === 0 && head <= after) {
+      // Nothing after `after` to read (a client re-attaching that saw it all): live from there at once, not a turn later.
+      cursor.delivered = after;
+      waiter.done();
+      return;
+    }
     cursor.replays.push(waiter);
     if (cursor.replays.length === 1) {
       rewind(cursor, waiter.after, waiter.withPrompts);

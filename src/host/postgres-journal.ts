@@ -1,0 +1,440 @@
+/**
+ * The PostgreSQL journal (`pg`): the store many hosts share (docs/cluster-plan.md). Each
+ * journal is one host of the cluster: a row in `hosts` with a lease it renews, and the epoch of
+ * every session it owns. Every write to a session is fenced by that epoch in the same statement
+ * (`warden_append`, postgres-journal-schema.ts): a host that lost a session (another host
+ * claimed it after its lease expired) has its writes refused with {@link FencedAppendError}.
+ * An append is durable when its promise resolves (PostgreSQL's commit, `synchronous_commit` as
+ * the server has it: `on` by default).
+ *
+ * Not wired into the host yet: the host's journal is synchronous today (the plan says how it moves).
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import pg from 'pg';
+import { FencedAppendError, type AsyncJournal, type JournalUpdateEntry } from './async-journal.js';
+import {
+  DAMAGED_ENTRY_CODE,
+  InvalidCursorError,
+  JournalError,
+  SessionOwnedError,
+  stateEntryKinds,
+  titleOf,
+  UnknownSessionError,
+  type JournalEntry,
+  type JournalRecord,
+  type JournalSession,
+  type JournalSessionState,
+} from './journal.js';
+import { ensurePostgresSchema, fencedState, unknownSessionState } from './postgres-journal-schema.js';
+
+/** Options of {@link openPostgresJournal}. */
+export interface PostgresJournalOptions {
+  /** How long this host's ownership outlives its last renewal, in ms (default 12,000; tests: 2,000 or less). */
+  readonly lease?: number;
+  /** Renew the lease every `lease / 3` (default `true`; `false`: only {@link PostgresJournal.renewLease} does, for tests). */
+  readonly renew?: boolean;
+  /** `ws://…` the other hosts forward to (the `hosts` row; routing comes later). */
+  readonly advertise?: string;
+  /** Connections in the pool (default 4). */
+  readonly connections?: number;
+  /** The clock of the entries' and sessions' stamps, for tests. */
+  readonly now?: () => Date;
+}
+
+/** A PostgreSQL journal: an {@link AsyncJournal} that is also one host of the cluster. */
+export interface PostgresJournal extends AsyncJournal {
+  /** This host's id in `hosts` (new at every open). */
+  readonly hostId: string;
+  /** The epoch this journal holds for `sessionId`, if it owns it. */
+  epochOf(sessionId: string): number | undefined;
+  /** Renews this host's lease now (also done every `lease / 3` unless `renew: false`). */
+  renewLease(): Promise<void>;
+}
+
+/** The store failed (unreachable, shut down, out of space, …): the message names the database (without its password), the code and what to do. */
+export class PostgresJournalError extends JournalError {
+  /** What is wrong and the fix, without the database's name (the message has both). */
+  readonly problem: string;
+  constructor(where: string, code: string, cause: unknown) {
+    super(where, code, { cause });
+    this.problem = problemOf(code, (cause as Error).message);
+    this.message = `the journal ${where} ${this.problem}`;
+  }
+}
+
+interface SessionRow {
+  key: string;
+  session_id: string;
+  agent: string;
+  cwd: string;
+  title: string | null;
+  created_at: Date;
+  updated_at: Date;
+  state: JournalSessionState;
+  resume: string | null;
+  restarts: number;
+}
+
+interface EntryRow {
+  seq: string;
+  at: Date;
+  entry: string;
+}
+
+const maxPage = 200;
+const defaultLease = 12_000;
+
+/**
+ * Opens the journal in the PostgreSQL database at `url` (`postgres://user@host:port/db`):
+ * creates or migrates its schema, registers this host with a lease, and renews it.
+ *
+ * @example
+ * ```ts
+ * const journal = await openPostgresJournal('postgres://warden@db.internal/warden', { lease: 12_000 });
+ * const session = await journal.createSession({ sessionId: 's1', agent: 'claude', cwd: '/work' });
+ * await journal.append('s1', { kind: 'prompt', prompt: [{ type: 'text', text: 'hello' }] });
+ * ```
+ */
+export async function openPostgresJournal(url: string, options: PostgresJournalOptions = {}): Promise<PostgresJournal> {
+  const where = redacted(url);
+  const lease = options.lease ?? defaultLease;
+  if (!(Number.isInteger(lease) && lease > 0)) throw new TypeError(`Expected the \`lease\` option to be a positive integer of milliseconds, got \`${String(lease)}\` (${typeof lease}).`);
+  const now = options.now ?? (() => new Date());
+  const pool = new pg.Pool({ connectionString: url, max: options.connections ?? 4 });
+  // An idle client that loses its connection (the server restarted) is dropped by the pool; without a listener it would crash the process.
+  pool.on('error', () => undefined);
+  const hostId = randomUUID();
+  const named = <T>(work: Promise<T>): Promise<T> => work.catch((error: unknown) => Promise.reject(storeError(where, error)));
+  try {
+    const client = await pool.connect();
+    try {
+      await ensurePostgresSchema(client, where);
+    } finally {
+      client.release();
+    }
+    await pool.query("INSERT INTO hosts (host_id, name, pid, advertise, lease_until) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5 / 1000.0))", [hostId, hostname(), process.pid, options.advertise ?? null, lease]);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    const failure = storeError(where, error);
+    throw new Error(`cannot open the journal at ${where}: ${failure instanceof PostgresJournalError ? `it ${failure.problem}` : failure.message}`, { cause: error });
+  }
+
+  /** Epochs of the sessions this journal owns. */
+  const epochs = new Map<string, number>();
+  let closed = false;
+  const open = () => {
+    if (closed) throw new Error(`the journal ${where} is closed`);
+  };
+  const query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => {
+    open();
+    return named(pool.query<R>(text, values));
+  };
+  /** In one transaction on one connection. */
+  const transaction = async <T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
+    open();
+    const client = await named(pool.connect());
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw storeError(where, error);
+    } finally {
+      client.release();
+    }
+  };
+
+  /** A session's owner is gone: released, its host closed, or its lease expired while the database has been up for a lease (a restart of the database expires no lease). */
+  const ownerFree = `(s.owner_host IS NULL OR NOT EXISTS (SELECT 1 FROM hosts h WHERE h.host_id = s.owner_host AND h.state <> 'gone'
+      AND (h.lease_until > now() OR pg_postmaster_start_time() > now() - make_interval(secs => $3 / 1000.0))))`;
+
+  /** Why a session's owner refused this journal: the owner's host row, for the error. */
+  const ownedError = async (sessionId: string): Promise<Error> => {
+    const { rows } = await query<{ pid: number | null; name: string | null; owned_at: Date | null }>(
+      'SELECT h.pid, h.name, s.owned_at FROM sessions s LEFT JOIN hosts h ON h.host_id = s.owner_host WHERE s.session_id = $1',
+      [sessionId],
+    );
+    const row = rows[0];
+    if (!row) return new UnknownSessionError(sessionId);
+    return new SessionOwnedError(sessionId, { pid: row.pid ?? 0, host: row.name ?? 'an unknown host', acquiredAt: (row.owned_at ?? new Date(0)).toISOString() });
+  };
+
+  /** The fenced write: one call of `warden_append`. */
+  const write = async (sessionId: string, entries: readonly JournalEntry[]): Promise<number[]> => {
+    const held = epochs.get(sessionId);
+    const at = now().toISOString();
+    let title: string | null = null;
+    let restarts = 0;
+    for (const entry of entries) {
+      if (entry.kind === 'prompt') title ??= titleOf(entry.prompt) ?? null;
+      if (entry.kind === 'restart') restarts++;
+    }
+    try {
+      const { rows } = await pool.query<{ seqs: string[] }>('SELECT warden_append($1, $2, $3, $4, $5, $6, $7, $8) AS seqs', [
+        sessionId,
+        hostId,
+        held ?? -1,
+        entries.map(() => at),
+        entries.map((entry) => entry.kind),
+        entries.map((entry) => JSON.stringify(entry)),
+        title,
+        restarts,
+      ]);
+      return (rows[0]?.seqs ?? []).map(Number);
+    } catch (error) {
+      throw refusal(sessionId, held, error) ?? storeError(where, error);
+    }
+  };
+  /** A write the store refused as the journal's own errors (unknown session, fenced). */
+  const refusal = (sessionId: string, held: number | undefined, error: unknown): Error | undefined => {
+    const code = (error as { code?: unknown }).code;
+    if (code === unknownSessionState) return new UnknownSessionError(sessionId);
+    if (code !== fencedState) return undefined;
+    if (held !== undefined) epochs.delete(sessionId);
+    const owner = JSON.parse((error as { detail?: string }).detail ?? '{}') as { owner?: string | null; epoch?: number };
+    return new FencedAppendError(sessionId, held, { hostId: owner.owner ?? undefined, epoch: Number(owner.epoch ?? 0) });
+  };
+  /** A fenced update of a session's own row (resume, state). */
+  const setFenced = async (sessionId: string, assignment: string, values: readonly unknown[]): Promise<void> => {
+    const held = epochs.get(sessionId);
+    const { rowCount } = await query(`UPDATE sessions SET ${assignment} WHERE session_id = $1 AND owner_host = $2 AND epoch = $3`, [sessionId, hostId, held ?? -1, ...values]);
+    if (rowCount) return;
+    const { rows } = await query<{ owner_host: string | null; epoch: string }>('SELECT owner_host, epoch FROM sessions WHERE session_id = $1', [sessionId]);
+    const row = rows[0];
+    if (!row) throw new UnknownSessionError(sessionId);
+    if (held !== undefined) epochs.delete(sessionId);
+    throw new FencedAppendError(sessionId, held, { hostId: row.owner_host ?? undefined, epoch: Number(row.epoch) });
+  };
+
+  let renewing: NodeJS.Timeout | undefined;
+  const renewLease = async (): Promise<void> => {
+    await query("UPDATE hosts SET heartbeat_at = now(), lease_until = now() + make_interval(secs => $2 / 1000.0), load = $3 WHERE host_id = $1 AND state <> 'gone'", [hostId, lease, epochs.size]);
+  };
+  if (options.renew !== false) {
+    // A failed renewal is not ownership lost: the next one may reach the database (the cluster's lease module decides, later).
+    renewing = setInterval(() => void renewLease().catch(() => undefined), Math.max(1, Math.floor(lease / 3)));
+    renewing.unref();
+  }
+
+  const entryColumns = 'SELECT e.seq, e.at, e.entry FROM entries e JOIN sessions s ON s.key = e.session_key WHERE s.session_id = $1';
+  const created = async (client: pg.PoolClient, sessionId: string, agent: string, cwd: string): Promise<string> => {
+    const at = now().toISOString();
+    const { rows } = await client.query<{ key: string }>(
+      "INSERT INTO sessions (session_id, agent, cwd, created_at, updated_at, state, owner_host, epoch, owned_at) VALUES ($1, $2, $3, $4, $4, 'open', $5, 1, now()) RETURNING key",
+      [sessionId, agent, cwd, at, hostId],
+    );
+    return (rows[0] as { key: string }).key;
+  };
+  const session = async (sessionId: string): Promise<JournalSession> => {
+    const { rows } = await query<SessionRow>('SELECT * FROM sessions WHERE session_id = $1', [sessionId]);
+    if (!rows[0]) throw new UnknownSessionError(sessionId);
+    return sessionOf(rows[0], where);
+  };
+
+  return {
+    hostId,
+    epochOf: (sessionId) => epochs.get(sessionId),
+    renewLease,
+    async createSession({ sessionId, agent, cwd }) {
+      await transaction((client) => created(client, sessionId, agent, cwd));
+      epochs.set(sessionId, 1);
+      return session(sessionId);
+    },
+    async forkSession({ sessionId, agent, cwd, from }) {
+      await transaction(async (client) => {
+        const origin = await client.query<{ key: string; title: string | null }>('SELECT key, title FROM sessions WHERE session_id = $1', [from]);
+        const source = origin.rows[0];
+        if (!source) throw new UnknownSessionError(from);
+        const key = await created(client, sessionId, agent, cwd);
+        await client.query('UPDATE sessions SET title = $2 WHERE key = $1', [key, source.title]);
+        await client.query('SELECT warden_copy_conversation($1, $2)', [source.key, key]);
+      });
+      epochs.set(sessionId, 1);
+      return session(sessionId);
+    },
+    async getSession(sessionId) {
+      const { rows } = await query<SessionRow>('SELECT * FROM sessions WHERE session_id = $1', [sessionId]);
+      return rows[0] ? sessionOf(rows[0], where) : undefined;
+    },
+    async listSessions(query_ = {}) {
+      const limit = Math.max(1, Math.min(maxPage, Math.floor(query_.limit ?? 50)));
+      const after = query_.cursor ? decodeCursor(query_.cursor) : undefined;
+      const filters: string[] = [];
+      const args: unknown[] = [];
+      if (query_.cwd !== undefined) {
+        args.push(query_.cwd);
+        filters.push(`cwd = $${args.length}`);
+      }
+      if (after) {
+        args.push(after.updatedAt, after.sessionId);
+        filters.push(`(updated_at < $${args.length - 1} OR (updated_at = $${args.length - 1} AND session_id < $${args.length}))`);
+      }
+      args.push(limit + 1);
+      const { rows } = await query<SessionRow>(`SELECT * FROM sessions ${filters.length ? `WHERE ${filters.join(' AND ')}` : ''} ORDER BY updated_at DESC, session_id DESC LIMIT $${args.length}`, args);
+      const page = rows.slice(0, limit).map((row) => sessionOf(row, where));
+      const last = page.at(-1);
+      return { sessions: page, nextCursor: rows.length > limit && last ? encodeCursor(last) : undefined };
+    },
+    async append(sessionId, entry) {
+      open();
+      return (await write(sessionId, [entry]))[0] as number;
+    },
+    async appendGroup(sessionId, entries: readonly JournalUpdateEntry[]) {
+      open();
+      if (entries.length === 0) return [];
+      return write(sessionId, entries);
+    },
+    async deleteSession(sessionId) {
+      const deleted = await transaction(async (client) => {
+        const gone = await client.query<{ key: string }>(
+          `DELETE FROM sessions s WHERE s.session_id = $1 AND (s.owner_host = $2 OR ${ownerFree}) RETURNING key`,
+          [sessionId, hostId, lease],
+        );
+        const key = gone.rows[0]?.key;
+        if (key !== undefined) await client.query('DELETE FROM entries WHERE session_key = $1', [key]);
+        return key !== undefined;
+      });
+      epochs.delete(sessionId);
+      if (deleted) return;
+      const refused = await ownedError(sessionId);
+      // Unknown: nothing to forget.
+      if (!(refused instanceof UnknownSessionError)) throw refused;
+    },
+    async entries(sessionId, afterSeq = 0) {
+      const { rows } = await query<EntryRow>(`${entryColumns} AND e.seq > $2 ORDER BY e.seq`, [sessionId, afterSeq]);
+      return rows.map((row) => recordOf(sessionId, row, where));
+    },
+    async readEntries(sessionId, page) {
+      const limit = Math.floor(page.limit);
+      if (!(limit >= 1)) throw new TypeError(`Expected the \`limit\` of a journal page to be a positive integer, got \`${String(page.limit)}\`.`);
+      // The running size before each row: a page ends with the row that brings it to maxBytes (always one row at least).
+      const { rows } = await query<EntryRow>(
+        `SELECT seq, at, entry FROM (SELECT e.seq, e.at, e.entry, sum(length(e.entry)) OVER (ORDER BY e.seq) - length(e.entry) AS before
+           FROM entries e WHERE e.session_key = (SELECT key FROM sessions WHERE session_id = $1) AND e.seq > $2 ORDER BY e.seq LIMIT $3) page
+         WHERE before < $4 ORDER BY seq`,
+        [sessionId, page.afterSeq ?? 0, limit, page.maxBytes ?? Number.MAX_SAFE_INTEGER],
+      );
+      return rows.map((row) => recordOf(sessionId, row, where));
+    },
+    async stateEntries(sessionId) {
+      const { rows } = await query<EntryRow>(`${entryColumns} AND e.kind = ANY($2) ORDER BY e.seq`, [sessionId, [...stateEntryKinds]]);
+      return rows.map((row) => recordOf(sessionId, row, where));
+    },
+    async lastSeq(sessionId) {
+      const { rows } = await query<{ seq: string | null }>('SELECT max(e.seq) AS seq FROM entries e WHERE e.session_key = (SELECT key FROM sessions WHERE session_id = $1)', [sessionId]);
+      return Number(rows[0]?.seq ?? 0);
+    },
+    async claim(sessionId) {
+      const { rows } = await query<{ epoch: string }>(
+        `UPDATE sessions s SET epoch = CASE WHEN s.owner_host = $2 THEN s.epoch ELSE s.epoch + 1 END,
+           owned_at = CASE WHEN s.owner_host = $2 THEN s.owned_at ELSE now() END, owner_host = $2
+         WHERE s.session_id = $1 AND (s.owner_host = $2 OR ${ownerFree}) RETURNING s.epoch`,
+        [sessionId, hostId, lease],
+      );
+      const row = rows[0];
+      if (!row) throw await ownedError(sessionId);
+      epochs.set(sessionId, Number(row.epoch));
+      return Number(row.epoch);
+    },
+    async release(sessionId) {
+      const held = epochs.get(sessionId);
+      epochs.delete(sessionId);
+      if (held === undefined) return;
+      await query('UPDATE sessions SET owner_host = NULL WHERE session_id = $1 AND owner_host = $2 AND epoch = $3', [sessionId, hostId, held]);
+    },
+    setResume: (sessionId, resume) => setFenced(sessionId, 'resume = $4', [resume === undefined ? null : JSON.stringify(resume)]),
+    setState: (sessionId, state) => setFenced(sessionId, 'state = $4, updated_at = $5', [state, now().toISOString()]),
+    async close() {
+      if (closed) return;
+      if (renewing) clearInterval(renewing);
+      try {
+        // What this host holds is free at once for the others; its lease with it.
+        await query('UPDATE sessions SET owner_host = NULL WHERE owner_host = $1', [hostId]);
+        await query("UPDATE hosts SET state = 'gone', lease_until = now() WHERE host_id = $1", [hostId]);
+      } catch {
+        // closing anyway: the lease expires by itself
+      } finally {
+        closed = true;
+        epochs.clear();
+        await pool.end();
+      }
+    },
+  };
+}
+
+/** The store's own errors as {@link PostgresJournalError}; the journal's own (unknown session, fenced, owned, cursor) pass through. */
+function storeError(where: string, error: unknown): Error {
+  if (error instanceof JournalError || error instanceof UnknownSessionError || error instanceof FencedAppendError || error instanceof SessionOwnedError || error instanceof InvalidCursorError) return error;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') return new PostgresJournalError(where, code, error);
+  // pg's own errors of a connection lost mid-query carry no code: SQLSTATE's connection_failure.
+  if (error instanceof Error && /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/u.test(error.message)) return new PostgresJournalError(where, '08006', error);
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/** What a PostgreSQL (or connection) error code means to the person who has to fix it. */
+function problemOf(code: string, message: string): string {
+  if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EPIPE)$/u.test(code) || code.startsWith('08')) return `cannot be reached (${code}: ${message}): check that PostgreSQL runs there and the URL`;
+  if (code === '57P01' || code === '57P02' || code === '57P03') return `is shutting down or starting (${code}: ${message}): retry once PostgreSQL is up`;
+  if (code === '53100') return `cannot grow (${code}): free some disk space on the database server`;
+  if (code === '28P01' || code === '28000') return `refused the login (${code}: ${message}): check the user and password in the URL`;
+  if (code === '3D000') return `does not exist (${code}: ${message}): create the database first (createdb)`;
+  if (code === DAMAGED_ENTRY_CODE) return `holds an entry that is not JSON (${code}: ${message}): restore a backup`;
+  return `failed (${code}: ${message})`;
+}
+
+/** The URL without its password: errors and logs name the database, never the secret. */
+function redacted(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://(an invalid URL)';
+  }
+}
+
+function sessionOf(row: SessionRow, where: string): JournalSession {
+  return {
+    sessionId: row.session_id,
+    agent: row.agent,
+    cwd: row.cwd,
+    title: row.title ?? undefined,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    state: row.state,
+    resume: row.resume === null ? undefined : parseStored(row.resume, `the resume state of session ${row.session_id}`, where),
+    restarts: row.restarts,
+  };
+}
+
+function recordOf(sessionId: string, row: EntryRow, where: string): JournalRecord {
+  return { seq: Number(row.seq), sessionId, at: row.at.toISOString(), entry: parseStored(row.entry, `entry ${row.seq} of session ${sessionId}`, where) as JournalEntry };
+}
+
+/** A stored JSON value; text that does not parse (an edit by hand, a fault) is a damaged store, a {@link PostgresJournalError} (as in the SQLite journal). */
+function parseStored(text: string, what: string, where: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new PostgresJournalError(where, DAMAGED_ENTRY_CODE, new Error(`${what} is not JSON (${(error as Error).message})`, { cause: error }));
+  }
+}
+
+/** Cursors are opaque to clients: the last row's sort key, base64url-encoded (the SQLite journal's format). */
+function encodeCursor(session: JournalSession): string {
+  return Buffer.from(JSON.stringify([session.updatedAt, session.sessionId])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { updatedAt: string; sessionId: string } {
+  try {
+    const [updatedAt, sessionId] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    if (typeof updatedAt === 'string' && typeof sessionId === 'string' && !Number.isNaN(Date.parse(updatedAt))) return { updatedAt, sessionId };
+  } catch {
+    // fall through
+  }
+  throw new InvalidCursorError(cursor);
+}
