@@ -139,10 +139,13 @@ describe('warden acp --connect --keepalive: the bridge finds a half-open connect
     await waitUntil(() => running.lines() >= frames || running.process.exitCode !== null, 'every frame on stdout', 60_000).catch((error: Error) => {
       throw new Error(`${error.message}: ${running.lines()} lines, peer dropped ${String(peer.dropped())}, bridge ${String(running.process.exitCode)}, stderr ${running.stderr()}`);
     });
+    // The end of stdin first: parsing 16 MiB keeps this process (the peer) from answering pings
+    // for a while under load, and a 0.2 s keepalive would rightly drop it meanwhile.
+    running.process.stdin?.end();
+    const exited = await running.exited;
     const numbers = running.stdout().trim().split('\n').map((line) => (JSON.parse(line) as { params: { n: number } }).params.n);
     expect(numbers).to.deep.equal(Array.from({ length: frames }, (_, n) => n));
-    running.process.stdin?.end();
-    expect(await running.exited).to.equal(0);
+    expect(exited, running.stderr()).to.equal(0);
     expect(running.stderr()).to.equal('');
   });
 

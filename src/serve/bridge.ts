@@ -26,7 +26,11 @@ export type BridgeFailure =
   /** The daemon answered no ping for two keepalive intervals in a row (a half-open connection: its host or network gone); the bridge dropped the socket. */
   | { readonly kind: 'unanswered'; readonly pingIntervalMs: number };
 
-/** Opens the socket to the daemon with the bearer token; a failure to connect is a value, not a throw. */
+/**
+ * Opens the socket to the daemon with the bearer token; a failure to connect is a value, not a
+ * throw. The socket comes paused (no frame is lost before anyone listens): {@link pumpBridge}
+ * resumes it.
+ */
 export function openBridgeSocket(url: string, token: string, handshakeTimeoutMs = 10_000): Promise<{ readonly ok: true; readonly socket: WebSocket } | { readonly ok: false; readonly failure: BridgeFailure }> {
   return new Promise((resolve) => {
     let socket: WebSocket;
@@ -43,7 +47,12 @@ export function openBridgeSocket(url: string, token: string, handshakeTimeoutMs 
       settled = true;
       resolve(value);
     };
-    socket.once('open', () => settle({ ok: true, socket }));
+    socket.once('open', () => {
+      // Frames the daemon sent with its 101 (read with it: ws's upgrade head) are parsed on the
+      // next tick, before whoever awaits this promise can listen: held until pumpBridge does.
+      socket.pause();
+      settle({ ok: true, socket });
+    });
     socket.once('unexpected-response', (_request, response: IncomingMessage) => {
       let body = '';
       response.setEncoding('utf8');
@@ -79,7 +88,8 @@ export interface BridgePumpOptions {
  * answered, or the drain timeout), or with the failure that ended it. Backpressure both ways:
  * stdin is paused while the socket holds {@link bridgeHighWaterBytes}, and the socket is not
  * read while stdout is full. The keepalive pings the daemon every `pingIntervalMs`; an
- * interval during which the socket was paused for stdout does not count against it.
+ * interval during which the socket was paused for stdout does not count against it. The
+ * socket may come paused (as {@link openBridgeSocket} hands it over): it is resumed here.
  */
 export function pumpBridge(socket: WebSocket, input: Readable, output: Writable, options: BridgePumpOptions): Promise<BridgeFailure | undefined> {
   return new Promise((resolve) => {
@@ -185,6 +195,7 @@ export function pumpBridge(socket: WebSocket, input: Readable, output: Writable,
       output.write('', () => resolve(failure));
     });
     keepalive.start();
+    socket.resume(); // paused since its open (openBridgeSocket): the listeners are on now
   });
 }
 
