@@ -14,13 +14,11 @@
  * cancelled before the next one starts.
  */
 import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WebSocket } from 'ws';
 import { buildWarden } from './support/build-warden.js';
-import { killGroup, startServeDaemon } from './support/warden-serve.js';
+import { killGroup, serveClient as client, startServeDaemon, type ServeFrame } from './support/warden-serve.js';
 import { check, formatRatio, measureInterleaved, summarize, table, withDeadline, type Stats } from './support/measure.js';
 
 const plan = { warmup: 2, repetitions: 41 };
@@ -30,40 +28,7 @@ const behind = 20;
 const steadyAfter = behind + 3;
 const afterKey = 'acp-warden/after';
 const seqKey = 'acp-warden/seq';
-type Frame = { id?: number; method?: string; params?: { sessionId?: string; _meta?: Record<string, unknown> }; result?: Record<string, unknown>; error?: unknown };
-
-/** A WebSocket client of the daemon: requests by id, every frame handed to `listeners`. */
-async function client(url: string, token: string): Promise<{ socket: WebSocket; request(method: string, params: unknown): Promise<Frame>; send(message: object): void; listeners: Set<(frame: Frame) => void> }> {
-  const socket = new WebSocket(url, { headers: { Authorization: `Bearer ${token}` } });
-  await withDeadline(once(socket, 'open'), 'the WebSocket to open');
-  const listeners = new Set<(frame: Frame) => void>();
-  let next = 1;
-  socket.on('message', (data: Buffer) => {
-    const frame = JSON.parse(data.toString('utf8')) as Frame;
-    for (const listener of listeners) listener(frame);
-  });
-  const send = (message: object) => socket.send(JSON.stringify({ jsonrpc: '2.0', ...message }));
-  return {
-    socket,
-    listeners,
-    send,
-    request(method, params) {
-      const id = next++;
-      return withDeadline(
-        new Promise<Frame>((resolve) => {
-          const listener = (frame: Frame) => {
-            if (frame.id !== id || frame.method !== undefined) return;
-            listeners.delete(listener);
-            resolve(frame);
-          };
-          listeners.add(listener);
-          send({ id, method, params });
-        }),
-        method,
-      );
-    },
-  };
-}
+type Frame = ServeFrame;
 
 const initialize = { protocolVersion: 1, clientCapabilities: {} };
 const words = Array.from({ length: 20_000 }, (_, n) => `w${n}`).join(' ');

@@ -4,16 +4,7 @@
  * handle: a process is alive when /proc says so.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-
-/** The fields of /proc/<pid>/stat after the command name (which may hold spaces). */
-function statFields(pid: number): string[] | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return undefined;
-  }
-}
+import { statFields } from '../support/process-cpu.js';
 
 /** Whether `pid` is a live process (a zombie only waits to be reaped: dead). */
 export function isAlive(pid: number): boolean {

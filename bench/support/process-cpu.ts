@@ -14,7 +14,7 @@ const ticksPerSecond = (() => {
 })();
 
 /** The `/proc/PID/stat` fields after the command (which may hold spaces and parentheses); undefined: no such process. */
-function statFields(pid: number): string[] | undefined {
+export function statFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ');

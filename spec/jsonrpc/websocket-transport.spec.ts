@@ -19,7 +19,8 @@ import { closeConnection, connectionLogic, respond, sendNotification, sendReques
 import type { RpcError } from '../../src/jsonrpc/rpc-error.js';
 import { stdioTransport } from '../../src/jsonrpc/stdio-transport.js';
 import type { PeerLost, TransportSink } from '../../src/jsonrpc/transport.js';
-import { webSocketMaxPayload, webSocketTransport, type WebSocketTransportOptions } from '../../src/jsonrpc/websocket-transport.js';
+import { connectWebSocketTransport, webSocketMaxPayload, webSocketTransport, type WebSocketTransportOptions } from '../../src/jsonrpc/websocket-transport.js';
+import { eagerPeer } from '../support/eager-websocket-peer.js';
 import { waitUntil } from '../support/processes.js';
 
 const servers: WebSocketServer[] = [];
@@ -543,6 +544,25 @@ describe('webSocketTransport (issue 16: a WebSocket transport for the JSON-RPC c
       expect(text).to.equal('You said: hello over a socket. This is the acp-warden demo agent, answering word by word.');
     } finally {
       connection.close();
+    }
+  });
+
+  it('connectWebSocketTransport: frames the server sent with its 101 (read in the same TCP read) reach the sink started later, in order', async () => {
+    const frames = Array.from({ length: 3 }, (_, n) => JSON.stringify({ jsonrpc: '2.0', method: 'early', params: { n } }));
+    const peer = await eagerPeer(frames);
+    const opened = await connectWebSocketTransport(peer.url, { pingIntervalMs: 0 });
+    if (!opened.ok) throw new Error(`connect failed: ${JSON.stringify(opened.failure)}`);
+    try {
+      // Whoever awaited the connect starts the transport some turns later (ws parsed the head meanwhile).
+      await new Promise((resolve) => setImmediate(resolve));
+      const received: unknown[] = [];
+      const sink: TransportSink = { message: (value) => received.push(value), malformed: () => undefined, closed: () => undefined };
+      opened.transport.start(sink);
+      await waitUntil(() => received.length >= frames.length, 'the three early frames', 10_000).catch(() => undefined);
+      expect(received).to.deep.equal(frames.map((frame) => JSON.parse(frame)));
+    } finally {
+      opened.transport.close();
+      await new Promise((resolve) => peer.server.close(resolve));
     }
   });
 });

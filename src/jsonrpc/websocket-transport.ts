@@ -5,6 +5,7 @@ import type { JsonRpcMessage } from './message.js';
 import { defaultStdioMaxLineBytes, stdioHighWaterBytes, stdioLowWaterBytes } from './stdio-transport.js';
 import { HeldInput } from './held-input.js';
 import { defaultKeepaliveIntervalMs, WebSocketKeepalive } from './websocket-keepalive.js';
+import { readUpgradeRefusal } from './websocket-refusal.js';
 import type { PeerLost, Transport, TransportSink } from './transport.js';
 
 /** How often {@link webSocketTransport} pings its peer by default: every 30 s. */
@@ -186,7 +187,10 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
       socket.on('error', onError);
       socket.on('close', onClose);
       if (socket.readyState === socket.CONNECTING) socket.once('open', onOpen);
-      else if (socket.readyState === socket.OPEN) keepalive.start();
+      else if (socket.readyState === socket.OPEN) {
+        keepalive.start();
+        applyReading(); // a socket handed over paused (connectWebSocketTransport) is read from now on
+      }
       else queueMicrotask(() => finish({ message: 'the WebSocket was already closed' }));
     },
     send(message: JsonRpcMessage) {
@@ -276,18 +280,13 @@ export async function connectWebSocketTransport(url: string, options: WebSocketC
     };
     // Kept after the settle: ws reports the socket's later errors here too (the transport's own listener comes with its start).
     socket.on('error', onError);
-    socket.once('unexpected-response', (_request, response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body = (body + chunk).slice(0, 2000)));
-      const done = () => {
-        settle({ ok: false, failure: { kind: 'refused', status: response.statusCode ?? 0, body: body.trim() } });
-        socket.terminate();
-      };
-      response.once('end', done);
-      response.once('error', done);
+    socket.once('unexpected-response', (_request, response) => readUpgradeRefusal(socket, response, (failure) => settle({ ok: false, failure })));
+    socket.once('open', () => {
+      // Frames the server sent with its 101 (ws's upgrade head) are parsed on the next tick,
+      // before whoever awaits this promise has started the transport: held until start().
+      socket.pause();
+      settle({ ok: true, transport: webSocketTransport(socket, transportOptions) });
     });
-    socket.once('open', () => settle({ ok: true, transport: webSocketTransport(socket, transportOptions) }));
   });
 }
 

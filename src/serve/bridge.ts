@@ -9,6 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import { WebSocket } from 'ws';
 import { WebSocketKeepalive } from '../jsonrpc/websocket-keepalive.js';
+import { readUpgradeRefusal } from '../jsonrpc/websocket-refusal.js';
 
 /** Bytes queued on the socket above which stdin is paused; it resumes at {@link bridgeLowWaterBytes} (stdio's marks). */
 export const bridgeHighWaterBytes = 256 * 1024;
@@ -53,17 +54,7 @@ export function openBridgeSocket(url: string, token: string, handshakeTimeoutMs 
       socket.pause();
       settle({ ok: true, socket });
     });
-    socket.once('unexpected-response', (_request, response: IncomingMessage) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body = (body + chunk).slice(0, 2000)));
-      const done = () => {
-        settle({ ok: false, failure: { kind: 'refused', status: response.statusCode ?? 0, body: body.trim() } });
-        socket.terminate();
-      };
-      response.once('end', done);
-      response.once('error', done);
-    });
+    socket.once('unexpected-response', (_request, response: IncomingMessage) => readUpgradeRefusal(socket, response, (failure) => settle({ ok: false, failure })));
     socket.on('error', (error: NodeJS.ErrnoException) => settle({ ok: false, failure: { kind: 'unreachable', code: error.code ?? 'ERROR', message: error.message } }));
   });
 }
