@@ -398,9 +398,11 @@ describe('warden serve: ACP over Streamable HTTP (issue 16)', function () {
         const slowSession = await rawEventStream(big, { 'Acp-Connection-Id': slowId, 'Acp-Session-Id': sessionId }); // never read until the turn is over
         const resume = await exchange(big, { method: 'POST', headers: { ...bearer(big), ...json, 'Acp-Connection-Id': slowId, 'Acp-Session-Id': sessionId }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/resume', params: { sessionId, cwd: state, mcpServers: [] } }) });
         expect(resume.status).to.equal(202);
-        type Listed = { sessions: Array<{ sessionId: string; clients: Array<{ role: string; delivered?: number }> }> };
+        type Listed = { sessions: Array<{ sessionId: string; clients: Array<{ role: string; delivered?: number; peer?: string }> }> };
         const clients = async () => (await controller.request<Listed>('_acp-warden/sessions', {})).sessions.find((s) => s.sessionId === sessionId)?.clients ?? [];
         await waitUntil(async () => (await clients()).length === 2, 'the slow client attached as observer', 30_000);
+        // warden sessions names the endpoint a client came through.
+        expect((await clients()).map((client) => client.peer)).to.satisfy((peers: string[]) => peers.every((peer) => /^127\.0\.0\.1:\d+ over HTTP/u.test(peer)));
         const done = await controller.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'say a lot' }] });
         expect(done.stopReason).to.equal('end_turn');
         expect(chunks(controller.updates, sessionId), 'the controller got the whole turn').to.have.length(count);

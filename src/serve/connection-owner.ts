@@ -26,7 +26,7 @@ export function createConnectionOwner(host: Host, settings: ServeSettings): Conn
     (hub ??= host.hub({ idleTimeoutMs: settings.idleTimeoutMs, unattended: { policy: settings.unattended, timeoutMs: settings.unattendedTimeoutMs } }));
   return {
     attachConnection(transport, peer) {
-      hubOf().attach(transport, { peer: peer.userAgent ? `${peer.remote} (${peer.userAgent})` : peer.remote });
+      hubOf().attach(transport, { peer: peerText(peer) });
     },
     // The hub's own list: a connection leaves it when its server stops.
     connections: () => hub?.connections().length ?? 0,
@@ -34,3 +34,8 @@ export function createConnectionOwner(host: Host, settings: ServeSettings): Conn
   };
 }
 
+/** How `warden sessions` and the live view name a client: its address, `over HTTP` for the Streamable HTTP endpoint, its User-Agent. */
+export function peerText(peer: DaemonPeer): string {
+  const where = peer.transport === 'http' ? `${peer.remote} over HTTP` : peer.remote;
+  return peer.userAgent ? `${where} (${peer.userAgent})` : where;
+}

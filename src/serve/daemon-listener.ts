@@ -24,6 +24,8 @@ export interface DaemonPeer {
   readonly remote: string;
   /** The `User-Agent` header it sent, if any. */
   readonly userAgent: string | undefined;
+  /** Which endpoint of `/acp` it came through: a WebSocket, or Streamable HTTP. */
+  readonly transport: 'websocket' | 'http';
 }
 
 /** Options of {@link listenDaemon}. */
@@ -70,7 +72,7 @@ export async function listenDaemon(options: DaemonListenerOptions): Promise<Daem
   const open = new Set<WebSocket>();
   const http = createHttpEndpoint({
     access: options.access,
-    accept: (transport, request) => options.accept(transport, peerOf(request)),
+    accept: (transport, request) => options.accept(transport, peerOf(request, 'http')),
     maxBodyBytes: options.maxLineBytes ?? defaultStdioMaxLineBytes,
     pingIntervalMs: options.pingIntervalMs ?? defaultWebSocketPingIntervalMs,
   });
@@ -88,7 +90,7 @@ export async function listenDaemon(options: DaemonListenerOptions): Promise<Daem
         ...(options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {}),
         ...(options.pingIntervalMs !== undefined ? { pingIntervalMs: options.pingIntervalMs } : {}),
       });
-      options.accept(transport, peerOf(request));
+      options.accept(transport, peerOf(request, 'websocket'));
     });
   });
   // A client that resets during the handshake is its own problem, not the daemon's.
@@ -187,9 +189,10 @@ function boundAddress(server: Server, asked: ListenAddress): ListenAddress {
   return { ...asked, port };
 }
 
-function peerOf(request: IncomingMessage): DaemonPeer {
+function peerOf(request: IncomingMessage, transport: DaemonPeer['transport']): DaemonPeer {
   const { remoteAddress, remotePort } = request.socket;
   return {
+    transport,
     remote: remoteAddress ? `${remoteAddress.includes(':') ? `[${remoteAddress}]` : remoteAddress}:${remotePort ?? ''}` : 'unix',
     userAgent: request.headers['user-agent'],
   };
