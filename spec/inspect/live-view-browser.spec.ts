@@ -14,6 +14,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createHost, type Host } from '../../src/host/host.js';
+import { chartNamed } from '../../src/inspect/chart-catalog.js';
+import { chartEdges, chartStates, type Chart } from '../../src/inspect/chart-model.js';
 import type { LiveViewServer } from '../../src/inspect/live-view-server.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 
@@ -88,11 +90,21 @@ describe('live view in Chromium', function () {
     await shown(page, `li[data-kind="port"][data-pid="${first.pid}"][data-status="active"][data-restarts="0"]`, `the agent process ${first.pid}`);
     await shown(page, 'li[data-kind="supervisor"][data-label="agent"]', 'the agent supervisor');
     await shown(page, '[data-testid="connection"][data-state="live"]', 'the live connection');
-    // The session's state chart, its current state highlighted.
+    // The session's state chart drawn as a graph (laid out in the page by the elkjs warden
+    // serves): one box per state, one labelled arrow per transition, the current state highlighted.
     const machine = `[data-testid="machine"][data-session="${session.sessionId}"]`;
-    await shown(page, `${machine} .chart-state.current[data-state="ready"]`, 'the session highlighted in ready');
-    expect(await page.locator(`${machine} .chart-state`).count()).to.equal(9);
-    expect(await page.locator(`${machine} .chart-state[aria-current="true"]`).count()).to.equal(1);
+    const graph = `${machine} [data-testid="graph"] svg.chart-graph`;
+    await shown(page, `${graph} g.state.current[data-path="ready"]`, 'the session highlighted in ready on its graph');
+    const chart = chartNamed('session') as Chart;
+    const states = chartStates(chart).map((entry) => entry.path);
+    expect(await page.locator(`${graph} g.state`).evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-path')))).to.have.members(states);
+    for (const name of states) expect(await page.locator(`${graph} g.state[data-path="${name}"] > text.name`).textContent()).to.equal(name);
+    const arrows = chartEdges(chart).filter((edge) => edge.transition.targets.length > 0).length;
+    expect(await page.locator(`${graph} g.transition`).count()).to.equal(arrows);
+    expect(await page.locator(`${graph} g.transition[data-event="prompt"][data-source="ready"][data-target="prompting"] > text.label`).textContent()).to.equal('prompt');
+    expect(await page.locator(`${graph} g.state.current`).count()).to.equal(1);
+    // The view was served after the session became ready: no transition seen yet, none highlighted.
+    expect(await page.locator(`${graph} g.transition.last`).count()).to.equal(0);
 
     process.kill(first.pid, 'SIGKILL');
     await waitUntil(() => host!.processes().some((entry) => entry.pid !== first.pid) && session.state() === 'ready', 'the agent process to be restarted', 30_000);
@@ -105,13 +117,18 @@ describe('live view in Chromium', function () {
     await shown(page, `#timeline li[data-kind="restart"]:has-text("pid ${second.pid}"):has-text("restart 1")`, 'the port\'s restart on the timeline');
     await shown(page, '#timeline li[data-kind="exit"]:has-text("port"):has-text("SIGKILL")', 'the killed port\'s exit on the timeline');
     await shown(page, '#timeline li[data-kind="session"]:has-text("recovered after restart 1")', 'the session\'s recovery on the timeline');
-    // The session is back in the state the host says, highlighted, one restart counted.
-    await shown(page, `${machine} .chart-state.current[data-state="${session.state()}"]`, `the session highlighted in ${session.state()}`);
+    // The session is back in the state the host says, highlighted; it came back from recovering.
+    await shown(page, `${graph} g.state.current[data-path="${session.state()}"]`, `the session highlighted in ${session.state()}`);
+    await shown(page, `${graph} g.transition.last[data-source="recovering"]`, 'the way out of recovering highlighted');
+    expect(await page.locator(`${graph} g.transition.last`).count()).to.equal(1);
 
     // A prompt held up by a permission: the session awaits it, the requests wait with it.
     const run = session.prompt('please run the tool');
     await permissionAsked;
-    await shown(page, `${machine} .chart-state.current[data-state="awaitingPermission"]`, 'the session highlighted in awaitingPermission');
+    await shown(page, `${graph} g.state.current[data-path="awaitingPermission"]`, 'the session highlighted in awaitingPermission');
+    await shown(page, `${graph} g.transition.last[data-event="permission.asked"][data-source="prompting"][data-target="awaitingPermission"]`, 'the transition prompting → awaitingPermission highlighted');
+    expect(await page.locator(`${graph} g.state.current`).count()).to.equal(1);
+    expect(await page.locator(`${graph} g.state.current[data-path="ready"]`).count()).to.equal(0);
     await shown(page, '[data-testid="pending-request"][data-method="session/request_permission"]', 'the pending permission request');
     await shown(page, '[data-testid="pending-request"][data-method="session/prompt"]', 'the pending prompt');
     if (process.env.LIVE_VIEW_SCREENSHOT) {
@@ -121,7 +138,8 @@ describe('live view in Chromium', function () {
     }
     release();
     expect((await run.result).stopReason).to.equal('end_turn');
-    await shown(page, `${machine} .chart-state.current[data-state="ready"]`, 'the session ready after its prompt');
+    await shown(page, `${graph} g.state.current[data-path="ready"]`, 'the session ready after its prompt');
+    await shown(page, `${graph} g.transition.last[data-event="prompt.settled"][data-target="ready"]`, 'the transition back to ready highlighted');
     await shown(page, '#pending:not(:has([data-testid="pending-request"]))', 'no pending request once answered');
     // Nothing but the view itself was asked for: no CDN, no font, no analytics.
     expect(fetched.length).to.be.greaterThan(2);
@@ -152,7 +170,8 @@ describe('live view in Chromium', function () {
     await shown(page, '#timeline li[data-kind="escalation"]:has-text("restart intensity exceeded")', 'the escalation on the timeline');
     await shown(page, '#timeline li[data-kind="session"]:has-text("failed")', 'the session\'s failure on the timeline');
     const machine = `[data-testid="machine"][data-session="${session.sessionId}"]`;
-    await shown(page, `${machine}[data-status="done"] .chart-state.current.final[data-state="failed"]`, 'the session highlighted in its final state failed');
+    await shown(page, `${machine}[data-status="done"] svg.chart-graph g.state.current.final[data-path="failed"]`, 'the session highlighted in its final state failed');
+    await shown(page, `${machine} svg.chart-graph g.transition.last[data-event="agent.failed"][data-target="failed"]`, 'the transition into failed highlighted');
     expect(session.state()).to.equal('failed');
   });
 });

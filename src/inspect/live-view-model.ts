@@ -17,6 +17,9 @@
  * Pure apart from the time passed in (`now`); tested in spec/inspect/live-view-model.spec.ts.
  */
 
+import { chartOfConfig } from './chart-config.js';
+import { chartGraph, type ChartGraph } from './chart-graph.js';
+
 /** What an actor is, as far as the view can tell. */
 export type LiveActorKind = 'supervisor' | 'port' | 'machine' | 'request' | 'actor';
 
@@ -67,6 +70,10 @@ export interface LiveMachineView {
   /** The machine id: its chart in `charts`. */
   readonly chart: string;
   readonly state: string;
+  /** The leaf states it is in, as paths from the chart's root (several in parallel states). */
+  readonly active: readonly string[];
+  /** The last transition that changed its state: from the leaf it left, by which event, to the leaf it entered. */
+  readonly last?: LiveLastTransition;
   readonly status: LiveActorStatus;
   /** A session machine's facts: its session id, agent, restarts, why it failed. */
   readonly sessionId?: string;
@@ -74,6 +81,14 @@ export interface LiveMachineView {
   readonly restarts?: number;
   readonly failure?: string;
   readonly startedAt: number;
+}
+
+/** The transition a machine took last (its graph highlights it). */
+export interface LiveLastTransition {
+  readonly from: string;
+  readonly event: string;
+  readonly to: string;
+  readonly at: number;
 }
 
 /** A transition of a chart: `event` leads to state `target`. */
@@ -89,6 +104,8 @@ export interface LiveChartView {
   readonly states: ReadonlyArray<{ readonly name: string; readonly final: boolean; readonly transitions: readonly LiveTransition[] }>;
   /** Transitions taken from any state (the machine's own `on`). */
   readonly anywhere: readonly LiveTransition[];
+  /** The whole chart, nested states included, as a graph for the page to lay out (chart-graph.ts). */
+  readonly graph: ChartGraph;
 }
 
 /** A JSON-RPC request sent and not answered yet. */
@@ -165,6 +182,8 @@ interface ActorRecord {
   kind: LiveActorKind;
   status: LiveActorStatus;
   state: string | undefined;
+  active: string[];
+  last: LiveLastTransition | undefined;
   contextName: string | undefined;
   detail: string | undefined;
   pid: number | undefined;
@@ -319,6 +338,8 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
       kind: chart && charts.has(chart.id) ? 'machine' : 'actor',
       status: 'active',
       state: undefined,
+      active: [],
+      last: undefined,
       contextName: undefined,
       detail: undefined,
       pid: undefined,
@@ -339,10 +360,20 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
     return record;
   };
 
-  const applySnapshot = (record: ActorRecord, snapshot: Record<string, unknown>, at: number) => {
+  const applySnapshot = (record: ActorRecord, snapshot: Record<string, unknown>, at: number, event?: unknown) => {
     const context = isObject(snapshot.context) ? snapshot.context : undefined;
     if (record.kind === 'actor' && context) record.kind = classify(context);
-    if (snapshot.value !== undefined) record.state = stateText(snapshot.value);
+    if (snapshot.value !== undefined) {
+      record.state = stateText(snapshot.value);
+      const active = leafPaths(snapshot.value);
+      // The event that made this snapshot moved the machine: from the leaf it left to the one it entered.
+      const left = record.active.find((path) => !active.includes(path));
+      const entered = active.find((path) => !record.active.includes(path));
+      if (record.kind === 'machine' && left !== undefined && entered !== undefined && isObject(event) && typeof event.type === 'string') {
+        record.last = { from: left, event: cut(event.type), to: entered, at };
+      }
+      record.active = active;
+    }
     if (context) {
       if (typeof context.name === 'string') record.contextName = context.name;
       switch (record.kind) {
@@ -461,7 +492,7 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
           // (Not past the budget: the actor was counted when it was not kept.)
           const fresh = (input.snapshot.status === 'active' || input.snapshot.status === undefined) && actors.size < maxActors;
           const record = actors.get(key) ?? (fresh ? addActor(source, { sessionId: input.sessionId }, at) : undefined);
-          if (record) applySnapshot(record, input.snapshot, at);
+          if (record) applySnapshot(record, input.snapshot, at, input.event);
           break;
         }
         case '@xstate.event': {
@@ -519,6 +550,8 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
             label: labelOf(record),
             chart: record.chart,
             state: record.state ?? chart?.initial ?? '',
+            active: record.active.length > 0 ? record.active : chart?.initial ? [chart.initial] : [],
+            ...(record.last ? { last: record.last } : {}),
             status: record.status,
             startedAt: record.startedAt,
             ...record.session,
@@ -544,6 +577,8 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
  */
 export function chartOf(config: unknown): LiveChartView | undefined {
   if (!isObject(config) || !isObject(config.states)) return undefined;
+  const chart = chartOfConfig(config);
+  if (!chart) return undefined;
   const states = Object.entries(config.states).map(([name, node]) => ({
     name,
     final: isObject(node) && node.type === 'final',
@@ -554,7 +589,17 @@ export function chartOf(config: unknown): LiveChartView | undefined {
     ...(typeof config.initial === 'string' ? { initial: config.initial } : {}),
     states,
     anywhere: transitionsOf(config.on),
+    graph: chartGraph(chart),
   };
+}
+
+/** The leaf states of a state value, as paths: `ready` → [`ready`]; `{ a: 'b', c: { d: 'e' } }` → [`a.b`, `c.d.e`]. */
+function leafPaths(value: unknown, prefix = ''): string[] {
+  if (typeof value === 'string') return [prefix ? `${prefix}.${value}` : value];
+  if (!isObject(value)) return [];
+  const paths = Object.entries(value).flatMap(([key, child]) => leafPaths(child, prefix ? `${prefix}.${key}` : key));
+  // A compound state whose value is `{}` (not entered yet): the state itself.
+  return paths.length > 0 ? paths : prefix ? [prefix] : [];
 }
 
 function transitionsOf(on: unknown): LiveTransition[] {

@@ -1,8 +1,10 @@
 /**
  * The live view's page and its style sheet, shipped in the package as strings (the build
  * compiles them into dist/ like any module: no asset to copy, nothing fetched from a CDN).
- * The script that fills the page is live-view-script.ts.
+ * The script that fills the page is live-view-script.ts; the charts' style is the one their
+ * SVG export carries (chart-draw-script.ts).
  */
+import { CHART_SVG_CSS } from './chart-draw-script.js';
 
 /** The page; `title` is escaped. */
 export function liveViewHtml(title: string): string {
@@ -15,6 +17,7 @@ export function liveViewHtml(title: string): string {
 <title>${safeTitle}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/live-view.css">
+<script src="/elk.js" defer></script>
 <script src="/live-view.js" defer></script>
 </head>
 <body>
@@ -29,7 +32,7 @@ export function liveViewHtml(title: string): string {
     <div id="tree" data-testid="tree"><p class="empty">Waiting for the first events…</p></div>
   </section>
   <section class="panel machines-panel" aria-labelledby="machines-title">
-    <h2 id="machines-title">Sessions <small>state charts, current state highlighted</small></h2>
+    <h2 id="machines-title">Sessions <small>state charts: current state filled, last transition in blue</small></h2>
     <div id="machines" data-testid="machines"><p class="empty">No session yet.</p></div>
   </section>
   <section class="panel pending-panel" aria-labelledby="pending-title">
@@ -101,6 +104,13 @@ ul.tree { list-style: none; margin: 0; padding-left: 1.1rem; border-left: 1px do
 .exit { color: var(--bad); font-size: .8rem; max-width: 38rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 
 /* Session charts */
+.graph { overflow: auto; max-height: 34rem; border-top: 1px solid var(--line); margin-top: .4rem; padding-top: .4rem; }
+.graph svg { display: block; max-width: none; }
+.graph.fit svg { max-width: 100%; height: auto; }
+.last-transition { color: var(--muted); font-size: .8rem; }
+/* A session recovering after a restart of its agent: its state lit as a warning. */
+.machine .chart-graph .state.current[data-name="recovering"] > rect.box { fill: var(--bad); stroke: var(--bad); }
+.machine .chart-graph .state.current[data-name="recovering"] > text.name { fill: #fff; }
 .machine { border: 1px solid var(--line); border-radius: .4rem; padding: .5rem .6rem; margin-bottom: .6rem; }
 .machine-title { display: flex; flex-wrap: wrap; gap: .5rem; align-items: baseline; margin-bottom: .4rem; }
 ol.chart { list-style: none; margin: 0; padding: 0; display: flex; flex-wrap: wrap; gap: .4rem; }
@@ -126,4 +136,4 @@ ol#timeline { list-style: none; margin: 0; padding: 0; max-height: 32rem; overfl
 .sev-warn .kind { color: var(--warn); }
 .sev-error .kind { color: var(--bad); font-weight: 700; }
 .sev-info .kind { color: var(--info); }
-`;
+${CHART_SVG_CSS}`;
