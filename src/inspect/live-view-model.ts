@@ -312,6 +312,8 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
     const definition = parseDefinition(event.definition);
     const chart = definition ? chartOf(definition) : undefined;
     if (chart && !charts.has(chart.id) && charts.size < MAX_CHARTS) charts.set(chart.id, chart);
+    // A definition cut short (or without states) still names a chart known ahead.
+    const chartId = chart?.id ?? (isObject(definition) && typeof definition.id === 'string' && charts.has(definition.id) ? definition.id : undefined);
     // A view started late learns past restarts from the host itself (acp-warden's own fields).
     let restarts = typeof event.restarts === 'number' ? event.restarts : 0;
     let exit = typeof event.lastExit === 'string' ? cut(firstLine(event.lastExit)) : undefined;
@@ -335,7 +337,7 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
       sessionId,
       parentKey,
       name,
-      kind: chart && charts.has(chart.id) ? 'machine' : 'actor',
+      kind: chartId !== undefined && charts.has(chartId) ? 'machine' : 'actor',
       status: 'active',
       state: undefined,
       active: [],
@@ -347,7 +349,7 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
       endedAt: undefined,
       restarts,
       exit,
-      chart: chart?.id,
+      chart: chartId,
       announced: false,
       implicitEnd: false,
       request: undefined,
@@ -571,9 +573,11 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
 }
 
 /**
- * The chart of a machine config: its top-level states (nested ones are not drawn), each
- * with the events that leave it and where they lead, and the transitions of the machine's
- * own `on` (taken from any state). Transitions without a target (actions only) are left out.
+ * The chart of a machine config: its whole chart as a graph for the page (nested states
+ * included, chart-config.ts then chart-graph.ts), and, for a page without its layout, its
+ * top-level states, each with the events that leave it and where they lead, and the
+ * transitions of the machine's own `on` (taken from any state; those without a target are
+ * left out of these lists).
  */
 export function chartOf(config: unknown): LiveChartView | undefined {
   if (!isObject(config) || !isObject(config.states)) return undefined;
