@@ -12,7 +12,7 @@ import { sessionMachine } from '../../src/session/session-machine.js';
 import { allCharts, chartNamed } from '../../src/inspect/chart-catalog.js';
 import { chartOfConfig } from '../../src/inspect/chart-config.js';
 import type { ChartDrawElement } from '../../src/inspect/chart-draw-script.js';
-import { chartGraph, transitionLabel } from '../../src/inspect/chart-graph.js';
+import { chartGraph, labelLines, transitionLabel } from '../../src/inspect/chart-graph.js';
 import { layoutChart } from '../../src/inspect/chart-layout.js';
 import { chartEdges, chartOfMachine, chartStates, type Chart } from '../../src/inspect/chart-model.js';
 import { chartSvg, drawChart } from '../../src/inspect/chart-svg.js';
@@ -94,7 +94,9 @@ describe('charts as graphs (SVG in Node)', function () {
         for (const arrow of arrows) {
           const path = arrow.children?.find((child) => child.tag === 'path');
           expect(path?.attrs.d, arrow.attrs['data-label']).to.match(/^M[\d.-]+ [\d.-]+( L[\d.-]+ [\d.-]+)+/u);
-          expect(arrow.children?.find((child) => child.tag === 'text' && hasClass(child, 'label'))?.text).to.equal(arrow.attrs['data-label']);
+          const label = arrow.children?.find((child) => child.tag === 'text' && hasClass(child, 'label'));
+          expect(label?.children?.map((line) => line.text).join(''), 'its lines joined').to.equal(arrow.attrs['data-label']);
+          expect(Math.max(...(label?.children ?? []).map((line) => (line.text ?? '').trimEnd().length)), 'its longest line').to.be.at.most(Math.max(28, ...(arrow.attrs['data-label'] ?? '').split(/[.\s]/u).map((word) => word.length + 1)));
         }
 
         // Nested states sit inside their parent's group and inside its box.
@@ -154,8 +156,15 @@ describe('charts as graphs (SVG in Node)', function () {
     const { graphSvg } = await import('../../src/inspect/chart-svg.js');
     const { layoutGraph } = await import('../../src/inspect/chart-layout.js');
     const text = graphSvg(await layoutGraph(guarded));
-    expect(text).to.include('x&#60;y [a &#38; &#34;b&#34;]');
+    expect(text).to.include('data-label="x&#60;y [a &#38; &#34;b&#34;]"');
+    expect(text).to.match(/<tspan [^>]*>x&#60;y \[a &#38; &#34;b&#34;\]<\/tspan>/u);
     expect(text).to.not.include('x<y');
+  });
+
+  it('wraps long labels after a dot or before a guard, its lines giving the label back', () => {
+    expect(labelLines('prompt')).to.deep.equal(['prompt']);
+    expect(labelLines('xstate.done.actor.0.acpPassthrough.recovering.reattaching')).to.deep.equal(['xstate.done.actor.0.', 'acpPassthrough.recovering.', 'reattaching']);
+    expect(labelLines('reapply.answered [lastReapplyAnsweredWithPrompt]')).to.deep.equal(['reapply.answered ', '[lastReapplyAnsweredWithPrompt]']);
   });
 
   describe('a machine config read back (what a relayed stream carries)', () => {

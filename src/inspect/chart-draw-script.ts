@@ -67,6 +67,8 @@ export const CHART_SVG_CSS = `
 .chart-graph .transition > path, .chart-graph .initial-edge > path { fill: none; stroke: var(--c-line); stroke-width: 1.2; }
 .chart-graph .arrow { fill: var(--c-line); }
 .chart-graph .transition > rect.label-bg { fill: var(--c-box); opacity: .85; }
+.chart-graph .transition:hover > path { stroke: var(--c-last); }
+.chart-graph .transition:hover > text.label { fill: var(--c-last); }
 .chart-graph .transition.last > path { stroke: var(--c-last); stroke-width: 2.6; }
 .chart-graph .transition.last > text.label { fill: var(--c-last); font-weight: 700; }
 .chart-graph .arrow.last { fill: var(--c-last); }
@@ -153,7 +155,10 @@ function drawChart(graph, highlight, options) {
     (edge.labels || []).forEach(function (label) {
       if (label.x === undefined) return;
       parts.push(node('rect', { 'class': 'label-bg', x: num(label.x), y: num(label.y), width: num(label.width), height: num(label.height), rx: '2' }));
-      parts.push(node('text', { 'class': 'label', x: num(label.x + 3), y: num(label.y + lineFont) }, [], label.text));
+      var lines = label.lines && label.lines.length ? label.lines : [label.text];
+      parts.push(node('text', { 'class': 'label', x: num(label.x + 3), y: num(label.y + lineFont) }, lines.map(function (line, index) {
+        return node('tspan', { x: num(label.x + 3), dy: index === 0 ? '0' : String(lineHeight) }, [], line);
+      })));
     });
     if (info.role === 'initial') return node('g', { 'class': 'initial-edge', 'data-target': info.target }, parts);
     return node('g', {

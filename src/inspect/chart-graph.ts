@@ -78,7 +78,8 @@ export interface ChartGraphEdge {
   readonly id: string;
   readonly sources: readonly [string];
   readonly targets: readonly [string];
-  readonly labels?: Array<{ readonly text: string; width: number; height: number; x?: number; y?: number }>;
+  /** The label: its text, and the lines it is drawn in (long event names wrap after a dot, and before a guard). */
+  readonly labels?: Array<{ readonly text: string; readonly lines: readonly string[]; width: number; height: number; x?: number; y?: number }>;
   sections?: Array<{ readonly startPoint: ChartGraphPoint; readonly endPoint: ChartGraphPoint; readonly bendPoints?: readonly ChartGraphPoint[] }>;
   readonly chart: ChartGraphEdgeInfo;
 }
@@ -110,6 +111,8 @@ export const CHART_LAYOUT_OPTIONS: Readonly<Record<string, string>> = {
   'elk.hierarchyHandling': 'INCLUDE_CHILDREN',
   'elk.json.shapeCoords': 'ROOT',
   'elk.json.edgeCoords': 'ROOT',
+  // Nodes placed to keep edges short and straight (more compact than the default here).
+  'elk.layered.nodePlacement.strategy': 'NETWORK_SIMPLEX',
   'elk.layered.spacing.nodeNodeBetweenLayers': '36',
   'elk.spacing.nodeNode': '28',
   'elk.spacing.edgeLabel': '3',
@@ -214,11 +217,39 @@ function addEdges(from: string, source: string, transitions: readonly Labelled[]
         id: `e${edges.length}`,
         sources: [from],
         targets: [stateNodeId(target)],
-        labels: [{ text: label, width: Math.ceil(label.length * CHART_METRICS.lineCharWidth + 6), height: CHART_METRICS.lineHeight }],
+        labels: [labelBox(label)],
         chart: { role: 'transition', source, target, kind, event, ...(transition.guard !== undefined ? { guard: transition.guard } : {}), label },
       });
     }
   }
+}
+
+/** Longest line of a label before it wraps, in characters. */
+const LABEL_LINE = 28;
+
+/**
+ * A label in lines of at most {@link LABEL_LINE} characters where it can break: after a dot
+ * (`xstate.done.actor.` / `0.agent`) or a space (before a guard). Its lines joined give it back.
+ */
+export function labelLines(label: string): string[] {
+  const pieces = label.match(/[^.\s]*(?:\.|\s+|$)/gu)?.filter((piece) => piece.length > 0) ?? [label];
+  const lines: string[] = [];
+  let line = '';
+  for (const piece of pieces) {
+    if (line.length > 0 && line.length + piece.trimEnd().length > LABEL_LINE) {
+      lines.push(line);
+      line = '';
+    }
+    line += piece;
+  }
+  if (line.length > 0 || lines.length === 0) lines.push(line);
+  return lines;
+}
+
+function labelBox(label: string): { text: string; lines: string[]; width: number; height: number } {
+  const lines = labelLines(label);
+  const longest = Math.max(...lines.map((line) => line.trimEnd().length));
+  return { text: label, lines, width: Math.ceil(longest * CHART_METRICS.lineCharWidth + 6), height: lines.length * CHART_METRICS.lineHeight };
 }
 
 function boxSize(name: string, internal: readonly string[]): { width: number; height: number } {
