@@ -146,6 +146,14 @@ describe('charts as graphs (SVG in Node)', function () {
     expect(last({ active: ['ready'], last: { from: 'ready', event: 'no.such.event', to: 'prompting' } })).to.deep.equal([]);
   });
 
+  it('highlights a transition that went on without an event (a microstep): the event\'s edge and the eventless one after it', async () => {
+    const laid = await layoutChart(chartNamed('acp-passthrough') as Chart);
+    const event = 'xstate.done.actor.0.acpPassthrough.recovering.reattaching';
+    const last = transitionGroups(drawChart(laid, { active: ['ready'], last: { from: 'recovering.reattaching', event, to: 'ready' } }))
+      .filter((group) => hasClass(group, 'last')).map((group) => `${group.attrs['data-source']} ${group.attrs['data-label']} ${group.attrs['data-target']}`);
+    expect(last).to.have.members([`recovering.reattaching ${event} recovering.next`, 'recovering.next always [nothingToReattach] ready']);
+  });
+
   it('writes a standalone SVG document: the style inside, text escaped', async () => {
     const svg = await chartSvg(chartNamed('supervisor') as Chart, { active: ['restarting'] });
     expect(svg.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns="http://www.w3.org/2000/svg"')).to.equal(true);

@@ -97,22 +97,40 @@ function drawChart(graph, highlight, options) {
   function isActive(path) { for (var i = 0; i < active.length; i++) if (within(active[i], path)) return true; return false; }
   function isCurrent(path) { return active.indexOf(path) >= 0; }
 
-  // The edge of the last transition: the event's, from the state that declares it (the
-  // deepest one holding the leaf it left: XState's choice), into the leaf entered.
-  var lastEdge = null;
+  // The edges of the last transition: the event's, from the state that declares it (the
+  // deepest one holding the leaf it left: XState's choice), into the leaf entered; or, when
+  // the event led on through eventless transitions (a microstep), the event's edge and the
+  // "always" edge that went on from where it led into the leaf entered.
+  var lastEdges = [];
   if (highlight.last) {
-    var last = highlight.last, depth = -1;
-    (graph.edges || []).forEach(function (edge) {
+    var last = highlight.last;
+    var transitions = (graph.edges || []).filter(function (edge) { return edge.chart && edge.chart.role === 'transition'; });
+    var depthOf = function (path) { return path === '' ? 0 : path.split('.').length; };
+    var byEvent = transitions.filter(function (edge) {
       var info = edge.chart;
-      if (!info || info.role !== 'transition') return;
-      // A delayed transition's event is xstate.after.DELAY.STATE_ID; an eventless one follows any.
-      if (info.kind === 'on' && info.event !== last.event) return;
-      if (info.kind === 'after' && String(last.event).indexOf('xstate.after.' + info.event + '.') !== 0) return;
-      if (info.source !== '' && !within(last.from, info.source)) return;
-      if (!within(last.to, info.target)) return;
-      var d = info.source === '' ? 0 : info.source.split('.').length;
-      if (d > depth) { depth = d; lastEdge = edge; }
+      // A delayed transition's event is xstate.after.DELAY.STATE_ID.
+      if (info.kind === 'always') return false;
+      if (info.kind === 'on' && info.event !== last.event) return false;
+      if (info.kind === 'after' && String(last.event).indexOf('xstate.after.' + info.event + '.') !== 0) return false;
+      return info.source === '' || within(last.from, info.source);
     });
+    var deepest = function (edges) {
+      var best = null;
+      edges.forEach(function (edge) { if (!best || depthOf(edge.chart.source) > depthOf(best.chart.source)) best = edge; });
+      return best;
+    };
+    var direct = deepest(byEvent.filter(function (edge) { return within(last.to, edge.chart.target); }));
+    if (direct) lastEdges = [direct];
+    else {
+      byEvent.some(function (first) {
+        var via = first.chart.target;
+        var then = deepest(transitions.filter(function (edge) {
+          return edge.chart.kind === 'always' && (within(via, edge.chart.source) || within(edge.chart.source, via)) && within(last.to, edge.chart.target);
+        }));
+        if (then) lastEdges = [first, then];
+        return !!then;
+      });
+    }
   }
 
   function drawNode(item) {
@@ -150,7 +168,7 @@ function drawChart(graph, highlight, options) {
       var points = [section.startPoint].concat(section.bendPoints || [], [section.endPoint]);
       d += points.map(function (p, i) { return (i === 0 ? 'M' : 'L') + num(p.x) + ' ' + num(p.y); }).join(' ') + ' ';
     });
-    var isLast = edge === lastEdge;
+    var isLast = lastEdges.indexOf(edge) >= 0;
     var parts = [node('path', { d: d.trim(), 'marker-end': 'url(#' + prefix + (isLast ? '-arrow-last' : '-arrow') + ')' })];
     (edge.labels || []).forEach(function (label) {
       if (label.x === undefined) return;

@@ -75,11 +75,12 @@ h2 small { text-transform: none; letter-spacing: 0; font-weight: normal; }
 .connection[data-state="live"] { color: var(--ok); border-color: var(--ok); }
 .connection[data-state="lost"] { color: var(--bad); border-color: var(--bad); }
 .summary { color: var(--muted); font-size: .85rem; margin-left: auto; }
-main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 1rem; padding: 1rem 1.25rem; }
+main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); grid-template-areas: "tree timeline" "pending timeline" "machines machines"; grid-template-rows: auto 1fr auto; gap: 1rem; padding: 1rem 1.25rem; }
+.tree-panel { grid-area: tree; } .timeline-panel { grid-area: timeline; } .pending-panel { grid-area: pending; align-self: start; } .machines-panel { grid-area: machines; }
 .panel { background: var(--panel); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; min-width: 0; }
 .empty { color: var(--muted); margin: .25rem 0; }
 footer { color: var(--muted); font-size: .8rem; padding: 0 1.25rem 1rem; }
-@media (max-width: 900px) { main { grid-template-columns: minmax(0, 1fr); } }
+@media (max-width: 900px) { main { grid-template-columns: minmax(0, 1fr); grid-template-areas: "tree" "machines" "pending" "timeline"; } }
 
 /* The tree */
 .source { margin-bottom: .75rem; }
@@ -104,7 +105,10 @@ ul.tree { list-style: none; margin: 0; padding-left: 1.1rem; border-left: 1px do
 .exit { color: var(--bad); font-size: .8rem; max-width: 38rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 
 /* Session charts */
-.graph { overflow: auto; max-height: 34rem; border-top: 1px solid var(--line); margin-top: .4rem; padding-top: .4rem; }
+#machines { display: flex; flex-wrap: wrap; gap: .6rem; align-items: flex-start; }
+#machines > .machine { flex: 1 1 32rem; min-width: 0; margin-bottom: 0; }
+.graph { overflow: auto; max-height: 48rem; border-top: 1px solid var(--line); margin-top: .4rem; padding-top: .4rem; cursor: zoom-in; }
+.graph:not(.fit) { cursor: zoom-out; }
 .graph svg { display: block; max-width: none; }
 .graph.fit svg { max-width: 100%; height: auto; }
 .last-transition { color: var(--muted); font-size: .8rem; }
