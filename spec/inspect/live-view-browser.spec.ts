@@ -14,12 +14,31 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createHost, type Host } from '../../src/host/host.js';
-import { chartNamed } from '../../src/inspect/chart-catalog.js';
+import { allCharts, chartNamed } from '../../src/inspect/chart-catalog.js';
+import { chartSvg } from '../../src/inspect/chart-svg.js';
 import { chartEdges, chartStates, type Chart } from '../../src/inspect/chart-model.js';
 import type { LiveViewServer } from '../../src/inspect/live-view-server.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+
+/** Run in the page (this project's TypeScript has no DOM types): the texts of a drawn chart that spill out of their box. */
+const OVERFLOWS = `(() => {
+  const out = [];
+  const inside = (inner, outer) => inner.left >= outer.left - 1 && inner.right <= outer.right + 1 && inner.top >= outer.top - 1 && inner.bottom <= outer.bottom + 1;
+  for (const group of document.querySelectorAll('g.state, g.any')) {
+    const rect = group.querySelector(':scope > rect.box');
+    for (const text of group.querySelectorAll(':scope > text')) {
+      if (!inside(text.getBoundingClientRect(), rect.getBoundingClientRect())) out.push(group.getAttribute('data-path') + ': ' + text.textContent);
+    }
+  }
+  for (const group of document.querySelectorAll('g.transition')) {
+    const background = group.querySelector(':scope > rect.label-bg');
+    const text = group.querySelector(':scope > text.label');
+    if (background && text && !inside(text.getBoundingClientRect(), background.getBoundingClientRect())) out.push('label ' + group.getAttribute('data-label'));
+  }
+  return out;
+})()`;
 
 describe('live view in Chromium', function () {
   this.timeout(180_000);
@@ -152,6 +171,25 @@ describe('live view in Chromium', function () {
     await host.stop();
     host = undefined;
     expect(isAlive(second.pid)).to.equal(false);
+  });
+
+  it('draws the exported SVG of every chart with each name inside its box and each label on its background (CHART_SCREENSHOTS=DIR writes DIR/chart-NAME.png)', async () => {
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+    const pictured = new Set(['session', 'port', 'pending-request', 'supervisor']);
+    for (const chart of allCharts()) {
+      const svg = await chartSvg(chart, { active: [chart.initial] });
+      await page.setContent(`<!doctype html><html><body style="margin:0">${svg.replace(/^<\?xml[^>]*>\n/u, '')}</body></html>`);
+      // Text measured in Node (a monospace font of fixed advance) fits where Chromium draws it.
+      const overflows = (await page.evaluate(OVERFLOWS)) as string[];
+      expect(overflows, chart.name).to.deep.equal([]);
+      expect(await page.locator('svg.chart-graph g.state').count(), chart.name).to.equal(chartStates(chart).length);
+      const dir = process.env.CHART_SCREENSHOTS;
+      if (dir && pictured.has(chart.name)) {
+        mkdirSync(dir, { recursive: true });
+        await page.locator('svg.chart-graph').screenshot({ path: join(dir, `chart-${chart.name}.png`) });
+      }
+    }
   });
 
   it('shows a supervisor giving up (restart intensity 0) as an escalation, and the session failed', async () => {

@@ -248,7 +248,8 @@ export function labelLines(label: string): string[] {
 
 function labelBox(label: string): { text: string; lines: string[]; width: number; height: number } {
   const lines = labelLines(label);
-  const longest = Math.max(...lines.map((line) => line.trimEnd().length));
+  // A trailing space is drawn too (the lines joined are the label): it counts.
+  const longest = Math.max(...lines.map((line) => line.length));
   return { text: label, lines, width: Math.ceil(longest * CHART_METRICS.lineCharWidth + 6), height: lines.length * CHART_METRICS.lineHeight };
 }
 
