@@ -204,8 +204,10 @@ describe('live view model', () => {
       // Nested and parallel values: every leaf, as paths.
       model.apply('s', snapshot('x:7', { value: { working: { fetch: 'got', log: 'busy' } }, context: { sessionId: 'demo-1' } }, T0 + 4, 'go'));
       expect(machine()).to.deep.include({ active: ['working.fetch.got', 'working.log.busy'], last: { from: 'recovering', event: 'go', to: 'working.fetch.got', at: T0 + 4 } });
-      // The graph of the whole chart goes with the view, for the page to lay out.
-      const graph = model.view().charts.session?.graph;
+      // The graph of the whole chart, for the page to lay out: asked apart, once (it never changes).
+      expect(model.view().charts.session).to.not.have.property('graph');
+      expect(model.graph('nothing')).to.equal(undefined);
+      const graph = model.graph('session');
       expect(graph?.children.filter((node) => node.chart?.role === 'state').map((node) => node.chart?.path)).to.deep.equal(['starting', 'ready', 'prompting', 'awaitingPermission', 'cancelling', 'recovering', 'reapplying', 'closed', 'failed']);
       expect(graph?.edges.some((edge) => edge.chart.source === '' && edge.chart.event === 'agent.restarting' && edge.chart.target === 'recovering')).to.equal(true);
     });

@@ -104,6 +104,10 @@ export interface LiveChartView {
   readonly states: ReadonlyArray<{ readonly name: string; readonly final: boolean; readonly transitions: readonly LiveTransition[] }>;
   /** Transitions taken from any state (the machine's own `on`). */
   readonly anywhere: readonly LiveTransition[];
+}
+
+/** A chart as the model keeps it: what the view lists, and its graph (served apart: it does not change). */
+export interface LiveChartDefinition extends LiveChartView {
   /** The whole chart, nested states included, as a graph for the page to lay out (chart-graph.ts). */
   readonly graph: ChartGraph;
 }
@@ -169,6 +173,8 @@ export interface LiveViewModel {
   prune(now?: number): void;
   /** The view now. */
   view(now?: number): LiveViewState;
+  /** The graph of a chart the view names (`charts[id]`), for the page to lay out once; `undefined` for an unknown id. */
+  graph(id: string): ChartGraph | undefined;
   /** Changes with every change of the view (the server pushes when it moved). */
   readonly version: number;
 }
@@ -218,7 +224,7 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
   const { maxTimeline = 300, retainEndedMs = 60_000, maxActors = 5000, machines = [] } = { ...options };
   const actors = new Map<string, ActorRecord>();
   const sources = new Map<string, SourceRecord>();
-  const charts = new Map<string, LiveChartView>();
+  const charts = new Map<string, LiveChartDefinition>();
   const timeline: LiveTimelineEntry[] = [];
   const dropped = { actors: 0, events: 0 };
   let version = 0;
@@ -508,6 +514,9 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
       }
       version++;
     },
+    graph(id) {
+      return charts.get(id)?.graph;
+    },
     prune(now = Date.now()) {
       let changed = false;
       const ended = [...actors.values()].filter((record) => record.endedAt !== undefined);
@@ -545,7 +554,10 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
       for (const record of actors.values()) {
         if (record.kind === 'machine' && record.chart) {
           const chart = charts.get(record.chart);
-          if (chart) used[chart.id] = chart;
+          if (chart) {
+            const { graph: _graph, ...listed } = chart;
+            used[chart.id] = listed;
+          }
           machinesInView.push({
             key: record.key,
             source: record.source,
@@ -579,7 +591,7 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
  * transitions of the machine's own `on` (taken from any state; those without a target are
  * left out of these lists).
  */
-export function chartOf(config: unknown): LiveChartView | undefined {
+export function chartOf(config: unknown): LiveChartDefinition | undefined {
   if (!isObject(config) || !isObject(config.states)) return undefined;
   const chart = chartOfConfig(config);
   if (!chart) return undefined;

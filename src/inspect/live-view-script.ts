@@ -95,7 +95,7 @@ ${CHART_DRAW_SCRIPT}
     }));
   }
 
-  // Charts as graphs: each chart's graph (from the view) is laid out once by elkjs (/elk.js,
+  // Charts as graphs: each chart's graph (/graph.json) is laid out once by elkjs (/elk.js,
   // served by warden), then drawn by drawChart (the same code as the SVG export) with the
   // machine's states and last transition highlighted. Until its layout is there, or if
   // elkjs is missing, a chart shows as a list of its states.
@@ -105,12 +105,15 @@ ${CHART_DRAW_SCRIPT}
   var graphBoxes = {}; // machine key -> { box, signature, id }
   var graphCount = 0;
 
-  function layout(id, chart) {
+  function layout(id) {
     if (layouts[id]) return layouts[id];
-    if (typeof ELK !== 'function' || !chart.graph) return (layouts[id] = { failed: 'elkjs is not loaded' });
+    if (typeof ELK !== 'function') return (layouts[id] = { failed: 'elkjs is not loaded' });
     elk = elk || new ELK();
     layouts[id] = { pending: true };
-    elk.layout(JSON.parse(JSON.stringify(chart.graph))).then(function (graph) {
+    fetch('/graph.json?chart=' + encodeURIComponent(id)).then(function (response) {
+      if (!response.ok) throw new Error('graph of ' + id + ': HTTP ' + response.status);
+      return response.json();
+    }).then(function (graph) { return elk.layout(graph); }).then(function (graph) {
       layouts[id] = { graph: graph };
       if (view) renderMachines();
     }, function (error) {
@@ -169,7 +172,7 @@ ${CHART_DRAW_SCRIPT}
     box.replaceChildren.apply(box, view.machines.map(function (machine) {
       shown[machine.key] = true;
       var chart = view.charts[machine.chart];
-      var laid = chart ? layout(machine.chart, chart) : null;
+      var laid = chart ? layout(machine.chart) : null;
       var drawing = laid && laid.graph ? graphBox(machine, laid) : listChart(machine, chart);
       var last = machine.last ? el('div', { className: 'last-transition', 'data-testid': 'last-transition', text: 'last: ' + machine.last.from + ' \u2192 ' + machine.last.to + ' on ' + machine.last.event + ' at ' + clock(machine.last.at) }) : null;
       return el('div', {

@@ -96,12 +96,17 @@ export async function serveLiveView(options: LiveViewServerOptions): Promise<Liv
         return send(response, 'text/javascript; charset=utf-8', elkBundle());
       case '/live-view.css':
         return send(response, 'text/css; charset=utf-8', LIVE_VIEW_CSS);
+      case '/graph.json': {
+        // A chart's graph, by the id the view names it with: asked once per chart by the page.
+        const graph = model.graph(new URL(request.url ?? '/', 'http://127.0.0.1').searchParams.get('chart') ?? '');
+        return graph ? send(response, 'application/json; charset=utf-8', JSON.stringify(graph)) : plain(response, 404, 'no such chart\n');
+      }
       case '/state.json':
         return send(response, 'application/json; charset=utf-8', JSON.stringify(model.view()));
       case '/events':
         return openEvents(response);
       default:
-        return plain(response, 404, 'not found: the live view serves /, /state.json and /events\n');
+        return plain(response, 404, 'not found: the live view serves /, /state.json, /graph.json?chart=ID and /events\n');
     }
   });
   server.on('connection', (socket) => {
