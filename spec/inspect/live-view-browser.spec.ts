@@ -13,11 +13,14 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { createMachine } from 'xstate';
 import { createHost, type Host } from '../../src/host/host.js';
 import { allCharts, chartNamed } from '../../src/inspect/chart-catalog.js';
 import { chartSvg } from '../../src/inspect/chart-svg.js';
 import { chartEdges, chartStates, type Chart } from '../../src/inspect/chart-model.js';
-import type { LiveViewServer } from '../../src/inspect/live-view-server.js';
+import { createLiveViewModel } from '../../src/inspect/live-view-model.js';
+import { serveLiveView, type LiveViewServer } from '../../src/inspect/live-view-server.js';
+import { sessionMachine } from '../../src/session/session-machine.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -171,6 +174,54 @@ describe('live view in Chromium', function () {
     await host.stop();
     host = undefined;
     expect(isAlive(second.pid)).to.equal(false);
+  });
+
+  it('follows machines fed event by event: a restart lights recovering, nested and parallel states drawn nested, the highlight moving', async () => {
+    // A model fed by hand, as a relayed stream would feed it: the charts come from the definitions.
+    const model = createLiveViewModel();
+    const nested = createMachine({
+      id: 'nested', initial: 'idle',
+      states: {
+        idle: { on: { go: 'working' } },
+        working: { type: 'parallel', states: { fetch: { initial: 'waiting', states: { waiting: { on: { data: 'got' } }, got: {} } }, log: { initial: 'quiet', states: { quiet: {} } } } },
+      },
+    });
+    const actorEvent = (sessionId: string, name: string, config: unknown) => ({ type: '@xstate.actor', sessionId, name, createdAt: String(Date.now()), definition: JSON.stringify(config), snapshot: { status: 'active' } });
+    const moved = (sessionId: string, value: unknown, event: string, context: Record<string, unknown> = {}) => ({ type: '@xstate.snapshot', sessionId, createdAt: String(Date.now()), snapshot: { status: 'active', value, context }, event: { type: event } });
+    model.open('s', 'stream 1');
+    model.apply('s', actorEvent('x:1', 'session', sessionMachine.config));
+    model.apply('s', moved('x:1', 'ready', 'ready', { sessionId: 'demo-1' }));
+    model.apply('s', actorEvent('x:2', 'nested', nested.config));
+    model.apply('s', moved('x:2', 'idle', 'xstate.init'));
+    view = await serveLiveView({ model, pushIntervalMs: 20 });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    await page.goto(view.url);
+    const session = '[data-testid="machine"][data-session="demo-1"] svg.chart-graph';
+    const other = '[data-testid="machine"][data-state^="idle"] svg.chart-graph, [data-testid="machine"][data-state^="working"] svg.chart-graph';
+    await shown(page, `${session} g.state.current[data-path="ready"]`, 'the session in ready');
+
+    // The agent ends: the session goes to recovering by agent.restarting, from any state.
+    model.apply('s', moved('x:1', 'recovering', 'agent.restarting', { sessionId: 'demo-1' }));
+    await shown(page, `${session} g.state.current[data-path="recovering"]`, 'recovering lit');
+    await shown(page, `${session} g.transition.last[data-source=""][data-event="agent.restarting"][data-target="recovering"]`, 'agent.restarting from any state lit');
+    expect(await page.locator(`${session} g.state.current`).count()).to.equal(1);
+    await shown(page, '[data-testid="machine"][data-session="demo-1"] [data-testid="last-transition"]:has-text("ready → recovering on agent.restarting")', 'the last transition named');
+    model.apply('s', moved('x:1', 'ready', 'agent.recovered', { sessionId: 'demo-1' }));
+    await shown(page, `${session} g.transition.last[data-source="recovering"][data-event="agent.recovered"][data-target="ready"]`, 'agent.recovered lit');
+    expect(await page.locator(`${session} g.state.current[data-path="recovering"]`).count()).to.equal(0);
+
+    // Nested and parallel: the regions inside their parallel state, both leaves current at once.
+    await shown(page, `:is(${other}) g.state.parallel[data-path="working"] > g.state.region[data-path="working.fetch"] > g.state[data-path="working.fetch.waiting"]`, 'working.fetch.waiting inside its region inside working');
+    model.apply('s', moved('x:2', { working: { fetch: 'waiting', log: 'quiet' } }, 'go'));
+    await shown(page, `:is(${other}) g.state.current[data-path="working.log.quiet"]`, 'working.log.quiet current');
+    expect(await page.locator(`:is(${other}) g.state.current`).evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-path')))).to.have.members(['working.fetch.waiting', 'working.log.quiet']);
+    expect(await page.locator(`:is(${other}) g.state.active[data-path="working"]:not(.current)`).count()).to.equal(1);
+    await shown(page, `:is(${other}) g.transition.last[data-event="go"][data-source="idle"][data-target="working"]`, 'go lit');
+    model.apply('s', moved('x:2', { working: { fetch: 'got', log: 'quiet' } }, 'data'));
+    await shown(page, `:is(${other}) g.transition.last[data-event="data"][data-target="working.fetch.got"]`, 'data lit');
+    expect(await page.locator(`:is(${other}) g.transition.last`).count()).to.equal(1);
+    expect(await page.locator(`:is(${other}) g.state.current`).evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-path')))).to.have.members(['working.fetch.got', 'working.log.quiet']);
   });
 
   it('draws the exported SVG of every chart with each name inside its box and each label on its background (CHART_SCREENSHOTS=DIR writes DIR/chart-NAME.png)', async () => {
