@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { inspectExportUsage, runInspectExport } from '../../src/cli/inspect-export.js';
 import { allCharts, chartNamed, chartNames } from '../../src/inspect/chart-catalog.js';
 import { toMermaid } from '../../src/inspect/chart-mermaid.js';
+import { chartSvg } from '../../src/inspect/chart-svg.js';
 import { parseChart } from '../../src/inspect/chart-model.js';
 import { parseMermaid } from './chart-mermaid-checker.js';
 
@@ -64,6 +65,26 @@ describe('warden inspect --export', () => {
     });
   });
 
+  describe('as SVG graphs (laid out in this process, no browser)', () => {
+    it('prints one chart as an SVG document with --machine, --state drawn as the current state', async () => {
+      const { status, stdout, stderr } = await exportCharts('--export', 'svg', '--machine', 'session', '--state', 'recovering');
+      expect({ status, stderr }).to.deep.equal({ status: 0, stderr: '' });
+      expect(stdout).to.equal(await chartSvg(chartNamed('session')!, { active: ['recovering'] }));
+      expect(stdout).to.match(/^<\?xml[^>]*>\n<svg [^>]*data-chart="session"/u);
+      expect(stdout.match(/<g class="state [^"]*\bcurrent\b[^"]*" data-path="([^"]+)"/gu)).to.have.length(1);
+      expect(stdout).to.include('class="state atomic active current" data-path="recovering"');
+    });
+
+    it('writes NAME.svg for every chart with --out, and prints the paths', async () => {
+      const dir = tempDir();
+      const { status, stdout } = await exportCharts('--export', 'svg', '--out', dir);
+      expect(status).to.equal(0);
+      expect(readdirSync(dir).sort()).to.deep.equal(chartNames().map((name) => `${name}.svg`).sort());
+      expect(stdout.trim().split('\n')).to.deep.equal(chartNames().map((name) => join(dir, `${name}.svg`)));
+      expect(readFileSync(join(dir, 'port.svg'), 'utf8')).to.equal(await chartSvg(chartNamed('port')!));
+    });
+  });
+
   describe('to files with --out', () => {
     it('writes NAME.mmd for every chart into a new directory, and prints the paths', async () => {
       const dir = join(tempDir(), 'charts', 'mermaid');
@@ -100,8 +121,11 @@ describe('warden inspect --export', () => {
     });
 
     const cases: Array<[string, string[], string]> = [
-      ['an unknown format', ['--export', 'svg'], '--export expects one of mermaid, json, got "svg"'],
-      ['no format', ['--machine', 'session'], '--export mermaid|json is required'],
+      ['an unknown format', ['--export', 'png'], '--export expects one of mermaid, json, svg, got "png"'],
+      ['no format', ['--machine', 'session'], '--export mermaid|json|svg is required'],
+      ['svg of every chart to stdout', ['--export', 'svg'], '--export svg writes one document per chart: give --machine NAME, or --out DIR'],
+      ['--state without svg', ['--export', 'mermaid', '--machine', 'session', '--state', 'ready'], '--state goes with --export svg and --machine NAME'],
+      ['--state that is not a state', ['--export', 'svg', '--machine', 'session', '--state', 'redy'], '"redy" is not a state of session; its states are starting, ready,'],
       ['a flag without its value', ['--export', 'json', '--machine'], '--machine needs a value'],
       ['an unknown option', ['--export', 'json', '--pretty'], 'unknown option --pretty'],
     ];

@@ -187,6 +187,31 @@ describe('live view model', () => {
       ]);
     });
 
+    it('follows the machine on its graph: the states it is in, the transition it took last (a restart lights recovering)', () => {
+      const model = createLiveViewModel();
+      model.apply('s', actor('x:7', 'session:demo-1', undefined, T0, JSON.parse(JSON.stringify(sessionMachine.config))));
+      const machine = () => model.view().machines[0];
+      expect(machine()).to.deep.include({ active: ['starting'] });
+      expect(machine()?.last).to.equal(undefined);
+      model.apply('s', snapshot('x:7', { value: 'starting', context: { sessionId: 'demo-1' } }, T0, 'xstate.init'));
+      model.apply('s', snapshot('x:7', { value: 'ready', context: { sessionId: 'demo-1' } }, T0 + 1, 'ready'));
+      expect(machine()).to.deep.include({ active: ['ready'], last: { from: 'starting', event: 'ready', to: 'ready', at: T0 + 1 } });
+      // An event that changes nothing leaves the last transition as it was.
+      model.apply('s', snapshot('x:7', { value: 'ready', context: { sessionId: 'demo-1' } }, T0 + 2, 'mode.changed'));
+      expect(machine()?.last).to.deep.include({ event: 'ready' });
+      model.apply('s', snapshot('x:7', { value: 'recovering', context: { sessionId: 'demo-1' } }, T0 + 3, 'agent.restarting'));
+      expect(machine()).to.deep.include({ active: ['recovering'], last: { from: 'ready', event: 'agent.restarting', to: 'recovering', at: T0 + 3 } });
+      // Nested and parallel values: every leaf, as paths.
+      model.apply('s', snapshot('x:7', { value: { working: { fetch: 'got', log: 'busy' } }, context: { sessionId: 'demo-1' } }, T0 + 4, 'go'));
+      expect(machine()).to.deep.include({ active: ['working.fetch.got', 'working.log.busy'], last: { from: 'recovering', event: 'go', to: 'working.fetch.got', at: T0 + 4 } });
+      // The graph of the whole chart, for the page to lay out: asked apart, once (it never changes).
+      expect(model.view().charts.session).to.not.have.property('graph');
+      expect(model.graph('nothing')).to.equal(undefined);
+      const graph = model.graph('session');
+      expect(graph?.children.filter((node) => node.chart?.role === 'state').map((node) => node.chart?.path)).to.deep.equal(['starting', 'ready', 'prompting', 'awaitingPermission', 'cancelling', 'recovering', 'reapplying', 'closed', 'failed']);
+      expect(graph?.edges.some((edge) => edge.chart.source === '' && edge.chart.event === 'agent.restarting' && edge.chart.target === 'recovering')).to.equal(true);
+    });
+
     it('a chart known ahead is drawn even when the definition did not come', () => {
       const model = createLiveViewModel({ machines: [sessionMachine.config] });
       model.apply('s', actor('x:7', 'session:demo-1', undefined, T0, { id: 'session', states: {} }));

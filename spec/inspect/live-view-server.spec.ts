@@ -5,11 +5,14 @@
  * stream, a relay that is off), and a port given back on close.
  */
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import WebSocket from 'ws';
 import { createLiveViewModel, type LiveViewState } from '../../src/inspect/live-view-model.js';
 import { serveLiveView, type LiveViewServer } from '../../src/inspect/live-view-server.js';
+import { sessionMachine } from '../../src/session/session-machine.js';
 import { waitUntil } from '../support/processes.js';
 
 /** A GET (or another method) with the headers given; the whole answer. */
@@ -94,6 +97,24 @@ describe('live view server', function () {
     expect((await get(`${server.url}live-view.css`)).headers['content-type']).to.equal('text/css; charset=utf-8');
     expect((await get(`${server.url}nothing-here`)).status).to.equal(404);
     expect((await get(server.url, { method: 'POST' })).status).to.equal(405);
+  });
+
+  it('serves elkjs from its own installation and each chart\'s graph, for the page to lay out', async () => {
+    const model = createLiveViewModel({ machines: [sessionMachine.config] });
+    const server = await serveLiveView({ model, pushIntervalMs: 20 });
+    servers.push(server);
+    const page = await get(server.url);
+    expect(page.body).to.contain('<script src="/elk.js" defer></script>');
+    const elk = await get(`${server.url}elk.js`);
+    expect(elk.status).to.equal(200);
+    expect(elk.headers['content-type']).to.equal('text/javascript; charset=utf-8');
+    expect(elk.body).to.equal(readFileSync(createRequire(import.meta.url).resolve('elkjs/lib/elk.bundled.js'), 'utf8'));
+    // The page's policy allows no eval: the build must not need one.
+    expect(elk.body).to.not.match(/\beval\(|new Function\(/u);
+    const graph = await get(`${server.url}graph.json?chart=session`);
+    expect(graph.status).to.equal(200);
+    expect(JSON.parse(graph.body)).to.deep.equal(model.graph('session'));
+    expect((await get(`${server.url}graph.json?chart=nothing`)).status).to.equal(404);
   });
 
   it('answers only to its own address: another Host is refused (no DNS rebinding)', async () => {

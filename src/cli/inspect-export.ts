@@ -1,29 +1,36 @@
 /**
- * `warden inspect --export mermaid|json [--machine NAME] [--out DIR]`: writes the state
- * charts of the host's machines and actors (chart-catalog.ts) as Mermaid `stateDiagram-v2`
- * or as JSON (`acp-warden.chart/1`, chart-model.ts). Needs no agent and starts nothing.
+ * `warden inspect --export mermaid|json|svg [--machine NAME] [--state PATH] [--out DIR]`:
+ * writes the state charts of the host's machines and actors (chart-catalog.ts) as Mermaid
+ * `stateDiagram-v2`, as JSON (`acp-warden.chart/1`, chart-model.ts) or as SVG graphs laid out
+ * by elkjs in this process (chart-svg.ts). Needs no agent, no browser, and starts nothing.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { allCharts, chartNamed, chartNames } from '../inspect/chart-catalog.js';
 import { toMermaid } from '../inspect/chart-mermaid.js';
-import type { Chart } from '../inspect/chart-model.js';
+import { chartStates, type Chart } from '../inspect/chart-model.js';
+import { chartSvg } from '../inspect/chart-svg.js';
 import { ArgumentError, oneOf, readFlags } from './arguments.js';
 
 /** The usage text of `warden inspect --export`. */
-export const inspectExportUsage = `Usage: warden inspect --export mermaid|json [--machine NAME] [--out DIR]
+export const inspectExportUsage = `Usage: warden inspect --export mermaid|json|svg [--machine NAME] [--state PATH] [--out DIR]
 
 Writes the state charts of warden's machines and actors: the session chart, the port, the
 pending request, the supervisor, the connection, the ACP agent server and client, the Claude
 Code and Codex session adapters, the Codex lister and the demo agent.
 
 Options:
-  --export FORMAT    mermaid (stateDiagram-v2) or json (format acp-warden.chart/1)
+  --export FORMAT    mermaid (stateDiagram-v2), json (format acp-warden.chart/1) or svg
+                     (the chart as a graph: states as boxes, nested ones inside their
+                     parent, transitions as labelled arrows; laid out here, no browser)
   --machine NAME     only this chart; one of: ${chartNames().join(', ')}
-  --out DIR          write NAME.mmd or NAME.json into DIR (created if missing), one per chart,
-                     and print the paths written; without it the charts go to stdout
-                     (Mermaid: one diagram after another, a blank line between them;
-                     JSON: the chart with --machine, else an array of every chart)
+  --state PATH       svg with --machine: draw the chart in this state (its path, such as
+                     prompting or recovering.next), highlighted as the current one
+  --out DIR          write NAME.mmd, NAME.json or NAME.svg into DIR (created if missing), one
+                     per chart, and print the paths written; without it the charts go to
+                     stdout (Mermaid: one diagram after another, a blank line between them;
+                     JSON: the chart with --machine, else an array of every chart; SVG:
+                     needs --machine, one document)
   -h, --help         show this help
 
 Exit status: 0 written, 1 a file could not be written, 2 a bad command line.`;
@@ -39,12 +46,26 @@ const processIo: InspectExportIo = {
   stderr: (text) => process.stderr.write(text),
 };
 
-type Format = 'mermaid' | 'json';
+type Format = 'mermaid' | 'json' | 'svg';
 
 interface ExportOptions {
   readonly format: Format;
   readonly machine: string | undefined;
   readonly out: string | undefined;
+  readonly state: string | undefined;
+}
+
+const EXTENSION: Readonly<Record<Format, string>> = { mermaid: 'mmd', json: 'json', svg: 'svg' };
+
+async function render(chart: Chart, options: ExportOptions): Promise<string> {
+  switch (options.format) {
+    case 'json':
+      return `${JSON.stringify(chart, null, 2)}\n`;
+    case 'svg':
+      return chartSvg(chart, options.state === undefined ? {} : { active: [options.state] });
+    default:
+      return toMermaid(chart);
+  }
 }
 
 /**
@@ -74,16 +95,16 @@ export async function runInspectExport(args: readonly string[], io: InspectExpor
   }
   const charts = options.machine === undefined ? [...allCharts()] : [chartNamed(options.machine) as Chart];
   if (options.out === undefined) {
-    io.stdout(options.format === 'json'
-      ? `${JSON.stringify(options.machine === undefined ? charts : charts[0], null, 2)}\n`
-      : charts.map(toMermaid).join('\n'));
+    if (options.format === 'json') io.stdout(`${JSON.stringify(options.machine === undefined ? charts : charts[0], null, 2)}\n`);
+    else if (options.format === 'svg') io.stdout(await render(charts[0] as Chart, options));
+    else io.stdout(charts.map(toMermaid).join('\n'));
     return 0;
   }
   try {
     await mkdir(options.out, { recursive: true });
     for (const chart of charts) {
-      const file = join(options.out, `${chart.name}.${options.format === 'json' ? 'json' : 'mmd'}`);
-      await writeFile(file, options.format === 'json' ? `${JSON.stringify(chart, null, 2)}\n` : toMermaid(chart));
+      const file = join(options.out, `${chart.name}.${EXTENSION[options.format]}`);
+      await writeFile(file, await render(chart, options));
       io.stdout(`${file}\n`);
     }
   } catch (error) {
@@ -97,13 +118,17 @@ function parseExportArgs(args: readonly string[]): ExportOptions | 'help' {
   let format: Format | undefined;
   let machine: string | undefined;
   let out: string | undefined;
+  let state: string | undefined;
   const hint = 'See warden inspect --help.';
   const help = readFlags(args, {
     '--export': (value) => {
-      format = oneOf('--export', value(), ['mermaid', 'json'] as const);
+      format = oneOf('--export', value(), ['mermaid', 'json', 'svg'] as const);
     },
     '--machine': (value) => {
       machine = value();
+    },
+    '--state': (value) => {
+      state = value();
     },
     '--out': (value) => {
       out = value();
@@ -111,9 +136,17 @@ function parseExportArgs(args: readonly string[]): ExportOptions | 'help' {
     },
   }, hint);
   if (help) return 'help';
-  if (format === undefined) throw new ArgumentError(`--export mermaid|json is required to export charts. ${hint}`);
+  if (format === undefined) throw new ArgumentError(`--export mermaid|json|svg is required to export charts. ${hint}`);
   if (machine !== undefined && !chartNamed(machine)) {
     throw new ArgumentError(`unknown machine ${JSON.stringify(machine)}; the machines are ${chartNames().join(', ')}`);
   }
-  return { format, machine, out };
+  if (format === 'svg' && machine === undefined && out === undefined) {
+    throw new ArgumentError(`--export svg writes one document per chart: give --machine NAME, or --out DIR for every chart. ${hint}`);
+  }
+  if (state !== undefined) {
+    if (format !== 'svg' || machine === undefined) throw new ArgumentError(`--state goes with --export svg and --machine NAME. ${hint}`);
+    const paths = chartStates(chartNamed(machine) as Chart).map((entry) => entry.path);
+    if (!paths.includes(state)) throw new ArgumentError(`${JSON.stringify(state)} is not a state of ${machine}; its states are ${paths.join(', ')}`);
+  }
+  return { format, machine, out, state };
 }

@@ -16,7 +16,7 @@ export const DEFAULT_INSPECT_PORT = 8080;
 
 /** `warden inspect --help`. */
 export const inspectUsage = `Usage: warden inspect [--port N]
-       warden inspect --export mermaid|json [--machine NAME] [--out DIR]
+       warden inspect --export mermaid|json|svg [--machine NAME] [--state PATH] [--out DIR]
 
 The local live view: listens on 127.0.0.1:N for the inspection streams of
   warden acp --agent NAME --inspect ws://127.0.0.1:N
@@ -30,7 +30,7 @@ With --export, writes the state charts instead (see warden inspect --export --he
 
 Options:
   --port N        the port on 127.0.0.1 (default ${DEFAULT_INSPECT_PORT}; 0 picks a free one)
-  --export FORMAT the state chart export: mermaid or json
+  --export FORMAT the state chart export: mermaid, json or svg
   -h, --help      this help
 
 Exit status: 0 when stopped by a signal, 2 on a usage error or a port already in use.`;

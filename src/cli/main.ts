@@ -21,7 +21,7 @@ Commands:
   demo-agent               the built-in demo agent alone, as an ACP agent on stdio (what demo runs)
   sessions [--json]        the sessions of a running warden serve (--close ID closes one)
   inspect [--port N]       the local live view on 127.0.0.1 for warden acp --inspect streams
-                           (--export mermaid|json: the state charts)
+                           (--export mermaid|json|svg: the state charts)
 
 "warden <command> --help" describes each command.
 

@@ -17,6 +17,9 @@
  * Pure apart from the time passed in (`now`); tested in spec/inspect/live-view-model.spec.ts.
  */
 
+import { chartOfConfig } from './chart-config.js';
+import { chartGraph, type ChartGraph } from './chart-graph.js';
+
 /** What an actor is, as far as the view can tell. */
 export type LiveActorKind = 'supervisor' | 'port' | 'machine' | 'request' | 'actor';
 
@@ -67,6 +70,10 @@ export interface LiveMachineView {
   /** The machine id: its chart in `charts`. */
   readonly chart: string;
   readonly state: string;
+  /** The leaf states it is in, as paths from the chart's root (several in parallel states). */
+  readonly active: readonly string[];
+  /** The last transition that changed its state: from the leaf it left, by which event, to the leaf it entered. */
+  readonly last?: LiveLastTransition;
   readonly status: LiveActorStatus;
   /** A session machine's facts: its session id, agent, restarts, why it failed. */
   readonly sessionId?: string;
@@ -74,6 +81,14 @@ export interface LiveMachineView {
   readonly restarts?: number;
   readonly failure?: string;
   readonly startedAt: number;
+}
+
+/** The transition a machine took last (its graph highlights it). */
+export interface LiveLastTransition {
+  readonly from: string;
+  readonly event: string;
+  readonly to: string;
+  readonly at: number;
 }
 
 /** A transition of a chart: `event` leads to state `target`. */
@@ -89,6 +104,12 @@ export interface LiveChartView {
   readonly states: ReadonlyArray<{ readonly name: string; readonly final: boolean; readonly transitions: readonly LiveTransition[] }>;
   /** Transitions taken from any state (the machine's own `on`). */
   readonly anywhere: readonly LiveTransition[];
+}
+
+/** A chart as the model keeps it: what the view lists, and its graph (served apart: it does not change). */
+export interface LiveChartDefinition extends LiveChartView {
+  /** The whole chart, nested states included, as a graph for the page to lay out (chart-graph.ts). */
+  readonly graph: ChartGraph;
 }
 
 /** A JSON-RPC request sent and not answered yet. */
@@ -152,6 +173,8 @@ export interface LiveViewModel {
   prune(now?: number): void;
   /** The view now. */
   view(now?: number): LiveViewState;
+  /** The graph of a chart the view names (`charts[id]`), for the page to lay out once; `undefined` for an unknown id. */
+  graph(id: string): ChartGraph | undefined;
   /** Changes with every change of the view (the server pushes when it moved). */
   readonly version: number;
 }
@@ -165,6 +188,8 @@ interface ActorRecord {
   kind: LiveActorKind;
   status: LiveActorStatus;
   state: string | undefined;
+  active: string[];
+  last: LiveLastTransition | undefined;
   contextName: string | undefined;
   detail: string | undefined;
   pid: number | undefined;
@@ -199,7 +224,7 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
   const { maxTimeline = 300, retainEndedMs = 60_000, maxActors = 5000, machines = [] } = { ...options };
   const actors = new Map<string, ActorRecord>();
   const sources = new Map<string, SourceRecord>();
-  const charts = new Map<string, LiveChartView>();
+  const charts = new Map<string, LiveChartDefinition>();
   const timeline: LiveTimelineEntry[] = [];
   const dropped = { actors: 0, events: 0 };
   let version = 0;
@@ -293,6 +318,8 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
     const definition = parseDefinition(event.definition);
     const chart = definition ? chartOf(definition) : undefined;
     if (chart && !charts.has(chart.id) && charts.size < MAX_CHARTS) charts.set(chart.id, chart);
+    // A definition cut short (or without states) still names a chart known ahead.
+    const chartId = chart?.id ?? (isObject(definition) && typeof definition.id === 'string' && charts.has(definition.id) ? definition.id : undefined);
     // A view started late learns past restarts from the host itself (acp-warden's own fields).
     let restarts = typeof event.restarts === 'number' ? event.restarts : 0;
     let exit = typeof event.lastExit === 'string' ? cut(firstLine(event.lastExit)) : undefined;
@@ -316,9 +343,11 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
       sessionId,
       parentKey,
       name,
-      kind: chart && charts.has(chart.id) ? 'machine' : 'actor',
+      kind: chartId !== undefined && charts.has(chartId) ? 'machine' : 'actor',
       status: 'active',
       state: undefined,
+      active: [],
+      last: undefined,
       contextName: undefined,
       detail: undefined,
       pid: undefined,
@@ -326,7 +355,7 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
       endedAt: undefined,
       restarts,
       exit,
-      chart: chart?.id,
+      chart: chartId,
       announced: false,
       implicitEnd: false,
       request: undefined,
@@ -339,10 +368,20 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
     return record;
   };
 
-  const applySnapshot = (record: ActorRecord, snapshot: Record<string, unknown>, at: number) => {
+  const applySnapshot = (record: ActorRecord, snapshot: Record<string, unknown>, at: number, event?: unknown) => {
     const context = isObject(snapshot.context) ? snapshot.context : undefined;
     if (record.kind === 'actor' && context) record.kind = classify(context);
-    if (snapshot.value !== undefined) record.state = stateText(snapshot.value);
+    if (snapshot.value !== undefined) {
+      record.state = stateText(snapshot.value);
+      const active = leafPaths(snapshot.value);
+      // The event that made this snapshot moved the machine: from the leaf it left to the one it entered.
+      const left = record.active.find((path) => !active.includes(path));
+      const entered = active.find((path) => !record.active.includes(path));
+      if (record.kind === 'machine' && left !== undefined && entered !== undefined && isObject(event) && typeof event.type === 'string') {
+        record.last = { from: left, event: cut(event.type), to: entered, at };
+      }
+      record.active = active;
+    }
     if (context) {
       if (typeof context.name === 'string') record.contextName = context.name;
       switch (record.kind) {
@@ -461,7 +500,7 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
           // (Not past the budget: the actor was counted when it was not kept.)
           const fresh = (input.snapshot.status === 'active' || input.snapshot.status === undefined) && actors.size < maxActors;
           const record = actors.get(key) ?? (fresh ? addActor(source, { sessionId: input.sessionId }, at) : undefined);
-          if (record) applySnapshot(record, input.snapshot, at);
+          if (record) applySnapshot(record, input.snapshot, at, input.event);
           break;
         }
         case '@xstate.event': {
@@ -474,6 +513,9 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
           return;
       }
       version++;
+    },
+    graph(id) {
+      return charts.get(id)?.graph;
     },
     prune(now = Date.now()) {
       let changed = false;
@@ -512,13 +554,18 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
       for (const record of actors.values()) {
         if (record.kind === 'machine' && record.chart) {
           const chart = charts.get(record.chart);
-          if (chart) used[chart.id] = chart;
+          if (chart) {
+            const { graph: _graph, ...listed } = chart;
+            used[chart.id] = listed;
+          }
           machinesInView.push({
             key: record.key,
             source: record.source,
             label: labelOf(record),
             chart: record.chart,
             state: record.state ?? chart?.initial ?? '',
+            active: record.active.length > 0 ? record.active : chart?.initial ? [chart.initial] : [],
+            ...(record.last ? { last: record.last } : {}),
             status: record.status,
             startedAt: record.startedAt,
             ...record.session,
@@ -538,12 +585,16 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
 }
 
 /**
- * The chart of a machine config: its top-level states (nested ones are not drawn), each
- * with the events that leave it and where they lead, and the transitions of the machine's
- * own `on` (taken from any state). Transitions without a target (actions only) are left out.
+ * The chart of a machine config: its whole chart as a graph for the page (nested states
+ * included, chart-config.ts then chart-graph.ts), and, for a page without its layout, its
+ * top-level states, each with the events that leave it and where they lead, and the
+ * transitions of the machine's own `on` (taken from any state; those without a target are
+ * left out of these lists).
  */
-export function chartOf(config: unknown): LiveChartView | undefined {
+export function chartOf(config: unknown): LiveChartDefinition | undefined {
   if (!isObject(config) || !isObject(config.states)) return undefined;
+  const chart = chartOfConfig(config);
+  if (!chart) return undefined;
   const states = Object.entries(config.states).map(([name, node]) => ({
     name,
     final: isObject(node) && node.type === 'final',
@@ -554,7 +605,17 @@ export function chartOf(config: unknown): LiveChartView | undefined {
     ...(typeof config.initial === 'string' ? { initial: config.initial } : {}),
     states,
     anywhere: transitionsOf(config.on),
+    graph: chartGraph(chart),
   };
+}
+
+/** The leaf states of a state value, as paths: `ready` → [`ready`]; `{ a: 'b', c: { d: 'e' } }` → [`a.b`, `c.d.e`]. */
+function leafPaths(value: unknown, prefix = ''): string[] {
+  if (typeof value === 'string') return [prefix ? `${prefix}.${value}` : value];
+  if (!isObject(value)) return [];
+  const paths = Object.entries(value).flatMap(([key, child]) => leafPaths(child, prefix ? `${prefix}.${key}` : key));
+  // A compound state whose value is `{}` (not entered yet): the state itself.
+  return paths.length > 0 ? paths : prefix ? [prefix] : [];
 }
 
 function transitionsOf(on: unknown): LiveTransition[] {

@@ -1,8 +1,10 @@
 /**
  * The live view's page and its style sheet, shipped in the package as strings (the build
  * compiles them into dist/ like any module: no asset to copy, nothing fetched from a CDN).
- * The script that fills the page is live-view-script.ts.
+ * The script that fills the page is live-view-script.ts; the charts' style is the one their
+ * SVG export carries (chart-draw-script.ts).
  */
+import { CHART_SVG_CSS } from './chart-draw-script.js';
 
 /** The page; `title` is escaped. */
 export function liveViewHtml(title: string): string {
@@ -15,6 +17,7 @@ export function liveViewHtml(title: string): string {
 <title>${safeTitle}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/live-view.css">
+<script src="/elk.js" defer></script>
 <script src="/live-view.js" defer></script>
 </head>
 <body>
@@ -29,7 +32,7 @@ export function liveViewHtml(title: string): string {
     <div id="tree" data-testid="tree"><p class="empty">Waiting for the first events…</p></div>
   </section>
   <section class="panel machines-panel" aria-labelledby="machines-title">
-    <h2 id="machines-title">Sessions <small>state charts, current state highlighted</small></h2>
+    <h2 id="machines-title">Sessions <small>state charts: current state filled, last transition in blue</small></h2>
     <div id="machines" data-testid="machines"><p class="empty">No session yet.</p></div>
   </section>
   <section class="panel pending-panel" aria-labelledby="pending-title">
@@ -72,11 +75,12 @@ h2 small { text-transform: none; letter-spacing: 0; font-weight: normal; }
 .connection[data-state="live"] { color: var(--ok); border-color: var(--ok); }
 .connection[data-state="lost"] { color: var(--bad); border-color: var(--bad); }
 .summary { color: var(--muted); font-size: .85rem; margin-left: auto; }
-main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 1rem; padding: 1rem 1.25rem; }
+main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); grid-template-areas: "tree timeline" "pending timeline" "machines machines"; grid-template-rows: auto 1fr auto; gap: 1rem; padding: 1rem 1.25rem; }
+.tree-panel { grid-area: tree; } .timeline-panel { grid-area: timeline; } .pending-panel { grid-area: pending; align-self: start; } .machines-panel { grid-area: machines; }
 .panel { background: var(--panel); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; min-width: 0; }
 .empty { color: var(--muted); margin: .25rem 0; }
 footer { color: var(--muted); font-size: .8rem; padding: 0 1.25rem 1rem; }
-@media (max-width: 900px) { main { grid-template-columns: minmax(0, 1fr); } }
+@media (max-width: 900px) { main { grid-template-columns: minmax(0, 1fr); grid-template-areas: "tree" "machines" "pending" "timeline"; } }
 
 /* The tree */
 .source { margin-bottom: .75rem; }
@@ -101,6 +105,16 @@ ul.tree { list-style: none; margin: 0; padding-left: 1.1rem; border-left: 1px do
 .exit { color: var(--bad); font-size: .8rem; max-width: 38rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 
 /* Session charts */
+#machines { display: flex; flex-wrap: wrap; gap: .6rem; align-items: flex-start; }
+#machines > .machine { flex: 1 1 32rem; min-width: 0; margin-bottom: 0; }
+.graph { overflow: auto; max-height: 48rem; border-top: 1px solid var(--line); margin-top: .4rem; padding-top: .4rem; cursor: zoom-in; }
+.graph:not(.fit) { cursor: zoom-out; }
+.graph svg { display: block; max-width: none; }
+.graph.fit svg { max-width: 100%; height: auto; }
+.last-transition { color: var(--muted); font-size: .8rem; }
+/* A session recovering after a restart of its agent: its state lit as a warning. */
+.machine .chart-graph .state.current[data-name="recovering"] > rect.box { fill: var(--bad); stroke: var(--bad); }
+.machine .chart-graph .state.current[data-name="recovering"] > text.name { fill: #fff; }
 .machine { border: 1px solid var(--line); border-radius: .4rem; padding: .5rem .6rem; margin-bottom: .6rem; }
 .machine-title { display: flex; flex-wrap: wrap; gap: .5rem; align-items: baseline; margin-bottom: .4rem; }
 ol.chart { list-style: none; margin: 0; padding: 0; display: flex; flex-wrap: wrap; gap: .4rem; }
@@ -126,4 +140,4 @@ ol#timeline { list-style: none; margin: 0; padding: 0; max-height: 32rem; overfl
 .sev-warn .kind { color: var(--warn); }
 .sev-error .kind { color: var(--bad); font-weight: 700; }
 .sev-info .kind { color: var(--info); }
-`;
+${CHART_SVG_CSS}`;

@@ -5,10 +5,14 @@
  * from the server's clock. Everything from the view is put in as text, never as HTML.
  *
  * The page's elements carry `data-*` attributes (kind, label, status, pid, restarts, state,
- * current) for the end-to-end test in spec/inspect/live-view-browser.spec.ts.
+ * current) for the end-to-end test in spec/inspect/live-view-browser.spec.ts; the charts'
+ * SVG carries the classes chart-draw-script.ts describes.
  */
+import { CHART_DRAW_SCRIPT } from './chart-draw-script.js';
+
 export const LIVE_VIEW_SCRIPT = String.raw`(function () {
   'use strict';
+${CHART_DRAW_SCRIPT}
   var view = null;
   var skew = 0; // this browser's clock minus the server's
 
@@ -91,29 +95,90 @@ export const LIVE_VIEW_SCRIPT = String.raw`(function () {
     }));
   }
 
+  // Charts as graphs: each chart's graph (/graph.json) is laid out once by elkjs (/elk.js,
+  // served by warden), then drawn by drawChart (the same code as the SVG export) with the
+  // machine's states and last transition highlighted. Until its layout is there, or if
+  // elkjs is missing, a chart shows as a list of its states.
+  var SVG_NS = 'http://www.w3.org/2000/svg';
+  var layouts = {}; // chart id -> { graph } once laid out, { pending: true }, or { failed: message }
+  var elk = null;
+  var graphBoxes = {}; // machine key -> { box, signature, id }
+  var graphCount = 0;
+
+  function layout(id) {
+    if (layouts[id]) return layouts[id];
+    if (typeof ELK !== 'function') return (layouts[id] = { failed: 'elkjs is not loaded' });
+    elk = elk || new ELK();
+    layouts[id] = { pending: true };
+    fetch('/graph.json?chart=' + encodeURIComponent(id)).then(function (response) {
+      if (!response.ok) throw new Error('graph of ' + id + ': HTTP ' + response.status);
+      return response.json();
+    }).then(function (graph) { return elk.layout(graph); }).then(function (graph) {
+      layouts[id] = { graph: graph };
+      if (view) renderMachines();
+    }, function (error) {
+      layouts[id] = { failed: String(error && error.message || error) };
+      if (view) renderMachines();
+    });
+    return layouts[id];
+  }
+
+  function svgOf(item) {
+    var node = document.createElementNS(SVG_NS, item.tag);
+    Object.keys(item.attrs).forEach(function (key) { if (key !== 'xmlns') node.setAttribute(key, item.attrs[key]); });
+    if (item.text !== undefined) node.textContent = item.text;
+    (item.children || []).forEach(function (child) { node.appendChild(svgOf(child)); });
+    return node;
+  }
+
+  function graphBox(machine, laid) {
+    var highlight = { active: machine.active, last: machine.last };
+    var signature = machine.chart + '|' + machine.active.join(',') + '|' + (machine.last ? machine.last.at + machine.last.event : '');
+    var kept = graphBoxes[machine.key];
+    if (!kept) {
+      var box = el('div', { className: 'graph fit', 'data-testid': 'graph', title: 'click: full size / fit' });
+      box.addEventListener('click', function () { box.classList.toggle('fit'); });
+      kept = graphBoxes[machine.key] = { box: box, signature: '', id: 'm' + (++graphCount) };
+    }
+    if (kept.signature !== signature) {
+      kept.box.replaceChildren(svgOf(drawChart(laid.graph, highlight, { idPrefix: kept.id, name: machine.chart })));
+      kept.signature = signature;
+    }
+    return kept.box;
+  }
+
+  function listChart(machine, chart) {
+    var current = machine.state.split('.')[0];
+    var states = chart ? chart.states.map(function (state) {
+      var isCurrent = state.name === current;
+      return el('li', {
+        className: 'chart-state' + (isCurrent ? ' current' : '') + (state.final ? ' final' : '') + (chart.initial === state.name ? ' initial' : ''),
+        'data-state': state.name, 'data-current': isCurrent ? 'true' : 'false', 'aria-current': isCurrent ? 'true' : null
+      }, [
+        el('div', { className: 'name', text: state.name }),
+        el('ul', {}, state.transitions.map(function (t) { return el('li', { text: t.event + ' \u2192 ' + t.target }); }))
+      ]);
+    }) : [el('li', { className: 'chart-state current', 'data-state': current, 'data-current': 'true', text: machine.state })];
+    return el('ol', { className: 'chart', 'aria-label': 'state chart of ' + machine.label }, states);
+  }
+
   function renderMachines() {
     var box = document.getElementById('machines');
     if (!view.machines.length) {
       box.replaceChildren(el('p', { className: 'empty', text: 'No session yet.' }));
       return;
     }
+    var shown = {};
     box.replaceChildren.apply(box, view.machines.map(function (machine) {
+      shown[machine.key] = true;
       var chart = view.charts[machine.chart];
-      var current = machine.state.split('.')[0];
-      var states = chart ? chart.states.map(function (state) {
-        var isCurrent = state.name === current;
-        return el('li', {
-          className: 'chart-state' + (isCurrent ? ' current' : '') + (state.final ? ' final' : '') + (chart.initial === state.name ? ' initial' : ''),
-          'data-state': state.name, 'data-current': isCurrent ? 'true' : 'false', 'aria-current': isCurrent ? 'true' : null
-        }, [
-          el('div', { className: 'name', text: state.name }),
-          el('ul', {}, state.transitions.map(function (t) { return el('li', { text: t.event + ' \u2192 ' + t.target }); }))
-        ]);
-      }) : [el('li', { className: 'chart-state current', 'data-state': current, 'data-current': 'true', text: machine.state })];
-      var anywhere = chart && chart.anywhere.length ? el('div', { className: 'anywhere', text: 'from any state: ' + chart.anywhere.map(function (t) { return t.event + ' \u2192 ' + t.target; }).join(', ') }) : null;
+      var laid = chart ? layout(machine.chart) : null;
+      var drawing = laid && laid.graph ? graphBox(machine, laid) : listChart(machine, chart);
+      var last = machine.last ? el('div', { className: 'last-transition', 'data-testid': 'last-transition', text: 'last: ' + machine.last.from + ' \u2192 ' + machine.last.to + ' on ' + machine.last.event + ' at ' + clock(machine.last.at) }) : null;
       return el('div', {
         className: 'machine status-' + machine.status, 'data-testid': 'machine', 'data-key': machine.key,
-        'data-session': machine.sessionId, 'data-state': machine.state, 'data-status': machine.status
+        'data-session': machine.sessionId, 'data-state': machine.state, 'data-status': machine.status,
+        'data-layout': laid ? (laid.graph ? 'graph' : laid.failed ? 'failed' : 'pending') : 'none'
       }, [
         el('div', { className: 'machine-title' }, [
           el('span', { className: 'label', text: machine.label }),
@@ -122,10 +187,11 @@ export const LIVE_VIEW_SCRIPT = String.raw`(function () {
           el('span', { className: 'restarts' + (machine.restarts ? ' hot' : ''), title: 'agent restarts', text: '\u21bb ' + (machine.restarts || 0) }),
           machine.failure ? el('span', { className: 'exit', title: machine.failure, text: machine.failure }) : null
         ]),
-        el('ol', { className: 'chart', 'aria-label': 'state chart of ' + machine.label }, states),
-        anywhere
+        last,
+        drawing
       ]);
     }));
+    Object.keys(graphBoxes).forEach(function (key) { if (!shown[key]) delete graphBoxes[key]; });
   }
 
   function renderPending() {

@@ -10,7 +10,9 @@
  * (an `Origin` that is not the view's own). The page runs under a content security policy
  * that allows nothing but this server.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { LiveViewModel } from './live-view-model.js';
@@ -48,6 +50,18 @@ export interface LiveViewServer {
 
 const HOST = '127.0.0.1';
 
+let elkScript: string | undefined;
+
+/**
+ * elkjs's browser build as installed with warden (a dependency: node_modules/elkjs), read on
+ * the first request for it and kept: the page lays its charts out with it, and fetches it from
+ * this server only.
+ */
+function elkBundle(): string {
+  elkScript ??= readFileSync(createRequire(import.meta.url).resolve('elkjs/lib/elk.bundled.js'), 'utf8');
+  return elkScript;
+}
+
 const SECURITY_HEADERS = {
   'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
@@ -78,14 +92,21 @@ export async function serveLiveView(options: LiveViewServerOptions): Promise<Liv
         return send(response, 'text/html; charset=utf-8', html);
       case '/live-view.js':
         return send(response, 'text/javascript; charset=utf-8', LIVE_VIEW_SCRIPT);
+      case '/elk.js':
+        return send(response, 'text/javascript; charset=utf-8', elkBundle());
       case '/live-view.css':
         return send(response, 'text/css; charset=utf-8', LIVE_VIEW_CSS);
+      case '/graph.json': {
+        // A chart's graph, by the id the view names it with: asked once per chart by the page.
+        const graph = model.graph(new URL(request.url ?? '/', 'http://127.0.0.1').searchParams.get('chart') ?? '');
+        return graph ? send(response, 'application/json; charset=utf-8', JSON.stringify(graph)) : plain(response, 404, 'no such chart\n');
+      }
       case '/state.json':
         return send(response, 'application/json; charset=utf-8', JSON.stringify(model.view()));
       case '/events':
         return openEvents(response);
       default:
-        return plain(response, 404, 'not found: the live view serves /, /state.json and /events\n');
+        return plain(response, 404, 'not found: the live view serves /, /state.json, /graph.json?chart=ID and /events\n');
     }
   });
   server.on('connection', (socket) => {
