@@ -1,0 +1,176 @@
+/**
+ * OpenTelemetry of `warden acp`, end to end (issue 18): a real OTLP/HTTP receiver on
+ * 127.0.0.1 decodes what the exporters really send (OTLP JSON) from a real `warden acp`,
+ * with a fake native agent that the test kills -9 mid-turn and with the demo agent.
+ */
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { waitUntil } from '../support/processes.js';
+import { exitCodeOf, killGroups, stderrOf, wardenMain } from '../support/warden-process.js';
+import { lineEditor, type LineEditor } from './line-editor.js';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedPoint, type ReceivedSpan } from './otlp-receiver.js';
+
+const tracedAgent = fileURLToPath(new URL('./traced-agent.mjs', import.meta.url));
+const hideSdk = fileURLToPath(new URL('./hide-otel-sdk.mjs', import.meta.url));
+
+const editorTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
+const editorSpan = '00f067aa0ba902b7';
+const editorTraceparent = `00-${editorTrace}-${editorSpan}-01`;
+
+const launched: ChildProcess[] = [];
+let dir: string;
+let receiver: OtlpReceiver;
+
+interface Launched {
+  readonly child: ChildProcess;
+  readonly editor: LineEditor;
+  readonly stderr: () => string;
+  readonly exited: Promise<number | null>;
+}
+
+/** `warden acp` as an editor launches it, with the telemetry environment given. */
+function launch(args: string[], env: Record<string, string>, nodeArgs: string[] = []): Launched {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', wardenMain, 'acp', '--store', join(dir, 'journal.sqlite'), ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true,
+    env: { PATH: process.env.PATH ?? '', HOME: dir, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_METRIC_EXPORT_INTERVAL: '600000', ...env },
+  });
+  launched.push(child);
+  const editor = lineEditor(child, (params) => {
+    const options = (params as { options: Array<{ optionId: string; kind: string }> }).options;
+    return { outcome: { outcome: 'selected', optionId: options.find((option) => option.kind === 'allow_once')?.optionId } };
+  });
+  return { child, editor, stderr: stderrOf(child), exited: exitCodeOf(child) };
+}
+
+const initialize = (editor: LineEditor) => editor.request('initialize', { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'otel-spec', version: '1' } });
+const text = (value: string) => [{ type: 'text', text: value }];
+
+interface AgentFact {
+  pid: number;
+  event: 'start' | 'prompt';
+  traceparent?: string | null;
+  text?: string;
+  meta?: { traceparent?: string } | null;
+}
+const agentFacts = (log: string): AgentFact[] => {
+  try {
+    return readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as AgentFact);
+  } catch {
+    return [];
+  }
+};
+
+const named = (spans: readonly ReceivedSpan[], name: string) => spans.filter((span) => span.name === name);
+const one = (spans: readonly ReceivedSpan[], name: string, where: (span: ReceivedSpan) => boolean = () => true): ReceivedSpan => {
+  const found = named(spans, name).filter(where);
+  expect(found, `spans named ${name}`).to.have.length(1);
+  return found[0] as ReceivedSpan;
+};
+/** The points of the last metric export (cumulative totals). */
+const lastPoints = (receiver: OtlpReceiver): ReceivedPoint[] => receiver.exports.at(-1) ?? [];
+const point = (points: readonly ReceivedPoint[], metric: string, attributes: Record<string, unknown> = {}) =>
+  points.filter((entry) => entry.metric === metric && Object.entries(attributes).every(([key, value]) => entry.attributes[key] === value));
+/** Every stdout line is a JSON-RPC message: nothing else ever reaches the protocol channel. */
+const expectProtocolOnly = (lines: readonly string[]) => {
+  for (const line of lines) expect((JSON.parse(line) as { jsonrpc?: unknown }).jsonrpc, line).to.equal('2.0');
+};
+
+describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () {
+  this.timeout(90_000);
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'warden-otel-'));
+    receiver = await startOtlpReceiver();
+  });
+  afterEach(async () => {
+    await killGroups(launched, { descendants: true });
+    await receiver.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a kill -9 mid-turn is a restart span inside the turn, the editor traceparent parents the turn, the agent joins the trace', async () => {
+    const log = join(dir, 'agent.log');
+    const warden = launch(['--agent', `acp:${process.execPath} ${tracedAgent}`, '--env', `TRACED_AGENT_LOG=${log}`], { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_SERVICE_NAME: 'warden-under-test' });
+    const { editor } = warden;
+    expect((await initialize(editor)).error).to.equal(undefined);
+    const created = await editor.request('session/new', { cwd: dir, mcpServers: [] });
+    const sessionId = (created.result as { sessionId: string }).sessionId;
+
+    // Turn 1: the agent starts a tool call and hangs; the test kills it -9.
+    const hung = editor.request('session/prompt', { sessionId, prompt: text('hang'), _meta: { traceparent: editorTraceparent, tracestate: 'editor=1' } });
+    await waitUntil(() => agentFacts(log).some((fact) => fact.event === 'prompt'), 'the agent got the first prompt', 30_000);
+    const first = agentFacts(log).find((fact) => fact.event === 'start') as AgentFact;
+    process.kill(first.pid, 'SIGKILL');
+    const hungAnswer = await hung;
+    // Turn 2, on the restarted agent: permission asked and granted, end_turn.
+    await waitUntil(() => agentFacts(log).filter((fact) => fact.event === 'start').length === 2, 'the agent restarted', 30_000);
+    const second = await editor.request('session/prompt', { sessionId, prompt: text('read it'), _meta: { traceparent: editorTraceparent } });
+    expect(second.result).to.deep.equal({ stopReason: 'end_turn' });
+    warden.child.stdin?.end();
+    expect(await warden.exited).to.equal(0);
+    expectProtocolOnly(editor.lines);
+
+    await waitUntil(() => named(receiver.spans, 'acp_warden.session').length > 0, 'the session span exported', 20_000);
+    const { spans } = receiver;
+    expect(new Set(spans.map((span) => span.service))).to.deep.equal(new Set(['warden-under-test']));
+    const session = one(spans, 'acp_warden.session');
+    expect(session.attributes).to.include({ 'acp_warden.session.id': sessionId, 'acp_warden.agent': `acp:${process.execPath} ${tracedAgent}`, 'acp_warden.session.how': 'new' });
+    const turns = named(spans, 'acp_warden.turn');
+    expect(turns).to.have.length(2);
+    for (const turn of turns) {
+      // The editor's traceparent parents each turn: same trace, the editor's span as parent; linked to the session.
+      expect(turn.traceId).to.equal(editorTrace);
+      expect(turn.parentSpanId).to.equal(editorSpan);
+      expect(turn.links).to.deep.equal([{ traceId: session.traceId, spanId: session.spanId }]);
+      expect(turn.attributes['acp_warden.session.id']).to.equal(sessionId);
+    }
+    const hungTurn = turns.find((turn) => turn.attributes['acp_warden.turn.stop_reason'] !== 'end_turn') as ReceivedSpan;
+    const okTurn = turns.find((turn) => turn.attributes['acp_warden.turn.stop_reason'] === 'end_turn') as ReceivedSpan;
+    expect(hungTurn, 'the killed turn').to.not.equal(undefined);
+    expect(hungTurn.attributes['acp_warden.turn.stop_reason']).to.equal(hungAnswer.error ? 'error' : (hungAnswer.result as { stopReason: string }).stopReason);
+
+    // The restart, and the recovery after it, inside the killed turn.
+    const restart = one(spans, 'acp_warden.agent.restart');
+    expect(restart.traceId).to.equal(editorTrace);
+    expect(restart.parentSpanId).to.equal(hungTurn.spanId);
+    expect(restart.attributes).to.include({ 'acp_warden.exit.reason': 'signaled', 'acp_warden.restart.count': 1, 'acp_warden.session.id': sessionId });
+    const recovery = one(spans, 'acp_warden.session.recovery');
+    expect(recovery.parentSpanId).to.equal(hungTurn.spanId);
+    expect(recovery.attributes['acp_warden.recovery.outcome']).to.equal('recovered');
+
+    // Tool calls and the permission wait, each inside its turn.
+    const tools = named(spans, 'acp_warden.tool_call');
+    expect(tools.map((tool) => tool.parentSpanId).sort()).to.deep.equal([hungTurn.spanId, okTurn.spanId].sort());
+    expect(tools.find((tool) => tool.parentSpanId === okTurn.spanId)?.attributes).to.include({ 'gen_ai.tool.name': 'Read file', 'acp_warden.tool.status': 'completed', 'gen_ai.operation.name': 'execute_tool' });
+    const permission = one(spans, 'acp_warden.permission');
+    expect(permission.parentSpanId).to.equal(okTurn.spanId);
+    expect(permission.attributes).to.include({ 'acp_warden.permission.outcome': 'selected', 'acp_warden.permission.option_id': 'allow' });
+
+    // The agent joins the trace: each prompt's _meta.traceparent is its turn's span; TRACEPARENT at
+    // spawn is the initialize span for the first process, the restart span for the second.
+    const facts = agentFacts(log);
+    const prompts = facts.filter((fact) => fact.event === 'prompt');
+    expect(prompts.map((fact) => fact.meta?.traceparent)).to.deep.equal([`00-${editorTrace}-${hungTurn.spanId}-01`, `00-${editorTrace}-${okTurn.spanId}-01`]);
+    const starts = facts.filter((fact) => fact.event === 'start');
+    const initializeSpan = one(spans, 'acp_warden.initialize');
+    expect(starts.map((fact) => fact.traceparent)).to.deep.equal([`00-${initializeSpan.traceId}-${initializeSpan.spanId}-01`, `00-${editorTrace}-${restart.spanId}-01`]);
+
+    // Metrics, exported at exit with their totals.
+    await waitUntil(() => receiver.exports.length > 0, 'a metric export', 20_000);
+    const points = lastPoints(receiver);
+    expect(point(points, 'acp_warden.turns', { 'acp_warden.turn.stop_reason': 'end_turn' })[0]?.value).to.equal(1);
+    expect(point(points, 'acp_warden.turns').reduce((sum, entry) => sum + (entry.value ?? 0), 0)).to.equal(2);
+    expect(point(points, 'acp_warden.turn.duration').reduce((sum, entry) => sum + (entry.count ?? 0), 0)).to.equal(2);
+    expect(point(points, 'acp_warden.agent.restarts', { 'acp_warden.exit.reason': 'signaled' })[0]?.value).to.equal(1);
+    expect(point(points, 'acp_warden.agent.recoveries')[0]?.value).to.equal(1);
+    expect(point(points, 'acp_warden.sessions.open')[0]?.value).to.equal(1);
+    expect(point(points, 'acp_warden.sessions.failed')).to.deep.equal([]);
+    const appends = point(points, 'acp_warden.journal.duration', { 'acp_warden.journal.operation': 'append' })[0];
+    expect(appends?.count, 'journal appends timed').to.be.greaterThan(3);
+  });
+});
