@@ -173,4 +173,64 @@ describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () 
     const appends = point(points, 'acp_warden.journal.duration', { 'acp_warden.journal.operation': 'append' })[0];
     expect(appends?.count, 'journal appends timed').to.be.greaterThan(3);
   });
+  it('traces a demo agent session: the turn parented by the editor, the session and the turn exported', async () => {
+    const warden = launch(['--agent', 'demo'], { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.endpoint}/v1/traces`, OTEL_METRICS_EXPORTER: 'none' });
+    const { editor } = warden;
+    await initialize(editor);
+    const sessionId = ((await editor.request('session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+    const answer = await editor.request('session/prompt', { sessionId, prompt: text('hello'), _meta: { traceparent: editorTraceparent } });
+    expect(answer.result).to.deep.equal({ stopReason: 'end_turn' });
+    expect((await editor.request('session/close', { sessionId })).error).to.equal(undefined);
+    warden.child.stdin?.end();
+    expect(await warden.exited).to.equal(0);
+    expectProtocolOnly(warden.editor.lines);
+    await waitUntil(() => named(receiver.spans, 'acp_warden.session').length > 0, 'the session span exported', 20_000);
+    const session = one(receiver.spans, 'acp_warden.session');
+    expect(session.service).to.equal('acp-warden');
+    expect(session.attributes).to.include({ 'acp_warden.session.id': sessionId, 'acp_warden.agent': 'demo' });
+    const turn = one(receiver.spans, 'acp_warden.turn');
+    expect([turn.traceId, turn.parentSpanId]).to.deep.equal([editorTrace, editorSpan]);
+    expect(turn.attributes['acp_warden.turn.stop_reason']).to.equal('end_turn');
+    // Metrics off (OTEL_METRICS_EXPORTER=none): none sent.
+    expect(receiver.requests.map((request) => request.path)).to.not.include('/v1/metrics');
+  });
+
+  it('without an endpoint or --otel: no telemetry module loaded, nothing sent, the protocol alone on stdout', async () => {
+    const modules = join(dir, 'modules.log');
+    const warden = launch(['--agent', 'demo'], { HIDE_OTEL_LOG: modules }, ['--import', hideSdk]);
+    await initialize(warden.editor);
+    const sessionId = ((await warden.editor.request('session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+    expect((await warden.editor.request('session/prompt', { sessionId, prompt: text('hello') })).result).to.deep.equal({ stopReason: 'end_turn' });
+    warden.child.stdin?.end();
+    expect(await warden.exited).to.equal(0);
+    expectProtocolOnly(warden.editor.lines);
+    const loaded = readFileSync(modules, 'utf8').split('\n');
+    expect(loaded.filter((url) => url.includes('/src/cli/acp.ts')), 'the log sees warden acp').to.have.length(1);
+    // Only the settings (and the names they default to) are read; nothing of OpenTelemetry.
+    expect(loaded.filter((url) => url.includes('@opentelemetry') || (url.includes('/src/telemetry/') && !/\/(telemetry-settings|names)\.ts$/.test(url)))).to.deep.equal([]);
+    expect(receiver.requests).to.deep.equal([]);
+  });
+
+  it('with an endpoint but no SDK installed: said on stderr, the session served without telemetry', async () => {
+    const warden = launch(['--agent', 'demo', '--otel'], { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }, ['--import', hideSdk]);
+    await initialize(warden.editor);
+    const sessionId = ((await warden.editor.request('session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+    expect((await warden.editor.request('session/prompt', { sessionId, prompt: text('hello') })).result).to.deep.equal({ stopReason: 'end_turn' });
+    warden.child.stdin?.end();
+    expect(await warden.exited).to.equal(0);
+    expectProtocolOnly(warden.editor.lines);
+    expect(warden.stderr()).to.match(/telemetry is off: the OpenTelemetry SDK is not installed .*npm install @opentelemetry\/sdk-trace-node@2\.12\.0/);
+    expect(receiver.requests).to.deep.equal([]);
+  });
+
+  it('OTEL_SDK_DISABLED=true wins over --otel and an endpoint', async () => {
+    const modules = join(dir, 'modules.log');
+    const warden = launch(['--agent', 'demo', '--otel'], { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_SDK_DISABLED: 'true', HIDE_OTEL_LOG: modules }, ['--import', hideSdk]);
+    await initialize(warden.editor);
+    warden.child.stdin?.end();
+    expect(await warden.exited).to.equal(0);
+    expect(warden.stderr()).to.equal('');
+    expect(readFileSync(modules, 'utf8')).to.not.include('@opentelemetry');
+    expect(receiver.requests).to.deep.equal([]);
+  });
 });
