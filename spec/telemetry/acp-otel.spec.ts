@@ -83,98 +83,132 @@ const expectProtocolOnly = (lines: readonly string[]) => {
 describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () {
   this.timeout(90_000);
 
-  beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'warden-otel-'));
-    receiver = await startOtlpReceiver();
+  describe('a fake native agent killed -9 mid-turn', () => {
+    const log = () => join(runDir, 'agent.log');
+    let runDir: string;
+    let run: { sessionId: string; hungAnswer: { result?: unknown; error?: unknown }; spans: ReceivedSpan[]; points: ReceivedPoint[]; facts: AgentFact[] };
+    const turnsOf = () => {
+      const turns = named(run.spans, 'acp_warden.turn');
+      return {
+        hung: turns.find((turn) => turn.attributes['acp_warden.turn.stop_reason'] !== 'end_turn') as ReceivedSpan,
+        ok: turns.find((turn) => turn.attributes['acp_warden.turn.stop_reason'] === 'end_turn') as ReceivedSpan,
+      };
+    };
+
+    // One warden run (initialize, a session, a turn killed -9, a turn on the restarted agent), read by each case.
+    before(async function () {
+      this.timeout(90_000);
+      runDir = mkdtempSync(join(tmpdir(), 'warden-otel-run-'));
+      dir = runDir;
+      receiver = await startOtlpReceiver();
+      try {
+        const warden = launch(['--agent', `acp:${process.execPath} ${tracedAgent}`, '--env', `TRACED_AGENT_LOG=${log()}`], { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_SERVICE_NAME: 'warden-under-test' });
+        const { editor } = warden;
+        expect((await initialize(editor)).error).to.equal(undefined);
+        const sessionId = ((await editor.request('session/new', { cwd: runDir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+        // Turn 1: the agent starts a tool call and hangs; the test kills it -9.
+        const hung = editor.request('session/prompt', { sessionId, prompt: text('hang'), _meta: { traceparent: editorTraceparent, tracestate: 'editor=1' } });
+        await waitUntil(() => agentFacts(log()).some((fact) => fact.event === 'prompt'), 'the agent got the first prompt', 30_000);
+        process.kill((agentFacts(log()).find((fact) => fact.event === 'start') as AgentFact).pid, 'SIGKILL');
+        const hungAnswer = await hung;
+        // Turn 2, on the restarted agent: permission asked and granted, end_turn.
+        await waitUntil(() => agentFacts(log()).filter((fact) => fact.event === 'start').length === 2, 'the agent restarted', 30_000);
+        const second = await editor.request('session/prompt', { sessionId, prompt: text('read it'), _meta: { traceparent: editorTraceparent } });
+        expect(second.result).to.deep.equal({ stopReason: 'end_turn' });
+        warden.child.stdin?.end();
+        expect(await warden.exited).to.equal(0);
+        expectProtocolOnly(editor.lines);
+        await waitUntil(() => named(receiver.spans, 'acp_warden.session').length > 0 && receiver.exports.length > 0, 'the spans and metrics exported', 20_000);
+        run = { sessionId, hungAnswer, spans: [...receiver.spans], points: lastPoints(receiver), facts: agentFacts(log()) };
+      } finally {
+        await killGroups(launched, { descendants: true });
+        await receiver.close();
+      }
+    });
+    after(() => rmSync(runDir, { recursive: true, force: true }));
+
+    it('exports the session span with its id, agent and service name', () => {
+      expect(new Set(run.spans.map((span) => span.service))).to.deep.equal(new Set(['warden-under-test']));
+      expect(one(run.spans, 'acp_warden.session').attributes).to.include({ 'acp_warden.session.id': run.sessionId, 'acp_warden.agent': `acp:${process.execPath} ${tracedAgent}`, 'acp_warden.session.how': 'new' });
+    });
+
+    it("parents each turn by the editor's _meta.traceparent (same trace id, the editor's span as parent), linked to the session", () => {
+      const session = one(run.spans, 'acp_warden.session');
+      const turns = named(run.spans, 'acp_warden.turn');
+      expect(turns).to.have.length(2);
+      for (const turn of turns) {
+        expect([turn.traceId, turn.parentSpanId]).to.deep.equal([editorTrace, editorSpan]);
+        expect(turn.links).to.deep.equal([{ traceId: session.traceId, spanId: session.spanId }]);
+        expect(turn.attributes['acp_warden.session.id']).to.equal(run.sessionId);
+      }
+      const { hung } = turnsOf();
+      expect(hung.attributes['acp_warden.turn.stop_reason']).to.equal(run.hungAnswer.error ? 'error' : (run.hungAnswer.result as { stopReason: string }).stopReason);
+    });
+
+    it('shows the restart, then the recovery, as spans inside the killed turn', () => {
+      const { hung } = turnsOf();
+      const restart = one(run.spans, 'acp_warden.agent.restart');
+      expect([restart.traceId, restart.parentSpanId]).to.deep.equal([editorTrace, hung.spanId]);
+      expect(restart.attributes).to.include({ 'acp_warden.exit.reason': 'signaled', 'acp_warden.restart.count': 1, 'acp_warden.session.id': run.sessionId });
+      const recovery = one(run.spans, 'acp_warden.session.recovery');
+      expect(recovery.parentSpanId).to.equal(hung.spanId);
+      expect(recovery.attributes['acp_warden.recovery.outcome']).to.equal('recovered');
+    });
+
+    it('shows tool calls and the permission wait inside their turn', () => {
+      const { hung, ok } = turnsOf();
+      const tools = named(run.spans, 'acp_warden.tool_call');
+      expect(tools.map((tool) => tool.parentSpanId).sort()).to.deep.equal([hung.spanId, ok.spanId].sort());
+      expect(tools.find((tool) => tool.parentSpanId === ok.spanId)?.attributes).to.include({ 'gen_ai.tool.name': 'Read file', 'acp_warden.tool.status': 'completed', 'gen_ai.operation.name': 'execute_tool' });
+      const permission = one(run.spans, 'acp_warden.permission');
+      expect(permission.parentSpanId).to.equal(ok.spanId);
+      // The tool call ended at its `completed` update (sent before the permission request), not with its turn.
+      const okTool = tools.find((tool) => tool.parentSpanId === ok.spanId) as ReceivedSpan;
+      expect(okTool.end <= permission.start, 'the tool call ended before the permission was asked').to.equal(true);
+      // The killed turn's tool call never completed: it ended with its turn, its last status kept.
+      expect(tools.find((tool) => tool.parentSpanId === hung.spanId)?.attributes['acp_warden.tool.status']).to.equal('pending');
+      expect(permission.attributes).to.include({ 'acp_warden.permission.outcome': 'selected', 'acp_warden.permission.option_id': 'allow' });
+    });
+
+    it("hands the agent its turn's span as each prompt's _meta.traceparent", () => {
+      const { hung, ok } = turnsOf();
+      const prompts = run.facts.filter((fact) => fact.event === 'prompt');
+      expect(prompts.map((fact) => fact.meta?.traceparent)).to.deep.equal([`00-${editorTrace}-${hung.spanId}-01`, `00-${editorTrace}-${ok.spanId}-01`]);
+    });
+
+    it('sets TRACEPARENT at spawn: the initialize span for the first process, the restart span for the restarted one', () => {
+      const initializeSpan = one(run.spans, 'acp_warden.initialize');
+      const restart = one(run.spans, 'acp_warden.agent.restart');
+      const starts = run.facts.filter((fact) => fact.event === 'start');
+      expect(starts.map((fact) => fact.traceparent)).to.deep.equal([`00-${initializeSpan.traceId}-${initializeSpan.spanId}-01`, `00-${editorTrace}-${restart.spanId}-01`]);
+    });
+
+    it('exports the metrics with their totals at exit: turns, durations, restarts by exit reason, recoveries, sessions open, journal appends', () => {
+      const { points } = run;
+      expect(point(points, 'acp_warden.turns', { 'acp_warden.turn.stop_reason': 'end_turn' })[0]?.value).to.equal(1);
+      expect(point(points, 'acp_warden.turns').reduce((sum, entry) => sum + (entry.value ?? 0), 0)).to.equal(2);
+      expect(point(points, 'acp_warden.turn.duration').reduce((sum, entry) => sum + (entry.count ?? 0), 0)).to.equal(2);
+      expect(point(points, 'acp_warden.agent.restarts', { 'acp_warden.exit.reason': 'signaled' })[0]?.value).to.equal(1);
+      expect(point(points, 'acp_warden.agent.recoveries')[0]?.value).to.equal(1);
+      expect(point(points, 'acp_warden.sessions.open')[0]?.value).to.equal(1);
+      expect(point(points, 'acp_warden.sessions.failed')).to.deep.equal([]);
+      expect(point(points, 'acp_warden.journal.duration', { 'acp_warden.journal.operation': 'append' })[0]?.count, 'journal appends timed').to.be.greaterThan(3);
+    });
   });
-  afterEach(async () => {
-    await killGroups(launched, { descendants: true });
-    await receiver.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
 
-  it('a kill -9 mid-turn is a restart span inside the turn, the editor traceparent parents the turn, the agent joins the trace', async () => {
-    const log = join(dir, 'agent.log');
-    const warden = launch(['--agent', `acp:${process.execPath} ${tracedAgent}`, '--env', `TRACED_AGENT_LOG=${log}`], { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_SERVICE_NAME: 'warden-under-test' });
-    const { editor } = warden;
-    expect((await initialize(editor)).error).to.equal(undefined);
-    const created = await editor.request('session/new', { cwd: dir, mcpServers: [] });
-    const sessionId = (created.result as { sessionId: string }).sessionId;
+  describe('with the demo agent, and without telemetry', () => {
+    beforeEach(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'warden-otel-'));
+      receiver = await startOtlpReceiver();
+    });
+    afterEach(async () => {
+      await killGroups(launched, { descendants: true });
+      await receiver.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
 
-    // Turn 1: the agent starts a tool call and hangs; the test kills it -9.
-    const hung = editor.request('session/prompt', { sessionId, prompt: text('hang'), _meta: { traceparent: editorTraceparent, tracestate: 'editor=1' } });
-    await waitUntil(() => agentFacts(log).some((fact) => fact.event === 'prompt'), 'the agent got the first prompt', 30_000);
-    const first = agentFacts(log).find((fact) => fact.event === 'start') as AgentFact;
-    process.kill(first.pid, 'SIGKILL');
-    const hungAnswer = await hung;
-    // Turn 2, on the restarted agent: permission asked and granted, end_turn.
-    await waitUntil(() => agentFacts(log).filter((fact) => fact.event === 'start').length === 2, 'the agent restarted', 30_000);
-    const second = await editor.request('session/prompt', { sessionId, prompt: text('read it'), _meta: { traceparent: editorTraceparent } });
-    expect(second.result).to.deep.equal({ stopReason: 'end_turn' });
-    warden.child.stdin?.end();
-    expect(await warden.exited).to.equal(0);
-    expectProtocolOnly(editor.lines);
-
-    await waitUntil(() => named(receiver.spans, 'acp_warden.session').length > 0, 'the session span exported', 20_000);
-    const { spans } = receiver;
-    expect(new Set(spans.map((span) => span.service))).to.deep.equal(new Set(['warden-under-test']));
-    const session = one(spans, 'acp_warden.session');
-    expect(session.attributes).to.include({ 'acp_warden.session.id': sessionId, 'acp_warden.agent': `acp:${process.execPath} ${tracedAgent}`, 'acp_warden.session.how': 'new' });
-    const turns = named(spans, 'acp_warden.turn');
-    expect(turns).to.have.length(2);
-    for (const turn of turns) {
-      // The editor's traceparent parents each turn: same trace, the editor's span as parent; linked to the session.
-      expect(turn.traceId).to.equal(editorTrace);
-      expect(turn.parentSpanId).to.equal(editorSpan);
-      expect(turn.links).to.deep.equal([{ traceId: session.traceId, spanId: session.spanId }]);
-      expect(turn.attributes['acp_warden.session.id']).to.equal(sessionId);
-    }
-    const hungTurn = turns.find((turn) => turn.attributes['acp_warden.turn.stop_reason'] !== 'end_turn') as ReceivedSpan;
-    const okTurn = turns.find((turn) => turn.attributes['acp_warden.turn.stop_reason'] === 'end_turn') as ReceivedSpan;
-    expect(hungTurn, 'the killed turn').to.not.equal(undefined);
-    expect(hungTurn.attributes['acp_warden.turn.stop_reason']).to.equal(hungAnswer.error ? 'error' : (hungAnswer.result as { stopReason: string }).stopReason);
-
-    // The restart, and the recovery after it, inside the killed turn.
-    const restart = one(spans, 'acp_warden.agent.restart');
-    expect(restart.traceId).to.equal(editorTrace);
-    expect(restart.parentSpanId).to.equal(hungTurn.spanId);
-    expect(restart.attributes).to.include({ 'acp_warden.exit.reason': 'signaled', 'acp_warden.restart.count': 1, 'acp_warden.session.id': sessionId });
-    const recovery = one(spans, 'acp_warden.session.recovery');
-    expect(recovery.parentSpanId).to.equal(hungTurn.spanId);
-    expect(recovery.attributes['acp_warden.recovery.outcome']).to.equal('recovered');
-
-    // Tool calls and the permission wait, each inside its turn.
-    const tools = named(spans, 'acp_warden.tool_call');
-    expect(tools.map((tool) => tool.parentSpanId).sort()).to.deep.equal([hungTurn.spanId, okTurn.spanId].sort());
-    expect(tools.find((tool) => tool.parentSpanId === okTurn.spanId)?.attributes).to.include({ 'gen_ai.tool.name': 'Read file', 'acp_warden.tool.status': 'completed', 'gen_ai.operation.name': 'execute_tool' });
-    const permission = one(spans, 'acp_warden.permission');
-    expect(permission.parentSpanId).to.equal(okTurn.spanId);
-    expect(permission.attributes).to.include({ 'acp_warden.permission.outcome': 'selected', 'acp_warden.permission.option_id': 'allow' });
-
-    // The agent joins the trace: each prompt's _meta.traceparent is its turn's span; TRACEPARENT at
-    // spawn is the initialize span for the first process, the restart span for the second.
-    const facts = agentFacts(log);
-    const prompts = facts.filter((fact) => fact.event === 'prompt');
-    expect(prompts.map((fact) => fact.meta?.traceparent)).to.deep.equal([`00-${editorTrace}-${hungTurn.spanId}-01`, `00-${editorTrace}-${okTurn.spanId}-01`]);
-    const starts = facts.filter((fact) => fact.event === 'start');
-    const initializeSpan = one(spans, 'acp_warden.initialize');
-    expect(starts.map((fact) => fact.traceparent)).to.deep.equal([`00-${initializeSpan.traceId}-${initializeSpan.spanId}-01`, `00-${editorTrace}-${restart.spanId}-01`]);
-
-    // Metrics, exported at exit with their totals.
-    await waitUntil(() => receiver.exports.length > 0, 'a metric export', 20_000);
-    const points = lastPoints(receiver);
-    expect(point(points, 'acp_warden.turns', { 'acp_warden.turn.stop_reason': 'end_turn' })[0]?.value).to.equal(1);
-    expect(point(points, 'acp_warden.turns').reduce((sum, entry) => sum + (entry.value ?? 0), 0)).to.equal(2);
-    expect(point(points, 'acp_warden.turn.duration').reduce((sum, entry) => sum + (entry.count ?? 0), 0)).to.equal(2);
-    expect(point(points, 'acp_warden.agent.restarts', { 'acp_warden.exit.reason': 'signaled' })[0]?.value).to.equal(1);
-    expect(point(points, 'acp_warden.agent.recoveries')[0]?.value).to.equal(1);
-    expect(point(points, 'acp_warden.sessions.open')[0]?.value).to.equal(1);
-    expect(point(points, 'acp_warden.sessions.failed')).to.deep.equal([]);
-    const appends = point(points, 'acp_warden.journal.duration', { 'acp_warden.journal.operation': 'append' })[0];
-    expect(appends?.count, 'journal appends timed').to.be.greaterThan(3);
-  });
   it('traces a demo agent session: the turn parented by the editor, the session and the turn exported', async () => {
-    const warden = launch(['--agent', 'demo'], { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.endpoint}/v1/traces`, OTEL_METRICS_EXPORTER: 'none' });
+    const warden = launch(['--agent', 'demo'], { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.endpoint}/v1/traces`, OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${receiver.endpoint}/v1/metrics`, OTEL_METRICS_EXPORTER: 'none' });
     const { editor } = warden;
     await initialize(editor);
     const sessionId = ((await editor.request('session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
@@ -233,4 +267,5 @@ describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () 
     expect(readFileSync(modules, 'utf8')).to.not.include('@opentelemetry');
     expect(receiver.requests).to.deep.equal([]);
   });
+});
 });

@@ -2,7 +2,7 @@
 // A fake native ACP agent for the telemetry specs. It appends one JSON line per fact to
 // $TRACED_AGENT_LOG: `{ event: 'start', pid, traceparent }` (its TRACEPARENT at spawn), and
 // `{ event: 'prompt', pid, text, meta }` (each session/prompt's _meta). A prompt starts a tool
-// call, asks the editor's permission, completes the tool call and ends `end_turn`; a prompt
+// call, completes it, asks the editor's permission and ends `end_turn`; a prompt
 // whose text is "hang" starts its tool call and then never answers (the spec kills it).
 import { appendFileSync } from 'node:fs';
 import { readStdinLines } from '../support/stdio-lines.mjs';
@@ -27,8 +27,9 @@ async function prompt(message) {
   const toolCallId = `tool-${message.id}`;
   write({ jsonrpc: '2.0', method: 'session/update', params: { sessionId, update: { sessionUpdate: 'tool_call', toolCallId, title: 'Read file', kind: 'read', status: 'pending' } } });
   if (text === 'hang') return;
-  const answer = await ask('session/request_permission', { sessionId, toolCall: { toolCallId, title: 'Read file' }, options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }, { optionId: 'reject', name: 'Reject', kind: 'reject_once' }] });
+  // Completed before the permission is asked: the tool call's span ends before the permission's starts.
   write({ jsonrpc: '2.0', method: 'session/update', params: { sessionId, update: { sessionUpdate: 'tool_call_update', toolCallId, status: 'completed' } } });
+  const answer = await ask('session/request_permission', { sessionId, toolCall: { toolCallId, title: 'Read file' }, options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }, { optionId: 'reject', name: 'Reject', kind: 'reject_once' }] });
   write({ jsonrpc: '2.0', method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `permission: ${answer?.outcome?.optionId ?? 'none'}` } } } });
   write({ jsonrpc: '2.0', id: message.id, result: { stopReason: 'end_turn' } });
 }
