@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,7 @@ import { lineEditor, type LineEditor } from './line-editor.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedPoint, type ReceivedSpan } from './otlp-receiver.js';
 
 const tracedAgent = fileURLToPath(new URL('./traced-agent.mjs', import.meta.url));
+const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 const hideSdk = fileURLToPath(new URL('./hide-otel-sdk.mjs', import.meta.url));
 
 const editorTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -196,7 +197,7 @@ describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () 
     });
   });
 
-  describe('with the demo agent, and without telemetry', () => {
+  describe('the demo agent, a process per session, and no telemetry', () => {
     beforeEach(async () => {
       dir = mkdtempSync(join(tmpdir(), 'warden-otel-'));
       receiver = await startOtlpReceiver();
@@ -227,6 +228,25 @@ describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () 
     expect(turn.attributes['acp_warden.turn.stop_reason']).to.equal('end_turn');
     // Metrics off (OTEL_METRICS_EXPORTER=none): none sent.
     expect(receiver.requests.map((request) => request.path)).to.not.include('/v1/metrics');
+  });
+
+  it("gives a process per session (Claude Code's) its session span as TRACEPARENT", async () => {
+    // The fake claude, behind a shim that notes each start's TRACEPARENT and arguments.
+    const spawns = join(dir, 'spawns.log');
+    const shim = join(dir, 'claude');
+    writeFileSync(shim, `#!/bin/sh\nprintf '%s %s\\n' "\${TRACEPARENT:-none}" "$*" >> '${spawns}'\nexec '${process.execPath}' '${fakeClaude}' "$@"\n`);
+    chmodSync(shim, 0o755);
+    const warden = launch(['--agent', 'claude', '--agent-command', shim, '--env', 'FAKE_CLAUDE_FIXTURE=hello'], { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint });
+    await initialize(warden.editor);
+    const sessionId = ((await warden.editor.request('session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+    expect((await warden.editor.request('session/prompt', { sessionId, prompt: text('hello') })).result).to.have.property('stopReason');
+    warden.child.stdin?.end();
+    expect(await warden.exited).to.equal(0);
+    await waitUntil(() => named(receiver.spans, 'acp_warden.session').length > 0, 'the session span exported', 20_000);
+    const session = one(receiver.spans, 'acp_warden.session');
+    // Its stream-json process (not a probe such as `auth status`, run outside any port).
+    const sessionProcesses = readFileSync(spawns, 'utf8').trim().split('\n').filter((line) => line.includes('stream-json'));
+    expect(sessionProcesses.map((line) => line.split(' ')[0])).to.deep.equal([`00-${session.traceId}-${session.spanId}-01`]);
   });
 
   it('without an endpoint or --otel: no telemetry module loaded, nothing sent, the protocol alone on stdout', async () => {
