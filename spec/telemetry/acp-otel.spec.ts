@@ -265,6 +265,20 @@ describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () 
     expect(receiver.requests).to.deep.equal([]);
   });
 
+  it("without telemetry, passes the editor's traceparent on to a native agent as it came", async () => {
+    const log = join(dir, 'agent.log');
+    const warden = launch(['--agent', `acp:${process.execPath} ${tracedAgent}`, '--env', `TRACED_AGENT_LOG=${log}`], {});
+    await initialize(warden.editor);
+    const sessionId = ((await warden.editor.request('session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+    const answer = await warden.editor.request('session/prompt', { sessionId, prompt: text('read it'), _meta: { traceparent: editorTraceparent, tracestate: 'editor=1', 'acp-warden/private': 1 } });
+    expect(answer.result).to.deep.equal({ stopReason: 'end_turn' });
+    warden.child.stdin?.end();
+    expect(await warden.exited).to.equal(0);
+    const facts = agentFacts(log);
+    expect(facts.find((fact) => fact.event === 'prompt')?.meta).to.deep.equal({ traceparent: editorTraceparent, tracestate: 'editor=1' });
+    expect(facts.find((fact) => fact.event === 'start')?.traceparent).to.equal(null);
+  });
+
   it('with an endpoint but no SDK installed: said on stderr, the session served without telemetry', async () => {
     const warden = launch(['--agent', 'demo', '--otel'], { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }, ['--import', hideSdk]);
     await initialize(warden.editor);
