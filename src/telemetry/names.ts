@@ -49,6 +49,8 @@ export const attributes = {
   toolKind: 'acp_warden.tool.kind',
   /** The tool call's last status (`completed`, `failed`, or the status it had when its turn ended). */
   toolStatus: 'acp_warden.tool.status',
+  /** `true` on a tool call the agent never reported `completed` or `failed`: it ended with its turn (or its session). */
+  toolUnfinished: 'acp_warden.tool.unfinished',
   /** `selected` or `cancelled`. */
   permissionOutcome: 'acp_warden.permission.outcome',
   /** The option the editor chose. */

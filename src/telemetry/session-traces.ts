@@ -265,8 +265,7 @@ export class SessionTraces {
     this.#permissions.clear();
     for (const session of this.#sessions.values()) {
       this.#endRecovery(session, 'unfinished');
-      for (const span of session.tools.values()) span.end();
-      session.tools.clear();
+      endUnfinished(session.tools);
     }
     for (const turn of this.#turns.values()) turn.span.end();
     this.#turns.clear();
@@ -319,10 +318,7 @@ export class SessionTraces {
       const at = session.turns.indexOf(turn);
       if (at >= 0) session.turns.splice(at, 1);
       // Tool calls the agent never finished end with their turn (their last status kept).
-      if (session.turns.length === 0) {
-        for (const span of session.tools.values()) span.end();
-        session.tools.clear();
-      }
+      if (session.turns.length === 0) endUnfinished(session.tools);
     }
     const stopReason = error ? 'error' : String((result as { stopReason?: unknown } | undefined)?.stopReason ?? 'unknown');
     turn.span.setAttribute(attributes.stopReason, stopReason);
@@ -348,11 +344,20 @@ export class SessionTraces {
 
   #close(session: SessionTrace): void {
     this.#endRecovery(session, 'unfinished');
-    for (const span of session.tools.values()) span.end();
+    endUnfinished(session.tools);
     session.span.end();
     this.#sessions.delete(session.sessionId);
     if (session.counted !== undefined) this.#metrics?.sessionsOpen.add(-1, agentAttributes(session.counted));
   }
+}
+
+/** Ends the tool calls left open, marked unfinished. */
+function endUnfinished(tools: Map<string, Span>): void {
+  for (const span of tools.values()) {
+    span.setAttribute(attributes.toolUnfinished, true);
+    span.end();
+  }
+  tools.clear();
 }
 
 function sessionAttributes(sessionId: string): Attributes {
