@@ -20,9 +20,6 @@ export interface ReceivedSpan {
   readonly links: ReadonlyArray<{ traceId: string; spanId: string }>;
   readonly status: { code?: number; message?: string };
   readonly service: string | undefined;
-  /** Start and end, in ns since the epoch. */
-  readonly start: bigint;
-  readonly end: bigint;
 }
 
 /** One data point of a metric, as received. */
@@ -88,8 +85,6 @@ interface JsonSpan {
   attributes?: KeyValue[];
   links?: Array<{ traceId: string; spanId: string }>;
   status?: { code?: number; message?: string };
-  startTimeUnixNano: string | number;
-  endTimeUnixNano: string | number;
 }
 
 function decodeSpans(body: Record<string, unknown>): ReceivedSpan[] {
@@ -107,8 +102,6 @@ function decodeSpans(body: Record<string, unknown>): ReceivedSpan[] {
           links: (span.links ?? []).map(({ traceId, spanId }) => ({ traceId, spanId })),
           status: span.status ?? {},
           service: typeof service === 'string' ? service : undefined,
-          start: BigInt(span.startTimeUnixNano),
-          end: BigInt(span.endTimeUnixNano),
         });
       }
     }
