@@ -96,7 +96,7 @@ export async function otelRelay(): Promise<void> {
     if (!settings.enabled) return;
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint;
     process.env.OTEL_BSP_SCHEDULE_DELAY = '200';
-    telemetry = await startTelemetry(settings);
+    telemetry = await startTelemetry(settings, 'bench');
     const agent = () => createAcpPassthrough({ name: 'flood', executable: process.execPath, args: [floodAgent, String(updates)] });
     const off = createHost({ agents: { flood: agent() }, defaultAgent: 'flood', store: join(dir, 'off.sqlite') });
     const on = createHost({ agents: { flood: agent() }, defaultAgent: 'flood', store: telemetry.timeJournal(sqliteJournal(join(dir, 'on.sqlite'))) });

@@ -5,6 +5,8 @@
  */
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -316,6 +318,25 @@ describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () 
     expectProtocolOnly(warden.editor.lines);
     expect(warden.stderr()).to.match(/telemetry is off: the OpenTelemetry SDK is not installed .*npm install @opentelemetry\/sdk-trace-node@2\.12\.0/);
     expect(receiver.requests).to.deep.equal([]);
+  });
+
+  it('a collector that never answers: the editor served, a line on stderr at exit, and warden exits all the same', async () => {
+    const held: Array<() => void> = [];
+    const silent = createServer((request) => held.push(() => request.socket.destroy()));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const warden = launch(['--agent', 'demo'], { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, OTEL_BSP_SCHEDULE_DELAY: '10' });
+      await initialize(warden.editor);
+      const sessionId = ((await warden.editor.request('session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+      expect((await warden.editor.request('session/prompt', { sessionId, prompt: text('hello') })).result).to.deep.equal({ stopReason: 'end_turn' });
+      warden.child.stdin?.end();
+      expect(await warden.exited).to.equal(0);
+      expectProtocolOnly(warden.editor.lines);
+      expect(warden.stderr()).to.match(/^warden acp: otel warn: the last export did not finish within 3 s \(is the collector at http:\/\/127\.0\.0\.1:\d+ up\?\)/m);
+    } finally {
+      for (const close of held) close();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 
   it('OTEL_SDK_DISABLED=true wins over --otel and an endpoint', async () => {

@@ -202,7 +202,7 @@ async function telemetryOf(parsed: AcpCommandOptions): Promise<Telemetry | undef
   const settings = telemetrySettings(parsed.otel);
   if (!settings.enabled) return undefined;
   try {
-    return await (await import('../telemetry/telemetry.js')).startTelemetry(settings);
+    return await (await import('../telemetry/telemetry.js')).startTelemetry(settings, 'warden acp');
   } catch (error) {
     process.stderr.write(`warden acp: telemetry is off: ${(error as Error).message}\n`);
     return undefined;

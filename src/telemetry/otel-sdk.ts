@@ -33,14 +33,14 @@ export interface OtelSdk {
   readonly tracer: Tracer | undefined;
   /** `undefined` with `OTEL_METRICS_EXPORTER=none`. */
   readonly meter: Meter | undefined;
-  /** Exports what is left (spans, the metrics' last values) and stops, within `timeoutMs`. */
-  shutdown(timeoutMs: number): Promise<void>;
+  /** Exports what is left (spans, the metrics' last values) and stops, within `timeoutMs`; whether it finished in time. */
+  shutdown(timeoutMs: number): Promise<boolean>;
 }
 
-/** Loads and starts the SDK; rejects with {@link OtelSdkMissingError} when it is not installed. */
-export async function loadOtelSdk(settings: Extract<TelemetrySettings, { enabled: true }>): Promise<OtelSdk> {
+/** Loads and starts the SDK (its diagnostics on stderr as `<command>: otel <level>: ...`); rejects with {@link OtelSdkMissingError} when it is not installed. */
+export async function loadOtelSdk(settings: Extract<TelemetrySettings, { enabled: true }>, command: string): Promise<OtelSdk> {
   // Exporter errors (a collector that is down) go to stderr, never stdout (the protocol channel).
-  diag.setLogger(stderrDiagLogger(), { logLevel: diagLevelOf(process.env.OTEL_LOG_LEVEL), suppressOverrideMessage: true });
+  diag.setLogger(stderrDiagLogger(command), { logLevel: diagLevelOf(process.env.OTEL_LOG_LEVEL), suppressOverrideMessage: true });
   let modules;
   try {
     modules = await Promise.all([
@@ -77,17 +77,18 @@ export async function loadOtelSdk(settings: Extract<TelemetrySettings, { enabled
     async shutdown(timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
       // A collector that does not answer must not keep warden from exiting.
-      await Promise.race([Promise.allSettled(stops.map((stop) => stop())), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+      const finished = await Promise.race([Promise.allSettled(stops.map((stop) => stop())).then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
       clearTimeout(timer);
+      return finished;
     },
   };
 }
 
-/** OpenTelemetry's own problems (an export that failed), as `warden acp: otel: ...` lines on stderr. */
-function stderrDiagLogger(): DiagLogger {
+/** OpenTelemetry's own problems (an export that failed), as `warden acp: otel <level>: ...` lines on stderr. */
+function stderrDiagLogger(command: string): DiagLogger {
   const write = (level: string) => (message: string, ...args: unknown[]) => {
     const rest = args.map((arg) => (arg instanceof Error ? arg.message : typeof arg === 'string' ? arg : JSON.stringify(arg))).join(' ');
-    process.stderr.write(`warden: otel ${level}: ${message}${rest ? ` ${rest}` : ''}\n`);
+    process.stderr.write(`${command}: otel ${level}: ${message}${rest ? ` ${rest}` : ''}\n`);
   };
   return { error: write('error'), warn: write('warn'), info: write('info'), debug: write('debug'), verbose: write('verbose') };
 }

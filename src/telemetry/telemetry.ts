@@ -5,6 +5,7 @@
  * (timed-journal.ts), the trace context handed to agent processes (spawn-trace-env.ts).
  * Load this module only when telemetry is on: it imports `@opentelemetry/api`.
  */
+import { diag } from '@opentelemetry/api';
 import type { HostEvent } from '../host/host-event.js';
 import type { Journal } from '../host/journal.js';
 import type { Transport } from '../jsonrpc/transport.js';
@@ -16,8 +17,8 @@ import type { TelemetrySettings } from './telemetry-settings.js';
 import { timedJournal } from './timed-journal.js';
 import { wardenMetrics } from './warden-metrics.js';
 
-/** How long exiting waits for the last export, at most (a collector that is down must not hold warden). */
-export const telemetryShutdownMs = 5000;
+/** How long exiting waits for the last export, at most (a collector that is down must not hold warden, nor the editor that closed it). */
+export const telemetryShutdownMs = 3000;
 
 /** Telemetry running for one host. */
 export interface Telemetry {
@@ -31,9 +32,9 @@ export interface Telemetry {
   shutdown(): Promise<void>;
 }
 
-/** Starts telemetry; rejects with an `OtelSdkMissingError` when the SDK is not installed. */
-export async function startTelemetry(settings: Extract<TelemetrySettings, { enabled: true }>): Promise<Telemetry> {
-  const sdk = await loadOtelSdk(settings);
+/** Starts telemetry for `command` (`warden acp`: how its stderr lines start); rejects with an `OtelSdkMissingError` when the SDK is not installed. */
+export async function startTelemetry(settings: Extract<TelemetrySettings, { enabled: true }>, command: string): Promise<Telemetry> {
+  const sdk = await loadOtelSdk(settings, command);
   const metrics = sdk.meter ? wardenMetrics(sdk.meter) : undefined;
   const traces = new SessionTraces(sdk.tracer, metrics);
   const unhook = sdk.tracer ? propagateToSpawns(traces) : () => {};
@@ -46,7 +47,9 @@ export async function startTelemetry(settings: Extract<TelemetrySettings, { enab
       stopped ??= (async () => {
         unhook();
         traces.endAll();
-        await sdk.shutdown(telemetryShutdownMs);
+        if (!(await sdk.shutdown(telemetryShutdownMs))) {
+          diag.warn(`the last export did not finish within ${telemetryShutdownMs / 1000} s (is the collector at ${process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT ?? 'http://localhost:4318'} up?); what it held is lost`);
+        }
       })();
       return stopped;
     },
