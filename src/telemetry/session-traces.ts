@@ -182,7 +182,7 @@ export class SessionTraces {
   hostEvent(event: HostEvent): void {
     switch (event.type) {
       case 'session.opened': {
-        const session = this.#sessions.get(event.sessionId) ?? this.#open(event.sessionId, undefined, event.how);
+        const session = this.#sessions.get(event.sessionId) ?? this.#open(event.sessionId, event.how);
         session.agent = event.agent;
         session.span.setAttributes(agentAttributes(event.agent));
         if (session.counted === undefined) {
@@ -295,19 +295,20 @@ export class SessionTraces {
     this.#sessions.set(sessionId, { sessionId, span: pending.span, context: pending.context, agent: undefined, counted: undefined, turns: [], tools: new Map(), recovering: undefined });
   }
 
-  #open(sessionId: string, parent: Context | undefined, how: SessionRequestKind): SessionTrace {
+  /** The trace of a session the host opened: its request's span if it is still unanswered, else a new root span (a session opened by no editor request of this connection). */
+  #open(sessionId: string, how: SessionRequestKind): SessionTrace {
     // The session's request is still unanswered (the host tells of a session before answering): its span is the session's.
+    // A load or resume names its session; a new or fork does not (the first of its kind still waiting is taken).
     for (const [key, pending] of this.#pending) {
-      if (pending.kind === 'initialize' || (pending.sessionId !== undefined && pending.sessionId !== sessionId)) continue;
+      if (pending.kind !== how || (pending.sessionId !== undefined && pending.sessionId !== sessionId)) continue;
       this.#pending.delete(key);
       pending.span.setAttributes(sessionAttributes(sessionId));
       const session: SessionTrace = { sessionId, span: pending.span, context: pending.context, agent: undefined, counted: undefined, turns: [], tools: new Map(), recovering: undefined };
       this.#sessions.set(sessionId, session);
       return session;
     }
-    const base = parent ?? ROOT_CONTEXT;
-    const span = this.#tracer.startSpan(spanNames.session, { attributes: { [attributes.sessionHow]: how, ...sessionAttributes(sessionId) } }, base);
-    const session: SessionTrace = { sessionId, span, context: trace.setSpan(base, span), agent: undefined, counted: undefined, turns: [], tools: new Map(), recovering: undefined };
+    const span = this.#tracer.startSpan(spanNames.session, { attributes: { [attributes.sessionHow]: how, ...sessionAttributes(sessionId) } }, ROOT_CONTEXT);
+    const session: SessionTrace = { sessionId, span, context: trace.setSpan(ROOT_CONTEXT, span), agent: undefined, counted: undefined, turns: [], tools: new Map(), recovering: undefined };
     this.#sessions.set(sessionId, session);
     return session;
   }
