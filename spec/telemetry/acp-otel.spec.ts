@@ -259,6 +259,21 @@ describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () 
     expect(point(points, 'acp_warden.turns', { 'acp_warden.turn.stop_reason': 'error' })[0]?.value).to.equal(1);
   });
 
+  it('sends no secret to the backend: an agent command line with a key is redacted in spans and metrics', async () => {
+    const secret = 'sk-ant-api03-Zq7vX2mP9kL4nR8tW1yB6cD3fG5hJ0sA';
+    const log = join(dir, 'agent.log');
+    const warden = launch(['--agent', `acp:${process.execPath} ${tracedAgent} --api-key=${secret}`, '--env', `TRACED_AGENT_LOG=${log}`], { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint });
+    await initialize(warden.editor);
+    const sessionId = ((await warden.editor.request('session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+    expect((await warden.editor.request('session/prompt', { sessionId, prompt: text('read it') })).result).to.deep.equal({ stopReason: 'end_turn' });
+    warden.child.stdin?.end();
+    expect(await warden.exited).to.equal(0);
+    await waitUntil(() => named(receiver.spans, 'acp_warden.session').length > 0 && receiver.exports.length > 0, 'the spans and metrics exported', 20_000);
+    const agent = one(receiver.spans, 'acp_warden.session').attributes['acp_warden.agent'];
+    expect(agent).to.be.a('string').and.include(tracedAgent).and.include('[redacted]');
+    expect(JSON.stringify([receiver.spans, receiver.exports])).to.not.include(secret);
+  });
+
   it("gives a process per session (Claude Code's) its session span as TRACEPARENT", async () => {
     // The fake claude, behind a shim that notes each start's TRACEPARENT and arguments.
     const spawns = join(dir, 'spawns.log');

@@ -15,9 +15,14 @@
  * └── acp_warden.session.recovery    the new process .. the conversation resumed (or failed)
  * ```
  * A restart outside a turn is a child of the session span.
+ *
+ * Texts that come from agents or the command line (agent names with their command line, tool
+ * titles, error messages, failure reasons) are redacted as the log is (src/port/redact.ts): a
+ * telemetry backend is one more place a key must not reach.
  */
 import { context as otelContext, ROOT_CONTEXT, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type Tracer } from '@opentelemetry/api';
 import type { HostEvent } from '../host/host-event.js';
+import { knownSecretValues, redactSecrets } from '../port/redact.js';
 import { attributes, spanNames } from './names.js';
 import type { WardenMetrics } from './warden-metrics.js';
 import { contextFromMeta } from './trace-meta.js';
@@ -135,7 +140,7 @@ export class SessionTraces {
         attributes: {
           [attributes.operationName]: 'execute_tool',
           [attributes.toolCallId]: update.toolCallId,
-          ...(typeof update.title === 'string' ? { [attributes.toolName]: update.title } : {}),
+          ...(typeof update.title === 'string' ? { [attributes.toolName]: redacted(update.title) } : {}),
           ...(typeof update.kind === 'string' ? { [attributes.toolKind]: update.kind } : {}),
           ...sessionAttributes(sessionId),
         },
@@ -159,7 +164,7 @@ export class SessionTraces {
       attributes: {
         ...sessionAttributes(sessionId),
         ...(typeof toolCall?.toolCallId === 'string' ? { [attributes.toolCallId]: toolCall.toolCallId } : {}),
-        ...(typeof toolCall?.title === 'string' ? { [attributes.toolName]: toolCall.title } : {}),
+        ...(typeof toolCall?.title === 'string' ? { [attributes.toolName]: redacted(toolCall.title) } : {}),
       },
     }, parent);
     this.#permissions.set(keyOf(id), span);
@@ -198,7 +203,7 @@ export class SessionTraces {
         const parent = session.turns[0]?.context ?? session.context;
         const exitReason = event.exitKind ?? 'unknown';
         const span = this.#tracer.startSpan(spanNames.restart, {
-          attributes: { ...sessionAttributes(event.sessionId), ...agentAttributes(session.agent), [attributes.restartCount]: event.restarts, [attributes.exitReason]: exitReason, [attributes.exitDescription]: event.exit },
+          attributes: { ...sessionAttributes(event.sessionId), ...agentAttributes(session.agent), [attributes.restartCount]: event.restarts, [attributes.exitReason]: exitReason, [attributes.exitDescription]: redacted(event.exit) },
         }, parent);
         session.recovering = { phase: 'restart', span, parent, restarts: event.restarts };
         this.#restarting.add(session);
@@ -228,8 +233,8 @@ export class SessionTraces {
         if (!session) return;
         this.#endRecovery(session, 'failed');
         this.#metrics?.sessionsFailed.add(1, agentAttributes(session.agent));
-        session.span.setAttribute(attributes.failureReason, event.reason);
-        session.span.setStatus({ code: SpanStatusCode.ERROR, message: event.reason });
+        session.span.setAttribute(attributes.failureReason, redacted(event.reason));
+        session.span.setStatus({ code: SpanStatusCode.ERROR, message: redacted(event.reason) });
         this.#close(session);
         return;
       }
@@ -275,13 +280,13 @@ export class SessionTraces {
 
   #sessionAnswered(pending: Pending, result: unknown, error: { code?: unknown; message?: unknown } | undefined): void {
     if (pending.kind === 'initialize') {
-      if (error) pending.span.setStatus({ code: SpanStatusCode.ERROR, message: String(error.message) });
+      if (error) pending.span.setStatus({ code: SpanStatusCode.ERROR, message: redacted(String(error.message)) });
       pending.span.end();
       return;
     }
     const sessionId = pending.sessionId ?? (result as { sessionId?: unknown } | undefined)?.sessionId;
     if (error || typeof sessionId !== 'string') {
-      pending.span.setStatus({ code: SpanStatusCode.ERROR, message: error ? String(error.message) : 'no session id in the answer' });
+      pending.span.setStatus({ code: SpanStatusCode.ERROR, message: error ? redacted(String(error.message)) : 'no session id in the answer' });
       pending.span.end();
       return;
     }
@@ -325,7 +330,7 @@ export class SessionTraces {
     turn.span.setAttribute(attributes.stopReason, stopReason);
     if (error) {
       if (typeof error.code === 'number') turn.span.setAttribute(attributes.errorCode, error.code);
-      turn.span.setStatus({ code: SpanStatusCode.ERROR, message: String(error.message) });
+      turn.span.setStatus({ code: SpanStatusCode.ERROR, message: redacted(String(error.message)) });
     }
     turn.span.end();
     const metricAttributes = { ...agentAttributes(session?.agent), [attributes.stopReason]: stopReason };
@@ -365,6 +370,20 @@ function sessionAttributes(sessionId: string): Attributes {
   return { [attributes.sessionId]: sessionId, [attributes.conversationId]: sessionId };
 }
 
+/** `text` with secrets redacted (the host's and those given to agents). */
+function redacted(text: string): string {
+  return redactSecrets(text, knownSecretValues());
+}
+
+/** Agent names as attributes, redacted once each (an `acp:` name is a command line). */
+const agentNames = new Map<string, Attributes>();
+
 function agentAttributes(agent: string | undefined): Attributes {
-  return agent === undefined ? {} : { [attributes.agent]: agent };
+  if (agent === undefined) return {};
+  let found = agentNames.get(agent);
+  if (!found) {
+    found = { [attributes.agent]: redacted(agent) };
+    if (agentNames.size < 256) agentNames.set(agent, found);
+  }
+  return found;
 }
