@@ -9,7 +9,7 @@
  * context manager (the context a spawn happens in is the span of the request that caused it:
  * spawn-trace-env.ts) and the W3C trace context propagator (`_meta.traceparent`).
  */
-import { diag, DiagLogLevel, metrics, type DiagLogger, type Meter, type Tracer } from '@opentelemetry/api';
+import { context, diag, DiagLogLevel, metrics, propagation, trace, type DiagLogger, type Meter, type Tracer } from '@opentelemetry/api';
 import { instrumentationScope } from './names.js';
 import type { TelemetrySettings } from './telemetry-settings.js';
 
@@ -33,7 +33,7 @@ export interface OtelSdk {
   readonly tracer: Tracer | undefined;
   /** `undefined` with `OTEL_METRICS_EXPORTER=none`. */
   readonly meter: Meter | undefined;
-  /** Exports what is left (spans, the metrics' last values) and stops, within `timeoutMs`; whether it finished in time. */
+  /** Exports what is left (spans, the metrics' last values) and stops, within `timeoutMs`, then unregisters the globals; whether the export finished in time. */
   shutdown(timeoutMs: number): Promise<boolean>;
 }
 
@@ -79,6 +79,11 @@ export async function loadOtelSdk(settings: Extract<TelemetrySettings, { enabled
       // A collector that does not answer must not keep warden from exiting.
       const finished = await Promise.race([Promise.allSettled(stops.map((stop) => stop())).then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
       clearTimeout(timer);
+      // The process goes on without OpenTelemetry (a benchmark, a test): no global provider, context manager or propagator left behind.
+      trace.disable();
+      metrics.disable();
+      propagation.disable();
+      context.disable();
       return finished;
     },
   };
