@@ -617,8 +617,9 @@ function contentRefusal(caps: AgentCapabilities, content: unknown[]): RpcError |
  * `session/prompt`. Aborting `signal` cancels this prompt (`session/cancel`), and only this one.
  * `keepUpdates: false` is for relays that take the updates as `acp.update` events: they are not
  * also kept for `updates` (which then ends empty), so a turn of any size costs no memory.
+ * `meta` is sent as the request's `_meta` (a relay passes the turn's W3C trace context on with it).
  */
-export function prompt(client: AnyActorRef, sessionId: string, content: unknown[], options: { signal?: AbortSignal; keepUpdates?: boolean } = {}): PromptRunHandle {
+export function prompt(client: AnyActorRef, sessionId: string, content: unknown[], options: { signal?: AbortSignal; keepUpdates?: boolean; meta?: Readonly<Record<string, unknown>> } = {}): PromptRunHandle {
   const live = liveOf(client);
   const session = live.sessions.get(sessionId);
   const run: PromptRun = { updates: [], wake: [], done: false, cancelled: false, keep: options.keepUpdates ?? true };
@@ -643,7 +644,7 @@ export function prompt(client: AnyActorRef, sessionId: string, content: unknown[
     result = Promise.reject(refusal);
   } else {
     session.prompt = run;
-    result = sendRequest(live.connection, AGENT_METHODS.session_prompt, { sessionId, prompt: content }) as Promise<PromptResponse>;
+    result = sendRequest(live.connection, AGENT_METHODS.session_prompt, { sessionId, prompt: content, ...(options.meta ? { _meta: options.meta } : {}) }) as Promise<PromptResponse>;
     if (options.signal?.aborted) cancel();
     else options.signal?.addEventListener('abort', cancel, { once: true });
   }

@@ -15,9 +15,16 @@ import { agentFlagDefaults, agentFlagHandlers, agentOptionsOf, eventLog, type Ag
 import { ArgumentError, readFlags } from './arguments.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { defaultTokenPath } from '../serve/token-file.js';
+import { defaultJournalPath, sqliteJournal } from '../host/sqlite-journal.js';
+import type { Journal } from '../host/journal.js';
+import { telemetrySettings } from '../telemetry/telemetry-settings.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 
-/** What `warden acp` was asked for. */
-export type AcpCommandOptions = AgentCommandOptions;
+/** What `warden acp` was asked for: the shared agent options, and `--otel`. */
+export type AcpCommandOptions = AgentCommandOptions & {
+  /** `--otel`: export traces and metrics over OTLP/HTTP even without `OTEL_EXPORTER_OTLP_ENDPOINT` (then to http://localhost:4318). */
+  readonly otel: boolean;
+};
 
 /** `warden acp --help`. */
 export const acpUsage = `Usage: warden acp --agent NAME [options]
@@ -57,6 +64,10 @@ Options:
   --inherit-env                 give the agent this process's whole environment
   --inspect URL                 send every actor to the XState inspector at this WebSocket
                                 address (say ws://127.0.0.1:8080); secrets redacted
+  --otel                        export OpenTelemetry traces and metrics over OTLP/HTTP (on as
+                                well when OTEL_EXPORTER_OTLP_ENDPOINT is set; OpenTelemetry's
+                                OTEL_* variables apply; the SDK is an optional install:
+                                docs/observability.md)
   -h, --help                    this help
 
 Through a daemon (warden serve; docs/serve.md):
@@ -86,15 +97,16 @@ const shortUsage = 'Run "warden acp --help" for the options.';
 /** Parses `warden acp` arguments; a problem is a message that names it and the fix. */
 export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { error: string } | { help: true } {
   const values = agentFlagDefaults();
+  let otel = false;
   try {
-    if (readFlags(args, agentFlagHandlers(values), shortUsage)) return { help: true };
+    if (readFlags(args, { ...agentFlagHandlers(values), '--otel': () => (otel = true) }, shortUsage)) return { help: true };
   } catch (error) {
     if (error instanceof ArgumentError) return { error: `warden acp: ${error.message}` };
     throw error;
   }
   const { agent } = values;
   if (!agent) return { error: `warden acp: --agent is required (claude, codex, gemini, opencode, claude-acp, codex-acp, demo, or acp:<command line>). ${shortUsage}` };
-  return { ...values, agent };
+  return { ...values, agent, otel };
 }
 
 export { agentOptionsOf };
@@ -131,21 +143,29 @@ export async function runAcp(args: readonly string[]): Promise<number> {
     process.stderr.write(`warden acp: --log-file: ${error.message}\n`);
     return 2;
   }
+  const telemetry = await telemetryOf(parsed);
   let host;
+  /** The journal opened here (to be timed) rather than by the host: closed here too. */
+  let ownJournal: Journal | undefined;
   try {
     // Fail at once, before the editor's first request, when the agent is not installed.
     agentFor(parsed.agent, agentOptions);
-    host = createHost({ defaultAgent: parsed.agent, agentOptions, ...(parsed.store ? { store: parsed.store } : {}), ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
+    if (telemetry) ownJournal = sqliteJournal(parsed.store ?? defaultJournalPath());
+    const store = ownJournal && telemetry ? telemetry.timeJournal(ownJournal) : parsed.store;
+    host = createHost({ defaultAgent: parsed.agent, agentOptions, ...(store ? { store } : {}), ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
   } catch (error) {
     process.stderr.write(`warden acp: ${(error as Error).message}\n`);
+    ownJournal?.close();
+    await telemetry?.shutdown();
     log.close();
     if (error instanceof AgentUnavailableError || /cannot open the journal/.test((error as Error).message)) return 2;
     return 1;
   }
   host.on(log.listener);
+  if (telemetry) host.on(telemetry.hostListener);
   const stdio = stdioTransport(process.stdin, process.stdout, parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {});
   // stdin's EOF drains (what was asked is answered, bounded by the drain timeout); stdout's EPIPE and the signals stop at once.
-  const server = host.serve(stdio, parsed.drainTimeoutMs ? { drainTimeoutMs: parsed.drainTimeoutMs } : {});
+  const server = host.serve(telemetry ? telemetry.tapEditor(stdio) : stdio, parsed.drainTimeoutMs ? { drainTimeoutMs: parsed.drainTimeoutMs } : {});
   const ended = new Promise<number>((resolve) => {
     server.subscribe({
       complete: () => resolve(0),
@@ -166,8 +186,27 @@ export async function runAcp(args: readonly string[]): Promise<number> {
   await flushed(stdio, parsed.drainTimeoutMs ?? defaultDrainTimeoutMs);
   // The editor is gone: every agent process stops gracefully before we exit.
   await host.stop();
+  // The spans still open end, and what is left is exported (bounded), before the journal closes.
+  await telemetry?.shutdown();
+  ownJournal?.close();
   log.close();
   return code;
+}
+
+/**
+ * Telemetry, when --otel or OpenTelemetry's variables ask for it (telemetry-settings.ts);
+ * nothing of OpenTelemetry is loaded otherwise. An SDK that is not installed is said on
+ * stderr, and warden runs without telemetry: the editor's agent starts all the same.
+ */
+async function telemetryOf(parsed: AcpCommandOptions): Promise<Telemetry | undefined> {
+  const settings = telemetrySettings(parsed.otel);
+  if (!settings.enabled) return undefined;
+  try {
+    return await (await import('../telemetry/telemetry.js')).startTelemetry(settings, 'warden acp');
+  } catch (error) {
+    process.stderr.write(`warden acp: telemetry is off: ${(error as Error).message}\n`);
+    return undefined;
+  }
 }
 
 /** Waits for stdout to take everything sent, for at most `boundMs`. */

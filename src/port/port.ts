@@ -29,6 +29,7 @@ import { checkExecutable } from './resolve-executable.js';
 import { readGateOf } from './read-gate.js';
 import { loadedExeca, loadExeca } from './execa-loader.js';
 import { EarlyWrites } from './early-writes.js';
+import { withSpawnEnvironment } from './spawn-env.js';
 import { allowedSilence, silenceCounts, watchdogSettings, type WatchdogFacts, type WatchdogInput, type WatchdogSettings } from './watchdog.js';
 import {
   isNormalPortExit,
@@ -486,7 +487,7 @@ function spawnChild(live: Live, execa: Execa): void {
   const self = scope.self;
   const child = execa(options.command, options.args, {
     cwd: options.cwd,
-    env: options.env,
+    env: withSpawnEnvironment(options.env),
     extendEnv: false,
     stdin: 'pipe',
     stdout: 'pipe',

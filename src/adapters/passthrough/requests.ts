@@ -119,7 +119,8 @@ async function ask(client: AnyActorRef, request: AgentRequestEvent, agentCloses:
       await logout(client);
       return { result: {} };
     case 'session.prompt':
-      return { result: await prompt(client, sessionId, params.prompt as unknown[], { keepUpdates: false }).result };
+      // The turn's W3C trace context (the editor's, or warden's turn span when telemetry is on) goes on to the agent; nothing else of the editor's _meta does.
+      return { result: await prompt(client, sessionId, params.prompt as unknown[], { keepUpdates: false, ...traceMetaOf(params) }).result };
     default:
       throw RpcError.methodNotFound(request.method);
   }
@@ -154,3 +155,10 @@ export const agentRequestsLogic = fromCallback<ForwardCommand, { readonly owner:
     ended = true;
   };
 });
+
+/** `{ meta }` with the `traceparent` and `tracestate` of a request's `_meta`, or nothing when it has none. */
+function traceMetaOf(params: Record<string, unknown>): { meta?: Record<string, string> } {
+  const meta = params._meta as Record<string, unknown> | undefined;
+  if (typeof meta !== 'object' || meta === null || typeof meta.traceparent !== 'string') return {};
+  return { meta: { traceparent: meta.traceparent, ...(typeof meta.tracestate === 'string' ? { tracestate: meta.tracestate } : {}) } };
+}

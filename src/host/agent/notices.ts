@@ -19,7 +19,9 @@ export function lifecycle(live: Live, agent: string, output: Extract<AgentHandle
       const restarts = output.restarts + 1;
       record(live, output.sessionId, { kind: 'restart', restarts, exit: output.exit.reason });
       live.sessions.get(output.sessionId)?.machine.send({ type: 'agent.restarting', restarts });
-      live.input.onEvent?.({ type: 'session.restarting', sessionId: output.sessionId, restarts, exit });
+      const reason = output.exit.reason as { kind?: unknown } | null;
+      const exitKind = typeof reason === 'object' && reason !== null && typeof reason.kind === 'string' ? reason.kind : 'unknown';
+      live.input.onEvent?.({ type: 'session.restarting', sessionId: output.sessionId, restarts, exit, exitKind });
       notify(live, output.sessionId, 'warning', `${agent} restarted`, `The agent process ended (${exit}). acp-warden is restarting it (restart ${restarts}) and resuming the conversation.`);
       return;
     }
