@@ -194,6 +194,50 @@ describe('connection hub (warden serve)', function () {
     expect(JSON.stringify(permission?.entry)).to.match(/reject/);
   });
 
+  it('unattended wait past its timeout: a permission asked while no controller is attached is denied (its reject option), and the turn ends', async () => {
+    open({ unattended: { policy: 'wait', timeoutMs: 300 } });
+    const a = await client('a');
+    const { sessionId } = (await a.request('session/new', { cwd: dir, mcpServers: [] })) as { sessionId: string };
+    void a.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run the tool' }] }).catch(() => undefined);
+    await a.until(() => a.clientRequests.length > 0, 'the permission request on a');
+    a.close();
+    // Nobody attaches again: the wait runs out and the permission is answered for the user.
+    const entries = () => host.journal.entries(sessionId);
+    await a.until(() => entries().some((record) => record.entry.kind === 'stop'), 'the turn to end without a controller');
+    const permission = entries().find((record) => record.entry.kind === 'permission');
+    expect(JSON.stringify(permission?.entry)).to.match(/reject/);
+    expect(JSON.stringify(permission?.entry)).not.to.match(/allow/);
+    expect(entries().filter((record) => record.entry.kind === 'permission')).to.have.length(1);
+  });
+
+  it('a controller and two observers: both observers get every update the controller gets, in the same order; handover goes to the longest-attached observer, then on to the other', async () => {
+    open();
+    const a = await client('a');
+    const { sessionId } = (await a.request('session/new', { cwd: dir, mcpServers: [] })) as { sessionId: string };
+    const b = await client('b');
+    await b.request('session/resume', { sessionId, cwd: dir });
+    const c = await client('c');
+    await c.request('session/resume', { sessionId, cwd: dir });
+    const roles = () => Object.fromEntries((host.hub().sessions().find((listed) => listed.sessionId === sessionId)?.clients ?? []).map((listed) => [listed.peer, listed.role]));
+    expect(roles()).to.deep.equal({ a: 'controller', b: 'observer', c: 'observer' });
+    const chunks = (of: HubClient) => of.updates.filter((u) => u.sessionId === sessionId && u.update.sessionUpdate === 'agent_message_chunk').map((u) => u.seq);
+    await a.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'tell me about three clients' }] });
+    await b.until(() => b.updates.some((u) => turnEnded(u.update)), 'the turn end on b');
+    await c.until(() => c.updates.some((u) => turnEnded(u.update)), 'the turn end on c');
+    expect(chunks(a)).to.have.length.above(2);
+    expect(chunks(b)).to.deep.equal(chunks(a));
+    expect(chunks(c)).to.deep.equal(chunks(a));
+    // Observers may not prompt; the controller leaving hands over to b (attached first), c stays an observer.
+    expect(((await errorOf(c.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'mine' }] }))).data as { reason: string }).reason).to.equal('not_controller');
+    a.close();
+    await b.until(() => roles().b === 'controller', 'b in control');
+    expect(roles()).to.deep.equal({ b: 'controller', c: 'observer' });
+    b.close();
+    await c.until(() => roles().c === 'controller', 'c in control');
+    await c.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'now mine' }] });
+    expect(host.journal.entries(sessionId).filter((record) => record.entry.kind === 'prompt')).to.have.length(2);
+  });
+
   it('a session without any connection for the idle timeout is closed on its agent and restored on the next attach', async () => {
     open({ idleTimeoutMs: 200 });
     const a = await client('a');
