@@ -6,7 +6,7 @@
  */
 import { dirname, join } from 'node:path';
 import { openBridgeSocket, pumpBridge, type BridgeFailure } from '../serve/bridge.js';
-import { startDaemon, type StartedDaemon } from '../serve/daemon-start.js';
+import type { StartedDaemon } from '../serve/daemon-start.js';
 import { defaultListen, listenUrl, parseListenAddress } from '../serve/listen-address.js';
 import { defaultTokenPath, readToken } from '../serve/token-file.js';
 import { ArgumentError, positiveNumber, readFlags, type FlagHandler } from './arguments.js';
@@ -121,6 +121,9 @@ export async function runAcpBridge(args: readonly string[]): Promise<number> {
     process.stderr.write(`${parsed.error}\n`);
     return 2;
   }
+  // The editor writes its `initialize` as soon as it has started us: it is read while the
+  // socket connects (read(0) fills the stream's buffer and takes nothing; pumpBridge does).
+  process.stdin.read(0);
   const opened = parsed.mode === 'daemon' ? await openDaemon(parsed, say) : await openWithToken(parsed, say);
   if (typeof opened === 'number') return opened;
   const failure = await pumpBridge(opened, process.stdin, process.stdout, {
@@ -183,6 +186,8 @@ async function openDaemon(parsed: BridgeCommandOptions, say: Say): Promise<numbe
       }
     }
     if (!started) {
+      // Only --daemon ever starts one: --connect does not load the module (nor child_process).
+      const { startDaemon } = await import('../serve/daemon-start.js');
       started = startDaemon(parsed.serveArgs, logPath);
     } else {
       const status = started.exitStatus();
