@@ -141,7 +141,7 @@ type Opened = Awaited<ReturnType<typeof openBridgeSocket>>;
 
 /** The token, then the socket; a failure said on stderr and turned into the exit status. */
 async function openWithToken(parsed: BridgeCommandOptions, say: Say): Promise<number | Extract<Opened, { ok: true }>['socket']> {
-  const token = await tokenOf(parsed, say);
+  const token = tokenOf(parsed, say);
   if (typeof token === 'number') return token;
   const opened = await openBridgeSocket(parsed.url, token);
   if (opened.ok) return opened.socket;
@@ -149,9 +149,9 @@ async function openWithToken(parsed: BridgeCommandOptions, say: Say): Promise<nu
   return exitOf(opened.failure);
 }
 
-async function tokenOf(parsed: BridgeCommandOptions, say: Say): Promise<string | number> {
+function tokenOf(parsed: BridgeCommandOptions, say: Say): string | number {
   try {
-    const token = await readToken(parsed.tokenFile);
+    const token = readToken(parsed.tokenFile);
     if (token !== undefined) return token;
     say(`no token file at ${parsed.tokenFile}: warden serve creates it when it starts (or give --token-file the file the daemon uses)`);
     return 2;
@@ -171,9 +171,11 @@ async function openDaemon(parsed: BridgeCommandOptions, say: Say): Promise<numbe
   const deadline = Date.now() + daemonStartTimeoutMs;
   const logPath = join(dirname(defaultTokenPath()), 'serve.log');
   for (;;) {
-    const token = await readToken(parsed.tokenFile).catch((error: Error) => error);
-    if (token instanceof Error) {
-      say(token.message);
+    let token: string | undefined;
+    try {
+      token = readToken(parsed.tokenFile);
+    } catch (error) {
+      say((error as Error).message);
       return 2;
     }
     if (token !== undefined) {
