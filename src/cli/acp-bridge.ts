@@ -121,10 +121,12 @@ export async function runAcpBridge(args: readonly string[]): Promise<number> {
     process.stderr.write(`${parsed.error}\n`);
     return 2;
   }
-  // The editor writes its `initialize` as soon as it has started us: it is read while the
-  // socket connects (read(0) fills the stream's buffer and takes nothing; pumpBridge does).
-  process.stdin.read(0);
-  const opened = parsed.mode === 'daemon' ? await openDaemon(parsed, say) : await openWithToken(parsed, say);
+  const opening = parsed.mode === 'daemon' ? openDaemon(parsed, say) : openWithToken(parsed, say);
+  // The editor writes its `initialize` as soon as it has started us: stdin is read while the
+  // socket connects. Set up once the connect is under way (on the next tick): building
+  // process.stdin takes 1-2 ms. read(0) fills the stream's buffer and takes nothing: pumpBridge does.
+  setImmediate(() => process.stdin.read(0));
+  const opened = await opening;
   if (typeof opened === 'number') return opened;
   const failure = await pumpBridge(opened, process.stdin, process.stdout, {
     drainTimeoutMs: parsed.drainTimeoutMs,
