@@ -3,7 +3,8 @@
  * `warden acp --connect URL` against a warm `warden serve --agent demo`, against launching a
  * plain `warden acp --agent demo`, same machine, same run. Issue 16's goal: spawn ->
  * `initialize` answered ≤ 0.3× plain `warden acp`'s. Prints figures; asserts only that every
- * answer is a result and that no process of a case is left.
+ * answer is a result, that no process of a case is left, and what the bridge's process loads
+ * (no xstate, and `ws` required as CommonJS: the ES module graph holds none of its files).
  *
  * Both from a fresh tsc build of src/ (what the package's bin runs), each case in a fresh
  * state directory; the daemon is started once, before the rounds, and answers one
@@ -12,7 +13,7 @@
  * daemon's own share is measured apart, from this process: a WebSocket opened, then
  * `initialize` sent, to its answer.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { WebSocket } from 'ws';
@@ -75,6 +76,22 @@ async function daemonInitialize(url: string, token: string): Promise<number> {
   }
 }
 
+/**
+ * The ES modules a bridge's process loads (Node's `NODE_DEBUG=esm` log): checks that the
+ * bridge's own modules are there and that neither xstate nor any file of `ws` is (ws is
+ * required as CommonJS: imported, Node's ESM loader takes its files through its CommonJS
+ * translator, about 35 ms of the bridge's start); returns how many of warden's modules load.
+ */
+function checkBridgeModules(main: string, url: string, env: NodeJS.ProcessEnv): number {
+  const run = spawnSync(process.execPath, [main, 'acp', '--connect', url], { input: initializeLine, env: { ...env, NODE_DEBUG: 'esm' }, encoding: 'utf8', timeout: 60_000 });
+  check(run.status === 0 && run.stdout.includes('"result"'), `the bridge under NODE_DEBUG=esm answered initialize and exited 0 (status ${String(run.status)})`);
+  const urls = new Set(run.stderr.match(/file:\/\/[^\s'"]+/g) ?? []);
+  check([...urls].some((found) => found.endsWith('/dist/serve/bridge.js')), 'the NODE_DEBUG=esm log names the bridge\'s modules');
+  check(![...urls].some((found) => found.includes('/node_modules/ws/')), 'the bridge loads ws as CommonJS, not through its ESM wrapper');
+  check(![...urls].some((found) => found.includes('/node_modules/xstate/')), 'the bridge loads no xstate');
+  return [...urls].filter((found) => found.includes('/dist/')).length;
+}
+
 const ms = (stats: Stats, of: 'median' | 'min' | 'max') => `${(stats[of] / 1e6).toFixed(1)} ms`;
 
 export async function serveBridge(): Promise<void> {
@@ -87,6 +104,7 @@ export async function serveBridge(): Promise<void> {
     const started = await startServeDaemon(main, env, ['--store', ':memory:']);
     daemon = started.child;
     await spawnToInitialize(main, ['acp', '--connect', started.url], env); // the daemon's first connection: warm from here on
+    const wardenModules = checkBridgeModules(main, started.url, env);
     const token = readFileSync(join(scratch, 'state', 'acp-warden', 'token'), 'utf8').trim();
     const stats = await measureInterleaved(plan, {
       bridge: () => spawnToInitialize(main, ['acp', '--connect', started.url], env),
@@ -94,7 +112,7 @@ export async function serveBridge(): Promise<void> {
       node: () => spawnToInitialize('-e', [nodeFloor], env),
       daemon: () => daemonInitialize(started.url, token),
     });
-    console.log(`${plan.repetitions} cases each after ${plan.warmup} warm-up round, interleaved; median (min–max); goal: bridge ≤ 0.3× plain`);
+    console.log(`${plan.repetitions} cases each after ${plan.warmup} warm-up round, interleaved; median (min–max); goal: bridge ≤ 0.3× plain; the bridge loads ${wardenModules} of warden's modules, ws as CommonJS, no xstate`);
     console.log(table(['case', 'spawn -> initialize answered', '/ plain warden acp'], [
       ['warden acp --connect (bridge, warm daemon)', `${ms(stats.bridge, 'median')} (${ms(stats.bridge, 'min')}–${ms(stats.bridge, 'max')})`, formatRatio(stats.bridge.median / stats.plain.median)],
       ['warden acp --agent demo (plain)', `${ms(stats.plain, 'median')} (${ms(stats.plain, 'min')}–${ms(stats.plain, 'max')})`, formatRatio(1)],

@@ -6,7 +6,7 @@
  */
 import { dirname, join } from 'node:path';
 import { openBridgeSocket, pumpBridge, type BridgeFailure } from '../serve/bridge.js';
-import { startDaemon, type StartedDaemon } from '../serve/daemon-start.js';
+import type { StartedDaemon } from '../serve/daemon-start.js';
 import { defaultListen, listenUrl, parseListenAddress } from '../serve/listen-address.js';
 import { defaultTokenPath, readToken } from '../serve/token-file.js';
 import { ArgumentError, positiveNumber, readFlags, type FlagHandler } from './arguments.js';
@@ -121,7 +121,12 @@ export async function runAcpBridge(args: readonly string[]): Promise<number> {
     process.stderr.write(`${parsed.error}\n`);
     return 2;
   }
-  const opened = parsed.mode === 'daemon' ? await openDaemon(parsed, say) : await openWithToken(parsed, say);
+  const opening = parsed.mode === 'daemon' ? openDaemon(parsed, say) : openWithToken(parsed, say);
+  // The editor writes its `initialize` as soon as it has started us: stdin is read while the
+  // socket connects. Set up once the connect is under way (on the next tick): building
+  // process.stdin takes 1-2 ms. read(0) fills the stream's buffer and takes nothing: pumpBridge does.
+  setImmediate(() => process.stdin.read(0));
+  const opened = await opening;
   if (typeof opened === 'number') return opened;
   const failure = await pumpBridge(opened, process.stdin, process.stdout, {
     drainTimeoutMs: parsed.drainTimeoutMs,
@@ -138,7 +143,7 @@ type Opened = Awaited<ReturnType<typeof openBridgeSocket>>;
 
 /** The token, then the socket; a failure said on stderr and turned into the exit status. */
 async function openWithToken(parsed: BridgeCommandOptions, say: Say): Promise<number | Extract<Opened, { ok: true }>['socket']> {
-  const token = await tokenOf(parsed, say);
+  const token = tokenOf(parsed, say);
   if (typeof token === 'number') return token;
   const opened = await openBridgeSocket(parsed.url, token);
   if (opened.ok) return opened.socket;
@@ -146,9 +151,9 @@ async function openWithToken(parsed: BridgeCommandOptions, say: Say): Promise<nu
   return exitOf(opened.failure);
 }
 
-async function tokenOf(parsed: BridgeCommandOptions, say: Say): Promise<string | number> {
+function tokenOf(parsed: BridgeCommandOptions, say: Say): string | number {
   try {
-    const token = await readToken(parsed.tokenFile);
+    const token = readToken(parsed.tokenFile);
     if (token !== undefined) return token;
     say(`no token file at ${parsed.tokenFile}: warden serve creates it when it starts (or give --token-file the file the daemon uses)`);
     return 2;
@@ -168,9 +173,11 @@ async function openDaemon(parsed: BridgeCommandOptions, say: Say): Promise<numbe
   const deadline = Date.now() + daemonStartTimeoutMs;
   const logPath = join(dirname(defaultTokenPath()), 'serve.log');
   for (;;) {
-    const token = await readToken(parsed.tokenFile).catch((error: Error) => error);
-    if (token instanceof Error) {
-      say(token.message);
+    let token: string | undefined;
+    try {
+      token = readToken(parsed.tokenFile);
+    } catch (error) {
+      say((error as Error).message);
       return 2;
     }
     if (token !== undefined) {
@@ -183,6 +190,8 @@ async function openDaemon(parsed: BridgeCommandOptions, say: Say): Promise<numbe
       }
     }
     if (!started) {
+      // Only --daemon ever starts one: --connect does not load the module (nor child_process).
+      const { startDaemon } = await import('../serve/daemon-start.js');
       started = startDaemon(parsed.serveArgs, logPath);
     } else {
       const status = started.exitStatus();

@@ -6,10 +6,16 @@
  * nor the host, nor the ACP SDK: an editor waits for it to start.
  */
 import type { IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
 import type { Readable, Writable } from 'node:stream';
-import { WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import { WebSocketKeepalive } from '../jsonrpc/websocket-keepalive.js';
 import { readUpgradeRefusal } from '../jsonrpc/websocket-refusal.js';
+
+// ws is CommonJS: required, not imported. An `import` goes through ws's ESM wrapper, and Node's
+// ESM loader then translates each of the 8 files it names (an export scan of each): about 35 ms
+// more of an editor's wait, a fifth of the bridge's start (docs/benchmarks.md, "Bridge startup").
+const ws = createRequire(import.meta.url)('ws') as typeof import('ws');
 
 /** Bytes queued on the socket above which stdin is paused; it resumes at {@link bridgeLowWaterBytes} (stdio's marks). */
 export const bridgeHighWaterBytes = 256 * 1024;
@@ -37,7 +43,7 @@ export function openBridgeSocket(url: string, token: string, handshakeTimeoutMs 
     let socket: WebSocket;
     try {
       // maxPayload 0: no limit of our own; the daemon bounds what it sends.
-      socket = new WebSocket(url, { headers: { Authorization: `Bearer ${token}` }, perMessageDeflate: false, maxPayload: 0, handshakeTimeout: handshakeTimeoutMs });
+      socket = new ws.WebSocket(url, { headers: { Authorization: `Bearer ${token}` }, perMessageDeflate: false, maxPayload: 0, handshakeTimeout: handshakeTimeoutMs });
     } catch (error) {
       resolve({ ok: false, failure: { kind: 'unreachable', code: 'EINVAL', message: (error as Error).message } });
       return;
