@@ -88,12 +88,12 @@ export class SessionTraces {
     return context;
   }
 
-  /** `session/new`, `session/load`, `session/resume`, `session/fork`: the context it is served in (the session's). */
-  sessionAsked(id: unknown, kind: SessionRequestKind, sessionId: string | undefined, meta: unknown): Context {
+  /** `session/new`, `session/load`, `session/resume`, `session/fork` (from `peer`, a daemon's client): the context it is served in (the session's). */
+  sessionAsked(id: unknown, kind: SessionRequestKind, sessionId: string | undefined, meta: unknown, peer?: string): Context {
     const known = sessionId === undefined ? undefined : this.#sessions.get(sessionId);
     if (known) return known.context;
     const parent = contextFromMeta(meta) ?? ROOT_CONTEXT;
-    const span = this.#tracer.startSpan(spanNames.session, { attributes: { [attributes.sessionHow]: kind, ...(sessionId ? sessionAttributes(sessionId) : {}) } }, parent);
+    const span = this.#tracer.startSpan(spanNames.session, { attributes: { [attributes.sessionHow]: kind, ...(sessionId ? sessionAttributes(sessionId) : {}), ...peerAttributes(peer) } }, parent);
     const context = trace.setSpan(parent, span);
     this.#pending.set(keyOf(id), { span, context, kind, sessionId });
     return context;
@@ -115,13 +115,13 @@ export class SessionTraces {
     }
   }
 
-  /** `session/prompt`: the turn's context (the agent gets it as `_meta.traceparent`). */
-  turnAsked(id: unknown, sessionId: string, meta: unknown): Context {
+  /** `session/prompt` (from `peer`, a daemon's client): the turn's context (the agent gets it as `_meta.traceparent`). */
+  turnAsked(id: unknown, sessionId: string, meta: unknown, peer?: string): Context {
     const session = this.#sessions.get(sessionId);
     const editor = contextFromMeta(meta);
     const parent = editor ?? session?.context ?? ROOT_CONTEXT;
     const links: Link[] = editor && session ? [{ context: session.span.spanContext() }] : [];
-    const span = this.#tracer.startSpan(spanNames.turn, { attributes: { ...sessionAttributes(sessionId), ...agentAttributes(session?.agent) }, links }, parent);
+    const span = this.#tracer.startSpan(spanNames.turn, { attributes: { ...sessionAttributes(sessionId), ...agentAttributes(session?.agent), ...peerAttributes(peer) }, links }, parent);
     const turn: TurnTrace = { sessionId, span, context: trace.setSpan(parent, span), startedAt: performance.now() };
     this.#turns.set(keyOf(id), turn);
     session?.turns.push(turn);
@@ -368,6 +368,10 @@ function endUnfinished(tools: Map<string, Span>): void {
 
 function sessionAttributes(sessionId: string): Attributes {
   return { [attributes.sessionId]: sessionId, [attributes.conversationId]: sessionId };
+}
+
+function peerAttributes(peer: string | undefined): Attributes {
+  return peer === undefined ? {} : { [attributes.clientPeer]: redacted(peer) };
 }
 
 /** `text` with secrets redacted (the host's and those given to agents). */

@@ -1,0 +1,165 @@
+/**
+ * OpenTelemetry of `warden serve` (issue 18): a real daemon with the demo agent, two WebSocket
+ * clients, and a real OTLP/HTTP receiver on 127.0.0.1 decoding what the exporters send. The
+ * editor's `_meta.traceparent` on a prompt that arrives over WebSocket parents the turn as over
+ * stdio; the clients' JSON-RPC ids (both count from 1) stay apart; each turn names its client.
+ */
+import { expect } from 'chai';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WebSocket } from 'ws';
+import { waitUntil } from '../support/processes.js';
+import { startServe, type ServeDaemon } from '../support/serve-daemon.js';
+import { killGroups } from '../support/warden-process.js';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedPoint, type ReceivedSpan } from './otlp-receiver.js';
+
+const editorTrace = '0af7651916cd43dd8448eb211c80319c';
+const editorSpan = 'b7ad6b7169203331';
+const editorTraceparent = `00-${editorTrace}-${editorSpan}-01`;
+
+type Frame = { id?: number | string; method?: string; params?: unknown; result?: unknown; error?: unknown };
+
+/** A JSON-RPC client of the daemon over one WebSocket: requests by id, the daemon's requests recorded. */
+interface WsClient {
+  request(id: number, method: string, params: unknown): Promise<Frame>;
+  answer(id: number | string, result: unknown): void;
+  readonly asked: Frame[];
+}
+
+async function wsClient(daemon: ServeDaemon, sockets: WebSocket[], userAgent: string): Promise<WsClient> {
+  const socket = new WebSocket(daemon.url, { headers: { Authorization: `Bearer ${daemon.token}`, 'User-Agent': userAgent } });
+  sockets.push(socket);
+  const waiting = new Map<number | string, (frame: Frame) => void>();
+  const asked: Frame[] = [];
+  socket.on('message', (data: Buffer) => {
+    const frame = JSON.parse(data.toString('utf8')) as Frame;
+    if (frame.method === undefined && frame.id !== undefined) waiting.get(frame.id)?.(frame);
+    else if (frame.method !== undefined && frame.id !== undefined) asked.push(frame);
+  });
+  await once(socket, 'open');
+  return {
+    asked,
+    request: (id, method, params) =>
+      new Promise<Frame>((resolve) => {
+        waiting.set(id, resolve);
+        socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+      }),
+    answer: (id, result) => socket.send(JSON.stringify({ jsonrpc: '2.0', id, result })),
+  };
+}
+
+const initialize = (client: WsClient) => client.request(1, 'initialize', { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'serve-otel-spec', version: '1' } });
+const text = (value: string) => [{ type: 'text', text: value }];
+const named = (spans: readonly ReceivedSpan[], name: string) => spans.filter((span) => span.name === name);
+const points = (exported: readonly ReceivedPoint[], metric: string, attributes: Record<string, unknown> = {}) =>
+  exported.filter((entry) => entry.metric === metric && Object.entries(attributes).every(([key, value]) => entry.attributes[key] === value));
+
+describe('warden serve: OpenTelemetry traces and metrics (issue 18)', function () {
+  this.timeout(120_000);
+  const launched: ChildProcess[] = [];
+  const sockets: WebSocket[] = [];
+  let state: string;
+  let run: { spans: ReceivedSpan[]; points: ReceivedPoint[]; sessionA: string; sessionB: string; stderr: string };
+
+  // One daemon run: client A prompts with the editor's traceparent and is asked a permission;
+  // while A's turn waits, client B (the same ids: 1, 2, 3) runs a turn of its own; then A answers.
+  before(async function () {
+    this.timeout(120_000);
+    state = mkdtempSync(join(tmpdir(), 'warden-serve-otel-'));
+    const receiver: OtlpReceiver = await startOtlpReceiver();
+    try {
+      const daemon = await startServe(state, ['--listen', '127.0.0.1:0', '--agent', 'demo', '--store', join(state, 'journal.sqlite'), '--env', 'DEMO_WORD_DELAY_MS=1', '--otel'], launched, {
+        env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_METRIC_EXPORT_INTERVAL: '600000', OTEL_SERVICE_NAME: 'daemon-under-test' },
+      });
+      const a = await wsClient(daemon, sockets, 'editor-a/1.0');
+      expect((await initialize(a)).error).to.equal(undefined);
+      const sessionA = ((await a.request(2, 'session/new', { cwd: state, mcpServers: [] })).result as { sessionId: string }).sessionId;
+      const turnA = a.request(3, 'session/prompt', { sessionId: sessionA, prompt: text('run the tool please'), _meta: { traceparent: editorTraceparent, tracestate: 'editor=a' } });
+      await waitUntil(() => a.asked.some((frame) => frame.method === 'session/request_permission'), 'client A asked a permission', 30_000);
+
+      const b = await wsClient(daemon, sockets, 'editor-b/2.0');
+      expect((await initialize(b)).error).to.equal(undefined);
+      const sessionB = ((await b.request(2, 'session/new', { cwd: state, mcpServers: [] })).result as { sessionId: string }).sessionId;
+      expect((await b.request(3, 'session/prompt', { sessionId: sessionB, prompt: text('hello') })).result).to.deep.equal({ stopReason: 'end_turn' });
+
+      const permission = a.asked.find((frame) => frame.method === 'session/request_permission') as Frame;
+      const options = (permission.params as { options: Array<{ optionId: string; kind: string }> }).options;
+      a.answer(permission.id as number, { outcome: { outcome: 'selected', optionId: options.find((option) => option.kind === 'allow_once')?.optionId } });
+      expect((await turnA).result).to.deep.equal({ stopReason: 'end_turn' });
+
+      // SIGTERM: the daemon drains, stops its agents, exports what is left and exits 0.
+      daemon.process.kill('SIGTERM');
+      expect(await daemon.exited).to.equal(0);
+      await waitUntil(() => named(receiver.spans, 'acp_warden.session').length >= 2 && receiver.exports.length > 0, 'the spans and metrics exported', 20_000);
+      run = { spans: [...receiver.spans], points: receiver.exports.at(-1) ?? [], sessionA, sessionB, stderr: daemon.stderr() };
+    } finally {
+      for (const socket of sockets) socket.terminate();
+      await killGroups(launched, { descendants: true });
+      await receiver.close();
+    }
+  });
+  after(() => rmSync(state, { recursive: true, force: true }));
+
+  const turnOf = (sessionId: string): ReceivedSpan => {
+    const turns = named(run.spans, 'acp_warden.turn').filter((span) => span.attributes['acp_warden.session.id'] === sessionId);
+    expect(turns, `turn spans of ${sessionId}`).to.have.length(1);
+    return turns[0] as ReceivedSpan;
+  };
+  const sessionOf = (sessionId: string): ReceivedSpan => {
+    const sessions = named(run.spans, 'acp_warden.session').filter((span) => span.attributes['acp_warden.session.id'] === sessionId);
+    expect(sessions, `session spans of ${sessionId}`).to.have.length(1);
+    return sessions[0] as ReceivedSpan;
+  };
+
+  it('exports a session span per session opened over WebSocket, with its id, agent and the service name', () => {
+    expect(new Set(run.spans.map((span) => span.service))).to.deep.equal(new Set(['daemon-under-test']));
+    for (const sessionId of [run.sessionA, run.sessionB]) expect(sessionOf(sessionId).attributes).to.include({ 'acp_warden.agent': 'demo', 'acp_warden.session.how': 'new' });
+  });
+
+  it("parents the turn by the editor's _meta.traceparent sent over WebSocket, linked to its session", () => {
+    const turn = turnOf(run.sessionA);
+    expect(turn.traceId).to.equal(editorTrace);
+    expect(turn.parentSpanId).to.equal(editorSpan);
+    const session = sessionOf(run.sessionA);
+    expect(turn.links).to.deep.include({ traceId: session.traceId, spanId: session.spanId });
+  });
+
+  it('makes a turn without a traceparent a child of its session span', () => {
+    const turn = turnOf(run.sessionB);
+    const session = sessionOf(run.sessionB);
+    expect([turn.traceId, turn.parentSpanId]).to.deep.equal([session.traceId, session.spanId]);
+  });
+
+  it("keeps two clients' equal JSON-RPC ids apart: each turn ends with its own stop reason, the permission wait and tool call inside A's turn", () => {
+    const turnA = turnOf(run.sessionA);
+    const turnB = turnOf(run.sessionB);
+    expect(turnA.attributes['acp_warden.turn.stop_reason']).to.equal('end_turn');
+    expect(turnB.attributes['acp_warden.turn.stop_reason']).to.equal('end_turn');
+    const permission = named(run.spans, 'acp_warden.permission');
+    expect(permission).to.have.length(1);
+    expect(permission[0]?.parentSpanId).to.equal(turnA.spanId);
+    expect(permission[0]?.attributes['acp_warden.permission.outcome']).to.equal('selected');
+    const tools = named(run.spans, 'acp_warden.tool_call');
+    expect(tools.map((tool) => [tool.parentSpanId, tool.attributes['acp_warden.tool.status']])).to.deep.equal([[turnA.spanId, 'completed']]);
+  });
+
+  it('names the client that sent each prompt (acp_warden.client.peer: its address and User-Agent)', () => {
+    expect(String(turnOf(run.sessionA).attributes['acp_warden.client.peer'])).to.match(/^127\.0\.0\.1:\d+ \(editor-a\/1\.0\)$/);
+    expect(String(turnOf(run.sessionB).attributes['acp_warden.client.peer'])).to.match(/^127\.0\.0\.1:\d+ \(editor-b\/2\.0\)$/);
+    expect(String(sessionOf(run.sessionB).attributes['acp_warden.client.peer'])).to.contain('editor-b/2.0');
+  });
+
+  it('exports the metrics at exit: two turns ended end_turn, their durations, two sessions opened, journal appends', () => {
+    expect(points(run.points, 'acp_warden.turns', { 'acp_warden.agent': 'demo', 'acp_warden.turn.stop_reason': 'end_turn' }).map((entry) => entry.value)).to.deep.equal([2]);
+    expect(points(run.points, 'acp_warden.turn.duration', { 'acp_warden.turn.stop_reason': 'end_turn' }).map((entry) => entry.count)).to.deep.equal([2]);
+    expect(points(run.points, 'acp_warden.sessions.open', { 'acp_warden.agent': 'demo' }).map((entry) => entry.value)).to.deep.equal([2]);
+    expect(points(run.points, 'acp_warden.journal.duration', { 'acp_warden.journal.operation': 'append' })[0]?.count).to.be.greaterThan(0);
+  });
+
+  it('writes no OpenTelemetry problem on stderr', () => {
+    expect(run.stderr).not.to.match(/otel (error|warn)/);
+  });
+});
