@@ -1,24 +1,29 @@
 /**
  * OpenTelemetry of `warden serve` (issue 18): a real daemon with the demo agent, two WebSocket
  * clients, and a real OTLP/HTTP receiver on 127.0.0.1 decoding what the exporters send. The
- * editor's `_meta.traceparent` on a prompt that arrives over WebSocket parents the turn as over
- * stdio; the clients' JSON-RPC ids (both count from 1) stay apart; each turn names its client.
+ * editor's `_meta.traceparent` on a prompt that arrives over WebSocket (or Streamable HTTP)
+ * parents the turn as over stdio; the clients' JSON-RPC ids (both count from 1) stay apart; each turn names its client.
  */
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpRequest, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import { waitUntil } from '../support/processes.js';
 import { startServe, type ServeDaemon } from '../support/serve-daemon.js';
 import { killGroups } from '../support/warden-process.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedPoint, type ReceivedSpan } from './otlp-receiver.js';
 
+const tracedAgent = fileURLToPath(new URL('./traced-agent.mjs', import.meta.url));
 const editorTrace = '0af7651916cd43dd8448eb211c80319c';
 const editorSpan = 'b7ad6b7169203331';
 const editorTraceparent = `00-${editorTrace}-${editorSpan}-01`;
+const httpTrace = '5bf92f3577b34da6a3ce929d0e0e4737';
+const httpSpan = '10f067aa0ba902b8';
 
 type Frame = { id?: number | string; method?: string; params?: unknown; result?: unknown; error?: unknown };
 
@@ -51,6 +56,46 @@ async function wsClient(daemon: ServeDaemon, sockets: WebSocket[], userAgent: st
   };
 }
 
+/** A client of the Streamable HTTP endpoint: POSTs its messages, reads the answers off its connection's event stream. */
+async function httpClient(daemon: ServeDaemon, streams: ClientRequest[], userAgent: string): Promise<{ request(id: number, method: string, params: unknown): Promise<Frame> }> {
+  const url = daemon.url.replace(/^ws/, 'http');
+  const headers = { Authorization: `Bearer ${daemon.token}`, 'Content-Type': 'application/json', 'User-Agent': userAgent };
+  const init = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'serve-otel-spec', version: '1' } } }) });
+  expect(init.status).to.equal(200);
+  await init.text();
+  const connectionId = init.headers.get('acp-connection-id') as string;
+  const events: Frame[] = [];
+  await new Promise<void>((resolve, reject) => {
+    const { hostname, port } = new URL(url);
+    const stream = httpRequest({ host: hostname, port, path: '/acp', headers: { ...headers, Accept: 'text/event-stream', 'Acp-Connection-Id': connectionId } }, (response) => {
+      let buffered = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        buffered += chunk;
+        let end;
+        while ((end = buffered.indexOf('\n\n')) >= 0) {
+          const data = buffered.slice(0, end).split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
+          buffered = buffered.slice(end + 2);
+          if (data) events.push(JSON.parse(data) as Frame);
+        }
+      });
+      resolve();
+    });
+    streams.push(stream);
+    stream.on('error', reject);
+    stream.end();
+  });
+  return {
+    async request(id, method, params) {
+      const sessionId = (params as { sessionId?: string }).sessionId;
+      const posted = await fetch(url, { method: 'POST', headers: { ...headers, 'Acp-Connection-Id': connectionId, ...(sessionId ? { 'Acp-Session-Id': sessionId } : {}) }, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }) });
+      expect(posted.status, await posted.text()).to.equal(202);
+      await waitUntil(() => events.some((frame) => frame.id === id && frame.method === undefined), `the answer to ${method} over HTTP`, 30_000);
+      return events.find((frame) => frame.id === id && frame.method === undefined) as Frame;
+    },
+  };
+}
+
 const initialize = (client: WsClient) => client.request(1, 'initialize', { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'serve-otel-spec', version: '1' } });
 const text = (value: string) => [{ type: 'text', text: value }];
 const named = (spans: readonly ReceivedSpan[], name: string) => spans.filter((span) => span.name === name);
@@ -62,10 +107,12 @@ describe('warden serve: OpenTelemetry traces and metrics (issue 18)', function (
   const launched: ChildProcess[] = [];
   const sockets: WebSocket[] = [];
   let state: string;
-  let run: { spans: ReceivedSpan[]; points: ReceivedPoint[]; sessionA: string; sessionB: string; stderr: string };
+  const streams: ClientRequest[] = [];
+  let run: { spans: ReceivedSpan[]; points: ReceivedPoint[]; sessionA: string; sessionB: string; sessionC: string; stderr: string };
 
   // One daemon run: client A prompts with the editor's traceparent and is asked a permission;
-  // while A's turn waits, client B (the same ids: 1, 2, 3) runs a turn of its own; then A answers.
+  // while A's turn waits, client B (the same ids: 1, 2, 3) runs a turn of its own; then A answers;
+  // then client C, over Streamable HTTP, prompts with a traceparent of its own.
   before(async function () {
     this.timeout(120_000);
     state = mkdtempSync(join(tmpdir(), 'warden-serve-otel-'));
@@ -90,13 +137,18 @@ describe('warden serve: OpenTelemetry traces and metrics (issue 18)', function (
       a.answer(permission.id as number, { outcome: { outcome: 'selected', optionId: options.find((option) => option.kind === 'allow_once')?.optionId } });
       expect((await turnA).result).to.deep.equal({ stopReason: 'end_turn' });
 
+      const c = await httpClient(daemon, streams, 'editor-c/3.0');
+      const sessionC = ((await c.request(2, 'session/new', { cwd: state, mcpServers: [] })).result as { sessionId: string }).sessionId;
+      expect((await c.request(3, 'session/prompt', { sessionId: sessionC, prompt: text('hello over http'), _meta: { traceparent: `00-${httpTrace}-${httpSpan}-01` } })).result).to.deep.equal({ stopReason: 'end_turn' });
+
       // SIGTERM: the daemon drains, stops its agents, exports what is left and exits 0.
       daemon.process.kill('SIGTERM');
       expect(await daemon.exited).to.equal(0);
-      await waitUntil(() => named(receiver.spans, 'acp_warden.session').length >= 2 && receiver.exports.length > 0, 'the spans and metrics exported', 20_000);
-      run = { spans: [...receiver.spans], points: receiver.exports.at(-1) ?? [], sessionA, sessionB, stderr: daemon.stderr() };
+      await waitUntil(() => named(receiver.spans, 'acp_warden.session').length >= 3 && receiver.exports.length > 0, 'the spans and metrics exported', 20_000);
+      run = { spans: [...receiver.spans], points: receiver.exports.at(-1) ?? [], sessionA, sessionB, sessionC, stderr: daemon.stderr() };
     } finally {
       for (const socket of sockets) socket.terminate();
+      for (const stream of streams) stream.destroy();
       await killGroups(launched, { descendants: true });
       await receiver.close();
     }
@@ -114,9 +166,9 @@ describe('warden serve: OpenTelemetry traces and metrics (issue 18)', function (
     return sessions[0] as ReceivedSpan;
   };
 
-  it('exports a session span per session opened over WebSocket, with its id, agent and the service name', () => {
+  it('exports a session span per session opened over WebSocket or HTTP, with its id, agent and the service name', () => {
     expect(new Set(run.spans.map((span) => span.service))).to.deep.equal(new Set(['daemon-under-test']));
-    for (const sessionId of [run.sessionA, run.sessionB]) expect(sessionOf(sessionId).attributes).to.include({ 'acp_warden.agent': 'demo', 'acp_warden.session.how': 'new' });
+    for (const sessionId of [run.sessionA, run.sessionB, run.sessionC]) expect(sessionOf(sessionId).attributes).to.include({ 'acp_warden.agent': 'demo', 'acp_warden.session.how': 'new' });
   });
 
   it("parents the turn by the editor's _meta.traceparent sent over WebSocket, linked to its session", () => {
@@ -125,6 +177,12 @@ describe('warden serve: OpenTelemetry traces and metrics (issue 18)', function (
     expect(turn.parentSpanId).to.equal(editorSpan);
     const session = sessionOf(run.sessionA);
     expect(turn.links).to.deep.include({ traceId: session.traceId, spanId: session.spanId });
+  });
+
+  it("parents the turn by the editor's _meta.traceparent sent over Streamable HTTP", () => {
+    const turn = turnOf(run.sessionC);
+    expect([turn.traceId, turn.parentSpanId]).to.deep.equal([httpTrace, httpSpan]);
+    expect(turn.attributes['acp_warden.turn.stop_reason']).to.equal('end_turn');
   });
 
   it('makes a turn without a traceparent a child of its session span', () => {
@@ -150,16 +208,49 @@ describe('warden serve: OpenTelemetry traces and metrics (issue 18)', function (
     expect(String(turnOf(run.sessionA).attributes['acp_warden.client.peer'])).to.match(/^127\.0\.0\.1:\d+ \(editor-a\/1\.0\)$/);
     expect(String(turnOf(run.sessionB).attributes['acp_warden.client.peer'])).to.match(/^127\.0\.0\.1:\d+ \(editor-b\/2\.0\)$/);
     expect(String(sessionOf(run.sessionB).attributes['acp_warden.client.peer'])).to.contain('editor-b/2.0');
+    expect(String(turnOf(run.sessionC).attributes['acp_warden.client.peer'])).to.match(/^127\.0\.0\.1:\d+ over HTTP \(editor-c\/3\.0\)$/);
   });
 
-  it('exports the metrics at exit: two turns ended end_turn, their durations, two sessions opened, journal appends', () => {
-    expect(points(run.points, 'acp_warden.turns', { 'acp_warden.agent': 'demo', 'acp_warden.turn.stop_reason': 'end_turn' }).map((entry) => entry.value)).to.deep.equal([2]);
-    expect(points(run.points, 'acp_warden.turn.duration', { 'acp_warden.turn.stop_reason': 'end_turn' }).map((entry) => entry.count)).to.deep.equal([2]);
-    expect(points(run.points, 'acp_warden.sessions.open', { 'acp_warden.agent': 'demo' }).map((entry) => entry.value)).to.deep.equal([2]);
+  it('exports the metrics at exit: three turns ended end_turn, their durations, three sessions opened, journal appends', () => {
+    expect(points(run.points, 'acp_warden.turns', { 'acp_warden.agent': 'demo', 'acp_warden.turn.stop_reason': 'end_turn' }).map((entry) => entry.value)).to.deep.equal([3]);
+    expect(points(run.points, 'acp_warden.turn.duration', { 'acp_warden.turn.stop_reason': 'end_turn' }).map((entry) => entry.count)).to.deep.equal([3]);
+    expect(points(run.points, 'acp_warden.sessions.open', { 'acp_warden.agent': 'demo' }).map((entry) => entry.value)).to.deep.equal([3]);
     expect(points(run.points, 'acp_warden.journal.duration', { 'acp_warden.journal.operation': 'append' })[0]?.count).to.be.greaterThan(0);
   });
 
   it('writes no OpenTelemetry problem on stderr', () => {
     expect(run.stderr).not.to.match(/otel (error|warn)/);
+  });
+
+  it("hands a native agent behind the daemon its turn's span as the prompt's _meta.traceparent (in the editor's trace)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warden-serve-otel-agent-'));
+    const log = join(dir, 'agent.log');
+    const receiver = await startOtlpReceiver();
+    const ownSockets: WebSocket[] = [];
+    try {
+      const daemon = await startServe(dir, ['--listen', '127.0.0.1:0', '--agent', `acp:${process.execPath} ${tracedAgent}`, '--env', `TRACED_AGENT_LOG=${log}`, '--store', join(dir, 'journal.sqlite')], launched, {
+        env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_METRICS_EXPORTER: 'none' },
+      });
+      const client = await wsClient(daemon, ownSockets, 'editor-d/1.0');
+      expect((await initialize(client)).error).to.equal(undefined);
+      const sessionId = ((await client.request(2, 'session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+      const turn = client.request(3, 'session/prompt', { sessionId, prompt: text('read it'), _meta: { traceparent: editorTraceparent } });
+      await waitUntil(() => client.asked.some((frame) => frame.method === 'session/request_permission'), 'the permission request', 30_000);
+      const permission = client.asked.find((frame) => frame.method === 'session/request_permission') as Frame;
+      client.answer(permission.id as number, { outcome: { outcome: 'selected', optionId: 'allow' } });
+      expect((await turn).result).to.deep.equal({ stopReason: 'end_turn' });
+      daemon.process.kill('SIGTERM');
+      expect(await daemon.exited).to.equal(0);
+      await waitUntil(() => named(receiver.spans, 'acp_warden.turn').length > 0, 'the turn exported', 20_000);
+      const turnSpan = named(receiver.spans, 'acp_warden.turn')[0] as ReceivedSpan;
+      expect([turnSpan.traceId, turnSpan.parentSpanId]).to.deep.equal([editorTrace, editorSpan]);
+      const prompts = readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { event: string; meta?: { traceparent?: string } | null }).filter((fact) => fact.event === 'prompt');
+      expect(prompts.map((fact) => fact.meta?.traceparent)).to.deep.equal([`00-${editorTrace}-${turnSpan.spanId}-01`]);
+    } finally {
+      for (const socket of ownSockets) socket.terminate();
+      await killGroups(launched, { descendants: true });
+      await receiver.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
