@@ -19,6 +19,7 @@ import { killGroups } from '../support/warden-process.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedPoint, type ReceivedSpan } from './otlp-receiver.js';
 
 const tracedAgent = fileURLToPath(new URL('./traced-agent.mjs', import.meta.url));
+const hideSdk = fileURLToPath(new URL('./hide-otel-sdk.mjs', import.meta.url));
 const editorTrace = '0af7651916cd43dd8448eb211c80319c';
 const editorSpan = 'b7ad6b7169203331';
 const editorTraceparent = `00-${editorTrace}-${editorSpan}-01`;
@@ -252,5 +253,49 @@ describe('warden serve: OpenTelemetry traces and metrics (issue 18)', function (
       await receiver.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  describe('telemetry off, or the SDK missing', () => {
+    let dir: string;
+    let receiver: OtlpReceiver;
+    const ownSockets: WebSocket[] = [];
+    beforeEach(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'warden-serve-otel-off-'));
+      receiver = await startOtlpReceiver();
+    });
+    afterEach(async () => {
+      for (const socket of ownSockets.splice(0)) socket.terminate();
+      await killGroups(launched, { descendants: true });
+      await receiver.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    /** A daemon with the SDK hidden (its modules logged), one turn over WebSocket, then SIGTERM. */
+    async function serveOneTurn(args: string[], env: Record<string, string>): Promise<{ stderr: string; modules: string[] }> {
+      const modules = join(dir, 'modules.log');
+      const daemon = await startServe(dir, ['--listen', '127.0.0.1:0', '--agent', 'demo', '--store', join(dir, 'journal.sqlite'), '--env', 'DEMO_WORD_DELAY_MS=1', ...args], launched, {
+        env: { NODE_OPTIONS: `--import ${hideSdk}`, HIDE_OTEL_LOG: modules, ...env },
+      });
+      const client = await wsClient(daemon, ownSockets, 'editor-e/1.0');
+      expect((await initialize(client)).error).to.equal(undefined);
+      const sessionId = ((await client.request(2, 'session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+      expect((await client.request(3, 'session/prompt', { sessionId, prompt: text('hello'), _meta: { traceparent: editorTraceparent } })).result).to.deep.equal({ stopReason: 'end_turn' });
+      daemon.process.kill('SIGTERM');
+      expect(await daemon.exited).to.equal(0);
+      return { stderr: daemon.stderr(), modules: readFileSync(modules, 'utf8').split('\n') };
+    }
+
+    it('without --otel or an endpoint: no OpenTelemetry module loaded, nothing sent', async () => {
+      const { modules } = await serveOneTurn([], {});
+      expect(modules.filter((url) => url.includes('/src/cli/serve.ts')), 'the log sees warden serve').to.have.length(1);
+      expect(modules.filter((url) => url.includes('@opentelemetry') || (url.includes('/src/telemetry/') && !/\/(telemetry-settings|names)\.ts$/.test(url)))).to.deep.equal([]);
+      expect(receiver.requests).to.deep.equal([]);
+    });
+
+    it('with --otel but no SDK installed: said on stderr, the daemon serves without telemetry', async () => {
+      const { stderr } = await serveOneTurn(['--otel'], { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint });
+      expect(stderr).to.match(/warden serve: telemetry is off: the OpenTelemetry SDK is not installed .*npm install @opentelemetry\/sdk-trace-node@/);
+      expect(receiver.requests).to.deep.equal([]);
+    });
   });
 });
