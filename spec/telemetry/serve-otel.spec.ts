@@ -255,6 +255,46 @@ describe('warden serve: OpenTelemetry traces and metrics (issue 18)', function (
     }
   });
 
+  it('one span per tool call however many clients watch the session (an observer attached by session/load)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warden-serve-otel-watch-'));
+    const receiver = await startOtlpReceiver();
+    const ownSockets: WebSocket[] = [];
+    try {
+      const daemon = await startServe(dir, ['--listen', '127.0.0.1:0', '--agent', 'demo', '--store', join(dir, 'journal.sqlite'), '--env', 'DEMO_WORD_DELAY_MS=1'], launched, {
+        env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_METRICS_EXPORTER: 'none' },
+      });
+      const controller = await wsClient(daemon, ownSockets, 'controller/1.0');
+      expect((await initialize(controller)).error).to.equal(undefined);
+      const sessionId = ((await controller.request(2, 'session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+      // A first turn with a tool call: history the observer's load replays.
+      const first = controller.request(3, 'session/prompt', { sessionId, prompt: text('run the tool') });
+      await waitUntil(() => controller.asked.length === 1, 'the first permission request', 30_000);
+      const allow = (frame: Frame) => (frame.params as { options: Array<{ optionId: string; kind: string }> }).options.find((option) => option.kind === 'allow_once')?.optionId;
+      controller.answer((controller.asked[0] as Frame).id as number, { outcome: { outcome: 'selected', optionId: allow(controller.asked[0] as Frame) } });
+      expect((await first).result).to.deep.equal({ stopReason: 'end_turn' });
+      // The second turn runs while the observer attaches: its load replays the first turn's tool call during it.
+      const second = controller.request(4, 'session/prompt', { sessionId, prompt: text('run the tool again') });
+      await waitUntil(() => controller.asked.length === 2, 'the second permission request', 30_000);
+      const observer = await wsClient(daemon, ownSockets, 'observer/1.0');
+      expect((await initialize(observer)).error).to.equal(undefined);
+      expect((await observer.request(2, 'session/load', { sessionId, cwd: dir, mcpServers: [] })).error).to.equal(undefined);
+      controller.answer((controller.asked[1] as Frame).id as number, { outcome: { outcome: 'selected', optionId: allow(controller.asked[1] as Frame) } });
+      expect((await second).result).to.deep.equal({ stopReason: 'end_turn' });
+      daemon.process.kill('SIGTERM');
+      expect(await daemon.exited).to.equal(0);
+      await waitUntil(() => named(receiver.spans, 'acp_warden.session').length > 0, 'the spans exported', 20_000);
+      const turns = named(receiver.spans, 'acp_warden.turn');
+      expect(turns).to.have.length(2);
+      const tools = named(receiver.spans, 'acp_warden.tool_call');
+      expect(tools.map((tool) => tool.parentSpanId).sort()).to.deep.equal(turns.map((turn) => turn.spanId).sort());
+    } finally {
+      for (const socket of ownSockets) socket.terminate();
+      await killGroups(launched, { descendants: true });
+      await receiver.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   describe('telemetry off, or the SDK missing', () => {
     let dir: string;
     let receiver: OtlpReceiver;

@@ -16,6 +16,7 @@
  */
 import { context as otelContext, diag, type Context } from '@opentelemetry/api';
 import { AGENT_METHODS, CLIENT_METHODS, UNSTABLE_AGENT_METHODS } from '../acp/methods.js';
+import { SEQ_META_KEY } from '../acp/agent-server.js';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
 import type { Transport, TransportSink } from '../jsonrpc/transport.js';
 import type { SessionRequestKind, SessionTraces } from './session-traces.js';
@@ -116,10 +117,11 @@ function toEditor(message: Message, traces: SessionTraces, connection: Connectio
     if (message.id !== undefined && message.id !== null) traces.answered(scoped(connection, message.id), message.result, message.error as { code?: unknown; message?: unknown } | undefined);
     return;
   }
-  const params = message.params as { sessionId?: unknown; update?: unknown; toolCall?: unknown } | undefined;
+  const params = message.params as { sessionId?: unknown; update?: unknown; toolCall?: unknown; _meta?: Record<string, unknown> } | undefined;
   if (typeof params?.sessionId !== 'string') return;
   if (message.method === CLIENT_METHODS.session_update && typeof params.update === 'object' && params.update !== null) {
-    traces.update(params.sessionId, params.update as Record<string, unknown>);
+    const seq = params._meta?.[SEQ_META_KEY];
+    traces.update(params.sessionId, params.update as Record<string, unknown>, typeof seq === 'number' ? seq : undefined);
   } else if (message.method === CLIENT_METHODS.session_request_permission && message.id !== undefined) {
     traces.permissionAsked(scoped(connection, message.id), params.sessionId, params.toolCall as { toolCallId?: unknown; title?: unknown } | undefined);
   }

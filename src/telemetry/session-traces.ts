@@ -40,6 +40,8 @@ interface SessionTrace {
   /** The session's turns not answered yet, in arrival order: the first is the one running (turns are FIFO). */
   readonly turns: TurnTrace[];
   readonly tools: Map<string, Span>;
+  /** The highest journal seq of an update seen (`_meta["acp-warden/seq"]`): each update counts once, however many connections it is sent to, and a replay's are history. */
+  lastSeq: number;
   /** The agent process's restart in progress: its span, and which part (`restart`, then `recovery`). */
   recovering: { phase: 'restart' | 'recovery'; span: Span; readonly parent: Context; readonly restarts: number } | undefined;
 }
@@ -128,10 +130,18 @@ export class SessionTraces {
     return turn.context;
   }
 
-  /** A `session/update` warden sent the editor: a tool call starting or ending, within the running turn (a replay's are history: no span). */
-  update(sessionId: string, update: { sessionUpdate?: unknown; toolCallId?: unknown; title?: unknown; kind?: unknown; status?: unknown }): void {
-    if (update.sessionUpdate !== 'tool_call' && update.sessionUpdate !== 'tool_call_update') return;
+  /**
+   * A `session/update` warden sent an editor (`seq`: its journal entry): a tool call starting
+   * or ending, within the running turn. An update seen before (a daemon sends each to every
+   * client of the session, and replays history to a client that loads it) is not seen again.
+   */
+  update(sessionId: string, update: { sessionUpdate?: unknown; toolCallId?: unknown; title?: unknown; kind?: unknown; status?: unknown }, seq?: number): void {
     const session = this.#sessions.get(sessionId);
+    if (session && seq !== undefined) {
+      if (seq <= session.lastSeq) return;
+      session.lastSeq = seq;
+    }
+    if (update.sessionUpdate !== 'tool_call' && update.sessionUpdate !== 'tool_call_update') return;
     const turn = session?.turns[0];
     if (!session || !turn || typeof update.toolCallId !== 'string') return;
     let span = session.tools.get(update.toolCallId);
@@ -297,7 +307,7 @@ export class SessionTraces {
       return;
     }
     pending.span.setAttributes(sessionAttributes(sessionId));
-    this.#sessions.set(sessionId, { sessionId, span: pending.span, context: pending.context, agent: undefined, counted: undefined, turns: [], tools: new Map(), recovering: undefined });
+    this.#sessions.set(sessionId, { sessionId, span: pending.span, context: pending.context, agent: undefined, counted: undefined, turns: [], tools: new Map(), lastSeq: -1, recovering: undefined });
   }
 
   /** The trace of a session the host opened: its request's span if it is still unanswered, else a new root span (a session opened by no editor request of this connection). */
@@ -308,12 +318,12 @@ export class SessionTraces {
       if (pending.kind !== how || (pending.sessionId !== undefined && pending.sessionId !== sessionId)) continue;
       this.#pending.delete(key);
       pending.span.setAttributes(sessionAttributes(sessionId));
-      const session: SessionTrace = { sessionId, span: pending.span, context: pending.context, agent: undefined, counted: undefined, turns: [], tools: new Map(), recovering: undefined };
+      const session: SessionTrace = { sessionId, span: pending.span, context: pending.context, agent: undefined, counted: undefined, turns: [], tools: new Map(), lastSeq: -1, recovering: undefined };
       this.#sessions.set(sessionId, session);
       return session;
     }
     const span = this.#tracer.startSpan(spanNames.session, { attributes: { [attributes.sessionHow]: how, ...sessionAttributes(sessionId) } }, ROOT_CONTEXT);
-    const session: SessionTrace = { sessionId, span, context: trace.setSpan(ROOT_CONTEXT, span), agent: undefined, counted: undefined, turns: [], tools: new Map(), recovering: undefined };
+    const session: SessionTrace = { sessionId, span, context: trace.setSpan(ROOT_CONTEXT, span), agent: undefined, counted: undefined, turns: [], tools: new Map(), lastSeq: -1, recovering: undefined };
     this.#sessions.set(sessionId, session);
     return session;
   }
