@@ -5,7 +5,7 @@
  * parents the turn as over stdio; the clients' JSON-RPC ids (both count from 1) stay apart; each turn names its client.
  */
 import { expect } from 'chai';
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest, type ClientRequest } from 'node:http';
@@ -13,9 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
-import { waitUntil } from '../support/processes.js';
+import { expectGroupGone, processesWhere, waitUntil } from '../support/processes.js';
 import { startServe, type ServeDaemon } from '../support/serve-daemon.js';
-import { killGroups } from '../support/warden-process.js';
+import { exitCodeOf, killGroups, stderrOf, wardenMain } from '../support/warden-process.js';
+import { lineEditor } from './line-editor.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedPoint, type ReceivedSpan } from './otlp-receiver.js';
 
 const tracedAgent = fileURLToPath(new URL('./traced-agent.mjs', import.meta.url));
@@ -289,6 +290,50 @@ describe('warden serve: OpenTelemetry traces and metrics (issue 18)', function (
       expect(tools.map((tool) => tool.parentSpanId).sort()).to.deep.equal(turns.map((turn) => turn.spanId).sort());
     } finally {
       for (const socket of ownSockets) socket.terminate();
+      await killGroups(launched, { descendants: true });
+      await receiver.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("warden acp --daemon: the bridge traces nothing; the daemon it starts inherits the editor's OTEL_* variables and traces the editor's turn", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warden-serve-otel-daemon-'));
+    const socket = join(dir, 'warden.sock');
+    const receiver = await startOtlpReceiver();
+    const daemons = () => processesWhere((cmdline) => cmdline.includes(socket) && cmdline.includes(' serve '));
+    try {
+      const bridge = spawn(process.execPath, ['--import', 'tsx', wardenMain, 'acp', '--agent', 'demo', '--daemon', '--listen', `unix:${socket}`, '--store', join(dir, 'journal.sqlite'), '--env', 'DEMO_WORD_DELAY_MS=1'], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+        env: { PATH: process.env.PATH ?? '', HOME: dir, XDG_STATE_HOME: dir, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_METRIC_EXPORT_INTERVAL: '600000' },
+      });
+      launched.push(bridge);
+      const stderr = stderrOf(bridge);
+      const exited = exitCodeOf(bridge);
+      const editor = lineEditor(bridge, () => ({ outcome: { outcome: 'cancelled' } }));
+      expect((await editor.request('initialize', { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'serve-otel-spec', version: '1' } })).error, stderr()).to.equal(undefined);
+      const sessionId = ((await editor.request('session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+      expect((await editor.request('session/prompt', { sessionId, prompt: text('hello'), _meta: { traceparent: editorTraceparent } })).result).to.deep.equal({ stopReason: 'end_turn' });
+      bridge.stdin?.end();
+      expect(await exited).to.equal(0);
+      const [daemon] = daemons();
+      expect(daemon, 'the daemon the bridge started').to.be.a('number');
+      process.kill(daemon as number, 'SIGTERM');
+      await expectGroupGone(daemon, 30_000);
+      await waitUntil(() => named(receiver.spans, 'acp_warden.turn').length > 0, 'the turn exported', 20_000);
+      const turn = named(receiver.spans, 'acp_warden.turn')[0] as ReceivedSpan;
+      expect([turn.traceId, turn.parentSpanId, turn.attributes['acp_warden.session.id']]).to.deep.equal([editorTrace, editorSpan, sessionId]);
+      // Every span is the daemon's: the bridge sends none of its own.
+      expect(new Set(receiver.spans.map((span) => span.name))).to.deep.equal(new Set(['acp_warden.initialize', 'acp_warden.session', 'acp_warden.turn']));
+      expect(String(turn.attributes['acp_warden.client.peer'])).to.match(/^unix/);
+    } finally {
+      for (const pid of daemons()) {
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
       await killGroups(launched, { descendants: true });
       await receiver.close();
       rmSync(dir, { recursive: true, force: true });
