@@ -256,7 +256,7 @@ describe('warden serve: OpenTelemetry traces and metrics (issue 18)', function (
     }
   });
 
-  it('one span per tool call however many clients watch the session (an observer attached by session/load)', async () => {
+  it('one span per tool call however many clients watch the session (observers attached by session/load before and during a turn)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'warden-serve-otel-watch-'));
     const receiver = await startOtlpReceiver();
     const ownSockets: WebSocket[] = [];
@@ -273,12 +273,16 @@ describe('warden serve: OpenTelemetry traces and metrics (issue 18)', function (
       const allow = (frame: Frame) => (frame.params as { options: Array<{ optionId: string; kind: string }> }).options.find((option) => option.kind === 'allow_once')?.optionId;
       controller.answer((controller.asked[0] as Frame).id as number, { outcome: { outcome: 'selected', optionId: allow(controller.asked[0] as Frame) } });
       expect((await first).result).to.deep.equal({ stopReason: 'end_turn' });
-      // The second turn runs while the observer attaches: its load replays the first turn's tool call during it.
+      // One observer attached between the turns: it gets the second turn's updates as the controller does.
+      const watching = await wsClient(daemon, ownSockets, 'observer/1.0');
+      expect((await initialize(watching)).error).to.equal(undefined);
+      expect((await watching.request(2, 'session/load', { sessionId, cwd: dir, mcpServers: [] })).error).to.equal(undefined);
+      // Another attaches while the second turn runs: its load replays the first turn's tool call during it.
       const second = controller.request(4, 'session/prompt', { sessionId, prompt: text('run the tool again') });
       await waitUntil(() => controller.asked.length === 2, 'the second permission request', 30_000);
-      const observer = await wsClient(daemon, ownSockets, 'observer/1.0');
-      expect((await initialize(observer)).error).to.equal(undefined);
-      expect((await observer.request(2, 'session/load', { sessionId, cwd: dir, mcpServers: [] })).error).to.equal(undefined);
+      const late = await wsClient(daemon, ownSockets, 'observer/2.0');
+      expect((await initialize(late)).error).to.equal(undefined);
+      expect((await late.request(2, 'session/load', { sessionId, cwd: dir, mcpServers: [] })).error).to.equal(undefined);
       controller.answer((controller.asked[1] as Frame).id as number, { outcome: { outcome: 'selected', optionId: allow(controller.asked[1] as Frame) } });
       expect((await second).result).to.deep.equal({ stopReason: 'end_turn' });
       daemon.process.kill('SIGTERM');

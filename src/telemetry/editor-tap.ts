@@ -16,7 +16,6 @@
  */
 import { context as otelContext, diag, type Context } from '@opentelemetry/api';
 import { AGENT_METHODS, CLIENT_METHODS, UNSTABLE_AGENT_METHODS } from '../acp/methods.js';
-import { SEQ_META_KEY } from '../acp/agent-server.js';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
 import type { Transport, TransportSink } from '../jsonrpc/transport.js';
 import type { SessionRequestKind, SessionTraces } from './session-traces.js';
@@ -120,8 +119,7 @@ function toEditor(message: Message, traces: SessionTraces, connection: Connectio
   const params = message.params as { sessionId?: unknown; update?: unknown; toolCall?: unknown; _meta?: Record<string, unknown> } | undefined;
   if (typeof params?.sessionId !== 'string') return;
   if (message.method === CLIENT_METHODS.session_update && typeof params.update === 'object' && params.update !== null) {
-    const seq = params._meta?.[SEQ_META_KEY];
-    traces.update(params.sessionId, params.update as Record<string, unknown>, typeof seq === 'number' ? seq : undefined);
+    traces.update(params.sessionId, params.update as Record<string, unknown>, params._meta);
   } else if (message.method === CLIENT_METHODS.session_request_permission && message.id !== undefined) {
     traces.permissionAsked(scoped(connection, message.id), params.sessionId, params.toolCall as { toolCallId?: unknown; title?: unknown } | undefined);
   }

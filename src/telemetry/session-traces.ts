@@ -21,6 +21,7 @@
  * telemetry backend is one more place a key must not reach.
  */
 import { context as otelContext, ROOT_CONTEXT, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type Tracer } from '@opentelemetry/api';
+import { SEQ_META_KEY } from '../acp/agent-server.js';
 import type { HostEvent } from '../host/host-event.js';
 import { knownSecretValues, redactSecrets } from '../port/redact.js';
 import { attributes, spanNames } from './names.js';
@@ -40,7 +41,7 @@ interface SessionTrace {
   /** The session's turns not answered yet, in arrival order: the first is the one running (turns are FIFO). */
   readonly turns: TurnTrace[];
   readonly tools: Map<string, Span>;
-  /** The highest journal seq of an update seen (`_meta["acp-warden/seq"]`): each update counts once, however many connections it is sent to, and a replay's are history. */
+  /** The highest journal seq of a tool call update seen (`_meta["acp-warden/seq"]`): each counts once, however many connections it is sent to, and a replay's are history. */
   lastSeq: number;
   /** The agent process's restart in progress: its span, and which part (`restart`, then `recovery`). */
   recovering: { phase: 'restart' | 'recovery'; span: Span; readonly parent: Context; readonly restarts: number } | undefined;
@@ -131,17 +132,19 @@ export class SessionTraces {
   }
 
   /**
-   * A `session/update` warden sent an editor (`seq`: its journal entry): a tool call starting
+   * A `session/update` warden sent an editor (`meta`: its `_meta`, with its journal entry's seq): a tool call starting
    * or ending, within the running turn. An update seen before (a daemon sends each to every
    * client of the session, and replays history to a client that loads it) is not seen again.
    */
-  update(sessionId: string, update: { sessionUpdate?: unknown; toolCallId?: unknown; title?: unknown; kind?: unknown; status?: unknown }, seq?: number): void {
-    const session = this.#sessions.get(sessionId);
-    if (session && seq !== undefined) {
-      if (seq <= session.lastSeq) return;
-      session.lastSeq = seq;
-    }
+  update(sessionId: string, update: { sessionUpdate?: unknown; toolCallId?: unknown; title?: unknown; kind?: unknown; status?: unknown }, meta: Readonly<Record<string, unknown>> | undefined): void {
+    // Most updates are text chunks: nothing more is read of them.
     if (update.sessionUpdate !== 'tool_call' && update.sessionUpdate !== 'tool_call_update') return;
+    const session = this.#sessions.get(sessionId);
+    const at = meta?.[SEQ_META_KEY];
+    if (session && typeof at === 'number') {
+      if (at <= session.lastSeq) return;
+      session.lastSeq = at;
+    }
     const turn = session?.turns[0];
     if (!session || !turn || typeof update.toolCallId !== 'string') return;
     let span = session.tools.get(update.toolCallId);
