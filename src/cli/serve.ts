@@ -18,6 +18,8 @@ import { defaultTokenPath, readOrCreateToken } from '../serve/token-file.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { agentFlagDefaults, agentFlagHandlers, agentOptionsOf, eventLog, type AgentCommandOptions, type EventLog } from './agent-flags.js';
 import { ArgumentError, oneOf, positiveNumber, readFlags } from './arguments.js';
+import { telemetrySettings } from '../telemetry/telemetry-settings.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 
 /** Exit status of `warden serve` when the listen address is taken (another daemon, or another program). */
 export const addressInUseStatus = 3;
@@ -30,6 +32,8 @@ export interface ServeCommandOptions extends AgentCommandOptions {
   readonly settings: ServeSettings;
   /** The WebSocket keepalive's ping interval, ms (0: none). */
   readonly pingIntervalMs: number;
+  /** `--otel`: export traces and metrics over OTLP/HTTP even without `OTEL_EXPORTER_OTLP_ENDPOINT` (then to http://localhost:4318). */
+  readonly otel: boolean;
 }
 
 /** `warden serve --help`. */
@@ -72,6 +76,10 @@ Options:
   --env NAME[=VALUE]            pass a host variable (NAME) or set one (NAME=VALUE) for the agent
   --inherit-env                 give the agent this process's whole environment
   --inspect URL                 send every actor to the XState inspector at this address
+  --otel                        export OpenTelemetry traces and metrics over OTLP/HTTP (on as
+                                well when OTEL_EXPORTER_OTLP_ENDPOINT is set; OpenTelemetry's
+                                OTEL_* variables apply; the SDK is an optional install:
+                                docs/observability.md)
   -h, --help                    this help
 
 SIGTERM or SIGINT: stops accepting connections, lets running turns finish for at most
@@ -93,6 +101,7 @@ export function parseServeArgs(args: readonly string[]): ServeCommandOptions | {
   let unattended: UnattendedMode = defaultServeSettings.unattended;
   let unattendedTimeoutMs = defaultServeSettings.unattendedTimeoutMs;
   let pingIntervalMs = 30_000;
+  let otel = false;
   let address: ListenAddress;
   try {
     const help = readFlags(args, {
@@ -111,6 +120,7 @@ export function parseServeArgs(args: readonly string[]): ServeCommandOptions | {
         pingIntervalMs = text === '0' ? 0 : Math.max(1, Math.round(positiveNumber('--keepalive', text) * 1000));
       },
       '--unattended-timeout': (value) => (unattendedTimeoutMs = positiveNumber('--unattended-timeout', value()) * 1000),
+      '--otel': () => (otel = true),
     }, shortUsage);
     if (help) return { help: true };
     address = parseListenAddress(listen);
@@ -119,7 +129,7 @@ export function parseServeArgs(args: readonly string[]): ServeCommandOptions | {
     throw error;
   }
   const settings: ServeSettings = { idleTimeoutMs, unattended, unattendedTimeoutMs, drainTimeoutMs: values.drainTimeoutMs ?? defaultServeSettings.drainTimeoutMs };
-  return { ...values, agent: values.agent ?? 'demo', listen: address, tokenFile: tokenFile ?? defaultTokenPath(), allowOrigins, settings, pingIntervalMs };
+  return { ...values, agent: values.agent ?? 'demo', listen: address, tokenFile: tokenFile ?? defaultTokenPath(), allowOrigins, settings, pingIntervalMs, otel };
 }
 
 /** Runs the daemon until SIGTERM or SIGINT; resolves with the exit status. */
@@ -163,12 +173,15 @@ export async function runServe(args: readonly string[]): Promise<number> {
     return 2;
   }
   const agentOptions = agentOptionsOf(parsed);
+  const telemetry = await telemetryOf(parsed, say);
   let host;
   try {
     agentFor(parsed.agent, agentOptions);
-    host = createHost({ defaultAgent: parsed.agent, agentOptions, ...(parsed.store ? { store: parsed.store } : {}), ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
+    // The host taps every connection it serves (the turns' spans, the client's peer), times its journal, hears its events.
+    host = createHost({ defaultAgent: parsed.agent, agentOptions, telemetry, ...(parsed.store ? { store: parsed.store } : {}), ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
   } catch (error) {
     say((error as Error).message);
+    await telemetry?.shutdown();
     log.close();
     return error instanceof AgentUnavailableError || /cannot open the journal/.test((error as Error).message) ? 2 : 1;
   }
@@ -188,6 +201,7 @@ export async function runServe(args: readonly string[]): Promise<number> {
     const where = parsed.listen.kind === 'unix' ? `unix:${parsed.listen.path}` : `${parsed.listen.host}:${parsed.listen.port}`;
     say(code === 'EADDRINUSE' ? `cannot listen on ${where}: the address is in use (another warden serve, or another program, listens there)` : `cannot listen on ${where}: ${(error as Error).message}`);
     await host.stop();
+    await telemetry?.shutdown();
     log.close();
     return code === 'EADDRINUSE' ? addressInUseStatus : 2;
   }
@@ -200,6 +214,24 @@ export async function runServe(args: readonly string[]): Promise<number> {
   const drained = await owner.drain();
   if (!drained) say(`turns still running after --drain-timeout ${parsed.settings.drainTimeoutMs / 1000} s: they are stopped`);
   await host.stop();
+  // The spans still open end, and what is left is exported (bounded), after the agents stopped.
+  await telemetry?.shutdown();
   log.close();
   return 0;
+}
+
+/**
+ * Telemetry, when --otel or OpenTelemetry's variables ask for it (telemetry-settings.ts), as
+ * `warden acp` decides; nothing of OpenTelemetry is loaded otherwise. An SDK that is not
+ * installed is said on stderr, and the daemon serves without telemetry.
+ */
+async function telemetryOf(parsed: ServeCommandOptions, say: (line: string) => void): Promise<Telemetry | undefined> {
+  const settings = telemetrySettings(parsed.otel);
+  if (!settings.enabled) return undefined;
+  try {
+    return await (await import('../telemetry/telemetry.js')).startTelemetry(settings, 'warden serve');
+  } catch (error) {
+    say(`telemetry is off: ${(error as Error).message}`);
+    return undefined;
+  }
 }

@@ -50,6 +50,7 @@ import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { connectionHubLogic, hostAgentOfHub, hubConnections, hubDrained, hubSessions, HUB_METHODS, type HubOptions, type HubSessionInfo } from '../serve/connection-hub.js';
 import { connectionAgentLogic } from '../serve/connection-agent.js';
 import { shutdownInReverse } from '../supervision/commands.js';
+import type { HostTelemetry } from '../telemetry/host-telemetry.js';
 
 export type { HostEvent } from './host-event.js';
 
@@ -114,6 +115,14 @@ export interface HostOptions {
    * of a larger file is fine). A bad value throws a TypeError from `createHost`.
    */
   readonly files?: FileReadLimits;
+  /**
+   * OpenTelemetry traces and metrics of this host: what `startTelemetry()` of
+   * `acp-warden/telemetry` resolves to (docs/observability.md). Every connection the host
+   * serves is observed (the program's own sessions, `host.serve`, each client of `host.hub`,
+   * named by its `peer`), the journal's writes are timed, the host's events heard. Default:
+   * none (no OpenTelemetry module is loaded). The program shuts it down after `host.stop()`.
+   */
+  readonly telemetry?: HostTelemetry | undefined;
   /** The program's permission policy; default: reject (nothing runs without a policy that says so). */
   readonly permission?: (request: RequestPermissionRequest) => RequestPermissionResponse['outcome'] | Promise<RequestPermissionResponse['outcome']>;
 }
@@ -253,8 +262,10 @@ export function createHost(options: HostOptions = {}): Host {
   if (options.files) validFileReadLimits(options.files);
   if (options.terminals) validTerminalLimits(options.terminals);
   const ownsJournal = typeof options.store !== 'object';
-  const journal = typeof options.store === 'object' ? options.store : sqliteJournal(options.store ?? defaultJournalPath());
-  const listeners = new Set<(event: HostEvent) => void>();
+  const opened = typeof options.store === 'object' ? options.store : sqliteJournal(options.store ?? defaultJournalPath());
+  const telemetry = options.telemetry;
+  const journal = telemetry ? telemetry.timeJournal(opened) : opened;
+  const listeners = new Set<(event: HostEvent) => void>(telemetry ? [telemetry.hostListener] : []);
   const publish = (event: HostEvent) => {
     // A session event may follow a new agent or a new agent supervisor (a passthrough that
     // started again): relay its supervision events from now on (warden acp logs them).
@@ -376,12 +387,13 @@ export function createHost(options: HostOptions = {}): Host {
       }
     }
   };
-  const serve = (transport: Transport, serveOptions: ServeOptions = {}, agent: NativeAgent = hostAgent, name = 'editor'): AnyActorRef => {
+  const serve = (served: Transport, serveOptions: ServeOptions = {}, agent: NativeAgent = hostAgent, name = 'editor', peer?: string): AnyActorRef => {
     const { drainTimeoutMs } = serveOptions;
     // A NaN or negative timeout would fire at once and cancel the editor's turns on its first EOF.
     if (drainTimeoutMs !== undefined && !(typeof drainTimeoutMs === 'number' && drainTimeoutMs >= 0 && drainTimeoutMs <= 2 ** 31 - 1)) {
       throw new TypeError(`Expected \`drainTimeoutMs\` of host.serve() to be a number of milliseconds from 0 to ${2 ** 31 - 1}, got \`${String(drainTimeoutMs)}\`.`);
     }
+    const transport = telemetry ? telemetry.tapEditor(served, { peer }) : served;
     const input = { transport, agent, name, ...(drainTimeoutMs !== undefined ? { drainTimeoutMs } : {}) };
     const server = createActor(agentServerLogic, { input, ...(inspect ? { inspect } : {}) });
     servers.add(server);
@@ -412,7 +424,7 @@ export function createHost(options: HostOptions = {}): Host {
         // The connection's server keeps its protocol rules; its handler stands for the hub, and shuts no agent down on close.
         const { supervisors: _none, ...advertised } = hostAgent;
         const agent: NativeAgent = { ...advertised, logic: connectionAgentLogic, input: { hub: ref, connectionId, peer: info.peer }, extensions };
-        return serve(transport, {}, agent, `client ${connectionId}`);
+        return serve(transport, {}, agent, `client ${connectionId}`, info.peer);
       },
       sessions: () => hubSessions(ref),
       connections: () => hubConnections(ref),

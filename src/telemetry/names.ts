@@ -35,6 +35,8 @@ export const attributes = {
   sessionId: 'acp_warden.session.id',
   /** OpenTelemetry GenAI: the conversation (the ACP session id). */
   conversationId: 'gen_ai.conversation.id',
+  /** Which client of `warden serve` sent the request (its address, `over HTTP`, its User-Agent), on the session and turn spans it started. */
+  clientPeer: 'acp_warden.client.peer',
   /** How the session was opened: `new`, `load`, `resume`, `fork`. */
   sessionHow: 'acp_warden.session.how',
   /** The turn's stop reason (`end_turn`, `cancelled`, `max_tokens`, ...), or `error`. */

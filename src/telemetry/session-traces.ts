@@ -21,6 +21,7 @@
  * telemetry backend is one more place a key must not reach.
  */
 import { context as otelContext, ROOT_CONTEXT, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type Tracer } from '@opentelemetry/api';
+import { SEQ_META_KEY } from '../acp/agent-server.js';
 import type { HostEvent } from '../host/host-event.js';
 import { knownSecretValues, redactSecrets } from '../port/redact.js';
 import { attributes, spanNames } from './names.js';
@@ -40,6 +41,8 @@ interface SessionTrace {
   /** The session's turns not answered yet, in arrival order: the first is the one running (turns are FIFO). */
   readonly turns: TurnTrace[];
   readonly tools: Map<string, Span>;
+  /** The highest journal seq of a tool call update seen (`_meta["acp-warden/seq"]`): each counts once, however many connections it is sent to, and a replay's are history. */
+  lastSeq: number;
   /** The agent process's restart in progress: its span, and which part (`restart`, then `recovery`). */
   recovering: { phase: 'restart' | 'recovery'; span: Span; readonly parent: Context; readonly restarts: number } | undefined;
 }
@@ -88,12 +91,12 @@ export class SessionTraces {
     return context;
   }
 
-  /** `session/new`, `session/load`, `session/resume`, `session/fork`: the context it is served in (the session's). */
-  sessionAsked(id: unknown, kind: SessionRequestKind, sessionId: string | undefined, meta: unknown): Context {
+  /** `session/new`, `session/load`, `session/resume`, `session/fork` (from `peer`, a daemon's client): the context it is served in (the session's). */
+  sessionAsked(id: unknown, kind: SessionRequestKind, sessionId: string | undefined, meta: unknown, peer?: string): Context {
     const known = sessionId === undefined ? undefined : this.#sessions.get(sessionId);
     if (known) return known.context;
     const parent = contextFromMeta(meta) ?? ROOT_CONTEXT;
-    const span = this.#tracer.startSpan(spanNames.session, { attributes: { [attributes.sessionHow]: kind, ...(sessionId ? sessionAttributes(sessionId) : {}) } }, parent);
+    const span = this.#tracer.startSpan(spanNames.session, { attributes: { [attributes.sessionHow]: kind, ...(sessionId ? sessionAttributes(sessionId) : {}), ...peerAttributes(peer) } }, parent);
     const context = trace.setSpan(parent, span);
     this.#pending.set(keyOf(id), { span, context, kind, sessionId });
     return context;
@@ -115,23 +118,33 @@ export class SessionTraces {
     }
   }
 
-  /** `session/prompt`: the turn's context (the agent gets it as `_meta.traceparent`). */
-  turnAsked(id: unknown, sessionId: string, meta: unknown): Context {
+  /** `session/prompt` (from `peer`, a daemon's client): the turn's context (the agent gets it as `_meta.traceparent`). */
+  turnAsked(id: unknown, sessionId: string, meta: unknown, peer?: string): Context {
     const session = this.#sessions.get(sessionId);
     const editor = contextFromMeta(meta);
     const parent = editor ?? session?.context ?? ROOT_CONTEXT;
     const links: Link[] = editor && session ? [{ context: session.span.spanContext() }] : [];
-    const span = this.#tracer.startSpan(spanNames.turn, { attributes: { ...sessionAttributes(sessionId), ...agentAttributes(session?.agent) }, links }, parent);
+    const span = this.#tracer.startSpan(spanNames.turn, { attributes: { ...sessionAttributes(sessionId), ...agentAttributes(session?.agent), ...peerAttributes(peer) }, links }, parent);
     const turn: TurnTrace = { sessionId, span, context: trace.setSpan(parent, span), startedAt: performance.now() };
     this.#turns.set(keyOf(id), turn);
     session?.turns.push(turn);
     return turn.context;
   }
 
-  /** A `session/update` warden sent the editor: a tool call starting or ending, within the running turn (a replay's are history: no span). */
-  update(sessionId: string, update: { sessionUpdate?: unknown; toolCallId?: unknown; title?: unknown; kind?: unknown; status?: unknown }): void {
+  /**
+   * A `session/update` warden sent an editor (`meta`: its `_meta`, with its journal entry's seq): a tool call starting
+   * or ending, within the running turn. An update seen before (a daemon sends each to every
+   * client of the session, and replays history to a client that loads it) is not seen again.
+   */
+  update(sessionId: string, update: { sessionUpdate?: unknown; toolCallId?: unknown; title?: unknown; kind?: unknown; status?: unknown }, meta: Readonly<Record<string, unknown>> | undefined): void {
+    // Most updates are text chunks: nothing more is read of them.
     if (update.sessionUpdate !== 'tool_call' && update.sessionUpdate !== 'tool_call_update') return;
     const session = this.#sessions.get(sessionId);
+    const at = meta?.[SEQ_META_KEY];
+    if (session && typeof at === 'number') {
+      if (at <= session.lastSeq) return;
+      session.lastSeq = at;
+    }
     const turn = session?.turns[0];
     if (!session || !turn || typeof update.toolCallId !== 'string') return;
     let span = session.tools.get(update.toolCallId);
@@ -297,7 +310,7 @@ export class SessionTraces {
       return;
     }
     pending.span.setAttributes(sessionAttributes(sessionId));
-    this.#sessions.set(sessionId, { sessionId, span: pending.span, context: pending.context, agent: undefined, counted: undefined, turns: [], tools: new Map(), recovering: undefined });
+    this.#sessions.set(sessionId, { sessionId, span: pending.span, context: pending.context, agent: undefined, counted: undefined, turns: [], tools: new Map(), lastSeq: -1, recovering: undefined });
   }
 
   /** The trace of a session the host opened: its request's span if it is still unanswered, else a new root span (a session opened by no editor request of this connection). */
@@ -308,12 +321,12 @@ export class SessionTraces {
       if (pending.kind !== how || (pending.sessionId !== undefined && pending.sessionId !== sessionId)) continue;
       this.#pending.delete(key);
       pending.span.setAttributes(sessionAttributes(sessionId));
-      const session: SessionTrace = { sessionId, span: pending.span, context: pending.context, agent: undefined, counted: undefined, turns: [], tools: new Map(), recovering: undefined };
+      const session: SessionTrace = { sessionId, span: pending.span, context: pending.context, agent: undefined, counted: undefined, turns: [], tools: new Map(), lastSeq: -1, recovering: undefined };
       this.#sessions.set(sessionId, session);
       return session;
     }
     const span = this.#tracer.startSpan(spanNames.session, { attributes: { [attributes.sessionHow]: how, ...sessionAttributes(sessionId) } }, ROOT_CONTEXT);
-    const session: SessionTrace = { sessionId, span, context: trace.setSpan(ROOT_CONTEXT, span), agent: undefined, counted: undefined, turns: [], tools: new Map(), recovering: undefined };
+    const session: SessionTrace = { sessionId, span, context: trace.setSpan(ROOT_CONTEXT, span), agent: undefined, counted: undefined, turns: [], tools: new Map(), lastSeq: -1, recovering: undefined };
     this.#sessions.set(sessionId, session);
     return session;
   }
@@ -368,6 +381,10 @@ function endUnfinished(tools: Map<string, Span>): void {
 
 function sessionAttributes(sessionId: string): Attributes {
   return { [attributes.sessionId]: sessionId, [attributes.conversationId]: sessionId };
+}
+
+function peerAttributes(peer: string | undefined): Attributes {
+  return peer === undefined ? {} : { [attributes.clientPeer]: redacted(peer) };
 }
 
 /** `text` with secrets redacted (the host's and those given to agents). */

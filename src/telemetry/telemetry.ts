@@ -6,10 +6,8 @@
  * Load this module only when telemetry is on: it imports `@opentelemetry/api`.
  */
 import { diag } from '@opentelemetry/api';
-import type { HostEvent } from '../host/host-event.js';
-import type { Journal } from '../host/journal.js';
-import type { Transport } from '../jsonrpc/transport.js';
 import { tapEditorTransport } from './editor-tap.js';
+import type { HostTelemetry } from './host-telemetry.js';
 import { loadOtelSdk } from './otel-sdk.js';
 import { SessionTraces } from './session-traces.js';
 import { propagateToSpawns } from './spawn-trace-env.js';
@@ -20,19 +18,18 @@ import { wardenMetrics } from './warden-metrics.js';
 /** How long exiting waits for the last export, at most (a collector that is down must not hold warden, nor the editor that closed it). */
 export const telemetryShutdownMs = 3000;
 
-/** Telemetry running for one host. */
-export interface Telemetry {
-  /** The editor's transport, observed (serve the host on this one). */
-  tapEditor(transport: Transport): Transport;
-  /** The host's journal, its writes timed (give the host this one). */
-  timeJournal(journal: Journal): Journal;
-  /** For `host.on`. */
-  readonly hostListener: (event: HostEvent) => void;
+/**
+ * Telemetry running for one host: give it to `createHost({ telemetry })`, which taps every
+ * connection it serves, times its journal and hears its events (or do that by hand, as
+ * `warden acp` does: `tapEditor` its stdio, `timeJournal` the journal, `host.on(hostListener)`).
+ * Call `shutdown()` after `host.stop()`.
+ */
+export interface Telemetry extends HostTelemetry {
   /** Ends the open spans, exports what is left, removes the spawn hook (bounded by {@link telemetryShutdownMs}). */
   shutdown(): Promise<void>;
 }
 
-/** Starts telemetry for `command` (`warden acp`: how its stderr lines start); rejects with an `OtelSdkMissingError` when the SDK is not installed. */
+/** Starts telemetry for `command` (`warden acp`, `warden serve`: how its stderr lines start); rejects with an `OtelSdkMissingError` when the SDK is not installed. */
 export async function startTelemetry(settings: Extract<TelemetrySettings, { enabled: true }>, command: string): Promise<Telemetry> {
   const sdk = await loadOtelSdk(settings, command);
   const metrics = sdk.meter ? wardenMetrics(sdk.meter) : undefined;
@@ -40,7 +37,7 @@ export async function startTelemetry(settings: Extract<TelemetrySettings, { enab
   const unhook = sdk.tracer ? propagateToSpawns(traces) : () => {};
   let stopped: Promise<void> | undefined;
   return {
-    tapEditor: (transport) => tapEditorTransport(transport, traces),
+    tapEditor: (transport, options) => tapEditorTransport(transport, traces, options),
     timeJournal: (journal) => (metrics ? timedJournal(journal, metrics.journalDuration) : journal),
     hostListener: (event) => traces.hostEvent(event),
     shutdown() {
