@@ -22,6 +22,13 @@ describe('warden serve and bridge arguments (issue 16)', () => {
     expect(parseBridgeArgs(['--agent', 'demo', '--daemon'])).to.deep.include({ url: 'ws://127.0.0.1:8767/acp' });
   });
 
+  it('--otel: with --daemon the serve it starts gets it; with --connect it is accepted and changes nothing (the daemon traces)', () => {
+    const daemon = parseBridgeArgs(['--agent', 'demo', '--daemon', '--otel', '--store', '/tmp/j.sqlite']) as unknown as { serveArgs: string[] };
+    expect(daemon.serveArgs).to.deep.equal(['--agent', 'demo', '--otel', '--store', '/tmp/j.sqlite']);
+    expect(parseBridgeArgs(['--connect', 'ws://127.0.0.1:8767/acp', '--otel'])).to.deep.include({ mode: 'connect', serveArgs: [] });
+    expect((parseBridgeArgs(['--agent', 'demo', '--daemon']) as unknown as { serveArgs: string[] }).serveArgs).not.to.include('--otel');
+  });
+
   it('refuses what makes no sense, naming it', () => {
     expect((parseBridgeArgs(['--daemon']) as { error: string }).error).to.include('--daemon needs --agent NAME');
     expect((parseBridgeArgs(['--connect', 'ws://h/acp', '--daemon', '--agent', 'x']) as { error: string }).error).to.include('exclude each other');

@@ -58,6 +58,7 @@ export function parseBridgeArgs(args: readonly string[]): BridgeCommandOptions |
   let agent: string | undefined;
   let drainTimeout: string | undefined;
   let pingIntervalMs = defaultBridgeKeepaliveSeconds * 1000;
+  let otel = false;
   const forwarded: string[] = [];
   const forward = (flag: string): FlagHandler => (value) => forwarded.push(flag, value());
   try {
@@ -73,6 +74,8 @@ export function parseBridgeArgs(args: readonly string[]): BridgeCommandOptions |
         const text = value();
         pingIntervalMs = text === '0' ? 0 : Math.max(1, Math.round(positiveNumber('--keepalive', text) * 1000));
       },
+      // The bridge traces nothing itself: with --daemon the daemon it starts gets --otel; with --connect the daemon's own settings decide.
+      '--otel': () => (otel = true),
       ...Object.fromEntries(forwardedValueFlags.map((flag) => [flag, forward(flag)])),
       ...Object.fromEntries(forwardedSwitches.map((flag) => [flag, () => forwarded.push(flag)])),
     }, shortUsage);
@@ -96,7 +99,7 @@ export function parseBridgeArgs(args: readonly string[]): BridgeCommandOptions |
   } catch (error) {
     return { error: `warden acp: ${(error as Error).message}` };
   }
-  const serveArgs = ['--agent', agent, ...(listen ? ['--listen', listen] : []), ...(tokenFile ? ['--token-file', tokenFile] : []), ...(drainTimeout ? ['--drain-timeout', drainTimeout] : []), ...forwarded];
+  const serveArgs = ['--agent', agent, ...(listen ? ['--listen', listen] : []), ...(tokenFile ? ['--token-file', tokenFile] : []), ...(drainTimeout ? ['--drain-timeout', drainTimeout] : []), ...(otel ? ['--otel'] : []), ...forwarded];
   return { mode: 'daemon', url, tokenFile: tokenFile ?? defaultTokenPath(), agent, drainTimeoutMs, pingIntervalMs, serveArgs };
 }
 

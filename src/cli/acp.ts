@@ -81,6 +81,8 @@ Through a daemon (warden serve; docs/serve.md):
   --keepalive SECONDS           the bridge pings the daemon this often (default 30; 0 never); no
                                 answer for two intervals (a half-open connection: the daemon's
                                 host or network gone) and it exits with status 5
+  --otel                        with --daemon: the daemon it starts exports OpenTelemetry (the
+                                bridge itself traces nothing; with --connect the daemon decides)
 
 stdin and exit: when stdin ends (the editor half-closed, or "printf ... | warden acp"), nothing
 more is read, but every request already received is answered (prompts run to their end) and
