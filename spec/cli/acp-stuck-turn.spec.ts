@@ -6,9 +6,12 @@
  * all) and cancels the turn. The frozen CLI owes the cancelled turn's end: the watchdog must
  * catch it (killed as hung, restarted), and every prompt gets an outcome, none a hang. The
  * second part lets the cancel grace run out first (`--hang-after` longer than the grace): the
- * next prompt then reaches the adapter while the old turn is still in flight there.
+ * next prompt then reaches the adapter while the old turn is still in flight there. And the
+ * editor going away meanwhile: warden exits at once (the soak's warden did not within 30 s:
+ * the dropped prompt held its drain).
  */
 import { client, methods } from '@agentclientprotocol/sdk';
+import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
@@ -41,6 +44,16 @@ function startsIn(log: string): Array<{ pid: number }> {
     return readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { pid: number });
   } catch {
     return [];
+  }
+}
+
+/** How many prompts the journal holds: a prompt is journaled when its turn starts, as it goes to the agent. */
+function promptsJournaled(store: string): number {
+  const db = new Database(store, { readonly: true, fileMustExist: true });
+  try {
+    return (db.prepare(`select count(*) as n from entries where entry like '%"kind":"prompt"%'`).get() as { n: number }).n;
+  } finally {
+    db.close();
   }
 }
 
@@ -161,6 +174,33 @@ describe('warden acp: a turn cancelled while its CLI is frozen (the soak\'s stuc
     expect(startsIn(argvLog).length).to.be.greaterThan(1);
     expect(await within(warden.close(), 30_000, 'warden exiting after stdin closed')).to.equal(0);
   }
+
+  it('the editor goes away while the CLI is frozen in a turn (its permission asked): warden still exits 0, the frozen CLI killed', async () => {
+    const warden = await launch(['--store', join(dir, 'journal.sqlite'), '--hang-after', '1', '--log-file', join(dir, 'warden.log'), '--env', 'FAKE_CLAUDE_FIXTURE=tool-bash-permission-partial', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`], argvLog, 'none');
+    const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    void outcomeOf(warden.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'write the file' }] }));
+    await warden.asked;
+    const frozen = startsIn(argvLog)[0]?.pid as number;
+    expect(await within(warden.close(), 30_000, 'warden exiting after stdin closed')).to.equal(0);
+    expect(isAlive(frozen)).to.equal(false);
+  });
+
+  it('the soak\'s sequence, then the editor goes away while the next prompt waits for the frozen CLI (--hang-after 9): every prompt gets an outcome, warden exits 0 well within 30 s', async () => {
+    const warden = await launch(['--store', join(dir, 'journal.sqlite'), '--hang-after', '9', '--log-file', join(dir, 'warden.log'), '--env', 'FAKE_CLAUDE_FIXTURE=tool-bash-permission-partial', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`], argvLog, 'allow');
+    const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const first = outcomeOf(warden.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'write the file' }] }));
+    await warden.asked;
+    await warden.notify(methods.agent.session.cancel, { sessionId });
+    expect(await within(first, 60_000, 'the cancelled prompt')).to.equal('cancelled');
+    const second = outcomeOf(warden.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'write the file' }] }));
+    const frozen = startsIn(argvLog)[0]?.pid as number;
+    // Its turn started: it went to the adapter, whose CLI is still in the cancelled turn.
+    await waitUntil(() => promptsJournaled(join(dir, 'journal.sqlite')) === 2, 'the second prompt to start its turn', 20_000);
+    // Before the fix the second prompt was dropped by the adapter: warden waited out its 30 s drain for it (34 s in all).
+    expect(await within(warden.close(), 20_000, 'warden exiting after stdin closed')).to.equal(0);
+    expect(await within(second, 1000, 'the second prompt')).to.be.a('string');
+    expect(isAlive(frozen)).to.equal(false);
+  });
 
   describe('the watchdog fires before the cancel grace ends (--hang-after 1, grace 5 s)', () => {
     it('permission allowed, then cancel: the frozen CLI is killed as hung, the next prompts are answered', async () => {
