@@ -138,4 +138,74 @@ describe('what the session adapters tell the hang watchdog', () => {
     expect(facts()).to.deep.equal(['owes', 'idle', 'owes', 'tool', 'idle', 'tool', 'owes', 'idle']);
     actor.stop();
   });
+
+  /** A Claude turn of tool-bash-permission-partial up to its permission request (the Bash tool_use printed: a tool runs). */
+  function claudeAskingPermission() {
+    const driven = drive(claudeSessionMachine);
+    const lines = read('claude-stream-json-tool-bash-permission-partial.transcript.ndjson');
+    claudeHandshake(driven.actor, driven.outputs, lines);
+    driven.actor.send({ type: 'session.prompt', requestId: 'p1', method: 'session/prompt', params: { sessionId: 's1', prompt: [{ type: 'text', text: 'write the file' }] }, context: eventContext });
+    const printed = lines.filter((line) => line.dir === 'out' && line.msg.type !== 'control_response').map((line) => line.msg);
+    const asked = printed.findIndex((message) => message.type === 'control_request');
+    for (const message of printed.slice(0, asked + 1)) driven.actor.send({ type: 'native.message', message });
+    const permission = driven.outputs.find((output) => output.type === 'acp.clientRequest');
+    expect(permission?.type).to.equal('acp.clientRequest');
+    return { ...driven, key: (permission as { key: string }).key, rest: printed.slice(asked + 1) };
+  }
+
+  for (const answer of ['allow', 'cancelled'] as const) {
+    it(`Claude Code: a turn cancelled after its permission was answered (${answer}): the CLI owes the turn's end, its tool no longer excuses silence (the soak's frozen CLI)`, () => {
+      const { actor, facts, key } = claudeAskingPermission();
+      expect(facts().at(-1)).to.equal('idle');
+      const outcome = answer === 'allow' ? { outcome: 'selected', optionId: 'allow' } : { outcome: 'cancelled' };
+      if (answer === 'allow') {
+        actor.send({ type: 'client.response', key, result: { outcome } });
+        expect(facts().at(-1)).to.equal('tool');
+      }
+      actor.send({ type: 'session.cancel', sessionId: 's1', requestId: 'p1', context: eventContext });
+      // The host answers a permission still asked `cancelled` itself (host/agent/turns.ts).
+      if (answer === 'cancelled') actor.send({ type: 'client.response', key, result: { outcome } });
+      expect(facts().at(-1)).to.equal('owes');
+      actor.stop();
+    });
+  }
+
+  it('Claude Code: a prompt that comes while a cancelled turn is still in flight (its grace ran out) waits, and is sent when that turn ends', () => {
+    const { actor, outputs, key, rest } = claudeAskingPermission();
+    actor.send({ type: 'client.response', key, result: { outcome: { outcome: 'selected', optionId: 'allow' } } });
+    actor.send({ type: 'session.cancel', sessionId: 's1', requestId: 'p1', context: eventContext });
+    const users = () => outputs.filter((output) => output.type === 'port.write' && (output.message as { type?: string }).type === 'user').length;
+    expect(users()).to.equal(1);
+    actor.send({ type: 'session.prompt', requestId: 'p2', method: 'session/prompt', params: { sessionId: 's1', prompt: [{ type: 'text', text: 'again' }] }, context: eventContext });
+    expect(users()).to.equal(1); // the CLI is still in the old turn
+    for (const message of rest) actor.send({ type: 'native.message', message });
+    expect(outputs.find((output) => output.type === 'acp.respond' && output.requestId === 'p1')).to.deep.include({ result: { stopReason: 'cancelled' } });
+    expect(users()).to.equal(2);
+    expect(actor.getSnapshot().value).to.equal('prompting');
+    actor.stop();
+  });
+
+  it('Claude Code: that waiting prompt survives the CLI exiting (the old turn fails): the restarted CLI gets it after its handshake; cancelled, it ends at once', () => {
+    const { actor, outputs, key } = claudeAskingPermission();
+    actor.send({ type: 'client.response', key, result: { outcome: { outcome: 'selected', optionId: 'allow' } } });
+    actor.send({ type: 'session.cancel', sessionId: 's1', requestId: 'p1', context: eventContext });
+    actor.send({ type: 'session.prompt', requestId: 'p2', method: 'session/prompt', params: { sessionId: 's1', prompt: [{ type: 'text', text: 'again' }] }, context: eventContext });
+    actor.send({ type: 'port.exited', exit: { reason: { kind: 'signaled', signal: 'SIGKILL' }, command: ['claude'], pid: 1, durationMs: 1, stderrTail: '', linesIn: 1, nonJsonLines: 0 } });
+    expect(outputs.find((output) => output.type === 'acp.error' && output.requestId === 'p1')).to.not.equal(undefined);
+    expect(outputs.some((output) => 'requestId' in output && output.requestId === 'p2')).to.equal(false);
+    const before = outputs.length;
+    actor.send({ type: 'port.started', pid: 2, restarts: 1 });
+    const initId = (outputs.slice(before).find((output) => output.type === 'port.write')?.message as { request_id: string }).request_id;
+    actor.send({ type: 'native.message', message: { type: 'control_response', response: { subtype: 'success', request_id: initId, response: {} } } });
+    const user = outputs.slice(before).find((output) => output.type === 'port.write' && (output.message as { type?: string }).type === 'user');
+    expect(user, 'the waiting prompt sent to the restarted CLI').to.not.equal(undefined);
+    actor.stop();
+    // And a cancel of the waiting prompt (not of the old turn) answers it `cancelled` at once.
+    const second = claudeAskingPermission();
+    second.actor.send({ type: 'session.cancel', sessionId: 's1', requestId: 'p1', context: eventContext });
+    second.actor.send({ type: 'session.prompt', requestId: 'p2', method: 'session/prompt', params: { sessionId: 's1', prompt: [{ type: 'text', text: 'again' }] }, context: eventContext });
+    second.actor.send({ type: 'session.cancel', sessionId: 's1', requestId: 'p2', context: eventContext });
+    expect(second.outputs.find((output) => output.type === 'acp.respond' && output.requestId === 'p2')).to.deep.include({ result: { stopReason: 'cancelled' } });
+    second.actor.stop();
+  });
 });

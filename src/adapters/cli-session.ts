@@ -8,8 +8,9 @@
  *   the definition's handshake states reach `ready` when the CLI is initialized;
  * - `ready` ⇄ `prompting`: a prompt is written (the definition says how), the turn's lines
  *   are mapped (the definition's actions), the turn ends back in `ready`;
- * - queueing: a prompt that comes while the CLI (re)starts waits and is sent once it is
- *   ready; a cancel answers the waiting prompt `cancelled`;
+ * - queueing: a prompt that comes while the CLI (re)starts, or while it is still in a
+ *   cancelled turn the host gave up on (its cancel grace ran out), waits and is sent once the
+ *   CLI is ready; a cancel of it (or of the session) answers the waiting prompt `cancelled`;
  * - the start requests (`session/new`, `session/resume`, `session/load`), answered with the
  *   session's setup once the CLI is ready, at once when it is;
  * - failing the prompt in flight when the CLI exits (`-32603`, `agent_crashed`), then
@@ -17,7 +18,8 @@
  * - the hang watchdog's facts: the skeleton tells the port (`port.busy`) whether the agent
  *   owes output (a handshake state, tagged {@link HANDSHAKE_TAG}, or a prompt in flight, and
  *   no permission answer awaited) and whether one of its tool calls runs (the definition's
- *   `toolRuns` of each turn line), each time one of them changes, by the rules of
+ *   `toolRuns` of each turn line; none once the turn is cancelled: the CLI then owes the
+ *   turn's end, not a tool's), each time one of them changes, by the rules of
  *   turn-activity.ts (shared with the ACP passthrough). No action of a definition emits `port.busy`;
  * - its own port: a `port.started` that carries the port (the adapter agent gives it to
  *   definitions with `ownsPort`) binds the session to it: the port's lines come to the
@@ -196,7 +198,10 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
   /** What the port should know now, in a state where the CLI owes its handshake (`handshake`) or not. */
   const hintNow = (context: TContext, handshake: boolean): WatchdogHint => {
     const waiting = definition.waiting?.(context) ?? false;
-    return watchdogHint({ owes: handshake || context.prompt !== undefined, awaitsEditor: waiting, awaitsUser: waiting, activities: [context.tools] });
+    // A cancelled turn's tools are interrupted: the CLI owes the turn's end now, and a tool
+    // it started is no excuse for silence (else a frozen CLI had the tool limit, 30 min).
+    const activities = context.prompt?.cancelled ? [] : [context.tools];
+    return watchdogHint({ owes: handshake || context.prompt !== undefined, awaitsEditor: waiting, awaitsUser: waiting, activities });
   };
   const skeletonActions: Record<string, CliAction> = {
     'cli.start': base(({ context, event, enqueue }) => {
@@ -223,8 +228,9 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
     'cli.queuePrompt': base(({ event, enqueue }) => {
       enqueue.assign({ queued: event as AgentRequestEvent });
     }),
-    'cli.cancelQueued': base(({ context, enqueue }) => {
-      if (!context.queued) return;
+    /** A cancel of the waiting prompt, or of the session's (`requestId` empty or absent). */
+    'cli.cancelQueued': base(({ context, event, enqueue }) => {
+      if (!context.queued || !cancelsQueued(context, event)) return;
       enqueue.emit(promptOutcome(context.queued.requestId, { stopReason: 'cancelled' }));
       enqueue.assign({ queued: undefined });
     }),
@@ -260,6 +266,8 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
   };
   const skeletonGuards: Record<string, CliGuard<TContext>> = {
     'cli.hasQueued': ({ context }) => context.queued !== undefined,
+    /** A cancel of the waiting prompt by its id: the turn in flight is another's, left alone. */
+    'cli.cancelsQueuedOnly': ({ context, event }) => context.queued !== undefined && namedRequest(event) === context.queued.requestId,
     'cli.portBehind': (({ context }: { context: TContext }, params: unknown) => isNews(context.told, hintNow(context, (params as InState).handshake))) as unknown as CliGuard<TContext>,
   };
   /** Eventless, in every state, after every step: the port hears each change of what the agent owes (in this state: `handshake`). */
@@ -301,7 +309,7 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
         always: tellPort(false),
         on: {
           'adapter.start': { actions: ['cli.start', 'cli.answerStarts'] },
-          ...withToolTracking(definition.prompting ?? {}),
+          ...withQueueing(withToolTracking(definition.prompting ?? {})),
         },
       },
     },
@@ -314,6 +322,37 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
     actions: actions as never,
     guards: guards as never,
   }).createMachine(config as never) as unknown as AnyStateMachine;
+}
+
+/** The request a cancel names (`$/cancel_request`); `undefined` for `session/cancel` (every prompt of the session). */
+function namedRequest(event: SessionAdapterEvent): string | undefined {
+  const requestId = event.type === 'session.cancel' ? (event as { requestId?: unknown }).requestId : undefined;
+  return typeof requestId === 'string' && requestId !== '' ? requestId : undefined;
+}
+
+/** Whether a cancel ends the waiting prompt: it names it, or names none (the session's cancel). */
+function cancelsQueued(context: CliSessionContext, event: SessionAdapterEvent): boolean {
+  const named = namedRequest(event);
+  return named === undefined || named === context.queued?.requestId;
+}
+
+/**
+ * `prompting`'s transitions, with a prompt that comes meanwhile waiting (`queued`) and sent
+ * once the turn in flight ends: the host starts the next prompt when a cancelled one's grace
+ * ran out, while the CLI may still be in that turn (frozen, or slow to stop). A cancel of the
+ * waiting prompt answers it at once; a session's cancel answers it and cancels the turn too.
+ */
+function withQueueing(transitions: Transitions): Transitions {
+  const cancel = transitions['session.cancel'];
+  const own = (cancel === undefined ? [{}] : Array.isArray(cancel) ? cancel : [cancel]).map((transition: { actions?: string | readonly string[] }) => ({
+    ...transition,
+    actions: ['cli.cancelQueued', ...(transition.actions === undefined ? [] : typeof transition.actions === 'string' ? [transition.actions] : transition.actions)],
+  }));
+  return {
+    ...transitions,
+    'session.prompt': { actions: 'cli.queuePrompt' },
+    'session.cancel': [{ guard: 'cli.cancelsQueuedOnly', actions: 'cli.cancelQueued' }, ...own],
+  };
 }
 
 /** `prompting`'s transitions, each `native.message` one also tracking the line's tool runs. */
