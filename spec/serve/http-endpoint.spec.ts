@@ -8,6 +8,7 @@
  * ending a silent connection; a client that closes its stream mid-turn and a new HTTP
  * connection resuming after the last seq it saw. Every daemon is killed by process group.
  */
+import { collectSseEvents } from '../support/sse-events.js';
 import { client as sdkClient, methods, type RequestPermissionRequest } from '@agentclientprotocol/sdk';
 import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
 import { expect } from 'chai';
@@ -113,23 +114,7 @@ function rawEventStream(daemon: ServeDaemon, headers: Record<string, string>): P
   return new Promise((resolve, reject) => {
     const request = httpRequest({ host: hostname, port, path: '/acp', headers: { ...bearer(daemon), Accept: 'text/event-stream', ...headers } }, (response) => {
       const events: Array<Record<string, any>> = [];
-      let buffered = '';
-      resolve({
-        response,
-        events,
-        read() {
-          response.setEncoding('utf8');
-          response.on('data', (chunk: string) => {
-            buffered += chunk;
-            let end;
-            while ((end = buffered.indexOf('\n\n')) >= 0) {
-              const data = buffered.slice(0, end).split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
-              buffered = buffered.slice(end + 2);
-              if (data) events.push(JSON.parse(data) as Record<string, any>);
-            }
-          });
-        },
-      });
+      resolve({ response, events, read: () => collectSseEvents(response, events) });
     });
     request.on('error', reject);
     request.end();

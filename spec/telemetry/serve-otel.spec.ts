@@ -4,6 +4,7 @@
  * editor's `_meta.traceparent` on a prompt that arrives over WebSocket (or Streamable HTTP)
  * parents the turn as over stdio; the clients' JSON-RPC ids (both count from 1) stay apart; each turn names its client.
  */
+import { collectSseEvents } from '../support/sse-events.js';
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -70,17 +71,7 @@ async function httpClient(daemon: ServeDaemon, streams: ClientRequest[], userAge
   await new Promise<void>((resolve, reject) => {
     const { hostname, port } = new URL(url);
     const stream = httpRequest({ host: hostname, port, path: '/acp', headers: { ...headers, Accept: 'text/event-stream', 'Acp-Connection-Id': connectionId } }, (response) => {
-      let buffered = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        buffered += chunk;
-        let end;
-        while ((end = buffered.indexOf('\n\n')) >= 0) {
-          const data = buffered.slice(0, end).split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
-          buffered = buffered.slice(end + 2);
-          if (data) events.push(JSON.parse(data) as Frame);
-        }
-      });
+      collectSseEvents(response, events);
       resolve();
     });
     streams.push(stream);
