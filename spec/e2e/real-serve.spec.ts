@@ -82,6 +82,15 @@ async function detachMidTurnAndResume(space: Workspace, agentArgs: readonly stri
   return agentText(withoutNotices(seen)) + agentText(withoutNotices(rest));
 }
 
+/** Stops the fake model server, checks no process of the workspace is left, removes it. */
+async function tearDown(server: FakeModelServer | undefined, space: Workspace | undefined): Promise<void> {
+  await server?.close();
+  if (space) {
+    await expectNoLeftovers(space.base);
+    rmSync(space.base, { recursive: true, force: true });
+  }
+}
+
 describe('real agent CLIs through warden serve: detach mid-turn, resume from the cursor (fake model servers)', function () {
   this.timeout(240_000);
 
@@ -103,13 +112,7 @@ describe('real agent CLIs through warden serve: detach mid-turn, resume from the
       space = workspace('warden-e2e-serve-claude-');
     });
 
-    after(async () => {
-      await server?.close();
-      if (space) {
-        await expectNoLeftovers(space.base);
-        rmSync(space.base, { recursive: true, force: true });
-      }
-    });
+    after(() => tearDown(server, space));
 
     it('kill -9 of the bridge mid-turn: the resumed connection gets the rest once, in order, and the turn end', async () => {
       const text = await detachMidTurnAndResume(space as Workspace, ['--agent', 'claude', ...envArgs(claudeEnv((server as FakeModelServer).url, space as Workspace))]);
@@ -132,13 +135,7 @@ describe('real agent CLIs through warden serve: detach mid-turn, resume from the
       codexHome = writeCodexHome(space, server.url);
     });
 
-    after(async () => {
-      await server?.close();
-      if (space) {
-        await expectNoLeftovers(space.base);
-        rmSync(space.base, { recursive: true, force: true });
-      }
-    });
+    after(() => tearDown(server, space));
 
     it('kill -9 of the bridge mid-turn: the resumed connection gets the rest once, in order, and the turn end', async () => {
       const text = await detachMidTurnAndResume(space as Workspace, ['--agent', 'codex', ...envArgs(codexEnv(space as Workspace, codexHome))]);
