@@ -51,6 +51,8 @@ function launch(args: string[], env: Record<string, string>, nodeArgs: string[] 
 }
 
 const initialize = (editor: LineEditor) => editor.request('initialize', { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'otel-spec', version: '1' } });
+/** `session/new` in `cwd`: its session id. */
+const newSession = async (editor: LineEditor, cwd: string) => ((await editor.request('session/new', { cwd, mcpServers: [] })).result as { sessionId: string }).sessionId;
 const text = (value: string) => [{ type: 'text', text: value }];
 
 interface AgentFact {
@@ -236,7 +238,7 @@ describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () 
     // No restart allowed: the first kill is more than the supervisor accepts.
     const warden = launch(['--agent', `acp:${process.execPath} ${tracedAgent}`, '--env', `TRACED_AGENT_LOG=${log}`, '--restart-intensity', '0/60'], { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint });
     await initialize(warden.editor);
-    const sessionId = ((await warden.editor.request('session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+    const sessionId = await newSession(warden.editor, dir);
     const hung = warden.editor.request('session/prompt', { sessionId, prompt: text('hang') });
     await waitUntil(() => agentFacts(log).some((fact) => fact.event === 'prompt'), 'the agent got the prompt', 30_000);
     process.kill((agentFacts(log).find((fact) => fact.event === 'start') as AgentFact).pid, 'SIGKILL');
@@ -264,7 +266,7 @@ describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () 
     const log = join(dir, 'agent.log');
     const warden = launch(['--agent', `acp:${process.execPath} ${tracedAgent} --api-key=${secret}`, '--env', `TRACED_AGENT_LOG=${log}`], { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint });
     await initialize(warden.editor);
-    const sessionId = ((await warden.editor.request('session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+    const sessionId = await newSession(warden.editor, dir);
     expect((await warden.editor.request('session/prompt', { sessionId, prompt: text('read it') })).result).to.deep.equal({ stopReason: 'end_turn' });
     warden.child.stdin?.end();
     expect(await warden.exited).to.equal(0);
@@ -282,7 +284,7 @@ describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () 
     chmodSync(shim, 0o755);
     const warden = launch(['--agent', 'claude', '--agent-command', shim, '--env', 'FAKE_CLAUDE_FIXTURE=hello'], { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint });
     await initialize(warden.editor);
-    const sessionId = ((await warden.editor.request('session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+    const sessionId = await newSession(warden.editor, dir);
     expect((await warden.editor.request('session/prompt', { sessionId, prompt: text('hello') })).result).to.have.property('stopReason');
     warden.child.stdin?.end();
     expect(await warden.exited).to.equal(0);
@@ -297,7 +299,7 @@ describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () 
     const modules = join(dir, 'modules.log');
     const warden = launch(['--agent', 'demo'], { HIDE_OTEL_LOG: modules }, ['--import', hideSdk]);
     await initialize(warden.editor);
-    const sessionId = ((await warden.editor.request('session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+    const sessionId = await newSession(warden.editor, dir);
     expect((await warden.editor.request('session/prompt', { sessionId, prompt: text('hello') })).result).to.deep.equal({ stopReason: 'end_turn' });
     warden.child.stdin?.end();
     expect(await warden.exited).to.equal(0);
@@ -313,7 +315,7 @@ describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () 
     const log = join(dir, 'agent.log');
     const warden = launch(['--agent', `acp:${process.execPath} ${tracedAgent}`, '--env', `TRACED_AGENT_LOG=${log}`], {});
     await initialize(warden.editor);
-    const sessionId = ((await warden.editor.request('session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+    const sessionId = await newSession(warden.editor, dir);
     const answer = await warden.editor.request('session/prompt', { sessionId, prompt: text('read it'), _meta: { traceparent: editorTraceparent, tracestate: 'editor=1', 'acp-warden/private': 1 } });
     expect(answer.result).to.deep.equal({ stopReason: 'end_turn' });
     warden.child.stdin?.end();
@@ -326,7 +328,7 @@ describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () 
   it('with an endpoint but no SDK installed: said on stderr, the session served without telemetry', async () => {
     const warden = launch(['--agent', 'demo', '--otel'], { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }, ['--import', hideSdk]);
     await initialize(warden.editor);
-    const sessionId = ((await warden.editor.request('session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+    const sessionId = await newSession(warden.editor, dir);
     expect((await warden.editor.request('session/prompt', { sessionId, prompt: text('hello') })).result).to.deep.equal({ stopReason: 'end_turn' });
     warden.child.stdin?.end();
     expect(await warden.exited).to.equal(0);
@@ -342,7 +344,7 @@ describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () 
     try {
       const warden = launch(['--agent', 'demo'], { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, OTEL_BSP_SCHEDULE_DELAY: '10' });
       await initialize(warden.editor);
-      const sessionId = ((await warden.editor.request('session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+      const sessionId = await newSession(warden.editor, dir);
       expect((await warden.editor.request('session/prompt', { sessionId, prompt: text('hello') })).result).to.deep.equal({ stopReason: 'end_turn' });
       warden.child.stdin?.end();
       expect(await warden.exited).to.equal(0);
