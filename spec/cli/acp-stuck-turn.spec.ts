@@ -16,10 +16,11 @@ import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isAlive, waitUntil } from '../support/processes.js';
-import { connectOverStdio, exitCodeOf, killGroups, stderrOf, wardenMain as main } from '../support/warden-process.js';
+import { binDirectory } from '../support/path-editor.js';
+import { connectOverStdio, exitCodeOf, killGroups, stderrOf } from '../support/warden-process.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 
@@ -68,10 +69,12 @@ function logOf(dir: string): string {
 
 /** warden acp with the fake Claude Code; its editor freezes the CLI on the first permission request and answers it as `answer` says. */
 async function launch(args: string[], argvLog: string, answer: Answer): Promise<Warden> {
-  const child = spawn(process.execPath, ['--import', 'tsx', main, 'acp', '--agent', 'claude', '--agent-command', fakeClaude, ...args], {
+  // As an editor launches it: the bare `warden` on PATH, and `claude` (the fake CLI) found there too.
+  const bin = binDirectory(dirname(argvLog), { claude: fakeClaude });
+  const child = spawn('warden', ['acp', '--agent', 'claude', ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
-    env: process.env,
+    env: { ...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ''}` },
   });
   launched.push(child);
   const stderr = stderrOf(child);
