@@ -24,7 +24,7 @@ import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type A
 import { resolveNow } from '../supervision/clock.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
-import { classify, describeMessage, type JsonRpcId, type JsonRpcMessage } from './message.js';
+import { classify, describeMessage, errorResponse, type JsonRpcId, type JsonRpcMessage } from './message.js';
 import { pendingRequestLogic, type RequestOutcome } from './pending-request.js';
 import { RpcError, toRpcError } from './rpc-error.js';
 import type { OversizeLine, PeerLost, Transport } from './transport.js';
@@ -205,7 +205,7 @@ export const connectionLogic: ConnectionLogic = gracefulShutdown({
         live.lastActivity = live.now();
         void preview; // never echoed back: lines can carry credentials
         // We cannot know the id of a line we cannot read: JSON-RPC answers with id null.
-        send(live, { jsonrpc: '2.0', id: null, error: RpcError.parseError().toErrorObject() });
+        send(live, errorResponse(null, RpcError.parseError()));
       },
       closed: (reason) => scope.self.send({ type: 'rpc.peerLost', reason }),
       inputEnded: (reason) => scope.self.send({ type: 'rpc.inputEnded', reason }),

@@ -30,6 +30,11 @@ export type ResponseMessage =
 /** Any message on the wire. */
 export type JsonRpcMessage = RequestMessage | NotificationMessage | ResponseMessage;
 
+/** The error answer to request `id` (`null`: the request could not be read, so its id is unknown). */
+export function errorResponse(id: JsonRpcId | null, error: RpcError): ResponseMessage {
+  return { jsonrpc: '2.0', id, error: error.toErrorObject() };
+}
+
 /** What a parsed value turned out to be. */
 export type Classified =
   | { readonly kind: 'request'; readonly message: RequestMessage }

@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { RpcError } from '../jsonrpc/rpc-error.js';
+import { errorResponse } from '../jsonrpc/message.js';
 import type { Transport } from '../jsonrpc/transport.js';
 import { checkUpgrade, type AccessPolicy } from './access.js';
 import { readBoundedBody } from './http-body.js';
@@ -81,10 +82,10 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     try {
       value = JSON.parse(body.text);
     } catch {
-      return answerJson(response, 400, { jsonrpc: '2.0', id: null, error: RpcError.parseError().toErrorObject() });
+      return answerJson(response, 400, errorResponse(null, RpcError.parseError()));
     }
     // ACP has no batches; the transport RFD answers them 501.
-    if (Array.isArray(value)) return answerJson(response, 501, { jsonrpc: '2.0', id: null, error: RpcError.invalidRequest('batches are not supported').toErrorObject() });
+    if (Array.isArray(value)) return answerJson(response, 501, errorResponse(null, RpcError.invalidRequest('batches are not supported')));
     if (headerOf(request, connectionIdHeader) === undefined) return initialize(request, response, value);
     const connection = connectionOf(request, response);
     if (!connection) return;
