@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createActor, type AnyActorRef, type InspectionEvent } from 'xstate';
-import { agentClientLogic, initialize, newSession, prompt } from '../../src/acp/agent-client.js';
+import { agentClientLogic, cancelPrompt, initialize, newSession, prompt } from '../../src/acp/agent-client.js';
 import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { createAcpPassthrough, type AcpPassthroughOptions } from '../../src/adapters/acp-passthrough.js';
 import { watchdogHintOf, type PassthroughContext } from '../../src/adapters/passthrough/context.js';
@@ -247,8 +247,43 @@ describe('the ACP passthrough as a state machine', function () {
       ]);
     });
 
+    it('a cancelled turn whose tool the agent last said runs: busy, not toolRunning (a frozen agent is caught after hangAfter, not the tool limit), until the next turn', async () => {
+      const dir = tempDir();
+      const hints: Array<{ busy: boolean; toolRunning?: boolean }> = [];
+      const inspect = (event: InspectionEvent) => {
+        if (event.type === '@xstate.event' && event.event.type === 'port.busy') hints.push({ busy: event.event.busy, toolRunning: event.event.toolRunning });
+      };
+      const [editorSide, agentSide] = createMemoryTransportPair();
+      const agent = createAcpPassthrough({ name: 'sdk-agent', executable: process.execPath, args: [sdkAgent, '--state-dir', dir], restart: { backoff } });
+      const server = createActor(agentServerLogic, { input: { transport: agentSide, agent }, inspect }).start();
+      const client: AnyActorRef = createActor(agentClientLogic, { input: { transport: editorSide, handler: {} } }).start();
+      running.push({ stop: () => (client.stop(), server.stop()), dir });
+      await initialize(client);
+      const { sessionId } = await newSession(client, { cwd: dir });
+      hints.length = 0;
+      // `tool N`: a tool call in_progress, then N ms in which the agent ignores the cancel (as one frozen mid-tool).
+      const handle = prompt(client, sessionId, [{ type: 'text', text: 'tool 1500' }]);
+      await waitUntil(() => hints.at(-1)?.toolRunning === true, 'the tool runs');
+      cancelPrompt(client, sessionId);
+      await waitUntil(() => hints.at(-1)?.toolRunning === false, 'the cancelled turn no longer counts its tool');
+      expect(hints.at(-1)).to.deep.equal({ busy: true, toolRunning: false });
+      for await (const _update of handle.updates) {
+        // drained
+      }
+      await handle.result;
+      await waitUntil(() => hints.at(-1)?.busy === false, 'the watchdog disarmed after the turn');
+      // The next turn counts its own tools again.
+      const next = prompt(client, sessionId, [{ type: 'text', text: 'tool 300' }]);
+      const from = hints.length;
+      for await (const _update of next.updates) {
+        // drained
+      }
+      expect(await next.result).to.deep.equal({ stopReason: 'end_turn' });
+      expect(hints.slice(from)).to.deep.include({ busy: true, toolRunning: true });
+    });
+
     it('is computed from the context: busy while a request is owed and no relay waits; toolRunning unless a permission is asked', () => {
-      const context = { inFlight: 0, relays: {}, tools: {} } as unknown as PassthroughContext;
+      const context = { inFlight: 0, relays: {}, tools: {}, cancelledTurns: {} } as unknown as PassthroughContext;
       const running = { t1: 'in_progress' } as const;
       expect(watchdogHintOf(context, false)).to.deep.equal({ busy: false, toolRunning: false });
       expect(watchdogHintOf(context, true)).to.deep.equal({ busy: true, toolRunning: false });
@@ -256,6 +291,8 @@ describe('the ACP passthrough as a state machine', function () {
       expect(watchdogHintOf({ ...context, inFlight: 1, tools: { s: running, t: quietTurn } }, false)).to.deep.equal({ busy: true, toolRunning: true });
       expect(watchdogHintOf({ ...context, inFlight: 1, relays: { 'relay-1': 'fs/read_text_file' }, tools: { s: running } }, false)).to.deep.equal({ busy: false, toolRunning: true });
       expect(watchdogHintOf({ ...context, inFlight: 1, relays: { 'relay-1': 'session/request_permission' }, tools: { s: running } }, false)).to.deep.equal({ busy: false, toolRunning: false });
+      expect(watchdogHintOf({ ...context, inFlight: 1, tools: { s: running }, cancelledTurns: { s: true } }, false)).to.deep.equal({ busy: true, toolRunning: false });
+      expect(watchdogHintOf({ ...context, inFlight: 2, tools: { s: running, t: running }, cancelledTurns: { s: true } }, false)).to.deep.equal({ busy: true, toolRunning: true });
     });
   });
 });

@@ -35,6 +35,8 @@ export interface PassthroughContext {
   readonly relays: Readonly<Record<string, string>>;
   /** The tool calls running in each session's turn. */
   readonly tools: Readonly<Record<string, TurnActivity>>;
+  /** The sessions whose turn the editor cancelled and the agent has not answered yet: their tools are interrupted. */
+  readonly cancelledTurns: Readonly<Record<string, true>>;
   /** The sessions still to re-attach after the restart under way, in order. */
   readonly reattachQueue: readonly string[];
   /** The session being re-attached: its replay is not the editor's news. */
@@ -111,9 +113,10 @@ const PERMISSION_METHOD: string = CLIENT_METHODS.session_request_permission;
 /**
  * The watchdog hint in a state: busy while the agent owes an answer (`owesAnswer`: a request
  * in flight, or a state tagged `agentOwes`, initializing or re-attaching) and no relay
- * waits for the editor; `toolRunning` while a tool call runs and no permission is asked.
+ * waits for the editor; `toolRunning` while a tool call of a turn not cancelled runs and no
+ * permission is asked.
  */
 export function watchdogHintOf(context: PassthroughContext, owesAnswer: boolean): WatchdogHint {
   const relays = Object.values(context.relays);
-  return watchdogHint({ owes: owesAnswer || context.inFlight > 0, awaitsEditor: relays.length > 0, awaitsUser: relays.includes(PERMISSION_METHOD), activities: Object.values(context.tools) });
+  return watchdogHint({ owes: owesAnswer || context.inFlight > 0, awaitsEditor: relays.length > 0, awaitsUser: relays.includes(PERMISSION_METHOD), activities: Object.entries(context.tools).filter(([sessionId]) => context.cancelledTurns[sessionId] !== true).map(([, activity]) => activity) });
 }

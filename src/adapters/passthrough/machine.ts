@@ -134,7 +134,10 @@ export const passthroughMachine = setup({
     forward: enqueueActions(({ context, event, enqueue, self }) => {
       const request = event as AgentRequestEvent;
       const sessions = withoutClosed(context.sessions, request);
-      enqueue.assign({ sessions, inFlight: context.inFlight + 1 });
+      // A new turn: no tool of an earlier (cancelled, unanswered) turn of the session runs in it.
+      const sessionId = request.type === 'session.prompt' ? (request.params?.sessionId as string | undefined) : undefined;
+      const turn = sessionId === undefined ? {} : { tools: withoutKey(context.tools, sessionId), cancelledTurns: withoutKey(context.cancelledTurns, sessionId) };
+      enqueue.assign({ sessions, inFlight: context.inFlight + 1, ...turn });
       if (sessions !== context.sessions) enqueue(forgetMcpServers(self, context.sessions, sessions));
       enqueue.sendTo('agentRequests', { type: 'request.forward', request, agentCloses: Boolean(context.downstream?.agentCapabilities?.sessionCapabilities?.close) });
     }),
@@ -151,8 +154,10 @@ export const passthroughMachine = setup({
         enqueue(forgetMcpServers(self, context.sessions, sessions));
       }
       // The turn is over: its tool calls no longer run, whatever the agent last said of them.
-      const tools = event.method === AGENT_METHODS.session_prompt ? withoutKey(context.tools, event.sessionId) : context.tools;
-      enqueue.assign({ sessions, inFlight: context.inFlight - 1, tools });
+      const ended = event.method === AGENT_METHODS.session_prompt;
+      const tools = ended ? withoutKey(context.tools, event.sessionId) : context.tools;
+      const cancelledTurns = ended ? withoutKey(context.cancelledTurns, event.sessionId) : context.cancelledTurns;
+      enqueue.assign({ sessions, inFlight: context.inFlight - 1, tools, cancelledTurns });
       if ('result' in event.answer) enqueue.emit({ type: 'acp.respond', requestId: event.requestId, result: event.answer.result });
       else enqueue.emit({ type: 'acp.error', requestId: event.requestId, error: event.answer.error });
     }),
@@ -183,10 +188,19 @@ export const passthroughMachine = setup({
     startAgain: enqueueActions(({ context, event, enqueue }) => {
       enqueue.assign({ waiting: [...context.waiting, event as AgentHandlerEvent], restartAttempted: true, failure: undefined });
     }),
-    cancelPrompt: ({ event, self }) => {
-      const client = handlesOf(self).client;
-      if (event.type === 'session.cancel' && client) cancelPrompt(client, event.sessionId);
-    },
+    /**
+     * Passed on to the agent. The cancelled turn's tools are interrupted: the agent owes the
+     * turn's end now, so a tool it last said runs no longer holds the watchdog to the tool limit
+     * (an agent frozen right then is caught after `hangAfter`, as with no tool running).
+     */
+    cancelPrompt: enqueueActions(({ context, event, enqueue, self }) => {
+      if (event.type !== 'session.cancel') return;
+      enqueue.assign({ cancelledTurns: { ...context.cancelledTurns, [event.sessionId]: true } });
+      enqueue(() => {
+        const client = handlesOf(self).client;
+        if (client) cancelPrompt(client, event.sessionId);
+      });
+    }),
 
     // --- the agent's side
     /**
@@ -233,7 +247,7 @@ export const passthroughMachine = setup({
      * tool of its turns runs any more.
      */
     dropRelays: enqueueActions(({ context, enqueue, self }) => {
-      enqueue.assign({ relays: {}, tools: {} });
+      enqueue.assign({ relays: {}, tools: {}, cancelledTurns: {} });
       enqueue(() => {
         const gone = RpcError.because('agent_crashed', `${context.name} ended before the editor answered`, {}, { failure: 'peer_lost' });
         const { relays } = handlesOf(self);
@@ -251,7 +265,7 @@ export const passthroughMachine = setup({
     /** The agent process ended and will be restarted: every open session is restarting. */
     announceRestart: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'agent.exited') return;
-      enqueue.assign({ restarts: event.restarts, tools: {} });
+      enqueue.assign({ restarts: event.restarts, tools: {}, cancelledTurns: {} });
       for (const sessionId of Object.keys(context.sessions)) enqueue.emit({ type: 'session.restarting', sessionId, restarts: event.restarts, exit: event.exit });
     }),
     noteRestart: enqueueActions(({ event, enqueue }) => {
@@ -326,6 +340,7 @@ export const passthroughMachine = setup({
       inFlight: 0,
       relays: {},
       tools: {},
+      cancelledTurns: {},
       reattachQueue: [],
       reattaching: undefined,
       restartedAgent: undefined,
