@@ -20,6 +20,8 @@ Commands:
   chaos --agent NAME       drives an agent through prompts while injecting faults; recovery figures
   demo-agent               the built-in demo agent alone, as an ACP agent on stdio (what demo runs)
   sessions [--json]        the sessions of a running warden serve (--close ID closes one)
+  cluster status --store postgres://…
+                           the hosts of a cluster on one PostgreSQL: heartbeats, leases, sessions
   inspect [--port N]       the local live view on 127.0.0.1 for warden acp --inspect streams
                            (--export mermaid|json|svg: the state charts)
 
@@ -126,6 +128,10 @@ says how to install it. --json prints the same as JSON.`,
   sessions: {
     usage: async () => (await import('./sessions.js')).sessionsUsage,
     run: async (args) => (await import('./sessions.js')).runSessions(args, (text) => process.stdout.write(text)),
+  },
+  cluster: {
+    usage: async () => (await import('./cluster-status.js')).clusterUsage,
+    run: async (args) => (await import('./cluster-status.js')).runCluster(args, (text) => process.stdout.write(text), (text) => process.stderr.write(text)),
   },
   inspect: {
     usage: async () => (await import('./inspect.js')).inspectUsage,

@@ -1,0 +1,96 @@
+/**
+ * `warden cluster status --store postgres://… [--json]`: the hosts of a cluster on one
+ * PostgreSQL (docs/cluster.md): id, name, pid, advertise, state, heartbeat age, lease left,
+ * sessions owned. Reads the `hosts` and `sessions` tables; registers nothing.
+ */
+import pg from 'pg';
+import { clusterHosts, type ClusterHost } from '../cluster/membership.js';
+import { ArgumentError, readFlags } from './arguments.js';
+
+/** `warden cluster --help`. */
+export const clusterUsage = `Usage: warden cluster status --store postgres://USER@HOST:PORT/DB [--json]
+
+The hosts of the cluster that shares the PostgreSQL database: id, machine name, pid, the
+address it advertises, state (live, draining, gone; "expired" when its lease ran out), how long
+ago its last heartbeat was, how much of its lease is left, and the sessions it owns.
+
+Options:
+  --store URL   the cluster's PostgreSQL (the --store of its warden serve hosts)
+  --json        print {"hosts": [...]} as JSON
+  -h, --help    this help`;
+
+/** The URL without its password, for messages. */
+function redacted(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://(an invalid URL)';
+  }
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
+
+/** The table `warden cluster status` prints. */
+export function formatHosts(hosts: readonly ClusterHost[]): string {
+  if (hosts.length === 0) return 'no hosts have joined this cluster yet\n';
+  const header = ['HOST', 'NAME', 'PID', 'ADVERTISE', 'STATE', 'HEARTBEAT', 'LEASE LEFT', 'SESSIONS'];
+  const rows = hosts.map((host) => [
+    host.hostId,
+    host.name,
+    String(host.pid),
+    host.advertise ?? '-',
+    host.state === 'live' && !host.live ? 'expired' : host.state,
+    `${seconds(host.heartbeatAge)} ago`,
+    host.leaseLeft > 0 ? seconds(host.leaseLeft) : '-',
+    String(host.sessions),
+  ]);
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
+  return [header, ...rows].map((row) => row.map((cell, column) => cell.padEnd(widths[column] as number)).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+/** Runs `warden cluster …`; resolves with the exit status. */
+export async function runCluster(args: readonly string[], write: (text: string) => void, problem: (text: string) => void): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'status') {
+    problem(sub === undefined ? `warden cluster: which? The only subcommand is status.\n${clusterUsage}\n` : `warden cluster: unknown subcommand ${sub}; the only one is status (see warden cluster --help)\n`);
+    return 2;
+  }
+  let store: string | undefined;
+  let json = false;
+  try {
+    const help = readFlags(rest, { '--store': (value) => (store = value()), '--json': () => (json = true) }, 'See warden cluster --help.');
+    if (help) {
+      problem(`${clusterUsage}\n`);
+      return 0;
+    }
+    if (store === undefined) throw new ArgumentError('--store postgres://… is required: the PostgreSQL database the hosts share. See warden cluster --help.');
+    if (!/^postgres(ql)?:\/\//u.test(store)) throw new ArgumentError(`--store ${JSON.stringify(store)} is not a cluster: only a PostgreSQL store (--store postgres://USER@HOST:PORT/DB) is shared by several hosts; a SQLite file has one host, see warden sessions for it.`);
+  } catch (error) {
+    if (!(error instanceof ArgumentError)) throw error;
+    problem(`warden cluster status: ${error.message}\n`);
+    return 2;
+  }
+  const where = redacted(store);
+  const client = new pg.Client({ connectionString: store, connectionTimeoutMillis: 10_000 });
+  client.on('error', () => undefined);
+  let hosts: ClusterHost[];
+  try {
+    await client.connect();
+    const known = await client.query<{ hosts: string | null }>("SELECT to_regclass('hosts')::text AS hosts");
+    if (!known.rows[0]?.hosts) {
+      problem(`warden cluster status: the database ${where} has no warden cluster (no hosts table): start a warden serve --store on it first\n`);
+      return 1;
+    }
+    hosts = await clusterHosts(client);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    problem(`warden cluster status: cannot read the cluster at ${where}: ${code ? `${String(code)}: ` : ''}${(error as Error).message}; check that PostgreSQL runs there and the URL\n`);
+    return 1;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+  write(json ? `${JSON.stringify({ hosts })}\n` : formatHosts(hosts));
+  return 0;
+}
