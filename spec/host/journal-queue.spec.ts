@@ -53,6 +53,19 @@ describe('createJournalQueue (a session\'s ordered journal writes)', () => {
     const all = (await sqlite.entries('s1')).map((record) => record.seq);
     expect(shown.slice(5)).to.deep.equal([`c@${all[2]}`, `d@${all[3]}`, `e@${all[4]}`]);
     expect(queue.pending('s1')).to.equal(0);
+    // A group in flight with nothing behind it takes no more updates: they make the next group.
+    queue.update('s1', update('f'), (seq) => `f@${seq}`);
+    await turn();
+    queue.update('s1', update('g'), (seq) => `g@${seq}`);
+    await turn();
+    expect(groups.map((group) => group.size)).to.deep.equal([2, 3, 1]);
+    groups[2]!.release();
+    await turn();
+    expect(groups.map((group) => group.size)).to.deep.equal([2, 3, 1, 1]);
+    groups[3]!.release();
+    await queue.settled();
+    expect(shown.slice(8).map((output) => output.split('@')[0])).to.deep.equal(['f', 'g']);
+    expect((await sqlite.entries('s1')).length).to.equal(7);
   });
 
   it('a record waits for the group before it and resolves with its seq; a refused write is counted and what follows still goes out', async () => {
@@ -62,7 +75,7 @@ describe('createJournalQueue (a session\'s ordered journal writes)', () => {
     const failures: string[] = [];
     const queue = createJournalQueue<string>({ journal, write: (output) => shown.push(output), failed: (sessionId) => failures.push(sessionId) });
     queue.update('s1', update('a'), (seq) => `a@${seq}`);
-    const seq = await queue.record('s1', { kind: 'stop', stopReason: 'end_turn' } as never);
+    const seq = await queue.record('s1', { kind: 'stop', stopReason: 'end_turn' });
     const entries = await journal.entries('s1');
     expect(entries.map((record) => record.entry.kind)).to.deep.equal(['update', 'stop']);
     expect(seq).to.equal(entries[1]!.seq);
