@@ -26,6 +26,7 @@ import {
   type JournalSession,
   type JournalSessionState,
 } from './journal.js';
+import { redactedUrl as redacted } from './store-url.js';
 import { ensurePostgresSchema, fencedState, unknownSessionState } from './postgres-journal-schema.js';
 
 /** Options of {@link openPostgresJournal}. */
@@ -386,16 +387,6 @@ function problemOf(code: string, message: string): string {
   return `failed (${code}: ${message})`;
 }
 
-/** The URL without its password: errors and logs name the database, never the secret. */
-function redacted(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'postgres://(an invalid URL)';
-  }
-}
 
 function sessionOf(row: SessionRow, where: string): JournalSession {
   return {

@@ -4,6 +4,7 @@
  * WAL is written before the call returns; only a power loss can take the last commits with
  * `synchronous = NORMAL`, and `durability: 'full'` closes that too).
  */
+import { isPostgresUrl, redactedUrl } from './store-url.js';
 import Database from 'better-sqlite3';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -99,6 +100,8 @@ const rowsPerInsert = 64;
 export function sqliteJournal(path: string, options: SqliteJournalOptions = {}): Journal {
   const now = options.now ?? (() => new Date());
   const stampOf = options.now ? () => now().toISOString() : millisecondStamps();
+  // Not a file name: opened as one it would make a directory named after the URL, password included.
+  if (isPostgresUrl(path)) throw new TypeError(`the store ${redactedUrl(path)} is a PostgreSQL URL: the host does not run sessions on PostgreSQL yet (docs/cluster-plan.md, step 1); give a SQLite path`);
   let db: Database.Database;
   let owners: SessionOwners;
   try {
