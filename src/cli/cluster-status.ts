@@ -5,6 +5,7 @@
  */
 import pg from 'pg';
 import { clusterHosts, type ClusterHost } from '../cluster/membership.js';
+import { isPostgresUrl, redactedUrl } from '../host/store-url.js';
 import { ArgumentError, readFlags } from './arguments.js';
 
 /** `warden cluster --help`. */
@@ -18,17 +19,6 @@ Options:
   --store URL   the cluster's PostgreSQL (the --store of its warden serve hosts)
   --json        print {"hosts": [...]} as JSON
   -h, --help    this help`;
-
-/** The URL without its password, for messages. */
-function redacted(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'postgres://(an invalid URL)';
-  }
-}
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 
@@ -66,13 +56,13 @@ export async function runCluster(args: readonly string[], write: (text: string) 
       return 0;
     }
     if (store === undefined) throw new ArgumentError('--store postgres://… is required: the PostgreSQL database the hosts share. See warden cluster --help.');
-    if (!/^postgres(ql)?:\/\//u.test(store)) throw new ArgumentError(`--store ${JSON.stringify(store)} is not a cluster: only a PostgreSQL store (--store postgres://USER@HOST:PORT/DB) is shared by several hosts; a SQLite file has one host, see warden sessions for it.`);
+    if (!isPostgresUrl(store)) throw new ArgumentError(`--store ${JSON.stringify(store)} is not a cluster: only a PostgreSQL store (--store postgres://USER@HOST:PORT/DB) is shared by several hosts; a SQLite file has one host, see warden sessions for it.`);
   } catch (error) {
     if (!(error instanceof ArgumentError)) throw error;
     problem(`warden cluster status: ${error.message}\n`);
     return 2;
   }
-  const where = redacted(store);
+  const where = redactedUrl(store);
   const client = new pg.Client({ connectionString: store, connectionTimeoutMillis: 10_000 });
   client.on('error', () => undefined);
   let hosts: ClusterHost[];
