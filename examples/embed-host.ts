@@ -24,6 +24,6 @@ for await (const update of run) {
   if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') process.stdout.write(update.content.text);
 }
 console.log(`\nstop reason: ${(await run.result).stopReason}`);
-console.log(`journal entries: ${host.journal.entries(session.sessionId).length}`);
+console.log(`journal entries: ${(await host.journal.entries(session.sessionId)).length}`);
 console.log(JSON.stringify(host.tree(), null, 1));
 await host.stop();

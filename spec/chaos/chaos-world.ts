@@ -5,6 +5,7 @@
  * working directory of its own (so /proc tells which session a process belongs to), a
  * journal file that outlives host restarts, and the checks of every invariant.
  */
+import type { Journal } from '../../src/host/journal.js';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -213,7 +214,7 @@ export class ChaosWorld {
     for (const entry of this.everyLedger()) {
       invariant(entry.responses === 1, () => `request ${entry.id} (${entry.method} ${entry.sessionId ?? ''}) never settled`);
     }
-    this.checkJournal(this.host.journal);
+    this.checkJournal(this.host.journal as Journal);
     // No leaked actors or processes: a port runs only for a session the tree says is alive.
     const ports = this.host.processes();
     for (const port of ports) invariant(port.port.getSnapshot().status === 'active', () => `a stopped port actor is still listed (pid ${port.pid})`);
@@ -243,7 +244,7 @@ export class ChaosWorld {
   }
 
   /** Every update the editor received (the host acknowledged it) is in the journal, in order. */
-  checkJournal(journal = this.host.journal): void {
+  checkJournal(journal = this.host.journal as Journal): void {
     for (const [sessionId, received] of [...this.pastEditors, this.editor].flatMap((editor) => [...editor.updates])) {
       if (!journal.getSession(sessionId)) throw new InvariantError(`session ${sessionId} received updates but is not in the journal`);
       // Notices are journaled as their own kind (not conversation) and sent as notice updates.

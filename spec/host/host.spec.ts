@@ -3,6 +3,7 @@
  * FIFO prompts, permission policy, list, reopen after a "program restart" (a second host
  * on the same journal file), the tree, stop.
  */
+import type { Journal } from '../../src/host/journal.js';
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,7 +40,7 @@ describe('createHost (embedding API)', () => {
     for await (const update of run) if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') text += update.content.text;
     expect(await run.result).to.deep.equal({ stopReason: 'end_turn' });
     expect(text).to.contain('You said: hello');
-    expect(host.journal.entries(session.sessionId).map((record) => record.entry.kind)).to.include.members(['prompt', 'update', 'stop']);
+    expect((host.journal as Journal).entries(session.sessionId).map((record) => record.entry.kind)).to.include.members(['prompt', 'update', 'stop']);
     expect(session.state()).to.equal('ready');
   });
 
@@ -50,7 +51,7 @@ describe('createHost (embedding API)', () => {
     const runs = ['one', 'two', 'three'].map((text) => session.prompt(text).result.then((result) => order.push(`${text}:${result.stopReason}`)));
     await Promise.all(runs);
     expect(order).to.deep.equal(['one:end_turn', 'two:end_turn', 'three:end_turn']);
-    const prompts = host.journal.entries(session.sessionId).filter((record) => record.entry.kind === 'prompt');
+    const prompts = (host.journal as Journal).entries(session.sessionId).filter((record) => record.entry.kind === 'prompt');
     expect(prompts.map((record) => (record.entry as unknown as { prompt: Array<{ text: string }> }).prompt[0]?.text)).to.deep.equal(['one', 'two', 'three']);
   });
 
@@ -69,7 +70,7 @@ describe('createHost (embedding API)', () => {
     expect(await run.result).to.deep.equal({ stopReason: 'end_turn' });
     expect(asked).to.have.length(1);
     expect(statuses).to.include('completed');
-    const permission = host.journal.entries(session.sessionId).find((record) => record.entry.kind === 'permission');
+    const permission = (host.journal as Journal).entries(session.sessionId).find((record) => record.entry.kind === 'permission');
     // The entry names the tool call asked about (its id and title), not only the answer.
     expect(permission?.entry).to.deep.include({ toolCallId: askedIds[0], title: asked[0], outcome: { outcome: 'selected', optionId: 'allow' } });
   });
@@ -125,7 +126,7 @@ describe('createHost (embedding API)', () => {
     expect(entries.map((entry) => entry.level)).to.include('error');
     expect(entries.some((entry) => entry.level === 'error' && entry.message.includes(`session ${session.sessionId} failed`))).to.equal(true);
     expect(entries.some((entry) => entry.level === 'error' && entry.message.includes('more than 0 restarts'))).to.equal(true);
-    expect(host.journal.getSession(session.sessionId)?.state).to.equal('failed');
+    expect((host.journal as Journal).getSession(session.sessionId)?.state).to.equal('failed');
     await host.stop();
     hosts.splice(hosts.indexOf(host), 1);
     expect(isAlive(cli?.pid)).to.equal(false);

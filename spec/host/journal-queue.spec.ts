@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { asyncJournalOf } from '../../src/host/async-journal-of.js';
 import type { AsyncJournal, JournalUpdateEntry } from '../../src/host/async-journal.js';
 import { createJournalQueue } from '../../src/host/agent/journal-queue.js';
+import { hostJournalOf } from '../../src/host/host-journal.js';
 import { sqliteJournal } from '../../src/host/sqlite-journal.js';
 
 const update = (text: string): JournalUpdateEntry => ({ kind: 'update', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } } });
@@ -27,7 +28,7 @@ describe('createJournalQueue (a session\'s ordered journal writes)', () => {
     const { journal, groups } = gatedJournal(sqlite);
     await sqlite.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });
     const shown: string[] = [];
-    const queue = createJournalQueue<string>({ journal, write: (output) => shown.push(output), failed: () => expect.fail('no write fails') });
+    const queue = createJournalQueue<string>({ journal: hostJournalOf(journal), later: (run) => run(), write: (output) => shown.push(output), failed: () => expect.fail('no write fails') });
     queue.update('s1', update('a'), (seq) => `a@${seq}`);
     queue.update('s1', update('b'), (seq) => `b@${seq}`);
     queue.output('s1', 'answer1');
@@ -68,22 +69,22 @@ describe('createJournalQueue (a session\'s ordered journal writes)', () => {
     expect((await sqlite.entries('s1')).length).to.equal(7);
   });
 
-  it('a record waits for the group before it and resolves with its seq; a refused write is counted and what follows still goes out', async () => {
+  it('a record waits for the group before it and settles with its seq; a refused write is counted and what follows still goes out', async () => {
     const journal = asyncJournalOf(sqliteJournal(':memory:'));
     await journal.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });
     const shown: string[] = [];
     const failures: string[] = [];
-    const queue = createJournalQueue<string>({ journal, write: (output) => shown.push(output), failed: (sessionId) => failures.push(sessionId) });
+    const queue = createJournalQueue<string>({ journal: hostJournalOf(journal), later: (run) => run(), write: (output) => shown.push(output), failed: (sessionId) => failures.push(sessionId) });
     queue.update('s1', update('a'), (seq) => `a@${seq}`);
-    const seq = await queue.record('s1', { kind: 'stop', stopReason: 'end_turn' });
+    const seq = await new Promise<number | undefined>((resolve) => queue.record('s1', { kind: 'stop', stopReason: 'end_turn' }, resolve));
     const entries = await journal.entries('s1');
     expect(entries.map((record) => record.entry.kind)).to.deep.equal(['update', 'stop']);
     expect(seq).to.equal(entries[1]!.seq);
     expect(shown).to.deep.equal([`a@${entries[0]!.seq}`]);
     queue.update('nope', update('x'), (seq) => `x@${seq}`);
-    const refused = queue.record('nope', { kind: 'closed' });
+    const refused = new Promise<unknown>((resolve) => queue.record('nope', { kind: 'closed' }, (seq, error) => resolve(seq === undefined ? error : expect.fail('an unknown session is refused'))));
     queue.output('nope', 'after');
-    await refused.then(() => expect.fail('an unknown session is refused'), () => undefined);
+    expect(await refused).to.be.an('error');
     await queue.settled();
     expect(failures).to.deep.equal(['nope', 'nope']);
     expect(shown.slice(1)).to.deep.equal(['x@undefined', 'after']);
@@ -95,7 +96,7 @@ describe('createJournalQueue (a session\'s ordered journal writes)', () => {
     let groupCalls = 0;
     const counted: AsyncJournal = { ...journal, appendGroup: (sessionId, entries) => (groupCalls++, journal.appendGroup(sessionId, entries)) };
     const shown: string[] = [];
-    const queue = createJournalQueue<string>({ journal: counted, write: (output) => shown.push(output), failed: () => expect.fail('no write fails') });
+    const queue = createJournalQueue<string>({ journal: hostJournalOf(counted), later: (run) => run(), write: (output) => shown.push(output), failed: () => expect.fail('no write fails') });
     for (const text of ['a', 'b', 'c']) queue.update('s1', update(text), (seq) => `${text}@${seq}`);
     expect(shown).to.deep.equal([]);
     await queue.settled();

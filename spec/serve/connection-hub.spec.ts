@@ -5,6 +5,7 @@
  * Real host agent and journal (a SQLite file), the in-process demo agent, clients over memory
  * transports speaking JSON-RPC.
  */
+import type { Journal } from '../../src/host/journal.js';
 import { expect } from 'chai';
 import type { InspectionEvent } from 'xstate';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,7 +34,7 @@ describe('connection hub (warden serve)', function () {
     clients.push(attached);
     return attached;
   };
-  const updateSeqs = (sessionId: string) => host.journal.entries(sessionId).filter((record) => record.entry.kind === 'update').map((record) => record.seq);
+  const updateSeqs = (sessionId: string) => (host.journal as Journal).entries(sessionId).filter((record) => record.entry.kind === 'update').map((record) => record.seq);
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'warden-hub-'));
@@ -102,10 +103,10 @@ describe('connection hub (warden serve)', function () {
     expect((await errorOf(a.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'x' }] }))).data).to.include({ reason: 'not_controller' });
     c.close();
     // b was attached before a became an observer again: b controls now.
-    await b.until(() => host.hub().sessions().find((s) => s.sessionId === sessionId)?.clients.find((client) => client.role === 'controller')?.peer === 'b', 'b in control');
+    await b.until(async () => (await host.hub().sessions()).find((s) => s.sessionId === sessionId)?.clients.find((client) => client.role === 'controller')?.peer === 'b', 'b in control');
     const result = (await b.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'now me' }] })) as { stopReason: string };
     expect(result.stopReason).to.equal('end_turn');
-    const listed = host.hub().sessions().find((s) => s.sessionId === sessionId);
+    const listed = (await host.hub().sessions()).find((s) => s.sessionId === sessionId);
     expect(listed?.clients.map((client) => [client.peer, client.role])).to.deep.equal([['b', 'controller'], ['a', 'observer']]);
     expect(listed?.state).to.be.a('string').and.not.equal('stored');
   });
@@ -128,7 +129,7 @@ describe('connection hub (warden serve)', function () {
     await b.request('session/load', { sessionId, cwd: dir, mcpServers: [] });
     // The controller's cursor stands at the last update it was sent; the observer's replay went on to the turn's end.
     const last = Math.max(...updateSeqs(sessionId));
-    const stop = host.journal.entries(sessionId).find((record) => record.entry.kind === 'stop')?.seq;
+    const stop = (host.journal as Journal).entries(sessionId).find((record) => record.entry.kind === 'stop')?.seq;
     const expected = [
       { connectionId: 'c1', peer: 'a', sessions: [{ sessionId, role: 'controller', delivered: last, state: 'live' }] },
       { connectionId: 'c2', peer: 'b', sessions: [{ sessionId, role: 'observer', delivered: stop, state: 'live' }] },
@@ -155,8 +156,8 @@ describe('connection hub (warden serve)', function () {
     await c.request('session/resume', { sessionId, cwd: dir });
     expect((await errorOf(c.request('_acp-warden/close_session', { sessionId }))).data).to.include({ reason: 'not_controller' });
     expect(await b.request('_acp-warden/close_session', { sessionId })).to.deep.equal({});
-    expect(host.journal.getSession(sessionId)?.state).to.equal('closed');
-    expect(host.hub().sessions().find((s) => s.sessionId === sessionId)?.clients).to.deep.equal([]);
+    expect((host.journal as Journal).getSession(sessionId)?.state).to.equal('closed');
+    expect((await host.hub().sessions()).find((s) => s.sessionId === sessionId)?.clients).to.deep.equal([]);
   });
 
   it('unattended wait: a permission asked while no controller is attached goes to the next controller', async () => {
@@ -188,7 +189,7 @@ describe('connection hub (warden serve)', function () {
     void b.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run the tool' }] }).catch(() => undefined);
     await b.until(() => b.clientRequests.length > 0, 'the permission request on b');
     b.close();
-    const entries = () => host.journal.entries(sessionId);
+    const entries = () => (host.journal as Journal).entries(sessionId);
     await b.until(() => entries().some((record) => record.entry.kind === 'stop'), 'the turn to end');
     const permission = entries().find((record) => record.entry.kind === 'permission');
     expect(JSON.stringify(permission?.entry)).to.match(/reject/);
@@ -202,7 +203,7 @@ describe('connection hub (warden serve)', function () {
     await a.until(() => a.clientRequests.length > 0, 'the permission request on a');
     a.close();
     // Nobody attaches again: the wait runs out and the permission is answered for the user.
-    const entries = () => host.journal.entries(sessionId);
+    const entries = () => (host.journal as Journal).entries(sessionId);
     await a.until(() => entries().some((record) => record.entry.kind === 'stop'), 'the turn to end without a controller');
     const permission = entries().find((record) => record.entry.kind === 'permission');
     expect(JSON.stringify(permission?.entry)).to.match(/reject/);
@@ -218,8 +219,8 @@ describe('connection hub (warden serve)', function () {
     await b.request('session/resume', { sessionId, cwd: dir });
     const c = await client('c');
     await c.request('session/resume', { sessionId, cwd: dir });
-    const roles = () => Object.fromEntries((host.hub().sessions().find((listed) => listed.sessionId === sessionId)?.clients ?? []).map((listed) => [listed.peer, listed.role]));
-    expect(roles()).to.deep.equal({ a: 'controller', b: 'observer', c: 'observer' });
+    const roles = async () => Object.fromEntries(((await host.hub().sessions()).find((listed) => listed.sessionId === sessionId)?.clients ?? []).map((listed) => [listed.peer, listed.role]));
+    expect(await roles()).to.deep.equal({ a: 'controller', b: 'observer', c: 'observer' });
     const chunks = (of: HubClient) => of.updates.filter((u) => u.sessionId === sessionId && u.update.sessionUpdate === 'agent_message_chunk').map((u) => u.seq);
     await a.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'tell me about three clients' }] });
     await b.until(() => b.updates.some((u) => turnEnded(u.update)), 'the turn end on b');
@@ -230,12 +231,12 @@ describe('connection hub (warden serve)', function () {
     // Observers may not prompt; the controller leaving hands over to b (attached first), c stays an observer.
     expect(((await errorOf(c.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'mine' }] }))).data as { reason: string }).reason).to.equal('not_controller');
     a.close();
-    await b.until(() => roles().b === 'controller', 'b in control');
-    expect(roles()).to.deep.equal({ b: 'controller', c: 'observer' });
+    await b.until(async () => (await roles()).b === 'controller', 'b in control');
+    expect(await roles()).to.deep.equal({ b: 'controller', c: 'observer' });
     b.close();
-    await c.until(() => roles().c === 'controller', 'c in control');
+    await c.until(async () => (await roles()).c === 'controller', 'c in control');
     await c.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'now mine' }] });
-    expect(host.journal.entries(sessionId).filter((record) => record.entry.kind === 'prompt')).to.have.length(2);
+    expect((host.journal as Journal).entries(sessionId).filter((record) => record.entry.kind === 'prompt')).to.have.length(2);
   });
 
   it('a session without any connection for the idle timeout is closed on its agent and restored on the next attach', async () => {
@@ -243,7 +244,7 @@ describe('connection hub (warden serve)', function () {
     const a = await client('a');
     const { sessionId } = (await a.request('session/new', { cwd: dir, mcpServers: [] })) as { sessionId: string };
     a.close();
-    await a.until(() => host.hub().sessions().find((s) => s.sessionId === sessionId)?.state === 'stored' || !host.tree().children.some((child) => child.id === `session:${sessionId}`), 'the idle session closed');
+    await a.until(async () => (await host.hub().sessions()).find((s) => s.sessionId === sessionId)?.state === 'stored' || !host.tree().children.some((child) => child.id === `session:${sessionId}`), 'the idle session closed');
     const b = await client('b');
     await b.request('session/resume', { sessionId, cwd: dir });
     const result = (await b.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'back' }] })) as { stopReason: string };

@@ -12,6 +12,7 @@
  *
  * HUB_WALK_SEED replays a seed.
  */
+import type { Journal } from '../../src/host/journal.js';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -85,7 +86,7 @@ describe('connection hub: 100 clients attaching and detaching at random during s
       await host?.stop();
       host = createHost({ store: join(dir, `journal-${runs}.sqlite`), agents: { demo: demoAgent({ wordDelayMs: 1 }) } });
       const hub: ServeHub = host.hub({ unattended: { policy: 'deny', timeoutMs: 1000 }, idleTimeoutMs: 0 });
-      const journal = host.journal;
+      const journal = host.journal as Journal;
       const journalUpdates = (sessionId: string) => new Set(journal.entries(sessionId).filter((record) => record.entry.kind === 'update').map((record) => record.seq));
       const setup = await attachClient(hub, 'setup');
       const sessions: string[] = [];
@@ -113,7 +114,7 @@ describe('connection hub: 100 clients attaching and detaching at random during s
           walker.connection = undefined;
         } else if (next.kind === 'prompt') {
           // The controller of this client's session prompts (an observer's prompt is refused: the hub spec covers that).
-          const controller = hub.sessions().find((session) => session.sessionId === walker.sessionId)?.clients.find((client) => client.role === 'controller')?.peer;
+          const controller = (await hub.sessions()).find((session) => session.sessionId === walker.sessionId)?.clients.find((client) => client.role === 'controller')?.peer;
           const prompter = controller === undefined ? undefined : walkers[Number(controller.slice(1))];
           if (prompter?.connection) prompts.push(prompter.connection.request('session/prompt', { sessionId: prompter.sessionId, prompt: [{ type: 'text', text: `step ${index}` }] }).then(() => 'answered', () => 'failed'));
         }

@@ -27,7 +27,7 @@ export interface HubClient {
   readonly clientRequests: Array<{ id: string | number; method: string; params: unknown }>;
   answerClient(id: string | number, result: unknown): void;
   /** Resolves once `check` holds (polled on every message, and every 20 ms), rejects after `ms`. */
-  until(check: () => boolean, what: string, ms?: number): Promise<void>;
+  until(check: () => boolean | Promise<boolean>, what: string, ms?: number): Promise<void>;
   close(): void;
   readonly server: ReturnType<ServeHub['attach']>;
 }
@@ -55,12 +55,12 @@ export async function attachClient(hub: ServeHub, name = 'test-client'): Promise
     until: (check, what, ms = 15_000) =>
       new Promise<void>((resolve, reject) => {
         const started = Date.now();
-        const poll = () => {
-          if (check()) return resolve();
+        const poll = async () => {
+          if (await check()) return resolve();
           if (Date.now() - started > ms) return reject(new Error(`timed out waiting for ${what}`));
-          setTimeout(poll, 20);
+          setTimeout(() => void poll().catch(reject), 20);
         };
-        poll();
+        void poll().catch(reject);
       }),
     close: () => {
       // As a socket that drops: the hub's side sees its peer gone.

@@ -117,8 +117,8 @@ export async function runDemo({ write, colour = false, hangAfterMs = 1500 }: Dem
 
     write(p.bold('\nThe supervision tree now'));
     write(formatHostTree(host.tree(), p));
-    const journal = host.journal.getSession(session.sessionId);
-    const entries = host.journal.entries(session.sessionId);
+    const journal = await host.journal.getSession(session.sessionId);
+    const entries = await host.journal.entries(session.sessionId);
     write(p.bold('\nThe journal'));
     write(`  session ${session.sessionId}: ${entries.length} entries, ${journal?.restarts ?? 0} restarts recorded, state ${journal?.state}`);
   } finally {

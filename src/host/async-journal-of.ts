@@ -1,12 +1,14 @@
 /**
  * A synchronous {@link Journal} (the SQLite engine, or an embedder's own) seen as an
- * {@link AsyncJournal}: each call runs synchronously, as today, and returns a settled
- * promise, so what SQLite made durable when `append` returned is durable when the promise
- * resolves. A journal without the optional calls gets their fallbacks (pages and state entries
- * filtered from `entries`, a group as appends one by one, ownership as a no-op).
+ * {@link AsyncJournal}: each call runs synchronously, as the host makes it
+ * ({@link hostJournalOf}), and returns a settled promise, so what SQLite made durable when
+ * `append` returned is durable when the promise resolves. A journal without the optional
+ * calls gets their fallbacks (pages and state entries filtered from `entries`, a group as
+ * appends one by one, ownership as a no-op).
  */
 import type { AsyncJournal } from './async-journal.js';
-import { stateEntryKinds, UnknownSessionError, type Journal, type JournalRecord } from './journal.js';
+import type { Journal } from './journal.js';
+import { hostJournalOf } from './host-journal.js';
 
 /**
  * `journal` as an {@link AsyncJournal}. Engines without epochs: `claim` resolves `undefined`
@@ -19,59 +21,25 @@ import { stateEntryKinds, UnknownSessionError, type Journal, type JournalRecord 
  * ```
  */
 export function asyncJournalOf(journal: Journal): AsyncJournal {
-  const entriesAfter = (sessionId: string, afterSeq = 0): JournalRecord[] => journal.entries(sessionId, afterSeq);
+  const calls = hostJournalOf(journal);
+  const promised = <K extends keyof AsyncJournal>(key: K) =>
+    (async (...args: unknown[]) => (calls[key] as (...args: unknown[]) => unknown)(...args)) as unknown as AsyncJournal[K];
   return {
-    // Recorded and taken, as the interface says (the host claimed it right after, before).
-    async createSession(session) {
-      const created = journal.createSession(session);
-      journal.claim?.(session.sessionId);
-      return created;
-    },
-    async forkSession(session) {
-      const created = journal.forkSession(session);
-      journal.claim?.(session.sessionId);
-      return created;
-    },
-    getSession: async (sessionId) => journal.getSession(sessionId),
-    listSessions: async (query) => journal.listSessions(query),
-    append: async (sessionId, entry) => journal.append(sessionId, entry),
-    async appendGroup(sessionId, entries) {
-      if (!journal.begin || !journal.commit) return entries.map((entry) => journal.append(sessionId, entry));
-      journal.begin();
-      let seqs: number[];
-      try {
-        seqs = entries.map((entry) => journal.append(sessionId, entry));
-      } finally {
-        // Committed (or told lost) whatever happened: a group left open would take the next writes in.
-        journal.commit();
-      }
-      return seqs;
-    },
-    deleteSession: async (sessionId) => journal.deleteSession(sessionId),
-    entries: async (sessionId, afterSeq) => entriesAfter(sessionId, afterSeq),
-    async readEntries(sessionId, page) {
-      if (journal.readEntries) return journal.readEntries(sessionId, page);
-      const limit = Math.floor(page.limit);
-      if (!(limit >= 1)) throw new TypeError(`Expected the \`limit\` of a journal page to be a positive integer, got \`${String(page.limit)}\`.`);
-      const records: JournalRecord[] = [];
-      let bytes = 0;
-      for (const record of entriesAfter(sessionId, page.afterSeq).slice(0, limit)) {
-        records.push(record);
-        bytes += JSON.stringify(record.entry).length;
-        if (bytes >= (page.maxBytes ?? Infinity)) break;
-      }
-      return records;
-    },
-    stateEntries: async (sessionId) => (journal.stateEntries ? journal.stateEntries(sessionId) : entriesAfter(sessionId).filter((record) => stateEntryKinds.has(record.entry.kind))),
-    lastSeq: async (sessionId) => (journal.lastSeq ? journal.lastSeq(sessionId) : (entriesAfter(sessionId).at(-1)?.seq ?? 0)),
-    async claim(sessionId) {
-      if (!journal.getSession(sessionId)) throw new UnknownSessionError(sessionId);
-      journal.claim?.(sessionId);
-      return undefined;
-    },
-    release: async (sessionId) => journal.release?.(sessionId),
-    setResume: async (sessionId, resume) => journal.setResume(sessionId, resume),
-    setState: async (sessionId, state) => journal.setState(sessionId, state),
-    close: async () => journal.close(),
+    createSession: promised('createSession'),
+    forkSession: promised('forkSession'),
+    getSession: promised('getSession'),
+    listSessions: promised('listSessions'),
+    append: promised('append'),
+    appendGroup: promised('appendGroup'),
+    deleteSession: promised('deleteSession'),
+    entries: promised('entries'),
+    readEntries: promised('readEntries'),
+    stateEntries: promised('stateEntries'),
+    lastSeq: promised('lastSeq'),
+    claim: promised('claim'),
+    release: promised('release'),
+    setResume: promised('setResume'),
+    setState: promised('setState'),
+    close: promised('close'),
   };
 }

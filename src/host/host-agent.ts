@@ -42,7 +42,11 @@ import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../acp/
 import type { Subscriber } from '../session/subscriber.js';
 import { type CatchUp, type ReleaseAgent, type HostAgentContext, type HostAgentOptions, type HostAgentEvent, type HostInput, type HostSession, type HostSnapshot, type InnerAgent, type InnerOutput, type Live, type Scope } from './agent/live.js';
 import { lives } from './agent/live.js';
-import { commitGroup, subscriberOf } from './agent/delivery.js';
+import { subscriberOf } from './agent/delivery.js';
+import { createJournalQueue } from './agent/journal-queue.js';
+import { failedWrite } from './agent/journal-failures.js';
+import { later, type Continue } from './agent/continuation.js';
+import { hostJournalOf } from './host-journal.js';
 import { releaseAgent, releasedDown, withHostCapabilities } from './agent/inner-agents.js';
 import { onEditorEvent } from './agent/from-editor.js';
 import { releaseOwnership } from './agent/ownership.js';
@@ -79,7 +83,14 @@ export function createHostAgent(options: HostAgentOptions): NativeAgent {
 export const hostAgentLogic = {
   config: { name: 'hostAgent' },
   getInitialSnapshot(scope: Scope, input: HostInput): HostSnapshot {
-    const live: Live = { scope, input, inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, group: undefined, subscriber: undefined as unknown as Subscriber, requestSessions: new Map(), held: new Map(), attaching: new Map(), opening: new Map(), releasing: new Set() };
+    const journal = hostJournalOf(input.journal);
+    const live: Live = { scope, input, journal, writes: undefined as unknown as Live['writes'], inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, subscriber: undefined as unknown as Subscriber, requestSessions: new Map(), held: new Map(), attaching: new Map(), opening: new Map(), releasing: new Set() };
+    (live as { writes: Live['writes'] }).writes = createJournalQueue({
+      journal,
+      write: (delivery) => live.subscriber.deliver(delivery.sessionId, delivery.output, delivery.seq),
+      failed: (sessionId, error) => failedWrite(live, sessionId, error),
+      later: (run) => later(live, run),
+    });
     (live as { subscriber: Subscriber }).subscriber = subscriberOf(live);
     lives.set(scope.self, live);
     return { status: 'active', output: undefined, error: undefined, context: summary(live) };
@@ -100,7 +111,8 @@ export const hostAgentLogic = {
       live.subscriber.close();
       return { ...snapshot, status: 'stopped', context: summary(live) } as HostSnapshot;
     }
-    if (event.type === 'host.inner') onInnerOutput(live, (event as InnerOutput).agent, (event as InnerOutput).output);
+    if (event.type === 'host.continue') (event as Continue).run();
+    else if (event.type === 'host.inner') onInnerOutput(live, (event as InnerOutput).agent, (event as InnerOutput).output);
     else if (event.type === 'host.catchUp') live.subscriber.step((event as CatchUp).sessionId);
     else if (event.type === 'host.releaseAgent') releaseAgent(live, (event as Extract<ReleaseAgent, { type: 'host.releaseAgent' }>).agent);
     else if (event.type === 'host.releasedDown') releasedDown(live, (event as Extract<ReleaseAgent, { type: 'host.releasedDown' }>).ref);
@@ -125,7 +137,17 @@ export function innerAgentsOf(host: AnyActorRef): ReadonlyMap<string, { readonly
 /** Commits the host agent's open group of journaled updates, so that a reader of its journal sees them (and they went out). */
 export function settleJournal(host: AnyActorRef): void {
   const live = lives.get(host);
-  if (live) commitGroup(live);
+  live?.writes.flush();
+}
+
+/** Resolves once every journal write the host agent queued has settled (the journal may be closed then). */
+export function journalWritesSettled(host: AnyActorRef): Promise<void> {
+  return lives.get(host)?.writes.settled() ?? Promise.resolve();
+}
+
+/** The agent of a session this host runs now (`undefined`: not running here). */
+export function runningSessionAgent(host: AnyActorRef, sessionId: string): string | undefined {
+  return lives.get(host)?.sessions.get(sessionId)?.agent;
 }
 
 /** The session state charts, by session id. */

@@ -38,10 +38,15 @@ import { createMemoryTransportPair } from '../jsonrpc/memory-transport.js';
 import type { Transport } from '../jsonrpc/transport.js';
 import { SHUTDOWN_EVENT, type SupervisionEvent } from '../supervision/events.js';
 import { supervisionTree, whichChildren, type SupervisionTreeNode } from '../supervision/introspection.js';
-import { AGENT_META_KEY, createHostAgent, innerAgentsOf, sessionMachinesOf } from './host-agent.js';
+import { AGENT_META_KEY, createHostAgent, innerAgentsOf, journalWritesSettled, sessionMachinesOf } from './host-agent.js';
 import type { HostEvent } from './host-event.js';
 import type { Journal, JournalSession } from './journal.js';
 import { defaultJournalPath, sqliteJournal } from './sqlite-journal.js';
+import type { AsyncJournal } from './async-journal.js';
+import { isAsyncJournal, type HostStore } from './host-journal.js';
+import { deferredJournal } from './deferred-journal.js';
+import { isPostgresUrl } from './store-url.js';
+import type { PostgresJournalOptions } from './postgres-journal.js';
 import { logEntryOf, type HostLogEntry } from './host-log.js';
 import { sessionMachine } from '../session/session-machine.js';
 import { createLiveActors } from './live-actors.js';
@@ -73,10 +78,15 @@ export interface HostOptions {
   /** How known agents are found and run: `--agent-command`, `--env`, `--inherit-env`. */
   readonly agentOptions?: AgentOptions;
   /**
-   * The journal: a path, `:memory:`, or a {@link Journal} of your own. Default: the SQLite
-   * file under the user's state directory (`defaultJournalPath()`).
+   * The journal: a SQLite path, `:memory:`, a PostgreSQL URL (`postgres://user@host:port/db`:
+   * the store several hosts share, docs/cluster.md), or a {@link Journal} (or
+   * {@link AsyncJournal}) of your own. Default: the SQLite file under the user's state
+   * directory (`defaultJournalPath()`). A PostgreSQL store opens in the background: await
+   * {@link Host.opened} to fail early; until then every call waits for it.
    */
-  readonly store?: string | Journal;
+  readonly store?: string | Journal | AsyncJournal;
+  /** Options of a PostgreSQL store (`lease`, `advertise`, `connections`: see `openPostgresJournal`). */
+  readonly postgres?: PostgresJournalOptions;
   /**
    * How known agents' processes are supervised: at most `intensity` restarts in `period` ms
    * per session (default 3 in 60 s), and `hangAfterMs`, the watchdog's patience with a
@@ -164,8 +174,19 @@ export interface Host {
   openSession(sessionId: string, options?: { readonly cwd?: string; readonly how?: 'load' | 'resume' }): Promise<HostSessionHandle & { readonly replayed: readonly SessionUpdate[] }>;
   /** Journaled sessions, most recent first. */
   listSessions(query?: { readonly cwd?: string }): Promise<ReadonlyArray<{ sessionId: string; cwd: string; title: string | null; updatedAt: string }>>;
-  /** The journal (read it, or close it yourself when you passed your own). */
-  readonly journal: Journal;
+  /**
+   * The journal (read it, or close it yourself when you passed your own): a {@link Journal}
+   * for a SQLite store (answers at once), an {@link AsyncJournal} for a PostgreSQL one
+   * (answers with promises). `await` works on both.
+   */
+  readonly journal: HostStore;
+  /**
+   * Resolves once the store is open (at once for SQLite, whose bad path throws from
+   * `createHost`); rejects with the open's error (a PostgreSQL store that cannot be reached
+   * or migrated, named without its password). `warden acp` and `warden serve` await it
+   * before they answer or listen.
+   */
+  readonly opened: Promise<void>;
   /** The supervision tree now: every agent, session supervisor, port (with pids) and session state. */
   tree(): HostTreeNode;
   /**
@@ -221,7 +242,7 @@ export interface ServeHub {
   /** Serves one connection; the returned server actor ends when the connection closes (its sessions go on). */
   attach(transport: Transport, info?: { readonly peer?: string }): AnyActorRef;
   /** The sessions the hub runs and the journal keeps, with their clients. */
-  sessions(): HubSessionInfo[];
+  sessions(): Promise<HubSessionInfo[]>;
   /** The connections, with their role and cursor in each session they attached. */
   connections(): ReturnType<typeof hubConnections>;
   /** Resolves `true` when no prompt is in flight any more, `false` after `timeoutMs` if some still are. */
@@ -262,14 +283,19 @@ export function createHost(options: HostOptions = {}): Host {
   if (options.files) validFileReadLimits(options.files);
   if (options.terminals) validTerminalLimits(options.terminals);
   const ownsJournal = typeof options.store !== 'object';
-  const opened = typeof options.store === 'object' ? options.store : sqliteJournal(options.store ?? defaultJournalPath());
+  const store = openStore(options);
   const telemetry = options.telemetry;
-  const journal = telemetry ? telemetry.timeJournal(opened) : opened;
+  const journal = telemetry ? telemetry.timeJournal(store.journal) : store.journal;
+  /** What the host knows of sessions' states without asking the journal (an asynchronous one cannot answer `state()` at once). */
+  const knownStates = new Map<string, string>();
   const listeners = new Set<(event: HostEvent) => void>(telemetry ? [telemetry.hostListener] : []);
   const publish = (event: HostEvent) => {
     // A session event may follow a new agent or a new agent supervisor (a passthrough that
     // started again): relay its supervision events from now on (warden acp logs them).
     if (event.type.startsWith('session.') || event.type === 'agent.started') watchSupervisors();
+    if (event.type === 'session.closed') knownStates.set(event.sessionId, 'closed');
+    else if (event.type === 'session.failed') knownStates.set(event.sessionId, 'failed');
+    else if (event.type === 'session.opened') knownStates.delete(event.sessionId);
     for (const listener of listeners) {
       // A listener's bug must not take the host (or the protocol) down: it becomes a warning.
       try {
@@ -509,7 +535,9 @@ export function createHost(options: HostOptions = {}): Host {
     state() {
       const handler = program ? handlerOf(program.server) : undefined;
       const machine = handler ? sessionMachinesOf(handler).get(sessionId) : undefined;
-      return machine ? String(machine.getSnapshot().value) : (journal.getSession(sessionId)?.state ?? 'unknown');
+      if (machine) return String(machine.getSnapshot().value);
+      if (isAsyncJournal(journal)) return knownStates.get(sessionId) ?? 'unknown';
+      return journal.getSession(sessionId)?.state ?? 'unknown';
     },
     async close() {
       await closeSession(client, sessionId);
@@ -518,6 +546,7 @@ export function createHost(options: HostOptions = {}): Host {
 
   return {
     journal,
+    opened: store.opened,
     async newSession({ cwd, agent, mcpServers }) {
       const client = await connect();
       const params = { cwd, mcpServers: mcpServers ?? [], ...(agent ? { _meta: { [AGENT_META_KEY]: agent } } : {}) };
@@ -527,14 +556,14 @@ export function createHost(options: HostOptions = {}): Host {
     },
     async openSession(sessionId, openOptions = {}) {
       const client = await connect();
-      const journaled: JournalSession | undefined = journal.getSession(sessionId);
+      const journaled: JournalSession | undefined = await journal.getSession(sessionId);
       const cwd = openOptions.cwd ?? journaled?.cwd ?? process.cwd();
       let replayed: SessionUpdate[] = [];
       if (openOptions.how === 'load') replayed = (await loadSession(client, { sessionId, cwd })).replayed;
       else await resumeSession(client, { sessionId, cwd });
       watchSupervisors();
       // A session an agent listed (a Codex thread) is journaled by the open itself.
-      const agent = journaled?.agent ?? journal.getSession(sessionId)?.agent ?? defaultAgent;
+      const agent = journaled?.agent ?? (await journal.getSession(sessionId))?.agent ?? defaultAgent;
       return { ...handle(client, sessionId, agent), replayed };
     },
     async listSessions(query = {}) {
@@ -577,9 +606,28 @@ export function createHost(options: HostOptions = {}): Host {
       if (program?.client.getSnapshot().status === 'active') program.client.stop();
       inspection?.stop();
       if (loadingLiveView) await (await loadingLiveView).close();
-      if (ownsJournal) journal.close();
+      if (!ownsJournal) return;
+      // What the host agents queued is written before the store closes.
+      for (const handler of hostAgents()) await journalWritesSettled(handler);
+      await journal.close();
     },
   };
+}
+
+/**
+ * The store a host runs on: a synchronous journal opened now (a bad SQLite path throws here),
+ * a PostgreSQL URL opened in the background (`pg` loaded only then), or the program's own.
+ */
+function openStore(options: HostOptions): { readonly journal: HostStore; readonly opened: Promise<void> } {
+  const given = options.store;
+  if (typeof given === 'object') return { journal: given, opened: Promise.resolve() };
+  const path = given ?? defaultJournalPath();
+  if (!isPostgresUrl(path)) return { journal: sqliteJournal(path), opened: Promise.resolve() };
+  const opening = import('./postgres-journal.js').then(({ openPostgresJournal }) => openPostgresJournal(path, options.postgres));
+  const journal = deferredJournal(opening);
+  const opened = journal.opened.then(() => undefined);
+  opened.catch(() => undefined);
+  return { journal, opened };
 }
 
 /**

@@ -28,8 +28,9 @@ import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentReq
 import { AGENT_METHODS, CLIENT_METHODS } from '../acp/methods.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { ReadGate } from '../port/read-gate.js';
-import type { Journal, JournalRecord } from '../host/journal.js';
-import { runningSessionSetup, settleJournal, sessionMachinesOf } from '../host/host-agent.js';
+import type { JournalRecord, JournalSession } from '../host/journal.js';
+import { hostJournalOf, isPromiseLike, type HostJournal, type HostStore, type Maybe } from '../host/host-journal.js';
+import { runningSessionAgent, runningSessionSetup, settleJournal, sessionMachinesOf } from '../host/host-agent.js';
 import { journalReads } from '../host/agent/delivery.js';
 import { Subscriber } from '../session/subscriber.js';
 import { updatesOf, updatesWithTurns } from '../session/cursor.js';
@@ -60,7 +61,8 @@ export interface HubOptions {
 export interface HubInput extends HubOptions {
   /** The host agent's descriptor (`createHostAgent`): the hub runs it as its child. */
   readonly host: NativeAgent;
-  readonly journal: Journal;
+  /** The host's store (a synchronous journal, or one that answers with promises). */
+  readonly journal: HostStore;
 }
 
 /** A session as `_acp-warden/sessions` lists it. */
@@ -118,6 +120,7 @@ interface HubCall {
 interface HubLive {
   readonly scope: HubScope;
   readonly input: HubInput;
+  readonly journal: HostJournal;
   readonly host: AnyActorRef;
   readonly subscription: Subscription;
   readonly connections: Map<string, HubConnection>;
@@ -166,6 +169,7 @@ export const connectionHubLogic = {
     const live: HubLive = {
       scope,
       input,
+      journal: hostJournalOf(input.journal),
       host,
       subscription: host.on('*', (output: AgentHandlerOutput) => onHostOutput(live, output)),
       connections: new Map(),
@@ -210,6 +214,9 @@ export const connectionHubLogic = {
         if (connection) onClientEvent(live, connection, clientEvent);
         break;
       }
+      case 'hub.continue':
+        (event as Extract<HubEvent, { type: 'hub.continue' }>).run();
+        break;
       case 'hub.step': {
         const { connectionId, sessionId } = event as Extract<HubEvent, { type: 'hub.step' }>;
         live.connections.get(connectionId)?.subscriber.step(sessionId);
@@ -268,9 +275,10 @@ export function hubDrained(hub: AnyActorRef): Promise<void> {
 }
 
 /** The sessions the hub serves now and the journal keeps (see {@link HubSessionInfo}). */
-export function hubSessions(hub: AnyActorRef): HubSessionInfo[] {
+export function hubSessions(hub: AnyActorRef): Promise<HubSessionInfo[]> {
   const live = lives.get(hub);
-  return live ? sessionsOf(live) : [];
+  if (!live) return Promise.resolve([]);
+  return new Promise((resolve, reject) => sessionsOf(live, (listed) => (listed.ok ? resolve(listed.value) : reject(listed.error))));
 }
 
 /** Where each connection stands in each session it attached (for the live view). */
@@ -310,8 +318,9 @@ function subscriberFor(live: HubLive, connectionId: string, ref: AnyActorRef, ga
   const self = live.scope.self;
   return new Subscriber({
     write: (output) => ref.send({ type: 'hub.output', output }),
-    ...journalReads(live.input.journal),
+    ...journalReads(live.journal),
     gate,
+    later: (run) => laterInHub(live, run),
     schedule: (sessionId) =>
       setImmediate(() => {
         if (self.getSnapshot().status === 'active') self.send({ type: 'hub.step', connectionId, sessionId } satisfies HubEvent);
@@ -320,6 +329,12 @@ function subscriberFor(live: HubLive, connectionId: string, ref: AnyActorRef, ga
     // A replay shows every turn; a catch-up shows the turns this connection did not start (its own it got live: its prompt, its answer).
     shows: (sessionId, record, replaying) => (replaying || !ownTurnEntry(live, sessionId, record, connectionId) ? updatesWithTurns(record.entry) : updatesOf(record.entry, false)),
   });
+}
+
+/** Runs `run` in a later turn of the hub (a journal read that answered with a promise). */
+function laterInHub(live: HubLive, run: () => void): void {
+  const self = live.scope.self;
+  if (self.getSnapshot().status === 'active') self.send({ type: 'hub.continue', run } satisfies HubEvent);
 }
 
 function ownTurnEntry(live: HubLive, sessionId: string, record: JournalRecord, connectionId: string): boolean {
@@ -443,7 +458,12 @@ function onClientRequest(live: HubLive, connection: HubConnection, request: Agen
       return;
     }
     case 'ext.request':
-      if (request.method === HUB_METHODS.sessions) return answer(live, connection, request.requestId, undefined, { sessions: sessionsOf(live) });
+      if (request.method === HUB_METHODS.sessions) {
+        return sessionsOf(live, (listed) =>
+          listed.ok
+            ? answer(live, connection, request.requestId, undefined, { sessions: listed.value })
+            : refuse(live, connection, request.requestId, RpcError.internalError(`the journal could not be read: ${(listed.error as Error)?.message ?? String(listed.error)}`)));
+      }
       if (request.method === HUB_METHODS.takeControl) return takeControlOf(live, connection, request);
       if (request.method === HUB_METHODS.closeSession) {
         if (sessionId === undefined) return refuse(live, connection, request.requestId, RpcError.invalidParams('sessionId (a string) is required'));
@@ -742,14 +762,15 @@ function idle(live: HubLive, sessionId: string): void {
   if (session.prompts > 0) return armIdle(live, session);
   live.sessions.delete(sessionId);
   const key = `h${live.nextKey++}`;
-  live.requests.set(key, { kind: 'idleClose', sessionId, agent: live.input.journal.getSession(sessionId)?.agent });
+  live.requests.set(key, { kind: 'idleClose', sessionId, agent: runningSessionAgent(live.host, sessionId) });
   live.host.send({ type: 'session.close', requestId: key, method: AGENT_METHODS.session_close, params: { sessionId }, context: daemonContext });
 }
 
 // ---------------------------------------------------------------------------------------
 // Listing
 
-function sessionsOf(live: HubLive): HubSessionInfo[] {
+/** The sessions the hub runs and the journal keeps, to `then` (at once with a journal that answers at once). */
+function sessionsOf(live: HubLive, then: (result: { ok: true; value: HubSessionInfo[] } | { ok: false; error: unknown }) => void): void {
   const machines = sessionMachinesOf(live.host);
   const found = new Map<string, HubSessionInfo>();
   const info = (sessionId: string, agent: string | undefined, state: string): HubSessionInfo => {
@@ -762,15 +783,24 @@ function sessionsOf(live: HubLive): HubSessionInfo[] {
       : [];
     return { sessionId, agent, state, clients, lastActivity: session?.lastActivity === undefined ? undefined : new Date(session.lastActivity).toISOString() };
   };
-  for (const [sessionId, machine] of machines) {
-    const journaled = live.input.journal.getSession(sessionId);
-    found.set(sessionId, info(sessionId, journaled?.agent, String(machine.getSnapshot().value)));
-  }
-  let cursor: string | undefined;
-  do {
-    const page = live.input.journal.listSessions(cursor === undefined ? {} : { cursor });
-    for (const session of page.sessions) if (!found.has(session.sessionId)) found.set(session.sessionId, info(session.sessionId, session.agent, 'stored'));
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return [...found.values()];
+  for (const [sessionId, machine] of machines) found.set(sessionId, info(sessionId, runningSessionAgent(live.host, sessionId), String(machine.getSnapshot().value)));
+  const from = (cursor: string | undefined): void => {
+    let page: Maybe<{ readonly sessions: readonly JournalSession[]; readonly nextCursor: string | undefined }>;
+    try {
+      page = live.journal.listSessions(cursor === undefined ? {} : { cursor });
+    } catch (error) {
+      return then({ ok: false, error });
+    }
+    const read = (value: { readonly sessions: readonly JournalSession[]; readonly nextCursor: string | undefined }) => {
+      for (const session of value.sessions) if (!found.has(session.sessionId)) found.set(session.sessionId, info(session.sessionId, session.agent, 'stored'));
+      if (value.nextCursor !== undefined) return from(value.nextCursor);
+      then({ ok: true, value: [...found.values()] });
+    };
+    if (!isPromiseLike(page)) return read(page);
+    page.then(
+      (value) => laterInHub(live, () => read(value)),
+      (error: unknown) => laterInHub(live, () => then({ ok: false, error })),
+    );
+  };
+  from(undefined);
 }

@@ -17,4 +17,6 @@ export type HubEvent =
   /** A permission request waited for a controller past the unattended timeout: it is denied. */
   | { readonly type: 'hub.unattended'; readonly key: string }
   /** The daemon stops: turns may finish up to the drain timeout. */
-  | { readonly type: 'hub.drain' };
+  | { readonly type: 'hub.drain' }
+  /** A journal read answered by a promise carries on in the hub's own turn. */
+  | { readonly type: 'hub.continue'; readonly run: () => void };

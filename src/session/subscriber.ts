@@ -19,6 +19,7 @@ import type { AnyActorRef } from 'xstate';
 import type { AgentHandlerOutput } from '../acp/native-agent.js';
 import type { JournalEntry, JournalRecord } from '../host/journal.js';
 import { ReadGate } from '../port/read-gate.js';
+import { isPromiseLike, type Maybe } from '../host/host-journal.js';
 import { liveCursor, mustHold, pinsWhatFollows, rewind, takeHeld, updatesOf, type ReplayWaiter, type SessionCursor } from './cursor.js';
 
 /** What a subscriber runs on. */
@@ -27,12 +28,18 @@ export interface SubscriberOptions {
   readonly write: (output: AgentHandlerOutput) => void;
   /**
    * Reads the session's journal after `afterSeq`: a page (when `paged`: an empty page is the
-   * end), or everything after it. Throws what the journal threw.
+   * end), or everything after it, at once or as a promise. Throws (or rejects with) what the
+   * journal threw.
    */
-  readonly read: (sessionId: string, afterSeq: number) => readonly JournalRecord[];
+  readonly read: (sessionId: string, afterSeq: number) => Maybe<readonly JournalRecord[]>;
   readonly paged: boolean;
-  /** The `seq` of the session's last journal entry (0: none yet). */
-  readonly lastSeq: (sessionId: string) => number;
+  /** The `seq` of the session's last journal entry (0: none yet), at once or as a promise. */
+  readonly lastSeq: (sessionId: string) => Maybe<number>;
+  /**
+   * Runs `run` in the owner's own turn (an actor: a self-sent event): how a read answered by a
+   * promise carries on. Default: at once (a journal that only answers at once never needs it).
+   */
+  readonly later?: (run: () => void) => void;
   /** Open while the connection's transport takes more (see {@link deliveryGateOf}). */
   readonly gate: ReadGate;
   /** Calls {@link Subscriber.step} for `sessionId` later, in the owner's own turn (an actor: a self-sent event). */
@@ -60,7 +67,7 @@ export interface CursorPosition {
 /** One connection's cursors over its sessions. */
 export class Subscriber {
   readonly #options: SubscriberOptions;
-  readonly #cursors = new Map<string, SessionCursor<AgentHandlerOutput> & { page: JournalRecord[] }>();
+  readonly #cursors = new Map<string, TrackedCursor>();
   readonly #leaveGate: () => void;
 
   constructor(options: SubscriberOptions) {
@@ -122,14 +129,22 @@ export class Subscriber {
    */
   replay(sessionId: string, waiter: ReplayWaiter): void {
     this.#options.settle?.();
-    let cursor = this.#cursors.get(sessionId);
-    let head: number;
+    let head: Maybe<number>;
     try {
       head = this.#options.lastSeq(sessionId);
     } catch (error) {
       waiter.failed(error);
       return;
     }
+    if (!isPromiseLike(head)) return this.#replayFrom(sessionId, waiter, head);
+    head.then(
+      (seq) => this.#later(() => this.#replayFrom(sessionId, waiter, seq)),
+      (error: unknown) => this.#later(() => waiter.failed(error)),
+    );
+  }
+
+  #replayFrom(sessionId: string, waiter: ReplayWaiter, head: number): void {
+    let cursor = this.#cursors.get(sessionId);
     cursor ??= this.#track(liveCursor(sessionId, head));
     if (head > cursor.head) cursor.head = head;
     const after = waiter.after ?? 0;
@@ -153,18 +168,49 @@ export class Subscriber {
     if (!cursor) return;
     cursor.scheduled = false;
     if (cursor.state === 'live' || !this.#options.gate.open) return; // the gate wakes it when it opens
-    const { write } = this.#options;
+    // A page is on its way: the cursor steps on when it comes.
+    if (cursor.reading) return;
     if (cursor.page.length === 0) {
       this.#options.settle?.();
+      const afterSeq = cursor.delivered;
+      let page: Maybe<readonly JournalRecord[]>;
       try {
-        cursor.page = [...this.#options.read(sessionId, cursor.delivered)];
+        page = this.#options.read(sessionId, afterSeq);
       } catch (error) {
         this.#giveUp(cursor, error);
         return;
       }
-      // Nothing after it: caught up (an unpaged read may have missed what came since, so it reads again until then).
-      if (cursor.page.length === 0) return this.#caughtUp(cursor);
+      if (isPromiseLike(page)) {
+        cursor.reading = true;
+        const arrived = (run: () => void) =>
+          this.#later(() => {
+            cursor.reading = false;
+            if (this.#cursors.get(sessionId) === cursor) run();
+          });
+        page.then(
+          (records) =>
+            arrived(() => {
+              // A replay rewound the cursor meanwhile: that page is not the one it needs now.
+              if (cursor.delivered !== afterSeq || cursor.state === 'live') return this.#wake(cursor);
+              cursor.page = [...records];
+              this.#readOn(cursor);
+            }),
+          (error: unknown) => arrived(() => this.#giveUp(cursor, error)),
+        );
+        return;
+      }
+      cursor.page = [...page];
     }
+    this.#readOn(cursor);
+  }
+
+  /** Writes the cursor's page while the gate is open; an empty page read is the end (caught up). */
+  #readOn(cursor: TrackedCursor): void {
+    const { sessionId } = cursor;
+    // Nothing after it: caught up (an unpaged read may have missed what came since, so it reads again until then).
+    if (cursor.page.length === 0) return this.#caughtUp(cursor);
+    if (!this.#options.gate.open) return; // the gate wakes it
+    const { write } = this.#options;
     while (cursor.page.length > 0) {
       const record = cursor.page.shift() as JournalRecord;
       if (record.seq <= cursor.delivered) continue;
@@ -175,6 +221,11 @@ export class Subscriber {
       if (!this.#options.gate.open) return; // full again: the gate wakes it
     }
     this.#wake(cursor); // the next page, after this one had a turn to go out
+  }
+
+  #later(run: () => void): void {
+    if (this.#options.later) this.#options.later(run);
+    else run();
   }
 
   /** Where the session stands for this connection, if it has a cursor. */
@@ -188,8 +239,8 @@ export class Subscriber {
     this.#leaveGate();
   }
 
-  #track(cursor: SessionCursor<AgentHandlerOutput>): SessionCursor<AgentHandlerOutput> & { page: JournalRecord[] } {
-    const tracked = Object.assign(cursor, { page: [] as JournalRecord[] });
+  #track(cursor: SessionCursor<AgentHandlerOutput>): TrackedCursor {
+    const tracked: TrackedCursor = Object.assign(cursor, { page: [] as JournalRecord[], reading: false });
     this.#cursors.set(cursor.sessionId, tracked);
     return tracked;
   }
@@ -201,7 +252,7 @@ export class Subscriber {
   }
 
   /** Everything journaled was delivered: what waited goes out, the cursor is live, a replay is answered (the next one starts). */
-  #caughtUp(cursor: SessionCursor<AgentHandlerOutput> & { page: JournalRecord[] }): void {
+  #caughtUp(cursor: TrackedCursor): void {
     for (const held of takeHeld(cursor)) this.#options.write(held);
     cursor.state = 'live';
     cursor.withPrompts = false;
@@ -216,7 +267,7 @@ export class Subscriber {
   }
 
   /** The journal cannot be read: the replays fail, what waited goes out, the cursor goes on live from here. */
-  #giveUp(cursor: SessionCursor<AgentHandlerOutput> & { page: JournalRecord[] }, error: unknown): void {
+  #giveUp(cursor: TrackedCursor, error: unknown): void {
     const replays = cursor.replays.splice(0);
     for (const held of takeHeld(cursor)) this.#options.write(held);
     cursor.state = 'live';
@@ -228,6 +279,9 @@ export class Subscriber {
     for (const replay of replays) replay.failed(error);
   }
 }
+
+/** A cursor with the page of the journal it is writing out, and whether a page is on its way. */
+type TrackedCursor = SessionCursor<AgentHandlerOutput> & { page: JournalRecord[]; reading: boolean };
 
 type System = AnyActorRef['system'];
 const gates = new WeakMap<System, ReadGate>();

@@ -4,7 +4,7 @@
  * OpenTelemetry module.
  */
 import type { HostEvent } from '../host/host-event.js';
-import type { Journal } from '../host/journal.js';
+import type { HostStore } from '../host/host-journal.js';
 import type { Transport } from '../jsonrpc/transport.js';
 import type { EditorTapOptions } from './editor-tap.js';
 
@@ -17,7 +17,7 @@ export interface HostTelemetry {
   /** `transport` observed: turns, tool calls, permission waits read off it (`peer`: who is on the other end). */
   tapEditor(transport: Transport, options?: EditorTapOptions): Transport;
   /** `journal`, its `append` and `commit` timed. */
-  timeJournal(journal: Journal): Journal;
+  timeJournal<J extends HostStore>(journal: J): J;
   /** For `host.on`: sessions opened, closed, failed; agent restarts and recoveries. */
   readonly hostListener: (event: HostEvent) => void;
 }

@@ -9,7 +9,8 @@ export function beginAttach(live: Live, sessionId: string, opens: boolean): Atta
   const jobs = live.attaching.get(sessionId) ?? new Set();
   jobs.add(job);
   live.attaching.set(sessionId, jobs);
-  if (opens) live.opening.set(sessionId, []);
+  // Kept when the attach held them already while it asked the journal (see `attach`).
+  if (opens && !live.opening.has(sessionId)) live.opening.set(sessionId, []);
   return job;
 }
 

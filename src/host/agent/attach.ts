@@ -8,14 +8,14 @@ import type { JournalRecord, JournalSession } from '../journal.js';
 import { type Adopted, type AttachJob, type InnerAgent, type Live, type Pending } from './live.js';
 import { AGENT_META_KEY } from './live.js';
 import { emit, fail } from './delivery.js';
-import { beginAttach, endAttach, interruption } from './attach-jobs.js';
-import { claimed, releaseOwnership } from './ownership.js';
+import { beginAttach, endAttach, holdAttaches, interruption, releaseAttaches } from './attach-jobs.js';
+import { claimThen, releaseOwnership } from './ownership.js';
 import { innerAgent, sendTo } from './inner-agents.js';
 import { abandon } from './fork-delete.js';
 import { currentSetup, dropSession, openSession } from './session-record.js';
 import { journaledChoices } from './session-settings.js';
 import { failedWrite, journalFailure } from './journal-failures.js';
-import { journalFailureAnswers, record, safely, writeOrError } from './journal-writes.js';
+import { journalCall, journalFailureAnswers, record, safely } from './journal-writes.js';
 
 /**
  * `session/load` and `session/resume`. A session this host runs answers at once (load
@@ -25,26 +25,40 @@ import { journalFailureAnswers, record, safely, writeOrError } from './journal-w
  */
 export function attach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume'): void {
   const sessionId = request.params.sessionId as string;
-  const opens = !live.sessions.has(sessionId);
   // Another load or resume is opening it, or its agent is closing or deleting it: this one waits for that answer, then goes on as it finds the session.
   const waiting = live.opening.get(sessionId);
   if (waiting) {
     waiting.push(() => journalFailureAnswers(live, request.requestId, sessionId, () => attach(live, request, how)));
     return;
   }
-  const known = live.input.journal.getSession(sessionId);
-  const origin = known ? undefined : live.listed.get(sessionId);
-  const journaled = known ?? adopt(live, request);
-  if (!journaled) return;
-  // What an adopted session came from: a refusal by its agent forgets it (and a listed one is listed again).
-  const adopted: Adopted | undefined = known ? undefined : { listed: origin };
-  // Live in another warden: running it here too would split its history (checked before the replay).
-  if (opens && !claimed(live, request.requestId, sessionId)) return;
-  // A session that failed (here or in a previous host) starts again in a fresh agent process.
-  live.failed.delete(sessionId);
-  const job = beginAttach(live, sessionId, opens);
-  if (how === 'load') replay(live, sessionId, request.requestId, () => reattach(live, request, how, job, adopted), () => endAttach(live, job));
-  else reattach(live, request, how, job, adopted);
+  const opens = !live.sessions.has(sessionId);
+  // Later loads and resumes of it wait while the journal is asked (it may answer in a later turn).
+  const held = opens && holdAttaches(live, sessionId);
+  const giveUp = () => {
+    if (held) releaseAttaches(live, sessionId);
+  };
+  journalCall(live, sessionId, (journal) => journal.getSession(sessionId), (found) => {
+    if (!found.ok) {
+      failedWrite(live, sessionId, found.error);
+      fail(live, request.requestId, journalFailure(found.error, sessionId));
+      return giveUp();
+    }
+    const known = found.value;
+    const origin = known ? undefined : live.listed.get(sessionId);
+    const start = () => {
+      // What an adopted session came from: a refusal by its agent forgets it (and a listed one is listed again).
+      const adopted: Adopted | undefined = known ? undefined : { listed: origin };
+      // A session that failed (here or in a previous host) starts again in a fresh agent process.
+      live.failed.delete(sessionId);
+      const job = beginAttach(live, sessionId, opens);
+      if (how === 'load') replay(live, sessionId, request.requestId, () => reattach(live, request, how, job, adopted), () => endAttach(live, job));
+      else reattach(live, request, how, job, adopted);
+    };
+    // Live in another warden: running it here too would split its history (checked before the replay).
+    const claimAndStart = () => (opens ? claimThen(live, request.requestId, sessionId, start, giveUp) : start());
+    if (known) return claimAndStart();
+    adopt(live, request, (adopted) => (adopted ? claimAndStart() : giveUp()));
+  });
 }
 
 export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume', job: AttachJob, adopted: Adopted | undefined): void {
@@ -53,114 +67,125 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
     emit(live, output);
     endAttach(live, job);
   };
-  if (job.interrupted) return answer({ type: 'acp.error', requestId: request.requestId, error: interruption(sessionId, how, job.interrupted).toErrorObject() });
+  const interrupted = () => job.interrupted && answer({ type: 'acp.error', requestId: request.requestId, error: interruption(sessionId, how, job.interrupted).toErrorObject() });
+  if (interrupted()) return;
   const running = live.sessions.get(sessionId);
   if (running) {
     record(live, sessionId, { kind: 'attached', how });
     return answer({ type: 'acp.respond', requestId: request.requestId, result: currentSetup(running) });
   }
-  let journaled: JournalSession | undefined;
-  try {
-    journaled = live.input.journal.getSession(sessionId);
-  } catch (error) {
-    failedWrite(live, sessionId, error);
-    releaseOwnership(live, sessionId);
-    return answer({ type: 'acp.error', requestId: request.requestId, error: journalFailure(error, sessionId) });
-  }
-  if (!journaled) {
-    releaseOwnership(live, sessionId);
-    return answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }).toErrorObject() });
-  }
-  let inner: InnerAgent;
-  try {
-    inner = innerAgent(live, journaled.agent);
-  } catch (error) {
-    releaseOwnership(live, sessionId);
-    unadopt(live, sessionId, adopted);
-    return answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`session ${sessionId} needs agent ${journaled.agent}: ${(error as Error).message}`, { sessionId, agent: journaled.agent }).toErrorObject() });
-  }
-  // What the agent advertised (its initialize answer), not what its definition assumed.
-  const caps = inner.capabilities;
-  const method = caps.sessionCapabilities?.resume || !caps.loadSession ? AGENT_METHODS.session_resume : AGENT_METHODS.session_load;
-  const meta = { ...(request.params._meta as Record<string, unknown> | undefined), [RESUME_META_KEY]: journaled.resume ?? null };
-  endCutTurns(live, sessionId);
-  const session = openSession(live, sessionId, journaled.agent, journaled.restarts, { chosen: journaledChoices(live, sessionId), resume: journaled.resume });
-  session.replaying = method === AGENT_METHODS.session_load;
-  live.pending.set(request.requestId, { kind: 'attach', agent: journaled.agent, sessionId, how, adopted, job, context: request.context });
-  sendTo(inner, {
-    type: method === AGENT_METHODS.session_resume ? 'session.resume' : 'session.load',
-    requestId: request.requestId,
-    method,
-    params: { sessionId, cwd: request.params.cwd ?? journaled.cwd, mcpServers: request.params.mcpServers ?? [], _meta: meta },
-    context: request.context,
+  journalCall(live, sessionId, (journal) => journal.getSession(sessionId), (found) => {
+    if (interrupted()) return;
+    if (!found.ok) {
+      failedWrite(live, sessionId, found.error);
+      releaseOwnership(live, sessionId);
+      return answer({ type: 'acp.error', requestId: request.requestId, error: journalFailure(found.error, sessionId) });
+    }
+    const journaled = found.value;
+    if (!journaled) {
+      releaseOwnership(live, sessionId);
+      return answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }).toErrorObject() });
+    }
+    let inner: InnerAgent;
+    try {
+      inner = innerAgent(live, journaled.agent);
+    } catch (error) {
+      releaseOwnership(live, sessionId);
+      unadopt(live, sessionId, adopted);
+      return answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`session ${sessionId} needs agent ${journaled.agent}: ${(error as Error).message}`, { sessionId, agent: journaled.agent }).toErrorObject() });
+    }
+    countOpenTurns(live, sessionId, (open) =>
+      journaledChoices(live, sessionId, (chosen) => {
+        if (interrupted()) return;
+        endCutTurns(live, sessionId, open);
+        // What the agent advertised (its initialize answer), not what its definition assumed.
+        const caps = inner.capabilities;
+        const method = caps.sessionCapabilities?.resume || !caps.loadSession ? AGENT_METHODS.session_resume : AGENT_METHODS.session_load;
+        const meta = { ...(request.params._meta as Record<string, unknown> | undefined), [RESUME_META_KEY]: journaled.resume ?? null };
+        const session = openSession(live, sessionId, journaled.agent, journaled.restarts, { chosen, resume: journaled.resume });
+        session.replaying = method === AGENT_METHODS.session_load;
+        live.pending.set(request.requestId, { kind: 'attach', agent: journaled.agent, sessionId, how, adopted, job, context: request.context });
+        sendTo(inner, {
+          type: method === AGENT_METHODS.session_resume ? 'session.resume' : 'session.load',
+          requestId: request.requestId,
+          method,
+          params: { sessionId, cwd: request.params.cwd ?? journaled.cwd, mcpServers: request.params.mcpServers ?? [], _meta: meta },
+          context: request.context,
+        });
+      }),
+    );
   });
 }
 
 /**
- * Turns a previous host left open (it was killed or crashed mid-turn: the prompt journaled, no
- * stop or error after it) end in the journal before the session runs again, as a drain that
- * gives up ends them (`shutdown`): a client reading the session from a cursor sees every turn
- * end (`warden serve`'s `turnEnded`), none waits for an answer no process will give.
+ * How many turns a previous host left open (it was killed or crashed mid-turn: the prompt
+ * journaled, no stop or error after it), read a page at a time (flat memory, as a load's
+ * replay); `undefined` when the journal could not say (counted).
  */
-function endCutTurns(live: Live, sessionId: string): void {
-  const journal = live.input.journal;
+function countOpenTurns(live: Live, sessionId: string, then: (open: number | undefined) => void): void {
   let open = 0;
-  const count = (records: readonly JournalRecord[]) => {
-    for (const { entry } of records) {
-      if (entry.kind === 'prompt') open += 1;
-      else if ((entry.kind === 'stop' || entry.kind === 'error') && open > 0) open -= 1;
-    }
-  };
-  try {
-    // A page at a time when the journal can (flat memory, as a load's replay), else the whole history.
-    if (!journal.readEntries) count(journal.entries(sessionId));
-    else {
-      for (let afterSeq = 0; ;) {
-        const page = journal.readEntries(sessionId, { afterSeq, limit: 1000, maxBytes: 4 * 1024 * 1024 });
-        if (page.length === 0) break;
-        count(page);
-        afterSeq = (page.at(-1) as JournalRecord).seq;
+  const from = (afterSeq: number) =>
+    journalCall(live, sessionId, (journal) => journal.readEntries(sessionId, { afterSeq, limit: 1000, maxBytes: 4 * 1024 * 1024 }), (page) => {
+      if (!page.ok) {
+        failedWrite(live, sessionId, page.error);
+        return then(undefined);
       }
-    }
-  } catch (error) {
-    failedWrite(live, sessionId, error);
-    return;
-  }
+      if (page.value.length === 0) return then(open);
+      for (const { entry } of page.value) {
+        if (entry.kind === 'prompt') open += 1;
+        else if ((entry.kind === 'stop' || entry.kind === 'error') && open > 0) open -= 1;
+      }
+      from((page.value.at(-1) as JournalRecord).seq);
+    });
+  from(0);
+}
+
+/**
+ * The turns a previous host left open end in the journal before the session runs again, as a
+ * drain that gives up ends them (`shutdown`): a client reading the session from a cursor sees
+ * every turn end (`warden serve`'s `turnEnded`), none waits for an answer no process will give.
+ */
+function endCutTurns(live: Live, sessionId: string, open: number | undefined): void {
+  if (!open) return;
   const cut = RpcError.because('shutdown', 'the turn was cut: the warden that ran it stopped before it ended (killed or crashed); the session was restored from the journal', { sessionId }).toErrorObject();
-  for (; open > 0; open -= 1) record(live, sessionId, { kind: 'error', error: cut });
+  for (let left = open; left > 0; left -= 1) record(live, sessionId, { kind: 'error', error: cut });
 }
 
 /**
  * A session the journal does not know but an agent keeps (its `session/list` listed it, or
  * the request's `_meta` names the agent and the resume state): journaled now (on that agent,
  * in the request's cwd, with that resume state), so that attaching resumes it there. An id
- * unknown to both is `-32002`. Answers the request itself when it returns `undefined`.
+ * unknown to both is `-32002`. `then` gets the journaled session, or `undefined` when the
+ * request was answered here.
  */
-export function adopt(live: Live, request: AgentRequestEvent): JournalSession | undefined {
+export function adopt(live: Live, request: AgentRequestEvent, then: (journaled: JournalSession | undefined) => void): void {
   const sessionId = request.params.sessionId as string;
   const meta = request.params._meta as Record<string, unknown> | undefined;
   const named = typeof meta?.[AGENT_META_KEY] === 'string' && isResumeState(meta[RESUME_META_KEY]) ? { agent: meta[AGENT_META_KEY] as string, resume: meta[RESUME_META_KEY] } : undefined;
   const origin = named ?? live.listed.get(sessionId);
   if (!origin) {
     fail(live, request.requestId, RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }));
-    return undefined;
+    return then(undefined);
   }
   try {
     innerAgent(live, origin.agent);
   } catch (error) {
     fail(live, request.requestId, RpcError.invalidParams(`session ${sessionId} is kept by agent ${origin.agent}: ${(error as Error).message}`, { sessionId, agent: origin.agent }));
-    return undefined;
+    return then(undefined);
   }
-  const refused = writeOrError(live, sessionId, () => {
-    live.input.journal.createSession({ sessionId, agent: origin.agent, cwd: request.params.cwd as string });
-    live.input.journal.setResume(sessionId, origin.resume);
+  const refused = (error: unknown) => {
+    failedWrite(live, sessionId, error);
+    fail(live, request.requestId, journalFailure(error, sessionId));
+    then(undefined);
+  };
+  journalCall(live, sessionId, (journal) => journal.createSession({ sessionId, agent: origin.agent, cwd: request.params.cwd as string }), (created) => {
+    if (!created.ok) return refused(created.error);
+    journalCall(live, sessionId, (journal) => journal.setResume(sessionId, origin.resume), (resumed) => {
+      if (!resumed.ok) return refused(resumed.error);
+      live.listed.delete(sessionId);
+      then({ ...created.value, resume: origin.resume });
+    });
   });
-  if (refused) {
-    fail(live, request.requestId, journalFailure(refused, sessionId));
-    return undefined;
-  }
-  live.listed.delete(sessionId);
-  return live.input.journal.getSession(sessionId);
 }
 
 /**
@@ -171,7 +196,7 @@ export function adopt(live: Live, request: AgentRequestEvent): JournalSession | 
  */
 export function unadopt(live: Live, sessionId: string, adopted: Adopted | undefined): void {
   if (!adopted) return;
-  safely(live, sessionId, () => live.input.journal.deleteSession(sessionId));
+  safely(live, sessionId, (journal) => journal.deleteSession(sessionId));
   if (adopted.listed) live.listed.set(sessionId, adopted.listed);
 }
 
@@ -216,7 +241,7 @@ export function attached(live: Live, requestId: string, pending: Extract<Pending
     return;
   }
   record(live, sessionId, { kind: 'attached', how: pending.how });
-  safely(live, sessionId, () => live.input.journal.setState(sessionId, 'open'));
+  safely(live, sessionId, (journal) => journal.setState(sessionId, 'open'));
   session.machine.send({ type: 'ready' });
   live.input.onEvent?.({ type: 'session.opened', sessionId, agent: pending.agent, how: pending.how });
   emit(live, { type: 'acp.respond', requestId, result });

@@ -5,15 +5,15 @@ import { AGENT_METHODS, UNSTABLE_AGENT_METHODS } from '../../acp/methods.js';
 import type { AgentEventContext, AgentRequestEvent } from '../../acp/native-agent.js';
 import { advertisesFork } from '../../acp/agent-server.js';
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
-import type { JournalSession } from '../journal.js';
-import type { Live, Pending } from './live.js';
+import type { HostJournal, Maybe } from '../host-journal.js';
+import type { HostSession, Live, Pending } from './live.js';
 import { emit, fail } from './delivery.js';
 import { innerAgent, sendTo } from './inner-agents.js';
-import { claimed, releaseOwnership } from './ownership.js';
+import { claimThen, releaseOwnership } from './ownership.js';
 import { holdAttaches } from './attach-jobs.js';
 import { endHere } from './session-record.js';
-import { journalFailure } from './journal-failures.js';
-import { safely, writeOrError } from './journal-writes.js';
+import { failedWrite, journalFailure } from './journal-failures.js';
+import { journalCall } from './journal-writes.js';
 
 /**
  * `session/fork` (unstable) of a live session: forwarded to its agent when the agent forks
@@ -49,13 +49,29 @@ export function fork(live: Live, request: AgentRequestEvent): void {
 export function deleteSession(live: Live, request: AgentRequestEvent): void {
   const sessionId = request.params.sessionId as string;
   const session = live.sessions.get(sessionId);
+  if (session) return deleteHere(live, request, session);
   // Another warden that still runs it live keeps it: refused, naming the owner.
-  if (!session && live.input.journal.getSession(sessionId) && !claimed(live, request.requestId, sessionId)) return;
+  journalCall(live, sessionId, (journal) => journal.getSession(sessionId), (found) => {
+    if (!found.ok) {
+      failedWrite(live, sessionId, found.error);
+      return fail(live, request.requestId, journalFailure(found.error, sessionId));
+    }
+    // It may have been opened here meanwhile (a journal that answers later).
+    const opened = live.sessions.get(sessionId);
+    if (opened) return deleteHere(live, request, opened);
+    if (!found.value) return forget(live, request.requestId, sessionId);
+    claimThen(live, request.requestId, sessionId, () => forget(live, request.requestId, sessionId));
+  });
+}
+
+/** The delete of a session running here: on its agent first when the agent can delete or close, then out of the journal. */
+function deleteHere(live: Live, request: AgentRequestEvent, session: HostSession): void {
+  const { sessionId } = session;
   // ACP: a delete cancels the session's work as session/cancel does (then it goes).
-  session?.machine.send({ type: 'cancel' });
-  const inner = session ? innerAgent(live, session.agent) : undefined;
-  const caps = inner?.capabilities.sessionCapabilities;
-  if (!inner || !(caps?.delete || caps?.close)) {
+  session.machine.send({ type: 'cancel' });
+  const inner = innerAgent(live, session.agent);
+  const caps = inner.capabilities.sessionCapabilities;
+  if (!(caps?.delete || caps?.close)) {
     forget(live, request.requestId, sessionId);
     return;
   }
@@ -71,49 +87,36 @@ export function forget(live: Live, requestId: string, sessionId: string): void {
   endHere(live, sessionId, 'deleted');
   live.failed.delete(sessionId);
   live.listed.delete(sessionId);
-  const refused = writeOrError(live, sessionId, () => live.input.journal.deleteSession(sessionId));
-  releaseOwnership(live, sessionId);
-  live.input.onEvent?.({ type: 'session.closed', sessionId });
-  if (refused) {
-    fail(live, requestId, journalFailure(refused, sessionId, 'its history stays in the journal'));
-    return;
-  }
-  emit(live, { type: 'acp.respond', requestId, result: {} });
+  journalCall(live, sessionId, (journal) => journal.deleteSession(sessionId), (deleted) => {
+    if (!deleted.ok) failedWrite(live, sessionId, deleted.error);
+    releaseOwnership(live, sessionId);
+    live.input.onEvent?.({ type: 'session.closed', sessionId });
+    if (!deleted.ok) return fail(live, requestId, journalFailure(deleted.error, sessionId, 'its history stays in the journal'));
+    emit(live, { type: 'acp.respond', requestId, result: {} });
+  });
 }
 
 /**
- * Journals a session its agent just opened (`create`: new or fork) and takes it for this host.
- * When that fails, the editor is told the session failed, so it must not go on: it is closed
- * on its agent again (else a CLI process per attempt), what the agent still says of it is
- * dropped, and a row already written is deleted (the journal keeps no session the editor never
- * got). Returns the refusal to answer, or `undefined` when the session is journaled and ours.
+ * Journals a session its agent just opened (`create`: new or fork), owned by this host, then
+ * calls `then` with `undefined`. When that fails, the editor is told the session failed, so
+ * it must not go on: it is closed on its agent again (else a CLI process per attempt), what
+ * the agent still says of it is dropped, and `then` gets the refusal to answer (the journal
+ * keeps no session the editor never got).
  */
-export function journalNewSession(live: Live, pending: Extract<Pending, { kind: 'new' | 'fork' }>, sessionId: string, create: () => void): ErrorObject | undefined {
-  const journal = live.input.journal;
-  let created = false;
-  const failure = writeOrError(live, sessionId, () => {
-    create();
-    created = true;
-    journal.claim?.(sessionId);
+export function journalNewSession(live: Live, pending: Extract<Pending, { kind: 'new' | 'fork' }>, sessionId: string, create: (journal: HostJournal) => Maybe<unknown>, then: (refusal: ErrorObject | undefined) => void): void {
+  journalCall(live, sessionId, create, (created) => {
+    if (created.ok) return then(undefined);
+    failedWrite(live, sessionId, created.error);
+    abandon(live, pending.agent, sessionId, pending.context);
+    // An agent that numbers its sessions from 1 in every process reuses ids across runs.
+    journalCall(live, sessionId, (journal) => journal.getSession(sessionId), (found) => {
+      const taken = found.ok ? found.value : undefined;
+      if (taken) {
+        return then(RpcError.internalError(`${pending.agent} handed out session id ${sessionId}, which the journal already holds for an earlier session (${taken.createdAt}); an agent must not reuse session ids, or use another --store`, { sessionId }).toErrorObject());
+      }
+      then(journalFailure(created.error, sessionId));
+    });
   });
-  if (failure === undefined) return undefined;
-  abandon(live, pending.agent, sessionId, pending.context);
-  if (created) safely(live, sessionId, () => journal.deleteSession(sessionId));
-  // An agent that numbers its sessions from 1 in every process reuses ids across runs.
-  const taken = created ? undefined : peekSession(live, sessionId);
-  if (taken) {
-    return RpcError.internalError(`${pending.agent} handed out session id ${sessionId}, which the journal already holds for an earlier session (${taken.createdAt}); an agent must not reuse session ids, or use another --store`, { sessionId }).toErrorObject();
-  }
-  return journalFailure(failure, sessionId);
-}
-
-/** The journal's record of a session, or `undefined` when there is none or the journal cannot say. */
-function peekSession(live: Live, sessionId: string): JournalSession | undefined {
-  try {
-    return live.input.journal.getSession(sessionId);
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -8,6 +8,7 @@ import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import { reapplyRequests } from '../../session/reapply.js';
 import { lateTurnUpdate } from '../../session/turn-queue.js';
 import type { SessionMachineContext } from '../../session/session-machine.js';
+import type { HostJournal } from '../host-journal.js';
 import { type ClientCall, type Live, type Pending } from './live.js';
 import { keySeparator } from './live.js';
 import { emit, fail } from './delivery.js';
@@ -54,7 +55,7 @@ export function onInnerOutput(live: Live, agent: string, output: AgentHandlerOut
       live.input.onEvent?.({ ...output, agent });
       return;
     case 'session.resumeState': {
-      safely(live, output.sessionId, () => live.input.journal.setResume(output.sessionId, output.state));
+      safely(live, output.sessionId, (journal) => journal.setResume(output.sessionId, output.state));
       const session = live.sessions.get(output.sessionId);
       if (session) changeState(live, session, { type: 'resume.changed', resume: output.state });
       return;
@@ -98,7 +99,8 @@ export function settle(live: Live, requestId: string, result: unknown, error: Er
   const editorRequestId = pending?.kind === 'list' ? pending.job.requestId : requestId;
   const sessionId = pending && 'sessionId' in pending ? pending.sessionId : undefined;
   journalFailureAnswers(live, editorRequestId, sessionId, () => settlePending(live, requestId, pending, result, error));
-  if (pending?.kind === 'new' || pending?.kind === 'fork') releaseHeld(live, pending.agent);
+  // A new session being journaled releases what was held once it is (see settlePending).
+  if ((pending?.kind === 'new' || pending?.kind === 'fork') && !live.pending.has(requestId)) releaseHeld(live, pending.agent);
 }
 
 /** Whether `agent` has a `session/new` or `session/fork` unanswered. */
@@ -145,19 +147,24 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       const sessionId = (result as { sessionId?: unknown } | undefined)?.sessionId;
       if (typeof sessionId !== 'string') return emit(live, { type: 'acp.respond', requestId, result });
       const { agent, cwd } = pending;
-      const journal = live.input.journal;
-      const refusal = journalNewSession(live, pending, sessionId, () =>
-        pending.kind === 'fork' ? journal.forkSession({ sessionId, agent, cwd, from: pending.from }) : journal.createSession({ sessionId, agent, cwd }),
-      );
-      if (refusal) return fail(live, requestId, refusal);
-      const session = openSession(live, sessionId, agent, 0);
-      reportSetup(session, result);
-      // A fork goes on as its source was set: the source's choices are the fork's (journaled for it, as its copy has none).
-      const source = pending.kind === 'fork' ? live.sessions.get(pending.from) : undefined;
-      if (source) inheritChoices(live, session, stateOf(source).chosen);
-      session.machine.send({ type: 'ready' });
-      live.input.onEvent?.({ type: 'session.opened', sessionId, agent, how: pending.kind });
-      emit(live, { type: 'acp.respond', requestId, result });
+      // Still setting up until journaled: what the agent says of the session meanwhile is held (see `settingUp`).
+      live.pending.set(requestId, pending);
+      const create = (journal: HostJournal) => (pending.kind === 'fork' ? journal.forkSession({ sessionId, agent, cwd, from: pending.from }) : journal.createSession({ sessionId, agent, cwd }));
+      journalNewSession(live, pending, sessionId, create, (refusal) => {
+        live.pending.delete(requestId);
+        if (refusal) fail(live, requestId, refusal);
+        else {
+          const session = openSession(live, sessionId, agent, 0);
+          reportSetup(session, result);
+          // A fork goes on as its source was set: the source's choices are the fork's (journaled for it, as its copy has none).
+          const source = pending.kind === 'fork' ? live.sessions.get(pending.from) : undefined;
+          if (source) inheritChoices(live, session, stateOf(source).chosen);
+          session.machine.send({ type: 'ready' });
+          live.input.onEvent?.({ type: 'session.opened', sessionId, agent, how: pending.kind });
+          emit(live, { type: 'acp.respond', requestId, result });
+        }
+        releaseHeld(live, agent);
+      });
       return;
     }
     case 'delete':

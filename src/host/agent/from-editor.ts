@@ -9,13 +9,14 @@ import { AGENT_META_KEY } from './live.js';
 import { emit, fail } from './delivery.js';
 import { answerClientCall, innerAgent, sendTo, sendToSession } from './inner-agents.js';
 import { attach } from './attach.js';
-import { claimed } from './ownership.js';
+import { claimThen } from './ownership.js';
+import { failedWrite, journalFailure } from './journal-failures.js';
 import { holdAttaches } from './attach-jobs.js';
 import { listSessions } from './listing.js';
 import { deleteSession, fork } from './fork-delete.js';
 import { closed } from './session-record.js';
 import { promptCame } from './turns.js';
-import { journalFailureAnswers, recordPermission } from './journal-writes.js';
+import { journalCall, journalFailureAnswers, recordPermission } from './journal-writes.js';
 import { sessionFailedError } from '../../session/session-machine.js';
 
 export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
@@ -128,11 +129,19 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
       if (!session || !sessionId) {
         // Known only to the journal (a previous host): closing it is just a record, unless
         // another warden that still runs has it live (refused, naming it, like load and delete).
-        if (sessionId && live.input.journal.getSession(sessionId)) {
-          if (!claimed(live, request.requestId, sessionId)) return;
-          closed(live, sessionId);
-        }
-        emit(live, { type: 'acp.respond', requestId: request.requestId, result: {} });
+        const answer = () => emit(live, { type: 'acp.respond', requestId: request.requestId, result: {} });
+        if (!sessionId) return answer();
+        journalCall(live, sessionId, (journal) => journal.getSession(sessionId), (known) => {
+          if (!known.ok) {
+            failedWrite(live, sessionId, known.error);
+            return fail(live, request.requestId, journalFailure(known.error, sessionId));
+          }
+          if (!known.value) return answer();
+          claimThen(live, request.requestId, sessionId, () => {
+            closed(live, sessionId);
+            answer();
+          });
+        });
         return;
       }
       // ACP: a close cancels the session's work as session/cancel does, then frees it.

@@ -1,108 +1,126 @@
 /**
- * One ordered write queue per session over an {@link AsyncJournal} (docs/cluster-plan.md,
- * "One ordered write queue per session"): a session's writes are issued one at a time, and
- * every output for that session goes out only after the writes queued before it settled. So a
- * client never sees an update before it is durable, an answer never before the entries
- * journaled before it, and the order it sees is the journal's. Updates that arrive while a
- * write is in flight join the next group: one `appendGroup` per round trip.
+ * One ordered write queue per session (docs/cluster-plan.md, "One ordered write queue per
+ * session"): a session's journal calls are issued one at a time, and every output for that
+ * session goes out only after the calls queued before it settled. So a client never sees an
+ * update before it is durable, an answer never before the entries journaled before it, and the
+ * order it sees is the journal's. Updates that arrive while a call is in flight join the next
+ * group: one `appendGroup` per round trip, so groups grow exactly when the store is slow.
+ *
+ * A journal that answers at once (SQLite) runs the queue synchronously: a call is made and
+ * settled when it is queued (once what is before it went), a turn's updates are one group
+ * written at the microtask or before the session's next call or output, as the host did
+ * before it had asynchronous journals. An answer that comes as a promise is settled through
+ * `later` (the host agent's own turn), and the session's queue waits for it.
  */
-import type { AsyncJournal, JournalUpdateEntry } from '../async-journal.js';
 import type { JournalEntry } from '../journal.js';
+import { isPromiseLike, type HostJournal, type JournalUpdateEntry, type Maybe } from '../host-journal.js';
 
 /** What a queue needs around it. */
 export interface JournalQueueOptions<Output> {
-  readonly journal: AsyncJournal;
+  readonly journal: HostJournal;
   /** Sends an output to the client; called in each session's journal order. */
   readonly write: (output: Output) => void;
-  /** A write the journal refused (counted, an event): the outputs behind it still go out. */
+  /** A group or record the journal refused (counted, an event): the outputs behind it still go out. */
   readonly failed: (sessionId: string, error: unknown) => void;
+  /** Runs the settling of an answer that came as a promise (in the owner's own turn: an actor's self-sent event). */
+  readonly later: (run: () => void) => void;
 }
+
+/** How a journal call ended. */
+export type CallResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
 
 type Step<Output> =
   | { readonly kind: 'group'; readonly entries: JournalUpdateEntry[]; readonly outputs: Array<(seq: number | undefined) => Output>; ready: boolean }
-  | { readonly kind: 'record'; readonly entry: JournalEntry; readonly settle: (seq: number | undefined, error?: unknown) => void }
+  | { readonly kind: 'call'; readonly run: (journal: HostJournal) => Maybe<unknown>; readonly settle: (result: CallResult<unknown>) => void }
   | { readonly kind: 'output'; readonly output: Output };
 
 interface SessionQueue<Output> {
   readonly steps: Step<Output>[];
+  /** A call or group is waiting for its promise. */
   inFlight: boolean;
+  /** The queue is being run now (a settle that queues more for the session leaves it to the run under way). */
+  running: boolean;
 }
 
 /** The write queues of a host's sessions (see the module's comment). */
 export interface JournalQueue<Output> {
-  /** An update: joins the group being collected, written at the end of the event-loop turn (or after the write in flight); its output goes out once written, with its seq (without it when refused). */
+  /** An update: joins the group being collected, written at the end of the event-loop turn (or after the call in flight); its output goes out once written, with its seq (without it when refused). */
   update(sessionId: string, entry: JournalUpdateEntry, output: (seq: number | undefined) => Output): void;
-  /** Any other entry, after what is queued before it: resolves with its seq once durable, rejects with the journal's error (counted). */
-  record(sessionId: string, entry: JournalEntry): Promise<number>;
+  /** Any journal call about the session, after what is queued before it (a group collected is written first); `settle` gets its answer or error. */
+  call<T>(sessionId: string, run: (journal: HostJournal) => Maybe<T>, settle: (result: CallResult<T>) => void): void;
+  /** An append that is counted as a failure (`failed`) when refused: `settle` gets its seq, or `undefined` and the error. */
+  record(sessionId: string, entry: JournalEntry, settle?: (seq: number | undefined, error?: unknown) => void): void;
   /** An output that goes out after everything queued before it for `sessionId` (`undefined`: no session, at once). */
   output(sessionId: string | undefined, output: Output): void;
+  /** Writes every collected group now (a reader of the journal is about to look). */
+  flush(): void;
   /** Steps not yet settled for `sessionId` (0: nothing waits). */
   pending(sessionId: string): number;
   /** Resolves once every session's queue is empty. */
   settled(): Promise<void>;
 }
 
-/**
- * Creates the queues. With a journal whose promises are already settled (SQLite through
- * `asyncJournalOf`), a turn's updates are one group committed at the microtask, as before,
- * and outputs that follow no write go out at once.
- */
+/** Creates the queues (see the module's comment). */
 export function createJournalQueue<Output>(options: JournalQueueOptions<Output>): JournalQueue<Output> {
   const sessions = new Map<string, SessionQueue<Output>>();
   let idle: Array<() => void> = [];
 
   const queueOf = (sessionId: string): SessionQueue<Output> => {
     let queue = sessions.get(sessionId);
-    if (!queue) sessions.set(sessionId, (queue = { steps: [], inFlight: false }));
+    if (!queue) sessions.set(sessionId, (queue = { steps: [], inFlight: false, running: false }));
     return queue;
+  };
+
+  /** Settles a call or group with its answer, now when it came at once, else in `later`. */
+  const issue = (sessionId: string, queue: SessionQueue<Output>, run: () => Maybe<unknown>, settle: (result: CallResult<unknown>) => void): void => {
+    let answer: Maybe<unknown>;
+    try {
+      answer = run();
+    } catch (error) {
+      settle({ ok: false, error });
+      return;
+    }
+    if (!isPromiseLike(answer)) {
+      settle({ ok: true, value: answer });
+      return;
+    }
+    queue.inFlight = true;
+    const settled = (result: CallResult<unknown>) =>
+      options.later(() => {
+        queue.inFlight = false;
+        settle(result);
+        pump(sessionId);
+      });
+    answer.then(
+      (value) => settled({ ok: true, value }),
+      (error: unknown) => settled({ ok: false, error: error ?? new Error('the journal failed') }),
+    );
   };
 
   const pump = (sessionId: string): void => {
     const queue = sessions.get(sessionId);
-    if (!queue) return;
-    while (!queue.inFlight && queue.steps.length > 0) {
-      const step = queue.steps[0]!;
-      if (step.kind === 'output') {
+    if (!queue || queue.running) return;
+    queue.running = true;
+    try {
+      while (!queue.inFlight && queue.steps.length > 0) {
+        const step = queue.steps[0] as Step<Output>;
+        // A group still collecting this event-loop turn's updates waits for its microtask.
+        if (step.kind === 'group' && !step.ready) break;
         queue.steps.shift();
-        options.write(step.output);
-        continue;
-      }
-      // A group still collecting this event-loop turn's updates waits for its microtask.
-      if (step.kind === 'group' && !step.ready) return;
-      queue.inFlight = true;
-      const done = () => {
-        queue.steps.shift();
-        queue.inFlight = false;
-        pump(sessionId);
-      };
-      if (step.kind === 'group') {
-        options.journal.appendGroup(sessionId, step.entries).then(
-          (seqs) => {
+        if (step.kind === 'output') options.write(step.output);
+        else if (step.kind === 'call') issue(sessionId, queue, () => step.run(options.journal), step.settle);
+        else {
+          issue(sessionId, queue, () => options.journal.appendGroup(sessionId, step.entries), (result) => {
+            if (!result.ok) options.failed(sessionId, result.error);
+            const seqs = result.ok ? (result.value as readonly number[]) : [];
             step.outputs.forEach((output, index) => options.write(output(seqs[index])));
-            done();
-          },
-          (error: unknown) => {
-            options.failed(sessionId, error);
-            for (const output of step.outputs) options.write(output(undefined));
-            done();
-          },
-        );
-      } else {
-        options.journal.append(sessionId, step.entry).then(
-          (seq) => {
-            step.settle(seq);
-            done();
-          },
-          (error: unknown) => {
-            options.failed(sessionId, error);
-            step.settle(undefined, error ?? new Error('the journal failed'));
-            done();
-          },
-        );
+          });
+        }
       }
-      return;
+    } finally {
+      queue.running = false;
     }
-    if (!queue.inFlight && queue.steps.length === 0) {
+    if (!queue.inFlight && queue.steps.length === 0 && sessions.get(sessionId) === queue) {
       sessions.delete(sessionId);
       if (sessions.size === 0) {
         const waiting = idle;
@@ -112,12 +130,24 @@ export function createJournalQueue<Output>(options: JournalQueueOptions<Output>)
     }
   };
 
+  /** What is queued after a collected group writes it first: the journal's order is kept either way. */
+  const push = (sessionId: string, step: Step<Output>): void => {
+    const queue = queueOf(sessionId);
+    const last = queue.steps.at(-1);
+    if (last?.kind === 'group') last.ready = true;
+    queue.steps.push(step);
+    pump(sessionId);
+  };
+
+  const call = <T>(sessionId: string, run: (journal: HostJournal) => Maybe<T>, settle: (result: CallResult<T>) => void): void =>
+    push(sessionId, { kind: 'call', run, settle: settle as (result: CallResult<unknown>) => void });
+
   return {
     update(sessionId, entry, output) {
       const queue = queueOf(sessionId);
       const last = queue.steps.at(-1);
-      // The tail group not yet issued takes it: while a write is in flight, groups grow.
-      if (last?.kind === 'group' && !(queue.inFlight && queue.steps.length === 1)) {
+      // The tail group not yet written takes it: while a call is in flight, groups grow.
+      if (last?.kind === 'group') {
         last.entries.push(entry);
         last.outputs.push(output);
         return;
@@ -129,23 +159,26 @@ export function createJournalQueue<Output>(options: JournalQueueOptions<Output>)
         pump(sessionId);
       });
     },
-    record(sessionId, entry) {
-      return new Promise<number>((resolve, reject) => {
-        const queue = queueOf(sessionId);
-        // A group before it is written now, not at its microtask: the journal's order is kept either way.
-        const last = queue.steps.at(-1);
-        if (last?.kind === 'group') last.ready = true;
-        queue.steps.push({ kind: 'record', entry, settle: (seq, error) => (seq === undefined ? reject(error) : resolve(seq)) });
-        pump(sessionId);
+    call,
+    record(sessionId, entry, settle) {
+      call(sessionId, (journal) => journal.append(sessionId, entry), (result) => {
+        if (result.ok) return settle?.(result.value);
+        options.failed(sessionId, result.error);
+        settle?.(undefined, result.error);
       });
     },
     output(sessionId, output) {
-      const queue = sessionId === undefined ? undefined : sessions.get(sessionId);
-      if (!queue || sessionId === undefined) return options.write(output);
-      const last = queue.steps.at(-1);
-      if (last?.kind === 'group') last.ready = true;
-      queue.steps.push({ kind: 'output', output });
-      pump(sessionId);
+      if (sessionId === undefined || !sessions.has(sessionId)) return options.write(output);
+      push(sessionId, { kind: 'output', output });
+    },
+    flush() {
+      for (const [sessionId, queue] of sessions) {
+        const last = queue.steps.at(-1);
+        if (last?.kind === 'group' && !last.ready) {
+          last.ready = true;
+          pump(sessionId);
+        }
+      }
     },
     pending: (sessionId) => sessions.get(sessionId)?.steps.length ?? 0,
     settled: () => (sessions.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve))),

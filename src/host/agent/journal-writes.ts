@@ -1,51 +1,30 @@
 /**
- * The host agent's journal writes: one append, or an update joining the open group commit, each before the editor hears of it.
+ * The host agent's journal writes, each through its session's write queue: an update joins the
+ * group being collected, any other entry or call goes after what is queued before it, and what
+ * the editor hears of them goes out once they are durable.
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { type JournalEntry, JournalError } from '../journal.js';
+import type { HostJournal, Maybe } from '../host-journal.js';
 import type { ClientCall, Live } from './live.js';
-import { commitGroup, deliver, emit, fail } from './delivery.js';
+import { emit, fail } from './delivery.js';
 import { failedWrite, journalFailure } from './journal-failures.js';
+import type { CallResult } from './journal-queue.js';
 
 /**
- * Journals an update and shows it to the editor. With a journal that groups commits, the
- * updates of one event-loop turn go into one transaction, committed at the end of the turn
- * (or before anything else is journaled or emitted, which keeps the order), and reach the
- * editor only then: never shown before they are on disk. One transaction per update cost
- * about 50 µs on disk; a streamed turn is hundreds of updates.
+ * Journals an update and shows it to the editor. The updates of one event-loop turn (and
+ * those that come while the session's previous write is in flight) go into one transaction,
+ * and reach the editor only once it is durable. One transaction per update cost about 50 µs
+ * on disk with SQLite, 500 µs with PostgreSQL; a streamed turn is hundreds of updates. An
+ * update the journal did not take is shown all the same (not lost), without a seq.
  */
 export function journalUpdate(live: Live, sessionId: string, update: SessionUpdate, journaled: boolean): void {
-  const journal = live.input.journal;
-  // Module functions, not closures: this runs once per streamed update.
-  if (!journal.begin || !journal.commit) return journalUpdateAlone(live, sessionId, update, journaled);
-  let group = live.group;
-  if (!group) {
-    try {
-      journal.begin();
-    } catch {
-      // No group today: one append at a time, as a journal without groups.
-      return journalUpdateAlone(live, sessionId, update, journaled);
-    }
-    group = live.group = { outbox: [], sessions: new Set() };
-    queueMicrotask(() => commitGroup(live));
-  }
-  let seq: number | undefined;
-  if (journaled) {
-    try {
-      seq = journal.append(sessionId, { kind: 'update', update });
-      group.sessions.add(sessionId);
-    } catch (error) {
-      failedWrite(live, sessionId, error);
-    }
-  }
-  group.outbox.push(seq === undefined ? { type: 'acp.update', sessionId, update } : { type: 'acp.update', sessionId, update, seq });
-}
-
-/** One append at a time: an update the journal did not take is shown now all the same (not lost), without a seq. */
-function journalUpdateAlone(live: Live, sessionId: string, update: SessionUpdate, journaled: boolean): void {
-  const seq = journaled ? recordSeq(live, sessionId, { kind: 'update', update }) : undefined;
-  if (seq === undefined) emit(live, { type: 'acp.update', sessionId, update });
-  else deliver(live, { type: 'acp.update', sessionId, update, seq }, seq);
+  if (!journaled) return emit(live, { type: 'acp.update', sessionId, update });
+  live.writes.update(sessionId, { kind: 'update', update }, (seq) => ({
+    sessionId,
+    output: seq === undefined ? { type: 'acp.update', sessionId, update } : { type: 'acp.update', sessionId, update, seq },
+    seq,
+  }));
 }
 
 /** Journals the answer to a permission request `call` of `sessionId` (its tool call and what the answer chose). */
@@ -54,45 +33,34 @@ export function recordPermission(live: Live, sessionId: string, call: ClientCall
   record(live, sessionId, { kind: 'permission', toolCallId: toolCall?.toolCallId, title: toolCall?.title ?? undefined, outcome });
 }
 
-/** Appends to the journal; `false` (and a count, and an event) when the journal failed. */
-export function record(live: Live, sessionId: string, entry: JournalEntry): boolean {
-  return recordSeq(live, sessionId, entry) !== undefined;
-}
-
 /**
- * Appends to the journal; the entry's `seq`, or `undefined` (and a count, and an event) when
- * the journal failed. The editor's cursor learns of it: what is answered after it goes out after it.
+ * Appends to the journal, after what is queued for the session; a refusal is counted (and an
+ * event). `then` gets the entry's `seq` once durable, or `undefined` when refused. The
+ * editor's cursor learns of it: what is answered after it goes out after it.
  */
-export function recordSeq(live: Live, sessionId: string, entry: JournalEntry): number | undefined {
-  let seq: number | undefined;
-  const failed = writeOrError(live, sessionId, () => {
-    seq = live.input.journal.append(sessionId, entry);
+export function record(live: Live, sessionId: string, entry: JournalEntry, then?: (seq: number | undefined, error?: unknown) => void): void {
+  live.writes.record(sessionId, entry, (seq, error) => {
+    if (seq !== undefined) live.subscriber.journaled(sessionId, seq, entry);
+    then?.(seq, error);
   });
-  if (failed !== undefined || seq === undefined) return undefined;
-  live.subscriber.journaled(sessionId, seq, entry);
-  return seq;
 }
 
-export function safely(live: Live, sessionId: string, write: () => unknown): boolean {
-  return writeOrError(live, sessionId, write) === undefined;
+/** A journal call about the session that nothing waits for (a state, a release): a failure only counts. */
+export function safely(live: Live, sessionId: string, write: (journal: HostJournal) => Maybe<unknown>): void {
+  live.writes.call(sessionId, write, (result) => {
+    if (!result.ok) failedWrite(live, sessionId, result.error);
+  });
 }
 
-export function writeOrError(live: Live, sessionId: string, write: () => unknown): unknown {
-  // Whatever was grouped before is committed (and shown) first: the journal's order is the editor's.
-  commitGroup(live);
-  try {
-    write();
-    return undefined;
-  } catch (error) {
-    failedWrite(live, sessionId, error);
-    return error ?? new Error('the journal failed');
-  }
+/** A journal call about the session, after what is queued for it, carrying on with its answer (a failure is the caller's to count). */
+export function journalCall<T>(live: Live, sessionId: string, call: (journal: HostJournal) => Maybe<T>, settle: (result: CallResult<T>) => void): void {
+  live.writes.call(sessionId, call, settle);
 }
 
 /**
  * Runs the work of one editor request; a {@link JournalError} it meets answers that request
- * with -32603 (naming the store file and the fix) and is counted, instead of stopping the
- * host agent, which serves everything else on. Any other exception is a bug and escapes.
+ * with -32603 (naming the store and the fix) and is counted, instead of stopping the host
+ * agent, which serves everything else on. Any other exception is a bug and escapes.
  */
 export function journalFailureAnswers(live: Live, requestId: string, sessionId: string | undefined, work: () => void): void {
   try {
@@ -103,4 +71,3 @@ export function journalFailureAnswers(live: Live, requestId: string, sessionId: 
     fail(live, requestId, journalFailure(error, sessionId));
   }
 }
-

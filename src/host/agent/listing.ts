@@ -5,13 +5,15 @@ import type { SessionInfo } from '@agentclientprotocol/sdk';
 import { AGENT_METHODS } from '../../acp/methods.js';
 import { type AgentRequestEvent, type NativeAgent, RESUME_META_KEY } from '../../acp/native-agent.js';
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
-import { InvalidCursorError } from '../journal.js';
+import { InvalidCursorError, type JournalSession } from '../journal.js';
 import { canonical, decodeListCursor, encodeListCursor, type ListCursor } from '../list-cursor.js';
 import { type InnerAgent, type ListJob, type Live } from './live.js';
 import { AGENT_META_KEY, SKIPPED_META_KEY } from './live.js';
 import { emit, fail } from './delivery.js';
 import { innerAgent, sendTo } from './inner-agents.js';
 import { failedWrite, journalFailure } from './journal-failures.js';
+import { after } from './continuation.js';
+import type { CallResult } from './journal-queue.js';
 
 /**
  * `session/list`: the journal's sessions (newest first, a page at a time), then, once the
@@ -38,27 +40,24 @@ export function listSessions(live: Live, request: AgentRequestEvent): void {
     askAgent(live, job, index, cursor.cursor);
     return;
   }
-  let page;
-  try {
-    page = live.input.journal.listSessions({
-      ...(job.cwd !== undefined ? { cwd: job.cwd } : {}),
-      ...(cursor.journal !== undefined ? { cursor: cursor.journal } : {}),
-      ...(live.input.listPageSize ? { limit: live.input.listPageSize } : {}),
-    });
-  } catch (error) {
-    if (error instanceof InvalidCursorError) return fail(live, request.requestId, RpcError.invalidParams(error.message));
-    failedWrite(live, undefined, error);
-    fail(live, request.requestId, journalFailure(error, undefined));
-    return;
-  }
-  for (const session of page.sessions) {
-    job.sessions.push({ sessionId: session.sessionId, cwd: session.cwd, title: session.title ?? null, updatedAt: session.updatedAt, _meta: { [AGENT_META_KEY]: session.agent, 'acp-warden/state': session.state, 'acp-warden/restarts': session.restarts } });
-  }
-  if (page.nextCursor) {
-    finishList(live, job, encodeListCursor({ journal: page.nextCursor }));
-    return;
-  }
-  askAgent(live, job, 0, undefined);
+  const query = {
+    ...(job.cwd !== undefined ? { cwd: job.cwd } : {}),
+    ...(cursor.journal !== undefined ? { cursor: cursor.journal } : {}),
+    ...(live.input.listPageSize ? { limit: live.input.listPageSize } : {}),
+  };
+  after(live, () => live.journal.listSessions(query), (read) => {
+    if (!read.ok) {
+      if (read.error instanceof InvalidCursorError) return fail(live, request.requestId, RpcError.invalidParams(read.error.message));
+      failedWrite(live, undefined, read.error);
+      return fail(live, request.requestId, journalFailure(read.error, undefined));
+    }
+    const page = read.value;
+    for (const session of page.sessions) {
+      job.sessions.push({ sessionId: session.sessionId, cwd: session.cwd, title: session.title ?? null, updatedAt: session.updatedAt, _meta: { [AGENT_META_KEY]: session.agent, 'acp-warden/state': session.state, 'acp-warden/restarts': session.restarts } });
+    }
+    if (page.nextCursor) return finishList(live, job, encodeListCursor({ journal: page.nextCursor }));
+    askAgent(live, job, 0, undefined);
+  });
 }
 
 /**
@@ -118,25 +117,27 @@ export function listed(live: Live, job: ListJob, index: number, result: unknown,
     return;
   }
   const page = (result ?? {}) as { sessions?: SessionInfo[]; nextCursor?: string | null };
-  let mapped: Set<string>;
-  try {
-    mapped = journaledResumes(live, name);
-  } catch (journalError) {
+  const failed = (journalError: unknown) => {
     failedWrite(live, undefined, journalError);
     fail(live, job.requestId, journalFailure(journalError, undefined));
-    return;
-  }
-  for (const info of page.sessions ?? []) {
-    const resume = (info._meta ?? {})[RESUME_META_KEY];
-    if (live.input.journal.getSession(info.sessionId) || (resume !== undefined && mapped.has(canonical(resume)))) continue;
-    live.listed.set(info.sessionId, { agent: name, resume });
-    job.sessions.push({ ...info, _meta: { ...info._meta, [AGENT_META_KEY]: name } });
-  }
-  if (typeof page.nextCursor === 'string' && page.nextCursor.length > 0) {
-    finishList(live, job, encodeListCursor({ agent: name, cursor: page.nextCursor }));
-    return;
-  }
-  askAgent(live, job, index + 1, undefined);
+  };
+  journaledSessions(live, (journaled) => {
+    if (!journaled.ok) return failed(journaled.error);
+    const known = new Set<string>();
+    const mapped = new Set<string>();
+    for (const session of journaled.value) {
+      known.add(session.sessionId);
+      if (session.agent === name && session.resume != null) mapped.add(canonical(session.resume));
+    }
+    for (const info of page.sessions ?? []) {
+      const resume = (info._meta ?? {})[RESUME_META_KEY];
+      if (known.has(info.sessionId) || (resume !== undefined && mapped.has(canonical(resume)))) continue;
+      live.listed.set(info.sessionId, { agent: name, resume });
+      job.sessions.push({ ...info, _meta: { ...info._meta, [AGENT_META_KEY]: name } });
+    }
+    if (typeof page.nextCursor === 'string' && page.nextCursor.length > 0) return finishList(live, job, encodeListCursor({ agent: name, cursor: page.nextCursor }));
+    askAgent(live, job, index + 1, undefined);
+  });
 }
 
 export function finishList(live: Live, job: ListJob, nextCursor: string | undefined): void {
@@ -151,14 +152,15 @@ export function finishList(live: Live, job: ListJob, nextCursor: string | undefi
   });
 }
 
-/** The resume states the journal holds for `agent`'s sessions, canonical JSON (every page of the journal). */
-function journaledResumes(live: Live, agent: string): Set<string> {
-  const found = new Set<string>();
-  let cursor: string | undefined;
-  do {
-    const page = live.input.journal.listSessions({ limit: 500, ...(cursor ? { cursor } : {}) });
-    for (const session of page.sessions) if (session.agent === agent && session.resume != null) found.add(canonical(session.resume));
-    cursor = page.nextCursor;
-  } while (cursor);
-  return found;
+/** Every session the journal holds (every page of it), to `then`: what an agent's listing leaves out. */
+function journaledSessions(live: Live, then: (result: CallResult<JournalSession[]>) => void): void {
+  const found: JournalSession[] = [];
+  const from = (cursor: string | undefined) =>
+    after(live, () => live.journal.listSessions({ limit: 500, ...(cursor ? { cursor } : {}) }), (read) => {
+      if (!read.ok) return then(read);
+      found.push(...read.value.sessions);
+      if (read.value.nextCursor) return from(read.value.nextCursor);
+      then({ ok: true, value: found });
+    });
+  from(undefined);
 }

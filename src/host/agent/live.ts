@@ -5,9 +5,11 @@ import type { AgentCapabilities, SessionInfo } from '@agentclientprotocol/sdk';
 import type { ActorScope, ActorSystem, AnyActorRef, Snapshot, Subscription } from 'xstate';
 import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent, SessionRoute } from '../../acp/native-agent.js';
 import { Subscriber } from '../../session/subscriber.js';
-import type { Journal } from '../journal.js';
+import type { HostJournal, HostStore } from '../host-journal.js';
+import type { JournalQueue } from './journal-queue.js';
 import type { ConfigValue } from '../../session/session-state.js';
 import type { ReapplyRequest } from '../../session/reapply.js';
+import type { Continue } from './continuation.js';
 
 /**
  * The `_meta` key that names a session's agent: in `session/new` (which agent to run it on),
@@ -26,7 +28,8 @@ export interface HostAgentOptions {
   readonly defaultAgent: string;
   /** The native agent for a name; throws (with how to install it) when there is none. */
   readonly resolve: (name: string) => NativeAgent;
-  readonly journal: Journal;
+  /** The store: a synchronous {@link Journal} (SQLite) or an {@link AsyncJournal} (PostgreSQL). */
+  readonly journal: HostStore;
   /** What the host calls itself in `initialize`. */
   readonly agentInfo?: { readonly name: string; readonly title?: string; readonly version: string };
   /** Facts for the embedding program (`host.on`): session state changes and recovery. */
@@ -82,8 +85,8 @@ export interface HostSession {
   replaying: boolean;
   /** The prompt whose turn started while a new agent process is to get the user's choices first (journaled, not sent yet). */
   readonly held: AgentRequestEvent[];
-  /** The session's prompts not answered yet, by request id (live handles: the machine keeps only their ids); `journaled`: its turn started. */
-  readonly prompts: Map<string, { readonly request: AgentRequestEvent; journaled: boolean }>;
+  /** The session's prompts not answered yet, by request id (live handles: the machine keeps only their ids); `journaled`: its turn started; `journaling`: its prompt entry is being written (`cancelled`: a cancel came meanwhile, so it never reaches the agent). */
+  readonly prompts: Map<string, { readonly request: AgentRequestEvent; journaled: boolean; journaling?: 'writing' | 'cancelled' }>;
   /** What waits for the re-apply under way (a load or resume's answer), run when it ends or the session does. */
   readonly afterReapply: Array<() => void>;
   /** The direct line to the session's actor inside its agent (`NativeAgent.routeSession`), made on first use; `null`: the agent has none. */
@@ -168,8 +171,10 @@ export interface Live {
   journalErrors: number;
   /** Sessions closed by the editor (while not opened again): what their agents still say is dropped. */
   readonly closed: Set<string>;
-  /** Updates journaled in this event-loop turn, not yet committed, so not yet shown (group commit). */
-  group: { readonly outbox: Array<Extract<AgentHandlerOutput, { type: 'acp.update' }>>; readonly sessions: Set<string> } | undefined;
+  /** The journal, as the host calls it (answers at once, or promises). */
+  readonly journal: HostJournal;
+  /** Each session's journal calls in order, and the outputs that wait for them (group commit included). */
+  readonly writes: JournalQueue<Delivery>;
   /** The editor's connection, reading each session from a cursor: what the host tells the editor goes through it. */
   readonly subscriber: Subscriber;
   /** The session each unanswered editor request is about: its answer goes out in that session's order. */
@@ -192,6 +197,13 @@ export interface Live {
   readonly releasing: Set<AnyActorRef>;
 }
 
+/** An output for the editor's subscriber, in its session's order (`seq`: the journal entry it stands for). */
+export interface Delivery {
+  readonly sessionId: string | undefined;
+  readonly output: AgentHandlerOutput;
+  readonly seq: number | undefined;
+}
+
 /** Plain facts about the host agent. */
 export interface HostAgentContext {
   readonly agents: readonly string[];
@@ -209,7 +221,7 @@ export type CatchUp = { readonly type: 'host.catchUp'; readonly sessionId: strin
 export type ReleaseAgent = { readonly type: 'host.releaseAgent'; readonly agent: string } | { readonly type: 'host.releasedDown'; readonly ref: AnyActorRef };
 
 /** What the host agent actor receives (not the program's `HostEvent` of host-event.ts). */
-export type HostAgentEvent = AgentHandlerEvent | InnerOutput | CatchUp | ReleaseAgent | { readonly type: `xstate.${string}` };
+export type HostAgentEvent = AgentHandlerEvent | InnerOutput | CatchUp | ReleaseAgent | Continue | { readonly type: `xstate.${string}` };
 
 export type Scope = ActorScope<HostSnapshot, HostAgentEvent, ActorSystem<any>, AgentHandlerOutput>;
 

@@ -41,7 +41,7 @@ export function lifecycle(live: Live, agent: string, output: Extract<AgentHandle
       record(live, output.sessionId, { kind: 'failed', reason: output.reason });
       // Every agent's failure reaches the editor the same way, journaled like the other notices.
       notify(live, output.sessionId, 'error', `${agent} stopped`, `The agent kept failing after ${output.restarts} restarts; the session is over (${output.reason}). session/load or session/resume starts it again in a new agent process.`);
-      safely(live, output.sessionId, () => live.input.journal.setState(output.sessionId, 'failed'));
+      safely(live, output.sessionId, (journal) => journal.setState(output.sessionId, 'failed'));
       releaseOwnership(live, output.sessionId);
       dropSession(live, output.sessionId, { type: 'agent.failed', reason: output.reason });
       live.failed.set(output.sessionId, output.reason);

@@ -5,7 +5,7 @@ import { describePortExit, type PortExitReason } from '../../port/port-exit.js';
 import { noticeUpdate } from '../../session/cursor.js';
 import type { Live } from './live.js';
 import { deliver, emit } from './delivery.js';
-import { recordSeq } from './journal-writes.js';
+import { record } from './journal-writes.js';
 
 /**
  * A notice to the editor: journaled as a `notice` entry (not an update: never part of the
@@ -14,10 +14,11 @@ import { recordSeq } from './journal-writes.js';
  */
 export function notify(live: Live, sessionId: string, severity: 'info' | 'warning' | 'error', title: string, description: string | undefined, journaled = true): void {
   const update = noticeUpdate(severity, title, description);
-  const seq = journaled ? recordSeq(live, sessionId, { kind: 'notice', severity, title, description }) : undefined;
-  // On record: it goes out in the journal's order (a cursor behind reads it from there).
-  if (seq !== undefined) deliver(live, { type: 'acp.update', sessionId, update, seq }, seq);
-  else emit(live, { type: 'acp.update', sessionId, update });
+  if (!journaled) return emit(live, { type: 'acp.update', sessionId, update });
+  record(live, sessionId, { kind: 'notice', severity, title, description }, (seq) => {
+    // On record: it goes out in the journal's order (a cursor behind reads it from there); refused, it is shown all the same.
+    deliver(live, seq === undefined ? { type: 'acp.update', sessionId, update } : { type: 'acp.update', sessionId, update, seq }, seq);
+  });
 }
 
 /** An agent process's exit, for a notice: a port exit described as such, else the reason as given (not the supervision `describeExit`, which takes an `ExitReason`). */

@@ -5,25 +5,28 @@ import { RpcError } from '../../jsonrpc/rpc-error.js';
 import { SessionOwnedError } from '../journal.js';
 import type { Live } from './live.js';
 import { fail } from './delivery.js';
-import { safely } from './journal-writes.js';
+import { failedWrite, journalFailure } from './journal-failures.js';
+import { journalCall, safely } from './journal-writes.js';
 
 /**
- * Takes the session for this host (the journal's owners); `false`, having answered the
- * request, when another warden that still runs has it live.
+ * Takes the session for this host (the journal's owners), then runs `then`; when another
+ * warden that still runs has it live, or the journal fails, answers the request instead (and
+ * runs `refused`, if given).
  */
-export function claimed(live: Live, requestId: string, sessionId: string): boolean {
-  try {
-    live.input.journal.claim?.(sessionId);
-    return true;
-  } catch (error) {
-    if (!(error instanceof SessionOwnedError)) throw error;
-    fail(live, requestId, RpcError.because('session_owned', `Internal error: ${error.message}`, { sessionId, owner: error.owner }));
-    return false;
-  }
+export function claimThen(live: Live, requestId: string, sessionId: string, then: () => void, refused?: () => void): void {
+  journalCall(live, sessionId, (journal) => journal.claim(sessionId), (result) => {
+    if (result.ok) return then();
+    const { error } = result;
+    if (error instanceof SessionOwnedError) fail(live, requestId, RpcError.because('session_owned', `Internal error: ${error.message}`, { sessionId, owner: error.owner }));
+    else {
+      failedWrite(live, sessionId, error);
+      fail(live, requestId, journalFailure(error, sessionId));
+    }
+    refused?.();
+  });
 }
 
 /** Gives the session back to the journal's owners (closed, failed, stopped); a failure only counts. */
-
 export function releaseOwnership(live: Live, sessionId: string): void {
-  if (live.input.journal.release) safely(live, sessionId, () => live.input.journal.release?.(sessionId));
+  safely(live, sessionId, (journal) => journal.release(sessionId));
 }

@@ -52,7 +52,7 @@ export function openSession(live: Live, sessionId: string, agent: string, restar
 
 export function closed(live: Live, sessionId: string): void {
   record(live, sessionId, { kind: 'closed' });
-  safely(live, sessionId, () => live.input.journal.setState(sessionId, 'closed'));
+  safely(live, sessionId, (journal) => journal.setState(sessionId, 'closed'));
   releaseOwnership(live, sessionId);
   endHere(live, sessionId, 'closed');
   live.input.onEvent?.({ type: 'session.closed', sessionId });

@@ -5,7 +5,6 @@ import type { SessionConfigOption, SessionUpdate } from '@agentclientprotocol/sd
 import { AGENT_METHODS } from '../../acp/methods.js';
 import type { AgentEventContext } from '../../acp/native-agent.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
-import { stateEntryKinds } from '../journal.js';
 import type { ReportedFact, SessionMachineContext } from '../../session/session-machine.js';
 import { chosenFromEntries, type ChosenSettings, type ConfigValue, type SessionStateFact, stateUpdateKinds } from '../../session/session-state.js';
 import type { ReapplyRequest } from '../../session/reapply.js';
@@ -15,7 +14,7 @@ import { sendToSession } from './inner-agents.js';
 import { stateOf } from './session-record.js';
 import { notify } from './notify.js';
 import { failedWrite } from './journal-failures.js';
-import { record } from './journal-writes.js';
+import { journalCall, record } from './journal-writes.js';
 
 /** The agent accepted the user's set_mode or set_config_option: the session's state, journaled. */
 export function settingAnswered(live: Live, session: HostSession, modeId: string | undefined, config: { readonly configId: string; readonly value: ConfigValue } | undefined, result: unknown): void {
@@ -103,13 +102,10 @@ export function reapplyAnswered(live: Live, pending: Extract<Pending, { kind: 'r
   session.machine.send({ type: 'reapply.answered', round: pending.round });
 }
 
-/** What the journal says the user chose for a session; a journal that cannot say counts a failure and chose nothing. */
-export function journaledChoices(live: Live, sessionId: string): ChosenSettings {
-  const journal = live.input.journal;
-  try {
-    return chosenFromEntries(journal.stateEntries ? journal.stateEntries(sessionId) : journal.entries(sessionId).filter((record) => stateEntryKinds.has(record.entry.kind)));
-  } catch (error) {
-    failedWrite(live, sessionId, error);
-    return chosenFromEntries([]);
-  }
+/** What the journal says the user chose for a session, to `then`; a journal that cannot say counts a failure and chose nothing. */
+export function journaledChoices(live: Live, sessionId: string, then: (chosen: ChosenSettings) => void): void {
+  journalCall(live, sessionId, (journal) => journal.stateEntries(sessionId), (read) => {
+    if (!read.ok) failedWrite(live, sessionId, read.error);
+    then(chosenFromEntries(read.ok ? read.value : []));
+  });
 }

@@ -13,7 +13,7 @@ import type { HostSession, Live } from './live.js';
 import { emit } from './delivery.js';
 import { answerClientCall, sendToSession } from './inner-agents.js';
 import { journalFailure } from './journal-failures.js';
-import { recordPermission, recordSeq, writeOrError } from './journal-writes.js';
+import { record, recordPermission } from './journal-writes.js';
 
 /** The permission answer for a turn that was cancelled (ACP's outcome). */
 const cancelledPermission = { outcome: { outcome: 'cancelled' } };
@@ -38,23 +38,37 @@ export function onTurnCommand(live: Live, session: HostSession, command: Session
       if (!prompt) return;
       // Journaled before the agent sees it: a prompt the host lost track of is still on record.
       const entry = { kind: 'prompt', prompt: prompt.request.params.prompt as ContentBlock[] } as const;
-      let seq = 0;
-      const refused = writeOrError(live, session.sessionId, () => {
-        seq = live.input.journal.append(session.sessionId, entry);
+      prompt.journaling = 'writing';
+      const hold = command.hold;
+      record(live, session.sessionId, entry, (seq, refused) => {
+        const cancelled = prompt.journaling === 'cancelled';
+        prompt.journaling = undefined;
+        if (seq === undefined) {
+          const error = journalFailure(refused, session.sessionId, 'the prompt was not sent to the agent');
+          session.machine.send({ type: 'prompt.settled', outcome: 'error', requestId: command.requestId, error });
+          return;
+        }
+        prompt.journaled = true;
+        turnJournaled(live, session, command.requestId, seq, entry);
+        // Cancelled while its entry was written (a journal that answers later): it never reaches the agent.
+        if (cancelled) {
+          session.machine.send({ type: 'prompt.settled', outcome: 'cancelled', requestId: command.requestId, result: { stopReason: 'cancelled' } });
+          return;
+        }
+        // The session left this host while its entry was written: its machine answered it.
+        if (live.sessions.get(session.sessionId) !== session || !session.prompts.has(command.requestId)) return;
+        // A new agent process gets the user's mode and config first: the prompt waits for that.
+        if (hold) session.held.push(prompt.request);
+        else sendPrompt(live, session, prompt.request);
       });
-      if (refused !== undefined) {
-        const error = journalFailure(refused, session.sessionId, 'the prompt was not sent to the agent');
-        session.machine.send({ type: 'prompt.settled', outcome: 'error', requestId: command.requestId, error });
-        return;
-      }
-      prompt.journaled = true;
-      turnJournaled(live, session, command.requestId, seq, entry);
-      // A new agent process gets the user's mode and config first: the prompt waits for that.
-      if (command.hold) session.held.push(prompt.request);
-      else sendPrompt(live, session, prompt.request);
       return;
     }
     case 'turn.cancelAgent': {
+      if (prompt?.journaling) {
+        // Its entry is being written: once it is, it ends cancelled without reaching the agent.
+        prompt.journaling = 'cancelled';
+        return;
+      }
       if (dropHeld(session, command.requestId)) {
         // Never reached the agent: it ends here, cancelled.
         session.machine.send({ type: 'prompt.settled', outcome: 'cancelled', requestId: command.requestId, result: { stopReason: 'cancelled' } });
@@ -84,8 +98,9 @@ export function onTurnCommand(live: Live, session: HostSession, command: Session
 
 /** Journals a turn's end and says so (see `session.turnJournaled`). */
 function recordTurnEnd(live: Live, session: HostSession, requestId: string, entry: Extract<TurnEntry, { kind: 'stop' | 'error' }>): void {
-  const seq = recordSeq(live, session.sessionId, entry);
-  if (seq !== undefined) turnJournaled(live, session, requestId, seq, entry);
+  record(live, session.sessionId, entry, (seq) => {
+    if (seq !== undefined) turnJournaled(live, session, requestId, seq, entry);
+  });
 }
 
 /** A turn's entry is on record: whoever shows it to connections other than the prompt's hears it (an editor's server ignores it). */

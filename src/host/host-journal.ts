@@ -1,0 +1,158 @@
+/**
+ * The journal as the host agent calls it: every call answers either at once (a synchronous
+ * {@link Journal}: SQLite, an embedder's own) or with a promise (an {@link AsyncJournal}:
+ * PostgreSQL). The host carries on from the answer the same way in both cases
+ * (src/host/agent/continuation.ts): at once when it is a value, so a SQLite host runs exactly
+ * as when the journal was only synchronous (same order, same durability on return, no promise
+ * per update), and in a later turn of the host's actor when it is a promise.
+ */
+import type { AsyncJournal, JournalUpdateEntry } from './async-journal.js';
+import {
+  stateEntryKinds,
+  UnknownSessionError,
+  type Journal,
+  type JournalEntry,
+  type JournalPageQuery,
+  type JournalRecord,
+  type JournalSession,
+  type JournalSessionPage,
+  type JournalSessionState,
+} from './journal.js';
+
+/** A value now, or a promise of it. */
+export type Maybe<T> = T | Promise<T>;
+
+/** Whether `value` is a promise (anything thenable) rather than a value given at once. */
+export function isPromiseLike<T>(value: Maybe<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+/** What a `store` of the host may be: a synchronous engine, or one that answers with promises. */
+export type HostStore = Journal | AsyncJournal;
+
+/**
+ * The journal calls the host makes (those of {@link AsyncJournal}), each answered at once or
+ * with a promise; errors are thrown (at once) or rejected.
+ */
+export type HostJournal = {
+  readonly [K in keyof AsyncJournal]: AsyncJournal[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => Maybe<R> : never;
+} & {
+  /** Whether `readEntries` reads a page (else it is the whole rest, read at once). */
+  readonly paged: boolean;
+  /** Whether `lastSeq` is the store's own (else a replay's answers wait for the replay's end). */
+  readonly knowsLastSeq: boolean;
+  /** The store as it was given (what `host.journal` is). */
+  readonly store: HostStore;
+};
+
+/** Whether `store` is an {@link AsyncJournal} (it groups with `appendGroup`) rather than a synchronous {@link Journal}. */
+export function isAsyncJournal(store: HostStore): store is AsyncJournal {
+  return typeof (store as Partial<AsyncJournal>).appendGroup === 'function';
+}
+
+/** `store` as the host calls it: an asynchronous journal as it is, a synchronous one answering at once. */
+export function hostJournalOf(store: HostStore): HostJournal {
+  if (!isAsyncJournal(store)) return syncHostJournal(store);
+  const bound = <K extends keyof AsyncJournal>(key: K) => (store[key] as (...args: unknown[]) => unknown).bind(store) as never;
+  return {
+    createSession: bound('createSession'),
+    forkSession: bound('forkSession'),
+    getSession: bound('getSession'),
+    listSessions: bound('listSessions'),
+    append: bound('append'),
+    appendGroup: bound('appendGroup'),
+    deleteSession: bound('deleteSession'),
+    entries: bound('entries'),
+    readEntries: bound('readEntries'),
+    stateEntries: bound('stateEntries'),
+    lastSeq: bound('lastSeq'),
+    claim: bound('claim'),
+    release: bound('release'),
+    setResume: bound('setResume'),
+    setState: bound('setState'),
+    close: bound('close'),
+    paged: true,
+    knowsLastSeq: true,
+    store,
+  };
+}
+
+/**
+ * A synchronous journal with the optional calls filled in (pages and state entries filtered
+ * from `entries`, a group as appends one by one, ownership as a no-op), every answer given at
+ * once. A group is one transaction when the journal has `begin`/`commit`.
+ */
+function syncHostJournal(journal: Journal): HostJournal {
+  const entriesAfter = (sessionId: string, afterSeq = 0): JournalRecord[] => journal.entries(sessionId, afterSeq);
+  return {
+    // Recorded and taken, as the interface says (the host claimed it right after, before).
+    createSession(session) {
+      const created = journal.createSession(session);
+      journal.claim?.(session.sessionId);
+      return created;
+    },
+    forkSession(session) {
+      const created = journal.forkSession(session);
+      journal.claim?.(session.sessionId);
+      return created;
+    },
+    getSession: (sessionId) => journal.getSession(sessionId),
+    listSessions: (query) => journal.listSessions(query),
+    append: (sessionId, entry) => journal.append(sessionId, entry),
+    appendGroup: (sessionId, entries) => appendGroupOf(journal, sessionId, entries),
+    deleteSession: (sessionId) => journal.deleteSession(sessionId),
+    entries: (sessionId, afterSeq) => entriesAfter(sessionId, afterSeq),
+    readEntries: (sessionId, page) => (journal.readEntries ? journal.readEntries(sessionId, page) : pageOf(entriesAfter(sessionId, page.afterSeq), page)),
+    stateEntries: (sessionId) => (journal.stateEntries ? journal.stateEntries(sessionId) : entriesAfter(sessionId).filter((record) => stateEntryKinds.has(record.entry.kind))),
+    lastSeq: (sessionId) => (journal.lastSeq ? journal.lastSeq(sessionId) : (entriesAfter(sessionId).at(-1)?.seq ?? 0)),
+    claim(sessionId) {
+      if (!journal.getSession(sessionId)) throw new UnknownSessionError(sessionId);
+      journal.claim?.(sessionId);
+      return undefined;
+    },
+    release: (sessionId) => journal.release?.(sessionId),
+    setResume: (sessionId, resume) => journal.setResume(sessionId, resume),
+    setState: (sessionId, state: JournalSessionState) => journal.setState(sessionId, state),
+    close: () => journal.close(),
+    paged: journal.readEntries !== undefined,
+    knowsLastSeq: journal.lastSeq !== undefined,
+    store: journal,
+  };
+}
+
+/** A session's updates in one transaction when the journal groups (`begin`/`commit`), else one append each. */
+function appendGroupOf(journal: Journal, sessionId: string, entries: readonly JournalUpdateEntry[]): number[] {
+  if (!journal.begin || !journal.commit) return entries.map((entry) => journal.append(sessionId, entry));
+  journal.begin();
+  let seqs: number[];
+  try {
+    seqs = entries.map((entry) => journal.append(sessionId, entry));
+  } catch (error) {
+    // Committed (or told lost) all the same: a group left open would take the next writes in.
+    try {
+      journal.commit();
+    } catch {
+      // the append's error is the one to report
+    }
+    throw error;
+  }
+  journal.commit();
+  return seqs;
+}
+
+/** A page cut from a whole history (a journal without `readEntries`). */
+function pageOf(records: readonly JournalRecord[], page: JournalPageQuery): JournalRecord[] {
+  const limit = Math.floor(page.limit);
+  if (!(limit >= 1)) throw new TypeError(`Expected the \`limit\` of a journal page to be a positive integer, got \`${String(page.limit)}\`.`);
+  const taken: JournalRecord[] = [];
+  let bytes = 0;
+  for (const record of records.slice(0, limit)) {
+    taken.push(record);
+    bytes += JSON.stringify(record.entry).length;
+    if (bytes >= (page.maxBytes ?? Infinity)) break;
+  }
+  return taken;
+}
+
+/** The entries a group holds. */
+export type { JournalEntry, JournalSession, JournalSessionPage, JournalUpdateEntry };
