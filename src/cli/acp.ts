@@ -15,8 +15,6 @@ import { agentFlagDefaults, agentFlagHandlers, agentOptionsOf, eventLog, type Ag
 import { ArgumentError, readFlags } from './arguments.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { defaultTokenPath } from '../serve/token-file.js';
-import { defaultJournalPath, sqliteJournal } from '../host/sqlite-journal.js';
-import type { Journal } from '../host/journal.js';
 import { telemetrySettings } from '../telemetry/telemetry-settings.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 
@@ -146,28 +144,26 @@ export async function runAcp(args: readonly string[]): Promise<number> {
     return 2;
   }
   const telemetry = await telemetryOf(parsed);
-  let host;
-  /** The journal opened here (to be timed) rather than by the host: closed here too. */
-  let ownJournal: Journal | undefined;
+  let host: ReturnType<typeof createHost> | undefined;
   try {
     // Fail at once, before the editor's first request, when the agent is not installed.
     agentFor(parsed.agent, agentOptions);
-    if (telemetry) ownJournal = sqliteJournal(parsed.store ?? defaultJournalPath());
-    const store = ownJournal && telemetry ? telemetry.timeJournal(ownJournal) : parsed.store;
-    host = createHost({ defaultAgent: parsed.agent, agentOptions, ...(store ? { store } : {}), ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
+    // The host taps the editor's connection (turn spans), times its journal, hears its events.
+    host = createHost({ defaultAgent: parsed.agent, agentOptions, telemetry, ...(parsed.store ? { store: parsed.store } : {}), ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
+    // A PostgreSQL store that cannot be reached fails here, before the editor's first answer.
+    await host.opened;
   } catch (error) {
     process.stderr.write(`warden acp: ${(error as Error).message}\n`);
-    ownJournal?.close();
+    await host?.stop();
     await telemetry?.shutdown();
     log.close();
     if (error instanceof AgentUnavailableError || /cannot open the journal/.test((error as Error).message)) return 2;
     return 1;
   }
   host.on(log.listener);
-  if (telemetry) host.on(telemetry.hostListener);
   const stdio = stdioTransport(process.stdin, process.stdout, parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {});
   // stdin's EOF drains (what was asked is answered, bounded by the drain timeout); stdout's EPIPE and the signals stop at once.
-  const server = host.serve(telemetry ? telemetry.tapEditor(stdio) : stdio, parsed.drainTimeoutMs ? { drainTimeoutMs: parsed.drainTimeoutMs } : {});
+  const server = host.serve(stdio, parsed.drainTimeoutMs ? { drainTimeoutMs: parsed.drainTimeoutMs } : {});
   const ended = new Promise<number>((resolve) => {
     server.subscribe({
       complete: () => resolve(0),
@@ -188,9 +184,8 @@ export async function runAcp(args: readonly string[]): Promise<number> {
   await flushed(stdio, parsed.drainTimeoutMs ?? defaultDrainTimeoutMs);
   // The editor is gone: every agent process stops gracefully before we exit.
   await host.stop();
-  // The spans still open end, and what is left is exported (bounded), before the journal closes.
+  // The spans still open end, and what is left is exported (bounded).
   await telemetry?.shutdown();
-  ownJournal?.close();
   log.close();
   return code;
 }

@@ -174,13 +174,16 @@ export async function runServe(args: readonly string[]): Promise<number> {
   }
   const agentOptions = agentOptionsOf(parsed);
   const telemetry = await telemetryOf(parsed, say);
-  let host;
+  let host: ReturnType<typeof createHost> | undefined;
   try {
     agentFor(parsed.agent, agentOptions);
     // The host taps every connection it serves (the turns' spans, the client's peer), times its journal, hears its events.
     host = createHost({ defaultAgent: parsed.agent, agentOptions, telemetry, ...(parsed.store ? { store: parsed.store } : {}), ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
+    // A PostgreSQL store that cannot be reached fails here, before the daemon listens.
+    await host.opened;
   } catch (error) {
     say((error as Error).message);
+    await host?.stop();
     await telemetry?.shutdown();
     log.close();
     return error instanceof AgentUnavailableError || /cannot open the journal/.test((error as Error).message) ? 2 : 1;
