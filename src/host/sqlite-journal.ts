@@ -101,7 +101,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
   const now = options.now ?? (() => new Date());
   const stampOf = options.now ? () => now().toISOString() : millisecondStamps();
   // Not a file name: opened as one it would make a directory named after the URL, password included.
-  if (isPostgresUrl(path)) throw new TypeError(`the store ${redactedUrl(path)} is a PostgreSQL URL: the host does not run sessions on PostgreSQL yet (docs/cluster-plan.md, step 1); give a SQLite path`);
+  if (isPostgresUrl(path)) throw new TypeError(`the store ${redactedUrl(path)} is a PostgreSQL URL, not a SQLite file: open it with openPostgresJournal, or give it to createHost as its store`);
   let db: Database.Database;
   let owners: SessionOwners;
   try {

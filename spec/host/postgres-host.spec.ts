@@ -1,0 +1,210 @@
+/**
+ * The host on a journal that answers with promises: an update is never shown before its group
+ * is durable, nor a turn's answer before its updates (a gated journal decides when writes
+ * land); and the host on a real PostgreSQL, through the embedding API and through `warden acp
+ * --store postgres://…` launched as an editor does: sessions journaled there, listed, replayed
+ * and resumed by the next process, a session live in one warden refused to another, an
+ * unreachable database named without its password.
+ */
+import { expect } from 'chai';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { SessionUpdate } from '@agentclientprotocol/sdk';
+import { demoAgent } from '../../src/acp/demo-agent.js';
+import { asyncJournalOf } from '../../src/host/async-journal-of.js';
+import type { AsyncJournal } from '../../src/host/async-journal.js';
+import { createHost, type Host } from '../../src/host/host.js';
+import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { killLaunched, launchWarden, wireErrorOf } from '../support/warden-editor.js';
+import { exitCodeOf, stderrOf, wardenMain } from '../support/warden-process.js';
+import { spawn } from 'node:child_process';
+import { waitUntil } from '../support/processes.js';
+
+const textOf = (updates: readonly SessionUpdate[]) => updates.map((update) => (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text' ? update.content.text : '')).join('');
+
+/** An asynchronous journal whose group commits land only when the test lets them. */
+function gatedJournal(inner: AsyncJournal) {
+  const waiting: Array<() => void> = [];
+  let open = true;
+  const journal: AsyncJournal = {
+    ...inner,
+    appendGroup: (sessionId, entries) =>
+      new Promise((resolve, reject) => {
+        const land = () => void inner.appendGroup(sessionId, entries).then(resolve, reject);
+        if (open) land();
+        else waiting.push(land);
+      }),
+  };
+  return {
+    journal,
+    waiting: () => waiting.length,
+    closeGate() {
+      open = false;
+    },
+    openGate() {
+      open = true;
+      for (const land of waiting.splice(0)) land();
+    },
+  };
+}
+
+describe('the host on a journal that answers with promises', () => {
+  const hosts: Host[] = [];
+  afterEach(async () => {
+    for (const host of hosts.splice(0)) await host.stop();
+  });
+
+  it('shows no update before its group is durable, and answers the turn only after its updates', async () => {
+    const sqlite = asyncJournalOf(sqliteJournal(':memory:'));
+    const gate = gatedJournal(sqlite);
+    const host = createHost({ store: gate.journal, agents: { demo: demoAgent({ wordDelayMs: 0 }) } });
+    hosts.push(host);
+    const session = await host.newSession({ cwd: '/tmp' });
+    gate.closeGate();
+    const run = session.prompt('hello there');
+    const seen: SessionUpdate[] = [];
+    let answered = false;
+    void run.result.then(() => (answered = true), () => (answered = true));
+    const reading = (async () => {
+      for await (const update of run) seen.push(update);
+    })();
+    // The agent streams its whole answer while the first group waits at the gate.
+    await waitUntil(async () => gate.waiting() >= 1 && (await sqlite.entries(session.sessionId)).some((record) => record.entry.kind === 'prompt'), 'a group waiting');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(seen, 'nothing shown before it is durable').to.deep.equal([]);
+    expect(answered, 'no answer before the updates').to.equal(false);
+    gate.openGate();
+    const { stopReason } = await run.result;
+    await reading;
+    expect(stopReason).to.equal('end_turn');
+    const journaled = (await sqlite.entries(session.sessionId)).filter((record) => record.entry.kind === 'update').map((record) => (record.entry as { update: SessionUpdate }).update);
+    expect(textOf(seen)).to.equal(textOf(journaled));
+    expect(textOf(seen).length).to.be.greaterThan(0);
+    const kinds = (await sqlite.entries(session.sessionId)).map((record) => record.entry.kind);
+    expect(kinds.indexOf('prompt')).to.be.lessThan(kinds.indexOf('update', kinds.indexOf('prompt')));
+    expect(kinds.at(-1)).to.equal('stop');
+  });
+});
+
+describe('the host on PostgreSQL', () => {
+  let server: TestPostgres;
+  let databases = 0;
+  let url: string;
+  let dir: string;
+  const hosts: Host[] = [];
+
+  before(async function () {
+    requirePostgres(this);
+    server = await startPostgres();
+  });
+  after(async () => server?.stop());
+  beforeEach(async () => {
+    const name = `host_${process.pid}_${++databases}`;
+    const admin = new pg.Client(server.url);
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    url = server.url.replace(/\/postgres$/u, `/${name}`);
+    dir = mkdtempSync(join(tmpdir(), 'warden-pg-host-'));
+  });
+  afterEach(async () => {
+    for (const host of hosts.splice(0)) await host.stop();
+    await killLaunched();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const open = (options: { readonly lease?: number } = {}) => {
+    const host = createHost({ store: url, agents: { demo: demoAgent({ wordDelayMs: 0 }) }, postgres: { lease: options.lease ?? 2000 } });
+    hosts.push(host);
+    return host;
+  };
+
+  it('createHost: a prompt is journaled in PostgreSQL in order; the next host lists it, replays it on load and goes on with it', async () => {
+    const first = open();
+    await first.opened;
+    const session = await first.newSession({ cwd: dir });
+    const run = session.prompt('tell me about supervisors');
+    const streamed: SessionUpdate[] = [];
+    for await (const update of run) streamed.push(update);
+    expect((await run.result).stopReason).to.equal('end_turn');
+    const records = await first.journal.entries(session.sessionId);
+    expect(records.map((record) => record.entry.kind).filter((kind) => kind === 'prompt')).to.have.length(1);
+    expect(records.at(-1)?.entry.kind).to.equal('stop');
+    const seqs = records.map((record) => record.seq);
+    expect(seqs, 'seqs increase').to.deep.equal([...seqs].sort((a, b) => a - b));
+    const journaledText = textOf(records.filter((record) => record.entry.kind === 'update').map((record) => (record.entry as { update: SessionUpdate }).update));
+    expect(journaledText).to.equal(textOf(streamed));
+    await session.close();
+    expect(session.state()).to.equal('closed');
+    await first.stop();
+    hosts.splice(hosts.indexOf(first), 1);
+
+    const second = open();
+    const listed = await second.listSessions();
+    expect(listed.map((one) => one.sessionId)).to.include(session.sessionId);
+    expect(listed.find((one) => one.sessionId === session.sessionId)?.title).to.equal('tell me about supervisors');
+    const reopened = await second.openSession(session.sessionId, { how: 'load' });
+    expect(textOf(reopened.replayed)).to.equal(textOf(streamed));
+    const again = reopened.prompt('and the journal?');
+    for await (const _ of again) void _;
+    expect((await again.result).stopReason).to.equal('end_turn');
+    const kinds = (await second.journal.entries(session.sessionId)).map((record) => record.entry.kind);
+    expect(kinds.filter((kind) => kind === 'prompt')).to.have.length(2);
+    expect(kinds).to.include('attached');
+  });
+
+  it('warden acp --store postgres://…: sessions journaled there; the next warden lists and loads them; a session live in one warden is refused to another', async () => {
+    const editor = await launchWarden(['--agent', 'demo', '--store', url]);
+    const { sessionId } = await editor.request<{ sessionId: string }>('session/new', { cwd: dir, mcpServers: [] });
+    const answer = await editor.request<{ stopReason: string }>('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello from pg' }] });
+    expect(answer.stopReason).to.equal('end_turn');
+    // Live here: another warden on the same database may not load it.
+    const other = await launchWarden(['--agent', 'demo', '--store', url]);
+    const refused = await wireErrorOf(other.request('session/load', { sessionId, cwd: dir, mcpServers: [] }));
+    expect(refused.code).to.equal(-32603);
+    expect(refused.message).to.contain('is live in another warden');
+    expect(refused.data?.reason).to.equal('session_owned');
+    expect(await editor.close()).to.equal(0);
+    // Closed with its editor: the other warden takes it now.
+    const listed = await other.request<{ sessions: Array<{ sessionId: string; title: string | null }> }>('session/list', {});
+    expect(listed.sessions.map((one) => one.sessionId)).to.include(sessionId);
+    const loaded = await other.request('session/load', { sessionId, cwd: dir, mcpServers: [] });
+    expect(loaded).to.be.an('object');
+    const next = await other.request<{ stopReason: string }>('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'still there?' }] });
+    expect(next.stopReason).to.equal('end_turn');
+    expect(await other.close()).to.equal(0);
+    const journal = createHost({ store: url, postgres: { lease: 2000 } });
+    hosts.push(journal);
+    const kinds = (await journal.journal.entries(sessionId)).map((record) => record.entry.kind);
+    expect(kinds.filter((kind) => kind === 'prompt')).to.have.length(2);
+    expect(kinds.filter((kind) => kind === 'stop')).to.have.length(2);
+  });
+
+  it('an unreachable database: warden acp exits 2 naming it without its password; host.opened rejects the same way; no file is made', async () => {
+    const port = server.port + 1;
+    const unreachable = `postgres://warden:s3cret@127.0.0.1:${port}/journal`;
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      const host = createHost({ store: unreachable });
+      hosts.push(host);
+      const error = await host.opened.then(() => expect.fail('cannot open'), (failure: unknown) => failure as Error);
+      expect(error.message).to.contain(`cannot open the journal at postgres://warden:***@127.0.0.1:${port}/journal`);
+      expect(error.message).not.to.contain('s3cret');
+      expect(existsSync(join(dir, 'postgres:'))).to.equal(false);
+    } finally {
+      process.chdir(cwd);
+    }
+    const child = spawn(process.execPath, ['--import', 'tsx', wardenMain, 'acp', '--agent', 'demo', '--store', unreachable], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const stderr = stderrOf(child);
+    let stdout = '';
+    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    expect(await exitCodeOf(child)).to.equal(2);
+    expect(stderr()).to.contain(`warden acp: cannot open the journal at postgres://warden:***@127.0.0.1:${port}/journal`);
+    expect(stderr()).not.to.contain('s3cret');
+    expect(stdout, 'nothing on the protocol channel').to.equal('');
+  });
+});
