@@ -37,7 +37,8 @@ Options:
                                 or acp:<command line>
   --agent-command PATH          the agent's executable (instead of PATH / CLAUDE_CODE_EXECUTABLE / CODEX_PATH)
   --cwd DIR                     run from DIR (relative paths, native ACP agents' working directory)
-  --store PATH                  the session journal (SQLite file, or :memory:);
+  --store PATH                  the session journal (SQLite file, :memory:, or
+                                a postgres://USER@HOST:PORT/DB URL, shared by hosts);
                                 default $XDG_STATE_HOME/acp-warden/journal.sqlite
   --log-file PATH               write the log there (JSON lines, level info) instead of stderr
                                 (pretty lines, level warn)

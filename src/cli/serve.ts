@@ -64,7 +64,8 @@ Options:
   --drain-timeout SECONDS       on SIGTERM/SIGINT, how long running turns may finish (default ${defaultServeSettings.drainTimeoutMs / 1000})
   --agent-command PATH          the agent's executable (instead of PATH / CLAUDE_CODE_EXECUTABLE / CODEX_PATH)
   --cwd DIR                     run from DIR
-  --store PATH                  the session journal (SQLite file, or :memory:);
+  --store PATH                  the session journal (SQLite file, :memory:, or
+                                a postgres://USER@HOST:PORT/DB URL, shared by hosts);
                                 default ${defaultJournalPath()}
   --log-file PATH               the log (JSON lines, level info) instead of stderr (pretty, warn)
   --log-level LEVEL             debug, info, warn or error

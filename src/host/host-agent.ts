@@ -40,12 +40,12 @@
 import type { ActorLogic, ActorSystem, AnyActorRef } from 'xstate';
 import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../acp/native-agent.js';
 import type { Subscriber } from '../session/subscriber.js';
-import { type CatchUp, type ReleaseAgent, type HostAgentContext, type HostAgentOptions, type HostAgentEvent, type HostInput, type HostSession, type HostSnapshot, type InnerAgent, type InnerOutput, type Live, type Scope } from './agent/live.js';
+import { type CatchUp, type Continue, type ReleaseAgent, type HostAgentContext, type HostAgentOptions, type HostAgentEvent, type HostInput, type HostSession, type HostSnapshot, type InnerAgent, type InnerOutput, type Live, type Scope } from './agent/live.js';
 import { lives } from './agent/live.js';
 import { subscriberOf } from './agent/delivery.js';
 import { createJournalQueue } from './agent/journal-queue.js';
 import { failedWrite } from './agent/journal-failures.js';
-import { later, type Continue } from './agent/continuation.js';
+import { later } from './agent/continuation.js';
 import { hostJournalOf } from './host-journal.js';
 import { releaseAgent, releasedDown, withHostCapabilities } from './agent/inner-agents.js';
 import { onEditorEvent } from './agent/from-editor.js';

@@ -4,12 +4,9 @@
  * self-sent `host.continue` event. A promise's callback never touches the live record itself:
  * the actor's own turn stays the only writer of it.
  */
-import type { Live } from './live.js';
+import type { Continue, Live } from './live.js';
 import { isPromiseLike, type Maybe } from '../host-journal.js';
 import type { CallResult } from './journal-queue.js';
-
-/** The event that runs a continuation in the host agent's turn. */
-export type Continue = { readonly type: 'host.continue'; readonly run: () => void };
 
 /** Runs `run` in a later turn of the host agent (dropped once the host stopped: nothing is left to carry on). */
 export function later(live: Live, run: () => void): void {

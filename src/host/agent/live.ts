@@ -9,7 +9,6 @@ import type { HostJournal, HostStore } from '../host-journal.js';
 import type { JournalQueue } from './journal-queue.js';
 import type { ConfigValue } from '../../session/session-state.js';
 import type { ReapplyRequest } from '../../session/reapply.js';
-import type { Continue } from './continuation.js';
 
 /**
  * The `_meta` key that names a session's agent: in `session/new` (which agent to run it on),
@@ -216,6 +215,9 @@ export type HostSnapshot = Snapshot<undefined> & { readonly context: HostAgentCo
 export type InnerOutput = { readonly type: 'host.inner'; readonly agent: string; readonly output: AgentHandlerOutput };
 
 export type CatchUp = { readonly type: 'host.catchUp'; readonly sessionId: string };
+
+/** Runs a continuation in the host agent's turn: the answer of a journal call that came as a promise (continuation.ts). */
+export type Continue = { readonly type: 'host.continue'; readonly run: () => void };
 
 /** Stop the named agent if it serves nothing now (no session open on it, no request waiting for it); started again on next use. */
 export type ReleaseAgent = { readonly type: 'host.releaseAgent'; readonly agent: string } | { readonly type: 'host.releasedDown'; readonly ref: AnyActorRef };
