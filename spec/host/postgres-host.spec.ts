@@ -19,8 +19,10 @@ import { createHost, type Host } from '../../src/host/host.js';
 import { sqliteJournal } from '../../src/host/sqlite-journal.js';
 import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { killLaunched, launchWarden, wireErrorOf } from '../support/warden-editor.js';
-import { exitCodeOf, stderrOf, wardenMain } from '../support/warden-process.js';
-import { spawn } from 'node:child_process';
+import { exitCodeOf, killGroups, stderrOf, wardenMain } from '../support/warden-process.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { answerText, sdkOverWebSocket, startServe } from '../support/serve-daemon.js';
+import { parseAcpArgs } from '../../src/cli/acp.js';
 import { waitUntil } from '../support/processes.js';
 
 const textOf = (updates: readonly SessionUpdate[]) => updates.map((update) => (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text' ? update.content.text : '')).join('');
@@ -110,9 +112,11 @@ describe('the host on PostgreSQL', () => {
     url = server.url.replace(/\/postgres$/u, `/${name}`);
     dir = mkdtempSync(join(tmpdir(), 'warden-pg-host-'));
   });
+  const launched: ChildProcess[] = [];
   afterEach(async () => {
     for (const host of hosts.splice(0)) await host.stop();
     await killLaunched();
+    await killGroups(launched);
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -183,6 +187,44 @@ describe('the host on PostgreSQL', () => {
     expect(kinds.filter((kind) => kind === 'stop')).to.have.length(2);
   });
 
+  it('warden serve --store postgres://… --lease 2: a session journaled there; after the daemon is SIGKILLed another takes it once the lease ran out and replays it whole', async () => {
+    const state = join(dir, 'state');
+    const first = await startServe(state, ['--listen', '127.0.0.1:0', '--agent', 'demo', '--store', url, '--lease', '2', '--env', 'DEMO_WORD_DELAY_MS=1'], launched);
+    const client = sdkOverWebSocket(first);
+    await client.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'pg-serve-test', version: '1' } });
+    const { sessionId } = (await client.agent.request('session/new', { cwd: dir, mcpServers: [] })) as { sessionId: string };
+    const answer = await client.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello daemon' }] });
+    expect(answer.stopReason).to.equal('end_turn');
+    const said = answerText(client.updates, sessionId);
+    expect(said.length).to.be.greaterThan(0);
+    client.close();
+    first.process.kill('SIGKILL');
+    await first.exited;
+    const second = await startServe(state, ['--listen', '127.0.0.1:0', '--agent', 'demo', '--store', url, '--lease', '2', '--env', 'DEMO_WORD_DELAY_MS=1'], launched);
+    const again = sdkOverWebSocket(second);
+    await again.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'pg-serve-test', version: '1' } });
+    // Held by the killed daemon until its lease runs out (2 s), then this one takes it.
+    let loaded: unknown;
+    await waitUntil(async () => {
+      loaded = await again.agent.request('session/load', { sessionId, cwd: dir, mcpServers: [] }).then(
+        (result) => result,
+        (error: { data?: { reason?: string } }) => (error.data?.reason === 'session_owned' ? undefined : Promise.reject(error)),
+      );
+      return loaded !== undefined;
+    }, 'the session to be free', 15_000, 250);
+    expect(answerText(again.updates, sessionId)).to.equal(said);
+    const next = await again.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'and now?' }] });
+    expect(next.stopReason).to.equal('end_turn');
+    again.close();
+  });
+
+  it('--lease and --advertise: refused without a PostgreSQL store, and a lease that is not a number of seconds, naming the fix', async () => {
+    expect(parseAcpArgs(['--agent', 'demo', '--lease', '2'])).to.deep.equal({ error: 'warden acp: --lease applies to a PostgreSQL store only: add --store postgres://USER@HOST:PORT/DB, or leave --lease out' });
+    expect(parseAcpArgs(['--agent', 'demo', '--store', url, '--lease', 'soon'])).to.have.property('error').that.contains('--lease expects a number of seconds');
+    expect(parseAcpArgs(['--agent', 'demo', '--store', url, '--advertise', 'http://x'])).to.have.property('error').that.contains('--advertise expects the ws://HOST:PORT/acp address');
+    expect(parseAcpArgs(['--agent', 'demo', '--store', url, '--lease', '2.5', '--advertise', 'ws://10.0.0.1:8600/acp'])).to.include({ lease: 2500, advertise: 'ws://10.0.0.1:8600/acp' });
+  });
+
   it('an unreachable database: warden acp exits 2 naming it without its password; host.opened rejects the same way; no file is made', async () => {
     const port = server.port + 1;
     const unreachable = `postgres://warden:s3cret@127.0.0.1:${port}/journal`;
@@ -206,5 +248,11 @@ describe('the host on PostgreSQL', () => {
     expect(stderr()).to.contain(`warden acp: cannot open the journal at postgres://warden:***@127.0.0.1:${port}/journal`);
     expect(stderr()).not.to.contain('s3cret');
     expect(stdout, 'nothing on the protocol channel').to.equal('');
+    const daemon = spawn(process.execPath, ['--import', 'tsx', wardenMain, 'serve', '--listen', '127.0.0.1:0', '--agent', 'demo', '--store', unreachable], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    launched.push(daemon);
+    const said = stderrOf(daemon);
+    expect(await exitCodeOf(daemon)).to.equal(2);
+    expect(said()).to.contain(`cannot open the journal at postgres://warden:***@127.0.0.1:${port}/journal`);
+    expect(said()).not.to.contain('listening on');
   });
 });

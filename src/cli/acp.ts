@@ -11,7 +11,7 @@ import { createHost } from '../host/host.js';
 import { stdioTransport, type StdioTransport } from '../jsonrpc/stdio-transport.js';
 import { defaultDrainTimeoutMs } from '../acp/agent-server.js';
 import { LogFileError } from '../inspect/log-sink.js';
-import { agentFlagDefaults, agentFlagHandlers, agentOptionsOf, eventLog, type AgentCommandOptions, type EventLog } from './agent-flags.js';
+import { agentFlagDefaults, agentFlagHandlers, agentOptionsOf, eventLog, postgresOptionsOf, type AgentCommandOptions, type EventLog } from './agent-flags.js';
 import { ArgumentError, readFlags } from './arguments.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { defaultTokenPath } from '../serve/token-file.js';
@@ -39,6 +39,9 @@ Options:
   --cwd DIR                     run from DIR (relative paths, native ACP agents' working directory)
   --store PATH                  the session journal (SQLite file, :memory:, or
                                 a postgres://USER@HOST:PORT/DB URL, shared by hosts);
+  --lease SECONDS               a PostgreSQL store: how long this host's sessions stay
+                                its own after its last heartbeat (default 12)
+  --advertise ws://HOST:PORT/acp  a PostgreSQL store: where other hosts reach this one
                                 default $XDG_STATE_HOME/acp-warden/journal.sqlite
   --log-file PATH               write the log there (JSON lines, level info) instead of stderr
                                 (pretty lines, level warn)
@@ -101,6 +104,7 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
   let otel = false;
   try {
     if (readFlags(args, { ...agentFlagHandlers(values), '--otel': () => (otel = true) }, shortUsage)) return { help: true };
+    postgresOptionsOf(values);
   } catch (error) {
     if (error instanceof ArgumentError) return { error: `warden acp: ${error.message}` };
     throw error;
@@ -150,7 +154,7 @@ export async function runAcp(args: readonly string[]): Promise<number> {
     // Fail at once, before the editor's first request, when the agent is not installed.
     agentFor(parsed.agent, agentOptions);
     // The host taps the editor's connection (turn spans), times its journal, hears its events.
-    host = createHost({ defaultAgent: parsed.agent, agentOptions, telemetry, ...(parsed.store ? { store: parsed.store } : {}), ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
+    host = createHost({ defaultAgent: parsed.agent, agentOptions, telemetry, ...(parsed.store ? { store: parsed.store } : {}), postgres: postgresOptionsOf(parsed), ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
     // A PostgreSQL store that cannot be reached fails here, before the editor's first answer.
     await host.opened;
   } catch (error) {

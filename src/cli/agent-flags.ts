@@ -4,6 +4,7 @@
  * drain. Parsed here once, so both commands accept the same spellings and say the same
  * things about a bad value.
  */
+import { isPostgresUrl } from '../host/store-url.js';
 import type { AgentOptions } from '../adapters/agent-factory.js';
 import { defaultHangAfter } from '../adapters/registry.js';
 import { logLevels, type LogLevel } from '../host/host-log.js';
@@ -18,8 +19,12 @@ export interface AgentCommandOptions {
   readonly env: Record<string, string | undefined>;
   readonly passthrough: string[];
   readonly inheritEnv: boolean;
-  /** The journal: a path or `:memory:`; default under the user's state directory. */
+  /** The journal: a path, `:memory:` or a `postgres://` URL; default under the user's state directory. */
   readonly store: string | undefined;
+  /** A PostgreSQL store's lease, in ms (`--lease SECONDS`; the journal's default 12 s). */
+  readonly lease: number | undefined;
+  /** The `ws://…` address other hosts of a PostgreSQL store reach this one at (`--advertise`). */
+  readonly advertise: string | undefined;
   readonly cwd: string | undefined;
   readonly logFile: string | undefined;
   readonly restart: { readonly intensity: number; readonly period: number } | undefined;
@@ -49,6 +54,8 @@ export function agentFlagDefaults(): AgentFlagValues {
     passthrough: [],
     inheritEnv: false,
     store: undefined,
+    lease: undefined,
+    advertise: undefined,
     cwd: undefined,
     logFile: undefined,
     restart: undefined,
@@ -75,6 +82,8 @@ export function agentFlagHandlers(into: AgentFlagValues): Record<string, FlagHan
       else into.env[setting.slice(0, at)] = setting.slice(at + 1);
     },
     '--store': (value) => (into.store = value()),
+    '--lease': (value) => (into.lease = leaseSeconds(value()) * 1000),
+    '--advertise': (value) => (into.advertise = advertiseUrl(value())),
     '--cwd': (value) => (into.cwd = value()),
     '--log-file': (value) => (into.logFile = value()),
     '--log-level': (value) => (into.logLevel = oneOf('--log-level', value(), logLevels)),
@@ -106,6 +115,27 @@ export function agentOptionsOf(parsed: AgentCommandOptions): AgentOptions {
 }
 
 /** `--hang-after SECONDS`: a positive number, or 0 (off). */
+function leaseSeconds(text: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || !(value * 1000 >= 100) || !Number.isInteger(value * 1000)) throw new ArgumentError(`--lease expects a number of seconds of at least 0.1 (whole milliseconds), got ${JSON.stringify(text)}`);
+  return value;
+}
+
+function advertiseUrl(text: string): string {
+  if (!/^wss?:\/\/[^/\s]+/u.test(text)) throw new ArgumentError(`--advertise expects the ws://HOST:PORT/acp address other hosts reach this one at, got ${JSON.stringify(text)}`);
+  return text;
+}
+
+/**
+ * The PostgreSQL journal's options from `--lease` and `--advertise`; refused (naming the fix)
+ * with a store that is not PostgreSQL, where they would mean nothing.
+ */
+export function postgresOptionsOf(values: Pick<AgentCommandOptions, 'store' | 'lease' | 'advertise'>): { lease?: number; advertise?: string } {
+  const given = values.lease !== undefined ? '--lease' : values.advertise !== undefined ? '--advertise' : undefined;
+  if (given && !isPostgresUrl(values.store ?? '')) throw new ArgumentError(`${given} applies to a PostgreSQL store only: add --store postgres://USER@HOST:PORT/DB, or leave ${given} out`);
+  return { ...(values.lease !== undefined ? { lease: values.lease } : {}), ...(values.advertise !== undefined ? { advertise: values.advertise } : {}) };
+}
+
 function secondsOrOff(flag: string, text: string): number {
   const value = Number(text);
   if (text.trim() === '' || !(value >= 0) || !Number.isFinite(value)) throw new ArgumentError(`${flag} expects a number of seconds (0 turns the watchdog off), got ${JSON.stringify(text)}`);

@@ -16,7 +16,7 @@ import { defaultListen, parseListenAddress, type ListenAddress } from '../serve/
 import { defaultServeSettings, type ServeSettings, type UnattendedMode } from '../serve/serve-settings.js';
 import { defaultTokenPath, readOrCreateToken } from '../serve/token-file.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
-import { agentFlagDefaults, agentFlagHandlers, agentOptionsOf, eventLog, type AgentCommandOptions, type EventLog } from './agent-flags.js';
+import { agentFlagDefaults, agentFlagHandlers, agentOptionsOf, eventLog, postgresOptionsOf, type AgentCommandOptions, type EventLog } from './agent-flags.js';
 import { ArgumentError, oneOf, positiveNumber, readFlags } from './arguments.js';
 import { telemetrySettings } from '../telemetry/telemetry-settings.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
@@ -66,6 +66,9 @@ Options:
   --cwd DIR                     run from DIR
   --store PATH                  the session journal (SQLite file, :memory:, or
                                 a postgres://USER@HOST:PORT/DB URL, shared by hosts);
+  --lease SECONDS               a PostgreSQL store: how long this host's sessions stay
+                                its own after its last heartbeat (default 12)
+  --advertise ws://HOST:PORT/acp  a PostgreSQL store: where other hosts reach this one
                                 default ${defaultJournalPath()}
   --log-file PATH               the log (JSON lines, level info) instead of stderr (pretty, warn)
   --log-level LEVEL             debug, info, warn or error
@@ -124,6 +127,7 @@ export function parseServeArgs(args: readonly string[]): ServeCommandOptions | {
       '--otel': () => (otel = true),
     }, shortUsage);
     if (help) return { help: true };
+    postgresOptionsOf(values);
     address = parseListenAddress(listen);
   } catch (error) {
     if (error instanceof ArgumentError || error instanceof TypeError) return { error: `warden serve: ${error.message}` };
@@ -179,7 +183,7 @@ export async function runServe(args: readonly string[]): Promise<number> {
   try {
     agentFor(parsed.agent, agentOptions);
     // The host taps every connection it serves (the turns' spans, the client's peer), times its journal, hears its events.
-    host = createHost({ defaultAgent: parsed.agent, agentOptions, telemetry, ...(parsed.store ? { store: parsed.store } : {}), ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
+    host = createHost({ defaultAgent: parsed.agent, agentOptions, telemetry, ...(parsed.store ? { store: parsed.store } : {}), postgres: postgresOptionsOf(parsed), ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
     // A PostgreSQL store that cannot be reached fails here, before the daemon listens.
     await host.opened;
   } catch (error) {
