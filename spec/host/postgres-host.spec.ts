@@ -23,7 +23,8 @@ import { exitCodeOf, killGroups, stderrOf, wardenMain } from '../support/warden-
 import { spawn, type ChildProcess } from 'node:child_process';
 import { answerText, sdkOverWebSocket, startServe } from '../support/serve-daemon.js';
 import { parseAcpArgs } from '../../src/cli/acp.js';
-import { waitUntil } from '../support/processes.js';
+import { isAlive, waitUntil } from '../support/processes.js';
+import { fileURLToPath } from 'node:url';
 
 const textOf = (updates: readonly SessionUpdate[]) => updates.map((update) => (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text' ? update.content.text : '')).join('');
 
@@ -119,6 +120,18 @@ describe('the host on PostgreSQL', () => {
     await killGroups(launched);
     rmSync(dir, { recursive: true, force: true });
   });
+
+  /** The session's owner host and epoch, as the database has them. */
+  const ownerOf = async (sessionId: string): Promise<{ owner: string; epoch: number }> => {
+    const client = new pg.Client(url);
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ owner_host: string; epoch: string }>('SELECT owner_host, epoch FROM sessions WHERE session_id = $1', [sessionId]);
+      return { owner: rows[0]!.owner_host, epoch: Number(rows[0]!.epoch) };
+    } finally {
+      await client.end();
+    }
+  };
 
   const open = (options: { readonly lease?: number } = {}) => {
     const host = createHost({ store: url, agents: { demo: demoAgent({ wordDelayMs: 0 }) }, postgres: { lease: options.lease ?? 2000 } });
@@ -216,6 +229,43 @@ describe('the host on PostgreSQL', () => {
     const next = await again.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'and now?' }] });
     expect(next.stopReason).to.equal('end_turn');
     again.close();
+  });
+
+  it('a stale owner is fenced: once another host took the session, its next write is refused, its agent process stopped, its prompt answered session_moved naming the owner', async function () {
+    this.timeout(60_000);
+    const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
+    const agentOptions = { agentCommand: fakeClaude, env: { FAKE_CLAUDE_FIXTURE: 'hello', FAKE_CLAUDE_LOOP: '1' } };
+    // A never renews its lease: it runs out after 1 s, as if A had been frozen.
+    const a = createHost({ store: url, agentOptions, postgres: { lease: 1000, renew: false } });
+    const b = createHost({ store: url, agentOptions, postgres: { lease: 1000 } });
+    hosts.push(a, b);
+    await Promise.all([a.opened, b.opened]);
+    const moved: unknown[] = [];
+    a.on((event) => event.type === 'session.moved' && moved.push(event));
+    const session = await a.newSession({ cwd: dir, agent: 'claude' });
+    const first = session.prompt('first');
+    expect((await first.result).stopReason).to.equal('end_turn');
+    const cli = a.processes().find((port) => port.agent === 'claude');
+    expect(isAlive(cli?.pid)).to.equal(true);
+    const held = await ownerOf(session.sessionId);
+    // B takes it once A's lease ran out (the database has been up for longer than a lease).
+    await waitUntil(async () => (await b.openSession(session.sessionId, { how: 'resume' }).then(() => true, () => false)), 'B to take the session', 15_000, 200);
+    const taken = await ownerOf(session.sessionId);
+    expect(taken.epoch).to.equal(held.epoch + 1);
+    expect(taken.owner).not.to.equal(held.owner);
+    const entriesBefore = (await b.journal.entries(session.sessionId)).length;
+    // A still thinks it runs the session: its prompt's entry is refused, its agent process stopped.
+    const stale = session.prompt('second, on the stale owner');
+    const refused = await stale.result.then(() => expect.fail('the stale owner may not run a turn'), (error: { code: number; message: string; data?: Record<string, unknown> }) => error);
+    expect(refused.data?.reason, refused.message).to.equal('session_moved');
+    expect(refused.data?.owner).to.equal(taken.owner);
+    expect(refused.message).to.contain(`host ${taken.owner} owns it now (epoch ${taken.epoch})`);
+    await waitUntil(() => !isAlive(cli?.pid), 'the stale agent process to stop', 15_000);
+    expect(a.tree().children.some((child) => child.id === `session:${session.sessionId}`)).to.equal(false);
+    expect(moved).to.deep.equal([{ type: 'session.moved', sessionId: session.sessionId, owner: taken.owner, epoch: taken.epoch }]);
+    expect((await b.journal.entries(session.sessionId)).length, 'nothing written by the stale owner').to.equal(entriesBefore);
+    const again = await session.prompt('third, still on the stale owner').result.then(() => 'ran', (error: { data?: { reason?: string } }) => error.data?.reason);
+    expect(again).to.equal('session_moved');
   });
 
   it('--lease and --advertise: refused without a PostgreSQL store, and a lease that is not a number of seconds, naming the fix', async () => {

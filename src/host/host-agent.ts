@@ -47,6 +47,7 @@ import { createJournalQueue } from './agent/journal-queue.js';
 import { failedWrite } from './agent/journal-failures.js';
 import { later } from './agent/continuation.js';
 import { hostJournalOf } from './host-journal.js';
+import { movedAway } from './agent/moved-away.js';
 import { releaseAgent, releasedDown, withHostCapabilities } from './agent/inner-agents.js';
 import { onEditorEvent } from './agent/from-editor.js';
 import { releaseOwnership } from './agent/ownership.js';
@@ -84,7 +85,7 @@ export const hostAgentLogic = {
   config: { name: 'hostAgent' },
   getInitialSnapshot(scope: Scope, input: HostInput): HostSnapshot {
     const journal = hostJournalOf(input.journal);
-    const live: Live = { scope, input, journal, writes: undefined as unknown as Live['writes'], inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, subscriber: undefined as unknown as Subscriber, requestSessions: new Map(), held: new Map(), attaching: new Map(), opening: new Map(), releasing: new Set() };
+    const live: Live = { scope, input, journal, writes: undefined as unknown as Live['writes'], inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), moved: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, sessionLost: (sessionId, fenced) => movedAway(live, sessionId, fenced), subscriber: undefined as unknown as Subscriber, requestSessions: new Map(), held: new Map(), attaching: new Map(), opening: new Map(), releasing: new Set() };
     (live as { writes: Live['writes'] }).writes = createJournalQueue({
       journal,
       write: (delivery) => live.subscriber.deliver(delivery.sessionId, delivery.output, delivery.seq),

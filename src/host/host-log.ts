@@ -49,6 +49,8 @@ export function logEntryOf(event: HostEvent): HostLogEntry {
       return entry('error', `session ${event.sessionId} failed: ${event.reason}`);
     case 'session.closed':
       return entry('info', `session ${event.sessionId} closed`);
+    case 'session.moved':
+      return entry('warn', `session ${event.sessionId} moved to ${event.owner === undefined ? 'no host (released)' : `host ${event.owner}`} at epoch ${event.epoch}: its agent here was stopped`);
     case 'agent.lineDropped':
       return entry('warn', `agent ${event.agent}${event.sessionId ? ` (session ${event.sessionId})` : ''} printed a line of ${event.bytes} bytes (${event.what}), over the limit of ${event.limit} bytes: skipped unread (raise --max-line-mib to read such lines)`);
     case 'journal.error':

@@ -7,6 +7,7 @@
  * synchronous: when `append` returns, the entry is in the store's durable log, and only then
  * does the host send the message it records.
  */
+import { hasBrand, markBrands } from './error-brand.js';
 import type { ContentBlock, SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
 import type { ErrorObject } from '../jsonrpc/rpc-error.js';
 
@@ -173,8 +174,13 @@ export interface Journal {
 /** Raised by a journal for a session it does not know. */
 export class UnknownSessionError extends Error {
   override readonly name = 'UnknownSessionError';
+  /** Across copies of this module too (error-brand.ts). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return hasBrand(value, this.name);
+  }
   constructor(readonly sessionId: string) {
     super(`the journal has no session ${JSON.stringify(sessionId)}`);
+    markBrands(this, new.target);
   }
 }
 
@@ -190,6 +196,10 @@ export interface SessionOwner {
 /** A session that is live in another warden process: loading or resuming it here would run it twice. */
 export class SessionOwnedError extends Error {
   override readonly name = 'SessionOwnedError';
+  /** Across copies of this module too (error-brand.ts). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return hasBrand(value, this.name);
+  }
   constructor(
     readonly sessionId: string,
     readonly owner: SessionOwner,
@@ -198,14 +208,20 @@ export class SessionOwnedError extends Error {
       `session ${sessionId} is live in another warden (pid ${owner.pid} on ${owner.host}, since ${owner.acquiredAt}): ` +
         'close it there (session/close, or close that editor) or stop that process, then load it again here',
     );
+    markBrands(this, new.target);
   }
 }
 
 /** A cursor the journal did not make is a caller error (the host answers -32602). */
 export class InvalidCursorError extends Error {
   override readonly name = 'InvalidCursorError';
+  /** Across copies of this module too (error-brand.ts). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return hasBrand(value, this.name);
+  }
   constructor(readonly cursor: string) {
     super(`invalid cursor ${JSON.stringify(cursor)}: pass back the nextCursor of a previous session/list answer`);
+    markBrands(this, new.target);
   }
 }
 
@@ -216,6 +232,10 @@ export class InvalidCursorError extends Error {
  */
 export class JournalError extends Error {
   override readonly name = 'JournalError';
+  /** Across copies of this module too (error-brand.ts). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return hasBrand(value, this.name);
+  }
   constructor(
     /** The store's file. */
     readonly path: string,
@@ -224,6 +244,7 @@ export class JournalError extends Error {
     options?: { readonly cause?: unknown },
   ) {
     super(`the journal ${path} ${problemOf(code)}`, options);
+    markBrands(this, new.target);
   }
 }
 

@@ -52,7 +52,8 @@ export type SessionMachineEvent =
   | { readonly type: 'cancel.graceOver'; readonly requestId: string }
   | { readonly type: 'agent.restarting'; readonly restarts: number }
   | { readonly type: 'agent.recovered'; readonly restarts: number }
-  | { readonly type: 'agent.failed'; readonly reason: string }
+  /** `error`: what the turns left are answered with (default: `session_failed` naming `reason`). */
+  | { readonly type: 'agent.failed'; readonly reason: string; readonly error?: ErrorObject }
   | { readonly type: 'close' }
   /** The host sent `requests` (at least one) re-apply requests (set_mode, set_config_option) to a new agent process. */
   | { readonly type: 'reapply.started'; readonly requests: number }
@@ -190,7 +191,7 @@ export const sessionMachine = setup({
     }),
     closeTurns: enqueueActions(({ context, enqueue, self }) => decide(enqueue, context, sessionClosed(context.turns), self)),
     failTurns: enqueueActions(({ context, event, enqueue, self }) => {
-      decide(enqueue, context, sessionFailed(context.turns, sessionFailedError(context.sessionId, (event as Extract<SessionMachineEvent, { type: 'agent.failed' }>).reason).toErrorObject()), self);
+      decide(enqueue, context, sessionFailed(context.turns, (event as Extract<SessionMachineEvent, { type: 'agent.failed' }>).error ?? sessionFailedError(context.sessionId, (event as Extract<SessionMachineEvent, { type: 'agent.failed' }>).reason).toErrorObject()), self);
     }),
     /** The new agent process is ready for the prompts held for it. */
     releaseTurns: emit({ type: 'turns.release' } as const),

@@ -251,7 +251,8 @@ export class SessionTraces {
         this.#close(session);
         return;
       }
-      case 'session.closed': {
+      case 'session.closed':
+      case 'session.moved': {
         const session = this.#sessions.get(event.sessionId);
         if (session) this.#close(session);
         return;

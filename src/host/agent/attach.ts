@@ -50,6 +50,7 @@ export function attach(live: Live, request: AgentRequestEvent, how: 'load' | 're
       const adopted: Adopted | undefined = known ? undefined : { listed: origin };
       // A session that failed (here or in a previous host) starts again in a fresh agent process.
       live.failed.delete(sessionId);
+      live.moved.delete(sessionId);
       const job = beginAttach(live, sessionId, opens);
       if (how === 'load') replay(live, sessionId, request.requestId, () => reattach(live, request, how, job, adopted), () => endAttach(live, job));
       else reattach(live, request, how, job, adopted);

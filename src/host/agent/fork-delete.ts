@@ -86,6 +86,7 @@ function deleteHere(live: Live, request: AgentRequestEvent, session: HostSession
 export function forget(live: Live, requestId: string, sessionId: string): void {
   endHere(live, sessionId, 'deleted');
   live.failed.delete(sessionId);
+  live.moved.delete(sessionId);
   live.listed.delete(sessionId);
   journalCall(live, sessionId, (journal) => journal.deleteSession(sessionId), (deleted) => {
     if (!deleted.ok) failedWrite(live, sessionId, deleted.error);

@@ -95,6 +95,8 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
     case 'session.prompt': {
       const session = sessionId ? live.sessions.get(sessionId) : undefined;
       if (!session || !sessionId) {
+        const moved = sessionId ? live.moved.get(sessionId) : undefined;
+        if (moved) return fail(live, request.requestId, moved);
         const why = sessionId ? live.failed.get(sessionId) : undefined;
         fail(live, request.requestId, sessionId && why
           ? sessionFailedError(sessionId, why)

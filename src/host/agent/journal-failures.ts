@@ -3,6 +3,7 @@
  */
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
 import { JournalError } from '../journal.js';
+import { FencedAppendError } from '../async-journal.js';
 import type { Live } from './live.js';
 
 /**
@@ -17,7 +18,9 @@ export function journalFailure(error: unknown, sessionId: string | undefined, co
   return RpcError.internalError(consequence ? `${message}; ${consequence}` : message, data).toErrorObject();
 }
 
+/** A write or read the journal refused: counted, an event; a fenced write (another host owns the session now) stops the session here instead. */
 export function failedWrite(live: Live, sessionId: string | undefined, error: unknown): void {
+  if (error instanceof FencedAppendError) return live.sessionLost(error.sessionId, error);
   live.journalErrors++;
   live.input.onEvent?.({ type: 'journal.error', ...(sessionId ? { sessionId } : {}), message: (error as Error).message });
 }

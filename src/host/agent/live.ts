@@ -6,7 +6,9 @@ import type { ActorScope, ActorSystem, AnyActorRef, Snapshot, Subscription } fro
 import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent, SessionRoute } from '../../acp/native-agent.js';
 import { Subscriber } from '../../session/subscriber.js';
 import type { HostJournal, HostStore } from '../host-journal.js';
+import type { FencedAppendError } from '../async-journal.js';
 import type { JournalQueue } from './journal-queue.js';
+import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import type { ConfigValue } from '../../session/session-state.js';
 import type { ReapplyRequest } from '../../session/reapply.js';
 
@@ -56,6 +58,8 @@ export type HostSessionEvent =
   | { readonly type: 'session.recovered'; readonly sessionId: string; readonly restarts: number }
   | { readonly type: 'session.failed'; readonly sessionId: string; readonly reason: string }
   | { readonly type: 'session.closed'; readonly sessionId: string }
+  /** Another host of a shared store took the session (this host's lease ran out): its agent here was stopped. `owner`: that host's id. */
+  | { readonly type: 'session.moved'; readonly sessionId: string; readonly owner: string | undefined; readonly epoch: number }
   /** An agent process printed a line over the line limit (`--max-line-mib`): skipped unread, the process goes on. */
   | { readonly type: 'agent.lineDropped'; readonly agent: string; readonly sessionId?: string; readonly bytes: number; readonly limit: number; readonly what: string }
   /** The journal failed; `sessionId` is absent when the write or read was for no one session (`session/list`). */
@@ -162,12 +166,16 @@ export interface Live {
   readonly clientCalls: Map<string, ClientCall>;
   /** Sessions whose agent gave up, with why: a prompt is refused naming it, load/resume starts them again. */
   readonly failed: Map<string, string>;
+  /** Sessions another host took from this one (moved-away.ts), with what their prompts are answered here. */
+  readonly moved: Map<string, ErrorObject>;
   /** Sessions agents listed that the journal does not know: what `session/load` / `session/resume` of one needs. */
   readonly listed: Map<string, ListedSession>;
   context: AgentEventContext | undefined;
   initialized: boolean;
   nextKey: number;
   journalErrors: number;
+  /** A write of a session refused as fenced: another host owns it now (set by the host agent: moved-away.ts). */
+  readonly sessionLost: (sessionId: string, error: FencedAppendError) => void;
   /** Sessions closed by the editor (while not opened again): what their agents still say is dropped. */
   readonly closed: Set<string>;
   /** The journal, as the host calls it (answers at once, or promises). */
