@@ -54,7 +54,7 @@ import { releaseOwnership } from './agent/ownership.js';
 import { onInnerOutput } from './agent/from-agents.js';
 import { currentSetup } from './agent/session-record.js';
 
-export { AGENT_META_KEY, SKIPPED_META_KEY, type HostAgentContext, type HostAgentOptions, type HostSessionEvent } from './agent/live.js';
+export { AGENT_META_KEY, SKIPPED_META_KEY, TAKEOVER_META_KEY, type HostAgentContext, type HostAgentOptions, type HostSessionEvent } from './agent/live.js';
 export type { SessionMachineEvent } from '../session/session-machine.js';
 
 /** A native agent that serves `options.defaultAgent` (and any other agent by name) with a journal. */

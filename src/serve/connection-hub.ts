@@ -30,7 +30,7 @@ import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { ReadGate } from '../port/read-gate.js';
 import type { JournalRecord, JournalSession } from '../host/journal.js';
 import { hostJournalOf, isPromiseLike, type HostJournal, type HostStore, type Maybe } from '../host/host-journal.js';
-import { runningSessionAgent, runningSessionSetup, settleJournal, sessionMachinesOf } from '../host/host-agent.js';
+import { runningSessionAgent, runningSessionSetup, settleJournal, sessionMachinesOf, TAKEOVER_META_KEY } from '../host/host-agent.js';
 import { journalReads } from '../host/agent/delivery.js';
 import { Subscriber } from '../session/subscriber.js';
 import { updatesOf, updatesWithTurns } from '../session/cursor.js';
@@ -104,7 +104,9 @@ type HubRequest =
   | { readonly kind: 'attach'; readonly connectionId: string; readonly requestId: string; readonly sessionId: string; readonly after: number }
   | { readonly kind: 'initialize' }
   /** The hub's own close of an idle session. */
-  | { readonly kind: 'idleClose'; readonly sessionId: string; readonly agent: string | undefined };
+  | { readonly kind: 'idleClose'; readonly sessionId: string; readonly agent: string | undefined }
+  /** The hub's own resume of a session whose host was lost (a takeover). */
+  | { readonly kind: 'takeover'; readonly sessionId: string };
 
 /** A request of the agent to the client (permission, fs, terminal), by the host's key. */
 interface HubCall {
@@ -214,6 +216,9 @@ export const connectionHubLogic = {
         if (connection) onClientEvent(live, connection, clientEvent);
         break;
       }
+      case 'hub.takeover':
+        takeOver(live, event as Extract<HubEvent, { type: 'hub.takeover' }>);
+        break;
       case 'hub.continue':
         (event as Extract<HubEvent, { type: 'hub.continue' }>).run();
         break;
@@ -593,6 +598,11 @@ function onHostAnswer(live: HubLive, output: Extract<AgentHandlerOutput, { type:
     for (const waiting of live.initializeWaiting.splice(0)) answerInitialize(live, waiting.connectionId, waiting.requestId);
     return;
   }
+  if (request.kind === 'takeover') {
+    // Ours now, with nobody attached: idle until a client attaches (another host may have won it: nothing to do then).
+    if (output.type === 'acp.respond') armIdle(live, sessionRecord(live, request.sessionId));
+    return;
+  }
   if (request.kind === 'idleClose') {
     // Its agent process stops too when no other session is open on it (the host decides).
     if (request.agent !== undefined) live.host.send({ type: 'host.releaseAgent', agent: request.agent });
@@ -751,6 +761,16 @@ function disarmIdle(live: HubLive, session: HubSession): void {
   if (!session.idleArmed) return;
   session.idleArmed = false;
   live.scope.system.scheduler.cancel(live.scope.self, `idle:${session.sessionId}`);
+}
+
+/** Claims and resumes a session whose host was lost, unless this hub has it (or is taking it) already. */
+function takeOver(live: HubLive, event: Extract<HubEvent, { type: 'hub.takeover' }>): void {
+  const { sessionId, previousOwner } = event;
+  if (live.sessions.has(sessionId) || runningSessionAgent(live.host, sessionId) !== undefined) return;
+  for (const request of live.requests.values()) if (request.kind === 'takeover' && request.sessionId === sessionId) return;
+  const key = `h${live.nextKey++}`;
+  live.requests.set(key, { kind: 'takeover', sessionId });
+  live.host.send({ type: 'session.resume', requestId: key, method: AGENT_METHODS.session_resume, params: { sessionId, mcpServers: [], _meta: { [TAKEOVER_META_KEY]: { previousOwner } } }, context: daemonContext });
 }
 
 function idle(live: HubLive, sessionId: string): void {

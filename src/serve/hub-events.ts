@@ -18,5 +18,7 @@ export type HubEvent =
   | { readonly type: 'hub.unattended'; readonly key: string }
   /** The daemon stops: turns may finish up to the drain timeout. */
   | { readonly type: 'hub.drain' }
+  /** A session whose host was lost (cluster/takeover.ts): this hub's host agent claims and resumes it. */
+  | { readonly type: 'hub.takeover'; readonly sessionId: string; readonly previousOwner: string }
   /** A journal read answered by a promise carries on in the hub's own turn. */
   | { readonly type: 'hub.continue'; readonly run: () => void };

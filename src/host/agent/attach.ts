@@ -6,7 +6,8 @@ import { type AgentHandlerOutput, type AgentRequestEvent, RESUME_META_KEY } from
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import type { JournalRecord, JournalSession } from '../journal.js';
 import { type Adopted, type AttachJob, type InnerAgent, type Live, type Pending } from './live.js';
-import { AGENT_META_KEY } from './live.js';
+import { AGENT_META_KEY, TAKEOVER_META_KEY } from './live.js';
+import { notify } from './notify.js';
 import { emit, fail } from './delivery.js';
 import { beginAttach, endAttach, holdAttaches, interruption, releaseAttaches } from './attach-jobs.js';
 import { claimThen, releaseOwnership } from './ownership.js';
@@ -98,7 +99,11 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
     countOpenTurns(live, sessionId, (open) =>
       journaledChoices(live, sessionId, (chosen) => {
         if (interrupted()) return;
-        endCutTurns(live, sessionId, open);
+        const takeover = takeoverOf(request);
+        endCutTurns(live, sessionId, open, takeover);
+        if (takeover) {
+          notify(live, sessionId, 'warning', `${journaled.agent} taken over`, `The host that ran this session (${takeover.previousOwner}) was lost: its lease ran out. This host took the session over and resumes the conversation from the journal${open ? `; the turn it left running ended (host_lost)` : ''}.`);
+        }
         // What the agent advertised (its initialize answer), not what its definition assumed.
         const caps = inner.capabilities;
         const method = caps.sessionCapabilities?.resume || !caps.loadSession ? AGENT_METHODS.session_resume : AGENT_METHODS.session_load;
@@ -146,10 +151,18 @@ function countOpenTurns(live: Live, sessionId: string, then: (open: number | und
  * drain that gives up ends them (`shutdown`): a client reading the session from a cursor sees
  * every turn end (`warden serve`'s `turnEnded`), none waits for an answer no process will give.
  */
-function endCutTurns(live: Live, sessionId: string, open: number | undefined): void {
+function endCutTurns(live: Live, sessionId: string, open: number | undefined, takeover: { readonly previousOwner: string } | undefined): void {
   if (!open) return;
-  const cut = RpcError.because('shutdown', 'the turn was cut: the warden that ran it stopped before it ended (killed or crashed); the session was restored from the journal', { sessionId }).toErrorObject();
+  const cut = takeover
+    ? RpcError.because('host_lost', `the turn was cut: the host that ran it (${takeover.previousOwner}) was lost (killed, frozen or cut off from the database); another host took the session over from the journal`, { sessionId, previousOwner: takeover.previousOwner }).toErrorObject()
+    : RpcError.because('shutdown', 'the turn was cut: the warden that ran it stopped before it ended (killed or crashed); the session was restored from the journal', { sessionId }).toErrorObject();
   for (let left = open; left > 0; left -= 1) record(live, sessionId, { kind: 'error', error: cut });
+}
+
+/** The takeover a `session/resume` stands for, when the host's cluster sent it (see `TAKEOVER_META_KEY`). */
+function takeoverOf(request: AgentRequestEvent): { readonly previousOwner: string } | undefined {
+  const marked = (request.params._meta as Record<string, unknown> | undefined)?.[TAKEOVER_META_KEY] as { previousOwner?: unknown } | undefined;
+  return typeof marked?.previousOwner === 'string' ? { previousOwner: marked.previousOwner } : undefined;
 }
 
 /**

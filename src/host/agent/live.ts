@@ -20,6 +20,13 @@ import type { ReapplyRequest } from '../../session/reapply.js';
  */
 export const AGENT_META_KEY = 'acp-warden/agent';
 
+/**
+ * The `_meta` key of a `session/resume` the host's own cluster sends when it takes over a session
+ * whose host was lost (`{ previousOwner }`): the turns that host left open end `host_lost`, and
+ * a notice says what happened.
+ */
+export const TAKEOVER_META_KEY = 'acp-warden/takeover';
+
 /** The `_meta` key of a `session/list` answer that names the agents whose sessions could not be listed, and why. */
 export const SKIPPED_META_KEY = 'acp-warden/skipped';
 
