@@ -180,6 +180,9 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
   /** In one transaction on one connection (one attempt: callers retry it whole). */
   const transaction = async <T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
     const client = await pool.connect();
+    // A connection lost while the client is held is also emitted on it: the query in flight rejects with it already.
+    const lost = () => undefined;
+    client.on('error', lost);
     let failure: unknown;
     try {
       await client.query('BEGIN');
@@ -191,6 +194,7 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
     } finally {
+      client.off('error', lost);
       // A connection that failed is not given to the next caller.
       client.release(connectionErrorCode(failure) === undefined ? undefined : (failure as Error));
     }
