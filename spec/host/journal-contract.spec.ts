@@ -17,6 +17,7 @@ import { InvalidCursorError, JournalError, SessionOwnedError, UnknownSessionErro
 import { openPostgresJournal, type PostgresJournal } from '../../src/host/postgres-journal.js';
 import { sqliteJournal } from '../../src/host/sqlite-journal.js';
 import { postgresAvailable, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { rejection } from '../support/settle.js';
 
 /** How a test opens journals on one store (each `open` is another host, or another process's view). */
 interface Store {
@@ -122,15 +123,6 @@ async function eventually<T>(attempt: () => Promise<T>, within = 30_000): Promis
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
-}
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected the call to reject, and it resolved');
 }
 
 for (const engine of [sqliteEngine, postgresEngine]) {

@@ -15,27 +15,10 @@ import { SessionOwnedError, type JournalEntry } from '../../src/host/journal.js'
 import { openPostgresJournal, PostgresJournalError, type PostgresJournal, type PostgresJournalOptions } from '../../src/host/postgres-journal.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { rejection, until } from '../support/settle.js';
 
 const update = (text: string): JournalUpdateEntry => ({ kind: 'update', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } } });
 const prompt = (text: string): JournalEntry => ({ kind: 'prompt', prompt: [{ type: 'text', text }] });
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected the call to reject, and it resolved');
-}
-
-/** Polls `check` until it holds (never a fixed sleep), failing after `within` ms. */
-async function until(check: () => Promise<boolean>, within = 60_000): Promise<void> {
-  const deadline = Date.now() + within;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(50);
-  }
-}
 
 describe('PostgreSQL journal: database faults (issue 17)', function () {
   this.timeout(120_000);
@@ -233,6 +216,19 @@ describe('PostgreSQL journal: database faults (issue 17)', function () {
     expect(await inFlight).to.be.instanceOf(FencedAppendError).with.nested.property('owner.epoch', 2);
     expect(await rejection(stale.append('s1', prompt('later')))).to.be.instanceOf(FencedAppendError);
     expect((await next.entries('s1')).map((record) => record.seq)).to.deep.equal([first]);
+  });
+
+  it('close while calls wait to retry: they reject (closed, or their last connection error) while the server is still down, instead of retrying on', async () => {
+    const journal = await open({ retryFor: 600_000 });
+    await journal.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });
+    await server.restart({
+      immediate: true,
+      whileDown: async () => {
+        const calls = [rejection(journal.append('s1', prompt('never'))), rejection(journal.entries('s1'))];
+        await journal.close();
+        for (const error of await Promise.all(calls)) expect(error.message).to.match(/^the journal postgresql:\/\/\S+ (is closed|cannot be reached)/u);
+      },
+    });
   });
 
   it('retryFor is validated: a negative or fractional value is refused naming the option', async () => {

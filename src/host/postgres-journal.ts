@@ -146,13 +146,12 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
 
   /** Epochs of the sessions this journal owns. */
   const epochs = new Map<string, number>();
-  let closed = false;
-  /** Aborted by `close`: a call waiting to retry stops waiting. */
+  /** Aborted by `close`: from then on every call is refused, and a call waiting to retry stops waiting. */
   const closing = new AbortController();
   // Every call waiting to retry listens to it (many at once in a blink): no leak to warn of.
   setMaxListeners(0, closing.signal);
   const open = () => {
-    if (closed) throw new Error(`the journal ${where} is closed`);
+    if (closing.signal.aborted) throw new Error(`the journal ${where} is closed`);
   };
   /**
    * Runs `attempt` until it settles with anything but a connection error, or until `retryFor`
@@ -168,7 +167,7 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
         return await attempt(failedAt !== undefined);
       } catch (error) {
         const code = connectionErrorCode(error);
-        if (code === undefined || closed) throw storeError(where, error);
+        if (code === undefined || closing.signal.aborted) throw storeError(where, error);
         failedAt ??= performance.now();
         const waited = Math.round(performance.now() - failedAt);
         if (waited >= retryFor) throw new PostgresJournalError(where, code, error, waited);
@@ -427,7 +426,7 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     setResume: (sessionId, resume) => setFenced(sessionId, 'resume = $4', [resume === undefined ? null : JSON.stringify(resume)]),
     setState: (sessionId, state) => setFenced(sessionId, 'state = $4, updated_at = $5', [state, now().toISOString()]),
     async close() {
-      if (closed) return;
+      if (closing.signal.aborted) return;
       if (renewing) clearInterval(renewing);
       closing.abort();
       try {
@@ -437,7 +436,6 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
       } catch {
         // closing anyway: the lease expires by itself
       } finally {
-        closed = true;
         epochs.clear();
         await pool.end();
       }
