@@ -155,6 +155,24 @@ describe('PostgreSQL journal: database faults (issue 17)', function () {
     expect(await rejection(direct(call.replace("'w-1'", "'w-2'"), [journal.hostId]))).to.have.property('code', 'WF001');
   });
 
+  it('migration 2 on a version-1 store: its entries are kept, their write ids empty, and appends made after it are idempotent', async () => {
+    const journal = await open();
+    await journal.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });
+    const old = await journal.append('s1', prompt('written at version 1'));
+    await journal.close();
+    // Back to version 1, as a store made before migration 2 (the 8-argument warden_append stays).
+    await direct(`DROP FUNCTION warden_append(text, text, bigint, text, timestamptz[], text[], text[], text, integer);
+      ALTER TABLE entries DROP COLUMN write_id; DELETE FROM warden_schema WHERE version = 2`);
+    const reopened = await open();
+    expect((await direct<{ version: number }>('SELECT version FROM warden_schema ORDER BY version')).map((row) => row.version)).to.deep.equal([1, 2]);
+    await reopened.claim('s1');
+    const seq = await reopened.append('s1', update('written at version 2'));
+    expect(await direct<{ seq: string; mine: boolean }>('SELECT seq, write_id LIKE $1 AS mine FROM entries ORDER BY seq', [`${reopened.hostId}:%`])).to.deep.equal([
+      { seq: String(old), mine: null },
+      { seq: String(seq), mine: true },
+    ]);
+  });
+
   it('the server down for longer than retryFor: the call rejects with a PostgresJournalError naming the database without its password; the journal goes on once it is back', async () => {
     const secret = url.replace('//warden@', '//warden:s3cret@');
     const journal = await open({ retryFor: 1_000 }, secret);

@@ -62,7 +62,11 @@ export interface PostgresJournal extends AsyncJournal {
   readonly hostId: string;
   /** The epoch this journal holds for `sessionId`, if it owns it. */
   epochOf(sessionId: string): number | undefined;
-  /** Renews this host's lease now (also done every `lease / 3` unless `renew: false`). */
+  /**
+   * Renews this host's lease now (also done every `lease / 3` unless `renew: false`). One
+   * attempt, never retried: a connection error rejects it ({@link PostgresJournalError}), and the
+   * timer's next tick is the retry. A failed renewal gives no session up.
+   */
   renewLease(): Promise<void>;
 }
 
