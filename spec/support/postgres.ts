@@ -27,9 +27,13 @@ export interface TestPostgres {
   pid(): number;
   /**
    * Stops the server (`immediate`: SIGQUIT, as a crash: no checkpoint, recovery at the next
-   * start; else SIGINT, a fast shutdown) and starts it again on the same port and data.
+   * start; else SIGINT, a fast shutdown) and starts it again on the same port and data, after
+   * `whileDown` settled when given (the server is down while it runs; it is started again even
+   * when `whileDown` rejects, then the rejection is thrown).
    */
-  restart(options?: { readonly immediate?: boolean }): Promise<void>;
+  restart(options?: { readonly immediate?: boolean; readonly whileDown?: () => Promise<unknown> }): Promise<void>;
+  /** Creates an empty database `name` on the server and returns its URL. */
+  createDatabase(name: string): Promise<string>;
   /** Stops the server (fast shutdown, then SIGKILL of its group after 10 s) and removes its directory. */
   stop(): Promise<void>;
 }
@@ -176,7 +180,21 @@ export async function startPostgres(): Promise<TestPostgres> {
     pid: () => child?.pid as number,
     async restart(options = {}) {
       await stopChild(child, options.immediate ? 'SIGQUIT' : 'SIGINT');
-      await launch();
+      try {
+        await options.whileDown?.();
+      } finally {
+        await launch();
+      }
+    },
+    async createDatabase(name) {
+      const admin = new pg.Client(url);
+      await admin.connect();
+      try {
+        await admin.query(`CREATE DATABASE ${name}`);
+      } finally {
+        await admin.end();
+      }
+      return url.replace(/\/postgres$/u, `/${name}`);
     },
     async stop() {
       try {

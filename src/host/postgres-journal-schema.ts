@@ -95,8 +95,53 @@ BEGIN
 END $$;
 `;
 
+// Every write carries an idempotency key (the writing journal's host id and a counter): a
+// write retried after its connection died with the COMMIT's outcome unknown is not written
+// twice. The key is stored on the write's first entry (unique); the write's other entries are
+// the session's next ones (its seqs are drawn under the session's row lock, so nothing of the
+// session comes between them). The version-1 function stays for hosts still running the old code.
+const version2 = `
+ALTER TABLE entries ADD COLUMN write_id text COLLATE "C";
+CREATE UNIQUE INDEX entries_by_write ON entries (write_id);
+
+CREATE FUNCTION warden_append(p_session text, p_host text, p_epoch bigint, p_write text, p_ats timestamptz[], p_kinds text[], p_entries text[], p_title text, p_restarts integer)
+RETURNS bigint[] LANGUAGE plpgsql AS $$
+DECLARE
+  k bigint;
+  owner text;
+  current_epoch bigint;
+  first_seq bigint;
+  seqs bigint[] := '{}';
+BEGIN
+  -- The session's row lock first (a takeover takes it too, so a takeover committed first is
+  -- seen here, and one coming second waits for this commit). An earlier attempt of this write
+  -- still running on a connection that died holds it as well: it is waited for, then seen below.
+  SELECT key, owner_host, epoch INTO k, owner, current_epoch FROM sessions WHERE session_id = p_session FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = '${unknownSessionState}', MESSAGE = 'unknown session';
+  END IF;
+  -- A retry of a write that committed: the seqs written then (under the epoch held then), nothing written again.
+  SELECT seq INTO first_seq FROM entries WHERE write_id = p_write AND session_key = k;
+  IF FOUND THEN
+    RETURN ARRAY(SELECT seq FROM entries WHERE session_key = k AND seq >= first_seq ORDER BY seq LIMIT coalesce(array_length(p_entries, 1), 0));
+  END IF;
+  IF owner IS DISTINCT FROM p_host OR current_epoch <> p_epoch THEN
+    RAISE EXCEPTION USING ERRCODE = '${fencedState}', MESSAGE = 'fenced', DETAIL = json_build_object('owner', owner, 'epoch', current_epoch)::text;
+  END IF;
+  UPDATE sessions SET updated_at = p_ats[array_upper(p_ats, 1)], title = COALESCE(title, p_title), restarts = restarts + p_restarts WHERE key = k;
+  FOR i IN 1 .. coalesce(array_length(p_entries, 1), 0) LOOP
+    seqs := seqs || nextval('entry_seq');
+  END LOOP;
+  INSERT INTO entries (seq, session_key, at, kind, entry, write_id)
+    SELECT u.seq, k, u.at, u.kind, u.entry, CASE WHEN u.i = 1 THEN p_write END
+    FROM unnest(seqs, p_ats, p_kinds, p_entries) WITH ORDINALITY AS u(seq, at, kind, entry, i);
+  RETURN seqs;
+END $$;
+`;
+
 const migrations: ReadonlyArray<AsyncMigration<pg.ClientBase>> = [
   { version: 1, name: 'journal, owners with epochs, hosts', up: async (client) => void (await client.query(version1)) },
+  { version: 2, name: 'idempotent appends (entries.write_id)', up: async (client) => void (await client.query(version2)) },
 ];
 
 /**

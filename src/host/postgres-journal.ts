@@ -7,10 +7,17 @@
  * An append is durable when its promise resolves (PostgreSQL's commit, `synchronous_commit` as
  * the server has it: `on` by default).
  *
+ * A database that blinks (restarted, unreachable for seconds) is ridden out: every call that
+ * fails with a connection error is tried again, with backoff, for up to `retryFor`; an append
+ * carries a write id, so one retried after its COMMIT's answer was lost is not written twice
+ * (docs/cluster.md, "Database faults").
+ *
  * Not wired into the host yet: the host's journal is synchronous today (the plan says how it moves).
  */
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { FencedAppendError, type AsyncJournal, type JournalUpdateEntry } from './async-journal.js';
 import {
@@ -39,6 +46,12 @@ export interface PostgresJournalOptions {
   readonly advertise?: string;
   /** Connections in the pool (default 4). */
   readonly connections?: number;
+  /**
+   * How long a call keeps retrying after a connection error (the server restarting, shut down,
+   * unreachable), in ms from its first failure (default 30,000; 0: never retried). Retries back
+   * off from 100 ms, doubling to 2 s. Then the call rejects with {@link PostgresJournalError}.
+   */
+  readonly retryFor?: number;
   /** The clock of the entries' and sessions' stamps, for tests. */
   readonly now?: () => Date;
 }
@@ -49,7 +62,11 @@ export interface PostgresJournal extends AsyncJournal {
   readonly hostId: string;
   /** The epoch this journal holds for `sessionId`, if it owns it. */
   epochOf(sessionId: string): number | undefined;
-  /** Renews this host's lease now (also done every `lease / 3` unless `renew: false`). */
+  /**
+   * Renews this host's lease now (also done every `lease / 3` unless `renew: false`). One
+   * attempt, never retried: a connection error rejects it ({@link PostgresJournalError}), and the
+   * timer's next tick is the retry. A failed renewal gives no session up.
+   */
   renewLease(): Promise<void>;
 }
 
@@ -57,10 +74,13 @@ export interface PostgresJournal extends AsyncJournal {
 export class PostgresJournalError extends JournalError {
   /** What is wrong and the fix, without the database's name (the message has both). */
   readonly problem: string;
-  constructor(where: string, code: string, cause: unknown) {
+  /** How long the call was retried before it gave up, in ms (0: the error is not a connection error, or `retryFor` is 0). */
+  readonly retriedFor: number;
+  constructor(where: string, code: string, cause: unknown, retriedFor = 0) {
     super(where, code, { cause });
     this.problem = problemOf(code, (cause as Error).message);
-    this.message = `the journal ${where} ${this.problem}`;
+    this.retriedFor = retriedFor;
+    this.message = `the journal ${where} ${this.problem}${retriedFor ? ` (gave up after retrying for ${retriedFor} ms: the retryFor option)` : ''}`;
   }
 }
 
@@ -85,6 +105,12 @@ interface EntryRow {
 
 const maxPage = 200;
 const defaultLease = 12_000;
+const defaultRetryFor = 30_000;
+/** The backoff between retries: the first wait, and the longest. */
+const firstRetryDelay = 100;
+const longestRetryDelay = 2_000;
+/** How long one attempt waits for a connection (the server unreachable without refusing): then it is a connection error, retried. */
+const connectTimeout = 5_000;
 
 /**
  * Opens the journal in the PostgreSQL database at `url` (`postgres://user@host:port/db`):
@@ -101,12 +127,13 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
   const where = redacted(url);
   const lease = options.lease ?? defaultLease;
   if (!(Number.isInteger(lease) && lease > 0)) throw new TypeError(`Expected the \`lease\` option to be a positive integer of milliseconds, got \`${String(lease)}\` (${typeof lease}).`);
+  const retryFor = options.retryFor ?? defaultRetryFor;
+  if (!(Number.isInteger(retryFor) && retryFor >= 0)) throw new TypeError(`Expected the \`retryFor\` option to be a non-negative integer of milliseconds, got \`${String(retryFor)}\` (${typeof retryFor}).`);
   const now = options.now ?? (() => new Date());
-  const pool = new pg.Pool({ connectionString: url, max: options.connections ?? 4 });
+  const pool = new pg.Pool({ connectionString: url, max: options.connections ?? 4, connectionTimeoutMillis: connectTimeout, keepAlive: true });
   // An idle client that loses its connection (the server restarted) is dropped by the pool; without a listener it would crash the process.
   pool.on('error', () => undefined);
   const hostId = randomUUID();
-  const named = <T>(work: Promise<T>): Promise<T> => work.catch((error: unknown) => Promise.reject(storeError(where, error)));
   try {
     const client = await pool.connect();
     try {
@@ -123,30 +150,73 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
 
   /** Epochs of the sessions this journal owns. */
   const epochs = new Map<string, number>();
-  let closed = false;
+  /** Aborted by `close`: from then on every call is refused, and a call waiting to retry stops waiting. */
+  const closing = new AbortController();
+  // Every call waiting to retry listens to it (many at once in a blink): no leak to warn of.
+  setMaxListeners(0, closing.signal);
   const open = () => {
-    if (closed) throw new Error(`the journal ${where} is closed`);
+    if (closing.signal.aborted) throw new Error(`the journal ${where} is closed`);
   };
-  const query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => {
-    open();
-    return named(pool.query<R>(text, values));
+  /**
+   * Runs `attempt` until it settles with anything but a connection error, or until `retryFor`
+   * has passed since its first connection error (then a {@link PostgresJournalError} saying so).
+   * `attempt` is told whether an attempt before it failed (its outcome may be unknown: a COMMIT
+   * whose answer was lost). One call's attempts run one after the other, so its caller's order holds.
+   */
+  const retried = async <T>(attempt: (again: boolean) => Promise<T>): Promise<T> => {
+    let failedAt: number | undefined;
+    for (let delay = firstRetryDelay; ; delay = Math.min(delay * 2, longestRetryDelay)) {
+      open();
+      try {
+        return await attempt(failedAt !== undefined);
+      } catch (error) {
+        const code = connectionErrorCode(error);
+        if (code === undefined || closing.signal.aborted) throw storeError(where, error);
+        failedAt ??= performance.now();
+        const waited = Math.round(performance.now() - failedAt);
+        if (waited >= retryFor) throw new PostgresJournalError(where, code, error, waited);
+        await sleep(Math.min(delay, retryFor - waited), undefined, { signal: closing.signal }).catch(() => undefined);
+      }
+    }
   };
-  /** In one transaction on one connection. */
+  const query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => retried(() => pool.query<R>(text, values));
+  /** In one transaction on one connection (one attempt: callers retry it whole). */
   const transaction = async <T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
-    open();
-    const client = await named(pool.connect());
+    const client = await pool.connect();
+    // A connection lost while the client is held is also emitted on it: the query in flight rejects with it already.
+    const lost = () => undefined;
+    client.on('error', lost);
+    let failure: unknown;
     try {
       await client.query('BEGIN');
       const result = await work(client);
       await client.query('COMMIT');
       return result;
     } catch (error) {
+      failure = error;
       await client.query('ROLLBACK').catch(() => undefined);
-      throw storeError(where, error);
+      throw error;
     } finally {
-      client.release();
+      client.off('error', lost);
+      // A connection that failed is not given to the next caller.
+      client.release(connectionErrorCode(failure) === undefined ? undefined : (failure as Error));
     }
   };
+  /**
+   * Creates a session (`create` runs in one transaction and inserts its row stamped `at`),
+   * retried: an attempt that finds the row its own earlier attempt committed (this host's, the
+   * same stamp) is done; any other duplicate is refused as the first attempt's would be.
+   */
+  const creating = (sessionId: string, at: string, create: (client: pg.PoolClient) => Promise<void>): Promise<void> =>
+    retried(async (again) => {
+      try {
+        await transaction(create);
+      } catch (error) {
+        if (!(again && (error as { code?: unknown }).code === uniqueViolation)) throw error;
+        const mine = await pool.query('SELECT 1 FROM sessions WHERE session_id = $1 AND owner_host = $2 AND created_at = $3', [sessionId, hostId, at]);
+        if (!mine.rowCount) throw error;
+      }
+    });
 
   /** A session's owner is gone: released, its host closed, or its lease expired while the database has been up for a lease (a restart of the database expires no lease). */
   const ownerFree = `(s.owner_host IS NULL OR NOT EXISTS (SELECT 1 FROM hosts h WHERE h.host_id = s.owner_host AND h.state <> 'gone'
@@ -163,9 +233,12 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     return new SessionOwnedError(sessionId, { pid: row.pid ?? 0, host: row.name ?? 'an unknown host', acquiredAt: (row.owned_at ?? new Date(0)).toISOString() });
   };
 
-  /** The fenced write: one call of `warden_append`. */
+  /** Writes made by this journal: each write's id is `hostId:n`, the same for all its attempts. */
+  let writes = 0;
+  /** The fenced write: one call of `warden_append`, retried under one write id. */
   const write = async (sessionId: string, entries: readonly JournalEntry[]): Promise<number[]> => {
     const held = epochs.get(sessionId);
+    const writeId = `${hostId}:${++writes}`;
     const at = now().toISOString();
     let title: string | null = null;
     let restarts = 0;
@@ -173,21 +246,11 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
       if (entry.kind === 'prompt') title ??= titleOf(entry.prompt) ?? null;
       if (entry.kind === 'restart') restarts++;
     }
-    try {
-      const { rows } = await pool.query<{ seqs: string[] }>('SELECT warden_append($1, $2, $3, $4, $5, $6, $7, $8) AS seqs', [
-        sessionId,
-        hostId,
-        held ?? -1,
-        entries.map(() => at),
-        entries.map((entry) => entry.kind),
-        entries.map((entry) => JSON.stringify(entry)),
-        title,
-        restarts,
-      ]);
-      return (rows[0]?.seqs ?? []).map(Number);
-    } catch (error) {
-      throw refusal(sessionId, held, error) ?? storeError(where, error);
-    }
+    const values = [sessionId, hostId, held ?? -1, writeId, entries.map(() => at), entries.map((entry) => entry.kind), entries.map((entry) => JSON.stringify(entry)), title, restarts];
+    const { rows } = await retried(() =>
+      pool.query<{ seqs: string[] }>('SELECT warden_append($1, $2, $3, $4, $5, $6, $7, $8, $9) AS seqs', values).catch((error: unknown) => Promise.reject(refusal(sessionId, held, error) ?? error)),
+    );
+    return (rows[0]?.seqs ?? []).map(Number);
   };
   /** A write the store refused as the journal's own errors (unknown session, fenced). */
   const refusal = (sessionId: string, held: number | undefined, error: unknown): Error | undefined => {
@@ -211,18 +274,32 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
   };
 
   let renewing: NodeJS.Timeout | undefined;
+  /** One attempt, never retried: a renewal is worth something only now (the timer's next tick is the retry). */
   const renewLease = async (): Promise<void> => {
-    await query("UPDATE hosts SET heartbeat_at = now(), lease_until = now() + make_interval(secs => $2 / 1000.0), load = $3 WHERE host_id = $1 AND state <> 'gone'", [hostId, lease, epochs.size]);
+    open();
+    await pool
+      .query("UPDATE hosts SET heartbeat_at = now(), lease_until = now() + make_interval(secs => $2 / 1000.0), load = $3 WHERE host_id = $1 AND state <> 'gone'", [hostId, lease, epochs.size])
+      .catch((error: unknown) => Promise.reject(storeError(where, error)));
   };
   if (options.renew !== false) {
-    // A failed renewal is not ownership lost: the next one may reach the database (the cluster's lease module decides, later).
-    renewing = setInterval(() => void renewLease().catch(() => undefined), Math.max(1, Math.floor(lease / 3)));
+    // A failed renewal is not ownership lost (nothing here gives a session up for it): the next
+    // tick tries again. One at a time: ticks during a renewal that hangs are skipped.
+    let inFlight = false;
+    const tick = () => {
+      if (inFlight) return;
+      inFlight = true;
+      void renewLease()
+        .catch(() => undefined)
+        .finally(() => {
+          inFlight = false;
+        });
+    };
+    renewing = setInterval(tick, Math.max(1, Math.floor(lease / 3)));
     renewing.unref();
   }
 
   const entryColumns = 'SELECT e.seq, e.at, e.entry FROM entries e JOIN sessions s ON s.key = e.session_key WHERE s.session_id = $1';
-  const created = async (client: pg.PoolClient, sessionId: string, agent: string, cwd: string): Promise<string> => {
-    const at = now().toISOString();
+  const created = async (client: pg.PoolClient, sessionId: string, agent: string, cwd: string, at: string): Promise<string> => {
     const { rows } = await client.query<{ key: string }>(
       "INSERT INTO sessions (session_id, agent, cwd, created_at, updated_at, state, owner_host, epoch, owned_at) VALUES ($1, $2, $3, $4, $4, 'open', $5, 1, now()) RETURNING key",
       [sessionId, agent, cwd, at, hostId],
@@ -240,16 +317,18 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     epochOf: (sessionId) => epochs.get(sessionId),
     renewLease,
     async createSession({ sessionId, agent, cwd }) {
-      await transaction((client) => created(client, sessionId, agent, cwd));
+      const at = now().toISOString();
+      await creating(sessionId, at, async (client) => void (await created(client, sessionId, agent, cwd, at)));
       epochs.set(sessionId, 1);
       return session(sessionId);
     },
     async forkSession({ sessionId, agent, cwd, from }) {
-      await transaction(async (client) => {
+      const at = now().toISOString();
+      await creating(sessionId, at, async (client) => {
         const origin = await client.query<{ key: string; title: string | null }>('SELECT key, title FROM sessions WHERE session_id = $1', [from]);
         const source = origin.rows[0];
         if (!source) throw new UnknownSessionError(from);
-        const key = await created(client, sessionId, agent, cwd);
+        const key = await created(client, sessionId, agent, cwd, at);
         await client.query('UPDATE sessions SET title = $2 WHERE key = $1', [key, source.title]);
         await client.query('SELECT warden_copy_conversation($1, $2)', [source.key, key]);
       });
@@ -289,15 +368,17 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
       return write(sessionId, entries);
     },
     async deleteSession(sessionId) {
-      const deleted = await transaction(async (client) => {
-        const gone = await client.query<{ key: string }>(
-          `DELETE FROM sessions s WHERE s.session_id = $1 AND (s.owner_host = $2 OR ${ownerFree}) RETURNING key`,
-          [sessionId, hostId, lease],
-        );
-        const key = gone.rows[0]?.key;
-        if (key !== undefined) await client.query('DELETE FROM entries WHERE session_key = $1', [key]);
-        return key !== undefined;
-      });
+      const deleted = await retried(() =>
+        transaction(async (client) => {
+          const gone = await client.query<{ key: string }>(
+            `DELETE FROM sessions s WHERE s.session_id = $1 AND (s.owner_host = $2 OR ${ownerFree}) RETURNING key`,
+            [sessionId, hostId, lease],
+          );
+          const key = gone.rows[0]?.key;
+          if (key !== undefined) await client.query('DELETE FROM entries WHERE session_key = $1', [key]);
+          return key !== undefined;
+        }),
+      );
       epochs.delete(sessionId);
       if (deleted) return;
       const refused = await ownedError(sessionId);
@@ -349,16 +430,16 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     setResume: (sessionId, resume) => setFenced(sessionId, 'resume = $4', [resume === undefined ? null : JSON.stringify(resume)]),
     setState: (sessionId, state) => setFenced(sessionId, 'state = $4, updated_at = $5', [state, now().toISOString()]),
     async close() {
-      if (closed) return;
+      if (closing.signal.aborted) return;
       if (renewing) clearInterval(renewing);
+      closing.abort();
       try {
-        // What this host holds is free at once for the others; its lease with it.
-        await query('UPDATE sessions SET owner_host = NULL WHERE owner_host = $1', [hostId]);
-        await query("UPDATE hosts SET state = 'gone', lease_until = now() WHERE host_id = $1", [hostId]);
+        // What this host holds is free at once for the others; its lease with it. One attempt each (not retried: closing does not wait for a database that is away).
+        await pool.query('UPDATE sessions SET owner_host = NULL WHERE owner_host = $1', [hostId]);
+        await pool.query("UPDATE hosts SET state = 'gone', lease_until = now() WHERE host_id = $1", [hostId]);
       } catch {
         // closing anyway: the lease expires by itself
       } finally {
-        closed = true;
         epochs.clear();
         await pool.end();
       }
@@ -366,13 +447,29 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
   };
 }
 
+/** SQLSTATE of a duplicate key (a session id taken). */
+const uniqueViolation = '23505';
+
+/**
+ * The code of a connection error (one worth retrying: the server is away, not refusing the
+ * call), else `undefined`: SQLSTATE class 08 (connection exception), 57P01/57P02/57P03 (admin
+ * or crash shutdown, cannot connect now), the socket's ECONNREFUSED, ECONNRESET, EPIPE,
+ * ETIMEDOUT, EHOSTUNREACH, ENETUNREACH, and pg's own errors of a connection lost (no code:
+ * SQLSTATE's connection_failure, 08006).
+ */
+function connectionErrorCode(error: unknown): string | undefined {
+  if (error instanceof JournalError) return undefined;
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string') return /^(08...|57P0[123]|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)$/u.test(code) ? code : undefined;
+  if (error instanceof Error && /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/u.test(error.message)) return '08006';
+  return undefined;
+}
+
 /** The store's own errors as {@link PostgresJournalError}; the journal's own (unknown session, fenced, owned, cursor) pass through. */
 function storeError(where: string, error: unknown): Error {
   if (error instanceof JournalError || error instanceof UnknownSessionError || error instanceof FencedAppendError || error instanceof SessionOwnedError || error instanceof InvalidCursorError) return error;
-  const code = (error as { code?: unknown }).code;
+  const code = connectionErrorCode(error) ?? (error as { code?: unknown }).code;
   if (typeof code === 'string') return new PostgresJournalError(where, code, error);
-  // pg's own errors of a connection lost mid-query carry no code: SQLSTATE's connection_failure.
-  if (error instanceof Error && /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/u.test(error.message)) return new PostgresJournalError(where, '08006', error);
   return error instanceof Error ? error : new Error(String(error));
 }
 
