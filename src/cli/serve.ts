@@ -195,6 +195,8 @@ export async function runServe(args: readonly string[]): Promise<number> {
   }
   host.on(log.listener);
   const owner = createConnectionOwner(host, parsed.settings);
+  // A member of a cluster (a PostgreSQL store, advertised) takes over lost hosts' sessions from its start, connections or not.
+  if (parsed.advertise !== undefined) owner.startHub();
   let listener: DaemonListener;
   try {
     listener = await listenDaemon({

@@ -46,7 +46,7 @@ import type { AsyncJournal } from './async-journal.js';
 import { isAsyncJournal, type HostStore } from './host-journal.js';
 import { deferredJournal } from './deferred-journal.js';
 import { isPostgresUrl } from './store-url.js';
-import type { PostgresJournalOptions } from './postgres-journal.js';
+import type { PostgresJournal, PostgresJournalOptions } from './postgres-journal.js';
 import { logEntryOf, type HostLogEntry } from './host-log.js';
 import { sessionMachine } from '../session/session-machine.js';
 import { createLiveActors } from './live-actors.js';
@@ -388,6 +388,8 @@ export function createHost(options: HostOptions = {}): Host {
   const watched = new WeakSet<AnyActorRef>();
 
   let hubRef: AnyActorRef | undefined;
+  /** The hub's takeover of lost hosts' sessions (a PostgreSQL store, advertised). */
+  let takeover: { close(): Promise<void> } | undefined;
   let hubApi: ServeHub | undefined;
   /** The host agents running: each editor server's, and the hub's. */
   const hostAgents = (): AnyActorRef[] => {
@@ -440,6 +442,7 @@ export function createHost(options: HostOptions = {}): Host {
     hubRef = ref;
     rootStarting(ref);
     ref.start();
+    takeover = takeoverFor(store, options, ref);
     const extensions = {
       requests: [...(hostAgent.extensions?.requests ?? []), HUB_METHODS.sessions, HUB_METHODS.takeControl, HUB_METHODS.closeSession],
       notifications: [...(hostAgent.extensions?.notifications ?? [])],
@@ -601,6 +604,7 @@ export function createHost(options: HostOptions = {}): Host {
     hub,
     inspect: { serve: serveLiveView },
     async stop() {
+      await takeover?.close();
       await stopServers(servers);
       await stopHub();
       if (program?.client.getSnapshot().status === 'active') program.client.stop();
@@ -618,7 +622,7 @@ export function createHost(options: HostOptions = {}): Host {
  * The store a host runs on: a synchronous journal opened now (a bad SQLite path throws here),
  * a PostgreSQL URL opened in the background (`pg` loaded only then), or the program's own.
  */
-function openStore(options: HostOptions): { readonly journal: HostStore; readonly opened: Promise<void> } {
+function openStore(options: HostOptions): { readonly journal: HostStore; readonly opened: Promise<void>; readonly postgres?: { readonly url: string; readonly journal: Promise<PostgresJournal> } } {
   const given = options.store;
   if (typeof given === 'object') return { journal: given, opened: Promise.resolve() };
   const path = given ?? defaultJournalPath();
@@ -627,7 +631,28 @@ function openStore(options: HostOptions): { readonly journal: HostStore; readonl
   const journal = deferredJournal(opening);
   const opened = journal.opened.then(() => undefined);
   opened.catch(() => undefined);
-  return { journal, opened };
+  return { journal, opened, postgres: { url: path, journal: opening } };
+}
+
+/**
+ * A hub on a PostgreSQL store that advertises itself (a cluster member) takes over the sessions
+ * of lost members (cluster/takeover.ts, loaded only then); `undefined` otherwise. The loop
+ * starts once the store is open.
+ */
+function takeoverFor(store: ReturnType<typeof openStore>, options: HostOptions, hub: AnyActorRef): { close(): Promise<void> } | undefined {
+  const postgres = store.postgres;
+  if (!postgres || options.postgres?.advertise === undefined) return undefined;
+  let closed = false;
+  const running = Promise.all([postgres.journal, import('../cluster/takeover.js')]).then(([journal, { startTakeover }]) =>
+    closed ? undefined : startTakeover(postgres.url, { hostId: journal.hostId, lease: journal.lease, take: (orphan) => hub.send({ type: 'hub.takeover', ...orphan }) }),
+  );
+  running.catch(() => undefined);
+  return {
+    async close() {
+      closed = true;
+      await (await running.catch(() => undefined))?.close();
+    },
+  };
 }
 
 /**

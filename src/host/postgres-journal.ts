@@ -62,6 +62,8 @@ export interface PostgresJournal extends AsyncJournal {
   readonly hostId: string;
   /** The epoch this journal holds for `sessionId`, if it owns it. */
   epochOf(sessionId: string): number | undefined;
+  /** The lease this host holds its sessions by, in ms (the `lease` option). */
+  readonly lease: number;
   /**
    * Renews this host's lease now (also done every `lease / 3` unless `renew: false`). One
    * attempt, never retried: a connection error rejects it ({@link PostgresJournalError}), and the
@@ -314,6 +316,7 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
 
   return {
     hostId,
+    lease,
     epochOf: (sessionId) => epochs.get(sessionId),
     renewLease,
     async createSession({ sessionId, agent, cwd }) {

@@ -17,6 +17,8 @@ export interface ConnectionOwner {
   connections(): number;
   /** Resolves once no prompt is in flight, or after `settings.drainTimeoutMs`: `true` when drained in time. */
   drain(): Promise<boolean>;
+  /** Makes the hub now rather than at the first connection: a cluster member takes over lost hosts' sessions from its start. */
+  startHub(): void;
 }
 
 /** A connection owner serving every connection on `host`'s hub under `settings`. */
@@ -31,6 +33,7 @@ export function createConnectionOwner(host: Host, settings: ServeSettings): Conn
     // The hub's own list: a connection leaves it when its server stops.
     connections: () => hub?.connections().length ?? 0,
     drain: () => (hub ? hub.drain(settings.drainTimeoutMs) : Promise.resolve(true)),
+    startHub: () => void hubOf(),
   };
 }
 

@@ -1,0 +1,122 @@
+/**
+ * Failover (issue 17): three `warden serve` hosts on one real PostgreSQL, each advertising
+ * itself, with a 2 s lease and the demo agent as a process. The owner of a session is SIGKILLed
+ * mid-turn: once its lease ran out another host takes the session by itself (no client asked),
+ * resumes it from the journal and ends the turn the dead host left running with `host_lost`; a
+ * client resuming on the new owner from the last seq it saw gets the rest once, in order, and
+ * the next prompt runs there. The dead host's agent process is gone.
+ */
+import { expect } from 'chai';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { WebSocket } from 'ws';
+import { isAlive, waitUntil } from '../support/processes.js';
+import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { demoAgentsOf, initializeParams, lastSeqOf, seqUpdatesOf, socketClient, startServe, type ServeDaemon } from '../support/serve-daemon.js';
+import { killGroups } from '../support/warden-process.js';
+
+/** A port free on 127.0.0.1 now (the hosts must advertise their address before they listen). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', function () {
+  this.timeout(120_000);
+  let server: TestPostgres;
+  let databases = 0;
+  let url: string;
+  let state: string;
+  const launched: ChildProcess[] = [];
+  const sockets: WebSocket[] = [];
+
+  before(async function () {
+    requirePostgres(this);
+    server = await startPostgres();
+  });
+  after(async () => server?.stop());
+  beforeEach(async () => {
+    url = await server.createDatabase(`failover_${process.pid}_${++databases}`);
+    state = realpathSync(mkdtempSync(join(tmpdir(), 'warden-failover-')));
+  });
+  afterEach(async () => {
+    for (const socket of sockets.splice(0)) socket.terminate();
+    await killGroups(launched, { descendants: true });
+    rmSync(state, { recursive: true, force: true });
+  });
+
+  /** Starts a host advertising its own address; its state (token file) in a directory of its own. */
+  async function host(name: string): Promise<ServeDaemon & { readonly advertise: string }> {
+    const port = await freePort();
+    const advertise = `ws://127.0.0.1:${port}/acp`;
+    const daemon = await startServe(join(state, name), ['--listen', `127.0.0.1:${port}`, '--advertise', advertise, '--lease', '2', '--agent', 'demo', '--store', url, '--env', 'DEMO_WORD_DELAY_MS=150'], launched);
+    return { ...daemon, advertise };
+  }
+
+  /** The session's owner as the database has it: its host's advertised address and the epoch. */
+  async function ownerOf(sessionId: string): Promise<{ advertise: string | null; epoch: number }> {
+    const client = new pg.Client(url);
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ advertise: string | null; epoch: string }>('SELECT h.advertise, s.epoch FROM sessions s LEFT JOIN hosts h ON h.host_id = s.owner_host WHERE s.session_id = $1', [sessionId]);
+      return { advertise: rows[0]?.advertise ?? null, epoch: Number(rows[0]?.epoch ?? 0) };
+    } finally {
+      await client.end();
+    }
+  }
+
+  it('SIGKILL of the owner mid-turn: another host takes the session by itself; resumed there from the cursor, the turn ends host_lost once and the next prompt runs', async () => {
+    const hosts = [await host('a'), await host('b'), await host('c')];
+    const [a] = hosts as [ServeDaemon & { advertise: string }];
+    const client = await socketClient(a, sockets);
+    await client.request(1, 'initialize', initializeParams('failover-test'));
+    const created = await client.request(2, 'session/new', { cwd: state, mcpServers: [] });
+    const sessionId = (created.result as { sessionId: string }).sessionId;
+    client.send({ id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'a long answer, please' }] } });
+    await waitUntil(() => seqUpdatesOf(client.frames, sessionId).filter((update) => update.kind === 'agent_message_chunk').length >= 3, 'three chunks from the owner', 30_000);
+    expect((await ownerOf(sessionId)).advertise).to.equal(a.advertise);
+    const agents = demoAgentsOf(a.process.pid);
+    expect(agents).to.have.length(1);
+    const seen = seqUpdatesOf(client.frames, sessionId);
+    const cursor = lastSeqOf(seen);
+    a.process.kill('SIGKILL');
+    const killedAt = Date.now();
+    await a.exited;
+    // The dead host's agent goes with it.
+    await waitUntil(() => agents.every((pid) => !isAlive(pid)), 'the dead host\'s agent to end', 15_000);
+    // Nobody asks: a live host takes the session once the lease ran out.
+    let owner = await ownerOf(sessionId);
+    await waitUntil(async () => (owner = await ownerOf(sessionId)).advertise !== a.advertise && owner.advertise !== null, 'another host to take the session', 30_000, 100);
+    const tookMs = Date.now() - killedAt;
+    expect(owner.epoch).to.equal(2);
+    const taker = hosts.find((one) => one.advertise === owner.advertise) as ServeDaemon;
+    const resumed = await socketClient(taker, sockets);
+    await resumed.request(1, 'initialize', initializeParams('failover-test'));
+    const answer = await resumed.request(2, 'session/resume', { sessionId, cwd: state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
+    expect(answer.error, JSON.stringify(answer.error)).to.equal(undefined);
+    const takenOver = (update: { update: unknown }) => JSON.stringify(update.update).includes('taken over');
+    // The cut turn's end, then the notice of the takeover (journaled in that order).
+    await waitUntil(() => seqUpdatesOf(resumed.frames, sessionId).some(takenOver), 'the takeover notice on the new owner', 30_000);
+    const rest = seqUpdatesOf(resumed.frames, sessionId);
+    const seqs = rest.map((update) => update.seq).filter((seq): seq is number => seq !== undefined);
+    expect(seqs.every((seq) => seq > cursor), 'only what came after the cursor').to.equal(true);
+    expect(seqs, 'in order, once').to.deep.equal([...new Set(seqs)].sort((x, y) => x - y));
+    const ends = rest.filter((update) => update.turnEnded !== undefined);
+    expect(ends).to.have.length(1);
+    const ended = ends[0]!.turnEnded as { error?: { message: string; data?: { reason?: string; previousOwner?: string } } };
+    expect(ended.error?.data?.reason).to.equal('host_lost');
+    expect(rest.findIndex(takenOver), 'the notice after the turn end').to.be.greaterThan(rest.indexOf(ends[0]!));
+    // The session goes on on its new owner.
+    const next = await resumed.request(3, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'still there?' }] }, 60_000);
+    expect((next.result as { stopReason?: string } | undefined)?.stopReason, JSON.stringify(next)).to.equal('end_turn');
+    // Failover time is measured in bench/, not asserted here; the lease bounds it from below.
+    expect(tookMs, `taken ${tookMs} ms after the kill`).to.be.greaterThan(1000);
+  });
+});
