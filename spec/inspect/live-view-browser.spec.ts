@@ -125,8 +125,9 @@ describe('live view in Chromium', function () {
     expect(await page.locator(`${graph} g.transition`).count()).to.equal(arrows);
     expect(await page.locator(`${graph} g.transition[data-event="prompt"][data-source="ready"][data-target="prompting"] > text.label`).textContent()).to.equal('prompt');
     expect(await page.locator(`${graph} g.state.current`).count()).to.equal(1);
-    // The view was served after the session became ready: no transition seen yet, none highlighted.
-    expect(await page.locator(`${graph} g.transition.last`).count()).to.equal(0);
+    // The view was served after the prompt: the transition taken last (back to ready) is lit at once.
+    await shown(page, `${graph} g.transition.last[data-event="prompt.settled"][data-source="prompting"][data-target="ready"]`, 'the transition taken before the view was served lit');
+    expect(await page.locator(`${graph} g.transition.last`).count()).to.equal(1);
 
     process.kill(first.pid, 'SIGKILL');
     await waitUntil(() => host!.processes().some((entry) => entry.pid !== first.pid) && session.state() === 'ready', 'the agent process to be restarted', 30_000);

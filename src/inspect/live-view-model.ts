@@ -19,6 +19,7 @@
 
 import { chartOfConfig } from './chart-config.js';
 import { chartGraph, type ChartGraph } from './chart-graph.js';
+import { leafPaths, parseTakenMove, type TakenTransition } from './transitions-taken.js';
 
 /** What an actor is, as far as the view can tell. */
 export type LiveActorKind = 'supervisor' | 'port' | 'machine' | 'request' | 'actor';
@@ -85,10 +86,17 @@ export interface LiveMachineView {
 
 /** The transition a machine took last (its graph highlights it). */
 export interface LiveLastTransition {
+  /** The leaf it left (for a self-transition, the one it is in). */
   readonly from: string;
   readonly event: string;
+  /** The leaf it entered. */
   readonly to: string;
   readonly at: number;
+  /**
+   * The transitions taken, when the stream tells them (acp-warden's own streams do: the
+   * microsteps' transitions); without them the graph finds the edge by the event and the leaves.
+   */
+  readonly transitions?: readonly TakenTransition[];
 }
 
 /** A transition of a chart: `event` leads to state `target`. */
@@ -368,17 +376,20 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
     return record;
   };
 
-  const applySnapshot = (record: ActorRecord, snapshot: Record<string, unknown>, at: number, event?: unknown) => {
+  const applySnapshot = (record: ActorRecord, snapshot: Record<string, unknown>, at: number, event?: unknown, taken?: unknown) => {
     const context = isObject(snapshot.context) ? snapshot.context : undefined;
     if (record.kind === 'actor' && context) record.kind = classify(context);
     if (snapshot.value !== undefined) {
       record.state = stateText(snapshot.value);
       const active = leafPaths(snapshot.value);
-      // The event that made this snapshot moved the machine: from the leaf it left to the one it entered.
-      const left = record.active.find((path) => !active.includes(path));
-      const entered = active.find((path) => !record.active.includes(path));
-      if (record.kind === 'machine' && left !== undefined && entered !== undefined && isObject(event) && typeof event.type === 'string') {
-        record.last = { from: left, event: cut(event.type), to: entered, at };
+      if (record.chart !== undefined && isObject(event) && typeof event.type === 'string') {
+        // The transitions taken, when the stream tells them (a self-transition leaves the value as it was);
+        // else the event moved the machine from the leaf it left to the one it entered.
+        const move = parseTakenMove(taken);
+        const left = record.active.find((path) => !active.includes(path));
+        const entered = active.find((path) => !record.active.includes(path));
+        if (move && move.transitions.length > 0) record.last = { from: move.from, event: cut(event.type), to: move.to, at, transitions: move.transitions };
+        else if (left !== undefined && entered !== undefined) record.last = { from: left, event: cut(event.type), to: entered, at };
       }
       record.active = active;
     }
@@ -492,6 +503,13 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
         case '@xstate.actor': {
           const record = addActor(source, input, at);
           if (record && isObject(input.snapshot)) applySnapshot(record, input.snapshot, at);
+          // A view started late learns the transition taken last from the host itself (acp-warden's own field).
+          const told = isObject(input.lastTransition) ? input.lastTransition : undefined;
+          const last = parseTakenMove(told);
+          if (record && told && last && record.chart !== undefined && typeof told.event === 'string') {
+            const when = Number(told.at);
+            record.last = { from: last.from, event: cut(told.event), to: last.to, at: Number.isFinite(when) ? when : at, transitions: last.transitions };
+          }
           break;
         }
         case '@xstate.snapshot': {
@@ -500,7 +518,7 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
           // (Not past the budget: the actor was counted when it was not kept.)
           const fresh = (input.snapshot.status === 'active' || input.snapshot.status === undefined) && actors.size < maxActors;
           const record = actors.get(key) ?? (fresh ? addActor(source, { sessionId: input.sessionId }, at) : undefined);
-          if (record) applySnapshot(record, input.snapshot, at, input.event);
+          if (record) applySnapshot(record, input.snapshot, at, input.event, input.taken);
           break;
         }
         case '@xstate.event': {
@@ -607,15 +625,6 @@ export function chartOf(config: unknown): LiveChartDefinition | undefined {
     anywhere: transitionsOf(config.on),
     graph: chartGraph(chart),
   };
-}
-
-/** The leaf states of a state value, as paths: `ready` → [`ready`]; `{ a: 'b', c: { d: 'e' } }` → [`a.b`, `c.d.e`]. */
-function leafPaths(value: unknown, prefix = ''): string[] {
-  if (typeof value === 'string') return [prefix ? `${prefix}.${value}` : value];
-  if (!isObject(value)) return [];
-  const paths = Object.entries(value).flatMap(([key, child]) => leafPaths(child, prefix ? `${prefix}.${key}` : key));
-  // A compound state whose value is `{}` (not entered yet): the state itself.
-  return paths.length > 0 ? paths : prefix ? [prefix] : [];
 }
 
 function transitionsOf(on: unknown): LiveTransition[] {
