@@ -18,6 +18,7 @@
  */
 
 import { chartOfConfig } from './chart-config.js';
+import type { ChartNode } from './chart-model.js';
 import { chartGraph, type ChartGraph } from './chart-graph.js';
 import { leafPaths, parseTakenMove, type TakenTransition } from './transitions-taken.js';
 
@@ -63,12 +64,14 @@ export interface LiveSourceView {
   readonly roots: readonly LiveActorView[];
 }
 
-/** A state machine actor (a session's chart), with where it stands. */
+/** An actor with a chart (a state machine, a port or a supervisor on its declared chart), with where it stands. */
 export interface LiveMachineView {
   readonly key: string;
   readonly source: string;
   readonly label: string;
-  /** The machine id: its chart in `charts`. */
+  /** `machine`, `supervisor` or `port`. */
+  readonly kind: LiveActorKind;
+  /** Its chart in `charts`: the machine id, or `declared:port`, `declared:supervisor`. */
   readonly chart: string;
   readonly state: string;
   /** The leaf states it is in, as paths from the chart's root (several in parallel states). */
@@ -120,6 +123,13 @@ export interface LiveChartDefinition extends LiveChartView {
   readonly graph: ChartGraph;
 }
 
+/** A chart the view can be given: an id, an initial state and the states (a machine's read from its config, or a declared one). */
+export interface LiveChartSource extends ChartNode {
+  readonly id: string;
+  readonly initial: string;
+  readonly states: Readonly<Record<string, ChartNode>>;
+}
+
 /** A JSON-RPC request sent and not answered yet. */
 export interface LivePendingView {
   readonly key: string;
@@ -167,6 +177,11 @@ export interface LiveViewModelOptions {
   readonly maxActors?: number;
   /** Machine configs whose charts are known before any of their actors shows up. */
   readonly machines?: readonly unknown[];
+  /**
+   * The declared charts of the custom logics the view knows by their snapshots (chart-catalog.ts:
+   * `portChart`, `supervisorChart`): their actors are drawn on them like machines.
+   */
+  readonly declared?: { readonly port?: LiveChartSource; readonly supervisor?: LiveChartSource };
 }
 
 /** The model: feed it events, read the view. */
@@ -229,7 +244,7 @@ const MAX_TEXT = 300;
 
 /** Creates an empty model (see the module comment). */
 export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveViewModel {
-  const { maxTimeline = 300, retainEndedMs = 60_000, maxActors = 5000, machines = [] } = { ...options };
+  const { maxTimeline = 300, retainEndedMs = 60_000, maxActors = 5000, machines = [], declared = {} } = { ...options };
   const actors = new Map<string, ActorRecord>();
   const sources = new Map<string, SourceRecord>();
   const charts = new Map<string, LiveChartDefinition>();
@@ -241,6 +256,14 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
   for (const config of machines) {
     const chart = chartOf(config);
     if (chart) charts.set(chart.id, chart);
+  }
+  // A port or a supervisor is drawn on its declared chart, under an id no machine takes.
+  const declaredIds: Partial<Record<LiveActorKind, string>> = {};
+  for (const [kind, chart] of Object.entries(declared) as Array<['port' | 'supervisor', LiveChartSource | undefined]>) {
+    if (!chart) continue;
+    const id = `declared:${chart.id}`;
+    charts.set(id, { ...liveChart(chart), id });
+    declaredIds[kind] = id;
   }
 
   const keyOf = (source: string, sessionId: string) => `${source}/${sessionId}`;
@@ -378,7 +401,10 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
 
   const applySnapshot = (record: ActorRecord, snapshot: Record<string, unknown>, at: number, event?: unknown, taken?: unknown) => {
     const context = isObject(snapshot.context) ? snapshot.context : undefined;
-    if (record.kind === 'actor' && context) record.kind = classify(context);
+    if (record.kind === 'actor' && context) {
+      record.kind = classify(context);
+      record.chart ??= declaredIds[record.kind];
+    }
     if (snapshot.value !== undefined) {
       record.state = stateText(snapshot.value);
       const active = leafPaths(snapshot.value);
@@ -570,7 +596,7 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
       const pending: LivePendingView[] = [];
       const used: Record<string, LiveChartView> = {};
       for (const record of actors.values()) {
-        if (record.kind === 'machine' && record.chart) {
+        if (record.chart) {
           const chart = charts.get(record.chart);
           if (chart) {
             const { graph: _graph, ...listed } = chart;
@@ -580,6 +606,7 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
             key: record.key,
             source: record.source,
             label: labelOf(record),
+            kind: record.kind,
             chart: record.chart,
             state: record.state ?? chart?.initial ?? '',
             active: record.active.length > 0 ? record.active : chart?.initial ? [chart.initial] : [],
@@ -595,6 +622,9 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
         }
       }
       pending.sort((a, b) => a.sentAt - b.sentAt);
+      // The state machines first (the sessions), then the supervisors and the ports.
+      const order: Partial<Record<LiveActorKind, number>> = { machine: 0, supervisor: 1, port: 2 };
+      machinesInView.sort((a, b) => (order[a.kind] ?? 3) - (order[b.kind] ?? 3));
       // In time order (a view started late tells of actors that started before it did).
       const told = [...timeline].sort((a, b) => a.at - b.at || a.seq - b.seq);
       return { now, sources: views, machines: machinesInView, charts: used, pending, timeline: told, dropped: { ...dropped } };
@@ -610,33 +640,28 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
  * left out of these lists).
  */
 export function chartOf(config: unknown): LiveChartDefinition | undefined {
-  if (!isObject(config) || !isObject(config.states)) return undefined;
   const chart = chartOfConfig(config);
-  if (!chart) return undefined;
-  const states = Object.entries(config.states).map(([name, node]) => ({
-    name,
-    final: isObject(node) && node.type === 'final',
-    transitions: transitionsOf(isObject(node) ? node.on : undefined),
-  }));
+  return chart && liveChart(chart);
+}
+
+/** A chart as the view keeps it (see {@link chartOf}); a declared one (chart-catalog.ts) too. */
+export function liveChart(chart: LiveChartSource): LiveChartDefinition {
   return {
-    id: typeof config.id === 'string' ? config.id : '(machine)',
-    ...(typeof config.initial === 'string' ? { initial: config.initial } : {}),
-    states,
-    anywhere: transitionsOf(config.on),
+    id: chart.id,
+    initial: chart.initial,
+    states: Object.entries(chart.states).map(([name, node]) => ({ name, final: node.type === 'final', transitions: transitionsOf(node.on) })),
+    anywhere: transitionsOf(chart.on),
     graph: chartGraph(chart),
   };
 }
 
-function transitionsOf(on: unknown): LiveTransition[] {
-  if (!isObject(on)) return [];
+function transitionsOf(on: ChartNode['on']): LiveTransition[] {
   const found: LiveTransition[] = [];
-  for (const [event, spec] of Object.entries(on)) {
-    for (const candidate of Array.isArray(spec) ? spec : [spec]) {
-      const targets = typeof candidate === 'string' ? [candidate] : isObject(candidate) ? [candidate.target].flat() : [];
-      for (const target of targets) {
-        if (typeof target !== 'string') continue;
-        // `.recovering` (a child of the machine), `#session.ready`, `ready`: the state's name.
-        const name = target.replace(/^#[^.]*\./u, '').replace(/^\./u, '').split('.')[0] ?? target;
+  for (const [event, transitions] of Object.entries(on)) {
+    for (const transition of transitions) {
+      for (const target of transition.targets) {
+        // A path from the root: its top-level state's name.
+        const name = target.split('.')[0] ?? target;
         if (!found.some((seen) => seen.event === event && seen.target === name)) found.push({ event, target: name });
       }
     }

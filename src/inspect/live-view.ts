@@ -12,6 +12,7 @@
 import type { AnyActorRef, InspectionEvent, Observer } from 'xstate';
 import { createLiveActors, type LiveActors } from '../host/live-actors.js';
 import { describeExit } from '../supervision/exit-reason.js';
+import { portChart, supervisorChart } from './chart-catalog.js';
 import { supervisorState } from '../supervision/supervisor.js';
 import { statelyEventOf } from './stately-event.js';
 import type { LiveViewModel } from './live-view-model.js';
@@ -85,7 +86,7 @@ export function createLiveViewTap(options: LiveViewTapOptions = {}): LiveViewTap
 
   /** A model of the actors alive now, each announced as it was created. */
   const seed = (createLiveViewModel: typeof import('./live-view-model.js').createLiveViewModel): LiveViewModel => {
-    const seeded = createLiveViewModel({ machines: options.machines ?? [] });
+    const seeded = createLiveViewModel({ machines: options.machines ?? [], declared: { port: portChart, supervisor: supervisorChart } });
     seeded.open(SOURCE, options.label ?? `this process (pid ${process.pid})`, Date.now(), 'live view started');
     sweep();
     for (const { ref, at } of live.values()) {
