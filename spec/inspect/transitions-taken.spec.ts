@@ -15,7 +15,7 @@ import { chartOfMachine } from '../../src/inspect/chart-model.js';
 import { drawChart } from '../../src/inspect/chart-svg.js';
 import { createLiveViewModel } from '../../src/inspect/live-view-model.js';
 import { statelyEventOf } from '../../src/inspect/stately-event.js';
-import { createMoveTracker } from '../../src/inspect/transitions-taken.js';
+import { createMoveTracker, readMove } from '../../src/inspect/transitions-taken.js';
 import { waitUntil } from '../support/processes.js';
 
 const machine = createMachine({
@@ -55,7 +55,8 @@ describe('the transition taken last, lit on the chart', function () {
     const model = createLiveViewModel({ machines: [machine.config] });
     const moves = createMoveTracker();
     const inspect = (event: InspectionEvent) => {
-      const stately = statelyEventOf(event, {}, Date.now(), moves.note(event));
+      const move = moves.note(event);
+      const stately = statelyEventOf(event, {}, Date.now(), move && readMove(move));
       if (stately) model.apply('s', stately);
     };
     const actor = createActor(machine, { inspect });

@@ -12,7 +12,7 @@
  * before it looks for observers), so that a view served later lights the transition taken last.
  */
 import type { AnyActorRef, InspectionEvent } from 'xstate';
-import { createMoveTracker, type TakenMove } from '../inspect/transitions-taken.js';
+import { createMoveTracker, readMove, type RawMove, type TakenMove } from '../inspect/transitions-taken.js';
 
 /** One actor alive, as first seen. */
 export interface LiveActor {
@@ -71,10 +71,11 @@ export function createLiveActors(): LiveActors {
   const live = new Map<string, LiveActor>();
   const followed = new WeakSet<object>();
   const moves = createMoveTracker();
-  const lastMoves = new WeakMap<AnyActorRef, LiveMove & { readonly snapshot: unknown }>();
+  // As XState gave them (read only when a view asks): this runs on every event of every actor.
+  const lastMoves = new WeakMap<AnyActorRef, { readonly raw: RawMove; readonly event: string; readonly at: number; readonly snapshot: unknown }>();
   const track = (event: InspectionEvent) => {
-    const move = moves.note(event);
-    if (move && event.type === '@xstate.snapshot') lastMoves.set(event.actorRef as AnyActorRef, { ...move, event: event.event.type, at: Date.now(), snapshot: event.snapshot });
+    const raw = moves.note(event);
+    if (raw && event.type === '@xstate.snapshot') lastMoves.set(event.actorRef as AnyActorRef, { raw, event: event.event.type, at: Date.now(), snapshot: event.snapshot });
   };
   let added = 0;
   const sweep = (): string[] => {
@@ -105,12 +106,13 @@ export function createLiveActors(): LiveActors {
     values: () => live.values(),
     lastMove(ref) {
       const last = lastMoves.get(ref);
-      return last && { from: last.from, to: last.to, transitions: last.transitions, event: last.event, at: last.at };
+      const move = last && readMove(last.raw);
+      return move && { ...move, event: last.event, at: last.at };
     },
     moveOf(event) {
       if (event.type !== '@xstate.snapshot') return undefined;
       const last = lastMoves.get(event.actorRef as AnyActorRef);
-      return last?.snapshot === event.snapshot ? { from: last.from, to: last.to, transitions: last.transitions } : undefined;
+      return last?.snapshot === event.snapshot ? readMove(last.raw) : undefined;
     },
     follow(root) {
       const system = root.system as unknown as SystemRegistry;

@@ -18,7 +18,7 @@ import type { InspectionEvent, Observer } from 'xstate';
 import type { PayloadLimits } from './inspection-payload.js';
 import type { InspectorSocket } from './inspector-socket.js';
 import { statelyEventOf } from './stately-event.js';
-import { createMoveTracker } from './transitions-taken.js';
+import { createMoveTracker, readMove } from './transitions-taken.js';
 
 export { statelyEventOf, parentSessionId } from './stately-event.js';
 
@@ -66,7 +66,8 @@ export function connectInspector(options: InspectorConnectionOptions): Inspectio
     inspect: {
       next(event: InspectionEvent) {
         if (stopped) return;
-        const stately = statelyEventOf(event, options, Date.now(), moves.note(event));
+        const move = moves.note(event);
+        const stately = statelyEventOf(event, options, Date.now(), move && readMove(move));
         if (!stately) return;
         if (socket) {
           socket.send(stately);

@@ -25,18 +25,31 @@ export interface TakenMove {
   readonly transitions: readonly TakenTransition[];
 }
 
+/** What one macrostep of a machine did, as XState gave it: read into a move by {@link readMove} only when someone looks. */
+export interface RawMove {
+  /** The state value it started from. */
+  readonly before: unknown;
+  /** The state value it ended in. */
+  readonly after: unknown;
+  /** Each microstep's transition definitions. */
+  readonly steps: readonly (readonly unknown[])[];
+}
+
 /** Follows the microsteps of every machine actor it is given the inspection events of. */
 export interface MoveTracker {
-  /** Takes one inspection event; for the snapshot that ends a macrostep with a transition taken, the move it made. */
-  note(event: InspectionEvent): TakenMove | undefined;
+  /** Takes one inspection event; for the snapshot that ends a macrostep with a transition with a target taken, what it did. */
+  note(event: InspectionEvent): RawMove | undefined;
 }
 
 interface Pending {
-  readonly before: readonly string[];
-  readonly transitions: TakenTransition[];
+  readonly before: unknown;
+  readonly steps: (readonly unknown[])[];
 }
 
-/** A tracker with nothing pending (one per stream of inspection events: it must see them all, in order). */
+/**
+ * A tracker with nothing pending (one per stream of inspection events: it must see them all,
+ * in order). It keeps references only: the host runs one on every event of every actor.
+ */
 export function createMoveTracker(): MoveTracker {
   // Keyed by the actor: a machine's actions may make another actor step in the middle of its own macrostep.
   const pending = new WeakMap<AnyActorRef, Pending>();
@@ -49,13 +62,10 @@ export function createMoveTracker(): MoveTracker {
         let step = pending.get(actor);
         if (!step) {
           // Until the macrostep ends, the actor still holds the snapshot it started from.
-          step = { before: leafPaths(snapshotValue(actor)), transitions: [] };
+          step = { before: snapshotValue(actor), steps: [] };
           pending.set(actor, step);
         }
-        for (const transition of taken) {
-          const read = takenTransition(transition);
-          if (read) step.transitions.push(read);
-        }
+        step.steps.push(taken);
         return undefined;
       }
       if (event.type !== '@xstate.snapshot') return undefined;
@@ -63,9 +73,16 @@ export function createMoveTracker(): MoveTracker {
       const step = pending.get(actor);
       if (!step) return undefined;
       pending.delete(actor);
-      return moveOf(step, leafPaths((event.snapshot as { value?: unknown }).value));
+      // Actions only (no target): not a move, the last one stands.
+      if (!step.steps.some((taken) => taken.some(hasTarget))) return undefined;
+      return { before: step.before, after: (event.snapshot as { value?: unknown }).value, steps: step.steps };
     },
   };
+}
+
+function hasTarget(transition: unknown): boolean {
+  const target = (transition as { target?: unknown } | null)?.target;
+  return Array.isArray(target) && target.length > 0;
 }
 
 /** The state value the actor holds; none yet while its initial state is worked out (XState's development build then throws). */
@@ -77,16 +94,19 @@ function snapshotValue(actor: AnyActorRef): unknown {
   }
 }
 
-/** The move of a macrostep, or `undefined` when no transition with a target was taken (actions only). */
-function moveOf(step: Pending, after: readonly string[]): TakenMove | undefined {
-  if (step.transitions.length === 0) return undefined;
-  const left = step.before.find((path) => !after.includes(path));
-  const entered = after.find((path) => !step.before.includes(path));
-  if (left !== undefined && entered !== undefined) return { from: left, to: entered, transitions: step.transitions };
+/** The move of a macrostep in chart terms, or `undefined` when no transition with a target was taken (actions only). */
+export function readMove(raw: RawMove): TakenMove | undefined {
+  const transitions = raw.steps.flatMap((step) => step.map(takenTransition).filter((read): read is TakenTransition => read !== undefined));
+  if (transitions.length === 0) return undefined;
+  const before = leafPaths(raw.before);
+  const after = leafPaths(raw.after);
+  const left = before.find((path) => !after.includes(path));
+  const entered = after.find((path) => !before.includes(path));
+  if (left !== undefined && entered !== undefined) return { from: left, to: entered, transitions };
   // Left and entered again: the leaf inside the first target.
-  const target = step.transitions[0]?.targets[0] ?? '';
+  const target = transitions[0]?.targets[0] ?? '';
   const leaf = after.find((path) => path === target || path.startsWith(`${target}.`)) ?? entered ?? left ?? target;
-  return { from: left ?? leaf, to: entered ?? leaf, transitions: step.transitions };
+  return { from: left ?? leaf, to: entered ?? leaf, transitions };
 }
 
 /** A transition definition of XState (source and target state nodes) in chart terms; `undefined` without a target. */
