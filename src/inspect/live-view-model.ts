@@ -158,6 +158,7 @@ export interface LiveViewState {
   /** The model's clock when this was made: the page ages things from it. */
   readonly now: number;
   readonly sources: readonly LiveSourceView[];
+  /** Every actor with a chart: the state machines, then the supervisors and ports (with `declared` charts). */
   readonly machines: readonly LiveMachineView[];
   readonly charts: Readonly<Record<string, LiveChartView>>;
   readonly pending: readonly LivePendingView[];
