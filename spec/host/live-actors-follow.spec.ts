@@ -60,6 +60,9 @@ describe('live actors learnt from the actor system, no inspection observer', () 
         expect(actors.some((actor) => actor.kind === 'supervisor' && actor.label === 'agent'), 'the agent supervisor').to.equal(true);
         const machine = before.machines.find((row) => row.sessionId === session.sessionId);
         expect(machine?.state, 'the session machine').to.equal('ready');
+        // The transition it took last, before the view was served: lit at once (issue 18).
+        expect(machine?.last).to.deep.include({ from: 'prompting', event: 'prompt.settled', to: 'ready' });
+        expect(machine?.last?.transitions).to.deep.equal([{ source: 'prompting', event: 'prompt.settled', targets: ['ready'] }]);
 
         // From now on the view hears the events: a kill -9 of the agent is a restart, its new process is shown.
         process.kill(agentProcess.pid, 'SIGKILL');

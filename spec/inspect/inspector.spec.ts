@@ -20,6 +20,8 @@ interface Received {
   parentId?: string;
   name?: string;
   snapshot?: { status?: string; error?: { name?: string; message?: string; stack?: string } };
+  event?: { type?: string };
+  taken?: unknown;
 }
 
 describe('XState inspector wiring', function () {
@@ -73,6 +75,9 @@ describe('XState inspector wiring', function () {
     expect(failed?.snapshot?.error?.message).to.contain('SIGKILL');
     expect(failed?.snapshot?.error?.stack).to.be.a('string');
     expect(lines.join('\n')).to.not.contain(secret);
+    // The session chart's snapshots carry the transitions their event took (acp-warden's `taken`: the live view lights them).
+    const prompted = events().find((event) => event.type === '@xstate.snapshot' && event.event?.type === 'prompt' && event.taken !== undefined);
+    expect(prompted?.taken).to.deep.equal({ from: 'ready', to: 'prompting', transitions: [{ source: 'ready', event: 'prompt', targets: ['prompting'] }] });
     await host.stop();
     hosts.length = 0;
     expect(isAlive(second?.pid)).to.equal(false);

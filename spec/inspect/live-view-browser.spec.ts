@@ -125,8 +125,15 @@ describe('live view in Chromium', function () {
     expect(await page.locator(`${graph} g.transition`).count()).to.equal(arrows);
     expect(await page.locator(`${graph} g.transition[data-event="prompt"][data-source="ready"][data-target="prompting"] > text.label`).textContent()).to.equal('prompt');
     expect(await page.locator(`${graph} g.state.current`).count()).to.equal(1);
-    // The view was served after the session became ready: no transition seen yet, none highlighted.
-    expect(await page.locator(`${graph} g.transition.last`).count()).to.equal(0);
+    // The view was served after the prompt: the transition taken last (back to ready) is lit at once.
+    await shown(page, `${graph} g.transition.last[data-event="prompt.settled"][data-source="prompting"][data-target="ready"]`, 'the transition taken before the view was served lit');
+    expect(await page.locator(`${graph} g.transition.last`).count()).to.equal(1);
+
+    // The agent process and its supervisor drawn on their declared charts, as the session is.
+    const portGraph = '[data-testid="machine"][data-kind="port"] [data-testid="graph"] svg.chart-graph';
+    await shown(page, `${portGraph} g.state.current[data-path="running"]`, 'the agent process running on the port chart');
+    await shown(page, '[data-testid="machine"][data-kind="supervisor"][data-label="agent"] [data-testid="graph"] svg.chart-graph g.state.current[data-path="running"]', 'the agent supervisor running on its chart');
+    expect(await page.locator(`${portGraph} g.state`).evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-path')))).to.have.members(['starting', 'running', 'stopping', 'exited']);
 
     process.kill(first.pid, 'SIGKILL');
     await waitUntil(() => host!.processes().some((entry) => entry.pid !== first.pid) && session.state() === 'ready', 'the agent process to be restarted', 30_000);
@@ -136,6 +143,8 @@ describe('live view in Chromium', function () {
     // The restart on the page: the new process, counted; the old one's exit and the restart on the timeline.
     await shown(page, `li[data-kind="port"][data-pid="${second.pid}"][data-status="active"][data-restarts="1"]`, `the restarted agent process ${second.pid}`);
     expect(await page.locator(`li[data-kind="port"][data-pid="${first.pid}"]`).count()).to.equal(0);
+    // The new agent process on its chart, seen from its start: in running by port.internal.spawned.
+    await shown(page, `${portGraph} g.transition.last[data-event="port.internal.spawned"][data-target="running"]`, 'the new agent process\'s spawn lit on the port chart');
     await shown(page, `#timeline li[data-kind="restart"]:has-text("pid ${second.pid}"):has-text("restart 1")`, 'the port\'s restart on the timeline');
     await shown(page, '#timeline li[data-kind="exit"]:has-text("port"):has-text("SIGKILL")', 'the killed port\'s exit on the timeline');
     await shown(page, '#timeline li[data-kind="session"]:has-text("recovered after restart 1")', 'the session\'s recovery on the timeline');

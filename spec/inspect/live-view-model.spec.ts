@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import { sessionMachine } from '../../src/session/session-machine.js';
+import { portChart, supervisorChart } from '../../src/inspect/chart-catalog.js';
 import { chartOf, createLiveViewModel, type LiveActorView, type LiveViewModel } from '../../src/inspect/live-view-model.js';
 
 const T0 = 1_800_000_000_000;
@@ -210,6 +211,29 @@ describe('live view model', () => {
       const graph = model.graph('session');
       expect(graph?.children.filter((node) => node.chart?.role === 'state').map((node) => node.chart?.path)).to.deep.equal(['starting', 'ready', 'prompting', 'awaitingPermission', 'cancelling', 'recovering', 'reapplying', 'closed', 'failed']);
       expect(graph?.edges.some((edge) => edge.chart.source === '' && edge.chart.event === 'agent.restarting' && edge.chart.target === 'recovering')).to.equal(true);
+    });
+
+    it('ports and supervisors on their declared charts: their phase current, the transition last taken lit, after the state machines', () => {
+      const model = createLiveViewModel({ machines: [sessionMachine.config], declared: { port: portChart, supervisor: supervisorChart } });
+      model.apply('s', actor('x:2', 'agent', undefined));
+      model.apply('s', snapshot('x:2', { value: 'running', context: supervisorContext('demo agent') }));
+      model.apply('s', actor('x:7', 'session:demo-1', 'x:2', T0, JSON.parse(JSON.stringify(sessionMachine.config))));
+      model.apply('s', actor('x:3', 'port', 'x:2', T0 + 10));
+      model.apply('s', snapshot('x:3', { value: 'starting', context: portContext() }, T0 + 10, 'xstate.init'));
+      model.apply('s', snapshot('x:3', { value: 'running', context: portContext(4242, T0 + 20) }, T0 + 20, 'port.internal.spawned'));
+      const { machines, charts } = model.view();
+      expect(machines.map((row) => [row.kind, row.label, row.chart, row.state])).to.deep.equal([
+        ['machine', 'session:demo-1', 'session', 'starting'],
+        ['supervisor', 'agent', 'declared:supervisor', 'running'],
+        ['port', 'port', 'declared:port', 'running'],
+      ]);
+      expect(machines[2]).to.deep.include({ active: ['running'], last: { from: 'starting', event: 'port.internal.spawned', to: 'running', at: T0 + 20 } });
+      expect(charts['declared:port']?.states.map((state) => state.name)).to.deep.equal(['starting', 'running', 'stopping', 'exited']);
+      expect(model.graph('declared:supervisor')?.edges.some((edge) => edge.chart.source === 'running' && edge.chart.target === 'restarting')).to.equal(true);
+      // Without declared charts they stay in the tree only.
+      const plain = createLiveViewModel();
+      hostWithPort(plain);
+      expect(plain.view().machines).to.deep.equal([]);
     });
 
     it('a chart known ahead is drawn even when the definition did not come', () => {

@@ -84,8 +84,11 @@ describe('warden inspect (the relay)', function () {
     expect(view.sources[0]?.label).to.match(/^stream 1 \(from 127\.0\.0\.1:\d+\)$/u);
     expect(view.machines.filter((machine) => machine.chart === 'session').map((machine) => [machine.sessionId, machine.state])).to.deep.equal([[session.sessionId, 'ready']]);
     // The demo agent runs behind the ACP passthrough, a machine too: shown with its chart.
-    expect(view.machines.filter((machine) => machine.chart !== 'session').map((machine) => [machine.chart, machine.state])).to.deep.equal([['acpPassthrough', 'ready']]);
+    expect(view.machines.filter((machine) => machine.kind === 'machine' && machine.chart !== 'session').map((machine) => [machine.chart, machine.state])).to.deep.equal([['acpPassthrough', 'ready']]);
     expect(view.charts.acpPassthrough, 'the passthrough chart').to.not.equal(undefined);
+    // The agent process and the supervisors on their declared charts.
+    expect(view.machines.filter((machine) => machine.kind === 'port').map((machine) => [machine.chart, machine.state])).to.deep.equal([['declared:port', 'running']]);
+    expect(view.machines.filter((machine) => machine.kind === 'supervisor' && machine.label === 'agent').map((machine) => [machine.chart, machine.state])).to.deep.equal([['declared:supervisor', 'running']]);
 
     process.kill(first.pid, 'SIGKILL');
     await waitUntil(() => host!.processes().some((entry) => entry.pid !== first.pid) && session.state() === 'ready', 'the agent process to be restarted', 30_000);

@@ -58,6 +58,7 @@ const text = (value: string) => [{ type: 'text', text: value }];
 interface AgentFact {
   pid: number;
   event: 'start' | 'prompt';
+  tracestate?: string | null;
   traceparent?: string | null;
   text?: string;
   meta?: { traceparent?: string } | null;
@@ -180,11 +181,13 @@ describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () 
       expect(prompts.map((fact) => fact.meta?.traceparent)).to.deep.equal([`00-${editorTrace}-${hung.spanId}-01`, `00-${editorTrace}-${ok.spanId}-01`]);
     });
 
-    it('sets TRACEPARENT at spawn: the initialize span for the first process, the restart span for the restarted one', () => {
+    it('sets TRACEPARENT at spawn: the initialize span for the first process, the restart span for the restarted one, with the trace\'s TRACESTATE', () => {
       const initializeSpan = one(run.spans, 'acp_warden.initialize');
       const restart = one(run.spans, 'acp_warden.agent.restart');
       const starts = run.facts.filter((fact) => fact.event === 'start');
       expect(starts.map((fact) => fact.traceparent)).to.deep.equal([`00-${initializeSpan.traceId}-${initializeSpan.spanId}-01`, `00-${editorTrace}-${restart.spanId}-01`]);
+      // TRACESTATE with it when the trace has one: the editor's, on the restart inside its turn.
+      expect(starts.map((fact) => fact.tracestate)).to.deep.equal([null, 'editor=1']);
     });
 
     it('exports the metrics with their totals at exit: turns, durations, restarts by exit reason, recoveries, sessions open, journal appends', () => {

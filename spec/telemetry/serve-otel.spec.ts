@@ -335,6 +335,44 @@ describe('warden serve: OpenTelemetry traces and metrics (issue 18)', function (
     }
   });
 
+  describe('the idle timeout', () => {
+    let dir: string;
+    const ownSockets: WebSocket[] = [];
+    beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'warden-serve-otel-idle-'))));
+    afterEach(async () => {
+      for (const socket of ownSockets.splice(0)) socket.terminate();
+      await killGroups(launched, { descendants: true });
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("a session the hub closes for being idle ends its span then (not at exit) and is no longer counted open", async () => {
+      const receiver = await startOtlpReceiver();
+      try {
+        const daemon = await startServe(dir, ['--listen', '127.0.0.1:0', '--agent', 'demo', '--store', join(dir, 'journal.sqlite'), '--env', 'DEMO_WORD_DELAY_MS=1', '--idle-timeout', '1', '--otel'], launched, {
+          env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_METRIC_EXPORT_INTERVAL: '600000' },
+        });
+        const client = await wsClient(daemon, ownSockets, 'editor-i/1.0');
+        expect((await initialize(client)).error).to.equal(undefined);
+        const sessionId = ((await client.request(2, 'session/new', { cwd: dir, mcpServers: [] })).result as { sessionId: string }).sessionId;
+        expect((await client.request(3, 'session/prompt', { sessionId, prompt: text('hello') })).result).to.deep.equal({ stopReason: 'end_turn' });
+        const sessionSpans = () => named(receiver.spans, 'acp_warden.session').filter((span) => span.attributes['acp_warden.session.id'] === sessionId);
+        expect(sessionSpans(), 'no session span before the idle close').to.deep.equal([]);
+        ownSockets.splice(0).forEach((socket) => socket.close());
+        // A span is exported once ended: the session's arrives while the daemon still runs.
+        await waitUntil(() => sessionSpans().length > 0 || daemon.process.exitCode !== null, 'the session span after the idle close', 60_000);
+        expect(daemon.process.exitCode, 'the daemon still runs').to.equal(null);
+        expect(sessionSpans()).to.have.length(1);
+        daemon.process.kill('SIGTERM');
+        expect(await daemon.exited).to.equal(0);
+        await waitUntil(() => receiver.exports.length > 0, 'the metrics exported at exit', 20_000);
+        expect(points(receiver.exports.at(-1) ?? [], 'acp_warden.sessions.open', { 'acp_warden.agent': 'demo' }).map((entry) => entry.value)).to.deep.equal([0]);
+        expect(sessionSpans(), 'one span, not another at exit').to.have.length(1);
+      } finally {
+        await receiver.close();
+      }
+    });
+  });
+
   describe('telemetry off, or the SDK missing', () => {
     let dir: string;
     let receiver: OtlpReceiver;

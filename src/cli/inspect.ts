@@ -6,6 +6,7 @@
  * export (inspect-export.ts).
  */
 import { sessionMachine } from '../session/session-machine.js';
+import { portChart, supervisorChart } from '../inspect/chart-catalog.js';
 import { createLiveViewModel } from '../inspect/live-view-model.js';
 import { serveLiveView } from '../inspect/live-view-server.js';
 import { ArgumentError, readFlags } from './arguments.js';
@@ -21,9 +22,9 @@ export const inspectUsage = `Usage: warden inspect [--port N]
 The local live view: listens on 127.0.0.1:N for the inspection streams of
   warden acp --agent NAME --inspect ws://127.0.0.1:N
 (as many as connect) and serves a page at http://127.0.0.1:N/ showing each one's supervision
-tree (status, restarts, pids, uptime), each session's state on its chart, the pending JSON-RPC
-requests with their age, and a timeline of starts, exits with their reasons, restarts and
-escalations, updated live. Only this machine can reach it; the page loads nothing from
+tree (status, restarts, pids, uptime), the state of each session, supervisor and agent
+process on its chart, the pending JSON-RPC requests with their age, and a timeline of
+starts, exits with their reasons, restarts and escalations, updated live. Only this machine can reach it; the page loads nothing from
 elsewhere. Runs until Ctrl-C (SIGINT) or SIGTERM.
 
 With --export, writes the state charts instead (see warden inspect --export --help).
@@ -76,7 +77,7 @@ export async function runInspect(args: readonly string[], io: InspectIo = { stde
     io.stderr(`${parsed.error}\n`);
     return 2;
   }
-  const model = createLiveViewModel({ machines: [sessionMachine.config] });
+  const model = createLiveViewModel({ machines: [sessionMachine.config], declared: { port: portChart, supervisor: supervisorChart } });
   let view;
   try {
     view = await serveLiveView({

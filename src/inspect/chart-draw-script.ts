@@ -17,6 +17,8 @@
  *   on the transition taken last; `g.initial-edge` from an initial marker.
  */
 
+import type { TakenTransition } from './transitions-taken.js';
+
 /** The SVG element tree `drawChart` returns. */
 export interface ChartDrawElement {
   readonly tag: string;
@@ -29,8 +31,11 @@ export interface ChartDrawElement {
 export interface ChartHighlight {
   /** The leaf states the machine is in, as paths (`prompting`, `outer.inner`); several in parallel states. */
   readonly active?: readonly string[];
-  /** The last transition: from the leaf it left, by the event, to the leaf it entered. */
-  readonly last?: { readonly from: string; readonly event: string; readonly to: string };
+  /**
+   * The last transition: from the leaf it left, by the event, to the leaf it entered; with
+   * `transitions`, the transitions taken (transitions-taken.ts), whose edges are lit exactly.
+   */
+  readonly last?: { readonly from: string; readonly event: string; readonly to: string; readonly transitions?: readonly TakenTransition[] };
 }
 
 /** Options of `drawChart`. */
@@ -97,39 +102,75 @@ function drawChart(graph, highlight, options) {
   function isActive(path) { for (var i = 0; i < active.length; i++) if (within(active[i], path)) return true; return false; }
   function isCurrent(path) { return active.indexOf(path) >= 0; }
 
-  // The edges of the last transition: the event's, from the state that declares it (the
-  // deepest one holding the leaf it left: XState's choice), into the leaf entered; or, when
-  // the event led on through eventless transitions (a microstep), the event's edge and the
-  // "always" edge that went on from where it led into the leaf entered.
+  // The edges of the last transition. When the view knows the transitions taken (the
+  // microsteps of an acp-warden stream), exactly their edges: by the state that declares
+  // each, its event descriptor as declared (a wildcard included) and its targets, so a
+  // self-transition and an eventless step after the event are lit too. Otherwise found from
+  // the event: its edge from the state that declares it (the deepest one holding the leaf it
+  // left, then the most specific descriptor: XState's choice) into the leaf entered; or, when
+  // the event led on through eventless transitions, its edge and the "always" edge that went
+  // on from where it led into the leaf entered.
   var lastEdges = [];
   if (highlight.last) {
     var last = highlight.last;
     var transitions = (graph.edges || []).filter(function (edge) { return edge.chart && edge.chart.role === 'transition'; });
     var depthOf = function (path) { return path === '' ? 0 : path.split('.').length; };
-    var byEvent = transitions.filter(function (edge) {
-      var info = edge.chart;
-      // A delayed transition's event is xstate.after.DELAY.STATE_ID.
-      if (info.kind === 'always') return false;
-      if (info.kind === 'on' && info.event !== last.event) return false;
-      if (info.kind === 'after' && String(last.event).indexOf('xstate.after.' + info.event + '.') !== 0) return false;
-      return info.source === '' || within(last.from, info.source);
-    });
-    var deepest = function (edges) {
-      var best = null;
-      edges.forEach(function (edge) { if (!best || depthOf(edge.chart.source) > depthOf(best.chart.source)) best = edge; });
-      return best;
+    // Whether a transition of kind 'on', 'always' or 'after' is declared for this event type
+    // (a delayed transition's event is xstate.after.DELAY.STATE_ID).
+    var declares = function (info, type) {
+      if (info.kind === 'always') return type === '';
+      if (info.kind === 'after') return String(type).indexOf('xstate.after.' + info.event + '.') === 0;
+      return info.event === type;
     };
-    var direct = deepest(byEvent.filter(function (edge) { return within(last.to, edge.chart.target); }));
-    if (direct) lastEdges = [direct];
-    else {
-      byEvent.some(function (first) {
-        var via = first.chart.target;
-        var then = deepest(transitions.filter(function (edge) {
-          return edge.chart.kind === 'always' && (within(via, edge.chart.source) || within(edge.chart.source, via)) && within(last.to, edge.chart.target);
-        }));
-        if (then) lastEdges = [first, then];
-        return !!then;
+    // XState's wildcards: '*' matches any event, 'a.b.*' any event whose first parts are a and b.
+    var matches = function (descriptor, type) {
+      if (descriptor === type || descriptor === '*') return true;
+      if (descriptor.slice(-2) !== '.*') return false;
+      var want = descriptor.split('.'), got = String(type).split('.');
+      for (var i = 0; i < want.length; i++) {
+        if (want[i] === '*') return i === want.length - 1;
+        if (want[i] !== got[i]) return false;
+      }
+      return true;
+    };
+    if (last.transitions && last.transitions.length) {
+      lastEdges = transitions.filter(function (edge) {
+        var info = edge.chart;
+        return last.transitions.some(function (taken) {
+          return taken.source === info.source && (taken.targets || []).indexOf(info.target) >= 0 && declares(info, taken.event);
+        });
       });
+    }
+    if (!lastEdges.length) {
+      var byEvent = transitions.filter(function (edge) {
+        var info = edge.chart;
+        if (info.kind === 'always') return false;
+        if (info.kind === 'after' && !declares(info, last.event)) return false;
+        if (info.kind === 'on' && !matches(info.event, last.event)) return false;
+        return info.source === '' || within(last.from, info.source);
+      });
+      // A state that declares the event itself tries no wildcard (XState's choice), else the longest wildcard first.
+      var rank = function (edge) {
+        var info = edge.chart;
+        return depthOf(info.source) * 1000 + (info.kind !== 'on' || info.event === last.event ? 999 : info.event.length);
+      };
+      var best = function (edges) {
+        var found = null;
+        edges.forEach(function (edge) { if (!found || rank(edge) > rank(found)) found = edge; });
+        return found;
+      };
+      var direct = best(byEvent.filter(function (edge) { return within(last.to, edge.chart.target); }));
+      if (direct) lastEdges = [direct];
+      else {
+        byEvent.some(function (first) {
+          var via = first.chart.target;
+          var then = best(transitions.filter(function (edge) {
+            return edge.chart.kind === 'always' && (within(via, edge.chart.source) || within(edge.chart.source, via)) && within(last.to, edge.chart.target);
+          }));
+          if (then) lastEdges = [first, then];
+          return !!then;
+        });
+      }
     }
   }
 

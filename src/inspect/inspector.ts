@@ -18,6 +18,7 @@ import type { InspectionEvent, Observer } from 'xstate';
 import type { PayloadLimits } from './inspection-payload.js';
 import type { InspectorSocket } from './inspector-socket.js';
 import { statelyEventOf } from './stately-event.js';
+import { createMoveTracker, readMove } from './transitions-taken.js';
 
 export { statelyEventOf, parentSessionId } from './stately-event.js';
 
@@ -51,6 +52,7 @@ export function connectInspector(options: InspectorConnectionOptions): Inspectio
   const held: StatelyInspectionEvent[] = [];
   let socket: InspectorSocket | undefined;
   let stopped = false;
+  const moves = createMoveTracker();
   void import('./inspector-socket.js').then(
     ({ InspectorSocket }) => {
       if (stopped) return;
@@ -64,7 +66,8 @@ export function connectInspector(options: InspectorConnectionOptions): Inspectio
     inspect: {
       next(event: InspectionEvent) {
         if (stopped) return;
-        const stately = statelyEventOf(event, options);
+        const move = moves.note(event);
+        const stately = statelyEventOf(event, options, Date.now(), move && readMove(move));
         if (!stately) return;
         if (socket) {
           socket.send(stately);

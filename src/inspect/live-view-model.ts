@@ -18,7 +18,9 @@
  */
 
 import { chartOfConfig } from './chart-config.js';
+import type { ChartNode } from './chart-model.js';
 import { chartGraph, type ChartGraph } from './chart-graph.js';
+import { leafPaths, parseTakenMove, type TakenTransition } from './transitions-taken.js';
 
 /** What an actor is, as far as the view can tell. */
 export type LiveActorKind = 'supervisor' | 'port' | 'machine' | 'request' | 'actor';
@@ -62,12 +64,14 @@ export interface LiveSourceView {
   readonly roots: readonly LiveActorView[];
 }
 
-/** A state machine actor (a session's chart), with where it stands. */
+/** An actor with a chart (a state machine, a port or a supervisor on its declared chart), with where it stands. */
 export interface LiveMachineView {
   readonly key: string;
   readonly source: string;
   readonly label: string;
-  /** The machine id: its chart in `charts`. */
+  /** `machine`, `supervisor` or `port`. */
+  readonly kind: LiveActorKind;
+  /** Its chart in `charts`: the machine id, or `declared:port`, `declared:supervisor`. */
   readonly chart: string;
   readonly state: string;
   /** The leaf states it is in, as paths from the chart's root (several in parallel states). */
@@ -85,10 +89,17 @@ export interface LiveMachineView {
 
 /** The transition a machine took last (its graph highlights it). */
 export interface LiveLastTransition {
+  /** The leaf it left (for a self-transition, the one it is in). */
   readonly from: string;
   readonly event: string;
+  /** The leaf it entered. */
   readonly to: string;
   readonly at: number;
+  /**
+   * The transitions taken, when the stream tells them (acp-warden's own streams do: the
+   * microsteps' transitions); without them the graph finds the edge by the event and the leaves.
+   */
+  readonly transitions?: readonly TakenTransition[];
 }
 
 /** A transition of a chart: `event` leads to state `target`. */
@@ -110,6 +121,13 @@ export interface LiveChartView {
 export interface LiveChartDefinition extends LiveChartView {
   /** The whole chart, nested states included, as a graph for the page to lay out (chart-graph.ts). */
   readonly graph: ChartGraph;
+}
+
+/** A chart the view can be given: an id, an initial state and the states (a machine's read from its config, or a declared one). */
+export interface LiveChartSource extends ChartNode {
+  readonly id: string;
+  readonly initial: string;
+  readonly states: Readonly<Record<string, ChartNode>>;
 }
 
 /** A JSON-RPC request sent and not answered yet. */
@@ -140,6 +158,7 @@ export interface LiveViewState {
   /** The model's clock when this was made: the page ages things from it. */
   readonly now: number;
   readonly sources: readonly LiveSourceView[];
+  /** Every actor with a chart: the state machines, then the supervisors and ports (with `declared` charts). */
   readonly machines: readonly LiveMachineView[];
   readonly charts: Readonly<Record<string, LiveChartView>>;
   readonly pending: readonly LivePendingView[];
@@ -159,6 +178,11 @@ export interface LiveViewModelOptions {
   readonly maxActors?: number;
   /** Machine configs whose charts are known before any of their actors shows up. */
   readonly machines?: readonly unknown[];
+  /**
+   * The declared charts of the custom logics the view knows by their snapshots (chart-catalog.ts:
+   * `portChart`, `supervisorChart`): their actors are drawn on them like machines.
+   */
+  readonly declared?: { readonly port?: LiveChartSource; readonly supervisor?: LiveChartSource };
 }
 
 /** The model: feed it events, read the view. */
@@ -221,7 +245,7 @@ const MAX_TEXT = 300;
 
 /** Creates an empty model (see the module comment). */
 export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveViewModel {
-  const { maxTimeline = 300, retainEndedMs = 60_000, maxActors = 5000, machines = [] } = { ...options };
+  const { maxTimeline = 300, retainEndedMs = 60_000, maxActors = 5000, machines = [], declared = {} } = { ...options };
   const actors = new Map<string, ActorRecord>();
   const sources = new Map<string, SourceRecord>();
   const charts = new Map<string, LiveChartDefinition>();
@@ -233,6 +257,14 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
   for (const config of machines) {
     const chart = chartOf(config);
     if (chart) charts.set(chart.id, chart);
+  }
+  // A port or a supervisor is drawn on its declared chart, under an id no machine takes.
+  const declaredIds: Partial<Record<LiveActorKind, string>> = {};
+  for (const [kind, chart] of Object.entries(declared) as Array<['port' | 'supervisor', LiveChartSource | undefined]>) {
+    if (!chart) continue;
+    const id = `declared:${chart.id}`;
+    charts.set(id, { ...liveChart(chart), id });
+    declaredIds[kind] = id;
   }
 
   const keyOf = (source: string, sessionId: string) => `${source}/${sessionId}`;
@@ -368,17 +400,23 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
     return record;
   };
 
-  const applySnapshot = (record: ActorRecord, snapshot: Record<string, unknown>, at: number, event?: unknown) => {
+  const applySnapshot = (record: ActorRecord, snapshot: Record<string, unknown>, at: number, event?: unknown, taken?: unknown) => {
     const context = isObject(snapshot.context) ? snapshot.context : undefined;
-    if (record.kind === 'actor' && context) record.kind = classify(context);
+    if (record.kind === 'actor' && context) {
+      record.kind = classify(context);
+      record.chart ??= declaredIds[record.kind];
+    }
     if (snapshot.value !== undefined) {
       record.state = stateText(snapshot.value);
       const active = leafPaths(snapshot.value);
-      // The event that made this snapshot moved the machine: from the leaf it left to the one it entered.
-      const left = record.active.find((path) => !active.includes(path));
-      const entered = active.find((path) => !record.active.includes(path));
-      if (record.kind === 'machine' && left !== undefined && entered !== undefined && isObject(event) && typeof event.type === 'string') {
-        record.last = { from: left, event: cut(event.type), to: entered, at };
+      if (record.chart !== undefined && isObject(event) && typeof event.type === 'string') {
+        // The transitions taken, when the stream tells them (a self-transition leaves the value as it was);
+        // else the event moved the machine from the leaf it left to the one it entered.
+        const move = parseTakenMove(taken);
+        const left = record.active.find((path) => !active.includes(path));
+        const entered = active.find((path) => !record.active.includes(path));
+        if (move && move.transitions.length > 0) record.last = { from: move.from, event: cut(event.type), to: move.to, at, transitions: move.transitions };
+        else if (left !== undefined && entered !== undefined) record.last = { from: left, event: cut(event.type), to: entered, at };
       }
       record.active = active;
     }
@@ -492,6 +530,13 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
         case '@xstate.actor': {
           const record = addActor(source, input, at);
           if (record && isObject(input.snapshot)) applySnapshot(record, input.snapshot, at);
+          // A view started late learns the transition taken last from the host itself (acp-warden's own field).
+          const told = isObject(input.lastTransition) ? input.lastTransition : undefined;
+          const last = parseTakenMove(told);
+          if (record && told && last && record.chart !== undefined && typeof told.event === 'string') {
+            const when = Number(told.at);
+            record.last = { from: last.from, event: cut(told.event), to: last.to, at: Number.isFinite(when) ? when : at, transitions: last.transitions };
+          }
           break;
         }
         case '@xstate.snapshot': {
@@ -500,7 +545,7 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
           // (Not past the budget: the actor was counted when it was not kept.)
           const fresh = (input.snapshot.status === 'active' || input.snapshot.status === undefined) && actors.size < maxActors;
           const record = actors.get(key) ?? (fresh ? addActor(source, { sessionId: input.sessionId }, at) : undefined);
-          if (record) applySnapshot(record, input.snapshot, at, input.event);
+          if (record) applySnapshot(record, input.snapshot, at, input.event, input.taken);
           break;
         }
         case '@xstate.event': {
@@ -552,7 +597,7 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
       const pending: LivePendingView[] = [];
       const used: Record<string, LiveChartView> = {};
       for (const record of actors.values()) {
-        if (record.kind === 'machine' && record.chart) {
+        if (record.chart) {
           const chart = charts.get(record.chart);
           if (chart) {
             const { graph: _graph, ...listed } = chart;
@@ -562,6 +607,7 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
             key: record.key,
             source: record.source,
             label: labelOf(record),
+            kind: record.kind,
             chart: record.chart,
             state: record.state ?? chart?.initial ?? '',
             active: record.active.length > 0 ? record.active : chart?.initial ? [chart.initial] : [],
@@ -577,6 +623,9 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
         }
       }
       pending.sort((a, b) => a.sentAt - b.sentAt);
+      // The state machines first (the sessions), then the supervisors and the ports.
+      const order: Partial<Record<LiveActorKind, number>> = { machine: 0, supervisor: 1, port: 2 };
+      machinesInView.sort((a, b) => (order[a.kind] ?? 3) - (order[b.kind] ?? 3));
       // In time order (a view started late tells of actors that started before it did).
       const told = [...timeline].sort((a, b) => a.at - b.at || a.seq - b.seq);
       return { now, sources: views, machines: machinesInView, charts: used, pending, timeline: told, dropped: { ...dropped } };
@@ -592,42 +641,28 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
  * left out of these lists).
  */
 export function chartOf(config: unknown): LiveChartDefinition | undefined {
-  if (!isObject(config) || !isObject(config.states)) return undefined;
   const chart = chartOfConfig(config);
-  if (!chart) return undefined;
-  const states = Object.entries(config.states).map(([name, node]) => ({
-    name,
-    final: isObject(node) && node.type === 'final',
-    transitions: transitionsOf(isObject(node) ? node.on : undefined),
-  }));
+  return chart && liveChart(chart);
+}
+
+/** A chart as the view keeps it (see {@link chartOf}); a declared one (chart-catalog.ts) too. */
+export function liveChart(chart: LiveChartSource): LiveChartDefinition {
   return {
-    id: typeof config.id === 'string' ? config.id : '(machine)',
-    ...(typeof config.initial === 'string' ? { initial: config.initial } : {}),
-    states,
-    anywhere: transitionsOf(config.on),
+    id: chart.id,
+    initial: chart.initial,
+    states: Object.entries(chart.states).map(([name, node]) => ({ name, final: node.type === 'final', transitions: transitionsOf(node.on) })),
+    anywhere: transitionsOf(chart.on),
     graph: chartGraph(chart),
   };
 }
 
-/** The leaf states of a state value, as paths: `ready` → [`ready`]; `{ a: 'b', c: { d: 'e' } }` → [`a.b`, `c.d.e`]. */
-function leafPaths(value: unknown, prefix = ''): string[] {
-  if (typeof value === 'string') return [prefix ? `${prefix}.${value}` : value];
-  if (!isObject(value)) return [];
-  const paths = Object.entries(value).flatMap(([key, child]) => leafPaths(child, prefix ? `${prefix}.${key}` : key));
-  // A compound state whose value is `{}` (not entered yet): the state itself.
-  return paths.length > 0 ? paths : prefix ? [prefix] : [];
-}
-
-function transitionsOf(on: unknown): LiveTransition[] {
-  if (!isObject(on)) return [];
+function transitionsOf(on: ChartNode['on']): LiveTransition[] {
   const found: LiveTransition[] = [];
-  for (const [event, spec] of Object.entries(on)) {
-    for (const candidate of Array.isArray(spec) ? spec : [spec]) {
-      const targets = typeof candidate === 'string' ? [candidate] : isObject(candidate) ? [candidate.target].flat() : [];
-      for (const target of targets) {
-        if (typeof target !== 'string') continue;
-        // `.recovering` (a child of the machine), `#session.ready`, `ready`: the state's name.
-        const name = target.replace(/^#[^.]*\./u, '').replace(/^\./u, '').split('.')[0] ?? target;
+  for (const [event, transitions] of Object.entries(on)) {
+    for (const transition of transitions) {
+      for (const target of transition.targets) {
+        // A path from the root: its top-level state's name.
+        const name = target.split('.')[0] ?? target;
         if (!found.some((seen) => seen.event === event && seen.target === name)) found.push({ event, target: name });
       }
     }

@@ -32,8 +32,8 @@ export function liveViewHtml(title: string): string {
     <div id="tree" data-testid="tree"><p class="empty">Waiting for the first events…</p></div>
   </section>
   <section class="panel machines-panel" aria-labelledby="machines-title">
-    <h2 id="machines-title">Sessions <small>state charts: current state filled, last transition in blue</small></h2>
-    <div id="machines" data-testid="machines"><p class="empty">No session yet.</p></div>
+    <h2 id="machines-title">State charts <small>sessions, supervisors, agent processes: current state filled, last transition in blue</small></h2>
+    <div id="machines" data-testid="machines"><p class="empty">No chart yet.</p></div>
   </section>
   <section class="panel pending-panel" aria-labelledby="pending-title">
     <h2 id="pending-title">Pending requests</h2>

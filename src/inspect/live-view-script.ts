@@ -165,7 +165,7 @@ ${CHART_DRAW_SCRIPT}
   function renderMachines() {
     var box = document.getElementById('machines');
     if (!view.machines.length) {
-      box.replaceChildren(el('p', { className: 'empty', text: 'No session yet.' }));
+      box.replaceChildren(el('p', { className: 'empty', text: 'No chart yet.' }));
       return;
     }
     var shown = {};
@@ -175,16 +175,20 @@ ${CHART_DRAW_SCRIPT}
       var laid = chart ? layout(machine.chart) : null;
       var drawing = laid && laid.graph ? graphBox(machine, laid) : listChart(machine, chart);
       var last = machine.last ? el('div', { className: 'last-transition', 'data-testid': 'last-transition', text: 'last: ' + machine.last.from + ' \u2192 ' + machine.last.to + ' on ' + machine.last.event + ' at ' + clock(machine.last.at) }) : null;
+      // A supervisor or a port (on its declared chart) says what it is; its restarts are in the tree.
+      var isMachine = machine.kind === 'machine';
       return el('div', {
-        className: 'machine status-' + machine.status, 'data-testid': 'machine', 'data-key': machine.key,
+        className: 'machine kind-' + machine.kind + ' status-' + machine.status, 'data-testid': 'machine', 'data-key': machine.key,
+        'data-kind': machine.kind, 'data-label': machine.label,
         'data-session': machine.sessionId, 'data-state': machine.state, 'data-status': machine.status,
         'data-layout': laid ? (laid.graph ? 'graph' : laid.failed ? 'failed' : 'pending') : 'none'
       }, [
         el('div', { className: 'machine-title' }, [
           el('span', { className: 'label', text: machine.label }),
+          isMachine ? null : el('span', { className: 'badge', text: machine.kind }),
           machine.agent ? el('span', { className: 'badge', text: machine.agent }) : null,
           el('span', { className: 'state', text: machine.status === 'active' ? machine.state : machine.state + ' (' + machine.status + ')' }),
-          el('span', { className: 'restarts' + (machine.restarts ? ' hot' : ''), title: 'agent restarts', text: '\u21bb ' + (machine.restarts || 0) }),
+          isMachine ? el('span', { className: 'restarts' + (machine.restarts ? ' hot' : ''), title: 'agent restarts', text: '\u21bb ' + (machine.restarts || 0) }) : null,
           machine.failure ? el('span', { className: 'exit', title: machine.failure, text: machine.failure }) : null
         ]),
         last,

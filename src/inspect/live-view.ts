@@ -5,13 +5,14 @@
  * The observer costs next to nothing while no view is served: it only remembers the actors
  * that are alive (their refs, by session id). `serve()` then starts a model from them (each
  * as an actor event and its current snapshot, restart counts and last exits asked of their
- * supervisors), and from then on folds every inspection event, made safe exactly as the
- * WebSocket inspector sends it (`statelyEventOf`), into that model. When the last view
- * closes, the model is let go.
+ * supervisors, a machine's last transition as the registry kept it), and from then on folds
+ * every inspection event, made safe exactly as the WebSocket inspector sends it
+ * (`statelyEventOf`), into that model. When the last view closes, the model is let go.
  */
 import type { AnyActorRef, InspectionEvent, Observer } from 'xstate';
 import { createLiveActors, type LiveActors } from '../host/live-actors.js';
 import { describeExit } from '../supervision/exit-reason.js';
+import { portChart, supervisorChart } from './chart-catalog.js';
 import { supervisorState } from '../supervision/supervisor.js';
 import { statelyEventOf } from './stately-event.js';
 import type { LiveViewModel } from './live-view-model.js';
@@ -77,7 +78,7 @@ export function createLiveViewTap(options: LiveViewTapOptions = {}): LiveViewTap
     next(event) {
       forget(live.note(event));
       if (model) {
-        const stately = statelyEventOf(event);
+        const stately = statelyEventOf(event, {}, Date.now(), live.moveOf(event));
         if (stately) fold(stately);
       }
     },
@@ -85,13 +86,14 @@ export function createLiveViewTap(options: LiveViewTapOptions = {}): LiveViewTap
 
   /** A model of the actors alive now, each announced as it was created. */
   const seed = (createLiveViewModel: typeof import('./live-view-model.js').createLiveViewModel): LiveViewModel => {
-    const seeded = createLiveViewModel({ machines: options.machines ?? [] });
+    const seeded = createLiveViewModel({ machines: options.machines ?? [], declared: { port: portChart, supervisor: supervisorChart } });
     seeded.open(SOURCE, options.label ?? `this process (pid ${process.pid})`, Date.now(), 'live view started');
     sweep();
     for (const { ref, at } of live.values()) {
       const actor = statelyEventOf({ type: '@xstate.actor', actorRef: ref, rootId: '' }, {}, at);
       if (!actor) continue;
-      seeded.apply(SOURCE, { ...actor, ...supervisedFacts(ref) });
+      const last = live.lastMove(ref);
+      seeded.apply(SOURCE, { ...actor, ...supervisedFacts(ref), ...(last ? { lastTransition: last } : {}) });
       const snapshot = statelyEventOf({ type: '@xstate.snapshot', actorRef: ref, rootId: '', snapshot: ref.getSnapshot(), event: { type: 'acp-warden.liveView.seed' } }, {}, at);
       if (snapshot) seeded.apply(SOURCE, snapshot);
     }

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import type { StatelyInspectionEvent } from '@statelyai/inspect';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { inspectionPayload, type PayloadLimits } from './inspection-payload.js';
+import type { TakenMove } from './transitions-taken.js';
 
 /**
  * The event format version of the installed `@statelyai/inspect` (every event carries it):
@@ -28,8 +29,12 @@ const FORMAT_VERSION: string = (() => {
  * (`port`, `session demo-1`; the machine id when the actor has none of its own), a
  * machine's definition is its config; a machine snapshot is sent as its `toJSON()` (state
  * value, context, status, error, output: not the machine around it).
+ *
+ * `move`, for a snapshot, is what its event did (`MoveTracker` of transitions-taken.ts): sent
+ * as the snapshot event's `taken` (acp-warden's own field: the library has no place for the
+ * transitions taken), so a live view relaying the stream lights the edges really taken.
  */
-export function statelyEventOf(event: InspectionEvent, limits: PayloadLimits = {}, at: number = Date.now()): StatelyInspectionEvent | undefined {
+export function statelyEventOf(event: InspectionEvent, limits: PayloadLimits = {}, at: number = Date.now(), move?: TakenMove): StatelyInspectionEvent | undefined {
   const safe = (value: unknown) => inspectionPayload(value, limits);
   const base = { sessionId: event.actorRef.sessionId, createdAt: String(at), _version: FORMAT_VERSION };
   switch (event.type) {
@@ -50,7 +55,7 @@ export function statelyEventOf(event: InspectionEvent, limits: PayloadLimits = {
       };
     }
     case '@xstate.snapshot':
-      return { ...base, type: '@xstate.snapshot', id: null as never, rootId: event.rootId, snapshot: safe(plainSnapshot(event.snapshot)) as never, event: safe(event.event) as never };
+      return { ...base, type: '@xstate.snapshot', id: null as never, rootId: event.rootId, snapshot: safe(plainSnapshot(event.snapshot)) as never, event: safe(event.event) as never, ...(move ? { taken: move } : {}) };
     case '@xstate.event':
       return { ...base, type: '@xstate.event', id: null as never, rootId: event.rootId, sourceId: event.sourceRef?.sessionId, event: safe(event.event) as never };
     default:
