@@ -86,16 +86,8 @@ function syncHostJournal(journal: Journal): HostJournal {
   const entriesAfter = (sessionId: string, afterSeq = 0): JournalRecord[] => journal.entries(sessionId, afterSeq);
   return {
     // Recorded and taken, as the interface says (the host claimed it right after, before).
-    createSession(session) {
-      const created = journal.createSession(session);
-      journal.claim?.(session.sessionId);
-      return created;
-    },
-    forkSession(session) {
-      const created = journal.forkSession(session);
-      journal.claim?.(session.sessionId);
-      return created;
-    },
+    createSession: (session) => createdAndTaken(journal, session.sessionId, () => journal.createSession(session)),
+    forkSession: (session) => createdAndTaken(journal, session.sessionId, () => journal.forkSession(session)),
     getSession: (sessionId) => journal.getSession(sessionId),
     listSessions: (query) => journal.listSessions(query),
     append: (sessionId, entry) => journal.append(sessionId, entry),
@@ -118,6 +110,25 @@ function syncHostJournal(journal: Journal): HostJournal {
     knowsLastSeq: journal.lastSeq !== undefined,
     store: journal,
   };
+}
+
+/**
+ * A session recorded by `create`, then taken for this process; when it cannot be taken (the
+ * owners table failed), recorded no more: the journal keeps no session the editor never got.
+ */
+function createdAndTaken(journal: Journal, sessionId: string, create: () => JournalSession): JournalSession {
+  const created = create();
+  try {
+    journal.claim?.(sessionId);
+  } catch (error) {
+    try {
+      journal.deleteSession(sessionId);
+    } catch {
+      // the claim's error is the one to report
+    }
+    throw error;
+  }
+  return created;
 }
 
 /** A session's updates in one transaction when the journal groups (`begin`/`commit`), else one append each. */
