@@ -21,7 +21,7 @@ import { requirePostgres, startPostgres, type TestPostgres } from '../support/po
 import { killLaunched, launchWarden, wireErrorOf } from '../support/warden-editor.js';
 import { exitCodeOf, killGroups, stderrOf, wardenMain } from '../support/warden-process.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { answerText, sdkOverWebSocket, startServe } from '../support/serve-daemon.js';
+import { answerText, listedSessions, sdkOverWebSocket, startServe, wardenSessions } from '../support/serve-daemon.js';
 import { parseAcpArgs } from '../../src/cli/acp.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 import { fileURLToPath } from 'node:url';
@@ -228,6 +228,12 @@ describe('the host on PostgreSQL', () => {
     expect(answerText(again.updates, sessionId)).to.equal(said);
     const next = await again.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'and now?' }] });
     expect(next.stopReason).to.equal('end_turn');
+    // warden sessions names the owner host and its epoch: the second daemon, at epoch 2.
+    const listed = listedSessions(state, second).find((one) => one.sessionId === sessionId) as { owner?: { hostId: string; epoch: number } } | undefined;
+    expect(listed?.owner?.epoch).to.equal(2);
+    const table = wardenSessions(state, second, []);
+    expect(table.stdout.split('\n')[0]).to.match(/^SESSION\s+AGENT\s+STATE\s+OWNER\s+EPOCH\s+CLIENTS/u);
+    expect(table.stdout).to.contain(`${listed?.owner?.hostId}  2`);
     again.close();
   });
 

@@ -76,10 +76,13 @@ export async function runSessions(args: readonly string[], write: (text: string)
 /** The sessions as a table, one line each (`-` where nothing is known). */
 export function formatSessions(sessions: readonly HubSessionInfo[]): string {
   if (sessions.length === 0) return 'no sessions\n';
-  const rows = [['SESSION', 'AGENT', 'STATE', 'CLIENTS', 'LAST ACTIVITY']];
+  // A store shared by hosts (PostgreSQL) says who owns each session: two more columns then.
+  const shared = sessions.some((session) => session.owner !== undefined);
+  const rows = [['SESSION', 'AGENT', 'STATE', ...(shared ? ['OWNER', 'EPOCH'] : []), 'CLIENTS', 'LAST ACTIVITY']];
   for (const session of sessions) {
     const clients = session.clients.length === 0 ? '-' : session.clients.map((client) => `${client.peer ?? client.connectionId} (${client.role}${client.delivered === undefined ? '' : `, seq ${client.delivered}`})`).join(', ');
-    rows.push([session.sessionId, session.agent ?? '-', session.state, clients, session.lastActivity ?? '-']);
+    const owner = shared ? [session.owner?.hostId ?? '-', session.owner === undefined ? '-' : String(session.owner.epoch)] : [];
+    rows.push([session.sessionId, session.agent ?? '-', session.state, ...owner, clients, session.lastActivity ?? '-']);
   }
   const widths = (rows[0] as string[]).map((_, column) => Math.max(...rows.map((row) => (row[column] as string).length)));
   return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] as number))).join('  ')).join('\n') + '\n';

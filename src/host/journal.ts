@@ -32,6 +32,11 @@ export interface JournalSession {
   readonly resume: unknown;
   /** How many times the agent process was restarted over the session's life. */
   readonly restarts: number;
+  /**
+   * Who runs it, on a store several hosts share (PostgreSQL): the owner host's id and the epoch
+   * it holds the session at. Absent when nobody owns it, and on an engine without hosts (SQLite).
+   */
+  readonly owner?: { readonly hostId: string; readonly epoch: number };
 }
 
 /** One fact in a session's history. */

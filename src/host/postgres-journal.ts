@@ -97,6 +97,8 @@ interface SessionRow {
   state: JournalSessionState;
   resume: string | null;
   restarts: number;
+  owner_host: string | null;
+  epoch: string;
 }
 
 interface EntryRow {
@@ -499,6 +501,7 @@ function sessionOf(row: SessionRow, where: string): JournalSession {
     state: row.state,
     resume: row.resume === null ? undefined : parseStored(row.resume, `the resume state of session ${row.session_id}`, where),
     restarts: row.restarts,
+    ...(row.owner_host === null ? {} : { owner: { hostId: row.owner_host, epoch: Number(row.epoch) } }),
   };
 }
 

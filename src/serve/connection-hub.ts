@@ -74,6 +74,8 @@ export interface HubSessionInfo {
   readonly clients: ReadonlyArray<{ readonly connectionId: string; readonly role: Role; readonly peer: string | undefined; readonly delivered: number | undefined }>;
   /** ISO time of the last update, prompt or attach seen here (undefined: none since the daemon started). */
   readonly lastActivity: string | undefined;
+  /** On a store several hosts share (PostgreSQL): the host that owns the session and its epoch, as the journal says (absent: nobody, or SQLite). */
+  readonly owner?: { readonly hostId: string; readonly epoch: number };
 }
 
 /** The default idle timeout: 30 minutes. */
@@ -812,7 +814,10 @@ function sessionsOf(live: HubLive, then: (result: { ok: true; value: HubSessionI
       return then({ ok: false, error });
     }
     const read = (value: { readonly sessions: readonly JournalSession[]; readonly nextCursor: string | undefined }) => {
-      for (const session of value.sessions) if (!found.has(session.sessionId)) found.set(session.sessionId, info(session.sessionId, session.agent, 'stored'));
+      for (const session of value.sessions) {
+        const known = found.get(session.sessionId) ?? info(session.sessionId, session.agent, 'stored');
+        found.set(session.sessionId, session.owner ? { ...known, owner: session.owner } : known);
+      }
       if (value.nextCursor !== undefined) return from(value.nextCursor);
       then({ ok: true, value: [...found.values()] });
     };
