@@ -15,7 +15,7 @@ import { chartOfMachine } from '../../src/inspect/chart-model.js';
 import { drawChart } from '../../src/inspect/chart-svg.js';
 import { createLiveViewModel } from '../../src/inspect/live-view-model.js';
 import { statelyEventOf } from '../../src/inspect/stately-event.js';
-import { createMoveTracker, readMove } from '../../src/inspect/transitions-taken.js';
+import { createMoveTracker, readMove } from '../../src/host/transitions-taken.js';
 import { waitUntil } from '../support/processes.js';
 
 const machine = createMachine({

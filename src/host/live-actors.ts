@@ -7,12 +7,12 @@
  * an attached observer costs XState an inspection event per event, snapshot and action of every
  * actor, about 6% of a relayed update. Inspection events (`note`) keep them too.
  *
- * Each machine's last move (the transitions its last event took, src/inspect/transitions-taken.ts)
+ * Each machine's last move (the transitions its last event took, src/host/transitions-taken.ts)
  * is kept with it, read the same way (`follow` also sees the inspection events XState makes
  * before it looks for observers), so that a view served later lights the transition taken last.
  */
 import type { AnyActorRef, InspectionEvent } from 'xstate';
-import { createMoveTracker, readMove, type RawMove, type TakenMove } from '../inspect/transitions-taken.js';
+import { createMoveTracker, readMove, type RawMove, type TakenMove } from './transitions-taken.js';
 
 /** One actor alive, as first seen. */
 export interface LiveActor {

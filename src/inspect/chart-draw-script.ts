@@ -17,7 +17,7 @@
  *   on the transition taken last; `g.initial-edge` from an initial marker.
  */
 
-import type { TakenTransition } from './transitions-taken.js';
+import type { TakenTransition } from '../host/transitions-taken.js';
 
 /** The SVG element tree `drawChart` returns. */
 export interface ChartDrawElement {

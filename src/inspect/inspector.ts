@@ -18,7 +18,7 @@ import type { InspectionEvent, Observer } from 'xstate';
 import type { PayloadLimits } from './inspection-payload.js';
 import type { InspectorSocket } from './inspector-socket.js';
 import { statelyEventOf } from './stately-event.js';
-import { createMoveTracker, readMove } from './transitions-taken.js';
+import { createMoveTracker, readMove } from '../host/transitions-taken.js';
 
 export { statelyEventOf, parentSessionId } from './stately-event.js';
 

@@ -20,7 +20,7 @@
 import { chartOfConfig } from './chart-config.js';
 import type { ChartNode } from './chart-model.js';
 import { chartGraph, type ChartGraph } from './chart-graph.js';
-import { leafPaths, parseTakenMove, type TakenTransition } from './transitions-taken.js';
+import { leafPaths, parseTakenMove, type TakenTransition } from '../host/transitions-taken.js';
 
 /** What an actor is, as far as the view can tell. */
 export type LiveActorKind = 'supervisor' | 'port' | 'machine' | 'request' | 'actor';

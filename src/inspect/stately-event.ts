@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import type { StatelyInspectionEvent } from '@statelyai/inspect';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { inspectionPayload, type PayloadLimits } from './inspection-payload.js';
-import type { TakenMove } from './transitions-taken.js';
+import type { TakenMove } from '../host/transitions-taken.js';
 
 /**
  * The event format version of the installed `@statelyai/inspect` (every event carries it):

@@ -3,9 +3,10 @@
  * inspection events (each carries the transitions of its step), so that a chart lights the
  * edges really taken: a self-transition (`prompting` to `prompting`: the state value does not
  * change), an edge declared with a wildcard (`xstate.done.actor.*`), an eventless step after
- * the event. The live view folds them (live-view-model.ts), the inspector sends them with the
- * snapshot they made (stately-event.ts), and the host keeps each machine's last one for a view
- * served later (src/host/live-actors.ts).
+ * the event. The host keeps each machine's last one for a view served later (live-actors.ts);
+ * the live view folds them (src/inspect/live-view-model.ts) and the inspector sends them with
+ * the snapshot they made (src/inspect/stately-event.ts). Here, not in src/inspect/, because the
+ * host uses it and never imports the inspection layer.
  */
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 
