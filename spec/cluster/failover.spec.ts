@@ -14,7 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { WebSocket } from 'ws';
-import { isAlive, waitUntil } from '../support/processes.js';
+import { childrenOf, isAlive, waitUntil } from '../support/processes.js';
+import { pathDirectory } from '../support/launch-harness.js';
+import { fileURLToPath } from 'node:url';
 import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { demoAgentsOf, initializeParams, lastSeqOf, seqUpdatesOf, socketClient, startServe, type ServeDaemon } from '../support/serve-daemon.js';
 import { killGroups } from '../support/warden-process.js';
@@ -27,6 +29,8 @@ async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 
 describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', function () {
   this.timeout(120_000);
@@ -53,11 +57,23 @@ describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', func
   });
 
   /** Starts a host advertising its own address; its state (token file) in a directory of its own. */
-  async function host(name: string): Promise<ServeDaemon & { readonly advertise: string }> {
+  async function host(name: string, agent: { readonly args: readonly string[]; readonly env?: Record<string, string> } = { args: ['--agent', 'demo', '--env', 'DEMO_WORD_DELAY_MS=150'] }): Promise<ServeDaemon & { readonly advertise: string }> {
     const port = await freePort();
     const advertise = `ws://127.0.0.1:${port}/acp`;
-    const daemon = await startServe(join(state, name), ['--listen', `127.0.0.1:${port}`, '--advertise', advertise, '--lease', '2', '--agent', 'demo', '--store', url, '--env', 'DEMO_WORD_DELAY_MS=150'], launched);
+    const daemon = await startServe(join(state, name), ['--listen', `127.0.0.1:${port}`, '--advertise', advertise, '--lease', '2', '--store', url, ...agent.args], launched, agent.env ? { env: agent.env } : {});
     return { ...daemon, advertise };
+  }
+
+  /** The kinds of the session's journal entries, in order, as the database has them. */
+  async function entryKinds(sessionId: string): Promise<string[]> {
+    const client = new pg.Client(url);
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ kind: string }>('SELECT e.kind FROM entries e JOIN sessions s ON s.key = e.session_key WHERE s.session_id = $1 ORDER BY e.seq', [sessionId]);
+      return rows.map((row) => row.kind);
+    } finally {
+      await client.end();
+    }
   }
 
   /** The session's owner as the database has it: its host's advertised address and the epoch. */
@@ -90,7 +106,7 @@ describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', func
     const killedAt = Date.now();
     await a.exited;
     // The dead host's agent goes with it.
-    await waitUntil(() => agents.every((pid) => !isAlive(pid)), 'the dead host\'s agent to end', 15_000);
+    await waitUntil(() => agents.every((pid) => !isAlive(pid)), 'the dead host\'s agent to end'); 
     // Nobody asks: a live host takes the session once the lease ran out.
     let owner = await ownerOf(sessionId);
     await waitUntil(async () => (owner = await ownerOf(sessionId)).advertise !== a.advertise && owner.advertise !== null, 'another host to take the session', 30_000, 100);
@@ -119,4 +135,48 @@ describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', func
     // Failover time is measured in bench/, not asserted here; the lease bounds it from below.
     expect(tookMs, `taken ${tookMs} ms after the kill`).to.be.greaterThan(1000);
   });
+
+  for (const when of ['mid-turn', 'idle'] as const) {
+    it(`SIGSTOP of the owner ${when} past two leases, then SIGCONT: another host took the session; the woken host is fenced, stops its agent process and writes nothing more`, async () => {
+      const bin = pathDirectory(join(state, 'bin'), { claude: fakeClaude });
+      const claude = {
+        args: ['--agent', 'claude', '--env', 'FAKE_CLAUDE_FIXTURE=partial', '--env', 'FAKE_CLAUDE_LOOP=1', '--env', 'FAKE_CLAUDE_DELAY_MS=150', '--env', `FAKE_CLAUDE_STALL_MS=${when === 'idle' ? 0 : 3000}`],
+        env: { PATH: `${bin}:${process.env.PATH ?? ''}` },
+      };
+      const a = await host('a', claude);
+      const b = await host('b', claude);
+      const client = await socketClient(a, sockets);
+      await client.request(1, 'initialize', initializeParams('self-fencing-test'));
+      const created = await client.request(2, 'session/new', { cwd: state, mcpServers: [] });
+      const sessionId = (created.result as { sessionId: string }).sessionId;
+      client.send({ id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'hello' }] } });
+      await waitUntil(() => seqUpdatesOf(client.frames, sessionId).some((update) => update.kind === 'agent_message_chunk'), 'text from the owner', 30_000);
+      // Idle: the turn ended, the agent writes nothing more: only the host's look at its lease can tell it.
+      if (when === 'idle') await waitUntil(() => client.frames.some((frame) => frame.id === 3), 'the first turn to end', 30_000);
+      const cli = childrenOf(a.process.pid as number).filter((child) => child.cmdline.includes(join(bin, 'claude'))).map((child) => child.pid);
+      expect(cli).to.have.length(1);
+      process.kill(a.process.pid as number, 'SIGSTOP');
+      const stoppedAt = Date.now();
+      await waitUntil(async () => (await ownerOf(sessionId)).advertise === b.advertise, 'the other host to take the session', 30_000, 100);
+      // Frozen for more than two leases: at its first look it knows it may not run the session.
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 5000 - (Date.now() - stoppedAt))));
+      const frozenEntries = await entryKinds(sessionId);
+      process.kill(a.process.pid as number, 'SIGCONT');
+      await waitUntil(() => cli.every((pid) => !isAlive(pid)), 'the woken host to stop its agent process', 20_000);
+      const reasonOf = (frame: { error?: unknown } | undefined) => (frame?.error as { data?: { reason?: string } } | undefined)?.data?.reason;
+      if (when === 'mid-turn') {
+        await waitUntil(() => client.frames.some((frame) => frame.id === 3), 'the prompt on the woken host to be answered', 20_000);
+        const answer = client.frames.find((frame) => frame.id === 3);
+        expect(['session_moved', 'lease_lost'], JSON.stringify(answer)).to.include(reasonOf(answer));
+      } else {
+        const next = await client.request(4, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'still yours?' }] }, 15_000);
+        expect(reasonOf(next), JSON.stringify(next)).to.equal('session_moved');
+      }
+      expect((await ownerOf(sessionId)).epoch).to.equal(2);
+      // Nothing written by the woken host: the history is what it was while it was frozen (the new owner had nothing to write).
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(await entryKinds(sessionId)).to.deep.equal(frozenEntries);
+      expect(frozenEntries.filter((kind) => kind === 'error')).to.have.length(when === 'idle' ? 0 : 1);
+    });
+  }
 });

@@ -40,14 +40,15 @@
 import type { ActorLogic, ActorSystem, AnyActorRef } from 'xstate';
 import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../acp/native-agent.js';
 import type { Subscriber } from '../session/subscriber.js';
-import { type CatchUp, type Continue, type ReleaseAgent, type HostAgentContext, type HostAgentOptions, type HostAgentEvent, type HostInput, type HostSession, type HostSnapshot, type InnerAgent, type InnerOutput, type Live, type Scope } from './agent/live.js';
+import { type CatchUp, type Continue, type LeaseEvent, type ReleaseAgent, type HostAgentContext, type HostAgentOptions, type HostAgentEvent, type HostInput, type HostSession, type HostSnapshot, type InnerAgent, type InnerOutput, type Live, type Scope } from './agent/live.js';
 import { lives } from './agent/live.js';
 import { subscriberOf } from './agent/delivery.js';
 import { createJournalQueue } from './agent/journal-queue.js';
 import { failedWrite } from './agent/journal-failures.js';
 import { later } from './agent/continuation.js';
 import { hostJournalOf } from './host-journal.js';
-import { movedAway } from './agent/moved-away.js';
+import { movedAway, movedByFence } from './agent/moved-away.js';
+import { leaseChanged } from './agent/lease-fencing.js';
 import { releaseAgent, releasedDown, withHostCapabilities } from './agent/inner-agents.js';
 import { onEditorEvent } from './agent/from-editor.js';
 import { releaseOwnership } from './agent/ownership.js';
@@ -85,7 +86,7 @@ export const hostAgentLogic = {
   config: { name: 'hostAgent' },
   getInitialSnapshot(scope: Scope, input: HostInput): HostSnapshot {
     const journal = hostJournalOf(input.journal);
-    const live: Live = { scope, input, journal, writes: undefined as unknown as Live['writes'], inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), moved: new Map(), listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, sessionLost: (sessionId, fenced) => movedAway(live, sessionId, fenced), subscriber: undefined as unknown as Subscriber, requestSessions: new Map(), held: new Map(), attaching: new Map(), opening: new Map(), releasing: new Set() };
+    const live: Live = { scope, input, journal, writes: undefined as unknown as Live['writes'], inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), moved: new Map(), lease: { standing: 'held', checking: new Set() }, listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, sessionLost: (sessionId, fenced) => movedAway(live, sessionId, movedByFence(fenced)), subscriber: undefined as unknown as Subscriber, requestSessions: new Map(), held: new Map(), attaching: new Map(), opening: new Map(), releasing: new Set() };
     (live as { writes: Live['writes'] }).writes = createJournalQueue({
       journal,
       write: (delivery) => live.subscriber.deliver(delivery.sessionId, delivery.output, delivery.seq),
@@ -113,6 +114,7 @@ export const hostAgentLogic = {
       return { ...snapshot, status: 'stopped', context: summary(live) } as HostSnapshot;
     }
     if (event.type === 'host.continue') (event as Continue).run();
+    else if (event.type === 'host.lease') leaseChanged(live, (event as LeaseEvent).standing);
     else if (event.type === 'host.inner') onInnerOutput(live, (event as InnerOutput).agent, (event as InnerOutput).output);
     else if (event.type === 'host.catchUp') live.subscriber.step((event as CatchUp).sessionId);
     else if (event.type === 'host.releaseAgent') releaseAgent(live, (event as Extract<ReleaseAgent, { type: 'host.releaseAgent' }>).agent);
@@ -144,6 +146,11 @@ export function settleJournal(host: AnyActorRef): void {
 /** Resolves once every journal write the host agent queued has settled (the journal may be closed then). */
 export function journalWritesSettled(host: AnyActorRef): Promise<void> {
   return lives.get(host)?.writes.settled() ?? Promise.resolve();
+}
+
+/** Whether `ref` is a host agent (not a hub connection's handler, which runs no agents). */
+export function isHostAgent(ref: AnyActorRef): boolean {
+  return lives.has(ref);
 }
 
 /** The agent of a session this host runs now (`undefined`: not running here). */

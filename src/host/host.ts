@@ -38,7 +38,7 @@ import { createMemoryTransportPair } from '../jsonrpc/memory-transport.js';
 import type { Transport } from '../jsonrpc/transport.js';
 import { SHUTDOWN_EVENT, type SupervisionEvent } from '../supervision/events.js';
 import { supervisionTree, whichChildren, type SupervisionTreeNode } from '../supervision/introspection.js';
-import { AGENT_META_KEY, createHostAgent, innerAgentsOf, journalWritesSettled, sessionMachinesOf } from './host-agent.js';
+import { AGENT_META_KEY, createHostAgent, innerAgentsOf, isHostAgent, journalWritesSettled, sessionMachinesOf } from './host-agent.js';
 import type { HostEvent } from './host-event.js';
 import type { Journal, JournalSession } from './journal.js';
 import { defaultJournalPath, sqliteJournal } from './sqlite-journal.js';
@@ -390,6 +390,8 @@ export function createHost(options: HostOptions = {}): Host {
   let hubRef: AnyActorRef | undefined;
   /** The hub's takeover of lost hosts' sessions (a PostgreSQL store, advertised). */
   let takeover: { close(): Promise<void> } | undefined;
+  // Only the host agents themselves: a hub connection's handler would take the event for its client's.
+  const leaseWatch = leaseWatchFor(store, () => hostAgents().filter(isHostAgent));
   let hubApi: ServeHub | undefined;
   /** The host agents running: each editor server's, and the hub's. */
   const hostAgents = (): AnyActorRef[] => {
@@ -605,6 +607,7 @@ export function createHost(options: HostOptions = {}): Host {
     inspect: { serve: serveLiveView },
     async stop() {
       await takeover?.close();
+      leaseWatch?.close();
       await stopServers(servers);
       await stopHub();
       if (program?.client.getSnapshot().status === 'active') program.client.stop();
@@ -632,6 +635,36 @@ function openStore(options: HostOptions): { readonly journal: HostStore; readonl
   const opened = journal.opened.then(() => undefined);
   opened.catch(() => undefined);
   return { journal, opened, postgres: { url: path, journal: opening } };
+}
+
+/**
+ * On a PostgreSQL store, tells the host agents how the host's lease stands by its own clock
+ * (`standing()`, checked every quarter lease, at most every 500 ms): on a change, and on every
+ * look while it is not `held` (agent/lease-fencing.ts acts on it). A timer that fires late (the
+ * process was frozen) sees the whole pause at once. `undefined` for any other store.
+ */
+function leaseWatchFor(store: ReturnType<typeof openStore>, hostAgents: () => readonly AnyActorRef[]): { close(): void } | undefined {
+  const postgres = store.postgres;
+  if (!postgres) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  let last: string = 'held';
+  postgres.journal.then((journal) => {
+    if (closed) return;
+    timer = setInterval(() => {
+      const standing = journal.standing();
+      if (standing === last && standing === 'held') return;
+      last = standing;
+      for (const agent of hostAgents()) agent.send({ type: 'host.lease', standing });
+    }, Math.max(50, Math.min(500, Math.floor(journal.lease / 4))));
+    timer.unref();
+  }, () => undefined);
+  return {
+    close() {
+      closed = true;
+      if (timer) clearInterval(timer);
+    },
+  };
 }
 
 /**

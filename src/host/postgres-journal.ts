@@ -34,6 +34,7 @@ import {
   type JournalSessionState,
 } from './journal.js';
 import { redactedUrl as redacted } from './store-url.js';
+import { leaseStanding, type LeaseStanding } from '../cluster/lease.js';
 import { ensurePostgresSchema, fencedState, unknownSessionState } from './postgres-journal-schema.js';
 
 /** Options of {@link openPostgresJournal}. */
@@ -52,6 +53,8 @@ export interface PostgresJournalOptions {
    * off from 100 ms, doubling to 2 s. Then the call rejects with {@link PostgresJournalError}.
    */
   readonly retryFor?: number;
+  /** The monotonic clock in ms of {@link PostgresJournal.standing} (default `performance.now`), for tests. */
+  readonly monotonic?: () => number;
   /** The clock of the entries' and sessions' stamps, for tests. */
   readonly now?: () => Date;
 }
@@ -64,6 +67,13 @@ export interface PostgresJournal extends AsyncJournal {
   epochOf(sessionId: string): number | undefined;
   /** The lease this host holds its sessions by, in ms (the `lease` option). */
   readonly lease: number;
+  /**
+   * The lease as this host sees it on its own monotonic clock, from the send of its last
+   * renewal that succeeded (cluster/lease.ts): `held`, `suspended` (a lease without one: another
+   * host may take its sessions) or `stopped` (two leases). A host frozen (SIGSTOP) sees the
+   * whole pause at its first look.
+   */
+  standing(): LeaseStanding;
   /**
    * Renews this host's lease now (also done every `lease / 3` unless `renew: false`). One
    * attempt, never retried: a connection error rejects it ({@link PostgresJournalError}), and the
@@ -138,6 +148,9 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
   // An idle client that loses its connection (the server restarted) is dropped by the pool; without a listener it would crash the process.
   pool.on('error', () => undefined);
   const hostId = randomUUID();
+  const monotonic = options.monotonic ?? (() => performance.now());
+  /** When the last renewal that succeeded was sent (the registration counts as one). */
+  let renewedAt = monotonic();
   try {
     const client = await pool.connect();
     try {
@@ -281,9 +294,12 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
   /** One attempt, never retried: a renewal is worth something only now (the timer's next tick is the retry). */
   const renewLease = async (): Promise<void> => {
     open();
+    const sentAt = monotonic();
     await pool
       .query("UPDATE hosts SET heartbeat_at = now(), lease_until = now() + make_interval(secs => $2 / 1000.0), load = $3 WHERE host_id = $1 AND state <> 'gone'", [hostId, lease, epochs.size])
       .catch((error: unknown) => Promise.reject(storeError(where, error)));
+    // The database stamped the lease no earlier than the send: the lease runs from there.
+    renewedAt = Math.max(renewedAt, sentAt);
   };
   if (options.renew !== false) {
     // A failed renewal is not ownership lost (nothing here gives a session up for it): the next
@@ -319,6 +335,7 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
   return {
     hostId,
     lease,
+    standing: () => leaseStanding(renewedAt, monotonic(), lease),
     epochOf: (sessionId) => epochs.get(sessionId),
     renewLease,
     async createSession({ sessionId, agent, cwd }) {

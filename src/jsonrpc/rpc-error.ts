@@ -36,6 +36,7 @@ export const rpcReasons = Object.freeze({
   session_closed: { code: ErrorCodes.InternalError, failure: 'error_response', when: 'the session was closed while the request waited (or while it was being loaded or resumed)' },
   session_deleted: { code: ErrorCodes.ResourceNotFound, failure: 'error_response', when: 'the session was deleted while it was being loaded or resumed' },
   session_moved: { code: ErrorCodes.InternalError, failure: 'error_response', when: "another host of a shared store took the session (this one's lease ran out): its journal refused this host's write, so the agent here was stopped (`data.owner`: the host that owns it now, `data.epoch`)" },
+  lease_lost: { code: ErrorCodes.InternalError, failure: 'error_response', when: 'a shared store: this host went two leases without renewing its lease (frozen, cut off from the database) and could not check the session is still its own, so it stopped the agent; session/resume starts it again' },
   host_lost: { code: ErrorCodes.InternalError, failure: 'error_response', when: 'the journaled end of a turn whose host was lost (killed, frozen, cut off) and whose session another host of a shared store took over (`data.previousOwner`)' },
   session_owned: { code: ErrorCodes.InternalError, failure: 'error_response', when: 'another warden that still runs has the session live (`data.owner`)' },
   list_failed: { code: ErrorCodes.InternalError, failure: 'error_response', when: 'the agent stopped before it listed its sessions' },

@@ -7,6 +7,7 @@ import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentReq
 import { Subscriber } from '../../session/subscriber.js';
 import type { HostJournal, HostStore } from '../host-journal.js';
 import type { FencedAppendError } from '../async-journal.js';
+import type { LeaseStanding } from '../../cluster/lease.js';
 import type { JournalQueue } from './journal-queue.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import type { ConfigValue } from '../../session/session-state.js';
@@ -173,6 +174,8 @@ export interface Live {
   readonly clientCalls: Map<string, ClientCall>;
   /** Sessions whose agent gave up, with why: a prompt is refused naming it, load/resume starts them again. */
   readonly failed: Map<string, string>;
+  /** This host's lease on a shared store, as its own clock sees it, and the sessions whose ownership is being checked (lease-fencing.ts). */
+  readonly lease: { standing: LeaseStanding; readonly checking: Set<string> };
   /** Sessions another host took from this one (moved-away.ts), with what their prompts are answered here. */
   readonly moved: Map<string, ErrorObject>;
   /** Sessions agents listed that the journal does not know: what `session/load` / `session/resume` of one needs. */
@@ -238,7 +241,10 @@ export type Continue = { readonly type: 'host.continue'; readonly run: () => voi
 export type ReleaseAgent = { readonly type: 'host.releaseAgent'; readonly agent: string } | { readonly type: 'host.releasedDown'; readonly ref: AnyActorRef };
 
 /** What the host agent actor receives (not the program's `HostEvent` of host-event.ts). */
-export type HostAgentEvent = AgentHandlerEvent | InnerOutput | CatchUp | ReleaseAgent | Continue | { readonly type: `xstate.${string}` };
+/** How this host's lease stands now, by its own clock (a shared store: lease-fencing.ts). */
+export type LeaseEvent = { readonly type: 'host.lease'; readonly standing: LeaseStanding };
+
+export type HostAgentEvent = AgentHandlerEvent | InnerOutput | CatchUp | ReleaseAgent | Continue | LeaseEvent | { readonly type: `xstate.${string}` };
 
 export type Scope = ActorScope<HostSnapshot, HostAgentEvent, ActorSystem<any>, AgentHandlerOutput>;
 

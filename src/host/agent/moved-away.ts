@@ -1,28 +1,60 @@
 /**
- * A session another host took: the journal refused this host's write as fenced (its epoch is
- * stale: this host's lease ran out, another host claimed the session). This host must not run
- * it any more: its agent here is stopped (closed on its agent, as an abandoned session), the
- * turn in flight and the waiting prompts are answered `session_moved` naming the owner, and
- * later prompts here are refused the same way. Nothing is journaled: this host may not write.
+ * A session this host may no longer run: another host took it (the journal refused this host's
+ * write as fenced, or a claim named another owner), or this host lost its lease for two leases
+ * and cannot tell (lease-fencing.ts). Its agent here is stopped (closed on its agent, as an
+ * abandoned session), the turn in flight and the waiting prompts are answered with the reason,
+ * and later prompts here are refused the same way. Nothing is journaled: this host may not write.
  */
-import { RpcError } from '../../jsonrpc/rpc-error.js';
+import { RpcError, type ErrorObject } from '../../jsonrpc/rpc-error.js';
 import type { FencedAppendError } from '../async-journal.js';
 import type { Live } from './live.js';
 import { abandon } from './fork-delete.js';
 import { dropSession } from './session-record.js';
 import { notify } from './notify.js';
 
+/** Where a session went: the host that owns it now (its id, or words for it) and the epoch, when known. */
+export interface MovedTo {
+  readonly owner: string | undefined;
+  readonly epoch: number | undefined;
+  /** What this host held, in words (`this host's epoch 1 is stale`). */
+  readonly stale: string;
+}
+
+/** The session moved to another host, as a fenced write says. */
+export function movedByFence(fenced: FencedAppendError): MovedTo {
+  return { owner: fenced.owner.hostId, epoch: fenced.owner.epoch, stale: `this host's epoch ${fenced.heldEpoch ?? '(none)'} is stale` };
+}
+
 /** Stops the session here: another host owns it now (see the module's comment). */
-export function movedAway(live: Live, sessionId: string, fenced: FencedAppendError): void {
+export function movedAway(live: Live, sessionId: string, to: MovedTo): void {
+  const where = to.owner === undefined ? `no host owns it now${to.epoch === undefined ? '' : ` (epoch ${to.epoch})`}` : `host ${to.owner} owns it now${to.epoch === undefined ? '' : ` (epoch ${to.epoch})`}`;
+  const error = RpcError.because('session_moved', `Internal error: session ${sessionId} moved: ${where}, ${to.stale}; session/resume it through that host`, { sessionId, owner: to.owner, epoch: to.epoch }).toErrorObject();
+  const running = live.sessions.has(sessionId);
+  // Stopped here already for its lease (lease-fencing.ts), the check then said where it went: later prompts say that.
+  const stoppedForLease = !running && (live.moved.get(sessionId)?.data as { reason?: string } | undefined)?.reason === 'lease_lost';
+  if (!running && !stoppedForLease) return;
+  if (running) stopHere(live, sessionId, `this host lost it: ${where}`, error, 'session moved to another host', `The journal says ${where}. The agent here was stopped; the session goes on there.`);
+  else live.moved.set(sessionId, error);
+  live.input.onEvent?.({ type: 'session.moved', sessionId, owner: to.owner, epoch: to.epoch ?? 0 });
+}
+
+/**
+ * Stops the session here because this host went two leases without renewing its own (frozen, or
+ * cut off from the database) and could not check whether another host took the session: no
+ * agent runs twice. `session/resume` starts it again (here, once the lease is back, or elsewhere).
+ */
+export function leaseLost(live: Live, sessionId: string): void {
+  const reason = 'this host went two leases without renewing its lease (frozen, or cut off from the database) and could not check that the session is still its own';
+  const error = RpcError.because('lease_lost', `Internal error: session ${sessionId} was stopped here: ${reason}; session/resume starts it again`, { sessionId }).toErrorObject();
+  stopHere(live, sessionId, reason, error, 'agent stopped: lease lost', `${reason}. The agent was stopped so that no other host runs it at the same time; session/resume starts it again.`);
+}
+
+/** Drops the session and closes it on its agent, answering its turns (and later prompts here) with `error`. */
+function stopHere(live: Live, sessionId: string, reason: string, error: ErrorObject, title: string, description: string): void {
   const session = live.sessions.get(sessionId);
   if (!session) return;
-  const { owner } = fenced;
-  const where = owner.hostId === undefined ? `no host owns it now (epoch ${owner.epoch})` : `host ${owner.hostId} owns it now (epoch ${owner.epoch})`;
-  const reason = `this host lost it: ${where}`;
-  const error = RpcError.because('session_moved', `Internal error: session ${sessionId} moved: ${where}, this host's epoch ${fenced.heldEpoch ?? '(none)'} is stale; session/resume it through that host`, { sessionId, owner: owner.hostId, epoch: owner.epoch }).toErrorObject();
-  notify(live, sessionId, 'error', 'session moved to another host', `The journal refused this host's write: ${where}. The agent here was stopped; the session goes on there.`, false);
+  notify(live, sessionId, 'error', title, description, false);
   dropSession(live, sessionId, { type: 'agent.failed', reason, error });
   if (live.context) abandon(live, session.agent, sessionId, live.context);
   live.moved.set(sessionId, error);
-  live.input.onEvent?.({ type: 'session.moved', sessionId, owner: owner.hostId, epoch: owner.epoch });
 }
