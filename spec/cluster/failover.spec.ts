@@ -136,6 +136,34 @@ describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', func
     expect(tookMs, `taken ${tookMs} ms after the kill`).to.be.greaterThan(1000);
   });
 
+  it('rolling restart: SIGTERM of the owner while a turn runs: the turn ends end_turn, the host hands the session over and exits 0; resumed on the new owner it goes on, nothing cut', async () => {
+    const a = await host('a');
+    const b = await host('b');
+    const client = await socketClient(a, sockets);
+    await client.request(1, 'initialize', initializeParams('rolling-restart-test'));
+    const created = await client.request(2, 'session/new', { cwd: state, mcpServers: [] });
+    const sessionId = (created.result as { sessionId: string }).sessionId;
+    client.send({ id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'a long answer, please' }] } });
+    await waitUntil(() => seqUpdatesOf(client.frames, sessionId).filter((update) => update.kind === 'agent_message_chunk').length >= 2, 'text from the owner', 30_000);
+    a.process.kill('SIGTERM');
+    // The turn in flight drains on its own connection.
+    await waitUntil(() => client.frames.some((frame) => frame.id === 3), 'the running turn to end', 60_000);
+    expect((client.frames.find((frame) => frame.id === 3)?.result as { stopReason?: string } | undefined)?.stopReason).to.equal('end_turn');
+    expect(await a.exited).to.equal(0);
+    expect(a.stderr()).to.contain('handing the sessions over');
+    const owner = await ownerOf(sessionId);
+    expect(owner.advertise, 'taken before the host exited').to.equal(b.advertise);
+    expect(owner.epoch).to.equal(2);
+    const cursor = lastSeqOf(seqUpdatesOf(client.frames, sessionId));
+    const resumed = await socketClient(b, sockets);
+    await resumed.request(1, 'initialize', initializeParams('rolling-restart-test'));
+    expect((await resumed.request(2, 'session/resume', { sessionId, cwd: state, mcpServers: [], _meta: { 'acp-warden/after': cursor } })).error).to.equal(undefined);
+    await waitUntil(() => seqUpdatesOf(resumed.frames, sessionId).some((update) => JSON.stringify(update.update).includes('handed over')), 'the hand-over notice', 30_000);
+    const next = await resumed.request(3, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'still there?' }] }, 60_000);
+    expect((next.result as { stopReason?: string } | undefined)?.stopReason, JSON.stringify(next)).to.equal('end_turn');
+    expect(await entryKinds(sessionId), 'no turn cut').not.to.include('error');
+  });
+
   for (const when of ['mid-turn', 'idle'] as const) {
     it(`SIGSTOP of the owner ${when} past two leases, then SIGCONT: another host took the session; the woken host is fenced, stops its agent process and writes nothing more`, async () => {
       const bin = pathDirectory(join(state, 'bin'), { claude: fakeClaude });

@@ -87,7 +87,8 @@ Options:
   -h, --help                    this help
 
 SIGTERM or SIGINT: stops accepting connections, lets running turns finish for at most
---drain-timeout, then stops every agent and exits 0.
+--drain-timeout, then stops every agent and exits 0. With --advertise (a cluster on a
+PostgreSQL store) the sessions are handed over to the other live hosts first.
 
 Exit status: 0 after SIGTERM/SIGINT, 1 on an internal error, 2 on a usage error, an agent that
 is not installed, or a journal, log or token file that cannot be used, ${addressInUseStatus} when the listen
@@ -223,7 +224,9 @@ export async function runServe(args: readonly string[]): Promise<number> {
   say(`stopping: no new connections; ${owner.connections()} open, their running turns given at most ${parsed.settings.drainTimeoutMs / 1000} s`);
   const drained = await owner.drain();
   if (!drained) say(`turns still running after --drain-timeout ${parsed.settings.drainTimeoutMs / 1000} s: they are stopped`);
-  await host.stop();
+  // A member of a cluster hands its sessions over to the others (rolling restart); a lone host releases them.
+  if (parsed.advertise !== undefined) say('handing the sessions over to the other hosts of the cluster');
+  await host.stop({ handOver: parsed.advertise !== undefined });
   // The spans still open end, and what is left is exported (bounded), after the agents stopped.
   await telemetry?.shutdown();
   log.close();

@@ -2,6 +2,7 @@
  * Failover on the shared PostgreSQL (docs/cluster.md, "Failover"): a host of the cluster looks,
  * every `lease / 2`, for the open sessions of hosts that were lost (a cluster member, one that
  * advertised an address, whose lease ran out while the database has been up for a whole lease)
+ * or that handed them over (a rolling restart: `draining`, its lease ended on purpose)
  * and hands each to `take`, which claims and resumes it (the hub sends its host agent a
  * `session/resume` marked as a takeover). Several hosts may see the same session: the claim is
  * a conditional UPDATE, one wins, the others are refused (`session_owned`) and forget it.
@@ -17,6 +18,8 @@ export interface OrphanedSession {
   readonly sessionId: string;
   /** The lost owner's host id. */
   readonly previousOwner: string;
+  /** The owner was not lost but handed its sessions over (a rolling restart: it was `draining`). */
+  readonly handedOver: boolean;
 }
 
 /** Options of {@link startTakeover}. */
@@ -45,14 +48,14 @@ export interface Takeover {
  * the database has been up for at least a lease (a restart of the database loses no host).
  */
 export async function orphanedSessions(queryable: Pick<pg.Pool, 'query'>, options: { readonly hostId: string; readonly lease: number; readonly limit: number }): Promise<OrphanedSession[]> {
-  const { rows } = await queryable.query<{ session_id: string; owner_host: string }>(
-    `SELECT s.session_id, s.owner_host FROM sessions s JOIN hosts h ON h.host_id = s.owner_host
+  const { rows } = await queryable.query<{ session_id: string; owner_host: string; handed_over: boolean }>(
+    `SELECT s.session_id, s.owner_host, h.state = 'draining' AS handed_over FROM sessions s JOIN hosts h ON h.host_id = s.owner_host
       WHERE s.state = 'open' AND s.owner_host <> $1 AND h.advertise IS NOT NULL AND h.state <> 'gone'
         AND h.lease_until < now() AND pg_postmaster_start_time() < now() - make_interval(secs => $2 / 1000.0)
       ORDER BY s.updated_at DESC LIMIT $3`,
     [options.hostId, options.lease, options.limit],
   );
-  return rows.map((row) => ({ sessionId: row.session_id, previousOwner: row.owner_host }));
+  return rows.map((row) => ({ sessionId: row.session_id, previousOwner: row.owner_host, handedOver: row.handed_over }));
 }
 
 /** Starts looking for lost hosts' sessions on the database at `url` (see the module's comment). */

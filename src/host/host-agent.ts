@@ -143,9 +143,9 @@ export function settleJournal(host: AnyActorRef): void {
   live?.writes.flush();
 }
 
-/** Resolves once every journal write the host agent queued has settled (the journal may be closed then). */
+/** Resolves once no journal call of the host agent is in flight (the journal may be closed then; a stopped agent settles nothing more). */
 export function journalWritesSettled(host: AnyActorRef): Promise<void> {
-  return lives.get(host)?.writes.settled() ?? Promise.resolve();
+  return lives.get(host)?.writes.callsSettled() ?? Promise.resolve();
 }
 
 /** Whether `ref` is a host agent (not a hub connection's handler, which runs no agents). */

@@ -233,8 +233,13 @@ export interface Host {
    * ```
    */
   hub(options?: HubOptions): ServeHub;
-  /** Stops everything gracefully (each agent process: stdin closed, then signals); no process is left. */
-  stop(): Promise<void>;
+  /**
+   * Stops everything gracefully (each agent process: stdin closed, then signals); no process is
+   * left. `handOver` (a PostgreSQL store): the sessions are not released but handed over to the
+   * live members of the cluster, which resume them (a rolling restart, docs/cluster.md); waits
+   * up to two leases and 2 s for them to be taken.
+   */
+  stop(options?: { readonly handOver?: boolean }): Promise<void>;
 }
 
 /** A host's connection hub (see {@link Host.hub}). */
@@ -605,7 +610,9 @@ export function createHost(options: HostOptions = {}): Host {
     serve: (transport, serveOptions) => serve(transport, serveOptions),
     hub,
     inspect: { serve: serveLiveView },
-    async stop() {
+    async stop(stopOptions = {}) {
+      const handingOver = stopOptions.handOver && store.postgres ? await store.postgres.journal.catch(() => undefined) : undefined;
+      await handingOver?.startHandOver().catch(() => undefined);
       await takeover?.close();
       leaseWatch?.close();
       await stopServers(servers);
@@ -616,6 +623,7 @@ export function createHost(options: HostOptions = {}): Host {
       if (!ownsJournal) return;
       // What the host agents queued is written before the store closes.
       for (const handler of hostAgents()) await journalWritesSettled(handler);
+      if (handingOver) await handingOver.handOver(2 * handingOver.lease + 2000).catch(() => undefined);
       await journal.close();
     },
   };

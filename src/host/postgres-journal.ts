@@ -75,6 +75,18 @@ export interface PostgresJournal extends AsyncJournal {
    */
   standing(): LeaseStanding;
   /**
+   * A rolling restart begins: the host row says `draining` (placement counts it no more) and
+   * from now on `release` keeps each session this host's, so that stopping its agents leaves the
+   * sessions to be handed over ({@link PostgresJournal.handOver}) rather than dropped.
+   */
+  startHandOver(): Promise<void>;
+  /**
+   * Ends this host's lease now (the row stays `draining`), so that the live members of the
+   * cluster take its open sessions over (cluster/takeover.ts); resolves with how many are still
+   * its own when none is left or after `waitMs`. Call it once its agents stopped; `close` after.
+   */
+  handOver(waitMs: number): Promise<number>;
+  /**
    * Renews this host's lease now (also done every `lease / 3` unless `renew: false`). One
    * attempt, never retried: a connection error rejects it ({@link PostgresJournalError}), and the
    * timer's next tick is the retry. A failed renewal gives no session up.
@@ -291,6 +303,8 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
   };
 
   let renewing: NodeJS.Timeout | undefined;
+  /** A rolling restart is under way: `release` keeps sessions (see `startHandOver`). */
+  let handingOver = false;
   /** One attempt, never retried: a renewal is worth something only now (the timer's next tick is the retry). */
   const renewLease = async (): Promise<void> => {
     open();
@@ -336,6 +350,23 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     hostId,
     lease,
     standing: () => leaseStanding(renewedAt, monotonic(), lease),
+    async startHandOver() {
+      handingOver = true;
+      await query("UPDATE hosts SET state = 'draining' WHERE host_id = $1 AND state = 'live'", [hostId]);
+    },
+    async handOver(waitMs) {
+      handingOver = true;
+      if (renewing) clearInterval(renewing);
+      renewing = undefined;
+      await query("UPDATE hosts SET state = 'draining', lease_until = now() WHERE host_id = $1 AND state <> 'gone'", [hostId]);
+      const until = Date.now() + waitMs;
+      for (;;) {
+        const { rows } = await query<{ left: string }>("SELECT count(*) AS left FROM sessions WHERE owner_host = $1 AND state = 'open'", [hostId]);
+        const left = Number(rows[0]?.left ?? 0);
+        if (left === 0 || Date.now() >= until) return left;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
     epochOf: (sessionId) => epochs.get(sessionId),
     renewLease,
     async createSession({ sessionId, agent, cwd }) {
@@ -444,6 +475,8 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
       return Number(row.epoch);
     },
     async release(sessionId) {
+      // Handing over: the session stays this host's until another takes it.
+      if (handingOver) return;
       const held = epochs.get(sessionId);
       epochs.delete(sessionId);
       if (held === undefined) return;

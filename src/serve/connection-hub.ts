@@ -767,12 +767,12 @@ function disarmIdle(live: HubLive, session: HubSession): void {
 
 /** Claims and resumes a session whose host was lost, unless this hub has it (or is taking it) already. */
 function takeOver(live: HubLive, event: Extract<HubEvent, { type: 'hub.takeover' }>): void {
-  const { sessionId, previousOwner } = event;
+  const { sessionId, previousOwner, handedOver } = event;
   if (live.sessions.has(sessionId) || runningSessionAgent(live.host, sessionId) !== undefined) return;
   for (const request of live.requests.values()) if (request.kind === 'takeover' && request.sessionId === sessionId) return;
   const key = `h${live.nextKey++}`;
   live.requests.set(key, { kind: 'takeover', sessionId });
-  live.host.send({ type: 'session.resume', requestId: key, method: AGENT_METHODS.session_resume, params: { sessionId, mcpServers: [], _meta: { [TAKEOVER_META_KEY]: { previousOwner } } }, context: daemonContext });
+  live.host.send({ type: 'session.resume', requestId: key, method: AGENT_METHODS.session_resume, params: { sessionId, mcpServers: [], _meta: { [TAKEOVER_META_KEY]: { previousOwner, handedOver } } }, context: daemonContext });
 }
 
 function idle(live: HubLive, sessionId: string): void {

@@ -19,6 +19,6 @@ export type HubEvent =
   /** The daemon stops: turns may finish up to the drain timeout. */
   | { readonly type: 'hub.drain' }
   /** A session whose host was lost (cluster/takeover.ts): this hub's host agent claims and resumes it. */
-  | { readonly type: 'hub.takeover'; readonly sessionId: string; readonly previousOwner: string }
+  | { readonly type: 'hub.takeover'; readonly sessionId: string; readonly previousOwner: string; readonly handedOver: boolean }
   /** A journal read answered by a promise carries on in the hub's own turn. */
   | { readonly type: 'hub.continue'; readonly run: () => void };

@@ -101,7 +101,9 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
         if (interrupted()) return;
         const takeover = takeoverOf(request);
         endCutTurns(live, sessionId, open, takeover);
-        if (takeover) {
+        if (takeover?.handedOver) {
+          notify(live, sessionId, 'info', `${journaled.agent} handed over`, `The host that ran this session (${takeover.previousOwner}) stopped for a restart and handed it over: this host took it and resumes the conversation from the journal.`);
+        } else if (takeover) {
           notify(live, sessionId, 'warning', `${journaled.agent} taken over`, `The host that ran this session (${takeover.previousOwner}) was lost: its lease ran out. This host took the session over and resumes the conversation from the journal${open ? `; the turn it left running ended (host_lost)` : ''}.`);
         }
         // What the agent advertised (its initialize answer), not what its definition assumed.
@@ -160,9 +162,9 @@ function endCutTurns(live: Live, sessionId: string, open: number | undefined, ta
 }
 
 /** The takeover a `session/resume` stands for, when the host's cluster sent it (see `TAKEOVER_META_KEY`). */
-function takeoverOf(request: AgentRequestEvent): { readonly previousOwner: string } | undefined {
-  const marked = (request.params._meta as Record<string, unknown> | undefined)?.[TAKEOVER_META_KEY] as { previousOwner?: unknown } | undefined;
-  return typeof marked?.previousOwner === 'string' ? { previousOwner: marked.previousOwner } : undefined;
+function takeoverOf(request: AgentRequestEvent): { readonly previousOwner: string; readonly handedOver: boolean } | undefined {
+  const marked = (request.params._meta as Record<string, unknown> | undefined)?.[TAKEOVER_META_KEY] as { previousOwner?: unknown; handedOver?: unknown } | undefined;
+  return typeof marked?.previousOwner === 'string' ? { previousOwner: marked.previousOwner, handedOver: marked.handedOver === true } : undefined;
 }
 
 /**

@@ -58,12 +58,19 @@ export interface JournalQueue<Output> {
   pending(sessionId: string): number;
   /** Resolves once every session's queue is empty. */
   settled(): Promise<void>;
+  /**
+   * Resolves once no journal call is in flight (what was sent to the store has been answered),
+   * whether or not its settling ran: what a host that stopped waits for before closing its store.
+   */
+  callsSettled(): Promise<void>;
 }
 
 /** Creates the queues (see the module's comment). */
 export function createJournalQueue<Output>(options: JournalQueueOptions<Output>): JournalQueue<Output> {
   const sessions = new Map<string, SessionQueue<Output>>();
   let idle: Array<() => void> = [];
+  let calling = 0;
+  const answered: Array<() => void> = [];
 
   const queueOf = (sessionId: string): SessionQueue<Output> => {
     let queue = sessions.get(sessionId);
@@ -85,12 +92,16 @@ export function createJournalQueue<Output>(options: JournalQueueOptions<Output>)
       return;
     }
     queue.inFlight = true;
-    const settled = (result: CallResult<unknown>) =>
+    calling += 1;
+    const settled = (result: CallResult<unknown>) => {
+      calling -= 1;
+      if (calling === 0) for (const resolve of answered.splice(0)) resolve();
       options.later(() => {
         queue.inFlight = false;
         settle(result);
         pump(sessionId);
       });
+    };
     answer.then(
       (value) => settled({ ok: true, value }),
       (error: unknown) => settled({ ok: false, error: error ?? new Error('the journal failed') }),
@@ -182,5 +193,6 @@ export function createJournalQueue<Output>(options: JournalQueueOptions<Output>)
     },
     pending: (sessionId) => sessions.get(sessionId)?.steps.length ?? 0,
     settled: () => (sessions.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve))),
+    callsSettled: () => (calling === 0 ? Promise.resolve() : new Promise<void>((resolve) => answered.push(resolve))),
   };
 }
