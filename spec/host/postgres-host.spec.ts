@@ -90,6 +90,34 @@ describe('the host on a journal that answers with promises', () => {
     expect(kinds.indexOf('prompt')).to.be.lessThan(kinds.indexOf('update', kinds.indexOf('prompt')));
     expect(kinds.at(-1)).to.equal('stop');
   });
+  it('holds at most maxPendingWriteBytes unacknowledged: past it the agent process is not read (its output waits in its pipe) until the journal caught up, and nothing is lost', async function () {
+    this.timeout(60_000);
+    const sqlite = asyncJournalOf(sqliteJournal(':memory:'));
+    const gate = gatedJournal(sqlite);
+    const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
+    const host = createHost({ store: gate.journal, maxPendingWriteBytes: 200, agentOptions: { agentCommand: fakeClaude, env: { FAKE_CLAUDE_FIXTURE: 'partial', FAKE_CLAUDE_LOOP: '1' } } });
+    hosts.push(host);
+    const session = await host.newSession({ cwd: '/tmp', agent: 'claude' });
+    const port = host.processes().find((one) => one.agent === 'claude')?.port;
+    const paused = () => (port?.getSnapshot() as { context: { readPaused: boolean } }).context.readPaused;
+    expect(paused()).to.equal(false);
+    gate.closeGate();
+    const run = session.prompt('hello');
+    const seen: SessionUpdate[] = [];
+    const reading = (async () => {
+      for await (const update of run) seen.push(update);
+    })();
+    await waitUntil(() => paused(), 'the agent not to be read while the journal is behind');
+    expect(seen).to.deep.equal([]);
+    gate.openGate();
+    expect((await run.result).stopReason).to.equal('end_turn');
+    await reading;
+    await waitUntil(() => !paused(), 'the agent to be read again');
+    const journaled = (await sqlite.entries(session.sessionId)).filter((record) => record.entry.kind === 'update').map((record) => (record.entry as { update: SessionUpdate }).update);
+    expect(textOf(seen)).to.equal(textOf(journaled));
+    expect(textOf(seen).length).to.be.greaterThan(0);
+    expect(() => createHost({ store: ':memory:', maxPendingWriteBytes: 0 })).to.throw(TypeError, 'maxPendingWriteBytes');
+  });
 });
 
 describe('the host on PostgreSQL', () => {

@@ -47,6 +47,10 @@ import { createJournalQueue } from './agent/journal-queue.js';
 import { failedWrite } from './agent/journal-failures.js';
 import { later } from './agent/continuation.js';
 import { hostJournalOf } from './host-journal.js';
+import { readGateOf } from '../port/read-gate.js';
+
+/** The default bound on unacknowledged journal writes of a journal that answers later (see `HostAgentOptions.maxPendingWriteBytes`). */
+const defaultMaxPendingWriteBytes = 8 * 1024 * 1024;
 import { movedAway, movedByFence } from './agent/moved-away.js';
 import { leaseChanged } from './agent/lease-fencing.js';
 import { releaseAgent, releasedDown, withHostCapabilities } from './agent/inner-agents.js';
@@ -92,6 +96,9 @@ export const hostAgentLogic = {
       write: (delivery) => live.subscriber.deliver(delivery.sessionId, delivery.output, delivery.seq),
       failed: (sessionId, error) => failedWrite(live, sessionId, error),
       later: (run) => later(live, run),
+      maxPendingBytes: input.maxPendingWriteBytes ?? defaultMaxPendingWriteBytes,
+      // The journal is behind: the agents' output waits in their pipes, not in memory.
+      pressure: (full) => (full ? readGateOf(scope.system).hold(live) : readGateOf(scope.system).release(live)),
     });
     (live as { subscriber: Subscriber }).subscriber = subscriberOf(live);
     lives.set(scope.self, live);

@@ -43,6 +43,8 @@ export type HostJournal = {
   readonly knowsLastSeq: boolean;
   /** The store as it was given (what `host.journal` is). */
   readonly store: HostStore;
+  /** Whether its calls answer with promises (writes wait in the host's queue meanwhile). */
+  readonly answersLater: boolean;
 };
 
 /** Whether `store` is an {@link AsyncJournal} (it groups with `appendGroup`) rather than a synchronous {@link Journal}. */
@@ -74,6 +76,7 @@ export function hostJournalOf(store: HostStore): HostJournal {
     paged: true,
     knowsLastSeq: true,
     store,
+    answersLater: true,
   };
 }
 
@@ -109,6 +112,7 @@ function syncHostJournal(journal: Journal): HostJournal {
     paged: journal.readEntries !== undefined,
     knowsLastSeq: journal.lastSeq !== undefined,
     store: journal,
+    answersLater: false,
   };
 }
 

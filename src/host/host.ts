@@ -88,6 +88,12 @@ export interface HostOptions {
   /** Options of a PostgreSQL store (`lease`, `advertise`, `connections`: see `openPostgresJournal`). */
   readonly postgres?: PostgresJournalOptions;
   /**
+   * A store that answers with promises (PostgreSQL): the most bytes of entries the host holds
+   * before the journal acknowledged them; past it the host stops reading its agents' output until
+   * the journal caught up to half (a slow or restarting database costs no memory). Default 8 MiB.
+   */
+  readonly maxPendingWriteBytes?: number;
+  /**
    * How known agents' processes are supervised: at most `intensity` restarts in `period` ms
    * per session (default 3 in 60 s), and `hangAfterMs`, the watchdog's patience with a
    * silent agent working on a prompt (default: none). Your own `agents` bring their own.
@@ -287,6 +293,8 @@ export function createHost(options: HostOptions = {}): Host {
   // A bad bound fails here, where the program gave it, not at an agent's first read.
   if (options.files) validFileReadLimits(options.files);
   if (options.terminals) validTerminalLimits(options.terminals);
+  const bound = options.maxPendingWriteBytes;
+  if (bound !== undefined && !(Number.isInteger(bound) && bound > 0)) throw new TypeError(`Expected \`maxPendingWriteBytes\` of createHost() to be a positive integer of bytes, got \`${String(bound)}\`.`);
   const ownsJournal = typeof options.store !== 'object';
   const store = openStore(options);
   const telemetry = options.telemetry;
@@ -328,7 +336,7 @@ export function createHost(options: HostOptions = {}): Host {
     listeners.add((event) => logger(logEntryOf(event)));
   }
   const defaultAgent = options.defaultAgent ?? 'demo';
-  const hostAgent = createHostAgent({ defaultAgent, resolve, journal, onEvent: publish, ...(options.listAgents ? { listAgents: options.listAgents } : {}) });
+  const hostAgent = createHostAgent({ defaultAgent, resolve, journal, onEvent: publish, ...(options.listAgents ? { listAgents: options.listAgents } : {}), ...(options.maxPendingWriteBytes !== undefined ? { maxPendingWriteBytes: options.maxPendingWriteBytes } : {}) });
   // The inspector and the live view are src/inspect/, on top of the host: loaded on demand.
   const url = typeof options.inspect === 'string' ? options.inspect : undefined;
   const inspection = url ? observerOnDemand(async () => (await import('../inspect/inspector.js')).connectInspector({ url })) : undefined;

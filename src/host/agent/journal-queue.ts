@@ -24,13 +24,20 @@ export interface JournalQueueOptions<Output> {
   readonly failed: (sessionId: string, error: unknown) => void;
   /** Runs the settling of an answer that came as a promise (in the owner's own turn: an actor's self-sent event). */
   readonly later: (run: () => void) => void;
+  /**
+   * The bound on the bytes of entries not yet acknowledged, over every session, of a journal
+   * that answers later (default none): past it `pressure(true)` (the host stops reading its
+   * agents), back under half of it `pressure(false)`.
+   */
+  readonly maxPendingBytes?: number;
+  readonly pressure?: (full: boolean) => void;
 }
 
 /** How a journal call ended. */
 export type CallResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
 
 type Step<Output> =
-  | { readonly kind: 'group'; readonly entries: JournalUpdateEntry[]; readonly outputs: Array<(seq: number | undefined) => Output>; ready: boolean }
+  | { readonly kind: 'group'; readonly entries: JournalUpdateEntry[]; readonly outputs: Array<(seq: number | undefined) => Output>; ready: boolean; bytes: number }
   | { readonly kind: 'call'; readonly run: (journal: HostJournal) => Maybe<unknown>; readonly settle: (result: CallResult<unknown>) => void }
   | { readonly kind: 'output'; readonly output: Output };
 
@@ -54,6 +61,8 @@ export interface JournalQueue<Output> {
   output(sessionId: string | undefined, output: Output): void;
   /** Writes every collected group now (a reader of the journal is about to look). */
   flush(): void;
+  /** Bytes of entries not yet acknowledged (0 without a bound: they are not counted). */
+  pendingBytes(): number;
   /** Steps not yet settled for `sessionId` (0: nothing waits). */
   pending(sessionId: string): number;
   /** Resolves once every session's queue is empty. */
@@ -70,6 +79,23 @@ export function createJournalQueue<Output>(options: JournalQueueOptions<Output>)
   const sessions = new Map<string, SessionQueue<Output>>();
   let idle: Array<() => void> = [];
   let calling = 0;
+  /** Bytes of entries queued or in flight, not yet acknowledged (counted only with a bound). */
+  let pendingBytes = 0;
+  let full = false;
+  const bound = options.journal.answersLater ? options.maxPendingBytes : undefined;
+  /** Counts `bytes` more (or fewer) waiting, and says when the bound is crossed. */
+  const weigh = (bytes: number): void => {
+    if (bound === undefined) return;
+    pendingBytes += bytes;
+    if (!full && pendingBytes > bound) {
+      full = true;
+      options.pressure?.(true);
+    } else if (full && pendingBytes <= bound / 2) {
+      full = false;
+      options.pressure?.(false);
+    }
+  };
+  const sizeOf = (entry: JournalEntry): number => (bound === undefined ? 0 : JSON.stringify(entry).length);
   const answered: Array<() => void> = [];
 
   const queueOf = (sessionId: string): SessionQueue<Output> => {
@@ -122,6 +148,7 @@ export function createJournalQueue<Output>(options: JournalQueueOptions<Output>)
         else if (step.kind === 'call') issue(sessionId, queue, () => step.run(options.journal), step.settle);
         else {
           issue(sessionId, queue, () => options.journal.appendGroup(sessionId, step.entries), (result) => {
+            weigh(-step.bytes);
             if (!result.ok) options.failed(sessionId, result.error);
             const seqs = result.ok ? (result.value as readonly number[]) : [];
             step.outputs.forEach((output, index) => options.write(output(seqs[index])));
@@ -158,12 +185,15 @@ export function createJournalQueue<Output>(options: JournalQueueOptions<Output>)
       const queue = queueOf(sessionId);
       const last = queue.steps.at(-1);
       // The tail group not yet written takes it: while a call is in flight, groups grow.
+      const bytes = sizeOf(entry);
+      weigh(bytes);
       if (last?.kind === 'group') {
         last.entries.push(entry);
         last.outputs.push(output);
+        last.bytes += bytes;
         return;
       }
-      const group: Step<Output> = { kind: 'group', entries: [entry], outputs: [output], ready: false };
+      const group: Step<Output> = { kind: 'group', entries: [entry], outputs: [output], ready: false, bytes };
       queue.steps.push(group);
       queueMicrotask(() => {
         group.ready = true;
@@ -172,7 +202,10 @@ export function createJournalQueue<Output>(options: JournalQueueOptions<Output>)
     },
     call,
     record(sessionId, entry, settle) {
+      const bytes = sizeOf(entry);
+      weigh(bytes);
       call(sessionId, (journal) => journal.append(sessionId, entry), (result) => {
+        weigh(-bytes);
         if (result.ok) return settle?.(result.value);
         options.failed(sessionId, result.error);
         settle?.(undefined, result.error);
@@ -193,6 +226,7 @@ export function createJournalQueue<Output>(options: JournalQueueOptions<Output>)
     },
     pending: (sessionId) => sessions.get(sessionId)?.steps.length ?? 0,
     settled: () => (sessions.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve))),
+    pendingBytes: () => pendingBytes,
     callsSettled: () => (calling === 0 ? Promise.resolve() : new Promise<void>((resolve) => answered.push(resolve))),
   };
 }

@@ -49,6 +49,12 @@ export interface HostAgentOptions {
    * `sessionCapabilities.list` (Codex) are asked, and one that cannot be found is skipped.
    */
   readonly listAgents?: readonly string[];
+  /**
+   * A journal that answers with promises (PostgreSQL): the most bytes of entries the host holds
+   * unacknowledged before it stops reading its agents (their output waits in their pipes) until
+   * the journal caught up to half of it. Default 8 MiB.
+   */
+  readonly maxPendingWriteBytes?: number;
   /** Sessions per journal page of `session/list` (default: the journal's, 50 for SQLite). */
   readonly listPageSize?: number;
 }
