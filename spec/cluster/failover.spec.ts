@@ -9,24 +9,14 @@
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import type { WebSocket } from 'ws';
+import { ownerOf as databaseOwnerOf, startClusterHost } from '../support/cluster.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
-import { demoAgentsOf, initializeParams, lastSeqOf, seqUpdatesOf, socketClient, startServe, type ServeDaemon } from '../support/serve-daemon.js';
+import { demoAgentsOf, initializeParams, lastSeqOf, seqUpdatesOf, socketClient, type ServeDaemon } from '../support/serve-daemon.js';
 import { killGroups } from '../support/warden-process.js';
-
-/** A port free on 127.0.0.1 now (the hosts must advertise their address before they listen). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', function () {
   this.timeout(120_000);
@@ -53,24 +43,8 @@ describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', func
   });
 
   /** Starts a host advertising its own address; its state (token file) in a directory of its own. */
-  async function host(name: string): Promise<ServeDaemon & { readonly advertise: string }> {
-    const port = await freePort();
-    const advertise = `ws://127.0.0.1:${port}/acp`;
-    const daemon = await startServe(join(state, name), ['--listen', `127.0.0.1:${port}`, '--advertise', advertise, '--lease', '2', '--agent', 'demo', '--store', url, '--env', 'DEMO_WORD_DELAY_MS=150'], launched);
-    return { ...daemon, advertise };
-  }
-
-  /** The session's owner as the database has it: its host's advertised address and the epoch. */
-  async function ownerOf(sessionId: string): Promise<{ advertise: string | null; epoch: number }> {
-    const client = new pg.Client(url);
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ advertise: string | null; epoch: string }>('SELECT h.advertise, s.epoch FROM sessions s LEFT JOIN hosts h ON h.host_id = s.owner_host WHERE s.session_id = $1', [sessionId]);
-      return { advertise: rows[0]?.advertise ?? null, epoch: Number(rows[0]?.epoch ?? 0) };
-    } finally {
-      await client.end();
-    }
-  }
+  const host = (name: string) => startClusterHost(join(state, name), launched, { store: url, lease: 2, args: ['--env', 'DEMO_WORD_DELAY_MS=150'] });
+  const ownerOf = (sessionId: string) => databaseOwnerOf(url, sessionId);
 
   it('SIGKILL of the owner mid-turn: another host takes the session by itself; resumed there from the cursor, the turn ends host_lost once and the next prompt runs', async () => {
     const hosts = [await host('a'), await host('b'), await host('c')];
