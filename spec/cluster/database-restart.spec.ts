@@ -2,26 +2,21 @@
  * The database blinks under a cluster (issue 17, docs/cluster.md "Database faults"): three
  * `warden serve` hosts on one real PostgreSQL, lease 2 s, each advertising itself; a client on
  * host A streams a long turn of the demo agent while PostgreSQL is restarted (an immediate
- * stop, as a crash), or stopped for 3 s and started again. The turn ends `end_turn` on A, the
- * session never changes hands (epoch 1: a restart of the database loses no host), and what the
+ * stop, as a crash), stopped for 3 s and started again, or frozen for 3 s (SIGSTOP: unreachable,
+ * not restarted). The turn ends `end_turn` on A, the session never changes hands (epoch 1: a
+ * database that blinks loses no host), and what the
  * client got is the journal's: each seq once, in order, every one of them in the `entries`
  * table with the same update, and the answer journaled once, whole.
  */
 import { expect } from 'chai';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import type { WebSocket } from 'ws';
 import type { JournalEntry } from '../../src/host/journal.js';
 import { updatesWithTurns } from '../../src/session/cursor.js';
-import { ownerOf, startClusterHosts } from '../support/cluster.js';
+import { startFaultProxy } from '../support/fault-proxy.js';
+import { clusterFixture, ownerOf, startClusterHosts } from '../support/cluster.js';
 import { waitUntil } from '../support/processes.js';
-import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { agentText, initializeParams, seqUpdatesOf, socketClient } from '../support/serve-daemon.js';
-import { killGroups } from '../support/warden-process.js';
 
 /** The prompt's words: the demo agent echoes them one by one (60 ms apart: an 18 s turn, far longer than a restart). */
 const words = Array.from({ length: 300 }, (_, n) => `w${n}`);
@@ -36,31 +31,11 @@ interface JournaledEntry {
 
 describe('database restart under three warden serve hosts on one PostgreSQL, lease 2 s', function () {
   this.timeout(180_000);
-  let server: TestPostgres;
-  let databases = 0;
-  let url: string;
-  let state: string;
-  const launched: ChildProcess[] = [];
-  const sockets: WebSocket[] = [];
-
-  before(async function () {
-    requirePostgres(this);
-    server = await startPostgres();
-  });
-  after(async () => server?.stop());
-  beforeEach(async () => {
-    url = await server.createDatabase(`restart_${process.pid}_${++databases}`);
-    state = realpathSync(mkdtempSync(join(tmpdir(), 'warden-db-restart-')));
-  });
-  afterEach(async () => {
-    for (const socket of sockets.splice(0)) socket.terminate();
-    await killGroups(launched, { descendants: true });
-    rmSync(state, { recursive: true, force: true });
-  });
+  const fixture = clusterFixture('restart');
 
   /** A session's journal as the `entries` table holds it, in seq order. */
   async function journalOf(sessionId: string): Promise<JournaledEntry[]> {
-    const client = new pg.Client(url);
+    const client = new pg.Client(fixture.url);
     await client.connect();
     try {
       const { rows } = await client.query<{ seq: string; kind: string; entry: string }>('SELECT e.seq, e.kind, e.entry FROM entries e JOIN sessions s ON s.key = e.session_key WHERE s.session_id = $1 ORDER BY e.seq', [sessionId]);
@@ -74,11 +49,11 @@ describe('database restart under three warden serve hosts on one PostgreSQL, lea
    * Streams a long turn on host A, runs `blink` (the database away and back) once the turn
    * streams, and checks the turn, the owner and the journal against what the client got.
    */
-  async function turnAcross(blink: () => Promise<void>): Promise<void> {
-    const [a] = await startClusterHosts(state, ['a', 'b', 'c'], launched, { store: url, lease: 2, args: ['--env', `DEMO_WORD_DELAY_MS=${wordDelayMs}`] });
-    const client = await socketClient(a!, sockets);
+  async function turnAcross(blink: () => Promise<void>, store = fixture.url): Promise<void> {
+    const [a] = await startClusterHosts(fixture.state, ['a', 'b', 'c'], fixture.launched, { store, lease: 2, args: ['--env', `DEMO_WORD_DELAY_MS=${wordDelayMs}`] });
+    const client = await socketClient(a!, fixture.sockets);
     await client.request(1, 'initialize', initializeParams('database-restart-test'));
-    const created = await client.request(2, 'session/new', { cwd: state, mcpServers: [] });
+    const created = await client.request(2, 'session/new', { cwd: fixture.state, mcpServers: [] });
     const sessionId = (created.result as { sessionId: string }).sessionId;
     const turn = client.request(3, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: words.join(' ') }] }, 150_000);
     const chunks = () => seqUpdatesOf(client.frames, sessionId).filter((update) => update.kind === 'agent_message_chunk');
@@ -90,7 +65,7 @@ describe('database restart under three warden serve hosts on one PostgreSQL, lea
     const answer = await turn;
     expect((answer.result as { stopReason?: string } | undefined)?.stopReason, JSON.stringify(answer)).to.equal('end_turn');
     // Nobody took the session: a restart of the database loses no host.
-    expect(await ownerOf(url, sessionId)).to.deep.equal({ advertise: a!.advertise, epoch: 1 });
+    expect(await ownerOf(fixture.url, sessionId)).to.deep.equal({ advertise: a!.advertise, epoch: 1 });
 
     const seen = seqUpdatesOf(client.frames, sessionId);
     const seqs = seen.map((update) => update.seq);
@@ -113,10 +88,36 @@ describe('database restart under three warden serve hosts on one PostgreSQL, lea
   }
 
   it('an immediate restart of PostgreSQL during a streaming turn: the turn ends on its host, the session keeps its owner, the client got the journal once and in order', async () => {
-    await turnAcross(() => server.restart({ immediate: true }));
+    await turnAcross(() => fixture.server.restart({ immediate: true }));
   });
 
   it('PostgreSQL down for 3 s during a streaming turn: the turn stalls, then ends on its host; same owner, the journal once and in order', async () => {
-    await turnAcross(() => server.restart({ whileDown: () => sleep(3000) }));
+    await turnAcross(() => fixture.server.restart({ whileDown: () => sleep(3000) }));
+  });
+
+  it('PostgreSQL frozen (SIGSTOP) for 3 s during a streaming turn, unreachable but not restarted: the session keeps its owner, the turn ends there', async () => {
+    // Every host's lease runs out in the database while it is frozen; A's renewal, sent during
+    // the freeze, runs at the thaw, before a claim by B or C could (their looks run then too).
+    await turnAcross(async () => {
+      process.kill(-fixture.server.pid(), 'SIGSTOP');
+      try {
+        await sleep(3000);
+      } finally {
+        process.kill(-fixture.server.pid(), 'SIGCONT');
+      }
+    });
+  });
+
+  it('PostgreSQL unreachable for 3 s (every connection cut and refused, not restarted) during a streaming turn: the session keeps its owner, the turn ends there', async () => {
+    const proxy = await startFaultProxy(fixture.server.port);
+    try {
+      await turnAcross(async () => {
+        proxy.cutAll();
+        await sleep(3000);
+        proxy.accept();
+      }, fixture.url.replace(`:${fixture.server.port}/`, `:${proxy.port}/`));
+    } finally {
+      await proxy.close();
+    }
   });
 });

@@ -7,51 +7,25 @@
  * the next prompt runs there. The dead host's agent process is gone.
  */
 import { expect } from 'chai';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { WebSocket } from 'ws';
-import { ownerOf as databaseOwnerOf, startClusterHost } from '../support/cluster.js';
+import { clusterFixture, ownerOf as databaseOwnerOf, startClusterHost } from '../support/cluster.js';
 import { isAlive, waitUntil } from '../support/processes.js';
-import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { demoAgentsOf, initializeParams, lastSeqOf, seqUpdatesOf, socketClient, type ServeDaemon } from '../support/serve-daemon.js';
-import { killGroups } from '../support/warden-process.js';
 
 describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', function () {
   this.timeout(120_000);
-  let server: TestPostgres;
-  let databases = 0;
-  let url: string;
-  let state: string;
-  const launched: ChildProcess[] = [];
-  const sockets: WebSocket[] = [];
-
-  before(async function () {
-    requirePostgres(this);
-    server = await startPostgres();
-  });
-  after(async () => server?.stop());
-  beforeEach(async () => {
-    url = await server.createDatabase(`failover_${process.pid}_${++databases}`);
-    state = realpathSync(mkdtempSync(join(tmpdir(), 'warden-failover-')));
-  });
-  afterEach(async () => {
-    for (const socket of sockets.splice(0)) socket.terminate();
-    await killGroups(launched, { descendants: true });
-    rmSync(state, { recursive: true, force: true });
-  });
+  const fixture = clusterFixture('failover');
 
   /** Starts a host advertising its own address; its state (token file) in a directory of its own. */
-  const host = (name: string) => startClusterHost(join(state, name), launched, { store: url, lease: 2, args: ['--env', 'DEMO_WORD_DELAY_MS=150'] });
-  const ownerOf = (sessionId: string) => databaseOwnerOf(url, sessionId);
+  const host = (name: string) => startClusterHost(join(fixture.state, name), fixture.launched, { store: fixture.url, lease: 2, args: ['--env', 'DEMO_WORD_DELAY_MS=150'] });
+  const ownerOf = (sessionId: string) => databaseOwnerOf(fixture.url, sessionId);
 
   it('SIGKILL of the owner mid-turn: another host takes the session by itself; resumed there from the cursor, the turn ends host_lost once and the next prompt runs', async () => {
     const hosts = [await host('a'), await host('b'), await host('c')];
     const [a] = hosts as [ServeDaemon & { advertise: string }];
-    const client = await socketClient(a, sockets);
+    const client = await socketClient(a, fixture.sockets);
     await client.request(1, 'initialize', initializeParams('failover-test'));
-    const created = await client.request(2, 'session/new', { cwd: state, mcpServers: [] });
+    const created = await client.request(2, 'session/new', { cwd: fixture.state, mcpServers: [] });
     const sessionId = (created.result as { sessionId: string }).sessionId;
     client.send({ id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'a long answer, please' }] } });
     await waitUntil(() => seqUpdatesOf(client.frames, sessionId).filter((update) => update.kind === 'agent_message_chunk').length >= 3, 'three chunks from the owner', 30_000);
@@ -71,9 +45,9 @@ describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', func
     const tookMs = Date.now() - killedAt;
     expect(owner.epoch).to.equal(2);
     const taker = hosts.find((one) => one.advertise === owner.advertise) as ServeDaemon;
-    const resumed = await socketClient(taker, sockets);
+    const resumed = await socketClient(taker, fixture.sockets);
     await resumed.request(1, 'initialize', initializeParams('failover-test'));
-    const answer = await resumed.request(2, 'session/resume', { sessionId, cwd: state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
+    const answer = await resumed.request(2, 'session/resume', { sessionId, cwd: fixture.state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
     expect(answer.error, JSON.stringify(answer.error)).to.equal(undefined);
     const takenOver = (update: { update: unknown }) => JSON.stringify(update.update).includes('taken over');
     // The cut turn's end, then the notice of the takeover (journaled in that order).

@@ -3,10 +3,69 @@
  * advertising its own address, and the database's view of who owns a session.
  */
 import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import type { WebSocket } from 'ws';
 import { freePort } from './free-port.js';
+import { requirePostgres, startPostgres, type TestPostgres } from './postgres.js';
 import { startServe, type ServeDaemon } from './serve-daemon.js';
+import { killGroups } from './warden-process.js';
+
+/** What a cluster spec's hooks set up: one PostgreSQL for the suite, a database and a state directory per test. */
+export interface ClusterFixture {
+  /** The suite's server. */
+  readonly server: TestPostgres;
+  /** The test's database (`postgres://…`). */
+  readonly url: string;
+  /** The test's directory (hosts' state). */
+  readonly state: string;
+  /** Processes the test started: their groups and descendants are killed after it. */
+  readonly launched: ChildProcess[];
+  /** Sockets the test opened: terminated after it. */
+  readonly sockets: WebSocket[];
+}
+
+/**
+ * Registers the mocha hooks of a cluster suite (skipped without PostgreSQL binaries) and
+ * returns what they set up, read inside tests. `name` prefixes the databases and directories.
+ */
+export function clusterFixture(name: string): ClusterFixture {
+  let server: TestPostgres | undefined;
+  let databases = 0;
+  let url = '';
+  let state = '';
+  const launched: ChildProcess[] = [];
+  const sockets: WebSocket[] = [];
+  before(async function () {
+    requirePostgres(this);
+    server = await startPostgres();
+  });
+  after(async () => server?.stop());
+  beforeEach(async () => {
+    url = await (server as TestPostgres).createDatabase(`${name}_${process.pid}_${++databases}`);
+    state = realpathSync(mkdtempSync(join(tmpdir(), `warden-${name}-`)));
+  });
+  afterEach(async () => {
+    for (const socket of sockets.splice(0)) socket.terminate();
+    await killGroups(launched, { descendants: true });
+    rmSync(state, { recursive: true, force: true });
+  });
+  return {
+    get server() {
+      return server as TestPostgres;
+    },
+    get url() {
+      return url;
+    },
+    get state() {
+      return state;
+    },
+    launched,
+    sockets,
+  };
+}
 
 /** A `warden serve` of the cluster and the address it advertises. */
 export type ClusterHost = ServeDaemon & { readonly advertise: string };
