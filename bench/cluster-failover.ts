@@ -1,8 +1,8 @@
 /**
  * Failover time (issue 17, goal: lease + 1 s): three `warden serve --agent demo` hosts (built
  * from src/) on one real PostgreSQL, each advertising its own address. Per kill: a client on
- * one host streams a long turn; once 3 of its chunks arrived, that host (the owner) is
- * SIGKILLed. Timed from the kill to
+ * one host streams a long turn; once 3 of its chunks arrived, and a random pause of up to a
+ * lease more, that host (the owner) is SIGKILLed. Timed from the kill to
  *
  * - **owner in the database**: `sessions.owner_host` names another host (polled every 20 ms on
  *   one connection, so up to 20 ms late);
@@ -12,9 +12,10 @@
  *   (the cut turn's end, unless the dead host journaled more before it died);
  * - **turn end**: the cut turn's end (`host_lost`) reaches that client.
  *
- * A replacement host is started after each kill, so three hosts are up for the next one; the
- * taken session is left with nobody attached and closed by `--idle-timeout 1`, so every kill
- * moves exactly one session. Each lease runs on a database of its own. Figures are reported,
+ * A replacement host is started after each kill, so three hosts are up for the next one (the
+ * next kill waits until the hosts that may take its session are up for a lease: a host takes
+ * nothing in its first lease); the taken session is left with nobody attached and closed by
+ * `--idle-timeout 1`, so every kill moves exactly one session. Each lease runs on a database of its own. Figures are reported,
  * never asserted; the bench checks only that each kill did move the session (epoch + 1, the
  * turn ended `host_lost`). Without PostgreSQL binaries it says so and measures nothing.
  */
@@ -49,6 +50,8 @@ interface Host {
   readonly url: string;
   readonly token: string;
   readonly advertise: string;
+  /** When it listened (performance.now()). */
+  readonly startedAt: number;
 }
 
 /** One kill's times from the SIGKILL, in ns. */
@@ -119,7 +122,7 @@ async function killsAt(options: { main: string; scratch: string; url: string; le
     const env = { ...process.env, XDG_STATE_HOME: state, HOME: scratch };
     const { url: listening, child } = await startServeDaemon(main, env, ['--advertise', advertise, '--lease', String(lease), '--store', url, '--idle-timeout', '1', '--env', `DEMO_WORD_DELAY_MS=${wordDelayMs}`], `127.0.0.1:${port}`);
     launched.push(child);
-    return { child, url: listening, token: readFileSync(join(state, 'acp-warden', 'token'), 'utf8').trim(), advertise };
+    return { child, url: listening, token: readFileSync(join(state, 'acp-warden', 'token'), 'utf8').trim(), advertise, startedAt: performance.now() };
   };
   const open = async (host: Host): Promise<ServeClient> => {
     const client = await serveClient(host.url, host.token);
@@ -135,6 +138,8 @@ async function killsAt(options: { main: string; scratch: string; url: string; le
     for (let kill = 0; kill < options.kills; kill++) {
       // Every earlier session closed (idle): this kill moves one session.
       await until(async () => (await db.query("SELECT 1 FROM sessions WHERE state = 'open'")).rowCount === 0, 'the earlier sessions to be closed');
+      // A steady cluster: the hosts that may take the session are past their first lease (a host takes nothing before).
+      await until(() => hosts.every((host) => performance.now() - host.startedAt >= lease * 1000), 'the other hosts to be up for a lease');
       const victim = hosts.shift() as Host;
       const owner = await open(victim);
       const sessionId = (await owner.request('session/new', { cwd: scratch, mcpServers: [] })).result?.sessionId as string;
@@ -151,6 +156,8 @@ async function killsAt(options: { main: string; scratch: string; url: string; le
       for (const host of hosts) standby.set(host.advertise, await open(host));
       owner.send({ id: 1000, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: longPrompt }] } });
       await until(() => chunks >= 3, 'three chunks of the turn');
+      // Killed at a random point of the hosts' renewal and look cycles (else each kill falls at the same phase of them).
+      await sleep(Math.random() * lease * 1000);
       const seen = cursor;
       const exited = new Promise((resolve) => victim.child.once('exit', resolve));
       victim.child.kill('SIGKILL');
