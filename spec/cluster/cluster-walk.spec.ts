@@ -133,7 +133,7 @@ describe('a random walk over a cluster of three hosts on one PostgreSQL', functi
         } else if (next.kind === 'dbRestart') {
           await fixture.server.restart({ immediate: true });
           await settled();
-        } else {
+        } else if (next.kind === 'reconnect') {
           await reconnect(walkers[next.session] as Walker);
         }
         // After every step.

@@ -7,66 +7,28 @@
  * the next prompt runs there. The dead host's agent process is gone.
  */
 import { expect } from 'chai';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import type { WebSocket } from 'ws';
+import { fileURLToPath } from 'node:url';
+import { clusterFixture, ownerOf as databaseOwnerOf, startClusterHost } from '../support/cluster.js';
 import { childrenOf, isAlive, waitUntil } from '../support/processes.js';
 import { pathDirectory } from '../support/launch-harness.js';
-import { fileURLToPath } from 'node:url';
-import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
-import { demoAgentsOf, initializeParams, lastSeqOf, seqUpdatesOf, socketClient, startServe, type ServeDaemon } from '../support/serve-daemon.js';
-import { killGroups } from '../support/warden-process.js';
-
-/** A port free on 127.0.0.1 now (the hosts must advertise their address before they listen). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { demoAgentsOf, initializeParams, lastSeqOf, seqUpdatesOf, socketClient, type ServeDaemon } from '../support/serve-daemon.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 
 describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', function () {
   this.timeout(120_000);
-  let server: TestPostgres;
-  let databases = 0;
-  let url: string;
-  let state: string;
-  const launched: ChildProcess[] = [];
-  const sockets: WebSocket[] = [];
-
-  before(async function () {
-    requirePostgres(this);
-    server = await startPostgres();
-  });
-  after(async () => server?.stop());
-  beforeEach(async () => {
-    url = await server.createDatabase(`failover_${process.pid}_${++databases}`);
-    state = realpathSync(mkdtempSync(join(tmpdir(), 'warden-failover-')));
-  });
-  afterEach(async () => {
-    for (const socket of sockets.splice(0)) socket.terminate();
-    await killGroups(launched, { descendants: true });
-    rmSync(state, { recursive: true, force: true });
-  });
+  const fixture = clusterFixture('failover');
 
   /** Starts a host advertising its own address; its state (token file) in a directory of its own. */
-  async function host(name: string, agent: { readonly args: readonly string[]; readonly env?: Record<string, string> } = { args: ['--agent', 'demo', '--env', 'DEMO_WORD_DELAY_MS=150'] }): Promise<ServeDaemon & { readonly advertise: string }> {
-    const port = await freePort();
-    const advertise = `ws://127.0.0.1:${port}/acp`;
-    const daemon = await startServe(join(state, name), ['--listen', `127.0.0.1:${port}`, '--advertise', advertise, '--lease', '2', '--store', url, ...agent.args], launched, agent.env ? { env: agent.env } : {});
-    return { ...daemon, advertise };
-  }
+  const host = (name: string, agent: { readonly args: readonly string[]; readonly env?: Record<string, string> } = { args: ['--env', 'DEMO_WORD_DELAY_MS=150'] }) =>
+    startClusterHost(join(fixture.state, name), fixture.launched, { store: fixture.url, lease: 2, args: agent.args, ...(agent.env ? { env: agent.env } : {}) });
+  const ownerOf = (sessionId: string) => databaseOwnerOf(fixture.url, sessionId);
 
   /** The kinds of the session's journal entries, in order, as the database has them. */
   async function entryKinds(sessionId: string): Promise<string[]> {
-    const client = new pg.Client(url);
+    const client = new pg.Client(fixture.url);
     await client.connect();
     try {
       const { rows } = await client.query<{ kind: string }>('SELECT e.kind FROM entries e JOIN sessions s ON s.key = e.session_key WHERE s.session_id = $1 ORDER BY e.seq', [sessionId]);
@@ -76,24 +38,12 @@ describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', func
     }
   }
 
-  /** The session's owner as the database has it: its host's advertised address and the epoch. */
-  async function ownerOf(sessionId: string): Promise<{ advertise: string | null; epoch: number }> {
-    const client = new pg.Client(url);
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ advertise: string | null; epoch: string }>('SELECT h.advertise, s.epoch FROM sessions s LEFT JOIN hosts h ON h.host_id = s.owner_host WHERE s.session_id = $1', [sessionId]);
-      return { advertise: rows[0]?.advertise ?? null, epoch: Number(rows[0]?.epoch ?? 0) };
-    } finally {
-      await client.end();
-    }
-  }
-
   it('SIGKILL of the owner mid-turn: another host takes the session by itself; resumed there from the cursor, the turn ends host_lost once and the next prompt runs', async () => {
     const hosts = [await host('a'), await host('b'), await host('c')];
     const [a] = hosts as [ServeDaemon & { advertise: string }];
-    const client = await socketClient(a, sockets);
+    const client = await socketClient(a, fixture.sockets);
     await client.request(1, 'initialize', initializeParams('failover-test'));
-    const created = await client.request(2, 'session/new', { cwd: state, mcpServers: [] });
+    const created = await client.request(2, 'session/new', { cwd: fixture.state, mcpServers: [] });
     const sessionId = (created.result as { sessionId: string }).sessionId;
     client.send({ id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'a long answer, please' }] } });
     await waitUntil(() => seqUpdatesOf(client.frames, sessionId).filter((update) => update.kind === 'agent_message_chunk').length >= 3, 'three chunks from the owner', 30_000);
@@ -106,16 +56,16 @@ describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', func
     const killedAt = Date.now();
     await a.exited;
     // The dead host's agent goes with it.
-    await waitUntil(() => agents.every((pid) => !isAlive(pid)), 'the dead host\'s agent to end'); 
+    await waitUntil(() => agents.every((pid) => !isAlive(pid)), 'the dead host\'s agent to end', 15_000);
     // Nobody asks: a live host takes the session once the lease ran out.
     let owner = await ownerOf(sessionId);
     await waitUntil(async () => (owner = await ownerOf(sessionId)).advertise !== a.advertise && owner.advertise !== null, 'another host to take the session', 30_000, 100);
     const tookMs = Date.now() - killedAt;
     expect(owner.epoch).to.equal(2);
     const taker = hosts.find((one) => one.advertise === owner.advertise) as ServeDaemon;
-    const resumed = await socketClient(taker, sockets);
+    const resumed = await socketClient(taker, fixture.sockets);
     await resumed.request(1, 'initialize', initializeParams('failover-test'));
-    const answer = await resumed.request(2, 'session/resume', { sessionId, cwd: state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
+    const answer = await resumed.request(2, 'session/resume', { sessionId, cwd: fixture.state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
     expect(answer.error, JSON.stringify(answer.error)).to.equal(undefined);
     const takenOver = (update: { update: unknown }) => JSON.stringify(update.update).includes('taken over');
     // The cut turn's end, then the notice of the takeover (journaled in that order).
@@ -139,9 +89,9 @@ describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', func
   it('rolling restart: SIGTERM of the owner while a turn runs: the turn ends end_turn, the host hands the session over and exits 0; resumed on the new owner it goes on, nothing cut', async () => {
     const a = await host('a');
     const b = await host('b');
-    const client = await socketClient(a, sockets);
+    const client = await socketClient(a, fixture.sockets);
     await client.request(1, 'initialize', initializeParams('rolling-restart-test'));
-    const created = await client.request(2, 'session/new', { cwd: state, mcpServers: [] });
+    const created = await client.request(2, 'session/new', { cwd: fixture.state, mcpServers: [] });
     const sessionId = (created.result as { sessionId: string }).sessionId;
     client.send({ id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'a long answer, please' }] } });
     await waitUntil(() => seqUpdatesOf(client.frames, sessionId).filter((update) => update.kind === 'agent_message_chunk').length >= 2, 'text from the owner', 30_000);
@@ -155,9 +105,9 @@ describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', func
     expect(owner.advertise, 'taken before the host exited').to.equal(b.advertise);
     expect(owner.epoch).to.equal(2);
     const cursor = lastSeqOf(seqUpdatesOf(client.frames, sessionId));
-    const resumed = await socketClient(b, sockets);
+    const resumed = await socketClient(b, fixture.sockets);
     await resumed.request(1, 'initialize', initializeParams('rolling-restart-test'));
-    expect((await resumed.request(2, 'session/resume', { sessionId, cwd: state, mcpServers: [], _meta: { 'acp-warden/after': cursor } })).error).to.equal(undefined);
+    expect((await resumed.request(2, 'session/resume', { sessionId, cwd: fixture.state, mcpServers: [], _meta: { 'acp-warden/after': cursor } })).error).to.equal(undefined);
     await waitUntil(() => seqUpdatesOf(resumed.frames, sessionId).some((update) => JSON.stringify(update.update).includes('handed over')), 'the hand-over notice', 30_000);
     const next = await resumed.request(3, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'still there?' }] }, 60_000);
     expect((next.result as { stopReason?: string } | undefined)?.stopReason, JSON.stringify(next)).to.equal('end_turn');
@@ -166,16 +116,16 @@ describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', func
 
   for (const when of ['mid-turn', 'idle'] as const) {
     it(`SIGSTOP of the owner ${when} past two leases, then SIGCONT: another host took the session; the woken host is fenced, stops its agent process and writes nothing more`, async () => {
-      const bin = pathDirectory(join(state, 'bin'), { claude: fakeClaude });
+      const bin = pathDirectory(join(fixture.state, 'bin'), { claude: fakeClaude });
       const claude = {
         args: ['--agent', 'claude', '--env', 'FAKE_CLAUDE_FIXTURE=partial', '--env', 'FAKE_CLAUDE_LOOP=1', '--env', 'FAKE_CLAUDE_DELAY_MS=150', '--env', `FAKE_CLAUDE_STALL_MS=${when === 'idle' ? 0 : 3000}`],
         env: { PATH: `${bin}:${process.env.PATH ?? ''}` },
       };
       const a = await host('a', claude);
       const b = await host('b', claude);
-      const client = await socketClient(a, sockets);
+      const client = await socketClient(a, fixture.sockets);
       await client.request(1, 'initialize', initializeParams('self-fencing-test'));
-      const created = await client.request(2, 'session/new', { cwd: state, mcpServers: [] });
+      const created = await client.request(2, 'session/new', { cwd: fixture.state, mcpServers: [] });
       const sessionId = (created.result as { sessionId: string }).sessionId;
       client.send({ id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'hello' }] } });
       await waitUntil(() => seqUpdatesOf(client.frames, sessionId).some((update) => update.kind === 'agent_message_chunk'), 'text from the owner', 30_000);

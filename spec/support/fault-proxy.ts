@@ -17,6 +17,8 @@ export interface FaultProxy {
    * after this call): resolves once it did, after which new connections are cut until {@link accept}.
    */
   loseAnswerTo(marker: string): Promise<void>;
+  /** Cuts every connection through it now, and every new one until {@link accept} (the database unreachable, not restarted). */
+  cutAll(): void;
   /** Passes new connections through again. */
   accept(): void;
   /** Closes the proxy and every connection through it. */
@@ -72,6 +74,10 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
       new Promise<void>((resolve) => {
         armed = { marker: Buffer.from(marker), lost: resolve };
       }),
+    cutAll() {
+      cutting = true;
+      for (const socket of sockets) socket.destroy();
+    },
     accept() {
       cutting = false;
     },

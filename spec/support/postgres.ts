@@ -8,10 +8,10 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { freePort } from './free-port.js';
 
 /** Where the PostgreSQL binaries are, or why there are none. */
 export type PostgresBinaries = { readonly available: true; readonly bin: string; readonly version: string } | { readonly available: false; readonly why: string };
@@ -111,18 +111,6 @@ function serverUser(): { uid: number; gid: number } | undefined {
     }
   }
   throw new Error('running as root, and neither a postgres nor a nobody user exists to run PostgreSQL as (it refuses root)');
-}
-
-/** A port that was free a moment ago on 127.0.0.1. */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Starts a PostgreSQL for a test; throws (with the server's log) when it does not come up. */

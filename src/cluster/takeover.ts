@@ -36,7 +36,7 @@ export interface TakeoverOptions {
 
 /** A running takeover loop. */
 export interface Takeover {
-  /** Looks now (also done every `lease / 2`); resolves with what was handed to `take`. */
+  /** Looks now (also done every `lease / 2`); resolves with what was handed to `take` (nothing within a lease of the database's last absence, see {@link startTakeover}). */
   look(): Promise<OrphanedSession[]>;
   /** Stops looking and closes its connection. */
   close(): Promise<void>;
@@ -58,20 +58,39 @@ export async function orphanedSessions(queryable: Pick<pg.Pool, 'query'>, option
   return rows.map((row) => ({ sessionId: row.session_id, previousOwner: row.owner_host, handedOver: row.handed_over }));
 }
 
-/** Starts looking for lost hosts' sessions on the database at `url` (see the module's comment). */
+/**
+ * Starts looking for lost hosts' sessions on the database at `url` (see the module's comment).
+ *
+ * The database's clock says whose lease ran out, not why: while the database cannot be reached
+ * (a network or proxy outage, a server frozen, not restarted) every host's lease runs out in it,
+ * the live ones' too, and once it is back the first look would race their next renewal. So the
+ * loop keeps its own view: a look that failed, or hung past `lease / 2`, means the database was
+ * away; orphans are taken only by a look that starts a whole lease after the first answer since
+ * (the owners had that long to renew; a new host also waits its first lease).
+ */
 export function startTakeover(url: string, options: TakeoverOptions): Takeover {
   const pool = new pg.Pool({ connectionString: url, max: 1 });
   // A connection lost with the database (a restart) is dropped by the pool; the next look reconnects.
   pool.on('error', () => undefined);
   let looking: Promise<OrphanedSession[]> | undefined;
   let closed = false;
+  /** Since when (performance.now()) every look has been answered in time; undefined: the last one was not. */
+  let reachableSince: number | undefined;
   const look = (): Promise<OrphanedSession[]> => {
+    const started = performance.now();
     // One look at a time: a slow database does not pile them up.
     looking ??= orphanedSessions(pool, { hostId: options.hostId, lease: options.lease, limit: options.perLook ?? 16 })
       .then((orphans) => {
-        if (!closed) for (const orphan of orphans) options.take(orphan);
-        return orphans;
-      }, () => [] as OrphanedSession[])
+        const answered = performance.now();
+        if (answered - started > options.lease / 2) reachableSince = undefined;
+        reachableSince ??= answered;
+        const taken = started - reachableSince >= options.lease ? orphans : [];
+        if (!closed) for (const orphan of taken) options.take(orphan);
+        return taken;
+      }, () => {
+        reachableSince = undefined;
+        return [] as OrphanedSession[];
+      })
       .finally(() => (looking = undefined));
     return looking;
   };
