@@ -178,3 +178,36 @@ describe('subscriber: a connection reading sessions from cursors', () => {
     expect(order).to.deep.equal(['close', 'old0', 'old1', 'old2', 'old3', 'old4', 'old5', 'new', 'prompt']);
   });
 });
+
+describe('subscriber over a journal that answers with promises', () => {
+  it('a replay whose head comes later: a live update meanwhile goes out once, in its place after the history', async () => {
+    const journal: Journal = sqliteJournal(':memory:');
+    journal.createSession({ sessionId: 's', agent: 'demo', cwd: '/' });
+    const history = [journal.append('s', { kind: 'update', update: chunk('a') }), journal.append('s', { kind: 'update', update: chunk('b') })];
+    const written: AgentHandlerOutput[] = [];
+    const later: Array<() => void> = [];
+    const scheduled: string[] = [];
+    const subscriber = new Subscriber({
+      write: (output) => written.push(output),
+      read: async (sessionId, afterSeq) => journal.readEntries?.(sessionId, { afterSeq, limit: 10 }) ?? [],
+      paged: true,
+      lastSeq: async (sessionId) => journal.lastSeq?.(sessionId) ?? 0,
+      gate: new ReadGate(),
+      schedule: (sessionId) => scheduled.push(sessionId),
+      later: (run) => later.push(run),
+    });
+    let done = false;
+    subscriber.replay('s', { after: 0, withPrompts: false, done: () => (done = true), failed: (error) => expect.fail(String(error)) });
+    // Live while the head is on its way (a resume on a host that runs the session).
+    const live = journal.append('s', { kind: 'update', update: chunk('c') });
+    subscriber.deliver('s', { type: 'acp.update', sessionId: 's', update: chunk('c'), seq: live }, live);
+    for (let rounds = 0; rounds < 100 && !done; rounds++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      for (const run of later.splice(0)) run();
+      for (const sessionId of scheduled.splice(0)) subscriber.step(sessionId);
+    }
+    expect(done).to.equal(true);
+    const seqs = written.flatMap((output) => (output.type === 'acp.update' ? [output.seq] : []));
+    expect(seqs).to.deep.equal([...history, live]);
+  });
+});

@@ -137,10 +137,22 @@ export class Subscriber {
       return;
     }
     if (!isPromiseLike(head)) return this.#replayFrom(sessionId, waiter, head);
+    // The head comes later: the replay starts now all the same (else a live update meanwhile would
+    // go out ahead of the history, then again in it); reading to an empty page finds its end.
+    const cursor = this.#cursors.get(sessionId) ?? this.#track(liveCursor(sessionId, waiter.after ?? 0));
+    cursor.replays.push(waiter);
+    if (cursor.replays.length === 1) {
+      rewind(cursor, waiter.after, waiter.withPrompts);
+      cursor.page = [];
+    }
     head.then(
-      (seq) => this.#later(() => this.#replayFrom(sessionId, waiter, seq)),
-      (error: unknown) => this.#later(() => waiter.failed(error)),
+      (seq) =>
+        this.#later(() => {
+          if (seq > cursor.head) cursor.head = seq;
+        }),
+      () => undefined, // the read meets the same failure, and the replay's waiter hears it
     );
+    this.#wake(cursor);
   }
 
   #replayFrom(sessionId: string, waiter: ReplayWaiter, head: number): void {
