@@ -218,6 +218,24 @@ describe('PostgreSQL journal: database faults (issue 17)', function () {
     expect((await owner.entries('s1')).map((record) => record.seq)).to.deep.equal([seq, after]);
   });
 
+  it('an outage that was not a restart: back for less than a lease, a journal takes no session from a host that has not closed (its lease ran out meanwhile); a lease later it may', async () => {
+    // The owner renews nothing: its lease runs out while the other journal cannot reach the database.
+    const owner = await open({ lease: 1000, renew: false });
+    await owner.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });
+    const proxy = await startFaultProxy(server.port);
+    proxies.push(proxy);
+    const other = await open({ lease: 1000 }, url.replace(`:${server.port}/`, `:${proxy.port}/`));
+    proxy.cutAll();
+    const meanwhile = other.lastSeq('s1');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    proxy.accept();
+    await meanwhile;
+    // The owner's lease ran out in the database, but this journal was away: it may be the one that could not renew.
+    expect(await rejection(other.claim('s1'))).to.be.instanceOf(SessionOwnedError);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect(await other.claim('s1')).to.equal(2);
+  });
+
   it('a fenced owner is still fenced after a restart: its write retried across the restart is refused, and nothing is written', async () => {
     const stale = await open({ lease: 1_000, renew: false });
     const next = await open({ lease: 1_000 });

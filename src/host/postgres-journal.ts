@@ -192,6 +192,13 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
    * `attempt` is told whether an attempt before it failed (its outcome may be unknown: a COMMIT
    * whose answer was lost). One call's attempts run one after the other, so its caller's order holds.
    */
+  /**
+   * When this journal last met a connection error (monotonic ms; any call's, or a renewal's):
+   * after an outage that was not a restart every host's lease ran out in the database, so for a
+   * lease from then this journal takes no session from another host that has not closed (it may
+   * be renewing right now), as the restart guard does after a restart.
+   */
+  let awayAt: number | undefined;
   const retried = async <T>(attempt: (again: boolean) => Promise<T>): Promise<T> => {
     let failedAt: number | undefined;
     for (let delay = firstRetryDelay; ; delay = Math.min(delay * 2, longestRetryDelay)) {
@@ -201,6 +208,7 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
       } catch (error) {
         const code = connectionErrorCode(error);
         if (code === undefined || closing.signal.aborted) throw storeError(where, error);
+        awayAt = monotonic();
         failedAt ??= performance.now();
         const waited = Math.round(performance.now() - failedAt);
         if (waited >= retryFor) throw new PostgresJournalError(where, code, error, waited);
@@ -311,7 +319,10 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     const sentAt = monotonic();
     await pool
       .query("UPDATE hosts SET heartbeat_at = now(), lease_until = now() + make_interval(secs => $2 / 1000.0), load = $3 WHERE host_id = $1 AND state <> 'gone'", [hostId, lease, epochs.size])
-      .catch((error: unknown) => Promise.reject(storeError(where, error)));
+      .catch((error: unknown) => {
+        if (connectionErrorCode(error) !== undefined) awayAt = monotonic();
+        return Promise.reject(storeError(where, error));
+      });
     // The database stamped the lease no earlier than the send: the lease runs from there.
     renewedAt = Math.max(renewedAt, sentAt);
   };
@@ -463,11 +474,13 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
       return Number(rows[0]?.seq ?? 0);
     },
     async claim(sessionId) {
+      // Back from an outage for less than a lease: only a session nobody holds, or whose host closed, is free.
+      const mayTakeExpired = awayAt === undefined || monotonic() - awayAt >= lease;
       const { rows } = await query<{ epoch: string }>(
         `UPDATE sessions s SET epoch = CASE WHEN s.owner_host = $2 THEN s.epoch ELSE s.epoch + 1 END,
            owned_at = CASE WHEN s.owner_host = $2 THEN s.owned_at ELSE now() END, owner_host = $2
-         WHERE s.session_id = $1 AND (s.owner_host = $2 OR ${ownerFree}) RETURNING s.epoch`,
-        [sessionId, hostId, lease],
+         WHERE s.session_id = $1 AND (s.owner_host = $2 OR ${mayTakeExpired ? ownerFree : "(s.owner_host IS NULL OR NOT EXISTS (SELECT 1 FROM hosts h WHERE h.host_id = s.owner_host AND h.state <> 'gone'))"}) RETURNING s.epoch`,
+        mayTakeExpired ? [sessionId, hostId, lease] : [sessionId, hostId],
       );
       const row = rows[0];
       if (!row) throw await ownedError(sessionId);
