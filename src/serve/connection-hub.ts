@@ -387,6 +387,25 @@ function disconnect(live: HubLive, connectionId: string): void {
   }
 }
 
+/** The connection leaves one session here, as at its disconnect: its role passes on, what the agent asked it goes to whoever controls the session now. */
+function leaveSession(live: HubLive, connectionId: string, sessionId: string): void {
+  const session = live.sessions.get(sessionId);
+  if (!session || !roleOf(session.roles, connectionId)) return;
+  session.roles = detach(session.roles, connectionId).roles;
+  if (attached(session.roles).length === 0) armIdle(live, session);
+  rerouteCalls(live, sessionId, connectionId);
+}
+
+/** What the agent asked `connectionId` in the session and it did not answer goes to whoever controls the session now (or waits). */
+function rerouteCalls(live: HubLive, sessionId: string, connectionId: string): void {
+  for (const call of live.calls.values()) {
+    if (call.sessionId !== sessionId || call.sentTo?.connectionId !== connectionId) continue;
+    live.callKeys.delete(requestKey(connectionId, call.sentTo.connectionKey));
+    call.sentTo = undefined;
+    route(live, call);
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // From the clients
 
@@ -533,12 +552,7 @@ function takeControlOf(live: HubLive, connection: HubConnection, request: AgentR
   session.roles = roles;
   answer(live, connection, request.requestId, session.sessionId, { role: 'controller' });
   // What the agent asked the previous controller is the new one's to answer now.
-  for (const call of live.calls.values()) {
-    if (previous === undefined || call.sessionId !== session.sessionId || call.sentTo?.connectionId !== previous) continue;
-    live.callKeys.delete(requestKey(previous, call.sentTo.connectionKey));
-    call.sentTo = undefined;
-    route(live, call);
-  }
+  if (previous !== undefined) rerouteCalls(live, session.sessionId, previous);
 }
 
 function forward(live: HubLive, connection: HubConnection, request: AgentRequestEvent, record: HubRequest): void {
@@ -681,6 +695,8 @@ function routeAttach(live: HubLive, routing: HubRouting, request: Extract<HubReq
     const connection = live.connections.get(request.connectionId);
     if (!connection) return; // gone meanwhile: nothing to answer
     if (location.kind !== 'remote') return connection.ref.send({ type: 'hub.output', output: refusal });
+    // Attached here before (the session moved away since): it follows the session on its owner only.
+    leaveSession(live, connection.id, request.sessionId);
     connection.forwarding ??= routing.forwarding({ deliver: (output) => connection.ref.send({ type: 'hub.output', output }), gate: connection.gate });
     connection.forwarding.attach(request.asked, request.sessionId, location);
   };
