@@ -154,6 +154,20 @@ describe('forwarding: one client connection relayed to the owner host of its ses
     expect(refused.error.message).to.include('refused the token (HTTP 401): the hosts of a cluster must share one token');
   });
 
+  it('a fork of a forwarded session is made on the owner and forwarded too', async () => {
+    const owner = await fakeOwner();
+    opened.push(owner);
+    const { forwarding, delivered } = forwardingTo();
+    forwarding.attach(request('1', 'session/resume', { sessionId: 's1', cwd: '/w', mcpServers: [] }), 's1', { hostId: 'host-a', url: owner.url });
+    expect(forwarding.request(request('2', 'session/fork', { sessionId: 's1', cwd: '/w', mcpServers: [] }, 'session.fork'), 's1')).to.equal(true);
+    await waitUntil(() => owner.frames.length >= 3, 'the resume and the fork at the owner');
+    expect(owner.frames[2]).to.deep.include({ method: 'session/fork' });
+    owner.sockets[0]!.send(JSON.stringify({ jsonrpc: '2.0', id: owner.frames[2]!.id, result: { sessionId: 's1-fork' } }));
+    await waitUntil(() => delivered.length >= 1, 'the fork answered');
+    expect(delivered[0]).to.deep.equal({ type: 'acp.respond', requestId: '2', result: { sessionId: 's1-fork' } });
+    expect(forwarding.relays('s1-fork')).to.equal(true);
+  });
+
   it('the owner refuses the resume: the session is not relayed (the client tries again on its host)', async () => {
     const owner = await fakeOwner();
     opened.push(owner);

@@ -21,7 +21,7 @@
  * host, or another, takes the session over).
  */
 import type { AgentEventContext, AgentHandlerOutput, AgentRequestEvent } from '../acp/native-agent.js';
-import { AGENT_METHODS, CLIENT_METHODS } from '../acp/methods.js';
+import { AGENT_METHODS, CLIENT_METHODS, UNSTABLE_AGENT_METHODS } from '../acp/methods.js';
 import { SEQ_META_KEY } from '../acp/agent-server.js';
 import type { ReadGate } from '../port/read-gate.js';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
@@ -175,6 +175,12 @@ export class Forwarding {
           if (inFlight?.attach && 'error' in answer && this.#sessions.get(inFlight.sessionId) === hostId) {
             this.#sessions.delete(inFlight.sessionId);
             entry?.sessions.delete(inFlight.sessionId);
+          }
+          // A fork of a forwarded session is made on its owner, attached to this link there: it is forwarded too.
+          const forked = inFlight?.method === UNSTABLE_AGENT_METHODS.session_fork && 'result' in answer ? (answer.result as { sessionId?: unknown } | undefined)?.sessionId : undefined;
+          if (typeof forked === 'string' && entry && this.#links.get(hostId) === entry) {
+            this.#sessions.set(forked, hostId);
+            entry.sessions.add(forked);
           }
           this.#input.deliver('error' in answer ? { type: 'acp.error', requestId: key, error: answer.error } : { type: 'acp.respond', requestId: key, result: answer.result });
         },
