@@ -117,7 +117,7 @@ describe('routing: a client on a host that does not own its session', function (
     return { before: seqUpdatesOf(frames.slice(0, at), sessionId), after: seqUpdatesOf(frames.slice(at + 1), sessionId) };
   }
 
-  it('resumed with a cursor on a non-owner: the replay is the owner\'s, a prompt streams its seqs once and in order, a permission round trip, a cancel', async () => {
+  it('resumed with a cursor on a non-owner: the replay is the owner\'s, a prompt streams its seqs once and in order, a permission round trip, a cancel; a load replays it all', async () => {
     const [a, b] = [await host('a'), await host('b')];
     const { sessionId, seen } = await sessionOn(a);
     expect(await ownerOf(sessionId)).to.equal(await a.hostId());
@@ -166,6 +166,16 @@ describe('routing: a client on a host that does not own its session', function (
     routed.send({ method: 'session/cancel', params: { sessionId } });
     await waitUntil(() => answerOf(routed.frames, 4) !== undefined, 'the cancelled prompt\'s answer', 30_000);
     expect((answerOf(routed.frames, 4)?.result as { stopReason?: string }).stopReason).to.equal('cancelled');
+
+    // session/load through B replays the whole history, as on A.
+    const loader = await client(b, 'loader');
+    const loaded = await loader.request(2, 'session/load', { sessionId, cwd: state, mcpServers: [] });
+    expect(loaded.error, JSON.stringify(loaded.error)).to.equal(undefined);
+    const loaderThere = await client(a, 'loader-there');
+    expect((await loaderThere.request(2, 'session/load', { sessionId, cwd: state, mcpServers: [] })).error).to.equal(undefined);
+    const history = split(loader.frames, sessionId, 2).before;
+    expect(seqsOf(history)[0], 'from the start').to.be.lessThan(cursor);
+    expect(history.map((update) => [update.seq, update.update])).to.deep.equal(split(loaderThere.frames, sessionId, 2).before.map((update) => [update.seq, update.update]));
   });
 
   it('the owner SIGKILLed mid-relay: the forwarded prompt settles peer_lost, no hang; the client resumes from its cursor once its own host took the session over, served there', async () => {
