@@ -217,6 +217,28 @@ describe('routing: a client on a host that does not own its session', function (
     expect(await ownerOf(sessionId)).to.equal(bId);
   });
 
+  // Pending: a `warden serve` on a PostgreSQL store that ran a turn does not exit on SIGTERM (its host.stop() waits for
+  // the hub's host agent's journal writes after that agent was stopped: src/host, not routing), so the owner never
+  // releases the session. The relay's end itself is asserted in spec/cluster/forwarding.spec.ts.
+  it.skip('the owner stopped (SIGTERM): the client hears the relay ended and resumes at once, served by its own host (the session was released)', async () => {
+    const [a, b] = [await host('a'), await host('b')];
+    const { sessionId, seen } = await sessionOn(a);
+    const routed = await client(b, 'routed');
+    const cursor = lastSeqOf(seen);
+    const resumed = await routed.request(2, 'session/resume', { sessionId, cwd: state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
+    expect(resumed.error, JSON.stringify(resumed.error)).to.equal(undefined);
+    a.process.kill('SIGTERM');
+    expect(await a.exited).to.equal(0);
+    const notice = (update: SeqUpdate) => update.seq === undefined && JSON.stringify(update.update).includes('went away');
+    await waitUntil(() => seqUpdatesOf(routed.frames, sessionId).some(notice), 'the notice that the relay ended', 15_000);
+    expect(await ownerOf(sessionId), 'released by the owner as it stopped').to.equal(null);
+    const again = await routed.request(3, 'session/resume', { sessionId, cwd: state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
+    expect(again.error, JSON.stringify(again.error)).to.equal(undefined);
+    expect(await ownerOf(sessionId)).to.equal(await b.hostId());
+    const next = await routed.request(4, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'still there?' }] }, 60_000);
+    expect((next.result as { stopReason?: string } | undefined)?.stopReason, JSON.stringify(next)).to.equal('end_turn');
+  });
+
   it('the owner SIGKILLed, another host takes the session over: the client of a third host resumes through it again, forwarded to the new owner', async () => {
     // B does not advertise: it never takes a session over, so C does.
     const [a, b, c] = [await host('a'), await host('b', { advertise: false }), await host('c')];
