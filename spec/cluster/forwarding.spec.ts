@@ -168,7 +168,7 @@ describe('forwarding: one client connection relayed to the owner host of its ses
     expect(forwarding.relays('s1-fork')).to.equal(true);
   });
 
-  it('the owner refuses the resume: the session is not relayed (the client tries again on its host)', async () => {
+  it('the owner refuses the resume: the session is not relayed (the client tries again on its host), and the idle link is closed', async () => {
     const owner = await fakeOwner();
     opened.push(owner);
     const { forwarding, delivered } = forwardingTo();
@@ -178,6 +178,9 @@ describe('forwarding: one client connection relayed to the owner host of its ses
     await waitUntil(() => delivered.length >= 1, 'the refusal relayed');
     expect(delivered[0]).to.deep.include({ type: 'acp.error', requestId: '1' });
     expect(forwarding.relays('s1')).to.equal(false);
+    // The link carried nothing else: it is closed (no notice: nothing was relayed).
+    await waitUntil(() => owner.sockets[0]!.readyState === owner.sockets[0]!.CLOSED, 'the link closed');
+    expect(delivered).to.have.length(1);
   });
 
   it('while the client\'s delivery gate is closed the owner is not read; it is read again once the gate opens', async () => {

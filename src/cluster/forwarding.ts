@@ -62,6 +62,7 @@ interface Link {
 
 /** A request forwarded and not answered: for its error if the link ends, and a failed attach. */
 interface InFlight {
+  readonly hostId: string;
   readonly sessionId: string;
   readonly method: string;
   readonly attach: boolean;
@@ -151,7 +152,7 @@ export class Forwarding {
   }
 
   #send(link: Link, request: AgentRequestEvent, sessionId: string, attach: boolean): void {
-    this.#inFlight.set(request.requestId, { sessionId, method: request.method, attach });
+    this.#inFlight.set(request.requestId, { hostId: link.owner.hostId, sessionId, method: request.method, attach });
     link.link.request(request.requestId, request.method, request.params);
   }
 
@@ -183,6 +184,8 @@ export class Forwarding {
             entry.sessions.add(forked);
           }
           this.#input.deliver('error' in answer ? { type: 'acp.error', requestId: key, error: answer.error } : { type: 'acp.respond', requestId: key, result: answer.result });
+          // A link that carries nothing any more (its only resume refused) is closed.
+          if (entry && entry.sessions.size === 0 && ![...this.#inFlight.values()].some((one) => one.hostId === hostId)) entry.link.close();
         },
         notified: (method, params) => this.#input.deliver(notificationOf(method, params)),
         asked: (id, method, params) => {
