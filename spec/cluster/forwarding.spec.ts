@@ -154,6 +154,27 @@ describe('forwarding: one client connection relayed to the owner host of its ses
     expect(refused.error.message).to.include('refused the token (HTTP 401): the hosts of a cluster must share one token');
   });
 
+  it('a later resume the owner refuses keeps the relay; an answer saying the session moved away ends it', async () => {
+    const owner = await fakeOwner();
+    opened.push(owner);
+    const { forwarding, delivered } = forwardingTo();
+    forwarding.attach(request('1', 'session/resume', { sessionId: 's1', cwd: '/w', mcpServers: [] }), 's1', { hostId: 'host-a', url: owner.url });
+    await waitUntil(() => owner.frames.length >= 2, 'the resume at the owner');
+    const socket = owner.sockets[0] as WebSocket;
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: owner.frames[1]!.id, result: {} }));
+    forwarding.request(request('2', 'session/resume', { sessionId: 's1', cwd: '/w', mcpServers: [], _meta: { 'acp-warden/after': -1 } }), 's1');
+    await waitUntil(() => owner.frames.length >= 3, 'the second resume at the owner');
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: owner.frames[2]!.id, error: { code: -32602, message: 'bad cursor' } }));
+    await waitUntil(() => delivered.length >= 2, 'the refusal relayed');
+    expect(forwarding.relays('s1'), 'a bad request changes nothing').to.equal(true);
+    forwarding.request(request('3', 'session/prompt', { sessionId: 's1', prompt: [] }, 'session.prompt'), 's1');
+    await waitUntil(() => owner.frames.length >= 4, 'the prompt at the owner');
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: owner.frames[3]!.id, error: { code: -32603, message: 'moved', data: { reason: 'session_moved', owner: 'host-c' } } }));
+    await waitUntil(() => delivered.length >= 3, 'the prompt answered');
+    expect(delivered[2]).to.deep.include({ type: 'acp.error', requestId: '3' });
+    expect(forwarding.relays('s1'), 'moved away: the next resume finds where').to.equal(false);
+  });
+
   it('a fork of a forwarded session is made on the owner and forwarded too', async () => {
     const owner = await fakeOwner();
     opened.push(owner);

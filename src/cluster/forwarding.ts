@@ -65,11 +65,12 @@ interface InFlight {
   readonly hostId: string;
   readonly sessionId: string;
   readonly method: string;
-  readonly attach: boolean;
+  /** The load or resume that began the session's relay: refused, the session is not relayed. */
+  readonly first: boolean;
 }
 
-/** Requests that attach the session on its owner: the owner's refusal of one ends the session's relay here. */
-const relayedMethods = new Set<string>([AGENT_METHODS.session_load, AGENT_METHODS.session_resume]);
+/** Errors of the owner that say the session is no longer its own: the session is not relayed any more (the client's next resume finds where it is). */
+const notTheOwners = new Set<unknown>(['session_owned', 'session_moved']);
 
 /** One client connection's forwarding (see the module's doc). Its calls run in the hub's turns; its links report from their sockets' callbacks, touching only its own state and the client's connection. */
 export class Forwarding {
@@ -116,7 +117,7 @@ export class Forwarding {
   request(request: AgentRequestEvent, sessionId: string): boolean {
     const link = this.#linkOf(sessionId);
     if (!link) return false;
-    this.#send(link, request, sessionId, relayedMethods.has(request.method));
+    this.#send(link, request, sessionId, false);
     return true;
   }
 
@@ -151,8 +152,8 @@ export class Forwarding {
     return hostId === undefined ? undefined : this.#links.get(hostId);
   }
 
-  #send(link: Link, request: AgentRequestEvent, sessionId: string, attach: boolean): void {
-    this.#inFlight.set(request.requestId, { hostId: link.owner.hostId, sessionId, method: request.method, attach });
+  #send(link: Link, request: AgentRequestEvent, sessionId: string, first: boolean): void {
+    this.#inFlight.set(request.requestId, { hostId: link.owner.hostId, sessionId, method: request.method, first });
     link.link.request(request.requestId, request.method, request.params);
   }
 
@@ -172,8 +173,9 @@ export class Forwarding {
         answered: (key, answer) => {
           const inFlight = this.#inFlight.get(key);
           this.#inFlight.delete(key);
-          // A load or resume the owner refused: the session is not relayed (the client tries again here).
-          if (inFlight?.attach && 'error' in answer && this.#sessions.get(inFlight.sessionId) === hostId) {
+          // The first load or resume refused, or the session is the owner's no more: it is not relayed (the client's next resume is this host's again).
+          const dropped = 'error' in answer && (inFlight?.first || notTheOwners.has((answer.error.data as { reason?: unknown } | undefined)?.reason));
+          if (inFlight && dropped && this.#sessions.get(inFlight.sessionId) === hostId) {
             this.#sessions.delete(inFlight.sessionId);
             entry?.sessions.delete(inFlight.sessionId);
           }
