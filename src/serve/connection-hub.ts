@@ -34,6 +34,8 @@ import { runningSessionAgent, runningSessionSetup, settleJournal, sessionMachine
 import { journalReads } from '../host/agent/delivery.js';
 import { Subscriber } from '../session/subscriber.js';
 import { updatesOf, updatesWithTurns } from '../session/cursor.js';
+import type { Forwarding, HubRouting } from '../cluster/forwarding.js';
+import type { SessionLocation } from '../cluster/routing-table.js';
 import type { HubEvent } from './hub-events.js';
 import { attach, attached, detach, roleOf, takeControl, unattended, type Role, type SessionRoles } from './session-roles.js';
 import { defaultUnattendedPolicy, denied, type UnattendedPolicy } from './unattended-policy.js';
@@ -55,6 +57,12 @@ export interface HubOptions {
   readonly unattended?: UnattendedPolicy;
   /** A session with no connection this long (ms) is closed on its agent; 0: never. Default 30 min. */
   readonly idleTimeoutMs?: number;
+  /**
+   * On a store several hosts share: a session refused here because another live host owns it
+   * is forwarded to that host (src/cluster/forwarding.ts, `clusterRouting`); the hub closes it
+   * when it stops. Without it the client gets the refusal (`session_owned`).
+   */
+  readonly routing?: HubRouting;
 }
 
 /** What a hub is made of. */
@@ -86,7 +94,11 @@ interface HubConnection {
   readonly ref: AnyActorRef;
   readonly peer: string | undefined;
   readonly subscriber: Subscriber;
+  /** Its delivery gate (closed while its transport is backed up). */
+  readonly gate: ReadGate;
   context: AgentEventContext | undefined;
+  /** The sessions it reaches on their owner hosts (made at the first one). */
+  forwarding: Forwarding | undefined;
 }
 
 interface HubSession {
@@ -103,7 +115,8 @@ interface HubSession {
 /** A request under way at the host agent, by the hub's key. */
 type HubRequest =
   | { readonly kind: 'plain' | 'prompt' | 'new' | 'close'; readonly connectionId: string; readonly requestId: string; readonly sessionId: string | undefined }
-  | { readonly kind: 'attach'; readonly connectionId: string; readonly requestId: string; readonly sessionId: string; readonly after: number }
+  /** `asked`: the client's own request (a load or a resume, its cursor in it), as forwarded to the session's owner when another host owns it. */
+  | { readonly kind: 'attach'; readonly connectionId: string; readonly requestId: string; readonly sessionId: string; readonly after: number; readonly asked: AgentRequestEvent }
   | { readonly kind: 'initialize' }
   /** The hub's own close of an idle session. */
   | { readonly kind: 'idleClose'; readonly sessionId: string; readonly agent: string | undefined }
@@ -239,7 +252,11 @@ export const connectionHubLogic = {
       }
       case 'xstate.stop':
         live.subscription.unsubscribe();
-        for (const connection of live.connections.values()) connection.subscriber.close();
+        for (const connection of live.connections.values()) {
+          connection.subscriber.close();
+          connection.forwarding?.close();
+        }
+        void live.input.routing?.close().catch(() => undefined);
         if (live.host.getSnapshot().status === 'active') scope.stopChild(live.host);
         for (const resolve of live.drained.splice(0)) resolve();
         return { ...snapshot, status: 'stopped', context: summary(live) } as HubSnapshot;
@@ -317,7 +334,7 @@ function connectionsOf(live: HubLive): ReturnType<typeof hubConnections> {
 
 function connect(live: HubLive, event: Extract<HubEvent, { type: 'hub.connect' }>): void {
   const { connectionId, ref, gate, peer } = event;
-  const connection: HubConnection = { id: connectionId, ref, peer, subscriber: subscriberFor(live, connectionId, ref, gate), context: undefined };
+  const connection: HubConnection = { id: connectionId, ref, peer, subscriber: subscriberFor(live, connectionId, ref, gate), gate, context: undefined, forwarding: undefined };
   live.connections.set(connectionId, connection);
 }
 
@@ -354,6 +371,7 @@ function disconnect(live: HubLive, connectionId: string): void {
   if (!connection) return;
   live.connections.delete(connectionId);
   connection.subscriber.close();
+  connection.forwarding?.close();
   for (const key of live.callKeys.keys()) if (key.startsWith(`${connectionId}${separator}`)) live.callKeys.delete(key);
   for (const session of live.sessions.values()) {
     if (!roleOf(session.roles, connectionId)) continue;
@@ -364,6 +382,25 @@ function disconnect(live: HubLive, connectionId: string): void {
   // What it was asked and did not answer goes to whoever controls the session now (or waits).
   for (const call of live.calls.values()) {
     if (call.sentTo?.connectionId !== connectionId) continue;
+    call.sentTo = undefined;
+    route(live, call);
+  }
+}
+
+/** The connection leaves one session here, as at its disconnect: its role passes on, what the agent asked it goes to whoever controls the session now. */
+function leaveSession(live: HubLive, connectionId: string, sessionId: string): void {
+  const session = live.sessions.get(sessionId);
+  if (!session || !roleOf(session.roles, connectionId)) return;
+  session.roles = detach(session.roles, connectionId).roles;
+  if (attached(session.roles).length === 0) armIdle(live, session);
+  rerouteCalls(live, sessionId, connectionId);
+}
+
+/** What the agent asked `connectionId` in the session and it did not answer goes to whoever controls the session now (or waits). */
+function rerouteCalls(live: HubLive, sessionId: string, connectionId: string): void {
+  for (const call of live.calls.values()) {
+    if (call.sessionId !== sessionId || call.sentTo?.connectionId !== connectionId) continue;
+    live.callKeys.delete(requestKey(connectionId, call.sentTo.connectionKey));
     call.sentTo = undefined;
     route(live, call);
   }
@@ -382,6 +419,7 @@ function onClientEvent(live: HubLive, connection: HubConnection, event: AgentHan
       else live.initializeWaiting.push({ connectionId: connection.id, requestId: event.requestId });
       return;
     case 'session.cancel': {
+      if (connection.forwarding?.cancel(event.sessionId, event.requestId)) return;
       const session = live.sessions.get(event.sessionId);
       // Only the controller cancels (a notification: an observer's is dropped).
       if (!session || session.roles.controller !== connection.id) return;
@@ -392,6 +430,7 @@ function onClientEvent(live: HubLive, connection: HubConnection, event: AgentHan
     }
     case 'client.response':
     case 'client.error': {
+      if (connection.forwarding?.answer(event.key, event.type === 'client.response' ? { result: event.result } : { error: event.error })) return;
       const key = live.callKeys.get(requestKey(connection.id, event.key));
       const call = key === undefined ? undefined : live.calls.get(key);
       if (!call || call.sentTo?.connectionId !== connection.id) return;
@@ -416,6 +455,8 @@ function onClientEvent(live: HubLive, connection: HubConnection, event: AgentHan
 
 function onClientRequest(live: HubLive, connection: HubConnection, request: AgentRequestEvent): void {
   const sessionId = typeof request.params.sessionId === 'string' ? request.params.sessionId : undefined;
+  // A session this connection reaches on its owner host: everything about it goes there.
+  if (sessionId !== undefined && connection.forwarding?.request(request, sessionId)) return;
   const session = sessionId === undefined ? undefined : live.sessions.get(sessionId);
   switch (request.type) {
     case 'session.new':
@@ -430,7 +471,7 @@ function onClientRequest(live: HubLive, connection: HubConnection, request: Agen
         refuse(live, connection, request.requestId, RpcError.invalidParams(`_meta["${AFTER_META_KEY}"] must be the seq of the last update seen (an integer ≥ 0), got ${JSON.stringify(after)}`));
         return;
       }
-      const attachment = { connectionId: connection.id, requestId: request.requestId, sessionId: sessionId as string, after: after === undefined ? -1 : (after as number) };
+      const attachment = { connectionId: connection.id, requestId: request.requestId, sessionId: sessionId as string, after: after === undefined ? -1 : (after as number), asked: request };
       // A session the host agent runs now: attached and answered here, as the host agent would answer it (no round trip through it).
       const setup = sessionId === undefined ? undefined : runningSessionSetup(live.host, sessionId);
       if (setup) return attachAndReplay(live, connection, attachment, { type: 'acp.respond', requestId: request.requestId, result: setup });
@@ -511,12 +552,7 @@ function takeControlOf(live: HubLive, connection: HubConnection, request: AgentR
   session.roles = roles;
   answer(live, connection, request.requestId, session.sessionId, { role: 'controller' });
   // What the agent asked the previous controller is the new one's to answer now.
-  for (const call of live.calls.values()) {
-    if (previous === undefined || call.sessionId !== session.sessionId || call.sentTo?.connectionId !== previous) continue;
-    live.callKeys.delete(requestKey(previous, call.sentTo.connectionKey));
-    call.sentTo = undefined;
-    route(live, call);
-  }
+  if (previous !== undefined) rerouteCalls(live, session.sessionId, previous);
 }
 
 function forward(live: HubLive, connection: HubConnection, request: AgentRequestEvent, record: HubRequest): void {
@@ -635,6 +671,9 @@ function onHostAnswer(live: HubLive, output: Extract<AgentHandlerOutput, { type:
     return;
   }
   if (request.kind === 'attach' && output.type === 'acp.respond') return attachAndReplay(live, connection, request, { type: 'acp.respond', requestId: request.requestId, result: output.result });
+  if (request.kind === 'attach' && output.type === 'acp.error' && live.input.routing && (output.error.data as { reason?: unknown } | undefined)?.reason === 'session_owned') {
+    return routeAttach(live, live.input.routing, request, { ...output, requestId: request.requestId });
+  }
   connection.subscriber.deliver(request.sessionId, out);
 }
 
@@ -644,6 +683,28 @@ function openedSession(request: HubRequest, result: unknown): string | undefined
   if (request.kind !== 'new') return undefined;
   const sessionId = (result as { sessionId?: unknown } | undefined)?.sessionId;
   return typeof sessionId === 'string' ? sessionId : undefined;
+}
+
+/**
+ * A load or resume refused here because another host owns the session (`session_owned`): when
+ * that host is live and advertised, the client's own request goes to it over this connection's
+ * forwarding, and the session is relayed from then on; otherwise the refusal is the answer.
+ */
+function routeAttach(live: HubLive, routing: HubRouting, request: Extract<HubRequest, { kind: 'attach' }>, refusal: Extract<AgentHandlerOutput, { type: 'acp.error' }>): void {
+  const relay = (location: SessionLocation) => {
+    const connection = live.connections.get(request.connectionId);
+    if (!connection) return; // gone meanwhile: nothing to answer
+    if (location.kind !== 'remote') return connection.ref.send({ type: 'hub.output', output: refusal });
+    // Attached here before (the session moved away since): it follows the session on its owner only.
+    leaveSession(live, connection.id, request.sessionId);
+    connection.forwarding ??= routing.forwarding({ deliver: (output) => connection.ref.send({ type: 'hub.output', output }), gate: connection.gate });
+    connection.forwarding.attach(request.asked, request.sessionId, location);
+  };
+  routing.locate(request.sessionId).then(
+    (location) => laterInHub(live, () => relay(location)),
+    // The database did not say: the refusal stands (the client may try again).
+    () => laterInHub(live, () => live.connections.get(request.connectionId)?.ref.send({ type: 'hub.output', output: refusal })),
+  );
 }
 
 /**

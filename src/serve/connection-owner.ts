@@ -2,8 +2,12 @@
  * What `warden serve` does with each accepted connection: it attaches it to the host's hub
  * (`host.hub`), one host agent shared by every connection, so a session outlives the
  * connection that opened it. The daemon's settings become the hub's policies (idle timeout,
- * unattended permissions) the first time a connection is attached.
+ * unattended permissions) the first time a connection is attached. On a PostgreSQL store the hub
+ * routes: a session another live host owns is forwarded there (docs/cluster.md, "Routing"), over
+ * links authenticated with this daemon's own token (the hosts of a cluster share it).
  */
+import { clusterRouting } from '../cluster/forwarding.js';
+import { isPostgresUrl } from '../host/store-url.js';
 import type { Host, ServeHub } from '../host/host.js';
 import type { Transport } from '../jsonrpc/transport.js';
 import type { DaemonPeer } from './daemon-listener.js';
@@ -21,11 +25,20 @@ export interface ConnectionOwner {
   startHub(): void;
 }
 
-/** A connection owner serving every connection on `host`'s hub under `settings`. */
-export function createConnectionOwner(host: Host, settings: ServeSettings): ConnectionOwner {
+/** Where the daemon's sessions are stored and the token it is reached with: on a PostgreSQL store, what routing needs. */
+export interface ConnectionOwnerCluster {
+  /** The `--store` (routing is on for a `postgres://` URL only). */
+  readonly store: string | undefined;
+  /** The daemon's bearer token: the same on every host of a cluster, it opens their links to each other. */
+  readonly token: string;
+}
+
+/** A connection owner serving every connection on `host`'s hub under `settings` (routing sessions owned elsewhere on a PostgreSQL `cluster` store). */
+export function createConnectionOwner(host: Host, settings: ServeSettings, cluster?: ConnectionOwnerCluster): ConnectionOwner {
   let hub: ServeHub | undefined;
+  const routing = cluster?.store !== undefined && isPostgresUrl(cluster.store) ? { routing: clusterRouting({ store: cluster.store, token: cluster.token }) } : {};
   const hubOf = () =>
-    (hub ??= host.hub({ idleTimeoutMs: settings.idleTimeoutMs, unattended: { policy: settings.unattended, timeoutMs: settings.unattendedTimeoutMs } }));
+    (hub ??= host.hub({ idleTimeoutMs: settings.idleTimeoutMs, unattended: { policy: settings.unattended, timeoutMs: settings.unattendedTimeoutMs }, ...routing }));
   return {
     attachConnection(transport, peer) {
       hubOf().attach(transport, { peer: peerText(peer) });
