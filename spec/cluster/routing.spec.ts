@@ -217,10 +217,7 @@ describe('routing: a client on a host that does not own its session', function (
     expect(await ownerOf(sessionId)).to.equal(bId);
   });
 
-  // Pending: a `warden serve` on a PostgreSQL store that ran a turn does not exit on SIGTERM (its host.stop() waits for
-  // the hub's host agent's journal writes after that agent was stopped: src/host, not routing), so the owner never
-  // releases the session. The relay's end itself is asserted in spec/cluster/forwarding.spec.ts.
-  it.skip('the owner stopped (SIGTERM): the client hears the relay ended and resumes at once, served by its own host (the session was released)', async () => {
+  it('the owner stopped (SIGTERM, a rolling restart): the client hears the relay ended and resumes at once, served by its own host (the session was handed over to it)', async () => {
     const [a, b] = [await host('a'), await host('b')];
     const { sessionId, seen } = await sessionOn(a);
     const routed = await client(b, 'routed');
@@ -231,7 +228,7 @@ describe('routing: a client on a host that does not own its session', function (
     expect(await a.exited).to.equal(0);
     const notice = (update: SeqUpdate) => update.seq === undefined && JSON.stringify(update.update).includes('went away');
     await waitUntil(() => seqUpdatesOf(routed.frames, sessionId).some(notice), 'the notice that the relay ended', 15_000);
-    expect(await ownerOf(sessionId), 'released by the owner as it stopped').to.equal(null);
+    expect(await ownerOf(sessionId), 'handed over by the owner as it stopped').to.equal(await b.hostId());
     const again = await routed.request(3, 'session/resume', { sessionId, cwd: state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
     expect(again.error, JSON.stringify(again.error)).to.equal(undefined);
     expect(await ownerOf(sessionId)).to.equal(await b.hostId());
