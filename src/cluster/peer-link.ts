@@ -16,6 +16,7 @@
  */
 import type { WebSocket } from 'ws';
 import type { ErrorObject } from '../jsonrpc/rpc-error.js';
+import { CANCEL_REQUEST_METHOD, classify, notificationMessage, requestMessage, responseMessage } from '../jsonrpc/message.js';
 import { WebSocketKeepalive } from '../jsonrpc/websocket-keepalive.js';
 import { openBridgeSocket, type BridgeFailure } from '../serve/bridge.js';
 
@@ -108,21 +109,19 @@ export function openPeerLink(options: PeerLinkOptions): PeerLink {
     sink.closed(failure, opened);
   };
   const onFrame = (text: string) => {
-    let message: { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown };
+    let parsed: unknown;
     try {
-      message = JSON.parse(text) as typeof message;
+      parsed = JSON.parse(text);
     } catch {
       return; // a host speaks JSON-RPC; anything else is dropped
     }
-    if (typeof message !== 'object' || message === null) return;
-    const { id, method } = message;
-    if (typeof method === 'string') {
-      if (typeof id === 'string' || typeof id === 'number') sink.asked(id, method, message.params);
-      else sink.notified(method, message.params);
-      return;
-    }
+    const message = classify(parsed);
+    if (message.kind === 'invalid') return;
+    if (message.kind === 'request') return sink.asked(message.message.id, message.message.method, message.message.params);
+    if (message.kind === 'notification') return sink.notified(message.message.method, message.message.params);
+    const { id } = message;
     if (id === initializeId && phase === 'opening') {
-      if (message.error !== undefined) return close({ kind: 'initialize_refused', error: message.error as ErrorObject });
+      if (message.isError) return close({ kind: 'initialize_refused', error: message.error as ErrorObject });
       phase = 'open';
       opened = true;
       for (const frame of queued.splice(0)) socket?.send(frame);
@@ -133,7 +132,7 @@ export function openPeerLink(options: PeerLinkOptions): PeerLink {
     if (key === undefined) return; // answered already (the link's own bookkeeping), dropped
     pending.delete(id);
     idOfKey.delete(key);
-    sink.answered(key, message.error !== undefined ? { error: message.error as ErrorObject } : { result: message.result });
+    sink.answered(key, message.isError ? { error: message.error as ErrorObject } : { result: message.result });
   };
 
   void openBridgeSocket(options.url, options.token).then((outcome) => {
@@ -150,7 +149,7 @@ export function openPeerLink(options: PeerLinkOptions): PeerLink {
     open.on('ping', () => keepalive?.alive());
     open.on('error', () => undefined); // the close that follows says what happened
     open.once('close', (code: number, reason: Buffer) => close({ kind: 'closed', code, reason: reason.toString('utf8') }));
-    open.send(JSON.stringify({ jsonrpc: '2.0', id: initializeId, method: 'initialize', params: options.initialize }));
+    open.send(JSON.stringify(requestMessage(initializeId, 'initialize', options.initialize)));
     keepalive.start();
     if (!held) open.resume(); // openBridgeSocket hands it over paused
   });
@@ -161,17 +160,17 @@ export function openPeerLink(options: PeerLinkOptions): PeerLink {
       const id = nextId++;
       pending.set(id, key);
       idOfKey.set(key, id);
-      write(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+      write(JSON.stringify(requestMessage(id, method, params)));
     },
     notify(method, params) {
-      write(JSON.stringify({ jsonrpc: '2.0', method, params }));
+      write(JSON.stringify(notificationMessage(method, params)));
     },
     cancelRequest(key) {
       const id = idOfKey.get(key);
-      if (id !== undefined) write(JSON.stringify({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } }));
+      if (id !== undefined) write(JSON.stringify(notificationMessage(CANCEL_REQUEST_METHOD, { requestId: id })));
     },
     reply(id, answer) {
-      write(JSON.stringify({ jsonrpc: '2.0', id, ...answer }));
+      write(JSON.stringify(responseMessage(id, answer)));
     },
     hold(next) {
       if (held === next) return;

@@ -24,7 +24,7 @@ import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type A
 import { resolveNow } from '../supervision/clock.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
-import { classify, describeMessage, errorResponse, type JsonRpcId, type JsonRpcMessage } from './message.js';
+import { CANCEL_REQUEST_METHOD, classify, describeMessage, errorResponse, type JsonRpcId, type JsonRpcMessage } from './message.js';
 import { pendingRequestLogic, type RequestOutcome } from './pending-request.js';
 import { RpcError, toRpcError } from './rpc-error.js';
 import type { OversizeLine, PeerLost, Transport } from './transport.js';
@@ -160,7 +160,7 @@ interface Live {
 
 const lives = new WeakMap<AnyActorRef, Live>();
 const abandonedLimit = 1024;
-const CANCEL_REQUEST = '$/cancel_request';
+const CANCEL_REQUEST = CANCEL_REQUEST_METHOD;
 
 function idKey(id: JsonRpcId): string {
   return typeof id === 'number' ? `n${id}` : `s${id}`;

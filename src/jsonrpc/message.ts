@@ -35,6 +35,24 @@ export function errorResponse(id: JsonRpcId | null, error: RpcError): ResponseMe
   return { jsonrpc: '2.0', id, error: error.toErrorObject() };
 }
 
+/** The notification that cancels a request sent earlier (`params.requestId`). */
+export const CANCEL_REQUEST_METHOD = '$/cancel_request';
+
+/** A request to send. */
+export function requestMessage(id: JsonRpcId, method: string, params?: unknown): RequestMessage {
+  return { jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) };
+}
+
+/** A notification to send. */
+export function notificationMessage(method: string, params?: unknown): NotificationMessage {
+  return { jsonrpc: '2.0', method, ...(params !== undefined ? { params } : {}) };
+}
+
+/** The answer to request `id`: its result, or an error object as the peer gave it. */
+export function responseMessage(id: JsonRpcId, answer: { readonly result: unknown } | { readonly error: { readonly code: number; readonly message: string; readonly data?: unknown } }): ResponseMessage {
+  return 'error' in answer ? { jsonrpc: '2.0', id, error: answer.error } : { jsonrpc: '2.0', id, result: answer.result };
+}
+
 /** What a parsed value turned out to be. */
 export type Classified =
   | { readonly kind: 'request'; readonly message: RequestMessage }
