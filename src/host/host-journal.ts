@@ -27,6 +27,33 @@ export function isPromiseLike<T>(value: Maybe<T>): value is Promise<T> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
+/** How a journal call ended. */
+export type CallResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
+
+/**
+ * Makes `call` and hands its outcome to `settle` at once when it answered at once (or threw);
+ * when it answered with a promise, hands the outcome to `settleLater` once that settled instead.
+ * Returns whether the answer is still on its way.
+ */
+export function callNowOrLater<T>(call: () => Maybe<T>, settle: (result: CallResult<T>) => void, settleLater: (result: CallResult<T>) => void): boolean {
+  let answer: Maybe<T>;
+  try {
+    answer = call();
+  } catch (error) {
+    settle({ ok: false, error });
+    return false;
+  }
+  if (!isPromiseLike(answer)) {
+    settle({ ok: true, value: answer });
+    return false;
+  }
+  answer.then(
+    (value) => settleLater({ ok: true, value }),
+    (error: unknown) => settleLater({ ok: false, error: error ?? new Error('the journal failed') }),
+  );
+  return true;
+}
+
 /** What a `store` of the host may be: a synchronous engine, or one that answers with promises. */
 export type HostStore = Journal | AsyncJournal;
 

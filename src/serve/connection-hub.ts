@@ -28,8 +28,8 @@ import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentReq
 import { AGENT_METHODS, CLIENT_METHODS } from '../acp/methods.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { ReadGate } from '../port/read-gate.js';
-import type { JournalRecord, JournalSession } from '../host/journal.js';
-import { hostJournalOf, isPromiseLike, type HostJournal, type HostStore, type Maybe } from '../host/host-journal.js';
+import type { JournalRecord, JournalSessionPage } from '../host/journal.js';
+import { callNowOrLater, hostJournalOf, type CallResult, type HostJournal, type HostStore } from '../host/host-journal.js';
 import { runningSessionAgent, runningSessionSetup, settleJournal, sessionMachinesOf, TAKEOVER_META_KEY } from '../host/host-agent.js';
 import { journalReads } from '../host/agent/delivery.js';
 import { Subscriber } from '../session/subscriber.js';
@@ -853,7 +853,7 @@ function idle(live: HubLive, sessionId: string): void {
 // Listing
 
 /** The sessions the hub runs and the journal keeps, to `then` (at once with a journal that answers at once). */
-function sessionsOf(live: HubLive, then: (result: { ok: true; value: HubSessionInfo[] } | { ok: false; error: unknown }) => void): void {
+function sessionsOf(live: HubLive, then: (result: CallResult<HubSessionInfo[]>) => void): void {
   const machines = sessionMachinesOf(live.host);
   const found = new Map<string, HubSessionInfo>();
   const info = (sessionId: string, agent: string | undefined, state: string): HubSessionInfo => {
@@ -868,25 +868,16 @@ function sessionsOf(live: HubLive, then: (result: { ok: true; value: HubSessionI
   };
   for (const [sessionId, machine] of machines) found.set(sessionId, info(sessionId, runningSessionAgent(live.host, sessionId), String(machine.getSnapshot().value)));
   const from = (cursor: string | undefined): void => {
-    let page: Maybe<{ readonly sessions: readonly JournalSession[]; readonly nextCursor: string | undefined }>;
-    try {
-      page = live.journal.listSessions(cursor === undefined ? {} : { cursor });
-    } catch (error) {
-      return then({ ok: false, error });
-    }
-    const read = (value: { readonly sessions: readonly JournalSession[]; readonly nextCursor: string | undefined }) => {
-      for (const session of value.sessions) {
+    const read = (page: CallResult<JournalSessionPage>) => {
+      if (!page.ok) return then(page);
+      for (const session of page.value.sessions) {
         const known = found.get(session.sessionId) ?? info(session.sessionId, session.agent, 'stored');
         found.set(session.sessionId, session.owner ? { ...known, owner: session.owner } : known);
       }
-      if (value.nextCursor !== undefined) return from(value.nextCursor);
+      if (page.value.nextCursor !== undefined) return from(page.value.nextCursor);
       then({ ok: true, value: [...found.values()] });
     };
-    if (!isPromiseLike(page)) return read(page);
-    page.then(
-      (value) => laterInHub(live, () => read(value)),
-      (error: unknown) => laterInHub(live, () => then({ ok: false, error })),
-    );
+    callNowOrLater(() => live.journal.listSessions(cursor === undefined ? {} : { cursor }), read, (page) => laterInHub(live, () => read(page)));
   };
   from(undefined);
 }

@@ -5,8 +5,7 @@
  * the actor's own turn stays the only writer of it.
  */
 import type { Continue, Live } from './live.js';
-import { isPromiseLike, type Maybe } from '../host-journal.js';
-import type { CallResult } from './journal-queue.js';
+import { callNowOrLater, type CallResult, type Maybe } from '../host-journal.js';
 
 /** Runs `run` in a later turn of the host agent (dropped once the host stopped: nothing is left to carry on). */
 export function later(live: Live, run: () => void): void {
@@ -20,19 +19,5 @@ export function later(live: Live, run: () => void): void {
  * about a session go through its write queue instead (`live.writes.call`), after its writes.
  */
 export function after<T>(live: Live, call: () => Maybe<T>, settle: (result: CallResult<T>) => void): void {
-  let answer: Maybe<T>;
-  try {
-    answer = call();
-  } catch (error) {
-    settle({ ok: false, error });
-    return;
-  }
-  if (!isPromiseLike(answer)) {
-    settle({ ok: true, value: answer });
-    return;
-  }
-  answer.then(
-    (value) => later(live, () => settle({ ok: true, value })),
-    (error: unknown) => later(live, () => settle({ ok: false, error: error ?? new Error('the journal failed') })),
-  );
+  callNowOrLater(call, settle, (result) => later(live, () => settle(result)));
 }

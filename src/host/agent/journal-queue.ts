@@ -13,7 +13,7 @@
  * `later` (the host agent's own turn), and the session's queue waits for it.
  */
 import type { JournalEntry } from '../journal.js';
-import { isPromiseLike, type HostJournal, type JournalUpdateEntry, type Maybe } from '../host-journal.js';
+import { callNowOrLater, type CallResult, type HostJournal, type JournalUpdateEntry, type Maybe } from '../host-journal.js';
 
 /** What a queue needs around it. */
 export interface JournalQueueOptions<Output> {
@@ -33,8 +33,7 @@ export interface JournalQueueOptions<Output> {
   readonly pressure?: (full: boolean) => void;
 }
 
-/** How a journal call ended. */
-export type CallResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
+export type { CallResult };
 
 type Step<Output> =
   | { readonly kind: 'group'; readonly entries: JournalUpdateEntry[]; readonly outputs: Array<(seq: number | undefined) => Output>; ready: boolean; bytes: number }
@@ -106,20 +105,7 @@ export function createJournalQueue<Output>(options: JournalQueueOptions<Output>)
 
   /** Settles a call or group with its answer, now when it came at once, else in `later`. */
   const issue = (sessionId: string, queue: SessionQueue<Output>, run: () => Maybe<unknown>, settle: (result: CallResult<unknown>) => void): void => {
-    let answer: Maybe<unknown>;
-    try {
-      answer = run();
-    } catch (error) {
-      settle({ ok: false, error });
-      return;
-    }
-    if (!isPromiseLike(answer)) {
-      settle({ ok: true, value: answer });
-      return;
-    }
-    queue.inFlight = true;
-    calling += 1;
-    const settled = (result: CallResult<unknown>) => {
+    const onItsWay = callNowOrLater(run, settle, (result) => {
       calling -= 1;
       if (calling === 0) for (const resolve of answered.splice(0)) resolve();
       options.later(() => {
@@ -127,11 +113,10 @@ export function createJournalQueue<Output>(options: JournalQueueOptions<Output>)
         settle(result);
         pump(sessionId);
       });
-    };
-    answer.then(
-      (value) => settled({ ok: true, value }),
-      (error: unknown) => settled({ ok: false, error: error ?? new Error('the journal failed') }),
-    );
+    });
+    if (!onItsWay) return;
+    queue.inFlight = true;
+    calling += 1;
   };
 
   const pump = (sessionId: string): void => {

@@ -9,7 +9,7 @@ import type { HostJournal, Maybe } from '../host-journal.js';
 import type { ClientCall, Live } from './live.js';
 import { emit, fail } from './delivery.js';
 import { failedWrite, journalFailure } from './journal-failures.js';
-import type { CallResult } from './journal-queue.js';
+import type { CallResult } from '../host-journal.js';
 
 /**
  * Journals an update and shows it to the editor. The updates of one event-loop turn (and

@@ -13,7 +13,7 @@ import { emit, fail } from './delivery.js';
 import { innerAgent, sendTo } from './inner-agents.js';
 import { failedWrite, journalFailure } from './journal-failures.js';
 import { after } from './continuation.js';
-import type { CallResult } from './journal-queue.js';
+import type { CallResult } from '../host-journal.js';
 
 /**
  * `session/list`: the journal's sessions (newest first, a page at a time), then, once the
