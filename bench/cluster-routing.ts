@@ -16,27 +16,18 @@
  * Without PostgreSQL binaries it says so and skips.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postgresAvailable, startPostgres } from '../spec/support/postgres.js';
 import { buildWarden } from './support/build-warden.js';
 import { check, formatRatio, measureInterleaved, summarize, table, type Stats } from './support/measure.js';
+import { freePort } from '../spec/support/free-port.js';
 import { canReadCpu, cpuNs } from './support/process-cpu.js';
 import { killGroup, serveClient, startServeDaemon, type ServeClient } from './support/warden-serve.js';
 
 const plan = { warmup: 1, repetitions: 9 };
 const wordCount = 1_000;
 const words = Array.from({ length: wordCount }, (_, n) => `w${n}`).join(' ');
-
-/** A port free on 127.0.0.1 now (A advertises its address before it listens). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** A client that counts the `session/update` frames of its session. */
 async function counted(url: string, token: string): Promise<{ client: ServeClient; updates: () => number }> {

@@ -9,26 +9,13 @@
  * host took the session, forwarded again when another did).
  */
 import { expect } from 'chai';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { WebSocket } from 'ws';
 import { isAlive, waitUntil } from '../support/processes.js';
-import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { clusterFixture } from '../support/cluster.js';
+import { freePort } from '../support/free-port.js';
 import { demoAgentsOf, initializeParams, lastSeqOf, seqUpdatesOf, socketClient, startServe, type Frame, type LineClient, type SeqUpdate, type ServeDaemon } from '../support/serve-daemon.js';
-import { killGroups } from '../support/warden-process.js';
-
-/** A port free on 127.0.0.1 now (a host must advertise its address before it listens). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** A prompt whose answer (the demo agent echoes it) streams for a while: 400 words, 30 ms apart (12 s: a cancel or a kill after its first words finds it running). */
 const longPrompt = Array.from({ length: 400 }, (_, n) => `w${n}`).join(' ');
@@ -37,39 +24,19 @@ type Host = ServeDaemon & { readonly hostId: () => Promise<string> };
 
 describe('routing: a client on a host that does not own its session', function () {
   this.timeout(120_000);
-  let server: TestPostgres;
-  let databases = 0;
-  let url: string;
-  let state: string;
-  const launched: ChildProcess[] = [];
-  const sockets: WebSocket[] = [];
-
-  before(async function () {
-    requirePostgres(this);
-    server = await startPostgres();
-  });
-  after(async () => server?.stop());
-  beforeEach(async () => {
-    url = await server.createDatabase(`routing_${process.pid}_${++databases}`);
-    state = realpathSync(mkdtempSync(join(tmpdir(), 'warden-routing-')));
-  });
-  afterEach(async () => {
-    for (const socket of sockets.splice(0)) socket.terminate();
-    await killGroups(launched, { descendants: true });
-    rmSync(state, { recursive: true, force: true });
-  });
+  const fixture = clusterFixture('routing');
 
   /** Starts a host on the shared token file (`advertise`: a cluster member others reach and which takes over lost hosts' sessions). */
   async function host(name: string, { advertise = true }: { readonly advertise?: boolean } = {}): Promise<Host> {
     const port = await freePort();
     const address = `ws://127.0.0.1:${port}/acp`;
-    const args = ['--listen', `127.0.0.1:${port}`, '--token-file', join(state, 'token'), '--lease', '2', '--agent', 'demo', '--store', url, '--env', 'DEMO_WORD_DELAY_MS=30', ...(advertise ? ['--advertise', address] : [])];
-    const daemon = await startServe(join(state, name), args, launched);
+    const args = ['--listen', `127.0.0.1:${port}`, '--token-file', join(fixture.state, 'token'), '--lease', '2', '--agent', 'demo', '--store', fixture.url, '--env', 'DEMO_WORD_DELAY_MS=30', ...(advertise ? ['--advertise', address] : [])];
+    const daemon = await startServe(join(fixture.state, name), args, fixture.launched);
     return { ...daemon, hostId: async () => (await query<{ host_id: string }>('SELECT host_id FROM hosts WHERE pid = $1', [daemon.process.pid]))[0]!.host_id };
   }
 
   async function query<T extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<T[]> {
-    const client = new pg.Client(url);
+    const client = new pg.Client(fixture.url);
     await client.connect();
     try {
       return (await client.query<T>(text, values)).rows;
@@ -81,7 +48,7 @@ describe('routing: a client on a host that does not own its session', function (
   const ownerOf = async (sessionId: string) => (await query<{ owner_host: string | null }>('SELECT owner_host FROM sessions WHERE session_id = $1', [sessionId]))[0]?.owner_host ?? null;
 
   async function client(daemon: ServeDaemon, name: string): Promise<LineClient & { readonly socket: WebSocket }> {
-    const opened = await socketClient(daemon, sockets);
+    const opened = await socketClient(daemon, fixture.sockets);
     const init = await opened.request(1, 'initialize', initializeParams(name));
     expect(init.error, JSON.stringify(init.error)).to.equal(undefined);
     return opened;
@@ -90,7 +57,7 @@ describe('routing: a client on a host that does not own its session', function (
   /** A session made on `owner` by a client that prompted once and left: nobody is attached to it there. */
   async function sessionOn(owner: ServeDaemon): Promise<{ sessionId: string; seen: SeqUpdate[] }> {
     const maker = await client(owner, 'maker');
-    const created = await maker.request(2, 'session/new', { cwd: state, mcpServers: [] });
+    const created = await maker.request(2, 'session/new', { cwd: fixture.state, mcpServers: [] });
     const sessionId = (created.result as { sessionId: string }).sessionId;
     const first = await maker.request(3, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello there' }] });
     expect((first.result as { stopReason?: string }).stopReason).to.equal('end_turn');
@@ -126,10 +93,10 @@ describe('routing: a client on a host that does not own its session', function (
 
     // On B, which does not own it: forwarded to A. Then a client of A directly, for comparison (an observer there).
     const routed = await client(b, 'routed');
-    const resumed = await routed.request(2, 'session/resume', { sessionId, cwd: state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
+    const resumed = await routed.request(2, 'session/resume', { sessionId, cwd: fixture.state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
     expect(resumed.error, JSON.stringify(resumed.error)).to.equal(undefined);
     const direct = await client(a, 'direct');
-    const resumedThere = await direct.request(2, 'session/resume', { sessionId, cwd: state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
+    const resumedThere = await direct.request(2, 'session/resume', { sessionId, cwd: fixture.state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
     expect(resumedThere.error, JSON.stringify(resumedThere.error)).to.equal(undefined);
     expect(resumed.result, 'the same setup').to.deep.equal(resumedThere.result);
     const replay = split(routed.frames, sessionId, 2).before;
@@ -169,10 +136,10 @@ describe('routing: a client on a host that does not own its session', function (
 
     // session/load through B replays the whole history, as on A.
     const loader = await client(b, 'loader');
-    const loaded = await loader.request(2, 'session/load', { sessionId, cwd: state, mcpServers: [] });
+    const loaded = await loader.request(2, 'session/load', { sessionId, cwd: fixture.state, mcpServers: [] });
     expect(loaded.error, JSON.stringify(loaded.error)).to.equal(undefined);
     const loaderThere = await client(a, 'loader-there');
-    expect((await loaderThere.request(2, 'session/load', { sessionId, cwd: state, mcpServers: [] })).error).to.equal(undefined);
+    expect((await loaderThere.request(2, 'session/load', { sessionId, cwd: fixture.state, mcpServers: [] })).error).to.equal(undefined);
     const history = split(loader.frames, sessionId, 2).before;
     expect(seqsOf(history)[0], 'from the start').to.be.lessThan(cursor);
     expect(history.map((update) => [update.seq, update.update])).to.deep.equal(split(loaderThere.frames, sessionId, 2).before.map((update) => [update.seq, update.update]));
@@ -182,7 +149,7 @@ describe('routing: a client on a host that does not own its session', function (
     const [a, b] = [await host('a'), await host('b')];
     const { sessionId } = await sessionOn(a);
     const routed = await client(b, 'routed');
-    const resumed = await routed.request(2, 'session/resume', { sessionId, cwd: state, mcpServers: [], _meta: { 'acp-warden/after': 0 } });
+    const resumed = await routed.request(2, 'session/resume', { sessionId, cwd: fixture.state, mcpServers: [], _meta: { 'acp-warden/after': 0 } });
     expect(resumed.error, JSON.stringify(resumed.error)).to.equal(undefined);
     routed.send({ id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: longPrompt }] } });
     await waitUntil(() => split(routed.frames, sessionId, 2).after.filter((update) => update.kind === 'agent_message_chunk').length >= 3, 'three chunks through B', 30_000);
@@ -201,7 +168,7 @@ describe('routing: a client on a host that does not own its session', function (
     // B takes the session once A's lease ran out; until then a resume is refused (A is live by its lease, but unreachable).
     const bId = await b.hostId();
     await waitUntil(async () => (await ownerOf(sessionId)) === bId, 'B to take the session over', 30_000, 100);
-    const again = await routed.request(4, 'session/resume', { sessionId, cwd: state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
+    const again = await routed.request(4, 'session/resume', { sessionId, cwd: fixture.state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
     expect(again.error, JSON.stringify(again.error)).to.equal(undefined);
     const settledAt = routed.frames.indexOf(answerOf(routed.frames, 3) as Frame);
     const rest = split(routed.frames.slice(settledAt + 1), sessionId, 4).before;
@@ -222,14 +189,14 @@ describe('routing: a client on a host that does not own its session', function (
     const { sessionId, seen } = await sessionOn(a);
     const routed = await client(b, 'routed');
     const cursor = lastSeqOf(seen);
-    const resumed = await routed.request(2, 'session/resume', { sessionId, cwd: state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
+    const resumed = await routed.request(2, 'session/resume', { sessionId, cwd: fixture.state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
     expect(resumed.error, JSON.stringify(resumed.error)).to.equal(undefined);
     a.process.kill('SIGTERM');
     expect(await a.exited).to.equal(0);
     const notice = (update: SeqUpdate) => update.seq === undefined && JSON.stringify(update.update).includes('went away');
     await waitUntil(() => seqUpdatesOf(routed.frames, sessionId).some(notice), 'the notice that the relay ended', 15_000);
     expect(await ownerOf(sessionId), 'handed over by the owner as it stopped').to.equal(await b.hostId());
-    const again = await routed.request(3, 'session/resume', { sessionId, cwd: state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
+    const again = await routed.request(3, 'session/resume', { sessionId, cwd: fixture.state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
     expect(again.error, JSON.stringify(again.error)).to.equal(undefined);
     expect(await ownerOf(sessionId)).to.equal(await b.hostId());
     const next = await routed.request(4, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'still there?' }] }, 60_000);
@@ -241,7 +208,7 @@ describe('routing: a client on a host that does not own its session', function (
     const [a, b, c] = [await host('a'), await host('b', { advertise: false }), await host('c')];
     const { sessionId } = await sessionOn(a);
     const routed = await client(b, 'routed');
-    const resumed = await routed.request(2, 'session/resume', { sessionId, cwd: state, mcpServers: [], _meta: { 'acp-warden/after': 0 } });
+    const resumed = await routed.request(2, 'session/resume', { sessionId, cwd: fixture.state, mcpServers: [], _meta: { 'acp-warden/after': 0 } });
     expect(resumed.error, JSON.stringify(resumed.error)).to.equal(undefined);
     routed.send({ id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: longPrompt }] } });
     await waitUntil(() => split(routed.frames, sessionId, 2).after.filter((update) => update.kind === 'agent_message_chunk').length >= 3, 'three chunks through B', 30_000);
@@ -252,7 +219,7 @@ describe('routing: a client on a host that does not own its session', function (
     const cursor = lastSeqOf(seqUpdatesOf(routed.frames, sessionId));
     const cId = await c.hostId();
     await waitUntil(async () => (await ownerOf(sessionId)) === cId, 'C to take the session over', 30_000, 100);
-    const again = await routed.request(4, 'session/resume', { sessionId, cwd: state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
+    const again = await routed.request(4, 'session/resume', { sessionId, cwd: fixture.state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
     expect(again.error, JSON.stringify(again.error)).to.equal(undefined);
     const settledAt = routed.frames.indexOf(answerOf(routed.frames, 3) as Frame);
     const rest = split(routed.frames.slice(settledAt + 1), sessionId, 4).before;

@@ -133,19 +133,15 @@ describe('the host on PostgreSQL', () => {
   });
   after(async () => server?.stop());
   beforeEach(async () => {
-    const name = `host_${process.pid}_${++databases}`;
-    const admin = new pg.Client(server.url);
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    url = server.url.replace(/\/postgres$/u, `/${name}`);
+    url = await server.createDatabase(`host_${process.pid}_${++databases}`);
     dir = mkdtempSync(join(tmpdir(), 'warden-pg-host-'));
   });
   const launched: ChildProcess[] = [];
   afterEach(async () => {
     for (const host of hosts.splice(0)) await host.stop();
     await killLaunched();
-    await killGroups(launched);
+    // Their agents too: a daemon SIGKILLed leaves its agents' groups to the reaper.
+    await killGroups(launched, { descendants: true });
     rmSync(dir, { recursive: true, force: true });
   });
 
