@@ -68,8 +68,6 @@ export type HostJournal = {
   readonly paged: boolean;
   /** Whether `lastSeq` is the store's own (else a replay's answers wait for the replay's end). */
   readonly knowsLastSeq: boolean;
-  /** The store as it was given (what `host.journal` is). */
-  readonly store: HostStore;
   /** Whether its calls answer with promises (writes wait in the host's queue meanwhile). */
   readonly answersLater: boolean;
 };
@@ -102,7 +100,6 @@ export function hostJournalOf(store: HostStore): HostJournal {
     close: bound('close'),
     paged: true,
     knowsLastSeq: true,
-    store,
     answersLater: true,
   };
 }
@@ -138,7 +135,6 @@ function syncHostJournal(journal: Journal): HostJournal {
     close: () => journal.close(),
     paged: journal.readEntries !== undefined,
     knowsLastSeq: journal.lastSeq !== undefined,
-    store: journal,
     answersLater: false,
   };
 }

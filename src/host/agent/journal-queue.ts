@@ -60,8 +60,6 @@ export interface JournalQueue<Output> {
   output(sessionId: string | undefined, output: Output): void;
   /** Writes every collected group now (a reader of the journal is about to look). */
   flush(): void;
-  /** Bytes of entries not yet acknowledged (0 without a bound: they are not counted). */
-  pendingBytes(): number;
   /** Steps not yet settled for `sessionId` (0: nothing waits). */
   pending(sessionId: string): number;
   /** Resolves once every session's queue is empty. */
@@ -211,7 +209,6 @@ export function createJournalQueue<Output>(options: JournalQueueOptions<Output>)
     },
     pending: (sessionId) => sessions.get(sessionId)?.steps.length ?? 0,
     settled: () => (sessions.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve))),
-    pendingBytes: () => pendingBytes,
     callsSettled: () => (calling === 0 ? Promise.resolve() : new Promise<void>((resolve) => answered.push(resolve))),
   };
 }
