@@ -18,7 +18,8 @@ import type { AsyncJournal } from '../../src/host/async-journal.js';
 import { createHost, type Host } from '../../src/host/host.js';
 import { sqliteJournal } from '../../src/host/sqlite-journal.js';
 import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
-import { killLaunched, launchWarden, wireErrorOf } from '../support/warden-editor.js';
+import { wireErrorOf } from '../support/warden-editor.js';
+import { binDirectory, initializedEditor, stopAll } from '../support/path-editor.js';
 import { exitCodeOf, killGroups, stderrOf, wardenMain } from '../support/warden-process.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { answerText, listedSessions, sdkOverWebSocket, startServe, wardenSessions } from '../support/serve-daemon.js';
@@ -139,7 +140,7 @@ describe('the host on PostgreSQL', () => {
   const launched: ChildProcess[] = [];
   afterEach(async () => {
     for (const host of hosts.splice(0)) await host.stop();
-    await killLaunched();
+    await stopAll();
     // Their agents too: a daemon SIGKILLed leaves its agents' groups to the reaper.
     await killGroups(launched, { descendants: true });
     rmSync(dir, { recursive: true, force: true });
@@ -198,12 +199,14 @@ describe('the host on PostgreSQL', () => {
   });
 
   it('warden acp --store postgres://…: sessions journaled there; the next warden lists and loads them; a session live in one warden is refused to another', async () => {
-    const editor = await launchWarden(['--agent', 'demo', '--store', url]);
+    // As an editor runs it: the bare `warden` found on PATH, in the project's directory.
+    const bin = binDirectory(dir);
+    const editor = await initializedEditor(bin, ['--agent', 'demo', '--store', url], dir);
     const { sessionId } = await editor.request<{ sessionId: string }>('session/new', { cwd: dir, mcpServers: [] });
     const answer = await editor.request<{ stopReason: string }>('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello from pg' }] });
     expect(answer.stopReason).to.equal('end_turn');
     // Live here: another warden on the same database may not load it.
-    const other = await launchWarden(['--agent', 'demo', '--store', url]);
+    const other = await initializedEditor(bin, ['--agent', 'demo', '--store', url], dir);
     const refused = await wireErrorOf(other.request('session/load', { sessionId, cwd: dir, mcpServers: [] }));
     expect(refused.code).to.equal(-32603);
     expect(refused.message).to.contain('is live in another warden');
