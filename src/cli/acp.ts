@@ -39,10 +39,10 @@ Options:
   --cwd DIR                     run from DIR (relative paths, native ACP agents' working directory)
   --store PATH                  the session journal (SQLite file, :memory:, or
                                 a postgres://USER@HOST:PORT/DB URL, shared by hosts);
+                                default $XDG_STATE_HOME/acp-warden/journal.sqlite
   --lease SECONDS               a PostgreSQL store: how long this host's sessions stay
                                 its own after its last heartbeat (default 12)
   --advertise ws://HOST:PORT/acp  a PostgreSQL store: where other hosts reach this one
-                                default $XDG_STATE_HOME/acp-warden/journal.sqlite
   --log-file PATH               write the log there (JSON lines, level info) instead of stderr
                                 (pretty lines, level warn)
   --log-level LEVEL             debug, info, warn or error: the least severe written

@@ -45,6 +45,13 @@ export function positiveNumber(flag: string, text: string): number {
   return value;
 }
 
+/** A whole number ≥ 0 (`--load-limit 50`); `what` says what it counts. */
+export function wholeNumber(flag: string, text: string, what: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isSafeInteger(value) || value < 0) throw new ArgumentError(`${flag} expects a whole number ≥ 0 (${what}), got ${JSON.stringify(text)}`);
+  return value;
+}
+
 /** `N/SECONDS` (`--restart-intensity 3/60`): at most N restarts in SECONDS, as `{ intensity, period }` in ms. */
 export function restartIntensity(flag: string, text: string): { intensity: number; period: number } {
   const match = /^(\d+)\/(\d+(?:\.\d+)?)$/.exec(text);

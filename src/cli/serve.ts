@@ -17,7 +17,7 @@ import { defaultServeSettings, type ServeSettings, type UnattendedMode } from '.
 import { defaultTokenPath, readOrCreateToken } from '../serve/token-file.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { agentFlagDefaults, agentFlagHandlers, agentOptionsOf, eventLog, postgresOptionsOf, type AgentCommandOptions, type EventLog } from './agent-flags.js';
-import { ArgumentError, oneOf, positiveNumber, readFlags } from './arguments.js';
+import { ArgumentError, oneOf, positiveNumber, readFlags, wholeNumber } from './arguments.js';
 import { telemetrySettings } from '../telemetry/telemetry-settings.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 
@@ -66,10 +66,13 @@ Options:
   --cwd DIR                     run from DIR
   --store PATH                  the session journal (SQLite file, :memory:, or
                                 a postgres://USER@HOST:PORT/DB URL, shared by hosts);
+                                default ${defaultJournalPath()}
   --lease SECONDS               a PostgreSQL store: how long this host's sessions stay
                                 its own after its last heartbeat (default 12)
   --advertise ws://HOST:PORT/acp  a PostgreSQL store: where other hosts reach this one
-                                default ${defaultJournalPath()}
+  --load-limit N                a PostgreSQL store: sessions this host owns before a new one
+                                goes to the least-loaded live host, if less loaded than this
+                                one (default ${defaultServeSettings.loadLimit}; 0: whenever one is)
   --log-file PATH               the log (JSON lines, level info) instead of stderr (pretty, warn)
   --log-level LEVEL             debug, info, warn or error
   --log-format FORMAT           json or pretty
@@ -105,6 +108,7 @@ export function parseServeArgs(args: readonly string[]): ServeCommandOptions | {
   let idleTimeoutMs = defaultServeSettings.idleTimeoutMs;
   let unattended: UnattendedMode = defaultServeSettings.unattended;
   let unattendedTimeoutMs = defaultServeSettings.unattendedTimeoutMs;
+  let loadLimit = defaultServeSettings.loadLimit;
   let pingIntervalMs = 30_000;
   let otel = false;
   let address: ListenAddress;
@@ -125,6 +129,7 @@ export function parseServeArgs(args: readonly string[]): ServeCommandOptions | {
         pingIntervalMs = text === '0' ? 0 : Math.max(1, Math.round(positiveNumber('--keepalive', text) * 1000));
       },
       '--unattended-timeout': (value) => (unattendedTimeoutMs = positiveNumber('--unattended-timeout', value()) * 1000),
+      '--load-limit': (value) => (loadLimit = wholeNumber('--load-limit', value(), 'sessions this host owns before new ones go to other hosts')),
       '--otel': () => (otel = true),
     }, shortUsage);
     if (help) return { help: true };
@@ -134,7 +139,7 @@ export function parseServeArgs(args: readonly string[]): ServeCommandOptions | {
     if (error instanceof ArgumentError || error instanceof TypeError) return { error: `warden serve: ${error.message}` };
     throw error;
   }
-  const settings: ServeSettings = { idleTimeoutMs, unattended, unattendedTimeoutMs, drainTimeoutMs: values.drainTimeoutMs ?? defaultServeSettings.drainTimeoutMs };
+  const settings: ServeSettings = { idleTimeoutMs, unattended, unattendedTimeoutMs, drainTimeoutMs: values.drainTimeoutMs ?? defaultServeSettings.drainTimeoutMs, loadLimit };
   return { ...values, agent: values.agent ?? 'demo', listen: address, tokenFile: tokenFile ?? defaultTokenPath(), allowOrigins, settings, pingIntervalMs, otel };
 }
 

@@ -2,8 +2,9 @@
  * Routing (docs/cluster.md, "Routing"): a client connected to a host that does not own its
  * session is served by the owner through this host. One {@link Forwarding} per client
  * connection keeps a link (peer-link.ts) per owner host it forwards to, opened at the first
- * `session/load` or `session/resume` refused here because a live host owns the session, and
- * relays that session's traffic both ways:
+ * `session/load` or `session/resume` refused here because a live host owns the session (or the
+ * first `session/new` placed on another host: placement.ts), and relays that session's traffic
+ * both ways:
  *
  * - the client's requests for the session (`session/prompt`, set mode or config, close, the
  *   hub's extensions naming it, a later resume), `session/cancel` and `$/cancel_request`, and its
@@ -27,12 +28,15 @@ import type { ReadGate } from '../port/read-gate.js';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { noticeUpdate } from '../session/cursor.js';
 import { openPeerLink, type PeerLink, type PeerLinkFailure } from './peer-link.js';
+import { defaultLoadLimit, PLACED_META_KEY, placeSession, type PlacementSelf, type PlacementTarget } from './placement.js';
 import type { SessionLocation } from './routing-table.js';
 
 /** What a hub needs to route (HubOptions.routing): where sessions are, the shared token, a forwarding per connection. */
 export interface HubRouting {
   /** Where `sessionId` is served now (routing-table.ts). */
   locate(sessionId: string): Promise<SessionLocation>;
+  /** Where a new session of this host (`self`) is made (placement.ts's policy over the live hosts). */
+  place(self: PlacementSelf): Promise<PlacementTarget>;
   /** A forwarding for one client connection. */
   forwarding(input: ForwardingInput): Forwarding;
   /** Closes the routing table (the hub stops). */
@@ -67,7 +71,12 @@ interface InFlight {
   readonly method: string;
   /** The load or resume that began the session's relay: refused, the session is not relayed. */
   readonly first: boolean;
+  /** A `session/new` placed on that host: made here instead when the host could not be reached. */
+  readonly fallback?: () => void;
 }
+
+/** The reason of the error a placed `session/new` gets when its host could not be reached: never shown, the session is made locally instead. */
+const unreachedPlacement = 'placement_unreached';
 
 /** Errors of the owner that say the session is no longer its own: the session is not relayed any more (the client's next resume finds where it is). */
 const notTheOwners = new Set<unknown>(['session_owned', 'session_moved']);
@@ -113,6 +122,19 @@ export class Forwarding {
     this.#send(link, request, sessionId, true);
   }
 
+  /**
+   * Places a new session on another host: the client's `session/new` goes there (marked
+   * {@link PLACED_META_KEY}), and the session it makes is relayed from then on. When that host
+   * cannot be reached at all, `fallback` is called instead of answering (the session is made
+   * where the client is); any answer of that host, an error included, is the client's.
+   */
+  place(request: AgentRequestEvent, host: Owner, fallback: () => void): void {
+    const link = this.#linkTo(host, request.context);
+    const meta = request.params._meta as Record<string, unknown> | undefined;
+    this.#inFlight.set(request.requestId, { hostId: host.hostId, sessionId: '', method: request.method, first: true, fallback });
+    link.link.request(request.requestId, request.method, { ...request.params, _meta: { ...meta, [PLACED_META_KEY]: true } });
+  }
+
   /** Forwards a request for a relayed session (false: not relayed here). */
   request(request: AgentRequestEvent, sessionId: string): boolean {
     const link = this.#linkOf(sessionId);
@@ -147,6 +169,11 @@ export class Forwarding {
     for (const { link } of [...this.#links.values()]) link.close();
   }
 
+  /** Closes the link to `hostId` when it carries no session and no request any more. */
+  #closeIfIdle(hostId: string, entry: Link | undefined): void {
+    if (entry && entry.sessions.size === 0 && ![...this.#inFlight.values()].some((one) => one.hostId === hostId)) entry.link.close();
+  }
+
   #linkOf(sessionId: string): Link | undefined {
     const hostId = this.#sessions.get(sessionId);
     return hostId === undefined ? undefined : this.#links.get(hostId);
@@ -173,21 +200,26 @@ export class Forwarding {
         answered: (key, answer) => {
           const inFlight = this.#inFlight.get(key);
           this.#inFlight.delete(key);
+          if (inFlight?.fallback && 'error' in answer && (answer.error.data as { reason?: unknown } | undefined)?.reason === unreachedPlacement) {
+            inFlight.fallback();
+            return this.#closeIfIdle(hostId, entry);
+          }
           // The first load or resume refused, or the session is the owner's no more: it is not relayed (the client's next resume is this host's again).
           const dropped = 'error' in answer && (inFlight?.first || notTheOwners.has((answer.error.data as { reason?: unknown } | undefined)?.reason));
           if (inFlight && dropped && this.#sessions.get(inFlight.sessionId) === hostId) {
             this.#sessions.delete(inFlight.sessionId);
             entry?.sessions.delete(inFlight.sessionId);
           }
-          // A fork of a forwarded session is made on its owner, attached to this link there: it is forwarded too.
-          const forked = inFlight?.method === UNSTABLE_AGENT_METHODS.session_fork && 'result' in answer ? (answer.result as { sessionId?: unknown } | undefined)?.sessionId : undefined;
-          if (typeof forked === 'string' && entry && this.#links.get(hostId) === entry) {
-            this.#sessions.set(forked, hostId);
-            entry.sessions.add(forked);
+          // A fork of a forwarded session, or a session placed there, is made on that host, attached to this link there: it is forwarded too.
+          const madeThere = inFlight !== undefined && (inFlight.method === UNSTABLE_AGENT_METHODS.session_fork || inFlight.fallback !== undefined);
+          const made = madeThere && 'result' in answer ? (answer.result as { sessionId?: unknown } | undefined)?.sessionId : undefined;
+          if (typeof made === 'string' && entry && this.#links.get(hostId) === entry) {
+            this.#sessions.set(made, hostId);
+            entry.sessions.add(made);
           }
           this.#input.deliver('error' in answer ? { type: 'acp.error', requestId: key, error: answer.error } : { type: 'acp.respond', requestId: key, result: answer.result });
           // A link that carries nothing any more (its only resume refused) is closed.
-          if (entry && entry.sessions.size === 0 && ![...this.#inFlight.values()].some((one) => one.hostId === hostId)) entry.link.close();
+          this.#closeIfIdle(hostId, entry);
         },
         notified: (method, params) => this.#input.deliver(notificationOf(method, params)),
         asked: (id, method, params) => {
@@ -197,6 +229,7 @@ export class Forwarding {
         },
         lost: (key, failure, opened) => {
           const inFlight = this.#inFlight.get(key);
+          if (inFlight?.fallback && !opened) return { code: -32603, message: 'placement: host not reached', data: { reason: unreachedPlacement } };
           return lostError(owner, inFlight?.sessionId, inFlight?.method, failure, opened);
         },
         closed: (failure, opened) => {
@@ -259,13 +292,34 @@ function describeFailure(failure: PeerLinkFailure): string {
   }
 }
 
+/** Options of {@link clusterRouting}. */
+export interface ClusterRoutingOptions {
+  /** The cluster's database (`postgres://…`). */
+  readonly store: string;
+  /** The cluster's shared bearer token: it opens the links to the other hosts. */
+  readonly token: string;
+  /** The links' keepalive (default 10 000 ms). */
+  readonly pingIntervalMs?: number;
+  /** Sessions this host owns before it places new ones on other hosts (placement.ts; default {@link defaultLoadLimit}). */
+  readonly loadLimit?: number;
+}
+
 /** A hub's routing over the cluster's database at `store`, with the cluster's shared `token` (the routing table is opened at the first look-up). */
-export function clusterRouting(options: { readonly store: string; readonly token: string; readonly pingIntervalMs?: number }): HubRouting {
+export function clusterRouting(options: ClusterRoutingOptions): HubRouting {
   let table: Promise<import('./routing-table.js').RoutingTable> | undefined;
-  // pg is loaded only when a session is first refused here.
+  // pg is loaded only when a session is first refused here, or first placed elsewhere.
   const tableOf = () => (table ??= import('./routing-table.js').then(({ openRoutingTable }) => openRoutingTable(options.store)));
+  const loadLimit = options.loadLimit ?? defaultLoadLimit;
   return {
     locate: async (sessionId) => (await tableOf()).locate(sessionId),
+    async place(self) {
+      // Below the limit, no look at the other hosts (the common case costs nothing).
+      if (self.load < loadLimit) return { where: 'local' };
+      const hosts = await (await tableOf()).routableHosts(self.hostId);
+      const placed = placeSession(self.hostId, self.load, hosts, loadLimit);
+      const there = placed.where === 'remote' ? hosts.find((host) => host.hostId === placed.hostId) : undefined;
+      return there ? { where: 'remote', hostId: there.hostId, url: there.url } : { where: 'local' };
+    },
     forwarding: (input) => new Forwarding(input, options),
     async close() {
       if (table) await (await table).close();

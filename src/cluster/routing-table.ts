@@ -3,10 +3,12 @@
  * owner host (`sessions.owner_host`, `epoch`), whether that host is live (`state = 'live'` and
  * its lease not run out, in the database's clock) and the address it advertised
  * (`hosts.advertise`). A host that was refused a session (`session_owned`) asks here whether it
- * can forward the client to the owner. This module is the edge: one query, and the pure decision
- * {@link sessionLocationOf} on its row.
+ * can forward the client to the owner; a host placing a new session asks here for the live hosts
+ * it may place it on ({@link routableHosts}). This module is the edge: the queries, and the pure
+ * decision {@link sessionLocationOf} on a session's row.
  */
 import pg from 'pg';
+import type { PlacementCandidate } from './placement.js';
 
 /** Where a session is served, for routing. */
 export type SessionLocation =
@@ -50,10 +52,28 @@ export async function locateSession(queryable: Pick<pg.Pool, 'query'>, sessionId
   return sessionLocationOf(rows[0]);
 }
 
+/** A live host that advertised where it is reached: somewhere a new session may be placed (placement.ts). */
+export interface RoutableHost extends PlacementCandidate {
+  /** Its advertised address (`ws://HOST:PORT/acp`). */
+  readonly url: string;
+}
+
+/** The live hosts other than `exceptHostId` that advertised an address, with the load of their last heartbeat (one query). */
+export async function routableHosts(queryable: Pick<pg.Pool, 'query'>, exceptHostId: string): Promise<RoutableHost[]> {
+  const { rows } = await queryable.query<{ host_id: string; load: number; advertise: string }>(
+    `SELECT host_id, load, advertise FROM hosts
+      WHERE state = 'live' AND lease_until > now() AND advertise IS NOT NULL AND host_id <> $1`,
+    [exceptHostId],
+  );
+  return rows.map((row) => ({ hostId: row.host_id, load: row.load, url: row.advertise }));
+}
+
 /** The routing table of one host: its own small pool on the cluster's database. */
 export interface RoutingTable {
   /** Where `sessionId` is served now. */
   locate(sessionId: string): Promise<SessionLocation>;
+  /** The live hosts other than `exceptHostId` a new session may be placed on. */
+  routableHosts(exceptHostId: string): Promise<RoutableHost[]>;
   /** Closes its connection; later calls reject. */
   close(): Promise<void>;
 }
@@ -66,6 +86,7 @@ export function openRoutingTable(url: string): RoutingTable {
   let closed = false;
   return {
     locate: (sessionId) => (closed ? Promise.reject(new Error('the routing table is closed')) : locateSession(pool, sessionId)),
+    routableHosts: (exceptHostId) => (closed ? Promise.reject(new Error('the routing table is closed')) : routableHosts(pool, exceptHostId)),
     async close() {
       if (closed) return;
       closed = true;

@@ -52,7 +52,7 @@ import { sessionMachine } from '../session/session-machine.js';
 import { createLiveActors } from './live-actors.js';
 import { observerOnDemand } from './observer-on-demand.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
-import { connectionHubLogic, hostAgentOfHub, hubConnections, hubDrained, hubSessions, HUB_METHODS, type HubOptions, type HubSessionInfo } from '../serve/connection-hub.js';
+import { connectionHubLogic, hostAgentOfHub, hubConnections, hubDrained, hubSessions, HUB_METHODS, type HubInput, type HubOptions, type HubSessionInfo } from '../serve/connection-hub.js';
 import { connectionAgentLogic } from '../serve/connection-agent.js';
 import { shutdownInReverse } from '../supervision/commands.js';
 import type { HostTelemetry } from '../telemetry/host-telemetry.js';
@@ -453,7 +453,7 @@ export function createHost(options: HostOptions = {}): Host {
   let nextConnection = 1;
   const hub = (hubOptions: HubOptions = {}): ServeHub => {
     if (hubApi) return hubApi;
-    const ref = createActor(connectionHubLogic, { input: { ...hubOptions, host: hostAgent, journal }, ...(inspect ? { inspect } : {}) });
+    const ref = createActor(connectionHubLogic, { input: { ...hubOptions, host: hostAgent, journal, ...placementSelfOf(store) }, ...(inspect ? { inspect } : {}) });
     hubRef = ref;
     rootStarting(ref);
     ref.start();
@@ -651,6 +651,14 @@ function openStore(options: HostOptions): { readonly journal: HostStore; readonl
   const opened = journal.opened.then(() => undefined);
   opened.catch(() => undefined);
   return { journal, opened, postgres: { url: path, journal: opening } };
+}
+
+/** On a PostgreSQL store, the hub's view of this host for placement (its id and the sessions it owns), once the store is open. */
+function placementSelfOf(store: ReturnType<typeof openStore>): Pick<HubInput, 'placementSelf'> {
+  if (!store.postgres) return {};
+  let open: PostgresJournal | undefined;
+  store.postgres.journal.then((journal) => (open = journal), () => undefined);
+  return { placementSelf: () => (open ? { hostId: open.hostId, load: open.owned() } : undefined) };
 }
 
 /**

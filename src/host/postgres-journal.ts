@@ -65,6 +65,8 @@ export interface PostgresJournal extends AsyncJournal {
   readonly hostId: string;
   /** The epoch this journal holds for `sessionId`, if it owns it. */
   epochOf(sessionId: string): number | undefined;
+  /** How many sessions this journal holds an epoch for: the load its heartbeat reports, and placement weighs (cluster/placement.ts). */
+  owned(): number;
   /** The lease this host holds its sessions by, in ms (the `lease` option). */
   readonly lease: number;
   /**
@@ -379,6 +381,7 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
       }
     },
     epochOf: (sessionId) => epochs.get(sessionId),
+    owned: () => epochs.size,
     renewLease,
     async createSession({ sessionId, agent, cwd }) {
       const at = now().toISOString();

@@ -36,6 +36,7 @@ import { Subscriber } from '../session/subscriber.js';
 import { updatesOf, updatesWithTurns } from '../session/cursor.js';
 import type { Forwarding, HubRouting } from '../cluster/forwarding.js';
 import type { SessionLocation } from '../cluster/routing-table.js';
+import { PLACED_META_KEY, type PlacementSelf } from '../cluster/placement.js';
 import type { HubEvent } from './hub-events.js';
 import { attach, attached, detach, roleOf, takeControl, unattended, type Role, type SessionRoles } from './session-roles.js';
 import { defaultUnattendedPolicy, denied, type UnattendedPolicy } from './unattended-policy.js';
@@ -71,6 +72,8 @@ export interface HubInput extends HubOptions {
   readonly host: NativeAgent;
   /** The host's store (a synchronous journal, or one that answers with promises). */
   readonly journal: HostStore;
+  /** With routing, on a store several hosts share: this host's id and load once its store is open (a new session may be placed elsewhere: docs/cluster.md, "Placement"). */
+  readonly placementSelf?: () => PlacementSelf | undefined;
 }
 
 /** A session as `_acp-warden/sessions` lists it. */
@@ -459,7 +462,14 @@ function onClientRequest(live: HubLive, connection: HubConnection, request: Agen
   if (sessionId !== undefined && connection.forwarding?.request(request, sessionId)) return;
   const session = sessionId === undefined ? undefined : live.sessions.get(sessionId);
   switch (request.type) {
-    case 'session.new':
+    case 'session.new': {
+      const { placed, request: unmarked } = placementMark(request);
+      const self = live.input.placementSelf?.();
+      // A session another host placed here is made here; one of this host's own clients may go elsewhere.
+      if (live.input.routing && self && !placed) return placeSession(live, live.input.routing, connection, unmarked, self);
+      forward(live, connection, unmarked, { kind: 'new', connectionId: connection.id, requestId: request.requestId, sessionId });
+      return;
+    }
     case 'session.fork':
       forward(live, connection, request, { kind: 'new', connectionId: connection.id, requestId: request.requestId, sessionId });
       return;
@@ -685,6 +695,42 @@ function openedSession(request: HubRequest, result: unknown): string | undefined
   return typeof sessionId === 'string' ? sessionId : undefined;
 }
 
+/** The connection's forwarding, made at its first session served on another host. */
+function forwardingOf(routing: HubRouting, connection: HubConnection): Forwarding {
+  return (connection.forwarding ??= routing.forwarding({ deliver: (output) => connection.ref.send({ type: 'hub.output', output }), gate: connection.gate }));
+}
+
+/** Whether a `session/new` was placed here by another host ({@link PLACED_META_KEY}), and the request without the mark. */
+function placementMark(request: AgentRequestEvent): { readonly placed: boolean; readonly request: AgentRequestEvent } {
+  const meta = request.params._meta as Record<string, unknown> | undefined;
+  if (!meta || !(PLACED_META_KEY in meta)) return { placed: false, request };
+  const { [PLACED_META_KEY]: placed, ...rest } = meta;
+  const { _meta: _dropped, ...params } = request.params;
+  return { placed: placed === true, request: { ...request, params: Object.keys(rest).length > 0 ? { ...params, _meta: rest } : params } };
+}
+
+/**
+ * A `session/new` on a host of a cluster: placed by the policy (cluster/placement.ts) here, or
+ * on the least-loaded live host, where the client's request goes over this connection's
+ * forwarding (the session is relayed from then on). The database not answering, or the chosen
+ * host not reached, makes the session here: a session refused is worse than a busy host.
+ */
+function placeSession(live: HubLive, routing: HubRouting, connection: HubConnection, request: AgentRequestEvent, self: PlacementSelf): void {
+  const here = () => {
+    if (!live.connections.has(connection.id)) return; // gone meanwhile: nothing to make
+    forward(live, connection, request, { kind: 'new', connectionId: connection.id, requestId: request.requestId, sessionId: undefined });
+  };
+  routing.place(self).then(
+    (target) =>
+      laterInHub(live, () => {
+        if (target.where === 'local') return here();
+        if (!live.connections.has(connection.id)) return;
+        forwardingOf(routing, connection).place(request, target, () => laterInHub(live, here));
+      }),
+    () => laterInHub(live, here),
+  );
+}
+
 /**
  * A load or resume refused here because another host owns the session (`session_owned`): when
  * that host is live and advertised, the client's own request goes to it over this connection's
@@ -697,8 +743,7 @@ function routeAttach(live: HubLive, routing: HubRouting, request: Extract<HubReq
     if (location.kind !== 'remote') return connection.ref.send({ type: 'hub.output', output: refusal });
     // Attached here before (the session moved away since): it follows the session on its owner only.
     leaveSession(live, connection.id, request.sessionId);
-    connection.forwarding ??= routing.forwarding({ deliver: (output) => connection.ref.send({ type: 'hub.output', output }), gate: connection.gate });
-    connection.forwarding.attach(request.asked, request.sessionId, location);
+    forwardingOf(routing, connection).attach(request.asked, request.sessionId, location);
   };
   routing.locate(request.sessionId).then(
     (location) => laterInHub(live, () => relay(location)),

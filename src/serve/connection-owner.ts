@@ -4,7 +4,8 @@
  * connection that opened it. The daemon's settings become the hub's policies (idle timeout,
  * unattended permissions) the first time a connection is attached. On a PostgreSQL store the hub
  * routes: a session another live host owns is forwarded there (docs/cluster.md, "Routing"), over
- * links authenticated with this daemon's own token (the hosts of a cluster share it).
+ * links authenticated with this daemon's own token (the hosts of a cluster share it), and a new
+ * session is placed on another host once this one owns `settings.loadLimit` sessions.
  */
 import { clusterRouting } from '../cluster/forwarding.js';
 import { isPostgresUrl } from '../host/store-url.js';
@@ -36,7 +37,7 @@ export interface ConnectionOwnerCluster {
 /** A connection owner serving every connection on `host`'s hub under `settings` (routing sessions owned elsewhere on a PostgreSQL `cluster` store). */
 export function createConnectionOwner(host: Host, settings: ServeSettings, cluster?: ConnectionOwnerCluster): ConnectionOwner {
   let hub: ServeHub | undefined;
-  const routing = cluster?.store !== undefined && isPostgresUrl(cluster.store) ? { routing: clusterRouting({ store: cluster.store, token: cluster.token }) } : {};
+  const routing = cluster?.store !== undefined && isPostgresUrl(cluster.store) ? { routing: clusterRouting({ store: cluster.store, token: cluster.token, loadLimit: settings.loadLimit }) } : {};
   const hubOf = () =>
     (hub ??= host.hub({ idleTimeoutMs: settings.idleTimeoutMs, unattended: { policy: settings.unattended, timeoutMs: settings.unattendedTimeoutMs }, ...routing }));
   return {

@@ -1,9 +1,12 @@
 /**
  * How `warden serve` treats sessions whose clients are gone: how long an agent with no
  * connection lives on, what a permission request does with no controller to answer it, and
- * how long a SIGTERM lets turns finish. Decided once from the command line and handed to
+ * how long a SIGTERM lets turns finish, and (a cluster) how many sessions it runs before it places new
+ * ones on other hosts. Decided once from the command line and handed to
  * whatever attaches connections.
  */
+
+import { defaultLoadLimit } from '../cluster/placement.js';
 
 /** What a permission request does while no controller is attached (`--unattended`). */
 export type UnattendedMode = 'wait' | 'deny';
@@ -18,6 +21,8 @@ export interface ServeSettings {
   readonly unattendedTimeoutMs: number;
   /** On SIGTERM, how long running turns may go on before agents are stopped (`--drain-timeout`). */
   readonly drainTimeoutMs: number;
+  /** On a PostgreSQL store: the sessions this host owns before it places new ones on the least-loaded live host (`--load-limit`; docs/cluster.md, "Placement"). */
+  readonly loadLimit: number;
 }
 
 /** The defaults: agents live 30 min without a connection; permissions wait 10 min; a SIGTERM drains 30 s. */
@@ -26,4 +31,5 @@ export const defaultServeSettings: ServeSettings = {
   unattended: 'wait',
   unattendedTimeoutMs: 10 * 60_000,
   drainTimeoutMs: 30_000,
+  loadLimit: defaultLoadLimit,
 };
