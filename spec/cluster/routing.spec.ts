@@ -15,7 +15,7 @@ import type { WebSocket } from 'ws';
 import { isAlive, waitUntil } from '../support/processes.js';
 import { clusterFixture } from '../support/cluster.js';
 import { freePort } from '../support/free-port.js';
-import { demoAgentsOf, initializeParams, lastSeqOf, seqUpdatesOf, socketClient, startServe, type Frame, type LineClient, type SeqUpdate, type ServeDaemon } from '../support/serve-daemon.js';
+import { demoAgentsOf, initializeParams, lastSeqOf, seqUpdatesOf, socketClient, startServe, wardenSessions, listedSessions, type Frame, type LineClient, type SeqUpdate, type ServeDaemon } from '../support/serve-daemon.js';
 
 /** A prompt whose answer (the demo agent echoes it) streams for a while: 400 words, 30 ms apart (12 s: a cancel or a kill after its first words finds it running). */
 const longPrompt = Array.from({ length: 400 }, (_, n) => `w${n}`).join(' ');
@@ -143,6 +143,26 @@ describe('routing: a client on a host that does not own its session', function (
     const history = split(loader.frames, sessionId, 2).before;
     expect(seqsOf(history)[0], 'from the start').to.be.lessThan(cursor);
     expect(history.map((update) => [update.seq, update.update])).to.deep.equal(split(loaderThere.frames, sessionId, 2).before.map((update) => [update.seq, update.update]));
+  });
+
+  it('warden sessions --close through a host that does not own the session: forwarded to the owner, closed there', async () => {
+    const [a, b] = [await host('a'), await host('b')];
+    const { sessionId } = await sessionOn(a);
+    expect(listedSessions(fixture.state, a).find((listed) => listed.sessionId === sessionId)?.state, 'running on its owner').not.to.equal('stored');
+    const closed = wardenSessions(fixture.state, b, ['--close', sessionId]);
+    expect(closed.status, closed.stderr).to.equal(0);
+    expect((await query<{ state: string }>('SELECT state FROM sessions WHERE session_id = $1', [sessionId]))[0]?.state, 'closed in the journal').to.equal('closed');
+    expect(listedSessions(fixture.state, a).find((listed) => listed.sessionId === sessionId)?.state, 'no longer running on the owner').to.equal('stored');
+
+    // The owner SIGKILLed: once B took the session over, the close is B's own.
+    const other = await sessionOn(a);
+    a.process.kill('SIGKILL');
+    await a.exited;
+    const bId = await b.hostId();
+    await waitUntil(async () => (await ownerOf(other.sessionId)) === bId, 'B to take the session over', 30_000);
+    const closedHere = wardenSessions(fixture.state, b, ['--close', other.sessionId]);
+    expect(closedHere.status, closedHere.stderr).to.equal(0);
+    expect((await query<{ state: string }>('SELECT state FROM sessions WHERE session_id = $1', [other.sessionId]))[0]?.state).to.equal('closed');
   });
 
   it('the owner SIGKILLed mid-relay: the forwarded prompt settles peer_lost, no hang; the client resumes from its cursor once its own host took the session over, served there', async () => {

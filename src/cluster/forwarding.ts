@@ -135,6 +135,14 @@ export class Forwarding {
     link.link.request(request.requestId, request.method, { ...request.params, _meta: { ...meta, [PLACED_META_KEY]: true } });
   }
 
+  /**
+   * Sends one request about a session that is not relayed (a close of a session owned there) to
+   * its owner; its answer is the client's, and the link closes once it carries nothing else.
+   */
+  forwardOnce(request: AgentRequestEvent, sessionId: string, owner: Owner): void {
+    this.#send(this.#linkTo(owner, request.context), request, sessionId, false);
+  }
+
   /** Forwards a request for a relayed session (false: not relayed here). */
   request(request: AgentRequestEvent, sessionId: string): boolean {
     const link = this.#linkOf(sessionId);

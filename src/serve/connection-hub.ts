@@ -117,7 +117,9 @@ interface HubSession {
 
 /** A request under way at the host agent, by the hub's key. */
 type HubRequest =
-  | { readonly kind: 'plain' | 'prompt' | 'new' | 'close'; readonly connectionId: string; readonly requestId: string; readonly sessionId: string | undefined }
+  | { readonly kind: 'plain' | 'prompt' | 'new'; readonly connectionId: string; readonly requestId: string; readonly sessionId: string | undefined }
+  /** `asked`: the client's own close (or delete), as forwarded to the session's owner when another host owns it. */
+  | { readonly kind: 'close'; readonly connectionId: string; readonly requestId: string; readonly sessionId: string | undefined; readonly asked: AgentRequestEvent }
   /** `asked`: the client's own request (a load or a resume, its cursor in it), as forwarded to the session's owner when another host owns it. */
   | { readonly kind: 'attach'; readonly connectionId: string; readonly requestId: string; readonly sessionId: string; readonly after: number; readonly asked: AgentRequestEvent }
   | { readonly kind: 'initialize' }
@@ -512,7 +514,7 @@ function onClientRequest(live: HubLive, connection: HubConnection, request: Agen
       if (session && roleOf(session.roles, connection.id) === 'observer') {
         return refuse(live, connection, request.requestId, notController(sessionId as string, session, request.method));
       }
-      forward(live, connection, request, { kind: 'close', connectionId: connection.id, requestId: request.requestId, sessionId });
+      forward(live, connection, request, { kind: 'close', connectionId: connection.id, requestId: request.requestId, sessionId, asked: request });
       return;
     }
     case 'ext.request':
@@ -527,7 +529,7 @@ function onClientRequest(live: HubLive, connection: HubConnection, request: Agen
         if (sessionId === undefined) return refuse(live, connection, request.requestId, RpcError.invalidParams('sessionId (a string) is required'));
         if (session && roleOf(session.roles, connection.id) === 'observer') return refuse(live, connection, request.requestId, notController(sessionId, session, request.method));
         const close: AgentRequestEvent = { ...request, type: 'session.close', method: AGENT_METHODS.session_close, params: { sessionId } };
-        forward(live, connection, close, { kind: 'close', connectionId: connection.id, requestId: request.requestId, sessionId });
+        forward(live, connection, close, { kind: 'close', connectionId: connection.id, requestId: request.requestId, sessionId, asked: request });
         return;
       }
       forward(live, connection, request, { kind: 'plain', connectionId: connection.id, requestId: request.requestId, sessionId });
@@ -681,8 +683,12 @@ function onHostAnswer(live: HubLive, output: Extract<AgentHandlerOutput, { type:
     return;
   }
   if (request.kind === 'attach' && output.type === 'acp.respond') return attachAndReplay(live, connection, request, { type: 'acp.respond', requestId: request.requestId, result: output.result });
-  if (request.kind === 'attach' && output.type === 'acp.error' && live.input.routing && (output.error.data as { reason?: unknown } | undefined)?.reason === 'session_owned') {
-    return routeAttach(live, live.input.routing, request, { ...output, requestId: request.requestId });
+  const ownedElsewhere = output.type === 'acp.error' && (output.error.data as { reason?: unknown } | undefined)?.reason === 'session_owned';
+  if (request.kind === 'attach' && ownedElsewhere && live.input.routing) {
+    return routeAttach(live, live.input.routing, request, { ...(output as Extract<AgentHandlerOutput, { type: 'acp.error' }>), requestId: request.requestId });
+  }
+  if (request.kind === 'close' && ownedElsewhere && live.input.routing && request.sessionId !== undefined) {
+    return routeClose(live, live.input.routing, request, request.sessionId, { ...(output as Extract<AgentHandlerOutput, { type: 'acp.error' }>), requestId: request.requestId });
   }
   connection.subscriber.deliver(request.sessionId, out);
 }
@@ -749,6 +755,24 @@ function routeAttach(live: HubLive, routing: HubRouting, request: Extract<HubReq
     (location) => laterInHub(live, () => relay(location)),
     // The database did not say: the refusal stands (the client may try again).
     () => laterInHub(live, () => live.connections.get(request.connectionId)?.ref.send({ type: 'hub.output', output: refusal })),
+  );
+}
+
+/**
+ * A close (or delete, or `warden sessions --close`) refused here because another host owns the
+ * session: when that host is live and advertised, the client's own request goes there, once
+ * (the session is not relayed: closing it needs no stream); otherwise the refusal is the answer.
+ */
+function routeClose(live: HubLive, routing: HubRouting, request: Extract<HubRequest, { kind: 'close' }>, sessionId: string, refusal: Extract<AgentHandlerOutput, { type: 'acp.error' }>): void {
+  const send = (location: SessionLocation | undefined) => {
+    const connection = live.connections.get(request.connectionId);
+    if (!connection) return;
+    if (location?.kind !== 'remote') return connection.ref.send({ type: 'hub.output', output: refusal });
+    forwardingOf(routing, connection).forwardOnce(request.asked, sessionId, location);
+  };
+  routing.locate(sessionId).then(
+    (location) => laterInHub(live, () => send(location)),
+    () => laterInHub(live, () => send(undefined)),
   );
 }
 
