@@ -1,9 +1,12 @@
 /**
  * The database blinks under a cluster (issue 17, docs/cluster.md "Database faults"): three
- * `warden serve` hosts on one real PostgreSQL, lease 2 s, each advertising itself; a client on
+ * `warden serve` hosts on one real PostgreSQL, lease 6 s, each advertising itself; a client on
  * host A streams a long turn of the demo agent while PostgreSQL is restarted (an immediate
- * stop, as a crash), stopped for 3 s and started again, or frozen for 3 s (SIGSTOP: unreachable,
- * not restarted). The turn ends `end_turn` on A, the session never changes hands (epoch 1: a
+ * stop, as a crash), stopped for 3 s and started again, or, for longer than a lease (6.5 s: every
+ * lease runs out in the database), frozen (SIGSTOP) or cut off (unreachable, not restarted).
+ * The lease is long against the blinks on purpose: a host stops its agents after two leases
+ * without a renewal (self-fencing), and a blink plus a restart on a loaded machine must stay
+ * well inside that, or the test would measure the machine's load. The turn ends `end_turn` on A, the session never changes hands (epoch 1: a
  * database that blinks loses no host), and what the
  * client got is the journal's: each seq once, in order, every one of them in the `entries`
  * table with the same update, and the answer journaled once, whole.
@@ -21,6 +24,9 @@ import { agentText, initializeParams, seqUpdatesOf, socketClient } from '../supp
 /** The prompt's words: the demo agent echoes them one by one (60 ms apart: an 18 s turn, far longer than a restart). */
 const words = Array.from({ length: 300 }, (_, n) => `w${n}`);
 const wordDelayMs = 60;
+/** The hosts' lease; an outage "longer than a lease" lasts {@link pastLeaseMs}. */
+const leaseSeconds = 6;
+const pastLeaseMs = 6500;
 
 /** One row of the `entries` table of a session, parsed. */
 interface JournaledEntry {
@@ -29,7 +35,7 @@ interface JournaledEntry {
   readonly entry: JournalEntry;
 }
 
-describe('database restart under three warden serve hosts on one PostgreSQL, lease 2 s', function () {
+describe('database restart under three warden serve hosts on one PostgreSQL, lease 6 s', function () {
   this.timeout(180_000);
   const fixture = clusterFixture('restart');
 
@@ -50,7 +56,7 @@ describe('database restart under three warden serve hosts on one PostgreSQL, lea
    * streams, and checks the turn, the owner and the journal against what the client got.
    */
   async function turnAcross(blink: () => Promise<void>, store = fixture.url): Promise<void> {
-    const [a] = await startClusterHosts(fixture.state, ['a', 'b', 'c'], fixture.launched, { store, lease: 2, args: ['--env', `DEMO_WORD_DELAY_MS=${wordDelayMs}`] });
+    const [a] = await startClusterHosts(fixture.state, ['a', 'b', 'c'], fixture.launched, { store, lease: leaseSeconds, args: ['--env', `DEMO_WORD_DELAY_MS=${wordDelayMs}`] });
     const client = await socketClient(a!, fixture.sockets);
     await client.request(1, 'initialize', initializeParams('database-restart-test'));
     const created = await client.request(2, 'session/new', { cwd: fixture.state, mcpServers: [] });
@@ -95,25 +101,25 @@ describe('database restart under three warden serve hosts on one PostgreSQL, lea
     await turnAcross(() => fixture.server.restart({ whileDown: () => sleep(3000) }));
   });
 
-  it('PostgreSQL frozen (SIGSTOP) for 3 s during a streaming turn, unreachable but not restarted: the session keeps its owner, the turn ends there', async () => {
+  it('PostgreSQL frozen (SIGSTOP) past a lease during a streaming turn, unreachable but not restarted: the session keeps its owner, the turn ends there', async () => {
     // Every host's lease runs out in the database while it is frozen; A's renewal, sent during
     // the freeze, runs at the thaw, before a claim by B or C could (their looks run then too).
     await turnAcross(async () => {
       process.kill(-fixture.server.pid(), 'SIGSTOP');
       try {
-        await sleep(3000);
+        await sleep(pastLeaseMs);
       } finally {
         process.kill(-fixture.server.pid(), 'SIGCONT');
       }
     });
   });
 
-  it('PostgreSQL unreachable for 3 s (every connection cut and refused, not restarted) during a streaming turn: the session keeps its owner, the turn ends there', async () => {
+  it('PostgreSQL unreachable past a lease (every connection cut and refused, not restarted) during a streaming turn: the session keeps its owner, the turn ends there', async () => {
     const proxy = await startFaultProxy(fixture.server.port);
     try {
       await turnAcross(async () => {
         proxy.cutAll();
-        await sleep(3000);
+        await sleep(pastLeaseMs);
         proxy.accept();
       }, fixture.url.replace(`:${fixture.server.port}/`, `:${proxy.port}/`));
     } finally {
