@@ -68,9 +68,9 @@ describe('agent registry', () => {
   });
 
   it('warden agents --json prints the table', async () => {
-    const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+    const main = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
     const output = await new Promise<string>((resolve, reject) => {
-      execFile(process.execPath, ['--import', 'tsx', main, 'agents', '--json'], { env: { ...process.env, PATH: `${dir}:${process.env.PATH}` }, timeout: 30_000 }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
+      execFile(process.execPath, [main, 'agents', '--json'], { env: { ...process.env, PATH: `${dir}:${process.env.PATH}` }, timeout: 30_000 }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
     });
     const table = JSON.parse(output) as Array<{ name: string; installed: boolean; version: string | null }>;
     expect(table.map((row) => row.name)).to.include.members(['claude', 'codex', 'gemini', 'opencode', 'claude-acp', 'codex-acp', 'demo']);

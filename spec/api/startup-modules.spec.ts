@@ -15,7 +15,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { exitCodeOf, killGroups, stderrOf, wardenMain, writeShim } from '../support/warden-process.js';
+import { exitCodeOf, killGroups, stderrOf, wardenSource as wardenMain, writeShim } from '../support/warden-process.js';
 
 const tsx = import.meta.resolve('tsx');
 const moduleLog = fileURLToPath(new URL('../support/module-log.mjs', import.meta.url));

@@ -42,7 +42,7 @@ let bin: string;
 function installWarden(): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-demo-bin-')));
   const shim = join(dir, 'warden');
-  writeShim(shim, `"${process.execPath}" --import tsx "${main}"`);
+  writeShim(shim, `"${process.execPath}" "${main}"`);
   return dir;
 }
 

@@ -33,7 +33,7 @@ interface Warden {
 /** Launches warden as an editor would: its own process group, stdio pipes, the SDK's client. */
 async function launch(args: string[], env: Record<string, string> = {}, permissionDelayMs = 0): Promise<Warden> {
   const agentArgs = args.includes('--agent') ? [] : ['--agent', 'claude', '--agent-command', fakeClaude];
-  const child = spawn(process.execPath, ['--import', 'tsx', main, 'acp', ...agentArgs, ...args], {
+  const child = spawn(process.execPath, [main, 'acp', ...agentArgs, ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
     env: { ...process.env, ...env },

@@ -13,12 +13,12 @@ import { fileURLToPath } from 'node:url';
 import { acpUsage, parseAcpArgs } from '../../src/cli/acp.js';
 
 const sdkClient = fileURLToPath(new URL('../support/sdk-client.mjs', import.meta.url));
-const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const main = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 
 function drive(scenario: string, wardenArgs: string[], extra: string[] = []): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [sdkClient, '--scenario', scenario, ...extra, '--', process.execPath, '--import', 'tsx', main, 'acp', '--store', ':memory:', ...wardenArgs], { timeout: 60_000 }, (_error, stdout, stderr) => {
+    execFile(process.execPath, [sdkClient, '--scenario', scenario, ...extra, '--', process.execPath, main, 'acp', '--store', ':memory:', ...wardenArgs], { timeout: 60_000 }, (_error, stdout, stderr) => {
       try {
         resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Record<string, unknown>);
       } catch {
@@ -82,7 +82,7 @@ describe('warden acp logs', function () {
     const dir = mkdtempSync(join(tmpdir(), 'warden-log-'));
     const logFile = join(dir, 'warden.log');
     try {
-      const child = spawn(process.execPath, ['--import', 'tsx', main, 'acp', '--agent', 'claude', '--agent-command', fakeClaude, '--store', ':memory:', '--log-file', logFile, '--log-level', 'debug', '--env', 'FAKE_CLAUDE_FIXTURE=hello'], { stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [main, 'acp', '--agent', 'claude', '--agent-command', fakeClaude, '--store', ':memory:', '--log-file', logFile, '--log-level', 'debug', '--env', 'FAKE_CLAUDE_FIXTURE=hello'], { stdio: ['pipe', 'pipe', 'pipe'] });
       let stdout = '';
       child.stdout.on('data', (chunk: Buffer) => {
         stdout += chunk.toString('utf8');
@@ -111,7 +111,7 @@ describe('warden acp logs', function () {
     try {
       // The editor would send initialize at once: it must not be served with a log that loses every line.
       const initialize = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } })}\n`;
-      const run = spawnSync(process.execPath, ['--import', 'tsx', main, 'acp', '--agent', 'demo', '--store', ':memory:', '--log-file', logFile], { input: initialize, encoding: 'utf8', timeout: 60_000 });
+      const run = spawnSync(process.execPath, [main, 'acp', '--agent', 'demo', '--store', ':memory:', '--log-file', logFile], { input: initialize, encoding: 'utf8', timeout: 60_000 });
       expect(run.status).to.equal(2);
       expect(run.stdout).to.equal('');
       expect(run.stderr).to.contain(`--log-file: cannot open the log file ${logFile}: its directory ${join(dir, 'missing')} does not exist; create it`);
@@ -123,7 +123,7 @@ describe('warden acp logs', function () {
   it('--log-file that is a directory: exit 2 naming the path', () => {
     const dir = mkdtempSync(join(tmpdir(), 'warden-log-'));
     try {
-      const run = spawnSync(process.execPath, ['--import', 'tsx', main, 'acp', '--agent', 'demo', '--store', ':memory:', '--log-file', dir], { input: '', encoding: 'utf8', timeout: 60_000 });
+      const run = spawnSync(process.execPath, [main, 'acp', '--agent', 'demo', '--store', ':memory:', '--log-file', dir], { input: '', encoding: 'utf8', timeout: 60_000 });
       expect(run.status).to.equal(2);
       expect(run.stdout).to.equal('');
       expect(run.stderr).to.contain(`cannot open the log file ${dir}: it is a directory`);

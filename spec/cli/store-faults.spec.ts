@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { buildStore, damagePage, rootPageOf } from '../support/store-damage.js';
 import { killLaunched, launchWarden, wireErrorOf, type WireError } from '../support/warden-editor.js';
 
-const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const main = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 describe('warden acp on a damaged store (issue 14)', function () {
   this.timeout(120_000);
@@ -112,7 +112,7 @@ describe('warden acp on a damaged store (issue 14)', function () {
   it('a damaged first page (the header): warden acp exits 2 at once naming the file and the fix, nothing on stdout', () => {
     buildStore(store, dir, 2);
     damagePage(store, 1, 0);
-    const run = spawnSync(process.execPath, ['--import', 'tsx', main, 'acp', '--agent', 'demo', '--store', store], { input: '', encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync(process.execPath, [main, 'acp', '--agent', 'demo', '--store', store], { input: '', encoding: 'utf8', timeout: 60_000 });
     expect(run.status).to.equal(2);
     expect(run.stdout).to.equal('');
     expect(run.stderr).to.contain(`cannot open the journal at ${store}: file is not a database (SQLITE_NOTADB): move it aside or restore a backup`);

@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const main = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 function warden(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', main, ...args], { timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [main, ...args], { timeout: 60_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });

@@ -25,7 +25,7 @@ async function eventually(check: () => Promise<boolean>, within = 30_000): Promi
 
 function warden(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', wardenMain, ...args], { timeout: 60_000 }, (error, stdout, stderr) =>
+    execFile(process.execPath, [wardenMain, ...args], { timeout: 60_000 }, (error, stdout, stderr) =>
       resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });

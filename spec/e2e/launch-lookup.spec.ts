@@ -29,7 +29,7 @@ interface AgentRow {
 /** `warden agents [--json]` through the real entry point, with exactly `env`. */
 function wardenAgents(env: Record<string, string>, json: boolean): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('node', ['--import', 'tsx', wardenMain, 'agents', ...(json ? ['--json'] : [])], { cwd: repo, env, timeout: 60_000 }, (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)));
+    execFile('node', [wardenMain, 'agents', ...(json ? ['--json'] : [])], { cwd: repo, env, timeout: 60_000 }, (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)));
   });
 }
 
@@ -65,7 +65,7 @@ describe('launching agents as an editor does: the agent found on the PATH warden
 
   /** `node --import tsx src/cli/main.ts acp <args>` (node from the PATH), initialized, one session. */
   async function start(env: Record<string, string>, args: string[]): Promise<{ editor: EditorSession; sessionId: string; agentName: string | undefined }> {
-    const editor = launch('node', ['--import', 'tsx', wardenMain, 'acp', '--store', ':memory:', ...args], { env, cwd: repo });
+    const editor = launch('node', [wardenMain, 'acp', '--store', ':memory:', ...args], { env, cwd: repo });
     running.push(editor);
     const init = await editor.initialize();
     const sessionId = await editor.newSession(project);
@@ -148,7 +148,7 @@ describe('launching agents as an editor does: the agent found on the PATH warden
   it('an agent on neither the PATH nor its variable: warden acp exits 2 naming the fix, and warden agents says the same', async () => {
     const bin = pathDirectory(join(base, 'bin'));
     const env = editorEnv(bin);
-    const editor = launch('node', ['--import', 'tsx', wardenMain, 'acp', '--agent', 'codex'], { env, cwd: repo });
+    const editor = launch('node', [wardenMain, 'acp', '--agent', 'codex'], { env, cwd: repo });
     running.push(editor);
     expect((await editor.exited).code).to.equal(2);
     expect(editor.stderr()).to.match(/"codex" is not installed \(not found on the PATH\)\. Install it with: npm install -g @openai\/codex; or point CODEX_PATH or --agent-command at it/u);

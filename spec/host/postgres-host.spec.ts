@@ -323,7 +323,7 @@ describe('the host on PostgreSQL', () => {
     } finally {
       process.chdir(cwd);
     }
-    const child = spawn(process.execPath, ['--import', 'tsx', wardenMain, 'acp', '--agent', 'demo', '--store', unreachable], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const child = spawn(process.execPath, [wardenMain, 'acp', '--agent', 'demo', '--store', unreachable], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     const stderr = stderrOf(child);
     let stdout = '';
     child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -331,7 +331,7 @@ describe('the host on PostgreSQL', () => {
     expect(stderr()).to.contain(`warden acp: cannot open the journal at postgres://warden:***@127.0.0.1:${port}/journal`);
     expect(stderr()).not.to.contain('s3cret');
     expect(stdout, 'nothing on the protocol channel').to.equal('');
-    const daemon = spawn(process.execPath, ['--import', 'tsx', wardenMain, 'serve', '--listen', '127.0.0.1:0', '--agent', 'demo', '--store', unreachable], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const daemon = spawn(process.execPath, [wardenMain, 'serve', '--listen', '127.0.0.1:0', '--agent', 'demo', '--store', unreachable], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     launched.push(daemon);
     const said = stderrOf(daemon);
     expect(await exitCodeOf(daemon)).to.equal(2);

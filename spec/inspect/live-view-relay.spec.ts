@@ -15,11 +15,11 @@ import { createHost, type Host } from '../../src/host/host.js';
 import type { LiveActorView, LiveViewState } from '../../src/inspect/live-view-model.js';
 import { waitUntil } from '../support/processes.js';
 
-const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const main = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 /** `warden inspect ...args` running, with its output so far and its exit. */
 function startInspect(...args: string[]): { child: ChildProcess; stdout: () => string; stderr: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', main, 'inspect', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [main, 'inspect', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

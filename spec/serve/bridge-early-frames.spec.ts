@@ -38,7 +38,7 @@ describe('warden acp --connect: frames sent with the upgrade answer (issue 16)',
     peer = await eagerPeer(frames);
     const tokenFile = join(state, 'token');
     writeFileSync(tokenFile, 'a-token-for-raw-peers\n', { mode: 0o600 });
-    const child = spawn(process.execPath, ['--import', 'tsx', wardenMain, 'acp', '--connect', peer.url, '--token-file', tokenFile, '--keepalive', '0'], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: stateEnv(state) });
+    const child = spawn(process.execPath, [wardenMain, 'acp', '--connect', peer.url, '--token-file', tokenFile, '--keepalive', '0'], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: stateEnv(state) });
     launched.push(child);
     const stderr = stderrOf(child);
     const exited = exitCodeOf(child);

@@ -18,7 +18,7 @@ const launched: ChildProcess[] = [];
 
 /** `warden acp ARGS` (the bridge), in a group of its own. */
 function bridge(state: string, args: readonly string[]): { process: ChildProcess; stderr: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', wardenMain, 'acp', ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: stateEnv(state) });
+  const child = spawn(process.execPath, [wardenMain, 'acp', ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: stateEnv(state) });
   launched.push(child);
   return { process: child, stderr: stderrOf(child), exited: exitCodeOf(child) };
 }

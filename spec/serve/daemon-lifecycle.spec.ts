@@ -96,7 +96,7 @@ describe('warden serve: stop, kill, restart, --daemon (issue 16)', function () {
   it('a second warden serve on a live address exits 3 (address in use) and the first keeps serving', async () => {
     const args = ['--listen', `unix:${join(state, 'warden.sock')}`, '--agent', 'demo', '--store', ':memory:'];
     const first = await startServe(state, args, launched);
-    const second = spawn(process.execPath, ['--import', 'tsx', wardenMain, 'serve', ...args], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: stateEnv(state) });
+    const second = spawn(process.execPath, [wardenMain, 'serve', ...args], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: stateEnv(state) });
     launched.push(second);
     const stderr = stderrOf(second);
     expect(await exitCodeOf(second)).to.equal(3);
@@ -107,7 +107,7 @@ describe('warden serve: stop, kill, restart, --daemon (issue 16)', function () {
   describe('warden acp --agent demo --daemon', () => {
     /** `warden acp --agent demo --daemon` on this test's socket, piping one initialize; resolves with its exit status and output. */
     const once = (socket: string) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', wardenMain, 'acp', '--agent', 'demo', '--daemon', '--listen', `unix:${socket}`, '--store', join(state, 'journal.sqlite')], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: stateEnv(state) });
+      const child = spawn(process.execPath, [wardenMain, 'acp', '--agent', 'demo', '--daemon', '--listen', `unix:${socket}`, '--store', join(state, 'journal.sqlite')], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: stateEnv(state) });
       launched.push(child);
       let stdout = '';
       child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));

@@ -120,7 +120,7 @@ describe('warden serve: sessions that outlive their connections (issue 16)', fun
 
   it('warden sessions: nothing listening exits 3 naming warden serve; a wrong token exits 4; no token file exits 2', async () => {
     const daemon = await startServe(state, ['--listen', '127.0.0.1:0', '--agent', 'demo', '--store', join(state, 'journal.sqlite')], launched);
-    const run = (args: readonly string[]) => spawnSync(process.execPath, ['--import', 'tsx', wardenMain, 'sessions', ...args], { encoding: 'utf8', env: stateEnv(state), timeout: 60_000 });
+    const run = (args: readonly string[]) => spawnSync(process.execPath, [wardenMain, 'sessions', ...args], { encoding: 'utf8', env: stateEnv(state), timeout: 60_000 });
     const nobody = run(['--connect', 'ws://127.0.0.1:9/acp', '--token-file', daemon.tokenFile]);
     expect(nobody.status).to.equal(3);
     expect(nobody.stderr).to.match(/nothing answers at ws:\/\/127\.0\.0\.1:9\/acp: start the daemon with warden serve/u);

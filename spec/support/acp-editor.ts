@@ -48,7 +48,7 @@ const launched: ChildProcess[] = [];
 
 /** Launches `warden acp ...args` with `env` added to this process's environment, and initializes it. */
 export async function launchWarden(args: readonly string[], env: Record<string, string>): Promise<LaunchedWarden> {
-  const child = spawn(process.execPath, ['--import', 'tsx', main, 'acp', ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: repo, env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [main, 'acp', ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: repo, env: { ...process.env, ...env } });
   launched.push(child);
   const stderr = stderrOf(child);
   const exited = exitCodeOf(child);

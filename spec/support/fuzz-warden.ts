@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { expectGroupGone, isAlive } from './processes.js';
 
-const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const main = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 export interface WireResponse {
   readonly id: unknown;
@@ -56,7 +56,7 @@ export function isJsonRpcMessage(value: unknown): boolean {
 }
 
 export function launchFuzzWarden(extraArgs: string[] = []): FuzzWarden {
-  const child = spawn(process.execPath, ['--import', 'tsx', main, 'acp', '--agent', 'demo', '--store', ':memory:', ...extraArgs], {
+  const child = spawn(process.execPath, [main, 'acp', '--agent', 'demo', '--store', ':memory:', ...extraArgs], {
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
   });

@@ -5,23 +5,20 @@
  */
 import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { repo, wardenMain } from './real-agents-harness.js';
+import { wardenMain } from './real-agents-harness.js';
 import { writeShim } from './warden-process.js';
 
-/** tsx's loader, by file URL: `--import tsx` would resolve it from the editor's working directory. */
-const tsxLoader = pathToFileURL(join(repo, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 
 /**
  * Makes `directory` (created) hold `node` (this Node), `warden` (a script running warden's
- * sources with `node` from the PATH, like the package's `#!/usr/bin/env node` bin) and one
+ * build with `node` from the PATH, like the package's `#!/usr/bin/env node` bin) and one
  * symlink per entry of `commands` (name → file). Returns the directory, to be used as PATH.
  */
 export function pathDirectory(directory: string, commands: Readonly<Record<string, string>> = {}): string {
   mkdirSync(directory, { recursive: true });
   symlinkSync(process.execPath, join(directory, 'node'));
   const warden = join(directory, 'warden');
-  writeShim(warden, `node --import '${tsxLoader}' '${wardenMain}'`);
+  writeShim(warden, `node '${wardenMain}'`);
   for (const [name, target] of Object.entries(commands)) symlinkSync(target, join(directory, name));
   return directory;
 }

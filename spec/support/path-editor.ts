@@ -17,7 +17,6 @@ import { join } from 'node:path';
 import { waitUntil } from './processes.js';
 import { connectOverStdio, exitCodeOf, killGroups, stderrOf, wardenMain as main, writeShim } from './warden-process.js';
 
-const tsx = import.meta.resolve('tsx');
 
 /** A `session/update` as the editor received it. */
 export interface ReceivedUpdate {
@@ -35,7 +34,7 @@ export function binDirectory(dir: string, scripts: Record<string, string> = {}):
   const bin = join(dir, 'bin');
   mkdirSync(bin, { recursive: true });
   const shim = (name: string, command: string) => writeShim(join(bin, name), command);
-  shim('warden', `'${process.execPath}' --import '${tsx}' '${main}'`);
+  shim('warden', `'${process.execPath}' '${main}'`);
   for (const [name, script] of Object.entries(scripts)) shim(name, `'${process.execPath}' '${script}'`);
   return bin;
 }

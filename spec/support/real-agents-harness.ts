@@ -17,8 +17,8 @@ export const repo = fileURLToPath(new URL('../..', import.meta.url));
 export const agentsBin = join(process.env.WARDEN_AGENTS_DIR ?? join(repo, '.cache', 'agents'), 'node_modules', '.bin');
 export const claudeBin = join(agentsBin, 'claude');
 export const codexBin = join(agentsBin, 'codex');
-/** warden's entry point, run with `node --import tsx`. */
-export const wardenMain = join(repo, 'src', 'cli', 'main.ts');
+/** warden's entry point as users run it: the build (dist/cli/main.js, kept fresh by spec/support/fresh-build.ts), run by plain `node`. */
+export const wardenMain = join(repo, 'dist', 'cli', 'main.js');
 
 export function skipMessage(what: string): string {
   return `${what} not installed: run \`npm run agents:install\` to include these tests`;

@@ -36,7 +36,7 @@ export function stateEnv(state: string, extra: Record<string, string> = {}): Nod
  * it listens. `env` adds to its environment (a PATH leading to fake agents, say).
  */
 export async function startServe(state: string, args: readonly string[], launched: ChildProcess[], { env = {} }: { readonly env?: Record<string, string> } = {}): Promise<ServeDaemon> {
-  const child = spawn(process.execPath, ['--import', 'tsx', wardenMain, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: stateEnv(state, env) });
+  const child = spawn(process.execPath, [wardenMain, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: stateEnv(state, env) });
   launched.push(child);
   const stderr = stderrOf(child);
   let stdout = '';
@@ -164,7 +164,7 @@ export async function socketClient(daemon: ServeDaemon, sockets: WebSocket[]): P
 
 /** `warden acp --connect URL` (its own process group, pushed on `launched`) with a {@link LineClient} on its stdio. */
 export function bridgeClient(state: string, daemon: ServeDaemon, launched: ChildProcess[]): LineClient & { readonly process: ChildProcess; readonly exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', wardenMain, 'acp', '--connect', daemon.url, '--token-file', daemon.tokenFile], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: stateEnv(state) });
+  const child = spawn(process.execPath, [wardenMain, 'acp', '--connect', daemon.url, '--token-file', daemon.tokenFile], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: stateEnv(state) });
   launched.push(child);
   const frames: Frame[] = [];
   let buffered = '';
@@ -215,7 +215,7 @@ export const lastSeqOf = (updates: readonly SeqUpdate[]) => Math.max(0, ...updat
 
 /** `warden sessions ARGS` against `daemon`: its status and output. */
 export function wardenSessions(state: string, daemon: ServeDaemon, args: readonly string[]): { status: number | null; stdout: string; stderr: string } {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', wardenMain, 'sessions', '--connect', daemon.url, '--token-file', daemon.tokenFile, ...args], { encoding: 'utf8', env: stateEnv(state), timeout: 60_000 });
+  const run = spawnSync(process.execPath, [wardenMain, 'sessions', '--connect', daemon.url, '--token-file', daemon.tokenFile, ...args], { encoding: 'utf8', env: stateEnv(state), timeout: 60_000 });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 

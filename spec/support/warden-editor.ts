@@ -32,7 +32,7 @@ const launched: ChildProcess[] = [];
  * that umask, as a login shell would.
  */
 export async function launchWarden(args: readonly string[], options: { readonly umask?: number; readonly env?: Record<string, string> } = {}): Promise<WardenEditor> {
-  const command = [process.execPath, '--import', 'tsx', main, 'acp', ...args];
+  const command = [process.execPath, main, 'acp', ...args];
   const [file, argv] = options.umask === undefined
     ? [command[0] as string, command.slice(1)]
     : ['/bin/sh', ['-c', `umask ${options.umask.toString(8).padStart(3, '0')} && exec "$@"`, 'sh', ...command]];

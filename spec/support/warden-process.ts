@@ -11,8 +11,16 @@ import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { childrenOf, expectGroupGone, isAlive, waitUntil } from './processes.js';
 
-/** This checkout's CLI entry point (src/cli/main.ts). */
-export const wardenMain = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+/**
+ * This checkout's CLI as a user's PATH runs it: the build, dist/cli/main.js (the package's
+ * `bin`), run by plain `node`. The suite's global setup (fresh-build.ts) builds it when src/ is
+ * newer, so a spec never runs a stale build; tsx is for the specs themselves, not for the
+ * processes they start (it costs each process about 0.3 s of CPU at start).
+ */
+export const wardenMain = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+/** This checkout's CLI source (src/cli/main.ts), run under tsx by the specs that look at its own modules. */
+export const wardenSource = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
 /** Writes an executable `#!/bin/sh` script at `path` that execs `command` with its arguments. */
 export function writeShim(path: string, command: string): void {

@@ -37,7 +37,7 @@ interface Launched {
 
 /** `warden acp` as an editor launches it, with the telemetry environment given. */
 function launch(args: string[], env: Record<string, string>, nodeArgs: string[] = []): Launched {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', wardenMain, 'acp', '--store', join(dir, 'journal.sqlite'), ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, wardenMain, 'acp', '--store', join(dir, 'journal.sqlite'), ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
     env: { PATH: process.env.PATH ?? '', HOME: dir, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_METRIC_EXPORT_INTERVAL: '600000', ...env },

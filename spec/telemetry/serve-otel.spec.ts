@@ -297,7 +297,7 @@ describe('warden serve: OpenTelemetry traces and metrics (issue 18)', function (
     const receiver = await startOtlpReceiver();
     const daemons = () => processesWhere((cmdline) => cmdline.includes(socket) && cmdline.includes(' serve '));
     try {
-      const bridge = spawn(process.execPath, ['--import', 'tsx', wardenMain, 'acp', '--agent', 'demo', '--daemon', '--listen', `unix:${socket}`, '--store', join(dir, 'journal.sqlite'), '--env', 'DEMO_WORD_DELAY_MS=1'], {
+      const bridge = spawn(process.execPath, [wardenMain, 'acp', '--agent', 'demo', '--daemon', '--listen', `unix:${socket}`, '--store', join(dir, 'journal.sqlite'), '--env', 'DEMO_WORD_DELAY_MS=1'], {
         stdio: ['pipe', 'pipe', 'pipe'],
         detached: true,
         env: { PATH: process.env.PATH ?? '', HOME: dir, XDG_STATE_HOME: dir, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_METRIC_EXPORT_INTERVAL: '600000' },
