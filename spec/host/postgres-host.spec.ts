@@ -8,7 +8,7 @@
  */
 import { expect } from 'chai';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
@@ -255,9 +255,10 @@ describe('the host on PostgreSQL', () => {
     expect(answerText(again.updates, sessionId)).to.equal(said);
     const next = await again.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'and now?' }] });
     expect(next.stopReason).to.equal('end_turn');
-    // warden sessions names the owner host and its epoch: the second daemon, at epoch 2.
-    const listed = listedSessions(state, second).find((one) => one.sessionId === sessionId) as { owner?: { hostId: string; epoch: number } } | undefined;
+    // warden sessions names the owner host and its epoch: the second daemon, at epoch 2, on this machine.
+    const listed = listedSessions(state, second).find((one) => one.sessionId === sessionId) as { owner?: { hostId: string; epoch: number; hostName?: string } } | undefined;
     expect(listed?.owner?.epoch).to.equal(2);
+    expect(listed?.owner?.hostName).to.equal(hostname());
     const table = wardenSessions(state, second, []);
     expect(table.stdout.split('\n')[0]).to.match(/^SESSION\s+AGENT\s+STATE\s+OWNER\s+EPOCH\s+CLIENTS/u);
     expect(table.stdout).to.contain(`${listed?.owner?.hostId}  2`);

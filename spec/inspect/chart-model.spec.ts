@@ -76,6 +76,7 @@ describe('chart model', () => {
         'resume.changed': [{ targets: [] }],
         'mode.reported': [{ targets: [] }],
         'config.reported': [{ targets: [] }],
+        'owner.changed': [{ targets: [] }],
       });
       expect(chart.states.closed).to.deep.equal({ type: 'final', on: {} });
     });

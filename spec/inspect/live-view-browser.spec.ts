@@ -4,6 +4,8 @@
  * shows the tree with the agent's pid and the session's state highlighted on its chart; a
  * kill -9 of the agent process shows up on the page as a restart (count 1, the new pid, the
  * exit and restart on the timeline). The page asks for nothing but the view's own address.
+ * A session's owner host and epoch (a store several hosts share) are shown from a view fed by
+ * hand; a SQLite host's session shows none.
  *
  * Skipped, saying so, where /usr/bin/chromium is missing (.ci/run installs it as root).
  * LIVE_VIEW_SCREENSHOT=docs/images/live-view.png writes the screenshot the docs show.
@@ -128,6 +130,8 @@ describe('live view in Chromium', function () {
     // The view was served after the prompt: the transition taken last (back to ready) is lit at once.
     await shown(page, `${graph} g.transition.last[data-event="prompt.settled"][data-source="prompting"][data-target="ready"]`, 'the transition taken before the view was served lit');
     expect(await page.locator(`${graph} g.transition.last`).count()).to.equal(1);
+    // A SQLite store has no owners: the session names none.
+    expect(await page.locator(`${machine} [data-testid="owner"]`).count()).to.equal(0);
 
     // The agent process and its supervisor drawn on their declared charts, as the session is.
     const portGraph = '[data-testid="machine"][data-kind="port"] [data-testid="graph"] svg.chart-graph';
@@ -219,6 +223,16 @@ describe('live view in Chromium', function () {
     model.apply('s', moved('x:1', 'ready', 'agent.recovered', { sessionId: 'demo-1' }));
     await shown(page, `${session} g.transition.last[data-source="recovering"][data-event="agent.recovered"][data-target="ready"]`, 'agent.recovered lit');
     expect(await page.locator(`${session} g.state.current[data-path="recovering"]`).count()).to.equal(0);
+
+    // On a store several hosts share: the owner host and its epoch, then where the session went.
+    const title = '[data-testid="machine"][data-session="demo-1"] .machine-title';
+    model.apply('s', moved('x:1', 'ready', 'owner.changed', { sessionId: 'demo-1', owner: { hostId: '3f2a9c1d-7e55-4a1b-9c0d-2b8e4f6a1c3e', hostName: 'box-a', epoch: 1, here: true } }));
+    await shown(page, `${title} [data-testid="owner"][data-owner-here="true"][data-owner-epoch="1"][data-owner-host="3f2a9c1d-7e55-4a1b-9c0d-2b8e4f6a1c3e"]`, 'the owner host and epoch');
+    expect(await page.locator(`${title} [data-testid="owner"]`).textContent()).to.equal('owner box-a 3f2a9c1d \u00b7 epoch 1');
+    model.apply('s', moved('x:1', 'ready', 'owner.changed', { sessionId: 'demo-1', owner: { hostId: 'b7c41d09-1111-4222-8333-944455556666', epoch: 2, here: false } }));
+    await shown(page, `${title} [data-testid="owner"].moved[data-owner-here="false"][data-owner-epoch="2"]`, 'the session moved to another host');
+    expect(await page.locator(`${title} [data-testid="owner"]`).textContent()).to.equal('moved to b7c41d09 \u00b7 epoch 2');
+    expect(await page.locator(`${title} [data-testid="owner"]`).getAttribute('title')).to.equal('moved to host b7c41d09-1111-4222-8333-944455556666, epoch 2');
 
     // Nested and parallel: the regions inside their parallel state, both leaves current at once.
     await shown(page, `:is(${other}) g.state.parallel[data-path="working"] > g.state.region[data-path="working.fetch"] > g.state[data-path="working.fetch.waiting"]`, 'working.fetch.waiting inside its region inside working');

@@ -167,6 +167,39 @@ describe('live view model', () => {
       expect(told).to.deep.equal(['agent process restarting (restart 1)', 'failed: more than 3 restarts in 60000 ms']);
     });
 
+    it('a session on a store several hosts share: its owner host and epoch from its chart, following it when it moves; nothing where the store has no owners', () => {
+      const model = createLiveViewModel();
+      hostWithPort(model);
+      const config = JSON.parse(JSON.stringify(sessionMachine.config)) as unknown;
+      const context = { sessionId: 'pg-1', agent: 'demo', restarts: 0 };
+      model.apply('s', actor('x:7', 'session:pg-1', 'x:0', T0, config));
+      model.apply('s', snapshot('x:7', { value: 'ready', context: { ...context, owner: { hostId: 'host-a', hostName: 'box-a', epoch: 1, here: true } } }));
+      const owned = (view = model.view()) => view.machines.find((machine) => machine.sessionId === 'pg-1');
+      expect(owned()?.owner).to.deep.equal({ hostId: 'host-a', hostName: 'box-a', epoch: 1, here: true });
+      // Another host took it: its chart names the new owner (a fenced write tells its id and epoch), then fails.
+      model.apply('s', snapshot('x:7', { value: 'ready', context: { ...context, owner: { hostId: 'host-b', epoch: 2, here: false } } }, T0 + 1, 'owner.changed'));
+      expect(owned()?.owner).to.deep.equal({ hostId: 'host-b', epoch: 2, here: false });
+      model.apply('s', snapshot('x:7', { status: 'done', value: 'failed', context: { ...context, owner: { hostId: 'host-b', epoch: 2, here: false }, failure: 'this host lost it: host host-b owns it now (epoch 2)' } }, T0 + 2, 'agent.failed'));
+      expect(owned()).to.deep.include({ state: 'failed', status: 'done', owner: { hostId: 'host-b', epoch: 2, here: false } });
+      // A lost lease learns the new owner's machine only.
+      model.apply('s', actor('x:8', 'session:pg-2', 'x:0', T0, config));
+      model.apply('s', snapshot('x:8', { value: 'failed', context: { sessionId: 'pg-2', agent: 'demo', owner: { hostName: 'box-b', here: false } } }));
+      expect(model.view().machines.find((machine) => machine.sessionId === 'pg-2')?.owner).to.deep.equal({ hostName: 'box-b', here: false });
+      // SQLite: no owner in the context, none in the view; parts that are not what they should be are left out.
+      model.apply('s', actor('x:9', 'session:lite-1', 'x:0', T0, config));
+      model.apply('s', snapshot('x:9', { value: 'ready', context: { sessionId: 'lite-1', agent: 'demo', restarts: 0, owner: undefined } }));
+      model.apply('s', actor('x:10', 'session:odd-1', 'x:0', T0, config));
+      model.apply('s', snapshot('x:10', { value: 'ready', context: { sessionId: 'odd-1', agent: 'demo', owner: { hostId: 7, epoch: '3', here: true } } }));
+      model.apply('s', actor('x:11', 'session:odd-2', 'x:0', T0, config));
+      model.apply('s', snapshot('x:11', { value: 'ready', context: { sessionId: 'odd-2', agent: 'demo', owner: { hostId: 'host-c', epoch: Number.NaN } } }));
+      const view = model.view();
+      expect(view.machines.find((machine) => machine.sessionId === 'lite-1')).not.to.have.property('owner');
+      expect(view.machines.find((machine) => machine.sessionId === 'odd-1')).not.to.have.property('owner');
+      expect(view.machines.find((machine) => machine.sessionId === 'odd-2')?.owner).to.deep.equal({ hostId: 'host-c', here: true });
+      // And the view is JSON: what /state.json and /events send.
+      expect(JSON.parse(JSON.stringify(view)).machines.find((machine: { sessionId?: string }) => machine.sessionId === 'pg-1').owner).to.deep.equal({ hostId: 'host-b', epoch: 2, here: false });
+    });
+
     it('the session chart: every state, final ones marked, where each event leads, the transitions from anywhere', () => {
       const chart = chartOf(sessionMachine.config);
       expect(chart?.id).to.equal('session');

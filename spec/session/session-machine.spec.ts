@@ -51,6 +51,21 @@ describe('session state chart', () => {
     expect(closed.states.slice(-2)).to.deep.equal(['closed', 'closed']);
   });
 
+  it('owner: from its input (the journal said so when the host created or claimed it), changed by owner.changed in any live state, kept once final; none by default', () => {
+    expect(run().snapshot.context.owner).to.equal(undefined);
+    const actor = createActor(sessionMachine, { input: { sessionId: 's1', agent: 'claude', owner: { hostId: 'host-a', hostName: 'box-a', epoch: 1, here: true } } }).start();
+    expect(actor.getSnapshot().context.owner).to.deep.equal({ hostId: 'host-a', hostName: 'box-a', epoch: 1, here: true });
+    actor.send({ type: 'ready' });
+    actor.send({ type: 'prompt', requestId: 'p1' });
+    actor.send({ type: 'owner.changed', owner: { hostId: 'host-b', epoch: 2, here: false } });
+    expect(actor.getSnapshot().value, 'a fact: the state stays').to.equal('prompting');
+    expect(actor.getSnapshot().context.owner).to.deep.equal({ hostId: 'host-b', epoch: 2, here: false });
+    actor.send({ type: 'agent.failed', reason: 'this host lost it' });
+    actor.send({ type: 'owner.changed', owner: { hostId: 'host-c', epoch: 3, here: false } });
+    expect(actor.getSnapshot().value).to.equal('failed');
+    expect(actor.getSnapshot().context.owner).to.deep.equal({ hostId: 'host-b', epoch: 2, here: false });
+  });
+
   it('a prompt that comes while cancelling waits (cancelling), and runs once the cancelled one settles (prompting), then ready', () => {
     const { states, snapshot } = run({ type: 'ready' }, { type: 'prompt', requestId: 'p1' }, { type: 'cancel' }, { type: 'prompt', requestId: 'p2' }, { type: 'prompt.settled', outcome: 'cancelled', requestId: 'p1' }, { type: 'prompt.settled', outcome: 'end_turn', requestId: 'p2' });
     expect(states).to.deep.equal(['starting', 'ready', 'prompting', 'cancelling', 'cancelling', 'prompting', 'ready']);

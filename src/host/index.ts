@@ -11,7 +11,7 @@ export {
   type HostAgentContext,
   type HostSessionEvent,
 } from './host-agent.js';
-export { sessionMachine, type SessionMachineContext, type SessionMachineEvent, type SessionMachineInput, type SessionStateName } from '../session/session-machine.js';
+export { sessionMachine, type SessionMachineContext, type SessionMachineEvent, type SessionMachineInput, type SessionOwnership, type SessionStateName } from '../session/session-machine.js';
 export {
   titleOf,
   InvalidCursorError,

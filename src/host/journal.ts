@@ -34,9 +34,10 @@ export interface JournalSession {
   readonly restarts: number;
   /**
    * Who runs it, on a store several hosts share (PostgreSQL): the owner host's id and the epoch
-   * it holds the session at. Absent when nobody owns it, and on an engine without hosts (SQLite).
+   * it holds the session at, and its name (the machine's host name) while the store has that
+   * host's row. Absent when nobody owns it, and on an engine without hosts (SQLite).
    */
-  readonly owner?: { readonly hostId: string; readonly epoch: number };
+  readonly owner?: { readonly hostId: string; readonly epoch: number; readonly hostName?: string };
 }
 
 /** One fact in a session's history. */

@@ -123,6 +123,8 @@ interface SessionRow {
   restarts: number;
   owner_host: string | null;
   epoch: string;
+  /** The owner host's name (joined from `hosts`). */
+  owner_name: string | null;
 }
 
 interface EntryRow {
@@ -345,6 +347,8 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     renewing.unref();
   }
 
+  // A session with its owner host's name (hosts.host_id is the key: one row at most).
+  const sessionColumns = 'SELECT s.*, h.name AS owner_name FROM sessions s LEFT JOIN hosts h ON h.host_id = s.owner_host';
   const entryColumns = 'SELECT e.seq, e.at, e.entry FROM entries e JOIN sessions s ON s.key = e.session_key WHERE s.session_id = $1';
   const created = async (client: pg.PoolClient, sessionId: string, agent: string, cwd: string, at: string): Promise<string> => {
     const { rows } = await client.query<{ key: string }>(
@@ -354,7 +358,7 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     return (rows[0] as { key: string }).key;
   };
   const session = async (sessionId: string): Promise<JournalSession> => {
-    const { rows } = await query<SessionRow>('SELECT * FROM sessions WHERE session_id = $1', [sessionId]);
+    const { rows } = await query<SessionRow>(`${sessionColumns} WHERE s.session_id = $1`, [sessionId]);
     if (!rows[0]) throw new UnknownSessionError(sessionId);
     return sessionOf(rows[0], where);
   };
@@ -403,7 +407,7 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
       return session(sessionId);
     },
     async getSession(sessionId) {
-      const { rows } = await query<SessionRow>('SELECT * FROM sessions WHERE session_id = $1', [sessionId]);
+      const { rows } = await query<SessionRow>(`${sessionColumns} WHERE s.session_id = $1`, [sessionId]);
       return rows[0] ? sessionOf(rows[0], where) : undefined;
     },
     async listSessions(query_ = {}) {
@@ -413,14 +417,14 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
       const args: unknown[] = [];
       if (query_.cwd !== undefined) {
         args.push(query_.cwd);
-        filters.push(`cwd = $${args.length}`);
+        filters.push(`s.cwd = $${args.length}`);
       }
       if (after) {
         args.push(after.updatedAt, after.sessionId);
-        filters.push(`(updated_at < $${args.length - 1} OR (updated_at = $${args.length - 1} AND session_id < $${args.length}))`);
+        filters.push(`(s.updated_at < $${args.length - 1} OR (s.updated_at = $${args.length - 1} AND s.session_id < $${args.length}))`);
       }
       args.push(limit + 1);
-      const { rows } = await query<SessionRow>(`SELECT * FROM sessions ${filters.length ? `WHERE ${filters.join(' AND ')}` : ''} ORDER BY updated_at DESC, session_id DESC LIMIT $${args.length}`, args);
+      const { rows } = await query<SessionRow>(`${sessionColumns} ${filters.length ? `WHERE ${filters.join(' AND ')}` : ''} ORDER BY s.updated_at DESC, s.session_id DESC LIMIT $${args.length}`, args);
       const page = rows.slice(0, limit).map((row) => sessionOf(row, where));
       const last = page.at(-1);
       return { sessions: page, nextCursor: rows.length > limit && last ? encodeCursor(last) : undefined };
@@ -567,7 +571,7 @@ function sessionOf(row: SessionRow, where: string): JournalSession {
     state: row.state,
     resume: row.resume === null ? undefined : parseStored(row.resume, `the resume state of session ${row.session_id}`, where),
     restarts: row.restarts,
-    ...(row.owner_host === null ? {} : { owner: { hostId: row.owner_host, epoch: Number(row.epoch) } }),
+    ...(row.owner_host === null ? {} : { owner: { hostId: row.owner_host, epoch: Number(row.epoch), ...(row.owner_name === null ? {} : { hostName: row.owner_name }) } }),
   };
 }
 

@@ -10,6 +10,7 @@ export {
   type LiveChartView,
   type LiveLastTransition,
   type LiveMachineView,
+  type LiveOwnerView,
   type LivePendingView,
   type LiveSourceView,
   type LiveTimelineEntry,

@@ -2,7 +2,8 @@
  * The live view's model: inspection events in `@statelyai/inspect`'s format (from this
  * process's actors, or from `warden acp --inspect` streams) folded into what the page shows:
  * the actor tree of each source with status, restarts, pids and start times; each state
- * machine's current state with its chart; the pending JSON-RPC requests; and a timeline of
+ * machine's current state with its chart (a session's owner host and epoch too, on a store
+ * several hosts share); the pending JSON-RPC requests; and a timeline of
  * starts, exits with their reasons, restarts, escalations and session recoveries.
  *
  * The model knows the host's actors by the shape of their snapshots, not by their code: a
@@ -79,12 +80,29 @@ export interface LiveMachineView {
   /** The last transition that changed its state: from the leaf it left, by which event, to the leaf it entered. */
   readonly last?: LiveLastTransition;
   readonly status: LiveActorStatus;
-  /** A session machine's facts: its session id, agent, restarts, why it failed. */
+  /** A session machine's facts: its session id, agent, restarts, why it failed, who owns it. */
   readonly sessionId?: string;
   readonly agent?: string;
   readonly restarts?: number;
   readonly failure?: string;
+  /** Its owner host and epoch, on a store several hosts share (PostgreSQL); absent on one without owners (SQLite). */
+  readonly owner?: LiveOwnerView;
   readonly startedAt: number;
+}
+
+/**
+ * Who owns a session, as its chart says (`context.owner`, acp-warden's session machine): on a
+ * store several hosts share, the owner host and the epoch it holds the session at. A part the
+ * host does not know is absent.
+ */
+export interface LiveOwnerView {
+  /** The owner host's id (as `warden sessions` shows it). */
+  readonly hostId?: string;
+  /** The owner host's name (its machine's host name). */
+  readonly hostName?: string;
+  readonly epoch?: number;
+  /** `false`: the session moved to another host (or to none), and the host that shows it runs it no more. */
+  readonly here: boolean;
 }
 
 /** The transition a machine took last (its graph highlights it). */
@@ -226,7 +244,7 @@ interface ActorRecord {
   /** Ended only because its parent did (or its stream closed): its own end may still come. */
   implicitEnd: boolean;
   request: { method: string; requestId: string; sentAt: number } | undefined;
-  session: { sessionId?: string; agent?: string; restarts?: number; failure?: string } | undefined;
+  session: { sessionId?: string; agent?: string; restarts?: number; failure?: string; owner?: LiveOwnerView } | undefined;
   readonly children: Set<string>;
   /** Incarnations of each child name seen under this actor (restart counts). */
   readonly incarnations: Map<string, number>;
@@ -439,6 +457,7 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
             ...(typeof context.agent === 'string' ? { agent: context.agent } : {}),
             ...(typeof context.restarts === 'number' ? { restarts: context.restarts } : {}),
             ...(typeof context.failure === 'string' ? { failure: context.failure } : {}),
+            ...ownerOf(context.owner),
           };
           break;
         default:
@@ -692,6 +711,19 @@ function clientsDetail(clients: readonly unknown[]): string {
       return where ? `${name}: ${where}` : `${name}: no session`;
     })
     .join('; ');
+}
+
+/** A session chart's owner (`context.owner`), each part checked; nothing when it names none (a store without owners). */
+function ownerOf(value: unknown): { owner?: LiveOwnerView } {
+  if (!isObject(value)) return {};
+  const owner: LiveOwnerView = {
+    ...(typeof value.hostId === 'string' ? { hostId: cut(value.hostId) } : {}),
+    ...(typeof value.hostName === 'string' ? { hostName: cut(value.hostName) } : {}),
+    ...(typeof value.epoch === 'number' && Number.isFinite(value.epoch) ? { epoch: value.epoch } : {}),
+    here: value.here !== false,
+  };
+  const named = owner.hostId !== undefined || owner.hostName !== undefined || owner.epoch !== undefined;
+  return named || !owner.here ? { owner } : {};
 }
 
 function classify(context: Record<string, unknown>): LiveActorKind {

@@ -102,6 +102,8 @@ ul.tree { list-style: none; margin: 0; padding-left: 1.1rem; border-left: 1px do
 .pid { font-family: ui-monospace, monospace; font-size: .85rem; }
 .restarts { font-size: .8rem; padding: 0 .35rem; border-radius: .25rem; background: var(--line); }
 .restarts.hot { background: var(--warn); color: #fff; }
+.owner { font-size: .8rem; padding: 0 .35rem; border-radius: .25rem; border: 1px solid var(--info); color: var(--info); font-family: ui-monospace, monospace; }
+.owner.moved { border-color: var(--warn); color: var(--warn); }
 .exit { color: var(--bad); font-size: .8rem; max-width: 38rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 
 /* Session charts */

@@ -5,7 +5,7 @@
  * from the server's clock. Everything from the view is put in as text, never as HTML.
  *
  * The page's elements carry `data-*` attributes (kind, label, status, pid, restarts, state,
- * current) for the end-to-end test in spec/inspect/live-view-browser.spec.ts; the charts'
+ * current, a session's owner) for the end-to-end test in spec/inspect/live-view-browser.spec.ts; the charts'
  * SVG carries the classes chart-draw-script.ts describes.
  */
 import { CHART_DRAW_SCRIPT } from './chart-draw-script.js';
@@ -162,6 +162,21 @@ ${CHART_DRAW_SCRIPT}
     return el('ol', { className: 'chart', 'aria-label': 'state chart of ' + machine.label }, states);
   }
 
+  // A session's owner host and epoch (a store several hosts share): 'owner NAME 1f3a2b4c · epoch 2',
+  // or 'moved to …' once another host took it; the whole host id in the tooltip.
+  function ownerBadge(owner) {
+    var host = [owner.hostName, owner.hostId ? owner.hostId.slice(0, 8) : null].filter(Boolean).join(' ') || (owner.here ? '?' : 'no host');
+    var epoch = owner.epoch === undefined ? '' : ' \u00b7 epoch ' + owner.epoch;
+    var named = owner.hostId ? 'host ' + owner.hostId + (owner.hostName ? ' (' + owner.hostName + ')' : '') : owner.hostName ? 'host ' + owner.hostName : 'no host';
+    var whole = named + (owner.epoch === undefined ? '' : ', epoch ' + owner.epoch);
+    return el('span', {
+      className: 'owner' + (owner.here ? '' : ' moved'), 'data-testid': 'owner',
+      'data-owner-host': owner.hostId, 'data-owner-name': owner.hostName, 'data-owner-epoch': owner.epoch, 'data-owner-here': String(owner.here),
+      title: (owner.here ? 'owned by ' : 'moved to ') + whole,
+      text: (owner.here ? 'owner ' : 'moved to ') + host + epoch
+    });
+  }
+
   function renderMachines() {
     var box = document.getElementById('machines');
     if (!view.machines.length) {
@@ -189,6 +204,7 @@ ${CHART_DRAW_SCRIPT}
           machine.agent ? el('span', { className: 'badge', text: machine.agent }) : null,
           el('span', { className: 'state', text: machine.status === 'active' ? machine.state : machine.state + ' (' + machine.status + ')' }),
           isMachine ? el('span', { className: 'restarts' + (machine.restarts ? ' hot' : ''), title: 'agent restarts', text: '\u21bb ' + (machine.restarts || 0) }) : null,
+          machine.owner ? ownerBadge(machine.owner) : null,
           machine.failure ? el('span', { className: 'exit', title: machine.failure, text: machine.failure }) : null
         ]),
         last,

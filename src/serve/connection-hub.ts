@@ -85,8 +85,8 @@ export interface HubSessionInfo {
   readonly clients: ReadonlyArray<{ readonly connectionId: string; readonly role: Role; readonly peer: string | undefined; readonly delivered: number | undefined }>;
   /** ISO time of the last update, prompt or attach seen here (undefined: none since the daemon started). */
   readonly lastActivity: string | undefined;
-  /** On a store several hosts share (PostgreSQL): the host that owns the session and its epoch, as the journal says (absent: nobody, or SQLite). */
-  readonly owner?: { readonly hostId: string; readonly epoch: number };
+  /** On a store several hosts share (PostgreSQL): the host that owns the session, its epoch and name, as the journal says (absent: nobody, or SQLite). */
+  readonly owner?: { readonly hostId: string; readonly epoch: number; readonly hostName?: string };
 }
 
 /** The default idle timeout: 30 minutes. */

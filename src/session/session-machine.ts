@@ -14,6 +14,11 @@
  * (any live state) ─agent.failed→ failed      (any live state) ─close→ closed
  * ```
  *
+ * On a store several hosts share (PostgreSQL) its context also says who owns the session: the
+ * owner host and the epoch it holds it at, as the journal said when this host created or
+ * claimed it, and where it went when another host took it (`owner.changed`, a fact of any
+ * state, like the session state's). The live view shows it; a store without owners leaves it out.
+ *
  * Its context holds the session's state (session-state.ts): the modes, config options, title,
  * commands and resume handle the agent reported, the tool calls of the turn in flight, and
  * what the user chose. `reapplying`: the host is giving a new agent process (after an agent
@@ -67,7 +72,24 @@ export type SessionMachineEvent =
    */
   | { readonly type: 'mode.reported'; readonly currentModeId: string }
   | { readonly type: 'config.reported'; readonly configOptions: readonly SessionConfigOption[] }
+  /** The session's owner changed: this host claimed it at another epoch, or another host took it (it moved away). */
+  | { readonly type: 'owner.changed'; readonly owner: SessionOwnership }
   | SessionStateFact;
+
+/**
+ * Who owns a session, on a store several hosts share (PostgreSQL): the owner host and the epoch
+ * it holds the session at, as far as this host knows. Each part is absent when not known (a
+ * host that lost its lease learns the new owner's name and pid, not its id nor its epoch).
+ */
+export interface SessionOwnership {
+  /** The owner host's id (the journal's `hostId`, as `warden sessions` shows it). */
+  readonly hostId?: string;
+  /** The owner host's name (its machine's host name), when the store keeps one. */
+  readonly hostName?: string;
+  readonly epoch?: number;
+  /** Whether this host is the owner: `false` once the session moved to another host (or to none). */
+  readonly here: boolean;
+}
 
 /** What a session machine remembers. */
 export interface SessionMachineContext {
@@ -93,6 +115,8 @@ export interface SessionMachineContext {
   readonly turns: Turns;
   /** After a cancel, how long the agent has to answer the running prompt before it is answered `cancelled`. */
   readonly cancelGraceMs: number;
+  /** Who owns the session, on a store several hosts share; `undefined` on one without owners (SQLite). */
+  readonly owner: SessionOwnership | undefined;
 }
 
 /** Input of a session machine. */
@@ -107,6 +131,8 @@ export interface SessionMachineInput {
   readonly resume?: unknown;
   /** The cancel grace, ms (default 5000). */
   readonly cancelGraceMs?: number;
+  /** Who owns it, as the journal said when this host created or claimed it (absent: a store without owners). */
+  readonly owner?: SessionOwnership;
 }
 
 /**
@@ -202,6 +228,7 @@ export const sessionMachine = setup({
       reapplyOutstanding: 0,
       state: turnEnded(context.state),
     })),
+    setOwner: assign({ owner: ({ event }) => (event as Extract<SessionMachineEvent, { type: 'owner.changed' }>).owner }),
     fail: assign({ failure: ({ event }) => (event as Extract<SessionMachineEvent, { type: 'agent.failed' }>).reason, promptsInFlight: 0 }),
     reduce: assign({ state: ({ context, event }) => reduceSessionState(context.state, event as SessionStateFact) }),
     /** What the agent reported on its own, in a live session: a change. */
@@ -231,6 +258,7 @@ export const sessionMachine = setup({
     reapplyOutstanding: 0,
     turns: noTurns,
     cancelGraceMs: input.cancelGraceMs ?? 5000,
+    owner: input.owner,
   }),
   initial: 'starting',
   on: {
@@ -240,6 +268,7 @@ export const sessionMachine = setup({
     ...Object.fromEntries(stateFacts.map((fact) => [fact, { actions: 'reduce' }])),
     'mode.reported': { actions: 'reportedChange' },
     'config.reported': { actions: 'reportedChange' },
+    'owner.changed': { actions: 'setOwner' },
   },
   states: {
     starting: {

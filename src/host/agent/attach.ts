@@ -110,7 +110,8 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
         const caps = inner.capabilities;
         const method = caps.sessionCapabilities?.resume || !caps.loadSession ? AGENT_METHODS.session_resume : AGENT_METHODS.session_load;
         const meta = { ...(request.params._meta as Record<string, unknown> | undefined), [RESUME_META_KEY]: journaled.resume ?? null };
-        const session = openSession(live, sessionId, journaled.agent, journaled.restarts, { chosen, resume: journaled.resume });
+        // Read after this host claimed it: its owner is this host, at the epoch the claim gave.
+        const session = openSession(live, sessionId, journaled.agent, journaled.restarts, { chosen, resume: journaled.resume }, journaled.owner);
         session.replaying = method === AGENT_METHODS.session_load;
         live.pending.set(request.requestId, { kind: 'attach', agent: journaled.agent, sessionId, how, adopted, job, context: request.context });
         sendTo(inner, {

@@ -6,6 +6,7 @@ import type { AgentEventContext, AgentRequestEvent } from '../../acp/native-agen
 import { advertisesFork } from '../../acp/agent-server.js';
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
 import type { HostJournal, Maybe } from '../host-journal.js';
+import type { JournalSession } from '../journal.js';
 import type { HostSession, Live, Pending } from './live.js';
 import { emit, fail } from './delivery.js';
 import { innerAgent, sendTo } from './inner-agents.js';
@@ -99,14 +100,15 @@ export function forget(live: Live, requestId: string, sessionId: string): void {
 
 /**
  * Journals a session its agent just opened (`create`: new or fork), owned by this host, then
- * calls `then` with `undefined`. When that fails, the editor is told the session failed, so
+ * calls `then` with `undefined` and the session as journaled (its owner and epoch, where the
+ * store has them). When that fails, the editor is told the session failed, so
  * it must not go on: it is closed on its agent again (else a CLI process per attempt), what
  * the agent still says of it is dropped, and `then` gets the refusal to answer (the journal
  * keeps no session the editor never got).
  */
-export function journalNewSession(live: Live, pending: Extract<Pending, { kind: 'new' | 'fork' }>, sessionId: string, create: (journal: HostJournal) => Maybe<unknown>, then: (refusal: ErrorObject | undefined) => void): void {
+export function journalNewSession(live: Live, pending: Extract<Pending, { kind: 'new' | 'fork' }>, sessionId: string, create: (journal: HostJournal) => Maybe<JournalSession>, then: (refusal: ErrorObject | undefined, created?: JournalSession) => void): void {
   journalCall(live, sessionId, create, (created) => {
-    if (created.ok) return then(undefined);
+    if (created.ok) return then(undefined, created.value);
     failedWrite(live, sessionId, created.error);
     abandon(live, pending.agent, sessionId, pending.context);
     // An agent that numbers its sessions from 1 in every process reuses ids across runs.

@@ -150,11 +150,11 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
       // Still setting up until journaled: what the agent says of the session meanwhile is held (see `settingUp`).
       live.pending.set(requestId, pending);
       const create = (journal: HostJournal) => (pending.kind === 'fork' ? journal.forkSession({ sessionId, agent, cwd, from: pending.from }) : journal.createSession({ sessionId, agent, cwd }));
-      journalNewSession(live, pending, sessionId, create, (refusal) => {
+      journalNewSession(live, pending, sessionId, create, (refusal, created) => {
         live.pending.delete(requestId);
         if (refusal) fail(live, requestId, refusal);
         else {
-          const session = openSession(live, sessionId, agent, 0);
+          const session = openSession(live, sessionId, agent, 0, undefined, created?.owner);
           reportSetup(session, result);
           // A fork goes on as its source was set: the source's choices are the fork's (journaled for it, as its copy has none).
           const source = pending.kind === 'fork' ? live.sessions.get(pending.from) : undefined;

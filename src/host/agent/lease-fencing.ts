@@ -11,6 +11,7 @@
  */
 import type { LeaseStanding } from '../../cluster/lease.js';
 import { SessionOwnedError } from '../journal.js';
+import type { SessionMachineContext } from '../../session/session-machine.js';
 import type { Live } from './live.js';
 import { journalCall } from './journal-writes.js';
 import { leaseLost, movedAway } from './moved-away.js';
@@ -30,8 +31,23 @@ function checkOwnership(live: Live, sessionId: string): void {
   live.lease.checking.add(sessionId);
   journalCall(live, sessionId, (journal) => journal.claim(sessionId), (result) => {
     live.lease.checking.delete(sessionId);
-    if (result.ok || !(result.error instanceof SessionOwnedError)) return;
+    if (result.ok) return claimedAgain(live, sessionId, result.value);
+    if (!(result.error instanceof SessionOwnedError)) return;
     const { owner } = result.error;
-    movedAway(live, sessionId, { owner: `${owner.host} (pid ${owner.pid})`, epoch: undefined, stale: `this host's lease ran out (it was frozen or cut off) and another host claimed the session since ${owner.acquiredAt}` });
+    movedAway(live, sessionId, {
+      owner: `${owner.host} (pid ${owner.pid})`,
+      epoch: undefined,
+      stale: `this host's lease ran out (it was frozen or cut off) and another host claimed the session since ${owner.acquiredAt}`,
+      // The refusal names the owner's machine and pid, not its host id nor its epoch.
+      ownership: { hostName: owner.host, here: false },
+    });
   });
+}
+
+/** Still this host's: a claim that had to take it again (nobody held it meanwhile) holds it at a new epoch, which its chart learns. */
+function claimedAgain(live: Live, sessionId: string, epoch: number | undefined): void {
+  const machine = live.sessions.get(sessionId)?.machine;
+  const owner = (machine?.getSnapshot().context as SessionMachineContext | undefined)?.owner;
+  if (!machine || !owner || epoch === undefined || owner.epoch === epoch) return;
+  machine.send({ type: 'owner.changed', owner: { ...owner, epoch, here: true } });
 }

@@ -7,6 +7,7 @@
  */
 import { RpcError, type ErrorObject } from '../../jsonrpc/rpc-error.js';
 import type { FencedAppendError } from '../async-journal.js';
+import type { SessionOwnership } from '../../session/session-machine.js';
 import type { Live } from './live.js';
 import { abandon } from './fork-delete.js';
 import { dropSession } from './session-record.js';
@@ -18,11 +19,14 @@ export interface MovedTo {
   readonly epoch: number | undefined;
   /** What this host held, in words (`this host's epoch 1 is stale`). */
   readonly stale: string;
+  /** The new owner as the session's chart keeps it (the live view shows it). */
+  readonly ownership: SessionOwnership;
 }
 
 /** The session moved to another host, as a fenced write says. */
 export function movedByFence(fenced: FencedAppendError): MovedTo {
-  return { owner: fenced.owner.hostId, epoch: fenced.owner.epoch, stale: `this host's epoch ${fenced.heldEpoch ?? '(none)'} is stale` };
+  const { hostId, epoch } = fenced.owner;
+  return { owner: hostId, epoch, stale: `this host's epoch ${fenced.heldEpoch ?? '(none)'} is stale`, ownership: { ...(hostId === undefined ? {} : { hostId }), epoch, here: false } };
 }
 
 /** Stops the session here: another host owns it now (see the module's comment). */
@@ -33,8 +37,11 @@ export function movedAway(live: Live, sessionId: string, to: MovedTo): void {
   // Stopped here already for its lease (lease-fencing.ts), the check then said where it went: later prompts say that.
   const stoppedForLease = !running && (live.moved.get(sessionId)?.data as { reason?: string } | undefined)?.reason === 'lease_lost';
   if (!running && !stoppedForLease) return;
-  if (running) stopHere(live, sessionId, `this host lost it: ${where}`, error, 'session moved to another host', `The journal says ${where}. The agent here was stopped; the session goes on there.`);
-  else live.moved.set(sessionId, error);
+  if (running) {
+    // Its chart says where it went before it ends (a final state takes no more facts).
+    live.sessions.get(sessionId)?.machine.send({ type: 'owner.changed', owner: to.ownership });
+    stopHere(live, sessionId, `this host lost it: ${where}`, error, 'session moved to another host', `The journal says ${where}. The agent here was stopped; the session goes on there.`);
+  } else live.moved.set(sessionId, error);
   live.input.onEvent?.({ type: 'session.moved', sessionId, owner: to.owner, epoch: to.epoch ?? 0 });
 }
 

@@ -5,6 +5,7 @@ import type { SessionConfigOption, SessionModeState } from '@agentclientprotocol
 import { createActor } from 'xstate';
 import { sessionMachine, type SessionMachineContext, type SessionMachineEvent, type SessionMachineEmitted } from '../../session/session-machine.js';
 import { type ChosenSettings, type SessionState, setupOf } from '../../session/session-state.js';
+import type { JournalSession } from '../journal.js';
 import type { HostSession, Live } from './live.js';
 import { interruptAttaches } from './attach-jobs.js';
 import { releaseOwnership } from './ownership.js';
@@ -27,10 +28,22 @@ export function reportSetup(session: HostSession | undefined, result: unknown): 
   session?.machine.send({ type: 'setup.reported', ...(modes !== undefined ? { modes } : {}), ...(configOptions !== undefined ? { configOptions } : {}) });
 }
 
-export function openSession(live: Live, sessionId: string, agent: string, restarts: number, journaled?: { readonly chosen: ChosenSettings; readonly resume: unknown }): HostSession {
+/**
+ * Opens the session's chart in this host. `owner`: who owns it as the journal said once this
+ * host created or claimed it (absent on a store without owners, SQLite): the chart keeps it for
+ * the live view.
+ */
+export function openSession(live: Live, sessionId: string, agent: string, restarts: number, journaled?: { readonly chosen: ChosenSettings; readonly resume: unknown }, owner?: JournalSession['owner']): HostSession {
   // The host's grace for every session (the one the agent server had): the agent has it to answer a cancelled prompt.
   const cancelGraceMs = live.input.base.cancelGraceMs ?? 5000;
-  const input = { sessionId, agent, restarts, cancelGraceMs, ...(journaled ? { chosen: journaled.chosen, resume: journaled.resume } : {}) };
+  const input = {
+    sessionId,
+    agent,
+    restarts,
+    cancelGraceMs,
+    ...(journaled ? { chosen: journaled.chosen, resume: journaled.resume } : {}),
+    ...(owner ? { owner: { hostId: owner.hostId, epoch: owner.epoch, ...(owner.hostName === undefined ? {} : { hostName: owner.hostName }), here: true } } : {}),
+  };
   const machine = createActor(sessionMachine, { parent: live.scope.self, id: `session:${sessionId}`, input });
   const onEvent = live.input.onEvent;
   if (onEvent) {
