@@ -46,14 +46,15 @@ import type { AsyncJournal } from './async-journal.js';
 import { isAsyncJournal, type HostStore } from './host-journal.js';
 import { deferredJournal } from './deferred-journal.js';
 import { isPostgresUrl } from './store-url.js';
-import type { PostgresJournal, PostgresJournalOptions } from './postgres-journal.js';
+import type { PostgresJournalOptions } from './postgres-journal.js';
 import { logEntryOf, type HostLogEntry } from './host-log.js';
 import { sessionMachine } from '../session/session-machine.js';
 import { createLiveActors } from './live-actors.js';
 import { observerOnDemand } from './observer-on-demand.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
-import { connectionHubLogic, hostAgentOfHub, hubConnections, hubDrained, hubSessions, HUB_METHODS, type HubInput, type HubOptions, type HubSessionInfo } from '../serve/connection-hub.js';
+import { connectionHubLogic, hostAgentOfHub, hubConnections, hubDrained, hubSessions, HUB_METHODS, type HubOptions, type HubSessionInfo } from '../serve/connection-hub.js';
 import { connectionAgentLogic } from '../serve/connection-agent.js';
+import { placementSelfOf, startTakingOver, watchLease, type ClusterStore } from '../cluster/host-duties.js';
 import { shutdownInReverse } from '../supervision/commands.js';
 import type { HostTelemetry } from '../telemetry/host-telemetry.js';
 
@@ -404,7 +405,7 @@ export function createHost(options: HostOptions = {}): Host {
   /** The hub's takeover of lost hosts' sessions (a PostgreSQL store, advertised). */
   let takeover: { close(): Promise<void> } | undefined;
   // Only the host agents themselves: a hub connection's handler would take the event for its client's.
-  const leaseWatch = leaseWatchFor(store, () => hostAgents().filter(isHostAgent));
+  const leaseWatch = watchLease(store.postgres, () => hostAgents().filter(isHostAgent));
   let hubApi: ServeHub | undefined;
   /** The host agents running: each editor server's, and the hub's. */
   const hostAgents = (): AnyActorRef[] => {
@@ -453,11 +454,11 @@ export function createHost(options: HostOptions = {}): Host {
   let nextConnection = 1;
   const hub = (hubOptions: HubOptions = {}): ServeHub => {
     if (hubApi) return hubApi;
-    const ref = createActor(connectionHubLogic, { input: { ...hubOptions, host: hostAgent, journal, ...placementSelfOf(store) }, ...(inspect ? { inspect } : {}) });
+    const ref = createActor(connectionHubLogic, { input: { ...hubOptions, host: hostAgent, journal, ...placementSelfOf(store.postgres) }, ...(inspect ? { inspect } : {}) });
     hubRef = ref;
     rootStarting(ref);
     ref.start();
-    takeover = takeoverFor(store, options, ref);
+    takeover = options.postgres?.advertise === undefined ? undefined : startTakingOver(store.postgres, ref);
     const extensions = {
       requests: [...(hostAgent.extensions?.requests ?? []), HUB_METHODS.sessions, HUB_METHODS.takeControl, HUB_METHODS.closeSession],
       notifications: [...(hostAgent.extensions?.notifications ?? [])],
@@ -641,7 +642,7 @@ export function createHost(options: HostOptions = {}): Host {
  * The store a host runs on: a synchronous journal opened now (a bad SQLite path throws here),
  * a PostgreSQL URL opened in the background (`pg` loaded only then), or the program's own.
  */
-function openStore(options: HostOptions): { readonly journal: HostStore; readonly opened: Promise<void>; readonly postgres?: { readonly url: string; readonly journal: Promise<PostgresJournal> } } {
+function openStore(options: HostOptions): { readonly journal: HostStore; readonly opened: Promise<void>; readonly postgres?: ClusterStore } {
   const given = options.store;
   if (typeof given === 'object') return { journal: given, opened: Promise.resolve() };
   const path = given ?? defaultJournalPath();
@@ -651,65 +652,6 @@ function openStore(options: HostOptions): { readonly journal: HostStore; readonl
   const opened = journal.opened.then(() => undefined);
   opened.catch(() => undefined);
   return { journal, opened, postgres: { url: path, journal: opening } };
-}
-
-/** On a PostgreSQL store, the hub's view of this host for placement (its id and the sessions it owns), once the store is open. */
-function placementSelfOf(store: ReturnType<typeof openStore>): Pick<HubInput, 'placementSelf'> {
-  if (!store.postgres) return {};
-  let open: PostgresJournal | undefined;
-  store.postgres.journal.then((journal) => (open = journal), () => undefined);
-  return { placementSelf: () => (open ? { hostId: open.hostId, load: open.owned() } : undefined) };
-}
-
-/**
- * On a PostgreSQL store, tells the host agents how the host's lease stands by its own clock
- * (`standing()`, checked every quarter lease, at most every 500 ms): on a change, and on every
- * look while it is not `held` (agent/lease-fencing.ts acts on it). A timer that fires late (the
- * process was frozen) sees the whole pause at once. `undefined` for any other store.
- */
-function leaseWatchFor(store: ReturnType<typeof openStore>, hostAgents: () => readonly AnyActorRef[]): { close(): void } | undefined {
-  const postgres = store.postgres;
-  if (!postgres) return undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let closed = false;
-  let last: string = 'held';
-  postgres.journal.then((journal) => {
-    if (closed) return;
-    timer = setInterval(() => {
-      const standing = journal.standing();
-      if (standing === last && standing === 'held') return;
-      last = standing;
-      for (const agent of hostAgents()) agent.send({ type: 'host.lease', standing });
-    }, Math.max(50, Math.min(500, Math.floor(journal.lease / 4))));
-    timer.unref();
-  }, () => undefined);
-  return {
-    close() {
-      closed = true;
-      if (timer) clearInterval(timer);
-    },
-  };
-}
-
-/**
- * A hub on a PostgreSQL store that advertises itself (a cluster member) takes over the sessions
- * of lost members (cluster/takeover.ts, loaded only then); `undefined` otherwise. The loop
- * starts once the store is open.
- */
-function takeoverFor(store: ReturnType<typeof openStore>, options: HostOptions, hub: AnyActorRef): { close(): Promise<void> } | undefined {
-  const postgres = store.postgres;
-  if (!postgres || options.postgres?.advertise === undefined) return undefined;
-  let closed = false;
-  const running = Promise.all([postgres.journal, import('../cluster/takeover.js')]).then(([journal, { startTakeover }]) =>
-    closed ? undefined : startTakeover(postgres.url, { hostId: journal.hostId, lease: journal.lease, take: (orphan) => hub.send({ type: 'hub.takeover', ...orphan }) }),
-  );
-  running.catch(() => undefined);
-  return {
-    async close() {
-      closed = true;
-      await (await running.catch(() => undefined))?.close();
-    },
-  };
 }
 
 /**
