@@ -254,6 +254,32 @@ describe('PostgreSQL journal: database faults (issue 17)', function () {
     expect((await next.entries('s1')).map((record) => record.seq)).to.deep.equal([first]);
   });
 
+  it('a pool full of writes waiting on a lock does not hold the lease up: the renewal has a connection of its own', async () => {
+    const journal = await open({ connections: 1, renew: false });
+    const session = await journal.createSession({ sessionId: 'busy', agent: 'demo', cwd: '/tmp' });
+    expect(session.sessionId).to.equal('busy');
+    // Another client holds the session's row: the append (warden_append takes that lock) waits, holding the pool's only connection.
+    const locker = new pg.Client(url);
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query("SELECT 1 FROM sessions WHERE session_id = 'busy' FOR UPDATE");
+      let appended = false;
+      const append = journal.append('busy', update('waits')).then(() => (appended = true));
+      await until(async () => (await direct<{ waiting: number }>("SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock'"))[0]?.waiting === 1);
+      const before = (await direct<{ heartbeat_at: Date }>('SELECT heartbeat_at FROM hosts WHERE host_id = $1', [journal.hostId]))[0]!.heartbeat_at;
+      await journal.renewLease();
+      const after = (await direct<{ heartbeat_at: Date }>('SELECT heartbeat_at FROM hosts WHERE host_id = $1', [journal.hostId]))[0]!.heartbeat_at;
+      expect(after.getTime(), 'renewed while the append waits').to.be.greaterThan(before.getTime());
+      expect(appended, 'the append still waits on the lock').to.equal(false);
+      await locker.query('COMMIT');
+      await append;
+      expect(appended).to.equal(true);
+    } finally {
+      await locker.end();
+    }
+  });
+
   it('close while calls wait to retry: they reject (closed, or their last connection error) while the server is still down, instead of retrying on', async () => {
     const journal = await open({ retryFor: 600_000 });
     await journal.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });

@@ -43,9 +43,9 @@ export interface PostgresJournalOptions {
   readonly lease?: number;
   /** Renew the lease every `lease / 3` (default `true`; `false`: only {@link PostgresJournal.renewLease} does, for tests). */
   readonly renew?: boolean;
-  /** `ws://…` the other hosts forward to (the `hosts` row; routing comes later). */
+  /** `ws://…` the other hosts forward to (the `hosts` row: docs/cluster.md, "Routing"). */
   readonly advertise?: string;
-  /** Connections in the pool (default 4). */
+  /** Connections in the pool for the journal's calls (default 4); the lease's renewals use one more of their own. */
   readonly connections?: number;
   /**
    * How long a call keeps retrying after a connection error (the server restarting, shut down,
@@ -181,6 +181,11 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     throw new Error(`cannot open the journal at ${where}: ${failure instanceof PostgresJournalError ? `it ${failure.problem}` : failure.message}`, { cause: error });
   }
 
+  // The lease is renewed on a connection of its own: a renewal never waits behind the session
+  // writes that fill the pool (a slow database, a row lock held), or a host would let its lease
+  // lapse, and stop its agents, because it was busy rather than cut off.
+  const leasePool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: connectTimeout, keepAlive: true });
+  leasePool.on('error', () => undefined);
   /** Epochs of the sessions this journal owns. */
   const epochs = new Map<string, number>();
   /** Aborted by `close`: from then on every call is refused, and a call waiting to retry stops waiting. */
@@ -321,7 +326,7 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
   const renewLease = async (): Promise<void> => {
     open();
     const sentAt = monotonic();
-    await pool
+    await leasePool
       .query("UPDATE hosts SET heartbeat_at = now(), lease_until = now() + make_interval(secs => $2 / 1000.0), load = $3 WHERE host_id = $1 AND state <> 'gone'", [hostId, lease, epochs.size])
       .catch((error: unknown) => {
         if (connectionErrorCode(error) !== undefined) awayAt = monotonic();
@@ -516,6 +521,7 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
         // closing anyway: the lease expires by itself
       } finally {
         epochs.clear();
+        await leasePool.end().catch(() => undefined);
         await pool.end();
       }
     },
