@@ -35,6 +35,7 @@ import {
 } from './journal.js';
 import { redactedUrl as redacted } from './store-url.js';
 import { leaseStanding, type LeaseStanding } from '../cluster/lease.js';
+import { notifyExpression } from '../cluster/wake-ups.js';
 import { ensurePostgresSchema, fencedState, unknownSessionState } from './postgres-journal-schema.js';
 
 /** Options of {@link openPostgresJournal}. */
@@ -83,9 +84,10 @@ export interface PostgresJournal extends AsyncJournal {
    */
   startHandOver(): Promise<void>;
   /**
-   * Ends this host's lease now (the row stays `draining`), so that the live members of the
-   * cluster take its open sessions over (cluster/takeover.ts); resolves with how many are still
-   * its own when none is left or after `waitMs`. Call it once its agents stopped; `close` after.
+   * Ends this host's lease now (the row stays `draining`) and wakes the live members of the
+   * cluster (`NOTIFY warden_cluster`, cluster/wake-ups.ts), so that they take its open sessions
+   * over at once (cluster/takeover.ts); resolves with how many are still its own when none is
+   * left or after `waitMs`. Call it once its agents stopped; `close` after.
    */
   handOver(waitMs: number): Promise<number>;
   /**
@@ -380,7 +382,12 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
       handingOver = true;
       if (renewing) clearInterval(renewing);
       renewing = undefined;
-      await query("UPDATE hosts SET state = 'draining', lease_until = now() WHERE host_id = $1 AND state <> 'gone'", [hostId]);
+      // The lease ends and every takeover loop is woken (NOTIFY, delivered at the commit: a look it wakes sees the lease ended).
+      await query(
+        `WITH ended AS (UPDATE hosts SET state = 'draining', lease_until = now() WHERE host_id = $1 AND state <> 'gone' RETURNING host_id)
+         SELECT ${notifyExpression('host_id', 'handedOver')} FROM ended`,
+        [hostId],
+      );
       const until = Date.now() + waitMs;
       for (;;) {
         const { rows } = await query<{ left: string }>("SELECT count(*) AS left FROM sessions WHERE owner_host = $1 AND state = 'open'", [hostId]);
