@@ -143,6 +143,35 @@ describe('cluster/takeover on a real PostgreSQL: looks when a lease can have run
     expect(taking + 1).to.be.below(10);
   });
 
+  it('a take that throws loses that orphan for one look only: a warning, the loop goes on, and a later look hands it over again', async () => {
+    const owner = await member(1_000, 7001);
+    await owner.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });
+    const taker = await member(1_000, 7002);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on('warning', onWarning);
+    try {
+      let attempts = 0;
+      const handed: string[] = [];
+      // The tick of a real loop (lease / 2): the look after a failed take comes at it.
+      const { takeover } = loop(taker, 1_000, {
+        wakeUps: false,
+        interval: 500,
+        take: (orphan) => {
+          if (++attempts === 1) throw new Error('the hub is gone');
+          handed.push(orphan.sessionId);
+        },
+      });
+      await eventually(() => handed.length > 0, 'the orphan handed over by a later look');
+      expect(attempts).to.be.at.least(2);
+      expect(handed[0]).to.equal('s1');
+      await eventually(() => warnings.some((message) => message.includes('the hub is gone')), 'the warning');
+      expect(await takeover.look(), 'the loop still looks').to.be.an('array');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('a loop just started takes nothing in its first lease, then takes at once by a look scheduled for its guard\'s end', async () => {
     const owner = await member(1_000, 7001);
     await owner.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });

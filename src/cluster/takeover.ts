@@ -138,6 +138,14 @@ export function startTakeover(url: string, options: TakeoverOptions): Takeover {
     timer = setTimeout(() => void look(), ms);
     timer.unref();
   };
+  /** Hands one orphan to `take`: a `take` that throws loses that orphan this time (the next look sees it again), never the loop. */
+  const takeOne = (orphan: OrphanedSession) => {
+    try {
+      options.take(orphan);
+    } catch (error) {
+      process.emitWarning(`the takeover of session ${orphan.sessionId} failed to start: ${error instanceof Error ? error.message : String(error)}`, 'AcpWardenTakeoverWarning');
+    }
+  };
   const look = (): Promise<OrphanedSession[]> => {
     if (looking || closed) return looking ?? Promise.resolve([]);
     if (timer) clearTimeout(timer);
@@ -153,7 +161,7 @@ export function startTakeover(url: string, options: TakeoverOptions): Takeover {
         if (answered - started > options.lease / 2) reachableSince = undefined;
         reachableSince ??= answered;
         taken = started - reachableSince >= options.lease ? seen.orphans : [];
-        if (!closed) for (const orphan of taken) options.take(orphan);
+        if (!closed) for (const orphan of taken) takeOne(orphan);
         const elapsed = performance.now() - answered;
         next = nextLookIn({
           interval,

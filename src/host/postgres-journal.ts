@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL journal (`pg`): the store many hosts share (docs/cluster-plan.md). Each
+ * The PostgreSQL journal (`pg`): the store many hosts share (docs/cluster.md). Each
  * journal is one host of the cluster: a row in `hosts` with a lease it renews, and the epoch of
  * every session it owns. Every write to a session is fenced by that epoch in the same statement
  * (`warden_append`, postgres-journal-schema.ts): a host that lost a session (another host
@@ -12,7 +12,8 @@
  * carries a write id, so one retried after its COMMIT's answer was lost is not written twice
  * (docs/cluster.md, "Database faults").
  *
- * Not wired into the host yet: the host's journal is synchronous today (the plan says how it moves).
+ * The host writes through it as through any journal that answers with promises
+ * (host-journal.ts, agent/journal-queue.ts): `--store postgres://…`, `createHost({ store })`.
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
