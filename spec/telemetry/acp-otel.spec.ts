@@ -308,9 +308,9 @@ describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () 
     expect(await warden.exited).to.equal(0);
     expectProtocolOnly(warden.editor.lines);
     const loaded = readFileSync(modules, 'utf8').split('\n');
-    expect(loaded.filter((url) => url.includes('/src/cli/acp.ts')), 'the log sees warden acp').to.have.length(1);
+    expect(loaded.filter((url) => /\/dist\/cli\/acp\.js$/.test(url)), 'the log sees warden acp').to.have.length(1);
     // Only the settings (and the names they default to) are read; nothing of OpenTelemetry.
-    expect(loaded.filter((url) => url.includes('@opentelemetry') || (url.includes('/src/telemetry/') && !/\/(telemetry-settings|names)\.ts$/.test(url)))).to.deep.equal([]);
+    expect(loaded.filter((url) => url.includes('@opentelemetry') || (url.includes('/dist/telemetry/') && !/\/(telemetry-settings|names)\.js$/.test(url)))).to.deep.equal([]);
     expect(receiver.requests).to.deep.equal([]);
   });
 

@@ -405,8 +405,8 @@ describe('warden serve: OpenTelemetry traces and metrics (issue 18)', function (
 
     it('without --otel or an endpoint: no OpenTelemetry module loaded, nothing sent', async () => {
       const { modules } = await serveOneTurn([], {});
-      expect(modules.filter((url) => url.includes('/src/cli/serve.ts')), 'the log sees warden serve').to.have.length(1);
-      expect(modules.filter((url) => url.includes('@opentelemetry') || (url.includes('/src/telemetry/') && !/\/(telemetry-settings|names)\.ts$/.test(url)))).to.deep.equal([]);
+      expect(modules.filter((url) => /\/dist\/cli\/serve\.js$/.test(url)), 'the log sees warden serve').to.have.length(1);
+      expect(modules.filter((url) => url.includes('@opentelemetry') || (url.includes('/dist/telemetry/') && !/\/(telemetry-settings|names)\.js$/.test(url)))).to.deep.equal([]);
       expect(receiver.requests).to.deep.equal([]);
     });
 
