@@ -22,7 +22,7 @@ const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.u
 const running: Array<{ stop(): void; dir: string }> = [];
 
 async function start(handler: ClientHandler = {}, args: readonly string[] = []) {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-pass-')));
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-passthru-')));
   const [editorSide, agentSide] = createMemoryTransportPair();
   const agent = createAcpPassthrough({ name: 'sdk-agent', executable: process.execPath, args: [sdkAgent, '--state-dir', dir, ...args], restart: { backoff: { minDelay: 50, maxDelay: 200 } } });
   const server = createActor(agentServerLogic, { input: { transport: agentSide, agent } }).start();
@@ -34,7 +34,7 @@ async function start(handler: ClientHandler = {}, args: readonly string[] = []) 
 }
 
 function listAgents(): number[] {
-  return processesWhere((cmdline) => cmdline.includes('sdk-agent.mjs') && cmdline.includes('warden-pass-'));
+  return processesWhere((cmdline) => cmdline.includes('sdk-agent.mjs') && cmdline.includes('warden-passthru-'));
 }
 
 /** The pid of the sdk-agent running with state directory `dir`. */
@@ -53,7 +53,7 @@ const textOf = (update: SessionUpdate) => ('content' in update && (update.conten
 
 /** The passthrough driven directly, as the host drives it: initialized, with one session open. */
 async function drive(args: readonly string[] = [], options: Partial<AcpPassthroughOptions> = {}): Promise<{ driver: Driver; sessionId: string; dir: string }> {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-pass-')));
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-passthru-')));
   const driver = driveAgent(createAcpPassthrough({ name: 'sdk-agent', executable: process.execPath, args: [sdkAgent, '--state-dir', dir, ...args], restart: { backoff: { minDelay: 50, maxDelay: 200 } }, ...options }));
   running.push({ stop: () => driver.stop(), dir });
   resultOf(await driver.answer(driver.request('initialize', 'initialize', { protocolVersion: 1, clientCapabilities: {} })));
@@ -183,7 +183,7 @@ describe('native ACP agents, passed through under supervision', function () {
     });
     it('a big history (5,000 updates, written one after the other after the answer): the load is answered after its last update', async () => {
       const size = 5000;
-      const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-pass-')));
+      const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-passthru-')));
       // The agent's own store, as a long conversation leaves it (sdk-agent reads it at start).
       const history = Array.from({ length: size }, (_, index) => ({ sessionUpdate: index % 2 ? 'agent_message_chunk' : 'user_message_chunk', content: { type: 'text', text: `line ${index + 1}` } }));
       writeFileSync(join(dir, 'sdk-agent-sessions.json'), JSON.stringify([{ sessionId: 'long-1', cwd: dir, title: 'long', updatedAt: new Date().toISOString(), modeId: 'default', config: { model: 'fake-large', effort: 'medium' }, history }]));
