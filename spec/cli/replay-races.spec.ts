@@ -75,28 +75,43 @@ describe('warden acp: requests that come during a session/load replay', function
   });
 
   it('session/close during the replay of a second load of a running session: the load answers -32603 "closed while it was being loaded", the session is not opened again', async () => {
-    const sessionId = writeLongSession(world.store, world.dir, updates, 1024);
-    const wire = launch(sessionId, ['--agent', 'demo', '--store', world.store, '--env', 'DEMO_WORD_DELAY_MS=0']);
-    await initialize(wire);
-    wire.send('load', 'session/load', { sessionId, cwd: world.dir, mcpServers: [] });
-    expect((await wire.answered('load')).message.error).to.equal(undefined);
-    // Well inside the second replay (the first load's answer may be followed by an update or two of the agent's).
-    wire.onReplay.push({ at: wire.seen.replayed + 100, act: () => wire.send('close', 'session/close', { sessionId }) });
-    wire.send('again', 'session/load', { sessionId, cwd: world.dir, mcpServers: [] });
-    const closed = await wire.answered('close');
-    expect(closed.message.error, JSON.stringify(closed.message)).to.equal(undefined);
-    expect(closed.replayedBefore, 'the close was answered during the replay').to.be.below(2 * updates);
-    expect(closed.replayedBefore).to.be.above(updates);
-    const again = await wire.answered('again');
-    expect(again.message.error?.code, JSON.stringify(again.message)).to.equal(-32603);
-    expect(again.message.error?.message).to.contain(`session ${sessionId} was closed while it was being loaded`);
-    expect(again.message.error?.data).to.deep.include({ sessionId, reason: 'session_closed' });
-    wire.send('prompt', 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'still there?' }] });
-    expect((await wire.answered('prompt')).message.error?.code).to.equal(-32002);
-    // The journal says closed, not open again.
-    wire.send('list', 'session/list', {});
-    const listed = (await wire.answered('list')).message.result?.sessions as Array<{ sessionId: string; _meta: Record<string, unknown> }>;
-    expect(listed.find((session) => session.sessionId === sessionId)?._meta['acp-warden/state']).to.equal('closed');
+    // The close is read during the replay only while warden's stdout is not backed up: this
+    // process, starved of CPU (a loaded machine, other test workers), reads slowly, warden stops
+    // reading stdin until its stdout drains (flow control), and the close may then be answered
+    // after the whole replay. Such an attempt proves nothing about the race: it is set up again,
+    // with a fresh warden and session, at most three times.
+    for (let attempt = 1; ; attempt++) {
+      const sessionId = writeLongSession(world.store, world.dir, updates, 1024);
+      const wire = launch(sessionId, ['--agent', 'demo', '--store', world.store, '--env', 'DEMO_WORD_DELAY_MS=0']);
+      await initialize(wire);
+      wire.send('load', 'session/load', { sessionId, cwd: world.dir, mcpServers: [] });
+      expect((await wire.answered('load')).message.error).to.equal(undefined);
+      // Well inside the second replay (the first load's answer may be followed by an update or two of the agent's).
+      wire.onReplay.push({ at: wire.seen.replayed + 100, act: () => wire.send('close', 'session/close', { sessionId }) });
+      wire.send('again', 'session/load', { sessionId, cwd: world.dir, mcpServers: [] });
+      const closed = await wire.answered('close');
+      expect(closed.message.error, JSON.stringify(closed.message)).to.equal(undefined);
+      expect(closed.replayedBefore).to.be.above(updates);
+      if (closed.replayedBefore >= 2 * updates) {
+        // Answered after the replay: whichever order warden saw, the load's answer is one of the two it may give.
+        const late = await wire.answered('again');
+        expect([undefined, -32603], JSON.stringify(late.message)).to.include(late.message.error?.code);
+        expect(attempt, 'the close was answered during the replay in none of 3 attempts').to.be.below(3);
+        await (world.editor as PipeEditor).close();
+        continue;
+      }
+      const again = await wire.answered('again');
+      expect(again.message.error?.code, JSON.stringify(again.message)).to.equal(-32603);
+      expect(again.message.error?.message).to.contain(`session ${sessionId} was closed while it was being loaded`);
+      expect(again.message.error?.data).to.deep.include({ sessionId, reason: 'session_closed' });
+      wire.send('prompt', 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'still there?' }] });
+      expect((await wire.answered('prompt')).message.error?.code).to.equal(-32002);
+      // The journal says closed, not open again.
+      wire.send('list', 'session/list', {});
+      const listed = (await wire.answered('list')).message.result?.sessions as Array<{ sessionId: string; _meta: Record<string, unknown> }>;
+      expect(listed.find((session) => session.sessionId === sessionId)?._meta['acp-warden/state']).to.equal('closed');
+      return;
+    }
   });
 
   it('session/close, then at once session/load (the close still on its way to the agent): the load waits for the close, then replays and opens the session again', async () => {
