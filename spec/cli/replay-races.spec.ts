@@ -57,21 +57,32 @@ describe('warden acp: requests that come during a session/load replay', function
   }
 
   it('session/delete during the replay: the load answers -32002 (not success), the session is not opened again, and it stays out of session/list', async () => {
-    const sessionId = writeLongSession(world.store, world.dir, updates, 1024);
-    const wire = launch(sessionId, ['--agent', 'demo', '--store', world.store, '--env', 'DEMO_WORD_DELAY_MS=0']);
-    await initialize(wire);
-    wire.onReplay.push({ at: 1, act: () => wire.send('delete', 'session/delete', { sessionId }) });
-    wire.send('load', 'session/load', { sessionId, cwd: world.dir, mcpServers: [] });
-    const deleted = await wire.answered('delete');
-    expect(deleted.message.error).to.equal(undefined);
-    expect(deleted.replayedBefore, 'the delete was answered during the replay').to.be.below(updates);
-    const load = await wire.answered('load');
-    expect(load.message.error?.code, JSON.stringify(load.message)).to.equal(-32002);
-    wire.send('prompt', 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'still there?' }] });
-    expect((await wire.answered('prompt')).message.error?.code).to.equal(-32002);
-    wire.send('list', 'session/list', {});
-    const listed = (await wire.answered('list')).message.result?.sessions as Array<{ sessionId: string }>;
-    expect(listed.map((session) => session.sessionId)).to.not.include(sessionId);
+    // As for the close below: an attempt where the delete was answered only after the whole
+    // replay (this process starved of CPU) proves nothing about the race; set up again, at most 3 times.
+    for (let attempt = 1; ; attempt++) {
+      const sessionId = writeLongSession(world.store, world.dir, updates, 1024);
+      const wire = launch(sessionId, ['--agent', 'demo', '--store', world.store, '--env', 'DEMO_WORD_DELAY_MS=0']);
+      await initialize(wire);
+      wire.onReplay.push({ at: 1, act: () => wire.send('delete', 'session/delete', { sessionId }) });
+      wire.send('load', 'session/load', { sessionId, cwd: world.dir, mcpServers: [] });
+      const deleted = await wire.answered('delete');
+      expect(deleted.message.error).to.equal(undefined);
+      if (deleted.replayedBefore >= updates) {
+        const late = await wire.answered('load');
+        expect([undefined, -32002], JSON.stringify(late.message)).to.include(late.message.error?.code);
+        expect(attempt, 'the delete was answered during the replay in none of 3 attempts').to.be.below(3);
+        await (world.editor as PipeEditor).close();
+        continue;
+      }
+      const load = await wire.answered('load');
+      expect(load.message.error?.code, JSON.stringify(load.message)).to.equal(-32002);
+      wire.send('prompt', 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'still there?' }] });
+      expect((await wire.answered('prompt')).message.error?.code).to.equal(-32002);
+      wire.send('list', 'session/list', {});
+      const listed = (await wire.answered('list')).message.result?.sessions as Array<{ sessionId: string }>;
+      expect(listed.map((session) => session.sessionId)).to.not.include(sessionId);
+      return;
+    }
   });
 
   it('session/close during the replay of a second load of a running session: the load answers -32603 "closed while it was being loaded", the session is not opened again', async () => {
