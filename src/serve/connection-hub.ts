@@ -743,18 +743,28 @@ function placeSession(live: HubLive, routing: HubRouting, connection: HubConnect
  * forwarding, and the session is relayed from then on; otherwise the refusal is the answer.
  */
 function routeAttach(live: HubLive, routing: HubRouting, request: Extract<HubRequest, { kind: 'attach' }>, refusal: Extract<AgentHandlerOutput, { type: 'acp.error' }>): void {
-  const relay = (location: SessionLocation) => {
-    const connection = live.connections.get(request.connectionId);
-    if (!connection) return; // gone meanwhile: nothing to answer
-    if (location.kind !== 'remote') return connection.ref.send({ type: 'hub.output', output: refusal });
+  toOwner(live, routing, request.connectionId, request.sessionId, refusal, (connection, location) => {
     // Attached here before (the session moved away since): it follows the session on its owner only.
     leaveSession(live, connection.id, request.sessionId);
     forwardingOf(routing, connection).attach(request.asked, request.sessionId, location);
+  });
+}
+
+/**
+ * Looks `sessionId` up and, in a later turn of the hub, hands the connection (if still there)
+ * and the owner to `forward` when a live host that advertised owns it; otherwise (not
+ * routable, or the database did not say: the client may try again) answers `refusal`.
+ */
+function toOwner(live: HubLive, routing: HubRouting, connectionId: string, sessionId: string, refusal: Extract<AgentHandlerOutput, { type: 'acp.error' }>, forward: (connection: HubConnection, owner: Extract<SessionLocation, { kind: 'remote' }>) => void): void {
+  const settle = (location: SessionLocation | undefined) => {
+    const connection = live.connections.get(connectionId);
+    if (!connection) return; // gone meanwhile: nothing to answer
+    if (location?.kind !== 'remote') return connection.ref.send({ type: 'hub.output', output: refusal });
+    forward(connection, location);
   };
-  routing.locate(request.sessionId).then(
-    (location) => laterInHub(live, () => relay(location)),
-    // The database did not say: the refusal stands (the client may try again).
-    () => laterInHub(live, () => live.connections.get(request.connectionId)?.ref.send({ type: 'hub.output', output: refusal })),
+  routing.locate(sessionId).then(
+    (location) => laterInHub(live, () => settle(location)),
+    () => laterInHub(live, () => settle(undefined)),
   );
 }
 
@@ -764,16 +774,7 @@ function routeAttach(live: HubLive, routing: HubRouting, request: Extract<HubReq
  * (the session is not relayed: closing it needs no stream); otherwise the refusal is the answer.
  */
 function routeClose(live: HubLive, routing: HubRouting, request: Extract<HubRequest, { kind: 'close' }>, sessionId: string, refusal: Extract<AgentHandlerOutput, { type: 'acp.error' }>): void {
-  const send = (location: SessionLocation | undefined) => {
-    const connection = live.connections.get(request.connectionId);
-    if (!connection) return;
-    if (location?.kind !== 'remote') return connection.ref.send({ type: 'hub.output', output: refusal });
-    forwardingOf(routing, connection).forwardOnce(request.asked, sessionId, location);
-  };
-  routing.locate(sessionId).then(
-    (location) => laterInHub(live, () => send(location)),
-    () => laterInHub(live, () => send(undefined)),
-  );
+  toOwner(live, routing, request.connectionId, sessionId, refusal, (connection, owner) => forwardingOf(routing, connection).forwardOnce(request.asked, sessionId, owner));
 }
 
 /**
