@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { WebSocket } from 'ws';
 import { clusterFixture, startClusterHost, type ClusterHost } from '../support/cluster.js';
+import { queryRows } from '../support/postgres.js';
 import { waitUntil } from '../support/processes.js';
 import { demoAgentsOf, initializeParams, seqUpdatesOf, socketClient, type LineClient } from '../support/serve-daemon.js';
 
@@ -26,15 +27,7 @@ describe('placement: a new session on a host at its load limit', function () {
     });
   }
 
-  async function query<T extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<T[]> {
-    const client = new pg.Client(fixture.url);
-    await client.connect();
-    try {
-      return (await client.query<T>(text, values)).rows;
-    } finally {
-      await client.end();
-    }
-  }
+  const query = <T extends pg.QueryResultRow>(text: string, values: unknown[]) => queryRows<T>(fixture.url, text, values);
 
   const hostIdOf = async (daemon: ClusterHost) => (await query<{ host_id: string }>('SELECT host_id FROM hosts WHERE pid = $1', [daemon.process.pid]))[0]!.host_id;
   const ownerOf = async (sessionId: string) => (await query<{ owner_host: string | null }>('SELECT owner_host FROM sessions WHERE session_id = $1', [sessionId]))[0]?.owner_host ?? null;

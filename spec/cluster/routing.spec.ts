@@ -14,6 +14,7 @@ import pg from 'pg';
 import type { WebSocket } from 'ws';
 import { isAlive, waitUntil } from '../support/processes.js';
 import { clusterFixture } from '../support/cluster.js';
+import { queryRows } from '../support/postgres.js';
 import { freePort } from '../support/free-port.js';
 import { demoAgentsOf, initializeParams, lastSeqOf, seqUpdatesOf, socketClient, startServe, wardenSessions, listedSessions, type Frame, type LineClient, type SeqUpdate, type ServeDaemon } from '../support/serve-daemon.js';
 
@@ -35,15 +36,7 @@ describe('routing: a client on a host that does not own its session', function (
     return { ...daemon, hostId: async () => (await query<{ host_id: string }>('SELECT host_id FROM hosts WHERE pid = $1', [daemon.process.pid]))[0]!.host_id };
   }
 
-  async function query<T extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<T[]> {
-    const client = new pg.Client(fixture.url);
-    await client.connect();
-    try {
-      return (await client.query<T>(text, values)).rows;
-    } finally {
-      await client.end();
-    }
-  }
+  const query = <T extends pg.QueryResultRow>(text: string, values: unknown[]) => queryRows<T>(fixture.url, text, values);
 
   const ownerOf = async (sessionId: string) => (await query<{ owner_host: string | null }>('SELECT owner_host FROM sessions WHERE session_id = $1', [sessionId]))[0]?.owner_host ?? null;
 

@@ -12,7 +12,7 @@ import { lookMargin, nextLookIn, type LookSchedule } from '../../src/cluster/loo
 import { startTakeover, takeoverApplicationName, type LookOutcome, type OrphanedSession, type Takeover, type TakeoverOptions } from '../../src/cluster/takeover.js';
 import { clusterChannel, parseWakeUp } from '../../src/cluster/wake-ups.js';
 import { openPostgresJournal, type PostgresJournal } from '../../src/host/postgres-journal.js';
-import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { queryRows, requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
 
 describe('cluster/look-schedule: when the takeover loop looks next', () => {
   const interval = 1_000;
@@ -80,15 +80,7 @@ describe('cluster/takeover on a real PostgreSQL: looks when a lease can have run
   }
 
   /** One query on a connection of its own. */
-  async function queryOnce<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
-    const client = new pg.Client(url);
-    await client.connect();
-    try {
-      return (await client.query<R>(text, values)).rows;
-    } finally {
-      await client.end();
-    }
-  }
+  const queryOnce = <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => queryRows<R>(url, text, values);
 
   /** A cluster member's journal (no heartbeat of its own unless `renew`). */
   async function member(lease: number, port: number, renew = false): Promise<PostgresJournal> {

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { demoAgent } from '../../src/acp/demo-agent.js';
 import { createHost, type Host } from '../../src/host/host.js';
 import type { LiveMachineView, LiveViewState } from '../../src/inspect/live-view-model.js';
-import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { queryRows, requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { waitUntil } from '../support/processes.js';
 
 /** The session's chart in a served view's `/state.json`. */
@@ -49,15 +49,7 @@ describe('the live view: owner host and epoch of each session', function () {
     beforeEach(async () => (url = await server.createDatabase(`live_owner_${process.pid}_${++databases}`)));
 
     /** Runs `sql` on the test's database. */
-    const query = async <T extends pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<T[]> => {
-      const client = new pg.Client(url);
-      await client.connect();
-      try {
-        return (await client.query<T>(sql, values)).rows;
-      } finally {
-        await client.end();
-      }
-    };
+    const query = <T extends pg.QueryResultRow>(sql: string, values: unknown[] = []) => queryRows<T>(url, sql, values);
 
     it('shows the owner host (id and name) and the epoch; once another host took the session, where it went, and that host shows itself at the next epoch', async () => {
       const a = open(url);

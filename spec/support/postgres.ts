@@ -244,3 +244,14 @@ function tail(log: string): string {
     return '(no server log)';
   }
 }
+
+/** The rows of one query on the database at `url`, on a connection of its own (closed after). */
+export async function queryRows<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client(url);
+  await client.connect();
+  try {
+    return (await client.query<T>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
