@@ -1,5 +1,7 @@
 /**
- * A `warden serve` for tests: spawned from this checkout in a process group of its own, its
+ * A `warden serve` for tests, started as a service manager or a shell starts it: the bare
+ * command `warden` found on the PATH (a shim running this checkout's build, as `npm install -g`
+ * puts one there), in a process group of its own, its
  * state (token file, journal, serve.log) in a temp directory through XDG_STATE_HOME, started
  * once it says where it listens. Also the bridge (`warden acp --connect` / `--daemon`) and raw
  * clients: the HTTP upgrade by hand, a `ws` client, the ACP SDK's client over WebSocket.
@@ -8,12 +10,13 @@ import { client as sdkClient, methods } from '@agentclientprotocol/sdk';
 import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-client';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { childrenOf, waitUntil } from './processes.js';
-import { stderrOf, wardenMain } from './warden-process.js';
+import { stderrOf, wardenMain, writeShim } from './warden-process.js';
 
 /** A running `warden serve`. */
 export interface ServeDaemon {
@@ -31,12 +34,24 @@ export function stateEnv(state: string, extra: Record<string, string> = {}): Nod
   return { ...process.env, XDG_STATE_HOME: state, ...extra };
 }
 
+let binDir: string | undefined;
+
+/** A directory holding only the `warden` shim, made once per test process and removed at its exit. */
+function wardenBin(): string {
+  if (binDir) return binDir;
+  const dir = mkdtempSync(join(tmpdir(), 'warden-serve-bin-'));
+  writeShim(join(dir, 'warden'), `'${process.execPath}' '${wardenMain}'`);
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return (binDir = dir);
+}
+
 /**
- * Spawns `warden serve ARGS` (add `--listen`, `--store`), pushes it on `launched`, waits until
- * it listens. `env` adds to its environment (a PATH leading to fake agents, say).
+ * Spawns `warden serve ARGS` by its bare name on the PATH (add `--listen`, `--store`), pushes
+ * it on `launched`, waits until it listens. `env` adds to its environment (a PATH leading to fake agents, say).
  */
 export async function startServe(state: string, args: readonly string[], launched: ChildProcess[], { env = {} }: { readonly env?: Record<string, string> } = {}): Promise<ServeDaemon> {
-  const child = spawn(process.execPath, [wardenMain, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: stateEnv(state, env) });
+  const environment = stateEnv(state, env);
+  const child = spawn('warden', ['serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...environment, PATH: `${wardenBin()}:${environment.PATH ?? ''}` } });
   launched.push(child);
   const stderr = stderrOf(child);
   let stdout = '';
