@@ -75,9 +75,6 @@ interface InFlight {
   readonly fallback?: () => void;
 }
 
-/** The reason of the error a placed `session/new` gets when its host could not be reached: never shown, the session is made locally instead. */
-const unreachedPlacement = 'placement_unreached';
-
 /** Errors of the owner that say the session is no longer its own: the session is not relayed any more (the client's next resume finds where it is). */
 const notTheOwners = new Set<unknown>(['session_owned', 'session_moved']);
 
@@ -208,10 +205,6 @@ export class Forwarding {
         answered: (key, answer) => {
           const inFlight = this.#inFlight.get(key);
           this.#inFlight.delete(key);
-          if (inFlight?.fallback && 'error' in answer && (answer.error.data as { reason?: unknown } | undefined)?.reason === unreachedPlacement) {
-            inFlight.fallback();
-            return this.#closeIfIdle(hostId, entry);
-          }
           // The first load or resume refused, or the session is the owner's no more: it is not relayed (the client's next resume is this host's again).
           const dropped = 'error' in answer && (inFlight?.first || notTheOwners.has((answer.error.data as { reason?: unknown } | undefined)?.reason));
           if (inFlight && dropped && this.#sessions.get(inFlight.sessionId) === hostId) {
@@ -237,7 +230,12 @@ export class Forwarding {
         },
         lost: (key, failure, opened) => {
           const inFlight = this.#inFlight.get(key);
-          if (inFlight?.fallback && !opened) return { code: -32603, message: 'placement: host not reached', data: { reason: unreachedPlacement } };
+          if (inFlight?.fallback && !opened) {
+            // A placed session/new whose host was never reached: made where the client is instead, never answered from here.
+            this.#inFlight.delete(key);
+            inFlight.fallback();
+            return undefined;
+          }
           return lostError(owner, inFlight?.sessionId, inFlight?.method, failure, opened);
         },
         closed: (failure, opened) => {

@@ -9,7 +9,8 @@
  *   for the peer's `initialize` answer and go out then, in order.
  * - `close(failure)` is the one way the link ends (a close of the socket, a failed open or
  *   initialize, two keepalive intervals without a sign of life, or the owner's own close): it is
- *   idempotent, answers every request still waiting through `lost(failure)`, then calls
+ *   idempotent, answers every request still waiting through `lost(failure)` (unless it settles it
+ *   itself), then calls
  *   `closed(failure)` once.
  * - Reading follows the client's delivery: `hold(true)` pauses the socket (the peer's writes
  *   back up there, as they would towards a slow client connected to it directly).
@@ -31,8 +32,12 @@ export interface PeerLinkSink {
   notified(method: string, params: unknown): void;
   /** A request of the peer (the agent asking the client); answer it with {@link PeerLink.reply} and `id`. */
   asked(id: string | number, method: string, params: unknown): void;
-  /** The error a request still waiting gets when the link ends with `failure` (`opened`: whether it was ever initialized). */
-  lost(key: string, failure: PeerLinkFailure, opened: boolean): ErrorObject;
+  /**
+   * The error a request still waiting gets when the link ends with `failure` (`opened`: whether
+   * it was ever initialized); `undefined`: the caller settled that request itself (it is not
+   * answered).
+   */
+  lost(key: string, failure: PeerLinkFailure, opened: boolean): ErrorObject | undefined;
   /** The link ended; every request waiting was answered before. Called once. */
   closed(failure: PeerLinkFailure, opened: boolean): void;
 }
@@ -92,6 +97,11 @@ export function openPeerLink(options: PeerLinkOptions): PeerLink {
     if (phase === 'opening') return void queued.push(frame);
     socket?.send(frame);
   };
+  /** Answers a request the link will never send or get an answer for, as `sink.lost` says. */
+  const answerLost = (key: string, failure: PeerLinkFailure) => {
+    const error = sink.lost(key, failure, opened);
+    if (error) sink.answered(key, { error });
+  };
   const close = (failure: PeerLinkFailure) => {
     if (phase === 'closed') return;
     phase = 'closed';
@@ -105,7 +115,7 @@ export function openPeerLink(options: PeerLinkOptions): PeerLink {
     const waiting = [...pending.values()];
     pending.clear();
     idOfKey.clear();
-    for (const key of waiting) sink.answered(key, { error: sink.lost(key, failure, opened) });
+    for (const key of waiting) answerLost(key, failure);
     sink.closed(failure, opened);
   };
   const onFrame = (text: string) => {
@@ -156,7 +166,7 @@ export function openPeerLink(options: PeerLinkOptions): PeerLink {
 
   return {
     request(key, method, params) {
-      if (phase === 'closed') return sink.answered(key, { error: sink.lost(key, { kind: 'closed_here' }, opened) });
+      if (phase === 'closed') return answerLost(key, { kind: 'closed_here' });
       const id = nextId++;
       pending.set(id, key);
       idOfKey.set(key, id);
