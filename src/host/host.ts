@@ -45,6 +45,8 @@ import { defaultJournalPath, sqliteJournal } from './sqlite-journal.js';
 import type { AsyncJournal } from './async-journal.js';
 import { isAsyncJournal, type HostStore } from './host-journal.js';
 import { deferredJournal } from './deferred-journal.js';
+import { delayedJournal, type JournalDelay } from './delayed-journal.js';
+import { asyncJournalOf } from './async-journal-of.js';
 import { isPostgresUrl } from './store-url.js';
 import type { PostgresJournalOptions } from './postgres-journal.js';
 import { logEntryOf, type HostLogEntry } from './host-log.js';
@@ -88,6 +90,13 @@ export interface HostOptions {
   readonly store?: string | Journal | AsyncJournal;
   /** Options of a PostgreSQL store (`lease`, `advertise`, `connections`: see `openPostgresJournal`). */
   readonly postgres?: PostgresJournalOptions;
+  /**
+   * Timing faults for tests and chaos runs: every journal call delayed by a seeded random time
+   * up to `maxMs` (reads answered late, possibly stale; commits acknowledged late), see
+   * `delayedJournal`. A SQLite store then runs as an asynchronous journal. Never for production.
+   * The CLI reads it from `WARDEN_FAULT_JOURNAL_DELAY=SEED:MAX_MS`.
+   */
+  readonly journalDelay?: JournalDelay;
   /**
    * A store that answers with promises (PostgreSQL): the most bytes of entries the host holds
    * before the journal acknowledged them; past it the host stops reading its agents' output until
@@ -644,11 +653,14 @@ export function createHost(options: HostOptions = {}): Host {
  */
 function openStore(options: HostOptions): { readonly journal: HostStore; readonly opened: Promise<void>; readonly postgres?: ClusterStore } {
   const given = options.store;
-  if (typeof given === 'object') return { journal: given, opened: Promise.resolve() };
+  const delay = options.journalDelay;
+  const delayed = (store: HostStore): HostStore => (delay ? delayedJournal(isAsyncJournal(store) ? store : asyncJournalOf(store), delay) : store);
+  if (typeof given === 'object') return { journal: delayed(given), opened: Promise.resolve() };
   const path = given ?? defaultJournalPath();
-  if (!isPostgresUrl(path)) return { journal: sqliteJournal(path), opened: Promise.resolve() };
+  if (!isPostgresUrl(path)) return { journal: delayed(sqliteJournal(path)), opened: Promise.resolve() };
   const opening = import('./postgres-journal.js').then(({ openPostgresJournal }) => openPostgresJournal(path, options.postgres));
-  const journal = deferredJournal(opening);
+  // The cluster's own calls (lease, takeover) keep the store's timing: only the host's journal calls are delayed.
+  const journal = deferredJournal(delay ? opening.then((opened) => delayedJournal(opened, delay)) : opening);
   const opened = journal.opened.then(() => undefined);
   opened.catch(() => undefined);
   return { journal, opened, postgres: { url: path, journal: opening } };

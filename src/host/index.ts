@@ -33,3 +33,4 @@ export { FencedAppendError, type AsyncJournal, type CurrentOwner, type JournalUp
 export { asyncJournalOf } from './async-journal-of.js';
 export type { HostStore } from './host-journal.js';
 export type { PostgresJournalOptions, PostgresJournal } from './postgres-journal.js';
+export { delayedJournal, parseJournalDelay, type JournalDelay } from './delayed-journal.js';
