@@ -15,34 +15,9 @@ import type { JournalRecord } from '../../src/host/journal.js';
 import { seededRandom } from '../../src/host/seeded-random.js';
 import { ReadGate } from '../../src/port/read-gate.js';
 import { Subscriber } from '../../src/session/subscriber.js';
+import { deliveryViolations } from '../support/delivery-check.js';
 
 const chunk = (text: string): SessionUpdate => ({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } });
-
-/**
- * The delivery invariant for one cursor: the update seqs a connection got (in order) against
- * the seqs of the updates the journal holds for the session; `after`: where the cursor started
- * (exclusive). Returns the violations, empty when delivery was exact.
- */
-export function deliveryViolations(received: readonly (number | undefined)[], journaled: readonly number[], after = 0): string[] {
-  const violations: string[] = [];
-  const expected = journaled.filter((seq) => seq > after);
-  const held = new Set(journaled);
-  const seen = new Set<number>();
-  let previous = after;
-  for (const seq of received) {
-    if (seq === undefined) violations.push('an update without a seq (not journaled)');
-    else if (!held.has(seq)) violations.push(`seq ${seq} is not in the journal`);
-    else if (seen.has(seq)) violations.push(`seq ${seq} arrived twice`);
-    else if (seq <= previous) violations.push(`seq ${seq} arrived after ${previous} (out of order)`);
-    if (seq !== undefined) {
-      seen.add(seq);
-      if (seq > previous) previous = seq;
-    }
-  }
-  const lost = expected.filter((seq) => !seen.has(seq));
-  if (lost.length > 0) violations.push(`lost: ${lost.join(', ')}`);
-  return violations;
-}
 
 /** A virtual event loop: tasks run one at a time, the next one drawn at random among those due. */
 class Scheduler {
