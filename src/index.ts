@@ -56,7 +56,6 @@ export {
   type SessionOwner,
 } from './host/journal.js';
 export { sqliteJournal, defaultJournalPath, type SqliteJournalOptions } from './host/sqlite-journal.js';
-export { delayedJournal, type JournalDelay } from './host/delayed-journal.js';
 
 // Errors a prompt or a request rejects with, and the permission policy warden uses itself.
 export { RpcError } from './jsonrpc/rpc-error.js';

@@ -409,10 +409,13 @@ class JournalTiming implements Command {
     world.journalDelay = world.journalDelay ? undefined : { seed: this.seed, maxMs: this.maxMs };
     world.faults += world.journalDelay ? 1 : 0;
     await world.startHost();
+    // As after any host restart: every session not closed is resumed (a failed one too: resuming it starts it again).
     for (const [index, session] of model.sessions.entries()) {
-      if (session.status !== 'open') continue;
+      if (session.status === 'closed') continue;
       const twin = world.sessions[index] as ChaosSession;
+      world.clearFaults(twin);
       await within(world.editor.request('session/resume', { sessionId: twin.sessionId, cwd: twin.cwd, mcpServers: [] }), `session/resume of ${twin.sessionId}`);
+      session.status = 'open';
     }
     world.say(world.journalDelay ? `host ${world.generation}: journal calls delayed up to ${this.maxMs} ms (seed ${this.seed})` : `host ${world.generation}: journal timing faults off`);
     world.checkAlways();

@@ -9,8 +9,10 @@
  * open, until it is live again. `session/load` is the same read from 0.
  *
  * Order is the journal's (per session); nothing is delivered twice (a cursor only moves
- * forward between replays) and nothing is lost (what is not in the journal waits in the
- * cursor, in its place). Memory holds at most one page of the journal per cursor and what
+ * forward between replays, and an entry a page already wrote is not written again when its
+ * live delivery comes late) and nothing is lost (what is not in the journal waits in the
+ * cursor, in its place; an empty page read before an entry the cursor knows of was journaled
+ * ends nothing: the cursor reads again). Memory holds at most one page of the journal per cursor and what
  * the journal does not hold (answers and requests to the client, bounded by the requests
  * the editor has open).
  */
