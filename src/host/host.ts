@@ -32,7 +32,9 @@ import {
 import { agentServerLogic, handlerOf } from '../acp/agent-server.js';
 import type { NativeAgent } from '../acp/native-agent.js';
 import { validTerminalLimits, type TerminalLimits } from '../acp/terminals.js';
-import { validFileReadLimits, type FileReadLimits } from '../acp/bounded-read.js';
+import { validFileReadLimits } from '../acp/bounded-read.js';
+import { validLinkStores } from '../acp/hard-links.js';
+import type { FileReadOptions } from '../acp/workspace-fs.js';
 import { agentFor, type AgentOptions } from '../adapters/agent-factory.js';
 import { createMemoryTransportPair } from '../jsonrpc/memory-transport.js';
 import type { Transport } from '../jsonrpc/transport.js';
@@ -135,12 +137,15 @@ export interface HostOptions {
    */
   readonly terminals?: TerminalLimits;
   /**
-   * Bounds on the files agents read through the program's client: `maxReadBytes` (default
-   * 64 MiB) is the most one `fs/read_text_file` answers; a larger file, or a `line`/`limit`
-   * range that comes to more, is refused with -32602 naming it (ranges are streamed: a range
-   * of a larger file is fine). A bad value throws a TypeError from `createHost`.
+   * How agents read files through the program's client: `maxReadBytes` (default 64 MiB) is
+   * the most one `fs/read_text_file` answers; a larger file, or a `line`/`limit` range that
+   * comes to more, is refused with -32602 naming it (ranges are streamed: a range of a larger
+   * file is fine). A file with more than one name (a hard link) is refused with -32602, its
+   * other names may be outside the workspace, unless it is a file of a package store named in
+   * `linkStores` (say the directory `pnpm store path` prints, for pnpm's `node_modules`). A
+   * bad value throws a TypeError from `createHost`.
    */
-  readonly files?: FileReadLimits;
+  readonly files?: FileReadOptions;
   /**
    * OpenTelemetry traces and metrics of this host: what `startTelemetry()` of
    * `acp-warden/telemetry` resolves to (docs/observability.md). Every connection the host
@@ -301,7 +306,10 @@ export interface HostTreeNode {
  */
 export function createHost(options: HostOptions = {}): Host {
   // A bad bound fails here, where the program gave it, not at an agent's first read.
-  if (options.files) validFileReadLimits(options.files);
+  if (options.files) {
+    validFileReadLimits(options.files);
+    validLinkStores(options.files.linkStores);
+  }
   if (options.terminals) validTerminalLimits(options.terminals);
   const bound = options.maxPendingWriteBytes;
   if (bound !== undefined && !(Number.isInteger(bound) && bound > 0)) throw new TypeError(`Expected \`maxPendingWriteBytes\` of createHost() to be a positive integer of bytes, got \`${String(bound)}\`.`);
@@ -511,7 +519,7 @@ export function createHost(options: HostOptions = {}): Host {
       const connected = createActor(agentClientLogic, {
         id: 'program', // how the inspector and the live view name it
         ...(inspect ? { inspect } : {}),
-        input: { transport: programSide, clientInfo: { name: 'acp-warden-embedding', version: '0.1.0' }, handler: { ...(options.permission ? { permission: options.permission } : {}), ...(options.terminals ? { terminals: { limits: options.terminals } } : {}), ...(options.files ? { fs: { limits: options.files } } : {}) } },
+        input: { transport: programSide, clientInfo: { name: 'acp-warden-embedding', version: '0.1.0' }, handler: { ...(options.permission ? { permission: options.permission } : {}), ...(options.terminals ? { terminals: { limits: options.terminals } } : {}), ...(options.files ? { fs: { limits: options.files, linkStores: options.files.linkStores } } : {}) } },
       });
       rootStarting(connected);
       connected.start();

@@ -26,6 +26,7 @@ export const rpcReasons = Object.freeze({
   unwritable: { code: ErrorCodes.InternalError, failure: 'local', when: 'the request could not be written (its params do not encode as JSON)' },
   input_ended: { code: ErrorCodes.InternalError, failure: 'peer_lost', when: "the peer's output ended (EOF) with the request outstanding: it can no longer answer" },
   peer_lost: { code: ErrorCodes.InternalError, failure: 'peer_lost', when: 'the peer went away with the request outstanding (`data.exit` says how)' },
+  too_deep: { code: ErrorCodes.InvalidParams, failure: 'error_response', when: "a message's params (or an answer's result or error) nest objects and arrays deeper than the limit (`data.maxDepth`, 128), refused unread: a request's sender is answered -32602; an answer warden waited for fails its request -32603" },
   line_too_long: { code: ErrorCodes.InvalidRequest, failure: 'error_response', when: "a message was over the line limit and dropped unread (`data.bytes`, `data.limitBytes`): a request's sender is answered -32600; an answer warden waited for fails its request -32603" },
   shutdown: { code: ErrorCodes.InternalError, failure: 'error_response', when: 'warden is shutting down (or the editor closed its input and the drain gave up): every request still waiting is answered; also the journaled end of a turn a killed warden left open, written when its session is restored' },
   agent_starting: { code: ErrorCodes.InternalError, failure: 'error_response', when: "the session's agent process is (re)starting; try again in a moment" },
