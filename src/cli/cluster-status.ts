@@ -17,7 +17,7 @@ ago its last heartbeat was, how much of its lease is left, and the sessions it o
 
 Options:
   --store URL   the cluster's PostgreSQL (the --store of its warden serve hosts)
-  --json        print {"hosts": [...]} as JSON
+  --json        print {"hosts": [...]} as JSON (the same state as the table)
   -h, --help    this help`;
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
@@ -31,7 +31,7 @@ export function formatHosts(hosts: readonly ClusterHost[]): string {
     host.name,
     String(host.pid),
     host.advertise ?? '-',
-    host.state === 'live' && !host.live ? 'expired' : host.state,
+    host.state,
     `${seconds(host.heartbeatAge)} ago`,
     host.leaseLeft > 0 ? seconds(host.leaseLeft) : '-',
     String(host.sessions),
