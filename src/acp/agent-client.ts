@@ -70,6 +70,11 @@ export interface ClientHandler {
    * output an agent may ask to keep and the terminals a session may hold.
    */
   readonly terminals?: boolean | { readonly env?: 'isolated' | 'inherit'; readonly limits?: TerminalLimits };
+  /**
+   * Advertise `session.notices`: the agent sends its notices as `notice` updates, apart from
+   * its messages (a client without it gets them as signed agent messages). Default `false`.
+   */
+  readonly notices?: boolean;
   /** Answer `elicitation/create` (form mode); advertised only when given. */
   readonly elicitation?: (request: CreateElicitationRequest) => CreateElicitationResponse | Promise<CreateElicitationResponse>;
   /**
@@ -157,6 +162,7 @@ function advertised(handler: ClientHandler): ClientCapabilities {
     fs: { readTextFile: fs, writeTextFile: fs },
     terminal: handler.terminals !== false,
     ...(handler.elicitation ? { elicitation: { form: {} } } : {}),
+    ...(handler.notices ? { session: { notices: {} } } : {}),
   };
 }
 

@@ -79,7 +79,8 @@ Through a daemon (warden serve; docs/serve.md):
                                 agents; with --agent, new sessions ask for that agent
   --daemon                      the same to the user's default daemon (127.0.0.1:8767, or
                                 --listen), started in the background with these options when
-                                none answers (its log: serve.log beside the token file)
+                                none answers (its log, with its pid: serve.log beside the
+                                token file, --token-file's or the default)
   --token-file PATH             the daemon's token file (default ${defaultTokenPath()})
   --keepalive SECONDS           the bridge pings the daemon this often (default 30; 0 never); no
                                 answer for two intervals (a half-open connection: the daemon's

@@ -510,7 +510,8 @@ export function createHost(options: HostOptions = {}): Host {
     ref.stop();
   };
 
-  // The program's own connection, made on first use (`warden acp` only serves stdio).
+  // The program's own connection, made on first use (`warden acp` only serves stdio). It takes
+  // notices as `notice` updates: the program shows warden's words apart from the agent's.
   let program: { readonly client: AnyActorRef; readonly server: AnyActorRef; readonly ready: Promise<unknown> } | undefined;
   const connect = async (): Promise<AnyActorRef> => {
     if (!program) {
@@ -519,7 +520,7 @@ export function createHost(options: HostOptions = {}): Host {
       const connected = createActor(agentClientLogic, {
         id: 'program', // how the inspector and the live view name it
         ...(inspect ? { inspect } : {}),
-        input: { transport: programSide, clientInfo: { name: 'acp-warden-embedding', version: '0.1.0' }, handler: { ...(options.permission ? { permission: options.permission } : {}), ...(options.terminals ? { terminals: { limits: options.terminals } } : {}), ...(options.files ? { fs: { limits: options.files, linkStores: options.files.linkStores } } : {}) } },
+        input: { transport: programSide, clientInfo: { name: 'acp-warden-embedding', version: '0.1.0' }, handler: { notices: true, ...(options.permission ? { permission: options.permission } : {}), ...(options.terminals ? { terminals: { limits: options.terminals } } : {}), ...(options.files ? { fs: { limits: options.files, linkStores: options.files.linkStores } } : {}) } },
       });
       rootStarting(connected);
       connected.start();

@@ -35,6 +35,7 @@ import {
   type JournalSessionState,
 } from './journal.js';
 import { redactedUrl as redacted } from './store-url.js';
+import { postgresCodeOf, postgresProblem } from './postgres-problem.js';
 import { leaseStanding, type LeaseStanding } from '../cluster/lease.js';
 import { notifyExpression } from '../cluster/wake-ups.js';
 import { ensurePostgresSchema, fencedState, unknownSessionState } from './postgres-journal-schema.js';
@@ -107,7 +108,7 @@ export class PostgresJournalError extends JournalError {
   readonly retriedFor: number;
   constructor(where: string, code: string, cause: unknown, retriedFor = 0) {
     super(where, code, { cause });
-    this.problem = problemOf(code, (cause as Error).message);
+    this.problem = postgresProblem(code, (cause as Error).message);
     this.retriedFor = retriedFor;
     this.message = `the journal ${where} ${this.problem}${retriedFor ? ` (gave up after retrying for ${retriedFor} ms: the retryFor option)` : ''}`;
   }
@@ -557,22 +558,10 @@ function connectionErrorCode(error: unknown): string | undefined {
 /** The store's own errors as {@link PostgresJournalError}; the journal's own (unknown session, fenced, owned, cursor) pass through. */
 function storeError(where: string, error: unknown): Error {
   if (error instanceof JournalError || error instanceof UnknownSessionError || error instanceof FencedAppendError || error instanceof SessionOwnedError || error instanceof InvalidCursorError) return error;
-  const code = connectionErrorCode(error) ?? (error as { code?: unknown }).code;
-  if (typeof code === 'string') return new PostgresJournalError(where, code, error);
+  const code = connectionErrorCode(error) ?? postgresCodeOf(error);
+  if (code !== undefined) return new PostgresJournalError(where, code, error);
   return error instanceof Error ? error : new Error(String(error));
 }
-
-/** What a PostgreSQL (or connection) error code means to the person who has to fix it. */
-function problemOf(code: string, message: string): string {
-  if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EPIPE)$/u.test(code) || code.startsWith('08')) return `cannot be reached (${code}: ${message}): check that PostgreSQL runs there and the URL`;
-  if (code === '57P01' || code === '57P02' || code === '57P03') return `is shutting down or starting (${code}: ${message}): retry once PostgreSQL is up`;
-  if (code === '53100') return `cannot grow (${code}): free some disk space on the database server`;
-  if (code === '28P01' || code === '28000') return `refused the login (${code}: ${message}): check the user and password in the URL`;
-  if (code === '3D000') return `does not exist (${code}: ${message}): create the database first (createdb)`;
-  if (code === DAMAGED_ENTRY_CODE) return `holds an entry that is not JSON (${code}: ${message}): restore a backup`;
-  return `failed (${code}: ${message})`;
-}
-
 
 function sessionOf(row: SessionRow, where: string): JournalSession {
   return {
