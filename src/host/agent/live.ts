@@ -194,6 +194,8 @@ export interface Live {
   readonly sessionLost: (sessionId: string, error: FencedAppendError) => void;
   /** Sessions closed by the editor (while not opened again): what their agents still say is dropped. */
   readonly closed: Set<string>;
+  /** Sessions whose updates the journal refused (not shown) since it last took one: the editor was told once (journal-writes.ts). */
+  readonly unshown: Set<string>;
   /** The journal, as the host calls it (answers at once, or promises). */
   readonly journal: HostJournal;
   /** Each session's journal calls in order, and the outputs that wait for them (group commit included). */
