@@ -3,14 +3,16 @@
  * agent as a process streaming a long answer word by word. The owner is frozen (SIGSTOP) while
  * the turn streams; its agent process is not, and goes on writing into its pipe. Once another
  * host took the session, the owner is woken (SIGCONT): the journal refuses what it still has to
- * write (fenced), and what the journal refused never reaches its client (defect 1b).
+ * write (fenced), and what the journal refused never reaches its client (defect 1b). Every
+ * `session_moved` refusal it gives names the owner as the database has it: host id, machine
+ * name and epoch, on the fenced path and on its lease check's (defect 3).
  */
 import { expect } from 'chai';
 import { join } from 'node:path';
 import { clusterFixture, ownerOf, startClusterHost } from '../support/cluster.js';
 import { queryRows } from '../support/postgres.js';
 import { waitUntil } from '../support/processes.js';
-import { demoAgentsOf, initializeParams, seqUpdatesOf, socketClient, type SeqUpdate } from '../support/serve-daemon.js';
+import { demoAgentsOf, initializeParams, seqUpdatesOf, socketClient, type Frame, type SeqUpdate } from '../support/serve-daemon.js';
 
 /** A prompt the demo agent answers for about 30 s at 100 ms a word (it says the prompt back). */
 const longPrompt = Array.from({ length: 300 }, (_, index) => `word${index}`).join(' ');
@@ -20,6 +22,18 @@ describe('a stale owner: two warden serve hosts on one PostgreSQL, lease 2 s', f
   const fixture = clusterFixture('stale_owner');
 
   const host = (name: string) => startClusterHost(join(fixture.state, name), fixture.launched, { store: fixture.url, lease: 2, args: ['--env', 'DEMO_WORD_DELAY_MS=100'] });
+
+  /** The session's owner as the database has it: host id, machine name, epoch. */
+  async function databaseOwner(sessionId: string): Promise<{ owner: string; ownerName: string; epoch: number }> {
+    const [row] = await queryRows<{ owner: string; name: string; epoch: string }>(fixture.url, 'SELECT s.owner_host AS owner, h.name, s.epoch FROM sessions s JOIN hosts h ON h.host_id = s.owner_host WHERE s.session_id = $1', [sessionId]);
+    return { owner: row?.owner as string, ownerName: row?.name as string, epoch: Number(row?.epoch) };
+  }
+
+  /** What a `session_moved` refusal says of the owner. */
+  const movedTo = (frame: Frame | undefined) => {
+    const data = frame?.error?.data as { reason?: string; owner?: unknown; ownerName?: unknown; epoch?: unknown } | undefined;
+    return { reason: data?.reason, owner: data?.owner, ownerName: data?.ownerName, epoch: data?.epoch };
+  };
 
   /** The session's journal: each entry by its seq. */
   async function journalOf(sessionId: string): Promise<Map<number, { kind: string; update?: unknown }>> {
@@ -69,6 +83,8 @@ describe('a stale owner: two warden serve hosts on one PostgreSQL, lease 2 s', f
       await waitUntil(() => client.frames.some((frame) => frame.id === 3), 'the turn on the woken host to be answered', 30_000);
       const answer = client.frames.find((frame) => frame.id === 3);
       expect(['session_moved', 'lease_lost'], JSON.stringify(answer)).to.include(answer?.error?.data?.reason);
+      const owner = await databaseOwner(sessionId);
+      if (answer?.error?.data?.reason === 'session_moved') expect(movedTo(answer)).to.deep.equal({ reason: 'session_moved', ...owner });
       // Its agent (which streamed on meanwhile) was told to close the session: once nothing more came for a second, all came.
       await quiet(() => seqUpdatesOf(client.frames, sessionId).length);
 
@@ -81,4 +97,25 @@ describe('a stale owner: two warden serve hosts on one PostgreSQL, lease 2 s', f
       }
     });
   }
+
+  it('frozen idle, woken after another host took the session: its lease check finds the session moved; its prompts are refused session_moved naming the owner\'s host id, machine name and epoch as the database has them, and its log says that epoch', async () => {
+    const a = await host('a');
+    const b = await host('b');
+    const client = await socketClient(a, fixture.sockets);
+    await client.request(1, 'initialize', initializeParams('stale-owner-test'));
+    const created = await client.request(2, 'session/new', { cwd: fixture.state, mcpServers: [] });
+    const sessionId = (created.result as { sessionId: string }).sessionId;
+    expect((await client.request(3, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] })).result).to.deep.equal({ stopReason: 'end_turn' });
+    process.kill(a.process.pid as number, 'SIGSTOP');
+    await waitUntil(async () => (await ownerOf(fixture.url, sessionId)).advertise === b.advertise, 'the other host to take the session', 30_000, 100);
+    process.kill(a.process.pid as number, 'SIGCONT');
+    // Idle, it writes nothing: only its look at its own lease can find the session gone.
+    await waitUntil(() => a.stderr().includes(`session ${sessionId} moved to`), 'the woken host to find the session moved', 30_000);
+    const owner = await databaseOwner(sessionId);
+    expect(owner.epoch).to.equal(2);
+    const refused = await client.request(4, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'still yours?' }] });
+    expect(movedTo(refused), JSON.stringify(refused)).to.deep.equal({ reason: 'session_moved', ...owner });
+    expect(refused.error?.message).to.contain(`host ${owner.owner} on ${owner.ownerName} owns it now (epoch 2)`);
+    expect(a.stderr()).to.contain(`session ${sessionId} moved to host ${owner.owner} at epoch 2`);
+  });
 });

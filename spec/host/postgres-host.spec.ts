@@ -292,8 +292,8 @@ describe('the host on PostgreSQL', () => {
     const stale = session.prompt('second, on the stale owner');
     const refused = await stale.result.then(() => expect.fail('the stale owner may not run a turn'), (error: { code: number; message: string; data?: Record<string, unknown> }) => error);
     expect(refused.data?.reason, refused.message).to.equal('session_moved');
-    expect(refused.data?.owner).to.equal(taken.owner);
-    expect(refused.message).to.contain(`host ${taken.owner} owns it now (epoch ${taken.epoch})`);
+    expect(refused.data).to.deep.include({ owner: taken.owner, ownerName: hostname(), epoch: taken.epoch });
+    expect(refused.message).to.contain(`host ${taken.owner} on ${hostname()} owns it now (epoch ${taken.epoch})`);
     await waitUntil(() => !isAlive(cli?.pid), 'the stale agent process to stop', 15_000);
     expect(a.tree().children.some((child) => child.id === `session:${session.sessionId}`)).to.equal(false);
     expect(moved).to.deep.equal([{ type: 'session.moved', sessionId: session.sessionId, owner: taken.owner, epoch: taken.epoch }]);

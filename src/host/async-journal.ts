@@ -70,6 +70,8 @@ export interface AsyncJournal {
 export interface CurrentOwner {
   /** The owner host's id (`undefined`: nobody owns it now). */
   readonly hostId: string | undefined;
+  /** The owner host's machine name, when the store still has its row. */
+  readonly hostName?: string;
   readonly epoch: number;
 }
 

@@ -273,13 +273,19 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
 
   /** Why a session's owner refused this journal: the owner's host row, for the error. */
   const ownedError = async (sessionId: string): Promise<Error> => {
-    const { rows } = await query<{ pid: number | null; name: string | null; owned_at: Date | null }>(
-      'SELECT h.pid, h.name, s.owned_at FROM sessions s LEFT JOIN hosts h ON h.host_id = s.owner_host WHERE s.session_id = $1',
+    const { rows } = await query<{ owner_host: string | null; epoch: string; pid: number | null; name: string | null; owned_at: Date | null }>(
+      'SELECT s.owner_host, s.epoch, h.pid, h.name, s.owned_at FROM sessions s LEFT JOIN hosts h ON h.host_id = s.owner_host WHERE s.session_id = $1',
       [sessionId],
     );
     const row = rows[0];
     if (!row) return new UnknownSessionError(sessionId);
-    return new SessionOwnedError(sessionId, { pid: row.pid ?? 0, host: row.name ?? 'an unknown host', acquiredAt: (row.owned_at ?? new Date(0)).toISOString() });
+    return new SessionOwnedError(sessionId, {
+      pid: row.pid ?? 0,
+      host: row.name ?? 'an unknown host',
+      acquiredAt: (row.owned_at ?? new Date(0)).toISOString(),
+      ...(row.owner_host === null ? {} : { hostId: row.owner_host }),
+      epoch: Number(row.epoch),
+    });
   };
 
   /** Writes made by this journal: each write's id is `hostId:n`, the same for all its attempts. */
@@ -298,8 +304,16 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     const values = [sessionId, hostId, held ?? -1, writeId, entries.map(() => at), entries.map((entry) => entry.kind), entries.map((entry) => JSON.stringify(entry)), title, restarts];
     const { rows } = await retried(() =>
       pool.query<{ seqs: string[] }>('SELECT warden_append($1, $2, $3, $4, $5, $6, $7, $8, $9) AS seqs', values).catch((error: unknown) => Promise.reject(refusal(sessionId, held, error) ?? error)),
-    );
+    ).catch(async (error: unknown) => Promise.reject(error instanceof FencedAppendError ? await withOwnerName(error) : error));
     return (rows[0]?.seqs ?? []).map(Number);
+  };
+  /** A fenced write's refusal with the new owner's machine name (its host row), for the host's `session_moved` answer; without it when that cannot be read. */
+  const withOwnerName = async (fenced: FencedAppendError): Promise<FencedAppendError> => {
+    const { hostId: owner } = fenced.owner;
+    if (owner === undefined) return fenced;
+    const rows = await query<{ name: string }>('SELECT name FROM hosts WHERE host_id = $1', [owner]).then((result) => result.rows, () => []);
+    const name = rows[0]?.name;
+    return name === undefined ? fenced : new FencedAppendError(fenced.sessionId, fenced.heldEpoch, { ...fenced.owner, hostName: name });
   };
   /** A write the store refused as the journal's own errors (unknown session, fenced). */
   const refusal = (sessionId: string, held: number | undefined, error: unknown): Error | undefined => {
@@ -315,11 +329,14 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     const held = epochs.get(sessionId);
     const { rowCount } = await query(`UPDATE sessions SET ${assignment} WHERE session_id = $1 AND owner_host = $2 AND epoch = $3`, [sessionId, hostId, held ?? -1, ...values]);
     if (rowCount) return;
-    const { rows } = await query<{ owner_host: string | null; epoch: string }>('SELECT owner_host, epoch FROM sessions WHERE session_id = $1', [sessionId]);
+    const { rows } = await query<{ owner_host: string | null; epoch: string; name: string | null }>(
+      'SELECT s.owner_host, s.epoch, h.name FROM sessions s LEFT JOIN hosts h ON h.host_id = s.owner_host WHERE s.session_id = $1',
+      [sessionId],
+    );
     const row = rows[0];
     if (!row) throw new UnknownSessionError(sessionId);
     if (held !== undefined) epochs.delete(sessionId);
-    throw new FencedAppendError(sessionId, held, { hostId: row.owner_host ?? undefined, epoch: Number(row.epoch) });
+    throw new FencedAppendError(sessionId, held, { hostId: row.owner_host ?? undefined, ...(row.name === null ? {} : { hostName: row.name }), epoch: Number(row.epoch) });
   };
 
   let renewing: NodeJS.Timeout | undefined;

@@ -35,11 +35,10 @@ function checkOwnership(live: Live, sessionId: string): void {
     if (!(result.error instanceof SessionOwnedError)) return;
     const { owner } = result.error;
     movedAway(live, sessionId, {
-      owner: `${owner.host} (pid ${owner.pid})`,
-      epoch: undefined,
+      owner: owner.hostId,
+      ownerName: owner.host,
+      epoch: owner.epoch,
       stale: `this host's lease ran out (it was frozen or cut off) and another host claimed the session since ${owner.acquiredAt}`,
-      // The refusal names the owner's machine and pid, not its host id nor its epoch.
-      ownership: { hostName: owner.host, here: false },
     });
   });
 }

@@ -72,8 +72,8 @@ export type HostSessionEvent =
   | { readonly type: 'session.recovered'; readonly sessionId: string; readonly restarts: number }
   | { readonly type: 'session.failed'; readonly sessionId: string; readonly reason: string }
   | { readonly type: 'session.closed'; readonly sessionId: string }
-  /** Another host of a shared store took the session (this host's lease ran out): its agent here was stopped. `owner`: that host's id. */
-  | { readonly type: 'session.moved'; readonly sessionId: string; readonly owner: string | undefined; readonly epoch: number }
+  /** Another host of a shared store took the session (this host's lease ran out): its agent here was stopped. `owner`: that host's id, `epoch`: the session's now (each `undefined` when the store did not say). */
+  | { readonly type: 'session.moved'; readonly sessionId: string; readonly owner: string | undefined; readonly epoch: number | undefined }
   /** An agent process printed a line over the line limit (`--max-line-mib`): skipped unread, the process goes on. */
   | { readonly type: 'agent.lineDropped'; readonly agent: string; readonly sessionId?: string; readonly bytes: number; readonly limit: number; readonly what: string }
   /** The journal failed; `sessionId` is absent when the write or read was for no one session (`session/list`). */
