@@ -20,7 +20,7 @@ import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { FencedAppendError, type AsyncJournal, type JournalUpdateEntry } from './async-journal.js';
+import { FencedAppendError, type AsyncJournal, type JournalUpdateEntry, type SessionClaim } from './async-journal.js';
 import {
   DAMAGED_ENTRY_CODE,
   InvalidCursorError,
@@ -63,6 +63,8 @@ export interface PostgresJournalOptions {
 
 /** A PostgreSQL journal: an {@link AsyncJournal} that is also one host of the cluster. */
 export interface PostgresJournal extends AsyncJournal {
+  /** Takes `sessionId` for this host (see {@link AsyncJournal.claim}): always at an epoch. */
+  claim(sessionId: string): Promise<SessionClaim & { readonly epoch: number }>;
   /** This host's id in `hosts` (new at every open). */
   readonly hostId: string;
   /** The epoch this journal holds for `sessionId`, if it owns it. */
@@ -513,16 +515,31 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     async claim(sessionId) {
       // Back from an outage for less than a lease: only a session nobody holds, or whose host closed, is free.
       const mayTakeExpired = awayAt === undefined || monotonic() - awayAt >= lease;
-      const { rows } = await query<{ epoch: string }>(
-        `UPDATE sessions s SET epoch = CASE WHEN s.owner_host = $2 THEN s.epoch ELSE s.epoch + 1 END,
-           owned_at = CASE WHEN s.owner_host = $2 THEN s.owned_at ELSE now() END, owner_host = $2
-         WHERE s.session_id = $1 AND (s.owner_host = $2 OR ${mayTakeExpired ? ownerFree : "(s.owner_host IS NULL OR NOT EXISTS (SELECT 1 FROM hosts h WHERE h.host_id = s.owner_host AND h.state <> 'gone'))"}) RETURNING s.epoch`,
-        mayTakeExpired ? [sessionId, hostId, lease] : [sessionId, hostId],
+      // The row locked first, so that the owner it had is the one this claim takes it from (a
+      // claim racing this one waits, then finds the session taken). A retry after a COMMIT whose
+      // answer was lost finds the session its own already: it cannot say whom it took it from.
+      const claimed = await retried(() =>
+        transaction(async (client): Promise<(SessionClaim & { readonly epoch: number }) | undefined> => {
+          const before = (await client.query<{ owner_host: string | null; epoch: string }>('SELECT owner_host, epoch FROM sessions WHERE session_id = $1 FOR UPDATE', [sessionId])).rows[0];
+          const { rows } = await client.query<{ epoch: string }>(
+            `UPDATE sessions s SET epoch = CASE WHEN s.owner_host = $2 THEN s.epoch ELSE s.epoch + 1 END,
+               owned_at = CASE WHEN s.owner_host = $2 THEN s.owned_at ELSE now() END, owner_host = $2
+             WHERE s.session_id = $1 AND (s.owner_host = $2 OR ${mayTakeExpired ? ownerFree : "(s.owner_host IS NULL OR NOT EXISTS (SELECT 1 FROM hosts h WHERE h.host_id = s.owner_host AND h.state <> 'gone'))"}) RETURNING s.epoch`,
+            mayTakeExpired ? [sessionId, hostId, lease] : [sessionId, hostId],
+          );
+          const row = rows[0];
+          if (!row) return undefined;
+          const epoch = Number(row.epoch);
+          if (!before || before.owner_host === null || before.owner_host === hostId) return { epoch };
+          const owner = (await client.query<{ name: string; state: string }>('SELECT name, state FROM hosts WHERE host_id = $1', [before.owner_host])).rows[0];
+          // Its host closed (its sessions were released, or meant to be): free, not taken from anyone.
+          if (owner?.state === 'gone') return { epoch };
+          return { epoch, from: { hostId: before.owner_host, ...(owner ? { hostName: owner.name } : {}), epoch: Number(before.epoch), handedOver: owner?.state === 'draining' } };
+        }),
       );
-      const row = rows[0];
-      if (!row) throw await ownedError(sessionId);
-      epochs.set(sessionId, Number(row.epoch));
-      return Number(row.epoch);
+      if (!claimed) throw await ownedError(sessionId);
+      epochs.set(sessionId, claimed.epoch);
+      return claimed;
     },
     async release(sessionId) {
       // Handing over: the session stays this host's until another takes it.

@@ -31,7 +31,7 @@ function checkOwnership(live: Live, sessionId: string): void {
   live.lease.checking.add(sessionId);
   journalCall(live, sessionId, (journal) => journal.claim(sessionId), (result) => {
     live.lease.checking.delete(sessionId);
-    if (result.ok) return claimedAgain(live, sessionId, result.value);
+    if (result.ok) return claimedAgain(live, sessionId, result.value.epoch);
     if (!(result.error instanceof SessionOwnedError)) return;
     const { owner } = result.error;
     movedAway(live, sessionId, {

@@ -24,7 +24,8 @@ export const AGENT_META_KEY = 'acp-warden/agent';
 /**
  * The `_meta` key of a `session/resume` the host's own cluster sends when it takes over a session
  * whose host was lost (`{ previousOwner }`): the turns that host left open end `host_lost`, and
- * a notice says what happened.
+ * a notice says what happened. The host's claim says the same by itself (whoever asked), so the
+ * mark only matters when that claim cannot tell (retried after its answer was lost).
  */
 export const TAKEOVER_META_KEY = 'acp-warden/takeover';
 
