@@ -9,7 +9,8 @@ import { expect } from 'chai';
 import { assign, createMachine, enqueueActions } from 'xstate';
 import type { NativeAgent } from '../../src/acp/native-agent.js';
 import { createHostAgent } from '../../src/host/host-agent.js';
-import type { Journal } from '../../src/host/journal.js';
+import type { Journal, JournalEntry } from '../../src/host/journal.js';
+import { asyncJournalOf } from '../../src/host/async-journal-of.js';
 import { sqliteJournal } from '../../src/host/sqlite-journal.js';
 import { errorOf, initialized, type Editor } from '../support/raw-editor.js';
 
@@ -20,7 +21,7 @@ type Request = { requestId: string; params: Record<string, unknown> };
  * An agent with modes `ask` (its default) and `plan`; `_test/restart` (with `noPlan`: the new
  * process refuses `plan`), `_test/back` and `_test/fail` are its process ending, coming back, and its supervisor giving up.
  */
-function restartingAgent(): NativeAgent {
+function restartingAgent(onSetMode: (modeId: unknown) => void = () => undefined): NativeAgent {
   return {
     agentInfo: { name: 'restarting', version: '1' },
     capabilities: { sessionCapabilities: { close: {} } },
@@ -33,6 +34,7 @@ function restartingAgent(): NativeAgent {
         'session.setMode': {
           actions: enqueueActions(({ context, event, enqueue }) => {
             const { requestId, params } = event as unknown as Request;
+            onSetMode(params.modeId);
             if (!modes.availableModes.some((mode) => mode.id === params.modeId) || (context.noPlan && params.modeId === 'plan')) {
               enqueue.emit({ type: 'acp.error', requestId, error: { code: -32602, message: `unknown mode ${String(params.modeId)}` } } as never);
               return;
@@ -143,6 +145,33 @@ describe('held prompts: a new agent process gets the user\'s mode before the nex
     expect(error.code).to.equal(-32603);
     expect((error.data as { reason?: string }).reason).to.equal('session_failed');
     expect(said(editor)).to.deep.equal([]);
+  });
+
+  it('a prompt held during the restart whose entry is written only after the re-apply ended (a journal that answers later) still runs, in the re-applied mode', async () => {
+    // The race met on a delayed journal (issue 28): the release of held prompts came while the
+    // prompt's entry was on its way; the prompt, held once written, waited for a release that never came.
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const store = asyncJournalOf(journal);
+    const gated = { ...store, append: async (sessionId: string, entry: JournalEntry) => (entry.kind === 'prompt' ? gate.then(() => store.append(sessionId, entry)) : store.append(sessionId, entry)) };
+    let modesSet = 0;
+    const editor = await initialized(createHostAgent({ defaultAgent: 'restarting', resolve: () => restartingAgent(() => modesSet++), journal: gated }));
+    editors.push(editor);
+    await editor.request('session/new', { cwd: '/w', mcpServers: [] });
+    await editor.request('session/set_mode', { sessionId: 'r-1', modeId: 'plan' });
+    editor.notify('_test/restart');
+    const prompt = editor.request('session/prompt', { sessionId: 'r-1', prompt: [{ type: 'text', text: 'go' }] });
+    const held = settledOrNot(prompt);
+    await editor.request('session/list', {});
+    editor.notify('_test/back');
+    // The new process was given mode plan again and answered: the re-apply ended (its output waits behind the prompt's entry).
+    for (let turns = 0; turns < 200 && modesSet < 2; turns++) await new Promise((resolve) => setImmediate(resolve));
+    expect(modesSet, 'the re-apply asked the new process for mode plan').to.equal(2);
+    for (let turns = 0; turns < 20; turns++) await new Promise((resolve) => setImmediate(resolve));
+    expect(held.settled).to.equal(false);
+    openGate();
+    expect(await prompt).to.deep.equal({ stopReason: 'end_turn' });
+    expect(said(editor)).to.deep.equal(['[plan]']);
   });
 
   it('a mode the new process refuses: a notice names it, and the held prompt runs in the agent\'s own mode (no hang)', async () => {

@@ -365,9 +365,11 @@ function reportedAsSetup(state: SessionState, fact: ReportedFact): SessionStateF
  * Whether a prompt whose turn starts now waits for a new agent process to get the user's
  * choices: the chart is re-applying them, or the agent is restarting and there are choices to
  * give the new process. (Read before the transition: the events that start a turn here leave
- * `reapplying` and `recovering` as they are.)
+ * `reapplying` and `recovering` as they are.) The host asks again once the prompt is journaled:
+ * with a journal that answers later, the re-apply may have ended meanwhile (`turns.release` gone
+ * by), and a prompt held then would wait for a release that never comes.
  */
-function holding(self: AnyActorRef): boolean {
+export function holdsPrompts(self: AnyActorRef): boolean {
   const snapshot = self.getSnapshot() as { value: unknown; context: SessionMachineContext };
   return snapshot.value === 'reapplying' || (snapshot.value === 'recovering' && hasChoices(snapshot.context.state.chosen));
 }
@@ -377,5 +379,5 @@ function decide(enqueue: { assign: (values: Partial<SessionMachineContext>) => v
   enqueue.assign({ turns: decision.turns, promptsInFlight: inFlight(decision.turns) });
   if (decision.disarm) enqueue.cancel(graceId(decision.disarm));
   if (decision.arm) enqueue.raise({ type: 'cancel.graceOver', requestId: decision.arm }, { delay: context.cancelGraceMs, id: graceId(decision.arm) });
-  for (const command of decision.commands) enqueue.emit(command.type === 'turn.start' ? { ...command, hold: holding(self) } : command);
+  for (const command of decision.commands) enqueue.emit(command.type === 'turn.start' ? { ...command, hold: holdsPrompts(self) } : command);
 }

@@ -83,8 +83,8 @@ export class Subscriber {
   /**
    * An output for the connection. `seq`: the journal entry it stands for (an update that is on
    * disk), written now when the session's cursor is live and the transport takes it, else
-   * left to the journal. Without `seq` (an answer, a request to the client, an update the
-   * journal did not take): written now unless the session's cursor is behind, in which case it
+   * left to the journal. Without `seq` (an answer, a request to the client, warden's own
+   * notice: an update the journal refused is never delivered): written now unless the session's cursor is behind, in which case it
    * waits there, behind the entries journaled before it. `sessionId` undefined: not a
    * session's (written now).
    */

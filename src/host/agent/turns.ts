@@ -8,7 +8,7 @@
 import type { ContentBlock, StopReason } from '@agentclientprotocol/sdk';
 import { CLIENT_METHODS } from '../../acp/methods.js';
 import type { AgentRequestEvent, TurnEntry } from '../../acp/native-agent.js';
-import type { SessionMachineEmitted } from '../../session/session-machine.js';
+import { holdsPrompts, type SessionMachineEmitted } from '../../session/session-machine.js';
 import type { HostSession, Live } from './live.js';
 import { emit } from './delivery.js';
 import { answerClientCall, sendToSession } from './inner-agents.js';
@@ -39,7 +39,6 @@ export function onTurnCommand(live: Live, session: HostSession, command: Session
       // Journaled before the agent sees it: a prompt the host lost track of is still on record.
       const entry = { kind: 'prompt', prompt: prompt.request.params.prompt as ContentBlock[] } as const;
       prompt.journaling = 'writing';
-      const hold = command.hold;
       record(live, session.sessionId, entry, (seq, refused) => {
         const cancelled = prompt.journaling === 'cancelled';
         prompt.journaling = undefined;
@@ -58,7 +57,9 @@ export function onTurnCommand(live: Live, session: HostSession, command: Session
         // The session left this host while its entry was written: its machine answered it.
         if (live.sessions.get(session.sessionId) !== session || !session.prompts.has(command.requestId)) return;
         // A new agent process gets the user's mode and config first: the prompt waits for that.
-        if (hold) session.held.push(prompt.request);
+        // Asked now, not when the turn started: a re-apply that ended while the entry was written
+        // released what was held then, and one that began meanwhile is to be waited for.
+        if (holdsPrompts(session.machine)) session.held.push(prompt.request);
         else sendPrompt(live, session, prompt.request);
       });
       return;
