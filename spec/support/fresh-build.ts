@@ -3,10 +3,14 @@
  * build (dist/, as the package's `bin` does), so before any spec runs, dist/ is rebuilt with the
  * project's tsc when a file of src/ or a tsconfig is newer than the last build. A spec run
  * right after an edit of src/ therefore never starts a stale warden; an unchanged checkout
- * (CI after `npm ci`, whose `prepare` built it) builds nothing.
+ * (CI after `npm ci`, whose `prepare` built it) builds nothing. Test runs started together
+ * (two mocha processes right after an edit) take turns through a lock: one builds, the others
+ * find the build current, and none rewrites dist/ under the other's running wardens.
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -33,10 +37,38 @@ function builtAt(): number {
   return 0;
 }
 
+/** Runs `work` holding this checkout's build lock (a directory: made by one process at a time; one older than 5 minutes was left by a dead run). */
+function withBuildLock(work: () => void): void {
+  const lock = join(tmpdir(), `warden-build-${createHash('sha256').update(repo).digest('hex').slice(0, 16)}.lock`);
+  for (let waited = 0; ; waited += 100) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      const since = statSync(lock, { throwIfNoEntry: false })?.mtimeMs;
+      if (since !== undefined && Date.now() - since > 300_000) rmSync(lock, { recursive: true, force: true });
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    }
+  }
+  try {
+    work();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
 /** Mocha's global setup: builds dist/ when src/ changed since. */
 export function mochaGlobalSetup(): void {
-  const sources = Math.max(newestUnder(join(repo, 'src')), ...['tsconfig.json', 'tsconfig.build.json'].map((name) => statSync(join(repo, name)).mtimeMs));
-  if (builtAt() >= sources) return;
+  const sources = () => Math.max(newestUnder(join(repo, 'src')), ...['tsconfig.json', 'tsconfig.build.json'].map((name) => statSync(join(repo, name)).mtimeMs));
+  if (builtAt() >= sources()) return;
+  withBuildLock(() => {
+    // Another run may have built it while this one waited for the lock.
+    if (builtAt() >= sources()) return;
+    build();
+  });
+}
+
+function build(): void {
   const started = Date.now();
   const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
   execFileSync(process.execPath, [tsc, '-p', join(repo, 'tsconfig.build.json')], { cwd: repo, stdio: 'inherit' });
