@@ -59,6 +59,19 @@ function paramsValid(method: string, params: unknown): boolean {
   }
 }
 
+/** How deep `value` nests objects and arrays (a scalar: 0, `{}`: 1); counted without recursion, so any depth the fuzzer makes is fine. */
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node !== 'object' || node === null) continue;
+    deepest = Math.max(deepest, depth);
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
 /** What warden must answer to `value` (one parsed line), per JSON-RPC 2.0 and the docs. */
 function expectationOf(value: unknown, state: OracleState): Expectation {
   const invalid = (id: unknown): Expectation => (isId(id) ? { kind: 'answer', key: JSON.stringify(id), codes: [-32600], method: '' } : { kind: 'nullError', code: -32600 });
@@ -72,6 +85,8 @@ function expectationOf(value: unknown, state: OracleState): Expectation {
     if (params !== undefined && (typeof params !== 'object' || params === null)) return 'id' in message ? invalid(message.id) : { kind: 'none' };
     if (!('id' in message)) return { kind: 'none' }; // a notification: never answered
     if (!isId(message.id)) return { kind: 'nullError', code: -32600 };
+    // Params nested deeper than 128 levels are refused unread, whatever the method (docs/jsonrpc.md, "Depth limit").
+    if (depthOf(params) > 128) return { kind: 'answer', key: JSON.stringify(message.id), codes: [-32602], method: message.method };
     return requestExpectation(JSON.stringify(message.id), message.method, params ?? {}, state);
   }
   // Responses are never answered (there is no request of warden's they could match here).
