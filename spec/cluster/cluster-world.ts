@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
 import { clusterFixture, ownerOf, startClusterHost, type ClusterHost } from '../support/cluster.js';
-import { describeViolations, settledViolations, type ConnectionRecord } from '../support/delivery-invariant.js';
+import { describeViolations, settledViolations, type ConnectionRecord, type JournalRow, type Violation } from '../support/delivery-invariant.js';
 import { postgresJournal } from '../support/journal-rows.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 import { cursorKeys, demoAgentsOf, initializeParams, socketClient, type Frame, type LineClient } from '../support/serve-daemon.js';
@@ -311,9 +311,26 @@ export class ClusterWorld {
     const violations = await settledViolations(records, (sessionIds) => postgresJournal(this.#fixture.url, sessionIds), deliveryDeadlineMs);
     if (violations.length > 0) {
       this.note(`${step}: ${violations.length} delivery violations`);
-      throw new Error(`${step}: the delivery invariant broke:\n${describeViolations(violations)}`);
+      throw new Error(`${step}: the delivery invariant broke:\n${describeViolations(violations)}\n\n${await this.#journalAround(violations)}`);
     }
     await waitUntil(() => this.#orphans.every((pid) => !isAlive(pid)), `${step}: no agent of a killed host left`, 15_000);
+  }
+
+  /** The journal of each session a violation names, around its seqs (seq, kind, what), and its owner: what a report needs. */
+  async #journalAround(violations: readonly Violation[]): Promise<string> {
+    const sessions = [...new Set(violations.map((one) => one.sessionId))];
+    const journals = await postgresJournal(this.#fixture.url, sessions);
+    const parts: string[] = [];
+    for (const sessionId of sessions) {
+      const seqs = violations.filter((one) => one.sessionId === sessionId && one.seq !== undefined).map((one) => one.seq as number);
+      const rows = journals.get(sessionId) ?? [];
+      const at = rows.findIndex((row) => row.seq >= Math.min(...seqs));
+      const shown = seqs.length === 0 ? rows.slice(-12) : rows.slice(Math.max(0, at - 8), at + 8);
+      const owner = await ownerOf(this.#fixture.url, sessionId);
+      const what = (row: JournalRow) => (row.entry.kind === 'update' ? `update ${row.entry.update.sessionUpdate}` : row.entry.kind === 'notice' ? `notice "${row.entry.title}"` : row.entry.kind === 'stop' ? `stop ${row.entry.stopReason}` : row.entry.kind === 'attached' ? `attached (${row.entry.how})` : row.entry.kind);
+      parts.push(`journal of ${sessionId} (owner ${owner.advertise ?? 'none'}, epoch ${owner.epoch}), around the violations:\n${shown.map((row) => `  ${row.seq} ${what(row)}`).join('\n')}`);
+    }
+    return parts.join('\n');
   }
 
   /** How many updates with a seq the walk's clients received, over all their connections. */

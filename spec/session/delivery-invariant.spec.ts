@@ -83,7 +83,7 @@ describe('the delivery invariant checker', () => {
 
   it('finds an update without a seq, but takes warden\'s own notices without one (rendered or not)', () => {
     const violations = check([commandsFrame(2), chunkFrame('hello', 6), chunkFrame('there', 7), chunkFrame('lost'), noticeFrame('session moved'), noticeTextFrame('host went away')]);
-    expect(violations).to.deep.equal([{ kind: 'unjournaled', client: 'c1', sessionId, seq: undefined, update: 'agent_message_chunk', index: 3, detail: 'agent_message_chunk without a seq: the journal does not hold it' }]);
+    expect(violations).to.deep.equal([{ kind: 'unjournaled', client: 'c1', sessionId, seq: undefined, update: 'agent_message_chunk', index: 3, detail: 'agent_message_chunk "lost" without a seq: the journal does not hold it' }]);
   });
 
   it('shows another connection\'s prompt and its turn end to a connection that did not send it, and requires them', () => {

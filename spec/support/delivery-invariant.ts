@@ -126,7 +126,7 @@ function violationsOf(journal: readonly JournalRow[], connection: ConnectionReco
   let highest = after;
   receivedOf(connection).forEach((got, index) => {
     if (got.seq === undefined) {
-      if (got.kind !== 'notice') report('unjournaled', undefined, got.kind, `${got.kind} without a seq: the journal does not hold it`, index);
+      if (got.kind !== 'notice') report('unjournaled', undefined, got.kind, `${got.kind}${got.text === undefined ? '' : ` ${JSON.stringify(got.text)}`} without a seq: the journal does not hold it`, index);
       return;
     }
     if (!held.has(got.seq)) return report('not_in_journal', got.seq, got.kind, `seq ${got.seq} is not in the session's journal`, index);
