@@ -1,5 +1,5 @@
 /**
- * Embedding acp-warden in 20 lines: a host, a session on the demo agent, a streamed prompt,
+ * Embedding acp-warden in about 20 lines: a host, a session on the demo agent, a streamed prompt,
  * the journal, the supervision tree. Swap `agent: 'demo'` for 'claude' or 'codex' when they
  * are installed.
  *
@@ -22,6 +22,8 @@ const session = await host.newSession({ agent: 'demo', cwd: process.cwd() });
 const run = session.prompt('please run the tool');
 for await (const update of run) {
   if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') process.stdout.write(update.content.text);
+  // acp-warden's own words (the agent restarted, is back): apart from the agent's.
+  if (update.sessionUpdate === 'notice') console.error(`[acp-warden ${update.severity}] ${update.title}`);
 }
 console.log(`\nstop reason: ${(await run.result).stopReason}`);
 console.log(`journal entries: ${(await host.journal.entries(session.sessionId)).length}`);

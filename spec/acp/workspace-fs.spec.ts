@@ -1,6 +1,7 @@
 import { expect } from 'chai';
+import { createHash } from 'node:crypto';
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -196,6 +197,110 @@ describe('workspace-confined files', () => {
   it('allows every root of the session (cwd and additional directories)', async () => {
     mkdirSync(join(outside, 'sub'));
     expect(await confine(join(outside, 'sub', 'x.txt'), [root, outside])).to.equal(join(outside, 'sub', 'x.txt'));
+  });
+});
+
+// Issue 28, defect 8: a second name of an outside file's inode passed every check of what was
+// opened (its real path is inside), so the host served the outside file's content.
+describe('hard links (a native agent reading and writing through the host)', () => {
+  let root: string;
+  let outside: string;
+  beforeEach(() => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), 'warden-links-')));
+    outside = realpathSync(mkdtempSync(join(tmpdir(), 'warden-links-out-')));
+    writeFileSync(join(outside, 'secret.txt'), 'the outside secret');
+  });
+  afterEach(() => {
+    rmSync(root, { recursive: true, force: true });
+    rmSync(outside, { recursive: true, force: true });
+  });
+
+  /** What the SDK agent, run by a real host as `acp:node`, said for one prompt. */
+  async function said(host: ReturnType<typeof createHost>, prompt: string): Promise<string> {
+    const session = await host.newSession({ cwd: root, agent: `acp:node ${sdkAgent}` });
+    const run = session.prompt(prompt);
+    let text = '';
+    for await (const update of run) if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') text += update.content.text;
+    await run.result;
+    return text;
+  }
+
+  it('refuses a read of a hard-linked file (-32602 naming the link count and the fix), never serving the outside file it shares an inode with', async function () {
+    this.timeout(60_000);
+    linkSync(join(outside, 'secret.txt'), join(root, 'innocent.txt'));
+    // Both names inside are refused too: warden cannot see where an inode's other names are.
+    writeFileSync(join(root, 'a.txt'), 'inside twice');
+    linkSync(join(root, 'a.txt'), join(root, 'b.txt'));
+    writeFileSync(join(root, 'own.txt'), 'single');
+    const host = createHost({ store: ':memory:' });
+    try {
+      const refused = await said(host, `read ${join(root, 'innocent.txt')}`);
+      expect(refused).to.not.contain('the outside secret');
+      expect(refused).to.match(/^read refused: -32602 Invalid params: /);
+      expect(refused).to.contain(`hard-linked file (2 names; the others may be outside the workspace): ${join(root, 'innocent.txt')}`);
+      expect(refused).to.contain('cp -p').and.to.contain('files.linkStores');
+      expect(JSON.parse(refused.slice(refused.lastIndexOf(' {')))).to.deep.include({ path: join(root, 'innocent.txt'), rule: 'hard-linked file', links: 2 });
+      expect(await said(host, `read ${join(root, 'b.txt')}`)).to.match(/^read refused: -32602 Invalid params: hard-linked file/);
+      expect(await said(host, `read ${join(root, 'own.txt')}`)).to.equal('read: single');
+    } finally {
+      await host.stop();
+    }
+  });
+
+  it('a write to a hard-linked file replaces the workspace\'s name only: the outside file keeps its content, the new file is the workspace\'s own', async function () {
+    this.timeout(60_000);
+    const secret = join(outside, 'secret.txt');
+    linkSync(secret, join(root, 'innocent.txt'));
+    const host = createHost({ store: ':memory:' });
+    try {
+      expect(await said(host, `write ${join(root, 'innocent.txt')} rewritten by the agent`)).to.equal('written');
+      expect(readFileSync(secret, 'utf8')).to.equal('the outside secret');
+      expect(statSync(secret).nlink).to.equal(1);
+      expect(statSync(join(root, 'innocent.txt')).nlink).to.equal(1);
+      // Now single-linked, it reads.
+      expect(await said(host, `read ${join(root, 'innocent.txt')}`)).to.equal('read: rewritten by the agent');
+    } finally {
+      await host.stop();
+    }
+  });
+
+  it('files.linkStores: a file linked from a pnpm store (its name there the sha512 of its content) reads; a store file under another name, or a store not named, does not', async function () {
+    this.timeout(60_000);
+    // A pnpm store as `pnpm store path` names it: files/<2 hex>/<126 hex>[-exec].
+    const store = join(outside, 'store', 'v10');
+    const content = 'module.exports = 42;\n';
+    const hex = createHash('sha512').update(content).digest('hex');
+    mkdirSync(join(store, 'files', hex.slice(0, 2)), { recursive: true });
+    writeFileSync(join(store, 'files', hex.slice(0, 2), hex.slice(2)), content);
+    const bin = '#!/bin/sh\necho hi\n';
+    const binHex = createHash('sha512').update(bin).digest('hex');
+    mkdirSync(join(store, 'files', binHex.slice(0, 2)), { recursive: true });
+    writeFileSync(join(store, 'files', binHex.slice(0, 2), `${binHex.slice(2)}-exec`), bin, { mode: 0o755 });
+    const pkg = join(root, 'node_modules', '.pnpm', 'answer@1.0.0', 'node_modules', 'answer');
+    mkdirSync(pkg, { recursive: true });
+    linkSync(join(store, 'files', hex.slice(0, 2), hex.slice(2)), join(pkg, 'index.js'));
+    linkSync(join(store, 'files', binHex.slice(0, 2), `${binHex.slice(2)}-exec`), join(pkg, 'cli.sh'));
+    // The secret placed in the store under a name that is not its content's hash.
+    mkdirSync(join(store, 'files', 'ab'), { recursive: true });
+    linkSync(join(outside, 'secret.txt'), join(store, 'files', 'ab', 'c'.repeat(126)));
+    linkSync(join(outside, 'secret.txt'), join(pkg, 'README.md'));
+    expect(() => createHost({ store: ':memory:', files: { linkStores: ['relative/store'] } })).to.throw(TypeError, 'linkStores');
+    const host = createHost({ store: ':memory:', files: { linkStores: [store] } });
+    try {
+      expect(await said(host, `read ${join(pkg, 'index.js')}`)).to.equal(`read: ${content}`);
+      expect(await said(host, `read ${join(pkg, 'cli.sh')}`)).to.equal(`read: ${bin}`);
+      const refused = await said(host, `read ${join(pkg, 'README.md')}`);
+      expect(refused).to.match(/^read refused: -32602 Invalid params: hard-linked file/);
+      expect(refused).to.not.contain('the outside secret');
+    } finally {
+      await host.stop();
+    }
+    const unnamed = createHost({ store: ':memory:' });
+    try {
+      expect(await said(unnamed, `read ${join(pkg, 'index.js')}`)).to.match(/^read refused: -32602 Invalid params: hard-linked file/);
+    } finally {
+      await unnamed.stop();
+    }
   });
 });
 

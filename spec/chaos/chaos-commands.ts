@@ -391,6 +391,40 @@ class HostStopDuringRestart implements Command {
   }
 }
 
+/**
+ * Timing faults in the journal (issue 28): the host is stopped and a new one opens the journal
+ * with every read and commit delayed by a seeded random time (or, when they were on, without
+ * them), then resumes the open sessions. The steps after it race replays and catch-ups against
+ * commits, as a PostgreSQL store does.
+ */
+class JournalTiming implements Command {
+  constructor(readonly seed: number, readonly maxMs: number) {}
+  check(): boolean {
+    return true;
+  }
+  async run(model: ChaosModel, world: ChaosWorld): Promise<void> {
+    await quiet(model, world);
+    await within(world.stopHost(), 'host.stop()');
+    world.checkStopped();
+    world.journalDelay = world.journalDelay ? undefined : { seed: this.seed, maxMs: this.maxMs };
+    world.faults += world.journalDelay ? 1 : 0;
+    await world.startHost();
+    // As after any host restart: every session not closed is resumed (a failed one too: resuming it starts it again).
+    for (const [index, session] of model.sessions.entries()) {
+      if (session.status === 'closed') continue;
+      const twin = world.sessions[index] as ChaosSession;
+      world.clearFaults(twin);
+      await within(world.editor.request('session/resume', { sessionId: twin.sessionId, cwd: twin.cwd, mcpServers: [] }), `session/resume of ${twin.sessionId}`);
+      session.status = 'open';
+    }
+    world.say(world.journalDelay ? `host ${world.generation}: journal calls delayed up to ${this.maxMs} ms (seed ${this.seed})` : `host ${world.generation}: journal timing faults off`);
+    world.checkAlways();
+  }
+  toString(): string {
+    return `journalTiming(${this.seed}, ${this.maxMs})`;
+  }
+}
+
 class Close implements Command {
   constructor(readonly pick: number) {}
   check(model: Readonly<ChaosModel>): boolean {
@@ -428,6 +462,7 @@ export const chaosCommands = [
   pick.map((at) => new SpawnFailure(at)),
   pick.map((at) => new HostStopDuringRestart(at)),
   pick.map((at) => new Close(at)),
+  fc.tuple(fc.nat(), fc.integer({ min: 1, max: 25 })).map(([seed, maxMs]) => new JournalTiming(seed, maxMs)),
 ];
 
 /** The end of every walk: everything settles, the host stops, nothing is left. */

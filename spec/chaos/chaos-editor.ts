@@ -31,6 +31,8 @@ export class ChaosEditor {
   /** Responses whose id the editor never sent (must stay empty). */
   readonly unsolicited: unknown[] = [];
   readonly updates = new Map<string, unknown[]>();
+  /** Per session, the journal seq of each update received (`_meta["acp-warden/seq"]`; undefined: none), in order. */
+  readonly seqs = new Map<string, Array<number | undefined>>();
   /** Permission requests held unanswered (sessions in `holdPermissions`). */
   readonly heldPermissions: PermissionAsk[] = [];
   /** Sessions whose permission requests wait for the test instead of being allowed at once. */
@@ -105,6 +107,10 @@ export class ChaosEditor {
           const list = this.updates.get(params.sessionId) ?? [];
           list.push(params.update);
           this.updates.set(params.sessionId, list);
+          const seq = (params._meta as Record<string, unknown> | undefined)?.['acp-warden/seq'];
+          const seqs = this.seqs.get(params.sessionId) ?? [];
+          seqs.push(typeof seq === 'number' ? seq : undefined);
+          this.seqs.set(params.sessionId, seqs);
         }
         return;
       }

@@ -14,6 +14,8 @@ import { agentFor } from '../../src/adapters/agent-factory.js';
 import { createHost, type Host, type HostEvent } from '../../src/host/host.js';
 import { AGENT_META_KEY } from '../../src/host/host-agent.js';
 import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import type { JournalDelay } from '../../src/host/delayed-journal.js';
+import { deliveryViolations } from '../support/delivery-check.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/index.js';
 import { ChaosEditor, type LedgerEntry } from './chaos-editor.js';
 
@@ -55,6 +57,8 @@ export interface WalkLogLine {
 export class ChaosWorld {
   readonly root = mkdtempSync(join(tmpdir(), 'warden-chaos-'));
   readonly journalPath = join(this.root, 'journal.sqlite');
+  /** Timing faults in the journal for the next host generation (the `journalTiming` step): none by default. */
+  journalDelay: JournalDelay | undefined;
   /** The flaky agent's executable: a shell that execs the fake, made unexecutable to fail spawns. */
   readonly flakyCommand = join(this.root, 'flaky-claude');
   readonly sessions: ChaosSession[] = [];
@@ -92,6 +96,7 @@ export class ChaosWorld {
     const env = (fixture: string) => ({ FAKE_CLAUDE_FIXTURE: fixture, FAKE_CLAUDE_LOOP: '1', FAKE_CLAUDE_DELAY_MS: '10' });
     const host = createHost({
       store: this.journalPath,
+      ...(this.journalDelay ? { journalDelay: this.journalDelay } : {}),
       defaultAgent: 'claude',
       agents: {
         claude: agentFor('claude', { ...common, agentCommand: fakeClaude, env: env('partial') }),
@@ -214,7 +219,7 @@ export class ChaosWorld {
     for (const entry of this.everyLedger()) {
       invariant(entry.responses === 1, () => `request ${entry.id} (${entry.method} ${entry.sessionId ?? ''}) never settled`);
     }
-    this.checkJournal(this.host.journal as Journal);
+    this.checkJournal(true);
     // No leaked actors or processes: a port runs only for a session the tree says is alive.
     const ports = this.host.processes();
     for (const port of ports) invariant(port.port.getSnapshot().status === 'active', () => `a stopped port actor is still listed (pid ${port.pid})`);
@@ -243,8 +248,33 @@ export class ChaosWorld {
     return undefined;
   }
 
-  /** Every update the editor received (the host acknowledged it) is in the journal, in order. */
-  checkJournal(journal = this.host.journal as Journal): void {
+  /**
+   * Every update an editor received (the host acknowledged it) is in the journal, in order, and
+   * delivery was exact by seq (spec/support/delivery-check.ts): each carries the seq of a
+   * journaled update or notice of its session, none twice, none out of order, none skipped
+   * between the first and the last it got; once quiet, the current editor also got every one
+   * journaled after its first (`quiet`). Reads the journal file itself (the host's may be delayed).
+   */
+  checkJournal(quiet = false): void {
+    const journal = sqliteJournal(this.journalPath);
+    try {
+      this.checkJournalOf(journal);
+      for (const editor of [...this.pastEditors, this.editor]) {
+        for (const [sessionId, received] of editor.seqs) {
+          const journaled = journal.entries(sessionId).filter(({ entry }) => entry.kind === 'update' || entry.kind === 'notice').map(({ seq }) => seq);
+          const first = received.find((seq) => seq !== undefined) ?? 1;
+          const last = Math.max(0, ...received.map((seq) => seq ?? 0));
+          const complete = quiet && editor === this.editor;
+          const violations = deliveryViolations(received, journaled.filter((seq) => complete || seq <= last), first - 1);
+          invariant(violations.length === 0, () => `session ${sessionId}${editor === this.editor ? '' : ' (a past editor)'}: delivery not exact: ${violations.join('; ')}`);
+        }
+      }
+    } finally {
+      journal.close();
+    }
+  }
+
+  checkJournalOf(journal: Journal): void {
     for (const [sessionId, received] of [...this.pastEditors, this.editor].flatMap((editor) => [...editor.updates])) {
       if (!journal.getSession(sessionId)) throw new InvariantError(`session ${sessionId} received updates but is not in the journal`);
       // Notices are journaled as their own kind (not conversation) and sent as notice updates.
@@ -269,12 +299,7 @@ export class ChaosWorld {
     for (const entry of this.editor.ledger.values()) {
       invariant(entry.responses === 1, () => `request ${entry.id} (${entry.method}) was not answered before the host stopped`);
     }
-    const journal = sqliteJournal(this.journalPath);
-    try {
-      this.checkJournal(journal);
-    } finally {
-      journal.close();
-    }
+    this.checkJournal();
   }
 
   async dispose(): Promise<void> {

@@ -3,11 +3,13 @@
  * Claude Code CLIs replaying recorded transcripts, with faults — kill -9 idle, mid-prompt and
  * mid-permission, SIGSTOP hangs (and SIGCONT after the restart), garbage, half and 2 MiB lines,
  * stdin closed by the child (EPIPE), crash loops past the restart intensity, spawn failures,
- * the host stopped during a restart, and a cancel racing a crash (ordered by fc.scheduler).
+ * the host stopped during a restart, a cancel racing a crash (ordered by fc.scheduler), and
+ * timing faults in the journal (a host whose journal reads and commits land at seeded random moments).
  * After every step: every request answered at most once (exactly once when quiet), at most one
  * live process per session (none after stop, read in /proc), no port without a session,
  * restarts within the intensity, every acknowledged update in the journal, also after a new
- * host opened it. The seed is printed; a failure prints how to replay it.
+ * host opened it, and delivery exact by seq (each journaled update once, in order, none missing
+ * once quiet). The seed is printed; a failure prints how to replay it.
  */
 import fc from 'fast-check';
 import { endWalk, chaosCommands, type ChaosModel } from './chaos-commands.js';

@@ -60,7 +60,8 @@ describe('warden acp: requests that come during a session/load replay', function
     // As for the close below: an attempt where the delete was answered only after the whole
     // replay (this process starved of CPU) proves nothing about the race; set up again, at most 3 times.
     for (let attempt = 1; ; attempt++) {
-      const sessionId = writeLongSession(world.store, world.dir, updates, 1024);
+      // A session of its own per attempt (an attempt set up again must not meet the last one's).
+      const sessionId = writeLongSession(world.store, world.dir, updates, 1024, { agent: 'demo', sessionId: `long-${updates}-${attempt}` });
       const wire = launch(sessionId, ['--agent', 'demo', '--store', world.store, '--env', 'DEMO_WORD_DELAY_MS=0']);
       await initialize(wire);
       wire.onReplay.push({ at: 1, act: () => wire.send('delete', 'session/delete', { sessionId }) });
@@ -92,7 +93,8 @@ describe('warden acp: requests that come during a session/load replay', function
     // after the whole replay. Such an attempt proves nothing about the race: it is set up again,
     // with a fresh warden and session, at most three times.
     for (let attempt = 1; ; attempt++) {
-      const sessionId = writeLongSession(world.store, world.dir, updates, 1024);
+      // A session of its own per attempt (an attempt set up again must not meet the last one's).
+      const sessionId = writeLongSession(world.store, world.dir, updates, 1024, { agent: 'demo', sessionId: `long-${updates}-${attempt}` });
       const wire = launch(sessionId, ['--agent', 'demo', '--store', world.store, '--env', 'DEMO_WORD_DELAY_MS=0']);
       await initialize(wire);
       wire.send('load', 'session/load', { sessionId, cwd: world.dir, mcpServers: [] });

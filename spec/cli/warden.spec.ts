@@ -36,6 +36,30 @@ describe('warden command', function () {
     expect(stdout).not.to.contain('\u001b[');
   });
 
+  it('demo: a recovery notice is shown on a line of its own, never inside the agent\'s sentence (issue 28, defect 10)', async () => {
+    const { code, stdout, stderr } = await warden('demo');
+    expect(code, stderr).to.equal(0);
+    const lines = stdout.split('\n');
+    /** The agent's answer to `prompt` (its `<` line in the section that sent it), and the demo agent's whole sentence for it. */
+    const answerTo = (prompt: string) => {
+      const asked = lines.indexOf(`  > ${prompt}`);
+      expect(asked, `the prompt ${prompt}`).to.be.above(-1);
+      const said = lines.slice(asked).find((line) => line.startsWith('  < '))?.slice(4) ?? '';
+      return { said, whole: `You said: ${prompt}. This is the acp-warden demo agent, answering word by word.` };
+    };
+    for (const prompt of ['a long answer that will be interrupted by a crash', 'a long answer during which the agent freezes']) {
+      const { said, whole } = answerTo(prompt);
+      // Cut by the fault, but nothing but the agent's own words: a start of its sentence.
+      expect(said).to.match(/^You said: /u);
+      expect(whole.startsWith(said), `"${said}" is a start of the agent's sentence`).to.equal(true);
+    }
+    const agentLines = lines.filter((line) => /^ {2}\d?< /u.test(line));
+    expect(agentLines.filter((line) => line.includes('acp-warden warning') || line.includes('restarted')), 'agent lines holding a notice').to.deep.equal([]);
+    // Each restart's notice on a line of its own, marked as warden's.
+    expect(lines.filter((line) => /^ {2}! acp-warden warning: demo restarted: The agent process ended \(Agent process was killed with SIGKILL\)/u.test(line))).to.have.length(1);
+    expect(lines.filter((line) => /^ {2}! acp-warden warning: demo restarted: The agent process ended \(Agent process hung \(no output for 1500 ms\) and was killed\)/u.test(line))).to.have.length(1);
+  });
+
   it('--help on every command: its usage on stderr, status 0, nothing on stdout', async () => {
     for (const command of ['demo', 'demo-agent', 'acp', 'agents', 'chaos', 'inspect']) {
       const { code, stdout, stderr } = await warden(command, '--help');

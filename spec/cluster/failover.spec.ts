@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { clusterFixture, ownerOf as databaseOwnerOf, startClusterHost } from '../support/cluster.js';
 import { childrenOf, isAlive, waitUntil } from '../support/processes.js';
 import { pathDirectory } from '../support/launch-harness.js';
-import { demoAgentsOf, initializeParams, lastSeqOf, seqUpdatesOf, socketClient, type ServeDaemon } from '../support/serve-daemon.js';
+import { demoAgentsOf, initializeParams, lastSeqOf, seqUpdatesOf, socketClient, startServe, type Frame, type ServeDaemon } from '../support/serve-daemon.js';
+import { queryRows } from '../support/postgres.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 
@@ -84,6 +85,43 @@ describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', func
     expect((next.result as { stopReason?: string } | undefined)?.stopReason, JSON.stringify(next)).to.equal('end_turn');
     // Failover time is measured in bench/, not asserted here; the lease bounds it from below.
     expect(tookMs, `taken ${tookMs} ms after the kill`).to.be.greaterThan(1000);
+  });
+
+  it('SIGKILL of the owner mid-turn, the client\'s own session/resume on a host with no takeover loop (it does not advertise) claims the session first: the turn still ends host_lost naming the lost host, once, with the "taken over" notice (issue 28)', async () => {
+    const a = await host('a');
+    // Not a member of the cluster: no takeover loop anywhere once A is gone, only the client's resume can claim the session.
+    const b = await startServe(join(fixture.state, 'b'), ['--listen', '127.0.0.1:0', '--lease', '2', '--agent', 'demo', '--store', fixture.url, '--env', 'DEMO_WORD_DELAY_MS=150'], fixture.launched);
+    const client = await socketClient(a, fixture.sockets);
+    await client.request(1, 'initialize', initializeParams('failover-test'));
+    const created = await client.request(2, 'session/new', { cwd: fixture.state, mcpServers: [] });
+    const sessionId = (created.result as { sessionId: string }).sessionId;
+    client.send({ id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'a long answer, please' }] } });
+    await waitUntil(() => seqUpdatesOf(client.frames, sessionId).filter((update) => update.kind === 'agent_message_chunk').length >= 3, 'three chunks from the owner', 30_000);
+    const [held] = await queryRows<{ owner_host: string }>(fixture.url, 'SELECT owner_host FROM sessions WHERE session_id = $1', [sessionId]);
+    const cursor = lastSeqOf(seqUpdatesOf(client.frames, sessionId));
+    a.process.kill('SIGKILL');
+    await a.exited;
+    const resumed = await socketClient(b, fixture.sockets);
+    await resumed.request(1, 'initialize', initializeParams('failover-test'));
+    // Refused (session_owned) while A's lease runs; taken by this resume once it ran out.
+    let answer: Frame | undefined;
+    let id = 2;
+    await waitUntil(async () => {
+      answer = await resumed.request(id++, 'session/resume', { sessionId, cwd: fixture.state, mcpServers: [], _meta: { 'acp-warden/after': cursor } });
+      return answer.error?.data?.reason !== 'session_owned';
+    }, 'the resume to take the session', 30_000, 250);
+    expect(answer?.error, JSON.stringify(answer?.error)).to.equal(undefined);
+    const [taken] = await queryRows<{ owner_host: string; epoch: string; pid: number }>(fixture.url, 'SELECT s.owner_host, s.epoch, h.pid FROM sessions s JOIN hosts h ON h.host_id = s.owner_host WHERE s.session_id = $1', [sessionId]);
+    expect({ pid: taken?.pid, epoch: Number(taken?.epoch) }).to.deep.equal({ pid: b.process.pid, epoch: 2 });
+    await waitUntil(() => seqUpdatesOf(resumed.frames, sessionId).some((update) => update.turnEnded !== undefined), 'the cut turn\'s end', 30_000);
+    const ends = seqUpdatesOf(resumed.frames, sessionId).filter((update) => update.turnEnded !== undefined);
+    expect(ends).to.have.length(1);
+    const ended = ends[0]!.turnEnded as { error?: { data?: { reason?: string; previousOwner?: string } } };
+    expect(ended.error?.data).to.deep.include({ reason: 'host_lost', previousOwner: held?.owner_host });
+    const takenOver = (update: { update: unknown }) => JSON.stringify(update.update).includes('taken over');
+    await waitUntil(() => seqUpdatesOf(resumed.frames, sessionId).some(takenOver), 'the takeover notice', 30_000);
+    const next = await resumed.request(id, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'still there?' }] }, 60_000);
+    expect((next.result as { stopReason?: string } | undefined)?.stopReason, JSON.stringify(next)).to.equal('end_turn');
   });
 
   it('rolling restart: SIGTERM of the owner while a turn runs: the turn ends end_turn, the host hands the session over and exits 0; resumed on the new owner it goes on, nothing cut', async () => {

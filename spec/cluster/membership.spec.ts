@@ -2,15 +2,20 @@
  * Membership on a real PostgreSQL (spec/support/postgres.ts; skipped, saying why, without one):
  * journals opened on one database are live hosts with their loads; a host that stops renewing
  * is not live once its lease ran out; `gone` after close; `warden cluster status` as a real
- * subprocess lists them (and --json parses); a SIGKILLed process's row expires.
+ * subprocess lists them (and --json parses); a SIGKILLed process's row expires, and a SIGKILLed
+ * `warden serve` shows `expired` in the table and in --json alike (issue 28, defect 4).
  */
 import { expect } from 'chai';
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
+import { startClusterHosts } from '../support/cluster.js';
 import { openMembership, type ClusterHost, type Membership } from '../../src/cluster/membership.js';
 import { openPostgresJournal, type PostgresJournal } from '../../src/host/postgres-journal.js';
 import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
-import { wardenMain } from '../support/warden-process.js';
+import { killGroups, wardenMain } from '../support/warden-process.js';
 
 const lease = 1_000;
 
@@ -82,7 +87,7 @@ describe('cluster/membership on a real PostgreSQL', function () {
     const status = JSON.parse((await warden(['cluster', 'status', '--store', url, '--json'])).stdout) as { hosts: ClusterHost[] };
     const rows = byId(status.hosts);
     expect(rows.get(b.journal.hostId)).to.include({ state: 'gone', live: false });
-    expect(rows.get(c.journal.hostId)).to.include({ state: 'live', live: false });
+    expect(rows.get(c.journal.hostId)).to.include({ state: 'expired', live: false });
     expect(rows.get(a.journal.hostId)).to.include({ state: 'live', live: true, load: 3 });
     expect(byId(await a.membership.liveHosts()).has(b.journal.hostId)).to.equal(false);
   });
@@ -147,10 +152,42 @@ describe('cluster/membership on a real PostgreSQL', function () {
       await eventually(async () => !byId(await watcher.membership.liveHosts()).has(hostId));
       const status = JSON.parse((await warden(['cluster', 'status', '--store', url, '--json'])).stdout) as { hosts: ClusterHost[] };
       const row = byId(status.hosts).get(hostId);
-      expect(row).to.include({ state: 'live', live: false });
+      expect(row).to.include({ state: 'expired', live: false });
       expect(row?.leaseLeft).to.be.below(0);
     } finally {
       child.kill('SIGKILL');
+    }
+  });
+
+  it('warden cluster status: a SIGKILLed warden serve is expired in the table and in --json alike (issue 28, defect 4)', async () => {
+    const state = realpathSync(mkdtempSync(join(tmpdir(), 'warden-membership-')));
+    const launched: ChildProcess[] = [];
+    try {
+      const [killed, alive] = await startClusterHosts(state, ['killed', 'alive'], launched, { store: url, lease: 3 });
+      const killedPid = killed?.process.pid as number;
+      const alivePid = alive?.process.pid as number;
+      killed?.process.kill('SIGKILL');
+      await killed?.exited;
+      /** Each host's state by pid: from --json, and from the table's STATE column. */
+      const jsonStates = async () => {
+        const { stdout } = await warden(['cluster', 'status', '--store', url, '--json']);
+        return new Map((JSON.parse(stdout) as { hosts: ClusterHost[] }).hosts.map((one) => [one.pid, one]));
+      };
+      const tableStates = async () => {
+        const [header, ...lines] = (await warden(['cluster', 'status', '--store', url])).stdout.trimEnd().split('\n');
+        expect(header).to.match(/\sPID\s+ADVERTISE\s+STATE\s/u);
+        return new Map(lines.map((line) => line.split(/\s+/u)).map((cells) => [Number(cells[2]), cells[4]]));
+      };
+      await eventually(async () => (await jsonStates()).get(killedPid)?.live === false);
+      const json = await jsonStates();
+      const table = await tableStates();
+      expect(json.get(killedPid)).to.include({ state: 'expired', live: false });
+      expect(table.get(killedPid)).to.equal('expired');
+      expect(json.get(alivePid)).to.include({ state: 'live', live: true });
+      expect(table.get(alivePid)).to.equal('live');
+    } finally {
+      await killGroups(launched, { descendants: true });
+      rmSync(state, { recursive: true, force: true });
     }
   });
 

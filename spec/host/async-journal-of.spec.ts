@@ -24,7 +24,7 @@ describe('asyncJournalOf (a synchronous journal as an AsyncJournal)', () => {
       expect((await journal.stateEntries('s1')).map((record) => record.seq)).to.deep.equal([mode]);
       expect(await journal.lastSeq('s1')).to.equal(mode);
       expect(await journal.lastSeq('nope')).to.equal(0);
-      expect(await journal.claim('s1')).to.equal(undefined);
+      expect(await journal.claim('s1')).to.deep.equal({ epoch: undefined });
       await journal.release('s1');
     } finally {
       await journal.close();

@@ -139,20 +139,35 @@ describe('host agent', () => {
     expect(journal.entries(sessionId).map((record) => record.entry.kind)).to.deep.equal(['closed']);
   });
 
-  it('group commit: a commit that fails is a journal error for the group, and its updates are still shown', async () => {
+  it('group commit: a commit that fails is a journal error for the group; its updates are never shown (the editor gets one notice saying so), until the journal takes them again (issue 28)', async () => {
     const events: HostSessionEvent[] = [];
     const inner = sqliteJournal(':memory:');
+    let full = true;
     const failing: Journal = { ...inner, begin: () => inner.begin?.(), commit: () => {
       inner.commit?.();
-      throw new Error('disk full (simulated)');
+      if (full) throw new Error('disk full (simulated)');
     } };
     const editor = start(createHostAgent({ defaultAgent: 'demo', resolve: () => demoAgent({ wordDelayMs: 0 }), journal: failing, onEvent: (event) => events.push(event) }));
     editors.push(editor);
-    await editor.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    await editor.request('initialize', { protocolVersion: 1, clientCapabilities: { session: { notices: {} } } });
     const { sessionId } = (await editor.request('session/new', { cwd: '/work', mcpServers: [] })) as { sessionId: string };
-    expect(await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] })).to.deep.equal({ stopReason: 'end_turn' });
-    expect(editor.updates.filter((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'agent_message_chunk').length).to.be.greaterThan(0);
-    expect(events.filter((event) => event.type === 'journal.error').map((event) => (event as { message: string }).message)).to.include('disk full (simulated)');
+    expect(await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi there you' }] })).to.deep.equal({ stopReason: 'end_turn' });
+    const ofSession = () => editor.updates.filter((entry) => entry.sessionId === sessionId);
+    const failures = events.filter((event) => event.type === 'journal.error').map((event) => (event as { message: string }).message);
+    expect(failures.filter((message) => message === 'disk full (simulated)').length, 'a journal error per refused group').to.be.greaterThan(1);
+    expect(ofSession().filter((entry) => entry.update.sessionUpdate === 'agent_message_chunk'), 'nothing the journal refused').to.deep.equal([]);
+    const notices = ofSession().filter((entry) => entry.update.sessionUpdate === 'notice');
+    expect(notices.map((entry) => entry.update.title), 'told once, however many groups failed').to.deep.equal(['updates lost: the journal failed']);
+    expect(notices[0]?.update.description).to.contain('disk full (simulated)');
+    // The journal takes updates again: they are shown (with their seq), and a next failure is told again.
+    full = false;
+    expect(await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'again' }] })).to.deep.equal({ stopReason: 'end_turn' });
+    const shown = ofSession().filter((entry) => entry.update.sessionUpdate === 'agent_message_chunk') as Array<{ _meta?: Record<string, unknown> }>;
+    expect(shown.length).to.be.greaterThan(0);
+    expect(shown.every((entry) => typeof entry._meta?.['acp-warden/seq'] === 'number')).to.equal(true);
+    full = true;
+    expect(await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'and again' }] })).to.deep.equal({ stopReason: 'end_turn' });
+    expect(ofSession().filter((entry) => entry.update.sessionUpdate === 'notice').length).to.equal(2);
     inner.close();
   });
 

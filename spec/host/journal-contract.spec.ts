@@ -7,7 +7,7 @@
  */
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -348,11 +348,13 @@ for (const engine of [sqliteEngine, postgresEngine]) {
       const refused = await rejection(second.claim('s1'));
       expect(refused).to.be.instanceOf(SessionOwnedError);
       expect((refused as SessionOwnedError).owner.pid).to.equal(process.pid);
-      await first.claim('s1'); // held already: still its own
+      // Held already: still its own, taken from nobody.
+      expect(await first.claim('s1')).to.deep.equal({ epoch: engine.fencing ? 1 : undefined });
       if (engine.fencing) expect(await rejection(second.deleteSession('s1'))).to.be.instanceOf(SessionOwnedError);
       expect(await first.getSession('s1')).to.not.equal(undefined);
       await first.release('s1');
-      await second.claim('s1');
+      // Released: free, not taken from the first (its host is not lost).
+      expect(await second.claim('s1')).to.deep.equal({ epoch: engine.fencing ? 2 : undefined });
       await second.append('s1', prompt('mine now'));
       expect((await second.entries('s1')).map((record) => record.entry.kind)).to.deep.equal(['prompt']);
     });
@@ -364,8 +366,9 @@ for (const engine of [sqliteEngine, postgresEngine]) {
       const first = await stale.append('s1', prompt('before'));
       const next = await open({ lease: 1000 });
       // Refused while the stale owner's lease runs; taken once it ran out (polled).
-      const epoch = await eventually(() => next.claim('s1'));
-      expect(epoch).to.equal(2);
+      const claimed = await eventually(() => next.claim('s1'));
+      // The claim says whom it took the session from: the stale owner, lost (its lease ran out), at its epoch (issue 28).
+      expect(claimed).to.deep.equal({ epoch: 2, from: { hostId: (stale as PostgresJournal).hostId, hostName: hostname(), epoch: 1, handedOver: false } });
       const fenced = await rejection(stale.append('s1', update('too late')));
       expect(fenced).to.be.instanceOf(FencedAppendError);
       expect(fenced).to.deep.include({ sessionId: 's1', heldEpoch: 1 });

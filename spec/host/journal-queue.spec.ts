@@ -69,12 +69,12 @@ describe('createJournalQueue (a session\'s ordered journal writes)', () => {
     expect((await sqlite.entries('s1')).length).to.equal(7);
   });
 
-  it('a record waits for the group before it and settles with its seq; a refused write is counted and what follows still goes out', async () => {
+  it('a record waits for the group before it and settles with its seq; a refused write is counted, a refused update never shown, and what follows still goes out', async () => {
     const journal = asyncJournalOf(sqliteJournal(':memory:'));
     await journal.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });
     const shown: string[] = [];
     const failures: string[] = [];
-    const queue = createJournalQueue<string>({ journal: hostJournalOf(journal), later: (run) => run(), write: (output) => shown.push(output), failed: (sessionId) => failures.push(sessionId) });
+    const queue = createJournalQueue<string>({ journal: hostJournalOf(journal), later: (run) => run(), write: (output) => shown.push(output), failed: (sessionId, _error, unshown) => failures.push(`${sessionId}: ${unshown} not shown`) });
     queue.update('s1', update('a'), (seq) => `a@${seq}`);
     const seq = await new Promise<number | undefined>((resolve) => queue.record('s1', { kind: 'stop', stopReason: 'end_turn' }, resolve));
     const entries = await journal.entries('s1');
@@ -86,8 +86,9 @@ describe('createJournalQueue (a session\'s ordered journal writes)', () => {
     queue.output('nope', 'after');
     expect(await refused).to.be.an('error');
     await queue.settled();
-    expect(failures).to.deep.equal(['nope', 'nope']);
-    expect(shown.slice(1)).to.deep.equal(['x@undefined', 'after']);
+    // The group the journal refused is not shown (issue 28: a client sees only what the journal holds).
+    expect(failures).to.deep.equal(['nope: 1 not shown', 'nope: 0 not shown']);
+    expect(shown.slice(1)).to.deep.equal(['after']);
   });
 
   it('with a synchronous journal one event-loop turn\'s updates are one group, shown after its microtask in order', async () => {

@@ -233,7 +233,7 @@ describe('PostgreSQL journal: database faults (issue 17)', function () {
     // The owner's lease ran out in the database, but this journal was away: it may be the one that could not renew.
     expect(await rejection(other.claim('s1'))).to.be.instanceOf(SessionOwnedError);
     await new Promise((resolve) => setTimeout(resolve, 1100));
-    expect(await other.claim('s1')).to.equal(2);
+    expect((await other.claim('s1')).epoch).to.equal(2);
   });
 
   it('a fenced owner is still fenced after a restart: its write retried across the restart is refused, and nothing is written', async () => {
@@ -241,7 +241,7 @@ describe('PostgreSQL journal: database faults (issue 17)', function () {
     const next = await open({ lease: 1_000 });
     await stale.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });
     const first = await stale.append('s1', prompt('before'));
-    await until(async () => (await next.claim('s1').catch(() => undefined)) === 2);
+    await until(async () => (await next.claim('s1').catch(() => undefined))?.epoch === 2);
     let inFlight: Promise<Error> | undefined;
     await server.restart({
       immediate: true,

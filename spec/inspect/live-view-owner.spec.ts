@@ -79,8 +79,8 @@ describe('the live view: owner host and epoch of each session', function () {
       expect(refused.data?.reason).to.equal('session_moved');
       await waitUntil(async () => (await machineOf(aView.url, session.sessionId))?.state === 'failed', 'the session failed in A\'s view', 30_000, 50);
       const moved = await machineOf(aView.url, session.sessionId);
-      expect(moved?.owner, 'a fenced write names the new owner\'s id and epoch, not its name').to.deep.equal({ hostId: bId, epoch: 2, here: false });
-      expect(moved?.failure).to.contain(`host ${bId} owns it now (epoch 2)`);
+      expect(moved?.owner, 'a fenced write names the new owner\'s id, name and epoch').to.deep.equal({ hostId: bId, hostName: hostname(), epoch: 2, here: false });
+      expect(moved?.failure).to.contain(`host ${bId} on ${hostname()} owns it now (epoch 2)`);
 
       // B resumes it: its view names B, at epoch 2 (the claim keeps the epoch B holds).
       await b.openSession(session.sessionId, { how: 'resume' });

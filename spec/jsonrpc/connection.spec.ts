@@ -8,6 +8,7 @@ import {
   connectionLogic,
   connectionStats,
   createMemoryTransportPair,
+  maxParamsDepth,
   pendingRequests,
   portTransport,
   respond,
@@ -144,6 +145,39 @@ describe('jsonrpc connection', () => {
         expect(actor.getSnapshot().status).to.equal('active');
       });
     }
+
+    // Issue 28, defect 9: what is that deep overflowed the stack of whatever recursed over it.
+    it('refuses params, results and errors nested deeper than maxParamsDepth (a request -32602 by its id, an awaited answer fails its request, a notification is dropped); the limit itself passes', async () => {
+      const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+      const { actor, peer, received, events } = withRawPeer();
+      const asked = sendRequest(actor, 'session/new').then(() => undefined, (error: unknown) => error);
+      const failed = sendRequest(actor, 'session/load').then(() => undefined, (error: unknown) => error);
+      await settleMicrotasks();
+      peer.sendRaw(`{"jsonrpc":"2.0","id":"deep","method":"session/prompt","params":{"a":${nested(20_000)}}}`);
+      peer.sendRaw(`{"jsonrpc":"2.0","method":"session/update","params":${nested(maxParamsDepth + 1)}}`);
+      peer.sendRaw(`{"jsonrpc":"2.0","id":1,"result":{"a":${nested(20_000)}}}`);
+      peer.sendRaw(`{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"no","data":${nested(maxParamsDepth)}}}`);
+      peer.sendRaw(`{"jsonrpc":"2.0","id":"at","method":"session/prompt","params":${nested(maxParamsDepth)}}`);
+      await settleMicrotasks();
+      const answers = received.filter((message) => !('method' in message));
+      expect(answers).to.have.length(1);
+      expect(answers[0]).to.deep.include({ id: 'deep' });
+      const refusal = answers[0]?.error as { code: number; message: string; data: unknown };
+      expect(refusal.code).to.equal(-32602);
+      expect(refusal.message).to.equal(`Invalid params: session/prompt: the params are nested deeper than ${maxParamsDepth} levels of objects and arrays, the limit of every message, so it was refused unread; send flatter JSON`);
+      expect(refusal.data).to.deep.equal({ reason: 'too_deep', maxDepth: maxParamsDepth, method: 'session/prompt' });
+      for (const [error, method] of [[await asked, 'session/new'], [await failed, 'session/load']] as const) {
+        expect(error).to.be.instanceOf(RpcError);
+        expect((error as RpcError).code).to.equal(-32603);
+        expect((error as RpcError).failure).to.equal('local');
+        expect((error as RpcError).data).to.deep.equal({ reason: 'too_deep', maxDepth: maxParamsDepth, method });
+      }
+      expect(events.filter((event) => event.type === 'rpc.dropped')).to.deep.equal([
+        { type: 'rpc.dropped', reason: 'too_deep', detail: `session/update: its params are nested deeper than ${maxParamsDepth} levels of objects and arrays, the limit of every message, so it was refused unread` },
+      ]);
+      expect(events.filter((event) => event.type === 'rpc.request').map((event) => (event as { id: unknown }).id)).to.deep.equal(['at']);
+      expect(connectionStats(actor)).to.deep.equal({ pending: 0, incoming: 1, malformed: 0 });
+    });
 
     it('refuses a second request with an id still in use', async () => {
       const { actor, peer, received } = withRawPeer();

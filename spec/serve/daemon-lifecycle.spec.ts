@@ -2,8 +2,8 @@
  * The daemon's life (issue 16): SIGTERM lets the running turn finish and exits 0 with nothing
  * left; SIGKILL leaves no agent behind (the orphan reaper) and a new `warden serve` on the same
  * store (and the same Unix socket path, whose stale file it removes) lists the earlier session;
- * `warden acp --daemon` starts one daemon when none answers and reuses it, and two bridges
- * racing to start one end on the same daemon.
+ * `warden acp --daemon` starts one daemon when none answers and reuses it (with `--token-file
+ * PATH`, its serve.log beside PATH), and two bridges racing to start one end on the same daemon.
  */
 import { methods } from '@agentclientprotocol/sdk';
 import { expect } from 'chai';
@@ -106,8 +106,8 @@ describe('warden serve: stop, kill, restart, --daemon (issue 16)', function () {
 
   describe('warden acp --agent demo --daemon', () => {
     /** `warden acp --agent demo --daemon` on this test's socket, piping one initialize; resolves with its exit status and output. */
-    const once = (socket: string) => {
-      const child = spawn(process.execPath, [wardenMain, 'acp', '--agent', 'demo', '--daemon', '--listen', `unix:${socket}`, '--store', join(state, 'journal.sqlite')], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: stateEnv(state) });
+    const once = (socket: string, more: readonly string[] = []) => {
+      const child = spawn(process.execPath, [wardenMain, 'acp', '--agent', 'demo', '--daemon', '--listen', `unix:${socket}`, '--store', join(state, 'journal.sqlite'), ...more], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: stateEnv(state) });
       launched.push(child);
       let stdout = '';
       child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
@@ -130,6 +130,20 @@ describe('warden serve: stop, kill, restart, --daemon (issue 16)', function () {
       const second = await once(socket);
       expect(second.code, second.stderr).to.equal(0);
       expect(daemons()).to.deep.equal(started);
+    });
+
+    it('--token-file PATH: the daemon it starts logs to serve.log beside PATH, with its pid, and nothing in the default state directory (issue 28, defect 5)', async () => {
+      const socket = join(state, 'own.sock');
+      const tokenFile = join(state, 'elsewhere', 'token');
+      const first = await once(socket, ['--token-file', tokenFile]);
+      expect(first.code, first.stderr).to.equal(0);
+      const started = daemons();
+      expect(started).to.have.length(1);
+      const log = readFileSync(join(state, 'elsewhere', 'serve.log'), 'utf8');
+      expect(log).to.include(`token file ${tokenFile}`);
+      // Where docs/serve.md says to find the pid for `kill <pid>`.
+      expect(/listening on \S+ \(pid (\d+)\)/u.exec(log)?.[1]).to.equal(String(started[0]));
+      expect(existsSync(join(state, 'acp-warden', 'serve.log')), 'a serve.log in the default state directory').to.equal(false);
     });
 
     it('two bridges racing to start a daemon: one daemon is left, both bridges are answered by it', async () => {

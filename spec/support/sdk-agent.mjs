@@ -16,8 +16,10 @@
 //                    agent runs under warden, which keeps the agent's stderr to itself.
 //
 // Behaviour of session/prompt is chosen by the first word (lower-cased) of the first text
-// block: hello | permission | fs | terminal | slow | die | screenshot N | bigreply N | tool N |
-// stall N | anything else (echo). `tool N`: a tool call in_progress, N ms of silence, completed;
+// block: hello | permission | fs | read PATH | write PATH TEXT | terminal | slow | die |
+// screenshot N | bigreply N | tool N | stall N | anything else (echo). `read PATH` asks the
+// client for the file and says "read: CONTENT" or "read refused: CODE MESSAGE DATA-as-JSON";
+// `write PATH TEXT` writes TEXT and says "written" or "write refused: …" the same way. `tool N`: a tool call in_progress, N ms of silence, completed;
 // `stall N`: N ms of silence before the answer (no tool running). `screenshot N` sends one agent_message_chunk with an image of N base64
 // characters (fakeImageBase64 of fixture-replay.mjs), then says "done"; `bigreply N` answers the
 // prompt with N characters of padding in the response's _meta (one answer line that long).
@@ -291,6 +293,24 @@ async function runFs({ client, session, sessionId, say }) {
   return 'end_turn';
 }
 
+/** `read PATH` and `write PATH TEXT`: one fs request of the agent, its outcome said. */
+async function runFsRequest({ client, sessionId, say }, word, text) {
+  const [, path = '', ...rest] = text.trim().split(/\s+/);
+  try {
+    if (word === 'read') {
+      const read = await client.request(methods.client.fs.readTextFile, { sessionId, path });
+      await say(`read: ${read.content}`);
+    } else {
+      await client.request(methods.client.fs.writeTextFile, { sessionId, path, content: rest.join(' ') });
+      await say('written');
+    }
+  } catch (error) {
+    const { code, message } = errorSummary(error);
+    await say(`${word} refused: ${code} ${message} ${JSON.stringify(error?.data ?? null)}`);
+  }
+  return 'end_turn';
+}
+
 async function runTerminal({ client, session, sessionId, update, say }) {
   if (!clientCapabilities.terminal) {
     await say('terminal not supported by client');
@@ -501,6 +521,10 @@ const app = agent({ name: 'sdk-agent' })
           break;
         case 'fs':
           stopReason = await runFs(context);
+          break;
+        case 'read':
+        case 'write':
+          stopReason = await runFsRequest(context, word, text);
           break;
         case 'terminal':
           stopReason = await runTerminal(context);

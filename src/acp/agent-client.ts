@@ -47,7 +47,7 @@ import { isHotSessionUpdate } from './hot-update-check.js';
 import { parserOf } from './schemas.js';
 import { Terminals, type TerminalLimits } from './terminals.js';
 import type { FileReadLimits } from './bounded-read.js';
-import { readTextFile, writeTextFile, type WorkspaceRoots } from './workspace-fs.js';
+import { readTextFile, writeTextFile, type FileReadOptions, type WorkspaceRoots } from './workspace-fs.js';
 
 /** What the client does with the agent's requests. */
 export interface ClientHandler {
@@ -58,9 +58,11 @@ export interface ClientHandler {
   readonly permission?: (request: RequestPermissionRequest) => RequestPermissionResponse['outcome'] | Promise<RequestPermissionResponse['outcome']>;
   /**
    * Serve `fs/*` inside each session's cwd and additional directories. Default `true`;
-   * `{ limits }` bounds what one `fs/read_text_file` may answer (default 64 MiB).
+   * `{ limits }` bounds what one `fs/read_text_file` may answer (default 64 MiB);
+   * `linkStores` names the package stores whose hard links may be read (a file with other
+   * names is refused otherwise; see {@link FileReadOptions}).
    */
-  readonly fs?: boolean | { readonly limits?: FileReadLimits };
+  readonly fs?: boolean | { readonly limits?: FileReadLimits; readonly linkStores?: readonly string[] };
   /**
    * Run `terminal/*` as supervised ports. Default `true`, with an isolated environment
    * (the baseline variables plus the ones the agent passes); `{ env: 'inherit' }` gives
@@ -68,6 +70,11 @@ export interface ClientHandler {
    * output an agent may ask to keep and the terminals a session may hold.
    */
   readonly terminals?: boolean | { readonly env?: 'isolated' | 'inherit'; readonly limits?: TerminalLimits };
+  /**
+   * Advertise `session.notices`: the agent sends its notices as `notice` updates, apart from
+   * its messages (a client without it gets them as signed agent messages). Default `false`.
+   */
+  readonly notices?: boolean;
   /** Answer `elicitation/create` (form mode); advertised only when given. */
   readonly elicitation?: (request: CreateElicitationRequest) => CreateElicitationResponse | Promise<CreateElicitationResponse>;
   /**
@@ -155,6 +162,7 @@ function advertised(handler: ClientHandler): ClientCapabilities {
     fs: { readTextFile: fs, writeTextFile: fs },
     terminal: handler.terminals !== false,
     ...(handler.elicitation ? { elicitation: { form: {} } } : {}),
+    ...(handler.notices ? { session: { notices: {} } } : {}),
   };
 }
 
@@ -283,7 +291,7 @@ async function serve(live: Live, id: JsonRpcId, method: string, params: Record<s
       return { outcome };
     }
     case CLIENT_METHODS.fs_read_text_file:
-      return readTextFile(params as { path: string; line?: number; limit?: number }, roots, typeof handler.fs === 'object' ? handler.fs.limits : undefined);
+      return readTextFile(params as { path: string; line?: number; limit?: number }, roots, typeof handler.fs === 'object' ? { ...handler.fs.limits, linkStores: handler.fs.linkStores } : undefined);
     case CLIENT_METHODS.fs_write_text_file:
       return writeTextFile(params as { path: string; content: string }, roots);
     case CLIENT_METHODS.terminal_create:

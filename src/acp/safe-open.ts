@@ -9,7 +9,8 @@
  *   as the descriptor, before anything is done in it;
  * - the last component is then reached through that descriptor, `/proc/self/fd/<dir>/<name>`
  *   (Node has no `openat`: this is it), with `O_NOFOLLOW`, so no swap of any component can
- *   redirect it; the file opened is verified the same way and must be a regular file.
+ *   redirect it; the file opened is verified the same way and must be a regular file,
+ *   with no other name (a hard link's other names may be anywhere: hard-links.ts).
  *
  * Without `/proc/self/fd` (not Linux) the same checks run on `realpath` after the open,
  * which still refuses before a byte is read or written, but only Linux closes every race.
@@ -18,6 +19,7 @@ import { constants, existsSync } from 'node:fs';
 import { mkdir, open, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { RpcError } from '../jsonrpc/rpc-error.js';
+import { refuseForeignLinks } from './hard-links.js';
 
 /** The real path of a workspace root, as given and resolved. */
 export interface RealRoot {
@@ -130,9 +132,10 @@ export async function openConfinedDir(path: string, roots: readonly RealRoot[], 
 /**
  * Opens the entry `name` of a verified directory for reading, without following a link
  * there: a link is answered as `{ link }` (its target, for the caller to check as a path of
- * its own). Anything but a regular file inside a root is refused.
+ * its own). Anything but a regular file inside a root is refused, and so is a file with
+ * other names (hard links) unless it is a file of one of `linkStores` (hard-links.ts).
  */
-export async function openConfinedFile(dir: ConfinedDir, name: string, path: string, roots: readonly RealRoot[]): Promise<FileHandle | { readonly link: string }> {
+export async function openConfinedFile(dir: ConfinedDir, name: string, path: string, roots: readonly RealRoot[], linkStores: readonly string[]): Promise<FileHandle | { readonly link: string }> {
   const entry = entryOf(dir, name);
   let handle: FileHandle;
   try {
@@ -147,6 +150,7 @@ export async function openConfinedFile(dir: ConfinedDir, name: string, path: str
   try {
     if (!(await handle.stat()).isFile()) throw refusal(path, 'not a regular file');
     await verifyInside(handle, join(dir.real, name), path, roots);
+    await refuseForeignLinks(handle, path, linkStores);
     return handle;
   } catch (error) {
     await handle.close();

@@ -13,17 +13,30 @@
  * Writes are atomic: the content goes to a new temporary file in the verified directory,
  * which is then renamed over the target (readers see the old or the new file, never half
  * of one; the file's mode is kept). Renaming breaks a hard link, which is the safe
- * direction: a file outside that shares the inode is left untouched.
+ * direction: a file outside that shares the inode is left untouched. A read of a file with
+ * other names is refused instead (its content is theirs too; see `hard-links.ts`).
  */
 import { randomBytes } from 'node:crypto';
 import { lstat, readlink, realpath, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, resolve, sep } from 'node:path';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import { readLineRange, tooLarge, validFileReadLimits, type FileReadLimits } from './bounded-read.js';
+import { validLinkStores } from './hard-links.js';
 import { createConfinedFile, entryOf, errno, inside, openConfinedDir, openConfinedFile, outsideWorkspace, realRoots, refusal, type ConfinedDir, type RealRoot } from './safe-open.js';
 
 /** The roots a session may touch (its cwd and additional directories). */
 export type WorkspaceRoots = readonly string[];
+
+/** How the host serves `fs/read_text_file`: its bounds, and whose hard links it reads. */
+export interface FileReadOptions extends FileReadLimits {
+  /**
+   * Package stores (absolute, as `pnpm store path` prints them) whose files may be read
+   * through a hard link in the workspace (pnpm's `node_modules`). Any other file with more
+   * than one name is refused with -32602: its other names may be outside the workspace.
+   * Name only a store nobody else writes to. Default: none.
+   */
+  readonly linkStores?: readonly string[];
+}
 
 /** Symbolic links followed in a row before giving up, as the kernel does (ELOOP). */
 const maxLinkHops = 40;
@@ -103,17 +116,19 @@ async function withTarget<T>(
 
 /**
  * `fs/read_text_file`: the content, or the lines `line` (1-based) to `line + limit - 1`,
- * within `limits.maxReadBytes` (default 64 MiB): a whole file over it is refused before a byte
+ * within `options.maxReadBytes` (default 64 MiB): a whole file over it is refused before a byte
  * is read, a range is streamed (only its lines are held) and refused once it comes to more.
+ * A file with other names (hard links) is refused unless it is one of `options.linkStores`'.
  */
-export async function readTextFile(params: { path: string; line?: number | null; limit?: number | null }, roots: WorkspaceRoots, limits: FileReadLimits = {}): Promise<{ content: string }> {
-  const { maxReadBytes } = validFileReadLimits(limits);
+export async function readTextFile(params: { path: string; line?: number | null; limit?: number | null }, roots: WorkspaceRoots, options: FileReadOptions = {}): Promise<{ content: string }> {
+  const { maxReadBytes } = validFileReadLimits(options);
+  const linkStores = validLinkStores(options.linkStores);
   const whole = params.line == null && params.limit == null;
   const range = { start: Math.max(0, (params.line ?? 1) - 1), count: params.limit == null ? undefined : Math.max(0, params.limit) };
   let content: string;
   try {
     content = await withTarget(params.path, roots, false, async (dir, name, real) => {
-      const opened = await openConfinedFile(dir, name, params.path, real);
+      const opened = await openConfinedFile(dir, name, params.path, real, linkStores);
       if ('link' in opened) return opened;
       try {
         if (whole && (await opened.stat()).size > maxReadBytes) throw tooLarge(params.path, maxReadBytes, 'the content');

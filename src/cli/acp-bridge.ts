@@ -174,7 +174,8 @@ function tokenOf(parsed: BridgeCommandOptions, say: Say): string | number {
 async function openDaemon(parsed: BridgeCommandOptions, say: Say): Promise<number | Extract<Opened, { ok: true }>['socket']> {
   let started: StartedDaemon | undefined;
   const deadline = Date.now() + daemonStartTimeoutMs;
-  const logPath = join(dirname(defaultTokenPath()), 'serve.log');
+  // Beside the token file the daemon uses (--token-file's, else the default), where --help and docs/serve.md send the user for its pid.
+  const logPath = join(dirname(parsed.tokenFile), 'serve.log');
   for (;;) {
     let token: string | undefined;
     try {

@@ -3,6 +3,7 @@
  * through a host (journal, recovery, session/list and session/load). stdout carries ACP
  * messages only; everything else goes to stderr or the log file.
  */
+import { journalDelayOfEnv } from './journal-delay-env.js';
 import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { agentFor } from '../adapters/agent-factory.js';
@@ -78,7 +79,8 @@ Through a daemon (warden serve; docs/serve.md):
                                 agents; with --agent, new sessions ask for that agent
   --daemon                      the same to the user's default daemon (127.0.0.1:8767, or
                                 --listen), started in the background with these options when
-                                none answers (its log: serve.log beside the token file)
+                                none answers (its log, with its pid: serve.log beside the
+                                token file, --token-file's or the default)
   --token-file PATH             the daemon's token file (default ${defaultTokenPath()})
   --keepalive SECONDS           the bridge pings the daemon this often (default 30; 0 never); no
                                 answer for two intervals (a half-open connection: the daemon's
@@ -149,12 +151,19 @@ export async function runAcp(args: readonly string[]): Promise<number> {
     return 2;
   }
   const telemetry = await telemetryOf(parsed);
+  let journalDelay: ReturnType<typeof journalDelayOfEnv>;
+  try {
+    journalDelay = journalDelayOfEnv();
+  } catch (error) {
+    process.stderr.write(`warden acp: ${(error as Error).message}\n`);
+    return 2;
+  }
   let host: ReturnType<typeof createHost> | undefined;
   try {
     // Fail at once, before the editor's first request, when the agent is not installed.
     agentFor(parsed.agent, agentOptions);
     // The host taps the editor's connection (turn spans), times its journal, hears its events.
-    host = createHost({ defaultAgent: parsed.agent, agentOptions, telemetry, ...(parsed.store ? { store: parsed.store } : {}), postgres: postgresOptionsOf(parsed), ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
+    host = createHost({ defaultAgent: parsed.agent, agentOptions, telemetry, ...(parsed.store ? { store: parsed.store } : {}), postgres: postgresOptionsOf(parsed), ...journalDelay, ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
     // A PostgreSQL store that cannot be reached fails here, before the editor's first answer.
     await host.opened;
   } catch (error) {

@@ -8,7 +8,7 @@
 import { createHost, type HostSessionHandle } from '../host/host.js';
 import { ArgumentError, positiveNumber, readFlags, restartIntensity } from './arguments.js';
 import { isAlive } from './process-alive.js';
-import { seededRandom } from './seeded-random.js';
+import { seededRandom } from '../host/seeded-random.js';
 import { allowOnce } from '../acp/permission-choice.js';
 
 /** The faults `warden chaos` injects. */

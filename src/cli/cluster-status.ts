@@ -5,6 +5,7 @@
  */
 import pg from 'pg';
 import { clusterHosts, type ClusterHost } from '../cluster/membership.js';
+import { postgresCodeOf, postgresProblem } from '../host/postgres-problem.js';
 import { isPostgresUrl, redactedUrl } from '../host/store-url.js';
 import { ArgumentError, readFlags } from './arguments.js';
 
@@ -17,7 +18,7 @@ ago its last heartbeat was, how much of its lease is left, and the sessions it o
 
 Options:
   --store URL   the cluster's PostgreSQL (the --store of its warden serve hosts)
-  --json        print {"hosts": [...]} as JSON
+  --json        print {"hosts": [...]} as JSON (the same state as the table)
   -h, --help    this help`;
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
@@ -31,13 +32,25 @@ export function formatHosts(hosts: readonly ClusterHost[]): string {
     host.name,
     String(host.pid),
     host.advertise ?? '-',
-    host.state === 'live' && !host.live ? 'expired' : host.state,
+    host.state,
     `${seconds(host.heartbeatAge)} ago`,
     host.leaseLeft > 0 ? seconds(host.leaseLeft) : '-',
     String(host.sessions),
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
   return [header, ...rows].map((row) => row.map((cell, column) => cell.padEnd(widths[column] as number)).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+/** A client of `store`, not connected yet; a URL pg cannot parse (a password with / or @ as typed) is the user's to fix. */
+function clientOf(store: string): pg.Client {
+  let client: pg.Client;
+  try {
+    client = new pg.Client({ connectionString: store, connectionTimeoutMillis: 10_000 });
+  } catch (error) {
+    throw new ArgumentError(`--store ${redactedUrl(store)} ${postgresProblem(postgresCodeOf(error) ?? 'ERR_INVALID_URL', (error as Error).message)}.`);
+  }
+  client.on('error', () => undefined);
+  return client;
 }
 
 /** Runs `warden cluster …`; resolves with the exit status. */
@@ -49,6 +62,7 @@ export async function runCluster(args: readonly string[], write: (text: string) 
   }
   let store: string | undefined;
   let json = false;
+  let client: pg.Client;
   try {
     const help = readFlags(rest, { '--store': (value) => (store = value()), '--json': () => (json = true) }, 'See warden cluster --help.');
     if (help) {
@@ -57,14 +71,13 @@ export async function runCluster(args: readonly string[], write: (text: string) 
     }
     if (store === undefined) throw new ArgumentError('--store postgres://… is required: the PostgreSQL database the hosts share. See warden cluster --help.');
     if (!isPostgresUrl(store)) throw new ArgumentError(`--store ${JSON.stringify(store)} is not a cluster: only a PostgreSQL store (--store postgres://USER@HOST:PORT/DB) is shared by several hosts; a SQLite file has one host, see warden sessions for it.`);
+    client = clientOf(store);
   } catch (error) {
     if (!(error instanceof ArgumentError)) throw error;
     problem(`warden cluster status: ${error.message}\n`);
     return 2;
   }
   const where = redactedUrl(store);
-  const client = new pg.Client({ connectionString: store, connectionTimeoutMillis: 10_000 });
-  client.on('error', () => undefined);
   let hosts: ClusterHost[];
   try {
     await client.connect();
@@ -75,8 +88,8 @@ export async function runCluster(args: readonly string[], write: (text: string) 
     }
     hosts = await clusterHosts(client);
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    problem(`warden cluster status: cannot read the cluster at ${where}: ${code ? `${String(code)}: ` : ''}${(error as Error).message}; check that PostgreSQL runs there and the URL\n`);
+    const code = postgresCodeOf(error);
+    problem(`warden cluster status: cannot read the cluster at ${where}: ${code ? `it ${postgresProblem(code, (error as Error).message)}` : `${(error as Error).message}; check that PostgreSQL runs there and the URL`}\n`);
     return 1;
   } finally {
     await client.end().catch(() => undefined);

@@ -129,15 +129,27 @@ export async function runDemo({ write, colour = false, hangAfterMs = 1500 }: Dem
   if (left.length > 0) throw new Error(`processes left behind: ${left.join(', ')}`);
 }
 
-/** One prompt, its streamed answer on one line; `fault` runs after the first words arrive. */
+/** A `notice` update (warden's words: a restart, a recovery) as a line of its own, marked `!`: never part of the agent's answer. */
+function noticeLine(update: SessionUpdate, p: Paint): string | undefined {
+  if (update.sessionUpdate !== 'notice') return undefined;
+  const { severity, title, description } = update;
+  const mark = severity === 'error' ? p.red('!') : severity === 'warning' ? p.yellow('!') : p.dim('!');
+  return `  ${mark} acp-warden ${severity}: ${title}${description ? `: ${description}` : ''}`;
+}
+
+/** One prompt, its streamed answer on one line (warden's notices on lines of their own); `fault` runs after the first words arrive. */
 async function converse(session: HostSessionHandle, text: string, write: (line: string) => void, p: Paint, fault?: () => void): Promise<void> {
   write(`  ${p.cyan('>')} ${text}`);
   const run = session.prompt(text);
   let said = '';
   let faulted = false;
   const tools: string[] = [];
+  // Shown after the answer, so that the answer stays one line, whole, even when a notice came mid-answer.
+  const notices: string[] = [];
   try {
     for await (const update of run as AsyncIterable<SessionUpdate>) {
+      const notice = noticeLine(update, p);
+      if (notice) notices.push(notice);
       if (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text') {
         said += update.content.text;
         if (fault && !faulted && said.split(' ').length > 3) {
@@ -151,6 +163,7 @@ async function converse(session: HostSessionHandle, text: string, write: (line: 
     // The result says why.
   }
   if (said) write(`  ${p.green('<')} ${said.replace(/\s+/g, ' ').trim()}`);
+  for (const notice of notices) write(notice);
   if (tools.length > 0) write(`  [tool ${tools.join(' → ')}]`);
   await run.result.then(
     (result) => write(`  (stop reason: ${result.stopReason})`),

@@ -3,6 +3,7 @@
  * message per text frame), its access guarded by a bearer token and an origin allowlist.
  * Nothing is written to stdout; the address and the token file are said on stderr.
  */
+import { journalDelayOfEnv } from './journal-delay-env.js';
 import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { agentFor } from '../adapters/agent-factory.js';
@@ -185,11 +186,18 @@ export async function runServe(args: readonly string[]): Promise<number> {
   }
   const agentOptions = agentOptionsOf(parsed);
   const telemetry = await telemetryOf(parsed, say);
+  let journalDelay: ReturnType<typeof journalDelayOfEnv>;
+  try {
+    journalDelay = journalDelayOfEnv();
+  } catch (error) {
+    say((error as Error).message);
+    return 2;
+  }
   let host: ReturnType<typeof createHost> | undefined;
   try {
     agentFor(parsed.agent, agentOptions);
     // The host taps every connection it serves (the turns' spans, the client's peer), times its journal, hears its events.
-    host = createHost({ defaultAgent: parsed.agent, agentOptions, telemetry, ...(parsed.store ? { store: parsed.store } : {}), postgres: postgresOptionsOf(parsed), ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
+    host = createHost({ defaultAgent: parsed.agent, agentOptions, telemetry, ...(parsed.store ? { store: parsed.store } : {}), postgres: postgresOptionsOf(parsed), ...journalDelay, ...(parsed.inspect ? { inspect: parsed.inspect } : {}) });
     // A PostgreSQL store that cannot be reached fails here, before the daemon listens.
     await host.opened;
   } catch (error) {

@@ -8,13 +8,24 @@
 import pg from 'pg';
 import { leaseStanding, type LeaseStanding } from './lease.js';
 
+/** The state a host row records (`hosts.state`). */
+type RecordedState = 'live' | 'draining' | 'gone';
+
+/**
+ * A host's state as `warden cluster status` shows it, in its table and its JSON alike: the
+ * recorded state, or `expired` for a `live` row whose lease ran out (a host killed, frozen or
+ * cut off from the database, which nobody marked).
+ */
+export type HostState = RecordedState | 'expired';
+
 /** A host row as the cluster sees it. */
 export interface ClusterHost {
   readonly hostId: string;
   readonly name: string;
   readonly pid: number;
   readonly advertise: string | undefined;
-  readonly state: 'live' | 'draining' | 'gone';
+  /** See {@link HostState}; decided once here by {@link hostState}. */
+  readonly state: HostState;
   readonly load: number;
   readonly startedAt: string;
   /** Ms since its last heartbeat, in the database's clock. */
@@ -68,7 +79,7 @@ interface HostRow {
   name: string;
   pid: number;
   advertise: string | null;
-  state: ClusterHost['state'];
+  state: RecordedState;
   load: number;
   started_at: Date;
   heartbeat_age: number;
@@ -77,12 +88,15 @@ interface HostRow {
   live: boolean;
 }
 
+/** The one decision of a row's shown state: `live` in the row but not live by the database's clock is `expired`. */
+const hostState = (row: Pick<HostRow, 'state' | 'live'>): HostState => (row.state === 'live' && !row.live ? 'expired' : row.state);
+
 const hostOf = (row: HostRow): ClusterHost => ({
   hostId: row.host_id,
   name: row.name,
   pid: row.pid,
   advertise: row.advertise ?? undefined,
-  state: row.state,
+  state: hostState(row),
   load: row.load,
   startedAt: row.started_at.toISOString(),
   heartbeatAge: Math.round(row.heartbeat_age),

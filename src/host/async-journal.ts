@@ -52,10 +52,12 @@ export interface AsyncJournal {
   lastSeq(sessionId: string): Promise<number>;
   /**
    * Takes `sessionId` for this journal: resolves with the epoch it now holds (`undefined` for an
-   * engine without epochs). Rejects with `SessionOwnedError` while a live owner holds it, and
-   * `UnknownSessionError` for an unknown id. Claiming a session held already keeps its epoch.
+   * engine without epochs) and, when it took the session from another host that was lost or
+   * handing it over, that host ({@link SessionClaim}). Rejects with `SessionOwnedError` while a
+   * live owner holds it, and `UnknownSessionError` for an unknown id. Claiming a session held
+   * already keeps its epoch.
    */
-  claim(sessionId: string): Promise<number | undefined>;
+  claim(sessionId: string): Promise<SessionClaim>;
   /** Gives `sessionId` back; one held by another is left alone. */
   release(sessionId: string): Promise<void>;
   /** Remembers the agent-side resume state (fenced as an append). */
@@ -66,10 +68,36 @@ export interface AsyncJournal {
   close(): Promise<void>;
 }
 
+/** What a claim did ({@link AsyncJournal.claim}). */
+export interface SessionClaim {
+  /** The epoch this journal holds the session at now (`undefined`: an engine without epochs). */
+  readonly epoch: number | undefined;
+  /**
+   * The host the session was taken from: another host held it, and its lease had run out
+   * (killed, frozen, cut off: `handedOver` false) or it was handing its sessions over (a
+   * rolling restart). Absent when the session was free (released, its host closed) or this
+   * journal's already, and on an engine without epochs.
+   */
+  readonly from?: PreviousOwner;
+}
+
+/** The host a claim took a session from. */
+export interface PreviousOwner {
+  readonly hostId: string;
+  /** Its machine name, when the store has its row. */
+  readonly hostName?: string;
+  /** The epoch it held the session at. */
+  readonly epoch: number;
+  /** It handed the session over (it was draining), rather than being lost. */
+  readonly handedOver: boolean;
+}
+
 /** Who owns a session now, as the store says when it refuses a stale owner's write. */
 export interface CurrentOwner {
   /** The owner host's id (`undefined`: nobody owns it now). */
   readonly hostId: string | undefined;
+  /** The owner host's machine name, when the store still has its row. */
+  readonly hostName?: string;
   readonly epoch: number;
 }
 

@@ -44,7 +44,7 @@ import { type CatchUp, type Continue, type LeaseEvent, type ReleaseAgent, type H
 import { lives } from './agent/live.js';
 import { subscriberOf } from './agent/delivery.js';
 import { createJournalQueue } from './agent/journal-queue.js';
-import { failedWrite } from './agent/journal-failures.js';
+import { refusedWrite } from './agent/journal-writes.js';
 import { later } from './agent/continuation.js';
 import { hostJournalOf } from './host-journal.js';
 import { readGateOf } from '../port/read-gate.js';
@@ -90,11 +90,11 @@ export const hostAgentLogic = {
   config: { name: 'hostAgent' },
   getInitialSnapshot(scope: Scope, input: HostInput): HostSnapshot {
     const journal = hostJournalOf(input.journal);
-    const live: Live = { scope, input, journal, writes: undefined as unknown as Live['writes'], inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), moved: new Map(), lease: { standing: 'held', checking: new Set() }, listed: new Map(), closed: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, sessionLost: (sessionId, fenced) => movedAway(live, sessionId, movedByFence(fenced)), subscriber: undefined as unknown as Subscriber, requestSessions: new Map(), held: new Map(), attaching: new Map(), opening: new Map(), releasing: new Set() };
+    const live: Live = { scope, input, journal, writes: undefined as unknown as Live['writes'], inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), moved: new Map(), lease: { standing: 'held', checking: new Set() }, listed: new Map(), closed: new Set(), unshown: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, sessionLost: (sessionId, fenced) => movedAway(live, sessionId, movedByFence(fenced)), subscriber: undefined as unknown as Subscriber, requestSessions: new Map(), held: new Map(), attaching: new Map(), opening: new Map(), releasing: new Set() };
     (live as { writes: Live['writes'] }).writes = createJournalQueue({
       journal,
       write: (delivery) => live.subscriber.deliver(delivery.sessionId, delivery.output, delivery.seq),
-      failed: (sessionId, error) => failedWrite(live, sessionId, error),
+      failed: (sessionId, error, unshown) => refusedWrite(live, sessionId, error, unshown),
       later: (run) => later(live, run),
       maxPendingBytes: input.maxPendingWriteBytes ?? defaultMaxPendingWriteBytes,
       // The journal is behind: the agents' output waits in their pipes, not in memory.

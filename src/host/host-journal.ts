@@ -127,7 +127,7 @@ function syncHostJournal(journal: Journal): HostJournal {
     claim(sessionId) {
       if (!journal.getSession(sessionId)) throw new UnknownSessionError(sessionId);
       journal.claim?.(sessionId);
-      return undefined;
+      return { epoch: undefined };
     },
     release: (sessionId) => journal.release?.(sessionId),
     setResume: (sessionId, resume) => journal.setResume(sessionId, resume),

@@ -50,7 +50,7 @@ export function logEntryOf(event: HostEvent): HostLogEntry {
     case 'session.closed':
       return entry('info', `session ${event.sessionId} closed`);
     case 'session.moved':
-      return entry('warn', `session ${event.sessionId} moved to ${event.owner === undefined ? 'no host (released)' : `host ${event.owner}`} at epoch ${event.epoch}: its agent here was stopped`);
+      return entry('warn', `session ${event.sessionId} moved to ${event.owner === undefined ? 'no host (released)' : `host ${event.owner}`}${event.epoch === undefined ? '' : ` at epoch ${event.epoch}`}: its agent here was stopped`);
     case 'agent.lineDropped':
       return entry('warn', `agent ${event.agent}${event.sessionId ? ` (session ${event.sessionId})` : ''} printed a line of ${event.bytes} bytes (${event.what}), over the limit of ${event.limit} bytes: skipped unread (raise --max-line-mib to read such lines)`);
     case 'journal.error':

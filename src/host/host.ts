@@ -32,7 +32,9 @@ import {
 import { agentServerLogic, handlerOf } from '../acp/agent-server.js';
 import type { NativeAgent } from '../acp/native-agent.js';
 import { validTerminalLimits, type TerminalLimits } from '../acp/terminals.js';
-import { validFileReadLimits, type FileReadLimits } from '../acp/bounded-read.js';
+import { validFileReadLimits } from '../acp/bounded-read.js';
+import { validLinkStores } from '../acp/hard-links.js';
+import type { FileReadOptions } from '../acp/workspace-fs.js';
 import { agentFor, type AgentOptions } from '../adapters/agent-factory.js';
 import { createMemoryTransportPair } from '../jsonrpc/memory-transport.js';
 import type { Transport } from '../jsonrpc/transport.js';
@@ -45,6 +47,8 @@ import { defaultJournalPath, sqliteJournal } from './sqlite-journal.js';
 import type { AsyncJournal } from './async-journal.js';
 import { isAsyncJournal, type HostStore } from './host-journal.js';
 import { deferredJournal } from './deferred-journal.js';
+import { delayedJournal, type JournalDelay } from './delayed-journal.js';
+import { asyncJournalOf } from './async-journal-of.js';
 import { isPostgresUrl } from './store-url.js';
 import type { PostgresJournalOptions } from './postgres-journal.js';
 import { logEntryOf, type HostLogEntry } from './host-log.js';
@@ -89,6 +93,13 @@ export interface HostOptions {
   /** Options of a PostgreSQL store (`lease`, `advertise`, `connections`: see `openPostgresJournal`). */
   readonly postgres?: PostgresJournalOptions;
   /**
+   * Timing faults for tests and chaos runs: every journal call delayed by a seeded random time
+   * up to `maxMs` (reads answered late, possibly stale; commits acknowledged late), see
+   * `delayedJournal`. A SQLite store then runs as an asynchronous journal. Never for production.
+   * The CLI reads it from `WARDEN_FAULT_JOURNAL_DELAY=SEED:MAX_MS`.
+   */
+  readonly journalDelay?: JournalDelay;
+  /**
    * A store that answers with promises (PostgreSQL): the most bytes of entries the host holds
    * before the journal acknowledged them; past it the host stops reading its agents' output until
    * the journal caught up to half (a slow or restarting database costs no memory). Default 8 MiB.
@@ -126,12 +137,15 @@ export interface HostOptions {
    */
   readonly terminals?: TerminalLimits;
   /**
-   * Bounds on the files agents read through the program's client: `maxReadBytes` (default
-   * 64 MiB) is the most one `fs/read_text_file` answers; a larger file, or a `line`/`limit`
-   * range that comes to more, is refused with -32602 naming it (ranges are streamed: a range
-   * of a larger file is fine). A bad value throws a TypeError from `createHost`.
+   * How agents read files through the program's client: `maxReadBytes` (default 64 MiB) is
+   * the most one `fs/read_text_file` answers; a larger file, or a `line`/`limit` range that
+   * comes to more, is refused with -32602 naming it (ranges are streamed: a range of a larger
+   * file is fine). A file with more than one name (a hard link) is refused with -32602, its
+   * other names may be outside the workspace, unless it is a file of a package store named in
+   * `linkStores` (say the directory `pnpm store path` prints, for pnpm's `node_modules`). A
+   * bad value throws a TypeError from `createHost`.
    */
-  readonly files?: FileReadLimits;
+  readonly files?: FileReadOptions;
   /**
    * OpenTelemetry traces and metrics of this host: what `startTelemetry()` of
    * `acp-warden/telemetry` resolves to (docs/observability.md). Every connection the host
@@ -292,7 +306,10 @@ export interface HostTreeNode {
  */
 export function createHost(options: HostOptions = {}): Host {
   // A bad bound fails here, where the program gave it, not at an agent's first read.
-  if (options.files) validFileReadLimits(options.files);
+  if (options.files) {
+    validFileReadLimits(options.files);
+    validLinkStores(options.files.linkStores);
+  }
   if (options.terminals) validTerminalLimits(options.terminals);
   const bound = options.maxPendingWriteBytes;
   if (bound !== undefined && !(Number.isInteger(bound) && bound > 0)) throw new TypeError(`Expected \`maxPendingWriteBytes\` of createHost() to be a positive integer of bytes, got \`${String(bound)}\`.`);
@@ -493,7 +510,8 @@ export function createHost(options: HostOptions = {}): Host {
     ref.stop();
   };
 
-  // The program's own connection, made on first use (`warden acp` only serves stdio).
+  // The program's own connection, made on first use (`warden acp` only serves stdio). It takes
+  // notices as `notice` updates: the program shows warden's words apart from the agent's.
   let program: { readonly client: AnyActorRef; readonly server: AnyActorRef; readonly ready: Promise<unknown> } | undefined;
   const connect = async (): Promise<AnyActorRef> => {
     if (!program) {
@@ -502,7 +520,7 @@ export function createHost(options: HostOptions = {}): Host {
       const connected = createActor(agentClientLogic, {
         id: 'program', // how the inspector and the live view name it
         ...(inspect ? { inspect } : {}),
-        input: { transport: programSide, clientInfo: { name: 'acp-warden-embedding', version: '0.1.0' }, handler: { ...(options.permission ? { permission: options.permission } : {}), ...(options.terminals ? { terminals: { limits: options.terminals } } : {}), ...(options.files ? { fs: { limits: options.files } } : {}) } },
+        input: { transport: programSide, clientInfo: { name: 'acp-warden-embedding', version: '0.1.0' }, handler: { notices: true, ...(options.permission ? { permission: options.permission } : {}), ...(options.terminals ? { terminals: { limits: options.terminals } } : {}), ...(options.files ? { fs: { limits: options.files, linkStores: options.files.linkStores } } : {}) } },
       });
       rootStarting(connected);
       connected.start();
@@ -644,11 +662,14 @@ export function createHost(options: HostOptions = {}): Host {
  */
 function openStore(options: HostOptions): { readonly journal: HostStore; readonly opened: Promise<void>; readonly postgres?: ClusterStore } {
   const given = options.store;
-  if (typeof given === 'object') return { journal: given, opened: Promise.resolve() };
+  const delay = options.journalDelay;
+  const delayed = (store: HostStore): HostStore => (delay ? delayedJournal(isAsyncJournal(store) ? store : asyncJournalOf(store), delay) : store);
+  if (typeof given === 'object') return { journal: delayed(given), opened: Promise.resolve() };
   const path = given ?? defaultJournalPath();
-  if (!isPostgresUrl(path)) return { journal: sqliteJournal(path), opened: Promise.resolve() };
+  if (!isPostgresUrl(path)) return { journal: delayed(sqliteJournal(path)), opened: Promise.resolve() };
   const opening = import('./postgres-journal.js').then(({ openPostgresJournal }) => openPostgresJournal(path, options.postgres));
-  const journal = deferredJournal(opening);
+  // The cluster's own calls (lease, takeover) keep the store's timing: only the host's journal calls are delayed.
+  const journal = deferredJournal(delay ? opening.then((opened) => delayedJournal(opened, delay)) : opening);
   const opened = journal.opened.then(() => undefined);
   opened.catch(() => undefined);
   return { journal, opened, postgres: { url: path, journal: opening } };

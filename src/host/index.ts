@@ -29,7 +29,8 @@ export {
 } from './journal.js';
 export { sqliteJournal, defaultJournalPath, type SqliteJournalOptions } from './sqlite-journal.js';
 export { logEntryOf, jsonReplacer, atLeast, logLevels, type HostLogEntry, type LogLevel } from './host-log.js';
-export { FencedAppendError, type AsyncJournal, type CurrentOwner, type JournalUpdateEntry } from './async-journal.js';
+export { FencedAppendError, type AsyncJournal, type CurrentOwner, type JournalUpdateEntry, type PreviousOwner, type SessionClaim } from './async-journal.js';
 export { asyncJournalOf } from './async-journal-of.js';
 export type { HostStore } from './host-journal.js';
 export type { PostgresJournalOptions, PostgresJournal } from './postgres-journal.js';
+export { delayedJournal, parseJournalDelay, type JournalDelay } from './delayed-journal.js';

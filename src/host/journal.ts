@@ -197,6 +197,10 @@ export interface SessionOwner {
   readonly host: string;
   /** ISO 8601: when it took the session. */
   readonly acquiredAt: string;
+  /** On a store several hosts share (PostgreSQL): the owner host's id (its `hostId`). */
+  readonly hostId?: string;
+  /** On a store several hosts share: the epoch the owner holds the session at. */
+  readonly epoch?: number;
 }
 
 /** A session that is live in another warden process: loading or resuming it here would run it twice. */

@@ -20,7 +20,7 @@ import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { FencedAppendError, type AsyncJournal, type JournalUpdateEntry } from './async-journal.js';
+import { FencedAppendError, type AsyncJournal, type JournalUpdateEntry, type SessionClaim } from './async-journal.js';
 import {
   DAMAGED_ENTRY_CODE,
   InvalidCursorError,
@@ -35,6 +35,7 @@ import {
   type JournalSessionState,
 } from './journal.js';
 import { redactedUrl as redacted } from './store-url.js';
+import { postgresCodeOf, postgresProblem } from './postgres-problem.js';
 import { leaseStanding, type LeaseStanding } from '../cluster/lease.js';
 import { notifyExpression } from '../cluster/wake-ups.js';
 import { ensurePostgresSchema, fencedState, unknownSessionState } from './postgres-journal-schema.js';
@@ -63,6 +64,8 @@ export interface PostgresJournalOptions {
 
 /** A PostgreSQL journal: an {@link AsyncJournal} that is also one host of the cluster. */
 export interface PostgresJournal extends AsyncJournal {
+  /** Takes `sessionId` for this host (see {@link AsyncJournal.claim}): always at an epoch. */
+  claim(sessionId: string): Promise<SessionClaim & { readonly epoch: number }>;
   /** This host's id in `hosts` (new at every open). */
   readonly hostId: string;
   /** The epoch this journal holds for `sessionId`, if it owns it. */
@@ -107,7 +110,7 @@ export class PostgresJournalError extends JournalError {
   readonly retriedFor: number;
   constructor(where: string, code: string, cause: unknown, retriedFor = 0) {
     super(where, code, { cause });
-    this.problem = problemOf(code, (cause as Error).message);
+    this.problem = postgresProblem(code, (cause as Error).message);
     this.retriedFor = retriedFor;
     this.message = `the journal ${where} ${this.problem}${retriedFor ? ` (gave up after retrying for ${retriedFor} ms: the retryFor option)` : ''}`;
   }
@@ -273,13 +276,19 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
 
   /** Why a session's owner refused this journal: the owner's host row, for the error. */
   const ownedError = async (sessionId: string): Promise<Error> => {
-    const { rows } = await query<{ pid: number | null; name: string | null; owned_at: Date | null }>(
-      'SELECT h.pid, h.name, s.owned_at FROM sessions s LEFT JOIN hosts h ON h.host_id = s.owner_host WHERE s.session_id = $1',
+    const { rows } = await query<{ owner_host: string | null; epoch: string; pid: number | null; name: string | null; owned_at: Date | null }>(
+      'SELECT s.owner_host, s.epoch, h.pid, h.name, s.owned_at FROM sessions s LEFT JOIN hosts h ON h.host_id = s.owner_host WHERE s.session_id = $1',
       [sessionId],
     );
     const row = rows[0];
     if (!row) return new UnknownSessionError(sessionId);
-    return new SessionOwnedError(sessionId, { pid: row.pid ?? 0, host: row.name ?? 'an unknown host', acquiredAt: (row.owned_at ?? new Date(0)).toISOString() });
+    return new SessionOwnedError(sessionId, {
+      pid: row.pid ?? 0,
+      host: row.name ?? 'an unknown host',
+      acquiredAt: (row.owned_at ?? new Date(0)).toISOString(),
+      ...(row.owner_host === null ? {} : { hostId: row.owner_host }),
+      epoch: Number(row.epoch),
+    });
   };
 
   /** Writes made by this journal: each write's id is `hostId:n`, the same for all its attempts. */
@@ -298,8 +307,16 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     const values = [sessionId, hostId, held ?? -1, writeId, entries.map(() => at), entries.map((entry) => entry.kind), entries.map((entry) => JSON.stringify(entry)), title, restarts];
     const { rows } = await retried(() =>
       pool.query<{ seqs: string[] }>('SELECT warden_append($1, $2, $3, $4, $5, $6, $7, $8, $9) AS seqs', values).catch((error: unknown) => Promise.reject(refusal(sessionId, held, error) ?? error)),
-    );
+    ).catch(async (error: unknown) => Promise.reject(error instanceof FencedAppendError ? await withOwnerName(error) : error));
     return (rows[0]?.seqs ?? []).map(Number);
+  };
+  /** A fenced write's refusal with the new owner's machine name (its host row), for the host's `session_moved` answer; without it when that cannot be read. */
+  const withOwnerName = async (fenced: FencedAppendError): Promise<FencedAppendError> => {
+    const { hostId: owner } = fenced.owner;
+    if (owner === undefined) return fenced;
+    const rows = await query<{ name: string }>('SELECT name FROM hosts WHERE host_id = $1', [owner]).then((result) => result.rows, () => []);
+    const name = rows[0]?.name;
+    return name === undefined ? fenced : new FencedAppendError(fenced.sessionId, fenced.heldEpoch, { ...fenced.owner, hostName: name });
   };
   /** A write the store refused as the journal's own errors (unknown session, fenced). */
   const refusal = (sessionId: string, held: number | undefined, error: unknown): Error | undefined => {
@@ -315,11 +332,14 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     const held = epochs.get(sessionId);
     const { rowCount } = await query(`UPDATE sessions SET ${assignment} WHERE session_id = $1 AND owner_host = $2 AND epoch = $3`, [sessionId, hostId, held ?? -1, ...values]);
     if (rowCount) return;
-    const { rows } = await query<{ owner_host: string | null; epoch: string }>('SELECT owner_host, epoch FROM sessions WHERE session_id = $1', [sessionId]);
+    const { rows } = await query<{ owner_host: string | null; epoch: string; name: string | null }>(
+      'SELECT s.owner_host, s.epoch, h.name FROM sessions s LEFT JOIN hosts h ON h.host_id = s.owner_host WHERE s.session_id = $1',
+      [sessionId],
+    );
     const row = rows[0];
     if (!row) throw new UnknownSessionError(sessionId);
     if (held !== undefined) epochs.delete(sessionId);
-    throw new FencedAppendError(sessionId, held, { hostId: row.owner_host ?? undefined, epoch: Number(row.epoch) });
+    throw new FencedAppendError(sessionId, held, { hostId: row.owner_host ?? undefined, ...(row.name === null ? {} : { hostName: row.name }), epoch: Number(row.epoch) });
   };
 
   let renewing: NodeJS.Timeout | undefined;
@@ -496,16 +516,31 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     async claim(sessionId) {
       // Back from an outage for less than a lease: only a session nobody holds, or whose host closed, is free.
       const mayTakeExpired = awayAt === undefined || monotonic() - awayAt >= lease;
-      const { rows } = await query<{ epoch: string }>(
-        `UPDATE sessions s SET epoch = CASE WHEN s.owner_host = $2 THEN s.epoch ELSE s.epoch + 1 END,
-           owned_at = CASE WHEN s.owner_host = $2 THEN s.owned_at ELSE now() END, owner_host = $2
-         WHERE s.session_id = $1 AND (s.owner_host = $2 OR ${mayTakeExpired ? ownerFree : "(s.owner_host IS NULL OR NOT EXISTS (SELECT 1 FROM hosts h WHERE h.host_id = s.owner_host AND h.state <> 'gone'))"}) RETURNING s.epoch`,
-        mayTakeExpired ? [sessionId, hostId, lease] : [sessionId, hostId],
+      // The row locked first, so that the owner it had is the one this claim takes it from (a
+      // claim racing this one waits, then finds the session taken). A retry after a COMMIT whose
+      // answer was lost finds the session its own already: it cannot say whom it took it from.
+      const claimed = await retried(() =>
+        transaction(async (client): Promise<(SessionClaim & { readonly epoch: number }) | undefined> => {
+          const before = (await client.query<{ owner_host: string | null; epoch: string }>('SELECT owner_host, epoch FROM sessions WHERE session_id = $1 FOR UPDATE', [sessionId])).rows[0];
+          const { rows } = await client.query<{ epoch: string }>(
+            `UPDATE sessions s SET epoch = CASE WHEN s.owner_host = $2 THEN s.epoch ELSE s.epoch + 1 END,
+               owned_at = CASE WHEN s.owner_host = $2 THEN s.owned_at ELSE now() END, owner_host = $2
+             WHERE s.session_id = $1 AND (s.owner_host = $2 OR ${mayTakeExpired ? ownerFree : "(s.owner_host IS NULL OR NOT EXISTS (SELECT 1 FROM hosts h WHERE h.host_id = s.owner_host AND h.state <> 'gone'))"}) RETURNING s.epoch`,
+            mayTakeExpired ? [sessionId, hostId, lease] : [sessionId, hostId],
+          );
+          const row = rows[0];
+          if (!row) return undefined;
+          const epoch = Number(row.epoch);
+          if (!before || before.owner_host === null || before.owner_host === hostId) return { epoch };
+          const owner = (await client.query<{ name: string; state: string }>('SELECT name, state FROM hosts WHERE host_id = $1', [before.owner_host])).rows[0];
+          // Its host closed (its sessions were released, or meant to be): free, not taken from anyone.
+          if (owner?.state === 'gone') return { epoch };
+          return { epoch, from: { hostId: before.owner_host, ...(owner ? { hostName: owner.name } : {}), epoch: Number(before.epoch), handedOver: owner?.state === 'draining' } };
+        }),
       );
-      const row = rows[0];
-      if (!row) throw await ownedError(sessionId);
-      epochs.set(sessionId, Number(row.epoch));
-      return Number(row.epoch);
+      if (!claimed) throw await ownedError(sessionId);
+      epochs.set(sessionId, claimed.epoch);
+      return claimed;
     },
     async release(sessionId) {
       // Handing over: the session stays this host's until another takes it.
@@ -557,22 +592,10 @@ function connectionErrorCode(error: unknown): string | undefined {
 /** The store's own errors as {@link PostgresJournalError}; the journal's own (unknown session, fenced, owned, cursor) pass through. */
 function storeError(where: string, error: unknown): Error {
   if (error instanceof JournalError || error instanceof UnknownSessionError || error instanceof FencedAppendError || error instanceof SessionOwnedError || error instanceof InvalidCursorError) return error;
-  const code = connectionErrorCode(error) ?? (error as { code?: unknown }).code;
-  if (typeof code === 'string') return new PostgresJournalError(where, code, error);
+  const code = connectionErrorCode(error) ?? postgresCodeOf(error);
+  if (code !== undefined) return new PostgresJournalError(where, code, error);
   return error instanceof Error ? error : new Error(String(error));
 }
-
-/** What a PostgreSQL (or connection) error code means to the person who has to fix it. */
-function problemOf(code: string, message: string): string {
-  if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EPIPE)$/u.test(code) || code.startsWith('08')) return `cannot be reached (${code}: ${message}): check that PostgreSQL runs there and the URL`;
-  if (code === '57P01' || code === '57P02' || code === '57P03') return `is shutting down or starting (${code}: ${message}): retry once PostgreSQL is up`;
-  if (code === '53100') return `cannot grow (${code}): free some disk space on the database server`;
-  if (code === '28P01' || code === '28000') return `refused the login (${code}: ${message}): check the user and password in the URL`;
-  if (code === '3D000') return `does not exist (${code}: ${message}): create the database first (createdb)`;
-  if (code === DAMAGED_ENTRY_CODE) return `holds an entry that is not JSON (${code}: ${message}): restore a backup`;
-  return `failed (${code}: ${message})`;
-}
-
 
 function sessionOf(row: SessionRow, where: string): JournalSession {
   return {

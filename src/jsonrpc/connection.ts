@@ -2,7 +2,9 @@
  * A JSON-RPC 2.0 peer as an XState actor, over any line transport, in both directions.
  *
  * - Incoming: each message is classified once; malformed input is answered with the right
- *   error (-32700, -32600, -32601, -32602) and the connection keeps going. Requests and
+ *   error (-32700, -32600, -32601, -32602) and the connection keeps going. Params (or an
+ *   answer) nested deeper than `maxParamsDepth` are refused before anyone reads them
+ *   (depth-limit.ts). Requests and
  *   notifications are emitted to the owner in arrival order (`rpc.request`,
  *   `rpc.notification`); the owner answers a request later with `respond` / `respondError`,
  *   exactly once.
@@ -24,7 +26,8 @@ import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type A
 import { resolveNow } from '../supervision/clock.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
-import { CANCEL_REQUEST_METHOD, classify, describeMessage, errorResponse, type JsonRpcId, type JsonRpcMessage } from './message.js';
+import { maxParamsDepth, nestsDeeperThan } from './depth-limit.js';
+import { CANCEL_REQUEST_METHOD, classify, describeMessage, errorResponse, type Classified, type JsonRpcId, type JsonRpcMessage } from './message.js';
 import { pendingRequestLogic, type RequestOutcome } from './pending-request.js';
 import { RpcError, toRpcError } from './rpc-error.js';
 import type { OversizeLine, PeerLost, Transport } from './transport.js';
@@ -108,7 +111,7 @@ export type ConnectionEvent =
   | { readonly type: `xstate.${string}` };
 
 /** Why a message was dropped instead of processed. */
-export type DropReason = 'unmatched_response' | 'late_response' | 'unknown_notification' | 'invalid_notification' | 'invalid_response' | 'peer_error' | 'line_too_long';
+export type DropReason = 'unmatched_response' | 'late_response' | 'unknown_notification' | 'invalid_notification' | 'invalid_response' | 'peer_error' | 'line_too_long' | 'too_deep';
 
 /** Events a connection emits to its owner, in arrival order. */
 export type ConnectionEmitted =
@@ -275,6 +278,10 @@ function receive(live: Live, value: unknown): void {
   live.lastActivity = live.now();
   const verdict = classify(value);
   const emit = live.scope.emit;
+  if (verdict.kind !== 'invalid' && nestsDeeperThan(verdict.kind === 'response' ? (verdict.isError ? verdict.error : verdict.result) : verdict.message.params, maxParamsDepth)) {
+    refuseTooDeep(live, verdict);
+    return;
+  }
   switch (verdict.kind) {
     case 'response':
       onResponse(live, verdict.id, verdict.isError, verdict.isError ? verdict.error : verdict.result);
@@ -328,6 +335,32 @@ function receive(live: Live, value: unknown): void {
       }
       return;
   }
+}
+
+/**
+ * A message nested deeper than {@link maxParamsDepth}, refused before anything else reads it
+ * (nearly everything after the parse recurses): a request is answered -32602 by its id; an
+ * answer to one of our requests fails that request; a notification is dropped and reported.
+ */
+function refuseTooDeep(live: Live, verdict: Exclude<Classified, { kind: 'invalid' }>): void {
+  const detail = `nested deeper than ${maxParamsDepth} levels of objects and arrays, the limit of every message, so it was refused unread`;
+  if (verdict.kind === 'response') {
+    const entry = live.outgoing.get(verdict.id);
+    if (!entry) {
+      live.scope.emit({ type: 'rpc.dropped', reason: 'too_deep', detail: `an answer (id ${JSON.stringify(verdict.id)}) nobody waits for: ${detail}` });
+      return;
+    }
+    live.outgoing.delete(verdict.id);
+    settle(live, verdict.id, entry, 'failed');
+    entry.reject(RpcError.because('too_deep', `The answer to ${entry.method} was not read: its ${verdict.isError ? 'error' : 'result'} is ${detail}`, { maxDepth: maxParamsDepth, method: entry.method }, { code: ErrorCodes.InternalError, failure: 'local' }));
+    return;
+  }
+  const { method } = verdict.message;
+  if (verdict.kind === 'notification') {
+    live.scope.emit({ type: 'rpc.dropped', reason: 'too_deep', detail: `${method}: its params are ${detail}` });
+    return;
+  }
+  send(live, errorResponse(verdict.message.id, RpcError.because('too_deep', `Invalid params: ${method}: the params are ${detail}; send flatter JSON`, { maxDepth: maxParamsDepth, method })));
 }
 
 /**

@@ -3,6 +3,7 @@ export * from './rpc-error.js';
 export * from './message.js';
 export * from './transport.js';
 export * from './envelope-scan.js';
+export * from './depth-limit.js';
 export * from './memory-transport.js';
 export * from './port-transport.js';
 export * from './stdio-transport.js';

@@ -4,7 +4,7 @@
  * falls behind (its transport is full, or a `session/load` replays from 0), the live updates
  * are not kept (they are on disk) and the cursor later reads them from the journal, from the
  * last one it delivered. Only what the journal does not hold (answers, requests to the
- * client, an update the journal failed to take) waits in the cursor, each pinned behind the
+ * client, a notice the journal failed to take) waits in the cursor, each pinned behind the
  * journal position it followed, so that it goes out in its place.
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';

@@ -78,8 +78,8 @@ export type SessionMachineEvent =
 
 /**
  * Who owns a session, on a store several hosts share (PostgreSQL): the owner host and the epoch
- * it holds the session at, as far as this host knows. Each part is absent when not known (a
- * host that lost its lease learns the new owner's name and pid, not its id nor its epoch).
+ * it holds the session at, as far as this host knows. Each part is absent when not known (the
+ * store has no owner for it, or no row of that host any more).
  */
 export interface SessionOwnership {
   /** The owner host's id (the journal's `hostId`, as `warden sessions` shows it). */

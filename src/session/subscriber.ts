@@ -9,8 +9,10 @@
  * open, until it is live again. `session/load` is the same read from 0.
  *
  * Order is the journal's (per session); nothing is delivered twice (a cursor only moves
- * forward between replays) and nothing is lost (what is not in the journal waits in the
- * cursor, in its place). Memory holds at most one page of the journal per cursor and what
+ * forward between replays, and an entry a page already wrote is not written again when its
+ * live delivery comes late) and nothing is lost (what is not in the journal waits in the
+ * cursor, in its place; an empty page read before an entry the cursor knows of was journaled
+ * ends nothing: the cursor reads again). Memory holds at most one page of the journal per cursor and what
  * the journal does not hold (answers and requests to the client, bounded by the requests
  * the editor has open).
  */
@@ -92,6 +94,8 @@ export class Subscriber {
       // A session seen first now: what the journal held before this entry is its history, not news.
       cursor ??= this.#track(liveCursor(sessionId, seq - 1));
       if (seq > cursor.head) cursor.head = seq;
+      // Read from the journal before its live delivery came (committed, not yet acknowledged when the page was read): out already.
+      if (seq <= cursor.readTo) return;
       if (cursor.state === 'live' && this.#options.gate.open) {
         this.#options.write(output);
         cursor.delivered = seq;
@@ -194,6 +198,8 @@ export class Subscriber {
       }
       if (isPromiseLike(page)) {
         cursor.reading = true;
+        // What the journal was known to hold when the read went out: a page is only as new as that.
+        const headAtRead = cursor.head;
         const arrived = (run: () => void) =>
           this.#later(() => {
             cursor.reading = false;
@@ -205,6 +211,9 @@ export class Subscriber {
               // A replay rewound the cursor meanwhile: that page is not the one it needs now.
               if (cursor.delivered !== afterSeq || cursor.state === 'live') return this.#wake(cursor);
               cursor.page = [...records];
+              // An empty page that went out before an entry it must hold was journaled (a commit
+              // while the read was in flight raised the head) ends nothing: read again from here.
+              if (records.length === 0 && cursor.head > headAtRead && cursor.head > cursor.delivered) return this.#wake(cursor);
               this.#readOn(cursor);
             }),
           (error: unknown) => arrived(() => this.#giveUp(cursor, error)),
@@ -230,6 +239,7 @@ export class Subscriber {
       const updates = this.#options.shows ? this.#options.shows(sessionId, record, cursor.withPrompts) : updatesOf(record.entry, cursor.withPrompts);
       for (const update of updates) write({ type: 'acp.update', sessionId, update, seq: record.seq });
       cursor.delivered = record.seq;
+      if (record.seq > cursor.readTo) cursor.readTo = record.seq;
       if (!this.#options.gate.open) return; // full again: the gate wakes it
     }
     this.#wake(cursor); // the next page, after this one had a turn to go out
@@ -252,7 +262,7 @@ export class Subscriber {
   }
 
   #track(cursor: SessionCursor<AgentHandlerOutput>): TrackedCursor {
-    const tracked: TrackedCursor = Object.assign(cursor, { page: [] as JournalRecord[], reading: false });
+    const tracked: TrackedCursor = Object.assign(cursor, { page: [] as JournalRecord[], reading: false, readTo: 0 });
     this.#cursors.set(cursor.sessionId, tracked);
     return tracked;
   }
@@ -292,8 +302,12 @@ export class Subscriber {
   }
 }
 
-/** A cursor with the page of the journal it is writing out, and whether a page is on its way. */
-type TrackedCursor = SessionCursor<AgentHandlerOutput> & { page: JournalRecord[]; reading: boolean };
+/**
+ * A cursor with the page of the journal it is writing out, whether a page is on its way, and
+ * `readTo`: the last seq it wrote from a page (a live delivery of that entry or an older one,
+ * acknowledged by the journal only after the page read it, is not written again).
+ */
+type TrackedCursor = SessionCursor<AgentHandlerOutput> & { page: JournalRecord[]; reading: boolean; readTo: number };
 
 type System = AnyActorRef['system'];
 const gates = new WeakMap<System, ReadGate>();

@@ -5,6 +5,7 @@ import { AGENT_METHODS } from '../../acp/methods.js';
 import { type AgentHandlerOutput, type AgentRequestEvent, RESUME_META_KEY } from '../../acp/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import type { JournalRecord, JournalSession } from '../journal.js';
+import type { PreviousOwner } from '../async-journal.js';
 import { type Adopted, type AttachJob, type InnerAgent, type Live, type Pending } from './live.js';
 import { AGENT_META_KEY, TAKEOVER_META_KEY } from './live.js';
 import { notify } from './notify.js';
@@ -46,24 +47,29 @@ export function attach(live: Live, request: AgentRequestEvent, how: 'load' | 're
     }
     const known = found.value;
     const origin = known ? undefined : live.listed.get(sessionId);
-    const start = () => {
+    // `from`: the host the claim took the session from (lost, or handing it over), if any.
+    const start = (from?: PreviousOwner) => {
       // What an adopted session came from: a refusal by its agent forgets it (and a listed one is listed again).
       const adopted: Adopted | undefined = known ? undefined : { listed: origin };
       // A session that failed (here or in a previous host) starts again in a fresh agent process.
       live.failed.delete(sessionId);
       live.moved.delete(sessionId);
       const job = beginAttach(live, sessionId, opens);
-      if (how === 'load') replay(live, sessionId, request.requestId, () => reattach(live, request, how, job, adopted), () => endAttach(live, job));
-      else reattach(live, request, how, job, adopted);
+      if (how === 'load') replay(live, sessionId, request.requestId, () => reattach(live, request, how, job, adopted, from), () => endAttach(live, job));
+      else reattach(live, request, how, job, adopted, from);
     };
     // Live in another warden: running it here too would split its history (checked before the replay).
-    const claimAndStart = () => (opens ? claimThen(live, request.requestId, sessionId, start, giveUp) : start());
+    const claimAndStart = () => (opens ? claimThen(live, request.requestId, sessionId, (claimed) => start(claimed.from), giveUp) : start());
     if (known) return claimAndStart();
     adopt(live, request, (adopted) => (adopted ? claimAndStart() : giveUp()));
   });
 }
 
-export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume', job: AttachJob, adopted: Adopted | undefined): void {
+/**
+ * Opens the session on its agent (or answers at once when it runs here already). `from`: the
+ * host this host's claim took it from (see {@link takeoverOf}).
+ */
+export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume', job: AttachJob, adopted: Adopted | undefined, from?: PreviousOwner): void {
   const sessionId = request.params.sessionId as string;
   const answer = (output: AgentHandlerOutput) => {
     emit(live, output);
@@ -99,7 +105,7 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
     countOpenTurns(live, sessionId, (open) =>
       journaledChoices(live, sessionId, (chosen) => {
         if (interrupted()) return;
-        const takeover = takeoverOf(request);
+        const takeover = takeoverOf(request, from);
         endCutTurns(live, sessionId, open, takeover);
         if (takeover?.handedOver) {
           notify(live, sessionId, 'info', `${journaled.agent} handed over`, `The host that ran this session (${takeover.previousOwner}) stopped for a restart and handed it over: this host took it and resumes the conversation from the journal.`);
@@ -162,8 +168,15 @@ function endCutTurns(live: Live, sessionId: string, open: number | undefined, ta
   for (let left = open; left > 0; left -= 1) record(live, sessionId, { kind: 'error', error: cut });
 }
 
-/** The takeover a `session/resume` stands for, when the host's cluster sent it (see `TAKEOVER_META_KEY`). */
-function takeoverOf(request: AgentRequestEvent): { readonly previousOwner: string; readonly handedOver: boolean } | undefined {
+/**
+ * The takeover a load or resume stands for: this host's claim took the session from another
+ * host (`from`: lost, or handing it over), whoever asked (a client's own `session/resume` may
+ * come before any takeover loop), or the host's cluster marked the request so (see
+ * `TAKEOVER_META_KEY`: its claim, retried after an answer lost, can find the session its own
+ * already and not say whom it took it from).
+ */
+function takeoverOf(request: AgentRequestEvent, from: PreviousOwner | undefined): { readonly previousOwner: string; readonly handedOver: boolean } | undefined {
+  if (from) return { previousOwner: from.hostId, handedOver: from.handedOver };
   const marked = (request.params._meta as Record<string, unknown> | undefined)?.[TAKEOVER_META_KEY] as { previousOwner?: unknown; handedOver?: unknown } | undefined;
   return typeof marked?.previousOwner === 'string' ? { previousOwner: marked.previousOwner, handedOver: marked.handedOver === true } : undefined;
 }

@@ -70,27 +70,32 @@ export function onInnerOutput(live: Live, agent: string, output: AgentHandlerOut
   }
 }
 
-/** An agent's update: journaled and shown, unless it is not news (a replay, a closed session, a cancelled turn's). */
+/**
+ * An agent's update: journaled, and shown once on record; not when it is not news (a replay, a
+ * cancelled turn's) or the session does not run here (closed, moved to another host, stopped,
+ * failed, never opened): nothing the journal does not hold reaches a client.
+ */
 function onUpdate(live: Live, agent: string, sessionId: string, update: SessionUpdate): void {
   const session = live.sessions.get(sessionId);
   if (session?.replaying) return;
-  // A closed session's agent may still be winding down its turn: the editor closed it, and
-  // the journal (closed) would not have these. (Found by the chaos walk.)
-  if (!session && live.closed.has(sessionId)) return;
-  // What the agent still says of a cancelled turn its machine answered is not news (nor journaled).
-  if (session && lateTurnUpdate((session.machine.getSnapshot().context as SessionMachineContext).turns, update.sessionUpdate)) return;
-  if (!session && settingUp(live, agent)) {
-    live.held.set(agent, [...(live.held.get(agent) ?? []), { type: 'acp.update', sessionId, update }]);
+  if (!session) {
+    // Its `session/new` or `session/fork` not answered yet (a passthrough may deliver updates first): held until it is.
+    if (settingUp(live, agent)) live.held.set(agent, [...(live.held.get(agent) ?? []), { type: 'acp.update', sessionId, update }]);
+    // Else its agent may still be winding down a turn (the editor closed the session, another
+    // host took it): the journal does not have these, nor may this host write them. (Found by
+    // the chaos walk, and by a host woken from SIGSTOP: issue 28.)
     return;
   }
+  // What the agent still says of a cancelled turn its machine answered is not news (nor journaled).
+  if (lateTurnUpdate((session.machine.getSnapshot().context as SessionMachineContext).turns, update.sessionUpdate)) return;
   if (update.sessionUpdate === 'notice') {
     // An agent's own notice (Claude or Codex started a new conversation) is a notice too, not conversation.
     const { severity, title, description } = update as unknown as { severity: 'info' | 'warning' | 'error'; title: string; description?: string | null };
-    notify(live, sessionId, severity, title, description ?? undefined, session !== undefined);
+    notify(live, sessionId, severity, title, description ?? undefined);
     return;
   }
-  if (session) reportUpdate(live, session, update);
-  journalUpdate(live, sessionId, update, session !== undefined);
+  reportUpdate(live, session, update);
+  journalUpdate(live, sessionId, update);
 }
 
 /** An answer from a real agent: journal what it means, then pass it on. */

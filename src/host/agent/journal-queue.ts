@@ -2,8 +2,8 @@
  * One ordered write queue per session (docs/cluster-plan.md, "One ordered write queue per
  * session"): a session's journal calls are issued one at a time, and every output for that
  * session goes out only after the calls queued before it settled. So a client never sees an
- * update before it is durable, an answer never before the entries journaled before it, and the
- * order it sees is the journal's. Updates that arrive while a call is in flight join the next
+ * update before it is durable (nor ever one the journal refused), an answer never before the
+ * entries journaled before it, and the order it sees is the journal's. Updates that arrive while a call is in flight join the next
  * group: one `appendGroup` per round trip, so groups grow exactly when the store is slow.
  *
  * A journal that answers at once (SQLite) runs the queue synchronously: a call is made and
@@ -20,8 +20,11 @@ export interface JournalQueueOptions<Output> {
   readonly journal: HostJournal;
   /** Sends an output to the client; called in each session's journal order. */
   readonly write: (output: Output) => void;
-  /** A group or record the journal refused (counted, an event): the outputs behind it still go out. */
-  readonly failed: (sessionId: string, error: unknown) => void;
+  /**
+   * A group or record the journal refused: `unshown` is how many updates of a group are not
+   * shown for it (0 for a record). The outputs queued behind it still go out.
+   */
+  readonly failed: (sessionId: string, error: unknown, unshown: number) => void;
   /** Runs the settling of an answer that came as a promise (in the owner's own turn: an actor's self-sent event). */
   readonly later: (run: () => void) => void;
   /**
@@ -36,7 +39,7 @@ export interface JournalQueueOptions<Output> {
 export type { CallResult };
 
 type Step<Output> =
-  | { readonly kind: 'group'; readonly entries: JournalUpdateEntry[]; readonly outputs: Array<(seq: number | undefined) => Output>; ready: boolean; bytes: number }
+  | { readonly kind: 'group'; readonly entries: JournalUpdateEntry[]; readonly outputs: Array<(seq: number) => Output>; ready: boolean; bytes: number }
   | { readonly kind: 'call'; readonly run: (journal: HostJournal) => Maybe<unknown>; readonly settle: (result: CallResult<unknown>) => void }
   | { readonly kind: 'output'; readonly output: Output };
 
@@ -50,8 +53,8 @@ interface SessionQueue<Output> {
 
 /** The write queues of a host's sessions (see the module's comment). */
 export interface JournalQueue<Output> {
-  /** An update: joins the group being collected, written at the end of the event-loop turn (or after the call in flight); its output goes out once written, with its seq (without it when refused). */
-  update(sessionId: string, entry: JournalUpdateEntry, output: (seq: number | undefined) => Output): void;
+  /** An update: joins the group being collected, written at the end of the event-loop turn (or after the call in flight); its output goes out once written, with its seq, and never when the journal refused the group. */
+  update(sessionId: string, entry: JournalUpdateEntry, output: (seq: number) => Output): void;
   /** Any journal call about the session, after what is queued before it (a group collected is written first); `settle` gets its answer or error. */
   call<T>(sessionId: string, run: (journal: HostJournal) => Maybe<T>, settle: (result: CallResult<T>) => void): void;
   /** An append that is counted as a failure (`failed`) when refused: `settle` gets its seq, or `undefined` and the error. */
@@ -132,9 +135,10 @@ export function createJournalQueue<Output>(options: JournalQueueOptions<Output>)
         else {
           issue(sessionId, queue, () => options.journal.appendGroup(sessionId, step.entries), (result) => {
             weigh(-step.bytes);
-            if (!result.ok) options.failed(sessionId, result.error);
-            const seqs = result.ok ? (result.value as readonly number[]) : [];
-            step.outputs.forEach((output, index) => options.write(output(seqs[index])));
+            // What the journal did not take is never shown: a client sees what a replay would give, no more.
+            if (!result.ok) return options.failed(sessionId, result.error, step.outputs.length);
+            const seqs = result.value as readonly number[];
+            step.outputs.forEach((output, index) => options.write(output(seqs[index] as number)));
           });
         }
       }
@@ -190,7 +194,7 @@ export function createJournalQueue<Output>(options: JournalQueueOptions<Output>)
       call(sessionId, (journal) => journal.append(sessionId, entry), (result) => {
         weigh(-bytes);
         if (result.ok) return settle?.(result.value);
-        options.failed(sessionId, result.error);
+        options.failed(sessionId, result.error, 0);
         settle?.(undefined, result.error);
       });
     },

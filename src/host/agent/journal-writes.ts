@@ -6,6 +6,8 @@
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { type JournalEntry, JournalError } from '../journal.js';
 import type { HostJournal, Maybe } from '../host-journal.js';
+import { FencedAppendError } from '../async-journal.js';
+import { noticeUpdate } from '../../session/cursor.js';
 import type { ClientCall, Live } from './live.js';
 import { emit, fail } from './delivery.js';
 import { failedWrite, journalFailure } from './journal-failures.js';
@@ -14,17 +16,32 @@ import type { CallResult } from '../host-journal.js';
 /**
  * Journals an update and shows it to the editor. The updates of one event-loop turn (and
  * those that come while the session's previous write is in flight) go into one transaction,
- * and reach the editor only once it is durable. One transaction per update cost about 50 µs
- * on disk with SQLite, 500 µs with PostgreSQL; a streamed turn is hundreds of updates. An
- * update the journal did not take is shown all the same (not lost), without a seq.
+ * and reach the editor only once it is durable, with its seq. One transaction per update cost
+ * about 50 µs on disk with SQLite, 500 µs with PostgreSQL; a streamed turn is hundreds of
+ * updates. An update the journal did not take is never shown (see {@link refusedWrite}): what
+ * a client sees live is what a replay gives it.
  */
-export function journalUpdate(live: Live, sessionId: string, update: SessionUpdate, journaled: boolean): void {
-  if (!journaled) return emit(live, { type: 'acp.update', sessionId, update });
-  live.writes.update(sessionId, { kind: 'update', update }, (seq) => ({
-    sessionId,
-    output: seq === undefined ? { type: 'acp.update', sessionId, update } : { type: 'acp.update', sessionId, update, seq },
-    seq,
-  }));
+export function journalUpdate(live: Live, sessionId: string, update: SessionUpdate): void {
+  live.writes.update(sessionId, { kind: 'update', update }, (seq) => {
+    // The journal takes the session's updates again: a next refusal is news again.
+    if (live.unshown.size > 0) live.unshown.delete(sessionId);
+    return { sessionId, output: { type: 'acp.update', sessionId, update, seq }, seq };
+  });
+}
+
+/**
+ * A write the session's queue had refused: counted (a fenced one stops the session here:
+ * another host owns it, and its own notice and answers say so). A group of updates it refused
+ * (`unshown`) is not shown; for any refusal but a fence the editor is told so by a notice,
+ * once until the journal takes the session's updates again. The notice is not journaled (the
+ * journal just failed), so it has no seq: warden's own word, as a moved or lease-lost one.
+ */
+export function refusedWrite(live: Live, sessionId: string, error: unknown, unshown: number): void {
+  failedWrite(live, sessionId, error);
+  if (unshown === 0 || error instanceof FencedAppendError || live.unshown.has(sessionId)) return;
+  live.unshown.add(sessionId);
+  const description = `The journal could not take what the agent said (${(error as Error | undefined)?.message ?? String(error)}), so it was not shown: it is missing here and from the session's history, until the journal takes the agent's updates again.`;
+  emit(live, { type: 'acp.update', sessionId, update: noticeUpdate('error', 'updates lost: the journal failed', description) });
 }
 
 /** Journals the answer to a permission request `call` of `sessionId` (its tool call and what the answer chose). */

@@ -31,15 +31,14 @@ function checkOwnership(live: Live, sessionId: string): void {
   live.lease.checking.add(sessionId);
   journalCall(live, sessionId, (journal) => journal.claim(sessionId), (result) => {
     live.lease.checking.delete(sessionId);
-    if (result.ok) return claimedAgain(live, sessionId, result.value);
+    if (result.ok) return claimedAgain(live, sessionId, result.value.epoch);
     if (!(result.error instanceof SessionOwnedError)) return;
     const { owner } = result.error;
     movedAway(live, sessionId, {
-      owner: `${owner.host} (pid ${owner.pid})`,
-      epoch: undefined,
+      owner: owner.hostId,
+      ownerName: owner.host,
+      epoch: owner.epoch,
       stale: `this host's lease ran out (it was frozen or cut off) and another host claimed the session since ${owner.acquiredAt}`,
-      // The refusal names the owner's machine and pid, not its host id nor its epoch.
-      ownership: { hostName: owner.host, here: false },
     });
   });
 }

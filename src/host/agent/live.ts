@@ -24,7 +24,8 @@ export const AGENT_META_KEY = 'acp-warden/agent';
 /**
  * The `_meta` key of a `session/resume` the host's own cluster sends when it takes over a session
  * whose host was lost (`{ previousOwner }`): the turns that host left open end `host_lost`, and
- * a notice says what happened.
+ * a notice says what happened. The host's claim says the same by itself (whoever asked), so the
+ * mark only matters when that claim cannot tell (retried after its answer was lost).
  */
 export const TAKEOVER_META_KEY = 'acp-warden/takeover';
 
@@ -72,8 +73,8 @@ export type HostSessionEvent =
   | { readonly type: 'session.recovered'; readonly sessionId: string; readonly restarts: number }
   | { readonly type: 'session.failed'; readonly sessionId: string; readonly reason: string }
   | { readonly type: 'session.closed'; readonly sessionId: string }
-  /** Another host of a shared store took the session (this host's lease ran out): its agent here was stopped. `owner`: that host's id. */
-  | { readonly type: 'session.moved'; readonly sessionId: string; readonly owner: string | undefined; readonly epoch: number }
+  /** Another host of a shared store took the session (this host's lease ran out): its agent here was stopped. `owner`: that host's id, `epoch`: the session's now (each `undefined` when the store did not say). */
+  | { readonly type: 'session.moved'; readonly sessionId: string; readonly owner: string | undefined; readonly epoch: number | undefined }
   /** An agent process printed a line over the line limit (`--max-line-mib`): skipped unread, the process goes on. */
   | { readonly type: 'agent.lineDropped'; readonly agent: string; readonly sessionId?: string; readonly bytes: number; readonly limit: number; readonly what: string }
   /** The journal failed; `sessionId` is absent when the write or read was for no one session (`session/list`). */
@@ -194,6 +195,8 @@ export interface Live {
   readonly sessionLost: (sessionId: string, error: FencedAppendError) => void;
   /** Sessions closed by the editor (while not opened again): what their agents still say is dropped. */
   readonly closed: Set<string>;
+  /** Sessions whose updates the journal refused (not shown) since it last took one: the editor was told once (journal-writes.ts). */
+  readonly unshown: Set<string>;
   /** The journal, as the host calls it (answers at once, or promises). */
   readonly journal: HostJournal;
   /** Each session's journal calls in order, and the outputs that wait for them (group commit included). */

@@ -13,36 +13,42 @@ import { abandon } from './fork-delete.js';
 import { dropSession } from './session-record.js';
 import { notify } from './notify.js';
 
-/** Where a session went: the host that owns it now (its id, or words for it) and the epoch, when known. */
+/**
+ * Where a session went, as the store says: the host that owns it now (its id and machine name;
+ * `undefined`: nobody owns it, or the store did not say) and the session's epoch now.
+ */
 export interface MovedTo {
   readonly owner: string | undefined;
+  readonly ownerName: string | undefined;
   readonly epoch: number | undefined;
   /** What this host held, in words (`this host's epoch 1 is stale`). */
   readonly stale: string;
-  /** The new owner as the session's chart keeps it (the live view shows it). */
-  readonly ownership: SessionOwnership;
 }
 
 /** The session moved to another host, as a fenced write says. */
 export function movedByFence(fenced: FencedAppendError): MovedTo {
-  const { hostId, epoch } = fenced.owner;
-  return { owner: hostId, epoch, stale: `this host's epoch ${fenced.heldEpoch ?? '(none)'} is stale`, ownership: { ...(hostId === undefined ? {} : { hostId }), epoch, here: false } };
+  const { hostId, hostName, epoch } = fenced.owner;
+  return { owner: hostId, ownerName: hostName, epoch, stale: `this host's epoch ${fenced.heldEpoch ?? '(none)'} is stale` };
 }
 
 /** Stops the session here: another host owns it now (see the module's comment). */
 export function movedAway(live: Live, sessionId: string, to: MovedTo): void {
-  const where = to.owner === undefined ? `no host owns it now${to.epoch === undefined ? '' : ` (epoch ${to.epoch})`}` : `host ${to.owner} owns it now${to.epoch === undefined ? '' : ` (epoch ${to.epoch})`}`;
-  const error = RpcError.because('session_moved', `Internal error: session ${sessionId} moved: ${where}, ${to.stale}; session/resume it through that host`, { sessionId, owner: to.owner, epoch: to.epoch }).toErrorObject();
+  const epoch = to.epoch === undefined ? '' : ` (epoch ${to.epoch})`;
+  const where = to.owner === undefined ? `no host owns it now${epoch}` : `host ${to.owner}${to.ownerName === undefined ? '' : ` on ${to.ownerName}`} owns it now${epoch}`;
+  // Every refusal names the owner as the store has it: its host id, machine name and the epoch (null where the store has none).
+  const data = { sessionId, owner: to.owner ?? null, ownerName: to.ownerName ?? null, epoch: to.epoch ?? null };
+  const error = RpcError.because('session_moved', `Internal error: session ${sessionId} moved: ${where}, ${to.stale}; session/resume it through that host`, data).toErrorObject();
   const running = live.sessions.has(sessionId);
   // Stopped here already for its lease (lease-fencing.ts), the check then said where it went: later prompts say that.
   const stoppedForLease = !running && (live.moved.get(sessionId)?.data as { reason?: string } | undefined)?.reason === 'lease_lost';
   if (!running && !stoppedForLease) return;
   if (running) {
     // Its chart says where it went before it ends (a final state takes no more facts).
-    live.sessions.get(sessionId)?.machine.send({ type: 'owner.changed', owner: to.ownership });
+    const ownership: SessionOwnership = { ...(to.owner === undefined ? {} : { hostId: to.owner }), ...(to.ownerName === undefined ? {} : { hostName: to.ownerName }), ...(to.epoch === undefined ? {} : { epoch: to.epoch }), here: false };
+    live.sessions.get(sessionId)?.machine.send({ type: 'owner.changed', owner: ownership });
     stopHere(live, sessionId, `this host lost it: ${where}`, error, 'session moved to another host', `The journal says ${where}. The agent here was stopped; the session goes on there.`);
   } else live.moved.set(sessionId, error);
-  live.input.onEvent?.({ type: 'session.moved', sessionId, owner: to.owner, epoch: to.epoch ?? 0 });
+  live.input.onEvent?.({ type: 'session.moved', sessionId, owner: to.owner, epoch: to.epoch });
 }
 
 /**
