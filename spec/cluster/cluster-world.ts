@@ -7,14 +7,13 @@
  */
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { clusterFixture, ownerOf, startClusterHost, type ClusterHost } from '../support/cluster.js';
+import { ownerOf, startClusterHost, type ClusterFixture, type ClusterHost } from '../support/cluster.js';
 import { describeViolations, settledViolations, type ConnectionRecord, type JournalRow, type Violation } from '../support/delivery-invariant.js';
 import { postgresJournal } from '../support/journal-rows.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 import { cursorKeys, demoAgentsOf, initializeParams, socketClient, type Frame, type LineClient } from '../support/serve-daemon.js';
 import { startTimingProxy, type TimingProxy } from '../support/timing-proxy.js';
 
-type Fixture = ReturnType<typeof clusterFixture>;
 type Connection = LineClient & { readonly socket: { close(): void }; readonly closed: Promise<number> };
 
 /** One connection of a client: what it got, from where, what it sent. */
@@ -67,7 +66,7 @@ export class ClusterWorld {
   /** Every step and event with its time since the walk began. */
   readonly log: string[] = [];
   proxy: TimingProxy | undefined;
-  readonly #fixture: Fixture;
+  readonly #fixture: ClusterFixture;
   readonly #dir: string;
   readonly #lease: number;
   readonly #totals: WalkTotals;
@@ -79,7 +78,7 @@ export class ClusterWorld {
   #started = 0;
   #prompts = 0;
 
-  constructor(fixture: Fixture, dir: string, lease: number, totals: WalkTotals) {
+  constructor(fixture: ClusterFixture, dir: string, lease: number, totals: WalkTotals) {
     this.#fixture = fixture;
     this.#dir = dir;
     this.#lease = lease;

@@ -9,7 +9,8 @@
  *
  * NEW_SESSIONS (default 60: `npm test` on two cores), NEW_SESSIONS_AT_ONCE (6),
  * NEW_SESSIONS_SEED, NEW_SESSIONS_LATENCY_MS (30: the most a chunk waits each way). The issue's
- * bar is NEW_SESSIONS=500.
+ * bar is NEW_SESSIONS=500. The hosts inherit WARDEN_FAULT_JOURNAL_DELAY=SEED:MAX_MS when set
+ * (every journal call delayed as well).
  */
 import { expect } from 'chai';
 import { join } from 'node:path';
