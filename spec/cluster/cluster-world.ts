@@ -35,7 +35,6 @@ interface Segment {
 /** A client of one session: a controller (prompts, cancels) or an observer. */
 export interface Walker {
   readonly name: string;
-  readonly role: 'controller' | 'observer';
   readonly sessionId: string;
   readonly segments: Segment[];
   nextId: number;
@@ -100,12 +99,12 @@ export class ClusterWorld {
       expect(created.error, `session/new on ${this.label(host)}: ${JSON.stringify(created.error)}`).to.equal(undefined);
       const sessionId = (created.result as { sessionId: string }).sessionId;
       const { epoch } = await ownerOf(this.#fixture.url, sessionId);
-      const walker: Walker = { name: `session ${session} controller`, role: 'controller', sessionId, segments: [], nextId: 3 };
+      const walker: Walker = { name: `session ${session} controller`, sessionId, segments: [], nextId: 3 };
       walker.segments.push(this.#segment(walker, connection, host, 0, epoch));
       this.walkers.push(walker);
       this.note(`${walker.name}: session/new ${sessionId} via ${this.label(host)}`);
     }
-    const observer: Walker = { name: 'session 0 observer', role: 'observer', sessionId: (this.walkers[0] as Walker).sessionId, segments: [], nextId: 1 };
+    const observer: Walker = { name: 'session 0 observer', sessionId: (this.walkers[0] as Walker).sessionId, segments: [], nextId: 1 };
     this.walkers.push(observer);
     await this.reconnect(observer, via[2] ?? 2);
   }
