@@ -141,6 +141,8 @@ describe('a random walk over a cluster of three hosts on one PostgreSQL behind a
           for (const [number, walker] of world.walkers.entries()) await world.heal(walker, (next.via + number) % 3);
         }
         await world.check('the end');
+        // A long run says how far it got.
+        if (runs > 1) console.log(`      walk ${walks}: ${walk.length} steps held, ${((Date.now() - started) / 1000).toFixed(0)} s so far`);
       } finally {
         totals.updates += world.updatesReceived();
         lastLog = world.log;
