@@ -1,170 +1,164 @@
 /**
- * A seeded random walk over a cluster (issue 17, fast-check, replayable like the single-host
- * walk: CLUSTER_WALK_SEED, CLUSTER_WALK_STEPS): three `warden serve` hosts on one PostgreSQL
- * (lease 2 s, advertised), two sessions with a client each, and steps drawn from prompts, kills
- * (SIGKILL of a host, a new one started in its place), freezes (SIGSTOP past two leases, then
- * SIGCONT), immediate restarts of PostgreSQL and client reconnects. Checked after every step:
- * each session has one owner, a live host, at an epoch that never went back; every update a
- * client got is in the journal, its seqs increasing across reconnects (once, in order); every
- * prompt settled (answered or failed, never left waiting); no agent process of a killed host
- * is left.
+ * A seeded random walk over a cluster (issues 17 and 28, fast-check, replayable like the chaos
+ * walk): three `warden serve` hosts (lease 2 s, advertised) on one PostgreSQL reached through a
+ * timing proxy (0-20 ms per chunk each way), two sessions, each with a controller, the first
+ * with an observer too, every client on a host drawn at random (not its session's owner: the
+ * host forwards). Steps: prompts, prompts cancelled (`session/cancel`) mid-turn, kills (SIGKILL
+ * of a host, a new one started in its place), freezes (SIGSTOP past two leases, then SIGCONT),
+ * database stalls (all traffic held), cuts (every database connection) and immediate restarts,
+ * each fault either on its own or in the middle of a streaming turn; clients reconnecting to
+ * random hosts. Checked after every step:
+ *
+ * - each session has one owner, a live host, at an epoch that never went back;
+ * - the delivery invariant (spec/support/delivery-invariant.ts) over every connection each
+ *   client ever had, against the journal read straight from PostgreSQL: every journaled update
+ *   after its cursor once, in seq order; nothing the journal does not hold; a connection that
+ *   still follows its session got everything;
+ * - every prompt settled (answered, or failed, or its connection gone: never left waiting);
+ * - no agent process of a killed host is left.
+ *
+ * `npm test` runs one short walk; `npm run chaos -- --cluster` long ones (docs/proof.md).
+ * CLUSTER_WALK_SEED, CLUSTER_WALK_PATH (replay), CLUSTER_WALK_STEPS, CLUSTER_WALK_RUNS,
+ * CLUSTER_WALK_LATENCY_MS, CLUSTER_WALK_SHRINK=1, CLUSTER_WALK_VERBOSE=1 (every walk's log).
  */
-import { expect } from 'chai';
 import fc from 'fast-check';
 import { join } from 'node:path';
-import pg from 'pg';
-import { clusterFixture, ownerOf, startClusterHost, type ClusterHost } from '../support/cluster.js';
-import { isAlive, waitUntil } from '../support/processes.js';
-import { demoAgentsOf, initializeParams, seqUpdatesOf, socketClient, type LineClient } from '../support/serve-daemon.js';
+import { clusterFixture } from '../support/cluster.js';
+import { ClusterWorld, type WalkTotals, type Walker } from './cluster-world.js';
 
-const seed = Number(process.env.CLUSTER_WALK_SEED ?? 20261203);
-const steps = Number(process.env.CLUSTER_WALK_STEPS ?? 8);
+const numberFrom = (name: string, fallback: number) => {
+  const value = process.env[name];
+  if (value === undefined || value === '') return fallback;
+  if (!/^-?\d+$/u.test(value)) throw new Error(`${name}: expected an integer, got "${value}"`);
+  return Number(value);
+};
+const seed = numberFrom('CLUSTER_WALK_SEED', (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) | 0);
+const steps = numberFrom('CLUSTER_WALK_STEPS', 8);
+const runs = numberFrom('CLUSTER_WALK_RUNS', 1);
+const latencyMs = numberFrom('CLUSTER_WALK_LATENCY_MS', 20);
+const path = process.env.CLUSTER_WALK_PATH || undefined;
+const shrink = process.env.CLUSTER_WALK_SHRINK === '1';
+const verbose = process.env.CLUSTER_WALK_VERBOSE === '1';
 const lease = 2;
 
-type Step =
-  | { readonly kind: 'prompt'; readonly session: number }
+/** A fault: on its own, or while session `during` streams a turn. */
+type Fault =
   | { readonly kind: 'kill' | 'freeze'; readonly host: number }
-  | { readonly kind: 'dbRestart' }
-  | { readonly kind: 'reconnect'; readonly session: number };
+  | { readonly kind: 'stall'; readonly ms: number }
+  | { readonly kind: 'cut' | 'dbRestart' };
 
-const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('prompt' as const), session: fc.nat(1) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('kill' as const), host: fc.nat(2) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('freeze' as const), host: fc.nat(2) }) },
+type Step =
+  | { readonly kind: 'prompt'; readonly session: number; readonly words: number; readonly via: number }
+  | { readonly kind: 'cancel'; readonly session: number; readonly after: number; readonly via: number }
+  | { readonly kind: 'fault'; readonly fault: Fault; readonly during: number | undefined; readonly via: number }
+  | { readonly kind: 'reconnect'; readonly walker: number; readonly via: number };
+
+const via = fc.nat(2);
+const fault: fc.Arbitrary<Fault> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('kill' as const), host: fc.nat(2) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('freeze' as const), host: fc.nat(2) }) },
+  // From a blink to two and a half leases: the lease may run out in the database meanwhile.
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('stall' as const), ms: fc.integer({ min: 200, max: 5_000 }) }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'cut' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'dbRestart' as const }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('reconnect' as const), session: fc.nat(1) }) },
+);
+const step: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('prompt' as const), session: fc.nat(1), words: fc.integer({ min: 1, max: 12 }), via }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('cancel' as const), session: fc.nat(1), after: fc.integer({ min: 1, max: 10 }), via }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('fault' as const), fault, during: fc.option(fc.nat(1), { nil: undefined }), via }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('reconnect' as const), walker: fc.nat(2), via }) },
 );
 
-/** A client of one session: its connection (to the session's owner), what it saw, where its cursor stands. */
-interface Walker {
-  readonly sessionId: string;
-  connection: (LineClient & { readonly socket: { close(): void } }) | undefined;
-  /** The host it is connected to. */
-  host: ClusterHost | undefined;
-  /** Frames of the connection already taken into `seqs`. */
-  taken: number;
-  /** Every seq the client got, over all its connections. */
-  readonly seqs: number[];
-  nextId: number;
-}
-
-describe('a random walk over a cluster of three hosts on one PostgreSQL', function () {
-  this.timeout(600_000);
-  const fixture = clusterFixture('walk');
-
-  it(`keeps one owner per session, every update once and in order, every prompt settled, no orphan (seed ${seed})`, async () => {
-    let runs = 0;
-    const property = fc.asyncProperty(fc.array(step, { minLength: steps, maxLength: steps }), async (walk) => {
-      runs++;
-      const state = join(fixture.state, `run-${runs}`);
-      let started = 0;
-      const startHost = () => startClusterHost(join(state, `host-${++started}`), fixture.launched, { store: fixture.url, lease, args: ['--env', 'DEMO_WORD_DELAY_MS=20'] });
-      const hosts: ClusterHost[] = [await startHost(), await startHost(), await startHost()];
-      /** Agent processes of hosts that were killed: they must end with them. */
-      const orphans: number[] = [];
-      const epochs = new Map<string, number>();
-      const byAdvertise = (advertise: string | null) => hosts.find((one) => one.advertise === advertise);
-
-      const connect = async (walker: Walker | undefined, sessionId?: string): Promise<Walker> => {
-        const owner = (sessionId ? byAdvertise((await ownerOf(fixture.url, sessionId)).advertise) : hosts[0]) as ClusterHost;
-        const connection = await socketClient(owner, fixture.sockets);
-        await connection.request(1, 'initialize', initializeParams('cluster-walk'));
-        if (!walker) {
-          const created = await connection.request(2, 'session/new', { cwd: state, mcpServers: [] });
-          return { sessionId: (created.result as { sessionId: string }).sessionId, connection, host: owner, taken: 0, seqs: [], nextId: 3 };
-        }
-        const cursor = walker.seqs.at(-1) ?? 0;
-        const resumed = await connection.request(2, 'session/resume', { sessionId: walker.sessionId, cwd: state, mcpServers: [], _meta: { 'acp-warden/after': cursor } }, 60_000);
-        expect(resumed.error, `resume of ${walker.sessionId}: ${JSON.stringify(resumed.error)}`).to.equal(undefined);
-        walker.connection = connection;
-        walker.host = owner;
-        walker.taken = 0;
-        walker.nextId = 3;
-        return walker;
-      };
-      /** Takes what the walker's connection got since the last look. */
-      const absorb = (walker: Walker) => {
-        const frames = walker.connection?.frames ?? [];
-        const fresh = frames.slice(walker.taken);
-        walker.taken = frames.length;
-        for (const update of seqUpdatesOf(fresh, walker.sessionId)) if (update.seq !== undefined) walker.seqs.push(update.seq);
-      };
-      /** Waits until every session has a live owner (a takeover after a kill or a freeze). */
-      const settled = async () => {
-        for (const walker of walkers) {
-          await waitUntil(async () => byAdvertise((await ownerOf(fixture.url, walker.sessionId)).advertise) !== undefined, `a live owner of ${walker.sessionId}`, 30_000, 200);
-        }
-      };
-      const reconnect = async (walker: Walker) => {
-        absorb(walker);
-        walker.connection?.socket.close();
-        walker.connection = undefined;
-        walker.host = undefined;
-        await connect(walker, walker.sessionId);
-      };
-
-      const walkers: Walker[] = [];
-      walkers.push(await connect(undefined), await connect(undefined));
-      for (const next of walk) {
-        if (next.kind === 'prompt') {
-          const walker = walkers[next.session] as Walker;
-          // A client whose host went away (or that lost the session) reconnects to the owner first.
-          const owner = await ownerOf(fixture.url, walker.sessionId);
-          if (!walker.connection || walker.host?.advertise !== owner.advertise) await reconnect(walker);
-          const answer = await (walker.connection as LineClient).request(walker.nextId++, 'session/prompt', { sessionId: walker.sessionId, prompt: [{ type: 'text', text: 'walk on' }] }, 60_000).catch((error: Error) => ({ error: { message: error.message } }));
-          // Settled either way: an answer, or an error naming why (the host lost it, the connection closed).
-          expect(answer, 'every prompt settles').to.have.any.keys('result', 'error');
-          if ((answer as { error?: { message?: string } }).error && !(answer as { result?: unknown }).result) await reconnect(walker);
-        } else if (next.kind === 'kill') {
-          const victim = hosts[next.host] as ClusterHost;
-          orphans.push(...demoAgentsOf(victim.process.pid));
-          victim.process.kill('SIGKILL');
-          await victim.exited;
-          hosts[next.host] = await startHost();
-          await settled();
-          // Its clients lost their connection: they come back on the session's owner.
-          for (const walker of walkers) if (walker.host === victim) await reconnect(walker);
-        } else if (next.kind === 'freeze') {
-          const frozen = hosts[next.host] as ClusterHost;
-          process.kill(frozen.process.pid as number, 'SIGSTOP');
-          await new Promise((resolve) => setTimeout(resolve, 2 * lease * 1000 + 1000));
-          process.kill(frozen.process.pid as number, 'SIGCONT');
-          await settled();
-        } else if (next.kind === 'dbRestart') {
-          await fixture.server.restart({ immediate: true });
-          await settled();
-        } else if (next.kind === 'reconnect') {
-          await reconnect(walkers[next.session] as Walker);
-        }
-        // After every step.
-        for (const walker of walkers) {
-          absorb(walker);
-          const owner = await ownerOf(fixture.url, walker.sessionId);
-          expect(byAdvertise(owner.advertise), `session ${walker.sessionId} is owned by a live host`).to.not.equal(undefined);
-          expect(owner.epoch, `the epoch of ${walker.sessionId} never goes back`).to.be.at.least(epochs.get(walker.sessionId) ?? 1);
-          epochs.set(walker.sessionId, owner.epoch);
-          expect(walker.seqs.join(","), `${walker.sessionId}: once and in order across reconnects`).to.equal([...new Set(walker.seqs)].sort((a, b) => a - b).join(","));
-          const journaled = await journalSeqs(fixture.url, walker.sessionId);
-          expect(walker.seqs.filter((seq) => !journaled.has(seq)), `${walker.sessionId}: every update a client got is journaled`).to.deep.equal([]);
-        }
-        await waitUntil(() => orphans.every((pid) => !isAlive(pid)), 'no agent of a killed host left', 15_000);
-      }
-      for (const walker of walkers) walker.connection?.socket.close();
-      for (const host of hosts) host.process.kill('SIGKILL');
-    });
-    const details = await fc.check(property, { seed, numRuns: Number(process.env.CLUSTER_WALK_RUNS ?? 1), endOnFailure: true });
-    if (details.failed) throw new Error(`cluster walk failed: CLUSTER_WALK_SEED=${details.seed} (path ${details.counterexamplePath}): ${String(details.errorInstance)}`);
-  });
-});
-
-/** The seqs of a session's journal entries. */
-async function journalSeqs(url: string, sessionId: string): Promise<Set<number>> {
-  const client = new pg.Client(url);
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ seq: string }>('SELECT e.seq FROM entries e JOIN sessions s ON s.key = e.session_key WHERE s.session_id = $1', [sessionId]);
-    return new Set(rows.map((row) => Number(row.seq)));
-  } finally {
-    await client.end();
+/** A step in words, for the log. */
+function describeStep(next: Step): string {
+  switch (next.kind) {
+    case 'prompt':
+      return `prompt session ${next.session} (${next.words} words)`;
+    case 'cancel':
+      return `cancel a turn of session ${next.session} after ${next.after} chunks`;
+    case 'reconnect':
+      return `reconnect client ${next.walker} via host ${next.via}`;
+    case 'fault': {
+      const what = next.fault.kind === 'kill' || next.fault.kind === 'freeze' ? `${next.fault.kind} host ${next.fault.host}` : next.fault.kind === 'stall' ? `database stall ${next.fault.ms} ms` : next.fault.kind;
+      return next.during === undefined ? what : `${what} while session ${next.during} streams`;
+    }
   }
 }
+
+async function run(world: ClusterWorld, next: Step): Promise<void> {
+  const { via: pick } = next;
+  switch (next.kind) {
+    case 'prompt':
+    case 'cancel': {
+      const walker = world.walkers[next.session] as Walker;
+      await world.heal(walker, pick);
+      await world.prompt(walker, next.kind === 'prompt' ? next.words : 60, next.kind === 'cancel' ? { cancelAfter: next.after } : {});
+      return;
+    }
+    case 'reconnect':
+      await world.reconnect(world.walkers[next.walker] as Walker, pick);
+      return;
+    case 'fault': {
+      const { fault: chosen } = next;
+      const apply = async () => {
+        if (chosen.kind === 'kill') await world.kill(chosen.host);
+        else if (chosen.kind === 'freeze') await world.freeze(chosen.host);
+        else if (chosen.kind === 'stall') await world.stall(chosen.ms);
+        else if (chosen.kind === 'cut') world.cut();
+        else await world.restartDatabase();
+      };
+      await world.faultDuring(next.during, apply);
+      await world.settleOwners();
+      return;
+    }
+  }
+}
+
+describe('a random walk over a cluster of three hosts on one PostgreSQL behind a timing proxy', function () {
+  // Generous: a step waits for takeovers and delivery (a minute each at most), and a walk starts three hosts.
+  this.timeout(runs * (120_000 + steps * 180_000));
+  const fixture = clusterFixture('walk');
+
+  it(`keeps one owner per session, every update once and in order to every client, every prompt settled, no orphan (seed ${seed}, ${runs} × ${steps} steps)`, async () => {
+    const totals: WalkTotals = { steps: 0, prompts: 0, cancelled: 0, kills: 0, freezes: 0, stalls: 0, cuts: 0, dbRestarts: 0, reconnects: 0, checks: 0, updates: 0 };
+    const started = Date.now();
+    let walks = 0;
+    let lastLog: string[] = [];
+    const property = fc.asyncProperty(fc.tuple(fc.array(via, { minLength: 3, maxLength: 3 }), fc.array(step, { minLength: steps, maxLength: steps }), fc.nat()), async ([first, walk, proxySeed]) => {
+      walks++;
+      const world = new ClusterWorld(fixture, join(fixture.state, `walk-${walks}`), lease, totals);
+      try {
+        // The proxy's delays come from the walk itself: a replayed path draws the same ones.
+        await world.start(proxySeed, latencyMs, first);
+        await world.check('start');
+        for (const [index, next] of walk.entries()) {
+          const label = `step ${index + 1} (${describeStep(next)})`;
+          world.note(label);
+          await run(world, next);
+          totals.steps++;
+          await world.check(label);
+          // A client whose connection no longer follows its session comes back on a random host; the next check covers it.
+          for (const [number, walker] of world.walkers.entries()) await world.heal(walker, (next.via + number) % 3);
+        }
+        await world.check('the end');
+        // A long run says how far it got.
+        if (runs > 1) console.log(`      walk ${walks}: ${walk.length} steps held, ${((Date.now() - started) / 1000).toFixed(0)} s so far`);
+      } finally {
+        totals.updates += world.updatesReceived();
+        lastLog = world.log;
+        if (verbose) console.log(world.log.join('\n'));
+        await world.dispose();
+      }
+    });
+    console.log(`      cluster walk seed ${seed} (replay: npm run chaos -- --cluster --seed ${seed})`);
+    const details = await fc.check(property, { seed, numRuns: runs, endOnFailure: !shrink, ...(path ? { path } : {}) });
+    const figures = `${walks} walks, ${totals.steps} steps, ${totals.checks} checks, ${totals.prompts} prompts (${totals.cancelled} cancelled), ${totals.kills} kills, ${totals.freezes} freezes, ${totals.stalls} stalls, ${totals.cuts} cuts, ${totals.dbRestarts} database restarts, ${totals.reconnects} reconnects, ${totals.updates} updates checked, ${((Date.now() - started) / 1000).toFixed(0)} s`;
+    console.log(`      ${figures}`);
+    if (details.failed) {
+      const walk = (details.counterexample?.[0]?.[1] ?? []) as Step[];
+      const replay = `npm run chaos -- --cluster --seed ${details.seed} --path ${details.counterexamplePath}`;
+      const steps = walk.map((next, index) => `  ${index + 1}. ${describeStep(next)}`).join('\n');
+      throw Object.assign(new Error(`cluster walk failed (seed ${details.seed}, path ${details.counterexamplePath}; replay: ${replay}):\n${String(details.errorInstance)}\n\nthe walk:\n${steps}\n\nits log:\n${lastLog.join('\n')}`), { stack: undefined });
+    }
+  });
+});
