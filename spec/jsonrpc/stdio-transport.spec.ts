@@ -6,11 +6,13 @@
  */
 import { expect } from 'chai';
 import { PassThrough, Writable } from 'node:stream';
-import { stdioTransport } from '../../src/jsonrpc/stdio-transport.js';
+import { stdioTransport, type StdioTransport } from '../../src/jsonrpc/stdio-transport.js';
 import type { TransportSink } from '../../src/jsonrpc/transport.js';
 
-/** A stdout that records each write it is handed. */
-function recordingStdout(): { readonly output: Writable; readonly writes: string[] } {
+const sink: TransportSink = { message: () => undefined, malformed: () => undefined, closed: () => undefined };
+
+/** A started transport whose stdout records each write it is handed. */
+function started(): { readonly transport: StdioTransport; readonly writes: string[] } {
   const writes: string[] = [];
   const output = new Writable({
     decodeStrings: false,
@@ -19,19 +21,17 @@ function recordingStdout(): { readonly output: Writable; readonly writes: string
       done();
     },
   });
-  return { output, writes };
+  const transport = stdioTransport(new PassThrough(), output);
+  transport.start(sink);
+  return { transport, writes };
 }
-
-const sink: TransportSink = { message: () => undefined, malformed: () => undefined, closed: () => undefined };
 const notification = (n: number) => ({ jsonrpc: '2.0' as const, method: 'session/update', params: { n } });
 const line = (n: number) => `${JSON.stringify(notification(n))}\n`;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('stdioTransport writes', () => {
   it('writes the lines sent in one run of the event loop as one write, in order, once that run ends', async () => {
-    const { output, writes } = recordingStdout();
-    const transport = stdioTransport(new PassThrough(), output);
-    transport.start(sink);
+    const { transport, writes } = started();
     for (let n = 1; n <= 3; n++) transport.send(notification(n));
     expect(writes).to.deep.equal([]);
     await nextTurn();
@@ -43,9 +43,7 @@ describe('stdioTransport writes', () => {
   });
 
   it('writes what was sent before close() and nothing sent after it', async () => {
-    const { output, writes } = recordingStdout();
-    const transport = stdioTransport(new PassThrough(), output);
-    transport.start(sink);
+    const { transport, writes } = started();
     transport.send(notification(1));
     transport.send(notification(2));
     transport.close();
@@ -55,9 +53,7 @@ describe('stdioTransport writes', () => {
   });
 
   it('flush() resolves once every line sent before it was handed to stdout', async () => {
-    const { output, writes } = recordingStdout();
-    const transport = stdioTransport(new PassThrough(), output);
-    transport.start(sink);
+    const { transport, writes } = started();
     transport.send(notification(1));
     transport.send(notification(2));
     await transport.flush();
