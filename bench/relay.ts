@@ -377,7 +377,7 @@ export async function relay(): Promise<void> {
     for (const pid of [...floodChildren(), ...floodChildren(warden.pid)]) if (!started.includes(pid)) started.push(pid);
     check(started.length === 6, `six agent processes running (${started.length})`);
     // No collection before each repetition: a forced full collection makes V8 drop the
-    // optimized code of the path just run, and each case then paid its recompilation (5-8
+    // optimized code of the path just run, and each case then paid its recompilation (5-7
     // TurboFan jobs a repetition on V8's threads, counted in the process's CPU), which a
     // relay streaming on does not. One collection before the rounds; then as a stream would.
     const plan: Plan = { warmup: 3, repetitions: 21 };
