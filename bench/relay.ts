@@ -16,6 +16,8 @@
  * - warden acp: the same under `createHost(...).serve(...)`, the host agent journaling every
  *   update before the editor hears it (SQLite file in WAL mode, the default), and with a
  *   `:memory:` journal to tell the host from the disk;
+ * - warden acp as an editor launches it: the built CLI in a process of its own, its stdout a
+ *   pipe to this process (what the in-process cases do not pay: a system call per write);
  * - the official SDK (`@agentclientprotocol/sdk`) as a relay: a client app on `ndJsonStream`
  *   over the agent's stdio whose `session/update` handler calls `notify` on an agent-side
  *   connection towards the editor (`ndJsonStream` over web streams);
@@ -23,6 +25,8 @@
  *   stringified and handed to the editor (the pipe and the JSON, nothing else).
  *
  * Each is timed from the first update the editor sees to the N-th; per update = that / (N - 1).
+ * Beside it, the CPU time per update, request to answer: this process's (every thread), or the
+ * warden process's from /proc; and the main thread's alone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -37,8 +41,10 @@ import { createAcpPassthrough } from '../src/adapters/acp-passthrough.js';
 import { createHost, stopServers, type Host } from '../src/host/host.js';
 import { stdioTransport } from '../src/jsonrpc/stdio-transport.js';
 import { buildEnvironment } from '../src/port/index.js';
-import { check, formatNs, formatRatio, formatStats, measureInterleaved, now, since, summarize, table, withDeadline, type Plan, type Stats } from './support/measure.js';
+import { check, collectGarbage, formatNs, formatRatio, formatStats, measureInterleaved, now, since, table, withDeadline, type Plan } from './support/measure.js';
+import { cpuRecorder } from './support/own-cpu.js';
 import { exists } from './support/process-exists.js';
+import { buildWarden } from './support/build-warden.js';
 
 const floodAgent = fileURLToPath(new URL('./support/flood-agent.mjs', import.meta.url));
 /** Updates per prompt (one repetition). */
@@ -124,6 +130,9 @@ class Editor {
   }
 }
 
+/** The cases, in the order they run each round. */
+type Case = 'baseline' | 'bare' | 'passthrough' | 'hostMemory' | 'hostFile' | 'process' | 'sdk';
+
 /** A relay under test: one prompt (N updates) per call; ns per update. */
 interface Relay {
   prompt(): Promise<number>;
@@ -153,7 +162,7 @@ function floodPassthrough() {
 }
 
 /** The editor's side of a session with warden: initialize, session/new, then one prompt per call. */
-async function wardenSession(editor: Editor, input: PassThrough, stop: () => Promise<void>, what: string): Promise<Relay> {
+async function wardenSession(editor: Editor, input: Writable, stop: () => Promise<void>, what: string): Promise<Relay> {
   const call = async (method: string, params: unknown) => {
     const { line, answer } = editor.request(method, params);
     input.write(line);
@@ -189,6 +198,34 @@ async function wardenHost(store: string): Promise<Relay> {
   host.serve(transport);
   const relay = await wardenSession(editor, input, () => host.stop(), `warden host (${store === ':memory:' ? 'memory' : 'file'} journal)`);
   return relay;
+}
+
+/**
+ * `warden acp` as an editor launches it: the built CLI (tsc, as the package's bin), a process of
+ * its own with its file journal, its stdout a pipe to this process. Its CPU is read from /proc.
+ */
+async function wardenProcess(dir: string): Promise<Relay & { readonly pid: number }> {
+  const main = buildWarden(join(dir, 'build'));
+  const editor = new Editor();
+  const agent = `acp:"${process.execPath}" "${floodAgent}" ${updates}`;
+  const child = spawn(process.execPath, [main, 'acp', '--agent', agent, '--store', join(dir, 'process.sqlite')], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...buildEnvironment(), XDG_STATE_HOME: dir, HOME: dir },
+  });
+  check(child.pid !== undefined, 'warden acp was spawned');
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.stdout?.on('data', (chunk: Buffer) => editor.push(chunk));
+  const input = child.stdin as Writable;
+  const stop = async () => {
+    input.end(); // EOF: warden answers what is left, stops its agent and exits
+    await withDeadline(exited, 'warden acp (process): exit');
+  };
+  try {
+    return { ...(await wardenSession(editor, input, stop, 'warden acp (process)')), pid: child.pid as number };
+  } catch (error) {
+    child.kill('SIGKILL'); // its agent ends with its stdin
+    throw error;
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -303,15 +340,16 @@ function track(child: ChildProcess): ChildProcess {
   return child;
 }
 
-/** Children of this process running the flood agent, from /proc. */
-function floodChildren(): number[] {
+/** Children of `parent` (this process by default) running the flood agent, from /proc. */
+function floodChildren(parent = process.pid): number[] {
   const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/u.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('flood-agent.mjs')) found.push(Number(entry));
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      // The script is the first argument (a warden process names it too, in its --agent).
+      if (ppid === parent && readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')[1]?.endsWith('flood-agent.mjs')) found.push(Number(entry));
     } catch {
       // gone meanwhile
     }
@@ -327,63 +365,60 @@ export async function relay(): Promise<void> {
   const begun = now();
   console.log('\n## Relay');
   const dir = mkdtempSync(join(tmpdir(), 'warden-bench-relay-'));
-  const relays: Record<string, Relay> = {};
+  const relays: Partial<Record<Case, Relay>> = {};
   try {
     relays.passthrough = await wardenPassthrough();
     relays.hostFile = await wardenHost(join(dir, 'journal.sqlite'));
     relays.hostMemory = await wardenHost(':memory:');
+    const warden = await wardenProcess(dir);
+    relays.process = warden;
     relays.sdk = await sdkRelay();
     relays.bare = await bareRelay();
-    for (const pid of floodChildren()) if (!started.includes(pid)) started.push(pid);
-    check(started.length === 5, `five agent processes running (${started.length})`);
-    const plan: Plan = { warmup: 3, repetitions: 21, gcEachRepetition: true };
-    // This process's CPU per update beside the wall time: on a loaded machine the wall time
-    // counts the waits for a core, the CPU time much less (the agents' own CPU is not in it).
-    const cpu: Record<string, number[]> = {};
-    const withCpu = (name: string, run: () => number | Promise<number>) => async () => {
-      const start = process.cpuUsage();
-      const wall = await run();
-      const used = process.cpuUsage(start);
-      (cpu[name] ??= []).push(((used.user + used.system) * 1000) / updates);
-      return wall;
-    };
+    for (const pid of [...floodChildren(), ...floodChildren(warden.pid)]) if (!started.includes(pid)) started.push(pid);
+    check(started.length === 6, `six agent processes running (${started.length})`);
+    // No collection before each repetition: a forced full collection makes V8 drop the
+    // optimized code of the path just run, and each case then paid its recompilation (5-7
+    // TurboFan jobs a repetition on V8's threads, counted in the process's CPU), which a
+    // relay streaming on does not. One collection before the rounds; then as a stream would.
+    const plan: Plan = { warmup: 3, repetitions: 21 };
+    const cpu = cpuRecorder<Case>(updates);
+    collectGarbage();
+    const prompt = (name: Case) => () => (relays[name] as Relay).prompt();
     const r = await measureInterleaved(plan, {
-      baseline: withCpu('baseline', () => baseline()),
-      bare: withCpu('bare', () => (relays.bare as Relay).prompt()),
-      passthrough: withCpu('passthrough', () => (relays.passthrough as Relay).prompt()),
-      hostMemory: withCpu('hostMemory', () => (relays.hostMemory as Relay).prompt()),
-      hostFile: withCpu('hostFile', () => (relays.hostFile as Relay).prompt()),
-      sdk: withCpu('sdk', () => (relays.sdk as Relay).prompt()),
+      baseline: cpu.around('baseline', () => baseline()),
+      bare: cpu.around('bare', prompt('bare')),
+      passthrough: cpu.around('passthrough', prompt('passthrough')),
+      hostMemory: cpu.around('hostMemory', prompt('hostMemory')),
+      hostFile: cpu.around('hostFile', prompt('hostFile')),
+      process: cpu.around('process', prompt('process'), () => warden.pid),
+      sdk: cpu.around('sdk', prompt('sdk')),
     });
-    const cpuMedian = (name: string): number => summarize((cpu[name] ?? []).slice(plan.warmup)).median;
+    const used = (name: Case) => cpu.median(name, plan.warmup);
+    const base = used('baseline');
     const bytes = (lines[updates - 1] as string).length + 1;
-    const row = (name: string, stats: Stats): string[] => [name, formatStats(stats), `${((1e9 / stats.median) / 1e3).toFixed(1)} k`, formatRatio(stats.median / r.baseline.median), formatRatio(stats.median / r.bare.median)];
-    console.log(`\n(${updates.toLocaleString('en-US')} updates of ${bytes} bytes a line per prompt; per update, median (min–max))\n`);
-    console.log(table(['case', 'per update', 'updates/s', '/ baseline', '/ bare relay'], [
-      row('baseline: JSON.parse + JSON.stringify of the line', r.baseline),
-      row('bare relay: spawn, split, parse, stringify', r.bare),
-      row('warden: agent server + ACP passthrough (no host)', r.passthrough),
-      row('warden acp: host, :memory: journal', r.hostMemory),
-      row('warden acp: host, file journal (WAL; the default)', r.hostFile),
-      row('SDK 2.4.0: client app -> notify on agent connection', r.sdk),
+    const cpuOf = (ns: number | undefined, baseNs: number | undefined): [string, string] => (ns === undefined ? ['-', '-'] : [formatNs(ns), baseNs === undefined ? '-' : formatRatio(ns / baseNs)]);
+    const row = (label: string, name: Case): string[] => {
+      const { process: all, main } = used(name);
+      return [label, formatStats(r[name]), formatRatio(r[name].median / r.baseline.median), ...cpuOf(all, base.process), ...cpuOf(main, base.main)];
+    };
+    console.log(`\n(${updates.toLocaleString('en-US')} updates of ${bytes} bytes a line per prompt; per update, medians; wall: in the editor, from the first update to the last; CPU: request to answer)\n`);
+    console.log(table(['case', 'wall (min–max)', 'wall / baseline', 'CPU', 'CPU / baseline', 'main thread CPU', 'main / baseline'], [
+      row('baseline: JSON.parse + JSON.stringify of the line', 'baseline'),
+      row('bare relay: spawn, split, parse, stringify', 'bare'),
+      row('warden: agent server + ACP passthrough (no host)', 'passthrough'),
+      row('warden acp: host, :memory: journal', 'hostMemory'),
+      row('warden acp: host, file journal (WAL; the default)', 'hostFile'),
+      row('warden acp as a process (built CLI, stdout a pipe)', 'process'),
+      row('SDK 2.4.0: client app -> notify on agent connection', 'sdk'),
     ]));
-    console.log(`\nHost over passthrough (medians): ${formatNs(r.hostMemory.median - r.passthrough.median)} per update with a :memory: journal,`);
-    console.log(`${formatNs(r.hostFile.median - r.passthrough.median)} with the file journal. Time per update in the editor from the first update to`);
-    console.log(`the ${updates.toLocaleString('en-US')}-th; the agent (a separate process) writes them all at once. Warden's editor side:`);
-    console.log('stdioTransport over a PassThrough and a Writable in this process; the SDK\'s: ndJsonStream over web');
-    console.log('streams; the SDK reads the agent through Readable.toWeb / Writable.toWeb of its pipes.');
-    console.log(`${plan.repetitions} repetitions each after ${plan.warmup} warm-up rounds, interleaved, garbage collected before each.`);
-    const cpuRow = (name: string, key: string): string[] => [name, formatNs(cpuMedian(key)), formatRatio(cpuMedian(key) / cpuMedian('baseline'))];
-    console.log('\nCPU of this process per update (median; request to answer, the editor\'s counting included, the agent\'s process not):\n');
-    console.log(table(['case', 'CPU per update', '/ baseline'], [
-      cpuRow('baseline: JSON.parse + JSON.stringify of the line', 'baseline'),
-      cpuRow('bare relay (the agent is another process)', 'bare'),
-      cpuRow('warden: agent server + ACP passthrough (no host)', 'passthrough'),
-      cpuRow('warden acp: host, :memory: journal', 'hostMemory'),
-      cpuRow('warden acp: host, file journal (WAL; the default)', 'hostFile'),
-      cpuRow('SDK 2.4.0 as a relay (the agent is another process)', 'sdk'),
-    ]));
-    console.log(`\nHost over passthrough (CPU medians): ${formatNs(cpuMedian('hostFile') - cpuMedian('passthrough'))} per update with the file journal.`);
+    const over = (name: Case) => `${formatNs(r[name].median - r.passthrough.median)} wall, ${formatNs((used(name).process ?? 0) - (used('passthrough').process ?? 0))} CPU`;
+    console.log(`\nHost over passthrough (medians, per update): ${over('hostMemory')} with a :memory: journal; ${over('hostFile')} with the file journal.`);
+    console.log('CPU: this process\'s (process.cpuUsage(): every thread, V8\'s compiler and collector too; the editor\'s');
+    console.log('counting of lines is in it), or for warden acp as a process that process\'s (/proc/PID/task/*/schedstat);');
+    console.log('main thread: /proc/PID/task/PID/schedstat. The agents (separate processes) are not counted; each writes');
+    console.log('its updates all at once. In-process, warden\'s editor side is stdioTransport over a PassThrough and a');
+    console.log('Writable; the SDK\'s is ndJsonStream over web streams, reading the agent through Readable.toWeb / Writable.toWeb.');
+    console.log(`${plan.repetitions} repetitions each after ${plan.warmup} warm-up rounds, interleaved; one collection before the rounds.`);
   } finally {
     try {
       for (const relayed of Object.values(relays)) await relayed.close();

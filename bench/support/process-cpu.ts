@@ -41,6 +41,33 @@ export function childrenOf(pid: number): number[] {
   return found;
 }
 
+/** A thread's CPU time so far in ns (`/proc/PID/task/TID/schedstat`: ns, not ticks); `undefined` where `/proc` does not say. */
+function threadNs(pid: number, tid: number): number | undefined {
+  try {
+    const ran = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    return Number.isFinite(ran) ? ran : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The CPU time so far of the main thread of process `pid`, in ns; `undefined` where `/proc` does not say. */
+export function mainThreadNs(pid: number): number | undefined {
+  return threadNs(pid, pid);
+}
+
+/** The CPU time so far of every thread of process `pid` (V8's compiler and collector threads too), in ns; `undefined` where `/proc` does not say. */
+export function allThreadsNs(pid: number): number | undefined {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return undefined;
+  }
+  // A thread that ended meanwhile took its time with it: rare, and only under-counts.
+  return tids.reduce((total, tid) => total + (threadNs(pid, Number(tid)) ?? 0), 0);
+}
+
 /** Whether this machine has `/proc` to read CPU time from. */
 export function canReadCpu(): boolean {
   return statFields(process.pid) !== undefined;

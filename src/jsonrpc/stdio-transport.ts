@@ -41,7 +41,9 @@ export interface StdioTransport extends Transport {
 
 /**
  * A transport over this process's own stdin and stdout: what `warden acp` speaks to the
- * editor. stdout is the protocol channel: this is the only writer, one message per line.
+ * editor. stdout is the protocol channel: this is the only writer, one message per line. The
+ * lines sent in one run of the event loop are written together at its end (one write, in
+ * the order sent); `close()` writes what was sent before it.
  *
  * Flow control: a slow editor is waited for, never dropped. Once more than
  * {@link stdioHighWaterBytes} wait for it to read, stdin is paused and the sink hears
@@ -82,9 +84,21 @@ export function stdioTransport(
     closed = true;
     sink?.closed({ message });
   };
-  /** One callback for every line written (not a closure each: a stream of updates is many lines). */
+  /** One callback for every write (not a closure each: a stream of updates is many lines). */
   const written = (error?: Error) => {
     if (error) finish(`stdout failed: ${error.message}`);
+  };
+  // The lines sent in one run of the event loop go out as one write, at its end: a stream of
+  // updates is a batch of lines at a time, and a write each cost a system call each on a pipe
+  // (and the stream's bookkeeping per write here). The order is the order sent.
+  let unwritten: string[] = [];
+  let writeScheduled = false;
+  const writeLines = () => {
+    writeScheduled = false;
+    if (unwritten.length === 0) return;
+    const data = unwritten.length === 1 ? (unwritten[0] as string) : unwritten.join('');
+    unwritten = [];
+    if (!closed) writes.write(data, written); // stdout-ok: the protocol writer
   };
   const framer = new LineFramer({
     maxLineBytes: limit,
@@ -119,9 +133,14 @@ export function stdioTransport(
     },
     send(message: JsonRpcMessage) {
       if (closed) return;
-      writes.write(`${JSON.stringify(message)}\n`, written); // stdout-ok: the protocol writer
+      unwritten.push(`${JSON.stringify(message)}\n`);
+      if (!writeScheduled) {
+        writeScheduled = true;
+        queueMicrotask(writeLines);
+      }
     },
     flush() {
+      writeLines();
       // An empty write is handed over after everything queued before it.
       return new Promise<void>((resolve) => writes.write('', () => resolve()));
     },
@@ -130,6 +149,7 @@ export function stdioTransport(
       applyReading();
     },
     close() {
+      writeLines(); // what was sent before the close still goes out
       closed = true;
       input.off('data', onData);
       input.off('end', onEnd);
