@@ -34,9 +34,9 @@ process.stdout.write(`journal timing faults: seed ${seed}, up to ${maxMs} ms a c
 const mocha = join(root, 'node_modules', '.bin', 'mocha');
 // Left out: the half-open observer case of slow-observer, a test of the keepalive's 2 s clock
 // (the controller's own pongs come late on a machine this loaded), not of delivery; and the
-// close during a second load's replay, which needs the close answered while the replay still
-// runs: with every journal call delayed, live updates come during the replay and the close's
-// answer waits behind them, as documented, in every attempt.
+// close during a second load's replay, whose setup needs the close answered while the replay
+// still runs: with every journal call delayed it was answered after the replay in all 3
+// attempts (seed 569082), which the spec counts as a failed setup, not as a wrong answer.
 const leftOut = 'closed as half-open|session/close during the replay of a second load';
 const child = spawn(mocha, ['--parallel', '--jobs', '3', '--grep', leftOut, '--invert', ...specs], { cwd: root, env: { ...process.env, WARDEN_FAULT_JOURNAL_DELAY: `${seed}:${maxMs}` }, stdio: 'inherit' });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
