@@ -376,6 +376,17 @@ class HostStopDuringRestart implements Command {
     await within(world.stopHost(), 'host.stop()');
     world.checkStopped();
     await world.startHost();
+    await resumeAll(model, world);
+    world.say(`host ${world.generation} resumed ${model.sessions.filter((session) => session.status === 'open').length} sessions`);
+    world.checkAlways();
+  }
+  toString(): string {
+    return `hostStopDuringRestart(${this.pick})`;
+  }
+}
+
+/** After a host restart: every session not closed is resumed on the new host (a failed one too: resuming it starts it again). */
+async function resumeAll(model: ChaosModel, world: ChaosWorld): Promise<void> {
     for (const [index, session] of model.sessions.entries()) {
       if (session.status === 'closed') continue;
       const twin = world.sessions[index] as ChaosSession;
@@ -383,12 +394,6 @@ class HostStopDuringRestart implements Command {
       await within(world.editor.request('session/resume', { sessionId: twin.sessionId, cwd: twin.cwd, mcpServers: [] }), `session/resume of ${twin.sessionId}`);
       session.status = 'open';
     }
-    world.say(`host ${world.generation} resumed ${model.sessions.filter((session) => session.status === 'open').length} sessions`);
-    world.checkAlways();
-  }
-  toString(): string {
-    return `hostStopDuringRestart(${this.pick})`;
-  }
 }
 
 /**
@@ -409,14 +414,7 @@ class JournalTiming implements Command {
     world.journalDelay = world.journalDelay ? undefined : { seed: this.seed, maxMs: this.maxMs };
     world.faults += world.journalDelay ? 1 : 0;
     await world.startHost();
-    // As after any host restart: every session not closed is resumed (a failed one too: resuming it starts it again).
-    for (const [index, session] of model.sessions.entries()) {
-      if (session.status === 'closed') continue;
-      const twin = world.sessions[index] as ChaosSession;
-      world.clearFaults(twin);
-      await within(world.editor.request('session/resume', { sessionId: twin.sessionId, cwd: twin.cwd, mcpServers: [] }), `session/resume of ${twin.sessionId}`);
-      session.status = 'open';
-    }
+    await resumeAll(model, world);
     world.say(world.journalDelay ? `host ${world.generation}: journal calls delayed up to ${this.maxMs} ms (seed ${this.seed})` : `host ${world.generation}: journal timing faults off`);
     world.checkAlways();
   }
