@@ -1,6 +1,6 @@
 /**
  * The `data.reason` vocabulary (issue 15, "Tidy as you go": `RpcError` factories for it): one
- * table in src/jsonrpc/rpc-error.ts, the same table in docs/jsonrpc.md, and errors made from it
+ * table in src/jsonrpc/rpc-error.ts, the same table in docs/reference/errors.md, and errors made from it
  * carry the reason's code and caller-side failure.
  */
 import { expect } from 'chai';
@@ -11,7 +11,7 @@ import { rpcReasons, type RpcReason } from '../../src/jsonrpc/rpc-error.js';
 
 /** The rows of the docs' table: reason -> code. */
 function documentedReasons(): Record<string, number> {
-  const doc = readFileSync(new URL('../../docs/jsonrpc.md', import.meta.url), 'utf8');
+  const doc = readFileSync(new URL('../../docs/reference/errors.md', import.meta.url), 'utf8');
   const section = doc.slice(doc.indexOf('## Why a request failed: `data.reason`'));
   const table = section.slice(0, section.indexOf('\n## '));
   const rows = [...table.matchAll(/^\| `([a-z_]+)` \| `(-\d+)` \| (.+) \|$/gmu)];
@@ -19,7 +19,7 @@ function documentedReasons(): Record<string, number> {
 }
 
 describe('the data.reason vocabulary', () => {
-  it('docs/jsonrpc.md lists every reason with its code, and no other', () => {
+  it('docs/reference/errors.md lists every reason with its code, and no other', () => {
     const declared = Object.fromEntries(Object.entries(rpcReasons).map(([reason, entry]) => [reason, entry.code]));
     expect(documentedReasons()).to.deep.equal(declared);
   });

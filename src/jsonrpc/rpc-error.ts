@@ -15,7 +15,7 @@ export type RpcFailure = 'error_response' | 'timed_out' | 'cancelled' | 'peer_lo
 /**
  * The `data.reason` vocabulary: why warden refused or ended a request, as a word a program can
  * switch on (the message is for people). Each reason has its code, the caller-side failure it
- * implies, and when it happens; docs/jsonrpc.md lists the same table. Make the error with
+ * implies, and when it happens; docs/reference/errors.md lists the same table. Make the error with
  * {@link RpcError.because}, never with a `reason` string by hand.
  */
 export const rpcReasons = Object.freeze({

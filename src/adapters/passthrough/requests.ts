@@ -40,7 +40,7 @@ export interface ForwardCommand {
 
 /**
  * The error an editor gets for a request that failed, naming a crash of the agent as such:
- * `data` is flat, as every `data.reason` error's (docs/jsonrpc.md): `reason`, then `exit` (the
+ * `data` is flat, as every `data.reason` error's (docs/reference/errors.md): `reason`, then `exit` (the
  * port's typed exit reason, as a CLI session's crashed prompt names it), `stderrTail` and
  * `restarts` (how many restarts came before the process that died).
  */
