@@ -1,5 +1,5 @@
 /**
- * The self-fencing view of a host's lease (docs/cluster-plan.md, "Self-fencing"): pure
+ * The self-fencing view of a host's lease (docs/cluster.md, "Self-fencing on the lease"): pure
  * functions of the monotonic clock, so the decision is tested with a simulated clock and the
  * timers and the database stay at the edge (membership.ts).
  */

@@ -2,7 +2,7 @@
  * The journal as an engine whose driver answers with promises (PostgreSQL's `pg`) sees it: the
  * same store as {@link Journal} (sessions, entries with seqs, pages, state entries, owners),
  * every call a promise. An append is durable when its promise resolves, and the host shows
- * nothing it records before that (docs/cluster-plan.md: the host's ordered write queue).
+ * nothing it records before that (docs/cluster.md, "Running a host on PostgreSQL": the host's ordered write queue).
  *
  * Group commit is one call, {@link AsyncJournal.appendGroup}, instead of `begin`/`commit` on a
  * shared connection: with interleaved asynchronous callers an open transaction would mix

@@ -2,7 +2,7 @@
  * The PostgreSQL journal's schema and its versioned migrations (table `warden_schema`, one row
  * per applied version), run by the shared runner (migrations.ts) in one transaction under a
  * transaction-level advisory lock: hosts starting together on one database migrate it once,
- * the others wait and find it migrated. docs/cluster-plan.md explains the tables.
+ * the others wait and find it migrated. docs/cluster.md ("One PostgreSQL, many hosts") describes the tables.
  */
 import type pg from 'pg';
 import { runMigrationsAsync, type AsyncMigration } from './migrations.js';

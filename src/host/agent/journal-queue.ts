@@ -1,6 +1,6 @@
 /**
- * One ordered write queue per session (docs/cluster-plan.md, "One ordered write queue per
- * session"): a session's journal calls are issued one at a time, and every output for that
+ * One ordered write queue per session (docs/cluster.md, "Running a host on PostgreSQL"): a
+ * session's journal calls are issued one at a time, and every output for that
  * session goes out only after the calls queued before it settled. So a client never sees an
  * update before it is durable (nor ever one the journal refused), an answer never before the
  * entries journaled before it, and the order it sees is the journal's. Updates that arrive while a call is in flight join the next
