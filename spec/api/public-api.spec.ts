@@ -2,7 +2,9 @@
  * The package as a user gets it: built with tsconfig.build.json, packed with `npm pack` (so
  * "files" decides what ships), unpacked into an application's node_modules, and imported by
  * name through package.json "exports". The root export is counted there (at most 80 names,
- * values and types, each with TSDoc) and every subpath is imported.
+ * values and types, each with TSDoc) and every subpath is imported. Every name of every entry
+ * point, subpaths included, is checked for TSDoc from the sources by
+ * spec/docs/api-reference.spec.ts, which also keeps docs/reference/api.md current.
  */
 import { expect } from 'chai';
 import { execFileSync, spawnSync } from 'node:child_process';
