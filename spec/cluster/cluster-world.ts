@@ -171,6 +171,7 @@ export class ClusterWorld {
       this.note(`${walker.name}: session/resume via ${this.label(host)} refused: ${resumed.error.message}`);
       if (attempt >= 6) throw new Error(`${walker.name} could not re-attach ${walker.sessionId} in ${attempt} attempts: ${JSON.stringify(resumed.error)}`);
       await this.settleOwners();
+      // A bounded retry's pause (6 attempts): a refusal names no event to wait for.
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }
