@@ -91,6 +91,13 @@ async function collect(run: { updates: AsyncIterable<SessionUpdate> }): Promise<
   return updates;
 }
 
+/** Once `count` updates of `run` have arrived (never a fixed wait); fails if it ends first. */
+async function firstUpdates(run: { updates: AsyncIterable<SessionUpdate> }, count: number): Promise<void> {
+  let seen = 0;
+  for await (const _update of run.updates) if (++seen >= count) return;
+  throw new Error(`the prompt ended after ${seen} of ${count} updates`);
+}
+
 function text(updates: SessionUpdate[]): string {
   return updates
     .filter((update) => update.sessionUpdate === 'agent_message_chunk')
@@ -234,17 +241,18 @@ describe('ACP client side driving an SDK-built agent', function () {
   });
 
   it('cancel mid-permission: the pending permission is answered cancelled and the prompt ends cancelled', async () => {
-    let asked = false;
+    let asked!: () => void;
+    const permissionAsked = new Promise<void>((resolve) => (asked = resolve));
     const { client, cwd } = startAgent({
       permission: () => {
-        asked = true;
+        asked();
         return new Promise(() => {}); // the user never answers
       },
     });
     await initialize(client);
     const { sessionId } = await newSession(client, { cwd });
     const run = prompt(client, sessionId, textPrompt('permission'));
-    while (!asked) await new Promise((resolve) => setTimeout(resolve, 10));
+    await permissionAsked;
     cancelPrompt(client, sessionId);
     expect((await run.result).stopReason).to.equal('cancelled');
   });
@@ -255,7 +263,8 @@ describe('ACP client side driving an SDK-built agent', function () {
     const { sessionId } = await newSession(client, { cwd });
     const controller = new AbortController();
     const run = prompt(client, sessionId, textPrompt('slow'), { signal: controller.signal });
-    setTimeout(() => controller.abort(), 150);
+    await firstUpdates(run, 1); // streaming
+    controller.abort();
     expect((await run.result).stopReason).to.equal('cancelled');
     const next = prompt(client, sessionId, textPrompt('hello'));
     expect((await next.result).stopReason).to.equal('end_turn');
@@ -270,7 +279,9 @@ describe('ACP client side driving an SDK-built agent', function () {
     await first.result;
     const second = prompt(client, sessionId, textPrompt('slow'));
     controller.abort();
-    setTimeout(() => second.cancel(), 300);
+    // Streaming on past the late abort: two updates in, its own cancel.
+    await firstUpdates(second, 2);
+    second.cancel();
     const updates = await collect(second);
     expect((await second.result).stopReason).to.equal('cancelled');
     expect(updates.length).to.be.greaterThan(1); // it streamed until its own cancel, not stopped at once

@@ -191,6 +191,7 @@ describe('ACP agent server', () => {
       editor.notify('session/cancel', { sessionId });
       expect(await prompt).to.deep.equal({ stopReason: 'cancelled' });
       const count = editor.updates.length;
+      // A negative check: nothing may come after the cancelled answer. The wait is its point (5 words' time at 20 ms a word).
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(editor.updates.length).to.equal(count);
       expect(await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'next' }] })).to.deep.equal({ stopReason: 'end_turn' });

@@ -172,6 +172,7 @@ describe('warden acp: flow control with an editor that reads slowly', function (
       for (let index = 0; index < 5000; index++) lines.push(`{"jsonrpc":"2.0","id":${1000 + index},"method":"session/list","params":{}}`);
       editor.child.stdin.write(`${lines.join('\n')}\n`);
       await waitUntil(() => existsSync(`${gate}.asked`) || !editor?.running, 'the agent to be asked to initialize', 60_000, 50);
+      // Time for warden to read up to its limit behind initialize: warden says nowhere that it stopped reading.
       await sleep(1000);
       // The editor goes away: what it had not written yet goes with it, the pipe keeps the rest.
       editor.child.stdin.destroy();

@@ -7,7 +7,7 @@
  */
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { ownerOf, startClusterHost, type ClusterFixture, type ClusterHost } from '../support/cluster.js';
+import { ownerOf, startClusterHost, untilUnrenewedFor, type ClusterFixture, type ClusterHost } from '../support/cluster.js';
 import { describeViolations, settledViolations, type ConnectionRecord, type JournalRow, type Violation } from '../support/delivery-invariant.js';
 import { postgresJournal } from '../support/journal-rows.js';
 import { isAlive, waitUntil } from '../support/processes.js';
@@ -171,6 +171,7 @@ export class ClusterWorld {
       this.note(`${walker.name}: session/resume via ${this.label(host)} refused: ${resumed.error.message}`);
       if (attempt >= 6) throw new Error(`${walker.name} could not re-attach ${walker.sessionId} in ${attempt} attempts: ${JSON.stringify(resumed.error)}`);
       await this.settleOwners();
+      // A bounded retry's pause (6 attempts): a refusal names no event to wait for.
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }
@@ -235,9 +236,9 @@ export class ClusterWorld {
 
   async freeze(index: number): Promise<void> {
     const frozen = this.hosts[index] as ClusterHost;
-    this.note(`SIGSTOP ${this.label(frozen)} for two leases and a second`);
+    this.note(`SIGSTOP ${this.label(frozen)} past two leases (its lease unrenewed that long in the database)`);
     process.kill(frozen.process.pid as number, 'SIGSTOP');
-    await new Promise((resolve) => setTimeout(resolve, 2 * this.#lease * 1000 + 1000));
+    await untilUnrenewedFor(this.#fixture.url, frozen, this.#lease, 2);
     process.kill(frozen.process.pid as number, 'SIGCONT');
     this.note(`SIGCONT ${this.label(frozen)}`);
     this.#totals.freezes++;

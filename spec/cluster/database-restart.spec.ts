@@ -2,8 +2,9 @@
  * The database blinks under a cluster (issue 17, docs/cluster.md "Database faults"): three
  * `warden serve` hosts on one real PostgreSQL, lease 6 s, each advertising itself; a client on
  * host A streams a long turn of the demo agent while PostgreSQL is restarted (an immediate
- * stop, as a crash), stopped for 3 s and started again, or, for longer than a lease (6.5 s: every
- * lease runs out in the database), frozen (SIGSTOP) or cut off (unreachable, not restarted).
+ * stop, as a crash), stopped for 3 s and started again, frozen (SIGSTOP) for longer than a lease
+ * (6.5 s: every lease runs out in the database), or cut off (unreachable, not restarted) until
+ * every lease has run out in the database (read there directly).
  * The lease is long against the blinks on purpose: a host stops its agents after two leases
  * without a renewal (self-fencing), and a blink plus a restart on a loaded machine must stay
  * well inside that, or the test would measure the machine's load. The turn ends `end_turn` on A, the session never changes hands (epoch 1: a
@@ -18,13 +19,14 @@ import type { JournalEntry } from '../../src/host/journal.js';
 import { updatesWithTurns } from '../../src/session/cursor.js';
 import { startFaultProxy } from '../support/fault-proxy.js';
 import { clusterFixture, ownerOf, startClusterHosts } from '../support/cluster.js';
+import { queryRows } from '../support/postgres.js';
 import { waitUntil } from '../support/processes.js';
 import { agentText, initializeParams, seqUpdatesOf, socketClient } from '../support/serve-daemon.js';
 
 /** The prompt's words: the demo agent echoes them one by one (60 ms apart: an 18 s turn, far longer than a restart). */
 const words = Array.from({ length: 300 }, (_, n) => `w${n}`);
 const wordDelayMs = 60;
-/** The hosts' lease; an outage "longer than a lease" lasts {@link pastLeaseMs}. */
+/** The hosts' lease; a frozen database stays frozen "longer than a lease": {@link pastLeaseMs}. */
 const leaseSeconds = 6;
 const pastLeaseMs = 6500;
 
@@ -119,7 +121,8 @@ describe('database restart under three warden serve hosts on one PostgreSQL, lea
     try {
       await turnAcross(async () => {
         proxy.cutAll();
-        await sleep(pastLeaseMs);
+        // Away until every host's lease has run out in the database (read directly, not through the proxy).
+        await waitUntil(async () => (await queryRows(fixture.url, "SELECT 1 FROM hosts WHERE state <> 'gone' AND lease_until > now()")).length === 0, 'every lease to run out in the database', 60_000, 200);
         proxy.accept();
       }, fixture.url.replace(`:${fixture.server.port}/`, `:${proxy.port}/`));
     } finally {

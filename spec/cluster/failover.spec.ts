@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import pg from 'pg';
 import { fileURLToPath } from 'node:url';
-import { clusterFixture, ownerOf as databaseOwnerOf, startClusterHost } from '../support/cluster.js';
+import { clusterFixture, ownerOf as databaseOwnerOf, startClusterHost, untilUnrenewedFor } from '../support/cluster.js';
 import { childrenOf, isAlive, waitUntil } from '../support/processes.js';
 import { pathDirectory } from '../support/launch-harness.js';
 import { demoAgentsOf, initializeParams, lastSeqOf, seqUpdatesOf, socketClient, startServe, type Frame, type ServeDaemon } from '../support/serve-daemon.js';
@@ -172,10 +172,9 @@ describe('failover: three warden serve hosts on one PostgreSQL, lease 2 s', func
       const cli = childrenOf(a.process.pid as number).filter((child) => child.cmdline.includes(join(bin, 'claude'))).map((child) => child.pid);
       expect(cli).to.have.length(1);
       process.kill(a.process.pid as number, 'SIGSTOP');
-      const stoppedAt = Date.now();
       await waitUntil(async () => (await ownerOf(sessionId)).advertise === b.advertise, 'the other host to take the session', 30_000, 100);
       // Frozen for more than two leases: at its first look it knows it may not run the session.
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 5000 - (Date.now() - stoppedAt))));
+      await untilUnrenewedFor(fixture.url, a, 2, 2);
       const frozenEntries = await entryKinds(sessionId);
       process.kill(a.process.pid as number, 'SIGCONT');
       await waitUntil(() => cli.every((pid) => !isAlive(pid)), 'the woken host to stop its agent process', 20_000);

@@ -9,7 +9,7 @@
  */
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { clusterFixture, ownerOf, startClusterHost } from '../support/cluster.js';
+import { clusterFixture, ownerOf, startClusterHost, untilUnrenewedFor } from '../support/cluster.js';
 import { queryRows } from '../support/postgres.js';
 import { waitUntil } from '../support/processes.js';
 import { demoAgentsOf, initializeParams, seqUpdatesOf, socketClient, type Frame, type SeqUpdate } from '../support/serve-daemon.js';
@@ -75,9 +75,8 @@ describe('a stale owner: two warden serve hosts on one PostgreSQL, lease 2 s', f
       const agents = demoAgentsOf(a.process.pid);
       expect(agents).to.have.length(1);
       process.kill(a.process.pid as number, 'SIGSTOP');
-      const stoppedAt = Date.now();
       await waitUntil(async () => (await ownerOf(fixture.url, sessionId)).advertise === b.advertise, 'the other host to take the session', 30_000, 100);
-      if (frozen === 'past two leases') await new Promise((resolve) => setTimeout(resolve, Math.max(0, 5000 - (Date.now() - stoppedAt))));
+      if (frozen === 'past two leases') await untilUnrenewedFor(fixture.url, a, 2, 2);
       const seenFrozen = chunks().length;
       process.kill(a.process.pid as number, 'SIGCONT');
       await waitUntil(() => client.frames.some((frame) => frame.id === 3), 'the turn on the woken host to be answered', 30_000);

@@ -18,6 +18,7 @@ import type { Journal } from '../../src/host/journal.js';
 import { sqliteJournal } from '../../src/host/sqlite-journal.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 import { errorOf, initialized, type Editor } from '../support/raw-editor.js';
+import { nextMillisecond } from '../support/settle.js';
 
 const fakeCodex = fileURLToPath(new URL('../support/fake-codex.mjs', import.meta.url));
 
@@ -168,7 +169,7 @@ describe('host agent: session/list and session/load of Codex threads warden neve
     );
     const editor = await host({ listPageSize: 1, pageSize: 1 });
     const older = (await editor.request('session/new', { cwd: a, mcpServers: [], _meta: { [AGENT_META_KEY]: 'demo' } })) as { sessionId: string };
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await nextMillisecond(); // stamped later: listed first
     const newer = (await editor.request('session/new', { cwd: a, mcpServers: [], _meta: { [AGENT_META_KEY]: 'demo' } })) as { sessionId: string };
 
     const pages = await allPages(editor);

@@ -134,6 +134,8 @@ describe('host agent', () => {
     const editor = await editorFor(host(() => late));
     const { sessionId } = (await editor.request('session/new', { cwd: '/work', mcpServers: [] })) as { sessionId: string };
     await editor.request('session/close', { sessionId });
+    // A negative check (the late update never shows): the wait is its point. No later answer can
+    // stand for it: the host delivers updates on a later turn of the event loop (setImmediate).
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(editor.updates.filter((entry) => entry.sessionId === sessionId).map((entry) => JSON.stringify(entry.update))).to.deep.equal([]);
     expect(journal.entries(sessionId).map((record) => record.entry.kind)).to.deep.equal(['closed']);

@@ -77,6 +77,7 @@ describe('the host on a journal that answers with promises', () => {
     })();
     // The agent streams its whole answer while the first group waits at the gate.
     await waitUntil(async () => gate.waiting() >= 1 && (await sqlite.entries(session.sessionId)).some((record) => record.entry.kind === 'prompt'), 'a group waiting');
+    // A negative check (nothing shown, no answer while the gate is closed): the wait is its point.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(seen, 'nothing shown before it is durable').to.deep.equal([]);
     expect(answered, 'no answer before the updates').to.equal(false);

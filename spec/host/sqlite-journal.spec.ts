@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { InvalidCursorError, SessionOwnedError, UnknownSessionError, type Journal } from '../../src/host/journal.js';
 import { defaultJournalPath, sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { nextMillisecond } from '../support/settle.js';
 
 describe('sqliteJournal', () => {
   let journal: Journal;
@@ -49,7 +50,7 @@ describe('sqliteJournal', () => {
           stamps.push({ before, after: Date.now() });
         }
         wall.commit?.();
-        await new Promise((resolve) => setTimeout(resolve, 5)); // the next group in a later millisecond
+        await nextMillisecond(); // the next group in a later millisecond
       }
       const records = wall.entries('s1');
       expect(records).to.have.length(600);

@@ -291,7 +291,8 @@ describe('jsonrpc connection', () => {
         const { actor } = connect(portTransport(port));
         expect(await sendRequest(actor, 'echo', { hello: 'agent' })).to.deep.equal({ hello: 'agent' });
         const hanging = sendRequest(actor, 'hang').catch((error: unknown) => error);
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        // The CLI answers in the order it reads: an echo answered after it means 'hang' is in, pending.
+        expect(await sendRequest(actor, 'echo', { after: 'hang' })).to.deep.equal({ after: 'hang' });
         process.kill(pid, 'SIGKILL');
         const error = (await hanging) as RpcError;
         expect(error.failure).to.equal('peer_lost');

@@ -7,7 +7,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createActor, type Actor } from 'xstate';
+import { createActor, SimulatedClock, type Actor } from 'xstate';
 import {
   portLogic,
   portStats,
@@ -40,8 +40,9 @@ const groups: Array<number | undefined> = [];
 /** Ports started without a pid: each must end spawn_failed, having no process group to leave behind. */
 const unspawned: PortActor[] = [];
 
-function startPort(input: Partial<PortInput> = {}, cliArgs: string[] = []): Harness {
-  const actor = createActor(portLogic, { input: { command: process.execPath, args: [fakeCli, ...cliArgs], ...input } });
+/** A port on the fake CLI; with `clock`, its timers (the watchdog's) run on that clock. */
+function startPort(input: Partial<PortInput> = {}, cliArgs: string[] = [], clock?: SimulatedClock): Harness {
+  const actor = createActor(portLogic, { ...(clock ? { clock } : {}), input: { command: process.execPath, args: [fakeCli, ...cliArgs], ...input } });
   const events: PortEmitted[] = [];
   const messages: Array<Record<string, unknown>> = [];
   actor.on('*', (event: PortEmitted) => {
@@ -400,12 +401,16 @@ describe('port', () => {
     });
 
     it('before the first line, silence up to startupMs is allowed (a slow start is not a hang); after it, idleMs', async () => {
-      const { actor, ended, request } = startPort({ watchdog: { idleMs: 200, startupMs: 1500 } });
+      // On a simulated clock: the silence is counted by the watchdog's own timers, not by a sleep.
+      const clock = new SimulatedClock();
+      const { actor, ended, request } = startPort({ watchdog: { idleMs: 200, startupMs: 1500 } }, [], clock);
       actor.send({ type: 'port.busy', busy: true });
-      await new Promise((resolve) => setTimeout(resolve, 700)); // 3.5× idleMs, silent, busy
+      clock.increment(700); // 3.5× idleMs, silent, busy
       expect(actor.getSnapshot().status).to.equal('active');
       await request('echo'); // its first line
       process.kill(actor.getSnapshot().context.pid as number, 'SIGSTOP');
+      // The watchdog looks when the startup period would have run out: silent 800 ms by then, past idleMs.
+      clock.increment(800);
       const { error } = await ended;
       expect((error as PortError).reason).to.deep.equal({ kind: 'hung', idleMs: 200 });
     });
@@ -419,13 +424,14 @@ describe('port', () => {
     });
 
     it('stays quiet while idle, and while output or heartbeats keep coming', async () => {
-      // Margins are wide (heartbeats every 100 ms against 1500 ms) so that a slow event loop
-      // cannot fake a hang.
-      const { actor, request } = startPort({ watchdog: { idleMs: 1500 } });
-      await new Promise((resolve) => setTimeout(resolve, 1800)); // idle, not busy: no verdict
+      // On a simulated clock (heartbeats every 100 ms against 1500 ms): a slow event loop cannot
+      // fake a hang, and no sleep stands for the time that passes.
+      const clock = new SimulatedClock();
+      const { actor, request } = startPort({ watchdog: { idleMs: 1500 } }, [], clock);
+      clock.increment(1800); // idle, not busy: no verdict
       actor.send({ type: 'port.busy', busy: true });
       for (let beat = 0; beat < 20; beat++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        clock.increment(100);
         actor.send({ type: 'port.heartbeat' });
       }
       expect(actor.getSnapshot().status).to.equal('active');

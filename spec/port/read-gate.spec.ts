@@ -36,6 +36,7 @@ describe('port under the read gate', function () {
       actor.send({ type: 'port.busy', busy: true });
       const count = 20_000; // about 1.2 MB: far more than a pipe holds
       await writeToPort(actor, { message: { jsonrpc: '2.0', id: 2, method: 'stream', params: { count } } });
+      // A negative check: the port reads nothing while held, so no event can say so; the wait is its point.
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(portStats(actor)?.linesIn ?? 0, 'lines read while held').to.be.below(count);
       clock.increment(10_000); // ten idle periods, busy: not a hang while we are the ones not reading

@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sqliteJournal as sqliteJournalRows } from '../support/journal-rows.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 import { answerText, sdkOverWebSocket, startServe, stateEnv, type SdkUpdate, type ServeDaemon } from '../support/serve-daemon.js';
 import { connectOverStdio, exitCodeOf, killGroups, stderrOf, wardenMain } from '../support/warden-process.js';
@@ -103,7 +104,10 @@ describe('warden acp --connect (issue 16)', function () {
     stdout.pause();
     send({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: words.join(' ') }] } });
     // Not read meanwhile: the pipe fills, the bridge holds the socket, the daemon holds its updates.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Read again once the whole turn is journaled (its stop): the editor read nothing of it all along.
+    const turnEnded = () => (sqliteJournalRows(join(state, 'journal.sqlite'), [sessionId]).get(sessionId) ?? []).some((row) => row.entry.kind === 'stop');
+    await waitUntil(turnEnded, 'the turn to end in the journal while the editor reads nothing', 60_000, 50);
+    expect(stdout.readableLength, "the editor's read buffer, full").to.be.at.least(stdout.readableHighWaterMark);
     stdout.resume();
     await waitUntil(() => answers.has(3), 'the prompt answered', 60_000);
     expect(answers.get(3)?.result).to.deep.equal({ stopReason: 'end_turn' });

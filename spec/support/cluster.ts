@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { WebSocket } from 'ws';
 import { freePort } from './free-port.js';
-import { requirePostgres, startPostgres, type TestPostgres } from './postgres.js';
+import { queryRows, requirePostgres, startPostgres, type TestPostgres } from './postgres.js';
+import { waitUntil } from './processes.js';
 import { startServe, type ServeDaemon } from './serve-daemon.js';
 import { killGroups } from './warden-process.js';
 
@@ -118,4 +119,15 @@ export async function ownerOf(url: string, sessionId: string): Promise<SessionOw
 export async function ownerWith(client: Pick<pg.Client, 'query'>, sessionId: string): Promise<SessionOwner> {
   const { rows } = await client.query<{ advertise: string | null; epoch: string }>('SELECT h.advertise, s.epoch FROM sessions s LEFT JOIN hosts h ON h.host_id = s.owner_host WHERE s.session_id = $1', [sessionId]);
   return { advertise: rows[0]?.advertise ?? null, epoch: Number(rows[0]?.epoch ?? 0) };
+}
+
+/**
+ * Resolves once the database at `url` holds no renewal of `host`'s lease for more than `leases`
+ * leases of `leaseSeconds` (polled, never a guessed sleep). A host frozen (SIGSTOP) until then has
+ * gone that long without renewing by its own clock too: it counts from when it sent its last
+ * renewal, which is no later than the database's stamp of it.
+ */
+export async function untilUnrenewedFor(url: string, host: ClusterHost, leaseSeconds: number, leases: number): Promise<void> {
+  const sql = 'SELECT max(heartbeat_at) < now() - make_interval(secs => $3) AS past FROM hosts WHERE advertise = $1 AND pid = $2';
+  await waitUntil(async () => (await queryRows<{ past: boolean | null }>(url, sql, [host.advertise, host.process.pid, leases * leaseSeconds]))[0]?.past === true, `${leases} leases without a renewal of ${host.advertise}'s lease`, 60_000, 100);
 }

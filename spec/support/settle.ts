@@ -1,4 +1,4 @@
-/** Small waits the journal specs share: a promise's rejection, and a condition polled until it holds. */
+/** Small waits the journal specs share: a promise's rejection, a condition polled until it holds, the clock's next millisecond. */
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The error `promise` rejects with; throws when it resolves instead. */
@@ -18,4 +18,10 @@ export async function until(check: () => Promise<boolean>, within = 60_000): Pro
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await sleep(50);
   }
+}
+
+/** Resolves once the wall clock reads a later millisecond than at the call: stamps taken after it are later than any before. */
+export async function nextMillisecond(): Promise<void> {
+  const now = Date.now();
+  while (Date.now() <= now) await new Promise((resolve) => setImmediate(resolve));
 }
