@@ -13,8 +13,6 @@ import type { ParamsParser } from './connection-contract.js';
 import { holdReading, idKey, send, type Live } from './connection-state.js';
 import { settle } from './connection-outgoing.js';
 
-const CANCEL_REQUEST = CANCEL_REQUEST_METHOD;
-
 /** Handles one message from the peer. */
 export function receive(live: Live, value: unknown): void {
   if (live.closed) return;
@@ -51,7 +49,7 @@ export function receive(live: Live, value: unknown): void {
     }
     case 'notification': {
       const { method, params } = verdict.message;
-      if (method === CANCEL_REQUEST) {
+      if (method === CANCEL_REQUEST_METHOD) {
         const requestId = (params as { requestId?: unknown } | undefined)?.requestId;
         if ((typeof requestId === 'string' || typeof requestId === 'number') && live.incoming.has(idKey(requestId))) {
           emit({ type: 'rpc.cancelRequested', id: requestId });

@@ -41,8 +41,6 @@ import { abandon, inputEndedError, onInputEnded, onTimeout, scheduleTimeout, set
 
 export * from './connection-contract.js';
 
-const CANCEL_REQUEST = CANCEL_REQUEST_METHOD;
-
 /** Actor logic of a JSON-RPC connection: `createActor(connectionLogic, { input: { transport } })`. */
 export const connectionLogic: ConnectionLogic = gracefulShutdown({
   config: { name: 'connection' },
@@ -147,7 +145,6 @@ function closeWith(live: Live, reason: PeerLost, snapshot: ConnectionSnapshot): 
   return { ...snapshot, status: 'done', output: reason, value: 'closed', context: summary(live) } as ConnectionSnapshot;
 }
 
-
 /** Options of one outgoing request. */
 export interface RequestOptions {
   /** Overrides the method's deadline. */
@@ -213,7 +210,7 @@ export function cancelRequest(connection: AnyActorRef, id: JsonRpcId): boolean {
   abandon(live, id);
   settle(live, id, entry, 'cancelled');
   holdReading(live);
-  if (!live.closed) send(live, { jsonrpc: '2.0', method: CANCEL_REQUEST, params: { requestId: id } });
+  if (!live.closed) send(live, { jsonrpc: '2.0', method: CANCEL_REQUEST_METHOD, params: { requestId: id } });
   entry.reject(RpcError.because('cancelled', 'Request cancelled', { method: entry.method }));
   return true;
 }

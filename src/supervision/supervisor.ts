@@ -69,7 +69,6 @@ export interface SupervisorOptions<TInput = unknown> extends SupervisorFlags {
   readonly random?: () => number;
 }
 
-
 /**
  * Creates a supervisor: actor logic that starts `children` in order and keeps them running
  * under OTP's rules. Use it like any logic: `createActor(sup).start()`, `spawnChild(sup)`,
@@ -119,7 +118,6 @@ export function createSupervisor<TInput = unknown>(options: SupervisorOptions<TI
     random: options.random ?? Math.random,
   });
 }
-
 
 /** Builds the actor logic for a configuration (static or dynamic), with this module's policy. */
 export function supervisorLogic<TInput>(config: SupervisorConfig<TInput>): SupervisorLogic<TInput> {
@@ -425,7 +423,6 @@ function beginTermination(live: Live, ids: string[], concurrent: boolean, then: 
   advance(live);
 }
 
-
 /** Moves the current termination on; runs its continuation when every child is stopped. */
 function advance(live: Live): void {
   const then = advanceTermination(live);
@@ -471,7 +468,6 @@ function runContinuation(live: Live, then: Continuation): void {
 function abandonContinuation(then: Continuation): void {
   if (then.kind === 'terminateOne') then.reply?.({ ok: true });
 }
-
 
 // ---------------------------------------------------------------------------------------
 // Commands (OTP's start_child, terminate_child, restart_child, delete_child)
