@@ -39,18 +39,7 @@ import type {
 import { classify, clientsDetail, cut, describeError, describeOutput, firstLine, isObject, ownerOf, parseDefinition, stateText } from './live-view-describe.js';
 
 export { chartOf, liveChart, type LiveChartDefinition, type LiveChartSource, type LiveChartView, type LiveTransition } from './live-chart.js';
-export type {
-  LiveActorKind,
-  LiveActorStatus,
-  LiveActorView,
-  LiveLastTransition,
-  LiveMachineView,
-  LiveOwnerView,
-  LivePendingView,
-  LiveSourceView,
-  LiveTimelineEntry,
-  LiveViewState,
-} from './live-view-data.js';
+export type * from './live-view-data.js';
 
 /** Options of {@link createLiveViewModel}. */
 export interface LiveViewModelOptions {
