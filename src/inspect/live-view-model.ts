@@ -16,175 +16,30 @@
  * next incarnation starts), and past `maxActors` new actors are counted, not kept.
  *
  * Pure apart from the time passed in (`now`); tested in spec/inspect/live-view-model.spec.ts.
+ *
+ * Beside it: the data the page gets (`live-view-data.ts`), charts as the view keeps them
+ * (`live-chart.ts`), and the words read from what events carry (`live-view-describe.ts`).
  */
 
-import { chartOfConfig } from './chart-config.js';
-import type { ChartNode } from './chart-model.js';
-import { chartGraph, type ChartGraph } from './chart-graph.js';
-import { leafPaths, parseTakenMove, type TakenTransition } from '../host/transitions-taken.js';
+import { leafPaths, parseTakenMove } from '../host/transitions-taken.js';
+import type { ChartGraph } from './chart-graph.js';
+import { chartOf, liveChart, type LiveChartDefinition, type LiveChartSource, type LiveChartView } from './live-chart.js';
+import type {
+  LiveActorKind,
+  LiveActorStatus,
+  LiveActorView,
+  LiveLastTransition,
+  LiveMachineView,
+  LiveOwnerView,
+  LivePendingView,
+  LiveSourceView,
+  LiveTimelineEntry,
+  LiveViewState,
+} from './live-view-data.js';
+import { classify, clientsDetail, cut, describeError, describeOutput, firstLine, isObject, ownerOf, parseDefinition, stateText } from './live-view-describe.js';
 
-/** What an actor is, as far as the view can tell. */
-export type LiveActorKind = 'supervisor' | 'port' | 'machine' | 'request' | 'actor';
-
-/** XState's snapshot statuses. */
-export type LiveActorStatus = 'active' | 'done' | 'error' | 'stopped';
-
-/** One actor of the tree, as the page gets it. */
-export interface LiveActorView {
-  /** `<source>/<XState session id>`: unique across sources. */
-  readonly key: string;
-  /** The actor's XState session id (`x:12`). */
-  readonly sessionId: string;
-  /** Its id (`port`, `agent:demo`, `session demo-1`), or what its context calls it. */
-  readonly label: string;
-  readonly kind: LiveActorKind;
-  readonly status: LiveActorStatus;
-  /** The snapshot's state value: a supervisor's phase, a port's state, a machine's state. */
-  readonly state?: string;
-  /** A supervisor's name and strategy (`demo agent, rest_for_one`). */
-  readonly detail?: string;
-  /** The OS pid of a port's process. */
-  readonly pid?: number;
-  /** When it started (a port: its process), ms on the source's clock. */
-  readonly startedAt: number;
-  readonly endedAt?: number;
-  /** Earlier incarnations of this child under the same parent. */
-  readonly restarts: number;
-  /** Why it ended (or why its previous incarnation did). */
-  readonly exit?: string;
-  readonly children: readonly LiveActorView[];
-}
-
-/** One source of events: this host, or one `warden acp --inspect` stream. */
-export interface LiveSourceView {
-  readonly id: string;
-  readonly label: string;
-  readonly connected: boolean;
-  readonly since: number;
-  /** Its actors without a parent in view, pending requests left out (see `pending`). */
-  readonly roots: readonly LiveActorView[];
-}
-
-/** An actor with a chart (a state machine, a port or a supervisor on its declared chart), with where it stands. */
-export interface LiveMachineView {
-  readonly key: string;
-  readonly source: string;
-  readonly label: string;
-  /** `machine`, `supervisor` or `port`. */
-  readonly kind: LiveActorKind;
-  /** Its chart in `charts`: the machine id, or `declared:port`, `declared:supervisor`. */
-  readonly chart: string;
-  readonly state: string;
-  /** The leaf states it is in, as paths from the chart's root (several in parallel states). */
-  readonly active: readonly string[];
-  /** The last transition that changed its state: from the leaf it left, by which event, to the leaf it entered. */
-  readonly last?: LiveLastTransition;
-  readonly status: LiveActorStatus;
-  /** A session machine's facts: its session id, agent, restarts, why it failed, who owns it. */
-  readonly sessionId?: string;
-  readonly agent?: string;
-  readonly restarts?: number;
-  readonly failure?: string;
-  /** Its owner host and epoch, on a store several hosts share (PostgreSQL); absent on one without owners (SQLite). */
-  readonly owner?: LiveOwnerView;
-  readonly startedAt: number;
-}
-
-/**
- * Who owns a session, as its chart says (`context.owner`, acp-warden's session machine): on a
- * store several hosts share, the owner host and the epoch it holds the session at. A part the
- * host does not know is absent.
- */
-export interface LiveOwnerView {
-  /** The owner host's id (as `warden sessions` shows it). */
-  readonly hostId?: string;
-  /** The owner host's name (its machine's host name). */
-  readonly hostName?: string;
-  readonly epoch?: number;
-  /** `false`: the session moved to another host (or to none), and the host that shows it runs it no more. */
-  readonly here: boolean;
-}
-
-/** The transition a machine took last (its graph highlights it). */
-export interface LiveLastTransition {
-  /** The leaf it left (for a self-transition, the one it is in). */
-  readonly from: string;
-  readonly event: string;
-  /** The leaf it entered. */
-  readonly to: string;
-  readonly at: number;
-  /**
-   * The transitions taken, when the stream tells them (acp-warden's own streams do: the
-   * microsteps' transitions); without them the graph finds the edge by the event and the leaves.
-   */
-  readonly transitions?: readonly TakenTransition[];
-}
-
-/** A transition of a chart: `event` leads to state `target`. */
-export interface LiveTransition {
-  readonly event: string;
-  readonly target: string;
-}
-
-/** A machine's chart: its top-level states and their transitions. */
-export interface LiveChartView {
-  readonly id: string;
-  readonly initial?: string;
-  readonly states: ReadonlyArray<{ readonly name: string; readonly final: boolean; readonly transitions: readonly LiveTransition[] }>;
-  /** Transitions taken from any state (the machine's own `on`). */
-  readonly anywhere: readonly LiveTransition[];
-}
-
-/** A chart as the model keeps it: what the view lists, and its graph (served apart: it does not change). */
-export interface LiveChartDefinition extends LiveChartView {
-  /** The whole chart, nested states included, as a graph for the page to lay out (chart-graph.ts). */
-  readonly graph: ChartGraph;
-}
-
-/** A chart the view can be given: an id, an initial state and the states (a machine's read from its config, or a declared one). */
-export interface LiveChartSource extends ChartNode {
-  readonly id: string;
-  readonly initial: string;
-  readonly states: Readonly<Record<string, ChartNode>>;
-}
-
-/** A JSON-RPC request sent and not answered yet. */
-export interface LivePendingView {
-  readonly key: string;
-  readonly source: string;
-  readonly method: string;
-  readonly requestId: string;
-  readonly sentAt: number;
-  /** The connection it went out on, by the labels of its owners (`agent:demo › client`). */
-  readonly via: string;
-}
-
-/** A line of the timeline. */
-export interface LiveTimelineEntry {
-  readonly seq: number;
-  readonly at: number;
-  readonly source: string;
-  readonly kind: 'start' | 'exit' | 'restart' | 'escalation' | 'session' | 'stream';
-  readonly severity: 'info' | 'warn' | 'error';
-  /** The actor's path of labels (`agent:demo › agent › port`). */
-  readonly subject: string;
-  readonly text: string;
-}
-
-/** Everything the page shows; JSON. */
-export interface LiveViewState {
-  /** The model's clock when this was made: the page ages things from it. */
-  readonly now: number;
-  readonly sources: readonly LiveSourceView[];
-  /** Every actor with a chart: the state machines, then the supervisors and ports (with `declared` charts). */
-  readonly machines: readonly LiveMachineView[];
-  readonly charts: Readonly<Record<string, LiveChartView>>;
-  readonly pending: readonly LivePendingView[];
-  /** Oldest first (by time, then by arrival). */
-  readonly timeline: readonly LiveTimelineEntry[];
-  /** What was not kept: actors past `maxActors`, events that were not inspection events. */
-  readonly dropped: { readonly actors: number; readonly events: number };
-}
+export { chartOf, liveChart, type LiveChartDefinition, type LiveChartSource, type LiveChartView, type LiveTransition } from './live-chart.js';
+export type * from './live-view-data.js';
 
 /** Options of {@link createLiveViewModel}. */
 export interface LiveViewModelOptions {
@@ -259,7 +114,6 @@ interface SourceRecord {
 
 const MAX_CHARTS = 50;
 const MAX_NAMES_PER_PARENT = 500;
-const MAX_TEXT = 300;
 
 /** Creates an empty model (see the module comment). */
 export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveViewModel {
@@ -650,133 +504,4 @@ export function createLiveViewModel(options: LiveViewModelOptions = {}): LiveVie
       return { now, sources: views, machines: machinesInView, charts: used, pending, timeline: told, dropped: { ...dropped } };
     },
   };
-}
-
-/**
- * The chart of a machine config: its whole chart as a graph for the page (nested states
- * included, chart-config.ts then chart-graph.ts), and, for a page without its layout, its
- * top-level states, each with the events that leave it and where they lead, and the
- * transitions of the machine's own `on` (taken from any state; those without a target are
- * left out of these lists).
- */
-export function chartOf(config: unknown): LiveChartDefinition | undefined {
-  const chart = chartOfConfig(config);
-  return chart && liveChart(chart);
-}
-
-/** A chart as the view keeps it (see {@link chartOf}); a declared one (chart-catalog.ts) too. */
-export function liveChart(chart: LiveChartSource): LiveChartDefinition {
-  return {
-    id: chart.id,
-    initial: chart.initial,
-    states: Object.entries(chart.states).map(([name, node]) => ({ name, final: node.type === 'final', transitions: transitionsOf(node.on) })),
-    anywhere: transitionsOf(chart.on),
-    graph: chartGraph(chart),
-  };
-}
-
-function transitionsOf(on: ChartNode['on']): LiveTransition[] {
-  const found: LiveTransition[] = [];
-  for (const [event, transitions] of Object.entries(on)) {
-    for (const transition of transitions) {
-      for (const target of transition.targets) {
-        // A path from the root: its top-level state's name.
-        const name = target.split('.')[0] ?? target;
-        if (!found.some((seen) => seen.event === event && seen.target === name)) found.push({ event, target: name });
-      }
-    }
-  }
-  return found;
-}
-
-/** A state value as text: `ready`, or `parent.child` for nested states. */
-function stateText(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (isObject(value)) {
-    const [first] = Object.entries(value);
-    return first ? `${first[0]}.${stateText(first[1])}` : '';
-  }
-  return String(value);
-}
-
-/** A hub's clients in one line: `a (c1): s1 controller at seq 42; b (c2): s1 observer behind at seq 7`. */
-function clientsDetail(clients: readonly unknown[]): string {
-  if (clients.length === 0) return 'no clients';
-  return clients
-    .filter(isObject)
-    .map((client) => {
-      const sessions = Array.isArray(client.sessions) ? client.sessions.filter(isObject) : [];
-      const name = typeof client.peer === 'string' ? `${client.peer} (${String(client.connectionId)})` : String(client.connectionId);
-      const where = sessions.map((session) => `${String(session.sessionId)} ${String(session.role)}${session.state === 'behind' ? ' behind' : ''}${typeof session.delivered === 'number' ? ` at seq ${session.delivered}` : ''}`).join(', ');
-      return where ? `${name}: ${where}` : `${name}: no session`;
-    })
-    .join('; ');
-}
-
-/** A session chart's owner (`context.owner`), each part checked; nothing when it names none (a store without owners). */
-function ownerOf(value: unknown): { owner?: LiveOwnerView } {
-  if (!isObject(value)) return {};
-  const owner: LiveOwnerView = {
-    ...(typeof value.hostId === 'string' ? { hostId: cut(value.hostId) } : {}),
-    ...(typeof value.hostName === 'string' ? { hostName: cut(value.hostName) } : {}),
-    ...(typeof value.epoch === 'number' && Number.isFinite(value.epoch) ? { epoch: value.epoch } : {}),
-    here: value.here !== false,
-  };
-  const named = owner.hostId !== undefined || owner.hostName !== undefined || owner.epoch !== undefined;
-  return named || !owner.here ? { owner } : {};
-}
-
-function classify(context: Record<string, unknown>): LiveActorKind {
-  if (Array.isArray(context.command) && typeof context.linesIn === 'number') return 'port';
-  if (typeof context.strategy === 'string' && typeof context.dynamic === 'boolean') return 'supervisor';
-  if (typeof context.method === 'string' && typeof context.sentAt === 'number') return 'request';
-  return 'actor';
-}
-
-function parseDefinition(definition: unknown): unknown {
-  if (typeof definition !== 'string') return undefined;
-  try {
-    return JSON.parse(definition) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** An error as one line: its message (an `{ name, message }` from the inspector, or a string). */
-function describeError(error: unknown): string {
-  if (isObject(error) && typeof error.message === 'string') return cut(firstLine(error.message));
-  if (typeof error === 'string') return cut(firstLine(error));
-  return 'error';
-}
-
-/** A done actor's output as one line: an exit reason (`shutdown (reached_max_restart_intensity)`) or its JSON. */
-function describeOutput(output: unknown): string {
-  if (output === undefined || output === null) return 'done';
-  if (isObject(output) && typeof output.message === 'string') return cut(firstLine(output.message));
-  if (isObject(output) && typeof output.kind === 'string') {
-    if (output.kind === 'error') return describeError(output.error);
-    const detail = output.detail;
-    if (detail === undefined) return output.kind;
-    if (typeof detail === 'string') return `${output.kind} (${detail})`;
-    // A port's stop: how its process ended.
-    if (isObject(detail) && isObject(detail.reason) && typeof detail.reason.kind === 'string') {
-      const reason = detail.reason;
-      const how = [reason.kind, typeof reason.code === 'number' ? `code ${reason.code}` : '', typeof reason.signal === 'string' ? reason.signal : ''].filter(Boolean).join(', ');
-      return `${output.kind} (${how})`;
-    }
-    return cut(`${output.kind} (${JSON.stringify(detail)})`);
-  }
-  return cut(typeof output === 'string' ? output : JSON.stringify(output));
-}
-
-function firstLine(text: string): string {
-  return text.split('\n', 1)[0] ?? text;
-}
-
-function cut(text: string): string {
-  return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -13,7 +13,7 @@ import type { AnyActorRef, InspectionEvent, Observer } from 'xstate';
 import { createLiveActors, type LiveActors } from '../host/live-actors.js';
 import { describeExit } from '../supervision/exit-reason.js';
 import { portChart, supervisorChart } from './chart-catalog.js';
-import { supervisorState } from '../supervision/supervisor.js';
+import { supervisorState } from '../supervision/supervisor-state.js';
 import { statelyEventOf } from './stately-event.js';
 import type { LiveViewModel } from './live-view-model.js';
 import type { LiveViewServer } from './live-view-server.js';

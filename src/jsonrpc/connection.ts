@@ -20,154 +20,26 @@
  * Messages flow through directly (no transition per message); lifecycle (timeouts, peer
  * lost, close) goes through the actor. Pending requests live in a `Map` beside the actor, so
  * that thousands in flight cost the same per request as one: XState would copy a parent's
- * `children` object on every spawn and stop.
+ *
+ * This module is the actor: its logic, closing, and the functions that send and answer.
+ * Beside it, one concept per file: the contract (`connection-contract.ts`), the live state
+ * (`connection-state.ts`), what arrives from the peer (`connection-incoming.ts`) and the
+ * bookkeeping of our requests in flight (`connection-outgoing.ts`).
  */
-import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot } from 'xstate';
+import { createActor, type AnyActorRef } from 'xstate';
 import { resolveNow } from '../supervision/clock.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
-import { maxParamsDepth, nestsDeeperThan } from './depth-limit.js';
-import { CANCEL_REQUEST_METHOD, classify, describeMessage, errorResponse, type Classified, type JsonRpcId, type JsonRpcMessage } from './message.js';
-import { pendingRequestLogic, type RequestOutcome } from './pending-request.js';
+import { CANCEL_REQUEST_METHOD, errorResponse, type JsonRpcId, type JsonRpcMessage } from './message.js';
+import { pendingRequestLogic } from './pending-request.js';
 import { RpcError, toRpcError } from './rpc-error.js';
-import type { OversizeLine, PeerLost, Transport } from './transport.js';
-import { ErrorCodes } from './error-codes.js';
+import type { PeerLost } from './transport.js';
+import { defaultMaxUnansweredRequests, type ConnectionEvent, type ConnectionInput, type ConnectionLogic, type ConnectionSnapshot, type Timeout } from './connection-contract.js';
+import { holdReading, idKey, keepLive, liveOf, send, summary, type Live, type Outgoing, type Scope } from './connection-state.js';
+import { onOversize, receive } from './connection-incoming.js';
+import { abandon, inputEndedError, onInputEnded, onTimeout, scheduleTimeout, settle, settleAll, timeoutFor } from './connection-outgoing.js';
 
-/** Parses (and validates) params; throws to reject them (a zod schema's `parse` fits). */
-export type ParamsParser = (params: unknown) => unknown;
-
-/**
- * The methods a connection serves. With `requests`, a request for any other method is
- * answered -32601 by the connection itself, and params failing their parser -32602.
- * Without it, every request is emitted to the owner. Unknown notifications are dropped
- * (reported as `rpc.dropped`), as JSON-RPC and ACP ask.
- */
-export interface MethodTable {
-  readonly requests?: Readonly<Record<string, ParamsParser | true>>;
-  readonly notifications?: Readonly<Record<string, ParamsParser | true>>;
-}
-
-/**
- * A request deadline: `none`, a number of ms from sending, or `{ idleMs }`: ms without any
- * message from the peer (a prompt streaming updates never times out; a silent one does).
- */
-export type Timeout = 'none' | number | { readonly idleMs: number };
-
-/** Deadlines per method; the default is `none` (prompts can be long). */
-export interface TimeoutPolicy {
-  readonly default?: Timeout;
-  readonly methods?: Readonly<Record<string, Timeout>>;
-}
-
-/** What a connection runs on. Only `transport` is required. */
-export interface ConnectionInput {
-  readonly transport: Transport;
-  /** A name for logs and the inspector. */
-  readonly name?: string;
-  readonly methods?: MethodTable;
-  readonly timeouts?: TimeoutPolicy;
-  /**
-   * Incoming requests left unanswered at which the connection stops reading its transport
-   * (when the transport can pause, see `Transport.holdReading`); reading starts again at half
-   * as many. Not while a request of ours waits for the peer's answer: that answer arrives on
-   * the same input. Default {@link defaultMaxUnansweredRequests}.
-   */
-  readonly maxUnansweredRequests?: number;
-}
-
-/**
- * Incoming requests a connection leaves unanswered before it stops reading: 1024. A peer
- * that pipelines faster than requests are answered (say, through a slow agent) waits, and
- * what warden holds for it stays bounded.
- */
-export const defaultMaxUnansweredRequests = 1024;
-
-/** The phase of a connection, its snapshot `value`. */
-export type ConnectionPhase = 'open' | 'closed';
-
-/**
- * Plain facts about a connection, updated on lifecycle transitions. Counts that change with
- * every message (requests in flight, unanswered, malformed) are read with
- * {@link connectionStats}: messages do not go through transitions.
- */
-export interface ConnectionContext {
-  readonly name: string;
-}
-
-/** The snapshot of a connection; its output is why it closed. */
-export type ConnectionSnapshot = Snapshot<PeerLost> & {
-  readonly value: ConnectionPhase;
-  readonly context: ConnectionContext;
-};
-
-/** Events a connection accepts (most work goes through the functions below). */
-export type ConnectionEvent =
-  | { readonly type: 'rpc.timeout'; readonly id: JsonRpcId }
-  | { readonly type: 'rpc.peerLost'; readonly reason: PeerLost }
-  /** The peer sends nothing more but still reads (its writing side closed). */
-  | { readonly type: 'rpc.inputEnded'; readonly reason: PeerLost }
-  | { readonly type: 'rpc.close'; readonly reason?: PeerLost }
-  | { readonly type: typeof SHUTDOWN_EVENT }
-  | { readonly type: `xstate.${string}` };
-
-/** Why a message was dropped instead of processed. */
-export type DropReason = 'unmatched_response' | 'late_response' | 'unknown_notification' | 'invalid_notification' | 'invalid_response' | 'peer_error' | 'line_too_long' | 'too_deep';
-
-/** Events a connection emits to its owner, in arrival order. */
-export type ConnectionEmitted =
-  | { readonly type: 'rpc.request'; readonly id: JsonRpcId; readonly method: string; readonly params: unknown }
-  | { readonly type: 'rpc.notification'; readonly method: string; readonly params: unknown }
-  | { readonly type: 'rpc.cancelRequested'; readonly id: JsonRpcId }
-  | { readonly type: 'rpc.dropped'; readonly reason: DropReason; readonly detail: string }
-  /** Our writes to the peer are backed up (it reads slowly) or drained again: producers wait meanwhile. */
-  | { readonly type: 'rpc.backpressure'; readonly backedUp: boolean }
-  /** The peer will send nothing more (it half-closed), but our answers still reach it. */
-  | { readonly type: 'rpc.inputEnded'; readonly reason: PeerLost }
-  | { readonly type: 'rpc.closed'; readonly reason: PeerLost };
-
-/** Actor logic of a connection. */
-export type ConnectionLogic = ActorLogic<ConnectionSnapshot, ConnectionEvent, ConnectionInput, ActorSystem<any>, ConnectionEmitted>;
-
-type Scope = ActorScope<ConnectionSnapshot, ConnectionEvent, ActorSystem<any>, ConnectionEmitted>;
-
-interface Outgoing {
-  readonly ref: AnyActorRef;
-  readonly method: string;
-  readonly timeout: Timeout;
-  readonly sentAt: number;
-  readonly resolve: (result: unknown) => void;
-  readonly reject: (error: RpcError) => void;
-}
-
-interface Live {
-  readonly scope: Scope;
-  readonly input: ConnectionInput;
-  readonly name: string;
-  readonly now: () => number;
-  readonly outgoing: Map<JsonRpcId, Outgoing>;
-  /** Incoming requests owed a response, by id key. */
-  readonly incoming: Map<string, { readonly id: JsonRpcId; readonly method: string }>;
-  /** Ids we stopped waiting for (cancelled, timed out): their late answers are dropped quietly. */
-  readonly abandoned: Set<JsonRpcId>;
-  nextId: number;
-  lastActivity: number;
-  malformed: number;
-  closed: PeerLost | undefined;
-  /** Why the peer sends nothing more, once its input ended (the connection stays open for our answers). */
-  inputEnded: PeerLost | undefined;
-  /** See {@link ConnectionInput.maxUnansweredRequests}. */
-  readonly maxUnanswered: number;
-  /** Whether we asked the transport to stop reading (too many requests unanswered). */
-  readingHeld: boolean;
-}
-
-const lives = new WeakMap<AnyActorRef, Live>();
-const abandonedLimit = 1024;
-const CANCEL_REQUEST = CANCEL_REQUEST_METHOD;
-
-function idKey(id: JsonRpcId): string {
-  return typeof id === 'number' ? `n${id}` : `s${id}`;
-}
+export * from './connection-contract.js';
 
 /** Actor logic of a JSON-RPC connection: `createActor(connectionLogic, { input: { transport } })`. */
 export const connectionLogic: ConnectionLogic = gracefulShutdown({
@@ -192,11 +64,11 @@ export const connectionLogic: ConnectionLogic = gracefulShutdown({
       maxUnanswered: Math.max(1, input.maxUnansweredRequests ?? defaultMaxUnansweredRequests),
       readingHeld: false,
     };
-    lives.set(scope.self, live);
+    keepLive(live);
     return { status: 'active', output: undefined, error: undefined, value: 'open', context: summary(live) };
   },
   start(_snapshot: ConnectionSnapshot, scope: Scope): void {
-    const live = lives.get(scope.self) as Live;
+    const live = liveOf(scope.self);
     live.lastActivity = live.now();
     live.input.transport.start({
       message: (value) => {
@@ -220,7 +92,7 @@ export const connectionLogic: ConnectionLogic = gracefulShutdown({
   },
   transition(snapshot: ConnectionSnapshot, event: ConnectionEvent, scope: Scope): ConnectionSnapshot {
     if (snapshot.status !== 'active') return snapshot;
-    const live = lives.get(scope.self) as Live;
+    const live = liveOf(scope.self);
     switch (event.type) {
       case 'rpc.timeout':
         onTimeout(live, event.id);
@@ -256,265 +128,6 @@ export const connectionLogic: ConnectionLogic = gracefulShutdown({
   },
 } as ConnectionLogic);
 
-function summary(live: Live): ConnectionContext {
-  return { name: live.name };
-}
-
-/** Writes a message; `false` when it cannot be written (a value JSON cannot encode, a transport fault). */
-function send(live: Live, message: JsonRpcMessage): boolean {
-  try {
-    live.input.transport.send(message);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-// ---------------------------------------------------------------------------------------
-// Incoming
-
-function receive(live: Live, value: unknown): void {
-  if (live.closed) return;
-  live.lastActivity = live.now();
-  const verdict = classify(value);
-  const emit = live.scope.emit;
-  if (verdict.kind !== 'invalid' && nestsDeeperThan(verdict.kind === 'response' ? (verdict.isError ? verdict.error : verdict.result) : verdict.message.params, maxParamsDepth)) {
-    refuseTooDeep(live, verdict);
-    return;
-  }
-  switch (verdict.kind) {
-    case 'response':
-      onResponse(live, verdict.id, verdict.isError, verdict.isError ? verdict.error : verdict.result);
-      return;
-    case 'request': {
-      const { id, method, params } = verdict.message;
-      const key = idKey(id);
-      if (live.incoming.has(key)) {
-        send(live, { jsonrpc: '2.0', id, error: RpcError.invalidRequest(`request id ${JSON.stringify(id)} is already in use`).toErrorObject() });
-        return;
-      }
-      const parsed = parseParams(live.input.methods?.requests, method, params);
-      if (parsed.kind === 'unknown') {
-        send(live, { jsonrpc: '2.0', id, error: RpcError.methodNotFound(method).toErrorObject() });
-        return;
-      }
-      if (parsed.kind === 'invalid') {
-        send(live, { jsonrpc: '2.0', id, error: parsed.error.toErrorObject() });
-        return;
-      }
-      live.incoming.set(key, { id, method });
-      emit({ type: 'rpc.request', id, method, params: parsed.params });
-      return;
-    }
-    case 'notification': {
-      const { method, params } = verdict.message;
-      if (method === CANCEL_REQUEST) {
-        const requestId = (params as { requestId?: unknown } | undefined)?.requestId;
-        if ((typeof requestId === 'string' || typeof requestId === 'number') && live.incoming.has(idKey(requestId))) {
-          emit({ type: 'rpc.cancelRequested', id: requestId });
-        }
-        return;
-      }
-      const parsed = parseParams(live.input.methods?.notifications, method, params);
-      if (parsed.kind === 'unknown') {
-        emit({ type: 'rpc.dropped', reason: 'unknown_notification', detail: method });
-        return;
-      }
-      if (parsed.kind === 'invalid') {
-        emit({ type: 'rpc.dropped', reason: 'invalid_notification', detail: `${method}: ${parsed.error.message}` });
-        return;
-      }
-      emit({ type: 'rpc.notification', method, params: parsed.params });
-      return;
-    }
-    case 'invalid':
-      if (verdict.respond) {
-        send(live, { jsonrpc: '2.0', id: verdict.id, error: verdict.error.toErrorObject() });
-      } else {
-        emit({ type: 'rpc.dropped', reason: verdict.id === null ? 'peer_error' : 'invalid_response', detail: `${verdict.error.message} (${describeMessage(value)})` });
-      }
-      return;
-  }
-}
-
-/**
- * A message nested deeper than {@link maxParamsDepth}, refused before anything else reads it
- * (nearly everything after the parse recurses): a request is answered -32602 by its id; an
- * answer to one of our requests fails that request; a notification is dropped and reported.
- */
-function refuseTooDeep(live: Live, verdict: Exclude<Classified, { kind: 'invalid' }>): void {
-  const detail = `nested deeper than ${maxParamsDepth} levels of objects and arrays, the limit of every message, so it was refused unread`;
-  if (verdict.kind === 'response') {
-    const entry = live.outgoing.get(verdict.id);
-    if (!entry) {
-      live.scope.emit({ type: 'rpc.dropped', reason: 'too_deep', detail: `an answer (id ${JSON.stringify(verdict.id)}) nobody waits for: ${detail}` });
-      return;
-    }
-    live.outgoing.delete(verdict.id);
-    settle(live, verdict.id, entry, 'failed');
-    entry.reject(RpcError.because('too_deep', `The answer to ${entry.method} was not read: its ${verdict.isError ? 'error' : 'result'} is ${detail}`, { maxDepth: maxParamsDepth, method: entry.method }, { code: ErrorCodes.InternalError, failure: 'local' }));
-    return;
-  }
-  const { method } = verdict.message;
-  if (verdict.kind === 'notification') {
-    live.scope.emit({ type: 'rpc.dropped', reason: 'too_deep', detail: `${method}: its params are ${detail}` });
-    return;
-  }
-  send(live, errorResponse(verdict.message.id, RpcError.because('too_deep', `Invalid params: ${method}: the params are ${detail}; send flatter JSON`, { maxDepth: maxParamsDepth, method })));
-}
-
-/**
- * A line over the transport's limit, dropped unread: a request is answered -32600 by its id
- * (when its start or end showed it; else with id null), naming the limit; an answer to one of
- * our requests fails that request; a notification is dropped and reported.
- */
-function onOversize(live: Live, line: OversizeLine): void {
-  if (live.closed) return;
-  try {
-    answerOversize(live, line);
-  } finally {
-    holdReading(live);
-  }
-}
-
-function answerOversize(live: Live, line: OversizeLine): void {
-  live.lastActivity = live.now();
-  live.malformed += 1;
-  const { id, kind, method } = line.envelope;
-  const detail = `a message of ${line.bytes} bytes is over the limit of ${line.limit} bytes per line, so it was dropped unread`;
-  const details = { bytes: line.bytes, limitBytes: line.limit, ...(method ? { method } : {}) };
-  if (kind === 'response' && id !== null) {
-    const entry = live.outgoing.get(id);
-    if (!entry) {
-      live.scope.emit({ type: 'rpc.dropped', reason: 'line_too_long', detail: `an answer (id ${JSON.stringify(id)}) nobody waits for: ${detail}` });
-      return;
-    }
-    live.outgoing.delete(id);
-    settle(live, id, entry, 'failed');
-    entry.reject(RpcError.because('line_too_long', `The answer to ${entry.method} was not read: ${detail}`, { ...details, method: entry.method }, { code: ErrorCodes.InternalError, failure: 'local' }));
-    return;
-  }
-  if (kind === 'notification' || kind === 'response') {
-    live.scope.emit({ type: 'rpc.dropped', reason: 'line_too_long', detail: `${method ?? 'an answer without id'}: ${detail}` });
-    return;
-  }
-  send(live, { jsonrpc: '2.0', id, error: RpcError.because('line_too_long', `Invalid request: ${method ? `${method}: ` : ''}${detail}`, details).toErrorObject() });
-}
-
-type ParsedParams = { readonly kind: 'ok'; readonly params: unknown } | { readonly kind: 'unknown' } | { readonly kind: 'invalid'; readonly error: RpcError };
-
-/** Checks `params` of `method` against a method table (no table: anything goes). */
-function parseParams(table: Readonly<Record<string, ParamsParser | true>> | undefined, method: string, params: unknown): ParsedParams {
-  if (!table) return { kind: 'ok', params };
-  const parser = Object.hasOwn(table, method) ? table[method] : undefined;
-  if (parser === undefined) return { kind: 'unknown' };
-  if (parser === true) return { kind: 'ok', params };
-  try {
-    return { kind: 'ok', params: parser(params) };
-  } catch (error) {
-    return { kind: 'invalid', error: toRpcError(asParamsError(error)) };
-  }
-}
-
-/** A thrown parser error is an invalid-params error, whatever its class. */
-function asParamsError(error: unknown): unknown {
-  if (error instanceof RpcError) return error;
-  if (typeof error === 'object' && error !== null && Array.isArray((error as { issues?: unknown }).issues)) return error;
-  return RpcError.invalidParams(error instanceof Error ? error.message : String(error));
-}
-
-function onResponse(live: Live, id: JsonRpcId, isError: boolean, payload: unknown): void {
-  const entry = live.outgoing.get(id);
-  if (!entry) {
-    if (live.abandoned.delete(id)) return; // the answer to a request we stopped waiting for
-    live.scope.emit({ type: 'rpc.dropped', reason: 'unmatched_response', detail: `no request with id ${JSON.stringify(id)} is pending` });
-    return;
-  }
-  live.outgoing.delete(id);
-  if (isError) {
-    settle(live, id, entry, 'failed');
-    entry.reject(RpcError.fromErrorObject(payload));
-  } else {
-    settle(live, id, entry, 'answered');
-    entry.resolve(payload);
-  }
-}
-
-// ---------------------------------------------------------------------------------------
-// Outgoing
-
-function settle(live: Live, id: JsonRpcId, entry: Outgoing, outcome: RequestOutcome): void {
-  if (entry.timeout !== 'none') live.scope.system.scheduler.cancel(live.scope.self, `timeout:${id}`);
-  entry.ref.send({ type: 'request.settle', outcome });
-}
-
-function abandon(live: Live, id: JsonRpcId): void {
-  live.abandoned.add(id);
-  if (live.abandoned.size > abandonedLimit) {
-    const oldest = live.abandoned.values().next().value as JsonRpcId;
-    live.abandoned.delete(oldest);
-  }
-}
-
-function timeoutFor(live: Live, method: string, override: Timeout | undefined): Timeout {
-  return override ?? live.input.timeouts?.methods?.[method] ?? live.input.timeouts?.default ?? 'none';
-}
-
-function scheduleTimeout(live: Live, id: JsonRpcId, delay: number): void {
-  const self = live.scope.self;
-  const due: ConnectionEvent = { type: 'rpc.timeout', id };
-  live.scope.system.scheduler.schedule(self, self, due, Math.max(0, delay), `timeout:${id}`);
-}
-
-function onTimeout(live: Live, id: JsonRpcId): void {
-  const entry = live.outgoing.get(id);
-  if (!entry || typeof entry.timeout !== 'object' && typeof entry.timeout !== 'number') return;
-  if (typeof entry.timeout === 'object') {
-    // An idle deadline: any message from the peer since then moves it.
-    const quiet = live.now() - Math.max(live.lastActivity, entry.sentAt);
-    if (quiet < entry.timeout.idleMs) {
-      scheduleTimeout(live, id, entry.timeout.idleMs - quiet);
-      return;
-    }
-  }
-  live.outgoing.delete(id);
-  abandon(live, id);
-  const ms = typeof entry.timeout === 'number' ? entry.timeout : entry.timeout.idleMs;
-  settle(live, id, entry, 'timedOut');
-  holdReading(live);
-  entry.reject(RpcError.because('timeout', 'Request cancelled', { method: entry.method, timeoutMs: ms }));
-}
-
-/** The error of a request to a peer whose input ended: it can never answer. */
-function inputEndedError(reason: PeerLost, method: string): RpcError {
-  return RpcError.because('input_ended', `The peer can no longer answer ${method}: ${reason.message}`, { method });
-}
-
-/** The peer sends nothing more: what we asked it fails now; what it asked us is still answered. */
-function onInputEnded(live: Live, reason: PeerLost): void {
-  if (live.closed || live.inputEnded) return;
-  live.inputEnded = reason;
-  const entries = [...live.outgoing];
-  live.outgoing.clear();
-  for (const [id, entry] of entries) {
-    settle(live, id, entry, 'peerLost');
-    entry.reject(inputEndedError(reason, entry.method));
-  }
-  live.scope.emit({ type: 'rpc.inputEnded', reason });
-}
-
-function settleAll(live: Live, reason: PeerLost): void {
-  const entries = [...live.outgoing];
-  live.outgoing.clear();
-  live.incoming.clear();
-  for (const [id, entry] of entries) {
-    // Through settle, so that each request's deadline timer goes with it.
-    settle(live, id, entry, 'peerLost');
-    const error = RpcError.because('peer_lost', `The peer is gone: ${reason.message}`, { method: entry.method, exit: reason.exit });
-    entry.reject(error);
-  }
-}
-
 /** We are closing while the peer is still there: every request it is owed an answer for gets one. */
 function answerOutstanding(live: Live, reason: PeerLost): void {
   if (live.closed) return;
@@ -530,12 +143,6 @@ function closeWith(live: Live, reason: PeerLost, snapshot: ConnectionSnapshot): 
   settleAll(live, reason);
   live.scope.emit({ type: 'rpc.closed', reason });
   return { ...snapshot, status: 'done', output: reason, value: 'closed', context: summary(live) } as ConnectionSnapshot;
-}
-
-function liveOf(connection: AnyActorRef): Live {
-  const live = lives.get(connection);
-  if (!live) throw new TypeError(`Expected a JSON-RPC connection actor, got actor "${connection.id}".`);
-  return live;
 }
 
 /** Options of one outgoing request. */
@@ -603,7 +210,7 @@ export function cancelRequest(connection: AnyActorRef, id: JsonRpcId): boolean {
   abandon(live, id);
   settle(live, id, entry, 'cancelled');
   holdReading(live);
-  if (!live.closed) send(live, { jsonrpc: '2.0', method: CANCEL_REQUEST, params: { requestId: id } });
+  if (!live.closed) send(live, { jsonrpc: '2.0', method: CANCEL_REQUEST_METHOD, params: { requestId: id } });
   entry.reject(RpcError.because('cancelled', 'Request cancelled', { method: entry.method }));
   return true;
 }
@@ -635,20 +242,6 @@ function answer(connection: AnyActorRef, id: JsonRpcId, message: JsonRpcMessage)
     send(live, { jsonrpc: '2.0', id, error: RpcError.internalError('the result could not be written as JSON', { method: request.method }).toErrorObject() });
   }
   return { ok: true };
-}
-
-/**
- * Stops reading the transport while {@link Live.maxUnanswered} incoming requests are
- * unanswered, until half as many are; never while a request of ours is outstanding (its
- * answer is on the same input: a prompt waiting on a permission answer must get it).
- */
-function holdReading(live: Live): void {
-  if (live.closed) return;
-  const unanswered = live.incoming.size;
-  const hold = live.outgoing.size === 0 && (live.readingHeld ? unanswered > live.maxUnanswered / 2 : unanswered >= live.maxUnanswered);
-  if (hold === live.readingHeld) return;
-  live.readingHeld = hold;
-  live.input.transport.holdReading?.(hold);
 }
 
 /** Closes the connection: the transport stops, pending requests settle `peer_lost`. */

@@ -1,7 +1,7 @@
 import type { AnyActorRef } from 'xstate';
 import type { ChildSpec } from './child-spec.js';
 import { errorExit, exitFromOutput, killedExit, shutdownExit, type ExitReason } from './exit-reason.js';
-import { pendingCalls } from './supervisor.js';
+import { pendingCalls } from './supervisor-logic.js';
 import {
   SHUTDOWN_EVENT,
   notRunning,

@@ -1,7 +1,8 @@
 import type { AnyActorRef } from 'xstate';
 import type { ChildType, RestartType } from './child-spec.js';
 import { serializeExit } from './exit-reason.js';
-import { pidOf, supervisorState, type ChildStatus, type SupervisorPhase } from './supervisor.js';
+import { pidOf } from './child-start.js';
+import { supervisorState, type ChildStatus, type SupervisorPhase } from './supervisor-state.js';
 
 /** One row of {@link whichChildren} (OTP's `which_children/1`). */
 export interface ChildInfo {

@@ -1,11 +1,15 @@
 /**
  * The supervisor: OTP's `supervisor` behaviour as XState v5 actor logic.
  *
- * This module is the single home of the supervision semantics: starting children in order,
- * deciding restarts, applying the strategy, counting intensity, stopping in reverse order
- * with each child's shutdown policy, auto-shutdown and backoff. The decisions themselves
- * are the pure functions of `restart-policy.ts`, `restart-intensity.ts` and `backoff.ts`;
- * this module applies them and performs the effects.
+ * This module is the single home of the supervision policy, whole as in OTP's
+ * `supervisor.erl`: starting children in order, deciding restarts, applying the strategy,
+ * counting intensity, shutting down with auto-shutdown and backoff, and the commands
+ * (`startChild`, `terminateChild`, ...). The decisions themselves are the pure functions of
+ * `restart-policy.ts`, `restart-intensity.ts` and `backoff.ts`; this module applies them.
+ * Its mechanics live beside it: the live state (`supervisor-state.ts`), the actor-logic
+ * plumbing and snapshot (`supervisor-logic.ts`), spec validation (`child-spec-list.ts`),
+ * starting one child (`child-start.ts`) and stopping children in order with their shutdown
+ * policy (`child-stop.ts`).
  *
  * Why custom logic and not a machine with `spawnChild`: XState copies a machine's
  * `children` object on every spawn and stop (O(n) each), stops children in start order and
@@ -13,72 +17,47 @@
  * children live in an ordered `Map` kept beside the actor (never in the snapshot, as
  * XState keeps live resources in WeakMaps), and the snapshot is a small summary.
  */
-import { createActor, type ActorLogic, type ActorScope, type AnyActorLogic, type AnyActorRef, type ActorSystem, type Snapshot, type Subscription } from 'xstate';
-
-type AnyActorSystem = ActorSystem<any>;
-import {
-  isSupervisorLogic,
-  normalizeChildSpec,
-  supervisorLogicMarker,
-  type ChildSpec,
-  type NormalizedChildSpec,
-} from './child-spec.js';
+import { normalizeChildSpec, type ChildSpec, type NormalizedChildSpec } from './child-spec.js';
+import { checkChildSpecs } from './child-spec-list.js';
 import { backoffAttempt, backoffDelay, delayWithinIntensity } from './backoff.js';
-import { addRestart, restartsInWindow } from './restart-intensity.js';
+import { addRestart } from './restart-intensity.js';
 import { autoShutdownTriggered, restartGroup, shouldRestart } from './restart-policy.js';
-import { normalizeFlags, type NormalizedFlags, type SupervisorFlags } from './supervisor-flags.js';
-import {
-  errorExit,
-  exitFromOutput,
-  isExitReason,
-  killedExit,
-  shutdownExit,
-  type ExitReason,
-} from './exit-reason.js';
+import { normalizeFlags, type SupervisorFlags } from './supervisor-flags.js';
+import { errorExit, killedExit, shutdownExit, type ExitReason } from './exit-reason.js';
 import {
   SHUTDOWN_EVENT,
-  notRunning,
   type ExitAction,
-  type SupervisionEvent,
   type SupervisorCommand,
   type SupervisorEvent,
   type SupervisorInternalEvent,
 } from './events.js';
 import { SupervisorSpecError } from './spec-error.js';
 import { SupervisorStartError } from './start-error.js';
-import { PendingReplies } from './pending-replies.js';
-import { resolveNow } from './clock.js';
-import { acceptsGracefulShutdown } from './graceful-shutdown.js';
+import { isFailedInit, startEntry } from './child-start.js';
+import {
+  advanceTermination,
+  cancelRestartTimer,
+  finishTermination,
+  killEntry,
+  releaseEntry,
+  runningInReverse,
+  runningInStopOrder,
+} from './child-stop.js';
+import { supervisorActorLogic } from './supervisor-logic.js';
+import {
+  emit,
+  failDeferred,
+  newEntry,
+  replyStopped,
+  type ChildEntry,
+  type Continuation,
+  type Live,
+  type SupervisorConfig,
+  type SupervisorLogic,
+  type Termination,
+} from './supervisor-state.js';
 
-/** The phase of a supervisor, its snapshot `value`. */
-export type SupervisorPhase = 'running' | 'restarting' | 'shuttingDown' | 'stopped';
-
-/** A small, serialisable summary; the children themselves are read with `whichChildren`. */
-export interface SupervisorContext {
-  readonly name: string;
-  readonly strategy: NormalizedFlags['strategy'];
-  readonly dynamic: boolean;
-  /** Child specs held (running or not). */
-  readonly specs: number;
-  /** Children running now. */
-  readonly active: number;
-  /** Restarts done since start. */
-  readonly restarts: number;
-  /** Restarts that count against intensity at the time of the snapshot. */
-  readonly restartsInWindow: number;
-}
-
-/** The snapshot of a supervisor actor. Its output is the supervisor's exit reason. */
-export type SupervisorSnapshot = Snapshot<ExitReason> & {
-  readonly value: SupervisorPhase;
-  readonly context: SupervisorContext;
-};
-
-/** Actor logic of a supervisor; create it with {@link createSupervisor} or `createDynamicSupervisor`. */
-export type SupervisorLogic<TInput = unknown> = ActorLogic<SupervisorSnapshot, SupervisorEvent, TInput, AnyActorSystem, SupervisionEvent> & {
-  readonly [supervisorLogicMarker]: true;
-  readonly id: string;
-};
+export type { ChildStatus, SupervisorContext, SupervisorLogic, SupervisorPhase, SupervisorSnapshot } from './supervisor-state.js';
 
 /** Options of {@link createSupervisor}: flags plus the child specs, in start order. */
 export interface SupervisorOptions<TInput = unknown> extends SupervisorFlags {
@@ -89,82 +68,6 @@ export interface SupervisorOptions<TInput = unknown> extends SupervisorFlags {
   /** Random numbers in [0, 1) for backoff jitter; injectable for deterministic tests. */
   readonly random?: () => number;
 }
-
-/** Internal configuration shared by static and dynamic supervisors. */
-export interface SupervisorConfig<TInput> {
-  readonly name: string;
-  readonly flags: NormalizedFlags;
-  readonly dynamic: boolean;
-  readonly maxChildren: number;
-  readonly children: (input: TInput) => readonly ChildSpec[];
-  readonly template: ((args: unknown) => ChildSpec) | undefined;
-  readonly random: () => number;
-}
-
-/**
- * Where a child stands: `running` (a live actor), `restarting` (waiting for its restart:
- * backoff delay, a retry after a failed start, or its group restart), `terminating` (asked
- * to shut down, not finished yet), `terminated` (not running; its spec is kept).
- */
-type ChildStatus = 'running' | 'restarting' | 'terminating' | 'terminated';
-
-interface ChildEntry {
-  readonly spec: NormalizedChildSpec;
-  status: ChildStatus;
-  ref: AnyActorRef | undefined;
-  /** Increases on every start; exit events carry it so that a late one is recognised. */
-  incarnation: number;
-  restarts: number;
-  startedAt: number;
-  pendingAttempt: number;
-  lastExit: ExitReason | undefined;
-  subscription: Subscription | undefined;
-  relay: Subscription | undefined;
-  restartTimer: string | undefined;
-}
-
-type Continuation =
-  | { readonly kind: 'restart'; readonly failedId: string; readonly group: readonly string[] }
-  | { readonly kind: 'exit'; readonly reason: ExitReason }
-  | { readonly kind: 'delay'; readonly id: string; readonly delay: number; readonly attempt: number; readonly group: readonly string[] }
-  | { readonly kind: 'terminateOne'; readonly id: string; readonly reply: ((result: { ok: true }) => void) | undefined };
-
-/** A batch of children being stopped; the supervisor is busy until it is empty. */
-interface Termination {
-  queue: string[];
-  readonly concurrent: boolean;
-  readonly current: Set<string>;
-  then: Continuation;
-}
-
-interface Live {
-  readonly scope: ActorScope<SupervisorSnapshot, SupervisorEvent, AnyActorSystem, SupervisionEvent>;
-  readonly config: SupervisorConfig<any>;
-  readonly path: string;
-  readonly now: () => number;
-  readonly table: Map<string, ChildEntry>;
-  window: readonly number[];
-  /** When the last restart was counted against intensity (reported with `child.restarted`). */
-  countedAt: number;
-  phase: SupervisorPhase;
-  busy: Termination | undefined;
-  deferred: SupervisorEvent[];
-  totalRestarts: number;
-  /** Children with a live actor; kept as a count so that a snapshot costs O(1). */
-  active: number;
-  nextChildNumber: number;
-  exit: ExitReason | undefined;
-  initSpecs: readonly NormalizedChildSpec[];
-}
-
-/** Live state per supervisor actor, kept out of the snapshot (as XState's own creators do). */
-const liveStates = new WeakMap<AnyActorRef, Live>();
-
-/** Replies owed to `startChild`, `terminateChild`, ... callers; settled `not_running` when the supervisor ends. */
-export const pendingCalls = new PendingReplies<typeof notRunning>();
-
-/** Every child started here is also indexed by its ref, for introspection. */
-const childEntries = new WeakMap<AnyActorRef, ChildEntry>();
 
 /**
  * Creates a supervisor: actor logic that starts `children` in order and keeps them running
@@ -203,7 +106,7 @@ export function createSupervisor<TInput = unknown>(options: SupervisorOptions<TI
     if (!Array.isArray(children)) {
       throw new SupervisorSpecError({ field: 'children', value: children, expected: 'an array of child specs or a function of the input' });
     }
-    checkSpecs(children, flags);
+    checkChildSpecs(children, flags);
   }
   return supervisorLogic<TInput>({
     name: options.name ?? 'supervisor',
@@ -216,258 +119,25 @@ export function createSupervisor<TInput = unknown>(options: SupervisorOptions<TI
   });
 }
 
-/** Validates specs and their ids' uniqueness; returns them normalised. */
-function checkSpecs(specs: readonly ChildSpec[], flags: NormalizedFlags): NormalizedChildSpec[] {
-  const seen = new Set<string>();
-  return specs.map((spec) => {
-    const normalized = normalizeChildSpec(spec, flags.autoShutdown);
-    if (seen.has(normalized.id)) {
-      throw new SupervisorSpecError({ field: 'id', value: normalized.id, expected: 'unique among the children', childId: normalized.id });
-    }
-    seen.add(normalized.id);
-    return normalized;
-  });
-}
-
-/** Builds the actor logic for a configuration (static or dynamic). */
+/** Builds the actor logic for a configuration (static or dynamic), with this module's policy. */
 export function supervisorLogic<TInput>(config: SupervisorConfig<TInput>): SupervisorLogic<TInput> {
-  const logic = {
-    [supervisorLogicMarker]: true as const,
-    id: config.name,
-    config,
-    getInitialSnapshot(scope: Live['scope'], input: TInput): SupervisorSnapshot {
-      const initSpecs = config.dynamic ? [] : checkSpecs(config.children(input), config.flags);
-      const live: Live = {
-        scope,
-        config,
-        path: pathOf(scope.self),
-        now: resolveNow(scope.self),
-        table: new Map(),
-        window: [],
-        countedAt: 0,
-        phase: 'running',
-        busy: undefined,
-        deferred: [],
-        totalRestarts: 0,
-        active: 0,
-        nextChildNumber: 1,
-        exit: undefined,
-        initSpecs,
-      };
-      liveStates.set(scope.self, live);
-      return summarize(live, 'active');
-    },
-    start(_snapshot: SupervisorSnapshot, scope: Live['scope']): void {
-      const live = liveOf(scope.self);
-      for (const spec of live.initSpecs) {
-        const entry = newEntry(spec);
-        live.table.set(spec.id, entry);
-        const started = startEntry(live, entry);
-        if (!started.ok) {
-          // OTP: a child failing to start at init fails the supervisor; the children
-          // already started are stopped first (asynchronously, with their shutdown policy).
-          live.table.delete(spec.id);
-          scope.self.send({ type: 'supervisor.init.failed', id: spec.id, cause: started.error });
-          return;
-        }
-      }
-    },
-    transition(snapshot: SupervisorSnapshot, event: SupervisorEvent, scope: Live['scope']): SupervisorSnapshot {
-      if (snapshot.status !== 'active') return snapshot;
-      const live = liveOf(scope.self);
-      if (event.type === 'xstate.stop') {
-        stopAllNow(live);
-        live.phase = 'stopped';
-        pendingCalls.settleAll(scope.self, notRunning);
-        return summarize(live, 'stopped');
-      }
-      try {
-        handle(live, event);
-      } catch (error) {
-        // A bug here must not orphan the children (XState does not stop a custom logic's
-        // children when it fails), nor leave a caller waiting for a reply.
-        stopAllNow(live);
-        replyStopped(event);
-        pendingCalls.settleAll(scope.self, notRunning);
-        throw error;
-      }
-      if (live.phase === 'stopped') {
-        pendingCalls.settleAll(scope.self, notRunning);
-        return summarize(live, 'done');
-      }
-      return summarize(live, 'active');
-    },
-    getPersistedSnapshot(snapshot: SupervisorSnapshot): SupervisorSnapshot {
-      return snapshot;
-    },
-    restoreSnapshot(): SupervisorSnapshot {
-      // Live children cannot be persisted, and a restored actor gets no input to rebuild
-      // its specs from: say so instead of coming back half alive.
-      throw new Error('A supervisor cannot be restored from a persisted snapshot; create a new actor from its logic instead.');
-    },
-  };
-  return logic as unknown as SupervisorLogic<TInput>;
+  return supervisorActorLogic(config, { start: startInitialChildren, handle });
 }
 
-function liveOf(self: AnyActorRef): Live {
-  const live = liveStates.get(self);
-  if (!live) throw new Error(`Actor "${self.id}" is not a supervisor created by acp-warden.`);
-  return live;
-}
-
-/** Live state of a supervisor actor, or `undefined` when the ref is not one. */
-export function supervisorState(ref: AnyActorRef): {
-  readonly config: SupervisorConfig<unknown>;
-  readonly phase: SupervisorPhase;
-  readonly path: string;
-  readonly totalRestarts: number;
-  readonly children: ReadonlyMap<string, Readonly<ChildEntry>>;
-} | undefined {
-  const live = liveStates.get(ref);
-  if (!live) return undefined;
-  return { config: live.config, phase: live.phase, path: live.path, totalRestarts: live.totalRestarts, children: live.table };
-}
-
-/** The supervision record of a child ref started by a supervisor (restarts, status). */
-export function childEntryOf(ref: AnyActorRef): Readonly<ChildEntry> | undefined {
-  return childEntries.get(ref);
-}
-
-export type { ChildEntry, ChildStatus };
-
-function pathOf(self: AnyActorRef): string {
-  const ids: string[] = [];
-  let ref: AnyActorRef | undefined = self;
-  while (ref) {
-    ids.unshift(ref.id);
-    ref = (ref as { _parent?: AnyActorRef })._parent;
+/** Starts the initial children in order; the first that fails to start fails the supervisor. */
+function startInitialChildren(live: Live): void {
+  for (const spec of live.initSpecs) {
+    const entry = newEntry(spec);
+    live.table.set(spec.id, entry);
+    const started = startEntry(live, entry);
+    if (!started.ok) {
+      // OTP: a child failing to start at init fails the supervisor; the children
+      // already started are stopped first (asynchronously, with their shutdown policy).
+      live.table.delete(spec.id);
+      live.scope.self.send({ type: 'supervisor.init.failed', id: spec.id, cause: started.error });
+      return;
+    }
   }
-  return ids.join('/');
-}
-
-function summarize(live: Live, status: 'active' | 'done' | 'stopped'): SupervisorSnapshot {
-  const context: SupervisorContext = {
-    name: live.config.name,
-    strategy: live.config.flags.strategy,
-    dynamic: live.config.dynamic,
-    specs: live.table.size,
-    active: live.active,
-    restarts: live.totalRestarts,
-    restartsInWindow: restartsInWindow(live.window, live.now(), live.config.flags.period),
-  };
-  if (status === 'done') {
-    return { status: 'done', output: live.exit ?? shutdownExit(), error: undefined, value: 'stopped', context };
-  }
-  return { status, output: undefined, error: undefined, value: live.phase, context } as SupervisorSnapshot;
-}
-
-function newEntry(spec: NormalizedChildSpec): ChildEntry {
-  return {
-    spec,
-    status: 'terminated',
-    ref: undefined,
-    incarnation: 0,
-    restarts: 0,
-    startedAt: 0,
-    pendingAttempt: 0,
-    lastExit: undefined,
-    subscription: undefined,
-    relay: undefined,
-    restartTimer: undefined,
-  };
-}
-
-function emit(live: Live, event: DistributiveOmit<SupervisionEvent, 'supervisor' | 'at'>): void {
-  live.scope.emit({ ...event, supervisor: live.path, at: live.now() } as SupervisionEvent);
-}
-
-type DistributiveOmit<T, K extends keyof any> = T extends unknown ? Omit<T, K> : never;
-
-// ---------------------------------------------------------------------------------------
-// Starting a child
-
-type StartOutcome = { readonly ok: true; readonly ref: AnyActorRef } | { readonly ok: false; readonly error: unknown };
-
-/**
- * Starts one incarnation of a child: creates the actor as a child of the supervisor,
- * starts it and watches it. A child that is in `error` right after start, or a supervisor
- * child that gave up during its own init, failed to start.
- */
-function startEntry(live: Live, entry: ChildEntry): StartOutcome {
-  const { spec } = entry;
-  const self = live.scope.self;
-  let ref: AnyActorRef;
-  let relay: Subscription | undefined;
-  try {
-    const input = spec.start.inputFor
-      ? spec.start.inputFor({ id: spec.id, restarts: entry.restarts, lastExit: entry.lastExit })
-      : spec.start.input;
-    ref = createActor(spec.start.logic as AnyActorLogic, {
-      parent: self,
-      id: spec.id,
-      ...(spec.systemId === undefined ? {} : { systemId: spec.systemId }),
-      input,
-    });
-    // Relay a nested supervisor's events so that the root sees the whole tree, its own
-    // init included (hence before start).
-    if (isSupervisorLogic(spec.start.logic)) relay = ref.on('*', (event: SupervisionEvent) => live.scope.emit(event));
-    ref.start();
-  } catch (error) {
-    relay?.unsubscribe();
-    return startFailed(live, entry, error);
-  }
-  const snapshot = ref.getSnapshot() as Snapshot<unknown>;
-  if (snapshot.status === 'error' || (snapshot.status === 'done' && isFailedInit(snapshot.output))) {
-    relay?.unsubscribe();
-    return startFailed(live, entry, snapshot.status === 'error' ? snapshot.error : snapshot.output);
-  }
-
-  entry.incarnation += 1;
-  const incarnation = entry.incarnation;
-  entry.ref = ref;
-  live.active += 1;
-  entry.status = 'running';
-  entry.startedAt = live.now();
-  entry.restartTimer = undefined;
-  childEntries.set(ref, entry);
-  const notify = (reason: ExitReason): void => {
-    self.send({ type: 'supervisor.child.exit', id: spec.id, incarnation, reason });
-  };
-  entry.subscription = ref.subscribe({
-    error: (error) => notify(errorExit(error)),
-    complete: () => {
-      const final = ref.getSnapshot() as Snapshot<unknown>;
-      // `complete` also follows a stop by the supervisor; only `done` is an exit to report.
-      if (final.status === 'done') notify(exitFromOutput(final.output));
-    },
-  });
-  entry.relay = relay;
-  emit(live, {
-    type: 'child.started',
-    childId: spec.id,
-    incarnation,
-    restarts: entry.restarts,
-    pid: pidOf(ref),
-  });
-  return { ok: true, ref };
-}
-
-function startFailed(live: Live, entry: ChildEntry, error: unknown): StartOutcome {
-  entry.ref = undefined;
-  emit(live, { type: 'child.startFailed', childId: entry.spec.id, error });
-  return { ok: false, error };
-}
-
-function isFailedInit(output: unknown): boolean {
-  return isExitReason(output) && output.kind === 'shutdown' &&
-    typeof output.detail === 'object' && output.detail !== null && 'failedToStartChild' in output.detail;
-}
-
-/** The OS pid of a child that exposes one in its snapshot (ports do). */
-export function pidOf(ref: AnyActorRef): number | undefined {
-  const snapshot = ref.getSnapshot() as { pid?: unknown; context?: { pid?: unknown } } | undefined;
-  const pid = snapshot?.pid ?? snapshot?.context?.pid;
-  return typeof pid === 'number' ? pid : undefined;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -564,12 +234,6 @@ function drainDeferred(live: Live): void {
   while (!live.busy && live.phase !== 'stopped' && live.deferred.length > 0) {
     const next = live.deferred.shift() as SupervisorEvent;
     handle(live, next);
-  }
-}
-
-function replyStopped(event: SupervisorEvent): void {
-  if ('reply' in event && typeof event.reply === 'function') {
-    (event.reply as (result: typeof notRunning) => void)(notRunning);
   }
 }
 
@@ -686,11 +350,6 @@ function performRestart(live: Live, id: string): void {
   beginTermination(live, runningInStopOrder(live, others), false, { kind: 'restart', failedId: id, group });
 }
 
-/** Those of `ids` (in start order) that are running, in the order they are stopped: reversed. */
-function runningInStopOrder(live: Live, ids: readonly string[]): string[] {
-  return ids.filter((id) => live.table.get(id)?.ref).reverse();
-}
-
 /** The children restarted with `id` under the supervisor's strategy, in start order. */
 function groupOf(live: Live, id: string): string[] {
   const { strategy } = live.config.flags;
@@ -733,14 +392,7 @@ function startGroup(live: Live, failedId: string, group: readonly string[]): voi
 }
 
 // ---------------------------------------------------------------------------------------
-// Stopping children
-
-/** Ids of the children with a live actor, in reverse start order. */
-function runningInReverse(live: Live): string[] {
-  const ids: string[] = [];
-  for (const [id, entry] of live.table) if (entry.ref) ids.push(id);
-  return ids.reverse();
-}
+// Shutting down and the work that follows a stopped batch
 
 function beginExit(live: Live, reason: ExitReason): void {
   live.phase = 'shuttingDown';
@@ -773,93 +425,8 @@ function beginTermination(live: Live, ids: string[], concurrent: boolean, then: 
 
 /** Moves the current termination on; runs its continuation when every child is stopped. */
 function advance(live: Live): void {
-  const busy = live.busy;
-  if (!busy) return;
-  while (busy.queue.length > 0 && (busy.concurrent || busy.current.size === 0)) {
-    const id = busy.queue.shift() as string;
-    const entry = live.table.get(id);
-    if (!entry?.ref) continue;
-    if (requestTermination(live, entry)) busy.current.add(id);
-  }
-  if (busy.queue.length > 0 || busy.current.size > 0) return;
-  live.busy = undefined;
-  runContinuation(live, busy.then);
-}
-
-/**
- * Stops one child with its shutdown policy. Returns `true` when the child was asked to
- * shut down and the supervisor must wait for its exit (or its timeout).
- */
-function requestTermination(live: Live, entry: ChildEntry): boolean {
-  const ref = entry.ref as AnyActorRef;
-  const { shutdown } = entry.spec;
-  if (shutdown === 'brutal_kill' || !acceptsGracefulShutdown(ref, entry.spec)) {
-    killEntry(live, entry);
-    finishTermination(live, entry, shutdown === 'brutal_kill' ? killedExit : shutdownExit());
-    return false;
-  }
-  entry.status = 'terminating';
-  if (typeof shutdown === 'number') {
-    const self = live.scope.self;
-    const timeout: SupervisorInternalEvent = { type: 'supervisor.child.shutdownTimeout', id: entry.spec.id, incarnation: entry.incarnation };
-    live.scope.system.scheduler.schedule(
-      self,
-      self,
-      timeout,
-      shutdown,
-      `shutdown:${entry.spec.id}:${entry.incarnation}`,
-    );
-  }
-  ref.send({ type: SHUTDOWN_EVENT });
-  return true;
-}
-
-/** Records that a child being stopped is gone (on its own, asked, or killed). */
-function finishTermination(live: Live, entry: ChildEntry, reason: ExitReason): void {
-  const uptime = live.now() - entry.startedAt;
-  live.scope.system.scheduler.cancel(live.scope.self, `shutdown:${entry.spec.id}:${entry.incarnation}`);
-  if (entry.ref) releaseEntry(live, entry);
-  const then = live.busy?.then;
-  live.busy?.current.delete(entry.spec.id);
-  entry.lastExit = reason;
-  // A sibling stopped for a group restart is waiting for it, not done.
-  const waits = (then?.kind === 'restart' || then?.kind === 'delay') && entry.spec.restart !== 'temporary';
-  entry.status = waits ? 'restarting' : 'terminated';
-  emit(live, { type: 'child.exited', childId: entry.spec.id, reason, action: 'terminated', uptime });
-}
-
-/** Stops a child's actor at once (XState `stopChild`); its cleanup runs synchronously. */
-function killEntry(live: Live, entry: ChildEntry): void {
-  const ref = entry.ref;
-  if (!ref) return;
-  releaseEntry(live, entry);
-  live.scope.stopChild(ref);
-}
-
-function releaseEntry(live: Live, entry: ChildEntry): void {
-  if (entry.ref) live.active -= 1;
-  entry.subscription?.unsubscribe();
-  entry.relay?.unsubscribe();
-  entry.subscription = undefined;
-  entry.relay = undefined;
-  entry.ref = undefined;
-}
-
-function cancelRestartTimer(live: Live, entry: ChildEntry): void {
-  if (entry.restartTimer) live.scope.system.scheduler.cancel(live.scope.self, entry.restartTimer);
-  entry.restartTimer = undefined;
-}
-
-/** Synchronous stop of everything (XState `stop()` or an internal failure): reverse order, no waiting. */
-function stopAllNow(live: Live): void {
-  for (const id of runningInReverse(live)) {
-    const entry = live.table.get(id) as ChildEntry;
-    killEntry(live, entry);
-    entry.status = 'terminated';
-  }
-  for (const entry of live.table.values()) cancelRestartTimer(live, entry);
-  live.busy = undefined;
-  failDeferred(live);
+  const then = advanceTermination(live);
+  if (then) runContinuation(live, then);
 }
 
 function runContinuation(live: Live, then: Continuation): void {
@@ -900,12 +467,6 @@ function runContinuation(live: Live, then: Continuation): void {
 
 function abandonContinuation(then: Continuation): void {
   if (then.kind === 'terminateOne') then.reply?.({ ok: true });
-}
-
-function failDeferred(live: Live): void {
-  const pending = live.deferred;
-  live.deferred = [];
-  for (const event of pending) replyStopped(event);
 }
 
 // ---------------------------------------------------------------------------------------
