@@ -44,6 +44,7 @@ import {
   type AgentHandlerOutput,
   type NativeAgent,
 } from './native-agent.js';
+import { defaultCancelGraceMs } from '../supervision/cancel-grace.js';
 
 /** What an agent server runs on. */
 export interface AgentServerInput {
@@ -178,8 +179,6 @@ const paramsParsers: Record<string, ParamsParser> = {
   ...Object.fromEntries(Object.entries(agentRequests).map(([method, types]) => [method, parserOf(types.params)])),
   [UNSTABLE_AGENT_METHODS.session_fork]: parserOf(unstableAgentRequests[UNSTABLE_AGENT_METHODS.session_fork].params, 'unstable'),
 };
-
-const defaultCancelGraceMs = 5000;
 
 export { advertisesFork } from './capability-gate.js';
 
