@@ -6,6 +6,8 @@
  * below the edge it is now the port's `{ idleMs, toolIdleMs }` only.
  */
 import { expect } from 'chai';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AdapterAgentOptions } from '../../src/adapters/adapter-agent.js';
 import { agentOf } from '../../src/adapters/agent-factory.js';
@@ -16,6 +18,19 @@ import { parseServeArgs, type ServeCommandOptions } from '../../src/cli/serve.js
 import type { HostOptions } from '../../src/host/host.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
+const src = fileURLToPath(new URL('../../src/', import.meta.url));
+
+/** Every .ts file under `dir`. */
+function sourcesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourcesUnder(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** The code of a file without its comments (a doc comment may name an edge option). */
+const codeOf = (file: string) => readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//gu, '').replace(/(^|[^:'"`])\/\/.*$/gmu, '$1');
 
 /** The settings `warden acp ARGS` runs its agents with. */
 function acpSettings(args: string[]): AgentSettings {
@@ -128,5 +143,13 @@ describe('agent settings: every option normalised once', () => {
     expect(passthrough.port?.watchdog).to.equal(settings.watchdog);
     const demo = agentOf('demo', settings).input as AcpPassthroughOptions;
     expect(demo.port?.watchdog).to.equal(settings.watchdog);
+  });
+
+  it('below the edge nothing reads hangAfterMs: only the command line (src/cli/) and agentSettingsOf name it in code', () => {
+    const readers = sourcesUnder(src)
+      .filter((file) => /\b(?:tool)?hangAfterMs\b/iu.test(codeOf(file)))
+      .map((file) => relative(src, file))
+      .filter((file) => !file.startsWith('cli/'));
+    expect(readers).to.deep.equal(['adapters/agent-settings.ts']);
   });
 });

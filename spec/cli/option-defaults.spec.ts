@@ -4,7 +4,9 @@
  * manual documents is accepted by every command that has the option.
  */
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defaultDrainTimeoutMs } from '../../src/acp/drain-timeout.js';
 import { defaultHangAfter } from '../../src/adapters/registry.js';
 import { acpUsage } from '../../src/cli/acp.js';
@@ -15,6 +17,15 @@ import { defaultKeepaliveIntervalMs } from '../../src/jsonrpc/websocket-keepaliv
 import { defaultMaxLineBytes } from '../../src/port/line-framer.js';
 import { defaultServeSettings } from '../../src/serve/serve-settings.js';
 
+const src = fileURLToPath(new URL('../../src/', import.meta.url));
+/** Every .ts file under `dir`. */
+function sourcesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourcesUnder(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
 const doc = (name: string) => readFileSync(new URL(`../../docs/${name}`, import.meta.url), 'utf8');
 /** The line of `text` that starts the description of `flag` (a help line or a table row). */
 const lineOf = (text: string, start: string) => text.split('\n').find((line) => line.trimStart().startsWith(start)) ?? `(no line starts with ${start})`;
@@ -75,5 +86,12 @@ describe('option defaults: declared once, named the same in --help and the manua
     expect((parseServeArgs([]) as ServeCommandOptions).pingIntervalMs).to.equal(defaultKeepaliveIntervalMs);
     expect(parseBridgeArgs(['--connect', 'ws://127.0.0.1:1/acp', '--keepalive', '0'])).to.deep.include({ pingIntervalMs: 0 });
     expect(parseBridgeArgs(['--connect', 'ws://127.0.0.1:1/acp'])).to.deep.include({ pingIntervalMs: defaultKeepaliveIntervalMs, drainTimeoutMs: defaultDrainTimeoutMs });
+  });
+
+  it('no fallback repeats a declared default as a number: the cancel grace, the drain, the idle timeout, the keepalive', () => {
+    // `cancelGraceMs ?? 5000` and the like: a consumer falls back to the declared constant, never to a copy.
+    const fallback = /\b(?:cancelGraceMs|drainTimeoutMs|idleTimeoutMs|pingIntervalMs)\s*(?:\?\?|\|\|)\s*\d/u;
+    const copies = sourcesUnder(src).filter((file) => fallback.test(readFileSync(file, 'utf8'))).map((file) => relative(src, file));
+    expect(copies).to.deep.equal([]);
   });
 });
