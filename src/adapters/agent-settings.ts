@@ -11,6 +11,12 @@ import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { defaultToolIdleMs } from '../port/watchdog.js';
 import type { ResolveOptions } from './registry.js';
 
+/** Restarts of one session's agent process: at most `intensity` in `period` ms. */
+export interface RestartLimits {
+  readonly intensity: number;
+  readonly period: number;
+}
+
 /** Options of `agentFor` and `createHost({ agentOptions })`: how known agents are found and run, as given. */
 export interface AgentOptions extends ResolveOptions {
   /** `isolated` (default) or `inherit` (`--inherit-env`). */
@@ -20,7 +26,7 @@ export interface AgentOptions extends ResolveOptions {
   /** `--env NAME`: host variables passed through. */
   readonly passthrough?: readonly string[];
   /** `--restart-intensity N/SECONDS`: at most `intensity` restarts of an agent process in `period` ms. */
-  readonly restart?: { readonly intensity: number; readonly period: number };
+  readonly restart?: RestartLimits;
   /**
    * `--hang-after SECONDS`: an agent process that prints nothing for this long while it
    * works on a prompt (not while it waits for a permission answer) is killed as hung and
@@ -47,12 +53,6 @@ export interface HangLimits {
   readonly idleMs: number;
   /** The silence allowed while one of its tool calls runs. */
   readonly toolIdleMs: number;
-}
-
-/** Restarts of one session's agent process: at most `intensity` in `period` ms. */
-export interface RestartLimits {
-  readonly intensity: number;
-  readonly period: number;
 }
 
 /** `createHost`'s `supervision` option: restart limits and the hang watchdog, each part optional. */
@@ -90,7 +90,7 @@ export interface AgentSettings {
  * The one normalisation of the agent options: `supervision` (createHost's) over
  * `options` (createHost's `agentOptions`, or what the command line parsed). Restart limits
  * given in part are completed from {@link agentRestartDefaults}; a watchdog is on when
- * `hangAfterMs` is a positive number, its tool limit then `toolHangAfterMs` or the port's
+ * `hangAfterMs` is set and not 0 (a negative one is refused by the port), its tool limit then `toolHangAfterMs` or the port's
  * default ({@link defaultToolIdleMs}, 30 min).
  */
 export function agentSettingsOf(options: AgentOptions = {}, supervision: SupervisionOptions = {}): AgentSettings {
