@@ -6,8 +6,7 @@
  * below the edge it is now the port's `{ idleMs, toolIdleMs }` only.
  */
 import { expect } from 'chai';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AdapterAgentOptions } from '../../src/adapters/adapter-agent.js';
 import { agentOf } from '../../src/adapters/agent-factory.js';
@@ -16,21 +15,9 @@ import type { AcpPassthroughOptions } from '../../src/adapters/acp-passthrough.j
 import { agentOptionsOf, parseAcpArgs, type AcpCommandOptions } from '../../src/cli/acp.js';
 import { parseServeArgs, type ServeCommandOptions } from '../../src/cli/serve.js';
 import type { HostOptions } from '../../src/host/host.js';
+import { codeOf, sourcesUnder, src } from '../support/source-files.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
-const src = fileURLToPath(new URL('../../src/', import.meta.url));
-
-/** Every .ts file under `dir`. */
-function sourcesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourcesUnder(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
-  });
-}
-
-/** The code of a file without its comments (a doc comment may name an edge option). */
-const codeOf = (file: string) => readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//gu, '').replace(/(^|[^:'"`])\/\/.*$/gmu, '$1');
 
 /** The settings `warden acp ARGS` runs its agents with. */
 function acpSettings(args: string[]): AgentSettings {
@@ -146,7 +133,7 @@ describe('agent settings: every option normalised once', () => {
   });
 
   it('below the edge nothing reads hangAfterMs: only the command line (src/cli/) and agentSettingsOf name it in code', () => {
-    const readers = sourcesUnder(src)
+    const readers = sourcesUnder()
       .filter((file) => /\b(?:tool)?hangAfterMs\b/iu.test(codeOf(file)))
       .map((file) => relative(src, file))
       .filter((file) => !file.startsWith('cli/'));

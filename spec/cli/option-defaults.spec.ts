@@ -4,9 +4,8 @@
  * manual documents is accepted by every command that has the option.
  */
 import { expect } from 'chai';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { defaultDrainTimeoutMs } from '../../src/acp/drain-timeout.js';
 import { defaultHangAfter } from '../../src/adapters/registry.js';
 import { acpUsage } from '../../src/cli/acp.js';
@@ -16,16 +15,8 @@ import { defaultStdioMaxLineBytes } from '../../src/jsonrpc/stdio-transport.js';
 import { defaultKeepaliveIntervalMs } from '../../src/jsonrpc/websocket-keepalive.js';
 import { defaultMaxLineBytes } from '../../src/port/line-framer.js';
 import { defaultServeSettings } from '../../src/serve/serve-settings.js';
+import { sourcesUnder, src } from '../support/source-files.js';
 
-const src = fileURLToPath(new URL('../../src/', import.meta.url));
-/** Every .ts file under `dir`. */
-function sourcesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourcesUnder(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
-  });
-}
 const doc = (name: string) => readFileSync(new URL(`../../docs/${name}`, import.meta.url), 'utf8');
 /** The line of `text` that starts the description of `flag` (a help line or a table row). */
 const lineOf = (text: string, start: string) => text.split('\n').find((line) => line.trimStart().startsWith(start)) ?? `(no line starts with ${start})`;
@@ -91,7 +82,7 @@ describe('option defaults: declared once, named the same in --help and the manua
   it('no fallback repeats a declared default as a number: the cancel grace, the drain, the idle timeout, the keepalive', () => {
     // `cancelGraceMs ?? 5000` and the like: a consumer falls back to the declared constant, never to a copy.
     const fallback = /\b(?:cancelGraceMs|drainTimeoutMs|idleTimeoutMs|pingIntervalMs)\s*(?:\?\?|\|\|)\s*\d/u;
-    const copies = sourcesUnder(src).filter((file) => fallback.test(readFileSync(file, 'utf8'))).map((file) => relative(src, file));
+    const copies = sourcesUnder().filter((file) => fallback.test(readFileSync(file, 'utf8'))).map((file) => relative(src, file));
     expect(copies).to.deep.equal([]);
   });
 });
