@@ -44,6 +44,8 @@ import {
   type AgentHandlerOutput,
   type NativeAgent,
 } from './native-agent.js';
+import { defaultCancelGraceMs } from '../supervision/cancel-grace.js';
+import { defaultDrainTimeoutMs } from './drain-timeout.js';
 
 /** What an agent server runs on. */
 export interface AgentServerInput {
@@ -60,8 +62,7 @@ export interface AgentServerInput {
   readonly drainTimeoutMs?: number;
 }
 
-/** How long requests received before the editor's EOF may still run by default: 30 s. */
-export const defaultDrainTimeoutMs = 30_000;
+export { defaultDrainTimeoutMs } from './drain-timeout.js';
 /** After the drain timeout, how long cancelled turns get to end before what is left is answered -32603: 2 s. */
 export const drainCancelGraceMs = 2000;
 /** The -32603 message of a request still unanswered when draining gives up. */
@@ -178,8 +179,6 @@ const paramsParsers: Record<string, ParamsParser> = {
   ...Object.fromEntries(Object.entries(agentRequests).map(([method, types]) => [method, parserOf(types.params)])),
   [UNSTABLE_AGENT_METHODS.session_fork]: parserOf(unstableAgentRequests[UNSTABLE_AGENT_METHODS.session_fork].params, 'unstable'),
 };
-
-const defaultCancelGraceMs = 5000;
 
 export { advertisesFork } from './capability-gate.js';
 

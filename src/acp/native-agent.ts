@@ -164,7 +164,8 @@ export interface NativeAgent<TLogic extends AnyActorLogic = AnyActorLogic> {
   readonly delegateInitialize?: boolean;
   /**
    * After `session/cancel`, how long the handler has to finish the prompt before the server
-   * answers `cancelled` itself (nothing hangs). Default 5000 ms.
+   * answers `cancelled` itself (nothing hangs). Default `defaultCancelGraceMs`, 5000 ms
+   * (src/supervision/cancel-grace.ts).
    */
   readonly cancelGraceMs?: number;
   /**

@@ -8,14 +8,15 @@
 import { fileURLToPath } from 'node:url';
 import type { NativeAgent } from '../acp/native-agent.js';
 import { createAcpPassthrough } from './acp-passthrough.js';
+import type { HangLimits } from './agent-settings.js';
 import { demoAgentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 
 /** Options of {@link demoAgentProcess}. */
 export interface DemoProcessOptions {
   /** Pause between streamed words, in ms (default 30). */
   readonly wordDelayMs?: number;
-  /** The watchdog's patience while the agent works on a request (default: none). */
-  readonly hangAfterMs?: number;
+  /** The hang watchdog's limits (default: none), as `agentSettingsOf` made them. */
+  readonly watchdog?: HangLimits;
   /** At most `intensity` restarts in `period` ms (default 3 in 30 s). */
   readonly restart?: { readonly intensity: number; readonly period: number };
   /** More variables for the process. */
@@ -31,6 +32,6 @@ export function demoAgentProcess(options: DemoProcessOptions = {}): NativeAgent 
     args: [...process.execArgv, main, 'demo-agent'],
     env: { DEMO_WORD_DELAY_MS: String(options.wordDelayMs ?? 30), ...options.env },
     restart: { intensity: options.restart?.intensity ?? demoAgentRestartDefaults.intensity, period: options.restart?.period ?? demoAgentRestartDefaults.period, backoff: demoAgentRestartDefaults.backoff },
-    ...(options.hangAfterMs ? { port: { watchdog: { idleMs: options.hangAfterMs } } } : {}),
+    ...(options.watchdog ? { port: { watchdog: options.watchdog } } : {}),
   });
 }

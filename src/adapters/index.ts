@@ -8,3 +8,4 @@ export * from './codex/adapter.js';
 export * from './registry.js';
 export * from './acp-passthrough.js';
 export * from './agent-factory.js';
+export * from './agent-settings.js';

@@ -9,7 +9,9 @@ import { openBridgeSocket, pumpBridge, type BridgeFailure } from '../serve/bridg
 import type { StartedDaemon } from '../serve/daemon-start.js';
 import { defaultListen, listenUrl, parseListenAddress } from '../serve/listen-address.js';
 import { defaultTokenPath, readToken } from '../serve/token-file.js';
-import { ArgumentError, positiveNumber, readFlags, type FlagHandler } from './arguments.js';
+import { defaultDrainTimeoutMs } from '../acp/drain-timeout.js';
+import { defaultKeepaliveIntervalMs } from '../jsonrpc/websocket-keepalive.js';
+import { ArgumentError, keepaliveMs, positiveNumber, readFlags, type FlagHandler } from './arguments.js';
 
 /** Exit statuses of the bridge beyond 0 (done), 1 (internal) and 2 (usage, token file). */
 export const bridgeExit = {
@@ -22,7 +24,7 @@ export const bridgeExit = {
 } as const;
 
 /** The bridge's `--keepalive` default: a ping to the daemon every 30 s (as `warden serve` pings its clients). */
-export const defaultBridgeKeepaliveSeconds = 30;
+export const defaultBridgeKeepaliveSeconds = defaultKeepaliveIntervalMs / 1000;
 
 /** The agent options `warden acp` takes, forwarded to the daemon `--daemon` starts (kept equal to agent-flags.ts by spec/serve/acp-bridge-args.spec.ts). */
 export const forwardedValueFlags = ['--agent-command', '--env', '--store', '--lease', '--advertise', '--cwd', '--log-file', '--log-level', '--log-format', '--restart-intensity', '--hang-after', '--tool-hang-after', '--max-line-mib', '--inspect'] as const;
@@ -70,10 +72,7 @@ export function parseBridgeArgs(args: readonly string[]): BridgeCommandOptions |
       '--agent': (value) => (agent = value()),
       '--drain-timeout': (value) => (drainTimeout = String(positiveNumber('--drain-timeout', value()))),
       // The bridge's own pings (not forwarded: a daemon --daemon starts keeps warden serve's default).
-      '--keepalive': (value) => {
-        const text = value();
-        pingIntervalMs = text === '0' ? 0 : Math.max(1, Math.round(positiveNumber('--keepalive', text) * 1000));
-      },
+      '--keepalive': (value) => (pingIntervalMs = keepaliveMs(value())),
       // The bridge traces nothing itself: with --daemon the daemon it starts gets --otel; with --connect the daemon's own settings decide.
       '--otel': () => (otel = true),
       ...Object.fromEntries(forwardedValueFlags.map((flag) => [flag, forward(flag)])),
@@ -83,7 +82,7 @@ export function parseBridgeArgs(args: readonly string[]): BridgeCommandOptions |
     if (error instanceof ArgumentError) return { error: `warden acp: ${error.message}` };
     throw error;
   }
-  const drainTimeoutMs = (drainTimeout ? Number(drainTimeout) : 30) * 1000;
+  const drainTimeoutMs = drainTimeout ? Number(drainTimeout) * 1000 : defaultDrainTimeoutMs;
   if (connect !== undefined && daemon) return { error: `warden acp: --connect and --daemon exclude each other: --connect URL names a daemon, --daemon uses the default one (${defaultListen}, or --listen). ${shortUsage}` };
   if (connect !== undefined) {
     if (listen !== undefined) return { error: `warden acp: --listen is for --daemon (where the daemon it starts listens); with --connect the URL says where. ${shortUsage}` };

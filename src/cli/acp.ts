@@ -7,10 +7,11 @@ import { journalDelayOfEnv } from './journal-delay-env.js';
 import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { agentFor } from '../adapters/agent-factory.js';
-import { AgentUnavailableError } from '../adapters/registry.js';
+import { AgentUnavailableError, defaultHangAfter } from '../adapters/registry.js';
 import { createHost } from '../host/host.js';
-import { stdioTransport, type StdioTransport } from '../jsonrpc/stdio-transport.js';
-import { defaultDrainTimeoutMs } from '../acp/agent-server.js';
+import { defaultStdioMaxLineBytes, stdioTransport, type StdioTransport } from '../jsonrpc/stdio-transport.js';
+import { defaultKeepaliveIntervalMs } from '../jsonrpc/websocket-keepalive.js';
+import { defaultDrainTimeoutMs } from '../acp/drain-timeout.js';
 import { LogFileError } from '../inspect/log-sink.js';
 import { agentFlagDefaults, agentFlagHandlers, agentOptionsOf, eventLog, postgresOptionsOf, type AgentCommandOptions, type EventLog } from './agent-flags.js';
 import { ArgumentError, readFlags } from './arguments.js';
@@ -24,6 +25,9 @@ export type AcpCommandOptions = AgentCommandOptions & {
   /** `--otel`: export traces and metrics over OTLP/HTTP even without `OTEL_EXPORTER_OTLP_ENDPOINT` (then to http://localhost:4318). */
   readonly otel: boolean;
 };
+
+/** Bytes in a MiB (`--max-line-mib`). */
+const mebibyte = 1024 * 1024;
 
 /** `warden acp --help`. */
 export const acpUsage = `Usage: warden acp --agent NAME [options]
@@ -51,17 +55,17 @@ Options:
   --restart-intensity N/SECONDS at most N restarts of an agent process in SECONDS (default ${agentRestartDefaults.intensity}/${agentRestartDefaults.period / 1000})
   --hang-after SECONDS          an agent silent this long while it owes output (a prompt or a
                                 handshake in flight, no tool running) is killed as hung and
-                                restarted (default 120; waits for permission answers never
+                                restarted (default ${defaultHangAfter.idleMs / 1000}; waits for permission answers never
                                 count; 0 turns the watchdog off)
   --tool-hang-after SECONDS     the silence allowed while one of the agent's tool calls runs
                                 (a build, a test suite) before it is killed as hung (default
-                                1800)
+                                ${defaultHangAfter.toolIdleMs / 1000})
   --max-line-mib N              the longest message line read from the editor and from the
-                                agent, in MiB (default 64); a longer editor request is answered
+                                agent, in MiB (default ${defaultStdioMaxLineBytes / mebibyte}); a longer editor request is answered
                                 -32600 by its id; a longer agent line is skipped and logged,
                                 and the agent goes on
   --drain-timeout SECONDS       when stdin ends, what the editor already sent is still served and
-                                answered for at most SECONDS (default 30); then running turns are
+                                answered for at most SECONDS (default ${defaultDrainTimeoutMs / 1000}); then running turns are
                                 cancelled and what is left is answered -32603
   --env NAME[=VALUE]            pass a host variable (NAME) or set one (NAME=VALUE) for the agent
   --inherit-env                 give the agent this process's whole environment
@@ -82,7 +86,7 @@ Through a daemon (warden serve; docs/serve.md):
                                 none answers (its log, with its pid: serve.log beside the
                                 token file, --token-file's or the default)
   --token-file PATH             the daemon's token file (default ${defaultTokenPath()})
-  --keepalive SECONDS           the bridge pings the daemon this often (default 30; 0 never); no
+  --keepalive SECONDS           the bridge pings the daemon this often (default ${defaultKeepaliveIntervalMs / 1000}; 0 never); no
                                 answer for two intervals (a half-open connection: the daemon's
                                 host or network gone) and it exits with status 5
   --otel                        with --daemon: the daemon it starts exports OpenTelemetry (the

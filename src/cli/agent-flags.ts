@@ -101,7 +101,11 @@ export function agentFlagHandlers(into: AgentFlagValues): Record<string, FlagHan
   };
 }
 
-/** How the command runs its agents, from its command line (the watchdog on unless `--hang-after 0`). */
+/**
+ * How the command runs its agents, from its command line: the options `createHost` takes
+ * (`agentOptions`), normalised there by `agentSettingsOf` as a program's are (the watchdog on
+ * unless `--hang-after 0`: a `hangAfterMs` of 0 is none there).
+ */
 export function agentOptionsOf(parsed: AgentCommandOptions): AgentOptions {
   return {
     ...(parsed.agentCommand ? { agentCommand: parsed.agentCommand } : {}),
@@ -109,12 +113,13 @@ export function agentOptionsOf(parsed: AgentCommandOptions): AgentOptions {
     passthrough: parsed.passthrough,
     envPolicy: parsed.inheritEnv ? 'inherit' : 'isolated',
     ...(parsed.restart ? { restart: parsed.restart } : {}),
-    ...(parsed.hangAfterMs > 0 ? { hangAfterMs: parsed.hangAfterMs, toolHangAfterMs: parsed.toolHangAfterMs } : {}),
+    hangAfterMs: parsed.hangAfterMs,
+    toolHangAfterMs: parsed.toolHangAfterMs,
     ...(parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {}),
   };
 }
 
-/** `--hang-after SECONDS`: a positive number, or 0 (off). */
+/** `--lease SECONDS`: at least 0.1, whole milliseconds. */
 function leaseSeconds(text: string): number {
   const value = Number(text);
   if (text.trim() === '' || !Number.isFinite(value) || !(value * 1000 >= 100) || !Number.isInteger(value * 1000)) throw new ArgumentError(`--lease expects a number of seconds of at least 0.1 (whole milliseconds), got ${JSON.stringify(text)}`);
@@ -136,6 +141,7 @@ export function postgresOptionsOf(values: Pick<AgentCommandOptions, 'store' | 'l
   return { ...(values.lease !== undefined ? { lease: values.lease } : {}), ...(values.advertise !== undefined ? { advertise: values.advertise } : {}) };
 }
 
+/** `--hang-after SECONDS`: a positive number, or 0 (off). */
 function secondsOrOff(flag: string, text: string): number {
   const value = Number(text);
   if (text.trim() === '' || !(value >= 0) || !Number.isFinite(value)) throw new ArgumentError(`${flag} expects a number of seconds (0 turns the watchdog off), got ${JSON.stringify(text)}`);

@@ -45,6 +45,17 @@ export function positiveNumber(flag: string, text: string): number {
   return value;
 }
 
+/** `SECONDS`, or `0` for never (`--idle-timeout 0`), in ms. A bad value names the flag. */
+export function secondsOrNever(flag: string, text: string): number {
+  return text === '0' ? 0 : positiveNumber(flag, text) * 1000;
+}
+
+/** `--keepalive SECONDS` (of `warden serve` and of the bridge): ms between pings, at least 1; `0`: none. */
+export function keepaliveMs(text: string): number {
+  const ms = secondsOrNever('--keepalive', text);
+  return ms === 0 ? 0 : Math.max(1, Math.round(ms));
+}
+
 /** A whole number ≥ 0 (`--load-limit 50`); `what` says what it counts. */
 export function wholeNumber(flag: string, text: string, what: string): number {
   const value = Number(text);

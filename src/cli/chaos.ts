@@ -47,6 +47,9 @@ export interface ChaosReport {
   readonly processesLeaked: number;
 }
 
+/** `warden chaos`'s defaults: quicker than `warden acp`'s, so that a run of seconds sees hangs caught and restarts. */
+const chaosDefaults: { readonly rate: number; readonly durationMs: number; readonly hangAfterMs: number; readonly restart: { readonly intensity: number; readonly period: number } } = Object.freeze({ rate: 0.5, durationMs: 20_000, hangAfterMs: 1000, restart: Object.freeze({ intensity: 5, period: 10_000 }) });
+
 /** `warden chaos --help`. */
 export const chaosUsage = `Usage: warden chaos --agent NAME [options]
 
@@ -57,10 +60,10 @@ Options:
   --agent-command PATH          the agent's executable
   --env NAME=VALUE              set a variable for the agent (repeatable)
   --faults LIST                 comma-separated: kill, hang, garbage (default: all three)
-  --rate R                      faults per second (default 0.5)
-  --duration SECONDS            how long to run (default 20)
-  --hang-after SECONDS          the watchdog's patience, which catches hangs (default 1)
-  --restart-intensity N/SECONDS restarts allowed per session (default 5/10)
+  --rate R                      faults per second (default ${chaosDefaults.rate})
+  --duration SECONDS            how long to run (default ${chaosDefaults.durationMs / 1000})
+  --hang-after SECONDS          the watchdog's patience, which catches hangs (default ${chaosDefaults.hangAfterMs / 1000})
+  --restart-intensity N/SECONDS restarts allowed per session (default ${chaosDefaults.restart.intensity}/${chaosDefaults.restart.period / 1000})
   --seed N                      the fault schedule's seed (default: random, printed)
   --json                        print the report as JSON
   -h, --help                    this help
@@ -76,10 +79,8 @@ export function parseChaosArgs(args: readonly string[]): ChaosOptions | { error:
   let agentCommand: string | undefined;
   const env: Record<string, string | undefined> = {};
   let faults: ChaosFault[] = [...allFaults];
-  let rate = 0.5;
-  let durationMs = 20_000;
-  let hangAfterMs = 1000;
-  let restart = { intensity: 5, period: 10_000 };
+  let { rate, durationMs, hangAfterMs } = chaosDefaults;
+  let restart: { intensity: number; period: number } = chaosDefaults.restart;
   let json = false;
   let seed = Math.floor(Math.random() * 2 ** 31);
   try {

@@ -10,8 +10,10 @@ import { stdioTransport } from '../jsonrpc/stdio-transport.js';
 
 /** Serves the demo agent until stdin closes; resolves with the exit status. */
 export function runDemoAgent(): Promise<number> {
-  const delay = Number(process.env.DEMO_WORD_DELAY_MS ?? 40);
-  const agent = demoAgent({ wordDelayMs: Number.isFinite(delay) && delay >= 0 ? delay : 40 });
+  // Unset or not a number ≥ 0: the demo agent's own default.
+  const text = process.env.DEMO_WORD_DELAY_MS;
+  const delay = Number(text);
+  const agent = demoAgent(text !== undefined && Number.isFinite(delay) && delay >= 0 ? { wordDelayMs: delay } : {});
   const server = createActor(agentServerLogic, { input: { transport: stdioTransport(), agent, name: 'editor' } });
   return new Promise((resolve) => {
     server.subscribe({

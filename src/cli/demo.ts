@@ -8,6 +8,7 @@
  * supervision tree are shown as a terminal report (colour on a TTY, plain otherwise).
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
+import { agentSettingsOf } from '../adapters/agent-settings.js';
 import { demoAgentProcess } from '../adapters/demo-process.js';
 import { isAlive } from './process-alive.js';
 import { createHost, type Host, type HostEvent, type HostSessionHandle, type HostTreeNode } from '../host/host.js';
@@ -47,7 +48,8 @@ export async function runDemo({ write, colour = false, hangAfterMs = 1500 }: Dem
     store: ':memory:',
     defaultAgent: 'demo',
     agents: {
-      demo: demoAgentProcess({ wordDelayMs: 30, hangAfterMs }),
+      // The watchdog normalised as every agent's is (agent-settings.ts).
+      demo: demoAgentProcess({ wordDelayMs: 30, watchdog: agentSettingsOf({ hangAfterMs }).watchdog }),
     },
     permission: (request) => {
       write(`  ${p.yellow('?')} the agent asks permission: ${request.toolCall.title}; the demo's policy allows it`);

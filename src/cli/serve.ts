@@ -7,7 +7,8 @@ import { journalDelayOfEnv } from './journal-delay-env.js';
 import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { agentFor } from '../adapters/agent-factory.js';
-import { AgentUnavailableError } from '../adapters/registry.js';
+import { AgentUnavailableError, defaultHangAfter } from '../adapters/registry.js';
+import { defaultStdioMaxLineBytes } from '../jsonrpc/stdio-transport.js';
 import { defaultJournalPath } from '../host/sqlite-journal.js';
 import { createHost } from '../host/host.js';
 import { LogFileError } from '../inspect/log-sink.js';
@@ -18,7 +19,8 @@ import { defaultServeSettings, type ServeSettings, type UnattendedMode } from '.
 import { defaultTokenPath, readOrCreateToken } from '../serve/token-file.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { agentFlagDefaults, agentFlagHandlers, agentOptionsOf, eventLog, postgresOptionsOf, type AgentCommandOptions, type EventLog } from './agent-flags.js';
-import { ArgumentError, oneOf, positiveNumber, readFlags, wholeNumber } from './arguments.js';
+import { ArgumentError, keepaliveMs, oneOf, positiveNumber, readFlags, secondsOrNever, wholeNumber } from './arguments.js';
+import { defaultKeepaliveIntervalMs } from '../jsonrpc/websocket-keepalive.js';
 import { telemetrySettings } from '../telemetry/telemetry-settings.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 
@@ -56,12 +58,12 @@ Options:
                                 claude, codex, gemini, opencode, claude-acp, codex-acp, demo,
                                 or acp:<command line>
   --idle-timeout SECONDS        a session's agent is stopped after this long without any
-                                connection (default ${defaultServeSettings.idleTimeoutMs / 1000}; takes effect with detached sessions)
+                                connection (default ${defaultServeSettings.idleTimeoutMs / 1000}; 0: never; takes effect with detached sessions)
   --unattended wait|deny        a permission request with no controller attached waits for one,
                                 or is rejected at once (default wait; takes effect with detached sessions)
   --unattended-timeout SECONDS  with wait, answered cancelled after this long (default ${defaultServeSettings.unattendedTimeoutMs / 1000})
   --keepalive SECONDS           ping every client this often; one silent for two intervals in a
-                                row (a half-open connection) is closed (default 30; 0: never)
+                                row (a half-open connection) is closed (default ${defaultKeepaliveIntervalMs / 1000}; 0: never)
   --drain-timeout SECONDS       on SIGTERM/SIGINT, how long running turns may finish (default ${defaultServeSettings.drainTimeoutMs / 1000})
   --agent-command PATH          the agent's executable (instead of PATH / CLAUDE_CODE_EXECUTABLE / CODEX_PATH)
   --cwd DIR                     run from DIR
@@ -78,9 +80,9 @@ Options:
   --log-level LEVEL             debug, info, warn or error
   --log-format FORMAT           json or pretty
   --restart-intensity N/SECONDS at most N restarts of an agent process in SECONDS (default ${agentRestartDefaults.intensity}/${agentRestartDefaults.period / 1000})
-  --hang-after SECONDS          the hang watchdog's limit (default 120; 0 turns it off)
-  --tool-hang-after SECONDS     the silence allowed while a tool call runs (default 1800)
-  --max-line-mib N              the longest message frame read, in MiB (default 64)
+  --hang-after SECONDS          the hang watchdog's limit (default ${defaultHangAfter.idleMs / 1000}; 0 turns it off)
+  --tool-hang-after SECONDS     the silence allowed while a tool call runs (default ${defaultHangAfter.toolIdleMs / 1000})
+  --max-line-mib N              the longest message frame read, in MiB (default ${defaultStdioMaxLineBytes / (1024 * 1024)})
   --env NAME[=VALUE]            pass a host variable (NAME) or set one (NAME=VALUE) for the agent
   --inherit-env                 give the agent this process's whole environment
   --inspect URL                 send every actor to the XState inspector at this address
@@ -110,7 +112,7 @@ export function parseServeArgs(args: readonly string[]): ServeCommandOptions | {
   let unattended: UnattendedMode = defaultServeSettings.unattended;
   let unattendedTimeoutMs = defaultServeSettings.unattendedTimeoutMs;
   let loadLimit = defaultServeSettings.loadLimit;
-  let pingIntervalMs = 30_000;
+  let pingIntervalMs = defaultKeepaliveIntervalMs;
   let otel = false;
   let address: ListenAddress;
   try {
@@ -123,12 +125,9 @@ export function parseServeArgs(args: readonly string[]): ServeCommandOptions | {
         if (origin !== 'null' && !/^[a-z][a-z0-9+.-]*:\/\/[^/\s]+\/?$/i.test(origin)) throw new ArgumentError(`--allow-origin expects an origin as a browser sends it (scheme://host[:port], say https://editor.example), got ${JSON.stringify(origin)}`);
         allowOrigins.push(origin);
       },
-      '--idle-timeout': (value) => (idleTimeoutMs = positiveNumber('--idle-timeout', value()) * 1000),
+      '--idle-timeout': (value) => (idleTimeoutMs = secondsOrNever('--idle-timeout', value())),
       '--unattended': (value) => (unattended = oneOf('--unattended', value(), ['wait', 'deny'] as const)),
-      '--keepalive': (value) => {
-        const text = value();
-        pingIntervalMs = text === '0' ? 0 : Math.max(1, Math.round(positiveNumber('--keepalive', text) * 1000));
-      },
+      '--keepalive': (value) => (pingIntervalMs = keepaliveMs(value())),
       '--unattended-timeout': (value) => (unattendedTimeoutMs = positiveNumber('--unattended-timeout', value()) * 1000),
       '--load-limit': (value) => (loadLimit = wholeNumber('--load-limit', value(), 'sessions this host owns before new ones go to other hosts')),
       '--otel': () => (otel = true),

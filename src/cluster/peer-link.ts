@@ -21,6 +21,9 @@ import { CANCEL_REQUEST_METHOD, classify, notificationMessage, requestMessage, r
 import { WebSocketKeepalive } from '../jsonrpc/websocket-keepalive.js';
 import { openBridgeSocket, type BridgeFailure } from '../serve/bridge.js';
 
+/** The ping interval of a link to a peer host by default: 10 s (a client's is 30 s: `defaultKeepaliveIntervalMs`). */
+export const defaultPeerPingIntervalMs = 10_000;
+
 /** Why a peer link ended (a {@link BridgeFailure}, the peer refusing `initialize`, or closed by its owner). */
 export type PeerLinkFailure = BridgeFailure | { readonly kind: 'initialize_refused'; readonly error: ErrorObject } | { readonly kind: 'closed_here' };
 
@@ -51,7 +54,7 @@ export interface PeerLinkOptions {
   /** The `initialize` params: the client's own (protocol version, capabilities, info). */
   readonly initialize: Record<string, unknown>;
   readonly sink: PeerLinkSink;
-  /** Ms between pings; two silent intervals end the link `unanswered` (default 10 000; 0: never). */
+  /** Ms between pings; two silent intervals end the link `unanswered` (default {@link defaultPeerPingIntervalMs}; 0: never). */
   readonly pingIntervalMs?: number;
 }
 
@@ -150,7 +153,8 @@ export function openPeerLink(options: PeerLinkOptions): PeerLink {
     socket = outcome.socket;
     if (phase === 'closed') return void socket.close(1000); // closed here while it opened
     const open = socket;
-    keepalive = new WebSocketKeepalive(options.pingIntervalMs ?? 10_000, open, () => held, () => close({ kind: 'unanswered', pingIntervalMs: options.pingIntervalMs ?? 10_000 }));
+    const pingIntervalMs = options.pingIntervalMs ?? defaultPeerPingIntervalMs;
+    keepalive = new WebSocketKeepalive(pingIntervalMs, open, () => held, () => close({ kind: 'unanswered', pingIntervalMs }));
     open.on('message', (data: Buffer, isBinary: boolean) => {
       keepalive?.alive();
       if (!isBinary) onFrame(data.toString('utf8'));

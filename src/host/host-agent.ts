@@ -58,6 +58,7 @@ import { onEditorEvent } from './agent/from-editor.js';
 import { releaseOwnership } from './agent/ownership.js';
 import { onInnerOutput } from './agent/from-agents.js';
 import { currentSetup } from './agent/session-record.js';
+import { defaultCancelGraceMs } from '../supervision/cancel-grace.js';
 
 export { AGENT_META_KEY, SKIPPED_META_KEY, TAKEOVER_META_KEY, type HostAgentContext, type HostAgentOptions, type HostSessionEvent } from './agent/live.js';
 export type { SessionMachineEvent } from '../session/session-machine.js';
@@ -75,7 +76,7 @@ export function createHostAgent(options: HostAgentOptions): NativeAgent {
     ...(base.protocolVersions ? { protocolVersions: base.protocolVersions } : {}),
     ...(base.extensions ? { extensions: base.extensions } : {}),
     ...(base.delegateInitialize ? { delegateInitialize: true } : {}),
-    cancelGraceMs: base.cancelGraceMs ?? 5000,
+    cancelGraceMs: base.cancelGraceMs ?? defaultCancelGraceMs,
     // A slow editor pauses this connection's subscriber, never the agents: the journal is the buffer.
     deliversFromJournal: true,
     // Each session's machine queues its prompts, cancels them and keeps the cancel grace.

@@ -35,7 +35,8 @@ import { validTerminalLimits, type TerminalLimits } from '../acp/terminals.js';
 import { validFileReadLimits } from '../acp/bounded-read.js';
 import { validLinkStores } from '../acp/hard-links.js';
 import type { FileReadOptions } from '../acp/workspace-fs.js';
-import { agentFor, type AgentOptions } from '../adapters/agent-factory.js';
+import { agentOf, type AgentOptions } from '../adapters/agent-factory.js';
+import { agentSettingsOf, type SupervisionOptions } from '../adapters/agent-settings.js';
 import { createMemoryTransportPair } from '../jsonrpc/memory-transport.js';
 import type { Transport } from '../jsonrpc/transport.js';
 import { SHUTDOWN_EVENT, type SupervisionEvent } from '../supervision/events.js';
@@ -55,7 +56,6 @@ import { logEntryOf, type HostLogEntry } from './host-log.js';
 import { sessionMachine } from '../session/session-machine.js';
 import { createLiveActors } from './live-actors.js';
 import { observerOnDemand } from './observer-on-demand.js';
-import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { connectionHubLogic, hostAgentOfHub, hubConnections, hubDrained, hubSessions, HUB_METHODS, type HubOptions, type HubSessionInfo } from '../serve/connection-hub.js';
 import { connectionAgentLogic } from '../serve/connection-agent.js';
 import { placementSelfOf, startTakingOver, watchLease, type ClusterStore } from '../cluster/host-duties.js';
@@ -108,9 +108,10 @@ export interface HostOptions {
   /**
    * How known agents' processes are supervised: at most `intensity` restarts in `period` ms
    * per session (default 3 in 60 s), and `hangAfterMs`, the watchdog's patience with a
-   * silent agent working on a prompt (default: none). Your own `agents` bring their own.
+   * silent agent working on a prompt (default: none; `toolHangAfterMs` while a tool runs,
+   * default 30 min), over `agentOptions`' own. Your own `agents` bring their own.
    */
-  readonly supervision?: { readonly intensity?: number; readonly period?: number; readonly hangAfterMs?: number };
+  readonly supervision?: SupervisionOptions;
   /**
    * Agents whose own sessions `listSessions` shows after the journal's (say `['codex']`: its
    * threads, even those started outside warden), besides the default agent and the agents
@@ -336,18 +337,11 @@ export function createHost(options: HostOptions = {}): Host {
       }
     }
   };
-  const supervision = options.supervision ?? {};
-  const agentOptions: AgentOptions = {
-    ...options.agentOptions,
-    ...(supervision.intensity !== undefined || supervision.period !== undefined
-      ? { restart: { intensity: supervision.intensity ?? agentRestartDefaults.intensity, period: supervision.period ?? agentRestartDefaults.period } }
-      : {}),
-    ...(supervision.hangAfterMs ? { hangAfterMs: supervision.hangAfterMs } : {}),
-  };
+  const agentSettings = agentSettingsOf(options.agentOptions, options.supervision);
   const resolve = (name: string): NativeAgent => {
     const custom = options.agents?.[name];
     if (custom) return custom;
-    return agentFor(name, agentOptions);
+    return agentOf(name, agentSettings);
   };
   const logger = options.logger;
   if (logger) {

@@ -1,4 +1,4 @@
-import { jsonLines, LineFramer } from '../port/line-framer.js';
+import { defaultMaxLineBytes, jsonLines, LineFramer } from '../port/line-framer.js';
 import { WriteQueue } from '../port/write-queue.js';
 import { scanEnvelope } from './envelope-scan.js';
 import type { JsonRpcMessage } from './message.js';
@@ -6,10 +6,11 @@ import type { Transport, TransportSink } from './transport.js';
 import { HeldInput } from './held-input.js';
 
 /**
- * The longest line `stdioTransport` reads by default: 64 MiB. Editors send screenshots and
+ * The longest line `stdioTransport` reads by default: 64 MiB, the port's `defaultMaxLineBytes` (one
+ * limit for the editor's lines and the agent's). Editors send screenshots and
  * files inside prompts (base64 images, embedded resources); the limit only guards memory.
  */
-export const defaultStdioMaxLineBytes = 64 * 1024 * 1024;
+export const defaultStdioMaxLineBytes = defaultMaxLineBytes;
 
 /**
  * Bytes waiting for the editor to read at which the output counts as backed up: 256 KiB

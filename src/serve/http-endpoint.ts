@@ -13,6 +13,7 @@ import { STATUS_CODES, type IncomingMessage, type OutgoingHttpHeaders, type Serv
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import { errorResponse } from '../jsonrpc/message.js';
 import type { Transport } from '../jsonrpc/transport.js';
+import { defaultKeepaliveIntervalMs } from '../jsonrpc/websocket-keepalive.js';
 import { checkUpgrade, type AccessPolicy } from './access.js';
 import { readBoundedBody } from './http-body.js';
 import { corsHeaders, isPreflight, preflightHeaders } from './http-cors.js';
@@ -126,7 +127,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     const connection = connectionOf(request, response);
     if (!connection) return;
     const sessionId = headerOf(request, sessionIdHeader);
-    response.socket?.setKeepAlive(true, options.pingIntervalMs || 30_000); // a peer gone without a FIN is found by TCP
+    response.socket?.setKeepAlive(true, options.pingIntervalMs || defaultKeepaliveIntervalMs); // a peer gone without a FIN is found by TCP
     const opened = connection.openStream(sessionId, response);
     if (opened === 'conflict') return answerText(response, 409, `this ${sessionId === undefined ? 'connection' : 'session'}'s event stream already has a receiver`);
     if (opened === 'limit') return answerText(response, 429, 'too many session event streams on this connection');

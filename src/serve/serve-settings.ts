@@ -6,14 +6,17 @@
  * whatever attaches connections.
  */
 
+import { defaultDrainTimeoutMs } from '../acp/drain-timeout.js';
 import { defaultLoadLimit } from '../cluster/placement.js';
+import { defaultIdleTimeoutMs } from './connection-hub.js';
+import { defaultUnattendedPolicy } from './unattended-policy.js';
 
 /** What a permission request does while no controller is attached (`--unattended`). */
 export type UnattendedMode = 'wait' | 'deny';
 
 /** The daemon's policies, in ms. */
 export interface ServeSettings {
-  /** A session's agent process is stopped after this long without any connection (`--idle-timeout`). */
+  /** A session's agent process is stopped after this long without any connection (`--idle-timeout`; 0: never). */
   readonly idleTimeoutMs: number;
   /** `wait`: a permission request waits for a controller to attach; `deny`: it is answered rejected at once. */
   readonly unattended: UnattendedMode;
@@ -25,11 +28,15 @@ export interface ServeSettings {
   readonly loadLimit: number;
 }
 
-/** The defaults: agents live 30 min without a connection; permissions wait 10 min; a SIGTERM drains 30 s. */
+/**
+ * The defaults: agents live 30 min without a connection; permissions wait 10 min; a SIGTERM
+ * drains 30 s. Each is declared once where it is used (the hub, the unattended policy, the
+ * agent server's drain, placement), and named here for the command line.
+ */
 export const defaultServeSettings: ServeSettings = {
-  idleTimeoutMs: 30 * 60_000,
-  unattended: 'wait',
-  unattendedTimeoutMs: 10 * 60_000,
-  drainTimeoutMs: 30_000,
+  idleTimeoutMs: defaultIdleTimeoutMs,
+  unattended: defaultUnattendedPolicy.policy,
+  unattendedTimeoutMs: defaultUnattendedPolicy.timeoutMs,
+  drainTimeoutMs: defaultDrainTimeoutMs,
   loadLimit: defaultLoadLimit,
 };

@@ -41,6 +41,7 @@ import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { cancelCame, graceOver, inFlight, noTurns, promptAnswered, promptCame, sessionClosed, sessionFailed, type TurnCommand, type TurnDecision, type Turns } from './turn-queue.js';
 import { hasChoices, initialSessionState, reduceSessionState, turnEnded, type ChosenSettings, type SessionState, type SessionStateFact } from './session-state.js';
 import type { SessionConfigOption } from '@agentclientprotocol/sdk';
+import { defaultCancelGraceMs } from '../supervision/cancel-grace.js';
 
 /** Facts the host agent feeds a session machine. */
 export type SessionMachineEvent =
@@ -129,7 +130,7 @@ export interface SessionMachineInput {
   readonly chosen?: ChosenSettings;
   /** The journaled resume handle. */
   readonly resume?: unknown;
-  /** The cancel grace, ms (default 5000). */
+  /** The cancel grace, ms (default {@link defaultCancelGraceMs}, 5 s). */
   readonly cancelGraceMs?: number;
   /** Who owns it, as the journal said when this host created or claimed it (absent: a store without owners). */
   readonly owner?: SessionOwnership;
@@ -257,7 +258,7 @@ export const sessionMachine = setup({
     reapplyRound: 0,
     reapplyOutstanding: 0,
     turns: noTurns,
-    cancelGraceMs: input.cancelGraceMs ?? 5000,
+    cancelGraceMs: input.cancelGraceMs ?? defaultCancelGraceMs,
     owner: input.owner,
   }),
   initial: 'starting',

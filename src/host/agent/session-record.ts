@@ -11,6 +11,7 @@ import { interruptAttaches } from './attach-jobs.js';
 import { releaseOwnership } from './ownership.js';
 import { onTurnCommand } from './turns.js';
 import { record, safely } from './journal-writes.js';
+import { defaultCancelGraceMs } from '../../supervision/cancel-grace.js';
 
 /** A live session's modes and config options, as its agent last reported them: what load and resume of it answer. */
 export function currentSetup(session: HostSession): { modes?: SessionModeState; configOptions?: SessionConfigOption[] } {
@@ -35,7 +36,7 @@ export function reportSetup(session: HostSession | undefined, result: unknown): 
  */
 export function openSession(live: Live, sessionId: string, agent: string, restarts: number, journaled?: { readonly chosen: ChosenSettings; readonly resume: unknown }, owner?: JournalSession['owner']): HostSession {
   // The host's grace for every session (the one the agent server had): the agent has it to answer a cancelled prompt.
-  const cancelGraceMs = live.input.base.cancelGraceMs ?? 5000;
+  const cancelGraceMs = live.input.base.cancelGraceMs ?? defaultCancelGraceMs;
   const input = {
     sessionId,
     agent,
