@@ -10,12 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { demoAgent } from '../../src/acp/demo-agent.js';
-import { RESUME_META_KEY, type NativeAgent } from '../../src/acp/native-agent.js';
+import { RESUME_META_KEY, type NativeAgent } from '../../src/protocol/native-agent.js';
 import { createAdapterAgent } from '../../src/adapters/adapter-agent.js';
 import { codexAdapter } from '../../src/adapters/codex/adapter.js';
 import { AGENT_META_KEY, createHostAgent, SKIPPED_META_KEY, type HostAgentOptions } from '../../src/host/host-agent.js';
-import type { Journal } from '../../src/host/journal.js';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import type { Journal } from '../../src/journal/journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 import { errorOf, initialized, type Editor } from '../support/raw-editor.js';
 

@@ -41,7 +41,7 @@ import { createDynamicSupervisor } from '../supervision/dynamic-supervisor.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { readGateOf } from '../port/read-gate.js';
-import { AGENT_METHODS, CLIENT_METHODS, clientNotifications, clientRequests, PROTOCOL_VERSION, UNSTABLE_AGENT_METHODS } from './methods.js';
+import { AGENT_METHODS, CLIENT_METHODS, clientNotifications, clientRequests, PROTOCOL_VERSION, UNSTABLE_AGENT_METHODS } from '../protocol/methods.js';
 import { clientAllows, missingAgentCapability, sessionSetupRefusal, unadvertisedContent } from './capability-gate.js';
 import { isHotSessionUpdate } from './hot-update-check.js';
 import { parserOf } from './schemas.js';

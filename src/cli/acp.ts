@@ -8,7 +8,7 @@ import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { agentFor } from '../adapters/agent-factory.js';
 import { AgentUnavailableError } from '../adapters/registry.js';
-import { createHost } from '../host/host.js';
+import { createHost } from '../runtime/host.js';
 import { stdioTransport, type StdioTransport } from '../jsonrpc/stdio-transport.js';
 import { defaultDrainTimeoutMs } from '../acp/agent-server.js';
 import { LogFileError } from '../inspect/log-sink.js';

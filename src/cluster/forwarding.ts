@@ -21,8 +21,8 @@
  * next `session/resume` is this host's again (the owner's lease may have run out: then this
  * host, or another, takes the session over).
  */
-import type { AgentEventContext, AgentHandlerOutput, AgentRequestEvent } from '../acp/native-agent.js';
-import { AGENT_METHODS, CLIENT_METHODS, UNSTABLE_AGENT_METHODS } from '../acp/methods.js';
+import type { AgentEventContext, AgentHandlerOutput, AgentRequestEvent } from '../protocol/native-agent.js';
+import { AGENT_METHODS, CLIENT_METHODS, UNSTABLE_AGENT_METHODS } from '../protocol/methods.js';
 import { SEQ_META_KEY } from '../acp/agent-server.js';
 import type { ReadGate } from '../port/read-gate.js';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';

@@ -6,7 +6,7 @@
  * lease.ts; this module is the edge: the timer and the queries.
  */
 import pg from 'pg';
-import { leaseStanding, type LeaseStanding } from './lease.js';
+import { leaseStanding, type LeaseStanding } from '../journal/lease.js';
 
 /** The state a host row records (`hosts.state`). */
 type RecordedState = 'live' | 'draining' | 'gone';

@@ -18,7 +18,7 @@
  */
 import pg from 'pg';
 import { nextLookIn } from './look-schedule.js';
-import { listenForWakeUps } from './wake-ups.js';
+import { listenForWakeUps } from '../journal/wake-ups.js';
 
 /** An open session whose owner host was lost. */
 export interface OrphanedSession {

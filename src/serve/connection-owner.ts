@@ -8,8 +8,8 @@
  * session is placed on another host once this one owns `settings.loadLimit` sessions.
  */
 import { clusterRouting } from '../cluster/forwarding.js';
-import { isPostgresUrl } from '../host/store-url.js';
-import type { Host, ServeHub } from '../host/host.js';
+import { isPostgresUrl } from '../journal/store-url.js';
+import type { Host, ServeHub } from '../runtime/host.js';
 import type { Transport } from '../jsonrpc/transport.js';
 import type { DaemonPeer } from './daemon-listener.js';
 import type { ServeSettings } from './serve-settings.js';

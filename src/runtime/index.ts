@@ -10,7 +10,7 @@ export {
   type HostAgentOptions,
   type HostAgentContext,
   type HostSessionEvent,
-} from './host-agent.js';
+} from '../host/host-agent.js';
 export { sessionMachine, type SessionMachineContext, type SessionMachineEvent, type SessionMachineInput, type SessionOwnership, type SessionStateName } from '../session/session-machine.js';
 export {
   titleOf,
@@ -26,11 +26,11 @@ export {
   type JournalSessionPage,
   type JournalSessionState,
   type SessionOwner,
-} from './journal.js';
-export { sqliteJournal, defaultJournalPath, type SqliteJournalOptions } from './sqlite-journal.js';
-export { logEntryOf, jsonReplacer, atLeast, logLevels, type HostLogEntry, type LogLevel } from './host-log.js';
-export { FencedAppendError, type AsyncJournal, type CurrentOwner, type JournalUpdateEntry, type PreviousOwner, type SessionClaim } from './async-journal.js';
-export { asyncJournalOf } from './async-journal-of.js';
-export type { HostStore } from './host-journal.js';
-export type { PostgresJournalOptions, PostgresJournal } from './postgres-journal.js';
-export { delayedJournal, parseJournalDelay, type JournalDelay } from './delayed-journal.js';
+} from '../journal/journal.js';
+export { sqliteJournal, defaultJournalPath, type SqliteJournalOptions } from '../journal/sqlite-journal.js';
+export { logEntryOf, jsonReplacer, atLeast, logLevels, type HostLogEntry, type LogLevel } from '../host/host-log.js';
+export { FencedAppendError, type AsyncJournal, type CurrentOwner, type JournalUpdateEntry, type PreviousOwner, type SessionClaim } from '../journal/async-journal.js';
+export { asyncJournalOf } from '../journal/async-journal-of.js';
+export type { HostStore } from '../journal/host-journal.js';
+export type { PostgresJournalOptions, PostgresJournal } from '../journal/postgres-journal.js';
+export { delayedJournal, parseJournalDelay, type JournalDelay } from '../journal/delayed-journal.js';

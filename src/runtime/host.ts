@@ -30,7 +30,7 @@ import {
   resumeSession,
 } from '../acp/agent-client.js';
 import { agentServerLogic, handlerOf } from '../acp/agent-server.js';
-import type { NativeAgent } from '../acp/native-agent.js';
+import type { NativeAgent } from '../protocol/native-agent.js';
 import { validTerminalLimits, type TerminalLimits } from '../acp/terminals.js';
 import { validFileReadLimits } from '../acp/bounded-read.js';
 import { validLinkStores } from '../acp/hard-links.js';
@@ -40,29 +40,29 @@ import { createMemoryTransportPair } from '../jsonrpc/memory-transport.js';
 import type { Transport } from '../jsonrpc/transport.js';
 import { SHUTDOWN_EVENT, type SupervisionEvent } from '../supervision/events.js';
 import { supervisionTree, whichChildren, type SupervisionTreeNode } from '../supervision/introspection.js';
-import { AGENT_META_KEY, createHostAgent, innerAgentsOf, isHostAgent, journalWritesSettled, sessionMachinesOf } from './host-agent.js';
-import type { HostEvent } from './host-event.js';
-import type { Journal, JournalSession } from './journal.js';
-import { defaultJournalPath, sqliteJournal } from './sqlite-journal.js';
-import type { AsyncJournal } from './async-journal.js';
-import { isAsyncJournal, type HostStore } from './host-journal.js';
-import { deferredJournal } from './deferred-journal.js';
-import { delayedJournal, type JournalDelay } from './delayed-journal.js';
-import { asyncJournalOf } from './async-journal-of.js';
-import { isPostgresUrl } from './store-url.js';
-import type { PostgresJournalOptions } from './postgres-journal.js';
-import { logEntryOf, type HostLogEntry } from './host-log.js';
+import { AGENT_META_KEY, createHostAgent, innerAgentsOf, isHostAgent, journalWritesSettled, sessionMachinesOf } from '../host/host-agent.js';
+import type { HostEvent } from '../host/host-event.js';
+import type { Journal, JournalSession } from '../journal/journal.js';
+import { defaultJournalPath, sqliteJournal } from '../journal/sqlite-journal.js';
+import type { AsyncJournal } from '../journal/async-journal.js';
+import { isAsyncJournal, type HostStore } from '../journal/host-journal.js';
+import { deferredJournal } from '../journal/deferred-journal.js';
+import { delayedJournal, type JournalDelay } from '../journal/delayed-journal.js';
+import { asyncJournalOf } from '../journal/async-journal-of.js';
+import { isPostgresUrl } from '../journal/store-url.js';
+import type { PostgresJournalOptions } from '../journal/postgres-journal.js';
+import { logEntryOf, type HostLogEntry } from '../host/host-log.js';
 import { sessionMachine } from '../session/session-machine.js';
-import { createLiveActors } from './live-actors.js';
-import { observerOnDemand } from './observer-on-demand.js';
+import { createLiveActors } from '../host/live-actors.js';
+import { observerOnDemand } from '../host/observer-on-demand.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { connectionHubLogic, hostAgentOfHub, hubConnections, hubDrained, hubSessions, HUB_METHODS, type HubOptions, type HubSessionInfo } from '../serve/connection-hub.js';
 import { connectionAgentLogic } from '../serve/connection-agent.js';
-import { placementSelfOf, startTakingOver, watchLease, type ClusterStore } from '../cluster/host-duties.js';
+import { placementSelfOf, startTakingOver, watchLease, type ClusterStore } from './host-duties.js';
 import { shutdownInReverse } from '../supervision/commands.js';
 import type { HostTelemetry } from '../telemetry/host-telemetry.js';
 
-export type { HostEvent } from './host-event.js';
+export type { HostEvent } from '../host/host-event.js';
 
 /** What the host needs of the live view's tap (src/inspect/live-view.ts), loaded on the first `inspect.serve()`. */
 interface LiveViewTap {
@@ -667,7 +667,7 @@ function openStore(options: HostOptions): { readonly journal: HostStore; readonl
   if (typeof given === 'object') return { journal: delayed(given), opened: Promise.resolve() };
   const path = given ?? defaultJournalPath();
   if (!isPostgresUrl(path)) return { journal: delayed(sqliteJournal(path)), opened: Promise.resolve() };
-  const opening = import('./postgres-journal.js').then(({ openPostgresJournal }) => openPostgresJournal(path, options.postgres));
+  const opening = import('../journal/postgres-journal.js').then(({ openPostgresJournal }) => openPostgresJournal(path, options.postgres));
   // The cluster's own calls (lease, takeover) keep the store's timing: only the host's journal calls are delayed.
   const journal = deferredJournal(delay ? opening.then((opened) => delayedJournal(opened, delay)) : opening);
   const opened = journal.opened.then(() => undefined);

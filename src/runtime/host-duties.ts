@@ -6,7 +6,7 @@
  * loads pg or the takeover loop unless the store is PostgreSQL.
  */
 import type { AnyActorRef } from 'xstate';
-import type { PostgresJournal } from '../host/postgres-journal.js';
+import type { PostgresJournal } from '../journal/postgres-journal.js';
 import type { HubInput } from '../serve/connection-hub.js';
 
 /** A PostgreSQL store as the host opened it: its URL and the journal once open. */
@@ -60,7 +60,7 @@ export function watchLease(postgres: ClusterStore | undefined, hostAgents: () =>
 export function startTakingOver(postgres: ClusterStore | undefined, hub: AnyActorRef): { close(): Promise<void> } | undefined {
   if (!postgres) return undefined;
   let closed = false;
-  const running = Promise.all([postgres.journal, import('./takeover.js')]).then(([journal, { startTakeover }]) =>
+  const running = Promise.all([postgres.journal, import('../cluster/takeover.js')]).then(([journal, { startTakeover }]) =>
     closed ? undefined : startTakeover(postgres.url, { hostId: journal.hostId, lease: journal.lease, take: (orphan) => hub.send({ type: 'hub.takeover', ...orphan }) }),
   );
   running.catch(() => undefined);

@@ -36,8 +36,8 @@ import {
 } from './journal.js';
 import { redactedUrl as redacted } from './store-url.js';
 import { postgresCodeOf, postgresProblem } from './postgres-problem.js';
-import { leaseStanding, type LeaseStanding } from '../cluster/lease.js';
-import { notifyExpression } from '../cluster/wake-ups.js';
+import { leaseStanding, type LeaseStanding } from './lease.js';
+import { notifyExpression } from './wake-ups.js';
 import { ensurePostgresSchema, fencedState, unknownSessionState } from './postgres-journal-schema.js';
 
 /** Options of {@link openPostgresJournal}. */
@@ -76,7 +76,7 @@ export interface PostgresJournal extends AsyncJournal {
   readonly lease: number;
   /**
    * The lease as this host sees it on its own monotonic clock, from the send of its last
-   * renewal that succeeded (cluster/lease.ts): `held`, `suspended` (a lease without one: another
+   * renewal that succeeded (journal/lease.ts): `held`, `suspended` (a lease without one: another
    * host may take its sessions) or `stopped` (two leases). A host frozen (SIGSTOP) sees the
    * whole pause at its first look.
    */
@@ -89,7 +89,7 @@ export interface PostgresJournal extends AsyncJournal {
   startHandOver(): Promise<void>;
   /**
    * Ends this host's lease now (the row stays `draining`) and wakes the live members of the
-   * cluster (`NOTIFY warden_cluster`, cluster/wake-ups.ts), so that they take its open sessions
+   * cluster (`NOTIFY warden_cluster`, journal/wake-ups.ts), so that they take its open sessions
    * over at once (cluster/takeover.ts); resolves with how many are still its own when none is
    * left or after `waitMs`. Call it once its agents stopped; `close` after.
    */
