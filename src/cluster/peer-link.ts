@@ -19,7 +19,7 @@ import type { WebSocket } from 'ws';
 import type { ErrorObject } from '../jsonrpc/rpc-error.js';
 import { CANCEL_REQUEST_METHOD, classify, notificationMessage, requestMessage, responseMessage } from '../jsonrpc/message.js';
 import { WebSocketKeepalive } from '../jsonrpc/websocket-keepalive.js';
-import { openBridgeSocket, type BridgeFailure } from '../serve/bridge.js';
+import { openBridgeSocket, type BridgeFailure } from '../jsonrpc/bridge-socket.js';
 
 /** Why a peer link ended (a {@link BridgeFailure}, the peer refusing `initialize`, or closed by its owner). */
 export type PeerLinkFailure = BridgeFailure | { readonly kind: 'initialize_refused'; readonly error: ErrorObject } | { readonly kind: 'closed_here' };

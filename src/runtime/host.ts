@@ -56,13 +56,15 @@ import { sessionMachine } from '../session/session-machine.js';
 import { createLiveActors } from '../host/live-actors.js';
 import { observerOnDemand } from '../host/observer-on-demand.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
-import { connectionHubLogic, hostAgentOfHub, hubConnections, hubDrained, hubSessions, HUB_METHODS, type HubOptions, type HubSessionInfo } from '../serve/connection-hub.js';
+import { connectionHubLogic, hostAgentOfHub, hubConnections, hubDrained, hubSessions, HUB_METHODS, type HubOptions } from '../serve/connection-hub.js';
 import { connectionAgentLogic } from '../serve/connection-agent.js';
 import { placementSelfOf, startTakingOver, watchLease, type ClusterStore } from './host-duties.js';
 import { shutdownInReverse } from '../supervision/commands.js';
+import type { ServeHub } from '../serve/serve-hub.js';
 import type { HostTelemetry } from '../telemetry/host-telemetry.js';
 
 export type { HostEvent } from '../host/host-event.js';
+export type { ServeHub } from '../serve/serve-hub.js';
 
 /** What the host needs of the live view's tap (src/inspect/live-view.ts), loaded on the first `inspect.serve()`. */
 interface LiveViewTap {
@@ -261,18 +263,6 @@ export interface Host {
    * up to two leases and 2 s for them to be taken.
    */
   stop(options?: { readonly handOver?: boolean }): Promise<void>;
-}
-
-/** A host's connection hub (see {@link Host.hub}). */
-export interface ServeHub {
-  /** Serves one connection; the returned server actor ends when the connection closes (its sessions go on). */
-  attach(transport: Transport, info?: { readonly peer?: string }): AnyActorRef;
-  /** The sessions the hub runs and the journal keeps, with their clients. */
-  sessions(): Promise<HubSessionInfo[]>;
-  /** The connections, with their role and cursor in each session they attached. */
-  connections(): ReturnType<typeof hubConnections>;
-  /** Resolves `true` when no prompt is in flight any more, `false` after `timeoutMs` if some still are. */
-  drain(timeoutMs: number): Promise<boolean>;
 }
 
 /** Options of {@link Host.serve}. */

@@ -9,10 +9,10 @@
  */
 import { clusterRouting } from '../cluster/forwarding.js';
 import { isPostgresUrl } from '../journal/store-url.js';
-import type { Host, ServeHub } from '../runtime/host.js';
 import type { Transport } from '../jsonrpc/transport.js';
 import type { DaemonPeer } from './daemon-listener.js';
 import type { ServeSettings } from './serve-settings.js';
+import type { HubMaker, ServeHub } from './serve-hub.js';
 
 /** Owns the daemon's connections. */
 export interface ConnectionOwner {
@@ -35,7 +35,7 @@ export interface ConnectionOwnerCluster {
 }
 
 /** A connection owner serving every connection on `host`'s hub under `settings` (routing sessions owned elsewhere on a PostgreSQL `cluster` store). */
-export function createConnectionOwner(host: Host, settings: ServeSettings, cluster?: ConnectionOwnerCluster): ConnectionOwner {
+export function createConnectionOwner(host: HubMaker, settings: ServeSettings, cluster?: ConnectionOwnerCluster): ConnectionOwner {
   let hub: ServeHub | undefined;
   const routing = cluster?.store !== undefined && isPostgresUrl(cluster.store) ? { routing: clusterRouting({ store: cluster.store, token: cluster.token, loadLimit: settings.loadLimit }) } : {};
   const hubOf = () =>
