@@ -208,7 +208,7 @@ export async function runServe(args: readonly string[]): Promise<number> {
     return error instanceof AgentUnavailableError || /cannot open the journal/.test((error as Error).message) ? 2 : 1;
   }
   host.on(log.listener);
-  const owner = createConnectionOwner(host, parsed.settings, { store: parsed.store, token });
+  const owner = createConnectionOwner(host, parsed.settings, { token });
   // A member of a cluster (a PostgreSQL store, advertised) takes over lost hosts' sessions from its start, connections or not.
   if (parsed.advertise !== undefined) owner.startHub();
   let listener: DaemonListener;

@@ -34,7 +34,7 @@ import {
   type JournalSession,
   type JournalSessionState,
 } from './journal.js';
-import { redactedUrl as redacted } from './store-url.js';
+import { storeOf, type PostgresStore } from './postgres-store.js';
 import { postgresCodeOf, postgresProblem } from './postgres-problem.js';
 import { leaseStanding, type LeaseStanding } from './lease.js';
 import { notifyExpression } from './wake-ups.js';
@@ -48,7 +48,7 @@ export interface PostgresJournalOptions {
   readonly renew?: boolean;
   /** `ws://…` the other hosts forward to (the `hosts` row: docs/cluster.md, "Routing"). */
   readonly advertise?: string;
-  /** Connections in the pool for the journal's calls (default 4); the lease's renewals use one more of their own. */
+  /** Connections in the pool for the journal's calls when it opens its own store from a URL (default 4); the lease's renewals use one more of their own. A store given is shared as it is. */
   readonly connections?: number;
   /**
    * How long a call keeps retrying after a connection error (the server restarting, shut down,
@@ -145,11 +145,10 @@ const defaultRetryFor = 30_000;
 /** The backoff between retries: the first wait, and the longest. */
 const firstRetryDelay = 100;
 const longestRetryDelay = 2_000;
-/** How long one attempt waits for a connection (the server unreachable without refusing): then it is a connection error, retried. */
-const connectTimeout = 5_000;
 
 /**
- * Opens the journal in the PostgreSQL database at `url` (`postgres://user@host:port/db`):
+ * Opens the journal in the PostgreSQL database at `url` (`postgres://user@host:port/db`, or a
+ * store opened by openPostgresStore, whose pool it then shares and does not end):
  * creates or migrates its schema, registers this host with a lease, and renews it.
  *
  * @example
@@ -159,16 +158,14 @@ const connectTimeout = 5_000;
  * await journal.append('s1', { kind: 'prompt', prompt: [{ type: 'text', text: 'hello' }] });
  * ```
  */
-export async function openPostgresJournal(url: string, options: PostgresJournalOptions = {}): Promise<PostgresJournal> {
-  const where = redacted(url);
+export async function openPostgresJournal(url: string | PostgresStore, options: PostgresJournalOptions = {}): Promise<PostgresJournal> {
   const lease = options.lease ?? defaultLease;
   if (!(Number.isInteger(lease) && lease > 0)) throw new TypeError(`Expected the \`lease\` option to be a positive integer of milliseconds, got \`${String(lease)}\` (${typeof lease}).`);
   const retryFor = options.retryFor ?? defaultRetryFor;
   if (!(Number.isInteger(retryFor) && retryFor >= 0)) throw new TypeError(`Expected the \`retryFor\` option to be a non-negative integer of milliseconds, got \`${String(retryFor)}\` (${typeof retryFor}).`);
   const now = options.now ?? (() => new Date());
-  const pool = new pg.Pool({ connectionString: url, max: options.connections ?? 4, connectionTimeoutMillis: connectTimeout, keepAlive: true });
-  // An idle client that loses its connection (the server restarted) is dropped by the pool; without a listener it would crash the process.
-  pool.on('error', () => undefined);
+  const { store, owned } = storeOf(url, { connections: options.connections ?? 4 });
+  const { pool, where } = store;
   const hostId = randomUUID();
   const monotonic = options.monotonic ?? (() => performance.now());
   /** When the last renewal that succeeded was sent (the registration counts as one). */
@@ -182,16 +179,14 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     }
     await pool.query("INSERT INTO hosts (host_id, name, pid, advertise, lease_until) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5 / 1000.0))", [hostId, hostname(), process.pid, options.advertise ?? null, lease]);
   } catch (error) {
-    await pool.end().catch(() => undefined);
+    if (owned) await store.end();
     const failure = storeError(where, error);
     throw new Error(`cannot open the journal at ${where}: ${failure instanceof PostgresJournalError ? `it ${failure.problem}` : failure.message}`, { cause: error });
   }
 
-  // The lease is renewed on a connection of its own: a renewal never waits behind the session
-  // writes that fill the pool (a slow database, a row lock held), or a host would let its lease
-  // lapse, and stop its agents, because it was busy rather than cut off.
-  const leasePool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: connectTimeout, keepAlive: true });
-  leasePool.on('error', () => undefined);
+  // The lease is renewed on the store's connection for it (postgres-store.ts): a renewal never
+  // waits behind the session writes that fill the pool.
+  const leasePool = store.lease();
   /** Epochs of the sessions this journal owns. */
   const epochs = new Map<string, number>();
   /** Aborted by `close`: from then on every call is refused, and a call waiting to retry stops waiting. */
@@ -564,8 +559,7 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
         // closing anyway: the lease expires by itself
       } finally {
         epochs.clear();
-        await leasePool.end().catch(() => undefined);
-        await pool.end();
+        if (owned) await store.end();
       }
     },
   };

@@ -56,15 +56,15 @@ import { sessionMachine } from '../session/session-machine.js';
 import { createLiveActors } from '../host/live-actors.js';
 import { observerOnDemand } from '../host/observer-on-demand.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
-import { connectionHubLogic, hostAgentOfHub, hubConnections, hubDrained, hubSessions, HUB_METHODS, type HubOptions } from '../serve/connection-hub.js';
+import { connectionHubLogic, hostAgentOfHub, hubConnections, hubDrained, hubSessions, HUB_METHODS } from '../serve/connection-hub.js';
 import { connectionAgentLogic } from '../serve/connection-agent.js';
 import { placementSelfOf, startTakingOver, watchLease, type ClusterStore } from './host-duties.js';
 import { shutdownInReverse } from '../supervision/commands.js';
-import type { ServeHub } from '../serve/serve-hub.js';
+import type { HostHubOptions, ServeHub } from '../serve/serve-hub.js';
 import type { HostTelemetry } from '../telemetry/host-telemetry.js';
 
 export type { HostEvent } from '../host/host-event.js';
-export type { ServeHub } from '../serve/serve-hub.js';
+export type { HostHubOptions, ServeHub } from '../serve/serve-hub.js';
 
 /** What the host needs of the live view's tap (src/inspect/live-view.ts), loaded on the first `inspect.serve()`. */
 interface LiveViewTap {
@@ -255,7 +255,7 @@ export interface Host {
    * wss.on('connection', (socket) => hub.attach(webSocketTransport(socket)));
    * ```
    */
-  hub(options?: HubOptions): ServeHub;
+  hub(options?: HostHubOptions): ServeHub;
   /**
    * Stops everything gracefully (each agent process: stdin closed, then signals); no process is
    * left. `handOver` (a PostgreSQL store): the sessions are not released but handed over to the
@@ -459,9 +459,12 @@ export function createHost(options: HostOptions = {}): Host {
   };
 
   let nextConnection = 1;
-  const hub = (hubOptions: HubOptions = {}): ServeHub => {
+  const hub = (hubOptions: HostHubOptions = {}): ServeHub => {
     if (hubApi) return hubApi;
-    const ref = createActor(connectionHubLogic, { input: { ...hubOptions, host: hostAgent, journal, ...placementSelfOf(store.postgres) }, ...(inspect ? { inspect } : {}) });
+    const { routingOn, ...own } = hubOptions;
+    // Routing over the cluster is made from the host's own store: the one pool of the process.
+    const routing = routingOn && store.postgres ? { routing: routingOn(store.postgres.store) } : {};
+    const ref = createActor(connectionHubLogic, { input: { ...own, ...routing, host: hostAgent, journal, ...placementSelfOf(store.postgres) }, ...(inspect ? { inspect } : {}) });
     hubRef = ref;
     rootStarting(ref);
     ref.start();
@@ -642,6 +645,7 @@ export function createHost(options: HostOptions = {}): Host {
       for (const handler of hostAgents()) await journalWritesSettled(handler);
       if (handingOver) await handingOver.handOver(2 * handingOver.lease + 2000).catch(() => undefined);
       await journal.close();
+      await store.postgres?.store.then((opened) => opened.end(), () => undefined);
     },
   };
 }
@@ -657,12 +661,15 @@ function openStore(options: HostOptions): { readonly journal: HostStore; readonl
   if (typeof given === 'object') return { journal: delayed(given), opened: Promise.resolve() };
   const path = given ?? defaultJournalPath();
   if (!isPostgresUrl(path)) return { journal: delayed(sqliteJournal(path)), opened: Promise.resolve() };
-  const opening = import('../journal/postgres-journal.js').then(({ openPostgresJournal }) => openPostgresJournal(path, options.postgres));
+  // The process's one opener of the store (its pool shared by the journal, the lease, the takeover and the routing), pg loaded only now.
+  const store = import('../journal/postgres-store.js').then(({ openPostgresStore }) => openPostgresStore(path));
+  const opening = Promise.all([store, import('../journal/postgres-journal.js')]).then(([opened, { openPostgresJournal }]) => openPostgresJournal(opened, options.postgres));
+  opening.catch(() => store.then((opened) => opened.end()).catch(() => undefined));
   // The cluster's own calls (lease, takeover) keep the store's timing: only the host's journal calls are delayed.
   const journal = deferredJournal(delay ? opening.then((opened) => delayedJournal(opened, delay)) : opening);
   const opened = journal.opened.then(() => undefined);
   opened.catch(() => undefined);
-  return { journal, opened, postgres: { url: path, journal: opening } };
+  return { journal, opened, postgres: { store, journal: opening } };
 }
 
 /**

@@ -5,6 +5,8 @@
  */
 import type { AnyActorRef } from 'xstate';
 import type { Transport } from '../jsonrpc/transport.js';
+import type { HubRouting } from '../cluster/forwarding.js';
+import type { PostgresStore } from '../journal/postgres-store.js';
 import type { hubConnections, HubOptions, HubSessionInfo } from './connection-hub.js';
 
 /** A host's connection hub (see `Host.hub`). */
@@ -19,7 +21,17 @@ export interface ServeHub {
   drain(timeoutMs: number): Promise<boolean>;
 }
 
+/** Options of `Host.hub`: the hub's own, and its routing made from the host's store. */
+export interface HostHubOptions extends HubOptions {
+  /**
+   * The hub's routing over the cluster, made from the host's PostgreSQL store (its one pool:
+   * journal/postgres-store.ts) once the host made it; not called on any other store. `warden
+   * serve` routes so (serve/connection-owner.ts); `routing` is used when this is not.
+   */
+  readonly routingOn?: (store: Promise<PostgresStore>) => HubRouting;
+}
+
 /** What makes the hub (a host: `Host.hub`): made on the first call, the same hub after. */
 export interface HubMaker {
-  hub(options?: HubOptions): ServeHub;
+  hub(options?: HostHubOptions): ServeHub;
 }
