@@ -19,26 +19,24 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
+import type pg from 'pg';
 import { FencedAppendError, type AsyncJournal, type JournalUpdateEntry, type SessionClaim } from './async-journal.js';
 import {
-  DAMAGED_ENTRY_CODE,
-  InvalidCursorError,
-  JournalError,
   SessionOwnedError,
   stateEntryKinds,
   titleOf,
   UnknownSessionError,
   type JournalEntry,
-  type JournalRecord,
   type JournalSession,
-  type JournalSessionState,
 } from './journal.js';
 import { storeOf, type PostgresStore } from './postgres-store.js';
-import { postgresCodeOf, postgresProblem } from './postgres-problem.js';
+import { connectionErrorCode, PostgresJournalError, storeError } from './postgres-journal-error.js';
+import { decodeCursor, encodeCursor, recordOf, sessionOf, type EntryRow, type SessionRow } from './postgres-rows.js';
 import { leaseStanding, type LeaseStanding } from './lease.js';
 import { notifyExpression } from './wake-ups.js';
 import { ensurePostgresSchema, fencedState, unknownSessionState } from './postgres-journal-schema.js';
+
+export { PostgresJournalError } from './postgres-journal-error.js';
 
 /** Options of {@link openPostgresJournal}. */
 export interface PostgresJournalOptions {
@@ -100,43 +98,6 @@ export interface PostgresJournal extends AsyncJournal {
    * timer's next tick is the retry. A failed renewal gives no session up.
    */
   renewLease(): Promise<void>;
-}
-
-/** The store failed (unreachable, shut down, out of space, …): the message names the database (without its password), the code and what to do. */
-export class PostgresJournalError extends JournalError {
-  /** What is wrong and the fix, without the database's name (the message has both). */
-  readonly problem: string;
-  /** How long the call was retried before it gave up, in ms (0: the error is not a connection error, or `retryFor` is 0). */
-  readonly retriedFor: number;
-  constructor(where: string, code: string, cause: unknown, retriedFor = 0) {
-    super(where, code, { cause });
-    this.problem = postgresProblem(code, (cause as Error).message);
-    this.retriedFor = retriedFor;
-    this.message = `the journal ${where} ${this.problem}${retriedFor ? ` (gave up after retrying for ${retriedFor} ms: the retryFor option)` : ''}`;
-  }
-}
-
-interface SessionRow {
-  key: string;
-  session_id: string;
-  agent: string;
-  cwd: string;
-  title: string | null;
-  created_at: Date;
-  updated_at: Date;
-  state: JournalSessionState;
-  resume: string | null;
-  restarts: number;
-  owner_host: string | null;
-  epoch: string;
-  /** The owner host's name (joined from `hosts`). */
-  owner_name: string | null;
-}
-
-interface EntryRow {
-  seq: string;
-  at: Date;
-  entry: string;
 }
 
 const maxPage = 200;
@@ -567,69 +528,3 @@ export async function openPostgresJournal(url: string | PostgresStore, options: 
 
 /** SQLSTATE of a duplicate key (a session id taken). */
 const uniqueViolation = '23505';
-
-/**
- * The code of a connection error (one worth retrying: the server is away, not refusing the
- * call), else `undefined`: SQLSTATE class 08 (connection exception), 57P01/57P02/57P03 (admin
- * or crash shutdown, cannot connect now), the socket's ECONNREFUSED, ECONNRESET, EPIPE,
- * ETIMEDOUT, EHOSTUNREACH, ENETUNREACH, and pg's own errors of a connection lost (no code:
- * SQLSTATE's connection_failure, 08006).
- */
-function connectionErrorCode(error: unknown): string | undefined {
-  if (error instanceof JournalError) return undefined;
-  const code = (error as { code?: unknown } | undefined)?.code;
-  if (typeof code === 'string') return /^(08...|57P0[123]|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)$/u.test(code) ? code : undefined;
-  if (error instanceof Error && /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/u.test(error.message)) return '08006';
-  return undefined;
-}
-
-/** The store's own errors as {@link PostgresJournalError}; the journal's own (unknown session, fenced, owned, cursor) pass through. */
-function storeError(where: string, error: unknown): Error {
-  if (error instanceof JournalError || error instanceof UnknownSessionError || error instanceof FencedAppendError || error instanceof SessionOwnedError || error instanceof InvalidCursorError) return error;
-  const code = connectionErrorCode(error) ?? postgresCodeOf(error);
-  if (code !== undefined) return new PostgresJournalError(where, code, error);
-  return error instanceof Error ? error : new Error(String(error));
-}
-
-function sessionOf(row: SessionRow, where: string): JournalSession {
-  return {
-    sessionId: row.session_id,
-    agent: row.agent,
-    cwd: row.cwd,
-    title: row.title ?? undefined,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-    state: row.state,
-    resume: row.resume === null ? undefined : parseStored(row.resume, `the resume state of session ${row.session_id}`, where),
-    restarts: row.restarts,
-    ...(row.owner_host === null ? {} : { owner: { hostId: row.owner_host, epoch: Number(row.epoch), ...(row.owner_name === null ? {} : { hostName: row.owner_name }) } }),
-  };
-}
-
-function recordOf(sessionId: string, row: EntryRow, where: string): JournalRecord {
-  return { seq: Number(row.seq), sessionId, at: row.at.toISOString(), entry: parseStored(row.entry, `entry ${row.seq} of session ${sessionId}`, where) as JournalEntry };
-}
-
-/** A stored JSON value; text that does not parse (an edit by hand, a fault) is a damaged store, a {@link PostgresJournalError} (as in the SQLite journal). */
-function parseStored(text: string, what: string, where: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new PostgresJournalError(where, DAMAGED_ENTRY_CODE, new Error(`${what} is not JSON (${(error as Error).message})`, { cause: error }));
-  }
-}
-
-/** Cursors are opaque to clients: the last row's sort key, base64url-encoded (the SQLite journal's format). */
-function encodeCursor(session: JournalSession): string {
-  return Buffer.from(JSON.stringify([session.updatedAt, session.sessionId])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { updatedAt: string; sessionId: string } {
-  try {
-    const [updatedAt, sessionId] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (typeof updatedAt === 'string' && typeof sessionId === 'string' && !Number.isNaN(Date.parse(updatedAt))) return { updatedAt, sessionId };
-  } catch {
-    // fall through
-  }
-  throw new InvalidCursorError(cursor);
-}
