@@ -2,7 +2,7 @@
  * The embedding API: `createHost(...)` gives a program what `warden acp` gives an editor.
  * It is also the composition root (docs/architecture.md, "Layers"): it builds the host agent,
  * the hub of serve/, the cluster duties (host-duties.ts) on the store it opened (host-store.ts),
- * and plugs telemetry and the live view in from above; nothing under runtime/ imports it.
+ * and plugs telemetry and the live view in from above; no layer below runtime/ imports it.
  *
  * A host is the host agent (host-agent.ts: journal, recovery notices, session state charts,
  * several agents) served by an ACP agent server. `warden acp` serves it on stdio; the
