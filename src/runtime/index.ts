@@ -1,4 +1,9 @@
-export { createHost, stopServers, type Host, type HostEvent, type HostOptions, type HostPromptRun, type HostSessionHandle, type HostTreeNode, type ServeOptions, type ServeHub } from './host.js';
+/**
+ * The `acp-warden/host` subpath: createHost and its hub (the composition, runtime/), the host
+ * agent and session machine behind it, the journal contract and its stores. Served from
+ * runtime/, the top of the layers (docs/architecture.md, "Layers"), so it may gather them all.
+ */
+export { createHost, stopServers, type Host, type HostEvent, type HostOptions, type HostPromptRun, type HostSessionHandle, type HostTreeNode, type ServeOptions, type ServeHub, type HostHubOptions } from './host.js';
 export { connectionHubLogic, AFTER_META_KEY, HUB_METHODS, type HubOptions, type HubSessionInfo, type HubContext } from '../serve/connection-hub.js';
 export type { UnattendedPolicy } from '../serve/unattended-policy.js';
 export {
