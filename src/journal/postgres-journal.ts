@@ -46,7 +46,7 @@ export interface PostgresJournalOptions {
   readonly renew?: boolean;
   /** `ws://…` the other hosts forward to (the `hosts` row: docs/cluster.md, "Routing"). */
   readonly advertise?: string;
-  /** Connections in the pool for the journal's calls when it opens its own store from a URL (default 4); the lease's renewals use one more of their own. A store given is shared as it is. */
+  /** Connections in the pool for the journal's calls (default 4): the pool of its own store when opened on a URL; createHost's shared pool has 2 more (a takeover look, a routing look-up). The lease's renewals use one more of their own. */
   readonly connections?: number;
   /**
    * How long a call keeps retrying after a connection error (the server restarting, shut down,

@@ -24,7 +24,9 @@ export function openStore(options: HostOptions): { readonly journal: HostStore; 
   const path = given ?? defaultJournalPath();
   if (!isPostgresUrl(path)) return { journal: delayed(sqliteJournal(path)), opened: Promise.resolve() };
   // The process's one opener of the store (its pool shared by the journal, the lease, the takeover and the routing), pg loaded only now.
-  const store = import('../journal/postgres-store.js').then(({ openPostgresStore }) => openPostgresStore(path));
+  // Its pool: the journal's connections (the `connections` option, default 4), one more for a takeover look, one for a routing look-up.
+  const connections = (options.postgres?.connections ?? 4) + 2;
+  const store = import('../journal/postgres-store.js').then(({ openPostgresStore }) => openPostgresStore(path, { connections }));
   const opening = Promise.all([store, import('../journal/postgres-journal.js')]).then(([opened, { openPostgresJournal }]) => openPostgresJournal(opened, options.postgres));
   opening.catch(() => store.then((opened) => opened.end()).catch(() => undefined));
   // The cluster's own calls (lease, takeover) keep the store's timing: only the host's journal calls are delayed.
