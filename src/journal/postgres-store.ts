@@ -15,7 +15,7 @@ import { redactedUrl } from './store-url.js';
 import { listenForWakeUps, type WakeUpListener, type WakeUpOptions } from './wake-ups.js';
 
 /** How long one attempt waits for a connection (the server unreachable without refusing): then it is a connection error. */
-export const connectTimeout = 5_000;
+const connectTimeout = 5_000;
 
 /** Options of {@link openPostgresStore}. */
 export interface PostgresStoreOptions {
