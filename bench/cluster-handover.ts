@@ -9,7 +9,7 @@
  */
 import { loadavg } from 'node:os';
 import { startTakeover } from '../src/cluster/takeover.js';
-import { openPostgresJournal } from '../src/host/postgres-journal.js';
+import { openPostgresJournal } from '../src/journal/postgres-journal.js';
 import { postgresAvailable, startPostgres } from '../spec/support/postgres.js';
 import { check, formatNs, table } from './support/measure.js';
 

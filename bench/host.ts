@@ -17,10 +17,10 @@ import { createActor } from 'xstate';
 import { agentClientLogic, initialize, newSession, prompt } from '../src/acp/agent-client.js';
 import { agentServerLogic } from '../src/acp/agent-server.js';
 import { demoAgent } from '../src/acp/demo-agent.js';
-import type { NativeAgent } from '../src/acp/native-agent.js';
+import type { NativeAgent } from '../src/protocol/native-agent.js';
 import { createHostAgent } from '../src/host/host-agent.js';
-import type { Journal, JournalEntry } from '../src/host/journal.js';
-import { sqliteJournal } from '../src/host/sqlite-journal.js';
+import type { Journal, JournalEntry } from '../src/journal/journal.js';
+import { sqliteJournal } from '../src/journal/sqlite-journal.js';
 import { createMemoryTransportPair } from '../src/jsonrpc/memory-transport.js';
 import { check, formatRatio, formatStats, measureInterleaved, now, since, table, withDeadline } from './support/measure.js';
 

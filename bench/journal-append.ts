@@ -17,10 +17,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AsyncJournal, JournalUpdateEntry } from '../src/host/async-journal.js';
-import { asyncJournalOf } from '../src/host/async-journal-of.js';
-import { openPostgresJournal } from '../src/host/postgres-journal.js';
-import { sqliteJournal } from '../src/host/sqlite-journal.js';
+import type { AsyncJournal, JournalUpdateEntry } from '../src/journal/async-journal.js';
+import { asyncJournalOf } from '../src/journal/async-journal-of.js';
+import { openPostgresJournal } from '../src/journal/postgres-journal.js';
+import { sqliteJournal } from '../src/journal/sqlite-journal.js';
 import { postgresAvailable, startPostgres } from '../spec/support/postgres.js';
 import { formatRatio, formatStats, measureInterleaved, table } from './support/measure.js';
 

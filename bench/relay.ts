@@ -38,7 +38,7 @@ import { agent as sdkAgent, client as sdkClient, ndJsonStream, type AgentConnect
 import { createActor } from 'xstate';
 import { agentServerLogic } from '../src/acp/agent-server.js';
 import { createAcpPassthrough } from '../src/adapters/acp-passthrough.js';
-import { createHost, stopServers, type Host } from '../src/host/host.js';
+import { createHost, stopServers, type Host } from '../src/runtime/host.js';
 import { stdioTransport } from '../src/jsonrpc/stdio-transport.js';
 import { buildEnvironment } from '../src/port/index.js';
 import { check, collectGarbage, formatNs, formatRatio, formatStats, measureInterleaved, now, since, table, withDeadline, type Plan } from './support/measure.js';

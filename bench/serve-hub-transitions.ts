@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createActor, type InspectionEvent } from 'xstate';
 import { demoAgent } from '../src/acp/demo-agent.js';
-import { createHost, type ServeHub } from '../src/host/host.js';
+import { createHost, type ServeHub } from '../src/runtime/host.js';
 import { connectionLogic, createMemoryTransportPair, sendRequest } from '../src/jsonrpc/index.js';
 import { formatRatio, formatStats, measureInterleaved, table } from './support/measure.js';
 

@@ -36,7 +36,7 @@ export {
   type HostTreeNode,
   type ServeOptions,
   type ServeHub,
-} from './host/host.js';
+} from './runtime/host.js';
 export type { SessionStateName } from './session/session-machine.js';
 export type { HostLogEntry, LogLevel } from './host/host-log.js';
 
@@ -54,8 +54,8 @@ export {
   type JournalSessionPage,
   type JournalSessionState,
   type SessionOwner,
-} from './host/journal.js';
-export { sqliteJournal, defaultJournalPath, type SqliteJournalOptions } from './host/sqlite-journal.js';
+} from './journal/journal.js';
+export { sqliteJournal, defaultJournalPath, type SqliteJournalOptions } from './journal/sqlite-journal.js';
 
 // Errors a prompt or a request rejects with, and the permission policy warden uses itself.
 export { RpcError } from './jsonrpc/rpc-error.js';
@@ -63,7 +63,7 @@ export { ErrorCodes } from './jsonrpc/error-codes.js';
 export { allowOnce } from './acp/permission-choice.js';
 
 // Agents, and the contract for writing an adapter.
-export type { NativeAgent, AgentRequestEvent } from './acp/native-agent.js';
+export type { NativeAgent, AgentRequestEvent } from './protocol/native-agent.js';
 export { demoAgent } from './acp/demo-agent.js';
 export { createAdapterAgent, type AdapterAgentOptions } from './adapters/adapter-agent.js';
 export { createAcpPassthrough, type AcpPassthroughOptions } from './adapters/acp-passthrough.js';

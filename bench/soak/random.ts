@@ -4,7 +4,7 @@
  */
 
 /** A small seeded generator (mulberry32), the one `warden chaos` uses. */
-export { seededRandom as seeded } from '../../src/host/seeded-random.js';
+export { seededRandom as seeded } from '../../src/journal/seeded-random.js';
 
 /** An exponential gap of mean `meanMs`: gaps like these make a Poisson process. */
 export function exponential(next: () => number, meanMs: number): number {

@@ -25,8 +25,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createActor, enqueueActions, setup, type AnyActorRef } from 'xstate';
 import { demoAgent } from '../../src/acp/demo-agent.js';
-import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent } from '../../src/acp/native-agent.js';
-import { createHost } from '../../src/host/host.js';
+import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent } from '../../src/protocol/native-agent.js';
+import { createHost } from '../../src/runtime/host.js';
 import { buildEnvironment, portLogic } from '../../src/port/index.js';
 import { createSupervisor, shutdown, whichChildren } from '../../src/supervision/index.js';
 

@@ -32,7 +32,7 @@ import {
 } from '../../src/acp/agent-client.js';
 import { portTransport } from '../../src/jsonrpc/port-transport.js';
 import type { Transport } from '../../src/jsonrpc/transport.js';
-import { agentNotifications, agentRequests } from '../../src/acp/methods.js';
+import { agentNotifications, agentRequests } from '../../src/protocol/methods.js';
 import { schemaOf } from '../../src/acp/schemas.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
 import { portLogic } from '../../src/port/port.js';

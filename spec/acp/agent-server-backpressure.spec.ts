@@ -8,9 +8,9 @@
 import { expect } from 'chai';
 import { createActor, setup, type AnyActorLogic } from 'xstate';
 import { agentServerLogic } from '../../src/acp/agent-server.js';
-import type { NativeAgent } from '../../src/acp/native-agent.js';
+import type { NativeAgent } from '../../src/protocol/native-agent.js';
 import { createHostAgent } from '../../src/host/host-agent.js';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { createMemoryTransportPair, type Transport, type TransportSink } from '../../src/jsonrpc/index.js';
 import { readGateOf } from '../../src/port/read-gate.js';
 import { deliveryGateOf } from '../../src/session/subscriber.js';

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { createActor, enqueueActions, setup, SimulatedClock, type AnyActorLogic } from 'xstate';
 import { agentServerLogic, drainGaveUpMessage, handlerOf } from '../../src/acp/agent-server.js';
-import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../../src/acp/native-agent.js';
+import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../../src/protocol/native-agent.js';
 import { connectionLogic, createMemoryTransportPair, RpcError, sendRequest, type MemoryTransport } from '../../src/jsonrpc/index.js';
 
 const settle = async () => {

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { assign, createMachine, emit, enqueueActions, type AnyActorRef } from 'xstate';
 import { handlerOf } from '../../src/acp/agent-server.js';
-import type { NativeAgent } from '../../src/acp/native-agent.js';
+import type { NativeAgent } from '../../src/protocol/native-agent.js';
 import { SHUTDOWN_EVENT } from '../../src/supervision/events.js';
 import { errorOf, start, type Editor } from '../support/raw-editor.js';
 

@@ -7,7 +7,7 @@ import { waitUntil } from '../support/processes.js';
 import { createActor, enqueueActions, fromCallback, setup, SimulatedClock, type AnyActorLogic } from 'xstate';
 import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { demoAgent } from '../../src/acp/demo-agent.js';
-import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../../src/acp/native-agent.js';
+import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../../src/protocol/native-agent.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/index.js';
 import { errorOf, initialized, start } from '../support/raw-editor.js';
 import { schemaOf } from '../../src/acp/schemas.js';

@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { createActor } from 'xstate';
 import { agentClientLogic, closeSession, forkSession, initialize, newSession, resumeSession } from '../../src/acp/agent-client.js';
 import { advertisesFork, clientAllows, missingAgentCapability, sessionSetupRefusal, unadvertisedContent } from '../../src/acp/capability-gate.js';
-import { AGENT_METHODS, CLIENT_METHODS, PROTOCOL_VERSION, UNSTABLE_AGENT_METHODS } from '../../src/acp/methods.js';
+import { AGENT_METHODS, CLIENT_METHODS, PROTOCOL_VERSION, UNSTABLE_AGENT_METHODS } from '../../src/protocol/methods.js';
 import { createMemoryTransportPair, type MemoryTransport } from '../../src/jsonrpc/memory-transport.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
 

@@ -10,7 +10,7 @@ import { createActor, SimulatedClock, type AnyActorRef } from 'xstate';
 import { agentClientLogic, initialize, loadSession, newSession, prompt, resumeSession } from '../../src/acp/agent-client.js';
 import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { demoAgent, demoAgentMachine } from '../../src/acp/demo-agent.js';
-import type { AgentEventContext, AgentHandlerOutput } from '../../src/acp/native-agent.js';
+import type { AgentEventContext, AgentHandlerOutput } from '../../src/protocol/native-agent.js';
 import { schemaOf } from '../../src/acp/schemas.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
 

@@ -22,7 +22,7 @@ const filesIn = (dir: string) =>
 const files = [
   'acp/agent-client.ts',
   'acp/agent-server.ts',
-  'acp/native-agent.ts',
+  'protocol/native-agent.ts',
   'adapters/adapter-agent.ts',
   'adapters/claude/adapter.ts',
   'adapters/codex/adapter.ts',

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { createActor, type AnyActorRef } from 'xstate';
 import { OutputTail } from '../../src/acp/output-tail.js';
 import { Terminals, type TerminalLimits } from '../../src/acp/terminals.js';
-import { createHost, type Host } from '../../src/host/host.js';
+import { createHost, type Host } from '../../src/runtime/host.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
 import { createDynamicSupervisor } from '../../src/supervision/index.js';
 import { isAlive, waitUntil } from '../support/processes.js';

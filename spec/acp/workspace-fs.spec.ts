@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { keepTail } from '../../src/acp/terminals.js';
 import { confine, readTextFile, writeTextFile } from '../../src/acp/workspace-fs.js';
-import { createHost } from '../../src/host/host.js';
+import { createHost } from '../../src/runtime/host.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
 
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));

@@ -14,7 +14,7 @@ import { agentSettingsOf, type AgentSettings, type HangLimits, type RestartLimit
 import type { AcpPassthroughOptions } from '../../src/adapters/acp-passthrough.js';
 import { agentOptionsOf, parseAcpArgs, type AcpCommandOptions } from '../../src/cli/acp.js';
 import { parseServeArgs, type ServeCommandOptions } from '../../src/cli/serve.js';
-import type { HostOptions } from '../../src/host/host.js';
+import type { HostOptions } from '../../src/runtime/host.js';
 import { codeOf, sourcesUnder, src } from '../support/source-files.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
@@ -29,7 +29,7 @@ function serveSettings(args: string[]): AgentSettings {
   return agentSettingsOf(agentOptionsOf(parseServeArgs(['--agent', 'claude', ...args]) as ServeCommandOptions));
 }
 
-/** The settings `createHost(options)` runs its known agents with (its one call, in src/host/host.ts). */
+/** The settings `createHost(options)` runs its known agents with (its one call, in src/runtime/host.ts). */
 function hostSettings(options: Pick<HostOptions, 'agentOptions' | 'supervision'>): AgentSettings {
   return agentSettingsOf(options.agentOptions, options.supervision);
 }

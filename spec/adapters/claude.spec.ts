@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { createActor, type AnyActorRef } from 'xstate';
 import { agentClientLogic, closeSession, initialize, loadSession, newSession, prompt, resumeSession, setConfigOption, setMode, type ClientHandler } from '../../src/acp/agent-client.js';
 import { agentServerLogic } from '../../src/acp/agent-server.js';
-import { RESUME_META_KEY } from '../../src/acp/native-agent.js';
+import { RESUME_META_KEY } from '../../src/protocol/native-agent.js';
 import { createAdapterAgent } from '../../src/adapters/adapter-agent.js';
 import { claudeAdapter } from '../../src/adapters/claude/adapter.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';

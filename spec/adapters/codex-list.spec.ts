@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { createActor, type AnyActorRef } from 'xstate';
 import { agentClientLogic, initialize, listSessions, prompt, resumeSession } from '../../src/acp/agent-client.js';
 import { agentServerLogic } from '../../src/acp/agent-server.js';
-import { RESUME_META_KEY } from '../../src/acp/native-agent.js';
+import { RESUME_META_KEY } from '../../src/protocol/native-agent.js';
 import { createAdapterAgent } from '../../src/adapters/adapter-agent.js';
 import { codexAdapter } from '../../src/adapters/codex/adapter.js';
 import { sessionInfoOfThread, sessionListOf, threadListParams } from '../../src/adapters/codex/mapping.js';

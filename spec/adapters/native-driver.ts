@@ -4,7 +4,7 @@
  * and the session lifecycle outputs the agent server ignores). Not a spec file: the adapter specs use it.
  */
 import { createActor, type AnyActorRef } from 'xstate';
-import type { AgentEventContext, AgentHandlerOutput, AgentRequestEvent, NativeAgent, SessionLifecycleOutput } from '../../src/acp/native-agent.js';
+import type { AgentEventContext, AgentHandlerOutput, AgentRequestEvent, NativeAgent, SessionLifecycleOutput } from '../../src/protocol/native-agent.js';
 import { waitUntil } from '../support/processes.js';
 
 /** What the driven agent is told about its client. */

@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import { fileURLToPath } from 'node:url';
 import { createActor, type AnyActorRef } from 'xstate';
-import type { AgentRequestEvent } from '../../src/acp/native-agent.js';
+import type { AgentRequestEvent } from '../../src/protocol/native-agent.js';
 import type { SessionAdapterOutput } from '../../src/adapters/adapter.js';
 import { claudeSessionMachine } from '../../src/adapters/claude/adapter.js';
 import { loadExeca, portLogic } from '../../src/port/index.js';

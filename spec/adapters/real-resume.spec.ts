@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RESUME_META_KEY } from '../../src/acp/native-agent.js';
+import { RESUME_META_KEY } from '../../src/protocol/native-agent.js';
 import type { AdapterDefinition } from '../../src/adapters/adapter.js';
 import { createAdapterAgent } from '../../src/adapters/adapter-agent.js';
 import { claudeAdapter } from '../../src/adapters/claude/adapter.js';

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RESUME_META_KEY, type AgentHandlerOutput } from '../../src/acp/native-agent.js';
+import { RESUME_META_KEY, type AgentHandlerOutput } from '../../src/protocol/native-agent.js';
 import type { AdapterDefinition } from '../../src/adapters/adapter.js';
 import { createAdapterAgent } from '../../src/adapters/adapter-agent.js';
 import { claudeAdapter } from '../../src/adapters/claude/adapter.js';

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { createActor, enqueueActions, setup } from 'xstate';
 import { agentClientLogic, initialize, newSession, prompt } from '../../src/acp/agent-client.js';
 import { agentServerLogic } from '../../src/acp/agent-server.js';
-import type { AgentRequestEvent } from '../../src/acp/native-agent.js';
+import type { AgentRequestEvent } from '../../src/protocol/native-agent.js';
 import type { AdapterDefinition, SessionAdapterEvent, SessionAdapterOutput } from '../../src/adapters/adapter.js';
 import { createAdapterAgent } from '../../src/adapters/adapter-agent.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';

@@ -6,30 +6,8 @@
  * a reader has to untangle). A dynamic `import('…')` is a load on demand, not an edge.
  */
 import { expect } from 'chai';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const src = fileURLToPath(new URL('../../src/', import.meta.url));
-
-/** Every .ts file under `dir`. */
-function sourcesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourcesUnder(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
-  });
-}
-
-/** The relative modules `file` imports statically, as paths of .ts files. */
-function staticImportsOf(file: string, text = readFileSync(file, 'utf8')): string[] {
-  // Comments out first, so that an example in a doc comment is no edge.
-  const code = text.replace(/\/\*[\s\S]*?\*\//gu, '').replace(/(^|[^:'"`])\/\/.*$/gmu, '$1');
-  const specifiers = [
-    ...code.matchAll(/^\s*(?:import|export)\s+(?:type\s+)?(?:[\w*{}\s,$]+?\s+from\s+)?['"]([^'"]+)['"]/gmu),
-  ].map((match) => match[1]!);
-  return specifiers.filter((specifier) => specifier.startsWith('.')).map((specifier) => resolve(dirname(file), specifier.replace(/\.js$/u, '.ts')));
-}
+import { join, relative } from 'node:path';
+import { importGraph, src, staticImportsOf } from '../support/import-graph.js';
 
 /** The circles of a graph (each once, as the path that closes it), by depth-first search. */
 function circlesOf(graph: ReadonlyMap<string, readonly string[]>): string[][] {
@@ -53,8 +31,7 @@ function circlesOf(graph: ReadonlyMap<string, readonly string[]>): string[][] {
 const name = (path: string) => relative(src, path);
 
 describe('the import graph of src/', () => {
-  const files = sourcesUnder(src);
-  const graph = new Map(files.map((file) => [file, staticImportsOf(file)]));
+  const graph = importGraph();
 
   it('reads the edges it should (checked on known text)', () => {
     const file = join(src, 'host', 'x.ts');

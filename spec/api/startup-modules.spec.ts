@@ -105,7 +105,7 @@ describe('warden acp startup: what it loads', function () {
     const urls = (await modulesLoadedBy(dir, ['--agent', 'claude'])).all;
     const own = ownModules(urls);
     // What it does use (so the log is the real one).
-    expect(own).to.include.members(['cli/main.ts', 'cli/acp.ts', 'host/host.ts', 'adapters/claude/adapter.ts', 'port/port.ts']);
+    expect(own).to.include.members(['cli/main.ts', 'cli/acp.ts', 'runtime/host.ts', 'adapters/claude/adapter.ts', 'port/port.ts']);
     expect(packages(urls)).to.include.members(['xstate', '@agentclientprotocol/sdk', 'better-sqlite3']);
     expect(packages(urls)).not.to.include.members(['ws']);
     expect(packages(urls), 'packages loaded').to.not.include('@statelyai/inspect');

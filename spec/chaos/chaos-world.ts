@@ -5,16 +5,16 @@
  * working directory of its own (so /proc tells which session a process belongs to), a
  * journal file that outlives host restarts, and the checks of every invariant.
  */
-import type { Journal } from '../../src/host/journal.js';
+import type { Journal } from '../../src/journal/journal.js';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { agentFor } from '../../src/adapters/agent-factory.js';
-import { createHost, type Host, type HostEvent } from '../../src/host/host.js';
+import { createHost, type Host, type HostEvent } from '../../src/runtime/host.js';
 import { AGENT_META_KEY } from '../../src/host/host-agent.js';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
-import type { JournalDelay } from '../../src/host/delayed-journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
+import type { JournalDelay } from '../../src/journal/delayed-journal.js';
 import { deliveryViolations } from '../support/delivery-check.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/index.js';
 import { ChaosEditor, type LedgerEntry } from './chaos-editor.js';

@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { launchWarden, pathWithFakeAgents, stopWardens } from '../support/acp-editor.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 

@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { binDirectory, initializedEditor, stopAll, textOf, type SdkEditor } from '../support/path-editor.js';
 import { childrenOf, isAlive, waitUntil } from '../support/processes.js';
 

@@ -11,7 +11,7 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { childrenOf, waitUntil } from '../support/processes.js';
 import { binDirectory, initializedEditor, rawEditor, sdkEditor, stopAll, textOf, type SdkEditor } from '../support/path-editor.js';
 

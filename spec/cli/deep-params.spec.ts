@@ -5,7 +5,7 @@
  * anything is journaled, and the connection goes on.
  */
 import { expect } from 'chai';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { maxParamsDepth } from '../../src/jsonrpc/depth-limit.js';
 import { openSession, PipeEditor, pipeEditorWorld } from '../support/pipe-editor.js';
 

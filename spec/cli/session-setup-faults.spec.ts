@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { PipeEditor, pipeEditorWorld, type WireMessage } from '../support/pipe-editor.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 import { buildStore, damagePage, rootPageOf } from '../support/store-damage.js';

@@ -15,7 +15,7 @@
 import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import type { JournalEntry } from '../../src/host/journal.js';
+import type { JournalEntry } from '../../src/journal/journal.js';
 import { updatesWithTurns } from '../../src/session/cursor.js';
 import { startFaultProxy } from '../support/fault-proxy.js';
 import { clusterFixture, ownerOf, startClusterHosts } from '../support/cluster.js';

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import type { IncomingMessage } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { AgentEventContext, AgentHandlerOutput, AgentRequestEvent } from '../../src/acp/native-agent.js';
+import type { AgentEventContext, AgentHandlerOutput, AgentRequestEvent } from '../../src/protocol/native-agent.js';
 import { Forwarding } from '../../src/cluster/forwarding.js';
 import { sessionLocationOf } from '../../src/cluster/routing-table.js';
 import { ReadGate } from '../../src/port/read-gate.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { leaseHeld, leaseLeft, leaseStanding } from '../../src/cluster/lease.js';
+import { leaseHeld, leaseLeft, leaseStanding } from '../../src/journal/lease.js';
 
-describe('cluster/lease: the self-fencing view on a simulated monotonic clock', () => {
+describe('journal/lease: the self-fencing view on a simulated monotonic clock', () => {
   const lease = 2_000;
   it('held until a whole lease has passed since the send of the last successful renewal', () => {
     expect(leaseStanding(1_000, 1_000, lease)).to.equal('held');

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { startClusterHosts } from '../support/cluster.js';
 import { openMembership, type ClusterHost, type Membership } from '../../src/cluster/membership.js';
-import { openPostgresJournal, type PostgresJournal } from '../../src/host/postgres-journal.js';
+import { openPostgresJournal, type PostgresJournal } from '../../src/journal/postgres-journal.js';
 import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { killGroups, wardenMain } from '../support/warden-process.js';
 
@@ -134,7 +134,7 @@ describe('cluster/membership on a real PostgreSQL', function () {
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', '--input-type=module', '-e', `
-        const { openPostgresJournal } = await import(${JSON.stringify(new URL('../../src/host/postgres-journal.ts', import.meta.url).href)});
+        const { openPostgresJournal } = await import(${JSON.stringify(new URL('../../src/journal/postgres-journal.ts', import.meta.url).href)});
         const journal = await openPostgresJournal(${JSON.stringify(url)}, { lease: ${lease} });
         process.stdout.write(journal.hostId + '\\n');
         setInterval(() => undefined, 1000);

@@ -14,7 +14,7 @@
  */
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { seededRandom } from '../../src/host/seeded-random.js';
+import { seededRandom } from '../../src/journal/seeded-random.js';
 import { clusterFixture, ownerOf, startClusterHosts, type ClusterHost } from '../support/cluster.js';
 import { describeViolations, settledViolations, type ConnectionRecord, type Violation } from '../support/delivery-invariant.js';
 import { postgresJournal } from '../support/journal-rows.js';

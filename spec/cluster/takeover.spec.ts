@@ -10,8 +10,8 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { lookMargin, nextLookIn, type LookSchedule } from '../../src/cluster/look-schedule.js';
 import { startTakeover, takeoverApplicationName, type LookOutcome, type OrphanedSession, type Takeover, type TakeoverOptions } from '../../src/cluster/takeover.js';
-import { clusterChannel, parseWakeUp } from '../../src/cluster/wake-ups.js';
-import { openPostgresJournal, type PostgresJournal } from '../../src/host/postgres-journal.js';
+import { clusterChannel, parseWakeUp } from '../../src/journal/wake-ups.js';
+import { openPostgresJournal, type PostgresJournal } from '../../src/journal/postgres-journal.js';
 import { queryRows, requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
 
 describe('cluster/look-schedule: when the takeover loop looks next', () => {
@@ -40,7 +40,7 @@ describe('cluster/look-schedule: when the takeover loop looks next', () => {
   }
 });
 
-describe('cluster/wake-ups: the payload of a NOTIFY', () => {
+describe('journal/wake-ups: the payload of a NOTIFY', () => {
   it('names the host and what happened; anything else is unknown (it still wakes, it says nothing)', () => {
     expect(parseWakeUp('{"host":"h1","event":"handedOver"}')).to.deep.equal({ host: 'h1', event: 'handedOver' });
     expect(parseWakeUp('{"host":"h1","event":"exploded"}')).to.equal(undefined);

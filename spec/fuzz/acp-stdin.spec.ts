@@ -22,7 +22,7 @@
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { agentRequests, unstableAgentRequests } from '../../src/acp/methods.js';
+import { agentRequests, unstableAgentRequests } from '../../src/protocol/methods.js';
 import { parserOf } from '../../src/acp/schemas.js';
 import { launchFuzzWarden, type FuzzWarden, type WireResponse } from '../support/fuzz-warden.js';
 

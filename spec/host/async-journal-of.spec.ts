@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { asyncJournalOf } from '../../src/host/async-journal-of.js';
-import { UnknownSessionError, type Journal } from '../../src/host/journal.js';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { asyncJournalOf } from '../../src/journal/async-journal-of.js';
+import { UnknownSessionError, type Journal } from '../../src/journal/journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 
 /** A journal with only the calls every journal has: what an embedder's own store may be. */
 function bareJournal(): Journal {

@@ -12,13 +12,13 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RESUME_META_KEY } from '../../src/acp/native-agent.js';
+import { RESUME_META_KEY } from '../../src/protocol/native-agent.js';
 import { createAdapterAgent } from '../../src/adapters/adapter-agent.js';
 import { codexAdapter } from '../../src/adapters/codex/adapter.js';
 import { AGENT_META_KEY, createHostAgent } from '../../src/host/host-agent.js';
-import { stopServers } from '../../src/host/host.js';
-import type { Journal } from '../../src/host/journal.js';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { stopServers } from '../../src/runtime/host.js';
+import type { Journal } from '../../src/journal/journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { startFakeOpenAI, type FakeModelServer } from '../support/fake-openai-server.js';
 import { waitUntil } from '../support/processes.js';
 import { initialized, type Editor } from '../support/raw-editor.js';

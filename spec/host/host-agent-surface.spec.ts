@@ -6,10 +6,10 @@
 import { expect } from 'chai';
 import { createMachine, emit, enqueueActions } from 'xstate';
 import { demoAgent } from '../../src/acp/demo-agent.js';
-import type { NativeAgent } from '../../src/acp/native-agent.js';
+import type { NativeAgent } from '../../src/protocol/native-agent.js';
 import { AGENT_META_KEY, createHostAgent } from '../../src/host/host-agent.js';
-import type { Journal } from '../../src/host/journal.js';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import type { Journal } from '../../src/journal/journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { errorOf, initialized, type Editor } from '../support/raw-editor.js';
 
 async function waitFor(predicate: () => boolean): Promise<void> {

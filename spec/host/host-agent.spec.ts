@@ -7,10 +7,10 @@ import { expect } from 'chai';
 import { createMachine, emit, enqueueActions, type AnyActorRef } from 'xstate';
 import { handlerOf } from '../../src/acp/agent-server.js';
 import { demoAgent } from '../../src/acp/demo-agent.js';
-import type { NativeAgent } from '../../src/acp/native-agent.js';
+import type { NativeAgent } from '../../src/protocol/native-agent.js';
 import { AGENT_META_KEY, createHostAgent, sessionMachinesOf, type HostSessionEvent } from '../../src/host/host-agent.js';
-import type { Journal } from '../../src/host/journal.js';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import type { Journal } from '../../src/journal/journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { errorOf, initialized, start, type Editor } from '../support/raw-editor.js';
 
 const textOf = (editor: Editor, sessionUpdate: string) =>

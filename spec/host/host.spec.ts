@@ -3,14 +3,14 @@
  * FIFO prompts, permission policy, list, reopen after a "program restart" (a second host
  * on the same journal file), the tree, stop.
  */
-import type { Journal } from '../../src/host/journal.js';
+import type { Journal } from '../../src/journal/journal.js';
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { demoAgent } from '../../src/acp/demo-agent.js';
 import { fileURLToPath } from 'node:url';
-import { createHost, type Host, type HostEvent } from '../../src/host/host.js';
+import { createHost, type Host, type HostEvent } from '../../src/runtime/host.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
 import type { HostLogEntry } from '../../src/host/host-log.js';
 import { isAlive, waitUntil } from '../support/processes.js';

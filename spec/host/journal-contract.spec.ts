@@ -11,11 +11,11 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { asyncJournalOf } from '../../src/host/async-journal-of.js';
-import { FencedAppendError, type AsyncJournal, type JournalUpdateEntry } from '../../src/host/async-journal.js';
-import { InvalidCursorError, JournalError, SessionOwnedError, UnknownSessionError, type JournalEntry } from '../../src/host/journal.js';
-import { openPostgresJournal, type PostgresJournal } from '../../src/host/postgres-journal.js';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { asyncJournalOf } from '../../src/journal/async-journal-of.js';
+import { FencedAppendError, type AsyncJournal, type JournalUpdateEntry } from '../../src/journal/async-journal.js';
+import { InvalidCursorError, JournalError, SessionOwnedError, UnknownSessionError, type JournalEntry } from '../../src/journal/journal.js';
+import { openPostgresJournal, type PostgresJournal } from '../../src/journal/postgres-journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { postgresAvailable, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { rejection } from '../support/settle.js';
 

@@ -6,8 +6,8 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { UnknownSessionError, type Journal, type JournalEntry } from '../../src/host/journal.js';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { UnknownSessionError, type Journal, type JournalEntry } from '../../src/journal/journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 
 const said = (text: string): JournalEntry => ({ kind: 'update', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } } });
 

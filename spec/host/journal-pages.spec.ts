@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 
 describe('journal pages (readEntries)', () => {
   it('reads a session a page at a time, in order, after a seq, without the other sessions, bounded in entries and in bytes', () => {

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { asyncJournalOf } from '../../src/host/async-journal-of.js';
-import type { AsyncJournal, JournalUpdateEntry } from '../../src/host/async-journal.js';
+import { asyncJournalOf } from '../../src/journal/async-journal-of.js';
+import type { AsyncJournal, JournalUpdateEntry } from '../../src/journal/async-journal.js';
 import { createJournalQueue } from '../../src/host/agent/journal-queue.js';
-import { hostJournalOf } from '../../src/host/host-journal.js';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { hostJournalOf } from '../../src/journal/host-journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 
 const update = (text: string): JournalUpdateEntry => ({ kind: 'update', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } } });
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createActor, createMachine, fromCallback, type AnyActorRef } from 'xstate';
-import { createHost, type Host } from '../../src/host/host.js';
+import { createHost, type Host } from '../../src/runtime/host.js';
 import { createLiveActors } from '../../src/host/live-actors.js';
 import type { LiveActorView, LiveViewState } from '../../src/inspect/live-view-model.js';
 import { waitUntil } from '../support/processes.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { pendingMigrations, runMigrations, runMigrationsAsync, SchemaTooNewError, type AsyncMigration, type Migration } from '../../src/host/migrations.js';
+import { pendingMigrations, runMigrations, runMigrationsAsync, SchemaTooNewError, type AsyncMigration, type Migration } from '../../src/journal/migrations.js';
 
 /** A store that only remembers which steps ran and its version. */
 interface FakeStore {

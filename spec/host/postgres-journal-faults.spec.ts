@@ -10,9 +10,9 @@
 import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { FencedAppendError, type JournalUpdateEntry } from '../../src/host/async-journal.js';
-import { SessionOwnedError, type JournalEntry } from '../../src/host/journal.js';
-import { openPostgresJournal, PostgresJournalError, type PostgresJournal, type PostgresJournalOptions } from '../../src/host/postgres-journal.js';
+import { FencedAppendError, type JournalUpdateEntry } from '../../src/journal/async-journal.js';
+import { SessionOwnedError, type JournalEntry } from '../../src/journal/journal.js';
+import { openPostgresJournal, PostgresJournalError, type PostgresJournal, type PostgresJournalOptions } from '../../src/journal/postgres-journal.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { rejection, until } from '../support/settle.js';

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { demoAgent } from '../../src/acp/demo-agent.js';
 import { createHostAgent } from '../../src/host/host-agent.js';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { readGateOf } from '../../src/port/read-gate.js';
 import { initialized } from '../support/raw-editor.js';
 import { waitUntil } from '../support/processes.js';

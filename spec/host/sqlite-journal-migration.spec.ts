@@ -4,8 +4,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { UnknownSessionError, type JournalRecord, type JournalSession } from '../../src/host/journal.js';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { UnknownSessionError, type JournalRecord, type JournalSession } from '../../src/journal/journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 
 /** The schema the journal wrote before versions (PRAGMA user_version 0), as it was. */
 const schemaBeforeVersions = `
@@ -152,7 +152,7 @@ describe('sqliteJournal: versioned schema (PRAGMA user_version)', () => {
     buildOldStore(path, 2_000);
     const before = oldContentsOf(path);
     const script = (name: string) => `
-      import { sqliteJournal } from ${JSON.stringify(new URL('../../src/host/sqlite-journal.ts', import.meta.url).pathname)};
+      import { sqliteJournal } from ${JSON.stringify(new URL('../../src/journal/sqlite-journal.ts', import.meta.url).pathname)};
       process.stdout.write('ready\\n');
       await new Promise((resolve) => process.stdin.once('data', resolve));
       const journal = sqliteJournal(${JSON.stringify(path)});

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { InvalidCursorError, SessionOwnedError, UnknownSessionError, type Journal } from '../../src/host/journal.js';
-import { defaultJournalPath, sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { InvalidCursorError, SessionOwnedError, UnknownSessionError, type Journal } from '../../src/journal/journal.js';
+import { defaultJournalPath, sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { nextMillisecond } from '../support/settle.js';
 
 describe('sqliteJournal', () => {
@@ -122,7 +122,7 @@ describe('sqliteJournal', () => {
     it('keeps what was appended by a process that was then SIGKILLed', () => {
       const path = join(dir, 'nested', 'journal.sqlite');
       const script = `
-        import { sqliteJournal } from ${JSON.stringify(new URL('../../src/host/sqlite-journal.ts', import.meta.url).pathname)};
+        import { sqliteJournal } from ${JSON.stringify(new URL('../../src/journal/sqlite-journal.ts', import.meta.url).pathname)};
         const journal = sqliteJournal(${JSON.stringify(path)});
         journal.createSession({ sessionId: 'k1', agent: 'claude', cwd: '/w' });
         for (let i = 0; i < 100; i++) journal.append('k1', { kind: 'update', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: String(i) } } });
@@ -228,7 +228,7 @@ describe('sqliteJournal', () => {
       // Each writer (after both are ready): a new session every 20 entries, single appends,
       // a group of updates now and then, resume states and state changes: every kind of write.
       const script = (name: string) => `
-        import { sqliteJournal } from ${JSON.stringify(new URL('../../src/host/sqlite-journal.ts', import.meta.url).pathname)};
+        import { sqliteJournal } from ${JSON.stringify(new URL('../../src/journal/sqlite-journal.ts', import.meta.url).pathname)};
         const journal = sqliteJournal(${JSON.stringify(path)});
         process.stdout.write('ready\\n');
         await new Promise((resolve) => process.stdin.once('data', resolve));

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
-import { isPostgresUrl, redactedUrl } from '../../src/host/store-url.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
+import { isPostgresUrl, redactedUrl } from '../../src/journal/store-url.js';
 
 describe('a store string: a PostgreSQL URL or a SQLite path', () => {
   it('tells a PostgreSQL URL from a path, and names it without its password', () => {

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocketServer } from 'ws';
-import { createHost, type Host } from '../../src/host/host.js';
+import { createHost, type Host } from '../../src/runtime/host.js';
 import { inspectionPayload, REDACTED } from '../../src/inspect/inspection-payload.js';
 import { parentSessionId } from '../../src/inspect/inspector.js';
 import { isAlive, waitUntil } from '../support/processes.js';

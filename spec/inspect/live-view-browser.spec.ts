@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createMachine } from 'xstate';
-import { createHost, type Host } from '../../src/host/host.js';
+import { createHost, type Host } from '../../src/runtime/host.js';
 import { allCharts, chartNamed } from '../../src/inspect/chart-catalog.js';
 import { chartSvg } from '../../src/inspect/chart-svg.js';
 import { chartEdges, chartStates, type Chart } from '../../src/inspect/chart-model.js';

@@ -10,7 +10,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { demoAgent } from '../../src/acp/demo-agent.js';
-import { createHost, type Host } from '../../src/host/host.js';
+import { createHost, type Host } from '../../src/runtime/host.js';
 import type { LiveMachineView, LiveViewState } from '../../src/inspect/live-view-model.js';
 import { queryRows, requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { waitUntil } from '../support/processes.js';

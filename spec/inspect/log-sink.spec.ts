@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { HostEvent } from '../../src/host/host.js';
+import type { HostEvent } from '../../src/runtime/host.js';
 import { logEntryOf } from '../../src/host/host-log.js';
 import { createLogSink, logFileWriter } from '../../src/inspect/log-sink.js';
 

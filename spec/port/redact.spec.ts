@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { redactorFor, redactSecrets, secretValuesOf } from '../../src/port/redact.js';
 import { PortError } from '../../src/port/port-exit.js';
 import { StderrRing } from '../../src/port/stderr-ring.js';
-import type { HostEvent } from '../../src/host/host.js';
+import type { HostEvent } from '../../src/runtime/host.js';
 import { inspectionPayload } from '../../src/inspect/inspection-payload.js';
 import { createLogSink } from '../../src/inspect/log-sink.js';
 

@@ -5,14 +5,14 @@
  * Real host agent and journal (a SQLite file), the in-process demo agent, clients over memory
  * transports speaking JSON-RPC.
  */
-import type { Journal } from '../../src/host/journal.js';
+import type { Journal } from '../../src/journal/journal.js';
 import { expect } from 'chai';
 import type { InspectionEvent } from 'xstate';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { demoAgent } from '../../src/acp/demo-agent.js';
-import { createHost, type Host } from '../../src/host/host.js';
+import { createHost, type Host } from '../../src/runtime/host.js';
 import type { HubOptions } from '../../src/serve/connection-hub.js';
 import { attachClient, type HubClient } from '../support/hub-client.js';
 import { errorOf } from '../support/raw-editor.js';

@@ -12,8 +12,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { demoAgent } from '../../src/acp/demo-agent.js';
-import { createHost, type Host } from '../../src/host/host.js';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { createHost, type Host } from '../../src/runtime/host.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { attachClient, type HubClient, type HubUpdate } from '../support/hub-client.js';
 import { deliveryViolations } from '../support/delivery-check.js';
 

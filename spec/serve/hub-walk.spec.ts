@@ -12,14 +12,14 @@
  *
  * HUB_WALK_SEED replays a seed.
  */
-import type { Journal } from '../../src/host/journal.js';
+import type { Journal } from '../../src/journal/journal.js';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { demoAgent } from '../../src/acp/demo-agent.js';
-import { createHost, type Host, type ServeHub } from '../../src/host/host.js';
+import { createHost, type Host, type ServeHub } from '../../src/runtime/host.js';
 import { attachClient, type HubClient } from '../support/hub-client.js';
 
 const seed = Number(process.env.HUB_WALK_SEED ?? 20261202);

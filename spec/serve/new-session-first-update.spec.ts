@@ -12,7 +12,7 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WebSocket } from 'ws';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { deliveryViolations } from '../support/delivery-check.js';
 import { initializeParams, seqUpdatesOf, socketClient, startServe } from '../support/serve-daemon.js';
 import { killGroups } from '../support/warden-process.js';

@@ -5,7 +5,7 @@
  * or a race-hunting run that uses it could pass without looking.
  */
 import { expect } from 'chai';
-import type { JournalEntry } from '../../src/host/journal.js';
+import type { JournalEntry } from '../../src/journal/journal.js';
 import { deliveryViolations, describeViolations, type ConnectionRecord, type JournalRow } from '../support/delivery-invariant.js';
 import type { Frame } from '../support/serve-daemon.js';
 

@@ -7,11 +7,11 @@
  */
 import { expect } from 'chai';
 import { assign, createMachine, enqueueActions } from 'xstate';
-import type { NativeAgent } from '../../src/acp/native-agent.js';
+import type { NativeAgent } from '../../src/protocol/native-agent.js';
 import { createHostAgent } from '../../src/host/host-agent.js';
-import type { Journal, JournalEntry } from '../../src/host/journal.js';
-import { asyncJournalOf } from '../../src/host/async-journal-of.js';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import type { Journal, JournalEntry } from '../../src/journal/journal.js';
+import { asyncJournalOf } from '../../src/journal/async-journal-of.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { errorOf, initialized, type Editor } from '../support/raw-editor.js';
 
 const modes = { currentModeId: 'ask', availableModes: [{ id: 'ask', name: 'Ask' }, { id: 'plan', name: 'Plan' }] };

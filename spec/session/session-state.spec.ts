@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { SessionConfigOption } from '@agentclientprotocol/sdk';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { reapplyRequests } from '../../src/session/reapply.js';
 import { chosenFromEntries, initialSessionState, reduceSessionState, setupOf, type SessionState, type SessionStateFact } from '../../src/session/session-state.js';
 

@@ -10,9 +10,9 @@
  */
 import { expect } from 'chai';
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
-import type { AgentHandlerOutput } from '../../src/acp/native-agent.js';
-import type { JournalRecord } from '../../src/host/journal.js';
-import { seededRandom } from '../../src/host/seeded-random.js';
+import type { AgentHandlerOutput } from '../../src/protocol/native-agent.js';
+import type { JournalRecord } from '../../src/journal/journal.js';
+import { seededRandom } from '../../src/journal/seeded-random.js';
 import { ReadGate } from '../../src/port/read-gate.js';
 import { Subscriber } from '../../src/session/subscriber.js';
 import { deliveryViolations } from '../support/delivery-check.js';

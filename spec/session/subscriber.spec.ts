@@ -6,9 +6,9 @@
  */
 import { expect } from 'chai';
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
-import type { AgentHandlerOutput } from '../../src/acp/native-agent.js';
-import type { Journal } from '../../src/host/journal.js';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import type { AgentHandlerOutput } from '../../src/protocol/native-agent.js';
+import type { Journal } from '../../src/journal/journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { ReadGate } from '../../src/port/read-gate.js';
 import { Subscriber } from '../../src/session/subscriber.js';
 

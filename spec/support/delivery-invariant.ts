@@ -25,7 +25,7 @@
  * tells its clients the session moved or its lease was lost; a forwarding host tells them the
  * owner went away). Any other update without a seq is one the journal does not hold.
  */
-import type { JournalEntry } from '../../src/host/journal.js';
+import type { JournalEntry } from '../../src/journal/journal.js';
 import { cursorKeys, type Frame } from './serve-daemon.js';
 
 /** One journal entry of a session, as the store holds it. */

@@ -12,7 +12,7 @@ import {
   sendRequest,
   type ConnectionEmitted,
 } from '../../src/jsonrpc/index.js';
-import type { ServeHub } from '../../src/host/host.js';
+import type { ServeHub } from '../../src/runtime/host.js';
 
 export interface HubUpdate {
   readonly sessionId: string;

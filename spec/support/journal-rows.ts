@@ -5,7 +5,7 @@
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import type { JournalEntry } from '../../src/host/journal.js';
+import type { JournalEntry } from '../../src/journal/journal.js';
 import type { JournalRow } from './delivery-invariant.js';
 
 /** The entries of `sessionIds` (default: every session) in the PostgreSQL journal at `url`, each session's in seq order. */

@@ -1,5 +1,5 @@
 /** A long journaled session, written straight into a SQLite store through the journal API (fast: groups of 1,000). */
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 
 /** Writes a session of `updates` agent message chunks of about `size` bytes each (agent 'demo', or `on.agent` with `on.resume`; id `long-N` unless `on.sessionId`); returns its id. */
 export function writeLongSession(path: string, cwd: string, updates: number, size: number, on: { readonly agent: string; readonly resume?: unknown; readonly sessionId?: string } = { agent: 'demo' }): string {

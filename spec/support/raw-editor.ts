@@ -5,8 +5,8 @@
 import { expect } from 'chai';
 import { createActor, type SimulatedClock } from 'xstate';
 import { agentServerLogic } from '../../src/acp/agent-server.js';
-import { agentRequests, unstableAgentRequests } from '../../src/acp/methods.js';
-import type { NativeAgent } from '../../src/acp/native-agent.js';
+import { agentRequests, unstableAgentRequests } from '../../src/protocol/methods.js';
+import type { NativeAgent } from '../../src/protocol/native-agent.js';
 import { schemaOf } from '../../src/acp/schemas.js';
 import {
   connectionLogic,

@@ -1,7 +1,7 @@
 /** Damaged SQLite stores for the store-fault specs: a store of demo sessions, a page of it overwritten as a failing disk would. */
 import Database from 'better-sqlite3';
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { sqliteJournal } from '../../src/host/sqlite-journal.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 
 /** A store with `sessions` demo sessions of 40 updates each; returns their ids. */
 export function buildStore(path: string, cwd: string, sessions: number): string[] {

@@ -11,7 +11,7 @@
  * read is in flight.
  */
 import { connect, createServer, type Socket } from 'node:net';
-import { seededRandom } from '../../src/host/seeded-random.js';
+import { seededRandom } from '../../src/journal/seeded-random.js';
 
 /** A latency range in ms, drawn uniformly per chunk. */
 export type Latency = readonly [min: number, max: number];

@@ -9,7 +9,7 @@ import type { ClientCapabilities, CreateElicitationRequest, RequestPermissionReq
 import { respond, respondError, type MethodTable, type ParamsParser } from '../jsonrpc/connection.js';
 import type { JsonRpcId } from '../jsonrpc/message.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
-import { CLIENT_METHODS, clientNotifications, clientRequests } from './methods.js';
+import { CLIENT_METHODS, clientNotifications, clientRequests } from '../protocol/methods.js';
 import { clientAllows } from './capability-gate.js';
 import { isHotSessionUpdate } from './hot-update-check.js';
 import { parserOf } from './schemas.js';

@@ -23,7 +23,7 @@ import type { PeerLost } from '../jsonrpc/transport.js';
 import { createDynamicSupervisor } from '../supervision/dynamic-supervisor.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
-import { AGENT_METHODS, PROTOCOL_VERSION, UNSTABLE_AGENT_METHODS } from './methods.js';
+import { AGENT_METHODS, PROTOCOL_VERSION, UNSTABLE_AGENT_METHODS } from '../protocol/methods.js';
 import { sessionSetupRefusal, unadvertisedContent } from './capability-gate.js';
 import { Terminals } from './terminals.js';
 import type { WorkspaceRoots } from './workspace-fs.js';

@@ -35,7 +35,7 @@ import { cancelCame, graceOver, lateTurnUpdate, noTurns, promptAnswered, promptC
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { shutdownInReverse } from '../supervision/commands.js';
-import { AGENT_METHODS, agentNotifications, agentRequests, CLIENT_METHODS, UNSTABLE_AGENT_METHODS, unstableAgentRequests } from './methods.js';
+import { AGENT_METHODS, agentNotifications, agentRequests, CLIENT_METHODS, UNSTABLE_AGENT_METHODS, unstableAgentRequests } from '../protocol/methods.js';
 import { parserOf, schemaOf } from './schemas.js';
 import { advertisesFork, clientAllows, missingAgentCapability, sessionSetupRefusal, unadvertisedContent } from './capability-gate.js';
 import {
@@ -43,7 +43,7 @@ import {
   type AgentEventContext,
   type AgentHandlerOutput,
   type NativeAgent,
-} from './native-agent.js';
+} from '../protocol/native-agent.js';
 import { defaultCancelGraceMs } from '../supervision/cancel-grace.js';
 import { defaultDrainTimeoutMs } from './drain-timeout.js';
 

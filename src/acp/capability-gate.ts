@@ -9,7 +9,7 @@
  */
 import type { AgentCapabilities, ClientCapabilities } from '@agentclientprotocol/sdk';
 import { isAbsolute } from 'node:path';
-import { AGENT_METHODS, CLIENT_METHODS, UNSTABLE_AGENT_METHODS } from './methods.js';
+import { AGENT_METHODS, CLIENT_METHODS, UNSTABLE_AGENT_METHODS } from '../protocol/methods.js';
 
 /** An agent capability an optional agent method needs: how ACP names it, and whether `caps` has it. */
 interface AgentMethodCapability {

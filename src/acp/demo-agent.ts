@@ -19,8 +19,8 @@ import type { SessionConfigOption, SessionUpdate } from '@agentclientprotocol/sd
 import { nanoid } from 'nanoid';
 import { enqueueActions, setup, stopChild } from 'xstate';
 import { demoTurnMachine, type DemoModeId, type DemoToolPolicy, type DemoTurnEvent, type DemoTurnReport } from './demo-turn.js';
-import { CLIENT_METHODS } from './methods.js';
-import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent } from './native-agent.js';
+import { CLIENT_METHODS } from '../protocol/methods.js';
+import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent } from '../protocol/native-agent.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 
 interface DemoSession {

@@ -21,7 +21,7 @@
  * The handler is a state machine (src/adapters/passthrough/machine.ts: booting → ready ⇄
  * recovering → failed); its chart is in `warden inspect --export` as `acp-passthrough`.
  */
-import type { NativeAgent } from '../acp/native-agent.js';
+import type { NativeAgent } from '../protocol/native-agent.js';
 import { agentSupervisorOf } from './passthrough/agent-supervisor.js';
 import { passthroughMachine } from './passthrough/machine.js';
 import type { AcpPassthroughOptions } from './passthrough/options.js';

@@ -36,7 +36,7 @@
  */
 import { nanoid } from 'nanoid';
 import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorLogic, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
-import { RESUME_META_KEY, type AgentHandlerEvent, type AgentRequestEvent, type NativeAgent, type SessionRoute } from '../acp/native-agent.js';
+import { RESUME_META_KEY, type AgentHandlerEvent, type AgentRequestEvent, type NativeAgent, type SessionRoute } from '../protocol/native-agent.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { PortExit } from '../port/port-exit.js';
 import { lineKindOf } from '../jsonrpc/envelope-scan.js';
@@ -50,7 +50,7 @@ import type { AdapterDefinition, CommandLine, SessionAdapterOutput } from './ada
 import { relayPortLines } from './port-link.js';
 import { resumeCheckError } from './resume-check.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
-import { AGENT_METHODS } from '../acp/methods.js';
+import { AGENT_METHODS } from '../protocol/methods.js';
 
 /**
  * How an adapter answers ACP `session/list` from what its CLI keeps (Codex's `thread/list`):

@@ -34,7 +34,7 @@
  */
 import type { AgentCapabilities, AuthMethod, Implementation } from '@agentclientprotocol/sdk';
 import type { AnyActorLogic, AnyActorRef } from 'xstate';
-import type { AgentHandlerEvent, AgentHandlerOutput, AgentEventContext } from '../acp/native-agent.js';
+import type { AgentHandlerEvent, AgentHandlerOutput, AgentEventContext } from '../protocol/native-agent.js';
 import type { EnvironmentInput } from '../port/env-policy.js';
 import type { PortExit } from '../port/port-exit.js';
 import type { PortInput } from '../port/port.js';

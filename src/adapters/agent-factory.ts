@@ -4,7 +4,7 @@
  * or the built-in demo agent (a real subprocess too: demo-process.ts). What `warden acp --agent NAME` runs.
  */
 import { demoAgentProcess } from './demo-process.js';
-import type { NativeAgent } from '../acp/native-agent.js';
+import type { NativeAgent } from '../protocol/native-agent.js';
 import { createAcpPassthrough } from './acp-passthrough.js';
 import type { AdapterDefinition } from './adapter.js';
 import { createAdapterAgent } from './adapter-agent.js';

@@ -32,7 +32,7 @@
  * stays in pure functions (claude/mapping.ts, codex/mapping.ts).
  */
 import { enqueueActions, setup, type AnyActorRef, type AnyStateMachine } from 'xstate';
-import type { AgentRequestEvent } from '../acp/native-agent.js';
+import type { AgentRequestEvent } from '../protocol/native-agent.js';
 import type { SessionAdapterEvent, SessionAdapterOutput } from './adapter.js';
 import { bindPort, toOwnPort, unbindPort } from './port-link.js';
 import { crashedPromptError, promptOutcome } from './session-outcomes.js';

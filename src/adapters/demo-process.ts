@@ -6,7 +6,7 @@
  * in-process, for tests and examples that need no process.
  */
 import { fileURLToPath } from 'node:url';
-import type { NativeAgent } from '../acp/native-agent.js';
+import type { NativeAgent } from '../protocol/native-agent.js';
 import { createAcpPassthrough } from './acp-passthrough.js';
 import type { HangLimits } from './agent-settings.js';
 import { demoAgentRestartDefaults } from '../supervision/agent-restart-defaults.js';

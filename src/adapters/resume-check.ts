@@ -6,7 +6,7 @@
  * or `--dangerously-skip-permissions` could pass for a session id. A state that fails is
  * refused with -32602 before anything is spawned.
  */
-import { RESUME_META_KEY } from '../acp/native-agent.js';
+import { RESUME_META_KEY } from '../protocol/native-agent.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 
 /** A verdict on a resume state: fine, or which field is wrong and what it should be. */

@@ -5,7 +5,8 @@
  * module and what it imports load none of the host, xstate or the ACP SDK: it must start fast.
  */
 import { dirname, join } from 'node:path';
-import { openBridgeSocket, pumpBridge, type BridgeFailure } from '../serve/bridge.js';
+import { openBridgeSocket, type BridgeFailure } from '../jsonrpc/bridge-socket.js';
+import { pumpBridge } from '../serve/bridge.js';
 import type { StartedDaemon } from '../serve/daemon-start.js';
 import { defaultListen, listenUrl, parseListenAddress } from '../serve/listen-address.js';
 import { defaultTokenPath, readToken } from '../serve/token-file.js';

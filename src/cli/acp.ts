@@ -8,7 +8,7 @@ import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { agentFor } from '../adapters/agent-factory.js';
 import { AgentUnavailableError, defaultHangAfter } from '../adapters/registry.js';
-import { createHost } from '../host/host.js';
+import { createHost } from '../runtime/host.js';
 import { defaultStdioMaxLineBytes, stdioTransport, type StdioTransport } from '../jsonrpc/stdio-transport.js';
 import { defaultKeepaliveIntervalMs } from '../jsonrpc/websocket-keepalive.js';
 import { defaultDrainTimeoutMs } from '../acp/drain-timeout.js';

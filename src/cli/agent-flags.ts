@@ -4,11 +4,11 @@
  * drain. Parsed here once, so both commands accept the same spellings and say the same
  * things about a bad value.
  */
-import { isPostgresUrl } from '../host/store-url.js';
+import { isPostgresUrl } from '../journal/store-url.js';
 import type { AgentOptions } from '../adapters/agent-factory.js';
 import { defaultHangAfter } from '../adapters/registry.js';
 import { logLevels, type LogLevel } from '../host/host-log.js';
-import type { HostEvent } from '../host/host.js';
+import type { HostEvent } from '../runtime/host.js';
 import { createLogSink, logFileWriter } from '../inspect/log-sink.js';
 import { ArgumentError, oneOf, positiveNumber, restartIntensity, type FlagHandler } from './arguments.js';
 

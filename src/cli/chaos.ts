@@ -5,10 +5,10 @@
  * injected into the port as if the agent had printed it). A session that gives up is opened
  * again from the journal (`session/resume`), so the run goes on.
  */
-import { createHost, type HostSessionHandle } from '../host/host.js';
+import { createHost, type HostSessionHandle } from '../runtime/host.js';
 import { ArgumentError, positiveNumber, readFlags, restartIntensity } from './arguments.js';
 import { isAlive } from './process-alive.js';
-import { seededRandom } from '../host/seeded-random.js';
+import { seededRandom } from '../journal/seeded-random.js';
 import { allowOnce } from '../acp/permission-choice.js';
 
 /** The faults `warden chaos` injects. */

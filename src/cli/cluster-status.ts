@@ -5,8 +5,8 @@
  */
 import pg from 'pg';
 import { clusterHosts, type ClusterHost } from '../cluster/membership.js';
-import { postgresCodeOf, postgresProblem } from '../host/postgres-problem.js';
-import { isPostgresUrl, redactedUrl } from '../host/store-url.js';
+import { postgresCodeOf, postgresProblem } from '../journal/postgres-problem.js';
+import { isPostgresUrl, redactedUrl } from '../journal/store-url.js';
 import { ArgumentError, readFlags } from './arguments.js';
 
 /** `warden cluster --help`. */

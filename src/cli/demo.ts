@@ -11,7 +11,7 @@ import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { agentSettingsOf } from '../adapters/agent-settings.js';
 import { demoAgentProcess } from '../adapters/demo-process.js';
 import { isAlive } from './process-alive.js';
-import { createHost, type Host, type HostEvent, type HostSessionHandle, type HostTreeNode } from '../host/host.js';
+import { createHost, type Host, type HostEvent, type HostSessionHandle, type HostTreeNode } from '../runtime/host.js';
 import type { SupervisionTreeNode } from '../supervision/introspection.js';
 import { allowOnce } from '../acp/permission-choice.js';
 

@@ -3,7 +3,7 @@
  * `warden serve` under test (docs/proof.md, "Timing faults in the journal"). An environment
  * variable, not a flag: it is for the test harness that starts warden, never for a user's command line.
  */
-import { parseJournalDelay, type JournalDelay } from '../host/delayed-journal.js';
+import { parseJournalDelay, type JournalDelay } from '../journal/delayed-journal.js';
 
 /** The variable's name. */
 export const JOURNAL_DELAY_ENV = 'WARDEN_FAULT_JOURNAL_DELAY';

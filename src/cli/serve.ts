@@ -9,8 +9,8 @@ import { resolve as resolvePath } from 'node:path';
 import { agentFor } from '../adapters/agent-factory.js';
 import { AgentUnavailableError, defaultHangAfter } from '../adapters/registry.js';
 import { defaultStdioMaxLineBytes } from '../jsonrpc/stdio-transport.js';
-import { defaultJournalPath } from '../host/sqlite-journal.js';
-import { createHost } from '../host/host.js';
+import { defaultJournalPath } from '../journal/sqlite-journal.js';
+import { createHost } from '../runtime/host.js';
 import { LogFileError } from '../inspect/log-sink.js';
 import { createConnectionOwner } from '../serve/connection-owner.js';
 import { listenDaemon, type DaemonListener } from '../serve/daemon-listener.js';
@@ -207,7 +207,7 @@ export async function runServe(args: readonly string[]): Promise<number> {
     return error instanceof AgentUnavailableError || /cannot open the journal/.test((error as Error).message) ? 2 : 1;
   }
   host.on(log.listener);
-  const owner = createConnectionOwner(host, parsed.settings, { store: parsed.store, token });
+  const owner = createConnectionOwner(host, parsed.settings, { token });
   // A member of a cluster (a PostgreSQL store, advertised) takes over lost hosts' sessions from its start, connections or not.
   if (parsed.advertise !== undefined) owner.startHub();
   let listener: DaemonListener;

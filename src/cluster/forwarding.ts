@@ -21,8 +21,8 @@
  * next `session/resume` is this host's again (the owner's lease may have run out: then this
  * host, or another, takes the session over).
  */
-import type { AgentEventContext, AgentHandlerOutput, AgentRequestEvent } from '../acp/native-agent.js';
-import { AGENT_METHODS, CLIENT_METHODS, UNSTABLE_AGENT_METHODS } from '../acp/methods.js';
+import type { AgentEventContext, AgentHandlerOutput, AgentRequestEvent } from '../protocol/native-agent.js';
+import { AGENT_METHODS, CLIENT_METHODS, UNSTABLE_AGENT_METHODS } from '../protocol/methods.js';
 import { SEQ_META_KEY } from '../acp/agent-server.js';
 import type { ReadGate } from '../port/read-gate.js';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
@@ -30,6 +30,7 @@ import { noticeUpdate } from '../session/cursor.js';
 import { openPeerLink, type PeerLink, type PeerLinkFailure } from './peer-link.js';
 import { defaultLoadLimit, PLACED_META_KEY, placeSession, type PlacementSelf, type PlacementTarget } from './placement.js';
 import type { SessionLocation } from './routing-table.js';
+import type { PostgresStore } from '../journal/postgres-store.js';
 
 /** What a hub needs to route (HubOptions.routing): where sessions are, the shared token, a forwarding per connection. */
 export interface HubRouting {
@@ -300,8 +301,8 @@ function describeFailure(failure: PeerLinkFailure): string {
 
 /** Options of {@link clusterRouting}. */
 export interface ClusterRoutingOptions {
-  /** The cluster's database (`postgres://…`). */
-  readonly store: string;
+  /** The cluster's database: the host's store (its pool shared), or a `postgres://…` URL (a connection of the routing table's own). */
+  readonly store: string | PostgresStore | Promise<PostgresStore>;
   /** The cluster's shared bearer token: it opens the links to the other hosts. */
   readonly token: string;
   /** The links' keepalive (default 10 000 ms). */
@@ -314,7 +315,7 @@ export interface ClusterRoutingOptions {
 export function clusterRouting(options: ClusterRoutingOptions): HubRouting {
   let table: Promise<import('./routing-table.js').RoutingTable> | undefined;
   // pg is loaded only when a session is first refused here, or first placed elsewhere.
-  const tableOf = () => (table ??= import('./routing-table.js').then(({ openRoutingTable }) => openRoutingTable(options.store)));
+  const tableOf = () => (table ??= import('./routing-table.js').then(async ({ openRoutingTable }) => openRoutingTable(await options.store)));
   const loadLimit = options.loadLimit ?? defaultLoadLimit;
   return {
     locate: async (sessionId) => (await tableOf()).locate(sessionId),

@@ -5,8 +5,9 @@
  * the host itself sees it (monotonic clock, from the send of the last successful renewal) is
  * lease.ts; this module is the edge: the timer and the queries.
  */
-import pg from 'pg';
-import { leaseStanding, type LeaseStanding } from './lease.js';
+import type pg from 'pg';
+import { storeOf, type PostgresStore } from '../journal/postgres-store.js';
+import { leaseStanding, type LeaseStanding } from '../journal/lease.js';
 
 /** The state a host row records (`hosts.state`). */
 type RecordedState = 'live' | 'draining' | 'gone';
@@ -113,14 +114,14 @@ export async function clusterHosts(client: Pick<pg.ClientBase, 'query'>, options
 }
 
 /**
- * Keeps the host `hostId` (registered by `openPostgresJournal` on `url`) a member: heartbeats,
+ * Keeps the host `hostId` (registered by `openPostgresJournal` on `url`, a URL or a store) a member: heartbeats,
  * the self-fencing view, the live hosts. Open the journal with `renew: false` so that this is
  * the one heartbeat (it carries the load).
  */
-export async function openMembership(url: string, options: MembershipOptions): Promise<Membership> {
+export async function openMembership(url: string | PostgresStore, options: MembershipOptions): Promise<Membership> {
   const monotonic = options.monotonic ?? (() => performance.now());
-  const pool = new pg.Pool({ connectionString: url, max: 2 });
-  pool.on('error', () => undefined);
+  const { store, owned } = storeOf(url, { connections: 2 });
+  const { pool } = store;
   const { hostId, lease } = options;
   // The journal registered the row just now: its lease counts from here.
   let sentAt = monotonic();
@@ -154,7 +155,7 @@ export async function openMembership(url: string, options: MembershipOptions): P
       try {
         await pool.query("UPDATE hosts SET state = 'gone', lease_until = now() WHERE host_id = $1", [hostId]);
       } finally {
-        await pool.end();
+        if (owned) await store.end();
       }
     },
   };

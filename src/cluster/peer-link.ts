@@ -19,7 +19,7 @@ import type { WebSocket } from 'ws';
 import type { ErrorObject } from '../jsonrpc/rpc-error.js';
 import { CANCEL_REQUEST_METHOD, classify, notificationMessage, requestMessage, responseMessage } from '../jsonrpc/message.js';
 import { WebSocketKeepalive } from '../jsonrpc/websocket-keepalive.js';
-import { openBridgeSocket, type BridgeFailure } from '../serve/bridge.js';
+import { openBridgeSocket, type BridgeFailure } from '../jsonrpc/bridge-socket.js';
 
 /** The ping interval of a link to a peer host by default: 10 s (a client's is 30 s: `defaultKeepaliveIntervalMs`). */
 export const defaultPeerPingIntervalMs = 10_000;

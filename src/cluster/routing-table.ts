@@ -7,7 +7,8 @@
  * it may place it on ({@link routableHosts}). This module is the edge: the queries, and the pure
  * decision {@link sessionLocationOf} on a session's row.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { storeOf, type PostgresStore } from '../journal/postgres-store.js';
 import type { PlacementCandidate } from './placement.js';
 
 /** Where a session is served, for routing. */
@@ -68,7 +69,7 @@ export async function routableHosts(queryable: Pick<pg.Pool, 'query'>, exceptHos
   return rows.map((row) => ({ hostId: row.host_id, load: row.load, url: row.advertise }));
 }
 
-/** The routing table of one host: its own small pool on the cluster's database. */
+/** The routing table of one host, on the cluster's database. */
 export interface RoutingTable {
   /** Where `sessionId` is served now. */
   locate(sessionId: string): Promise<SessionLocation>;
@@ -78,11 +79,13 @@ export interface RoutingTable {
   close(): Promise<void>;
 }
 
-/** Opens the routing table on the database at `url` (connects at the first look-up). */
-export function openRoutingTable(url: string): RoutingTable {
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
-  // A connection lost with the database (a restart) is dropped by the pool; the next look-up reconnects.
-  pool.on('error', () => undefined);
+/**
+ * Opens the routing table on the database at `url` (a connection of its own, made at the first
+ * look-up), or on the host's store (its pool; a connection lost is made again at the next look-up).
+ */
+export function openRoutingTable(url: string | PostgresStore): RoutingTable {
+  const { store, owned } = storeOf(url, { connections: 1 });
+  const { pool } = store;
   let closed = false;
   return {
     locate: (sessionId) => (closed ? Promise.reject(new Error('the routing table is closed')) : locateSession(pool, sessionId)),
@@ -90,7 +93,7 @@ export function openRoutingTable(url: string): RoutingTable {
     async close() {
       if (closed) return;
       closed = true;
-      await pool.end().catch(() => undefined);
+      if (owned) await store.end();
     },
   };
 }

@@ -16,9 +16,9 @@
  * `warden acp` whose editor went with it) are not taken: nobody waits for them on this cluster,
  * and their next load or resume takes them.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { nextLookIn } from './look-schedule.js';
-import { listenForWakeUps } from './wake-ups.js';
+import { storeOf, type PostgresStore } from '../journal/postgres-store.js';
 
 /** An open session whose owner host was lost. */
 export interface OrphanedSession {
@@ -107,7 +107,8 @@ export async function lookForOrphans(queryable: Pick<pg.Pool, 'query'>, options:
 }
 
 /**
- * Starts looking for lost hosts' sessions on the database at `url` (see the module's comment).
+ * Starts looking for lost hosts' sessions on the database at `url` (a URL, or a store whose pool and
+ * listening connection it then uses; see the module's comment).
  *
  * The database's clock says whose lease ran out, not why: while the database cannot be reached
  * (a network or proxy outage, a server frozen, not restarted) every host's lease runs out in it,
@@ -119,10 +120,9 @@ export async function lookForOrphans(queryable: Pick<pg.Pool, 'query'>, options:
  * One look at a time and one timer: the first look at once, each next one scheduled when the
  * last ends ({@link nextLookIn}); a wake-up during a look makes another right after it.
  */
-export function startTakeover(url: string, options: TakeoverOptions): Takeover {
-  const pool = new pg.Pool({ connectionString: url, max: 1, application_name: takeoverApplicationName });
-  // A connection lost with the database (a restart) is dropped by the pool; the next look reconnects.
-  pool.on('error', () => undefined);
+export function startTakeover(url: string | PostgresStore, options: TakeoverOptions): Takeover {
+  // A URL: a store of its own (one connection for the looks, one that listens); a store: its pool (a connection lost is made again at the next look).
+  const { store, owned } = storeOf(url, { connections: 1, applicationName: takeoverApplicationName });
   const interval = options.interval ?? Math.max(50, Math.floor(options.lease / 2));
   let looking: Promise<OrphanedSession[]> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -155,7 +155,7 @@ export function startTakeover(url: string, options: TakeoverOptions): Takeover {
     let taken: OrphanedSession[] = [];
     let failed = false;
     // One look at a time: a slow database does not pile them up.
-    looking = lookForOrphans(pool, { hostId: options.hostId, lease: options.lease, limit: options.perLook ?? 16 })
+    looking = lookForOrphans(store.pool, { hostId: options.hostId, lease: options.lease, limit: options.perLook ?? 16 })
       .then((seen) => {
         const answered = performance.now();
         if (answered - started > options.lease / 2) reachableSince = undefined;
@@ -196,7 +196,7 @@ export function startTakeover(url: string, options: TakeoverOptions): Takeover {
     if (looking) again = true;
     else void look();
   };
-  const wakeUps = options.wakeUps === false ? undefined : listenForWakeUps(url, { wake, applicationName: takeoverApplicationName });
+  const wakeUps = options.wakeUps === false ? undefined : store.listen({ wake, applicationName: takeoverApplicationName });
   schedule(0);
   return {
     look,
@@ -206,7 +206,7 @@ export function startTakeover(url: string, options: TakeoverOptions): Takeover {
       timer = undefined;
       await wakeUps?.close();
       await looking;
-      await pool.end().catch(() => undefined);
+      if (owned) await store.end();
     },
   };
 }

@@ -38,7 +38,7 @@
  * `turns.ts` (what the session machine decides of its turns, carried out), `session-settings.ts`, `notices.ts`, `journal-writes.ts`.
  */
 import type { ActorLogic, ActorSystem, AnyActorRef } from 'xstate';
-import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../acp/native-agent.js';
+import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../protocol/native-agent.js';
 import type { Subscriber } from '../session/subscriber.js';
 import { type CatchUp, type Continue, type LeaseEvent, type ReleaseAgent, type HostAgentContext, type HostAgentOptions, type HostAgentEvent, type HostInput, type HostSession, type HostSnapshot, type InnerAgent, type InnerOutput, type Live, type Scope } from './agent/live.js';
 import { lives } from './agent/live.js';
@@ -46,7 +46,7 @@ import { subscriberOf } from './agent/delivery.js';
 import { createJournalQueue } from './agent/journal-queue.js';
 import { refusedWrite } from './agent/journal-writes.js';
 import { later } from './agent/continuation.js';
-import { hostJournalOf } from './host-journal.js';
+import { hostJournalOf } from '../journal/host-journal.js';
 import { readGateOf } from '../port/read-gate.js';
 
 /** The default bound on unacknowledged journal writes of a journal that answers later (see `HostAgentOptions.maxPendingWriteBytes`). */

@@ -6,7 +6,7 @@
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { HostEvent } from '../host/host.js';
+import type { HostEvent } from '../host/host-event.js';
 import { atLeast, jsonReplacer, logEntryOf, type LogLevel } from '../host/host-log.js';
 import { knownSecretValues, redactSecrets } from '../port/redact.js';
 

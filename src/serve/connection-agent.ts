@@ -8,7 +8,7 @@
  * detaches the connection: its sessions go on.
  */
 import type { ActorLogic, ActorScope, ActorSystem, AnyActorRef, Snapshot } from 'xstate';
-import type { AgentHandlerEvent, AgentHandlerOutput } from '../acp/native-agent.js';
+import type { AgentHandlerEvent, AgentHandlerOutput } from '../protocol/native-agent.js';
 import { deliveryGateOf } from '../session/subscriber.js';
 import type { HubEvent } from './hub-events.js';
 

@@ -24,12 +24,12 @@
  */
 import type { ActorLogic, ActorScope, ActorSystem, AnyActorRef, Snapshot, Subscription } from 'xstate';
 import { createActor } from 'xstate';
-import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent, TurnEntry } from '../acp/native-agent.js';
-import { AGENT_METHODS, CLIENT_METHODS } from '../acp/methods.js';
+import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent, TurnEntry } from '../protocol/native-agent.js';
+import { AGENT_METHODS, CLIENT_METHODS } from '../protocol/methods.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { ReadGate } from '../port/read-gate.js';
-import type { JournalRecord, JournalSessionPage } from '../host/journal.js';
-import { callNowOrLater, hostJournalOf, type CallResult, type HostJournal, type HostStore } from '../host/host-journal.js';
+import type { JournalRecord, JournalSessionPage } from '../journal/journal.js';
+import { callNowOrLater, hostJournalOf, type CallResult, type HostJournal, type HostStore } from '../journal/host-journal.js';
 import { runningSessionAgent, runningSessionSetup, settleJournal, sessionMachinesOf, TAKEOVER_META_KEY } from '../host/host-agent.js';
 import { journalReads } from '../host/agent/delivery.js';
 import { Subscriber } from '../session/subscriber.js';

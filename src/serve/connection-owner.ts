@@ -8,11 +8,11 @@
  * session is placed on another host once this one owns `settings.loadLimit` sessions.
  */
 import { clusterRouting } from '../cluster/forwarding.js';
-import { isPostgresUrl } from '../host/store-url.js';
-import type { Host, ServeHub } from '../host/host.js';
+import type { PostgresStore } from '../journal/postgres-store.js';
 import type { Transport } from '../jsonrpc/transport.js';
 import type { DaemonPeer } from './daemon-listener.js';
 import type { ServeSettings } from './serve-settings.js';
+import type { HubMaker, ServeHub } from './serve-hub.js';
 
 /** Owns the daemon's connections. */
 export interface ConnectionOwner {
@@ -26,18 +26,16 @@ export interface ConnectionOwner {
   startHub(): void;
 }
 
-/** Where the daemon's sessions are stored and the token it is reached with: on a PostgreSQL store, what routing needs. */
+/** What routing needs on a PostgreSQL store (the host routes on that store only, over its own pool). */
 export interface ConnectionOwnerCluster {
-  /** The `--store` (routing is on for a `postgres://` URL only). */
-  readonly store: string | undefined;
   /** The daemon's bearer token: the same on every host of a cluster, it opens their links to each other. */
   readonly token: string;
 }
 
-/** A connection owner serving every connection on `host`'s hub under `settings` (routing sessions owned elsewhere on a PostgreSQL `cluster` store). */
-export function createConnectionOwner(host: Host, settings: ServeSettings, cluster?: ConnectionOwnerCluster): ConnectionOwner {
+/** A connection owner serving every connection on `host`'s hub under `settings` (routing sessions owned elsewhere when the host's store is PostgreSQL). */
+export function createConnectionOwner(host: HubMaker, settings: ServeSettings, cluster?: ConnectionOwnerCluster): ConnectionOwner {
   let hub: ServeHub | undefined;
-  const routing = cluster?.store !== undefined && isPostgresUrl(cluster.store) ? { routing: clusterRouting({ store: cluster.store, token: cluster.token, loadLimit: settings.loadLimit }) } : {};
+  const routing = cluster ? { routingOn: (store: Promise<PostgresStore>) => clusterRouting({ store, token: cluster.token, loadLimit: settings.loadLimit }) } : {};
   const hubOf = () =>
     (hub ??= host.hub({ idleTimeoutMs: settings.idleTimeoutMs, unattended: { policy: settings.unattended, timeoutMs: settings.unattendedTimeoutMs }, ...routing }));
   return {

@@ -1,6 +1,6 @@
 /** What a connection hub receives (connection-hub.ts). */
 import type { AnyActorRef } from 'xstate';
-import type { AgentHandlerEvent } from '../acp/native-agent.js';
+import type { AgentHandlerEvent } from '../protocol/native-agent.js';
 import type { ReadGate } from '../port/read-gate.js';
 
 export type HubEvent =

@@ -8,7 +8,7 @@
  * journal position it followed, so that it goes out in its place.
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
-import type { JournalEntry } from '../host/journal.js';
+import type { JournalEntry } from '../journal/journal.js';
 
 /**
  * `live`: everything journaled so far was delivered; what comes goes out now.

@@ -5,7 +5,7 @@
  * its defaults, so every choice is sent again; after a warden restart (`session/load` or
  * `session/resume` of a journaled session) only those the agent's answer does not already show.
  */
-import { AGENT_METHODS } from '../acp/methods.js';
+import { AGENT_METHODS } from '../protocol/methods.js';
 import type { SessionState } from './session-state.js';
 
 /** One request that puts a choice back. */

@@ -6,7 +6,7 @@
  * rebuild what the user chose from its entries (`chosenFromEntries`).
  */
 import type { AvailableCommand, SessionConfigOption, SessionModeState, SessionUpdate } from '@agentclientprotocol/sdk';
-import type { JournalRecord } from '../host/journal.js';
+import type { JournalRecord } from '../journal/journal.js';
 
 /** A config option's value: a select's value id, or a boolean. */
 export type ConfigValue = string | boolean;

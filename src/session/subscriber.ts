@@ -18,10 +18,10 @@
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import type { AnyActorRef } from 'xstate';
-import type { AgentHandlerOutput } from '../acp/native-agent.js';
-import type { JournalEntry, JournalRecord } from '../host/journal.js';
+import type { AgentHandlerOutput } from '../protocol/native-agent.js';
+import type { JournalEntry, JournalRecord } from '../journal/journal.js';
 import { ReadGate } from '../port/read-gate.js';
-import { isPromiseLike, type Maybe } from '../host/host-journal.js';
+import { isPromiseLike, type Maybe } from '../journal/host-journal.js';
 import { liveCursor, mustHold, pinsWhatFollows, rewind, takeHeld, updatesOf, type ReplayWaiter, type SessionCursor } from './cursor.js';
 
 /** What a subscriber runs on. */

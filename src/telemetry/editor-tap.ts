@@ -15,7 +15,7 @@
  * diagnostic log (stderr) and the message goes on as it came.
  */
 import { context as otelContext, diag, type Context } from '@opentelemetry/api';
-import { AGENT_METHODS, CLIENT_METHODS, UNSTABLE_AGENT_METHODS } from '../acp/methods.js';
+import { AGENT_METHODS, CLIENT_METHODS, UNSTABLE_AGENT_METHODS } from '../protocol/methods.js';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
 import type { Transport, TransportSink } from '../jsonrpc/transport.js';
 import type { SessionRequestKind, SessionTraces } from './session-traces.js';

@@ -4,7 +4,7 @@
  * OpenTelemetry module.
  */
 import type { HostEvent } from '../host/host-event.js';
-import type { HostStore } from '../host/host-journal.js';
+import type { HostStore } from '../journal/host-journal.js';
 import type { Transport } from '../jsonrpc/transport.js';
 import type { EditorTapOptions } from './editor-tap.js';
 

@@ -6,7 +6,7 @@
  * stays outside the host.
  */
 import type { Histogram } from '@opentelemetry/api';
-import { isAsyncJournal, isPromiseLike, type HostStore } from '../host/host-journal.js';
+import { isAsyncJournal, isPromiseLike, type HostStore } from '../journal/host-journal.js';
 import { attributes } from './names.js';
 
 const appendAttributes = { [attributes.journalOperation]: 'append' } as const;

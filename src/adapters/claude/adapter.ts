@@ -9,7 +9,7 @@
  * UUID (Claude Code's form) is refused before (`checkResume`) and never reaches argv.
  */
 import type { ContentBlock, SessionConfigOption } from '@agentclientprotocol/sdk';
-import type { AgentRequestEvent } from '../../acp/native-agent.js';
+import type { AgentRequestEvent } from '../../protocol/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import type { AdapterDefinition, CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
 import { cliSessionActions, fromCliSession, type CliSessionContext } from '../cli-session.js';
@@ -33,7 +33,7 @@ import {
   type TurnMemory,
 } from './mapping.js';
 import { agentRestartDefaults } from '../../supervision/agent-restart-defaults.js';
-import { CLIENT_METHODS } from '../../acp/methods.js';
+import { CLIENT_METHODS } from '../../protocol/methods.js';
 
 /** A control request we sent and wait for. */
 interface PendingControl {

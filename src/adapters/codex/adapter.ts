@@ -13,7 +13,7 @@
  * is one.
  */
 import type { ContentBlock } from '@agentclientprotocol/sdk';
-import type { AgentRequestEvent } from '../../acp/native-agent.js';
+import type { AgentRequestEvent } from '../../protocol/native-agent.js';
 import { leadingMembers } from '../../jsonrpc/envelope-scan.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import type { CommandContext, SessionAdapterEvent, SessionAdapterOutput } from '../adapter.js';
@@ -24,7 +24,7 @@ import { permissionOptions, promptOutcome } from '../session-outcomes.js';
 import { codexListMachine } from './listing.js';
 import { codexRequest, commandTitle, decisionFor, defaultThreadListLimit, toolRunsOf, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
 import { agentRestartDefaults } from '../../supervision/agent-restart-defaults.js';
-import { CLIENT_METHODS } from '../../acp/methods.js';
+import { CLIENT_METHODS } from '../../protocol/methods.js';
 
 type Pending = 'initialize' | 'thread' | 'turn' | 'interrupt';
 

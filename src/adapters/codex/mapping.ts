@@ -4,7 +4,7 @@
  * `spec/fixtures/codex-app-server-*` (Codex 0.171.0).
  */
 import type { ContentBlock, ListSessionsResponse, SessionInfo, SessionUpdate, ToolCallContent } from '@agentclientprotocol/sdk';
-import { RESUME_META_KEY } from '../../acp/native-agent.js';
+import { RESUME_META_KEY } from '../../protocol/native-agent.js';
 import type { TurnOutcome } from '../session-outcomes.js';
 import { noToolRuns, type ToolRuns } from '../turn-activity.js';
 

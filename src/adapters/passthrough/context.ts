@@ -4,9 +4,9 @@
  * requests it forwards) and the watchdog hint derived from its snapshot.
  */
 import type { InitializeResponse, SessionUpdate } from '@agentclientprotocol/sdk';
-import type { AgentEventContext, AgentHandlerEvent } from '../../acp/native-agent.js';
+import type { AgentEventContext, AgentHandlerEvent } from '../../protocol/native-agent.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
-import { CLIENT_METHODS } from '../../acp/methods.js';
+import { CLIENT_METHODS } from '../../protocol/methods.js';
 import { watchdogHint, type TurnActivity, type WatchdogHint } from '../turn-activity.js';
 
 /** An open session, as it is re-attached after a restart (its MCP servers are in the handles). */

@@ -17,8 +17,8 @@
 import type { InitializeResponse } from '@agentclientprotocol/sdk';
 import { enqueueActions, setup, type AnyActorRef } from 'xstate';
 import { cancelPrompt } from '../../acp/agent-client.js';
-import { AGENT_METHODS } from '../../acp/methods.js';
-import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent } from '../../acp/native-agent.js';
+import { AGENT_METHODS } from '../../protocol/methods.js';
+import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent } from '../../protocol/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import { activityAfter, quietTurn } from '../turn-activity.js';
 import { SHUTDOWN_EVENT } from '../../supervision/events.js';

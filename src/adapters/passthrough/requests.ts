@@ -24,7 +24,7 @@ import {
   setConfigOption,
   setMode,
 } from '../../acp/agent-client.js';
-import type { AgentRequestEvent } from '../../acp/native-agent.js';
+import type { AgentRequestEvent } from '../../protocol/native-agent.js';
 import { RpcError, toRpcError, type ErrorObject } from '../../jsonrpc/rpc-error.js';
 import type { PortExit } from '../../port/port-exit.js';
 import type { OpenedSession, PassthroughContext, RequestSettled } from './context.js';

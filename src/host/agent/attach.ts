@@ -1,11 +1,11 @@
 /**
  * `session/load` and `session/resume`: replaying the journal and opening a session on its agent (adopting one an agent keeps).
  */
-import { AGENT_METHODS } from '../../acp/methods.js';
-import { type AgentHandlerOutput, type AgentRequestEvent, RESUME_META_KEY } from '../../acp/native-agent.js';
+import { AGENT_METHODS } from '../../protocol/methods.js';
+import { type AgentHandlerOutput, type AgentRequestEvent, RESUME_META_KEY } from '../../protocol/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
-import type { JournalRecord, JournalSession } from '../journal.js';
-import type { PreviousOwner } from '../async-journal.js';
+import type { JournalRecord, JournalSession } from '../../journal/journal.js';
+import type { PreviousOwner } from '../../journal/async-journal.js';
 import { type Adopted, type AttachJob, type InnerAgent, type Live, type Pending } from './live.js';
 import { AGENT_META_KEY, TAKEOVER_META_KEY } from './live.js';
 import { notify } from './notify.js';

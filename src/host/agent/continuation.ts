@@ -5,7 +5,7 @@
  * the actor's own turn stays the only writer of it.
  */
 import type { Continue, Live } from './live.js';
-import { callNowOrLater, type CallResult, type Maybe } from '../host-journal.js';
+import { callNowOrLater, type CallResult, type Maybe } from '../../journal/host-journal.js';
 
 /** Runs `run` in a later turn of the host agent (dropped once the host stopped: nothing is left to carry on). */
 export function later(live: Live, run: () => void): void {

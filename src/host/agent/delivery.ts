@@ -2,10 +2,10 @@
  * What the host agent tells the editor: through the editor's subscriber, in each session's order,
  * after the journal writes queued before it (src/host/agent/journal-queue.ts).
  */
-import type { AgentHandlerOutput } from '../../acp/native-agent.js';
+import type { AgentHandlerOutput } from '../../protocol/native-agent.js';
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
 import { deliveryGateOf, Subscriber, type SubscriberOptions } from '../../session/subscriber.js';
-import type { HostJournal } from '../host-journal.js';
+import type { HostJournal } from '../../journal/host-journal.js';
 import type { Live } from './live.js';
 import { failedWrite } from './journal-failures.js';
 import { later } from './continuation.js';

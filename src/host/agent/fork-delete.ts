@@ -1,12 +1,12 @@
 /**
  * New sessions journaled, `session/fork` and `session/delete`, and the close of a session the editor was told failed.
  */
-import { AGENT_METHODS, UNSTABLE_AGENT_METHODS } from '../../acp/methods.js';
-import type { AgentEventContext, AgentRequestEvent } from '../../acp/native-agent.js';
+import { AGENT_METHODS, UNSTABLE_AGENT_METHODS } from '../../protocol/methods.js';
+import type { AgentEventContext, AgentRequestEvent } from '../../protocol/native-agent.js';
 import { advertisesFork } from '../../acp/agent-server.js';
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
-import type { HostJournal, Maybe } from '../host-journal.js';
-import type { JournalSession } from '../journal.js';
+import type { HostJournal, Maybe } from '../../journal/host-journal.js';
+import type { JournalSession } from '../../journal/journal.js';
 import type { HostSession, Live, Pending } from './live.js';
 import { emit, fail } from './delivery.js';
 import { innerAgent, sendTo } from './inner-agents.js';

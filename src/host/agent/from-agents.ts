@@ -2,13 +2,13 @@
  * What the real agents send the host agent: answers (settled against what the host asked), updates, lifecycle facts.
  */
 import type { AgentCapabilities, SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
-import { CLIENT_METHODS } from '../../acp/methods.js';
-import type { AgentHandlerOutput } from '../../acp/native-agent.js';
+import { CLIENT_METHODS } from '../../protocol/methods.js';
+import type { AgentHandlerOutput } from '../../protocol/native-agent.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import { reapplyRequests } from '../../session/reapply.js';
 import { lateTurnUpdate } from '../../session/turn-queue.js';
 import type { SessionMachineContext } from '../../session/session-machine.js';
-import type { HostJournal } from '../host-journal.js';
+import type { HostJournal } from '../../journal/host-journal.js';
 import { type ClientCall, type Live, type Pending } from './live.js';
 import { keySeparator } from './live.js';
 import { emit, fail } from './delivery.js';

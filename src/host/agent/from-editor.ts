@@ -1,8 +1,8 @@
 /**
  * The host agent's dispatch of what the editor sends (requests, cancels, client answers).
  */
-import { CLIENT_METHODS } from '../../acp/methods.js';
-import type { AgentHandlerEvent, AgentRequestEvent } from '../../acp/native-agent.js';
+import { CLIENT_METHODS } from '../../protocol/methods.js';
+import type { AgentHandlerEvent, AgentRequestEvent } from '../../protocol/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import { type InnerAgent, type Live } from './live.js';
 import { AGENT_META_KEY } from './live.js';

@@ -4,7 +4,7 @@
 import type { AgentCapabilities } from '@agentclientprotocol/sdk';
 import { createActor, type AnyActorRef } from 'xstate';
 import { shutdownInReverse } from '../../supervision/commands.js';
-import type { AgentHandlerEvent, AgentHandlerOutput } from '../../acp/native-agent.js';
+import type { AgentHandlerEvent, AgentHandlerOutput } from '../../protocol/native-agent.js';
 import type { ClientCall, HostSession, InnerAgent, Live } from './live.js';
 
 /**

@@ -2,8 +2,8 @@
  * What the host agent does when the journal fails: the count and event, and the one answer a request gets.
  */
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
-import { JournalError } from '../journal.js';
-import { FencedAppendError } from '../async-journal.js';
+import { JournalError } from '../../journal/journal.js';
+import { FencedAppendError } from '../../journal/async-journal.js';
 import type { Live } from './live.js';
 
 /**

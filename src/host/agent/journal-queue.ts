@@ -12,8 +12,8 @@
  * before it had asynchronous journals. An answer that comes as a promise is settled through
  * `later` (the host agent's own turn), and the session's queue waits for it.
  */
-import type { JournalEntry } from '../journal.js';
-import { callNowOrLater, type CallResult, type HostJournal, type JournalUpdateEntry, type Maybe } from '../host-journal.js';
+import type { JournalEntry } from '../../journal/journal.js';
+import { callNowOrLater, type CallResult, type HostJournal, type JournalUpdateEntry, type Maybe } from '../../journal/host-journal.js';
 
 /** What a queue needs around it. */
 export interface JournalQueueOptions<Output> {

@@ -4,14 +4,14 @@
  * the editor hears of them goes out once they are durable.
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
-import { type JournalEntry, JournalError } from '../journal.js';
-import type { HostJournal, Maybe } from '../host-journal.js';
-import { FencedAppendError } from '../async-journal.js';
+import { type JournalEntry, JournalError } from '../../journal/journal.js';
+import type { HostJournal, Maybe } from '../../journal/host-journal.js';
+import { FencedAppendError } from '../../journal/async-journal.js';
 import { noticeUpdate } from '../../session/cursor.js';
 import type { ClientCall, Live } from './live.js';
 import { emit, fail } from './delivery.js';
 import { failedWrite, journalFailure } from './journal-failures.js';
-import type { CallResult } from '../host-journal.js';
+import type { CallResult } from '../../journal/host-journal.js';
 
 /**
  * Journals an update and shows it to the editor. The updates of one event-loop turn (and

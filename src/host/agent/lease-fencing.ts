@@ -1,6 +1,6 @@
 /**
  * Self-fencing on a shared store (docs/cluster.md): the host's own view of its lease
- * (cluster/lease.ts, from the PostgreSQL journal's `standing()`) comes in as `host.lease`.
+ * (journal/lease.ts, from the PostgreSQL journal's `standing()`) comes in as `host.lease`.
  * Once the lease may have run out (`suspended`: a lease without a successful renewal; a host
  * woken from SIGSTOP sees it at its first look), every session it runs is checked with a claim,
  * behind the session's writes: still its own, the claim keeps the epoch and nothing changes;
@@ -9,8 +9,8 @@
  * no agent runs on two hosts for longer than a lease. Pure bookkeeping here; the timer is the
  * host's (host.ts), the claim the journal's.
  */
-import type { LeaseStanding } from '../../cluster/lease.js';
-import { SessionOwnedError } from '../journal.js';
+import type { LeaseStanding } from '../../journal/lease.js';
+import { SessionOwnedError } from '../../journal/journal.js';
 import type { SessionMachineContext } from '../../session/session-machine.js';
 import type { Live } from './live.js';
 import { journalCall } from './journal-writes.js';

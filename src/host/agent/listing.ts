@@ -2,18 +2,18 @@
  * `session/list`: the journal's sessions, then the agents that list their own.
  */
 import type { SessionInfo } from '@agentclientprotocol/sdk';
-import { AGENT_METHODS } from '../../acp/methods.js';
-import { type AgentRequestEvent, type NativeAgent, RESUME_META_KEY } from '../../acp/native-agent.js';
+import { AGENT_METHODS } from '../../protocol/methods.js';
+import { type AgentRequestEvent, type NativeAgent, RESUME_META_KEY } from '../../protocol/native-agent.js';
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
-import { InvalidCursorError, type JournalSession } from '../journal.js';
-import { canonical, decodeListCursor, encodeListCursor, type ListCursor } from '../list-cursor.js';
+import { InvalidCursorError, type JournalSession } from '../../journal/journal.js';
+import { canonical, decodeListCursor, encodeListCursor, type ListCursor } from '../../journal/list-cursor.js';
 import { type InnerAgent, type ListJob, type Live } from './live.js';
 import { AGENT_META_KEY, SKIPPED_META_KEY } from './live.js';
 import { emit, fail } from './delivery.js';
 import { innerAgent, sendTo } from './inner-agents.js';
 import { failedWrite, journalFailure } from './journal-failures.js';
 import { after } from './continuation.js';
-import type { CallResult } from '../host-journal.js';
+import type { CallResult } from '../../journal/host-journal.js';
 
 /**
  * `session/list`: the journal's sessions (newest first, a page at a time), then, once the

@@ -3,11 +3,11 @@
  */
 import type { AgentCapabilities, SessionInfo } from '@agentclientprotocol/sdk';
 import type { ActorScope, ActorSystem, AnyActorRef, Snapshot, Subscription } from 'xstate';
-import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent, SessionRoute } from '../../acp/native-agent.js';
+import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent, SessionRoute } from '../../protocol/native-agent.js';
 import { Subscriber } from '../../session/subscriber.js';
-import type { HostJournal, HostStore } from '../host-journal.js';
-import type { FencedAppendError } from '../async-journal.js';
-import type { LeaseStanding } from '../../cluster/lease.js';
+import type { HostJournal, HostStore } from '../../journal/host-journal.js';
+import type { FencedAppendError } from '../../journal/async-journal.js';
+import type { LeaseStanding } from '../../journal/lease.js';
 import type { JournalQueue } from './journal-queue.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import type { ConfigValue } from '../../session/session-state.js';

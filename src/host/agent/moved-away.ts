@@ -6,7 +6,7 @@
  * and later prompts here are refused the same way. Nothing is journaled: this host may not write.
  */
 import { RpcError, type ErrorObject } from '../../jsonrpc/rpc-error.js';
-import type { FencedAppendError } from '../async-journal.js';
+import type { FencedAppendError } from '../../journal/async-journal.js';
 import type { SessionOwnership } from '../../session/session-machine.js';
 import type { Live } from './live.js';
 import { abandon } from './fork-delete.js';

@@ -1,7 +1,7 @@
 /**
  * Recovery notices: a session's agent process restarting, recovered, given up; journaled, charted, told.
  */
-import type { AgentHandlerOutput } from '../../acp/native-agent.js';
+import type { AgentHandlerOutput } from '../../protocol/native-agent.js';
 import type { SessionMachineEvent } from '../../session/session-machine.js';
 import { reapplyRequests } from '../../session/reapply.js';
 import type { Live } from './live.js';

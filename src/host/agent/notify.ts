@@ -3,7 +3,7 @@
  */
 import { describePortExit, type PortExitReason } from '../../port/port-exit.js';
 import { noticeUpdate } from '../../session/cursor.js';
-import { FencedAppendError } from '../async-journal.js';
+import { FencedAppendError } from '../../journal/async-journal.js';
 import type { Live } from './live.js';
 import { deliver, emit } from './delivery.js';
 import { record } from './journal-writes.js';

@@ -2,8 +2,8 @@
  * A session is live in one warden at a time: taking it from the journal's owners and giving it back.
  */
 import { RpcError } from '../../jsonrpc/rpc-error.js';
-import { SessionOwnedError } from '../journal.js';
-import type { SessionClaim } from '../async-journal.js';
+import { SessionOwnedError } from '../../journal/journal.js';
+import type { SessionClaim } from '../../journal/async-journal.js';
 import type { Live } from './live.js';
 import { fail } from './delivery.js';
 import { failedWrite, journalFailure } from './journal-failures.js';

@@ -5,7 +5,7 @@ import type { SessionConfigOption, SessionModeState } from '@agentclientprotocol
 import { createActor } from 'xstate';
 import { sessionMachine, type SessionMachineContext, type SessionMachineEvent, type SessionMachineEmitted } from '../../session/session-machine.js';
 import { type ChosenSettings, type SessionState, setupOf } from '../../session/session-state.js';
-import type { JournalSession } from '../journal.js';
+import type { JournalSession } from '../../journal/journal.js';
 import type { HostSession, Live } from './live.js';
 import { interruptAttaches } from './attach-jobs.js';
 import { releaseOwnership } from './ownership.js';

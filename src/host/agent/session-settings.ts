@@ -2,13 +2,13 @@
  * The session's state: what the user chose, journaled, and given again to a new agent process.
  */
 import type { SessionConfigOption, SessionUpdate } from '@agentclientprotocol/sdk';
-import { AGENT_METHODS } from '../../acp/methods.js';
-import type { AgentEventContext } from '../../acp/native-agent.js';
+import { AGENT_METHODS } from '../../protocol/methods.js';
+import type { AgentEventContext } from '../../protocol/native-agent.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import type { ReportedFact, SessionMachineContext } from '../../session/session-machine.js';
 import { chosenFromEntries, type ChosenSettings, type ConfigValue, type SessionStateFact, stateUpdateKinds } from '../../session/session-state.js';
 import type { ReapplyRequest } from '../../session/reapply.js';
-import { canonical } from '../list-cursor.js';
+import { canonical } from '../../journal/list-cursor.js';
 import type { HostSession, Live, Pending } from './live.js';
 import { sendToSession } from './inner-agents.js';
 import { stateOf } from './session-record.js';

@@ -6,8 +6,8 @@
  * goes to the editor; a cancel goes to the agent, or ends a held prompt unseen by the agent.
  */
 import type { ContentBlock, StopReason } from '@agentclientprotocol/sdk';
-import { CLIENT_METHODS } from '../../acp/methods.js';
-import type { AgentRequestEvent, TurnEntry } from '../../acp/native-agent.js';
+import { CLIENT_METHODS } from '../../protocol/methods.js';
+import type { AgentRequestEvent, TurnEntry } from '../../protocol/native-agent.js';
 import { holdsPrompts, type SessionMachineEmitted } from '../../session/session-machine.js';
 import type { HostSession, Live } from './live.js';
 import { emit } from './delivery.js';

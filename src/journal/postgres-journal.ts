@@ -19,26 +19,24 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
+import type pg from 'pg';
 import { FencedAppendError, type AsyncJournal, type JournalUpdateEntry, type SessionClaim } from './async-journal.js';
 import {
-  DAMAGED_ENTRY_CODE,
-  InvalidCursorError,
-  JournalError,
   SessionOwnedError,
   stateEntryKinds,
   titleOf,
   UnknownSessionError,
   type JournalEntry,
-  type JournalRecord,
   type JournalSession,
-  type JournalSessionState,
 } from './journal.js';
-import { redactedUrl as redacted } from './store-url.js';
-import { postgresCodeOf, postgresProblem } from './postgres-problem.js';
-import { leaseStanding, type LeaseStanding } from '../cluster/lease.js';
-import { notifyExpression } from '../cluster/wake-ups.js';
+import { storeOf, type PostgresStore } from './postgres-store.js';
+import { connectionErrorCode, PostgresJournalError, storeError } from './postgres-journal-error.js';
+import { decodeCursor, encodeCursor, recordOf, sessionOf, type EntryRow, type SessionRow } from './postgres-rows.js';
+import { leaseStanding, type LeaseStanding } from './lease.js';
+import { notifyExpression } from './wake-ups.js';
 import { ensurePostgresSchema, fencedState, unknownSessionState } from './postgres-journal-schema.js';
+
+export { PostgresJournalError } from './postgres-journal-error.js';
 
 /** Options of {@link openPostgresJournal}. */
 export interface PostgresJournalOptions {
@@ -48,7 +46,7 @@ export interface PostgresJournalOptions {
   readonly renew?: boolean;
   /** `ws://…` the other hosts forward to (the `hosts` row: docs/cluster.md, "Routing"). */
   readonly advertise?: string;
-  /** Connections in the pool for the journal's calls (default 4); the lease's renewals use one more of their own. */
+  /** Connections in the pool for the journal's calls (default 4): the pool of its own store when opened on a URL; createHost's shared pool has 2 more (a takeover look, a routing look-up). The lease's renewals use one more of their own. */
   readonly connections?: number;
   /**
    * How long a call keeps retrying after a connection error (the server restarting, shut down,
@@ -76,7 +74,7 @@ export interface PostgresJournal extends AsyncJournal {
   readonly lease: number;
   /**
    * The lease as this host sees it on its own monotonic clock, from the send of its last
-   * renewal that succeeded (cluster/lease.ts): `held`, `suspended` (a lease without one: another
+   * renewal that succeeded (journal/lease.ts): `held`, `suspended` (a lease without one: another
    * host may take its sessions) or `stopped` (two leases). A host frozen (SIGSTOP) sees the
    * whole pause at its first look.
    */
@@ -89,7 +87,7 @@ export interface PostgresJournal extends AsyncJournal {
   startHandOver(): Promise<void>;
   /**
    * Ends this host's lease now (the row stays `draining`) and wakes the live members of the
-   * cluster (`NOTIFY warden_cluster`, cluster/wake-ups.ts), so that they take its open sessions
+   * cluster (`NOTIFY warden_cluster`, journal/wake-ups.ts), so that they take its open sessions
    * over at once (cluster/takeover.ts); resolves with how many are still its own when none is
    * left or after `waitMs`. Call it once its agents stopped; `close` after.
    */
@@ -102,54 +100,16 @@ export interface PostgresJournal extends AsyncJournal {
   renewLease(): Promise<void>;
 }
 
-/** The store failed (unreachable, shut down, out of space, …): the message names the database (without its password), the code and what to do. */
-export class PostgresJournalError extends JournalError {
-  /** What is wrong and the fix, without the database's name (the message has both). */
-  readonly problem: string;
-  /** How long the call was retried before it gave up, in ms (0: the error is not a connection error, or `retryFor` is 0). */
-  readonly retriedFor: number;
-  constructor(where: string, code: string, cause: unknown, retriedFor = 0) {
-    super(where, code, { cause });
-    this.problem = postgresProblem(code, (cause as Error).message);
-    this.retriedFor = retriedFor;
-    this.message = `the journal ${where} ${this.problem}${retriedFor ? ` (gave up after retrying for ${retriedFor} ms: the retryFor option)` : ''}`;
-  }
-}
-
-interface SessionRow {
-  key: string;
-  session_id: string;
-  agent: string;
-  cwd: string;
-  title: string | null;
-  created_at: Date;
-  updated_at: Date;
-  state: JournalSessionState;
-  resume: string | null;
-  restarts: number;
-  owner_host: string | null;
-  epoch: string;
-  /** The owner host's name (joined from `hosts`). */
-  owner_name: string | null;
-}
-
-interface EntryRow {
-  seq: string;
-  at: Date;
-  entry: string;
-}
-
 const maxPage = 200;
 const defaultLease = 12_000;
 const defaultRetryFor = 30_000;
 /** The backoff between retries: the first wait, and the longest. */
 const firstRetryDelay = 100;
 const longestRetryDelay = 2_000;
-/** How long one attempt waits for a connection (the server unreachable without refusing): then it is a connection error, retried. */
-const connectTimeout = 5_000;
 
 /**
- * Opens the journal in the PostgreSQL database at `url` (`postgres://user@host:port/db`):
+ * Opens the journal in the PostgreSQL database at `url` (`postgres://user@host:port/db`, or a
+ * store opened by openPostgresStore, whose pool it then shares and does not end):
  * creates or migrates its schema, registers this host with a lease, and renews it.
  *
  * @example
@@ -159,16 +119,14 @@ const connectTimeout = 5_000;
  * await journal.append('s1', { kind: 'prompt', prompt: [{ type: 'text', text: 'hello' }] });
  * ```
  */
-export async function openPostgresJournal(url: string, options: PostgresJournalOptions = {}): Promise<PostgresJournal> {
-  const where = redacted(url);
+export async function openPostgresJournal(url: string | PostgresStore, options: PostgresJournalOptions = {}): Promise<PostgresJournal> {
   const lease = options.lease ?? defaultLease;
   if (!(Number.isInteger(lease) && lease > 0)) throw new TypeError(`Expected the \`lease\` option to be a positive integer of milliseconds, got \`${String(lease)}\` (${typeof lease}).`);
   const retryFor = options.retryFor ?? defaultRetryFor;
   if (!(Number.isInteger(retryFor) && retryFor >= 0)) throw new TypeError(`Expected the \`retryFor\` option to be a non-negative integer of milliseconds, got \`${String(retryFor)}\` (${typeof retryFor}).`);
   const now = options.now ?? (() => new Date());
-  const pool = new pg.Pool({ connectionString: url, max: options.connections ?? 4, connectionTimeoutMillis: connectTimeout, keepAlive: true });
-  // An idle client that loses its connection (the server restarted) is dropped by the pool; without a listener it would crash the process.
-  pool.on('error', () => undefined);
+  const { store, owned } = storeOf(url, { connections: options.connections ?? 4 });
+  const { pool, where } = store;
   const hostId = randomUUID();
   const monotonic = options.monotonic ?? (() => performance.now());
   /** When the last renewal that succeeded was sent (the registration counts as one). */
@@ -182,16 +140,14 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
     }
     await pool.query("INSERT INTO hosts (host_id, name, pid, advertise, lease_until) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5 / 1000.0))", [hostId, hostname(), process.pid, options.advertise ?? null, lease]);
   } catch (error) {
-    await pool.end().catch(() => undefined);
+    if (owned) await store.end();
     const failure = storeError(where, error);
     throw new Error(`cannot open the journal at ${where}: ${failure instanceof PostgresJournalError ? `it ${failure.problem}` : failure.message}`, { cause: error });
   }
 
-  // The lease is renewed on a connection of its own: a renewal never waits behind the session
-  // writes that fill the pool (a slow database, a row lock held), or a host would let its lease
-  // lapse, and stop its agents, because it was busy rather than cut off.
-  const leasePool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: connectTimeout, keepAlive: true });
-  leasePool.on('error', () => undefined);
+  // The lease is renewed on the store's connection for it (postgres-store.ts): a renewal never
+  // waits behind the session writes that fill the pool.
+  const leasePool = store.lease();
   /** Epochs of the sessions this journal owns. */
   const epochs = new Map<string, number>();
   /** Aborted by `close`: from then on every call is refused, and a call waiting to retry stops waiting. */
@@ -564,8 +520,7 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
         // closing anyway: the lease expires by itself
       } finally {
         epochs.clear();
-        await leasePool.end().catch(() => undefined);
-        await pool.end();
+        if (owned) await store.end();
       }
     },
   };
@@ -573,69 +528,3 @@ export async function openPostgresJournal(url: string, options: PostgresJournalO
 
 /** SQLSTATE of a duplicate key (a session id taken). */
 const uniqueViolation = '23505';
-
-/**
- * The code of a connection error (one worth retrying: the server is away, not refusing the
- * call), else `undefined`: SQLSTATE class 08 (connection exception), 57P01/57P02/57P03 (admin
- * or crash shutdown, cannot connect now), the socket's ECONNREFUSED, ECONNRESET, EPIPE,
- * ETIMEDOUT, EHOSTUNREACH, ENETUNREACH, and pg's own errors of a connection lost (no code:
- * SQLSTATE's connection_failure, 08006).
- */
-function connectionErrorCode(error: unknown): string | undefined {
-  if (error instanceof JournalError) return undefined;
-  const code = (error as { code?: unknown } | undefined)?.code;
-  if (typeof code === 'string') return /^(08...|57P0[123]|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)$/u.test(code) ? code : undefined;
-  if (error instanceof Error && /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/u.test(error.message)) return '08006';
-  return undefined;
-}
-
-/** The store's own errors as {@link PostgresJournalError}; the journal's own (unknown session, fenced, owned, cursor) pass through. */
-function storeError(where: string, error: unknown): Error {
-  if (error instanceof JournalError || error instanceof UnknownSessionError || error instanceof FencedAppendError || error instanceof SessionOwnedError || error instanceof InvalidCursorError) return error;
-  const code = connectionErrorCode(error) ?? postgresCodeOf(error);
-  if (code !== undefined) return new PostgresJournalError(where, code, error);
-  return error instanceof Error ? error : new Error(String(error));
-}
-
-function sessionOf(row: SessionRow, where: string): JournalSession {
-  return {
-    sessionId: row.session_id,
-    agent: row.agent,
-    cwd: row.cwd,
-    title: row.title ?? undefined,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-    state: row.state,
-    resume: row.resume === null ? undefined : parseStored(row.resume, `the resume state of session ${row.session_id}`, where),
-    restarts: row.restarts,
-    ...(row.owner_host === null ? {} : { owner: { hostId: row.owner_host, epoch: Number(row.epoch), ...(row.owner_name === null ? {} : { hostName: row.owner_name }) } }),
-  };
-}
-
-function recordOf(sessionId: string, row: EntryRow, where: string): JournalRecord {
-  return { seq: Number(row.seq), sessionId, at: row.at.toISOString(), entry: parseStored(row.entry, `entry ${row.seq} of session ${sessionId}`, where) as JournalEntry };
-}
-
-/** A stored JSON value; text that does not parse (an edit by hand, a fault) is a damaged store, a {@link PostgresJournalError} (as in the SQLite journal). */
-function parseStored(text: string, what: string, where: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new PostgresJournalError(where, DAMAGED_ENTRY_CODE, new Error(`${what} is not JSON (${(error as Error).message})`, { cause: error }));
-  }
-}
-
-/** Cursors are opaque to clients: the last row's sort key, base64url-encoded (the SQLite journal's format). */
-function encodeCursor(session: JournalSession): string {
-  return Buffer.from(JSON.stringify([session.updatedAt, session.sessionId])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { updatedAt: string; sessionId: string } {
-  try {
-    const [updatedAt, sessionId] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (typeof updatedAt === 'string' && typeof sessionId === 'string' && !Number.isNaN(Date.parse(updatedAt))) return { updatedAt, sessionId };
-  } catch {
-    // fall through
-  }
-  throw new InvalidCursorError(cursor);
-}

@@ -6,12 +6,13 @@
  * loads pg or the takeover loop unless the store is PostgreSQL.
  */
 import type { AnyActorRef } from 'xstate';
-import type { PostgresJournal } from '../host/postgres-journal.js';
+import type { PostgresJournal } from '../journal/postgres-journal.js';
+import type { PostgresStore } from '../journal/postgres-store.js';
 import type { HubInput } from '../serve/connection-hub.js';
 
-/** A PostgreSQL store as the host opened it: its URL and the journal once open. */
+/** A PostgreSQL store as the host opened it: the store (its one pool) and the journal once open. */
 export interface ClusterStore {
-  readonly url: string;
+  readonly store: Promise<PostgresStore>;
   readonly journal: Promise<PostgresJournal>;
 }
 
@@ -60,8 +61,8 @@ export function watchLease(postgres: ClusterStore | undefined, hostAgents: () =>
 export function startTakingOver(postgres: ClusterStore | undefined, hub: AnyActorRef): { close(): Promise<void> } | undefined {
   if (!postgres) return undefined;
   let closed = false;
-  const running = Promise.all([postgres.journal, import('./takeover.js')]).then(([journal, { startTakeover }]) =>
-    closed ? undefined : startTakeover(postgres.url, { hostId: journal.hostId, lease: journal.lease, take: (orphan) => hub.send({ type: 'hub.takeover', ...orphan }) }),
+  const running = Promise.all([postgres.store, postgres.journal, import('../cluster/takeover.js')]).then(([store, journal, { startTakeover }]) =>
+    closed ? undefined : startTakeover(store, { hostId: journal.hostId, lease: journal.lease, take: (orphan) => hub.send({ type: 'hub.takeover', ...orphan }) }),
   );
   running.catch(() => undefined);
   return {
