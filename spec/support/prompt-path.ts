@@ -24,11 +24,11 @@
  * children, in the agent server that serves the editor) and the port. Everything else that
  * receives an event in the window is counted, whatever it was doing: that over-counts rather
  * than under-counts. One kind of actor is on the path without receiving an event: one that
- * relays what a child emits from a listener (`ref.on(...)`), inside the child's own step. The
- * agent server relays so both ways (its connection's requests to its handler, the handler's
- * output to its connection), and the hub relays its host agent's output so; each is counted
- * as a relay: the agent server that owns the editor's connection, both ways; the parent of the
- * host agent when that parent is a hub, up.
+ * relays what a child emits from a listener (`ref.on(...)`), inside the child's own step. Each
+ * is counted as a relay of the actors it relays for (see `relayLogics`): the agent server
+ * both ways, a native agent's ACP client and its connection both ways, the hub and an adapter
+ * agent up. A lookup that sends straight to an actor's mailbox and keeps nothing of the
+ * message (a `routeSession` line) is not an actor crossed.
  */
 import { once } from 'node:events';
 import { PassThrough, Readable, Writable } from 'node:stream';
@@ -86,6 +86,7 @@ const roleOfLogic: Record<string, string> = {
   connectionHub: 'hub',
   acpPassthrough: 'passthrough',
   acpAgentClient: 'ACP client',
+  adapterAgent: 'adapter agent',
 };
 
 /** Records inspection events, the actors' facts, and the editor's marks. */
@@ -172,42 +173,63 @@ function countOf(recorder: Recorder, path: PromptPathKind): PromptPath {
   const handler = deliveries.find((delivery) => delivery.to && !isEditor(delivery.to))?.to;
   const server = handler ? recorder.parentOf(handler) : undefined;
   const isEnd = (ref: AnyActorRef) => isEditor(ref) || ref.id === 'port' || (recorder.parentOf(ref) === server && (ref.id === 'connection' || /^request-/.test(ref.id)));
-  const recipients = (from: number, to: number, relays: readonly (AnyActorRef | undefined)[]): string[] => {
+  /**
+   * The actors of a window, in order of first receipt; each with its relays just before it
+   * (down) or after it (up): each ancestor whose logic relays that way by a listener, and, up,
+   * the ACP client (and its connection) under a passthrough that received the agent's output
+   * (they read the agent's lines and hand them on).
+   */
+  const actorsOf = (from: number, to: number, direction: 'down' | 'up'): string[] => {
     const seen: string[] = [];
-    const add = (ref: AnyActorRef | undefined) => {
-      if (!ref || isEnd(ref)) return;
+    const add = (ref: AnyActorRef) => {
+      if (isEnd(ref)) return;
       const label = recorder.label(ref);
       if (!seen.includes(label)) seen.push(label);
     };
-    for (const relay of relays) add(relay);
-    for (const delivery of deliveries.slice(from, to)) add(delivery.to);
-    return seen;
-  };
-  const hostAgent = [...recorder.actors.entries()].find(([, facts]) => facts.logic === 'hostAgent')?.[0];
-  const hostParent = hostAgent ? recorder.parentOf(hostAgent) : undefined;
-  const hubRelay = hostParent && recorder.actors.get(hostParent)?.logic === 'connectionHub' ? hostParent : undefined;
-  // A native agent's ACP client and its connection: they send the prompt (its request actor is on the path) and read the agent's lines.
-  const clientRelays = (from: number, to: number): AnyActorRef[] => {
-    const relays: AnyActorRef[] = [];
     for (const delivery of deliveries.slice(from, to)) {
       const ref = delivery.to;
       if (!ref || isEnd(ref)) continue;
-      for (const [actor, facts] of recorder.actors) {
-        if (facts.logic !== 'acpAgentClient' || relays.includes(actor)) continue;
-        const connection = [...recorder.actors.entries()].find(([, child]) => child.parent === actor && child.id === 'connection')?.[0];
-        const underIt = recorder.parentOf(ref) === connection;
-        const owner = recorder.actors.get(ref)?.logic === 'acpPassthrough' && descends(recorder, actor, ref);
-        if (underIt || (owner && from > 0)) relays.push(...(connection ? [connection, actor] : [actor]));
+      const relays: AnyActorRef[] = [];
+      for (let parent = recorder.parentOf(ref); parent; parent = recorder.parentOf(parent)) {
+        const logic = recorder.actors.get(parent)?.logic;
+        if (logic && (relayLogics[direction] as readonly string[]).includes(logic)) relays.push(parent);
+      }
+      if (direction === 'up' && recorder.actors.get(ref)?.logic === 'acpPassthrough') {
+        for (const [actor, facts] of recorder.actors) {
+          if (facts.logic !== 'acpAgentClient' || !descends(recorder, actor, ref)) continue;
+          const connection = [...recorder.actors.entries()].find(([, child]) => child.parent === actor && child.id === 'connection')?.[0];
+          relays.unshift(actor, ...(connection ? [connection] : []));
+        }
+      }
+      if (direction === 'down') {
+        for (const relay of relays.reverse()) add(relay);
+        add(ref);
+      } else {
+        for (const relay of relays.filter((relay) => descends(recorder, relay, ref))) add(relay);
+        add(ref);
+        for (const relay of relays.filter((relay) => !descends(recorder, relay, ref))) add(relay);
       }
     }
-    return relays;
+    return seen;
   };
   return {
-    down: recipients(0, written, [server, ...clientRelays(0, written)]),
-    up: recipients(read, updated, [server, hubRelay, ...clientRelays(read, updated)]),
+    down: actorsOf(0, written, 'down'),
+    up: actorsOf(read, updated, 'up'),
     events: deliveries.filter((delivery) => delivery.to).length,
   };
 }
+
+/**
+ * The logics that relay by a listener on a child's emitted events, each way: the agent server
+ * (the editor's requests to its handler, the handler's output to the editor), a JSON-RPC
+ * connection and the ACP client that owns it (a native agent's lines), the hub (its host
+ * agent's output), an adapter agent (its session adapters' output). Down, an adapter agent is
+ * reached through its `routeSession` line, a lookup that sends straight to the adapter.
+ */
+const relayLogics = {
+  down: ['acpAgentServer', 'acpAgentClient', 'connection'],
+  up: ['acpAgentServer', 'acpAgentClient', 'connection', 'connectionHub', 'adapterAgent'],
+} as const satisfies Record<'down' | 'up', readonly string[]>;
 
 /** Whether `ref` has `ancestor` among its parents. */
 function descends(recorder: Recorder, ref: AnyActorRef, ancestor: AnyActorRef): boolean {
