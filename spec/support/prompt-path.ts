@@ -9,26 +9,25 @@
  *   (`host.hub().attach` of each accepted socket, as `warden serve` does); the same fake CLI.
  * - `native`: the stdio path to a native ACP agent (`acp:` spec/support/sdk-agent.mjs) through
  *   the passthrough.
- * - `claude` / `codex` (the embedding API, `host.newSession`, kept for issue 15's count).
+ * - `claude` / `codex`: the embedding API (`host.newSession`: the stdio path over a memory pair).
  *
  * Each path runs one session, one warm-up prompt (the agent is up and initialized), then the
- * measured prompt. What is counted:
+ * measured prompt. The windows:
  *
- * - down: every actor that receives an event from the editor's sending of the prompt to the
- *   port's `port.write` of it (the line for the agent);
- * - up: every actor that receives an event from the first event after that write that is not
- *   the port's own (the agent's first line being read) to the editor's receipt of the turn's
- *   first `session/update`.
+ * - down: from the editor's sending of the prompt to the port's `port.write` of it (the line
+ *   for the agent);
+ * - up: from the first event after that write that is not the port's own (the agent's first
+ *   line being read) to the editor's receipt of the turn's first `session/update`.
  *
- * The ends are not counted: the editor's connection (`connection` and its `request-*`
- * children, in the agent server that serves the editor) and the port. Everything else that
- * receives an event in the window is counted, whatever it was doing: that over-counts rather
- * than under-counts. One kind of actor is on the path without receiving an event: one that
- * relays what a child emits from a listener (`ref.on(...)`), inside the child's own step. Each
- * is counted as a relay of the actors it relays for (see `relayLogics`): the agent server
- * both ways, a native agent's ACP client and its connection both ways, the hub and an adapter
- * agent up. A lookup that sends straight to an actor's mailbox and keeps nothing of the
- * message (a `routeSession` line) is not an actor crossed.
+ * An actor is on the path when, in the window, it receives an event (the inspection stream's
+ * `@xstate.event`, or `@xstate.actor` for one started), emits an event that a listener takes
+ * (`ref.on(...)`), or owns such a listener: a hand-off through a listener runs in the emitter's
+ * step, so the inspection stream alone does not show it. A listener's owner is the module that
+ * registered it (`ownerOfModule`). A function call is not a hand-off (a lookup that sends
+ * straight to an actor's mailbox, a journal append). The ends are not counted: the editor's
+ * connection (`connection` of the agent server that serves the editor, and its `request-*`
+ * children), the editor's own actors (the embedding's client) and the port. Everything else
+ * in the window counts, whatever it was doing: that over-counts rather than under-counts.
  */
 import { once } from 'node:events';
 import { PassThrough, Readable, Writable } from 'node:stream';
@@ -36,7 +35,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { client, methods, ndJsonStream, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
 import { WebSocket, WebSocketServer } from 'ws';
-import type { AnyActorRef, InspectionEvent } from 'xstate';
+import { createActor, fromCallback, type AnyActorRef, type InspectionEvent } from 'xstate';
 import { createHost, type Host } from '../../src/index.js';
 import { stdioTransport } from '../../src/jsonrpc/stdio-transport.js';
 import { webSocketTransport } from '../../src/jsonrpc/websocket-transport.js';
@@ -50,20 +49,21 @@ export type PromptPathKind = 'stdio' | 'serve' | 'native' | 'claude' | 'codex';
 
 /** What one prompt's path measured. */
 export interface PromptPath {
-  /** Actors that received an event between the editor's request and the port's write, in order of first receipt. */
+  /** Actors on the path from the editor's request to the port's write, in order of first sight. */
   readonly down: readonly string[];
-  /** Actors that received an event between the agent's first line and the editor's first update, in order of first receipt. */
+  /** Actors on the path from the agent's first line to the editor's first update, in order of first sight. */
   readonly up: readonly string[];
   /** Events delivered to actors over the whole turn (`xstate.*` lifecycle events excluded). */
   readonly events: number;
 }
 
-interface Delivery {
-  readonly to: AnyActorRef | undefined;
-  readonly type: string;
+type Delivery =
+  /** An event delivered to `to` (or `to` started). */
+  | { readonly kind: 'event'; readonly to: AnyActorRef; readonly type: string }
+  /** A listener of `owner` took an event `emitter` emitted. */
+  | { readonly kind: 'listener'; readonly emitter: AnyActorRef; readonly owner: string | undefined; readonly type: string }
   /** A mark of the editor's: its prompt sent, its first update of the turn received. */
-  readonly mark?: 'sent' | 'updated';
-}
+  | { readonly kind: 'mark'; readonly mark: 'sent' | 'updated' };
 
 interface ActorFacts {
   readonly id: string;
@@ -89,7 +89,31 @@ const roleOfLogic: Record<string, string> = {
   adapterAgent: 'adapter agent',
 };
 
-/** Records inspection events, the actors' facts, and the editor's marks. */
+/**
+ * Whose a listener is, by the module that registered it (the first of these on the stack).
+ * A listener registered elsewhere (the host's event publishing, telemetry) hands nothing on
+ * the path; what it sends to an actor shows as that actor's event.
+ */
+const ownerOfModule: ReadonlyArray<readonly [RegExp, string]> = [
+  [/\/src\/acp\/agent-server\.ts/, 'agent server'],
+  [/\/src\/acp\/agent-client\.ts/, 'ACP client'],
+  [/\/src\/serve\/connection-hub\.ts/, 'hub'],
+  [/\/src\/serve\/connection-agent\.ts/, 'connection agent'],
+  [/\/src\/host\/(host-agent\.ts|agent\/)/, 'host agent'],
+  [/\/src\/session\//, 'session machine'],
+  [/\/src\/adapters\/adapter-agent\.ts/, 'adapter agent'],
+  [/\/src\/adapters\/(port-link|cli-session)\.ts/, 'session adapter'],
+  [/\/src\/adapters\/passthrough\//, 'passthrough'],
+];
+
+function listenerOwner(stack: string | undefined): string | undefined {
+  for (const line of (stack ?? '').split('\n').slice(2)) {
+    for (const [module, owner] of ownerOfModule) if (module.test(line)) return owner;
+  }
+  return undefined;
+}
+
+/** Records inspection events, listener hand-offs, the actors' facts, and the editor's marks. */
 class Recorder {
   recording = false;
   readonly deliveries: Delivery[] = [];
@@ -97,19 +121,44 @@ class Recorder {
   readonly observer = {
     next: (event: InspectionEvent) => {
       const ref = event.actorRef as AnyActorRef;
-      if (!this.actors.has(ref)) {
-        const logic = (ref as unknown as { logic?: { config?: { name?: string; id?: string }; id?: string } }).logic;
-        this.actors.set(ref, { id: ref.id, parent: (ref as unknown as { _parent?: AnyActorRef })._parent, logic: logic?.config?.name ?? logic?.id });
-      }
+      this.note(ref);
       if (!this.recording) return;
       // An actor started on the path (a request's own actor) is on it too.
-      if (event.type === '@xstate.actor') this.deliveries.push({ to: ref, type: 'started' });
-      else if (event.type === '@xstate.event' && !event.event.type.startsWith('xstate.')) this.deliveries.push({ to: ref, type: event.event.type });
+      if (event.type === '@xstate.actor') this.deliveries.push({ kind: 'event', to: ref, type: 'started' });
+      else if (event.type === '@xstate.event' && !event.event.type.startsWith('xstate.')) this.deliveries.push({ kind: 'event', to: ref, type: event.event.type });
     },
   };
 
+  note(ref: AnyActorRef): void {
+    if (this.actors.has(ref)) return;
+    const logic = (ref as unknown as { logic?: { config?: { name?: string; id?: string }; id?: string } }).logic;
+    this.actors.set(ref, { id: ref.id, parent: (ref as unknown as { _parent?: AnyActorRef })._parent, logic: logic?.config?.name ?? logic?.id });
+  }
+
+  /**
+   * Wraps every listener registered from now on (`ActorRef.on`), so that each hand-off through
+   * one is seen; `restore` undoes it.
+   */
+  watchListeners(): { restore(): void } {
+    const prototype = Object.getPrototypeOf(createActor(fromCallback(() => {}))) as { on: (this: AnyActorRef, type: string, handler: (event: unknown) => void) => unknown };
+    const original = prototype.on;
+    const recorder = this;
+    prototype.on = function (this: AnyActorRef, type: string, handler: (event: unknown) => void) {
+      const owner = listenerOwner(new Error().stack);
+      const emitter = this;
+      return original.call(this, type, (event: unknown) => {
+        if (recorder.recording) {
+          recorder.note(emitter);
+          recorder.deliveries.push({ kind: 'listener', emitter, owner, type: (event as { type?: string }).type ?? type });
+        }
+        return handler(event);
+      });
+    };
+    return { restore: () => void (prototype.on = original) };
+  }
+
   mark(mark: 'sent' | 'updated'): void {
-    if (this.recording) this.deliveries.push({ to: undefined, type: mark, mark });
+    if (this.recording) this.deliveries.push({ kind: 'mark', mark });
   }
 
   label(ref: AnyActorRef): string {
@@ -134,107 +183,65 @@ class Recorder {
 /** Runs `path`'s measurement (a few seconds; starts and stops one host and one agent subprocess). */
 export async function measurePromptPath(path: PromptPathKind = 'stdio'): Promise<PromptPath> {
   const recorder = new Recorder();
+  const listeners = recorder.watchListeners();
   const agent = path === 'native' ? `acp:${process.execPath} ${support('sdk-agent.mjs')}` : path === 'codex' ? 'codex' : 'claude';
   const fake = path === 'codex' ? fakeCodex : fakeClaude;
-  const host = createHost({
-    store: ':memory:',
-    defaultAgent: agent,
-    ...(path === 'native' ? {} : { agentOptions: { agentCommand: fake.command, env: fake.env } }),
-    inspect: recorder.observer,
-    permission: () => ({ outcome: 'cancelled' }),
-  });
-  const editor = path === 'serve' ? await webSocketEditor(host) : path === 'claude' || path === 'codex' ? embeddingEditor(host) : stdioEditor(host);
   try {
-    const sessionId = await editor.newSession();
-    // Codex's session/new already waited for the app-server's thread; the others warm up with a first prompt.
-    if (path !== 'codex') await editor.prompt(sessionId, 'hello', () => {});
-    recorder.recording = true;
-    recorder.mark('sent');
-    await editor.prompt(sessionId, 'hello', () => recorder.mark('updated'));
-    recorder.recording = false;
-    return countOf(recorder, path);
+    const host = createHost({
+      store: ':memory:',
+      defaultAgent: agent,
+      ...(path === 'native' ? {} : { agentOptions: { agentCommand: fake.command, env: fake.env } }),
+      inspect: recorder.observer,
+      permission: () => ({ outcome: 'cancelled' }),
+    });
+    const editor = path === 'serve' ? await webSocketEditor(host) : path === 'claude' || path === 'codex' ? embeddingEditor(host) : stdioEditor(host);
+    try {
+      const sessionId = await editor.newSession();
+      // Codex's session/new already waited for the app-server's thread; the others warm up with a first prompt.
+      if (path !== 'codex') await editor.prompt(sessionId, 'hello', () => {});
+      recorder.recording = true;
+      recorder.mark('sent');
+      await editor.prompt(sessionId, 'hello', () => recorder.mark('updated'));
+      recorder.recording = false;
+      return countOf(recorder, path);
+    } finally {
+      await editor.close();
+      await host.stop();
+    }
   } finally {
-    await editor.close();
-    await host.stop();
+    listeners.restore();
   }
 }
 
 function countOf(recorder: Recorder, path: PromptPathKind): PromptPath {
   const { deliveries } = recorder;
-  const written = deliveries.findIndex((delivery) => delivery.to?.id === 'port' && delivery.type === 'port.write');
-  const read = deliveries.findIndex((delivery, index) => index > written && delivery.to !== undefined && delivery.to.id !== 'port');
-  const updated = deliveries.findIndex((delivery) => delivery.mark === 'updated');
-  if (written < 0 || read < 0 || updated < read) {
-    throw new Error(`the ${path} prompt's path was not seen whole: ${deliveries.map((delivery) => `${delivery.to ? recorder.label(delivery.to) : delivery.mark}:${delivery.type}`).join(', ')}`);
-  }
+  const isPort = (delivery: Delivery) => delivery.kind === 'event' ? delivery.to.id === 'port' : delivery.kind === 'listener' && delivery.emitter.id === 'port';
+  const written = deliveries.findIndex((delivery) => delivery.kind === 'event' && delivery.to.id === 'port' && delivery.type === 'port.write');
+  const read = deliveries.findIndex((delivery, index) => index > written && delivery.kind !== 'mark' && !isPort(delivery));
+  const updated = deliveries.findIndex((delivery) => delivery.kind === 'mark' && delivery.mark === 'updated');
+  const described = (delivery: Delivery) => (delivery.kind === 'event' ? `${recorder.label(delivery.to)}:${delivery.type}` : delivery.kind === 'listener' ? `${recorder.label(delivery.emitter)}→${delivery.owner}:${delivery.type}` : delivery.mark);
+  if (written < 0 || read < 0 || updated < read) throw new Error(`the ${path} prompt's path was not seen whole: ${deliveries.map(described).join(', ')}`);
   // The editor's side (the embedding's own client, `program`) is the editor, not the path.
   const isEditor = (ref: AnyActorRef): boolean => ref.id === 'program' || (recorder.parentOf(ref) !== undefined && isEditor(recorder.parentOf(ref) as AnyActorRef));
-  // The agent server that serves the editor: the parent of its handler, the first actor the prompt reaches.
-  const handler = deliveries.find((delivery) => delivery.to && !isEditor(delivery.to))?.to;
-  const server = handler ? recorder.parentOf(handler) : undefined;
-  const isEnd = (ref: AnyActorRef) => isEditor(ref) || ref.id === 'port' || (recorder.parentOf(ref) === server && (ref.id === 'connection' || /^request-/.test(ref.id)));
-  /**
-   * The actors of a window, in order of first receipt; each with its relays just before it
-   * (down) or after it (up): each ancestor whose logic relays that way by a listener, and, up,
-   * the ACP client (and its connection) under a passthrough that received the agent's output
-   * (they read the agent's lines and hand them on).
-   */
-  const actorsOf = (from: number, to: number, direction: 'down' | 'up'): string[] => {
+  const servesEditor = (ref: AnyActorRef | undefined) => ref !== undefined && recorder.actors.get(ref)?.logic === 'acpAgentServer';
+  const isEditorConnection = (ref: AnyActorRef): boolean => (ref.id === 'connection' && servesEditor(recorder.parentOf(ref))) || (/^request-/.test(ref.id) && recorder.parentOf(ref) !== undefined && isEditorConnection(recorder.parentOf(ref) as AnyActorRef));
+  const isEnd = (ref: AnyActorRef) => isEditor(ref) || ref.id === 'port' || isEditorConnection(ref);
+  const actorsOf = (from: number, to: number): string[] => {
     const seen: string[] = [];
-    const add = (ref: AnyActorRef) => {
-      if (isEnd(ref)) return;
-      const label = recorder.label(ref);
+    const add = (label: string) => {
       if (!seen.includes(label)) seen.push(label);
     };
     for (const delivery of deliveries.slice(from, to)) {
-      const ref = delivery.to;
-      if (!ref || isEnd(ref)) continue;
-      const relays: AnyActorRef[] = [];
-      for (let parent = recorder.parentOf(ref); parent; parent = recorder.parentOf(parent)) {
-        const logic = recorder.actors.get(parent)?.logic;
-        if (logic && (relayLogics[direction] as readonly string[]).includes(logic)) relays.push(parent);
-      }
-      if (direction === 'up' && recorder.actors.get(ref)?.logic === 'acpPassthrough') {
-        for (const [actor, facts] of recorder.actors) {
-          if (facts.logic !== 'acpAgentClient' || !descends(recorder, actor, ref)) continue;
-          const connection = [...recorder.actors.entries()].find(([, child]) => child.parent === actor && child.id === 'connection')?.[0];
-          relays.unshift(actor, ...(connection ? [connection] : []));
-        }
-      }
-      if (direction === 'down') {
-        for (const relay of relays.reverse()) add(relay);
-        add(ref);
-      } else {
-        for (const relay of relays.filter((relay) => descends(recorder, relay, ref))) add(relay);
-        add(ref);
-        for (const relay of relays.filter((relay) => !descends(recorder, relay, ref))) add(relay);
+      if (delivery.kind === 'event' && !isEnd(delivery.to)) add(recorder.label(delivery.to));
+      if (delivery.kind === 'listener' && !isEditor(delivery.emitter) && delivery.owner) {
+        if (!isEnd(delivery.emitter)) add(recorder.label(delivery.emitter));
+        add(delivery.owner);
       }
     }
     return seen;
   };
-  return {
-    down: actorsOf(0, written, 'down'),
-    up: actorsOf(read, updated, 'up'),
-    events: deliveries.filter((delivery) => delivery.to).length,
-  };
-}
-
-/**
- * The logics that relay by a listener on a child's emitted events, each way: the agent server
- * (the editor's requests to its handler, the handler's output to the editor), a JSON-RPC
- * connection and the ACP client that owns it (a native agent's lines), the hub (its host
- * agent's output), an adapter agent (its session adapters' output). Down, an adapter agent is
- * reached through its `routeSession` line, a lookup that sends straight to the adapter.
- */
-const relayLogics = {
-  down: ['acpAgentServer', 'acpAgentClient', 'connection'],
-  up: ['acpAgentServer', 'acpAgentClient', 'connection', 'connectionHub', 'adapterAgent'],
-} as const satisfies Record<'down' | 'up', readonly string[]>;
-
-/** Whether `ref` has `ancestor` among its parents. */
-function descends(recorder: Recorder, ref: AnyActorRef, ancestor: AnyActorRef): boolean {
-  for (let parent = recorder.parentOf(ref); parent; parent = recorder.parentOf(parent)) if (parent === ancestor) return true;
-  return false;
+  if ((globalThis as { PROMPT_PATH_TRACE?: boolean }).PROMPT_PATH_TRACE) console.log(deliveries.map(described).join('\n'));
+  return { down: actorsOf(0, written), up: actorsOf(read, updated), events: deliveries.filter((delivery) => delivery.kind === 'event').length };
 }
 
 /** The SDK's client over a stdio transport on in-process pipes, served as `warden acp` serves its stdio. */
