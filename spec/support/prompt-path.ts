@@ -16,8 +16,8 @@
  *
  * - down: from the editor's sending of the prompt to the port's `port.write` of it (the line
  *   for the agent);
- * - up: from the first event after that write that is not the port's own (the agent's first
- *   line being read) to the editor's receipt of the turn's first `session/update`.
+ * - up: from the port's handing on of the agent's first line after that write (`port.message`)
+ *   to the editor's receipt of the turn's first `session/update`.
  *
  * An actor is on the path when, in the window, it receives an event (the inspection stream's
  * `@xstate.event`, or `@xstate.actor` for one started), emits an event that a listener takes
@@ -215,9 +215,9 @@ export async function measurePromptPath(path: PromptPathKind = 'stdio'): Promise
 
 function countOf(recorder: Recorder, path: PromptPathKind): PromptPath {
   const { deliveries } = recorder;
-  const isPort = (delivery: Delivery) => delivery.kind === 'event' ? delivery.to.id === 'port' : delivery.kind === 'listener' && delivery.emitter.id === 'port';
   const written = deliveries.findIndex((delivery) => delivery.kind === 'event' && delivery.to.id === 'port' && delivery.type === 'port.write');
-  const read = deliveries.findIndex((delivery, index) => index > written && delivery.kind !== 'mark' && !isPort(delivery));
+  // The agent's first line: the port hands it to whoever reads it.
+  const read = deliveries.findIndex((delivery, index) => index > written && delivery.kind === 'listener' && delivery.emitter.id === 'port' && delivery.type === 'port.message');
   const updated = deliveries.findIndex((delivery) => delivery.kind === 'mark' && delivery.mark === 'updated');
   const described = (delivery: Delivery) => (delivery.kind === 'event' ? `${recorder.label(delivery.to)}:${delivery.type}` : delivery.kind === 'listener' ? `${recorder.label(delivery.emitter)}→${delivery.owner}:${delivery.type}` : delivery.mark);
   if (written < 0 || read < 0 || updated < read) throw new Error(`the ${path} prompt's path was not seen whole: ${deliveries.map(described).join(', ')}`);
