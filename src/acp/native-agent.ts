@@ -208,4 +208,13 @@ export interface SessionRoute {
    * agent instead, which answers as it always does.
    */
   send(event: AgentHandlerEvent): boolean;
+  /**
+   * Hands the session's updates (`acp.update`) to the host straight from the actor that makes
+   * them, so that the agent's own actor is off each update's path too: `onActor` gets that actor
+   * now and again whenever it changes (a restart makes a new one), and the agent stops relaying
+   * the session's updates itself until `unwatch()`. Its other outputs (answers, client requests,
+   * lifecycle facts) still come out of the agent. Absent, or `undefined` returned: the session
+   * has no such actor now; its updates come out of the agent as usual.
+   */
+  watchUpdates?(onActor: (actor: AnyActorRef) => void): { unwatch(): void } | undefined;
 }

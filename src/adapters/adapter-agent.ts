@@ -130,6 +130,22 @@ function sessionRoute(agent: AnyActorRef, sessionId: string): SessionRoute {
       toAdapter(session, session.adapter, event);
       return true;
     },
+    watchUpdates(onActor) {
+      const live = lives.get(agent);
+      const session = live?.sessions.get(sessionId);
+      if (!live || !session?.adapter || session.updatesWatcher) return undefined;
+      const watcher = onActor;
+      session.updatesWatcher = watcher;
+      bindAdapterOutputs(live, session);
+      onActor(session.adapter);
+      return {
+        unwatch() {
+          if (session.updatesWatcher !== watcher) return;
+          session.updatesWatcher = undefined;
+          if (session.adapter) bindAdapterOutputs(live, session);
+        },
+      };
+    },
   };
 }
 
@@ -156,7 +172,10 @@ interface Session {
   closing: boolean;
   /** Resume and load requests that came while it was closing: served once it has ended. */
   readonly deferred: AgentRequestEvent[];
-  adapterSubscription: Subscription | undefined;
+  /** Its listeners on the adapter's outputs (each type it relays: the updates not while a host watches them). */
+  adapterSubscriptions: Subscription[];
+  /** The host that takes the session's updates from its adapter itself (`SessionRoute.watchUpdates`): told of each new adapter. */
+  updatesWatcher: ((adapter: AnyActorRef) => void) | undefined;
   portSubscriptions: Subscription[];
   readonly other: Subscription[];
 }
@@ -322,7 +341,8 @@ function startSession(live: Live, request: AgentRequestEvent, id: string, resume
     lastExit: undefined,
     closing: false,
     deferred: [],
-    adapterSubscription: undefined,
+    adapterSubscriptions: [],
+    updatesWatcher: undefined,
     portSubscriptions: [],
     other: [],
   };
@@ -407,9 +427,44 @@ function refOf(session: Session, childId: string): AnyActorRef | undefined {
 function bindAdapter(live: Live, session: Session): void {
   const adapter = refOf(session, 'adapter');
   if (!adapter || adapter === session.adapter) return;
-  session.adapterSubscription?.unsubscribe();
   session.adapter = adapter;
-  session.adapterSubscription = adapter.on('*', (output: SessionAdapterOutput) => onAdapterOutput(live, session, output));
+  bindAdapterOutputs(live, session);
+  session.updatesWatcher?.(adapter);
+}
+
+/** Every type of output a session adapter emits (the compiler checks the list is whole). */
+const adapterOutputTypes = Object.keys({
+  'acp.respond': true,
+  'acp.error': true,
+  'acp.update': true,
+  'acp.updates': true,
+  'acp.clientRequest': true,
+  'acp.notify': true,
+  'session.restarting': true,
+  'session.recovered': true,
+  'session.failed': true,
+  'session.resumeState': true,
+  'agent.lineDropped': true,
+  'session.turnJournaled': true,
+  'port.write': true,
+  'port.busy': true,
+  'adapter.resume': true,
+  'adapter.ready': true,
+} satisfies Record<SessionAdapterOutput['type'], true>) as ReadonlyArray<SessionAdapterOutput['type']>;
+
+/**
+ * Listens to the session adapter's outputs, one listener per type: all of them, but the updates
+ * while a host takes them from the adapter itself (its watcher), so that this agent is not on
+ * their path at all.
+ */
+function bindAdapterOutputs(live: Live, session: Session): void {
+  for (const subscription of session.adapterSubscriptions.splice(0)) subscription.unsubscribe();
+  const adapter = session.adapter;
+  if (!adapter) return;
+  for (const type of adapterOutputTypes) {
+    if (type === 'acp.update' && session.updatesWatcher) continue;
+    session.adapterSubscriptions.push(adapter.on(type, (output: SessionAdapterOutput) => onAdapterOutput(live, session, output)));
+  }
 }
 
 function bindPort(live: Live, session: Session): void {
@@ -536,8 +591,8 @@ function sessionEnded(live: Live, sessionId: string, reason: ExitReason | undefi
   const session = live.sessions.get(sessionId);
   if (!session) return;
   live.sessions.delete(sessionId);
-  for (const subscription of [...session.other, ...session.portSubscriptions]) subscription.unsubscribe();
-  session.adapterSubscription?.unsubscribe();
+  for (const subscription of [...session.other, ...session.portSubscriptions, ...session.adapterSubscriptions.splice(0)]) subscription.unsubscribe();
+  session.updatesWatcher = undefined;
   const name = live.options.definition.name;
   const closed = session.closing || !reason || (reason.kind === 'shutdown' && reason.detail === undefined);
   const why = reason ? describeExit(reason) : 'stopped';

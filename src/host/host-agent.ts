@@ -53,7 +53,7 @@ import { readGateOf } from '../port/read-gate.js';
 const defaultMaxPendingWriteBytes = 8 * 1024 * 1024;
 import { movedAway, movedByFence } from './agent/moved-away.js';
 import { leaseChanged } from './agent/lease-fencing.js';
-import { releaseAgent, releasedDown, withHostCapabilities } from './agent/inner-agents.js';
+import { releaseAgent, releasedDown, unwatchUpdates, withHostCapabilities } from './agent/inner-agents.js';
 import { onEditorEvent } from './agent/from-editor.js';
 import { releaseOwnership } from './agent/ownership.js';
 import { onInnerOutput } from './agent/from-agents.js';
@@ -115,6 +115,7 @@ export const hostAgentLogic = {
       for (const ref of live.releasing) if (ref.getSnapshot().status === 'active') scope.stopChild(ref);
       for (const session of live.sessions.values()) {
         if (session.machine.getSnapshot().status === 'active') scope.stopChild(session.machine);
+        unwatchUpdates(session);
         releaseOwnership(live, session.sessionId);
       }
       live.subscriber.close();

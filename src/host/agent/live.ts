@@ -109,6 +109,8 @@ export interface HostSession {
   readonly afterReapply: Array<() => void>;
   /** The direct line to the session's actor inside its agent (`NativeAgent.routeSession`), made on first use; `null`: the agent has none. */
   route: SessionRoute | null | undefined;
+  /** The host's own listener on the session's updates, where its agent hands them out (`SessionRoute.watchUpdates`). */
+  updates: { unwatch(): void } | undefined;
 }
 
 export type Pending =

@@ -10,6 +10,7 @@ import type { HostSession, Live } from './live.js';
 import { interruptAttaches } from './attach-jobs.js';
 import { releaseOwnership } from './ownership.js';
 import { onTurnCommand } from './turns.js';
+import { unwatchUpdates } from './inner-agents.js';
 import { record, safely } from './journal-writes.js';
 
 /** A live session's modes and config options, as its agent last reported them: what load and resume of it answer. */
@@ -54,7 +55,7 @@ export function openSession(live: Live, sessionId: string, agent: string, restar
       onEvent({ type: 'session.state', sessionId, state: String(snapshot.value) });
     });
   }
-  const session: HostSession = { sessionId, agent, machine, replaying: false, held: [], prompts: new Map(), afterReapply: [], route: undefined };
+  const session: HostSession = { sessionId, agent, machine, replaying: false, held: [], prompts: new Map(), afterReapply: [], route: undefined, updates: undefined };
   // The machine decides the session's turns; the host carries out what it says.
   machine.on('*', (command: SessionMachineEmitted) => onTurnCommand(live, session, command));
   machine.start();
@@ -88,5 +89,6 @@ export function dropSession(live: Live, sessionId: string, last: SessionMachineE
   // Its machine answers the prompts not answered yet: cancelled on a close, failed on a failure.
   session.machine.send(last);
   live.sessions.delete(sessionId);
+  unwatchUpdates(session);
   for (const next of session.afterReapply.splice(0)) next();
 }
