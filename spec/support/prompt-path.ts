@@ -201,7 +201,9 @@ export async function measurePromptPath(path: PromptPathKind = 'stdio'): Promise
       if (path !== 'codex') await editor.prompt(sessionId, 'hello', () => {});
       recorder.recording = true;
       recorder.mark('sent');
-      await editor.prompt(sessionId, 'hello', () => recorder.mark('updated'));
+      // The SDK agent answers `hello` in the same breath as its updates: its answer's path would
+      // share the up window. A tool call of 50 ms puts the first update ahead of the answer alone.
+      await editor.prompt(sessionId, path === 'native' ? 'tool 50' : 'hello', () => recorder.mark('updated'));
       recorder.recording = false;
       return countOf(recorder, path);
     } finally {

@@ -41,8 +41,10 @@ import { advertisesFork, clientAllows, missingAgentCapability, sessionSetupRefus
 import {
   handlerEventTypes,
   type AgentEventContext,
+  type AgentHandlerEvent,
   type AgentHandlerOutput,
   type NativeAgent,
+  type SessionRoute,
 } from './native-agent.js';
 
 /** What an agent server runs on. */
@@ -124,6 +126,8 @@ interface SessionState {
   hasConfigOptions: boolean;
   /** A bare native agent's turns (request keys), as turn-queue.ts decides them; for a handler that owns its turns, none. */
   turns: Turns;
+  /** A handler that owns its turns: its line to this session (`NativeAgent.routeSession`), made on first use; `null`: none. */
+  route: SessionRoute | null | undefined;
 }
 
 /**
@@ -500,6 +504,7 @@ function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParams: Reco
 function dispatch(live: Live, key: string, method: string, params: Record<string, unknown>): void {
   const type = method.startsWith('_') ? 'ext.request' : handlerEventTypes[method as keyof typeof handlerEventTypes];
   const event = { type, requestId: key, method, params, context: live.context as AgentEventContext };
+  if (method === AGENT_METHODS.session_prompt && routed(live, params.sessionId as string, event as AgentHandlerEvent)) return;
   if (!handles(live.handler, event)) {
     unhandled(live, key, method);
     return;
@@ -672,8 +677,22 @@ function onCancelRequested(live: Live, rpcId: JsonRpcId): void {
 
 /** A cancel for a handler that owns its turns (`requestId`: the prompt, or `''` for all of the session's). */
 function forwardCancel(live: Live, sessionId: string, requestId: string): void {
-  const event = { type: 'session.cancel', sessionId, requestId, context: live.context as AgentEventContext };
+  const event = { type: 'session.cancel', sessionId, requestId, context: live.context as AgentEventContext } as const;
+  if (routed(live, sessionId, event)) return;
   if (handles(live.handler, event)) live.handler.send(event);
+}
+
+/**
+ * Sends a session's prompt or cancel down the line a handler that owns its turns hands out
+ * (`NativeAgent.routeSession`: the host agent's, straight to the session's machine), so that
+ * the handler's own mailbox is not on each prompt's path; `false`: the handler gets it.
+ */
+function routed(live: Live, sessionId: string, event: AgentHandlerEvent): boolean {
+  const { agent } = live.input;
+  const session = live.sessions.get(sessionId);
+  if (!agent.ownsTurns || !agent.routeSession || !session) return false;
+  if (session.route === undefined) session.route = agent.routeSession(live.handler, sessionId) ?? null;
+  return session.route?.send(event) ?? false;
 }
 
 /** `session/cancel` (`requestId` undefined) or a `$/cancel_request` of one prompt, for a bare agent: its turns decide. */
@@ -861,6 +880,7 @@ function trackSessions(live: Live, request: PendingRequest, result: Record<strin
       hasModes: result?.modes !== undefined && result.modes !== null,
       hasConfigOptions: Array.isArray(result?.configOptions) && result.configOptions.length > 0,
       turns: live.sessions.get(sessionId)?.turns ?? noTurns,
+      route: undefined,
     });
   };
   switch (request.method) {

@@ -430,7 +430,7 @@ function onClientEvent(live: HubLive, connection: HubConnection, event: AgentHan
       if (!session || session.roles.controller !== connection.id) return;
       const requestId = event.requestId ? live.requestKeys.get(requestKey(connection.id, event.requestId)) : '';
       if (requestId === undefined) return;
-      live.host.send({ ...event, requestId });
+      toHost(live, { ...event, requestId }, event.sessionId);
       return;
     }
     case 'client.response':
@@ -571,7 +571,16 @@ function forward(live: HubLive, connection: HubConnection, request: AgentRequest
   const key = `h${live.nextKey++}`;
   live.requests.set(key, record);
   live.requestKeys.set(requestKey(connection.id, request.requestId), key);
-  live.host.send({ ...request, requestId: key });
+  toHost(live, { ...request, requestId: key }, 'sessionId' in record ? record.sessionId : undefined);
+}
+
+/**
+ * To the host agent; a prompt or a cancel of a session it runs goes down its line instead
+ * (`NativeAgent.routeSession`: straight to the session's machine, no hop through the host agent).
+ */
+function toHost(live: HubLive, event: AgentHandlerEvent, sessionId: string | undefined): void {
+  if (sessionId !== undefined && (event.type === 'session.prompt' || event.type === 'session.cancel') && live.input.host.routeSession?.(live.host, sessionId).send(event)) return;
+  live.host.send(event);
 }
 
 function refuse(live: HubLive, connection: HubConnection, requestId: string, error: RpcError): void {

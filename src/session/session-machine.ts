@@ -41,12 +41,13 @@ import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { cancelCame, graceOver, inFlight, noTurns, promptAnswered, promptCame, sessionClosed, sessionFailed, type TurnCommand, type TurnDecision, type Turns } from './turn-queue.js';
 import { hasChoices, initialSessionState, reduceSessionState, turnEnded, type ChosenSettings, type SessionState, type SessionStateFact } from './session-state.js';
 import type { SessionConfigOption } from '@agentclientprotocol/sdk';
+import type { PromptRequest, SessionPrompts } from './session-prompts.js';
 
 /** Facts the host agent feeds a session machine. */
 export type SessionMachineEvent =
   | { readonly type: 'ready' }
-  /** A prompt came: the machine decides its turn (turn-queue.ts). */
-  | { readonly type: 'prompt'; readonly requestId: string }
+  /** A prompt came: the machine decides its turn (turn-queue.ts); `request`: the prompt itself, kept by its prompts (see `SessionMachineInput.prompts`). */
+  | { readonly type: 'prompt'; readonly requestId: string; readonly request?: PromptRequest }
   | { readonly type: 'permission.asked' }
   | { readonly type: 'permission.answered' }
   /** `session/cancel` (no `requestId`), or a `$/cancel_request` of one prompt. */
@@ -192,7 +193,9 @@ export const sessionMachine = setup({
   actions: {
     /** A prompt: queued, or started. */
     promptStarted: enqueueActions(({ context, event, enqueue, self }) => {
-      decide(enqueue, context, promptCame(context.turns, (event as Extract<SessionMachineEvent, { type: 'prompt' }>).requestId), self);
+      const came = event as Extract<SessionMachineEvent, { type: 'prompt' }>;
+      if (came.request) promptsOf.get(self)?.came(came.request);
+      decide(enqueue, context, promptCame(context.turns, came.requestId), self);
     }),
     promptSettled: enqueueActions(({ context, event, enqueue, self }) => {
       const settled = event as Extract<SessionMachineEvent, { type: 'prompt.settled' }>;
@@ -245,21 +248,7 @@ export const sessionMachine = setup({
   },
 }).createMachine({
   id: 'session',
-  context: ({ input }) => ({
-    sessionId: input.sessionId,
-    agent: input.agent,
-    restarts: input.restarts ?? 0,
-    promptsSettled: 0,
-    lastOutcome: undefined,
-    promptsInFlight: 0,
-    failure: undefined,
-    state: initialSessionState(input.chosen, input.resume),
-    reapplyRound: 0,
-    reapplyOutstanding: 0,
-    turns: noTurns,
-    cancelGraceMs: input.cancelGraceMs ?? 5000,
-    owner: input.owner,
-  }),
+  context: ({ input }) => initialContext(input),
   initial: 'starting',
   on: {
     'agent.restarting': { target: '.recovering', actions: 'countRestart' },
@@ -348,6 +337,44 @@ export const sessionMachine = setup({
   },
 });
 
+function initialContext(input: SessionMachineInput): SessionMachineContext {
+  return {
+    sessionId: input.sessionId,
+    agent: input.agent,
+    restarts: input.restarts ?? 0,
+    promptsSettled: 0,
+    lastOutcome: undefined,
+    promptsInFlight: 0,
+    failure: undefined,
+    state: initialSessionState(input.chosen, input.resume),
+    reapplyRound: 0,
+    reapplyOutstanding: 0,
+    turns: noTurns,
+    cancelGraceMs: input.cancelGraceMs ?? 5000,
+    owner: input.owner,
+  };
+}
+
+/** What `decide` uses of `enqueueActions`' enqueue. */
+type Enqueue = {
+  assign: (values: Partial<SessionMachineContext>) => void;
+  cancel: (id: string) => void;
+  raise: (event: SessionMachineEvent, options: { delay: number; id: string }) => void;
+  emit: (event: SessionMachineEmitted) => void;
+};
+
+/** Each session machine's prompts, once bound (a live handle: never in the snapshot). */
+const promptsOf = new WeakMap<AnyActorRef, SessionPrompts<any>>();
+
+/**
+ * Gives a session machine its prompts (session-prompts.ts, `SessionPrompts.bind`): the
+ * prompts that come with their request (`prompt`'s `request`) are kept there, and the turn
+ * commands the machine emits are carried out there.
+ */
+export function keepPrompts(machine: AnyActorRef, prompts: SessionPrompts<any>): void {
+  promptsOf.set(machine, prompts);
+}
+
 /** A mode or config the agent reported on its own (the machine decides what it means). */
 export type ReportedFact = Extract<SessionMachineEvent, { type: 'mode.reported' | 'config.reported' }>;
 
@@ -375,7 +402,7 @@ export function holdsPrompts(self: AnyActorRef): boolean {
 }
 
 /** Carries out a turn decision: the turns kept, the grace timer armed or disarmed, the commands emitted to the host. */
-function decide(enqueue: { assign: (values: Partial<SessionMachineContext>) => void; cancel: (id: string) => void; raise: (event: SessionMachineEvent, options: { delay: number; id: string }) => void; emit: (event: SessionMachineEmitted) => void }, context: SessionMachineContext, decision: TurnDecision, self: AnyActorRef): void {
+function decide(enqueue: Enqueue, context: SessionMachineContext, decision: TurnDecision, self: AnyActorRef): void {
   enqueue.assign({ turns: decision.turns, promptsInFlight: inFlight(decision.turns) });
   if (decision.disarm) enqueue.cancel(graceId(decision.disarm));
   if (decision.arm) enqueue.raise({ type: 'cancel.graceOver', requestId: decision.arm }, { delay: context.cancelGraceMs, id: graceId(decision.arm) });

@@ -3,7 +3,7 @@
  */
 import type { AgentCapabilities, SessionInfo } from '@agentclientprotocol/sdk';
 import type { ActorScope, ActorSystem, AnyActorRef, Snapshot, Subscription } from 'xstate';
-import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent, SessionRoute } from '../../acp/native-agent.js';
+import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, NativeAgent, SessionRoute } from '../../acp/native-agent.js';
 import { Subscriber } from '../../session/subscriber.js';
 import type { HostJournal, HostStore } from '../host-journal.js';
 import type { FencedAppendError } from '../async-journal.js';
@@ -101,10 +101,6 @@ export interface HostSession {
   readonly machine: AnyActorRef;
   /** Updates of an agent-side `session/load` are not news: the host replayed its journal. */
   replaying: boolean;
-  /** The prompt whose turn started while a new agent process is to get the user's choices first (journaled, not sent yet). */
-  readonly held: AgentRequestEvent[];
-  /** The session's prompts not answered yet, by request id (live handles: the machine keeps only their ids); `journaled`: its turn started; `journaling`: its prompt entry is being written (`cancelled`: a cancel came meanwhile, so it never reaches the agent). */
-  readonly prompts: Map<string, { readonly request: AgentRequestEvent; journaled: boolean; journaling?: 'writing' | 'cancelled' }>;
   /** What waits for the re-apply under way (a load or resume's answer), run when it ends or the session does. */
   readonly afterReapply: Array<() => void>;
   /** The direct line to the session's actor inside its agent (`NativeAgent.routeSession`), made on first use; `null`: the agent has none. */
