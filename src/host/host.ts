@@ -57,7 +57,7 @@ import { createLiveActors } from './live-actors.js';
 import { observerOnDemand } from './observer-on-demand.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { connectionHubLogic, hostAgentOfHub, hubConnections, hubDrained, hubSessions, HUB_METHODS, type HubOptions, type HubSessionInfo } from '../serve/connection-hub.js';
-import { connectionAgentLogic } from '../serve/connection-agent.js';
+import { connectionAgentLogic, connectionSessionRoute } from '../serve/connection-agent.js';
 import { placementSelfOf, startTakingOver, watchLease, type ClusterStore } from '../cluster/host-duties.js';
 import { shutdownInReverse } from '../supervision/commands.js';
 import type { HostTelemetry } from '../telemetry/host-telemetry.js';
@@ -485,7 +485,7 @@ export function createHost(options: HostOptions = {}): Host {
         const connectionId = `c${nextConnection++}`;
         // The connection's server keeps its protocol rules; its handler stands for the hub, and shuts no agent down on close.
         const { supervisors: _none, ...advertised } = hostAgent;
-        const agent: NativeAgent = { ...advertised, logic: connectionAgentLogic, input: { hub: ref, connectionId, peer: info.peer }, extensions };
+        const agent: NativeAgent = { ...advertised, logic: connectionAgentLogic, routeSession: connectionSessionRoute, input: { hub: ref, connectionId, peer: info.peer }, extensions };
         return serve(transport, {}, agent, `client ${connectionId}`, info.peer);
       },
       sessions: () => hubSessions(ref),

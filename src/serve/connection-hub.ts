@@ -458,6 +458,22 @@ function onClientEvent(live: HubLive, connection: HubConnection, event: AgentHan
   }
 }
 
+/**
+ * A connection's line to the hub for a prompt or a cancel of a session (connection-agent.ts
+ * `connectionSessionRoute`): the hub's routing of it (the controller's check, its key at the
+ * host agent) done at once, in the connection's own step, and the prompt or cancel sent down
+ * the host agent's line to the session's machine; the hub's mailbox and the connection agent
+ * are not on its path. `false`: anything else, or a connection the hub does not know (yet):
+ * it goes through the connection agent and the hub's mailbox.
+ */
+export function routeClientEvent(hub: AnyActorRef, connectionId: string, event: AgentHandlerEvent): boolean {
+  const live = lives.get(hub);
+  const connection = live?.connections.get(connectionId);
+  if (!live || !connection || hub.getSnapshot().status !== 'active' || (event.type !== 'session.prompt' && event.type !== 'session.cancel')) return false;
+  onClientEvent(live, connection, event);
+  return true;
+}
+
 function onClientRequest(live: HubLive, connection: HubConnection, request: AgentRequestEvent): void {
   const sessionId = typeof request.params.sessionId === 'string' ? request.params.sessionId : undefined;
   // A session this connection reaches on its owner host: everything about it goes there.
