@@ -7,11 +7,12 @@
  * prompt content, MCP transports; the client's fs, terminal and elicitation), known
  * sessions, results checked against the ACP schema. A handler that owns its turns
  * (`NativeAgent.ownsTurns`: the host agent, whose session machines decide them) gets every
- * prompt and cancel at once; the server keeps only the gating and the request ids. For a bare
- * native agent the server carries out what src/session/turn-queue.ts decides (the same rules
- * as the session machine's: one prompt at a time, FIFO, cancel and its grace, the prompt ends
- * `cancelled`, its late turn updates dropped): it sends the handler the turn and the cancel,
- * and answers the editor.
+ * prompt and cancel at once (down its `routeSession` line when it has one: straight to the
+ * session's machine); the server keeps only the gating and the request ids. A bare native
+ * agent's sessions get their turns from the same session machine (bare-turns.ts: one prompt at
+ * a time, FIFO, cancel and its grace, the prompt ends `cancelled`, its late turn updates
+ * dropped), a child of the server, which sends the handler the turn and the cancel and
+ * answers the editor.
  */
 import type { AgentCapabilities, ClientCapabilities, SessionUpdate } from '@agentclientprotocol/sdk';
 import { createActor, type ActorLogic, type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
@@ -31,7 +32,7 @@ import { RpcError, toRpcError, type ErrorObject } from '../jsonrpc/rpc-error.js'
 import type { PeerLost, Transport } from '../jsonrpc/transport.js';
 import { readGateOf, type ReadGate } from '../port/read-gate.js';
 import { deliveryGateOf } from '../session/subscriber.js';
-import { cancelCame, graceOver, lateTurnUpdate, noTurns, promptAnswered, promptCame, sessionAsked, sessionClosed, sessionFailed, type TurnCommand, type TurnDecision, type Turns } from '../session/turn-queue.js';
+import { BareTurns } from './bare-turns.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { shutdownInReverse } from '../supervision/commands.js';
@@ -90,7 +91,6 @@ export type AgentServerSnapshot = Snapshot<PeerLost> & { readonly value: AgentSe
 
 /** Events of an agent server (internal: timers and closing). */
 export type AgentServerEvent =
-  | { readonly type: 'acp.cancelGrace'; readonly key: string }
   | { readonly type: 'acp.closed'; readonly reason: PeerLost }
   /** The editor sends nothing more (EOF) but still reads: what it asked is served, then the server closes. */
   | { readonly type: 'acp.inputEnded'; readonly reason: PeerLost }
@@ -124,8 +124,8 @@ interface SessionState {
   readonly id: string;
   hasModes: boolean;
   hasConfigOptions: boolean;
-  /** A bare native agent's turns (request keys), as turn-queue.ts decides them; for a handler that owns its turns, none. */
-  turns: Turns;
+  /** A bare native agent's turns, decided and carried out by a session machine (bare-turns.ts); a handler that owns its turns has none here. */
+  readonly bare: BareTurns | undefined;
   /** A handler that owns its turns: its line to this session (`NativeAgent.routeSession`), made on first use; `null`: none. */
   route: SessionRoute | null | undefined;
 }
@@ -276,11 +276,6 @@ export const agentServerLogic = gracefulShutdown({
     if (snapshot.status !== 'active') return snapshot;
     const live = lives.get(scope.self) as Live;
     switch (event.type) {
-      case 'acp.cancelGrace': {
-        // The handler did not finish the cancelled prompt in time: its turns decide what now.
-        for (const session of live.sessions.values()) if (session.turns.running === event.key) decide(live, session, graceOver(session.turns, event.key));
-        return withSummary(snapshot, live);
-      }
       case 'acp.closed':
         return close(live, snapshot, event.reason);
       case 'acp.inputEnded': {
@@ -347,7 +342,7 @@ function summary(live: Live): AgentServerContext {
     // The handler queues them: the sessions with a prompt unanswered.
     activePrompts = new Set([...live.pending.values()].filter((request) => request.method === AGENT_METHODS.session_prompt).map((request) => request.sessionId)).size;
   } else {
-    for (const session of live.sessions.values()) if (session.turns.running) activePrompts++;
+    for (const session of live.sessions.values()) if (session.bare?.running) activePrompts++;
   }
   return { name: live.name, protocolVersion: live.context?.protocolVersion, sessions: live.sessions.size, activePrompts };
 }
@@ -383,6 +378,7 @@ function finish(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, sta
   backedUpGate(live).release(live.scope.self);
   for (const subscription of live.subscriptions) subscription.unsubscribe();
   live.pending.clear();
+  for (const session of live.sessions.values()) if (session.bare) stopBare(live, session.bare);
   // Children of custom logic are not stopped by XState: stop them here.
   if (live.handler.getSnapshot().status === 'active') live.scope.stopChild(live.handler);
   if (live.connection.getSnapshot().status === 'active') live.scope.stopChild(live.connection);
@@ -433,7 +429,7 @@ function cancelAllTurns(live: Live): void {
     const prompted = new Set([...live.pending.values()].filter((request) => request.method === AGENT_METHODS.session_prompt && request.sessionId).map((request) => request.sessionId as string));
     for (const sessionId of prompted) forwardCancel(live, sessionId, '');
   } else {
-    for (const session of live.sessions.values()) if (session.turns.running || session.turns.waiting.length > 0) decide(live, session, cancelCame(session.turns, undefined, false));
+    for (const session of live.sessions.values()) if (session.bare?.busy) session.bare.cancel();
   }
   const self = live.scope.self;
   if (live.pending.size > 0) live.scope.system.scheduler.schedule(self, self, { type: 'acp.drainGrace' } satisfies AgentServerEvent, Math.min(drainCancelGraceMs, live.input.agent.cancelGraceMs ?? defaultCancelGraceMs), 'drain:grace');
@@ -486,15 +482,15 @@ function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParams: Reco
     return;
   }
   const sessionId = typeof params.sessionId === 'string' ? params.sessionId : undefined;
-  // A bare agent's turns are the server's to carry out; a handler that owns its turns decides them itself.
-  const session = sessionId && !live.input.agent.ownsTurns ? live.sessions.get(sessionId) : undefined;
+  // A bare agent's turns are its session machine's (bare-turns.ts); a handler that owns its turns decides them itself.
+  const bare = sessionId ? live.sessions.get(sessionId)?.bare : undefined;
   // ACP: session/close cancels work as if session/cancel had been sent, then frees (delete too).
-  if (session && (method === AGENT_METHODS.session_close || method === AGENT_METHODS.session_delete)) decide(live, session, cancelCame(session.turns, undefined, false));
+  if (bare && (method === AGENT_METHODS.session_close || method === AGENT_METHODS.session_delete)) bare.cancel();
   const key = `r${live.nextKey++}`;
   live.pending.set(key, { rpcId, method, sessionId, params });
-  if (session) session.turns = sessionAsked(session.turns);
-  if (session && method === AGENT_METHODS.session_prompt) {
-    decide(live, session, promptCame(session.turns, key));
+  bare?.asked();
+  if (bare && method === AGENT_METHODS.session_prompt) {
+    bare.came(key, params);
     return;
   }
   dispatch(live, key, method, params);
@@ -697,75 +693,41 @@ function routed(live: Live, sessionId: string, event: AgentHandlerEvent): boolea
 
 /** `session/cancel` (`requestId` undefined) or a `$/cancel_request` of one prompt, for a bare agent: its turns decide. */
 function cancelTurns(live: Live, sessionId: string, requestId: string | undefined): void {
-  const session = live.sessions.get(sessionId);
-  if (session) decide(live, session, cancelCame(session.turns, requestId, false));
+  live.sessions.get(sessionId)?.bare?.cancel(requestId);
 }
 
-/** The timer id of a prompt's cancel grace. */
-const graceId = (key: string): string => `cancel:${key}`;
-
-/**
- * Carries out a turn decision of a bare agent's session: the turns kept, the cancel grace
- * armed or disarmed (the system scheduler, so a SimulatedClock drives it), then the commands
- * in order. The turns are kept first: a handler may answer while a command is carried out.
- */
-function decide(live: Live, session: SessionState, decision: TurnDecision): void {
-  session.turns = decision.turns;
-  const { self, system } = live.scope;
-  if (decision.disarm) system.scheduler.cancel(self, graceId(decision.disarm));
-  if (decision.arm) {
-    const grace: AgentServerEvent = { type: 'acp.cancelGrace', key: decision.arm };
-    system.scheduler.schedule(self, self, grace, live.input.agent.cancelGraceMs ?? defaultCancelGraceMs, graceId(decision.arm));
-  }
-  for (const command of decision.commands) carryOut(live, session, command);
-  sync(live);
-}
-
-function carryOut(live: Live, session: SessionState, command: TurnCommand): void {
-  switch (command.type) {
-    case 'turn.start': {
-      const request = live.pending.get(command.requestId);
-      if (request) dispatch(live, command.requestId, request.method, request.params);
-      return;
-    }
-    case 'turn.cancelAgent': {
-      const event = { type: 'session.cancel', sessionId: session.id, requestId: command.requestId, context: live.context as AgentEventContext };
-      if (handles(live.handler, event)) {
-        live.handler.send(event);
-        return;
-      }
-      // A handler without a cancel transition: its grace is over at once (the seed's default).
-      live.scope.system.scheduler.cancel(live.scope.self, graceId(command.requestId));
-      decide(live, session, graceOver(session.turns, command.requestId));
-      return;
-    }
+/** A bare agent's session turns, carried out with this server: the handler gets the turn and the cancel, the editor the answer. */
+function bareTurns(live: Live, sessionId: string): BareTurns {
+  return new BareTurns(sessionId, {
+    parent: live.scope.self,
+    agent: live.name,
+    cancelGraceMs: live.input.agent.cancelGraceMs ?? defaultCancelGraceMs,
+    send: (request) => {
+      const pending = live.pending.get(request.requestId);
+      if (pending) dispatch(live, request.requestId, pending.method, pending.params);
+    },
+    cancel: (requestId) => {
+      const event = { type: 'session.cancel', sessionId, requestId, context: live.context as AgentEventContext };
+      if (!handles(live.handler, event)) return false;
+      live.handler.send(event);
+      return true;
+    },
     // A decided answer goes out as it is (deliver), not back through answer()/failRequest(): its
     // prompt may be abandoned already (the grace ran out), and those take it for the late answer and drop it.
-    case 'turn.answer':
-      deliver(live, command.requestId, command.result);
-      return;
-    case 'turn.fail':
-      deliverError(live, command.requestId, RpcError.fromErrorObject(command.error));
-      return;
-    case 'turn.permissionCancelled':
-      // Never decided here (the server tells no permission waits): the handler answers its own.
-      return;
-  }
+    answer: (requestId, outcome) => ('error' in outcome ? deliverError(live, requestId, RpcError.fromErrorObject(outcome.error)) : deliver(live, requestId, outcome.result)),
+  });
 }
 
 /**
  * The bare agent's session whose turns hold this prompt: running, waiting, or answered without
  * the handler (the grace ran out: its late answer only leaves the turns).
  */
-function turnsOf(live: Live, key: string): SessionState | undefined {
+function bareOf(live: Live, key: string): BareTurns | undefined {
   const request = live.pending.get(key);
   if (live.input.agent.ownsTurns || (request && request.method !== AGENT_METHODS.session_prompt)) return undefined;
   // A pending prompt names its session; one answered already may be any session's.
   const candidates = request?.sessionId ? [live.sessions.get(request.sessionId)] : live.sessions.values();
-  for (const session of candidates) {
-    const turns = session?.turns;
-    if (turns && (turns.running === key || turns.waiting.includes(key) || turns.abandoned.includes(key))) return session;
-  }
+  for (const session of candidates) if (session?.bare?.holds(key)) return session.bare;
   return undefined;
 }
 
@@ -798,8 +760,7 @@ function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
 
 /** A session update to the editor (`seq`: its journal entry, sent as `_meta["acp-warden/seq"]`). */
 function relayUpdate(live: Live, sessionId: string, agentUpdate: SessionUpdate, seq: number | undefined): void {
-  const session = live.sessions.get(sessionId);
-  if (session && lateTurnUpdate(session.turns, agentUpdate.sessionUpdate)) return; // the turn was cancelled
+  if (live.sessions.get(sessionId)?.bare?.lateUpdate(agentUpdate.sessionUpdate)) return; // the turn was cancelled
   const update = gateUpdate(live, agentUpdate);
   if (!update) return;
   sendNotification(live.connection, CLIENT_METHODS.session_update, seq === undefined ? { sessionId, update } : { sessionId, update, _meta: { [SEQ_META_KEY]: seq } });
@@ -807,17 +768,17 @@ function relayUpdate(live: Live, sessionId: string, agentUpdate: SessionUpdate, 
 
 /** The handler's result (or the server's default) for a request: a bare agent's prompt goes by its turns. */
 function answer(live: Live, key: string, result: unknown): void {
-  const session = turnsOf(live, key);
-  if (!session) return deliver(live, key, result);
+  const bare = bareOf(live, key);
+  if (!bare) return deliver(live, key, result);
   // An invalid result is the handler's error (a cancelled prompt still ends `cancelled`).
   const checked = checkedResult(AGENT_METHODS.session_prompt, result);
-  decide(live, session, promptAnswered(session.turns, key, result, 'error' in checked ? checked.error.toErrorObject() : undefined));
+  bare.settled(key, result, 'error' in checked ? checked.error.toErrorObject() : undefined);
 }
 
 /** The handler's error (or the server's) for a request: a bare agent's prompt goes by its turns. */
 function failRequest(live: Live, key: string, error: RpcError): void {
-  const session = turnsOf(live, key);
-  if (session) decide(live, session, promptAnswered(session.turns, key, undefined, error.toErrorObject()));
+  const bare = bareOf(live, key);
+  if (bare) bare.settled(key, undefined, error.toErrorObject());
   else deliverError(live, key, error);
 }
 
@@ -875,11 +836,12 @@ function deliverError(live: Live, key: string, error: RpcError): void {
 
 function trackSessions(live: Live, request: PendingRequest, result: Record<string, unknown>): void {
   const setup = (sessionId: string) => {
+    const known = live.sessions.get(sessionId);
     live.sessions.set(sessionId, {
       id: sessionId,
       hasModes: result?.modes !== undefined && result.modes !== null,
       hasConfigOptions: Array.isArray(result?.configOptions) && result.configOptions.length > 0,
-      turns: live.sessions.get(sessionId)?.turns ?? noTurns,
+      bare: known ? known.bare : live.input.agent.ownsTurns ? undefined : bareTurns(live, sessionId),
       route: undefined,
     });
   };
@@ -897,7 +859,10 @@ function trackSessions(live: Live, request: PendingRequest, result: Record<strin
       const sessionId = request.params.sessionId as string;
       const session = live.sessions.get(sessionId);
       // What the closed session still owes is answered (before the close itself), then it is forgotten.
-      if (session && !live.input.agent.ownsTurns) decide(live, session, sessionClosed(session.turns));
+      if (session?.bare) {
+        session.bare.close();
+        stopBare(live, session.bare);
+      }
       live.sessions.delete(sessionId);
       return;
     }
@@ -978,21 +943,17 @@ function requestClient(live: Live, key: string, method: string, params: unknown)
 }
 
 /**
- * Answers everything pending with `error`, in the order it came; a bare agent's prompts get
- * what their session's turns decide for a failed session (a cancelled one still ends `cancelled`).
+ * Answers everything pending with `error`: a bare agent's prompts get what their session's
+ * turns decide for a failed session (a cancelled one still ends `cancelled`), the rest in the
+ * order it came.
  */
 function failAllPending(live: Live, error: RpcError): void {
-  const decided = new Map<string, { readonly session: SessionState; readonly command: TurnCommand }>();
-  if (!live.input.agent.ownsTurns) {
-    for (const session of live.sessions.values()) {
-      const decision = sessionFailed(session.turns, error.toErrorObject());
-      decide(live, session, { ...decision, commands: [] });
-      for (const command of decision.commands) decided.set(command.requestId, { session, command });
-    }
-  }
-  for (const [key] of live.pending) {
-    const turn = decided.get(key);
-    if (turn) carryOut(live, turn.session, turn.command);
-    else deliverError(live, key, error);
-  }
+  for (const session of live.sessions.values()) session.bare?.fail(error.toErrorObject());
+  for (const [key] of live.pending) deliverError(live, key, error);
+}
+
+/** Stops a bare agent session's machine (a child of the server). */
+function stopBare(live: Live, bare: BareTurns): void {
+  bare.release();
+  if (bare.machine.getSnapshot().status === 'active') live.scope.stopChild(bare.machine);
 }

@@ -179,8 +179,9 @@ export interface NativeAgent<TLogic extends AnyActorLogic = AnyActorLogic> {
    * The handler decides its sessions' turns itself (the host agent: one session machine per
    * session): every prompt reaches it at once, and it queues them, answers a cancelled one
    * `cancelled` and keeps the cancel grace; the server forwards cancels and keeps only
-   * protocol gating, capability checks and the request ids. Without it the server queues
-   * prompts FIFO per session and keeps the cancel grace (`cancelGraceMs`) itself.
+   * protocol gating, capability checks and the request ids. Without it the server gives each
+   * session the same session machine the host's sessions have, to decide its turns (FIFO, the
+   * cancel grace `cancelGraceMs`): src/acp/bare-turns.ts.
    */
   readonly ownsTurns?: boolean;
   /**

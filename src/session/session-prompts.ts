@@ -29,8 +29,12 @@ export type TurnRecord =
 
 /** What a session machine uses of its host to carry out its turns. */
 export interface PromptServices<TRequest extends PromptRequest = PromptRequest> {
-  /** Journals a turn's entry after what is queued for the session; `then` gets its seq once durable, or `undefined` and why it was refused. */
-  journal(entry: TurnRecord, then: (seq: number | undefined, refused?: unknown) => void): void;
+  /**
+   * Journals a turn's entry after what is queued for the session; `then` gets its seq once
+   * durable, or `undefined` and why it was refused. Absent (a bare native agent's session,
+   * kept by the agent server): nothing is journaled, a prompt goes to the agent when its turn starts.
+   */
+  journal?(entry: TurnRecord, then: (seq: number | undefined, refused?: unknown) => void): void;
   /** The error of a prompt whose entry the journal refused (it never reached the agent). */
   refused(why: unknown): ErrorObject;
   /** A turn's entry is on record: whoever shows it to other connections hears it. */
@@ -131,9 +135,15 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
 
   /** Journaled before the agent sees it: a prompt the host lost track of is still on record. */
   #start(machine: AnyActorRef, requestId: string, prompt: PromptRecord<TRequest>): void {
+    const { journal } = this.#services;
+    if (!journal) {
+      if (holdsPrompts(machine)) this.#held.push(prompt.request);
+      else this.#services.send(prompt.request);
+      return;
+    }
     const entry: TurnRecord = { kind: 'prompt', prompt: prompt.request.params.prompt as unknown[] };
     prompt.journaling = 'writing';
-    this.#services.journal(entry, (seq, refused) => {
+    journal(entry, (seq, refused) => {
       const cancelled = prompt.journaling === 'cancelled';
       prompt.journaling = undefined;
       if (seq === undefined) {
@@ -164,7 +174,7 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
 
   /** Journals a turn's end and says so. */
   #recordEnd(requestId: string, entry: Extract<TurnRecord, { kind: 'stop' | 'error' }>): void {
-    this.#services.journal(entry, (seq) => {
+    this.#services.journal?.(entry, (seq) => {
       if (seq !== undefined) this.#services.journaled(requestId, seq, entry);
     });
   }
