@@ -95,7 +95,7 @@ const roleOfLogic: Record<string, string> = {
  * the path; what it sends to an actor shows as that actor's event.
  */
 const ownerOfModule: ReadonlyArray<readonly [RegExp, string]> = [
-  [/\/src\/acp\/agent-server\.ts/, 'agent server'],
+  [/\/src\/acp\/(agent-server|server-[a-z-]+|editor-requests|request-gate|update-gate)\.ts/, 'agent server'],
   [/\/src\/acp\/agent-client\.ts/, 'ACP client'],
   [/\/src\/serve\/connection-hub\.ts/, 'hub'],
   [/\/src\/serve\/connection-agent\.ts/, 'connection agent'],

@@ -29,6 +29,7 @@ export interface BareTurnsHost {
 /** One bare agent session's turns (see the module comment). */
 export class BareTurns {
   readonly machine: AnyActorRef;
+  readonly #prompts: SessionPrompts;
   /** Another request to the session came while its turns were quiet: what the handler says now answers it, not the cancelled turn. */
   #asked = false;
   /**
@@ -42,7 +43,7 @@ export class BareTurns {
   constructor(sessionId: string, host: BareTurnsHost) {
     this.machine = createActor(sessionMachine, { parent: host.parent, id: `session:${sessionId}`, input: { sessionId, agent: host.agent, cancelGraceMs: host.cancelGraceMs } });
     const machine = this.machine;
-    new SessionPrompts({
+    this.#prompts = new SessionPrompts({
       refused: (why) => ({ code: -32603, message: String(why) }),
       journaled: () => undefined,
       send: (request) => host.send(request),
@@ -54,7 +55,8 @@ export class BareTurns {
       cancelPermissions: () => undefined,
       released: () => undefined,
       here: () => true,
-    }).bind(machine);
+    });
+    this.#prompts.bind(machine);
     // The quiet a request ended lasts until the turns are no longer quiet (the next prompt starts).
     this.#subscription = machine.subscribe((snapshot) => {
       const turns = (snapshot.context as SessionMachineContext).turns;
@@ -71,7 +73,7 @@ export class BareTurns {
 
   /** A prompt came (`requestId`: the server's key for it): its turn is decided. */
   came(requestId: string, params: Record<string, unknown>): void {
-    this.machine.send({ type: 'prompt', requestId, request: { requestId, params } });
+    this.#prompts.came({ requestId, params });
   }
 
   /** Another request to the session: a quiet after a cancelled turn ends. */

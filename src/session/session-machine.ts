@@ -23,15 +23,17 @@
  * commands and resume handle the agent reported, the tool calls of the turn in flight, and
  * what the user chose. `reapplying`: the host is giving a new agent process (after an agent
  * restart, or a warden restart's load or resume) the user's choices (reapply.ts); a prompt
- * whose turn starts meanwhile is started with `hold` (the host keeps it), and `turns.release`
- * lets it go once the re-apply ended. Live handles (the prompts' requests,
- * the actors) stay in the host agent; the context keeps only their ids.
+ * whose turn starts meanwhile is started with `hold` (its prompts keep it), and `turns.release`
+ * lets it go once the re-apply ended. Live handles (the prompts' requests, the actors) stay out
+ * of the context, which keeps only their ids: the prompts are the session's SessionPrompts
+ * (session-prompts.ts), bound to the machine, which carries out what it emits.
  *
  * It is the one decider of its turns (turn-queue.ts): `prompt` with a request id queues it
  * (FIFO) or starts it, `cancel` ends the waiting ones and cancels the running one, whose cancel
  * grace is a delayed event it raises itself (`cancel.graceOver`, so a SimulatedClock drives it),
  * `close` and `agent.failed` answer what is left; it emits what its host is to do
- * ({@link SessionMachineEmitted}: start a turn, cancel it on the agent, answer the editor).
+ * ({@link SessionMachineEmitted}: start a turn, cancel it on the agent, answer the editor),
+ * carried out by its prompts (session-prompts.ts).
  * After a grace that ran out the next prompt starts while the old one winds down: the chart
  * counts prompts in flight (`promptsInFlight`, derived from its turns, for the inspector), so it
  * says `prompting` until the last of them settles.
@@ -41,13 +43,12 @@ import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { cancelCame, graceOver, inFlight, noTurns, promptAnswered, promptCame, sessionClosed, sessionFailed, type TurnCommand, type TurnDecision, type Turns } from './turn-queue.js';
 import { hasChoices, initialSessionState, reduceSessionState, turnEnded, type ChosenSettings, type SessionState, type SessionStateFact } from './session-state.js';
 import type { SessionConfigOption } from '@agentclientprotocol/sdk';
-import type { PromptRequest, SessionPrompts } from './session-prompts.js';
 
 /** Facts the host agent feeds a session machine. */
 export type SessionMachineEvent =
   | { readonly type: 'ready' }
-  /** A prompt came: the machine decides its turn (turn-queue.ts); `request`: the prompt itself, kept by its prompts (see `SessionMachineInput.prompts`). */
-  | { readonly type: 'prompt'; readonly requestId: string; readonly request?: PromptRequest }
+  /** A prompt came: the machine decides its turn (turn-queue.ts). */
+  | { readonly type: 'prompt'; readonly requestId: string }
   | { readonly type: 'permission.asked' }
   | { readonly type: 'permission.answered' }
   /** `session/cancel` (no `requestId`), or a `$/cancel_request` of one prompt. */
@@ -193,9 +194,7 @@ export const sessionMachine = setup({
   actions: {
     /** A prompt: queued, or started. */
     promptStarted: enqueueActions(({ context, event, enqueue, self }) => {
-      const came = event as Extract<SessionMachineEvent, { type: 'prompt' }>;
-      if (came.request) promptsOf.get(self)?.came(came.request);
-      decide(enqueue, context, promptCame(context.turns, came.requestId), self);
+      decide(enqueue, context, promptCame(context.turns, (event as Extract<SessionMachineEvent, { type: 'prompt' }>).requestId), self);
     }),
     promptSettled: enqueueActions(({ context, event, enqueue, self }) => {
       const settled = event as Extract<SessionMachineEvent, { type: 'prompt.settled' }>;
@@ -248,7 +247,21 @@ export const sessionMachine = setup({
   },
 }).createMachine({
   id: 'session',
-  context: ({ input }) => initialContext(input),
+  context: ({ input }) => ({
+    sessionId: input.sessionId,
+    agent: input.agent,
+    restarts: input.restarts ?? 0,
+    promptsSettled: 0,
+    lastOutcome: undefined,
+    promptsInFlight: 0,
+    failure: undefined,
+    state: initialSessionState(input.chosen, input.resume),
+    reapplyRound: 0,
+    reapplyOutstanding: 0,
+    turns: noTurns,
+    cancelGraceMs: input.cancelGraceMs ?? 5000,
+    owner: input.owner,
+  }),
   initial: 'starting',
   on: {
     'agent.restarting': { target: '.recovering', actions: 'countRestart' },
@@ -337,44 +350,6 @@ export const sessionMachine = setup({
   },
 });
 
-function initialContext(input: SessionMachineInput): SessionMachineContext {
-  return {
-    sessionId: input.sessionId,
-    agent: input.agent,
-    restarts: input.restarts ?? 0,
-    promptsSettled: 0,
-    lastOutcome: undefined,
-    promptsInFlight: 0,
-    failure: undefined,
-    state: initialSessionState(input.chosen, input.resume),
-    reapplyRound: 0,
-    reapplyOutstanding: 0,
-    turns: noTurns,
-    cancelGraceMs: input.cancelGraceMs ?? 5000,
-    owner: input.owner,
-  };
-}
-
-/** What `decide` uses of `enqueueActions`' enqueue. */
-type Enqueue = {
-  assign: (values: Partial<SessionMachineContext>) => void;
-  cancel: (id: string) => void;
-  raise: (event: SessionMachineEvent, options: { delay: number; id: string }) => void;
-  emit: (event: SessionMachineEmitted) => void;
-};
-
-/** Each session machine's prompts, once bound (a live handle: never in the snapshot). */
-const promptsOf = new WeakMap<AnyActorRef, SessionPrompts<any>>();
-
-/**
- * Gives a session machine its prompts (session-prompts.ts, `SessionPrompts.bind`): the
- * prompts that come with their request (`prompt`'s `request`) are kept there, and the turn
- * commands the machine emits are carried out there.
- */
-export function keepPrompts(machine: AnyActorRef, prompts: SessionPrompts<any>): void {
-  promptsOf.set(machine, prompts);
-}
-
 /** A mode or config the agent reported on its own (the machine decides what it means). */
 export type ReportedFact = Extract<SessionMachineEvent, { type: 'mode.reported' | 'config.reported' }>;
 
@@ -402,7 +377,7 @@ export function holdsPrompts(self: AnyActorRef): boolean {
 }
 
 /** Carries out a turn decision: the turns kept, the grace timer armed or disarmed, the commands emitted to the host. */
-function decide(enqueue: Enqueue, context: SessionMachineContext, decision: TurnDecision, self: AnyActorRef): void {
+function decide(enqueue: { assign: (values: Partial<SessionMachineContext>) => void; cancel: (id: string) => void; raise: (event: SessionMachineEvent, options: { delay: number; id: string }) => void; emit: (event: SessionMachineEmitted) => void }, context: SessionMachineContext, decision: TurnDecision, self: AnyActorRef): void {
   enqueue.assign({ turns: decision.turns, promptsInFlight: inFlight(decision.turns) });
   if (decision.disarm) enqueue.cancel(graceId(decision.disarm));
   if (decision.arm) enqueue.raise({ type: 'cancel.graceOver', requestId: decision.arm }, { delay: context.cancelGraceMs, id: graceId(decision.arm) });

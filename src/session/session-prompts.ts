@@ -13,7 +13,7 @@
  */
 import type { AnyActorRef } from 'xstate';
 import type { ErrorObject } from '../jsonrpc/rpc-error.js';
-import { holdsPrompts, keepPrompts, type SessionMachineEmitted } from './session-machine.js';
+import { holdsPrompts, type SessionMachineEmitted } from './session-machine.js';
 
 /** A prompt as the session keeps it: the editor's request (its key, and its params with the prompt's content). */
 export interface PromptRequest {
@@ -68,24 +68,26 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
   readonly #prompts = new Map<string, PromptRecord<TRequest>>();
   /** Prompts whose turn started while a new agent process is to get the user's choices first (journaled, not sent yet). */
   readonly #held: TRequest[] = [];
+  #machine: AnyActorRef | undefined;
 
   constructor(services: PromptServices<TRequest>) {
     this.#services = services;
   }
 
   /**
-   * Makes these the prompts of session machine `machine` (before it starts): it keeps here each
-   * prompt that comes with its request, and what it decides of its turns is carried out here,
-   * by its own listener, once each of its steps is done (its snapshot says where it stands then).
+   * Makes these the prompts of session machine `machine` (before it starts): what it decides of
+   * its turns is carried out here, by its own listener, once each of its steps is done (its
+   * snapshot says where it stands then).
    */
   bind(machine: AnyActorRef): void {
-    keepPrompts(machine, this);
+    this.#machine = machine;
     machine.on('*', (command: SessionMachineEmitted) => this.carryOut(machine, command));
   }
 
-  /** A prompt came: kept until it is answered (the machine decides its turn). */
+  /** A prompt came: kept until it is answered, and given to the machine, which decides its turn. */
   came(request: TRequest): void {
     this.#prompts.set(request.requestId, { request, journaled: false });
+    this.#machine?.send({ type: 'prompt', requestId: request.requestId });
   }
 
   /** How many prompts it keeps (not answered yet). */

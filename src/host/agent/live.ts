@@ -3,7 +3,8 @@
  */
 import type { AgentCapabilities, SessionInfo } from '@agentclientprotocol/sdk';
 import type { ActorScope, ActorSystem, AnyActorRef, Snapshot, Subscription } from 'xstate';
-import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, NativeAgent, SessionRoute } from '../../acp/native-agent.js';
+import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent, SessionRoute } from '../../acp/native-agent.js';
+import type { SessionPrompts } from '../../session/session-prompts.js';
 import { Subscriber } from '../../session/subscriber.js';
 import type { HostJournal, HostStore } from '../host-journal.js';
 import type { FencedAppendError } from '../async-journal.js';
@@ -99,6 +100,8 @@ export interface HostSession {
   readonly sessionId: string;
   readonly agent: string;
   readonly machine: AnyActorRef;
+  /** Its prompts, kept with its machine (session-prompts.ts): what the host routes to the session goes there. */
+  readonly prompts: SessionPrompts<AgentRequestEvent>;
   /** Updates of an agent-side `session/load` are not news: the host replayed its journal. */
   replaying: boolean;
   /** What waits for the re-apply under way (a load or resume's answer), run when it ends or the session does. */

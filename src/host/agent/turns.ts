@@ -16,10 +16,10 @@ import { record, recordPermission } from './journal-writes.js';
 /** The permission answer for a turn that was cancelled (ACP's outcome). */
 const cancelledPermission = { outcome: { outcome: 'cancelled' } };
 
-/** A prompt for a live session: to its machine, which keeps it and decides when its turn starts. */
+/** A prompt for a live session: to its session's prompts, kept there while its machine decides when its turn starts. */
 export function promptCame(live: Live, session: HostSession, request: AgentRequestEvent): void {
   live.requestSessions.set(request.requestId, session.sessionId);
-  session.machine.send({ type: 'prompt', requestId: request.requestId, request });
+  session.prompts.came(request);
 }
 
 /** What the session machine of `session()` uses of this host to carry out its turns. */
