@@ -101,7 +101,7 @@ const ownerOfModule: ReadonlyArray<readonly [RegExp, string]> = [
   [/\/src\/serve\/connection-agent\.ts/, 'connection agent'],
   [/\/src\/host\/(host-agent\.ts|agent\/)/, 'host agent'],
   [/\/src\/session\//, 'session machine'],
-  [/\/src\/adapters\/adapter-agent\.ts/, 'adapter agent'],
+  [/\/src\/adapters\/adapter-(agent|agent-live|session-lines|session-list)\.ts/, 'adapter agent'],
   [/\/src\/adapters\/(port-link|cli-session)\.ts/, 'session adapter'],
   [/\/src\/adapters\/passthrough\//, 'passthrough'],
 ];

@@ -35,7 +35,7 @@
  * This file is the actor and its accessors; its parts live in ./agent/, one concept a file:
  * `live.ts` (the live record), `from-editor.ts` / `from-agents.ts` (dispatch), `delivery.ts`,
  * `attach.ts` (load, resume, adopt), `listing.ts`, `fork-delete.ts`, `session-record.ts`,
- * `turns.ts` (what the session machine decides of its turns, carried out), `session-settings.ts`, `notices.ts`, `journal-writes.ts`.
+ * `turns.ts` (what the host lends a session's machine to carry out its turns), `session-settings.ts`, `notices.ts`, `journal-writes.ts`.
  */
 import type { ActorLogic, ActorSystem, AnyActorRef } from 'xstate';
 import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent, SessionRoute } from '../acp/native-agent.js';
