@@ -97,7 +97,7 @@ const roleOfLogic: Record<string, string> = {
 const ownerOfModule: ReadonlyArray<readonly [RegExp, string]> = [
   [/\/src\/acp\/(agent-server|server-[a-z-]+|editor-requests|request-gate|update-gate)\.ts/, 'agent server'],
   [/\/src\/acp\/agent-client\.ts/, 'ACP client'],
-  [/\/src\/serve\/connection-hub\.ts/, 'hub'],
+  [/\/src\/serve\/(connection-hub|hub-[a-z-]+)\.ts/, 'hub'],
   [/\/src\/serve\/connection-agent\.ts/, 'connection agent'],
   [/\/src\/host\/(host-agent\.ts|agent\/)/, 'host agent'],
   [/\/src\/session\//, 'session machine'],
