@@ -32,7 +32,7 @@ import { type AgentServerInput, type AgentServerSnapshot, type AgentServerEvent,
 import { drainCancelGraceMs, startDraining, scheduleDrainTimeout, drainGaveUp, checkDrained } from './server-draining.js';
 import { methodTable } from './request-gate.js';
 import { onHandlerOutput, failAllPending, stopBare } from './server-answers.js';
-import { onRequest, serveHeld, onNotification, onCancelRequested, forwardCancel } from './editor-requests.js';
+import { onRequest, serveHeld, onNotification, onCancelRequested, cancelTurns } from './editor-requests.js';
 
 export { advertisesFork } from './capability-gate.js';
 export { SEQ_META_KEY, type AgentServerContext, type AgentServerEvent, type AgentServerInput, type AgentServerPhase, type AgentServerSnapshot } from './server-live.js';
@@ -193,13 +193,9 @@ function finish(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, sta
 
 /** The drain timeout passed: every turn still running or queued is cancelled, as by session/cancel. */
 function cancelAllTurns(live: Live): void {
-  if (live.input.agent.ownsTurns) {
-    // The handler queues and runs them: every session with a prompt unanswered is cancelled there.
-    const prompted = new Set([...live.pending.values()].filter((request) => request.method === AGENT_METHODS.session_prompt && request.sessionId).map((request) => request.sessionId as string));
-    for (const sessionId of prompted) forwardCancel(live, sessionId, '');
-  } else {
-    for (const session of live.sessions.values()) if (session.bare?.busy) session.bare.cancel();
-  }
+  // Every session with a prompt unanswered (running or waiting) is cancelled, by its turns.
+  const prompted = new Set([...live.pending.values()].filter((request) => request.method === AGENT_METHODS.session_prompt && request.sessionId).map((request) => request.sessionId as string));
+  for (const sessionId of prompted) cancelTurns(live, sessionId, undefined);
   const self = live.scope.self;
   if (live.pending.size > 0) live.scope.system.scheduler.schedule(self, self, { type: 'acp.drainGrace' } satisfies AgentServerEvent, Math.min(drainCancelGraceMs, live.input.agent.cancelGraceMs ?? defaultCancelGraceMs), 'drain:grace');
   checkDrained(live);

@@ -104,12 +104,6 @@ export class BareTurns {
     return this.#turns().running !== undefined;
   }
 
-  /** Whether a prompt runs or waits. */
-  get busy(): boolean {
-    const turns = this.#turns();
-    return turns.running !== undefined || turns.waiting.length > 0;
-  }
-
   /** Whether an update of kind `sessionUpdate` belongs to a cancelled turn (dropped). */
   lateUpdate(sessionUpdate: string): boolean {
     const turns = this.#turns();

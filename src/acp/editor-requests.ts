@@ -109,9 +109,7 @@ export function onNotification(live: Live, method: string, params: unknown): voi
   }
   if (live.phase.value !== 'ready') return;
   if (method === AGENT_METHODS.session_cancel) {
-    const { sessionId } = params as { sessionId: string };
-    if (live.input.agent.ownsTurns) forwardCancel(live, sessionId, '');
-    else cancelTurns(live, sessionId, undefined);
+    cancelTurns(live, (params as { sessionId: string }).sessionId, undefined);
     return;
   }
   if (method.startsWith('_')) live.handler.send({ type: 'ext.notification', method, params });
@@ -120,7 +118,6 @@ export function onNotification(live: Live, method: string, params: unknown): voi
 export function onCancelRequested(live: Live, rpcId: JsonRpcId): void {
   for (const [key, request] of live.pending) {
     if (request.rpcId === rpcId && request.method === AGENT_METHODS.session_prompt && request.sessionId) {
-      if (live.input.agent.ownsTurns) return forwardCancel(live, request.sessionId, key);
       // A prompt still waiting its turn ends alone; the running one is cancelled on the handler.
       cancelTurns(live, request.sessionId, key);
       return;
@@ -136,7 +133,12 @@ export function forwardCancel(live: Live, sessionId: string, requestId: string):
 }
 
 
-/** `session/cancel` (`requestId` undefined) or a `$/cancel_request` of one prompt, for a bare agent: its turns decide. */
+/**
+ * `session/cancel` (`requestId` undefined) or a `$/cancel_request` of one prompt: the session's
+ * turns decide, a bare agent's session machine or the handler that owns them.
+ */
 export function cancelTurns(live: Live, sessionId: string, requestId: string | undefined): void {
-  live.sessions.get(sessionId)?.bare?.cancel(requestId);
+  const bare = live.sessions.get(sessionId)?.bare;
+  if (bare) bare.cancel(requestId);
+  else if (live.input.agent.ownsTurns) forwardCancel(live, sessionId, requestId ?? '');
 }

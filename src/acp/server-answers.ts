@@ -100,7 +100,7 @@ export function bareTurns(live: Live, sessionId: string): BareTurns {
  */
 export function bareOf(live: Live, key: string): BareTurns | undefined {
   const request = live.pending.get(key);
-  if (live.input.agent.ownsTurns || (request && request.method !== AGENT_METHODS.session_prompt)) return undefined;
+  if (request && request.method !== AGENT_METHODS.session_prompt) return undefined;
   // A pending prompt names its session; one answered already may be any session's.
   const candidates = request?.sessionId ? [live.sessions.get(request.sessionId)] : live.sessions.values();
   for (const session of candidates) if (session?.bare?.holds(key)) return session.bare;
