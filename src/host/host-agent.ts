@@ -35,10 +35,10 @@
  * This file is the actor and its accessors; its parts live in ./agent/, one concept a file:
  * `live.ts` (the live record), `from-editor.ts` / `from-agents.ts` (dispatch), `delivery.ts`,
  * `attach.ts` (load, resume, adopt), `listing.ts`, `fork-delete.ts`, `session-record.ts`,
- * `turns.ts` (what the session machine decides of its turns, carried out), `session-settings.ts`, `notices.ts`, `journal-writes.ts`.
+ * `turns.ts` (what the host lends a session's machine to carry out its turns), `session-settings.ts`, `notices.ts`, `journal-writes.ts`.
  */
 import type { ActorLogic, ActorSystem, AnyActorRef } from 'xstate';
-import type { AgentHandlerEvent, AgentHandlerOutput, NativeAgent } from '../protocol/native-agent.js';
+import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent, SessionRoute } from '../protocol/native-agent.js';
 import type { Subscriber } from '../session/subscriber.js';
 import { type CatchUp, type Continue, type LeaseEvent, type ReleaseAgent, type HostAgentContext, type HostAgentOptions, type HostAgentEvent, type HostInput, type HostSession, type HostSnapshot, type InnerAgent, type InnerOutput, type Live, type Scope } from './agent/live.js';
 import { lives } from './agent/live.js';
@@ -53,11 +53,12 @@ import { readGateOf } from '../port/read-gate.js';
 const defaultMaxPendingWriteBytes = 8 * 1024 * 1024;
 import { movedAway, movedByFence } from './agent/moved-away.js';
 import { leaseChanged } from './agent/lease-fencing.js';
-import { releaseAgent, releasedDown, withHostCapabilities } from './agent/inner-agents.js';
+import { releaseAgent, releasedDown, unwatchUpdates, withHostCapabilities } from './agent/inner-agents.js';
 import { onEditorEvent } from './agent/from-editor.js';
 import { releaseOwnership } from './agent/ownership.js';
 import { onInnerOutput } from './agent/from-agents.js';
 import { currentSetup } from './agent/session-record.js';
+import { promptCame } from './agent/turns.js';
 import { defaultCancelGraceMs } from '../supervision/cancel-grace.js';
 
 export { AGENT_META_KEY, SKIPPED_META_KEY, TAKEOVER_META_KEY, type HostAgentContext, type HostAgentOptions, type HostSessionEvent } from './agent/live.js';
@@ -83,6 +84,34 @@ export function createHostAgent(options: HostAgentOptions): NativeAgent {
     ownsTurns: true,
     // Every agent's supervisors, in start order: the server shuts them down gracefully on close.
     supervisors: (host) => [...innerAgentsOf(host).values()].flatMap((inner) => inner.agent.supervisors?.(inner.ref) ?? []),
+    // A session's prompts and cancels go straight to its machine: this agent routes them, it is not on their path.
+    routeSession: sessionRoute,
+  };
+}
+
+/**
+ * The line to a session's machine, by session id: a synchronous lookup that sends a prompt or a
+ * cancel of a session running here straight to its machine (which keeps the prompt and decides
+ * its turn), so that the host agent's mailbox is not on each prompt's path. `false` for
+ * anything else, or a session not running here: the host agent answers it as usual.
+ */
+function sessionRoute(host: AnyActorRef, sessionId: string): SessionRoute {
+  return {
+    send(event) {
+      const live = lives.get(host);
+      const session = live?.sessions.get(sessionId);
+      if (!live || !session) return false;
+      if (event.type === 'session.prompt') {
+        promptCame(live, session, event as AgentRequestEvent);
+        return true;
+      }
+      if (event.type === 'session.cancel') {
+        // A `requestId` is a $/cancel_request of that prompt; session/cancel has none (the server gives '').
+        session.machine.send({ type: 'cancel', ...(event.requestId ? { requestId: event.requestId } : {}) });
+        return true;
+      }
+      return false;
+    },
   };
 }
 
@@ -116,6 +145,7 @@ export const hostAgentLogic = {
       for (const ref of live.releasing) if (ref.getSnapshot().status === 'active') scope.stopChild(ref);
       for (const session of live.sessions.values()) {
         if (session.machine.getSnapshot().status === 'active') scope.stopChild(session.machine);
+        unwatchUpdates(session);
         releaseOwnership(live, session.sessionId);
       }
       live.subscriber.close();

@@ -282,7 +282,6 @@ export const agentServerChart = declareChart<AgentServerPhase, AgentServerEvent[
   initial: 'awaitingInitialize',
   on: {
     'xstate.stop': { target: 'closed', description: 'Stopped at once: the handler and the connection are stopped, status stopped.' },
-    'acp.cancelGrace': { description: 'A cancelled prompt the agent did not finish in time is answered cancelled.' },
     'acp.sync': { description: 'The snapshot catches up with sessions and prompts.' },
     'xstate.*': { description: 'XState\'s notices of its children (the connection, the agent handler) ending, and any other: the snapshot catches up.' },
   },

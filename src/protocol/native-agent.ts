@@ -180,8 +180,9 @@ export interface NativeAgent<TLogic extends AnyActorLogic = AnyActorLogic> {
    * The handler decides its sessions' turns itself (the host agent: one session machine per
    * session): every prompt reaches it at once, and it queues them, answers a cancelled one
    * `cancelled` and keeps the cancel grace; the server forwards cancels and keeps only
-   * protocol gating, capability checks and the request ids. Without it the server queues
-   * prompts FIFO per session and keeps the cancel grace (`cancelGraceMs`) itself.
+   * protocol gating, capability checks and the request ids. Without it the server gives each
+   * session the same session machine the host's sessions have, to decide its turns (FIFO, the
+   * cancel grace `cancelGraceMs`): src/acp/bare-turns.ts.
    */
   readonly ownsTurns?: boolean;
   /**
@@ -209,4 +210,13 @@ export interface SessionRoute {
    * agent instead, which answers as it always does.
    */
   send(event: AgentHandlerEvent): boolean;
+  /**
+   * Hands the session's updates (`acp.update`) to the host straight from the actor that makes
+   * them, so that the agent's own actor is off each update's path too: `onActor` gets that actor
+   * now and again whenever it changes (a restart makes a new one), and the agent stops relaying
+   * the session's updates itself until `unwatch()`. Its other outputs (answers, client requests,
+   * lifecycle facts) still come out of the agent. Absent, or `undefined` returned: the session
+   * has no such actor now; its updates come out of the agent as usual.
+   */
+  watchUpdates?(onActor: (actor: AnyActorRef) => void): { unwatch(): void } | undefined;
 }

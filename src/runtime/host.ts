@@ -52,7 +52,7 @@ import { sessionMachine } from '../session/session-machine.js';
 import { createLiveActors } from '../host/live-actors.js';
 import { observerOnDemand } from '../host/observer-on-demand.js';
 import { connectionHubLogic, hostAgentOfHub, hubConnections, hubDrained, hubSessions, HUB_METHODS } from '../serve/connection-hub.js';
-import { connectionAgentLogic } from '../serve/connection-agent.js';
+import { connectionAgentLogic, connectionSessionRoute } from '../serve/connection-agent.js';
 import { placementSelfOf, startTakingOver, watchLease } from './host-duties.js';
 import { openStore } from './host-store.js';
 import { shutdownInReverse } from '../supervision/commands.js';
@@ -262,7 +262,7 @@ export function createHost(options: HostOptions = {}): Host {
         const connectionId = `c${nextConnection++}`;
         // The connection's server keeps its protocol rules; its handler stands for the hub, and shuts no agent down on close.
         const { supervisors: _none, ...advertised } = hostAgent;
-        const agent: NativeAgent = { ...advertised, logic: connectionAgentLogic, input: { hub: ref, connectionId, peer: info.peer }, extensions };
+        const agent: NativeAgent = { ...advertised, logic: connectionAgentLogic, routeSession: connectionSessionRoute, input: { hub: ref, connectionId, peer: info.peer }, extensions };
         return serve(transport, {}, agent, `client ${connectionId}`, info.peer);
       },
       sessions: () => hubSessions(ref),

@@ -4,11 +4,13 @@
  * It forwards what its client sends to the hub, tagged with its connection id, and emits what
  * the hub sends it (answers, updates from its cursors, the agent's requests), so the agent
  * server keeps the protocol rules per connection (initialize, gating, request ids,
- * backpressure) while the sessions live in the hub. Stopping it (the connection closed) only
+ * backpressure) while the sessions live in the hub. A session's prompts and cancels take its
+ * line instead ({@link connectionSessionRoute}): the hub routes them at once. Stopping it (the connection closed) only
  * detaches the connection: its sessions go on.
  */
 import type { ActorLogic, ActorScope, ActorSystem, AnyActorRef, Snapshot } from 'xstate';
-import type { AgentHandlerEvent, AgentHandlerOutput } from '../protocol/native-agent.js';
+import type { AgentHandlerEvent, AgentHandlerOutput, SessionRoute } from '../protocol/native-agent.js';
+import { routeClientEvent } from './connection-hub.js';
 import { deliveryGateOf } from '../session/subscriber.js';
 import type { HubEvent } from './hub-events.js';
 
@@ -27,6 +29,20 @@ type ConnectionSnapshot = Snapshot<undefined> & { readonly context: { readonly c
 type Scope = ActorScope<ConnectionSnapshot, ConnectionAgentEvent, ActorSystem<any>, AgentHandlerOutput>;
 
 const inputs = new WeakMap<AnyActorRef, ConnectionAgentInput>();
+
+/**
+ * A connection's line for its sessions' prompts and cancels (`NativeAgent.routeSession`): the
+ * hub routes each at once (connection-hub.ts `routeClientEvent`), so that neither this agent
+ * nor the hub's mailbox is on a prompt's path.
+ */
+export function connectionSessionRoute(agent: AnyActorRef, _sessionId: string): SessionRoute {
+  return {
+    send(event) {
+      const input = inputs.get(agent);
+      return input !== undefined && routeClientEvent(input.hub, input.connectionId, event);
+    },
+  };
+}
 
 /** Actor logic of a connection agent (see the module's doc). */
 export const connectionAgentLogic = {

@@ -23,15 +23,17 @@
  * commands and resume handle the agent reported, the tool calls of the turn in flight, and
  * what the user chose. `reapplying`: the host is giving a new agent process (after an agent
  * restart, or a warden restart's load or resume) the user's choices (reapply.ts); a prompt
- * whose turn starts meanwhile is started with `hold` (the host keeps it), and `turns.release`
- * lets it go once the re-apply ended. Live handles (the prompts' requests,
- * the actors) stay in the host agent; the context keeps only their ids.
+ * whose turn starts meanwhile is started with `hold` (its prompts keep it), and `turns.release`
+ * lets it go once the re-apply ended. Live handles (the prompts' requests, the actors) stay out
+ * of the context, which keeps only their ids: the prompts are the session's SessionPrompts
+ * (session-prompts.ts), bound to the machine, which carries out what it emits.
  *
  * It is the one decider of its turns (turn-queue.ts): `prompt` with a request id queues it
  * (FIFO) or starts it, `cancel` ends the waiting ones and cancels the running one, whose cancel
  * grace is a delayed event it raises itself (`cancel.graceOver`, so a SimulatedClock drives it),
  * `close` and `agent.failed` answer what is left; it emits what its host is to do
- * ({@link SessionMachineEmitted}: start a turn, cancel it on the agent, answer the editor).
+ * ({@link SessionMachineEmitted}: start a turn, cancel it on the agent, answer the editor),
+ * carried out by its prompts (session-prompts.ts).
  * After a grace that ran out the next prompt starts while the old one winds down: the chart
  * counts prompts in flight (`promptsInFlight`, derived from its turns, for the inspector), so it
  * says `prompting` until the last of them settles.

@@ -2,7 +2,7 @@
  * A session's turns, decided: the FIFO queue of prompts, the turn with the agent, its cancel
  * and cancel grace, and how each prompt is answered. Pure functions over plain data (the
  * session machine keeps a {@link Turns} in its context and carries out the commands they
- * return: the host agent sends the turn to the agent and answers the editor).
+ * return: it sends the turn to the agent and answers the editor).
  *
  * One prompt at a time goes to the agent; the others wait, oldest first. `session/cancel`
  * answers every waiting prompt `cancelled` at once and cancels the running one on the agent;
@@ -10,8 +10,9 @@
  * ends `cancelled`), after which the session answers it `cancelled` itself, drops what the
  * agent still says of that turn, and the next prompt starts.
  *
- * Two carry out its decisions: the session machine (the host's sessions), and the agent server
- * for a bare native agent (one that does not own its turns: its grace is the server's timer).
+ * One carries out its decisions: the session machine (session-machine.ts, with its prompts in
+ * session-prompts.ts), for the host's sessions and for a bare native agent's alike (the agent
+ * server runs one per session of such an agent: src/acp/bare-turns.ts).
  */
 import type { ErrorObject } from '../jsonrpc/rpc-error.js';
 

@@ -103,8 +103,8 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
           : RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }));
         return;
       }
-      // Its turn: the session's machine queues it (FIFO) and says when it starts.
-      promptCame(session, request);
+      // Its turn: the session's machine keeps it, queues it (FIFO) and starts it.
+      promptCame(live, session, request);
       return;
     }
     case 'session.fork':

@@ -2,9 +2,9 @@
  * The real agents a host agent runs: one child actor per agent name, started on first use.
  */
 import type { AgentCapabilities } from '@agentclientprotocol/sdk';
-import { createActor, type AnyActorRef } from 'xstate';
+import { createActor, type AnyActorRef, type Subscription } from 'xstate';
 import { shutdownInReverse } from '../../supervision/commands.js';
-import type { AgentHandlerEvent, AgentHandlerOutput } from '../../protocol/native-agent.js';
+import type { AgentHandlerEvent, AgentHandlerOutput, SessionRoute } from '../../protocol/native-agent.js';
 import type { ClientCall, HostSession, InnerAgent, Live } from './live.js';
 
 /**
@@ -58,9 +58,37 @@ export function sendToSession(live: Live, session: HostSession, event: AgentHand
   const inner = innerAgent(live, session.agent);
   if (!inner.waiting) {
     if (session.route === undefined) session.route = inner.agent.routeSession?.(inner.ref, session.sessionId) ?? null;
+    if (session.route && !session.updates) watchUpdates(live, session, inner.name, session.route);
     if (session.route?.send(event)) return;
   }
   sendTo(inner, event);
+}
+
+/**
+ * Takes the session's updates from the actor that makes them (`SessionRoute.watchUpdates`), as
+ * the agent's other outputs come (`host.inner`), so that the agent's own actor is off each
+ * update's path; bound again to each new such actor (a restart).
+ */
+function watchUpdates(live: Live, session: HostSession, agent: string, route: SessionRoute): void {
+  const self = live.scope.self;
+  let subscription: Subscription | undefined;
+  const watch = route.watchUpdates?.((actor) => {
+    subscription?.unsubscribe();
+    subscription = actor.on('acp.update', (output: AgentHandlerOutput) => self.send({ type: 'host.inner', agent, output } as never));
+  });
+  if (!watch) return;
+  session.updates = {
+    unwatch() {
+      subscription?.unsubscribe();
+      watch.unwatch();
+    },
+  };
+}
+
+/** The host no longer takes the session's updates itself: its agent relays them again. */
+export function unwatchUpdates(session: HostSession): void {
+  session.updates?.unwatch();
+  session.updates = undefined;
 }
 
 /**

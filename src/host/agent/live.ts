@@ -4,6 +4,7 @@
 import type { AgentCapabilities, SessionInfo } from '@agentclientprotocol/sdk';
 import type { ActorScope, ActorSystem, AnyActorRef, Snapshot, Subscription } from 'xstate';
 import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent, SessionRoute } from '../../protocol/native-agent.js';
+import type { SessionPrompts } from '../../session/session-prompts.js';
 import { Subscriber } from '../../session/subscriber.js';
 import type { HostJournal, HostStore } from '../../journal/host-journal.js';
 import type { FencedAppendError } from '../../journal/async-journal.js';
@@ -99,16 +100,16 @@ export interface HostSession {
   readonly sessionId: string;
   readonly agent: string;
   readonly machine: AnyActorRef;
+  /** Its prompts, kept with its machine (session-prompts.ts): what the host routes to the session goes there. */
+  readonly prompts: SessionPrompts<AgentRequestEvent>;
   /** Updates of an agent-side `session/load` are not news: the host replayed its journal. */
   replaying: boolean;
-  /** The prompt whose turn started while a new agent process is to get the user's choices first (journaled, not sent yet). */
-  readonly held: AgentRequestEvent[];
-  /** The session's prompts not answered yet, by request id (live handles: the machine keeps only their ids); `journaled`: its turn started; `journaling`: its prompt entry is being written (`cancelled`: a cancel came meanwhile, so it never reaches the agent). */
-  readonly prompts: Map<string, { readonly request: AgentRequestEvent; journaled: boolean; journaling?: 'writing' | 'cancelled' }>;
   /** What waits for the re-apply under way (a load or resume's answer), run when it ends or the session does. */
   readonly afterReapply: Array<() => void>;
   /** The direct line to the session's actor inside its agent (`NativeAgent.routeSession`), made on first use; `null`: the agent has none. */
   route: SessionRoute | null | undefined;
+  /** The host's own listener on the session's updates, where its agent hands them out (`SessionRoute.watchUpdates`). */
+  updates: { unwatch(): void } | undefined;
 }
 
 export type Pending =

@@ -3,13 +3,15 @@
  */
 import type { SessionConfigOption, SessionModeState } from '@agentclientprotocol/sdk';
 import { createActor } from 'xstate';
-import { sessionMachine, type SessionMachineContext, type SessionMachineEvent, type SessionMachineEmitted } from '../../session/session-machine.js';
+import { sessionMachine, type SessionMachineContext, type SessionMachineEvent } from '../../session/session-machine.js';
 import { type ChosenSettings, type SessionState, setupOf } from '../../session/session-state.js';
 import type { JournalSession } from '../../journal/journal.js';
 import type { HostSession, Live } from './live.js';
 import { interruptAttaches } from './attach-jobs.js';
 import { releaseOwnership } from './ownership.js';
-import { onTurnCommand } from './turns.js';
+import { promptServices } from './turns.js';
+import { SessionPrompts } from '../../session/session-prompts.js';
+import { unwatchUpdates } from './inner-agents.js';
 import { record, safely } from './journal-writes.js';
 import { defaultCancelGraceMs } from '../../supervision/cancel-grace.js';
 
@@ -45,7 +47,11 @@ export function openSession(live: Live, sessionId: string, agent: string, restar
     ...(journaled ? { chosen: journaled.chosen, resume: journaled.resume } : {}),
     ...(owner ? { owner: { hostId: owner.hostId, epoch: owner.epoch, ...(owner.hostName === undefined ? {} : { hostName: owner.hostName }), here: true } } : {}),
   };
+  // The machine keeps its prompts and carries out its turns (session-prompts.ts) with what the host lends it.
+  let session: HostSession | undefined;
+  const prompts = new SessionPrompts(promptServices(live, () => session as HostSession));
   const machine = createActor(sessionMachine, { parent: live.scope.self, id: `session:${sessionId}`, input });
+  prompts.bind(machine);
   const onEvent = live.input.onEvent;
   if (onEvent) {
     let last: unknown;
@@ -55,9 +61,7 @@ export function openSession(live: Live, sessionId: string, agent: string, restar
       onEvent({ type: 'session.state', sessionId, state: String(snapshot.value) });
     });
   }
-  const session: HostSession = { sessionId, agent, machine, replaying: false, held: [], prompts: new Map(), afterReapply: [], route: undefined };
-  // The machine decides the session's turns; the host carries out what it says.
-  machine.on('*', (command: SessionMachineEmitted) => onTurnCommand(live, session, command));
+  session = { sessionId, agent, machine, prompts, replaying: false, afterReapply: [], route: undefined, updates: undefined };
   machine.start();
   live.sessions.set(sessionId, session);
   live.closed.delete(sessionId);
@@ -89,5 +93,6 @@ export function dropSession(live: Live, sessionId: string, last: SessionMachineE
   // Its machine answers the prompts not answered yet: cancelled on a close, failed on a failure.
   session.machine.send(last);
   live.sessions.delete(sessionId);
+  unwatchUpdates(session);
   for (const next of session.afterReapply.splice(0)) next();
 }

@@ -1,0 +1,144 @@
+/**
+ * What the editor sends an agent server: `initialize` first (answered by the server, or by the
+ * handler when it delegates it), requests gated then handed to the handler (or, for a bare
+ * agent's prompt, to its session's turns; for a handler that owns its turns, down its line),
+ * cancels, extension notifications, and what waited behind a delegated initialize.
+ */
+import type { ClientCapabilities } from '@agentclientprotocol/sdk';
+import { respondError } from '../jsonrpc/connection.js';
+import type { JsonRpcId } from '../jsonrpc/message.js';
+import { RpcError } from '../jsonrpc/rpc-error.js';
+import { AGENT_METHODS } from '../protocol/methods.js';
+import { parserOf } from './schemas.js';
+import { type AgentEventContext } from '../protocol/native-agent.js';
+import { type Live, sync, guarded } from './server-live.js';
+import { paramsParsers, gate } from './request-gate.js';
+import { dispatch, handles, completeInitialize, routed } from './server-answers.js';
+
+export function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParams: Record<string, unknown>): void {
+  let params = rawParams;
+  if (method === AGENT_METHODS.initialize) {
+    try {
+      params = parserOf('InitializeRequest')(params) as Record<string, unknown>;
+    } catch (error) {
+      respondError(live.connection, rpcId, error);
+      return;
+    }
+    initialize(live, rpcId, params);
+    return;
+  }
+  if (live.phase.value === 'closing') {
+    respondError(live.connection, rpcId, RpcError.internalError('the agent is shutting down'));
+    return;
+  }
+  if (live.phase.value === 'initializing') {
+    // Pipelined behind initialize (written before its answer came): served once it is answered.
+    live.held.push({ kind: 'request', rpcId, method, params });
+    return;
+  }
+  if ((live.phase.value !== 'ready' && live.phase.value !== 'draining') || !live.context) {
+    respondError(live.connection, rpcId, RpcError.invalidRequest(`ACP connection must be initialized before '${method}'`));
+    return;
+  }
+  const parser = paramsParsers[method];
+  if (parser) {
+    try {
+      params = parser(params) as Record<string, unknown>;
+    } catch (error) {
+      respondError(live.connection, rpcId, error);
+      return;
+    }
+  }
+  const refusal = gate(live, method, params);
+  if (refusal) {
+    respondError(live.connection, rpcId, refusal);
+    return;
+  }
+  const sessionId = typeof params.sessionId === 'string' ? params.sessionId : undefined;
+  // A bare agent's turns are its session machine's (bare-turns.ts); a handler that owns its turns decides them itself.
+  const bare = sessionId ? live.sessions.get(sessionId)?.bare : undefined;
+  // ACP: session/close cancels work as if session/cancel had been sent, then frees (delete too).
+  if (bare && (method === AGENT_METHODS.session_close || method === AGENT_METHODS.session_delete)) bare.cancel();
+  const key = `r${live.nextKey++}`;
+  live.pending.set(key, { rpcId, method, sessionId, params });
+  bare?.asked();
+  if (bare && method === AGENT_METHODS.session_prompt) {
+    bare.came(key, params);
+    return;
+  }
+  dispatch(live, key, method, params);
+}
+
+export function initialize(live: Live, rpcId: JsonRpcId, params: Record<string, unknown>): void {
+  const supported = [...(live.input.agent.protocolVersions ?? [1])].sort((a, b) => a - b);
+  const requested = params.protocolVersion as number;
+  const protocolVersion = supported.includes(requested) ? requested : (supported.at(-1) as number);
+  const clientCapabilities = (params.clientCapabilities ?? {}) as ClientCapabilities;
+  live.context = {
+    protocolVersion,
+    clientCapabilities,
+    clientInfo: params.clientInfo as AgentEventContext['clientInfo'],
+  };
+  if (live.input.agent.delegateInitialize) {
+    // The handler learns what to advertise from elsewhere (a downstream agent): ask it.
+    const key = `r${live.nextKey++}`;
+    live.phase = { value: 'initializing' };
+    sync(live);
+    live.pending.set(key, { rpcId, method: AGENT_METHODS.initialize, sessionId: undefined, params });
+    live.handler.send({ type: 'initialize', requestId: key, method: AGENT_METHODS.initialize, params, context: live.context });
+    return;
+  }
+  completeInitialize(live, rpcId);
+}
+
+/**
+ * The editor's `initialize` was answered (or refused): what it sent meanwhile is served now, in
+ * the order it came; after a refusal each request gets the error of a request before initialize.
+ */
+export function serveHeld(live: Live): void {
+  for (const message of live.held.splice(0)) {
+    if (message.kind === 'request') guarded(live, () => onRequest(live, message.rpcId, message.method, message.params), message.rpcId);
+    else onNotification(live, message.method, message.params);
+  }
+}
+
+export function onNotification(live: Live, method: string, params: unknown): void {
+  if (live.phase.value === 'initializing') {
+    live.held.push({ kind: 'notification', method, params });
+    return;
+  }
+  if (live.phase.value !== 'ready') return;
+  if (method === AGENT_METHODS.session_cancel) {
+    cancelTurns(live, (params as { sessionId: string }).sessionId, undefined);
+    return;
+  }
+  if (method.startsWith('_')) live.handler.send({ type: 'ext.notification', method, params });
+}
+
+export function onCancelRequested(live: Live, rpcId: JsonRpcId): void {
+  for (const [key, request] of live.pending) {
+    if (request.rpcId === rpcId && request.method === AGENT_METHODS.session_prompt && request.sessionId) {
+      // A prompt still waiting its turn ends alone; the running one is cancelled on the handler.
+      cancelTurns(live, request.sessionId, key);
+      return;
+    }
+  }
+}
+
+/** A cancel for a handler that owns its turns (`requestId`: the prompt, or `''` for all of the session's). */
+export function forwardCancel(live: Live, sessionId: string, requestId: string): void {
+  const event = { type: 'session.cancel', sessionId, requestId, context: live.context as AgentEventContext } as const;
+  if (routed(live, sessionId, event)) return;
+  if (handles(live.handler, event)) live.handler.send(event);
+}
+
+
+/**
+ * `session/cancel` (`requestId` undefined) or a `$/cancel_request` of one prompt: the session's
+ * turns decide, a bare agent's session machine or the handler that owns them.
+ */
+export function cancelTurns(live: Live, sessionId: string, requestId: string | undefined): void {
+  const bare = live.sessions.get(sessionId)?.bare;
+  if (bare) bare.cancel(requestId);
+  else if (live.input.agent.ownsTurns) forwardCancel(live, sessionId, requestId ?? '');
+}

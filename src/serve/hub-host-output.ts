@@ -1,0 +1,142 @@
+/**
+ * What a hub's host agent says: updates (to each attached connection's cursor), answers (back
+ * to the connection that asked, with the session attached), each turn's journal entries (shown
+ * to the connections that did not send the prompt), the agent's requests to a client.
+ */
+import type { AgentHandlerOutput, TurnEntry } from '../protocol/native-agent.js';
+import { updatesWithTurns } from '../session/cursor.js';
+import { attached } from './session-roles.js';
+import { type HubSession, type HubCall, type HubLive, turnSendersKept, daemonContext, requestKey, answerInitialize, sessionRecord, openedSession } from './hub-live.js';
+import { route } from './hub-client-calls.js';
+import { attachConnection, attachAndReplay, routeAttach, routeClose } from './hub-attach.js';
+import { armIdle } from './hub-idle.js';
+
+export function onHostUpdate(live: HubLive, output: Extract<AgentHandlerOutput, { type: 'acp.update' }>): void {
+  const session = live.sessions.get(output.sessionId);
+  if (!session) return; // nobody attached it yet: an attach replays it from the journal
+  session.lastActivity = Date.now();
+  for (const id of attached(session.roles)) live.connections.get(id)?.subscriber.deliver(output.sessionId, output, output.seq);
+}
+
+export function onHostOutput(live: HubLive, output: AgentHandlerOutput): void {
+  switch (output.type) {
+    case 'acp.update':
+      onHostUpdate(live, output);
+      return;
+    case 'acp.updates':
+      // The host agent shows updates one by one; a batch is taken apart all the same.
+      for (const { sessionId, update } of output.updates) onHostUpdate(live, { type: 'acp.update', sessionId, update });
+      return;
+    case 'acp.respond':
+    case 'acp.error':
+      onHostAnswer(live, output);
+      return;
+    case 'acp.clientRequest': {
+      const sessionId = (output.params as { sessionId?: unknown } | undefined)?.sessionId;
+      const call: HubCall = { key: output.key, sessionId: typeof sessionId === 'string' ? sessionId : undefined, method: output.method, params: output.params, sentTo: undefined, waiting: false };
+      live.calls.set(output.key, call);
+      route(live, call);
+      return;
+    }
+    case 'acp.notify': {
+      const sessionId = (output.params as { sessionId?: unknown } | undefined)?.sessionId;
+      const session = typeof sessionId === 'string' ? live.sessions.get(sessionId) : undefined;
+      const to = session ? attached(session.roles) : [...live.connections.keys()];
+      for (const id of to) live.connections.get(id)?.ref.send({ type: 'hub.output', output });
+      return;
+    }
+    case 'session.turnJournaled':
+      onTurnJournaled(live, output.sessionId, output.requestId, output.seq, output.entry);
+      return;
+    default:
+      return; // facts for the host itself (restarts, resume state, dropped lines)
+  }
+}
+
+export function onHostAnswer(live: HubLive, output: Extract<AgentHandlerOutput, { type: 'acp.respond' | 'acp.error' }>): void {
+  const request = live.requests.get(output.requestId);
+  if (!request) return;
+  live.requests.delete(output.requestId);
+  if (request.kind === 'initialize') {
+    live.initialize = output.type === 'acp.respond' ? { result: output.result } : { error: output.error };
+    if (output.type === 'acp.respond') live.host.send({ type: 'initialized', context: daemonContext });
+    for (const waiting of live.initializeWaiting.splice(0)) answerInitialize(live, waiting.connectionId, waiting.requestId);
+    return;
+  }
+  if (request.kind === 'takeover') {
+    // Ours now, with nobody attached: idle until a client attaches (another host may have won it: nothing to do then).
+    if (output.type === 'acp.respond') armIdle(live, sessionRecord(live, request.sessionId));
+    return;
+  }
+  if (request.kind === 'idleClose') {
+    // Its agent process stops too when no other session is open on it (the host decides).
+    if (request.agent !== undefined) live.host.send({ type: 'host.releaseAgent', agent: request.agent });
+    return;
+  }
+  live.requestKeys.delete(requestKey(request.connectionId, request.requestId));
+  const session = request.sessionId === undefined ? undefined : live.sessions.get(request.sessionId);
+  if (request.kind === 'prompt') promptEnded(live, session);
+  const connection = live.connections.get(request.connectionId);
+  const out = { ...output, requestId: request.requestId };
+  if (request.kind === 'close' && output.type === 'acp.respond' && request.sessionId !== undefined) {
+    // Closed (or deleted) on its agent: nobody is attached any more; the journal keeps it (a close) for the next attach.
+    live.sessions.delete(request.sessionId);
+  }
+  const opened = output.type === 'acp.respond' ? openedSession(request, output.result) : undefined;
+  if (!connection) {
+    // Gone before the answer: a session it opened runs with nobody attached (idle from now); a prompt's end is in the journal, shown to whoever attaches.
+    if (opened !== undefined) armIdle(live, sessionRecord(live, opened));
+    return;
+  }
+  if (request.kind === 'new' && output.type === 'acp.respond') {
+    const sessionId = opened;
+    if (typeof sessionId !== 'string') return void connection.ref.send({ type: 'hub.output', output: out });
+    attachConnection(live, connection, sessionId);
+    connection.ref.send({ type: 'hub.output', output: out });
+    // What the agent said before its answer reached here (commands, modes) is in the journal.
+    connection.subscriber.replay(sessionId, { after: 0, withPrompts: false, done: () => undefined, failed: () => undefined });
+    return;
+  }
+  if (request.kind === 'attach' && output.type === 'acp.respond') return attachAndReplay(live, connection, request, { type: 'acp.respond', requestId: request.requestId, result: output.result });
+  const ownedElsewhere = output.type === 'acp.error' && (output.error.data as { reason?: unknown } | undefined)?.reason === 'session_owned';
+  if (request.kind === 'attach' && ownedElsewhere && live.input.routing) {
+    return routeAttach(live, live.input.routing, request, { ...(output as Extract<AgentHandlerOutput, { type: 'acp.error' }>), requestId: request.requestId });
+  }
+  if (request.kind === 'close' && ownedElsewhere && live.input.routing && request.sessionId !== undefined) {
+    return routeClose(live, live.input.routing, request, request.sessionId, { ...(output as Extract<AgentHandlerOutput, { type: 'acp.error' }>), requestId: request.requestId });
+  }
+  connection.subscriber.deliver(request.sessionId, out);
+}
+
+export function onTurnJournaled(live: HubLive, sessionId: string, hostKey: string, seq: number, entry: TurnEntry): void {
+  const session = live.sessions.get(sessionId);
+  if (!session) return;
+  const request = live.requests.get(hostKey);
+  const sender = request && request.kind === 'prompt' ? request.connectionId : undefined;
+  if (sender !== undefined) {
+    session.turnSenders.set(seq, sender);
+    if (session.turnSenders.size > turnSendersKept) session.turnSenders.delete(session.turnSenders.keys().next().value as number);
+  }
+  for (const id of attached(session.roles)) {
+    const subscriber = live.connections.get(id)?.subscriber;
+    if (!subscriber) continue;
+    if (id === sender) {
+      subscriber.journaled(sessionId, seq, entry);
+      continue;
+    }
+    // Another connection's turn (or one whose connection is gone): its prompt and its end are news here.
+    for (const update of updatesWithTurns(entry)) subscriber.deliver(sessionId, { type: 'acp.update', sessionId, update, seq }, seq);
+  }
+}
+
+export function promptEnded(live: HubLive, session: HubSession | undefined): void {
+  live.promptsInFlight--;
+  if (session) {
+    session.prompts--;
+    session.lastActivity = Date.now();
+    if (attached(session.roles).length === 0) armIdle(live, session);
+  }
+  if (live.promptsInFlight === 0) for (const resolve of live.drained.splice(0)) resolve();
+}
+
+// The agent's requests to a client

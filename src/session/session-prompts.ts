@@ -1,0 +1,205 @@
+/**
+ * A session actor's prompts, end to end: the record of each prompt not answered yet (its
+ * request, whether its turn's entry is journaled or being written) and what the session
+ * machine decides of its turns, carried out by the session's own listener on its machine. A prompt
+ * is journaled when its turn starts, then sent to the agent, unless a new agent process is
+ * getting the user's choices first (it is held until then); its answer goes to the editor and
+ * its end to the journal; a cancel goes to the agent, or ends unseen by the agent a prompt that
+ * is held or whose entry is being written.
+ *
+ * The host hands the machine what it may not own: the journal's per-session write queue, the
+ * line to the session's agent, the editor. Those are {@link PromptServices}; the prompts' state
+ * is here, keyed by the session machine's actor (a live handle, never in its snapshot).
+ */
+import type { AnyActorRef } from 'xstate';
+import type { ErrorObject } from '../jsonrpc/rpc-error.js';
+import { holdsPrompts, type SessionMachineEmitted } from './session-machine.js';
+
+/** A prompt as the session keeps it: the editor's request (its key, and its params with the prompt's content). */
+export interface PromptRequest {
+  readonly requestId: string;
+  readonly params: { readonly prompt?: unknown; readonly [key: string]: unknown };
+}
+
+/** A turn's journal entry: its prompt when it starts, its stop reason or error when it ends. */
+export type TurnRecord =
+  | { readonly kind: 'prompt'; readonly prompt: readonly unknown[] }
+  | { readonly kind: 'stop'; readonly stopReason: string }
+  | { readonly kind: 'error'; readonly error: ErrorObject };
+
+/** What a session machine uses of its host to carry out its turns. */
+export interface PromptServices<TRequest extends PromptRequest = PromptRequest> {
+  /**
+   * Journals a turn's entry after what is queued for the session; `then` gets its seq once
+   * durable, or `undefined` and why it was refused. Absent (a bare native agent's session,
+   * kept by the agent server): nothing is journaled, a prompt goes to the agent when its turn starts.
+   */
+  journal?(entry: TurnRecord, then: (seq: number | undefined, refused?: unknown) => void): void;
+  /** The error of a prompt whose entry the journal refused (it never reached the agent). */
+  refused(why: unknown): ErrorObject;
+  /** A turn's entry is on record: whoever shows it to other connections hears it. */
+  journaled(requestId: string, seq: number, entry: TurnRecord): void;
+  /** Sends a prompt to the session's agent. */
+  send(request: TRequest): void;
+  /** Cancels the running prompt on the session's agent. */
+  cancel(requestId: string): void;
+  /** Answers the editor's prompt. */
+  answer(requestId: string, outcome: { readonly result: unknown } | { readonly error: ErrorObject }): void;
+  /** The session's permission requests still with the editor: the agent gets `cancelled` for each. */
+  cancelPermissions(): void;
+  /** The new agent process has the user's choices: what waited for that in the host (a load's answer) goes on. */
+  released(): void;
+  /** Whether the session still runs in this host (it may leave while a prompt's entry is written). */
+  here(): boolean;
+}
+
+interface PromptRecord<TRequest> {
+  readonly request: TRequest;
+  /** Its turn started and its entry is journaled. */
+  journaled: boolean;
+  /** Its entry is being written; `cancelled`: a cancel came meanwhile, so it never reaches the agent. */
+  journaling?: 'writing' | 'cancelled';
+}
+
+/** The prompts of one session actor (see the module comment). */
+export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
+  readonly #services: PromptServices<TRequest>;
+  /** The prompts not answered yet, by request id. */
+  readonly #prompts = new Map<string, PromptRecord<TRequest>>();
+  /** Prompts whose turn started while a new agent process is to get the user's choices first (journaled, not sent yet). */
+  readonly #held: TRequest[] = [];
+  #machine: AnyActorRef | undefined;
+
+  constructor(services: PromptServices<TRequest>) {
+    this.#services = services;
+  }
+
+  /**
+   * Makes these the prompts of session machine `machine` (before it starts): what it decides of
+   * its turns is carried out here, by its own listener, once each of its steps is done (its
+   * snapshot says where it stands then).
+   */
+  bind(machine: AnyActorRef): void {
+    this.#machine = machine;
+    machine.on('*', (command: SessionMachineEmitted) => this.carryOut(machine, command));
+  }
+
+  /** A prompt came: kept until it is answered, and given to the machine, which decides its turn. */
+  came(request: TRequest): void {
+    this.#prompts.set(request.requestId, { request, journaled: false });
+    this.#machine?.send({ type: 'prompt', requestId: request.requestId });
+  }
+
+  /** How many prompts it keeps (not answered yet). */
+  get size(): number {
+    return this.#prompts.size;
+  }
+
+  /** Carries out a command of the session machine `machine`. */
+  carryOut(machine: AnyActorRef, command: SessionMachineEmitted): void {
+    if (command.type === 'turns.release') {
+      this.#services.released();
+      this.#releaseHeld();
+      return;
+    }
+    const prompt = this.#prompts.get(command.requestId);
+    switch (command.type) {
+      case 'turn.start':
+        if (prompt) this.#start(machine, command.requestId, prompt);
+        return;
+      case 'turn.cancelAgent':
+        if (prompt?.journaling) {
+          // Its entry is being written: once it is, it ends cancelled without reaching the agent.
+          prompt.journaling = 'cancelled';
+          return;
+        }
+        // Never reached the agent: it ends here, cancelled.
+        if (this.#dropHeld(command.requestId)) machine.send({ type: 'prompt.settled', outcome: 'cancelled', requestId: command.requestId, result: { stopReason: 'cancelled' } });
+        else this.#services.cancel(command.requestId);
+        return;
+      case 'turn.permissionCancelled':
+        this.#services.cancelPermissions();
+        return;
+      case 'turn.answer': {
+        this.#forget(command.requestId);
+        const stopReason = (command.result as { stopReason?: string } | undefined)?.stopReason;
+        if (prompt?.journaled && stopReason) this.#recordEnd(command.requestId, { kind: 'stop', stopReason });
+        this.#services.answer(command.requestId, { result: command.result });
+        return;
+      }
+      case 'turn.fail':
+        this.#forget(command.requestId);
+        if (prompt?.journaled) this.#recordEnd(command.requestId, { kind: 'error', error: command.error });
+        this.#services.answer(command.requestId, { error: command.error });
+        return;
+    }
+  }
+
+  /** Journaled before the agent sees it: a prompt the host lost track of is still on record. */
+  #start(machine: AnyActorRef, requestId: string, prompt: PromptRecord<TRequest>): void {
+    const { journal } = this.#services;
+    if (!journal) {
+      if (holdsPrompts(machine)) this.#held.push(prompt.request);
+      else this.#services.send(prompt.request);
+      return;
+    }
+    const entry: TurnRecord = { kind: 'prompt', prompt: prompt.request.params.prompt as unknown[] };
+    prompt.journaling = 'writing';
+    journal(entry, (seq, refused) => {
+      const cancelled = prompt.journaling === 'cancelled';
+      prompt.journaling = undefined;
+      if (seq === undefined) {
+        machine.send({ type: 'prompt.settled', outcome: 'error', requestId, error: this.#services.refused(refused) });
+        return;
+      }
+      prompt.journaled = true;
+      // Cancelled while its entry was written (a journal that answers later): it never reaches the agent.
+      if (cancelled) {
+        this.#services.journaled(requestId, seq, entry);
+        machine.send({ type: 'prompt.settled', outcome: 'cancelled', requestId, result: { stopReason: 'cancelled' } });
+        return;
+      }
+      // The session left this host while its entry was written: its machine answered it.
+      if (!this.#services.here() || !this.#prompts.has(requestId)) {
+        this.#services.journaled(requestId, seq, entry);
+        return;
+      }
+      // A new agent process gets the user's mode and config first: the prompt waits for that.
+      // Asked now, not when the turn started: a re-apply that ended while the entry was written
+      // released what was held then, and one that began meanwhile is to be waited for.
+      if (holdsPrompts(machine)) this.#held.push(prompt.request);
+      else this.#services.send(prompt.request);
+      // The agent has it first; then whoever shows it to other connections.
+      this.#services.journaled(requestId, seq, entry);
+    });
+  }
+
+  /** Journals a turn's end and says so. */
+  #recordEnd(requestId: string, entry: Extract<TurnRecord, { kind: 'stop' | 'error' }>): void {
+    this.#services.journal?.(entry, (seq) => {
+      if (seq !== undefined) this.#services.journaled(requestId, seq, entry);
+    });
+  }
+
+  /** An answered prompt: no longer the session's to send or hold. */
+  #forget(requestId: string): void {
+    this.#prompts.delete(requestId);
+    this.#dropHeld(requestId);
+  }
+
+  /** Takes a prompt out of those held for the re-apply; whether it was held. */
+  #dropHeld(requestId: string): boolean {
+    const held = this.#held.findIndex((request) => request.requestId === requestId);
+    if (held < 0) return false;
+    this.#held.splice(held, 1);
+    return true;
+  }
+
+  /** The held prompts go to the agent (the re-apply is over, or there was nothing to re-apply). */
+  #releaseHeld(): void {
+    for (const request of this.#held.splice(0)) {
+      if (!this.#services.here()) return;
+      this.#services.send(request);
+    }
+  }
+}
