@@ -41,7 +41,9 @@ import { stdioTransport } from '../../src/jsonrpc/stdio-transport.js';
 import { webSocketTransport } from '../../src/jsonrpc/websocket-transport.js';
 
 const support = (name: string) => fileURLToPath(new URL(`./${name}`, import.meta.url));
-const fakeClaude = { command: support('fake-claude.mjs'), env: { FAKE_CLAUDE_FIXTURE: 'hello', FAKE_CLAUDE_LOOP: '1' } };
+// 50 ms before each line: the host's work after the prompt's write (its journaling, answered on a
+// later turn of the event loop) ends before the agent's first line, so that it is not counted as up.
+const fakeClaude = { command: support('fake-claude.mjs'), env: { FAKE_CLAUDE_FIXTURE: 'hello', FAKE_CLAUDE_LOOP: '1', FAKE_CLAUDE_DELAY_MS: '50' } };
 const fakeCodex = { command: support('fake-codex.mjs'), env: { FAKE_CODEX_FIXTURE: 'hello' } };
 
 /** The paths measured. */
