@@ -1,8 +1,8 @@
 /**
  * The options `warden acp` and `warden serve` share: which agent, how it is found and run
  * (command, environment, restarts, watchdog), the journal, the log, line limits and the
- * drain. Parsed here once, so both commands accept the same spellings and say the same
- * things about a bad value.
+ * drain. Declared here once as a flag table (flag-table.ts), which both commands' tables take
+ * entries from, so both accept the same spellings and say the same things about a bad value.
  */
 import { isPostgresUrl } from '../host/store-url.js';
 import type { AgentOptions } from '../adapters/agent-factory.js';
@@ -64,7 +64,7 @@ export const agentNames = 'claude, codex, gemini, opencode, claude-acp, codex-ac
  * The shared agent options of `warden acp` and `warden serve`, with the help `warden acp`
  * prints (`warden serve` takes the same entries, some with a shorter help).
  */
-export const agentFlags: FlagTable<AgentFlagValues> = {
+export const agentFlags = {
   '--agent': { field: 'agent', value: 'NAME', help: agentNames },
   '--agent-command': { field: 'agentCommand', value: 'PATH', help: "the agent's executable (instead of PATH / CLAUDE_CODE_EXECUTABLE / CODEX_PATH)" },
   '--cwd': { field: 'cwd', value: 'DIR', help: "run from DIR (relative paths, native ACP agents' working directory)" },
@@ -114,7 +114,7 @@ export const agentFlags: FlagTable<AgentFlagValues> = {
     shape: matching(/^wss?:\/\/\S+$/u, 'a ws:// or wss:// address', "the inspector's WebSocket address (say ws://127.0.0.1:8080)"),
     help: 'send every actor to the XState inspector at this WebSocket\naddress (say ws://127.0.0.1:8080); secrets redacted',
   },
-};
+} satisfies FlagTable<AgentFlagValues>;
 
 /** `--otel`, of `warden acp` and `warden serve`. */
 export const otelHelp = "export OpenTelemetry traces and metrics over OTLP/HTTP (on as\nwell when OTEL_EXPORTER_OTLP_ENDPOINT is set; OpenTelemetry's\nOTEL_* variables apply; the SDK is an optional install:\ndocs/observability.md)";

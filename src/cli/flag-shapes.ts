@@ -3,7 +3,7 @@
  * unit the code uses (seconds become ms, MiB become bytes) and says what it accepts. The error
  * of a bad value names the flag, the value and what is accepted (arguments.ts).
  */
-import { ArgumentError, keepaliveMs, oneOf, positiveNumber, restartIntensity, secondsOrNever, wholeNumber } from './arguments.js';
+import { ArgumentError, positiveNumber, restartIntensity } from './arguments.js';
 import type { Shape } from './flag-table.js';
 
 /** Bytes in a MiB. */
@@ -16,7 +16,7 @@ export const positive: Shape<number> = { accepts: 'a number > 0', read: positive
 export const seconds: Shape<number> = { accepts: 'seconds > 0, kept in ms', read: (flag, text) => positiveNumber(flag, text) * 1000 };
 
 /** Positive seconds in ms, or 0 for never (`--idle-timeout 0`). */
-export const secondsOrNeverShape: Shape<number> = { accepts: 'seconds > 0, or 0 (never), kept in ms', read: secondsOrNever };
+export const secondsOrNever: Shape<number> = { accepts: 'seconds > 0, or 0 (never), kept in ms', read: (flag, text) => (text === '0' ? 0 : positiveNumber(flag, text) * 1000) };
 
 /** Seconds ≥ 0 in ms, 0 turning the watchdog off (`--hang-after 0`). */
 export const watchdogSeconds: Shape<number> = {
@@ -29,7 +29,13 @@ export const watchdogSeconds: Shape<number> = {
 };
 
 /** A keepalive interval: seconds in ms (at least 1), or 0 for none. */
-export const keepaliveSeconds: Shape<number> = { accepts: 'seconds > 0, or 0 (never), kept in ms', read: (_flag, text) => keepaliveMs(text) };
+export const keepaliveSeconds: Shape<number> = {
+  accepts: 'seconds > 0, or 0 (never), kept in ms, at least 1 ms',
+  read(flag, text) {
+    const ms = secondsOrNever.read(flag, text);
+    return ms === 0 ? 0 : Math.max(1, Math.round(ms));
+  },
+};
 
 /** A PostgreSQL lease: at least 0.1 s in whole ms, kept in ms. */
 export const leaseSeconds: Shape<number> = {
@@ -49,12 +55,25 @@ export const restartLimit: Shape<{ intensity: number; period: number }> = { acce
 
 /** A whole number ≥ 0; `what` says what it counts. */
 export function whole(what: string): Shape<number> {
-  return { accepts: 'a whole number ≥ 0', read: (flag, text) => wholeNumber(flag, text, what) };
+  return {
+    accepts: 'a whole number ≥ 0',
+    read(flag, text) {
+      const value = Number(text);
+      if (text.trim() === '' || !Number.isSafeInteger(value) || value < 0) throw new ArgumentError(`${flag} expects a whole number ≥ 0 (${what}), got ${JSON.stringify(text)}`);
+      return value;
+    },
+  };
 }
 
 /** One of `choices`. */
 export function choice<T extends string>(choices: readonly T[]): Shape<T> {
-  return { accepts: `one of ${choices.join(', ')}`, read: (flag, text) => oneOf(flag, text, choices) };
+  return {
+    accepts: `one of ${choices.join(', ')}`,
+    read(flag, text) {
+      if (!(choices as readonly string[]).includes(text)) throw new ArgumentError(`${flag} expects one of ${choices.join(', ')}, got ${JSON.stringify(text)}`);
+      return text as T;
+    },
+  };
 }
 
 /** Text that `pattern` matches; `expects` completes "FLAG expects …" in the error. */

@@ -18,8 +18,8 @@ import { defaultListen, parseListenAddress, type ListenAddress } from '../serve/
 import { defaultServeSettings, type ServeSettings, type UnattendedMode } from '../serve/serve-settings.js';
 import { defaultTokenPath, readOrCreateToken } from '../serve/token-file.js';
 import { agentFlags, agentNames, agentOptionsOf, eventLog, otelHelp, postgresOptionsOf, settledAgentFlags, type AgentCommandOptions, type AgentFlagValues, type EventLog } from './agent-flags.js';
-import { choice, keepaliveSeconds, matching, seconds, secondsOrNeverShape, whole } from './flag-shapes.js';
-import { argumentProblem, helpRow, optionRows, parseFlags, type Flag, type FlagTable } from './flag-table.js';
+import { choice, keepaliveSeconds, matching, seconds, secondsOrNever, whole } from './flag-shapes.js';
+import { argumentProblem, helpRow, optionRows, parseFlags, type FlagTable } from './flag-table.js';
 import { defaultKeepaliveIntervalMs } from '../jsonrpc/websocket-keepalive.js';
 import { telemetrySettings } from '../telemetry/telemetry-settings.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
@@ -68,11 +68,11 @@ export const serveFlags: FlagTable<ServeFlagValues> = {
     shape: matching(/^(?:null|[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/\s]+\/?)$/u, 'scheme://host[:port], or null', 'an origin as a browser sends it (scheme://host[:port], say https://editor.example)'),
     help: 'a browser origin allowed to connect (repeatable); requests\nwith any other Origin header are refused 403',
   },
-  '--agent': { ...agentFlags['--agent'] as Flag<ServeFlagValues>, default: 'demo', help: `the agent of sessions that do not choose one (default demo):\n${agentNames}` },
+  '--agent': { ...agentFlags['--agent'], default: 'demo', help: `the agent of sessions that do not choose one (default demo):\n${agentNames}` },
   '--idle-timeout': {
     field: 'idleTimeoutMs',
     value: 'SECONDS',
-    shape: secondsOrNeverShape,
+    shape: secondsOrNever,
     default: defaultServeSettings.idleTimeoutMs,
     help: `a session's agent is stopped after this long without any\nconnection (default ${defaultServeSettings.idleTimeoutMs / 1000}; 0: never; takes effect with detached sessions)`,
   },
@@ -91,12 +91,12 @@ export const serveFlags: FlagTable<ServeFlagValues> = {
     default: defaultKeepaliveIntervalMs,
     help: `ping every client this often; one silent for two intervals in a\nrow (a half-open connection) is closed (default ${defaultKeepaliveIntervalMs / 1000}; 0: never)`,
   },
-  '--drain-timeout': { ...agentFlags['--drain-timeout'] as Flag<ServeFlagValues>, help: `on SIGTERM/SIGINT, how long running turns may finish (default ${defaultServeSettings.drainTimeoutMs / 1000})` },
-  '--agent-command': agentFlags['--agent-command'] as Flag<ServeFlagValues>,
-  '--cwd': { ...agentFlags['--cwd'] as Flag<ServeFlagValues>, help: 'run from DIR' },
-  '--store': { ...agentFlags['--store'] as Flag<ServeFlagValues>, help: `the session journal (SQLite file, :memory:, or\na postgres://USER@HOST:PORT/DB URL, shared by hosts);\ndefault ${defaultJournalPath()}` },
-  '--lease': agentFlags['--lease'] as Flag<ServeFlagValues>,
-  '--advertise': agentFlags['--advertise'] as Flag<ServeFlagValues>,
+  '--drain-timeout': { ...agentFlags['--drain-timeout'], help: `on SIGTERM/SIGINT, how long running turns may finish (default ${defaultServeSettings.drainTimeoutMs / 1000})` },
+  '--agent-command': agentFlags['--agent-command'],
+  '--cwd': { ...agentFlags['--cwd'], help: 'run from DIR' },
+  '--store': { ...agentFlags['--store'], help: `the session journal (SQLite file, :memory:, or\na postgres://USER@HOST:PORT/DB URL, shared by hosts);\ndefault ${defaultJournalPath()}` },
+  '--lease': agentFlags['--lease'],
+  '--advertise': agentFlags['--advertise'],
   '--load-limit': {
     field: 'loadLimit',
     value: 'N',
@@ -104,16 +104,16 @@ export const serveFlags: FlagTable<ServeFlagValues> = {
     default: defaultServeSettings.loadLimit,
     help: `a PostgreSQL store: sessions this host owns before a new one\ngoes to the least-loaded live host, if less loaded than this\none (default ${defaultServeSettings.loadLimit}; 0: whenever one is)`,
   },
-  '--log-file': { ...agentFlags['--log-file'] as Flag<ServeFlagValues>, help: 'the log (JSON lines, level info) instead of stderr (pretty, warn)' },
-  '--log-level': { ...agentFlags['--log-level'] as Flag<ServeFlagValues>, help: 'debug, info, warn or error' },
-  '--log-format': { ...agentFlags['--log-format'] as Flag<ServeFlagValues>, help: 'json or pretty' },
-  '--restart-intensity': agentFlags['--restart-intensity'] as Flag<ServeFlagValues>,
-  '--hang-after': { ...agentFlags['--hang-after'] as Flag<ServeFlagValues>, help: `the hang watchdog's limit (default ${defaultHangAfter.idleMs / 1000}; 0 turns it off)` },
-  '--tool-hang-after': { ...agentFlags['--tool-hang-after'] as Flag<ServeFlagValues>, help: `the silence allowed while a tool call runs (default ${defaultHangAfter.toolIdleMs / 1000})` },
-  '--max-line-mib': { ...agentFlags['--max-line-mib'] as Flag<ServeFlagValues>, help: `the longest message frame read, in MiB (default ${defaultStdioMaxLineBytes / (1024 * 1024)})` },
-  '--env': agentFlags['--env'] as Flag<ServeFlagValues>,
-  '--inherit-env': agentFlags['--inherit-env'] as Flag<ServeFlagValues>,
-  '--inspect': { ...agentFlags['--inspect'] as Flag<ServeFlagValues>, help: 'send every actor to the XState inspector at this address' },
+  '--log-file': { ...agentFlags['--log-file'], help: 'the log (JSON lines, level info) instead of stderr (pretty, warn)' },
+  '--log-level': { ...agentFlags['--log-level'], help: 'debug, info, warn or error' },
+  '--log-format': { ...agentFlags['--log-format'], help: 'json or pretty' },
+  '--restart-intensity': agentFlags['--restart-intensity'],
+  '--hang-after': { ...agentFlags['--hang-after'], help: `the hang watchdog's limit (default ${defaultHangAfter.idleMs / 1000}; 0 turns it off)` },
+  '--tool-hang-after': { ...agentFlags['--tool-hang-after'], help: `the silence allowed while a tool call runs (default ${defaultHangAfter.toolIdleMs / 1000})` },
+  '--max-line-mib': { ...agentFlags['--max-line-mib'], help: `the longest message frame read, in MiB (default ${defaultStdioMaxLineBytes / (1024 * 1024)})` },
+  '--env': agentFlags['--env'],
+  '--inherit-env': agentFlags['--inherit-env'],
+  '--inspect': { ...agentFlags['--inspect'], help: 'send every actor to the XState inspector at this address' },
   '--otel': { field: 'otel', help: otelHelp },
 };
 
