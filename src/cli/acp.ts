@@ -12,7 +12,7 @@ import { createHost } from '../host/host.js';
 import { stdioTransport, type StdioTransport } from '../jsonrpc/stdio-transport.js';
 import { defaultDrainTimeoutMs } from '../acp/drain-timeout.js';
 import { LogFileError } from '../inspect/log-sink.js';
-import { agentFlags, agentOptionsOf, eventLog, otelHelp, postgresOptionsOf, settledAgentFlags, type AgentCommandOptions, type AgentFlagValues, type EventLog } from './agent-flags.js';
+import { agentFlags, agentNames, agentOptionsOf, eventLog, otelHelp, postgresOptionsOf, settledAgentFlags, type AgentCommandOptions, type AgentFlagValues, type EventLog } from './agent-flags.js';
 import { bridgeFlags } from './bridge-flags.js';
 import { argumentProblem, helpRow, optionRows, parseFlags, type FlagTable } from './flag-table.js';
 import { telemetrySettings } from '../telemetry/telemetry-settings.js';
@@ -65,7 +65,7 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
     return argumentProblem('warden acp', error);
   }
   const { agent } = values;
-  if (!agent) return { error: `warden acp: --agent is required (claude, codex, gemini, opencode, claude-acp, codex-acp, demo, or acp:<command line>). ${shortUsage}` };
+  if (!agent) return { error: `warden acp: --agent is required (${agentNames.replace('\n', ' ')}). ${shortUsage}` };
   return { ...values, agent };
 }
 

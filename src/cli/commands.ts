@@ -11,11 +11,14 @@ const noFlags: FlagTable<never> = {};
 /** The flags of `warden agents`. */
 export const agentsFlags: FlagTable<{ json: boolean }> = { '--json': { field: 'json', help: 'print the same as JSON' } };
 
-/** Exit status 2 with the problem said on stderr, when `args` do not fit `flags`; else undefined. */
-function problemOf(command: string, flags: FlagTable<never>, args: readonly string[], hint: string): number | undefined {
+/**
+ * The settings `args` give by `flags`, or exit status 2 with the problem said on stderr. (The
+ * commands here take no `--help` of their own: main.ts answers it first.)
+ */
+function settingsOr<TSettings>(command: string, flags: FlagTable<TSettings>, args: readonly string[], hint: string): TSettings | number {
   try {
-    parseFlags(flags, args, hint);
-    return undefined;
+    const parsed = parseFlags(flags, args, hint);
+    return parsed === 'help' ? 0 : parsed;
   } catch (error) {
     process.stderr.write(`${argumentProblem(command, error).error}\n`);
     return 2;
@@ -78,8 +81,8 @@ restart intensity, and prints each restart, the recovered session, the supervisi
 the journal. Needs no agent installed and no network. Colour on a terminal (NO_COLOR turns it off).`,
     forms: async () => [{ line: 'warden demo', flags: noFlags }],
     async run(args) {
-      const problem = problemOf('warden demo', noFlags, args, 'warden demo takes no options (see warden demo --help)');
-      if (problem) return problem;
+      const settings = settingsOr('warden demo', noFlags, args, 'warden demo takes no options (see warden demo --help)');
+      if (typeof settings === 'number') return settings;
       const { runDemo } = await import('./demo.js');
       await runDemo({ write: (line) => process.stdout.write(`${line}\n`), colour: process.stdout.isTTY === true && !process.env.NO_COLOR });
       return 0;
@@ -93,8 +96,8 @@ warden demo and warden chaos --agent demo run as their subprocess). DEMO_WORD_DE
 pause between streamed words.`,
     forms: async () => [{ line: 'warden demo-agent', flags: noFlags }],
     async run(args) {
-      const problem = problemOf('warden demo-agent', noFlags, args, 'It takes none (see warden demo-agent --help)');
-      if (problem) return problem;
+      const settings = settingsOr('warden demo-agent', noFlags, args, 'It takes none (see warden demo-agent --help)');
+      if (typeof settings === 'number') return settings;
       const { runDemoAgent } = await import('./demo-agent.js');
       return { exit: await runDemoAgent() };
     },
@@ -123,10 +126,10 @@ The agents warden knows, whether each is installed here, its version and path; a
 says how to install it. --json prints the same as JSON.`,
     forms: async () => [{ line: 'warden agents', flags: agentsFlags }],
     async run(args) {
-      const problem = problemOf('warden agents', agentsFlags, args, 'The only option is --json (see warden agents --help)');
-      if (problem) return problem;
+      const settings = settingsOr('warden agents', agentsFlags, args, 'The only option is --json (see warden agents --help)');
+      if (typeof settings === 'number') return settings;
       const { runAgents } = await import('./agents.js');
-      return runAgents({ json: args.includes('--json'), write: (text) => process.stdout.write(text) });
+      return runAgents({ json: settings.json, write: (text) => process.stdout.write(text) });
     },
   },
   chaos: {

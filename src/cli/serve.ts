@@ -39,6 +39,9 @@ export interface ServeCommandOptions extends AgentCommandOptions {
   readonly otel: boolean;
 }
 
+/** The agent of the daemon's sessions that name none, without `--agent`. */
+const defaultServeAgent = 'demo';
+
 /** The flags of `warden serve` as its table fills them. */
 export type ServeFlagValues = AgentFlagValues & {
   listen: string;
@@ -68,7 +71,7 @@ export const serveFlags: FlagTable<ServeFlagValues> = {
     shape: matching(/^(?:null|[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/\s]+\/?)$/u, 'scheme://host[:port], or null', 'an origin as a browser sends it (scheme://host[:port], say https://editor.example)'),
     help: 'a browser origin allowed to connect (repeatable); requests\nwith any other Origin header are refused 403',
   },
-  '--agent': { ...agentFlags['--agent'], default: 'demo', help: `the agent of sessions that do not choose one (default demo):\n${agentNames}` },
+  '--agent': { ...agentFlags['--agent'], default: defaultServeAgent, help: `the agent of sessions that do not choose one (default ${defaultServeAgent}):\n${agentNames}` },
   '--idle-timeout': {
     field: 'idleTimeoutMs',
     value: 'SECONDS',
@@ -153,7 +156,7 @@ export function parseServeArgs(args: readonly string[]): ServeCommandOptions | {
   }
   const { listen: _listen, tokenFile, idleTimeoutMs, unattended, unattendedTimeoutMs, loadLimit, ...rest } = values;
   const settings: ServeSettings = { idleTimeoutMs, unattended, unattendedTimeoutMs, drainTimeoutMs: values.drainTimeoutMs ?? defaultServeSettings.drainTimeoutMs, loadLimit };
-  return { ...settledAgentFlags(rest), agent: values.agent ?? 'demo', listen: address, tokenFile: tokenFile ?? defaultTokenPath(), settings };
+  return { ...settledAgentFlags(rest), agent: values.agent ?? defaultServeAgent, listen: address, tokenFile: tokenFile ?? defaultTokenPath(), settings };
 }
 
 /** Runs the daemon until SIGTERM or SIGINT; resolves with the exit status. */
