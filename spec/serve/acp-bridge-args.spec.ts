@@ -5,13 +5,13 @@
  */
 import { expect } from 'chai';
 import { forwardedSwitches, forwardedValueFlags, parseBridgeArgs } from '../../src/cli/acp-bridge.js';
-import { agentFlagDefaults, agentFlagHandlers } from '../../src/cli/agent-flags.js';
+import { agentFlags } from '../../src/cli/agent-flags.js';
 import { parseServeArgs } from '../../src/cli/serve.js';
 import { defaultTokenPath } from '../../src/serve/token-file.js';
 
 describe('warden serve and bridge arguments (issue 16)', () => {
   it('--daemon forwards every agent option of warden acp (but --agent and --drain-timeout, which it reads itself)', () => {
-    const shared = Object.keys(agentFlagHandlers(agentFlagDefaults())).filter((flag) => flag !== '--agent' && flag !== '--drain-timeout').sort();
+    const shared = Object.keys(agentFlags).filter((flag) => flag !== '--agent' && flag !== '--drain-timeout').sort();
     expect([...forwardedValueFlags, ...forwardedSwitches].sort()).to.deep.equal(shared);
   });
 

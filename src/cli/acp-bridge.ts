@@ -12,7 +12,8 @@ import { defaultListen, listenUrl, parseListenAddress } from '../serve/listen-ad
 import { defaultTokenPath, readToken } from '../serve/token-file.js';
 import { defaultDrainTimeoutMs } from '../acp/drain-timeout.js';
 import { defaultKeepaliveIntervalMs } from '../jsonrpc/websocket-keepalive.js';
-import { ArgumentError, keepaliveMs, positiveNumber, readFlags, type FlagHandler } from './arguments.js';
+import { bridgeFlags, forwardedSwitches, forwardedValueFlags, type BridgeFlagValues } from './bridge-flags.js';
+import { argumentProblem, parseFlags } from './flag-table.js';
 
 /** Exit statuses of the bridge beyond 0 (done), 1 (internal) and 2 (usage, token file). */
 export const bridgeExit = {
@@ -27,10 +28,7 @@ export const bridgeExit = {
 /** The bridge's `--keepalive` default: a ping to the daemon every 30 s (as `warden serve` pings its clients). */
 export const defaultBridgeKeepaliveSeconds = defaultKeepaliveIntervalMs / 1000;
 
-/** The agent options `warden acp` takes, forwarded to the daemon `--daemon` starts (kept equal to agent-flags.ts by spec/serve/acp-bridge-args.spec.ts). */
-export const forwardedValueFlags = ['--agent-command', '--env', '--store', '--lease', '--advertise', '--cwd', '--log-file', '--log-level', '--log-format', '--restart-intensity', '--hang-after', '--tool-hang-after', '--max-line-mib', '--inspect'] as const;
-/** See {@link forwardedValueFlags}: the ones without a value. */
-export const forwardedSwitches = ['--inherit-env'] as const;
+export { forwardedSwitches, forwardedValueFlags };
 
 /** How long `--daemon` waits for a daemon it started to listen. */
 export const daemonStartTimeoutMs = 10_000;
@@ -54,36 +52,18 @@ const shortUsage = 'Run "warden acp --help" for the options.';
 
 /** Parses the bridge's arguments; a problem is a message naming it and the fix. */
 export function parseBridgeArgs(args: readonly string[]): BridgeCommandOptions | { error: string } {
-  let connect: string | undefined;
-  let daemon = false;
-  let tokenFile: string | undefined;
-  let listen: string | undefined;
-  let agent: string | undefined;
-  let drainTimeout: string | undefined;
-  let pingIntervalMs = defaultBridgeKeepaliveSeconds * 1000;
-  let otel = false;
-  const forwarded: string[] = [];
-  const forward = (flag: string): FlagHandler => (value) => forwarded.push(flag, value());
+  let values: BridgeFlagValues;
   try {
-    readFlags(args, {
-      '--connect': (value) => (connect = value()),
-      '--daemon': () => (daemon = true),
-      '--token-file': (value) => (tokenFile = value()),
-      '--listen': (value) => (listen = value()),
-      '--agent': (value) => (agent = value()),
-      '--drain-timeout': (value) => (drainTimeout = String(positiveNumber('--drain-timeout', value()))),
-      // The bridge's own pings (not forwarded: a daemon --daemon starts keeps warden serve's default).
-      '--keepalive': (value) => (pingIntervalMs = keepaliveMs(value())),
-      // The bridge traces nothing itself: with --daemon the daemon it starts gets --otel; with --connect the daemon's own settings decide.
-      '--otel': () => (otel = true),
-      ...Object.fromEntries(forwardedValueFlags.map((flag) => [flag, forward(flag)])),
-      ...Object.fromEntries(forwardedSwitches.map((flag) => [flag, () => forwarded.push(flag)])),
-    }, shortUsage);
+    // The bridge has no help of its own: `--help` reached `warden acp`'s first (main.ts).
+    const parsed = parseFlags(bridgeFlags, args, shortUsage);
+    if (parsed === 'help') return { error: `warden acp: --help shows the options. ${shortUsage}` };
+    values = parsed;
   } catch (error) {
-    if (error instanceof ArgumentError) return { error: `warden acp: ${error.message}` };
-    throw error;
+    return argumentProblem('warden acp', error);
   }
-  const drainTimeoutMs = drainTimeout ? Number(drainTimeout) * 1000 : defaultDrainTimeoutMs;
+  const { connect, daemon, tokenFile, listen, agent, pingIntervalMs, otel, forwarded } = values;
+  const drainTimeoutMs = values.drainTimeoutMs ?? defaultDrainTimeoutMs;
+  const drainTimeout = values.drainTimeoutMs === undefined ? undefined : String(values.drainTimeoutMs / 1000);
   if (connect !== undefined && daemon) return { error: `warden acp: --connect and --daemon exclude each other: --connect URL names a daemon, --daemon uses the default one (${defaultListen}, or --listen). ${shortUsage}` };
   if (connect !== undefined) {
     if (listen !== undefined) return { error: `warden acp: --listen is for --daemon (where the daemon it starts listens); with --connect the URL says where. ${shortUsage}` };

@@ -7,16 +7,14 @@ import { journalDelayOfEnv } from './journal-delay-env.js';
 import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { agentFor } from '../adapters/agent-factory.js';
-import { AgentUnavailableError, defaultHangAfter } from '../adapters/registry.js';
+import { AgentUnavailableError } from '../adapters/registry.js';
 import { createHost } from '../runtime/host.js';
-import { defaultStdioMaxLineBytes, stdioTransport, type StdioTransport } from '../jsonrpc/stdio-transport.js';
-import { defaultKeepaliveIntervalMs } from '../jsonrpc/websocket-keepalive.js';
+import { stdioTransport, type StdioTransport } from '../jsonrpc/stdio-transport.js';
 import { defaultDrainTimeoutMs } from '../acp/drain-timeout.js';
 import { LogFileError } from '../inspect/log-sink.js';
-import { agentFlagDefaults, agentFlagHandlers, agentOptionsOf, eventLog, postgresOptionsOf, type AgentCommandOptions, type EventLog } from './agent-flags.js';
-import { ArgumentError, readFlags } from './arguments.js';
-import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
-import { defaultTokenPath } from '../serve/token-file.js';
+import { agentFlags, agentNames, agentOptionsOf, eventLog, otelHelp, postgresOptionsOf, settledAgentFlags, type AgentCommandOptions, type AgentFlagValues, type EventLog } from './agent-flags.js';
+import { bridgeFlags } from './bridge-flags.js';
+import { argumentProblem, helpRow, optionRows, parseFlags, type FlagTable } from './flag-table.js';
 import { telemetrySettings } from '../telemetry/telemetry-settings.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 
@@ -26,8 +24,8 @@ export type AcpCommandOptions = AgentCommandOptions & {
   readonly otel: boolean;
 };
 
-/** Bytes in a MiB (`--max-line-mib`). */
-const mebibyte = 1024 * 1024;
+/** The flags of `warden acp` (without `--connect` / `--daemon`: bridge-flags.ts). */
+export const acpFlags: FlagTable<AgentFlagValues & { otel: boolean }> = { ...agentFlags, '--otel': { field: 'otel', help: otelHelp } };
 
 /** `warden acp --help`. */
 export const acpUsage = `Usage: warden acp --agent NAME [options]
@@ -38,59 +36,10 @@ An ACP agent on stdio (what an editor launches), serving NAME under supervision.
 carries ACP messages only.
 
 Options:
-  --agent NAME                  claude, codex, gemini, opencode, claude-acp, codex-acp, demo,
-                                or acp:<command line>
-  --agent-command PATH          the agent's executable (instead of PATH / CLAUDE_CODE_EXECUTABLE / CODEX_PATH)
-  --cwd DIR                     run from DIR (relative paths, native ACP agents' working directory)
-  --store PATH                  the session journal (SQLite file, :memory:, or
-                                a postgres://USER@HOST:PORT/DB URL, shared by hosts);
-                                default $XDG_STATE_HOME/acp-warden/journal.sqlite
-  --lease SECONDS               a PostgreSQL store: how long this host's sessions stay
-                                its own after its last heartbeat (default 12)
-  --advertise ws://HOST:PORT/acp  a PostgreSQL store: where other hosts reach this one
-  --log-file PATH               write the log there (JSON lines, level info) instead of stderr
-                                (pretty lines, level warn)
-  --log-level LEVEL             debug, info, warn or error: the least severe written
-  --log-format FORMAT           json (one object per line: time, level, message, the event) or pretty
-  --restart-intensity N/SECONDS at most N restarts of an agent process in SECONDS (default ${agentRestartDefaults.intensity}/${agentRestartDefaults.period / 1000})
-  --hang-after SECONDS          an agent silent this long while it owes output (a prompt or a
-                                handshake in flight, no tool running) is killed as hung and
-                                restarted (default ${defaultHangAfter.idleMs / 1000}; waits for permission answers never
-                                count; 0 turns the watchdog off)
-  --tool-hang-after SECONDS     the silence allowed while one of the agent's tool calls runs
-                                (a build, a test suite) before it is killed as hung (default
-                                ${defaultHangAfter.toolIdleMs / 1000})
-  --max-line-mib N              the longest message line read from the editor and from the
-                                agent, in MiB (default ${defaultStdioMaxLineBytes / mebibyte}); a longer editor request is answered
-                                -32600 by its id; a longer agent line is skipped and logged,
-                                and the agent goes on
-  --drain-timeout SECONDS       when stdin ends, what the editor already sent is still served and
-                                answered for at most SECONDS (default ${defaultDrainTimeoutMs / 1000}); then running turns are
-                                cancelled and what is left is answered -32603
-  --env NAME[=VALUE]            pass a host variable (NAME) or set one (NAME=VALUE) for the agent
-  --inherit-env                 give the agent this process's whole environment
-  --inspect URL                 send every actor to the XState inspector at this WebSocket
-                                address (say ws://127.0.0.1:8080); secrets redacted
-  --otel                        export OpenTelemetry traces and metrics over OTLP/HTTP (on as
-                                well when OTEL_EXPORTER_OTLP_ENDPOINT is set; OpenTelemetry's
-                                OTEL_* variables apply; the SDK is an optional install:
-                                docs/observability.md)
-  -h, --help                    this help
+${optionRows(acpFlags, 30, { extra: [helpRow()] })}
 
 Through a daemon (warden serve; docs/serve.md):
-  --connect URL                 a thin stdio <-> WebSocket bridge to the daemon at URL
-                                (ws://127.0.0.1:8767/acp, or unix:PATH); the daemon runs the
-                                agents; with --agent, new sessions ask for that agent
-  --daemon                      the same to the user's default daemon (127.0.0.1:8767, or
-                                --listen), started in the background with these options when
-                                none answers (its log, with its pid: serve.log beside the
-                                token file, --token-file's or the default)
-  --token-file PATH             the daemon's token file (default ${defaultTokenPath()})
-  --keepalive SECONDS           the bridge pings the daemon this often (default ${defaultKeepaliveIntervalMs / 1000}; 0 never); no
-                                answer for two intervals (a half-open connection: the daemon's
-                                host or network gone) and it exits with status 5
-  --otel                        with --daemon: the daemon it starts exports OpenTelemetry (the
-                                bridge itself traces nothing; with --connect the daemon decides)
+${optionRows(bridgeFlags, 30, { only: ['--connect', '--daemon', '--token-file', '--keepalive', '--otel'] })}
 
 stdin and exit: when stdin ends (the editor half-closed, or "printf ... | warden acp"), nothing
 more is read, but every request already received is answered (prompts run to their end) and
@@ -106,18 +55,18 @@ const shortUsage = 'Run "warden acp --help" for the options.';
 
 /** Parses `warden acp` arguments; a problem is a message that names it and the fix. */
 export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { error: string } | { help: true } {
-  const values = agentFlagDefaults();
-  let otel = false;
+  let values: ReturnType<typeof settledAgentFlags<AgentFlagValues & { otel: boolean }>>;
   try {
-    if (readFlags(args, { ...agentFlagHandlers(values), '--otel': () => (otel = true) }, shortUsage)) return { help: true };
+    const parsed = parseFlags(acpFlags, args, shortUsage);
+    if (parsed === 'help') return { help: true };
+    values = settledAgentFlags(parsed);
     postgresOptionsOf(values);
   } catch (error) {
-    if (error instanceof ArgumentError) return { error: `warden acp: ${error.message}` };
-    throw error;
+    return argumentProblem('warden acp', error);
   }
   const { agent } = values;
-  if (!agent) return { error: `warden acp: --agent is required (claude, codex, gemini, opencode, claude-acp, codex-acp, demo, or acp:<command line>). ${shortUsage}` };
-  return { ...values, agent, otel };
+  if (!agent) return { error: `warden acp: --agent is required (${agentNames.replace('\n', ' ')}). ${shortUsage}` };
+  return { ...values, agent };
 }
 
 export { agentOptionsOf };

@@ -1,8 +1,8 @@
 /**
  * The options `warden acp` and `warden serve` share: which agent, how it is found and run
  * (command, environment, restarts, watchdog), the journal, the log, line limits and the
- * drain. Parsed here once, so both commands accept the same spellings and say the same
- * things about a bad value.
+ * drain. Declared here once as a flag table (flag-table.ts), which both commands' tables take
+ * entries from, so both accept the same spellings and say the same things about a bad value.
  */
 import { isPostgresUrl } from '../journal/store-url.js';
 import type { AgentOptions } from '../adapters/agent-factory.js';
@@ -10,7 +10,15 @@ import { defaultHangAfter } from '../adapters/registry.js';
 import { logLevels, type LogLevel } from '../host/host-log.js';
 import type { HostEvent } from '../runtime/host.js';
 import { createLogSink, logFileWriter } from '../inspect/log-sink.js';
-import { ArgumentError, oneOf, positiveNumber, restartIntensity, type FlagHandler } from './arguments.js';
+import { ArgumentError } from './arguments.js';
+import { choice, leaseSeconds, matching, mebibytes, restartLimit, seconds, watchdogSeconds } from './flag-shapes.js';
+import type { FlagTable } from './flag-table.js';
+import { defaultDrainTimeoutMs } from '../acp/drain-timeout.js';
+import { defaultStdioMaxLineBytes } from '../jsonrpc/stdio-transport.js';
+import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
+
+/** Bytes in a MiB (`--max-line-mib`). */
+const mebibyte = 1024 * 1024;
 
 /** What the shared agent options asked for. */
 export interface AgentCommandOptions {
@@ -42,63 +50,86 @@ export interface AgentCommandOptions {
   readonly drainTimeoutMs: number | undefined;
 }
 
-/** The shared options as they are read, before `--agent` is known to be there. */
-export type AgentFlagValues = { -readonly [K in Exclude<keyof AgentCommandOptions, 'agent'>]: AgentCommandOptions[K] } & { agent: string | undefined };
+/** The shared options as the table fills them, before `--agent` is known to be there and `--env` is split. */
+export type AgentFlagValues = { -readonly [K in Exclude<keyof AgentCommandOptions, 'agent' | 'env' | 'passthrough'>]: AgentCommandOptions[K] } & {
+  agent: string | undefined;
+  /** Each `--env` as given: `NAME` (passed from the host) or `NAME=VALUE` (set). */
+  envSettings: string[];
+};
 
-/** Fresh values with every default set. */
-export function agentFlagDefaults(): AgentFlagValues {
-  return {
-    agent: undefined,
-    agentCommand: undefined,
-    env: {},
-    passthrough: [],
-    inheritEnv: false,
-    store: undefined,
-    lease: undefined,
-    advertise: undefined,
-    cwd: undefined,
-    logFile: undefined,
-    restart: undefined,
-    hangAfterMs: defaultHangAfter.idleMs,
-    toolHangAfterMs: defaultHangAfter.toolIdleMs,
-    inspect: undefined,
-    logLevel: undefined,
-    logFormat: undefined,
-    maxLineBytes: undefined,
-    drainTimeoutMs: undefined,
-  };
-}
+/** The agents' list that `--agent` takes, as the help says it. */
+export const agentNames = 'claude, codex, gemini, opencode, claude-acp, codex-acp, demo,\nor acp:<command line>';
 
-/** The flag handlers of the shared options, writing into `into` (for {@link readFlags}). */
-export function agentFlagHandlers(into: AgentFlagValues): Record<string, FlagHandler> {
-  return {
-    '--agent': (value) => (into.agent = value()),
-    '--agent-command': (value) => (into.agentCommand = value()),
-    '--inherit-env': () => (into.inheritEnv = true),
-    '--env': (value) => {
-      const setting = value();
-      const at = setting.indexOf('=');
-      if (at < 0) into.passthrough.push(setting);
-      else into.env[setting.slice(0, at)] = setting.slice(at + 1);
-    },
-    '--store': (value) => (into.store = value()),
-    '--lease': (value) => (into.lease = leaseSeconds(value()) * 1000),
-    '--advertise': (value) => (into.advertise = advertiseUrl(value())),
-    '--cwd': (value) => (into.cwd = value()),
-    '--log-file': (value) => (into.logFile = value()),
-    '--log-level': (value) => (into.logLevel = oneOf('--log-level', value(), logLevels)),
-    '--log-format': (value) => (into.logFormat = oneOf('--log-format', value(), ['json', 'pretty'] as const)),
-    '--restart-intensity': (value) => (into.restart = restartIntensity('--restart-intensity', value())),
-    '--hang-after': (value) => (into.hangAfterMs = secondsOrOff('--hang-after', value()) * 1000),
-    '--tool-hang-after': (value) => (into.toolHangAfterMs = positiveNumber('--tool-hang-after', value()) * 1000),
-    '--max-line-mib': (value) => (into.maxLineBytes = Math.max(1, Math.floor(positiveNumber('--max-line-mib', value()) * 1024 * 1024))),
-    '--drain-timeout': (value) => (into.drainTimeoutMs = positiveNumber('--drain-timeout', value()) * 1000),
-    '--inspect': (value) => {
-      const url = value();
-      if (!/^wss?:\/\/\S+$/u.test(url)) throw new ArgumentError(`--inspect expects the inspector's WebSocket address (say ws://127.0.0.1:8080), got ${JSON.stringify(url)}`);
-      into.inspect = url;
-    },
-  };
+/**
+ * The shared agent options of `warden acp` and `warden serve`, with the help `warden acp`
+ * prints (`warden serve` takes the same entries, some with a shorter help).
+ */
+export const agentFlags = {
+  '--agent': { field: 'agent', value: 'NAME', help: agentNames },
+  '--agent-command': { field: 'agentCommand', value: 'PATH', help: "the agent's executable (instead of PATH / CLAUDE_CODE_EXECUTABLE / CODEX_PATH)" },
+  '--cwd': { field: 'cwd', value: 'DIR', help: "run from DIR (relative paths, native ACP agents' working directory)" },
+  '--store': { field: 'store', value: 'PATH', help: 'the session journal (SQLite file, :memory:, or\na postgres://USER@HOST:PORT/DB URL, shared by hosts);\ndefault $XDG_STATE_HOME/acp-warden/journal.sqlite' },
+  '--lease': { field: 'lease', value: 'SECONDS', shape: leaseSeconds, help: "a PostgreSQL store: how long this host's sessions stay\nits own after its last heartbeat (default 12)" },
+  '--advertise': {
+    field: 'advertise',
+    value: 'ws://HOST:PORT/acp',
+    shape: matching(/^wss?:\/\/[^/\s]+/u, 'a ws:// or wss:// address', 'the ws://HOST:PORT/acp address other hosts reach this one at'),
+    help: 'a PostgreSQL store: where other hosts reach this one',
+  },
+  '--log-file': { field: 'logFile', value: 'PATH', help: 'write the log there (JSON lines, level info) instead of stderr\n(pretty lines, level warn)' },
+  '--log-level': { field: 'logLevel', value: 'LEVEL', shape: choice(logLevels), help: 'debug, info, warn or error: the least severe written' },
+  '--log-format': { field: 'logFormat', value: 'FORMAT', shape: choice(['json', 'pretty'] as const), help: 'json (one object per line: time, level, message, the event) or pretty' },
+  '--restart-intensity': { field: 'restart', value: 'N/SECONDS', shape: restartLimit, help: `at most N restarts of an agent process in SECONDS (default ${agentRestartDefaults.intensity}/${agentRestartDefaults.period / 1000})` },
+  '--hang-after': {
+    field: 'hangAfterMs',
+    value: 'SECONDS',
+    shape: watchdogSeconds,
+    default: defaultHangAfter.idleMs,
+    help: `an agent silent this long while it owes output (a prompt or a\nhandshake in flight, no tool running) is killed as hung and\nrestarted (default ${defaultHangAfter.idleMs / 1000}; waits for permission answers never\ncount; 0 turns the watchdog off)`,
+  },
+  '--tool-hang-after': {
+    field: 'toolHangAfterMs',
+    value: 'SECONDS',
+    shape: seconds,
+    default: defaultHangAfter.toolIdleMs,
+    help: `the silence allowed while one of the agent's tool calls runs\n(a build, a test suite) before it is killed as hung (default\n${defaultHangAfter.toolIdleMs / 1000})`,
+  },
+  '--max-line-mib': {
+    field: 'maxLineBytes',
+    value: 'N',
+    shape: mebibytes,
+    help: `the longest message line read from the editor and from the\nagent, in MiB (default ${defaultStdioMaxLineBytes / mebibyte}); a longer editor request is answered\n-32600 by its id; a longer agent line is skipped and logged,\nand the agent goes on`,
+  },
+  '--drain-timeout': {
+    field: 'drainTimeoutMs',
+    value: 'SECONDS',
+    shape: seconds,
+    help: `when stdin ends, what the editor already sent is still served and\nanswered for at most SECONDS (default ${defaultDrainTimeoutMs / 1000}); then running turns are\ncancelled and what is left is answered -32603`,
+  },
+  '--env': { field: 'envSettings', value: 'NAME[=VALUE]', repeat: 'append', help: 'pass a host variable (NAME) or set one (NAME=VALUE) for the agent' },
+  '--inherit-env': { field: 'inheritEnv', help: "give the agent this process's whole environment" },
+  '--inspect': {
+    field: 'inspect',
+    value: 'URL',
+    shape: matching(/^wss?:\/\/\S+$/u, 'a ws:// or wss:// address', "the inspector's WebSocket address (say ws://127.0.0.1:8080)"),
+    help: 'send every actor to the XState inspector at this WebSocket\naddress (say ws://127.0.0.1:8080); secrets redacted',
+  },
+} satisfies FlagTable<AgentFlagValues>;
+
+/** `--otel`, of `warden acp` and `warden serve`. */
+export const otelHelp = "export OpenTelemetry traces and metrics over OTLP/HTTP (on as\nwell when OTEL_EXPORTER_OTLP_ENDPOINT is set; OpenTelemetry's\nOTEL_* variables apply; the SDK is an optional install:\ndocs/observability.md)";
+
+/** The shared options with `--env` split into the variables set and those passed from the host. */
+export function settledAgentFlags<T extends AgentFlagValues>(values: T): Omit<T, 'envSettings'> & Pick<AgentCommandOptions, 'env' | 'passthrough'> {
+  const { envSettings, ...rest } = values;
+  const env: Record<string, string | undefined> = {};
+  const passthrough: string[] = [];
+  for (const setting of envSettings) {
+    const at = setting.indexOf('=');
+    if (at < 0) passthrough.push(setting);
+    else env[setting.slice(0, at)] = setting.slice(at + 1);
+  }
+  return { ...rest, env, passthrough };
 }
 
 /**
@@ -119,18 +150,6 @@ export function agentOptionsOf(parsed: AgentCommandOptions): AgentOptions {
   };
 }
 
-/** `--lease SECONDS`: at least 0.1, whole milliseconds. */
-function leaseSeconds(text: string): number {
-  const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value) || !(value * 1000 >= 100) || !Number.isInteger(value * 1000)) throw new ArgumentError(`--lease expects a number of seconds of at least 0.1 (whole milliseconds), got ${JSON.stringify(text)}`);
-  return value;
-}
-
-function advertiseUrl(text: string): string {
-  if (!/^wss?:\/\/[^/\s]+/u.test(text)) throw new ArgumentError(`--advertise expects the ws://HOST:PORT/acp address other hosts reach this one at, got ${JSON.stringify(text)}`);
-  return text;
-}
-
 /**
  * The PostgreSQL journal's options from `--lease` and `--advertise`; refused (naming the fix)
  * with a store that is not PostgreSQL, where they would mean nothing.
@@ -139,13 +158,6 @@ export function postgresOptionsOf(values: Pick<AgentCommandOptions, 'store' | 'l
   const given = values.lease !== undefined ? '--lease' : values.advertise !== undefined ? '--advertise' : undefined;
   if (given && !isPostgresUrl(values.store ?? '')) throw new ArgumentError(`${given} applies to a PostgreSQL store only: add --store postgres://USER@HOST:PORT/DB, or leave ${given} out`);
   return { ...(values.lease !== undefined ? { lease: values.lease } : {}), ...(values.advertise !== undefined ? { advertise: values.advertise } : {}) };
-}
-
-/** `--hang-after SECONDS`: a positive number, or 0 (off). */
-function secondsOrOff(flag: string, text: string): number {
-  const value = Number(text);
-  if (text.trim() === '' || !(value >= 0) || !Number.isFinite(value)) throw new ArgumentError(`${flag} expects a number of seconds (0 turns the watchdog off), got ${JSON.stringify(text)}`);
-  return value;
 }
 
 /** The host's log: its listener, and the closing of its file (if any). */

@@ -1,7 +1,8 @@
 /**
  * Command-line arguments of the `warden` commands: `--flag value`, `--flag=value`, bare
- * switches, and the value formats several commands share. A problem is an `ArgumentError`
- * whose message names the flag, what it expects, and what it got.
+ * switches (the walk flag-table.ts parses with), and the number formats that flag-shapes.ts and
+ * bench/ build on. A problem is an `ArgumentError` whose message names the flag, what it
+ * expects, and what it got.
  */
 
 /** A problem with the command line; the message says what to do instead. */
@@ -45,33 +46,9 @@ export function positiveNumber(flag: string, text: string): number {
   return value;
 }
 
-/** `SECONDS`, or `0` for never (`--idle-timeout 0`), in ms. A bad value names the flag. */
-export function secondsOrNever(flag: string, text: string): number {
-  return text === '0' ? 0 : positiveNumber(flag, text) * 1000;
-}
-
-/** `--keepalive SECONDS` (of `warden serve` and of the bridge): ms between pings, at least 1; `0`: none. */
-export function keepaliveMs(text: string): number {
-  const ms = secondsOrNever('--keepalive', text);
-  return ms === 0 ? 0 : Math.max(1, Math.round(ms));
-}
-
-/** A whole number ≥ 0 (`--load-limit 50`); `what` says what it counts. */
-export function wholeNumber(flag: string, text: string, what: string): number {
-  const value = Number(text);
-  if (text.trim() === '' || !Number.isSafeInteger(value) || value < 0) throw new ArgumentError(`${flag} expects a whole number ≥ 0 (${what}), got ${JSON.stringify(text)}`);
-  return value;
-}
-
 /** `N/SECONDS` (`--restart-intensity 3/60`): at most N restarts in SECONDS, as `{ intensity, period }` in ms. */
 export function restartIntensity(flag: string, text: string): { intensity: number; period: number } {
   const match = /^(\d+)\/(\d+(?:\.\d+)?)$/.exec(text);
   if (!match || Number(match[2]) <= 0) throw new ArgumentError(`${flag} expects N/SECONDS (say 3/60: at most 3 restarts in 60 s), got ${JSON.stringify(text)}`);
   return { intensity: Number(match[1]), period: Number(match[2]) * 1000 };
-}
-
-/** One of `choices` (`--log-level warn`). */
-export function oneOf<T extends string>(flag: string, text: string, choices: readonly T[]): T {
-  if (!(choices as readonly string[]).includes(text)) throw new ArgumentError(`${flag} expects one of ${choices.join(', ')}, got ${JSON.stringify(text)}`);
-  return text as T;
 }

@@ -6,7 +6,9 @@
  * again from the journal (`session/resume`), so the run goes on.
  */
 import { createHost, type HostSessionHandle } from '../runtime/host.js';
-import { ArgumentError, positiveNumber, readFlags, restartIntensity } from './arguments.js';
+import { ArgumentError, positiveNumber } from './arguments.js';
+import { positive, restartLimit, seconds } from './flag-shapes.js';
+import { argumentProblem, helpRow, optionRows, parseFlags, type FlagTable, type Shape } from './flag-table.js';
 import { isAlive } from './process-alive.js';
 import { seededRandom } from '../journal/seeded-random.js';
 import { allowOnce } from '../acp/permission-choice.js';
@@ -50,69 +52,70 @@ export interface ChaosReport {
 /** `warden chaos`'s defaults: quicker than `warden acp`'s, so that a run of seconds sees hangs caught and restarts. */
 const chaosDefaults: { readonly rate: number; readonly durationMs: number; readonly hangAfterMs: number; readonly restart: { readonly intensity: number; readonly period: number } } = Object.freeze({ rate: 0.5, durationMs: 20_000, hangAfterMs: 1000, restart: Object.freeze({ intensity: 5, period: 10_000 }) });
 
+const allFaults: readonly ChaosFault[] = ['kill', 'hang', 'garbage'];
+
+/** `--faults kill,hang`: a comma-separated list of faults, at least one. */
+const faultList: Shape<ChaosFault[]> = {
+  accepts: `a comma-separated list of ${allFaults.join(', ')}`,
+  read(flag, text) {
+    const list = text.split(',').map((entry) => entry.trim()).filter(Boolean);
+    const unknown = list.filter((entry) => !allFaults.includes(entry as ChaosFault));
+    if (unknown.length > 0 || list.length === 0) throw new ArgumentError(`${flag} takes a comma-separated list of ${allFaults.join(', ')}; got ${JSON.stringify(list.join(','))}`);
+    return list as ChaosFault[];
+  },
+};
+
+/** `--env NAME=VALUE`: a variable set for the agent (chaos passes none from the host). */
+const envAssignment: Shape<readonly [string, string]> = {
+  accepts: 'NAME=VALUE',
+  read(flag, text) {
+    const at = text.indexOf('=');
+    if (at < 1) throw new ArgumentError(`${flag} expects NAME=VALUE, got ${JSON.stringify(text)}`);
+    return [text.slice(0, at), text.slice(at + 1)] as const;
+  },
+};
+
+/** The flags of `warden chaos` as its table fills them. */
+type ChaosFlagValues = Omit<ChaosOptions, 'agent' | 'env'> & { agent: string | undefined; env: Array<readonly [string, string]> };
+
+/** The flags of `warden chaos`. */
+export const chaosFlags: FlagTable<ChaosFlagValues> = {
+  '--agent': { field: 'agent', value: 'NAME', help: 'any agent warden acp takes (demo runs the demo agent as a subprocess)' },
+  '--agent-command': { field: 'agentCommand', value: 'PATH', help: "the agent's executable" },
+  '--env': { field: 'env', value: 'NAME=VALUE', shape: envAssignment, repeat: 'append', help: 'set a variable for the agent (repeatable)' },
+  '--faults': { field: 'faults', value: 'LIST', shape: faultList, default: allFaults, help: 'comma-separated: kill, hang, garbage (default: all three)' },
+  '--rate': { field: 'rate', value: 'R', shape: positive, default: chaosDefaults.rate, help: `faults per second (default ${chaosDefaults.rate})` },
+  '--duration': { field: 'durationMs', value: 'SECONDS', shape: seconds, default: chaosDefaults.durationMs, help: `how long to run (default ${chaosDefaults.durationMs / 1000})` },
+  '--hang-after': { field: 'hangAfterMs', value: 'SECONDS', shape: seconds, default: chaosDefaults.hangAfterMs, help: `the watchdog's patience, which catches hangs (default ${chaosDefaults.hangAfterMs / 1000})` },
+  '--restart-intensity': { field: 'restart', value: 'N/SECONDS', shape: restartLimit, default: chaosDefaults.restart, help: `restarts allowed per session (default ${chaosDefaults.restart.intensity}/${chaosDefaults.restart.period / 1000})` },
+  '--seed': { field: 'seed', value: 'N', shape: { accepts: 'a number > 0, rounded down', read: (flag, text) => Math.floor(positiveNumber(flag, text)) }, default: () => Math.floor(Math.random() * 2 ** 31), help: "the fault schedule's seed (default: random, printed)" },
+  '--json': { field: 'json', help: 'print the report as JSON' },
+};
+
 /** `warden chaos --help`. */
 export const chaosUsage = `Usage: warden chaos --agent NAME [options]
 
 Drives NAME through prompts while injecting faults, then prints recovery figures.
 
 Options:
-  --agent NAME                  any agent warden acp takes (demo runs the demo agent as a subprocess)
-  --agent-command PATH          the agent's executable
-  --env NAME=VALUE              set a variable for the agent (repeatable)
-  --faults LIST                 comma-separated: kill, hang, garbage (default: all three)
-  --rate R                      faults per second (default ${chaosDefaults.rate})
-  --duration SECONDS            how long to run (default ${chaosDefaults.durationMs / 1000})
-  --hang-after SECONDS          the watchdog's patience, which catches hangs (default ${chaosDefaults.hangAfterMs / 1000})
-  --restart-intensity N/SECONDS restarts allowed per session (default ${chaosDefaults.restart.intensity}/${chaosDefaults.restart.period / 1000})
-  --seed N                      the fault schedule's seed (default: random, printed)
-  --json                        print the report as JSON
-  -h, --help                    this help
+${optionRows(chaosFlags, 30, { extra: [helpRow()] })}
 
 Exit status: 0 when every prompt settled and no process was left, 1 otherwise, 2 on a usage
 error or an agent that is not installed.`;
 
-const allFaults: readonly ChaosFault[] = ['kill', 'hang', 'garbage'];
-
 /** Parses `warden chaos` arguments; a problem is a message that names it and the fix. */
 export function parseChaosArgs(args: readonly string[]): ChaosOptions | { error: string } | { help: true } {
-  let agent: string | undefined;
-  let agentCommand: string | undefined;
-  const env: Record<string, string | undefined> = {};
-  let faults: ChaosFault[] = [...allFaults];
-  let { rate, durationMs, hangAfterMs } = chaosDefaults;
-  let restart: { intensity: number; period: number } = chaosDefaults.restart;
-  let json = false;
-  let seed = Math.floor(Math.random() * 2 ** 31);
+  let values: ChaosFlagValues;
   try {
-    const help = readFlags(args, {
-      '--agent': (value) => (agent = value()),
-      '--agent-command': (value) => (agentCommand = value()),
-      '--env': (value) => {
-        const setting = value();
-        const at = setting.indexOf('=');
-        if (at < 1) throw new ArgumentError(`--env expects NAME=VALUE, got ${JSON.stringify(setting)}`);
-        env[setting.slice(0, at)] = setting.slice(at + 1);
-      },
-      '--faults': (value) => {
-        const list = value().split(',').map((entry) => entry.trim()).filter(Boolean);
-        const unknown = list.filter((entry) => !allFaults.includes(entry as ChaosFault));
-        if (unknown.length > 0 || list.length === 0) throw new ArgumentError(`--faults takes a comma-separated list of ${allFaults.join(', ')}; got ${JSON.stringify(list.join(','))}`);
-        faults = list as ChaosFault[];
-      },
-      '--rate': (value) => (rate = positiveNumber('--rate', value())),
-      '--duration': (value) => (durationMs = positiveNumber('--duration', value()) * 1000),
-      '--hang-after': (value) => (hangAfterMs = positiveNumber('--hang-after', value()) * 1000),
-      '--restart-intensity': (value) => (restart = restartIntensity('--restart-intensity', value())),
-      '--seed': (value) => (seed = Math.floor(positiveNumber('--seed', value()))),
-      '--json': () => (json = true),
-    }, 'Run "warden chaos --help" for the options.');
-    if (help) return { help: true };
+    const parsed = parseFlags(chaosFlags, args, 'Run "warden chaos --help" for the options.');
+    if (parsed === 'help') return { help: true };
+    values = parsed;
   } catch (error) {
-    if (error instanceof ArgumentError) return { error: `warden chaos: ${error.message}` };
-    throw error;
+    return argumentProblem('warden chaos', error);
   }
+  const { agent, env, ...rest } = values;
   if (!agent) return { error: 'warden chaos: --agent is required (say --agent demo). Run "warden chaos --help" for the options.' };
-  return { agent, agentCommand, env, faults, rate, durationMs, hangAfterMs, restart, json, seed };
+  return { ...rest, agent, env: Object.fromEntries(env) };
 }
 
 const garbageLines = ['this is not JSON', '{"jsonrpc":"2.0","id":', '\u0000\u0001\u0002 binary noise', '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":42}}', '[1,2,3]', '{"id":"nobody-asked","result":{}}'];

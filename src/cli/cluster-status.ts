@@ -7,7 +7,20 @@ import pg from 'pg';
 import { clusterHosts, type ClusterHost } from '../cluster/membership.js';
 import { postgresCodeOf, postgresProblem } from '../journal/postgres-problem.js';
 import { isPostgresUrl, redactedUrl } from '../journal/store-url.js';
-import { ArgumentError, readFlags } from './arguments.js';
+import { ArgumentError } from './arguments.js';
+import { helpRow, optionRows, parseFlags, type FlagTable } from './flag-table.js';
+
+/** The flags of `warden cluster status` as its table fills them. */
+interface ClusterFlagValues {
+  store: string | undefined;
+  json: boolean;
+}
+
+/** The flags of `warden cluster status`. */
+export const clusterFlags: FlagTable<ClusterFlagValues> = {
+  '--store': { field: 'store', value: 'URL', help: 'the cluster\'s PostgreSQL (the --store of its warden serve hosts)' },
+  '--json': { field: 'json', help: 'print {"hosts": [...]} as JSON (the same state as the table)' },
+};
 
 /** `warden cluster --help`. */
 export const clusterUsage = `Usage: warden cluster status --store postgres://USER@HOST:PORT/DB [--json]
@@ -17,9 +30,7 @@ address it advertises, state (live, draining, gone; "expired" when its lease ran
 ago its last heartbeat was, how much of its lease is left, and the sessions it owns.
 
 Options:
-  --store URL   the cluster's PostgreSQL (the --store of its warden serve hosts)
-  --json        print {"hosts": [...]} as JSON (the same state as the table)
-  -h, --help    this help`;
+${optionRows(clusterFlags, 14, { extra: [helpRow()] })}`;
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 
@@ -64,11 +75,12 @@ export async function runCluster(args: readonly string[], write: (text: string) 
   let json = false;
   let client: pg.Client;
   try {
-    const help = readFlags(rest, { '--store': (value) => (store = value()), '--json': () => (json = true) }, 'See warden cluster --help.');
-    if (help) {
+    const parsed = parseFlags(clusterFlags, rest, 'See warden cluster --help.');
+    if (parsed === 'help') {
       problem(`${clusterUsage}\n`);
       return 0;
     }
+    ({ store, json } = parsed);
     if (store === undefined) throw new ArgumentError('--store postgres://… is required: the PostgreSQL database the hosts share. See warden cluster --help.');
     if (!isPostgresUrl(store)) throw new ArgumentError(`--store ${JSON.stringify(store)} is not a cluster: only a PostgreSQL store (--store postgres://USER@HOST:PORT/DB) is shared by several hosts; a SQLite file has one host, see warden sessions for it.`);
     client = clientOf(store);

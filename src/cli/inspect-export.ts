@@ -10,7 +10,44 @@ import { allCharts, chartNamed, chartNames } from '../inspect/chart-catalog.js';
 import { toMermaid } from '../inspect/chart-mermaid.js';
 import { chartStates, type Chart } from '../inspect/chart-model.js';
 import { chartSvg } from '../inspect/chart-svg.js';
-import { ArgumentError, oneOf, readFlags } from './arguments.js';
+import { ArgumentError } from './arguments.js';
+import { choice } from './flag-shapes.js';
+import { parseFlags, helpRow, optionRows, type FlagTable } from './flag-table.js';
+
+type Format = 'mermaid' | 'json' | 'svg';
+
+interface ExportOptions {
+  readonly format: Format;
+  readonly machine: string | undefined;
+  readonly out: string | undefined;
+  readonly state: string | undefined;
+}
+
+const hint = 'See warden inspect --help.';
+
+/** The flags of `warden inspect --export`. */
+export const inspectExportFlags: FlagTable<Omit<ExportOptions, 'format'> & { format: Format | undefined }> = {
+  '--export': {
+    field: 'format',
+    value: 'FORMAT',
+    shape: choice(['mermaid', 'json', 'svg'] as const),
+    help: 'mermaid (stateDiagram-v2), json (format acp-warden.chart/1) or svg\n(the chart as a graph: states as boxes, nested ones inside their\nparent, transitions as labelled arrows; laid out here, no browser)',
+  },
+  '--machine': { field: 'machine', value: 'NAME', help: `only this chart; one of: ${chartNames().join(', ')}` },
+  '--state': { field: 'state', value: 'PATH', help: 'svg with --machine: draw the chart in this state (its path, such as\nprompting or recovering.next), highlighted as the current one' },
+  '--out': {
+    field: 'out',
+    value: 'DIR',
+    shape: {
+      accepts: 'a directory',
+      read(flag, text) {
+        if (text.length === 0) throw new ArgumentError(`${flag} expects a directory. ${hint}`);
+        return text;
+      },
+    },
+    help: 'write NAME.mmd, NAME.json or NAME.svg into DIR (created if missing), one\nper chart, and print the paths written; without it the charts go to\nstdout (Mermaid: one diagram after another, a blank line between them;\nJSON: the chart with --machine, else an array of every chart; SVG:\nneeds --machine, one document)',
+  },
+};
 
 /** The usage text of `warden inspect --export`. */
 export const inspectExportUsage = `Usage: warden inspect --export mermaid|json|svg [--machine NAME] [--state PATH] [--out DIR]
@@ -20,18 +57,7 @@ pending request, the supervisor, the connection, the ACP agent server and client
 Code and Codex session adapters, the Codex lister and the demo agent.
 
 Options:
-  --export FORMAT    mermaid (stateDiagram-v2), json (format acp-warden.chart/1) or svg
-                     (the chart as a graph: states as boxes, nested ones inside their
-                     parent, transitions as labelled arrows; laid out here, no browser)
-  --machine NAME     only this chart; one of: ${chartNames().join(', ')}
-  --state PATH       svg with --machine: draw the chart in this state (its path, such as
-                     prompting or recovering.next), highlighted as the current one
-  --out DIR          write NAME.mmd, NAME.json or NAME.svg into DIR (created if missing), one
-                     per chart, and print the paths written; without it the charts go to
-                     stdout (Mermaid: one diagram after another, a blank line between them;
-                     JSON: the chart with --machine, else an array of every chart; SVG:
-                     needs --machine, one document)
-  -h, --help         show this help
+${optionRows(inspectExportFlags, 19, { extra: [helpRow('show this help')] })}
 
 Exit status: 0 written, 1 a file could not be written, 2 a bad command line.`;
 
@@ -45,15 +71,6 @@ const processIo: InspectExportIo = {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
 };
-
-type Format = 'mermaid' | 'json' | 'svg';
-
-interface ExportOptions {
-  readonly format: Format;
-  readonly machine: string | undefined;
-  readonly out: string | undefined;
-  readonly state: string | undefined;
-}
 
 const EXTENSION: Readonly<Record<Format, string>> = { mermaid: 'mmd', json: 'json', svg: 'svg' };
 
@@ -115,27 +132,9 @@ export async function runInspectExport(args: readonly string[], io: InspectExpor
 }
 
 function parseExportArgs(args: readonly string[]): ExportOptions | 'help' {
-  let format: Format | undefined;
-  let machine: string | undefined;
-  let out: string | undefined;
-  let state: string | undefined;
-  const hint = 'See warden inspect --help.';
-  const help = readFlags(args, {
-    '--export': (value) => {
-      format = oneOf('--export', value(), ['mermaid', 'json', 'svg'] as const);
-    },
-    '--machine': (value) => {
-      machine = value();
-    },
-    '--state': (value) => {
-      state = value();
-    },
-    '--out': (value) => {
-      out = value();
-      if (out.length === 0) throw new ArgumentError(`--out expects a directory. ${hint}`);
-    },
-  }, hint);
-  if (help) return 'help';
+  const parsed = parseFlags(inspectExportFlags, args, hint);
+  if (parsed === 'help') return 'help';
+  const { format, machine, out, state } = parsed;
   if (format === undefined) throw new ArgumentError(`--export mermaid|json|svg is required to export charts. ${hint}`);
   if (machine !== undefined && !chartNamed(machine)) {
     throw new ArgumentError(`unknown machine ${JSON.stringify(machine)}; the machines are ${chartNames().join(', ')}`);

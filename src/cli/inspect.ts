@@ -9,11 +9,27 @@ import { sessionMachine } from '../session/session-machine.js';
 import { portChart, supervisorChart } from '../inspect/chart-catalog.js';
 import { createLiveViewModel } from '../inspect/live-view-model.js';
 import { serveLiveView } from '../inspect/live-view-server.js';
-import { ArgumentError, readFlags } from './arguments.js';
-import { runInspectExport } from './inspect-export.js';
+import { ArgumentError } from './arguments.js';
+import { argumentProblem, helpRow, optionRows, parseFlags, type FlagTable, type Shape } from './flag-table.js';
+import { inspectExportFlags, runInspectExport } from './inspect-export.js';
 
 /** The port `warden inspect` listens on without `--port`. */
 export const DEFAULT_INSPECT_PORT = 8080;
+
+/** `--port N`: 0 to 65535. */
+const portNumber: Shape<number> = {
+  accepts: 'a port number from 0 to 65535 (0: any free one)',
+  read(flag, text) {
+    const number = Number(text);
+    if (!/^\d+$/u.test(text) || number > 65_535) throw new ArgumentError(`${flag} expects a port number from 0 to 65535 (0: any free port), got ${JSON.stringify(text)}`);
+    return number;
+  },
+};
+
+/** The flags of `warden inspect` (the live view; `--export` and its flags: inspect-export.ts). */
+export const inspectFlags: FlagTable<{ port: number }> = {
+  '--port': { field: 'port', value: 'N', shape: portNumber, default: DEFAULT_INSPECT_PORT, help: `the port on 127.0.0.1 (default ${DEFAULT_INSPECT_PORT}; 0 picks a free one)` },
+};
 
 /** `warden inspect --help`. */
 export const inspectUsage = `Usage: warden inspect [--port N]
@@ -30,9 +46,8 @@ elsewhere. Runs until Ctrl-C (SIGINT) or SIGTERM.
 With --export, writes the state charts instead (see warden inspect --export --help).
 
 Options:
-  --port N        the port on 127.0.0.1 (default ${DEFAULT_INSPECT_PORT}; 0 picks a free one)
-  --export FORMAT the state chart export: mermaid, json or svg
-  -h, --help      this help
+${optionRows(inspectFlags, 16)}
+${optionRows(inspectExportFlags, 16, { only: ['--export'], overrides: { '--export': 'the state chart export: mermaid, json or svg' }, extra: [helpRow()] })}
 
 Exit status: 0 when stopped by a signal, 2 on a usage error or a port already in use.`;
 
@@ -40,22 +55,12 @@ const shortUsage = 'Run "warden inspect --help" for the options.';
 
 /** Parses `warden inspect` arguments (not `--export`). */
 export function parseInspectArgs(args: readonly string[]): { port: number } | { help: true } | { error: string } {
-  let port = DEFAULT_INSPECT_PORT;
   try {
-    const help = readFlags(args, {
-      '--port': (value) => {
-        const text = value();
-        const number = Number(text);
-        if (!/^\d+$/u.test(text) || number > 65_535) throw new ArgumentError(`--port expects a port number from 0 to 65535 (0: any free port), got ${JSON.stringify(text)}`);
-        port = number;
-      },
-    }, shortUsage);
-    if (help) return { help: true };
+    const parsed = parseFlags(inspectFlags, args, shortUsage);
+    return parsed === 'help' ? { help: true } : parsed;
   } catch (error) {
-    if (error instanceof ArgumentError) return { error: `warden inspect: ${error.message}` };
-    throw error;
+    return argumentProblem('warden inspect', error);
   }
-  return { port };
 }
 
 /** What `runInspect` writes to and waits for; the process's by default (tests give their own). */

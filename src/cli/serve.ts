@@ -17,9 +17,9 @@ import { listenDaemon, type DaemonListener } from '../serve/daemon-listener.js';
 import { defaultListen, parseListenAddress, type ListenAddress } from '../serve/listen-address.js';
 import { defaultServeSettings, type ServeSettings, type UnattendedMode } from '../serve/serve-settings.js';
 import { defaultTokenPath, readOrCreateToken } from '../serve/token-file.js';
-import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
-import { agentFlagDefaults, agentFlagHandlers, agentOptionsOf, eventLog, postgresOptionsOf, type AgentCommandOptions, type EventLog } from './agent-flags.js';
-import { ArgumentError, keepaliveMs, oneOf, positiveNumber, readFlags, secondsOrNever, wholeNumber } from './arguments.js';
+import { agentFlags, agentNames, agentOptionsOf, eventLog, otelHelp, postgresOptionsOf, settledAgentFlags, type AgentCommandOptions, type AgentFlagValues, type EventLog } from './agent-flags.js';
+import { choice, keepaliveSeconds, matching, seconds, secondsOrNever, whole } from './flag-shapes.js';
+import { argumentProblem, helpRow, optionRows, parseFlags, type FlagTable } from './flag-table.js';
 import { defaultKeepaliveIntervalMs } from '../jsonrpc/websocket-keepalive.js';
 import { telemetrySettings } from '../telemetry/telemetry-settings.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
@@ -39,6 +39,87 @@ export interface ServeCommandOptions extends AgentCommandOptions {
   readonly otel: boolean;
 }
 
+/** The agent of the daemon's sessions that name none, without `--agent`. */
+const defaultServeAgent = 'demo';
+
+/** The flags of `warden serve` as its table fills them. */
+export type ServeFlagValues = AgentFlagValues & {
+  listen: string;
+  tokenFile: string | undefined;
+  allowOrigins: string[];
+  idleTimeoutMs: number;
+  unattended: UnattendedMode;
+  unattendedTimeoutMs: number;
+  loadLimit: number;
+  pingIntervalMs: number;
+  otel: boolean;
+};
+
+/** The flags of `warden serve`: its own, and the agent options with the help it shows for them. */
+export const serveFlags: FlagTable<ServeFlagValues> = {
+  '--listen': {
+    field: 'listen',
+    value: 'ADDRESS',
+    default: defaultListen,
+    help: `127.0.0.1:PORT (default ${defaultListen}), [::1]:PORT, localhost:PORT,\nunix:PATH; any other address (0.0.0.0:PORT, HOST:PORT) serves\nthe network in plain text: put TLS in front (docs/serve.md)`,
+  },
+  '--token-file': { field: 'tokenFile', value: 'PATH', help: `the bearer token's file, created (0600, random) when missing;\ndefault ${defaultTokenPath()}` },
+  '--allow-origin': {
+    field: 'allowOrigins',
+    value: 'ORIGIN',
+    repeat: 'append',
+    shape: matching(/^(?:null|[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/\s]+\/?)$/u, 'scheme://host[:port], or null', 'an origin as a browser sends it (scheme://host[:port], say https://editor.example)'),
+    help: 'a browser origin allowed to connect (repeatable); requests\nwith any other Origin header are refused 403',
+  },
+  '--agent': { ...agentFlags['--agent'], default: defaultServeAgent, help: `the agent of sessions that do not choose one (default ${defaultServeAgent}):\n${agentNames}` },
+  '--idle-timeout': {
+    field: 'idleTimeoutMs',
+    value: 'SECONDS',
+    shape: secondsOrNever,
+    default: defaultServeSettings.idleTimeoutMs,
+    help: `a session's agent is stopped after this long without any\nconnection (default ${defaultServeSettings.idleTimeoutMs / 1000}; 0: never; takes effect with detached sessions)`,
+  },
+  '--unattended': {
+    field: 'unattended',
+    value: 'wait|deny',
+    shape: choice(['wait', 'deny'] as const),
+    default: defaultServeSettings.unattended,
+    help: 'a permission request with no controller attached waits for one,\nor is rejected at once (default wait; takes effect with detached sessions)',
+  },
+  '--unattended-timeout': { field: 'unattendedTimeoutMs', value: 'SECONDS', shape: seconds, default: defaultServeSettings.unattendedTimeoutMs, help: `with wait, answered cancelled after this long (default ${defaultServeSettings.unattendedTimeoutMs / 1000})` },
+  '--keepalive': {
+    field: 'pingIntervalMs',
+    value: 'SECONDS',
+    shape: keepaliveSeconds,
+    default: defaultKeepaliveIntervalMs,
+    help: `ping every client this often; one silent for two intervals in a\nrow (a half-open connection) is closed (default ${defaultKeepaliveIntervalMs / 1000}; 0: never)`,
+  },
+  '--drain-timeout': { ...agentFlags['--drain-timeout'], help: `on SIGTERM/SIGINT, how long running turns may finish (default ${defaultServeSettings.drainTimeoutMs / 1000})` },
+  '--agent-command': agentFlags['--agent-command'],
+  '--cwd': { ...agentFlags['--cwd'], help: 'run from DIR' },
+  '--store': { ...agentFlags['--store'], help: `the session journal (SQLite file, :memory:, or\na postgres://USER@HOST:PORT/DB URL, shared by hosts);\ndefault ${defaultJournalPath()}` },
+  '--lease': agentFlags['--lease'],
+  '--advertise': agentFlags['--advertise'],
+  '--load-limit': {
+    field: 'loadLimit',
+    value: 'N',
+    shape: whole('sessions this host owns before new ones go to other hosts'),
+    default: defaultServeSettings.loadLimit,
+    help: `a PostgreSQL store: sessions this host owns before a new one\ngoes to the least-loaded live host, if less loaded than this\none (default ${defaultServeSettings.loadLimit}; 0: whenever one is)`,
+  },
+  '--log-file': { ...agentFlags['--log-file'], help: 'the log (JSON lines, level info) instead of stderr (pretty, warn)' },
+  '--log-level': { ...agentFlags['--log-level'], help: 'debug, info, warn or error' },
+  '--log-format': { ...agentFlags['--log-format'], help: 'json or pretty' },
+  '--restart-intensity': agentFlags['--restart-intensity'],
+  '--hang-after': { ...agentFlags['--hang-after'], help: `the hang watchdog's limit (default ${defaultHangAfter.idleMs / 1000}; 0 turns it off)` },
+  '--tool-hang-after': { ...agentFlags['--tool-hang-after'], help: `the silence allowed while a tool call runs (default ${defaultHangAfter.toolIdleMs / 1000})` },
+  '--max-line-mib': { ...agentFlags['--max-line-mib'], help: `the longest message frame read, in MiB (default ${defaultStdioMaxLineBytes / (1024 * 1024)})` },
+  '--env': agentFlags['--env'],
+  '--inherit-env': agentFlags['--inherit-env'],
+  '--inspect': { ...agentFlags['--inspect'], help: 'send every actor to the XState inspector at this address' },
+  '--otel': { field: 'otel', help: otelHelp },
+};
+
 /** `warden serve --help`. */
 export const serveUsage = `Usage: warden serve [--listen ADDRESS] [--agent NAME] [options]
 
@@ -47,50 +128,7 @@ text frame. Every connection sends "Authorization: Bearer <token>" (the token fi
 editors keep their stdio configuration with "warden acp --connect URL" or "--daemon".
 
 Options:
-  --listen ADDRESS              127.0.0.1:PORT (default ${defaultListen}), [::1]:PORT, localhost:PORT,
-                                unix:PATH; any other address (0.0.0.0:PORT, HOST:PORT) serves
-                                the network in plain text: put TLS in front (docs/serve.md)
-  --token-file PATH             the bearer token's file, created (0600, random) when missing;
-                                default ${defaultTokenPath()}
-  --allow-origin ORIGIN         a browser origin allowed to connect (repeatable); requests
-                                with any other Origin header are refused 403
-  --agent NAME                  the agent of sessions that do not choose one (default demo):
-                                claude, codex, gemini, opencode, claude-acp, codex-acp, demo,
-                                or acp:<command line>
-  --idle-timeout SECONDS        a session's agent is stopped after this long without any
-                                connection (default ${defaultServeSettings.idleTimeoutMs / 1000}; 0: never; takes effect with detached sessions)
-  --unattended wait|deny        a permission request with no controller attached waits for one,
-                                or is rejected at once (default wait; takes effect with detached sessions)
-  --unattended-timeout SECONDS  with wait, answered cancelled after this long (default ${defaultServeSettings.unattendedTimeoutMs / 1000})
-  --keepalive SECONDS           ping every client this often; one silent for two intervals in a
-                                row (a half-open connection) is closed (default ${defaultKeepaliveIntervalMs / 1000}; 0: never)
-  --drain-timeout SECONDS       on SIGTERM/SIGINT, how long running turns may finish (default ${defaultServeSettings.drainTimeoutMs / 1000})
-  --agent-command PATH          the agent's executable (instead of PATH / CLAUDE_CODE_EXECUTABLE / CODEX_PATH)
-  --cwd DIR                     run from DIR
-  --store PATH                  the session journal (SQLite file, :memory:, or
-                                a postgres://USER@HOST:PORT/DB URL, shared by hosts);
-                                default ${defaultJournalPath()}
-  --lease SECONDS               a PostgreSQL store: how long this host's sessions stay
-                                its own after its last heartbeat (default 12)
-  --advertise ws://HOST:PORT/acp  a PostgreSQL store: where other hosts reach this one
-  --load-limit N                a PostgreSQL store: sessions this host owns before a new one
-                                goes to the least-loaded live host, if less loaded than this
-                                one (default ${defaultServeSettings.loadLimit}; 0: whenever one is)
-  --log-file PATH               the log (JSON lines, level info) instead of stderr (pretty, warn)
-  --log-level LEVEL             debug, info, warn or error
-  --log-format FORMAT           json or pretty
-  --restart-intensity N/SECONDS at most N restarts of an agent process in SECONDS (default ${agentRestartDefaults.intensity}/${agentRestartDefaults.period / 1000})
-  --hang-after SECONDS          the hang watchdog's limit (default ${defaultHangAfter.idleMs / 1000}; 0 turns it off)
-  --tool-hang-after SECONDS     the silence allowed while a tool call runs (default ${defaultHangAfter.toolIdleMs / 1000})
-  --max-line-mib N              the longest message frame read, in MiB (default ${defaultStdioMaxLineBytes / (1024 * 1024)})
-  --env NAME[=VALUE]            pass a host variable (NAME) or set one (NAME=VALUE) for the agent
-  --inherit-env                 give the agent this process's whole environment
-  --inspect URL                 send every actor to the XState inspector at this address
-  --otel                        export OpenTelemetry traces and metrics over OTLP/HTTP (on as
-                                well when OTEL_EXPORTER_OTLP_ENDPOINT is set; OpenTelemetry's
-                                OTEL_* variables apply; the SDK is an optional install:
-                                docs/observability.md)
-  -h, --help                    this help
+${optionRows(serveFlags, 30, { extra: [helpRow()] })}
 
 SIGTERM or SIGINT: stops accepting connections, lets running turns finish for at most
 --drain-timeout, then stops every agent and exits 0. With --advertise (a cluster on a
@@ -104,43 +142,21 @@ const shortUsage = 'Run "warden serve --help" for the options.';
 
 /** Parses `warden serve` arguments; a problem is a message that names it and the fix. */
 export function parseServeArgs(args: readonly string[]): ServeCommandOptions | { error: string } | { help: true } {
-  const values = agentFlagDefaults();
-  let listen = defaultListen;
-  let tokenFile: string | undefined;
-  const allowOrigins: string[] = [];
-  let idleTimeoutMs = defaultServeSettings.idleTimeoutMs;
-  let unattended: UnattendedMode = defaultServeSettings.unattended;
-  let unattendedTimeoutMs = defaultServeSettings.unattendedTimeoutMs;
-  let loadLimit = defaultServeSettings.loadLimit;
-  let pingIntervalMs = defaultKeepaliveIntervalMs;
-  let otel = false;
+  let values: ServeFlagValues;
   let address: ListenAddress;
   try {
-    const help = readFlags(args, {
-      ...agentFlagHandlers(values),
-      '--listen': (value) => (listen = value()),
-      '--token-file': (value) => (tokenFile = value()),
-      '--allow-origin': (value) => {
-        const origin = value();
-        if (origin !== 'null' && !/^[a-z][a-z0-9+.-]*:\/\/[^/\s]+\/?$/i.test(origin)) throw new ArgumentError(`--allow-origin expects an origin as a browser sends it (scheme://host[:port], say https://editor.example), got ${JSON.stringify(origin)}`);
-        allowOrigins.push(origin);
-      },
-      '--idle-timeout': (value) => (idleTimeoutMs = secondsOrNever('--idle-timeout', value())),
-      '--unattended': (value) => (unattended = oneOf('--unattended', value(), ['wait', 'deny'] as const)),
-      '--keepalive': (value) => (pingIntervalMs = keepaliveMs(value())),
-      '--unattended-timeout': (value) => (unattendedTimeoutMs = positiveNumber('--unattended-timeout', value()) * 1000),
-      '--load-limit': (value) => (loadLimit = wholeNumber('--load-limit', value(), 'sessions this host owns before new ones go to other hosts')),
-      '--otel': () => (otel = true),
-    }, shortUsage);
-    if (help) return { help: true };
+    const parsed = parseFlags(serveFlags, args, shortUsage);
+    if (parsed === 'help') return { help: true };
+    values = parsed;
     postgresOptionsOf(values);
-    address = parseListenAddress(listen);
+    address = parseListenAddress(values.listen);
   } catch (error) {
-    if (error instanceof ArgumentError || error instanceof TypeError) return { error: `warden serve: ${error.message}` };
-    throw error;
+    if (error instanceof TypeError) return { error: `warden serve: ${error.message}` };
+    return argumentProblem('warden serve', error);
   }
+  const { listen: _listen, tokenFile, idleTimeoutMs, unattended, unattendedTimeoutMs, loadLimit, ...rest } = values;
   const settings: ServeSettings = { idleTimeoutMs, unattended, unattendedTimeoutMs, drainTimeoutMs: values.drainTimeoutMs ?? defaultServeSettings.drainTimeoutMs, loadLimit };
-  return { ...values, agent: values.agent ?? 'demo', listen: address, tokenFile: tokenFile ?? defaultTokenPath(), allowOrigins, settings, pingIntervalMs, otel };
+  return { ...settledAgentFlags(rest), agent: values.agent ?? defaultServeAgent, listen: address, tokenFile: tokenFile ?? defaultTokenPath(), settings };
 }
 
 /** Runs the daemon until SIGTERM or SIGINT; resolves with the exit status. */

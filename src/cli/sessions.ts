@@ -7,7 +7,24 @@ import { defaultListen } from '../serve/listen-address.js';
 import { callDaemon, DaemonCallError, daemonUrl } from '../serve/daemon-call.js';
 import { defaultTokenPath, readToken } from '../serve/token-file.js';
 import type { HubSessionInfo } from '../serve/connection-hub.js';
-import { ArgumentError, readFlags } from './arguments.js';
+import { ArgumentError } from './arguments.js';
+import { helpRow, optionRows, parseFlags, type FlagTable } from './flag-table.js';
+
+/** The flags of `warden sessions` as its table fills them. */
+interface SessionsFlagValues {
+  connect: string;
+  tokenFile: string;
+  json: boolean;
+  close: string | undefined;
+}
+
+/** The flags of `warden sessions`. */
+export const sessionsFlags: FlagTable<SessionsFlagValues> = {
+  '--connect': { field: 'connect', value: 'URL', default: `ws://${defaultListen}/acp`, help: `the daemon: ws://HOST:PORT/acp or unix:PATH (default ws://${defaultListen}/acp)` },
+  '--token-file': { field: 'tokenFile', value: 'PATH', default: defaultTokenPath, help: `the daemon's token (default ${defaultTokenPath()})` },
+  '--json': { field: 'json', help: 'print {"sessions": [...]} as JSON' },
+  '--close': { field: 'close', value: 'ID', help: 'close session ID on the daemon (its agent stops; the journal keeps it)' },
+};
 
 /** `warden sessions --help`. */
 export const sessionsUsage = `Usage: warden sessions [--connect URL] [--token-file PATH] [--json] [--close ID]
@@ -17,34 +34,23 @@ observer, and the last seq each was sent), last activity. Sessions only in the j
 as "stored" (the first attach restores them).
 
 Options:
-  --connect URL        the daemon: ws://HOST:PORT/acp or unix:PATH (default ws://${defaultListen}/acp)
-  --token-file PATH    the daemon's token (default ${defaultTokenPath()})
-  --json               print {"sessions": [...]} as JSON
-  --close ID           close session ID on the daemon (its agent stops; the journal keeps it)
-  -h, --help           this help`;
+${optionRows(sessionsFlags, 21, { extra: [helpRow()] })}`;
 
 /** Runs `warden sessions`; resolves with the exit status. */
 export async function runSessions(args: readonly string[], write: (text: string) => void): Promise<number> {
-  let connect = `ws://${defaultListen}/acp`;
-  let tokenFile = defaultTokenPath();
-  let json = false;
-  let close: string | undefined;
+  let parsed: SessionsFlagValues | 'help';
   try {
-    const help = readFlags(args, {
-      '--connect': (value) => (connect = value()),
-      '--token-file': (value) => (tokenFile = value()),
-      '--json': () => (json = true),
-      '--close': (value) => (close = value()),
-    }, 'See warden sessions --help.');
-    if (help) {
-      process.stderr.write(`${sessionsUsage}\n`);
-      return 0;
-    }
+    parsed = parseFlags(sessionsFlags, args, 'See warden sessions --help.');
   } catch (error) {
     if (!(error instanceof ArgumentError)) throw error;
     process.stderr.write(`warden sessions: ${error.message}\n`);
     return 2;
   }
+  if (parsed === 'help') {
+    process.stderr.write(`${sessionsUsage}\n`);
+    return 0;
+  }
+  const { connect, tokenFile, json, close } = parsed;
   let token: string | undefined;
   try {
     token = await readToken(tokenFile);

@@ -1,43 +1,22 @@
 /**
- * Generates docs/reference/cli.md from what the `warden` commands print for `--help`.
- *
- * The command line has no single table of flags: src/cli/main.ts has one table of commands
- * (each with its usage text), and each command reads its own flags (src/cli/arguments.ts
- * `readFlags` with a handler per flag, src/cli/agent-flags.ts for the agent options). What a
- * user is told is that usage text, so the reference is made of it: the command list from
- * `warden --help`, then each command's `--help`, run through the real CLI.
+ * Generates docs/reference/cli.md from the command line's tables: the command list
+ * (src/cli/commands.ts), each command's usage as `--help` renders it from its flag table, and
+ * each flag as the parser reads it from the same table (src/cli/flag-table.ts): its value's
+ * shape, its default and the settings field it fills.
  *
  * `npm run docs:cli` rewrites the page; spec/docs/cli-reference.spec.ts fails when the committed
- * page differs from what the commands print now.
+ * page differs from what the tables give now, or from what the built `warden` prints for `--help`.
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { commands, topUsage, type CommandForm } from '../../../src/cli/commands.js';
 
 const repo = fileURLToPath(new URL('../../..', import.meta.url));
 /** The page this generator owns. */
 export const cliReferencePath = join(repo, 'docs', 'reference', 'cli.md');
-
-/**
- * How the CLI is started: the build (`dist/cli/main.js`, what the specs run) or the sources
- * through tsx (what `npm run docs:cli` runs, so that it needs no build).
- */
-export type CliEntry = 'dist' | 'src';
-
-/** Help pages whose text depends on more than the command name. */
-const extraHelp: ReadonlyArray<readonly string[]> = [['inspect', '--export', '--help']];
-
-/** Runs `warden ARGS` and returns what it printed (help goes to stderr); throws on a status other than 0. */
-function warden(entry: CliEntry, args: readonly string[]): string {
-  const command = entry === 'dist' ? [join(repo, 'dist', 'cli', 'main.js')] : ['--import', 'tsx', join(repo, 'src', 'cli', 'main.ts')];
-  // Defaults that name the user's home show as `~` (the token file, the journal): the page is the
-  // same on every machine.
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: '~', NO_COLOR: '1' };
-  const result = spawnSync(process.execPath, [...command, ...args], { cwd: repo, env, encoding: 'utf8', timeout: 60_000 });
-  if (result.status !== 0) throw new Error(`warden ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
-  return `${result.stdout}${result.stderr}`.trimEnd();
-}
 
 /** The command names `warden --help` lists under "Commands:" (each once, in its order). */
 export function commandNames(topHelp: string): string[] {
@@ -46,42 +25,97 @@ export function commandNames(topHelp: string): string[] {
   return [...new Set(names)];
 }
 
+/**
+ * Defaults that name the user's home show as `~` (the token file, the journal), those under
+ * `XDG_STATE_HOME` as under `~/.local/state`: the page is the same on every machine.
+ */
+function portable(text: string): string {
+  const state = process.env.XDG_STATE_HOME;
+  const moved = state?.startsWith('/') ? text.replaceAll(state, '~/.local/state') : text;
+  return moved.replaceAll(homedir(), '~');
+}
+
 function fenced(text: string): string {
-  return `\`\`\`text\n${text}\n\`\`\``;
+  return `\`\`\`text\n${portable(text)}\n\`\`\``;
+}
+
+/** A table cell: pipes escaped, line breaks as spaces. */
+function cell(text: string): string {
+  return text.replace(/\s*\n\s*/gu, ' ').replaceAll('|', '\\|');
+}
+
+/** A form's flags as a table: what the parser reads for each. */
+function flagTable(form: CommandForm): string {
+  const rows = Object.entries(form.flags).map(([name, flag]) => {
+    const value = flag.value === undefined ? '—' : `\`${cell(flag.value)}\``;
+    const shape = flag.value === undefined ? (flag.repeat === 'forward' ? 'switch, handed on as given' : 'switch: `true` when given') : flag.repeat === 'forward' ? 'text, handed on as given' : (flag.shape?.accepts ?? 'text');
+    const repeat = flag.repeat === undefined ? '' : 'repeatable; ';
+    const fallback = flag.repeat ? '`[]`' : flag.default === undefined ? (flag.value === undefined ? '`false`' : '—') : typeof flag.default === 'function' ? 'computed when parsed' : `\`${portable(JSON.stringify(flag.default))}\``;
+    return `| \`${name}\` | ${value} | ${repeat}${cell(shape)} | ${fallback} | \`${flag.field}\` |`;
+  });
+  return [`Flags of \`${form.line}\`, as the parser reads them:`, '', '| Flag | Value | Accepts | Default | Settings field |', '| --- | --- | --- | --- | --- |', ...rows].join('\n');
 }
 
 /** The page's markdown. */
-export function generateCliReference(entry: CliEntry): string {
-  const top = warden(entry, ['--help']);
-  const names = commandNames(top);
+export async function generateCliReference(): Promise<string> {
+  const names = commandNames(topUsage);
   const sections: string[] = [];
   for (const name of names) {
-    sections.push(`## \`warden ${name}\`\n\n${fenced(warden(entry, [name, '--help']))}`);
-    for (const args of extraHelp.filter((extra) => extra[0] === name)) {
-      sections.push(`### \`warden ${args.join(' ')}\`\n\n${fenced(warden(entry, args))}`);
+    const command = commands[name];
+    if (!command) throw new Error(`warden --help lists ${name}, which src/cli/commands.ts does not have`);
+    const usage = typeof command.usage === 'string' ? command.usage : await command.usage();
+    const forms = await command.forms();
+    sections.push(`## \`warden ${name}\`\n\n${fenced(usage)}`);
+    for (const form of forms) {
+      if (form.help) sections.push(`### \`warden ${form.help.args.join(' ')}\`\n\n${fenced(form.help.text)}`);
+      if (Object.keys(form.flags).length > 0) sections.push(flagTable(form));
     }
   }
   return [
     '# Command-line reference',
     '',
-    '<!-- Generated by `npm run docs:cli` from each command\'s `--help`: do not edit by hand. -->',
+    '<!-- Generated by `npm run docs:cli` from the flag tables of src/cli: do not edit by hand. -->',
     '',
-    'What `warden <command> --help` prints, for every command (help goes to stderr). Defaults under the',
-    'home directory show as `~`. The guide to these commands, with what each option does in detail,',
-    'is [the command line](../cli.md); exit statuses and error answers are in [errors.md](errors.md).',
+    'What `warden <command> --help` prints, for every command (help goes to stderr), and each',
+    'command\'s flags as its parser reads them from the same table: the value it accepts, the default',
+    'and the settings field it fills (durations in ms, sizes in bytes; a default of — leaves the field',
+    'unset, and the default the help names applies). Defaults under the home directory show as `~`.',
+    'The guide to these commands, with what each option does in detail, is',
+    '[the command line](../cli.md); exit statuses and error answers are in [errors.md](errors.md).',
     '',
     `Commands: ${names.map((name) => `[\`${name}\`](#warden-${name})`).join(', ')}.`,
     '',
     '## `warden --help`',
     '',
-    fenced(top),
+    fenced(topUsage),
     '',
     sections.join('\n\n'),
     '',
   ].join('\n');
 }
 
+/** Every help page the reference shows: the arguments that print it. */
+export async function helpPages(): Promise<string[][]> {
+  const pages = [['--help']];
+  for (const name of commandNames(topUsage)) {
+    pages.push([name, '--help']);
+    for (const form of (await commands[name]?.forms()) ?? []) if (form.help) pages.push([...form.help.args]);
+  }
+  return pages;
+}
+
+/**
+ * What the built `warden` (dist/cli/main.js) prints for `warden ARGS` (help goes to stderr),
+ * run with the home directory as `~`; throws on a status other than 0.
+ */
+export function printedHelp(args: readonly string[]): string {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: '~', NO_COLOR: '1' };
+  const result = spawnSync(process.execPath, [join(repo, 'dist', 'cli', 'main.js'), ...args], { cwd: repo, env, encoding: 'utf8', timeout: 60_000 });
+  if (result.status !== 0) throw new Error(`warden ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
+  return `${result.stdout}${result.stderr}`.trimEnd();
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  writeFileSync(cliReferencePath, generateCliReference('src'));
+  writeFileSync(cliReferencePath, await generateCliReference());
   process.stdout.write(`wrote ${cliReferencePath}\n`);
 }
