@@ -26,8 +26,8 @@ export interface ConnectionAgentInput {
   readonly peer: string | undefined;
 }
 
-/** What a connection agent receives: its client's events (and, served by no agent server, the hub's outputs for its client). */
-export type ConnectionAgentEvent = AgentHandlerEvent | { readonly type: 'hub.output'; readonly output: AgentHandlerOutput } | { readonly type: `xstate.${string}` };
+/** What a connection agent receives: its client's events (the hub's outputs for its client go down its server's line). */
+export type ConnectionAgentEvent = AgentHandlerEvent | { readonly type: `xstate.${string}` };
 
 type ConnectionSnapshot = Snapshot<undefined> & { readonly context: { readonly connectionId: string } };
 type Scope = ActorScope<ConnectionSnapshot, ConnectionAgentEvent, ActorSystem<any>, AgentHandlerOutput>;
@@ -57,19 +57,14 @@ export const connectionAgentLogic = {
   },
   start(_snapshot: ConnectionSnapshot, scope: Scope): void {
     const input = inputs.get(scope.self) as ConnectionAgentInput;
-    const self = scope.self;
-    // Served by something other than an agent server (no line): the hub's outputs come through this agent's emit.
-    const deliver = outputLineOf(self) ?? ((output: AgentHandlerOutput) => self.send({ type: 'hub.output', output }));
+    const deliver = outputLineOf(scope.self);
+    if (!deliver) throw new Error('A connection agent runs as the handler of an agent server (agentServerLogic), whose line takes what the hub says to its client: serve it with one.');
     // The agent server closes this gate while its transport is backed up: the hub's cursors for this connection then pause.
     input.hub.send({ type: 'hub.connect', connectionId: input.connectionId, deliver, gate: deliveryGateOf(scope.system), peer: input.peer } satisfies HubEvent);
   },
   transition(snapshot: ConnectionSnapshot, event: ConnectionAgentEvent, scope: Scope): ConnectionSnapshot {
     if (snapshot.status !== 'active') return snapshot;
     const input = inputs.get(scope.self) as ConnectionAgentInput;
-    if (event.type === 'hub.output') {
-      scope.emit((event as { output: AgentHandlerOutput }).output);
-      return snapshot;
-    }
     if (event.type === 'xstate.stop') {
       input.hub.send({ type: 'hub.disconnect', connectionId: input.connectionId } satisfies HubEvent);
       return { ...snapshot, status: 'stopped' } as ConnectionSnapshot;
