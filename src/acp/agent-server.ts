@@ -28,10 +28,10 @@ import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { shutdownInReverse } from '../supervision/commands.js';
 import { AGENT_METHODS } from '../protocol/methods.js';
 import { type AgentHandlerOutput } from '../protocol/native-agent.js';
-import { type AgentServerInput, type AgentServerSnapshot, type AgentServerEvent, type Scope, type Live, lives, backedUpGate, defaultCancelGraceMs, guarded, summary, withSummary } from './server-live.js';
+import { type AgentServerInput, type AgentServerSnapshot, type AgentServerEvent, type Scope, type Live, lives, livesByHandler, backedUpGate, defaultCancelGraceMs, guarded, summary, withSummary } from './server-live.js';
 import { drainCancelGraceMs, startDraining, scheduleDrainTimeout, drainGaveUp, checkDrained } from './server-draining.js';
 import { methodTable } from './request-gate.js';
-import { onHandlerOutput, failAllPending, stopBare } from './server-answers.js';
+import { handOutput, failAllPending, stopBare } from './server-answers.js';
 import { onRequest, serveHeld, onNotification, onCancelRequested, cancelTurns } from './editor-requests.js';
 
 export { advertisesFork } from './capability-gate.js';
@@ -73,12 +73,13 @@ export const agentServerLogic = gracefulShutdown({
       serveHeld: () => serveHeld(live),
     };
     lives.set(scope.self, live);
+    livesByHandler.set(handler, live);
     return { status: 'active', output: undefined, error: undefined, value: 'awaitingInitialize', context: summary(live) };
   },
   start(_snapshot: AgentServerSnapshot, scope: Scope): void {
     const live = lives.get(scope.self) as Live;
     live.subscriptions.push(
-      live.handler.on('*', (event: AgentHandlerOutput) => guarded(live, () => onHandlerOutput(live, event))),
+      live.handler.on('*', (event: AgentHandlerOutput) => handOutput(live, event)),
       live.connection.on('rpc.request', (event: Extract<ConnectionEmitted, { type: 'rpc.request' }>) =>
         guarded(live, () => onRequest(live, event.id, event.method, (event.params ?? {}) as Record<string, unknown>), event.id)),
       live.connection.on('rpc.notification', (event: Extract<ConnectionEmitted, { type: 'rpc.notification' }>) => onNotification(live, event.method, event.params)),

@@ -14,7 +14,7 @@ import { AGENT_METHODS, agentRequests, CLIENT_METHODS, UNSTABLE_AGENT_METHODS, u
 import { schemaOf } from './schemas.js';
 import { clientAllows } from './capability-gate.js';
 import { handlerEventTypes, type AgentEventContext, type AgentHandlerEvent, type AgentHandlerOutput, type NativeAgent } from '../protocol/native-agent.js';
-import { type PendingRequest, type Live, SEQ_META_KEY, defaultCancelGraceMs, sync } from './server-live.js';
+import { type PendingRequest, type Live, SEQ_META_KEY, defaultCancelGraceMs, guarded, livesByHandler, sync } from './server-live.js';
 import { startDraining, checkDrained } from './server-draining.js';
 import { gateUpdate, withoutUnsupportedOptions } from './update-gate.js';
 
@@ -105,6 +105,24 @@ export function bareOf(live: Live, key: string): BareTurns | undefined {
   const candidates = request?.sessionId ? [live.sessions.get(request.sessionId)] : live.sessions.values();
   for (const session of candidates) if (session?.bare?.holds(key)) return session.bare;
   return undefined;
+}
+
+/** What the handler says, taken as its listener takes it: a fault in the handling stays here (`guarded`). */
+export function handOutput(live: Live, event: AgentHandlerOutput): void {
+  guarded(live, () => onHandlerOutput(live, event));
+}
+
+/**
+ * A line straight to the server's handling of its handler's outputs (the handler's listener's
+ * work, as a call), for a handler whose outputs another actor makes: a hub's connection agent,
+ * whose answers, updates and agent requests the hub delivers from its cursor for the
+ * connection. So neither the hub's mailbox nor the handler's is on an update's way to the
+ * editor. Callable from any actor's step, as that listener is; `undefined`: `handler` is no
+ * server's handler.
+ */
+export function outputLineOf(handler: AnyActorRef): ((output: AgentHandlerOutput) => void) | undefined {
+  const live = livesByHandler.get(handler);
+  return live && ((output) => handOutput(live, output));
 }
 
 export function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {

@@ -129,6 +129,9 @@ export interface Live {
 
 export const lives = new WeakMap<AnyActorRef, Live>();
 
+/** Each server's live record by its handler's actor (server-answers.ts `outputLineOf`). */
+export const livesByHandler = new WeakMap<AnyActorRef, Live>();
+
 /**
  * The `_meta` key of a `session/update`'s params that carries the journal sequence number of
  * what it stands for: increasing in a session's order, the same live and in a replay

@@ -46,7 +46,7 @@ export interface HubRouting {
 
 /** What a {@link Forwarding} serves: one client connection. */
 export interface ForwardingInput {
-  /** Sends an output to the client (the hub's `hub.output` to its connection agent). */
+  /** Hands an output to the client (the hub's line to the connection's agent server). */
   readonly deliver: (output: AgentHandlerOutput) => void;
   /** The connection's delivery gate: while it is closed (the client's transport backed up), the links are not read. */
   readonly gate: ReadGate;

@@ -1,17 +1,21 @@
 /**
  * One connection's handler on a hub (connection-hub.ts): the native agent an agent server
  * serves to one WebSocket client (or any transport), standing for the hub's shared host agent.
- * It forwards what its client sends to the hub, tagged with its connection id, and emits what
- * the hub sends it (answers, updates from its cursors, the agent's requests), so the agent
+ * It forwards what its client sends to the hub, tagged with its connection id, so the agent
  * server keeps the protocol rules per connection (initialize, gating, request ids,
  * backpressure) while the sessions live in the hub. A session's prompts and cancels take its
- * line instead ({@link connectionSessionRoute}): the hub routes them at once. Stopping it (the connection closed) only
- * detaches the connection: its sessions go on.
+ * line instead ({@link connectionSessionRoute}): the hub routes them at once. What the hub says
+ * to the client (answers, updates from its cursors, the agent's requests) goes down the
+ * server's own line for its handler's outputs (acp/server-answers.ts `outputLineOf`), which
+ * this agent hands the hub when it connects: neither this agent nor the hub's mailbox is on an
+ * update's way to the client. Stopping it (the connection closed) only detaches the
+ * connection: its sessions go on.
  */
 import type { ActorLogic, ActorScope, ActorSystem, AnyActorRef, Snapshot } from 'xstate';
 import type { AgentHandlerEvent, AgentHandlerOutput, SessionRoute } from '../protocol/native-agent.js';
 import { routeClientEvent } from './connection-hub.js';
 import { deliveryGateOf } from '../session/subscriber.js';
+import { outputLineOf } from '../acp/server-answers.js';
 import type { HubEvent } from './hub-events.js';
 
 /** What a connection agent runs on. */
@@ -22,8 +26,8 @@ export interface ConnectionAgentInput {
   readonly peer: string | undefined;
 }
 
-/** What the hub sends a connection agent: an output for its client. */
-export type ConnectionAgentEvent = AgentHandlerEvent | { readonly type: 'hub.output'; readonly output: AgentHandlerOutput } | { readonly type: `xstate.${string}` };
+/** What a connection agent receives: its client's events (the hub's outputs for its client go down its server's line). */
+export type ConnectionAgentEvent = AgentHandlerEvent | { readonly type: `xstate.${string}` };
 
 type ConnectionSnapshot = Snapshot<undefined> & { readonly context: { readonly connectionId: string } };
 type Scope = ActorScope<ConnectionSnapshot, ConnectionAgentEvent, ActorSystem<any>, AgentHandlerOutput>;
@@ -53,16 +57,14 @@ export const connectionAgentLogic = {
   },
   start(_snapshot: ConnectionSnapshot, scope: Scope): void {
     const input = inputs.get(scope.self) as ConnectionAgentInput;
+    const deliver = outputLineOf(scope.self);
+    if (!deliver) throw new Error('A connection agent runs as the handler of an agent server (agentServerLogic), whose line takes what the hub says to its client: serve it with one.');
     // The agent server closes this gate while its transport is backed up: the hub's cursors for this connection then pause.
-    input.hub.send({ type: 'hub.connect', connectionId: input.connectionId, ref: scope.self, gate: deliveryGateOf(scope.system), peer: input.peer } satisfies HubEvent);
+    input.hub.send({ type: 'hub.connect', connectionId: input.connectionId, deliver, gate: deliveryGateOf(scope.system), peer: input.peer } satisfies HubEvent);
   },
   transition(snapshot: ConnectionSnapshot, event: ConnectionAgentEvent, scope: Scope): ConnectionSnapshot {
     if (snapshot.status !== 'active') return snapshot;
     const input = inputs.get(scope.self) as ConnectionAgentInput;
-    if (event.type === 'hub.output') {
-      scope.emit((event as { output: AgentHandlerOutput }).output);
-      return snapshot;
-    }
     if (event.type === 'xstate.stop') {
       input.hub.send({ type: 'hub.disconnect', connectionId: input.connectionId } satisfies HubEvent);
       return { ...snapshot, status: 'stopped' } as ConnectionSnapshot;

@@ -45,8 +45,8 @@ export function attachAndReplay(live: HubLive, connection: HubConnection, attach
   connection.subscriber.replay(sessionId, {
     after,
     // The history first, then the answer, then the live stream.
-    done: () => connection.ref.send({ type: 'hub.output', output: answer }),
-    failed: (error) => connection.ref.send({ type: 'hub.output', output: { type: 'acp.error', requestId, error: RpcError.internalError(`the journal could not be read: ${(error as Error)?.message ?? String(error)}`, { sessionId }).toErrorObject() } }),
+    done: () => connection.deliver(answer),
+    failed: (error) => connection.deliver({ type: 'acp.error', requestId, error: RpcError.internalError(`the journal could not be read: ${(error as Error)?.message ?? String(error)}`, { sessionId }).toErrorObject() }),
   });
 }
 
@@ -59,7 +59,7 @@ export function toOwner(live: HubLive, routing: HubRouting, connectionId: string
   const settle = (location: SessionLocation | undefined) => {
     const connection = live.connections.get(connectionId);
     if (!connection) return; // gone meanwhile: nothing to answer
-    if (location?.kind !== 'remote') return connection.ref.send({ type: 'hub.output', output: refusal });
+    if (location?.kind !== 'remote') return connection.deliver(refusal);
     forward(connection, location);
   };
   routing.locate(sessionId).then(

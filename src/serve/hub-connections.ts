@@ -2,7 +2,7 @@
  * A hub's connections coming and going: each with its subscriber (a cursor per session it
  * attached, paused by its own delivery gate); one that goes leaves its sessions running.
  */
-import type { AnyActorRef } from 'xstate';
+import type { AgentHandlerOutput } from '../protocol/native-agent.js';
 import type { ReadGate } from '../port/read-gate.js';
 import type { JournalRecord } from '../journal/journal.js';
 import { settleJournal } from '../host/host-agent.js';
@@ -16,15 +16,15 @@ import { route } from './hub-client-calls.js';
 import { armIdle } from './hub-idle.js';
 
 export function connect(live: HubLive, event: Extract<HubEvent, { type: 'hub.connect' }>): void {
-  const { connectionId, ref, gate, peer } = event;
-  const connection: HubConnection = { id: connectionId, ref, peer, subscriber: subscriberFor(live, connectionId, ref, gate), gate, context: undefined, forwarding: undefined };
+  const { connectionId, deliver, gate, peer } = event;
+  const connection: HubConnection = { id: connectionId, deliver, peer, subscriber: subscriberFor(live, connectionId, deliver, gate), gate, context: undefined, forwarding: undefined };
   live.connections.set(connectionId, connection);
 }
 
-export function subscriberFor(live: HubLive, connectionId: string, ref: AnyActorRef, gate: ReadGate): Subscriber {
+export function subscriberFor(live: HubLive, connectionId: string, deliver: (output: AgentHandlerOutput) => void, gate: ReadGate): Subscriber {
   const self = live.scope.self;
   return new Subscriber({
-    write: (output) => ref.send({ type: 'hub.output', output }),
+    write: deliver,
     ...journalReads(live.journal),
     gate,
     later: (run) => laterInHub(live, run),

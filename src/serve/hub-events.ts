@@ -1,11 +1,13 @@
 /** What a connection hub receives (connection-hub.ts). */
-import type { AnyActorRef } from 'xstate';
-import type { AgentHandlerEvent } from '../protocol/native-agent.js';
+import type { AgentHandlerEvent, AgentHandlerOutput } from '../protocol/native-agent.js';
 import type { ReadGate } from '../port/read-gate.js';
 
 export type HubEvent =
-  /** A connection's agent started: the hub serves its client from now on (`gate`: its delivery gate). */
-  | { readonly type: 'hub.connect'; readonly connectionId: string; readonly ref: AnyActorRef; readonly gate: ReadGate; readonly peer: string | undefined }
+  /**
+   * A connection's agent started: the hub serves its client from now on (`deliver`: the line to
+   * its agent server's handling of outputs; `gate`: its delivery gate).
+   */
+  | { readonly type: 'hub.connect'; readonly connectionId: string; readonly deliver: (output: AgentHandlerOutput) => void; readonly gate: ReadGate; readonly peer: string | undefined }
   /** The connection closed: its sessions go on without it. */
   | { readonly type: 'hub.disconnect'; readonly connectionId: string }
   /** What the connection's client sent (through its agent server). */

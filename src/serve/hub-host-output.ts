@@ -42,7 +42,7 @@ export function onHostOutput(live: HubLive, output: AgentHandlerOutput): void {
       const sessionId = (output.params as { sessionId?: unknown } | undefined)?.sessionId;
       const session = typeof sessionId === 'string' ? live.sessions.get(sessionId) : undefined;
       const to = session ? attached(session.roles) : [...live.connections.keys()];
-      for (const id of to) live.connections.get(id)?.ref.send({ type: 'hub.output', output });
+      for (const id of to) live.connections.get(id)?.deliver(output);
       return;
     }
     case 'session.turnJournaled':
@@ -90,9 +90,9 @@ export function onHostAnswer(live: HubLive, output: Extract<AgentHandlerOutput, 
   }
   if (request.kind === 'new' && output.type === 'acp.respond') {
     const sessionId = opened;
-    if (typeof sessionId !== 'string') return void connection.ref.send({ type: 'hub.output', output: out });
+    if (typeof sessionId !== 'string') return void connection.deliver(out);
     attachConnection(live, connection, sessionId);
-    connection.ref.send({ type: 'hub.output', output: out });
+    connection.deliver(out);
     // What the agent said before its answer reached here (commands, modes) is in the journal.
     connection.subscriber.replay(sessionId, { after: 0, withPrompts: false, done: () => undefined, failed: () => undefined });
     return;

@@ -4,7 +4,7 @@
  * helpers every part of it uses (answers to a connection, the keys of requests, the way to the host agent).
  */
 import type { ActorScope, ActorSystem, AnyActorRef, Snapshot, Subscription } from 'xstate';
-import type { AgentEventContext, AgentHandlerEvent, AgentRequestEvent, NativeAgent } from '../protocol/native-agent.js';
+import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent } from '../protocol/native-agent.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { ReadGate } from '../port/read-gate.js';
 import { type HostJournal, type HostStore } from '../journal/host-journal.js';
@@ -69,7 +69,12 @@ export const defaultIdleTimeoutMs = 30 * 60 * 1000;
 
 export interface HubConnection {
   readonly id: string;
-  readonly ref: AnyActorRef;
+  /**
+   * Hands an output to the connection's client: a call into its agent server's handling (in
+   * this step: no mailbox between the hub and the client's server), so every output for it
+   * goes this one way, in the order the hub hands them.
+   */
+  readonly deliver: (output: AgentHandlerOutput) => void;
   readonly peer: string | undefined;
   readonly subscriber: Subscriber;
   /** Its delivery gate (closed while its transport is backed up). */
@@ -185,14 +190,14 @@ export function answer(live: HubLive, connection: HubConnection, requestId: stri
 }
 
 export function refuse(live: HubLive, connection: HubConnection, requestId: string, error: RpcError): void {
-  connection.ref.send({ type: 'hub.output', output: { type: 'acp.error', requestId, error: error.toErrorObject() } });
+  connection.deliver({ type: 'acp.error', requestId, error: error.toErrorObject() });
 }
 
 export function answerInitialize(live: HubLive, connectionId: string, requestId: string): void {
   const connection = live.connections.get(connectionId);
   const done = live.initialize;
   if (!connection || !done) return;
-  connection.ref.send({ type: 'hub.output', output: 'error' in done ? { type: 'acp.error', requestId, error: done.error as never } : { type: 'acp.respond', requestId, result: done.result } });
+  connection.deliver('error' in done ? { type: 'acp.error', requestId, error: done.error as never } : { type: 'acp.respond', requestId, result: done.result });
 }
 
 /**
@@ -222,7 +227,7 @@ export function sessionRecord(live: HubLive, sessionId: string): HubSession {
 
 /** The connection's forwarding, made at its first session served on another host. */
 export function forwardingOf(routing: HubRouting, connection: HubConnection): Forwarding {
-  return (connection.forwarding ??= routing.forwarding({ deliver: (output) => connection.ref.send({ type: 'hub.output', output }), gate: connection.gate }));
+  return (connection.forwarding ??= routing.forwarding({ deliver: connection.deliver, gate: connection.gate }));
 }
 
 /** Whether a `session/new` was placed here by another host ({@link PLACED_META_KEY}), and the request without the mark. */
