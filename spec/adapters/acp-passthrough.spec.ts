@@ -15,6 +15,7 @@ import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { createAcpPassthrough, type AcpPassthroughOptions } from '../../src/adapters/acp-passthrough.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
+import { createHost } from '../../src/index.js';
 import { processesWhere, waitUntil } from '../support/processes.js';
 import { driveAgent, eventContext, resultOf, type Driver } from './native-driver.js';
 import type { NativeAgent } from '../../src/protocol/native-agent.js';
@@ -236,6 +237,41 @@ describe('native ACP agents, passed through under supervision', function () {
       expect(route.send(promptEvent(sessionId, 'hello', 'r-4'))).to.equal(true);
       expect(resultOf(await driver.answer('r-4'))).to.deep.equal({ stopReason: 'end_turn' });
       expect((driver.actor.getSnapshot() as { context: { inFlight: number } }).context.inFlight).to.equal(0);
+    });
+  });
+
+  describe("through a host, whose session machine sends each prompt down the passthrough's line", () => {
+    it('permission, files, a cancel, and a crash mid-prompt then the next prompt on the re-attached session: as through the machine', async function () {
+      this.timeout(60_000);
+      const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-passthru-')));
+      const asked: string[] = [];
+      const host = createHost({
+        store: ':memory:',
+        permission: (request) => {
+          asked.push(request.toolCall.toolCallId);
+          return { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_once')?.optionId as string };
+        },
+      });
+      running.push({ stop: () => void host.stop(), dir });
+      const session = await host.newSession({ cwd: dir, agent: `acp:${process.execPath} ${sdkAgent} --state-dir ${dir}` });
+      expect(await session.prompt('permission').result).to.deep.include({ stopReason: 'end_turn' });
+      expect(asked).to.have.length(1);
+      expect(await session.prompt('fs').result).to.deep.include({ stopReason: 'end_turn' });
+      expect(existsSync(join(dir, 'notes.txt'))).to.equal(true);
+      // `slow` ticks until it is cancelled: the first tick seen, the editor cancels.
+      const slow = session.prompt('slow');
+      for await (const _update of slow) break;
+      slow.cancel();
+      expect(await slow.result).to.deep.include({ stopReason: 'cancelled' });
+      const died = await session.prompt('die').result.catch((error: unknown) => error);
+      expect(died).to.be.instanceOf(RpcError);
+      expect(((died as RpcError).data as { reason: string }).reason).to.equal('agent_crashed');
+      const next = session.prompt('hello');
+      let chunks = 0;
+      for await (const update of next) if (update.sessionUpdate === 'agent_message_chunk') chunks += 1;
+      expect(await next.result).to.deep.include({ stopReason: 'end_turn' });
+      expect(chunks).to.equal(3);
+      await host.stop();
     });
   });
 
