@@ -15,8 +15,10 @@ import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { createAcpPassthrough, type AcpPassthroughOptions } from '../../src/adapters/acp-passthrough.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
+import { createHost } from '../../src/index.js';
 import { processesWhere, waitUntil } from '../support/processes.js';
-import { driveAgent, resultOf, type Driver } from './native-driver.js';
+import { driveAgent, eventContext, resultOf, type Driver } from './native-driver.js';
+import type { NativeAgent } from '../../src/protocol/native-agent.js';
 
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
 const running: Array<{ stop(): void; dir: string }> = [];
@@ -199,6 +201,77 @@ describe('native ACP agents, passed through under supervision', function () {
       expect(resultOf(await turn(driver, 'long-1', 'hello'))).to.deep.equal({ stopReason: 'end_turn' });
       const late = driver.outputs.slice(answered).filter((output) => output.type === 'acp.update' && /^line /u.test(textOf((output as { update: SessionUpdate }).update)));
       expect(late).to.deep.equal([]);
+    });
+  });
+
+  describe("the host's line to a session (routeSession)", () => {
+    const promptEvent = (sessionId: string, text: string, requestId: string) => ({ type: 'session.prompt' as const, requestId, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text }] }, context: eventContext });
+
+    it("a prompt goes straight to the agent while it is ready, answered as the machine answers (its updates first); a crash under it fails it naming the crash; while the agent recovers the line declines and the machine serves the prompt once the session is re-attached", async () => {
+      const options = { name: 'sdk-agent', executable: process.execPath, restart: { backoff: { minDelay: 50, maxDelay: 200 } } };
+      const { driver, sessionId, dir } = await drive();
+      const route = (createAcpPassthrough({ ...options, args: [sdkAgent, '--state-dir', dir] }).routeSession as NonNullable<NativeAgent['routeSession']>)(driver.actor, sessionId);
+      // Only its own session's prompts: a setting, a cancel, another session's prompt go to the agent as before.
+      expect(route.send({ type: 'session.cancel', sessionId, requestId: '', context: eventContext })).to.equal(false);
+      expect(route.send({ ...promptEvent('another', 'hello', 'r-other') })).to.equal(false);
+
+      expect(route.send(promptEvent(sessionId, 'hello', 'r-1'))).to.equal(true);
+      expect(resultOf(await driver.answer('r-1'))).to.deep.equal({ stopReason: 'end_turn' });
+      const answered = driver.outputs.findIndex((output) => output.type === 'acp.respond' && output.requestId === 'r-1');
+      expect(driver.outputs.slice(0, answered).filter((output) => output.type === 'acp.update' && output.update.sessionUpdate === 'agent_message_chunk')).to.have.length(3);
+
+      // Told while the machine enters recovering (its outputs come after its new state): the line declines, the host sends it to the agent.
+      let declined: boolean | undefined;
+      driver.actor.on('session.restarting', () => {
+        declined ??= !route.send(promptEvent(sessionId, 'hello', 'r-3'));
+        if (declined) driver.actor.send(promptEvent(sessionId, 'hello', 'r-3'));
+      });
+      expect(route.send(promptEvent(sessionId, 'die', 'r-2'))).to.equal(true);
+      const died = await driver.answer('r-2');
+      expect(died.type).to.equal('acp.error');
+      expect((died as { error: { data: { reason: string } } }).error.data.reason).to.equal('agent_crashed');
+      expect(resultOf(await driver.answer('r-3'))).to.deep.equal({ stopReason: 'end_turn' });
+      expect(declined).to.equal(true);
+      expect(driver.lifecycle(sessionId).map((output) => output.type)).to.deep.equal(['session.restarting', 'session.recovered']);
+      // Ready again: straight to the restarted agent.
+      expect(route.send(promptEvent(sessionId, 'hello', 'r-4'))).to.equal(true);
+      expect(resultOf(await driver.answer('r-4'))).to.deep.equal({ stopReason: 'end_turn' });
+      expect((driver.actor.getSnapshot() as { context: { inFlight: number } }).context.inFlight).to.equal(0);
+    });
+  });
+
+  describe("through a host, whose session machine sends each prompt down the passthrough's line", () => {
+    it('permission, files, a cancel, and a crash mid-prompt then the next prompt on the re-attached session: as through the machine', async function () {
+      this.timeout(60_000);
+      const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-passthru-')));
+      const asked: string[] = [];
+      const host = createHost({
+        store: ':memory:',
+        permission: (request) => {
+          asked.push(request.toolCall.toolCallId);
+          return { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_once')?.optionId as string };
+        },
+      });
+      running.push({ stop: () => void host.stop(), dir });
+      const session = await host.newSession({ cwd: dir, agent: `acp:${process.execPath} ${sdkAgent} --state-dir ${dir}` });
+      expect(await session.prompt('permission').result).to.deep.include({ stopReason: 'end_turn' });
+      expect(asked).to.have.length(1);
+      expect(await session.prompt('fs').result).to.deep.include({ stopReason: 'end_turn' });
+      expect(existsSync(join(dir, 'notes.txt'))).to.equal(true);
+      // `slow` ticks until it is cancelled: the first tick seen, the editor cancels.
+      const slow = session.prompt('slow');
+      for await (const _update of slow) break;
+      slow.cancel();
+      expect(await slow.result).to.deep.include({ stopReason: 'cancelled' });
+      const died = await session.prompt('die').result.catch((error: unknown) => error);
+      expect(died).to.be.instanceOf(RpcError);
+      expect(((died as RpcError).data as { reason: string }).reason).to.equal('agent_crashed');
+      const next = session.prompt('hello');
+      let chunks = 0;
+      for await (const update of next) if (update.sessionUpdate === 'agent_message_chunk') chunks += 1;
+      expect(await next.result).to.deep.include({ stopReason: 'end_turn' });
+      expect(chunks).to.equal(3);
+      await host.stop();
     });
   });
 

@@ -24,10 +24,18 @@
  * (`ref.on(...)`), or owns such a listener: a hand-off through a listener runs in the emitter's
  * step, so the inspection stream alone does not show it. A listener's owner is the module that
  * registered it (`ownerOfModule`). A function call is not a hand-off (a lookup that sends
- * straight to an actor's mailbox, a journal append). The ends are not counted: the editor's
- * connection (`connection` of the agent server that serves the editor, and its `request-*`
- * children), the editor's own actors (the embedding's client) and the port. Everything else
- * in the window counts, whatever it was doing: that over-counts rather than under-counts.
+ * straight to an actor's mailbox, a journal append). The ends are not counted: the two wires,
+ * and the editor's own actors (the embedding's client). A wire is what reads and writes the
+ * lines at one end, without deciding anything about the prompt: on the editor's side its
+ * JSON-RPC connection (`connection` of the agent server that serves the editor, and its
+ * `request-*` children); on the agent's side the port, and, for an agent that speaks JSON-RPC
+ * on it (a native ACP agent), the JSON-RPC connection that frames its lines (`connection` of
+ * the ACP client, its `request-*` children, and the listener its transport puts on the port,
+ * registered from src/jsonrpc/): the same connection logic as the editor's, at the other end.
+ * The rule is the same on every path; only the native path has a JSON-RPC connection on the
+ * agent's side (Claude Code's and Codex's lines are read by their session adapter, which counts).
+ * Everything else in the window counts, whatever it was doing: that over-counts rather than
+ * under-counts.
  */
 import { once } from 'node:events';
 import { PassThrough, Readable, Writable } from 'node:stream';
@@ -91,12 +99,17 @@ const roleOfLogic: Record<string, string> = {
   adapterAgent: 'adapter agent',
 };
 
+/** The owner of a listener that a wire (a JSON-RPC connection's transport) registered: an end, not counted. */
+const wire = 'the wire';
+
 /**
  * Whose a listener is, by the module that registered it (the first of these on the stack).
  * A listener registered elsewhere (the host's event publishing, telemetry) hands nothing on
  * the path; what it sends to an actor shows as that actor's event.
  */
 const ownerOfModule: ReadonlyArray<readonly [RegExp, string]> = [
+  // A JSON-RPC transport's listener (a port's lines to its connection): the wire's, an end.
+  [/\/src\/jsonrpc\//, wire],
   [/\/src\/acp\/(agent-server|server-[a-z-]+|editor-requests|request-gate|update-gate)\.ts/, 'agent server'],
   [/\/src\/acp\/agent-client\.ts/, 'ACP client'],
   [/\/src\/serve\/(connection-hub|hub-[a-z-]+)\.ts/, 'hub'],
@@ -227,9 +240,10 @@ function countOf(recorder: Recorder, path: PromptPathKind): PromptPath {
   if (written < 0 || read < 0 || updated < read) throw new Error(`the ${path} prompt's path was not seen whole: ${deliveries.map(described).join(', ')}`);
   // The editor's side (the embedding's own client, `program`) is the editor, not the path.
   const isEditor = (ref: AnyActorRef): boolean => ref.id === 'program' || (recorder.parentOf(ref) !== undefined && isEditor(recorder.parentOf(ref) as AnyActorRef));
-  const servesEditor = (ref: AnyActorRef | undefined) => ref !== undefined && recorder.actors.get(ref)?.logic === 'acpAgentServer';
-  const isEditorConnection = (ref: AnyActorRef): boolean => (ref.id === 'connection' && servesEditor(recorder.parentOf(ref))) || (/^request-/.test(ref.id) && recorder.parentOf(ref) !== undefined && isEditorConnection(recorder.parentOf(ref) as AnyActorRef));
-  const isEnd = (ref: AnyActorRef) => isEditor(ref) || ref.id === 'port' || isEditorConnection(ref);
+  // A wire's JSON-RPC connection: the editor's (of the agent server that serves it) or the agent's (of the ACP client that speaks to its port).
+  const onAWire = (ref: AnyActorRef | undefined) => ref !== undefined && ['acpAgentServer', 'acpAgentClient'].includes(recorder.actors.get(ref)?.logic ?? '');
+  const isWireConnection = (ref: AnyActorRef): boolean => (ref.id === 'connection' && onAWire(recorder.parentOf(ref))) || (/^request-/.test(ref.id) && recorder.parentOf(ref) !== undefined && isWireConnection(recorder.parentOf(ref) as AnyActorRef));
+  const isEnd = (ref: AnyActorRef) => isEditor(ref) || ref.id === 'port' || isWireConnection(ref);
   const actorsOf = (from: number, to: number): string[] => {
     const seen: string[] = [];
     const add = (label: string) => {
@@ -239,7 +253,7 @@ function countOf(recorder: Recorder, path: PromptPathKind): PromptPath {
       if (delivery.kind === 'event' && !isEnd(delivery.to)) add(recorder.label(delivery.to));
       if (delivery.kind === 'listener' && !isEditor(delivery.emitter) && delivery.owner) {
         if (!isEnd(delivery.emitter)) add(recorder.label(delivery.emitter));
-        add(delivery.owner);
+        if (delivery.owner !== wire) add(delivery.owner);
       }
     }
     return seen;

@@ -25,6 +25,7 @@ import type { NativeAgent } from '../protocol/native-agent.js';
 import { agentSupervisorOf } from './passthrough/agent-supervisor.js';
 import { passthroughMachine } from './passthrough/machine.js';
 import type { AcpPassthroughOptions } from './passthrough/options.js';
+import { passthroughSessionRoute } from './passthrough/session-route.js';
 
 export type { AcpPassthroughOptions } from './passthrough/options.js';
 
@@ -40,6 +41,8 @@ export function createAcpPassthrough(options: AcpPassthroughOptions): NativeAgen
     // What to advertise is what the agent behind says: the server asks us.
     delegateInitialize: true,
     cancelGraceMs: 10_000,
+    // A prompt of an open session goes from the host straight to the agent's client while it is ready.
+    routeSession: passthroughSessionRoute,
     supervisors: (agent) => {
       const supervisor = agentSupervisorOf(agent);
       return supervisor ? [supervisor] : [];

@@ -104,8 +104,14 @@ export interface RequestSettled {
   readonly deleted?: string;
 }
 
+/** A prompt the host's line to its session (session-route.ts) wrote to the agent itself: in flight from now on. */
+export interface PromptForwarded {
+  readonly type: 'prompt.forwarded';
+  readonly sessionId: string;
+}
+
 /** Every event the passthrough machine takes. */
-export type PassthroughEvent = AgentHandlerEvent | AgentProcessReport | RequestSettled;
+export type PassthroughEvent = AgentHandlerEvent | AgentProcessReport | RequestSettled | PromptForwarded;
 
 /** The permission request method, whose wait is the user's, not the agent's. */
 const PERMISSION_METHOD: string = CLIENT_METHODS.session_request_permission;

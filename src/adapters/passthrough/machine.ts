@@ -8,7 +8,9 @@
  * reattaching) ─agent.gaveUp→ failed ─session/new, load, resume→ restarting ─→ ready.
  *
  * Requests go down through another callback actor (requests.ts) and come back as
- * `request.settled`; updates come up; the agent's requests to the client are relayed to the
+ * `request.settled`; a prompt the host's line to its session wrote to the agent itself
+ * (session-route.ts) is only counted here (`prompt.forwarded`) and answered the same way;
+ * updates come up; the agent's requests to the client are relayed to the
  * editor. When the agent process dies, the requests in flight fail naming the crash, the
  * process restarts with backoff, the connection is initialized again and every open session
  * re-attached, one by one (reattach.ts); what arrives meanwhile waits and is served, in
@@ -140,6 +142,12 @@ export const passthroughMachine = setup({
       enqueue.assign({ sessions, inFlight: context.inFlight + 1, ...turn });
       if (sessions !== context.sessions) enqueue(forgetMcpServers(self, context.sessions, sessions));
       enqueue.sendTo('agentRequests', { type: 'request.forward', request, agentCloses: Boolean(context.downstream?.agentCapabilities?.sessionCapabilities?.close) });
+    }),
+    /** A prompt the host's line wrote to the agent itself (session-route.ts): in flight, a new turn of its session, as `forward` counts one. */
+    countForwardedPrompt: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'prompt.forwarded') return;
+      const { sessionId } = event;
+      enqueue.assign({ inFlight: context.inFlight + 1, tools: withoutKey(context.tools, sessionId), cancelledTurns: withoutKey(context.cancelledTurns, sessionId) });
     }),
     answerForwarded: enqueueActions(({ context, event, enqueue, self }) => {
       if (event.type !== 'request.settled') return;
@@ -363,6 +371,7 @@ export const passthroughMachine = setup({
     'session.cancel': { actions: 'cancelPrompt' },
     'client.response': { actions: 'answerRelay' },
     'client.error': { actions: 'answerRelay' },
+    'prompt.forwarded': { actions: 'countForwardedPrompt', description: "A prompt the host's line to its session wrote to the agent itself; its answer comes as request.settled." },
     'request.settled': { actions: 'answerForwarded', description: 'A forwarded request is answered (or failed: agent_crashed when the agent died under it).' },
     'agent.updates': { actions: 'passUpdates', description: 'Passed on to the editor, except the replay of a session being re-attached.' },
     'agent.relay': { actions: 'relayToEditor' },

@@ -140,17 +140,24 @@ async function forward(owner: AnyActorRef, { request, agentCloses }: ForwardComm
   return settled;
 }
 
+/**
+ * Forwards one request to the agent now (its line is written before this returns) and reports
+ * how it settled with `report`, after the updates the agent sent before its answer; an answer
+ * for a passthrough that was stopped (`ended()`) reaches nobody.
+ */
+export function forwardRequest(owner: AnyActorRef, command: ForwardCommand, report: (settled: RequestSettled) => void, ended: () => boolean): void {
+  // `forward` never rejects.
+  void forward(owner, command).then((settled) => {
+    if (ended()) return;
+    handlesOf(owner).flushUpdates(); // a prompt's updates before its answer
+    report(settled);
+  });
+}
+
 /** The requests of one passthrough actor, forwarded as they come, answered as the agent answers. */
 export const agentRequestsLogic = fromCallback<ForwardCommand, { readonly owner: AnyActorRef }>(({ input: { owner }, sendBack, receive }) => {
   let ended = false;
-  receive((command) => {
-    // `forward` never rejects; an answer for a passthrough that was stopped reaches nobody.
-    void forward(owner, command).then((settled) => {
-      if (ended) return;
-      handlesOf(owner).flushUpdates(); // a prompt's updates before its answer
-      sendBack(settled);
-    });
-  });
+  receive((command) => forwardRequest(owner, command, sendBack, () => ended));
   return () => {
     ended = true;
   };
