@@ -13,6 +13,7 @@ import { defaultBridgeKeepaliveSeconds, parseBridgeArgs } from '../../src/cli/ac
 import { parseServeArgs, serveUsage, type ServeCommandOptions } from '../../src/cli/serve.js';
 import { defaultStdioMaxLineBytes } from '../../src/jsonrpc/stdio-transport.js';
 import { defaultKeepaliveIntervalMs } from '../../src/jsonrpc/websocket-keepalive.js';
+import { defaultLeaseMs } from '../../src/journal/lease.js';
 import { defaultMaxLineBytes } from '../../src/port/line-framer.js';
 import { defaultServeSettings } from '../../src/serve/serve-settings.js';
 import { sourcesUnder, src } from '../support/source-files.js';
@@ -44,6 +45,7 @@ describe('option defaults: declared once, named the same in --help and the manua
     expect(helpOf(acpUsage, '--max-line-mib')).to.contain(`(default ${mib(defaultMaxLineBytes)})`);
     expect(helpOf(acpUsage, '--drain-timeout')).to.contain(`(default ${seconds(defaultDrainTimeoutMs)})`);
     expect(helpOf(acpUsage, '--keepalive')).to.contain(`(default ${seconds(defaultKeepaliveIntervalMs)}; 0 never)`);
+    expect(helpOf(acpUsage, '--lease')).to.contain(`(default ${seconds(defaultLeaseMs)})`);
   });
 
   it('warden serve --help prints the declared defaults', () => {
@@ -62,6 +64,7 @@ describe('option defaults: declared once, named the same in --help and the manua
     expect(lineOf(cli, '| `--tool-hang-after SECONDS`')).to.contain(`Default **${seconds(defaultHangAfter.toolIdleMs)}**`);
     expect(lineOf(cli, '| `--max-line-mib N`')).to.contain(`(default \`${mib(defaultMaxLineBytes)}\``);
     expect(lineOf(cli, '| `--drain-timeout SECONDS`')).to.contain(`(default \`${seconds(defaultDrainTimeoutMs)}\`)`);
+    expect(lineOf(cli, '| `--lease SECONDS`')).to.contain(`(default ${seconds(defaultLeaseMs)};`);
     const serve = doc('serve.md');
     expect(lineOf(serve, '| `--idle-timeout SECONDS`')).to.contain(`(default ${seconds(defaultServeSettings.idleTimeoutMs)}; \`0\` never)`);
     expect(lineOf(serve, '| `--drain-timeout SECONDS`')).to.contain(`(default ${seconds(defaultServeSettings.drainTimeoutMs)})`);
@@ -79,9 +82,9 @@ describe('option defaults: declared once, named the same in --help and the manua
     expect(parseBridgeArgs(['--connect', 'ws://127.0.0.1:1/acp'])).to.deep.include({ pingIntervalMs: defaultKeepaliveIntervalMs, drainTimeoutMs: defaultDrainTimeoutMs });
   });
 
-  it('no fallback repeats a declared default as a number: the cancel grace, the drain, the idle timeout, the keepalive', () => {
+  it('no fallback repeats a declared default as a number: the cancel grace, the drain, the idle timeout, the keepalive, the lease', () => {
     // `cancelGraceMs ?? 5000` and the like: a consumer falls back to the declared constant, never to a copy.
-    const fallback = /\b(?:cancelGraceMs|drainTimeoutMs|idleTimeoutMs|pingIntervalMs)\s*(?:\?\?|\|\|)\s*\d/u;
+    const fallback = /\b(?:cancelGraceMs|drainTimeoutMs|idleTimeoutMs|pingIntervalMs|lease)\s*(?:\?\?|\|\|)\s*\d/u;
     const copies = sourcesUnder().filter((file) => fallback.test(readFileSync(file, 'utf8'))).map((file) => relative(src, file));
     expect(copies).to.deep.equal([]);
   });

@@ -22,6 +22,9 @@ import { type SessionListing, type Live } from './adapter-agent-live.js';
  * CLI gracefully; whatever ends it first (the CLI could not start, exited, hung; the lister
  * crashed; the agent is stopping) fails the request instead.
  */
+/** How long an agent's listing process may stay silent (at start and after), unless its listing says: 20 s. */
+const listingTimeoutMs = 20_000;
+
 export function listSessions(live: Live, request: AgentRequestEvent, listing: SessionListing): void {
   const { definition, executable, envPolicy, env, passthrough } = live.options;
   const id = `list-${nanoid(8)}`;
@@ -31,7 +34,7 @@ export function listSessions(live: Live, request: AgentRequestEvent, listing: Se
     oversize: 'skip',
     ...definition.port,
     // Owed an answer and silent this long, from its start on (a lister has one budget): hung.
-    watchdog: { idleMs: listing.timeoutMs ?? 20_000, startupMs: listing.timeoutMs ?? 20_000 },
+    watchdog: { idleMs: listing.timeoutMs ?? listingTimeoutMs, startupMs: listing.timeoutMs ?? listingTimeoutMs },
     command: executable,
     args: base.args,
     cwd,

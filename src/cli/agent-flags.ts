@@ -16,6 +16,7 @@ import type { FlagTable } from './flag-table.js';
 import { defaultDrainTimeoutMs } from '../acp/drain-timeout.js';
 import { defaultStdioMaxLineBytes } from '../jsonrpc/stdio-transport.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
+import { defaultLeaseMs } from '../journal/lease.js';
 
 /** Bytes in a MiB (`--max-line-mib`). */
 const mebibyte = 1024 * 1024;
@@ -29,7 +30,7 @@ export interface AgentCommandOptions {
   readonly inheritEnv: boolean;
   /** The journal: a path, `:memory:` or a `postgres://` URL; default under the user's state directory. */
   readonly store: string | undefined;
-  /** A PostgreSQL store's lease, in ms (`--lease SECONDS`; the journal's default 12 s). */
+  /** A PostgreSQL store's lease, in ms (`--lease SECONDS`; default {@link defaultLeaseMs}). */
   readonly lease: number | undefined;
   /** The `ws://…` address other hosts of a PostgreSQL store reach this one at (`--advertise`). */
   readonly advertise: string | undefined;
@@ -69,7 +70,7 @@ export const agentFlags = {
   '--agent-command': { field: 'agentCommand', value: 'PATH', help: "the agent's executable (instead of PATH / CLAUDE_CODE_EXECUTABLE / CODEX_PATH)" },
   '--cwd': { field: 'cwd', value: 'DIR', help: "run from DIR (relative paths, native ACP agents' working directory)" },
   '--store': { field: 'store', value: 'PATH', help: 'the session journal (SQLite file, :memory:, or\na postgres://USER@HOST:PORT/DB URL, shared by hosts);\ndefault $XDG_STATE_HOME/acp-warden/journal.sqlite' },
-  '--lease': { field: 'lease', value: 'SECONDS', shape: leaseSeconds, help: "a PostgreSQL store: how long this host's sessions stay\nits own after its last heartbeat (default 12)" },
+  '--lease': { field: 'lease', value: 'SECONDS', shape: leaseSeconds, help: `a PostgreSQL store: how long this host's sessions stay\nits own after its last heartbeat (default ${defaultLeaseMs / 1000})` },
   '--advertise': {
     field: 'advertise',
     value: 'ws://HOST:PORT/acp',

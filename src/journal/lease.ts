@@ -4,6 +4,9 @@
  * timers and the database stay at the edge (membership.ts).
  */
 
+/** How long a host's sessions stay its own after its last renewal, by default (`--lease`, `lease`): 12 s. */
+export const defaultLeaseMs = 12_000;
+
 /** What a host may do with its sessions, from the time since its last successful renewal. */
 export type LeaseStanding =
   /** Renewed within the lease: run as usual. */

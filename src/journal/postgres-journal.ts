@@ -32,7 +32,7 @@ import {
 import { storeOf, type PostgresStore } from './postgres-store.js';
 import { connectionErrorCode, PostgresJournalError, storeError } from './postgres-journal-error.js';
 import { decodeCursor, encodeCursor, recordOf, sessionOf, type EntryRow, type SessionRow } from './postgres-rows.js';
-import { leaseStanding, type LeaseStanding } from './lease.js';
+import { defaultLeaseMs, leaseStanding, type LeaseStanding } from './lease.js';
 import { notifyExpression } from './wake-ups.js';
 import { ensurePostgresSchema, fencedState, unknownSessionState } from './postgres-journal-schema.js';
 
@@ -101,7 +101,6 @@ export interface PostgresJournal extends AsyncJournal {
 }
 
 const maxPage = 200;
-const defaultLease = 12_000;
 const defaultRetryFor = 30_000;
 /** The backoff between retries: the first wait, and the longest. */
 const firstRetryDelay = 100;
@@ -120,7 +119,7 @@ const longestRetryDelay = 2_000;
  * ```
  */
 export async function openPostgresJournal(url: string | PostgresStore, options: PostgresJournalOptions = {}): Promise<PostgresJournal> {
-  const lease = options.lease ?? defaultLease;
+  const lease = options.lease ?? defaultLeaseMs;
   if (!(Number.isInteger(lease) && lease > 0)) throw new TypeError(`Expected the \`lease\` option to be a positive integer of milliseconds, got \`${String(lease)}\` (${typeof lease}).`);
   const retryFor = options.retryFor ?? defaultRetryFor;
   if (!(Number.isInteger(retryFor) && retryFor >= 0)) throw new TypeError(`Expected the \`retryFor\` option to be a non-negative integer of milliseconds, got \`${String(retryFor)}\` (${typeof retryFor}).`);
