@@ -126,7 +126,7 @@ export function onCancelRequested(live: Live, rpcId: JsonRpcId): void {
 }
 
 /** A cancel for a handler that owns its turns (`requestId`: the prompt, or `''` for all of the session's). */
-export function forwardCancel(live: Live, sessionId: string, requestId: string): void {
+function forwardCancel(live: Live, sessionId: string, requestId: string): void {
   const event = { type: 'session.cancel', sessionId, requestId, context: live.context as AgentEventContext } as const;
   if (routed(live, sessionId, event)) return;
   if (handles(live.handler, event)) live.handler.send(event);

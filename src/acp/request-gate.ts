@@ -74,13 +74,13 @@ export function gate(live: Live, method: string, params: Record<string, unknown>
   }
 }
 
-export function knownSession(live: Live, params: Record<string, unknown>): RpcError | undefined {
+function knownSession(live: Live, params: Record<string, unknown>): RpcError | undefined {
   const sessionId = params.sessionId as string;
   const session = live.sessions.get(sessionId);
   return session ? undefined : RpcError.resourceNotFound(`session ${sessionId}`, { sessionId });
 }
 
-export function sessionSetupGate(live: Live, params: Record<string, unknown>): RpcError | undefined {
+function sessionSetupGate(live: Live, params: Record<string, unknown>): RpcError | undefined {
   const refusal = sessionSetupRefusal(live.capabilities, params);
   switch (refusal?.kind) {
     case undefined:
@@ -94,7 +94,7 @@ export function sessionSetupGate(live: Live, params: Record<string, unknown>): R
   }
 }
 
-export function promptContentGate(caps: AgentCapabilities, prompt: Array<{ type: string }>): RpcError | undefined {
+function promptContentGate(caps: AgentCapabilities, prompt: Array<{ type: string }>): RpcError | undefined {
   const type = unadvertisedContent(caps, prompt);
   if (!type) return undefined;
   return RpcError.invalidParams(type === 'resource' ? 'embedded resources are not supported by this agent' : `${type} content is not supported by this agent`);
