@@ -36,7 +36,8 @@ import { onRequest, serveHeld, onNotification, onCancelRequested, cancelTurns } 
 
 export { advertisesFork } from './capability-gate.js';
 export { SEQ_META_KEY, type AgentServerContext, type AgentServerEvent, type AgentServerInput, type AgentServerPhase, type AgentServerSnapshot } from './server-live.js';
-export { defaultDrainTimeoutMs, drainCancelGraceMs, drainGaveUpMessage } from './server-draining.js';
+export { defaultDrainTimeoutMs } from './drain-timeout.js';
+export { drainCancelGraceMs, drainGaveUpMessage } from './server-draining.js';
 export { NOTICE_META_KEY } from './update-gate.js';
 
 /** Actor logic of an ACP agent server: `createActor(agentServerLogic, { input: { transport, agent } })`. */

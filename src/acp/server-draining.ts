@@ -5,10 +5,7 @@
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { PeerLost } from '../jsonrpc/transport.js';
 import { type AgentServerEvent, type Live, sync } from './server-live.js';
-
 import { defaultDrainTimeoutMs } from './drain-timeout.js';
-
-export { defaultDrainTimeoutMs };
 
 /** After the drain timeout, how long cancelled turns get to end before what is left is answered -32603: 2 s. */
 export const drainCancelGraceMs = 2000;
