@@ -81,7 +81,7 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
    */
   bind(machine: AnyActorRef): void {
     this.#machine = machine;
-    machine.on('*', (command: SessionMachineEmitted) => this.carryOut(machine, command));
+    machine.on('*', (command: SessionMachineEmitted) => this.#carryOut(machine, command));
   }
 
   /** A prompt came: kept until it is answered, and given to the machine, which decides its turn. */
@@ -90,13 +90,8 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
     this.#machine?.send({ type: 'prompt', requestId: request.requestId });
   }
 
-  /** How many prompts it keeps (not answered yet). */
-  get size(): number {
-    return this.#prompts.size;
-  }
-
   /** Carries out a command of the session machine `machine`. */
-  carryOut(machine: AnyActorRef, command: SessionMachineEmitted): void {
+  #carryOut(machine: AnyActorRef, command: SessionMachineEmitted): void {
     if (command.type === 'turns.release') {
       this.#services.released();
       this.#releaseHeld();
@@ -139,8 +134,7 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
   #start(machine: AnyActorRef, requestId: string, prompt: PromptRecord<TRequest>): void {
     const { journal } = this.#services;
     if (!journal) {
-      if (holdsPrompts(machine)) this.#held.push(prompt.request);
-      else this.#services.send(prompt.request);
+      this.#sendOrHold(machine, prompt.request);
       return;
     }
     const entry: TurnRecord = { kind: 'prompt', prompt: prompt.request.params.prompt as unknown[] };
@@ -167,11 +161,16 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
       // A new agent process gets the user's mode and config first: the prompt waits for that.
       // Asked now, not when the turn started: a re-apply that ended while the entry was written
       // released what was held then, and one that began meanwhile is to be waited for.
-      if (holdsPrompts(machine)) this.#held.push(prompt.request);
-      else this.#services.send(prompt.request);
+      this.#sendOrHold(machine, prompt.request);
       // The agent has it first; then whoever shows it to other connections.
       this.#services.journaled(requestId, seq, entry);
     });
+  }
+
+  /** To the agent now, or held while a new agent process is to get the user's choices first. */
+  #sendOrHold(machine: AnyActorRef, request: TRequest): void {
+    if (holdsPrompts(machine)) this.#held.push(request);
+    else this.#services.send(request);
   }
 
   /** Journals a turn's end and says so. */
