@@ -275,6 +275,18 @@ describe('native ACP agents, passed through under supervision', function () {
     });
   });
 
+  describe('launched as an editor configures it', () => {
+    it('acp:node ARGS: the command found on PATH, as an editor writes it, not an absolute path', async function () {
+      this.timeout(60_000);
+      const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-passthru-')));
+      const host = createHost({ store: ':memory:' });
+      running.push({ stop: () => void host.stop(), dir });
+      const session = await host.newSession({ cwd: dir, agent: `acp:node ${sdkAgent} --state-dir ${dir}` });
+      expect(await session.prompt('hello').result).to.deep.include({ stopReason: 'end_turn' });
+      await host.stop();
+    });
+  });
+
   describe('what the host hears (session lifecycle outputs)', () => {
     it('the agent process dies: session.restarting (its exit and stderr), then session.recovered (1) once the session is re-attached', async () => {
       const { driver, sessionId } = await drive();
