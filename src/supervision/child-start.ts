@@ -13,14 +13,6 @@ import { emit, type ChildEntry, type Live } from './supervisor-state.js';
 /** The result of a start: the new child's ref, or why it did not come up. */
 export type StartOutcome = { readonly ok: true; readonly ref: AnyActorRef } | { readonly ok: false; readonly error: unknown };
 
-/** Every child started here is also indexed by its ref, for introspection. */
-const childEntries = new WeakMap<AnyActorRef, ChildEntry>();
-
-/** The supervision record of a child ref started by a supervisor (restarts, status). */
-export function childEntryOf(ref: AnyActorRef): Readonly<ChildEntry> | undefined {
-  return childEntries.get(ref);
-}
-
 /**
  * Starts one incarnation of a child: creates the actor as a child of the supervisor,
  * starts it and watches it. A child that is in `error` right after start, or a supervisor
@@ -62,7 +54,6 @@ export function startEntry(live: Live, entry: ChildEntry): StartOutcome {
   entry.status = 'running';
   entry.startedAt = live.now();
   entry.restartTimer = undefined;
-  childEntries.set(ref, entry);
   const notify = (reason: ExitReason): void => {
     self.send({ type: 'supervisor.child.exit', id: spec.id, incarnation, reason });
   };
