@@ -92,7 +92,8 @@ describe('database restart under three warden serve hosts on one PostgreSQL, lea
     expect(agentText(seen)).to.equal(journaledText);
     // Every update of the session the journal holds reached the client.
     expect(journal.filter((row) => row.kind === 'update').map((row) => row.seq), 'the journal\'s updates, all delivered').to.deep.equal(seqs.filter((seq) => bySeq.get(seq as number)?.kind === 'update'));
-    expect(journal.filter((row) => row.kind === 'stop' || row.kind === 'error').map((row) => row.entry), 'one turn end').to.deep.equal([{ kind: 'stop', stopReason: 'end_turn' }]);
+    const prompted = journal.find((row) => row.kind === 'prompt')?.entry as { requestId?: unknown } | undefined;
+    expect(journal.filter((row) => row.kind === 'stop' || row.kind === 'error').map((row) => row.entry), 'one turn end, of the prompt').to.deep.equal([{ kind: 'stop', stopReason: 'end_turn', requestId: prompted?.requestId }]);
   }
 
   it('an immediate restart of PostgreSQL during a streaming turn: the turn ends on its host, the session keeps its owner, the client got the journal once and in order', async () => {

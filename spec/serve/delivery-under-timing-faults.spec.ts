@@ -27,6 +27,12 @@ const seqsOf = (updates: readonly HubUpdate[], sessionId: string) =>
     .filter((update) => update.sessionId === sessionId && update.update.sessionUpdate !== 'user_message_chunk' && !(update.update.sessionUpdate === 'session_info_update' && (update.update._meta as Record<string, unknown> | undefined)?.['acp-warden/turnEnded'] !== undefined))
     .map((update) => update.seq);
 
+/** The turn entries (prompt echoes, turn ends) a client got of a session: only another client's turns are news to it. */
+const ownTurnsShownAsNews = (updates: readonly HubUpdate[], sessionId: string) =>
+  updates
+    .filter((update) => update.sessionId === sessionId && (update.update.sessionUpdate === 'user_message_chunk' || (update.update._meta as Record<string, unknown> | undefined)?.['acp-warden/turnEnded'] !== undefined))
+    .map((update) => `${update.update.sessionUpdate} seq ${String(update.seq)}`);
+
 describe('hub delivery under journal timing faults (delayed reads and commits, seeded)', function () {
   this.timeout(300_000);
   let dir: string;
@@ -75,6 +81,8 @@ describe('hub delivery under journal timing faults (delayed reads and commits, s
         violations.push(...deliveryViolations(seenByA, journaled.filter((seq) => seq <= last)).map((text) => `a before its drop: ${text}`));
         violations.push(...deliveryViolations(seqsOf(b.updates, dropped), journaled, last).map((text) => `b after resuming from ${last}: ${text}`));
         expect(violations, `seed ${seed}`).to.deep.equal([]);
+        // Its own turns came to `a` as answers, never as news: no echo of a prompt it sent, no turn end of its own turn.
+        for (const sessionId of sessionIds) expect(ownTurnsShownAsNews(a.updates, sessionId), `${sessionId}: a's own turns shown to it as another client's`).to.deep.equal([]);
         // Each new session's first update (its commands) reached the client that made it.
         for (const sessionId of sessionIds) expect(a.updates.some((update) => update.sessionId === sessionId && update.update.sessionUpdate === 'available_commands_update'), `${sessionId}'s commands`).to.equal(true);
       } finally {

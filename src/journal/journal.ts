@@ -40,18 +40,28 @@ export interface JournalSession {
   readonly owner?: { readonly hostId: string; readonly epoch: number; readonly hostName?: string };
 }
 
+/**
+ * Which request a turn's entry (its prompt, its end) belongs to: the key the host got the
+ * prompt under, as whoever routed it made it. A router serving several clients tells a client's
+ * own turns from the others' by it, however late it reads the entry back (a read of the journal
+ * can meet an entry before the host has said whose it is). Absent in entries written before it was kept.
+ */
+export interface TurnOrigin {
+  readonly requestId?: string;
+}
+
 /** One fact in a session's history. */
 export type JournalEntry =
-  /** The user's prompt, as sent. */
-  | { readonly kind: 'prompt'; readonly prompt: readonly ContentBlock[] }
+  /** The user's prompt, as sent; `requestId` ({@link TurnOrigin}): the key the host got it under. */
+  | ({ readonly kind: 'prompt'; readonly prompt: readonly ContentBlock[] } & TurnOrigin)
   /** A `session/update` sent to the editor. */
   | { readonly kind: 'update'; readonly update: SessionUpdate }
   /** The agent asked for permission; `outcome` is the editor's answer. */
   | { readonly kind: 'permission'; readonly toolCallId: string | undefined; readonly title: string | undefined; readonly outcome: unknown }
   /** A prompt ended with a stop reason. */
-  | { readonly kind: 'stop'; readonly stopReason: StopReason }
+  | ({ readonly kind: 'stop'; readonly stopReason: StopReason } & TurnOrigin)
   /** A prompt ended with an error. */
-  | { readonly kind: 'error'; readonly error: ErrorObject }
+  | ({ readonly kind: 'error'; readonly error: ErrorObject } & TurnOrigin)
   /** The agent process ended and is being restarted. */
   | { readonly kind: 'restart'; readonly restarts: number; readonly exit: unknown }
   /** The restarted agent resumed the conversation. */

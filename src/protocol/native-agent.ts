@@ -135,9 +135,9 @@ export type SessionLifecycleOutput =
 
 /** A turn's journal entry, as `session.turnJournaled` carries it (the journal's `prompt`, `stop` and `error` entries). */
 export type TurnEntry =
-  | { readonly kind: 'prompt'; readonly prompt: readonly ContentBlock[] }
-  | { readonly kind: 'stop'; readonly stopReason: StopReason }
-  | { readonly kind: 'error'; readonly error: ErrorObject };
+  | { readonly kind: 'prompt'; readonly prompt: readonly ContentBlock[]; readonly requestId?: string }
+  | { readonly kind: 'stop'; readonly stopReason: StopReason; readonly requestId?: string }
+  | { readonly kind: 'error'; readonly error: ErrorObject; readonly requestId?: string };
 
 /** The `_meta` key under which the host hands a journaled resume state to `session/resume` / `session/load`. */
 export const RESUME_META_KEY = 'acp-warden/resume';

@@ -31,6 +31,7 @@
  */
 import type { ActorLogic, ActorSystem } from 'xstate';
 import { createActor } from 'xstate';
+import { nanoid } from 'nanoid';
 import type { AgentHandlerOutput } from '../protocol/native-agent.js';
 import { AGENT_METHODS } from '../protocol/methods.js';
 import { hostJournalOf } from '../journal/host-journal.js';
@@ -68,6 +69,7 @@ export const connectionHubLogic = {
       initialize: undefined,
       initializeWaiting: [],
       nextKey: 1,
+      keyNonce: nanoid(8),
       promptsInFlight: 0,
       drained: [],
     };

@@ -40,7 +40,8 @@ export function subscriberFor(live: HubLive, connectionId: string, deliver: (out
 
 export function ownTurnEntry(live: HubLive, sessionId: string, record: JournalRecord, connectionId: string): boolean {
   if (record.entry.kind !== 'prompt' && record.entry.kind !== 'stop' && record.entry.kind !== 'error') return true;
-  return live.sessions.get(sessionId)?.turnSenders.get(record.seq) === connectionId;
+  const key = record.entry.requestId;
+  return key !== undefined && live.sessions.get(sessionId)?.promptSenders.get(key) === connectionId;
 }
 
 export function disconnect(live: HubLive, connectionId: string): void {

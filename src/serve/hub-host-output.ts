@@ -6,7 +6,7 @@
 import type { AgentHandlerOutput, TurnEntry } from '../protocol/native-agent.js';
 import { updatesWithTurns } from '../session/cursor.js';
 import { attached } from './session-roles.js';
-import { type HubSession, type HubCall, type HubLive, turnSendersKept, daemonContext, requestKey, answerInitialize, sessionRecord, openedSession } from './hub-live.js';
+import { type HubSession, type HubCall, type HubLive, daemonContext, requestKey, answerInitialize, sessionRecord, openedSession } from './hub-live.js';
 import { route } from './hub-client-calls.js';
 import { attachConnection, attachAndReplay, routeAttach, routeClose } from './hub-attach.js';
 import { armIdle } from './hub-idle.js';
@@ -111,12 +111,8 @@ export function onHostAnswer(live: HubLive, output: Extract<AgentHandlerOutput, 
 export function onTurnJournaled(live: HubLive, sessionId: string, hostKey: string, seq: number, entry: TurnEntry): void {
   const session = live.sessions.get(sessionId);
   if (!session) return;
-  const request = live.requests.get(hostKey);
-  const sender = request && request.kind === 'prompt' ? request.connectionId : undefined;
-  if (sender !== undefined) {
-    session.turnSenders.set(seq, sender);
-    if (session.turnSenders.size > turnSendersKept) session.turnSenders.delete(session.turnSenders.keys().next().value as number);
-  }
+  // Known from the prompt's routing, not from the request (a turn's end may be told after its answer).
+  const sender = session.promptSenders.get(hostKey);
   for (const id of attached(session.roles)) {
     const subscriber = live.connections.get(id)?.subscriber;
     if (!subscriber) continue;

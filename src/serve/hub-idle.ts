@@ -6,7 +6,7 @@ import { AGENT_METHODS } from '../protocol/methods.js';
 import { runningSessionAgent, TAKEOVER_META_KEY } from '../host/host-agent.js';
 import type { HubEvent } from './hub-events.js';
 import { attached } from './session-roles.js';
-import { defaultIdleTimeoutMs, type HubSession, type HubLive, daemonContext } from './hub-live.js';
+import { defaultIdleTimeoutMs, type HubSession, type HubLive, daemonContext, hostKey } from './hub-live.js';
 
 export function armIdle(live: HubLive, session: HubSession): void {
   const timeout = live.input.idleTimeoutMs ?? defaultIdleTimeoutMs;
@@ -29,7 +29,7 @@ export function idle(live: HubLive, sessionId: string): void {
   // A turn still runs: it may go on; the session is idle once it ended and the timeout passed again.
   if (session.prompts > 0) return armIdle(live, session);
   live.sessions.delete(sessionId);
-  const key = `h${live.nextKey++}`;
+  const key = hostKey(live);
   live.requests.set(key, { kind: 'idleClose', sessionId, agent: runningSessionAgent(live.host, sessionId) });
   live.host.send({ type: 'session.close', requestId: key, method: AGENT_METHODS.session_close, params: { sessionId }, context: daemonContext });
 }
@@ -41,7 +41,7 @@ export function takeOver(live: HubLive, event: Extract<HubEvent, { type: 'hub.ta
   const { sessionId, previousOwner, handedOver } = event;
   if (live.sessions.has(sessionId) || runningSessionAgent(live.host, sessionId) !== undefined) return;
   for (const request of live.requests.values()) if (request.kind === 'takeover' && request.sessionId === sessionId) return;
-  const key = `h${live.nextKey++}`;
+  const key = hostKey(live);
   live.requests.set(key, { kind: 'takeover', sessionId });
   live.host.send({ type: 'session.resume', requestId: key, method: AGENT_METHODS.session_resume, params: { sessionId, mcpServers: [], _meta: { [TAKEOVER_META_KEY]: { previousOwner, handedOver } } }, context: daemonContext });
 }

@@ -90,8 +90,12 @@ export interface HubSession {
   lastActivity: number | undefined;
   /** Prompts of this session the host has not answered (from any connection, gone or not). */
   prompts: number;
-  /** Which connection started the turn each turn entry (`seq`) belongs to, for the latest turns. */
-  readonly turnSenders: Map<number, string>;
+  /**
+   * Which connection sent each of the latest prompts, by the prompt's host key: the journal
+   * names that key in each turn entry, so a connection's own turns are told from the others'
+   * whenever the entry is read (before or after the host says it is journaled).
+   */
+  readonly promptSenders: Map<string, string>;
   idleArmed: boolean;
 }
 
@@ -136,6 +140,8 @@ export interface HubLive {
   initialize: { readonly result: unknown } | { readonly error: unknown } | undefined;
   readonly initializeWaiting: Array<{ readonly connectionId: string; readonly requestId: string }>;
   nextKey: number;
+  /** Makes the hub's keys its own: a prompt's key is journaled with its turn, and another hub (a restart, another host) reads that journal. */
+  readonly keyNonce: string;
   promptsInFlight: number;
   readonly drained: Array<() => void>;
 }
@@ -163,8 +169,8 @@ export const lives = new WeakMap<AnyActorRef, HubLive>();
 
 export const separator = '\u0000';
 
-/** Turn entries remembered per session to tell a connection its own turns from others' (older ones are shown as others'). */
-export const turnSendersKept = 256;
+/** Prompts remembered per session to tell a connection its own turns from others' (older ones are shown as others'). */
+export const promptSendersKept = 256;
 
 /** What the hub tells the host agent it is: a client that can do everything a connection might (each connection's server still gates its own). */
 export const daemonContext: AgentEventContext = {
@@ -210,16 +216,26 @@ export function toHost(live: HubLive, event: AgentHandlerEvent, sessionId: strin
 }
 
 export function forward(live: HubLive, connection: HubConnection, request: AgentRequestEvent, record: HubRequest): void {
-  const key = `h${live.nextKey++}`;
+  const key = hostKey(live);
   live.requests.set(key, record);
+  if (record.kind === 'prompt' && record.sessionId !== undefined) {
+    const senders = live.sessions.get(record.sessionId)?.promptSenders;
+    senders?.set(key, connection.id);
+    if (senders && senders.size > promptSendersKept) senders.delete(senders.keys().next().value as string);
+  }
   live.requestKeys.set(requestKey(connection.id, request.requestId), key);
   toHost(live, { ...request, requestId: key }, 'sessionId' in record ? record.sessionId : undefined);
+}
+
+/** A new key for a request of the hub to its host agent. */
+export function hostKey(live: HubLive): string {
+  return `h${live.nextKey++}.${live.keyNonce}`;
 }
 
 export function sessionRecord(live: HubLive, sessionId: string): HubSession {
   let session = live.sessions.get(sessionId);
   if (!session) {
-    session = { sessionId, roles: unattended, lastActivity: undefined, prompts: 0, turnSenders: new Map(), idleArmed: false };
+    session = { sessionId, roles: unattended, lastActivity: undefined, prompts: 0, promptSenders: new Map(), idleArmed: false };
     live.sessions.set(sessionId, session);
   }
   return session;

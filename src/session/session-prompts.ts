@@ -21,11 +21,14 @@ export interface PromptRequest {
   readonly params: { readonly prompt?: unknown; readonly [key: string]: unknown };
 }
 
-/** A turn's journal entry: its prompt when it starts, its stop reason or error when it ends. */
+/**
+ * A turn's journal entry: its prompt when it starts, its stop reason or error when it ends,
+ * each with the request's key (whose turn it is, for a reader that meets it before it is told).
+ */
 export type TurnRecord =
-  | { readonly kind: 'prompt'; readonly prompt: readonly unknown[] }
-  | { readonly kind: 'stop'; readonly stopReason: string }
-  | { readonly kind: 'error'; readonly error: ErrorObject };
+  | { readonly kind: 'prompt'; readonly prompt: readonly unknown[]; readonly requestId: string }
+  | { readonly kind: 'stop'; readonly stopReason: string; readonly requestId: string }
+  | { readonly kind: 'error'; readonly error: ErrorObject; readonly requestId: string };
 
 /** What a session machine uses of its host to carry out its turns. */
 export interface PromptServices<TRequest extends PromptRequest = PromptRequest> {
@@ -118,13 +121,13 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
       case 'turn.answer': {
         this.#forget(command.requestId);
         const stopReason = (command.result as { stopReason?: string } | undefined)?.stopReason;
-        if (prompt?.journaled && stopReason) this.#recordEnd(command.requestId, { kind: 'stop', stopReason });
+        if (prompt?.journaled && stopReason) this.#recordEnd({ kind: 'stop', stopReason, requestId: command.requestId });
         this.#services.answer(command.requestId, { result: command.result });
         return;
       }
       case 'turn.fail':
         this.#forget(command.requestId);
-        if (prompt?.journaled) this.#recordEnd(command.requestId, { kind: 'error', error: command.error });
+        if (prompt?.journaled) this.#recordEnd({ kind: 'error', error: command.error, requestId: command.requestId });
         this.#services.answer(command.requestId, { error: command.error });
         return;
     }
@@ -137,7 +140,7 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
       this.#sendOrHold(machine, prompt.request);
       return;
     }
-    const entry: TurnRecord = { kind: 'prompt', prompt: prompt.request.params.prompt as unknown[] };
+    const entry: TurnRecord = { kind: 'prompt', prompt: prompt.request.params.prompt as unknown[], requestId };
     prompt.journaling = 'writing';
     journal(entry, (seq, refused) => {
       const cancelled = prompt.journaling === 'cancelled';
@@ -174,9 +177,9 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
   }
 
   /** Journals a turn's end and says so. */
-  #recordEnd(requestId: string, entry: Extract<TurnRecord, { kind: 'stop' | 'error' }>): void {
+  #recordEnd(entry: Extract<TurnRecord, { kind: 'stop' | 'error' }>): void {
     this.#services.journal?.(entry, (seq) => {
-      if (seq !== undefined) this.#services.journaled(requestId, seq, entry);
+      if (seq !== undefined) this.#services.journaled(entry.requestId, seq, entry);
     });
   }
 
