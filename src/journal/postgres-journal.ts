@@ -169,6 +169,14 @@ export async function openPostgresJournal(url: string | PostgresStore, options: 
    * be renewing right now), as the restart guard does after a restart.
    */
   let awayAt: number | undefined;
+  /**
+   * A renewal that takes this long to answer met a database that was not answering (frozen,
+   * stalled: no connection error says so): an outage all the same, from its answer on, and while
+   * it is in flight. Else a host whose look was queued in the frozen database could claim, at the
+   * thaw, the sessions of an owner whose renewal was queued beside it.
+   */
+  const stalledAfter = Math.max(1, Math.floor(lease / 3));
+  let renewalSentAt: number | undefined;
   const retried = async <T>(attempt: (again: boolean) => Promise<T>): Promise<T> => {
     let failedAt: number | undefined;
     for (let delay = firstRetryDelay; ; delay = Math.min(delay * 2, longestRetryDelay)) {
@@ -304,11 +312,16 @@ export async function openPostgresJournal(url: string | PostgresStore, options: 
   const renewLease = async (): Promise<void> => {
     open();
     const sentAt = monotonic();
+    renewalSentAt = sentAt;
     await leasePool
       .query("UPDATE hosts SET heartbeat_at = now(), lease_until = now() + make_interval(secs => $2 / 1000.0), load = $3 WHERE host_id = $1 AND state <> 'gone'", [hostId, lease, epochs.size])
       .catch((error: unknown) => {
         if (connectionErrorCode(error) !== undefined) awayAt = monotonic();
         return Promise.reject(storeError(where, error));
+      })
+      .finally(() => {
+        renewalSentAt = undefined;
+        if (monotonic() - sentAt >= stalledAfter) awayAt = monotonic();
       });
     // The database stamped the lease no earlier than the send: the lease runs from there.
     renewedAt = Math.max(renewedAt, sentAt);
@@ -469,8 +482,9 @@ export async function openPostgresJournal(url: string | PostgresStore, options: 
       return Number(rows[0]?.seq ?? 0);
     },
     async claim(sessionId) {
-      // Back from an outage for less than a lease: only a session nobody holds, or whose host closed, is free.
-      const mayTakeExpired = awayAt === undefined || monotonic() - awayAt >= lease;
+      // Back from an outage (or in one: a renewal hangs) for less than a lease: only a session nobody holds, or whose host closed, is free.
+      const stalled = renewalSentAt !== undefined && monotonic() - renewalSentAt >= stalledAfter;
+      const mayTakeExpired = !stalled && (awayAt === undefined || monotonic() - awayAt >= lease);
       // The row locked first, so that the owner it had is the one this claim takes it from (a
       // claim racing this one waits, then finds the session taken). A retry after a COMMIT whose
       // answer was lost finds the session its own already: it cannot say whom it took it from.
