@@ -57,7 +57,7 @@ describe('option defaults: declared once, named the same in --help and the manua
     expect(helpOf(serveUsage, '--drain-timeout')).to.contain(`(default ${seconds(defaultDrainTimeoutMs)})`);
     expect(helpOf(serveUsage, '--keepalive')).to.contain(`(default ${seconds(defaultKeepaliveIntervalMs)}; 0: never)`);
     expect(helpOf(serveUsage, '--idle-timeout')).to.contain(`(default ${seconds(defaultServeSettings.idleTimeoutMs)}; 0: never;`);
-    expect(helpOf(serveUsage, '--unattended-timeout')).to.contain(`(default ${seconds(defaultServeSettings.unattendedTimeoutMs)})`);
+    expect(helpOf(serveUsage, '--unattended-timeout')).to.contain(`(default ${seconds(defaultServeSettings.unattended.timeoutMs)})`);
   });
 
   it('docs/cli.md and docs/serve.md name the same defaults', () => {
@@ -70,7 +70,7 @@ describe('option defaults: declared once, named the same in --help and the manua
     const serve = doc('serve.md');
     expect(lineOf(serve, '| `--idle-timeout SECONDS`')).to.contain(`(default ${seconds(defaultServeSettings.idleTimeoutMs)}; \`0\` never)`);
     expect(lineOf(serve, '| `--drain-timeout SECONDS`')).to.contain(`(default ${seconds(defaultServeSettings.drainTimeoutMs)})`);
-    expect(lineOf(serve, '| `--unattended wait')).to.contain(`default ${seconds(defaultServeSettings.unattendedTimeoutMs)} s`);
+    expect(lineOf(serve, '| `--unattended wait')).to.contain(`default ${seconds(defaultServeSettings.unattended.timeoutMs)} s`);
     expect(lineOf(serve, '| `--max-line-mib N`')).to.contain(`(default ${mib(defaultMaxLineBytes)} MiB)`);
   });
 
