@@ -253,6 +253,32 @@ describe('ACP agent server', () => {
       expect(editor.updates.map((entry) => entry.update.sessionUpdate)).to.deep.equal(['session_info_update']);
     });
 
+    it('after a cancelled turn, another request to the session ends its quiet: the turn updates the handler sends with its answer reach the editor', async () => {
+      const chunk = (text: string) => ({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } }) as const;
+      const modes = { currentModeId: 'ask', availableModes: [{ id: 'ask', name: 'Ask' }, { id: 'code', name: 'Code' }] };
+      const agent = scriptedAgent({
+        'session.new': (event) => [{ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { sessionId: 's1', modes } }],
+        'session.prompt': () => [],
+        'session.cancel': (event) => [
+          { type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { stopReason: 'end_turn' } },
+          { type: 'acp.update', sessionId: 's1', update: chunk('too late') },
+        ],
+        'session.setMode': (event) => [
+          { type: 'acp.update', sessionId: 's1', update: chunk('mode set') },
+          { type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: {} },
+        ],
+      });
+      const editor = await initialized(agent);
+      await editor.request('session/new', { cwd: '/tmp', mcpServers: [] });
+      const prompt = editor.request('session/prompt', { sessionId: 's1', prompt: [] });
+      await settle();
+      editor.notify('session/cancel', { sessionId: 's1' });
+      expect(await prompt).to.deep.equal({ stopReason: 'cancelled' });
+      expect(await editor.request('session/set_mode', { sessionId: 's1', modeId: 'code' })).to.deep.equal({});
+      await settle();
+      expect(editor.updates.map((entry) => (entry.update as { content?: { text?: string } }).content?.text)).to.deep.equal(['mode set']);
+    });
+
     it('an error or another stop reason after a cancel becomes stopReason "cancelled"', async () => {
       const agent = scriptedAgent({
         ...opensS1,

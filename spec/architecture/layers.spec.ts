@@ -54,8 +54,27 @@ function upwardImports(graph: ReadonlyMap<string, readonly string[]>): string[] 
   });
 }
 
+/** Every .ts file of src/, listed apart from the collector so that a collector that reads nothing shows. */
+function filesOfSrc(): string[] {
+  return readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((path) => path.endsWith('.ts')).map((path) => join(src, path));
+}
+
 describe('the layers of src/', () => {
   const graph = importGraph();
+
+  it('reads the whole of src/ (the checks below would pass on an empty graph)', () => {
+    const files = filesOfSrc();
+    expect(files.length, 'the .ts files of src/').to.be.above(200);
+    expect([...graph.keys()].sort(), 'the files of the import graph').to.deep.equal(files.sort());
+    const edges = [...graph.values()].flat();
+    expect(edges.length, 'the imports of the graph').to.be.above(100);
+    expect(edges.filter((target) => !graph.has(target)), 'imports naming no file of src/').to.deep.equal([]);
+    const filesIn = (layer: number) => [...graph.keys()].filter((file) => layerOf(folderOf(file)) === layer);
+    expect(layers.filter((_, layer) => filesIn(layer).length === 0).map((layer) => layer.name), 'layers with no file').to.deep.equal([]);
+    // Each layer above the bottom leans on a lower one: a collector that drops the imports across folders shows here.
+    const importsBelow = (layer: number) => filesIn(layer).some((file) => graph.get(file)!.some((target) => layerOf(folderOf(target)) < layer));
+    expect(layers.filter((_, layer) => layer > 0 && !importsBelow(layer)).map((layer) => layer.name), 'layers importing nothing below them').to.deep.equal([]);
+  });
 
   it('finds an import that runs up or sideways (checked on known edges)', () => {
     const edges = new Map([

@@ -12,8 +12,10 @@ import { acpUsage } from '../../src/cli/acp.js';
 import { defaultBridgeKeepaliveSeconds, parseBridgeArgs } from '../../src/cli/acp-bridge.js';
 import { parseServeArgs, serveUsage, type ServeCommandOptions } from '../../src/cli/serve.js';
 import { defaultStdioMaxLineBytes } from '../../src/jsonrpc/stdio-transport.js';
+import { defaultHandshakeTimeoutMs } from '../../src/jsonrpc/websocket-handshake.js';
 import { defaultKeepaliveIntervalMs } from '../../src/jsonrpc/websocket-keepalive.js';
 import { defaultLeaseMs } from '../../src/journal/lease.js';
+import { postgresConnectTimeoutMs, postgresConnectionConfig, postgresRetryBackoff } from '../../src/journal/postgres-connection.js';
 import { defaultMaxLineBytes } from '../../src/port/line-framer.js';
 import { defaultServeSettings } from '../../src/serve/serve-settings.js';
 import { sourcesUnder, src } from '../support/source-files.js';
@@ -55,7 +57,7 @@ describe('option defaults: declared once, named the same in --help and the manua
     expect(helpOf(serveUsage, '--drain-timeout')).to.contain(`(default ${seconds(defaultDrainTimeoutMs)})`);
     expect(helpOf(serveUsage, '--keepalive')).to.contain(`(default ${seconds(defaultKeepaliveIntervalMs)}; 0: never)`);
     expect(helpOf(serveUsage, '--idle-timeout')).to.contain(`(default ${seconds(defaultServeSettings.idleTimeoutMs)}; 0: never;`);
-    expect(helpOf(serveUsage, '--unattended-timeout')).to.contain(`(default ${seconds(defaultServeSettings.unattendedTimeoutMs)})`);
+    expect(helpOf(serveUsage, '--unattended-timeout')).to.contain(`(default ${seconds(defaultServeSettings.unattended.timeoutMs)})`);
   });
 
   it('docs/cli.md and docs/serve.md name the same defaults', () => {
@@ -68,7 +70,7 @@ describe('option defaults: declared once, named the same in --help and the manua
     const serve = doc('serve.md');
     expect(lineOf(serve, '| `--idle-timeout SECONDS`')).to.contain(`(default ${seconds(defaultServeSettings.idleTimeoutMs)}; \`0\` never)`);
     expect(lineOf(serve, '| `--drain-timeout SECONDS`')).to.contain(`(default ${seconds(defaultServeSettings.drainTimeoutMs)})`);
-    expect(lineOf(serve, '| `--unattended wait')).to.contain(`default ${seconds(defaultServeSettings.unattendedTimeoutMs)} s`);
+    expect(lineOf(serve, '| `--unattended wait')).to.contain(`default ${seconds(defaultServeSettings.unattended.timeoutMs)} s`);
     expect(lineOf(serve, '| `--max-line-mib N`')).to.contain(`(default ${mib(defaultMaxLineBytes)} MiB)`);
   });
 
@@ -87,5 +89,25 @@ describe('option defaults: declared once, named the same in --help and the manua
     const fallback = /\b(?:cancelGraceMs|drainTimeoutMs|idleTimeoutMs|pingIntervalMs|lease)\s*(?:\?\?|\|\|)\s*\d/u;
     const copies = sourcesUnder().filter((file) => fallback.test(readFileSync(file, 'utf8'))).map((file) => relative(src, file));
     expect(copies).to.deep.equal([]);
+  });
+
+  it('the WebSocket handshake timeout and the PostgreSQL connect timeout are each declared once', () => {
+    // websocket-handshake.ts and postgres-connection.ts declare them; a number next to their names elsewhere is a copy.
+    expect(defaultHandshakeTimeoutMs).to.equal(10_000);
+    expect(postgresConnectTimeoutMs).to.equal(5_000);
+    expect(postgresConnectionConfig('postgres://warden@127.0.0.1/warden')).to.deep.include({ connectionTimeoutMillis: postgresConnectTimeoutMs, keepAlive: true });
+    const copy = /\bhandshakeTimeoutMs\s*(?:=|\?\?|\|\|)\s*\d|\bconnectionTimeoutMillis\s*:\s*\d/u;
+    const declaredIn = ['jsonrpc/websocket-handshake.ts', 'journal/postgres-connection.ts'];
+    const inJournalOrJsonRpc = (file: string) => /^(?:journal|jsonrpc)\//u.test(relative(src, file));
+    const copies = sourcesUnder().filter((file) => inJournalOrJsonRpc(file) && copy.test(readFileSync(file, 'utf8'))).map((file) => relative(src, file));
+    expect(copies.filter((file) => !declaredIn.includes(file))).to.deep.equal([]);
+  });
+
+  it('the backoff between attempts to reach the PostgreSQL store is declared once: 100 ms doubling to 2 s', () => {
+    expect(postgresRetryBackoff).to.deep.equal({ firstMs: 100, longestMs: 2_000 });
+    // The journal's retried calls and the LISTEN's reconnection both read it; a backoff constant of their own is a copy.
+    const copy = /\b(?:first|longest|defaultLongest)(?:Backoff|RetryDelay)\w*\s*=\s*\d/u;
+    const journalFiles = sourcesUnder().filter((file) => relative(src, file).startsWith('journal/'));
+    expect(journalFiles.filter((file) => copy.test(readFileSync(file, 'utf8'))).map((file) => relative(src, file))).to.deep.equal([]);
   });
 });

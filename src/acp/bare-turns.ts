@@ -26,23 +26,30 @@ export interface BareTurnsHost {
   answer(requestId: string, outcome: { readonly result: unknown } | { readonly error: ErrorObject }): void;
 }
 
+/**
+ * Whom the handler's next updates are for, where the machine's turns do not say it yet:
+ * - `turns`: the turns decide (an update of a cancelled turn's quiet is dropped);
+ * - `answered`: the handler answered the running prompt `requestId` and the machine has not
+ *   taken the answer yet (a handler may answer a cancel at once, inside the machine's step):
+ *   what it says right after belongs to that turn, over once the machine takes it;
+ * - `asked`: another request to the session came while its turns were quiet: what the handler
+ *   says now answers it, not the cancelled turn, until the next prompt starts.
+ */
+type UpdatesFor = { readonly kind: 'turns' } | { readonly kind: 'answered'; readonly requestId: string } | { readonly kind: 'asked' };
+
+const byTurns: UpdatesFor = { kind: 'turns' };
+
 /** One bare agent session's turns (see the module comment). */
 export class BareTurns {
   readonly machine: AnyActorRef;
   readonly #prompts: SessionPrompts;
-  /** Another request to the session came while its turns were quiet: what the handler says now answers it, not the cancelled turn. */
-  #asked = false;
-  /**
-   * Prompts the handler answered whose answer the machine has not taken yet: a handler may
-   * answer a cancel at once, inside the machine's step, and what it says right after belongs to
-   * the cancelled turn (as the machine will say once it takes the answer).
-   */
-  readonly #answered = new Set<string>();
+  #updatesFor: UpdatesFor = byTurns;
   readonly #subscription: Subscription;
 
   constructor(sessionId: string, host: BareTurnsHost) {
     this.machine = createActor(sessionMachine, { parent: host.parent, id: `session:${sessionId}`, input: { sessionId, agent: host.agent, cancelGraceMs: host.cancelGraceMs } });
     const machine = this.machine;
+    // No journal here: `refused`, `journaled`, `cancelPermissions`, `released` and `here` have nothing to do, but PromptServices (session-prompts.ts) asks for each.
     this.#prompts = new SessionPrompts({
       refused: (why) => ({ code: -32603, message: String(why) }),
       journaled: () => undefined,
@@ -57,11 +64,11 @@ export class BareTurns {
       here: () => true,
     });
     this.#prompts.bind(machine);
-    // The quiet a request ended lasts until the turns are no longer quiet (the next prompt starts).
+    // `asked` lasts until the turns are no longer quiet (the next prompt starts); `answered` until the machine took the answer.
     this.#subscription = machine.subscribe((snapshot) => {
       const turns = (snapshot.context as SessionMachineContext).turns;
-      if (!turns.quiet) this.#asked = false;
-      for (const requestId of this.#answered) if (turns.running !== requestId) this.#answered.delete(requestId);
+      const over = this.#updatesFor.kind === 'asked' ? !turns.quiet : this.#updatesFor.kind === 'answered' && turns.running !== this.#updatesFor.requestId;
+      if (over) this.#updatesFor = byTurns;
     });
     machine.start();
     machine.send({ type: 'ready' });
@@ -78,7 +85,7 @@ export class BareTurns {
 
   /** Another request to the session: a quiet after a cancelled turn ends. */
   asked(): void {
-    if (this.#turns().quiet) this.#asked = true;
+    if (this.#turns().quiet) this.#updatesFor = { kind: 'asked' };
   }
 
   /** `session/cancel` (no `requestId`), or a `$/cancel_request` of one prompt. */
@@ -89,7 +96,8 @@ export class BareTurns {
   /** The handler answered prompt `requestId` (`error`: it failed, or its result does not conform). */
   settled(requestId: string, result: unknown, error: ErrorObject | undefined): void {
     const stopReason = (result as { stopReason?: string } | undefined)?.stopReason;
-    if (this.#turns().running === requestId) this.#answered.add(requestId);
+    // While `asked` the turns are quiet (none runs): what the handler says is for that request still.
+    if (this.#updatesFor.kind !== 'asked' && this.#turns().running === requestId) this.#updatesFor = { kind: 'answered', requestId };
     this.machine.send(error ? { type: 'prompt.settled', outcome: 'error', requestId, result, error } : { type: 'prompt.settled', outcome: stopReason ?? 'unknown', requestId, result });
   }
 
@@ -106,10 +114,11 @@ export class BareTurns {
 
   /** Whether an update of kind `sessionUpdate` belongs to a cancelled turn (dropped). */
   lateUpdate(sessionUpdate: string): boolean {
+    if (this.#updatesFor.kind === 'asked') return false;
     const turns = this.#turns();
     // The running prompt was cancelled and answered, the machine has yet to take it: its turn is over.
-    const over = turns.cancelled && turns.running !== undefined && this.#answered.has(turns.running);
-    return !this.#asked && lateTurnUpdate(over ? { ...turns, quiet: true } : turns, sessionUpdate);
+    const over = turns.cancelled && this.#updatesFor.kind === 'answered' && turns.running === this.#updatesFor.requestId;
+    return lateTurnUpdate(over ? { ...turns, quiet: true } : turns, sessionUpdate);
   }
 
   /** The session closed: what it still owes is answered (a prompt ends `cancelled`). */

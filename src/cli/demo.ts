@@ -89,7 +89,7 @@ export async function runDemo({ write, colour = false, hangAfterMs = 1500 }: Dem
       write(`  ${p.red('✗')} kill -9 ${victim}`);
       process.kill(victim, 'SIGKILL');
     });
-    await waitFor(() => session.state() === 'ready' && pid() !== victim, 'the recovered session', 15_000);
+    await waitFor(() => session.state() === 'ready' && pid() !== victim, 'the recovered session');
     write(`  the session is ${p.green(session.state())} again; new agent pid ${pid()}`);
     await converse(session, 'are you back?', write, p);
 
@@ -99,7 +99,7 @@ export async function runDemo({ write, colour = false, hangAfterMs = 1500 }: Dem
       write(`  ${p.red('✗')} kill -STOP ${frozen}`);
       process.kill(frozen, 'SIGSTOP');
     });
-    await waitFor(() => session.state() === 'ready' && pid() !== frozen, 'the recovered session', 15_000);
+    await waitFor(() => session.state() === 'ready' && pid() !== frozen, 'the recovered session');
     write(`  the session is ${p.green(session.state())} again; new agent pid ${pid()}`);
     await converse(session, 'still there?', write, p);
 
@@ -109,7 +109,7 @@ export async function runDemo({ write, colour = false, hangAfterMs = 1500 }: Dem
       if (current === undefined) break;
       write(`  ${p.red('✗')} kill -9 ${current}`);
       process.kill(current, 'SIGKILL');
-      await waitFor(() => session.state() === 'failed' || (pid() !== undefined && pid() !== current && session.state() === 'ready'), 'a restart or the failure', 15_000);
+      await waitFor(() => session.state() === 'failed' || (pid() !== undefined && pid() !== current && session.state() === 'ready'), 'a restart or the failure');
     }
     write(`  the session is ${session.state() === 'failed' ? p.red('failed') : session.state()}; a prompt now gets a clean error:`);
     await session.prompt('hello?').result.then(
@@ -239,8 +239,12 @@ export function formatHostTree(node: HostTreeNode | SupervisionTreeNode, p: Pain
   return lines.join('\n');
 }
 
-async function waitFor(predicate: () => boolean, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+/** How long the demo waits for a recovery (a restart, a failure) before it gives up: 15 s. */
+const recoveryWaitMs = 15_000;
+
+/** Polls `predicate` until it holds; throws naming `what` after {@link recoveryWaitMs}. */
+async function waitFor(predicate: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + recoveryWaitMs;
   while (!predicate()) {
     if (Date.now() > deadline) throw new Error(`warden demo: timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));

@@ -15,7 +15,8 @@ import { LogFileError } from '../inspect/log-sink.js';
 import { createConnectionOwner } from '../serve/connection-owner.js';
 import { listenDaemon, type DaemonListener } from '../serve/daemon-listener.js';
 import { defaultListen, parseListenAddress, type ListenAddress } from '../serve/listen-address.js';
-import { defaultServeSettings, type ServeSettings, type UnattendedMode } from '../serve/serve-settings.js';
+import { defaultServeSettings, type ServeSettings } from '../serve/serve-settings.js';
+import type { UnattendedPolicy } from '../serve/unattended-policy.js';
 import { defaultTokenPath, readOrCreateToken } from '../serve/token-file.js';
 import { agentFlags, agentNames, agentOptionsOf, eventLog, otelHelp, postgresOptionsOf, settledAgentFlags, type AgentCommandOptions, type AgentFlagValues, type EventLog } from './agent-flags.js';
 import { choice, keepaliveSeconds, matching, seconds, secondsOrNever, whole } from './flag-shapes.js';
@@ -48,8 +49,8 @@ export type ServeFlagValues = AgentFlagValues & {
   tokenFile: string | undefined;
   allowOrigins: string[];
   idleTimeoutMs: number;
-  unattended: UnattendedMode;
-  unattendedTimeoutMs: number;
+  unattended: UnattendedPolicy['policy'];
+  unattendedTimeoutMs: UnattendedPolicy['timeoutMs'];
   loadLimit: number;
   pingIntervalMs: number;
   otel: boolean;
@@ -83,10 +84,10 @@ export const serveFlags: FlagTable<ServeFlagValues> = {
     field: 'unattended',
     value: 'wait|deny',
     shape: choice(['wait', 'deny'] as const),
-    default: defaultServeSettings.unattended,
+    default: defaultServeSettings.unattended.policy,
     help: 'a permission request with no controller attached waits for one,\nor is rejected at once (default wait; takes effect with detached sessions)',
   },
-  '--unattended-timeout': { field: 'unattendedTimeoutMs', value: 'SECONDS', shape: seconds, default: defaultServeSettings.unattendedTimeoutMs, help: `with wait, answered cancelled after this long (default ${defaultServeSettings.unattendedTimeoutMs / 1000})` },
+  '--unattended-timeout': { field: 'unattendedTimeoutMs', value: 'SECONDS', shape: seconds, default: defaultServeSettings.unattended.timeoutMs, help: `with wait, answered cancelled after this long (default ${defaultServeSettings.unattended.timeoutMs / 1000})` },
   '--keepalive': {
     field: 'pingIntervalMs',
     value: 'SECONDS',
@@ -155,7 +156,8 @@ export function parseServeArgs(args: readonly string[]): ServeCommandOptions | {
     return argumentProblem('warden serve', error);
   }
   const { listen: _listen, tokenFile, idleTimeoutMs, unattended, unattendedTimeoutMs, loadLimit, ...rest } = values;
-  const settings: ServeSettings = { idleTimeoutMs, unattended, unattendedTimeoutMs, drainTimeoutMs: values.drainTimeoutMs ?? defaultServeSettings.drainTimeoutMs, loadLimit };
+  // The two flags of the unattended policy become the one shape the hub takes.
+  const settings: ServeSettings = { idleTimeoutMs, unattended: { policy: unattended, timeoutMs: unattendedTimeoutMs }, drainTimeoutMs: values.drainTimeoutMs ?? defaultServeSettings.drainTimeoutMs, loadLimit };
   return { ...settledAgentFlags(rest), agent: values.agent ?? defaultServeAgent, listen: address, tokenFile: tokenFile ?? defaultTokenPath(), settings };
 }
 

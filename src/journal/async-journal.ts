@@ -10,7 +10,7 @@
  * it) has its writes to it refused with {@link FencedAppendError}, checked in the same
  * statement as the write.
  */
-import { hasBrand, markBrands } from './error-brand.js';
+import { BrandedError } from './error-brand.js';
 import type {
   JournalEntry,
   JournalPageQuery,
@@ -106,12 +106,8 @@ export interface CurrentOwner {
  * higher epoch), or this journal never held it. The host stops the session's agent and drops
  * the session: the other owner runs it now.
  */
-export class FencedAppendError extends Error {
+export class FencedAppendError extends BrandedError {
   override readonly name = 'FencedAppendError';
-  /** Across copies of this module too (error-brand.ts). */
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return hasBrand(value, this.name);
-  }
   constructor(
     readonly sessionId: string,
     /** The epoch this journal wrote with (`undefined`: it never held the session). */
@@ -123,6 +119,5 @@ export class FencedAppendError extends Error {
         (heldEpoch === undefined ? 'this host does not own it' : `this host's epoch ${heldEpoch} is stale`) +
         (owner.hostId === undefined ? ` (nobody owns it now, epoch ${owner.epoch}): claim it first` : ` (host ${owner.hostId} owns it at epoch ${owner.epoch}): the session runs there now`),
     );
-    markBrands(this, new.target);
   }
 }

@@ -7,7 +7,7 @@
  * synchronous: when `append` returns, the entry is in the store's durable log, and only then
  * does the host send the message it records.
  */
-import { hasBrand, markBrands } from './error-brand.js';
+import { BrandedError } from './error-brand.js';
 import type { ContentBlock, SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
 import type { ErrorObject } from '../jsonrpc/rpc-error.js';
 
@@ -188,15 +188,10 @@ export interface Journal {
 }
 
 /** Raised by a journal for a session it does not know. */
-export class UnknownSessionError extends Error {
+export class UnknownSessionError extends BrandedError {
   override readonly name = 'UnknownSessionError';
-  /** Across copies of this module too (error-brand.ts). */
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return hasBrand(value, this.name);
-  }
   constructor(readonly sessionId: string) {
     super(`the journal has no session ${JSON.stringify(sessionId)}`);
-    markBrands(this, new.target);
   }
 }
 
@@ -214,12 +209,8 @@ export interface SessionOwner {
 }
 
 /** A session that is live in another warden process: loading or resuming it here would run it twice. */
-export class SessionOwnedError extends Error {
+export class SessionOwnedError extends BrandedError {
   override readonly name = 'SessionOwnedError';
-  /** Across copies of this module too (error-brand.ts). */
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return hasBrand(value, this.name);
-  }
   constructor(
     readonly sessionId: string,
     readonly owner: SessionOwner,
@@ -228,20 +219,14 @@ export class SessionOwnedError extends Error {
       `session ${sessionId} is live in another warden (pid ${owner.pid} on ${owner.host}, since ${owner.acquiredAt}): ` +
         'close it there (session/close, or close that editor) or stop that process, then load it again here',
     );
-    markBrands(this, new.target);
   }
 }
 
 /** A cursor the journal did not make is a caller error (the host answers -32602). */
-export class InvalidCursorError extends Error {
+export class InvalidCursorError extends BrandedError {
   override readonly name = 'InvalidCursorError';
-  /** Across copies of this module too (error-brand.ts). */
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return hasBrand(value, this.name);
-  }
   constructor(readonly cursor: string) {
     super(`invalid cursor ${JSON.stringify(cursor)}: pass back the nextCursor of a previous session/list answer`);
-    markBrands(this, new.target);
   }
 }
 
@@ -250,12 +235,8 @@ export class InvalidCursorError extends Error {
  * the message names the store's file, SQLite's code and the fix. The host answers the
  * request that met it with -32603 and goes on serving the others.
  */
-export class JournalError extends Error {
+export class JournalError extends BrandedError {
   override readonly name = 'JournalError';
-  /** Across copies of this module too (error-brand.ts). */
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return hasBrand(value, this.name);
-  }
   constructor(
     /** The store's file. */
     readonly path: string,
@@ -264,7 +245,6 @@ export class JournalError extends Error {
     options?: { readonly cause?: unknown },
   ) {
     super(`the journal ${path} ${problemOf(code)}`, options);
-    markBrands(this, new.target);
   }
 }
 

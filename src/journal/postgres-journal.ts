@@ -29,6 +29,7 @@ import {
   type JournalEntry,
   type JournalSession,
 } from './journal.js';
+import { postgresRetryBackoff } from './postgres-connection.js';
 import { storeOf, type PostgresStore } from './postgres-store.js';
 import { connectionErrorCode, PostgresJournalError, storeError } from './postgres-journal-error.js';
 import { decodeCursor, encodeCursor, recordOf, sessionOf, type EntryRow, type SessionRow } from './postgres-rows.js';
@@ -102,9 +103,6 @@ export interface PostgresJournal extends AsyncJournal {
 
 const maxPage = 200;
 const defaultRetryFor = 30_000;
-/** The backoff between retries: the first wait, and the longest. */
-const firstRetryDelay = 100;
-const longestRetryDelay = 2_000;
 
 /**
  * Opens the journal in the PostgreSQL database at `url` (`postgres://user@host:port/db`, or a
@@ -179,7 +177,7 @@ export async function openPostgresJournal(url: string | PostgresStore, options: 
   let renewalSentAt: number | undefined;
   const retried = async <T>(attempt: (again: boolean) => Promise<T>): Promise<T> => {
     let failedAt: number | undefined;
-    for (let delay = firstRetryDelay; ; delay = Math.min(delay * 2, longestRetryDelay)) {
+    for (let delay = postgresRetryBackoff.firstMs; ; delay = Math.min(delay * 2, postgresRetryBackoff.longestMs)) {
       open();
       try {
         return await attempt(failedAt !== undefined);

@@ -11,11 +11,9 @@
  *   as long as it listens, which a pool cannot lend.
  */
 import pg from 'pg';
+import { postgresConnectionConfig } from './postgres-connection.js';
 import { redactedUrl } from './store-url.js';
 import { listenForWakeUps, type WakeUpListener, type WakeUpOptions } from './wake-ups.js';
-
-/** How long one attempt waits for a connection (the server unreachable without refusing): then it is a connection error. */
-const connectTimeout = 5_000;
 
 /** Options of {@link openPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -43,9 +41,8 @@ export interface PostgresStore {
 
 /** Opens the store at `url` (`postgres://user@host:port/db`); nothing connects before the first call. */
 export function openPostgresStore(url: string, options: PostgresStoreOptions = {}): PostgresStore {
-  const named = options.applicationName ? { application_name: options.applicationName } : {};
   const poolOf = (max: number) => {
-    const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: connectTimeout, keepAlive: true, ...named });
+    const pool = new pg.Pool({ ...postgresConnectionConfig(url, options.applicationName), max });
     // An idle client that loses its connection (the server restarted) is dropped by the pool; without a listener it would crash the process.
     pool.on('error', () => undefined);
     return pool;

@@ -7,6 +7,7 @@
  * reconnecting after a database restart) is caught by the loop's next scheduled look.
  */
 import pg from 'pg';
+import { postgresConnectionConfig, postgresRetryBackoff } from './postgres-connection.js';
 
 /** The channel of the cluster's wake-ups. */
 export const clusterChannel = 'warden_cluster';
@@ -55,10 +56,6 @@ export interface WakeUpListener {
   close(): Promise<void>;
 }
 
-const firstBackoff = 100;
-const defaultLongestBackoff = 2_000;
-/** How long a connection attempt waits (a server unreachable without refusing): then it is retried. */
-const connectTimeout = 5_000;
 
 /**
  * LISTENs on {@link clusterChannel} on a dedicated connection to `url`. A connection lost (the
@@ -67,22 +64,18 @@ const connectTimeout = 5_000;
  * timer is the fallback).
  */
 export function listenForWakeUps(url: string, options: WakeUpOptions): WakeUpListener {
-  const longest = options.longestBackoff ?? defaultLongestBackoff;
+  const longest = options.longestBackoff ?? postgresRetryBackoff.longestMs;
   let closed = false;
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
-  let backoff = firstBackoff;
+  let backoff = postgresRetryBackoff.firstMs;
   /** A connection has listened before: the next one wakes the loop once it listens. */
   let listenedBefore = false;
   const connect = async (): Promise<void> => {
     retry = undefined;
     if (closed) return;
-    const connection = new pg.Client({
-      connectionString: url,
-      connectionTimeoutMillis: connectTimeout,
-      keepAlive: true,
-      ...(options.applicationName ? { application_name: options.applicationName } : {}),
-    });
+    // A connection attempt that times out (a server unreachable without refusing) is retried like a refusal.
+    const connection = new pg.Client(postgresConnectionConfig(url, options.applicationName));
     client = connection;
     let lost = false;
     const lose = () => {
@@ -108,7 +101,7 @@ export function listenForWakeUps(url: string, options: WakeUpOptions): WakeUpLis
       return;
     }
     if (lost || closed) return;
-    backoff = firstBackoff;
+    backoff = postgresRetryBackoff.firstMs;
     if (listenedBefore) options.wake(undefined);
     listenedBefore = true;
   };

@@ -8,6 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
 import type { WebSocket } from 'ws';
+import { defaultHandshakeTimeoutMs } from './websocket-handshake.js';
 import { readUpgradeRefusal } from './websocket-refusal.js';
 
 // ws is CommonJS: required, not imported. An `import` goes through ws's ESM wrapper, and Node's
@@ -31,7 +32,7 @@ export type BridgeFailure =
  * throw. The socket comes paused (no frame is lost before anyone listens): {@link pumpBridge}
  * resumes it.
  */
-export function openBridgeSocket(url: string, token: string, handshakeTimeoutMs = 10_000): Promise<{ readonly ok: true; readonly socket: WebSocket } | { readonly ok: false; readonly failure: BridgeFailure }> {
+export function openBridgeSocket(url: string, token: string, handshakeTimeoutMs = defaultHandshakeTimeoutMs): Promise<{ readonly ok: true; readonly socket: WebSocket } | { readonly ok: false; readonly failure: BridgeFailure }> {
   return new Promise((resolve) => {
     let socket: WebSocket;
     try {

@@ -4,6 +4,7 @@ import { scanEnvelope } from './envelope-scan.js';
 import type { JsonRpcMessage } from './message.js';
 import { defaultStdioMaxLineBytes, stdioHighWaterBytes, stdioLowWaterBytes } from './stdio-transport.js';
 import { HeldInput } from './held-input.js';
+import { defaultHandshakeTimeoutMs } from './websocket-handshake.js';
 import { defaultKeepaliveIntervalMs, WebSocketKeepalive } from './websocket-keepalive.js';
 import { readUpgradeRefusal } from './websocket-refusal.js';
 import type { PeerLost, Transport, TransportSink } from './transport.js';
@@ -255,7 +256,7 @@ export type WebSocketConnectResult = { readonly ok: true; readonly transport: Tr
  * ```
  */
 export async function connectWebSocketTransport(url: string, options: WebSocketConnectOptions = {}): Promise<WebSocketConnectResult> {
-  const { headers = {}, handshakeTimeoutMs = 10_000, ...transportOptions } = options;
+  const { headers = {}, handshakeTimeoutMs = defaultHandshakeTimeoutMs, ...transportOptions } = options;
   const timeoutMs = checkedInteger(handshakeTimeoutMs, 'handshakeTimeoutMs', 1, maxTimerMs);
   const maxPayload = webSocketMaxPayload(transportOptions.maxLineBytes);
   const { WebSocket } = await import('ws');

@@ -9,19 +9,17 @@
 import { defaultDrainTimeoutMs } from '../acp/drain-timeout.js';
 import { defaultLoadLimit } from '../cluster/placement.js';
 import { defaultIdleTimeoutMs } from './connection-hub.js';
-import { defaultUnattendedPolicy } from './unattended-policy.js';
-
-/** What a permission request does while no controller is attached (`--unattended`). */
-export type UnattendedMode = 'wait' | 'deny';
+import { defaultUnattendedPolicy, type UnattendedPolicy } from './unattended-policy.js';
 
 /** The daemon's policies, in ms. */
 export interface ServeSettings {
   /** A session's agent process is stopped after this long without any connection (`--idle-timeout`; 0: never). */
   readonly idleTimeoutMs: number;
-  /** `wait`: a permission request waits for a controller to attach; `deny`: it is answered rejected at once. */
-  readonly unattended: UnattendedMode;
-  /** With `wait`, how long it waits before it is answered `cancelled` (`--unattended-timeout`). */
-  readonly unattendedTimeoutMs: number;
+  /**
+   * A permission request with no controller attached (`--unattended`, `--unattended-timeout`):
+   * `wait` for a controller to attach, at most `timeoutMs`, or `deny` at once; handed to the hub as is.
+   */
+  readonly unattended: UnattendedPolicy;
   /** On SIGTERM, how long running turns may go on before agents are stopped (`--drain-timeout`). */
   readonly drainTimeoutMs: number;
   /** On a PostgreSQL store: the sessions this host owns before it places new ones on the least-loaded live host (`--load-limit`; docs/cluster.md, "Placement"). */
@@ -35,8 +33,7 @@ export interface ServeSettings {
  */
 export const defaultServeSettings: ServeSettings = {
   idleTimeoutMs: defaultIdleTimeoutMs,
-  unattended: defaultUnattendedPolicy.policy,
-  unattendedTimeoutMs: defaultUnattendedPolicy.timeoutMs,
+  unattended: defaultUnattendedPolicy,
   drainTimeoutMs: defaultDrainTimeoutMs,
   loadLimit: defaultLoadLimit,
 };
