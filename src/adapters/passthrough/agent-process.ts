@@ -2,7 +2,8 @@
  * What the agent's supervisor, its port and its client do, as events into the passthrough
  * machine: a callback actor of the machine that watches the supervisor the machine started
  * (`agent.watch`) and reports `agent.*` events; it also tells the port's hang watchdog
- * what the machine's snapshot says (busy, tool running).
+ * what the machine's snapshot and the tool calls tracked (update-route.ts) say (busy, tool
+ * running), and gathers for the machine the updates the host does not take from the client.
  */
 import { fromCallback, type AnyActorRef, type Subscription } from 'xstate';
 import { lineKindOf } from '../../jsonrpc/envelope-scan.js';
