@@ -15,7 +15,7 @@ import { agentClientLogic, cancelPrompt, initialize, newSession, prompt } from '
 import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { createAcpPassthrough, type AcpPassthroughOptions } from '../../src/adapters/acp-passthrough.js';
 import { watchdogHintOf, type PassthroughContext } from '../../src/adapters/passthrough/context.js';
-import { quietTurn } from '../../src/adapters/turn-activity.js';
+import { quietTurn, type TurnActivity } from '../../src/adapters/turn-activity.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
 import { processesWhere, waitUntil } from '../support/processes.js';
 import { driveAgent, resultOf, type Driver } from './native-driver.js';
@@ -282,17 +282,19 @@ describe('the ACP passthrough as a state machine', function () {
       expect(hints.slice(from)).to.deep.include({ busy: true, toolRunning: true });
     });
 
-    it('is computed from the context: busy while a request is owed and no relay waits; toolRunning unless a permission is asked', () => {
-      const context = { inFlight: 0, relays: {}, tools: {}, cancelledTurns: {} } as unknown as PassthroughContext;
+    it('is computed from the context and the tools tracked: busy while a request is owed and no relay waits; toolRunning unless a permission is asked', () => {
+      const context = { inFlight: 0, relays: {}, cancelledTurns: {} } as unknown as PassthroughContext;
       const running = { t1: 'in_progress' } as const;
-      expect(watchdogHintOf(context, false)).to.deep.equal({ busy: false, toolRunning: false });
-      expect(watchdogHintOf(context, true)).to.deep.equal({ busy: true, toolRunning: false });
-      expect(watchdogHintOf({ ...context, inFlight: 1 }, false)).to.deep.equal({ busy: true, toolRunning: false });
-      expect(watchdogHintOf({ ...context, inFlight: 1, tools: { s: running, t: quietTurn } }, false)).to.deep.equal({ busy: true, toolRunning: true });
-      expect(watchdogHintOf({ ...context, inFlight: 1, relays: { 'relay-1': 'fs/read_text_file' }, tools: { s: running } }, false)).to.deep.equal({ busy: false, toolRunning: true });
-      expect(watchdogHintOf({ ...context, inFlight: 1, relays: { 'relay-1': 'session/request_permission' }, tools: { s: running } }, false)).to.deep.equal({ busy: false, toolRunning: false });
-      expect(watchdogHintOf({ ...context, inFlight: 1, tools: { s: running }, cancelledTurns: { s: true } }, false)).to.deep.equal({ busy: true, toolRunning: false });
-      expect(watchdogHintOf({ ...context, inFlight: 2, tools: { s: running, t: running }, cancelledTurns: { s: true } }, false)).to.deep.equal({ busy: true, toolRunning: true });
+      const none = new Map<string, TurnActivity>();
+      const tools = (entries: Record<string, TurnActivity>) => new Map(Object.entries(entries));
+      expect(watchdogHintOf(context, false, none)).to.deep.equal({ busy: false, toolRunning: false });
+      expect(watchdogHintOf(context, true, none)).to.deep.equal({ busy: true, toolRunning: false });
+      expect(watchdogHintOf({ ...context, inFlight: 1 }, false, none)).to.deep.equal({ busy: true, toolRunning: false });
+      expect(watchdogHintOf({ ...context, inFlight: 1 }, false, tools({ s: running, t: quietTurn }))).to.deep.equal({ busy: true, toolRunning: true });
+      expect(watchdogHintOf({ ...context, inFlight: 1, relays: { 'relay-1': 'fs/read_text_file' } }, false, tools({ s: running }))).to.deep.equal({ busy: false, toolRunning: true });
+      expect(watchdogHintOf({ ...context, inFlight: 1, relays: { 'relay-1': 'session/request_permission' } }, false, tools({ s: running }))).to.deep.equal({ busy: false, toolRunning: false });
+      expect(watchdogHintOf({ ...context, inFlight: 1, cancelledTurns: { s: true } }, false, tools({ s: running }))).to.deep.equal({ busy: true, toolRunning: false });
+      expect(watchdogHintOf({ ...context, inFlight: 2, cancelledTurns: { s: true } }, false, tools({ s: running, t: running }))).to.deep.equal({ busy: true, toolRunning: true });
     });
   });
 });

@@ -275,6 +275,48 @@ describe('native ACP agents, passed through under supervision', function () {
     });
   });
 
+  describe("through a host, which takes a watched session's updates from the agent's client itself", () => {
+    it("two sessions on one agent process: each journals its own updates; a kill -9 mid-prompt, then a re-attach by session/load whose replay outlasts its answer: nothing replayed is journaled, the next answer is", async function () {
+      this.timeout(60_000);
+      const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-passthru-')));
+      const host = createHost({ store: ':memory:', permission: () => ({ outcome: 'cancelled' }) });
+      running.push({ stop: () => void host.stop(), dir });
+      const agent = `acp:${process.execPath} ${sdkAgent} --state-dir ${dir} --no-resume --replay-after-answer`;
+      const a = await host.newSession({ cwd: dir, agent });
+      const b = await host.newSession({ cwd: dir, agent });
+      const texts = (sessionId: string) =>
+        (host.journal.entries(sessionId) as ReadonlyArray<{ entry: { kind: string; update?: SessionUpdate } }>).flatMap(({ entry }) => (entry.kind === 'update' && entry.update ? [textOf(entry.update)] : [])).filter((text) => text !== '');
+      for (let n = 1; n <= 3; n++) {
+        expect(await a.prompt(`earlier a ${n}`).result).to.deep.include({ stopReason: 'end_turn' });
+        expect(await b.prompt(`earlier b ${n}`).result).to.deep.include({ stopReason: 'end_turn' });
+      }
+      const before = texts(a.sessionId);
+      expect(before.filter((text) => text.startsWith('earlier a')), "a's own turns").to.have.length.above(0);
+      expect(before.filter((text) => text.startsWith('earlier b')), "none of b's").to.deep.equal([]);
+      expect(texts(b.sessionId).filter((text) => text.startsWith('earlier a')), "none of a's in b").to.deep.equal([]);
+      const slow = a.prompt('slow');
+      for await (const _update of slow) break;
+      const pid = agentIn(dir);
+      expect(pid, 'the sdk-agent process').to.not.equal(undefined);
+      process.kill(pid as number, 'SIGKILL');
+      const failed = await slow.result.catch((error: unknown) => error);
+      expect(((failed as RpcError).data as { reason: string }).reason).to.equal('agent_crashed');
+      const next = a.prompt('hello');
+      const chunks: string[] = [];
+      for await (const update of next) if (update.sessionUpdate === 'agent_message_chunk') chunks.push(textOf(update));
+      expect(await next.result).to.deep.include({ stopReason: 'end_turn' });
+      expect(chunks).to.deep.equal(['Hello', ', ', 'world!']);
+      expect(await b.prompt('after the restart').result).to.deep.include({ stopReason: 'end_turn' });
+      // What a's journal gained since the crash: the slow turn's last ticks and the new answer, nothing of the history again.
+      const gained = texts(a.sessionId).slice(before.length);
+      expect(gained.filter((text) => text.startsWith('earlier')), 'the replayed history').to.deep.equal([]);
+      expect(gained.slice(-3)).to.deep.equal(['Hello', ', ', 'world!']);
+      expect(texts(b.sessionId).filter((text) => text.startsWith('earlier b')), "b's history once").to.have.length(before.filter((text) => text.startsWith('earlier a')).length);
+      expect(texts(b.sessionId).at(-1)).to.equal('after the restart');
+      await host.stop();
+    });
+  });
+
   describe('launched as an editor configures it', () => {
     it('acp:node ARGS: the command found on PATH, as an editor writes it, not an absolute path', async function () {
       this.timeout(60_000);

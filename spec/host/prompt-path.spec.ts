@@ -12,15 +12,6 @@ import { measurePromptPath, type PromptPathKind } from '../support/prompt-path.j
 
 const goal = 3;
 
-/**
- * Where a path stands today, one direction at a time: what it may not exceed (so that an
- * actor put back on the path fails here), until the redesign brings it to the goal. The goal's
- * own case for such a path is pending, named with today's figure, so the gap stays visible.
- */
-const today: Partial<Record<PromptPathKind, { readonly down: number; readonly up: number }>> = {
-  native: { down: 2, up: 5 },
-};
-
 describe('the prompt path (actors between the editor connection and the port)', function () {
   this.timeout(60_000);
 
@@ -32,16 +23,6 @@ describe('the prompt path (actors between the editor connection and the port)', 
     ['codex', 'the embedding API (fake Codex)'],
   ];
   for (const [path, title] of paths) {
-    const bound = today[path];
-    if (bound) {
-      it(`${title}: no more than today's ${bound.down} actors down and ${bound.up} up`, async () => {
-        const measured = await measurePromptPath(path);
-        expect(measured.down, `down: ${measured.down.join(' → ')}`).to.have.length.at.most(bound.down);
-        expect(measured.up, `up: ${measured.up.join(' → ')}`).to.have.length.at.most(bound.up);
-      });
-      it.skip(`${title}: at most ${goal} actors down and ${goal} up (issue 29's goal, not reached: ${bound.down} down, ${bound.up} up)`);
-      continue;
-    }
     it(`${title}: at most ${goal} actors down and ${goal} up`, async () => {
       const measured = await measurePromptPath(path);
       expect(measured.down, `down: ${measured.down.join(' → ')}`).to.have.length.at.most(goal);

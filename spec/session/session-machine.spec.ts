@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createActor } from 'xstate';
 import { sessionMachine, type SessionMachineEvent } from '../../src/session/session-machine.js';
+import { toolCallReported, toolCallsRunning } from '../../src/session/tool-calls.js';
 
 function run(...events: SessionMachineEvent[]) {
   const actor = createActor(sessionMachine, { input: { sessionId: 's1', agent: 'claude' } }).start();
@@ -86,6 +87,22 @@ describe('session state chart', () => {
     expect(restarting.snapshot.context.state.configOptions?.[0]?.currentValue).to.equal('haiku');
     const starting = run({ type: 'setup.reported', modes }, { type: 'mode.reported', currentModeId: 'plan' });
     expect(starting.snapshot.context.state.chosen.modeId).to.equal(undefined);
+  });
+
+  it("the tool calls of a turn, kept beside it: forgotten once its turns are over, and when its agent restarts", () => {
+    const actor = createActor(sessionMachine, { input: { sessionId: 's1', agent: 'claude' } }).start();
+    actor.send({ type: 'ready' });
+    actor.send({ type: 'prompt', requestId: 'p1' });
+    actor.send({ type: 'prompt', requestId: 'p2' });
+    toolCallReported(actor, { sessionUpdate: 'tool_call', toolCallId: 't1', title: 'read' });
+    actor.send({ type: 'prompt.settled', outcome: 'end_turn', requestId: 'p1' });
+    expect(toolCallsRunning(actor), 'a turn still in flight').to.deep.equal(['t1']);
+    actor.send({ type: 'prompt.settled', outcome: 'end_turn', requestId: 'p2' });
+    expect(toolCallsRunning(actor), 'its turns over').to.deep.equal([]);
+    actor.send({ type: 'prompt', requestId: 'p3' });
+    toolCallReported(actor, { sessionUpdate: 'tool_call', toolCallId: 't2', title: 'write' });
+    actor.send({ type: 'agent.restarting', restarts: 1 });
+    expect(toolCallsRunning(actor), 'its agent restarting').to.deep.equal([]);
   });
 
   it('starts from the restarts a journal already counted', () => {

@@ -1,7 +1,9 @@
 import { expect } from 'chai';
-import type { SessionConfigOption } from '@agentclientprotocol/sdk';
+import type { SessionConfigOption, SessionUpdate } from '@agentclientprotocol/sdk';
+import { createActor, fromCallback } from 'xstate';
 import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { reapplyRequests } from '../../src/session/reapply.js';
+import { toolCallReported, toolCallsAfter, toolCallsEnded, toolCallsRunning } from '../../src/session/tool-calls.js';
 import { chosenFromEntries, initialSessionState, reduceSessionState, setupOf, type SessionState, type SessionStateFact } from '../../src/session/session-state.js';
 
 const models: SessionConfigOption[] = [{ id: 'model', name: 'Model', type: 'select', currentValue: 'fast', options: [{ value: 'fast', name: 'Fast' }, { value: 'thorough', name: 'Thorough' }] }];
@@ -25,16 +27,31 @@ describe('session state (the record the session machine keeps)', () => {
     expect(reduceSessionState(reported, { type: 'config.changed', configOptions: moved }).chosen.config).to.deep.equal({ model: 'thorough' });
   });
 
-  it('keeps the title, the commands and the tool calls running in the turn', () => {
+  it('keeps the title and the commands; the tool calls running in the turn are kept beside it', () => {
     const state = reduce(
       { type: 'update.reported', update: { sessionUpdate: 'session_info_update', title: 'Fix the bug' } },
       { type: 'update.reported', update: { sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'tool', description: 'd' }] } },
-      { type: 'update.reported', update: { sessionUpdate: 'tool_call', toolCallId: 't1', title: 'read' } },
-      { type: 'update.reported', update: { sessionUpdate: 'tool_call', toolCallId: 't2', title: 'write' } },
-      { type: 'update.reported', update: { sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'completed' } },
     );
-    expect(state).to.deep.include({ title: 'Fix the bug', toolCallsRunning: ['t2'] });
+    const toolUpdates: SessionUpdate[] = [
+      { sessionUpdate: 'tool_call', toolCallId: 't1', title: 'read' },
+      { sessionUpdate: 'tool_call', toolCallId: 't2', title: 'write' },
+      { sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'completed' },
+    ];
+    expect(state).to.deep.include({ title: 'Fix the bug' });
+    expect(toolUpdates.reduce(toolCallsAfter, [])).to.deep.equal(['t2']);
     expect(state.commands?.map((command) => command.name)).to.deep.equal(['tool']);
+  });
+
+  it('the tool calls running are kept per session machine actor, until its turns are over', () => {
+    const machine = createActor(fromCallback(() => {}));
+    const other = createActor(fromCallback(() => {}));
+    toolCallReported(machine, { sessionUpdate: 'tool_call', toolCallId: 't1', title: 'read' });
+    toolCallReported(machine, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'reading' } });
+    toolCallReported(machine, { sessionUpdate: 'tool_call', toolCallId: 't2', title: 'write', status: 'failed' });
+    expect(toolCallsRunning(machine)).to.deep.equal(['t1']);
+    expect(toolCallsRunning(other)).to.deep.equal([]);
+    toolCallsEnded(machine);
+    expect(toolCallsRunning(machine)).to.deep.equal([]);
   });
 
   it('re-apply: after an agent restart every choice, mode first; after a warden restart only what the agent\'s answer does not show', () => {

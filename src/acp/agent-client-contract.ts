@@ -65,6 +65,12 @@ export interface AgentClientInput {
   readonly clientInfo?: Implementation;
   readonly handler?: ClientHandler;
   readonly timeouts?: TimeoutPolicy;
+  /**
+   * Sees each session update first, in the client's own step, before it is emitted as
+   * `acp.update`: a plain call (its owner's bookkeeping, say what the turn's tool calls do),
+   * not a listener; it must not throw.
+   */
+  readonly onUpdate?: (sessionId: string, update: SessionUpdate) => void;
 }
 
 /** The phase of an agent client. */

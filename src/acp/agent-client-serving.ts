@@ -112,6 +112,7 @@ export function onAgentNotification(live: Live, method: string, params: unknown)
       run.updates.push(update);
       for (const wake of run.wake.splice(0)) wake();
     }
+    live.input.onUpdate?.(sessionId, update);
     live.scope.emit({ type: 'acp.update', sessionId, update });
     return;
   }

@@ -214,9 +214,11 @@ export interface SessionRoute {
    * Hands the session's updates (`acp.update`) to the host straight from the actor that makes
    * them, so that the agent's own actor is off each update's path too: `onActor` gets that actor
    * now and again whenever it changes (a restart makes a new one), and the agent stops relaying
-   * the session's updates itself until `unwatch()`. Its other outputs (answers, client requests,
-   * lifecycle facts) still come out of the agent. Absent, or `undefined` returned: the session
-   * has no such actor now; its updates come out of the agent as usual.
+   * the session's updates itself until `unwatch()`; `onActor(undefined)`: none for now (the agent
+   * restarts, or hides a replay), its updates come out of the agent again until the next actor.
+   * The actor may make other sessions' updates too: take only this session's (`sessionId`). Its
+   * other outputs (answers, client requests, lifecycle facts) still come out of the agent.
+   * Absent, or `undefined` returned: its updates come out of the agent as usual.
    */
-  watchUpdates?(onActor: (actor: AnyActorRef) => void): { unwatch(): void } | undefined;
+  watchUpdates?(onActor: (actor: AnyActorRef | undefined) => void): { unwatch(): void } | undefined;
 }

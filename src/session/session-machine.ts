@@ -20,8 +20,8 @@
  * state, like the session state's). The live view shows it; a store without owners leaves it out.
  *
  * Its context holds the session's state (session-state.ts): the modes, config options, title,
- * commands and resume handle the agent reported, the tool calls of the turn in flight, and
- * what the user chose. `reapplying`: the host is giving a new agent process (after an agent
+ * commands and resume handle the agent reported, and what the user chose; the tool calls of the
+ * turn in flight are kept beside it (tool-calls.ts), so that an agent's update is no event to it. `reapplying`: the host is giving a new agent process (after an agent
  * restart, or a warden restart's load or resume) the user's choices (reapply.ts); a prompt
  * whose turn starts meanwhile is started with `hold` (its prompts keep it), and `turns.release`
  * lets it go once the re-apply ended. Live handles (the prompts' requests, the actors) stay out
@@ -41,7 +41,8 @@
 import { assign, emit, enqueueActions, setup, type AnyActorRef } from 'xstate';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { cancelCame, graceOver, inFlight, noTurns, promptAnswered, promptCame, sessionClosed, sessionFailed, type TurnCommand, type TurnDecision, type Turns } from './turn-queue.js';
-import { hasChoices, initialSessionState, reduceSessionState, turnEnded, type ChosenSettings, type SessionState, type SessionStateFact } from './session-state.js';
+import { toolCallsEnded } from './tool-calls.js';
+import { hasChoices, initialSessionState, reduceSessionState, type ChosenSettings, type SessionState, type SessionStateFact } from './session-state.js';
 import type { SessionConfigOption } from '@agentclientprotocol/sdk';
 import { defaultCancelGraceMs } from '../supervision/cancel-grace.js';
 
@@ -207,8 +208,9 @@ export const sessionMachine = setup({
         promptsInFlight,
         promptsSettled: context.promptsSettled + 1,
         lastOutcome: settled.outcome,
-        state: promptsInFlight === 0 ? turnEnded(context.state) : context.state,
       });
+      // Its turns are over: no tool call of them runs any more (tool-calls.ts keeps them beside the machine).
+      if (promptsInFlight === 0) enqueue(() => toolCallsEnded(self));
       decide(enqueue, context, decided, self);
     }),
     cancelTurn: enqueueActions(({ context, event, enqueue, self }) => {
@@ -224,13 +226,16 @@ export const sessionMachine = setup({
     }),
     /** The new agent process is ready for the prompts held for it. */
     releaseTurns: emit({ type: 'turns.release' } as const),
-    countRestart: assign(({ context, event }) => ({
-      restarts: Math.max(context.restarts + 1, (event as Extract<SessionMachineEvent, { type: 'agent.restarting' }>).restarts),
-      // Answers still due to the previous process's re-apply are stale from now on.
-      reapplyRound: context.reapplyRound + 1,
-      reapplyOutstanding: 0,
-      state: turnEnded(context.state),
-    })),
+    countRestart: enqueueActions(({ context, event, enqueue, self }) => {
+      enqueue.assign({
+        restarts: Math.max(context.restarts + 1, (event as Extract<SessionMachineEvent, { type: 'agent.restarting' }>).restarts),
+        // Answers still due to the previous process's re-apply are stale from now on.
+        reapplyRound: context.reapplyRound + 1,
+        reapplyOutstanding: 0,
+      });
+      // The process that ran them is gone: no tool call of its turn runs any more.
+      enqueue(() => toolCallsEnded(self));
+    }),
     setOwner: assign({ owner: ({ event }) => (event as Extract<SessionMachineEvent, { type: 'owner.changed' }>).owner }),
     fail: assign({ failure: ({ event }) => (event as Extract<SessionMachineEvent, { type: 'agent.failed' }>).reason, promptsInFlight: 0 }),
     reduce: assign({ state: ({ context, event }) => reduceSessionState(context.state, event as SessionStateFact) }),

@@ -34,8 +34,6 @@ export interface SessionState {
   readonly commands: readonly AvailableCommand[] | undefined;
   /** What the agent needs to resume the conversation in a new process (Claude session id, Codex thread id). */
   readonly resume: unknown;
-  /** Tool calls of the turn in flight that have not completed or failed, by id. */
-  readonly toolCallsRunning: readonly string[];
   readonly chosen: ChosenSettings;
 }
 
@@ -49,17 +47,20 @@ export type SessionStateFact =
   | { readonly type: 'config.changed'; readonly configOptions: readonly SessionConfigOption[] }
   /** One config option was set (set_config_option answered). */
   | { readonly type: 'config.set'; readonly configId: string; readonly value: ConfigValue }
-  /** The agent reported something else about the session (title, commands, tool calls). */
+  /** The agent reported something else about the session (title, commands). */
   | { readonly type: 'update.reported'; readonly update: SessionUpdate }
   /** The agent-side resume handle changed. */
   | { readonly type: 'resume.changed'; readonly resume: unknown };
 
-/** The kinds of `session/update` that change a session's state (the host feeds only these to the machine). */
-export const stateUpdateKinds: ReadonlySet<string> = new Set(['session_info_update', 'available_commands_update', 'tool_call', 'tool_call_update']);
+/**
+ * The kinds of `session/update` that change a session's state (the host feeds only these to the
+ * machine; the tool calls running are kept beside it: tool-calls.ts).
+ */
+export const stateUpdateKinds: ReadonlySet<string> = new Set(['session_info_update', 'available_commands_update']);
 
 /** A session nobody said anything about yet; `chosen`: what the journal says the user chose (a session re-attached after a warden restart). */
 export function initialSessionState(chosen: ChosenSettings = noChoice, resume?: unknown): SessionState {
-  return { modes: undefined, configOptions: undefined, title: undefined, commands: undefined, resume, toolCallsRunning: [], chosen };
+  return { modes: undefined, configOptions: undefined, title: undefined, commands: undefined, resume, chosen };
 }
 
 const noChoice: ChosenSettings = { modeId: undefined, config: {} };
@@ -107,20 +108,9 @@ function reportedUpdate(state: SessionState, update: SessionUpdate): SessionStat
       return update.title === undefined ? state : { ...state, title: update.title ?? undefined };
     case 'available_commands_update':
       return { ...state, commands: update.availableCommands };
-    case 'tool_call':
-      return update.status === 'completed' || update.status === 'failed' || state.toolCallsRunning.includes(update.toolCallId)
-        ? state
-        : { ...state, toolCallsRunning: [...state.toolCallsRunning, update.toolCallId] };
-    case 'tool_call_update':
-      return update.status === 'completed' || update.status === 'failed' ? { ...state, toolCallsRunning: state.toolCallsRunning.filter((id) => id !== update.toolCallId) } : state;
     default:
       return state;
   }
-}
-
-/** A turn ended: no tool call of it runs any more. */
-export function turnEnded(state: SessionState): SessionState {
-  return state.toolCallsRunning.length === 0 ? state : { ...state, toolCallsRunning: [] };
 }
 
 function withValue(option: SessionConfigOption, value: ConfigValue): SessionConfigOption {

@@ -2,10 +2,10 @@
  * What the agent's supervisor, its port and its client do, as events into the passthrough
  * machine: a callback actor of the machine that watches the supervisor the machine started
  * (`agent.watch`) and reports `agent.*` events; it also tells the port's hang watchdog
- * what the machine's snapshot says (busy, tool running).
+ * what the machine's snapshot and the tool calls tracked (update-route.ts) say (busy, tool
+ * running), and gathers for the machine the updates the host does not take from the client.
  */
 import { fromCallback, type AnyActorRef, type Subscription } from 'xstate';
-import type { AgentClientEmitted } from '../../acp/agent-client.js';
 import { lineKindOf } from '../../jsonrpc/envelope-scan.js';
 import type { PortExit } from '../../port/port-exit.js';
 import type { PortEmitted, PortEvent } from '../../port/port.js';
@@ -54,6 +54,12 @@ export const agentProcessLogic = fromCallback<AgentProcessCommand, AgentProcessI
     if (!ended) sendBack({ type: 'agent.updates', updates: delivered });
   };
   handles.flushUpdates = flush;
+  // The client's updates of sessions the host does not take from it itself (update-route.ts), gathered for the machine.
+  handles.relayUpdate = (sessionId, update) => {
+    if (ended || !watched || handles.client === undefined) return;
+    if (updates.length === 0) queueMicrotask(flush);
+    updates.push({ sessionId, update });
+  };
   /** Reports what the watched supervisor did (a stopped one's last words are nobody's news), after the updates that came before. */
   const tell = (from: AnyActorRef, event: AgentProcessReport) => {
     if (ended || from !== watched) return;
@@ -87,9 +93,15 @@ export const agentProcessLogic = fromCallback<AgentProcessCommand, AgentProcessI
     // Most snapshots (an update passed on) change neither.
     if (hinted?.context === snapshot.context && hinted.owes === owes) return;
     hinted = { context: snapshot.context, owes };
-    hint = watchdogHintOf(snapshot.context, owes);
+    hint = watchdogHintOf(snapshot.context, owes, handles.tools);
     hintPort();
   });
+  // A tool call started or ended (update-route.ts): the machine's snapshot did not change.
+  handles.toolsChanged = () => {
+    if (!hinted || ended) return;
+    hint = watchdogHintOf(hinted.context, hinted.owes, handles.tools);
+    hintPort();
+  };
 
   const bindPort = (supervisor: AnyActorRef) => {
     drop(portBound);
@@ -113,11 +125,6 @@ export const agentProcessLogic = fromCallback<AgentProcessCommand, AgentProcessI
     if (!client) return;
     handles.client = client;
     clientBound.push(
-      client.on('acp.update', (event: Extract<AgentClientEmitted, { type: 'acp.update' }>) => {
-        if (ended || supervisor !== watched) return;
-        if (updates.length === 0) queueMicrotask(flush);
-        updates.push({ sessionId: event.sessionId, update: event.update });
-      }),
       // The agent process is gone: what is owed to it waits for its restart (or the supervisor giving up).
       client.subscribe({
         complete: () => {

@@ -5,7 +5,9 @@
  */
 import { agentRestartDefaults } from '../../supervision/agent-restart-defaults.js';
 import type { AnyActorLogic, AnyActorRef } from 'xstate';
+import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { agentClientLogic } from '../../acp/agent-client.js';
+import { updateSeen } from './update-route.js';
 import { portTransport } from '../../jsonrpc/port-transport.js';
 import { portLogic, portStopBudgetMs } from '../../port/port.js';
 import { whichChildren } from '../../supervision/introspection.js';
@@ -61,6 +63,8 @@ export function agentSupervisorLogic(owner: AnyActorRef): AnyActorLogic {
             return {
               transport: portTransport(childOf(agentSupervisorOf(owner) as AnyActorRef, 'port') as AnyActorRef),
               handler: { relay, capabilities: editor?.clientCapabilities ?? {} },
+              // Each update is seen here first: its tool calls followed, and passed to the machine unless the host takes it from the client (update-route.ts).
+              onUpdate: (sessionId: string, update: SessionUpdate) => updateSeen(owner, sessionId, update),
               ...(editor?.clientInfo ? { clientInfo: editor.clientInfo } : {}),
             };
           },

@@ -33,8 +33,6 @@ export interface PassthroughContext {
   readonly inFlight: number;
   /** The agent's requests to the editor not answered yet: key → method. */
   readonly relays: Readonly<Record<string, string>>;
-  /** The tool calls running in each session's turn. */
-  readonly tools: Readonly<Record<string, TurnActivity>>;
   /** The sessions whose turn the editor cancelled and the agent has not answered yet: their tools are interrupted. */
   readonly cancelledTurns: Readonly<Record<string, true>>;
   /** The sessions still to re-attach after the restart under way, in order. */
@@ -122,7 +120,7 @@ const PERMISSION_METHOD: string = CLIENT_METHODS.session_request_permission;
  * waits for the editor; `toolRunning` while a tool call of a turn not cancelled runs and no
  * permission is asked.
  */
-export function watchdogHintOf(context: PassthroughContext, owesAnswer: boolean): WatchdogHint {
+export function watchdogHintOf(context: PassthroughContext, owesAnswer: boolean, tools: ReadonlyMap<string, TurnActivity>): WatchdogHint {
   const relays = Object.values(context.relays);
-  return watchdogHint({ owes: owesAnswer || context.inFlight > 0, awaitsEditor: relays.length > 0, awaitsUser: relays.includes(PERMISSION_METHOD), activities: Object.entries(context.tools).filter(([sessionId]) => context.cancelledTurns[sessionId] !== true).map(([, activity]) => activity) });
+  return watchdogHint({ owes: owesAnswer || context.inFlight > 0, awaitsEditor: relays.length > 0, awaitsUser: relays.includes(PERMISSION_METHOD), activities: [...tools].filter(([sessionId]) => context.cancelledTurns[sessionId] !== true).map(([, activity]) => activity) });
 }

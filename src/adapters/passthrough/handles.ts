@@ -4,7 +4,9 @@
  * requests to the editor, and what may carry credentials (the options' env, each session's
  * MCP servers). Keyed by the passthrough actor.
  */
+import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import type { AnyActorRef } from 'xstate';
+import type { TurnActivity } from '../turn-activity.js';
 import type { AcpPassthroughOptions } from './options.js';
 
 /** A request of the agent to the editor, waiting for the editor's answer. */
@@ -27,13 +29,39 @@ export interface PassthroughHandles {
   flushUpdates: () => void;
   /** Each open session's MCP servers (given again on re-attach), by session id. */
   readonly mcpServers: Map<string, unknown[]>;
+  /**
+   * The tool calls running in each session's turn (turn-activity.ts), followed for the
+   * watchdog hint as the agent's client sees each update (update-route.ts): a plain tracker,
+   * so that an update is no event to the machine; the machine forgets a session's when its
+   * turn starts or ends, and all of them when the client ends.
+   */
+  readonly tools: Map<string, TurnActivity>;
+  /** Tells the port the hint again (the agent process sets it): the tools changed. */
+  toolsChanged: () => void;
+  /** Hands an update of a session the host does not take from the client itself to the machine (the agent process sets it). */
+  relayUpdate: (sessionId: string, update: SessionUpdate) => void;
+  /** The host's watchers of sessions' updates (`SessionRoute.watchUpdates`), by session id. */
+  readonly watchers: Map<string, (actor: AnyActorRef | undefined) => void>;
+  /** The sessions whose updates the host takes from the client itself now (the machine is ready): the machine does not see them. */
+  readonly direct: Set<string>;
 }
 
 const handles = new WeakMap<AnyActorRef, PassthroughHandles>();
 
 /** Creates the handles of a passthrough actor. */
 export function createHandles(owner: AnyActorRef, options: AcpPassthroughOptions): PassthroughHandles {
-  const created: PassthroughHandles = { options, client: undefined, relays: new Map(), flushUpdates: () => {}, mcpServers: new Map() };
+  const created: PassthroughHandles = {
+    options,
+    client: undefined,
+    relays: new Map(),
+    flushUpdates: () => {},
+    mcpServers: new Map(),
+    tools: new Map(),
+    toolsChanged: () => {},
+    relayUpdate: () => {},
+    watchers: new Map(),
+    direct: new Set(),
+  };
   handles.set(owner, created);
   return created;
 }

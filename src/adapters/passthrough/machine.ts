@@ -22,7 +22,6 @@ import { cancelPrompt } from '../../acp/agent-client.js';
 import { AGENT_METHODS } from '../../protocol/methods.js';
 import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent } from '../../protocol/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
-import { activityAfter, quietTurn } from '../turn-activity.js';
 import { SHUTDOWN_EVENT } from '../../supervision/events.js';
 import { shutdownExit } from '../../supervision/exit-reason.js';
 import { AGENT_OWES_TAG, agentProcessLogic } from './agent-process.js';
@@ -32,6 +31,7 @@ import { createHandles, handlesOf } from './handles.js';
 import type { AcpPassthroughOptions } from './options.js';
 import { initializeLogic, isAgentLost, reattachLogic } from './reattach.js';
 import { agentRequestsLogic, requestFailure } from './requests.js';
+import { forgetTools, rebindUpdateWatchers } from './update-route.js';
 
 /**
  * Updates that state how the session is now (not its history): passed on while a session is
@@ -138,16 +138,18 @@ export const passthroughMachine = setup({
       const sessions = withoutClosed(context.sessions, request);
       // A new turn: no tool of an earlier (cancelled, unanswered) turn of the session runs in it.
       const sessionId = request.type === 'session.prompt' ? (request.params?.sessionId as string | undefined) : undefined;
-      const turn = sessionId === undefined ? {} : { tools: withoutKey(context.tools, sessionId), cancelledTurns: withoutKey(context.cancelledTurns, sessionId) };
+      const turn = sessionId === undefined ? {} : { cancelledTurns: withoutKey(context.cancelledTurns, sessionId) };
+      if (sessionId !== undefined) enqueue(() => forgetTools(self, sessionId));
       enqueue.assign({ sessions, inFlight: context.inFlight + 1, ...turn });
       if (sessions !== context.sessions) enqueue(forgetMcpServers(self, context.sessions, sessions));
       enqueue.sendTo('agentRequests', { type: 'request.forward', request, agentCloses: Boolean(context.downstream?.agentCapabilities?.sessionCapabilities?.close) });
     }),
     /** A prompt the host's line wrote to the agent itself (session-route.ts): in flight, a new turn of its session, as `forward` counts one. */
-    countForwardedPrompt: enqueueActions(({ context, event, enqueue }) => {
+    countForwardedPrompt: enqueueActions(({ context, event, enqueue, self }) => {
       if (event.type !== 'prompt.forwarded') return;
       const { sessionId } = event;
-      enqueue.assign({ inFlight: context.inFlight + 1, tools: withoutKey(context.tools, sessionId), cancelledTurns: withoutKey(context.cancelledTurns, sessionId) });
+      enqueue(() => forgetTools(self, sessionId));
+      enqueue.assign({ inFlight: context.inFlight + 1, cancelledTurns: withoutKey(context.cancelledTurns, sessionId) });
     }),
     answerForwarded: enqueueActions(({ context, event, enqueue, self }) => {
       if (event.type !== 'request.settled') return;
@@ -163,9 +165,9 @@ export const passthroughMachine = setup({
       }
       // The turn is over: its tool calls no longer run, whatever the agent last said of them.
       const ended = event.method === AGENT_METHODS.session_prompt;
-      const tools = ended ? withoutKey(context.tools, event.sessionId) : context.tools;
+      if (ended && event.sessionId !== undefined) enqueue(() => forgetTools(self, event.sessionId));
       const cancelledTurns = ended ? withoutKey(context.cancelledTurns, event.sessionId) : context.cancelledTurns;
-      enqueue.assign({ sessions, inFlight: context.inFlight - 1, tools, cancelledTurns });
+      enqueue.assign({ sessions, inFlight: context.inFlight - 1, cancelledTurns });
       if ('result' in event.answer) enqueue.emit({ type: 'acp.respond', requestId: event.requestId, result: event.answer.result });
       else enqueue.emit({ type: 'acp.error', requestId: event.requestId, error: event.answer.error });
     }),
@@ -212,25 +214,19 @@ export const passthroughMachine = setup({
 
     // --- the agent's side
     /**
-     * Passed on to the editor in order, except the replay of a session being re-attached; tool
-     * calls are followed for the watchdog hint. One `acp.updates` output for the lot (one
-     * `acp.update` when it is one): XState's emit action per update cost more than the hop's work.
+     * Passed on to the editor in order, except the replay of a session being re-attached (the
+     * updates of sessions the host takes from the client itself never come here:
+     * update-route.ts). One `acp.updates` output for the lot (one `acp.update` when it is one):
+     * XState's emit action per update cost more than the hop's work.
      */
     passUpdates: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'agent.updates') return;
       const { reattaching } = context;
       // The editor has the history of a session being re-attached (state updates pass: they are its news).
       const passed = reattaching === undefined ? event.updates : event.updates.filter(({ sessionId, update }) => sessionId !== reattaching || stateKinds.has(update.sessionUpdate));
-      let tools = context.tools;
-      for (const { sessionId, update } of passed) {
-        const before = tools[sessionId] ?? quietTurn;
-        const after = activityAfter(before, update);
-        if (after !== before) tools = { ...tools, [sessionId]: after };
-      }
       const [only] = passed;
       if (passed.length === 1 && only) enqueue.emit({ type: 'acp.update', sessionId: only.sessionId, update: only.update });
       else if (passed.length > 1) enqueue.emit({ type: 'acp.updates', updates: passed });
-      if (tools !== context.tools) enqueue.assign({ tools });
     }),
     relayToEditor: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'agent.relay') return;
@@ -255,8 +251,9 @@ export const passthroughMachine = setup({
      * tool of its turns runs any more.
      */
     dropRelays: enqueueActions(({ context, enqueue, self }) => {
-      enqueue.assign({ relays: {}, tools: {}, cancelledTurns: {} });
+      enqueue.assign({ relays: {}, cancelledTurns: {} });
       enqueue(() => {
+        forgetTools(self);
         const gone = RpcError.because('agent_crashed', `${context.name} ended before the editor answered`, {}, { failure: 'peer_lost' });
         const { relays } = handlesOf(self);
         for (const [key, relay] of [...relays]) {
@@ -271,9 +268,10 @@ export const passthroughMachine = setup({
 
     // --- restarts
     /** The agent process ended and will be restarted: every open session is restarting. */
-    announceRestart: enqueueActions(({ context, event, enqueue }) => {
+    announceRestart: enqueueActions(({ context, event, enqueue, self }) => {
       if (event.type !== 'agent.exited') return;
-      enqueue.assign({ restarts: event.restarts, tools: {}, cancelledTurns: {} });
+      enqueue(() => forgetTools(self));
+      enqueue.assign({ restarts: event.restarts, cancelledTurns: {} });
       for (const sessionId of Object.keys(context.sessions)) enqueue.emit({ type: 'session.restarting', sessionId, restarts: event.restarts, exit: event.exit });
     }),
     noteRestart: enqueueActions(({ event, enqueue }) => {
@@ -333,6 +331,10 @@ export const passthroughMachine = setup({
     leaveRecovery: enqueueActions(({ enqueue }) => {
       enqueue.assign({ restartAttempted: false, reattachQueue: [], restartedAgent: undefined });
     }),
+    /** Ready: the host takes the updates of the sessions it watches from the client itself (update-route.ts). */
+    updatesDirect: enqueueActions(({ enqueue, self }) => enqueue(() => rebindUpdateWatchers(self, true))),
+    /** No longer ready (the agent restarts, a session is re-attached, it was given up): every session's updates come through here again. */
+    updatesThroughMachine: enqueueActions(({ enqueue, self }) => enqueue(() => rebindUpdateWatchers(self, false))),
   },
 }).createMachine({
   id: 'acpPassthrough',
@@ -347,7 +349,6 @@ export const passthroughMachine = setup({
       waiting: [],
       inFlight: 0,
       relays: {},
-      tools: {},
       cancelledTurns: {},
       reattachQueue: [],
       reattaching: undefined,
@@ -413,7 +414,8 @@ export const passthroughMachine = setup({
     },
     ready: {
       description: 'Requests go to the agent (through agentRequests), answered as it answers.',
-      entry: ['leaveRecovery', 'serveWaiting'],
+      entry: ['leaveRecovery', 'updatesDirect', 'serveWaiting'],
+      exit: 'updatesThroughMachine',
       on: {
         '*': { guard: 'isRequest', actions: 'forward' },
         'agent.clientGone': { target: 'recovering', actions: 'dropRelays', description: 'The agent process is gone: the requests it owed fail (agent_crashed), what comes next waits.' },

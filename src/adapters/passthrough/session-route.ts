@@ -5,13 +5,15 @@
  * after the write (`prompt.forwarded`: the turn's bookkeeping, for the watchdog and the
  * answer). Anything else, or a prompt while the agent starts, restarts, re-attaches or was
  * given up, goes through the machine as before (`send` answers `false`), which queues, defers
- * or refuses it in order.
+ * or refuses it in order. The session's updates come the other way as directly
+ * (`watchUpdates`, update-route.ts).
  */
 import type { AnyActorRef } from 'xstate';
 import type { AgentHandlerEvent, AgentRequestEvent, SessionRoute } from '../../protocol/native-agent.js';
 import type { PassthroughContext, RequestSettled } from './context.js';
 import { handlesOf } from './handles.js';
 import { forwardRequest } from './requests.js';
+import { watchSessionUpdates } from './update-route.js';
 
 type PassthroughSnapshot = { status: string; context: PassthroughContext; matches(state: string): boolean };
 
@@ -34,5 +36,7 @@ export function passthroughSessionRoute(agent: AnyActorRef, sessionId: string): 
       agent.send({ type: 'prompt.forwarded', sessionId });
       return true;
     },
+    // The session's updates go from the agent's client straight to the host while the passthrough is ready.
+    watchUpdates: watchSessionUpdates(agent, sessionId),
   };
 }

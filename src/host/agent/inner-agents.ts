@@ -74,7 +74,10 @@ function watchUpdates(live: Live, session: HostSession, agent: string, route: Se
   let subscription: Subscription | undefined;
   const watch = route.watchUpdates?.((actor) => {
     subscription?.unsubscribe();
-    subscription = actor.on('acp.update', (output: AgentHandlerOutput) => self.send({ type: 'host.inner', agent, output } as never));
+    // An agent's client may make several sessions' updates: this session's only.
+    subscription = actor?.on('acp.update', (output: Extract<AgentHandlerOutput, { type: 'acp.update' }>) => {
+      if (output.sessionId === session.sessionId) self.send({ type: 'host.inner', agent, output } as never);
+    });
   });
   if (!watch) return;
   session.updates = {

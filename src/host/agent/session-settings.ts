@@ -6,6 +6,7 @@ import { AGENT_METHODS } from '../../protocol/methods.js';
 import type { AgentEventContext } from '../../protocol/native-agent.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import type { ReportedFact, SessionMachineContext } from '../../session/session-machine.js';
+import { toolCallReported } from '../../session/tool-calls.js';
 import { chosenFromEntries, type ChosenSettings, type ConfigValue, type SessionStateFact, stateUpdateKinds } from '../../session/session-state.js';
 import type { ReapplyRequest } from '../../session/reapply.js';
 import { canonical } from '../../journal/list-cursor.js';
@@ -34,9 +35,11 @@ export function reportUpdate(live: Live, session: HostSession, update: SessionUp
     changeState(live, session, { type: 'mode.reported', currentModeId: update.currentModeId });
   } else if (update.sessionUpdate === 'config_option_update') {
     changeState(live, session, { type: 'config.reported', configOptions: update.configOptions });
-  } else if (stateUpdateKinds.has(update.sessionUpdate) && !(update.sessionUpdate === 'tool_call_update' && update.status !== 'completed' && update.status !== 'failed')) {
-    // A tool call's progress changes nothing kept here (only its start and its end do): no event per streamed delta.
+  } else if (stateUpdateKinds.has(update.sessionUpdate)) {
     session.machine.send({ type: 'update.reported', update });
+  } else {
+    // A tool call is kept beside the machine (a call, no event): the machine is off each update's path.
+    toolCallReported(session.machine, update);
   }
 }
 
