@@ -82,7 +82,7 @@ interface ActorFacts {
 }
 
 /** What the measured editor does: its session, a warm-up prompt, then the measured prompt. */
-interface Editor {
+export interface Editor {
   newSession(): Promise<string>;
   prompt(sessionId: string, text: string, onFirstUpdate: () => void): Promise<unknown>;
   close(): Promise<void>;
@@ -263,7 +263,7 @@ function countOf(recorder: Recorder, path: PromptPathKind): PromptPath {
 }
 
 /** The SDK's client over a stdio transport on in-process pipes, served as `warden acp` serves its stdio. */
-function stdioEditor(host: Host): Editor {
+export function stdioEditor(host: Host): Editor {
   const toHost = new PassThrough();
   const fromHost = new PassThrough();
   host.serve(stdioTransport(toHost, fromHost));

@@ -129,6 +129,11 @@ export interface Live {
 
 export const lives = new WeakMap<AnyActorRef, Live>();
 
+/** The requests an agent server has handed on and not answered yet, by its own key (read-only; for inspection and specs). */
+export function requestsInFlight(server: AnyActorRef): ReadonlyMap<string, { readonly rpcId: JsonRpcId; readonly method: string }> {
+  return new Map([...(lives.get(server)?.pending ?? [])].map(([key, request]) => [key, { rpcId: request.rpcId, method: request.method }]));
+}
+
 /** Each server's live record by its handler's actor (server-answers.ts `outputLineOf`). */
 export const livesByHandler = new WeakMap<AnyActorRef, Live>();
 

@@ -103,3 +103,8 @@ export function closeQuietly(live: Live, session: Session): void {
   session.closing = true;
   live.sessionsSupervisor.send({ type: 'supervisor.terminateChild', id: session.id });
 }
+
+/** The requests an adapter agent's session is owed an answer for (request id → method). Read-only; for inspection and specs. */
+export function owedRequestsOf(agent: AnyActorRef, sessionId: string): ReadonlyMap<string, string> {
+  return new Map(lives.get(agent)?.sessions.get(sessionId)?.pending ?? []);
+}

@@ -196,6 +196,17 @@ export function runningSessionAgent(host: AnyActorRef, sessionId: string): strin
   return lives.get(host)?.sessions.get(sessionId)?.agent;
 }
 
+/**
+ * Which of the host agent's own records hold request `requestId` (its key from the agent
+ * server): `pending` (a request routed to an agent, its answer awaited) and `requestSessions`
+ * (the session its answer is ordered with). Read-only; for inspection and specs.
+ */
+export function hostRecordsOf(host: AnyActorRef, requestId: string): readonly string[] {
+  const live = lives.get(host);
+  if (!live) return [];
+  return [...(live.pending.has(requestId) ? ['pending'] : []), ...(live.requestSessions.has(requestId) ? ['requestSessions'] : [])];
+}
+
 /** The session state charts, by session id. */
 export function sessionMachinesOf(host: AnyActorRef): ReadonlyMap<string, AnyActorRef> {
   const live = lives.get(host);

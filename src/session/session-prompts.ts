@@ -61,6 +61,14 @@ interface PromptRecord<TRequest> {
   journaling?: 'writing' | 'cancelled';
 }
 
+/** Each bound session machine's prompts (a live handle, never in its snapshot). */
+const promptsOfMachine = new WeakMap<AnyActorRef, SessionPrompts<PromptRequest>>();
+
+/** Whether session machine `machine` keeps a record of prompt `requestId`. Read-only; for inspection and specs. */
+export function holdsPrompt(machine: AnyActorRef, requestId: string): boolean {
+  return promptsOfMachine.get(machine)?.holds(requestId) ?? false;
+}
+
 /** The prompts of one session actor (see the module comment). */
 export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
   readonly #services: PromptServices<TRequest>;
@@ -81,7 +89,13 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
    */
   bind(machine: AnyActorRef): void {
     this.#machine = machine;
+    promptsOfMachine.set(machine, this as unknown as SessionPrompts<PromptRequest>);
     machine.on('*', (command: SessionMachineEmitted) => this.#carryOut(machine, command));
+  }
+
+  /** Whether prompt `requestId` is kept here (not answered yet). */
+  holds(requestId: string): boolean {
+    return this.#prompts.has(requestId);
   }
 
   /** A prompt came: kept until it is answered, and given to the machine, which decides its turn. */
