@@ -59,6 +59,8 @@ interface PromptRecord<TRequest> {
   journaled: boolean;
   /** Its entry is being written; `cancelled`: a cancel came meanwhile, so it never reaches the agent. */
   journaling?: 'writing' | 'cancelled';
+  /** It went to the agent (which owes its answer). */
+  sent?: boolean;
 }
 
 /** Each bound session machine's prompts (a live handle, never in its snapshot). */
@@ -102,6 +104,18 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
   came(request: TRequest): void {
     this.#prompts.set(request.requestId, { request, journaled: false });
     this.#machine?.send({ type: 'prompt', requestId: request.requestId });
+  }
+
+  /**
+   * The agent is gone and answered what it still owed with `error` (its session failed): each
+   * prompt sent to it and not answered settles so, as if the agent had answered it.
+   */
+  agentGone(error: ErrorObject): void {
+    const machine = this.#machine;
+    if (!machine) return;
+    for (const [requestId, prompt] of [...this.#prompts]) {
+      if (prompt.sent) machine.send({ type: 'prompt.settled', outcome: 'error', requestId, error });
+    }
   }
 
   /** Carries out a command of the session machine `machine`. */
@@ -184,7 +198,14 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
   /** To the agent now, or held while a new agent process is to get the user's choices first. */
   #sendOrHold(machine: AnyActorRef, request: TRequest): void {
     if (holdsPrompts(machine)) this.#held.push(request);
-    else this.#services.send(request);
+    else this.#send(request);
+  }
+
+  /** To the agent, which owes its answer from now on. */
+  #send(request: TRequest): void {
+    const prompt = this.#prompts.get(request.requestId);
+    if (prompt) prompt.sent = true;
+    this.#services.send(request);
   }
 
   /** Journals a turn's end and says so. */
@@ -212,7 +233,7 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
   #releaseHeld(): void {
     for (const request of this.#held.splice(0)) {
       if (!this.#services.here()) return;
-      this.#services.send(request);
+      this.#send(request);
     }
   }
 }
