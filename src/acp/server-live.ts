@@ -70,11 +70,15 @@ export type AgentServerEvent =
 
 export type Scope = ActorScope<AgentServerSnapshot, AgentServerEvent, ActorSystem<any>>;
 
+/**
+ * A request handed on and not answered yet, by the server's key: the id mapping only (the
+ * editor's id, what its answer is checked against, its session), not the request itself,
+ * which its handler (a prompt: the session's machine) keeps.
+ */
 export interface PendingRequest {
   readonly rpcId: JsonRpcId;
   readonly method: string;
   readonly sessionId: string | undefined;
-  readonly params: Record<string, unknown>;
 }
 
 /** What the editor sent while its `initialize` was with the agent: served in order once it is answered. */
