@@ -1,12 +1,14 @@
 /**
  * Counts the holders of one prompt: the layers that keep a record of it while it is in flight
  * (issue 29: "a prompt has six holders"). A real host serves the SDK's client over a stdio
- * transport, as `warden acp` serves its stdin and stdout, with the fake Claude Code CLI; its
+ * transport, as `warden acp` serves its stdin and stdout (`stdio`), or a WebSocket client
+ * through its hub, as `warden serve` does (`serve`), with the fake Claude Code CLI; its
  * turn stalls before its `result` line, so once the editor has the turn's first update the
  * prompt is in flight, and stays so while each layer is asked, through its read-only
  * inspection accessor, whether it holds the prompt's request (by the key the agent server gave
- * it; the editor's JSON-RPC connection by its unanswered incoming requests, the prompt being the
- * only one). Then the editor leaves and the host stops.
+ * it, or on the serve path by the hub's key for it at the host; the editor's JSON-RPC connection
+ * by its unanswered incoming requests, the prompt being the only one). Then the editor leaves
+ * and the host stops.
  */
 import { fileURLToPath } from 'node:url';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
@@ -16,7 +18,11 @@ import { connectionStats } from '../../src/jsonrpc/connection.js';
 import { hostRecordsOf, sessionMachinesOf } from '../../src/host/host-agent.js';
 import { holdsPrompt } from '../../src/session/session-prompts.js';
 import { owedRequestsOf } from '../../src/adapters/adapter-agent-live.js';
-import { stdioEditor } from './prompt-path.js';
+import { hubPromptsOf } from '../../src/serve/hub-live.js';
+import { stdioEditor, webSocketEditor } from './prompt-path.js';
+
+/** The paths counted: `warden acp`'s stdio, and a WebSocket client of `warden serve`'s hub. */
+export type PromptHoldersPath = 'stdio' | 'serve';
 
 const fakeClaude = fileURLToPath(new URL('./fake-claude.mjs', import.meta.url));
 
@@ -34,7 +40,7 @@ function parentOf(ref: AnyActorRef): AnyActorRef | undefined {
 }
 
 /** Each layer that holds the in-flight prompt, named with the record that holds it. */
-export async function promptHolders(): Promise<readonly string[]> {
+export async function promptHolders(path: PromptHoldersPath = 'stdio'): Promise<readonly string[]> {
   const actors = new Set<AnyActorRef>();
   const host = createHost({
     store: ':memory:',
@@ -43,7 +49,7 @@ export async function promptHolders(): Promise<readonly string[]> {
     inspect: { next: (event: InspectionEvent) => void actors.add(event.actorRef as AnyActorRef) },
     permission: () => ({ outcome: 'cancelled' }),
   });
-  const editor = stdioEditor(host);
+  const editor = path === 'serve' ? await webSocketEditor(host) : stdioEditor(host);
   try {
     const sessionId = await editor.newSession();
     let answer: Promise<unknown> | undefined;
@@ -55,11 +61,19 @@ export async function promptHolders(): Promise<readonly string[]> {
     const live = [...actors].filter((ref) => ref.getSnapshot().status === 'active');
     const server = live.find((ref) => logicOf(ref) === 'acpAgentServer' && [...requestsInFlight(ref).values()].some((request) => request.method === 'session/prompt'));
     if (!server) throw new Error('no agent server has the prompt in flight');
-    const [key] = [...requestsInFlight(server)].find(([, request]) => request.method === 'session/prompt') as [string, unknown];
+    const [serverKey] = [...requestsInFlight(server)].find(([, request]) => request.method === 'session/prompt') as [string, unknown];
     const holders: string[] = [];
     const connection = live.find((ref) => ref.id === 'connection' && parentOf(ref) === server);
     if (connection && connectionStats(connection).incoming > 0) holders.push('JSON-RPC connection (incoming)');
     holders.push('agent server (pending)');
+    // Through the hub, the host knows the prompt by the hub's key for it.
+    let key = serverKey;
+    const hub = live.find((ref) => logicOf(ref) === 'connectionHub');
+    const atHub = hub ? hubPromptsOf(hub).find((prompt) => prompt.requestId === serverKey) : undefined;
+    if (atHub) {
+      key = atHub.hostKey;
+      for (const record of atHub.records) holders.push(`hub (${record})`);
+    }
     const hostAgent = live.find((ref) => logicOf(ref) === 'hostAgent');
     if (!hostAgent) throw new Error('no host agent');
     for (const record of hostRecordsOf(hostAgent, key)) holders.push(`host agent (${record})`);

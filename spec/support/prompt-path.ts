@@ -292,7 +292,7 @@ export function stdioEditor(host: Host): Editor {
 }
 
 /** A real WebSocket client of the host's hub, JSON-RPC written by hand. */
-async function webSocketEditor(host: Host): Promise<Editor> {
+export async function webSocketEditor(host: Host): Promise<Editor> {
   const hub = host.hub();
   const sockets = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   sockets.on('connection', (socket) => hub.attach(webSocketTransport(socket), { peer: 'prompt-path' }));

@@ -246,3 +246,17 @@ export function openedSession(request: HubRequest, result: unknown): string | un
   const sessionId = (result as { sessionId?: unknown } | undefined)?.sessionId;
   return typeof sessionId === 'string' ? sessionId : undefined;
 }
+
+/**
+ * The hub's records of a connection's prompt under way at the host agent: the hub's key (the
+ * host's request id) and whether it is in `requests` and in `requestKeys` (the connection's key
+ * → the hub's). Read-only; for inspection and specs.
+ */
+export function hubPromptsOf(hub: AnyActorRef): ReadonlyArray<{ readonly hostKey: string; readonly requestId: string; readonly records: readonly string[] }> {
+  const live = lives.get(hub);
+  if (!live) return [];
+  const keyed = new Set(live.requestKeys.values());
+  return [...live.requests]
+    .filter(([, request]) => request.kind === 'prompt')
+    .map(([hostKey, request]) => ({ hostKey, requestId: (request as { requestId: string }).requestId, records: ['requests', ...(keyed.has(hostKey) ? ['requestKeys'] : [])] }));
+}
