@@ -16,9 +16,9 @@ import { createHost } from '../../src/index.js';
 import { requestsInFlight } from '../../src/acp/server-live.js';
 import { connectionStats } from '../../src/jsonrpc/connection.js';
 import { hostRecordsOf, sessionMachinesOf } from '../../src/host/host-agent.js';
-import { holdsPrompt } from '../../src/session/session-prompts.js';
+import { holdsPrompt, promptIdsOf } from '../../src/session/session-prompts.js';
 import { owedRequestsOf } from '../../src/adapters/adapter-agent-live.js';
-import { hubPromptsOf } from '../../src/serve/hub-live.js';
+import { hubPromptsOf, promptOfKey } from '../../src/serve/hub-live.js';
 import { stdioEditor, webSocketEditor } from './prompt-path.js';
 
 /** The paths counted: `warden acp`'s stdio, and a WebSocket client of `warden serve`'s hub. */
@@ -66,18 +66,18 @@ export async function promptHolders(path: PromptHoldersPath = 'stdio'): Promise<
     const connection = live.find((ref) => ref.id === 'connection' && parentOf(ref) === server);
     if (connection && connectionStats(connection).incoming > 0) holders.push('JSON-RPC connection (incoming)');
     holders.push('agent server (pending)');
-    // Through the hub, the host knows the prompt by the hub's key for it.
-    let key = serverKey;
-    const hub = live.find((ref) => logicOf(ref) === 'connectionHub');
-    const atHub = hub ? hubPromptsOf(hub).find((prompt) => prompt.requestId === serverKey) : undefined;
-    if (atHub) {
-      key = atHub.hostKey;
-      for (const record of atHub.records) holders.push(`hub (${record})`);
-    }
     const hostAgent = live.find((ref) => logicOf(ref) === 'hostAgent');
     if (!hostAgent) throw new Error('no host agent');
-    for (const record of hostRecordsOf(hostAgent, key)) holders.push(`host agent (${record})`);
     const machine = sessionMachinesOf(hostAgent).get(sessionId);
+    // Through the hub, the host knows the prompt by the hub's key for it: one it keeps, or the prompt's address.
+    let key = serverKey;
+    const hub = live.find((ref) => logicOf(ref) === 'connectionHub');
+    if (hub) {
+      const atHub = hubPromptsOf(hub).find((prompt) => prompt.requestId === serverKey);
+      for (const record of atHub?.records ?? []) holders.push(`hub (${record})`);
+      key = atHub?.hostKey ?? (machine ? promptIdsOf(machine) : []).find((id) => promptOfKey(id)?.requestId === serverKey) ?? serverKey;
+    }
+    for (const record of hostRecordsOf(hostAgent, key)) holders.push(`host agent (${record})`);
     if (machine && holdsPrompt(machine, key)) holders.push('session actor (its prompts)');
     const adapterAgent = live.find((ref) => logicOf(ref) === 'adapterAgent');
     if (adapterAgent && owedRequestsOf(adapterAgent, sessionId).has(key)) holders.push('adapter agent (session.pending)');

@@ -6,7 +6,7 @@
 import type { AgentHandlerOutput, TurnEntry } from '../protocol/native-agent.js';
 import { updatesWithTurns } from '../session/cursor.js';
 import { attached } from './session-roles.js';
-import { type HubSession, type HubCall, type HubLive, turnSendersKept, daemonContext, requestKey, answerInitialize, sessionRecord, openedSession } from './hub-live.js';
+import { type HubSession, type HubCall, type HubLive, turnSendersKept, daemonContext, requestKey, answerInitialize, sessionRecord, openedSession, promptOfKey } from './hub-live.js';
 import { route } from './hub-client-calls.js';
 import { attachConnection, attachAndReplay, routeAttach, routeClose } from './hub-attach.js';
 import { armIdle } from './hub-idle.js';
@@ -54,7 +54,7 @@ export function onHostOutput(live: HubLive, output: AgentHandlerOutput): void {
 }
 
 export function onHostAnswer(live: HubLive, output: Extract<AgentHandlerOutput, { type: 'acp.respond' | 'acp.error' }>): void {
-  const request = live.requests.get(output.requestId);
+  const request = live.requests.get(output.requestId) ?? promptOfKey(output.requestId);
   if (!request) return;
   live.requests.delete(output.requestId);
   if (request.kind === 'initialize') {
@@ -111,8 +111,7 @@ export function onHostAnswer(live: HubLive, output: Extract<AgentHandlerOutput, 
 export function onTurnJournaled(live: HubLive, sessionId: string, hostKey: string, seq: number, entry: TurnEntry): void {
   const session = live.sessions.get(sessionId);
   if (!session) return;
-  const request = live.requests.get(hostKey);
-  const sender = request && request.kind === 'prompt' ? request.connectionId : undefined;
+  const sender = promptOfKey(hostKey)?.connectionId;
   if (sender !== undefined) {
     session.turnSenders.set(seq, sender);
     if (session.turnSenders.size > turnSendersKept) session.turnSenders.delete(session.turnSenders.keys().next().value as number);

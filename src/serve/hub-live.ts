@@ -127,8 +127,9 @@ export interface HubLive {
   readonly subscription: Subscription;
   readonly connections: Map<string, HubConnection>;
   readonly sessions: Map<string, HubSession>;
+  /** The requests under way at the host agent, by the hub's key; not a prompt: its key says whose it is ({@link promptKey}). */
   readonly requests: Map<string, HubRequest>;
-  /** The hub's key of each connection request (`connectionId` + separator + its key). */
+  /** The hub's key of each connection request (`connectionId` + separator + its key); not a prompt's ({@link promptKey}). */
   readonly requestKeys: Map<string, string>;
   readonly calls: Map<string, HubCall>;
   /** The host key of each call, by the key a connection has for it. */
@@ -210,10 +211,43 @@ export function toHost(live: HubLive, event: AgentHandlerEvent, sessionId: strin
 }
 
 export function forward(live: HubLive, connection: HubConnection, request: AgentRequestEvent, record: HubRequest): void {
-  const key = `h${live.nextKey++}`;
-  live.requests.set(key, record);
-  live.requestKeys.set(requestKey(connection.id, request.requestId), key);
+  // A prompt's key is its address (its connection, its key there, its session): the hub keeps no record of it.
+  const key = record.kind === 'prompt' && record.sessionId !== undefined ? promptKey(connection.id, request.requestId, record.sessionId) : `h${live.nextKey++}`;
+  if (!key.startsWith(promptKeyPrefix)) {
+    live.requests.set(key, record);
+    live.requestKeys.set(requestKey(connection.id, request.requestId), key);
+  }
   toHost(live, { ...request, requestId: key }, 'sessionId' in record ? record.sessionId : undefined);
+}
+
+/** What starts the hub's key of a connection's prompt ({@link promptKey}); the other keys start with `h`. */
+const promptKeyPrefix = `p${separator}`;
+
+/**
+ * The hub's key of a connection's prompt at the host: the connection, the prompt's key there
+ * (its agent server never reuses one) and its session, so that the host's answer, its turn's
+ * journal entries and a `$/cancel_request` find their way without a record ({@link promptOfKey}).
+ */
+export function promptKey(connectionId: string, requestId: string, sessionId: string): string {
+  return `${promptKeyPrefix}${connectionId}${separator}${requestId}${separator}${sessionId}`;
+}
+
+/** A connection's prompt under way at the host agent, as its hub key names it. */
+export interface HubPrompt {
+  readonly kind: 'prompt';
+  readonly connectionId: string;
+  readonly requestId: string;
+  readonly sessionId: string;
+}
+
+/** The prompt a hub key names ({@link promptKey}); `undefined` for any other key. */
+export function promptOfKey(key: string): HubPrompt | undefined {
+  if (!key.startsWith(promptKeyPrefix)) return undefined;
+  const rest = key.slice(promptKeyPrefix.length);
+  const first = rest.indexOf(separator);
+  const second = rest.indexOf(separator, first + 1);
+  if (first < 0 || second < 0) return undefined;
+  return { kind: 'prompt', connectionId: rest.slice(0, first), requestId: rest.slice(first + 1, second), sessionId: rest.slice(second + 1) };
 }
 
 export function sessionRecord(live: HubLive, sessionId: string): HubSession {

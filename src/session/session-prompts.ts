@@ -71,6 +71,11 @@ export function holdsPrompt(machine: AnyActorRef, requestId: string): boolean {
   return promptsOfMachine.get(machine)?.holds(requestId) ?? false;
 }
 
+/** The request ids of the prompts session machine `machine` keeps, oldest first. Read-only; for inspection and specs. */
+export function promptIdsOf(machine: AnyActorRef): readonly string[] {
+  return promptsOfMachine.get(machine)?.ids() ?? [];
+}
+
 /** The prompts of one session actor (see the module comment). */
 export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
   readonly #services: PromptServices<TRequest>;
@@ -93,6 +98,11 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
     this.#machine = machine;
     promptsOfMachine.set(machine, this as unknown as SessionPrompts<PromptRequest>);
     machine.on('*', (command: SessionMachineEmitted) => this.#carryOut(machine, command));
+  }
+
+  /** The prompts kept here (not answered yet), oldest first. */
+  ids(): readonly string[] {
+    return [...this.#prompts.keys()];
   }
 
   /** Whether prompt `requestId` is kept here (not answered yet). */
