@@ -82,7 +82,7 @@ interface ActorFacts {
 }
 
 /** What the measured editor does: its session, a warm-up prompt, then the measured prompt. */
-interface Editor {
+export interface Editor {
   newSession(): Promise<string>;
   prompt(sessionId: string, text: string, onFirstUpdate: () => void): Promise<unknown>;
   close(): Promise<void>;
@@ -263,7 +263,7 @@ function countOf(recorder: Recorder, path: PromptPathKind): PromptPath {
 }
 
 /** The SDK's client over a stdio transport on in-process pipes, served as `warden acp` serves its stdio. */
-function stdioEditor(host: Host): Editor {
+export function stdioEditor(host: Host): Editor {
   const toHost = new PassThrough();
   const fromHost = new PassThrough();
   host.serve(stdioTransport(toHost, fromHost));
@@ -292,7 +292,7 @@ function stdioEditor(host: Host): Editor {
 }
 
 /** A real WebSocket client of the host's hub, JSON-RPC written by hand. */
-async function webSocketEditor(host: Host): Promise<Editor> {
+export async function webSocketEditor(host: Host): Promise<Editor> {
   const hub = host.hub();
   const sockets = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   sockets.on('connection', (socket) => hub.attach(webSocketTransport(socket), { peer: 'prompt-path' }));

@@ -60,7 +60,7 @@ export function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParam
   // ACP: session/close cancels work as if session/cancel had been sent, then frees (delete too).
   if (bare && (method === AGENT_METHODS.session_close || method === AGENT_METHODS.session_delete)) bare.cancel();
   const key = `r${live.nextKey++}`;
-  live.pending.set(key, { rpcId, method, sessionId, params });
+  live.pending.set(key, { rpcId, method, sessionId });
   bare?.asked();
   if (bare && method === AGENT_METHODS.session_prompt) {
     bare.came(key, params);
@@ -84,7 +84,7 @@ export function initialize(live: Live, rpcId: JsonRpcId, params: Record<string, 
     const key = `r${live.nextKey++}`;
     live.phase = { value: 'initializing' };
     sync(live);
-    live.pending.set(key, { rpcId, method: AGENT_METHODS.initialize, sessionId: undefined, params });
+    live.pending.set(key, { rpcId, method: AGENT_METHODS.initialize, sessionId: undefined });
     live.handler.send({ type: 'initialize', requestId: key, method: AGENT_METHODS.initialize, params, context: live.context });
     return;
   }

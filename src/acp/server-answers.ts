@@ -80,7 +80,7 @@ export function bareTurns(live: Live, sessionId: string): BareTurns {
     cancelGraceMs: live.input.agent.cancelGraceMs ?? defaultCancelGraceMs,
     send: (request) => {
       const pending = live.pending.get(request.requestId);
-      if (pending) dispatch(live, request.requestId, pending.method, pending.params);
+      if (pending) dispatch(live, request.requestId, pending.method, request.params);
     },
     cancel: (requestId) => {
       const event = { type: 'session.cancel', sessionId, requestId, context: live.context as AgentEventContext };
@@ -243,11 +243,11 @@ export function trackSessions(live: Live, request: PendingRequest, result: Recor
       return;
     case AGENT_METHODS.session_load:
     case AGENT_METHODS.session_resume:
-      setup(request.params.sessionId as string);
+      setup(request.sessionId as string);
       return;
     case AGENT_METHODS.session_close:
     case AGENT_METHODS.session_delete: {
-      const sessionId = request.params.sessionId as string;
+      const sessionId = request.sessionId as string;
       const session = live.sessions.get(sessionId);
       // What the closed session still owes is answered (before the close itself), then it is forgotten.
       if (session?.bare) {

@@ -70,11 +70,15 @@ export type AgentServerEvent =
 
 export type Scope = ActorScope<AgentServerSnapshot, AgentServerEvent, ActorSystem<any>>;
 
+/**
+ * A request handed on and not answered yet, by the server's key: the id mapping only (the
+ * editor's id, what its answer is checked against, its session), not the request itself,
+ * which its handler (a prompt: the session's machine) keeps.
+ */
 export interface PendingRequest {
   readonly rpcId: JsonRpcId;
   readonly method: string;
   readonly sessionId: string | undefined;
-  readonly params: Record<string, unknown>;
 }
 
 /** What the editor sent while its `initialize` was with the agent: served in order once it is answered. */
@@ -128,6 +132,11 @@ export interface Live {
 }
 
 export const lives = new WeakMap<AnyActorRef, Live>();
+
+/** The requests an agent server has handed on and not answered yet, by its own key (read-only; for inspection and specs). */
+export function requestsInFlight(server: AnyActorRef): ReadonlyMap<string, { readonly rpcId: JsonRpcId; readonly method: string }> {
+  return new Map([...(lives.get(server)?.pending ?? [])].map(([key, request]) => [key, { rpcId: request.rpcId, method: request.method }]));
+}
 
 /** Each server's live record by its handler's actor (server-answers.ts `outputLineOf`). */
 export const livesByHandler = new WeakMap<AnyActorRef, Live>();

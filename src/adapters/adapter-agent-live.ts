@@ -60,8 +60,17 @@ export interface Session {
   port: AnyActorRef | undefined;
   resume: unknown;
   restarts: number;
-  /** Requests routed to this session and not answered yet: request id → ACP method. */
+  /**
+   * Requests routed to this session and not answered yet: request id → ACP method. Not the
+   * prompts that came down a router's line (`routed`): the router keeps those.
+   */
   readonly pending: Map<string, string>;
+  /**
+   * A router (a host that owns its turns) sends this session's events down its line
+   * (`routeSession`): it keeps the prompts it sends, answers them when the session closes
+   * or fails (`session.failed` says with what), and drops an answer it does not owe.
+   */
+  routed: boolean;
   /** `session/resume` and `session/load` requests: their answer has no `sessionId`. */
   readonly resumeRequests: Set<string>;
   /** How the CLI last ended, for `session.restarting`. */
@@ -102,4 +111,9 @@ export function closeQuietly(live: Live, session: Session): void {
   if (session.closing) return;
   session.closing = true;
   live.sessionsSupervisor.send({ type: 'supervisor.terminateChild', id: session.id });
+}
+
+/** The requests an adapter agent's session is owed an answer for (request id → method). Read-only; for inspection and specs. */
+export function owedRequestsOf(agent: AnyActorRef, sessionId: string): ReadonlyMap<string, string> {
+  return new Map(lives.get(agent)?.sessions.get(sessionId)?.pending ?? []);
 }

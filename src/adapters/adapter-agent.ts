@@ -228,6 +228,7 @@ function startSession(live: Live, request: AgentRequestEvent, id: string, resume
     resume,
     restarts: 0,
     pending: new Map([[request.requestId, request.method]]),
+    routed: false,
     resumeRequests: new Set(isResumeOrLoad(request) ? [request.requestId] : []),
     lastExit: undefined,
     closing: false,
@@ -335,6 +336,7 @@ function sessionEnded(live: Live, sessionId: string, reason: ExitReason | undefi
   const name = live.options.definition.name;
   const closed = session.closing || !reason || (reason.kind === 'shutdown' && reason.detail === undefined);
   const why = reason ? describeExit(reason) : 'stopped';
+  const failure = RpcError.because('session_failed', `${name} kept failing and the session was closed (${why})`, { sessionId, restarts: session.restarts }).toErrorObject();
   for (const [requestId, method] of session.pending) {
     if (closed && method === AGENT_METHODS.session_prompt) {
       // ACP: closing a session cancels its work.
@@ -342,14 +344,11 @@ function sessionEnded(live: Live, sessionId: string, reason: ExitReason | undefi
     } else if (closed) {
       live.scope.emit({ type: 'acp.error', requestId, error: RpcError.because('session_closed', `${name} session ${sessionId} was closed`, { sessionId }).toErrorObject() });
     } else {
-      live.scope.emit({
-        type: 'acp.error',
-        requestId,
-        error: RpcError.because('session_failed', `${name} kept failing and the session was closed (${why})`, { sessionId, restarts: session.restarts }).toErrorObject(),
-      });
+      live.scope.emit({ type: 'acp.error', requestId, error: failure });
     }
   }
-  if (!closed) live.scope.emit({ type: 'session.failed', sessionId, restarts: session.restarts, reason: why });
+  // A router answers the prompts it sent with the same error.
+  if (!closed) live.scope.emit({ type: 'session.failed', sessionId, restarts: session.restarts, reason: why, ...(session.routed ? { error: failure } : {}) });
   for (const request of session.deferred) resumeSession(live, request);
 }
 

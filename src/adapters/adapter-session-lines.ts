@@ -14,15 +14,18 @@ import { type Session, type Live, lives, keySeparator, refOf, closeQuietly } fro
 
 /**
  * A host's direct line to session `sessionId`'s adapter: what `route` does for the session's
- * events, without a trip through this agent's mailbox. The request is owed an answer all the
- * same (its `pending` entry), so a close or a failure of the session still answers it.
+ * events, without a trip through this agent's mailbox. A setting is owed an answer all the
+ * same (its `pending` entry), so a close or a failure of the session still answers it; a
+ * prompt is the router's (the host's session machine keeps it and answers it when the
+ * session closes or fails): the session is `routed` from then on.
  */
 export function sessionRoute(agent: AnyActorRef, sessionId: string): SessionRoute {
   return {
     send(event) {
       const session = lives.get(agent)?.sessions.get(sessionId);
       if (!session?.adapter || sessionOf(event) !== sessionId) return false;
-      toAdapter(session, session.adapter, event);
+      session.routed = true;
+      toAdapter(session, session.adapter, event, true);
       return true;
     },
     watchUpdates(onActor) {
@@ -112,8 +115,9 @@ export function bindPort(live: Live, session: Session): void {
 }
 
 export function onAdapterOutput(live: Live, session: Session, output: SessionAdapterOutput): void {
-  // Each request is answered once: a late answer (a prompt that `session/close` already ended, whose CLI then stopped) is dropped.
-  if ((output.type === 'acp.respond' || output.type === 'acp.error') && !session.pending.has(output.requestId)) return;
+  // Each request is answered once: a late answer (a prompt that `session/close` already ended, whose CLI then stopped) is dropped;
+  // a routed session's router keeps its prompts and drops what it does not owe.
+  if ((output.type === 'acp.respond' || output.type === 'acp.error') && !session.pending.has(output.requestId) && !session.routed) return;
   switch (output.type) {
     case 'port.write':
       // An adapter that owns its port has written it already.
@@ -167,10 +171,14 @@ export function requestOf(event: AgentHandlerEvent): AgentRequestEvent | undefin
   return event.type === 'session.prompt' || event.type === 'session.setMode' || event.type === 'session.setConfigOption' ? (event as AgentRequestEvent) : undefined;
 }
 
-/** Hands a session's own event to its adapter: a request is owed an answer (`pending`), a client answer gets the adapter's own key back. */
-export function toAdapter(session: Session, adapter: AnyActorRef, event: AgentHandlerEvent): void {
+/**
+ * Hands a session's own event to its adapter: a request is owed an answer (`pending`; not a
+ * prompt down a router's line, `routed`: the router keeps it), a client answer gets the
+ * adapter's own key back.
+ */
+export function toAdapter(session: Session, adapter: AnyActorRef, event: AgentHandlerEvent, routed = false): void {
   const request = requestOf(event);
-  if (request) session.pending.set(request.requestId, request.method);
+  if (request && !(routed && request.type === 'session.prompt')) session.pending.set(request.requestId, request.method);
   if (event.type === 'client.response' || event.type === 'client.error') adapter.send({ ...event, key: event.key.slice(event.key.indexOf(keySeparator) + 1) });
   else adapter.send(event);
 }

@@ -102,7 +102,7 @@ function sessionRoute(host: AnyActorRef, sessionId: string): SessionRoute {
       const session = live?.sessions.get(sessionId);
       if (!live || !session) return false;
       if (event.type === 'session.prompt') {
-        promptCame(live, session, event as AgentRequestEvent);
+        promptCame(session, event as AgentRequestEvent);
         return true;
       }
       if (event.type === 'session.cancel') {
@@ -194,6 +194,17 @@ export function isHostAgent(ref: AnyActorRef): boolean {
 /** The agent of a session this host runs now (`undefined`: not running here). */
 export function runningSessionAgent(host: AnyActorRef, sessionId: string): string | undefined {
   return lives.get(host)?.sessions.get(sessionId)?.agent;
+}
+
+/**
+ * Which of the host agent's own records hold request `requestId` (its key from the agent
+ * server): `pending` (a request routed to an agent, its answer awaited) and `requestSessions`
+ * (the session its answer is ordered with). Read-only; for inspection and specs.
+ */
+export function hostRecordsOf(host: AnyActorRef, requestId: string): readonly string[] {
+  const live = lives.get(host);
+  if (!live) return [];
+  return [...(live.pending.has(requestId) ? ['pending'] : []), ...(live.requestSessions.has(requestId) ? ['requestSessions'] : [])];
 }
 
 /** The session state charts, by session id. */

@@ -111,8 +111,12 @@ export type SessionLifecycleOutput =
   | { readonly type: 'session.restarting'; readonly sessionId: string; readonly restarts: number; readonly exit: { readonly reason: unknown; readonly stderrTail?: string } }
   /** The restarted process is ready again and the conversation was resumed. */
   | { readonly type: 'session.recovered'; readonly sessionId: string; readonly restarts: number }
-  /** The session's supervisor gave up (restart intensity exceeded): the session is over. */
-  | { readonly type: 'session.failed'; readonly sessionId: string; readonly restarts: number; readonly reason: string }
+  /**
+   * The session's supervisor gave up (restart intensity exceeded): the session is over.
+   * `error`: what the agent answered the requests it still owed; a router that sent the
+   * session's prompts down its line (`routeSession`) answers those it sent with it.
+   */
+  | { readonly type: 'session.failed'; readonly sessionId: string; readonly restarts: number; readonly reason: string; readonly error?: ErrorObject }
   /**
    * What it takes to resume this conversation in a new agent process (Claude's session id,
    * Codex's thread id): the host journals it and gives it back in `session/resume`'s

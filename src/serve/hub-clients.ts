@@ -9,7 +9,7 @@ import { AGENT_METHODS } from '../protocol/methods.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import { runningSessionSetup } from '../host/host-agent.js';
 import { roleOf, takeControl } from './session-roles.js';
-import { AFTER_META_KEY, HUB_METHODS, type HubConnection, type HubSession, type HubLive, lives, requestKey, answer, refuse, answerInitialize, toHost, forward, placementMark } from './hub-live.js';
+import { AFTER_META_KEY, HUB_METHODS, type HubConnection, type HubSession, type HubLive, lives, requestKey, promptKey, answer, refuse, answerInitialize, toHost, forward, placementMark } from './hub-live.js';
 import { route, answerHost, rerouteCalls } from './hub-client-calls.js';
 import { attachAndReplay, placeSession } from './hub-attach.js';
 import { sessionsOf } from './hub-listing.js';
@@ -28,7 +28,8 @@ export function onClientEvent(live: HubLive, connection: HubConnection, event: A
       const session = live.sessions.get(event.sessionId);
       // Only the controller cancels (a notification: an observer's is dropped).
       if (!session || session.roles.controller !== connection.id) return;
-      const requestId = event.requestId ? live.requestKeys.get(requestKey(connection.id, event.requestId)) : '';
+      // A prompt's key at the host is its address (hub-live.ts `promptKey`); another request's the hub keeps.
+      const requestId = event.requestId ? (live.requestKeys.get(requestKey(connection.id, event.requestId)) ?? promptKey(live.keyNonce, connection.id, event.requestId, event.sessionId)) : '';
       if (requestId === undefined) return;
       toHost(live, { ...event, requestId }, event.sessionId);
       return;

@@ -11,7 +11,7 @@ import { updatesOf, updatesWithTurns } from '../session/cursor.js';
 import { journalReads } from '../host/agent/delivery.js';
 import type { HubEvent } from './hub-events.js';
 import { attached, detach, roleOf } from './session-roles.js';
-import { type HubConnection, type HubLive, separator, laterInHub } from './hub-live.js';
+import { type HubConnection, type HubLive, separator, laterInHub, promptSenderOf } from './hub-live.js';
 import { route } from './hub-client-calls.js';
 import { armIdle } from './hub-idle.js';
 
@@ -40,8 +40,8 @@ export function subscriberFor(live: HubLive, connectionId: string, deliver: (out
 
 export function ownTurnEntry(live: HubLive, sessionId: string, record: JournalRecord, connectionId: string): boolean {
   if (record.entry.kind !== 'prompt' && record.entry.kind !== 'stop' && record.entry.kind !== 'error') return true;
-  const key = record.entry.requestId;
-  return key !== undefined && live.sessions.get(sessionId)?.promptSenders.get(key) === connectionId;
+  // The entry names its prompt's key, which names the connection (read before or after the host said it was journaled).
+  return promptSenderOf(live, record.entry.requestId) === connectionId;
 }
 
 export function disconnect(live: HubLive, connectionId: string): void {

@@ -90,12 +90,6 @@ export interface HubSession {
   lastActivity: number | undefined;
   /** Prompts of this session the host has not answered (from any connection, gone or not). */
   prompts: number;
-  /**
-   * Which connection sent each of the latest prompts, by the prompt's host key: the journal
-   * names that key in each turn entry, so a connection's own turns are told from the others'
-   * whenever the entry is read (before or after the host says it is journaled).
-   */
-  readonly promptSenders: Map<string, string>;
   idleArmed: boolean;
 }
 
@@ -131,8 +125,9 @@ export interface HubLive {
   readonly subscription: Subscription;
   readonly connections: Map<string, HubConnection>;
   readonly sessions: Map<string, HubSession>;
+  /** The requests under way at the host agent, by the hub's key; not a prompt: its key says whose it is ({@link promptKey}). */
   readonly requests: Map<string, HubRequest>;
-  /** The hub's key of each connection request (`connectionId` + separator + its key). */
+  /** The hub's key of each connection request (`connectionId` + separator + its key); not a prompt's ({@link promptKey}). */
   readonly requestKeys: Map<string, string>;
   readonly calls: Map<string, HubCall>;
   /** The host key of each call, by the key a connection has for it. */
@@ -140,7 +135,7 @@ export interface HubLive {
   initialize: { readonly result: unknown } | { readonly error: unknown } | undefined;
   readonly initializeWaiting: Array<{ readonly connectionId: string; readonly requestId: string }>;
   nextKey: number;
-  /** Makes the hub's keys its own: a prompt's key is journaled with its turn, and another hub (a restart, another host) reads that journal. */
+  /** Makes the hub's prompt keys its own: a prompt's key is journaled with its turn, and another hub (a restart, another host) reads that journal. */
   readonly keyNonce: string;
   promptsInFlight: number;
   readonly drained: Array<() => void>;
@@ -168,9 +163,6 @@ export type HubScope = ActorScope<HubSnapshot, HubEvent | { readonly type: `xsta
 export const lives = new WeakMap<AnyActorRef, HubLive>();
 
 export const separator = '\u0000';
-
-/** Prompts remembered per session to tell a connection its own turns from others' (older ones are shown as others'). */
-export const promptSendersKept = 256;
 
 /** What the hub tells the host agent it is: a client that can do everything a connection might (each connection's server still gates its own). */
 export const daemonContext: AgentEventContext = {
@@ -216,26 +208,63 @@ export function toHost(live: HubLive, event: AgentHandlerEvent, sessionId: strin
 }
 
 export function forward(live: HubLive, connection: HubConnection, request: AgentRequestEvent, record: HubRequest): void {
-  const key = hostKey(live);
-  live.requests.set(key, record);
-  if (record.kind === 'prompt' && record.sessionId !== undefined) {
-    const senders = live.sessions.get(record.sessionId)?.promptSenders;
-    senders?.set(key, connection.id);
-    if (senders && senders.size > promptSendersKept) senders.delete(senders.keys().next().value as string);
+  // A prompt's key is its address (its connection, its key there, its session): the hub keeps no record of it.
+  const key = record.kind === 'prompt' && record.sessionId !== undefined ? promptKey(live.keyNonce, connection.id, request.requestId, record.sessionId) : hostKey(live);
+  if (!key.startsWith(promptKeyPrefix)) {
+    live.requests.set(key, record);
+    live.requestKeys.set(requestKey(connection.id, request.requestId), key);
   }
-  live.requestKeys.set(requestKey(connection.id, request.requestId), key);
   toHost(live, { ...request, requestId: key }, 'sessionId' in record ? record.sessionId : undefined);
+}
+
+/** What starts the hub's key of a connection's prompt ({@link promptKey}); the other keys start with `h`. */
+const promptKeyPrefix = `p${separator}`;
+
+/**
+ * The hub's key of a connection's prompt at the host: the hub (its `keyNonce`: the key is
+ * journaled with the turn, and another hub, a restart or another host, reads that journal),
+ * the connection, the prompt's key there (its agent server never reuses one) and its session,
+ * so that the host's answer, its turn's journal entries and a `$/cancel_request` find their
+ * way without a record ({@link promptOfKey}).
+ */
+export function promptKey(hub: string, connectionId: string, requestId: string, sessionId: string): string {
+  return `${promptKeyPrefix}${hub}${separator}${connectionId}${separator}${requestId}${separator}${sessionId}`;
+}
+
+/** A connection's prompt under way at the host agent, as its hub key names it. */
+export interface HubPrompt {
+  readonly kind: 'prompt';
+  /** The `keyNonce` of the hub that made the key. */
+  readonly hub: string;
+  readonly connectionId: string;
+  readonly requestId: string;
+  readonly sessionId: string;
+}
+
+/** The prompt a hub key names ({@link promptKey}); `undefined` for any other key. */
+export function promptOfKey(key: string): HubPrompt | undefined {
+  if (!key.startsWith(promptKeyPrefix)) return undefined;
+  const parts = key.slice(promptKeyPrefix.length).split(separator);
+  if (parts.length < 4) return undefined;
+  const [hub, connectionId, requestId, ...session] = parts as [string, string, string, ...string[]];
+  return { kind: 'prompt', hub, connectionId, requestId, sessionId: session.join(separator) };
+}
+
+/** The connection of this hub that sent the prompt a hub key names (`undefined`: not a prompt of this hub, or not a prompt). */
+export function promptSenderOf(live: HubLive, key: string | undefined): string | undefined {
+  const prompt = key === undefined ? undefined : promptOfKey(key);
+  return prompt?.hub === live.keyNonce ? prompt.connectionId : undefined;
 }
 
 /** A new key for a request of the hub to its host agent. */
 export function hostKey(live: HubLive): string {
-  return `h${live.nextKey++}.${live.keyNonce}`;
+  return `h${live.nextKey++}`;
 }
 
 export function sessionRecord(live: HubLive, sessionId: string): HubSession {
   let session = live.sessions.get(sessionId);
   if (!session) {
-    session = { sessionId, roles: unattended, lastActivity: undefined, prompts: 0, promptSenders: new Map(), idleArmed: false };
+    session = { sessionId, roles: unattended, lastActivity: undefined, prompts: 0, idleArmed: false };
     live.sessions.set(sessionId, session);
   }
   return session;
@@ -261,4 +290,18 @@ export function openedSession(request: HubRequest, result: unknown): string | un
   if (request.kind !== 'new') return undefined;
   const sessionId = (result as { sessionId?: unknown } | undefined)?.sessionId;
   return typeof sessionId === 'string' ? sessionId : undefined;
+}
+
+/**
+ * The hub's records of a connection's prompt under way at the host agent: the hub's key (the
+ * host's request id) and whether it is in `requests` and in `requestKeys` (the connection's key
+ * → the hub's). Read-only; for inspection and specs.
+ */
+export function hubPromptsOf(hub: AnyActorRef): ReadonlyArray<{ readonly hostKey: string; readonly requestId: string; readonly records: readonly string[] }> {
+  const live = lives.get(hub);
+  if (!live) return [];
+  const keyed = new Set(live.requestKeys.values());
+  return [...live.requests]
+    .filter(([, request]) => request.kind === 'prompt')
+    .map(([hostKey, request]) => ({ hostKey, requestId: (request as { requestId: string }).requestId, records: ['requests', ...(keyed.has(hostKey) ? ['requestKeys'] : [])] }));
 }

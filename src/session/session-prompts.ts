@@ -62,6 +62,21 @@ interface PromptRecord<TRequest> {
   journaled: boolean;
   /** Its entry is being written; `cancelled`: a cancel came meanwhile, so it never reaches the agent. */
   journaling?: 'writing' | 'cancelled';
+  /** It went to the agent (which owes its answer). */
+  sent?: boolean;
+}
+
+/** Each bound session machine's prompts (a live handle, never in its snapshot). */
+const promptsOfMachine = new WeakMap<AnyActorRef, SessionPrompts<PromptRequest>>();
+
+/** Whether session machine `machine` keeps a record of prompt `requestId`. Read-only; for inspection and specs. */
+export function holdsPrompt(machine: AnyActorRef, requestId: string): boolean {
+  return promptsOfMachine.get(machine)?.holds(requestId) ?? false;
+}
+
+/** The request ids of the prompts session machine `machine` keeps, oldest first. Read-only; for inspection and specs. */
+export function promptIdsOf(machine: AnyActorRef): readonly string[] {
+  return promptsOfMachine.get(machine)?.ids() ?? [];
 }
 
 /** The prompts of one session actor (see the module comment). */
@@ -84,13 +99,36 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
    */
   bind(machine: AnyActorRef): void {
     this.#machine = machine;
+    promptsOfMachine.set(machine, this as unknown as SessionPrompts<PromptRequest>);
     machine.on('*', (command: SessionMachineEmitted) => this.#carryOut(machine, command));
+  }
+
+  /** The prompts kept here (not answered yet), oldest first. */
+  ids(): readonly string[] {
+    return [...this.#prompts.keys()];
+  }
+
+  /** Whether prompt `requestId` is kept here (not answered yet). */
+  holds(requestId: string): boolean {
+    return this.#prompts.has(requestId);
   }
 
   /** A prompt came: kept until it is answered, and given to the machine, which decides its turn. */
   came(request: TRequest): void {
     this.#prompts.set(request.requestId, { request, journaled: false });
     this.#machine?.send({ type: 'prompt', requestId: request.requestId });
+  }
+
+  /**
+   * The agent is gone and answered what it still owed with `error` (its session failed): each
+   * prompt sent to it and not answered settles so, as if the agent had answered it.
+   */
+  agentGone(error: ErrorObject): void {
+    const machine = this.#machine;
+    if (!machine) return;
+    for (const [requestId, prompt] of [...this.#prompts]) {
+      if (prompt.sent) machine.send({ type: 'prompt.settled', outcome: 'error', requestId, error });
+    }
   }
 
   /** Carries out a command of the session machine `machine`. */
@@ -173,7 +211,14 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
   /** To the agent now, or held while a new agent process is to get the user's choices first. */
   #sendOrHold(machine: AnyActorRef, request: TRequest): void {
     if (holdsPrompts(machine)) this.#held.push(request);
-    else this.#services.send(request);
+    else this.#send(request);
+  }
+
+  /** To the agent, which owes its answer from now on. */
+  #send(request: TRequest): void {
+    const prompt = this.#prompts.get(request.requestId);
+    if (prompt) prompt.sent = true;
+    this.#services.send(request);
   }
 
   /** Journals a turn's end and says so. */
@@ -201,7 +246,7 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
   #releaseHeld(): void {
     for (const request of this.#held.splice(0)) {
       if (!this.#services.here()) return;
-      this.#services.send(request);
+      this.#send(request);
     }
   }
 }

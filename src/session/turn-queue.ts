@@ -71,6 +71,9 @@ export const lateTurnUpdate = (turns: Turns, sessionUpdate: string): boolean => 
  */
 export const sessionAsked = (turns: Turns): Turns => (turns.quiet ? { ...turns, quiet: false } : turns);
 
+/** Whether the agent owes an answer to prompt `requestId` of these turns (the running one, or an abandoned one). */
+export const owesAnswer = (turns: Turns, requestId: string): boolean => turns.running === requestId || turns.abandoned.includes(requestId);
+
 /** Prompts the agent has and has not answered (the running one and the abandoned ones). */
 export const inFlight = (turns: Turns): number => (turns.running ? 1 : 0) + turns.abandoned.length;
 

@@ -10,9 +10,13 @@ import type { Live } from './live.js';
 import { failedWrite } from './journal-failures.js';
 import { later } from './continuation.js';
 
-/** Everything the host tells the editor goes out here, after the journal writes of its session queued before it. */
-export function emit(live: Live, output: AgentHandlerOutput): void {
-  const sessionId = sessionOfOutput(live, output);
+/**
+ * Everything the host tells the editor goes out here, after the journal writes of its session
+ * queued before it; `session`: the session of an answer the host keeps no record of (a
+ * prompt's: its session's machine knows it).
+ */
+export function emit(live: Live, output: AgentHandlerOutput, session?: string): void {
+  const sessionId = sessionOfOutput(live, output) ?? session;
   live.writes.output(sessionId, { sessionId, output, seq: undefined });
 }
 
@@ -74,5 +78,5 @@ export function subscriberOf(live: Live): Subscriber {
   });
 }
 
-export const fail = (live: Live, requestId: string, error: RpcError | ErrorObject) =>
-  emit(live, { type: 'acp.error', requestId, error: error instanceof RpcError ? error.toErrorObject() : error });
+export const fail = (live: Live, requestId: string, error: RpcError | ErrorObject, session?: string) =>
+  emit(live, { type: 'acp.error', requestId, error: error instanceof RpcError ? error.toErrorObject() : error }, session);

@@ -1,7 +1,7 @@
 /**
  * What the real agents send the host agent: answers (settled against what the host asked), updates, lifecycle facts.
  */
-import type { AgentCapabilities, SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
+import type { AgentCapabilities, SessionUpdate } from '@agentclientprotocol/sdk';
 import { CLIENT_METHODS } from '../../protocol/methods.js';
 import type { AgentHandlerOutput } from '../../protocol/native-agent.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
@@ -24,6 +24,7 @@ import { changeState, inheritChoices, reapplyAnswered, reportUpdate, settingAnsw
 import { lifecycle } from './notices.js';
 import { notify } from './notify.js';
 import { journalFailureAnswers, safely } from './journal-writes.js';
+import { promptAnswered } from './turns.js';
 
 export function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): void {
   switch (output.type) {
@@ -101,6 +102,8 @@ function onUpdate(live: Live, agent: string, sessionId: string, update: SessionU
 /** An answer from a real agent: journal what it means, then pass it on. */
 export function settle(live: Live, requestId: string, result: unknown, error: ErrorObject | undefined): void {
   const pending = live.pending.get(requestId);
+  // Every request the host sends an agent is pending here but a prompt: its session's turns owe its answer.
+  if (!pending) return promptAnswered(live, requestId, result, error);
   const editorRequestId = pending?.kind === 'list' ? pending.job.requestId : requestId;
   const sessionId = pending && 'sessionId' in pending ? pending.sessionId : undefined;
   journalFailureAnswers(live, editorRequestId, sessionId, () => settlePending(live, requestId, pending, result, error));
@@ -124,11 +127,7 @@ function releaseHeld(live: Live, agent: string): void {
 
 function settlePending(live: Live, requestId: string, pending: Pending | undefined, result: unknown, error: ErrorObject | undefined): void {
   live.pending.delete(requestId);
-  if (!pending) {
-    if (error) fail(live, requestId, error);
-    else emit(live, { type: 'acp.respond', requestId, result });
-    return;
-  }
+  if (!pending) return;
   switch (pending.kind) {
     case 'initialize': {
       const advertised = (result as { agentCapabilities?: AgentCapabilities } | undefined)?.agentCapabilities;
@@ -212,14 +211,6 @@ function settlePending(live: Live, requestId: string, pending: Pending | undefin
         return;
       }
       attached(live, requestId, pending, result ?? {});
-      return;
-    }
-    case 'prompt': {
-      // The session's machine decides what the editor hears (a cancelled prompt ends cancelled; one it
-      // answered already, or a session gone, which answered it when it ended, drops the agent's answer).
-      const session = live.sessions.get(pending.sessionId);
-      const stopReason = (result as { stopReason?: StopReason } | undefined)?.stopReason;
-      session?.machine.send(error ? { type: 'prompt.settled', outcome: 'error', requestId, error } : { type: 'prompt.settled', outcome: stopReason ?? 'unknown', requestId, result });
       return;
     }
     case 'list':

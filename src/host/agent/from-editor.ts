@@ -63,7 +63,8 @@ export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
 
 function onEditorRequest(live: Live, request: AgentRequestEvent): void {
   const sessionId = typeof request.params.sessionId === 'string' ? request.params.sessionId : undefined;
-  if (sessionId !== undefined) live.requestSessions.set(request.requestId, sessionId);
+  // A prompt's answer says its session itself (turns.ts): the host keeps no record of a prompt.
+  if (sessionId !== undefined && request.type !== 'session.prompt') live.requestSessions.set(request.requestId, sessionId);
   // A store that fails (a damaged page, say) fails the request that met it, not the host.
   journalFailureAnswers(live, request.requestId, sessionId, () => serveEditorRequest(live, request, sessionId));
 }
@@ -96,15 +97,15 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
       const session = sessionId ? live.sessions.get(sessionId) : undefined;
       if (!session || !sessionId) {
         const moved = sessionId ? live.moved.get(sessionId) : undefined;
-        if (moved) return fail(live, request.requestId, moved);
+        if (moved) return fail(live, request.requestId, moved, sessionId);
         const why = sessionId ? live.failed.get(sessionId) : undefined;
         fail(live, request.requestId, sessionId && why
           ? sessionFailedError(sessionId, why)
-          : RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }));
+          : RpcError.resourceNotFound(`session ${sessionId}`, { sessionId }), sessionId);
         return;
       }
       // Its turn: the session's machine keeps it, queues it (FIFO) and starts it.
-      promptCame(live, session, request);
+      promptCame(session, request);
       return;
     }
     case 'session.fork':

@@ -85,6 +85,6 @@ export function journalFailureAnswers(live: Live, requestId: string, sessionId: 
   } catch (error) {
     if (!(error instanceof JournalError)) throw error;
     failedWrite(live, sessionId, error);
-    fail(live, requestId, journalFailure(error, sessionId));
+    fail(live, requestId, journalFailure(error, sessionId), sessionId);
   }
 }

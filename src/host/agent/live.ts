@@ -117,7 +117,6 @@ export type Pending =
   | { readonly kind: 'new'; readonly agent: string; readonly cwd: string; readonly context: AgentEventContext }
   /** `adopted`: journaled by this request (an agent's session the journal did not know), forgotten again if the agent refuses it. */
   | { readonly kind: 'attach'; readonly agent: string; readonly sessionId: string; readonly how: 'load' | 'resume'; readonly adopted: Adopted | undefined; readonly job: AttachJob; readonly context: AgentEventContext }
-  | { readonly kind: 'prompt'; readonly sessionId: string }
   /** `holds`: it made later loads and resumes of the session wait (see `Live.opening`). */
   | { readonly kind: 'close'; readonly sessionId: string; readonly holds: boolean }
   | { readonly kind: 'fork'; readonly agent: string; readonly from: string; readonly cwd: string; readonly context: AgentEventContext }
@@ -204,7 +203,7 @@ export interface Live {
   readonly writes: JournalQueue<Delivery>;
   /** The editor's connection, reading each session from a cursor: what the host tells the editor goes through it. */
   readonly subscriber: Subscriber;
-  /** The session each unanswered editor request is about: its answer goes out in that session's order. */
+  /** The session each unanswered editor request is about (not a prompt: its session's machine knows it): its answer goes out in that session's order. */
   readonly requestSessions: Map<string, string>;
   /**
    * Updates, by agent, for sessions the host does not know, sent while that agent's

@@ -38,6 +38,8 @@ export function lifecycle(live: Live, agent: string, output: Extract<AgentHandle
       return;
     }
     case 'session.failed': {
+      // The prompts it sent the agent down the session's line, unanswered: answered as the agent answers what it still owed.
+      if (output.error) live.sessions.get(output.sessionId)?.prompts.agentGone(output.error);
       record(live, output.sessionId, { kind: 'failed', reason: output.reason });
       // Every agent's failure reaches the editor the same way, journaled like the other notices.
       notify(live, output.sessionId, 'error', `${agent} stopped`, `The agent kept failing after ${output.restarts} restarts; the session is over (${output.reason}). session/load or session/resume starts it again in a new agent process.`);

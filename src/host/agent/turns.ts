@@ -2,24 +2,51 @@
  * The host's part in a session's turns: what a session machine uses of the host to carry
  * them out itself (src/session/session-prompts.ts keeps the prompts and does it): the
  * journal's write queue, the line to the session's agent, the editor. The host only routes a
- * prompt to its session's machine ({@link promptCame}); it keeps no record of it.
+ * prompt to its session's machine ({@link promptCame}) and the agent's answer to the machine
+ * whose turns owe it ({@link promptAnswered}); it keeps no record of a prompt.
  */
 import { CLIENT_METHODS } from '../../protocol/methods.js';
+import type { StopReason } from '@agentclientprotocol/sdk';
 import type { AgentRequestEvent, TurnEntry } from '../../protocol/native-agent.js';
+import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
+import type { SessionMachineContext } from '../../session/session-machine.js';
+import { owesAnswer } from '../../session/turn-queue.js';
 import type { PromptServices } from '../../session/session-prompts.js';
 import type { HostSession, Live } from './live.js';
 import { emit } from './delivery.js';
 import { answerClientCall, sendToSession } from './inner-agents.js';
 import { journalFailure } from './journal-failures.js';
-import { record, recordPermission } from './journal-writes.js';
+import { journalFailureAnswers, record, recordPermission } from './journal-writes.js';
 
 /** The permission answer for a turn that was cancelled (ACP's outcome). */
 const cancelledPermission = { outcome: { outcome: 'cancelled' } };
 
 /** A prompt for a live session: to its session's prompts, kept there while its machine decides when its turn starts. */
-export function promptCame(live: Live, session: HostSession, request: AgentRequestEvent): void {
-  live.requestSessions.set(request.requestId, session.sessionId);
+export function promptCame(session: HostSession, request: AgentRequestEvent): void {
   session.prompts.came(request);
+}
+
+/**
+ * An agent's answer to a prompt, routed by the sessions' turns: to the session whose machine
+ * owes it (the running prompt, or one it answered without the agent), which decides what the
+ * editor hears (a cancelled prompt ends cancelled). Dropped when none does: its session left
+ * this host (it answered the prompt when it ended).
+ */
+export function promptAnswered(live: Live, requestId: string, result: unknown, error: ErrorObject | undefined): void {
+  const session = sessionOwing(live, requestId);
+  if (!session) return;
+  const stopReason = (result as { stopReason?: StopReason } | undefined)?.stopReason;
+  journalFailureAnswers(live, requestId, session.sessionId, () =>
+    session.machine.send(error ? { type: 'prompt.settled', outcome: 'error', requestId, error } : { type: 'prompt.settled', outcome: stopReason ?? 'unknown', requestId, result }),
+  );
+}
+
+/** The session whose turns owe the agent's answer to prompt `requestId`: a lookup in the session machines, no record of the host's. */
+function sessionOwing(live: Live, requestId: string): HostSession | undefined {
+  for (const session of live.sessions.values()) {
+    if (owesAnswer((session.machine.getSnapshot().context as SessionMachineContext).turns, requestId)) return session;
+  }
+  return undefined;
 }
 
 /** What the session machine of `session()` uses of this host to carry out its turns. */
@@ -28,11 +55,11 @@ export function promptServices(live: Live, session: () => HostSession): PromptSe
     journal: (entry, then) => record(live, session().sessionId, entry as TurnEntry, then),
     refused: (why) => journalFailure(why, session().sessionId, 'the prompt was not sent to the agent'),
     journaled: (requestId, seq, entry) => live.scope.emit({ type: 'session.turnJournaled', sessionId: session().sessionId, requestId, seq, entry: entry as TurnEntry }),
-    send: (request) => sendPrompt(live, session(), request),
+    send: (request) => sendToSession(live, session(), request),
     cancel: (requestId) => {
       if (live.context) sendToSession(live, session(), { type: 'session.cancel', sessionId: session().sessionId, requestId, context: live.context });
     },
-    answer: (requestId, outcome) => emit(live, 'error' in outcome ? { type: 'acp.error', requestId, error: outcome.error } : { type: 'acp.respond', requestId, result: outcome.result }),
+    answer: (requestId, outcome) => emit(live, 'error' in outcome ? { type: 'acp.error', requestId, error: outcome.error } : { type: 'acp.respond', requestId, result: outcome.result }, session().sessionId),
     cancelPermissions: () => cancelPermissions(live, session()),
     // The new agent process has the user's choices: what waited for that (a load's answer) goes on, then the held prompts.
     released: () => {
@@ -50,10 +77,4 @@ function cancelPermissions(live: Live, session: HostSession): void {
     recordPermission(live, session.sessionId, call, cancelledPermission.outcome);
     answerClientCall(live, call, session, { type: 'client.response', key: call.key, result: cancelledPermission });
   }
-}
-
-/** Sends a prompt to the session's agent (journaled when its turn started): its answer is the session's (`pending`). */
-function sendPrompt(live: Live, session: HostSession, request: AgentRequestEvent): void {
-  live.pending.set(request.requestId, { kind: 'prompt', sessionId: session.sessionId });
-  sendToSession(live, session, request);
 }
