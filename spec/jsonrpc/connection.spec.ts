@@ -16,6 +16,9 @@ import {
   RpcError,
   sendNotification,
   sendRequest,
+  requestTag,
+  tagRequest,
+  taggedRequests,
   type ConnectionEmitted,
   type ConnectionInput,
   type MemoryTransport,
@@ -90,6 +93,33 @@ describe('jsonrpc connection', () => {
       expect(await first).to.deep.equal({ stopReason: 'end_turn', n: 1 });
       expect(await second).to.deep.equal({ stopReason: 'end_turn', n: 2 });
       expect(respond(agent.actor, deferred[0]?.id as number, {})).to.deep.equal({ ok: false, reason: 'unknown_request' });
+    });
+
+    it('keeps its owner\'s tag on each request owed an answer, in the order they came, until it is answered; an id reused after its answer starts untagged', async () => {
+      const { actor, peer } = withRawPeer();
+      const asked: Array<string | number> = [];
+      actor.on('rpc.request', (event: Extract<ConnectionEmitted, { type: 'rpc.request' }>) => asked.push(event.id));
+      peer.sendRaw('{"jsonrpc":"2.0","id":1,"method":"a"}');
+      peer.sendRaw('{"jsonrpc":"2.0","id":"1","method":"b"}');
+      peer.sendRaw('{"jsonrpc":"2.0","id":3,"method":"c"}');
+      await settleMicrotasks();
+      expect(asked).to.deep.equal([1, '1', 3]);
+      expect(tagRequest(actor, 3, { key: 'r3' })).to.equal(true);
+      expect(tagRequest(actor, 1, { key: 'r1' })).to.equal(true);
+      expect(tagRequest(actor, 'nope', { key: 'x' })).to.equal(false);
+      // A number and a string id are two requests; the untagged one is not listed.
+      expect(requestTag(actor, '1')).to.equal(undefined);
+      expect([...taggedRequests(actor)]).to.deep.equal([{ id: 1, method: 'a', tag: { key: 'r1' } }, { id: 3, method: 'c', tag: { key: 'r3' } }]);
+      respond(actor, 1, {});
+      expect(requestTag(actor, 1)).to.equal(undefined);
+      expect([...taggedRequests(actor)].map((request) => request.id)).to.deep.equal([3]);
+      peer.sendRaw('{"jsonrpc":"2.0","id":1,"method":"a"}');
+      await settleMicrotasks();
+      expect(requestTag(actor, 1)).to.equal(undefined);
+      // Answering while walking them is safe.
+      for (const request of taggedRequests(actor)) respond(actor, request.id, {});
+      expect([...taggedRequests(actor)]).to.deep.equal([]);
+      actor.stop();
     });
 
     it('makes every outgoing request a child actor that ends in its outcome', async () => {

@@ -7,14 +7,16 @@
  * prompt is in flight, and stays so while each layer is asked, through its read-only
  * inspection accessor, whether it holds the prompt's request (by the key the agent server gave
  * it, or on the serve path by the hub's key for it at the host; the editor's JSON-RPC connection
- * by its unanswered incoming requests, the prompt being the only one). Then the editor leaves
+ * by its unanswered incoming requests, the prompt being the only one; the agent server by a map
+ * of its own, unless its record is the tag it keeps on the connection's). Then the editor leaves
  * and the host stops.
  */
 import { fileURLToPath } from 'node:url';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { createHost } from '../../src/index.js';
 import { requestsInFlight } from '../../src/acp/server-live.js';
-import { connectionStats } from '../../src/jsonrpc/connection.js';
+import { connectionStats, requestTag } from '../../src/jsonrpc/connection.js';
+import type { JsonRpcId } from '../../src/jsonrpc/message.js';
 import { hostRecordsOf, sessionMachinesOf } from '../../src/host/host-agent.js';
 import { holdsPrompt, promptIdsOf } from '../../src/session/session-prompts.js';
 import { owedRequestsOf } from '../../src/adapters/adapter-agent-live.js';
@@ -65,7 +67,8 @@ export async function promptHolders(path: PromptHoldersPath = 'stdio'): Promise<
     const holders: string[] = [];
     const connection = live.find((ref) => ref.id === 'connection' && parentOf(ref) === server);
     if (connection && connectionStats(connection).incoming > 0) holders.push('JSON-RPC connection (incoming)');
-    holders.push('agent server (pending)');
+    // The agent server's record of it: its own map, unless it keeps its key as a tag on the connection's record.
+    if (!connection || requestTag(connection, (requestsInFlight(server).get(serverKey) as { rpcId: JsonRpcId }).rpcId) === undefined) holders.push('agent server (pending)');
     const hostAgent = live.find((ref) => logicOf(ref) === 'hostAgent');
     if (!hostAgent) throw new Error('no host agent');
     const machine = sessionMachinesOf(hostAgent).get(sessionId);

@@ -28,7 +28,7 @@ import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { shutdownInReverse } from '../supervision/commands.js';
 import { AGENT_METHODS } from '../protocol/methods.js';
 import { type AgentHandlerOutput } from '../protocol/native-agent.js';
-import { type AgentServerInput, type AgentServerSnapshot, type AgentServerEvent, type Scope, type Live, lives, livesByHandler, backedUpGate, defaultCancelGraceMs, guarded, summary, withSummary } from './server-live.js';
+import { type AgentServerInput, type AgentServerSnapshot, type AgentServerEvent, type Scope, type Live, lives, livesByHandler, backedUpGate, defaultCancelGraceMs, guarded, summary, withSummary, requestsHandedOn, settled } from './server-live.js';
 import { drainCancelGraceMs, startDraining, scheduleDrainTimeout, drainGaveUp, checkDrained } from './server-draining.js';
 import { methodTable } from './request-gate.js';
 import { handOutput, failAllPending, stopBare } from './server-answers.js';
@@ -63,7 +63,6 @@ export const agentServerLogic = gracefulShutdown({
       connection,
       handler,
       subscriptions: [],
-      pending: new Map(),
       sessions: new Map(),
       held: [],
       context: undefined,
@@ -183,7 +182,7 @@ function finish(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, sta
   live.phase = { value: 'closed' };
   backedUpGate(live).release(live.scope.self);
   for (const subscription of live.subscriptions) subscription.unsubscribe();
-  live.pending.clear();
+  for (const request of requestsHandedOn(live)) settled(live, request);
   for (const session of live.sessions.values()) if (session.bare) stopBare(live, session.bare);
   // Children of custom logic are not stopped by XState: stop them here.
   if (live.handler.getSnapshot().status === 'active') live.scope.stopChild(live.handler);
@@ -196,9 +195,10 @@ function finish(live: Live, snapshot: AgentServerSnapshot, reason: PeerLost, sta
 /** The drain timeout passed: every turn still running or queued is cancelled, as by session/cancel. */
 function cancelAllTurns(live: Live): void {
   // Every session with a prompt unanswered (running or waiting) is cancelled, by its turns.
-  const prompted = new Set([...live.pending.values()].filter((request) => request.method === AGENT_METHODS.session_prompt && request.sessionId).map((request) => request.sessionId as string));
+  const handedOn = requestsHandedOn(live);
+  const prompted = new Set(handedOn.filter((request) => request.method === AGENT_METHODS.session_prompt && request.sessionId).map((request) => request.sessionId as string));
   for (const sessionId of prompted) cancelTurns(live, sessionId, undefined);
   const self = live.scope.self;
-  if (live.pending.size > 0) live.scope.system.scheduler.schedule(self, self, { type: 'acp.drainGrace' } satisfies AgentServerEvent, Math.min(drainCancelGraceMs, live.input.agent.cancelGraceMs ?? defaultCancelGraceMs), 'drain:grace');
+  if (handedOn.length > 0) live.scope.system.scheduler.schedule(self, self, { type: 'acp.drainGrace' } satisfies AgentServerEvent, Math.min(drainCancelGraceMs, live.input.agent.cancelGraceMs ?? defaultCancelGraceMs), 'drain:grace');
   checkDrained(live);
 }

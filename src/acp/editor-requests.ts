@@ -11,7 +11,7 @@ import { RpcError } from '../jsonrpc/rpc-error.js';
 import { AGENT_METHODS } from '../protocol/methods.js';
 import { parserOf } from './schemas.js';
 import { type AgentEventContext } from '../protocol/native-agent.js';
-import { type Live, sync, guarded } from './server-live.js';
+import { type Live, sync, guarded, handOn, requestByRpcId } from './server-live.js';
 import { paramsParsers, gate } from './request-gate.js';
 import { dispatch, handles, completeInitialize, routed } from './server-answers.js';
 
@@ -59,8 +59,7 @@ export function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParam
   const bare = sessionId ? live.sessions.get(sessionId)?.bare : undefined;
   // ACP: session/close cancels work as if session/cancel had been sent, then frees (delete too).
   if (bare && (method === AGENT_METHODS.session_close || method === AGENT_METHODS.session_delete)) bare.cancel();
-  const key = `r${live.nextKey++}`;
-  live.pending.set(key, { rpcId, method, sessionId });
+  const key = handOn(live, rpcId, sessionId);
   bare?.asked();
   if (bare && method === AGENT_METHODS.session_prompt) {
     bare.came(key, params);
@@ -81,10 +80,9 @@ export function initialize(live: Live, rpcId: JsonRpcId, params: Record<string, 
   };
   if (live.input.agent.delegateInitialize) {
     // The handler learns what to advertise from elsewhere (a downstream agent): ask it.
-    const key = `r${live.nextKey++}`;
+    const key = handOn(live, rpcId, undefined);
     live.phase = { value: 'initializing' };
     sync(live);
-    live.pending.set(key, { rpcId, method: AGENT_METHODS.initialize, sessionId: undefined });
     live.handler.send({ type: 'initialize', requestId: key, method: AGENT_METHODS.initialize, params, context: live.context });
     return;
   }
@@ -116,13 +114,9 @@ export function onNotification(live: Live, method: string, params: unknown): voi
 }
 
 export function onCancelRequested(live: Live, rpcId: JsonRpcId): void {
-  for (const [key, request] of live.pending) {
-    if (request.rpcId === rpcId && request.method === AGENT_METHODS.session_prompt && request.sessionId) {
-      // A prompt still waiting its turn ends alone; the running one is cancelled on the handler.
-      cancelTurns(live, request.sessionId, key);
-      return;
-    }
-  }
+  const request = requestByRpcId(live, rpcId);
+  // A prompt still waiting its turn ends alone; the running one is cancelled on the handler.
+  if (request?.method === AGENT_METHODS.session_prompt && request.sessionId) cancelTurns(live, request.sessionId, request.key);
 }
 
 /** A cancel for a handler that owns its turns (`requestId`: the prompt, or `''` for all of the session's). */

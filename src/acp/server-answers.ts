@@ -14,7 +14,7 @@ import { AGENT_METHODS, agentRequests, CLIENT_METHODS, UNSTABLE_AGENT_METHODS, u
 import { schemaOf } from './schemas.js';
 import { clientAllows } from './capability-gate.js';
 import { handlerEventTypes, type AgentEventContext, type AgentHandlerEvent, type AgentHandlerOutput, type NativeAgent } from '../protocol/native-agent.js';
-import { type PendingRequest, type Live, SEQ_META_KEY, defaultCancelGraceMs, guarded, livesByHandler, sync } from './server-live.js';
+import { type PendingRequest, type Live, SEQ_META_KEY, defaultCancelGraceMs, guarded, livesByHandler, sync, requestOf, requestsHandedOn, settled } from './server-live.js';
 import { startDraining, checkDrained } from './server-draining.js';
 import { gateUpdate, withoutUnsupportedOptions } from './update-gate.js';
 
@@ -79,7 +79,7 @@ export function bareTurns(live: Live, sessionId: string): BareTurns {
     agent: live.name,
     cancelGraceMs: live.input.agent.cancelGraceMs ?? defaultCancelGraceMs,
     send: (request) => {
-      const pending = live.pending.get(request.requestId);
+      const pending = requestOf(live, request.requestId);
       if (pending) dispatch(live, request.requestId, pending.method, request.params);
     },
     cancel: (requestId) => {
@@ -99,7 +99,7 @@ export function bareTurns(live: Live, sessionId: string): BareTurns {
  * the handler (the grace ran out: its late answer only leaves the turns).
  */
 export function bareOf(live: Live, key: string): BareTurns | undefined {
-  const request = live.pending.get(key);
+  const request = requestOf(live, key);
   if (request && request.method !== AGENT_METHODS.session_prompt) return undefined;
   // A pending prompt names its session; one answered already may be any session's.
   const candidates = request?.sessionId ? [live.sessions.get(request.sessionId)] : live.sessions.values();
@@ -185,12 +185,12 @@ export function checkedResult(method: string, result: unknown): { readonly parse
 
 /** Sends a result, after the protocol's bookkeeping and a schema check. */
 export function deliver(live: Live, key: string, result: unknown): void {
-  const request = live.pending.get(key);
+  const request = requestOf(live, key);
   if (!request) return; // already answered (say, when the cancel grace ran out)
   if (request.method === AGENT_METHODS.initialize) {
     // A delegated initialize: advertise what the handler found; the version stays negotiated here.
     const found = (result ?? {}) as { agentCapabilities?: AgentCapabilities; authMethods?: NativeAgent['authMethods']; agentInfo?: NativeAgent['agentInfo'] };
-    live.pending.delete(key);
+    settled(live, request);
     live.capabilities = found.agentCapabilities ?? live.capabilities;
     live.authMethods = found.authMethods ?? live.authMethods;
     live.agentInfo = found.agentInfo ?? live.agentInfo;
@@ -201,7 +201,7 @@ export function deliver(live: Live, key: string, result: unknown): void {
   if ('error' in checked) return deliverError(live, key, checked.error);
   // What goes out is what the schema parsed: unknown root fields stay home (ACP: use _meta).
   const value = checked.parsed === undefined ? result : withoutUnsupportedOptions(live, checked.parsed);
-  live.pending.delete(key);
+  settled(live, request);
   trackSessions(live, request, value as Record<string, unknown>);
   respond(live.connection, request.rpcId, value ?? {});
   if (request.method.startsWith('session/')) sync(live);
@@ -210,9 +210,9 @@ export function deliver(live: Live, key: string, result: unknown): void {
 
 /** Sends an error answer; a refused delegated initialize lets the editor try again. */
 export function deliverError(live: Live, key: string, error: RpcError): void {
-  const request = live.pending.get(key);
+  const request = requestOf(live, key);
   if (!request) return;
-  live.pending.delete(key);
+  settled(live, request);
   respondError(live.connection, request.rpcId, error);
   if (request.method === AGENT_METHODS.initialize && live.phase.value === 'initializing') {
     // The agent refused initialize: the editor may try again; what waited is refused as uninitialized.
@@ -290,7 +290,7 @@ export function requestClient(live: Live, key: string, method: string, params: u
  */
 export function failAllPending(live: Live, error: RpcError): void {
   for (const session of live.sessions.values()) session.bare?.fail(error.toErrorObject());
-  for (const [key] of live.pending) deliverError(live, key, error);
+  for (const { key } of requestsHandedOn(live)) deliverError(live, key, error);
 }
 
 /** Stops a bare agent session's machine (a child of the server). */

@@ -4,7 +4,7 @@
  */
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { PeerLost } from '../jsonrpc/transport.js';
-import { type AgentServerEvent, type Live, sync } from './server-live.js';
+import { type AgentServerEvent, type Live, sync, requestsHandedOn } from './server-live.js';
 import { defaultDrainTimeoutMs } from './drain-timeout.js';
 
 /** After the drain timeout, how long cancelled turns get to end before what is left is answered -32603: 2 s. */
@@ -42,5 +42,5 @@ export function drainGaveUp(): RpcError {
 
 /** Draining and nothing left to answer: the server closes. */
 export function checkDrained(live: Live): void {
-  if (live.phase.value === 'draining' && live.pending.size === 0 && live.held.length === 0) live.scope.self.send({ type: 'acp.drained' });
+  if (live.phase.value === 'draining' && requestsHandedOn(live).length === 0 && live.held.length === 0) live.scope.self.send({ type: 'acp.drained' });
 }

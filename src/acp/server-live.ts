@@ -5,7 +5,7 @@
  */
 import type { AgentCapabilities } from '@agentclientprotocol/sdk';
 import { type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
-import { respondError, type TimeoutPolicy } from '../jsonrpc/connection.js';
+import { requestTag, respondError, tagRequest, taggedRequests, type TimeoutPolicy } from '../jsonrpc/connection.js';
 import type { JsonRpcId } from '../jsonrpc/message.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { PeerLost, Transport } from '../jsonrpc/transport.js';
@@ -71,11 +71,14 @@ export type AgentServerEvent =
 export type Scope = ActorScope<AgentServerSnapshot, AgentServerEvent, ActorSystem<any>>;
 
 /**
- * A request handed on and not answered yet, by the server's key: the id mapping only (the
- * editor's id, what its answer is checked against, its session), not the request itself,
- * which its handler (a prompt: the session's machine) keeps.
+ * A request handed on and not answered yet, as the server sees it: the id mapping only (the
+ * server's key, the editor's id, what its answer is checked against, its session), read from
+ * the connection's record of the request (see {@link handOn}); not the request itself, which
+ * its handler (a prompt: the session's machine) keeps.
  */
 export interface PendingRequest {
+  /** The server's key for it (what its handler answers by). */
+  readonly key: string;
   readonly rpcId: JsonRpcId;
   readonly method: string;
   readonly sessionId: string | undefined;
@@ -117,7 +120,6 @@ export interface Live {
   readonly connection: AnyActorRef;
   readonly handler: AnyActorRef;
   readonly subscriptions: Subscription[];
-  readonly pending: Map<string, PendingRequest>;
   readonly sessions: Map<string, SessionState>;
   /** Requests and notifications that arrived in phase `initializing`, oldest first. */
   readonly held: HeldMessage[];
@@ -135,7 +137,56 @@ export const lives = new WeakMap<AnyActorRef, Live>();
 
 /** The requests an agent server has handed on and not answered yet, by its own key (read-only; for inspection and specs). */
 export function requestsInFlight(server: AnyActorRef): ReadonlyMap<string, { readonly rpcId: JsonRpcId; readonly method: string }> {
-  return new Map([...(lives.get(server)?.pending ?? [])].map(([key, request]) => [key, { rpcId: request.rpcId, method: request.method }]));
+  const live = lives.get(server);
+  return new Map((live ? requestsHandedOn(live) : []).map((request) => [request.key, { rpcId: request.rpcId, method: request.method }]));
+}
+
+/*
+ * The editor's requests the server has handed on and not answered yet are kept where the
+ * request already is: as a tag on the JSON-RPC connection's own record of it (its incoming
+ * request, owed an answer). So the connection's id map is the one record of a request on the
+ * editor's side, and an answer removes it from there once. The tag is the server's key for the
+ * request (`rN`, never reused: an editor may reuse an id once it is answered, and a late answer
+ * to the old request, say after a cancel's grace ran out, must not answer the new one) and its
+ * session. Requests in flight are few (the connection stops reading past its limit of
+ * unanswered ones), so a key is found by walking them.
+ */
+
+/** What the server keeps of a request, on the connection's record of it. */
+interface ServerTag {
+  readonly key: string;
+  readonly sessionId: string | undefined;
+}
+
+/** Hands on request `rpcId` (of `sessionId`, if it names one): tagged with a new key of the server's, returned. */
+export function handOn(live: Live, rpcId: JsonRpcId, sessionId: string | undefined): string {
+  const key = `r${live.nextKey++}`;
+  tagRequest(live.connection, rpcId, { key, sessionId } satisfies ServerTag);
+  return key;
+}
+
+/** The request the server's key names, while it is unanswered. */
+export function requestOf(live: Live, key: string): PendingRequest | undefined {
+  for (const request of taggedRequests<ServerTag>(live.connection)) if (request.tag.key === key) return { key, rpcId: request.id, method: request.method, sessionId: request.tag.sessionId };
+  return undefined;
+}
+
+/** The request the editor's id names, if the server handed it on and it is unanswered. */
+export function requestByRpcId(live: Live, rpcId: JsonRpcId): PendingRequest | undefined {
+  const tag = requestTag<ServerTag>(live.connection, rpcId);
+  if (!tag) return undefined;
+  return requestOf(live, tag.key);
+}
+
+/** Every request handed on and unanswered, in the order they came. */
+export function requestsHandedOn(live: Live): PendingRequest[] {
+  return [...taggedRequests<ServerTag>(live.connection)].map((request) => ({ key: request.tag.key, rpcId: request.id, method: request.method, sessionId: request.tag.sessionId }));
+}
+
+/** The request is the server's no more (answered by the server itself, or the connection closed): untagged. */
+export function settled(live: Live, request: PendingRequest): void {
+  // Only this request's tag: the editor may have reused its id for a new request meanwhile.
+  if (requestTag<ServerTag>(live.connection, request.rpcId)?.key === request.key) tagRequest(live.connection, request.rpcId, undefined);
 }
 
 /** Each server's live record by its handler's actor (server-answers.ts `outputLineOf`). */
@@ -177,7 +228,7 @@ export function summary(live: Live): AgentServerContext {
   let activePrompts = 0;
   if (live.input.agent.ownsTurns) {
     // The handler queues them: the sessions with a prompt unanswered.
-    activePrompts = new Set([...live.pending.values()].filter((request) => request.method === AGENT_METHODS.session_prompt).map((request) => request.sessionId)).size;
+    activePrompts = new Set(requestsHandedOn(live).filter((request) => request.method === AGENT_METHODS.session_prompt).map((request) => request.sessionId)).size;
   } else {
     for (const session of live.sessions.values()) if (session.bare?.running) activePrompts++;
   }

@@ -43,7 +43,7 @@ export function receive(live: Live, value: unknown): void {
         send(live, { jsonrpc: '2.0', id, error: parsed.error.toErrorObject() });
         return;
       }
-      live.incoming.set(key, { id, method });
+      live.incoming.set(key, { id, method, tag: undefined });
       emit({ type: 'rpc.request', id, method, params: parsed.params });
       return;
     }

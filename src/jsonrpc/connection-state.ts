@@ -23,6 +23,17 @@ export interface Outgoing {
   readonly reject: (error: RpcError) => void;
 }
 
+/**
+ * An incoming request owed a response. `tag`: what the connection's owner keeps of it, set by
+ * {@link tagRequest} (connection.ts): the owner holds no second map of the requests it serves,
+ * and a request answered is gone from both at once.
+ */
+export interface IncomingRequest {
+  readonly id: JsonRpcId;
+  readonly method: string;
+  tag: unknown;
+}
+
 /** The live state of one connection actor. */
 export interface Live {
   readonly scope: Scope;
@@ -31,7 +42,7 @@ export interface Live {
   readonly now: () => number;
   readonly outgoing: Map<JsonRpcId, Outgoing>;
   /** Incoming requests owed a response, by id key. */
-  readonly incoming: Map<string, { readonly id: JsonRpcId; readonly method: string }>;
+  readonly incoming: Map<string, IncomingRequest>;
   /** Ids we stopped waiting for (cancelled, timed out): their late answers are dropped quietly. */
   readonly abandoned: Set<JsonRpcId>;
   nextId: number;

@@ -249,6 +249,30 @@ export function closeConnection(connection: AnyActorRef, reason?: PeerLost): voi
   if (connection.getSnapshot().status === 'active') connection.send(reason ? { type: 'rpc.close', reason } : { type: 'rpc.close' });
 }
 
+/**
+ * Keeps `tag` with incoming request `id` (the owner's record of it: its own key, its session)
+ * until the request is answered; `false` when no such request is owed an answer.
+ */
+export function tagRequest(connection: AnyActorRef, id: JsonRpcId, tag: unknown): boolean {
+  const request = liveOf(connection).incoming.get(idKey(id));
+  if (!request) return false;
+  request.tag = tag;
+  return true;
+}
+
+/**
+ * The incoming requests owed an answer that the owner tagged ({@link tagRequest}), in the order
+ * they came, each with its tag. A live view: answering a request while walking it is safe.
+ */
+export function* taggedRequests<TTag>(connection: AnyActorRef): Generator<{ readonly id: JsonRpcId; readonly method: string; readonly tag: TTag }> {
+  for (const request of [...liveOf(connection).incoming.values()]) if (request.tag !== undefined) yield request as { readonly id: JsonRpcId; readonly method: string; readonly tag: TTag };
+}
+
+/** The tag of incoming request `id`, while it is owed an answer. */
+export function requestTag<TTag>(connection: AnyActorRef, id: JsonRpcId): TTag | undefined {
+  return liveOf(connection).incoming.get(idKey(id))?.tag as TTag | undefined;
+}
+
 /** Live counts of a connection: outgoing requests in flight, incoming ones unanswered, malformed lines seen. */
 export function connectionStats(connection: AnyActorRef): { pending: number; incoming: number; malformed: number } {
   const live = liveOf(connection);
