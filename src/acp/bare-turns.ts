@@ -49,19 +49,14 @@ export class BareTurns {
   constructor(sessionId: string, host: BareTurnsHost) {
     this.machine = createActor(sessionMachine, { parent: host.parent, id: `session:${sessionId}`, input: { sessionId, agent: host.agent, cancelGraceMs: host.cancelGraceMs } });
     const machine = this.machine;
-    // No journal here: `refused`, `journaled`, `cancelPermissions`, `released` and `here` have nothing to do, but PromptServices (session-prompts.ts) asks for each.
+    // The agent and the editor only: no journal, no permissions of its own, no re-apply, never elsewhere.
     this.#prompts = new SessionPrompts({
-      refused: (why) => ({ code: -32603, message: String(why) }),
-      journaled: () => undefined,
       send: (request) => host.send(request),
       cancel: (requestId) => {
         // A handler without a cancel transition: its grace is over at once.
         if (!host.cancel(requestId)) machine.send({ type: 'cancel.graceOver', requestId });
       },
       answer: (requestId, outcome) => host.answer(requestId, outcome),
-      cancelPermissions: () => undefined,
-      released: () => undefined,
-      here: () => true,
     });
     this.#prompts.bind(machine);
     // `asked` lasts until the turns are no longer quiet (the next prompt starts); `answered` until the machine took the answer.

@@ -30,18 +30,28 @@ export type TurnRecord =
   | { readonly kind: 'stop'; readonly stopReason: string; readonly requestId: string }
   | { readonly kind: 'error'; readonly error: ErrorObject; readonly requestId: string };
 
-/** What a session machine uses of its host to carry out its turns. */
-export interface PromptServices<TRequest extends PromptRequest = PromptRequest> {
+/** The journal of a session's turns, as its host lends it. */
+export interface PromptJournal {
   /**
    * Journals a turn's entry after what is queued for the session; `then` gets its seq once
-   * durable, or `undefined` and why it was refused. Absent (a bare native agent's session,
-   * kept by the agent server): nothing is journaled, a prompt goes to the agent when its turn starts.
+   * durable, or `undefined` and why it was refused.
    */
-  journal?(entry: TurnRecord, then: (seq: number | undefined, refused?: unknown) => void): void;
+  write(entry: TurnRecord, then: (seq: number | undefined, refused?: unknown) => void): void;
   /** The error of a prompt whose entry the journal refused (it never reached the agent). */
   refused(why: unknown): ErrorObject;
   /** A turn's entry is on record: whoever shows it to other connections hears it. */
   journaled(requestId: string, seq: number, entry: TurnRecord): void;
+}
+
+/**
+ * What a session machine uses of its host to carry out its turns. A bare native agent's
+ * session (kept by the agent server: acp/bare-turns.ts) has only the agent and the editor: no
+ * journal (a prompt goes to the agent when its turn starts), no permissions of its own to
+ * cancel, no re-apply, never elsewhere.
+ */
+export interface PromptServices<TRequest extends PromptRequest = PromptRequest> {
+  /** The session's journal; absent: nothing is journaled. */
+  readonly journal?: PromptJournal;
   /** Sends a prompt to the session's agent. */
   send(request: TRequest): void;
   /** Cancels the running prompt on the session's agent. */
@@ -49,11 +59,11 @@ export interface PromptServices<TRequest extends PromptRequest = PromptRequest> 
   /** Answers the editor's prompt. */
   answer(requestId: string, outcome: { readonly result: unknown } | { readonly error: ErrorObject }): void;
   /** The session's permission requests still with the editor: the agent gets `cancelled` for each. */
-  cancelPermissions(): void;
+  cancelPermissions?(): void;
   /** The new agent process has the user's choices: what waited for that in the host (a load's answer) goes on. */
-  released(): void;
-  /** Whether the session still runs in this host (it may leave while a prompt's entry is written). */
-  here(): boolean;
+  released?(): void;
+  /** Whether the session still runs in this host (it may leave while a prompt's entry is written); absent: always. */
+  here?(): boolean;
 }
 
 interface PromptRecord<TRequest> {
@@ -134,7 +144,7 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
   /** Carries out a command of the session machine `machine`. */
   #carryOut(machine: AnyActorRef, command: SessionMachineEmitted): void {
     if (command.type === 'turns.release') {
-      this.#services.released();
+      this.#services.released?.();
       this.#releaseHeld();
       return;
     }
@@ -154,7 +164,7 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
         else this.#services.cancel(command.requestId);
         return;
       case 'turn.permissionCancelled':
-        this.#services.cancelPermissions();
+        this.#services.cancelPermissions?.();
         return;
       case 'turn.answer': {
         this.#forget(command.requestId);
@@ -180,23 +190,23 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
     }
     const entry: TurnRecord = { kind: 'prompt', prompt: prompt.request.params.prompt as unknown[], requestId };
     prompt.journaling = 'writing';
-    journal(entry, (seq, refused) => {
+    journal.write(entry, (seq, refused) => {
       const cancelled = prompt.journaling === 'cancelled';
       prompt.journaling = undefined;
       if (seq === undefined) {
-        machine.send({ type: 'prompt.settled', outcome: 'error', requestId, error: this.#services.refused(refused) });
+        machine.send({ type: 'prompt.settled', outcome: 'error', requestId, error: journal.refused(refused) });
         return;
       }
       prompt.journaled = true;
       // Cancelled while its entry was written (a journal that answers later): it never reaches the agent.
       if (cancelled) {
-        this.#services.journaled(requestId, seq, entry);
+        journal.journaled(requestId, seq, entry);
         machine.send({ type: 'prompt.settled', outcome: 'cancelled', requestId, result: { stopReason: 'cancelled' } });
         return;
       }
       // The session left this host while its entry was written: its machine answered it.
-      if (!this.#services.here() || !this.#prompts.has(requestId)) {
-        this.#services.journaled(requestId, seq, entry);
+      if (this.#services.here?.() === false || !this.#prompts.has(requestId)) {
+        journal.journaled(requestId, seq, entry);
         return;
       }
       // A new agent process gets the user's mode and config first: the prompt waits for that.
@@ -204,7 +214,7 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
       // released what was held then, and one that began meanwhile is to be waited for.
       this.#sendOrHold(machine, prompt.request);
       // The agent has it first; then whoever shows it to other connections.
-      this.#services.journaled(requestId, seq, entry);
+      journal.journaled(requestId, seq, entry);
     });
   }
 
@@ -223,8 +233,9 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
 
   /** Journals a turn's end and says so. */
   #recordEnd(entry: Extract<TurnRecord, { kind: 'stop' | 'error' }>): void {
-    this.#services.journal?.(entry, (seq) => {
-      if (seq !== undefined) this.#services.journaled(entry.requestId, seq, entry);
+    const { journal } = this.#services;
+    journal?.write(entry, (seq) => {
+      if (seq !== undefined) journal.journaled(entry.requestId, seq, entry);
     });
   }
 
@@ -245,7 +256,7 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
   /** The held prompts go to the agent (the re-apply is over, or there was nothing to re-apply). */
   #releaseHeld(): void {
     for (const request of this.#held.splice(0)) {
-      if (!this.#services.here()) return;
+      if (this.#services.here?.() === false) return;
       this.#send(request);
     }
   }

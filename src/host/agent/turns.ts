@@ -52,9 +52,11 @@ function sessionOwing(live: Live, requestId: string): HostSession | undefined {
 /** What the session machine of `session()` uses of this host to carry out its turns. */
 export function promptServices(live: Live, session: () => HostSession): PromptServices<AgentRequestEvent> {
   return {
-    journal: (entry, then) => record(live, session().sessionId, entry as TurnEntry, then),
-    refused: (why) => journalFailure(why, session().sessionId, 'the prompt was not sent to the agent'),
-    journaled: (requestId, seq, entry) => live.scope.emit({ type: 'session.turnJournaled', sessionId: session().sessionId, requestId, seq, entry: entry as TurnEntry }),
+    journal: {
+      write: (entry, then) => record(live, session().sessionId, entry as TurnEntry, then),
+      refused: (why) => journalFailure(why, session().sessionId, 'the prompt was not sent to the agent'),
+      journaled: (requestId, seq, entry) => live.scope.emit({ type: 'session.turnJournaled', sessionId: session().sessionId, requestId, seq, entry: entry as TurnEntry }),
+    },
     send: (request) => sendToSession(live, session(), request),
     cancel: (requestId) => {
       if (live.context) sendToSession(live, session(), { type: 'session.cancel', sessionId: session().sessionId, requestId, context: live.context });
