@@ -66,15 +66,21 @@ export interface PromptServices<TRequest extends PromptRequest = PromptRequest> 
   here?(): boolean;
 }
 
+/**
+ * Where a prompt stands: its turn has not started (`waiting`); its entry is being written
+ * (`writing`; `writingCancelled`: a cancel came meanwhile, so it never reaches the agent); its
+ * turn started and it is on record (`recorded`: journaled, or nothing to journal to; held while a
+ * new agent process gets the user's choices); it went to the agent, which owes its answer (`sent`).
+ */
+type PromptStage = 'waiting' | 'writing' | 'writingCancelled' | 'recorded' | 'sent';
+
 interface PromptRecord<TRequest> {
   readonly request: TRequest;
-  /** Its turn started and its entry is journaled. */
-  journaled: boolean;
-  /** Its entry is being written; `cancelled`: a cancel came meanwhile, so it never reaches the agent. */
-  journaling?: 'writing' | 'cancelled';
-  /** It went to the agent (which owes its answer). */
-  sent?: boolean;
+  stage: PromptStage;
 }
+
+/** Whether the prompt's turn started and its entry is on record (its end is journaled too). */
+const onRecord = (prompt: PromptRecord<unknown> | undefined) => prompt?.stage === 'recorded' || prompt?.stage === 'sent';
 
 /** Each bound session machine's prompts (a live handle, never in its snapshot). */
 const promptsOfMachine = new WeakMap<AnyActorRef, SessionPrompts<PromptRequest>>();
@@ -125,7 +131,7 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
 
   /** A prompt came: kept until it is answered, and given to the machine, which decides its turn. */
   came(request: TRequest): void {
-    this.#prompts.set(request.requestId, { request, journaled: false });
+    this.#prompts.set(request.requestId, { request, stage: 'waiting' });
     this.#machine?.send({ type: 'prompt', requestId: request.requestId });
   }
 
@@ -137,7 +143,7 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
     const machine = this.#machine;
     if (!machine) return;
     for (const [requestId, prompt] of [...this.#prompts]) {
-      if (prompt.sent) machine.send({ type: 'prompt.settled', outcome: 'error', requestId, error });
+      if (prompt.stage === 'sent') machine.send({ type: 'prompt.settled', outcome: 'error', requestId, error });
     }
   }
 
@@ -154,9 +160,9 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
         if (prompt) this.#start(machine, command.requestId, prompt);
         return;
       case 'turn.cancelAgent':
-        if (prompt?.journaling) {
+        if (prompt?.stage === 'writing' || prompt?.stage === 'writingCancelled') {
           // Its entry is being written: once it is, it ends cancelled without reaching the agent.
-          prompt.journaling = 'cancelled';
+          prompt.stage = 'writingCancelled';
           return;
         }
         // Never reached the agent: it ends here, cancelled.
@@ -169,13 +175,13 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
       case 'turn.answer': {
         this.#forget(command.requestId);
         const stopReason = (command.result as { stopReason?: string } | undefined)?.stopReason;
-        if (prompt?.journaled && stopReason) this.#recordEnd({ kind: 'stop', stopReason, requestId: command.requestId });
+        if (onRecord(prompt) && stopReason) this.#recordEnd({ kind: 'stop', stopReason, requestId: command.requestId });
         this.#services.answer(command.requestId, { result: command.result });
         return;
       }
       case 'turn.fail':
         this.#forget(command.requestId);
-        if (prompt?.journaled) this.#recordEnd({ kind: 'error', error: command.error, requestId: command.requestId });
+        if (onRecord(prompt)) this.#recordEnd({ kind: 'error', error: command.error, requestId: command.requestId });
         this.#services.answer(command.requestId, { error: command.error });
         return;
     }
@@ -185,19 +191,20 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
   #start(machine: AnyActorRef, requestId: string, prompt: PromptRecord<TRequest>): void {
     const { journal } = this.#services;
     if (!journal) {
+      prompt.stage = 'recorded';
       this.#sendOrHold(machine, prompt.request);
       return;
     }
     const entry: TurnRecord = { kind: 'prompt', prompt: prompt.request.params.prompt as unknown[], requestId };
-    prompt.journaling = 'writing';
+    prompt.stage = 'writing';
     journal.write(entry, (seq, refused) => {
-      const cancelled = prompt.journaling === 'cancelled';
-      prompt.journaling = undefined;
+      const cancelled = prompt.stage === 'writingCancelled';
       if (seq === undefined) {
+        prompt.stage = 'waiting';
         machine.send({ type: 'prompt.settled', outcome: 'error', requestId, error: journal.refused(refused) });
         return;
       }
-      prompt.journaled = true;
+      prompt.stage = 'recorded';
       // Cancelled while its entry was written (a journal that answers later): it never reaches the agent.
       if (cancelled) {
         journal.journaled(requestId, seq, entry);
@@ -227,7 +234,7 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
   /** To the agent, which owes its answer from now on. */
   #send(request: TRequest): void {
     const prompt = this.#prompts.get(request.requestId);
-    if (prompt) prompt.sent = true;
+    if (prompt) prompt.stage = 'sent';
     this.#services.send(request);
   }
 
