@@ -303,7 +303,7 @@ export const codexAdapter: ListingAdapterDefinition = {
   // The session reads and writes its own port (fromCliSession).
   ownsPort: true,
   checkResume: (state) => checkUuidField(state, 'threadId', 'a Codex thread id'),
-  list: { logic: codexListMachine, pageSize: defaultThreadListLimit, timeoutMs: 20_000 },
+  list: { logic: codexListMachine, pageSize: defaultThreadListLimit },
   command(_context: CommandContext) {
     return { args: ['app-server'], env: { passthrough: codexEnvironment } };
   },
