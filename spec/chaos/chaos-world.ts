@@ -25,7 +25,11 @@ const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.me
 // The tool limit is short too: a fault can swallow the line a tool run ends with (a half line
 // glued to Claude's permission request), and the CLI then waits in silence for an answer
 // warden never saw; only the watchdog ends that turn (with the default, after 30 minutes).
-export const chaosSupervision = { intensity: 3, period: 4_000, hangAfterMs: 700, toolHangAfterMs: 3_000 } as const;
+// The window is long enough for a crash loop to exceed the intensity on a loaded machine: its 4th
+// restart comes after three backoff delays (at most 240 + 480 + 960 ms) and three lives of a CLI
+// that kills itself at start (a Node start: 0.1 s idle, about 1 s on 2 busy cores); in a 4 s
+// window a loop on a busy machine never failed (a full run met it: 12 restarts, none refused).
+export const chaosSupervision = { intensity: 3, period: 10_000, hangAfterMs: 700, toolHangAfterMs: 3_000 } as const;
 
 /** Agents of the walk: what each session's fake CLI replays. */
 export type ChaosAgent = 'claude' | 'permission' | 'flaky';

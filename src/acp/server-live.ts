@@ -5,7 +5,7 @@
  */
 import type { AgentCapabilities } from '@agentclientprotocol/sdk';
 import { type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
-import { requestTag, respondError, tagRequest, taggedRequests, type TimeoutPolicy } from '../jsonrpc/connection.js';
+import { findTagged, incomingRequest, requestTag, respondError, tagRequest, taggedRequests, type TimeoutPolicy } from '../jsonrpc/connection.js';
 import type { JsonRpcId } from '../jsonrpc/message.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { PeerLost, Transport } from '../jsonrpc/transport.js';
@@ -167,15 +167,14 @@ export function handOn(live: Live, rpcId: JsonRpcId, sessionId: string | undefin
 
 /** The request the server's key names, while it is unanswered. */
 export function requestOf(live: Live, key: string): PendingRequest | undefined {
-  for (const request of taggedRequests<ServerTag>(live.connection)) if (request.tag.key === key) return { key, rpcId: request.id, method: request.method, sessionId: request.tag.sessionId };
-  return undefined;
+  const request = findTagged<ServerTag>(live.connection, (tag) => tag.key === key);
+  return request && { key, rpcId: request.id, method: request.method, sessionId: request.tag.sessionId };
 }
 
 /** The request the editor's id names, if the server handed it on and it is unanswered. */
 export function requestByRpcId(live: Live, rpcId: JsonRpcId): PendingRequest | undefined {
-  const tag = requestTag<ServerTag>(live.connection, rpcId);
-  if (!tag) return undefined;
-  return requestOf(live, tag.key);
+  const request = incomingRequest<ServerTag>(live.connection, rpcId);
+  return request?.tag ? { key: request.tag.key, rpcId, method: request.method, sessionId: request.tag.sessionId } : undefined;
 }
 
 /** Every request handed on and unanswered, in the order they came. */

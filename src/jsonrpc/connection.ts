@@ -268,6 +268,17 @@ export function* taggedRequests<TTag>(connection: AnyActorRef): Generator<{ read
   for (const request of [...liveOf(connection).incoming.values()]) if (request.tag !== undefined) yield request as { readonly id: JsonRpcId; readonly method: string; readonly tag: TTag };
 }
 
+/** The first incoming request owed an answer whose tag `matches` (walked in place: no copy). */
+export function findTagged<TTag>(connection: AnyActorRef, matches: (tag: TTag) => boolean): { readonly id: JsonRpcId; readonly method: string; readonly tag: TTag } | undefined {
+  for (const request of liveOf(connection).incoming.values()) if (request.tag !== undefined && matches(request.tag as TTag)) return request as { readonly id: JsonRpcId; readonly method: string; readonly tag: TTag };
+  return undefined;
+}
+
+/** Incoming request `id` with its tag (if its owner set one), while it is owed an answer. */
+export function incomingRequest<TTag>(connection: AnyActorRef, id: JsonRpcId): { readonly id: JsonRpcId; readonly method: string; readonly tag: TTag | undefined } | undefined {
+  return liveOf(connection).incoming.get(idKey(id)) as { readonly id: JsonRpcId; readonly method: string; readonly tag: TTag | undefined } | undefined;
+}
+
 /** The tag of incoming request `id`, while it is owed an answer. */
 export function requestTag<TTag>(connection: AnyActorRef, id: JsonRpcId): TTag | undefined {
   return liveOf(connection).incoming.get(idKey(id))?.tag as TTag | undefined;

@@ -30,7 +30,6 @@ export function onClientEvent(live: HubLive, connection: HubConnection, event: A
       if (!session || session.roles.controller !== connection.id) return;
       // A prompt's key at the host is its address (hub-live.ts `promptKey`); another request's the hub keeps.
       const requestId = event.requestId ? (live.requestKeys.get(requestKey(connection.id, event.requestId)) ?? promptKey(live.keyNonce, connection.id, event.requestId, event.sessionId)) : '';
-      if (requestId === undefined) return;
       toHost(live, { ...event, requestId }, event.sessionId);
       return;
     }

@@ -41,7 +41,7 @@ export function subscriberFor(live: HubLive, connectionId: string, deliver: (out
 export function ownTurnEntry(live: HubLive, sessionId: string, record: JournalRecord, connectionId: string): boolean {
   if (record.entry.kind !== 'prompt' && record.entry.kind !== 'stop' && record.entry.kind !== 'error') return true;
   // The entry names its prompt's key, which names the connection (read before or after the host said it was journaled).
-  return promptSenderOf(live, record.entry.requestId) === connectionId;
+  return promptSenderOf(live, record.entry.requestId, sessionId) === connectionId;
 }
 
 export function disconnect(live: HubLive, connectionId: string): void {

@@ -6,7 +6,7 @@
 import type { AgentHandlerOutput, TurnEntry } from '../protocol/native-agent.js';
 import { updatesWithTurns } from '../session/cursor.js';
 import { attached } from './session-roles.js';
-import { type HubSession, type HubCall, type HubLive, daemonContext, requestKey, answerInitialize, sessionRecord, openedSession, promptOfKey, promptSenderOf } from './hub-live.js';
+import { type HubSession, type HubCall, type HubLive, daemonContext, requestKey, answerInitialize, sessionRecord, openedSession, ownPromptOfKey, promptSenderOf } from './hub-live.js';
 import { route } from './hub-client-calls.js';
 import { attachConnection, attachAndReplay, routeAttach, routeClose } from './hub-attach.js';
 import { armIdle } from './hub-idle.js';
@@ -54,7 +54,7 @@ export function onHostOutput(live: HubLive, output: AgentHandlerOutput): void {
 }
 
 export function onHostAnswer(live: HubLive, output: Extract<AgentHandlerOutput, { type: 'acp.respond' | 'acp.error' }>): void {
-  const request = live.requests.get(output.requestId) ?? promptOfKey(output.requestId);
+  const request = live.requests.get(output.requestId) ?? ownPromptOfKey(live, output.requestId);
   if (!request) return;
   live.requests.delete(output.requestId);
   if (request.kind === 'initialize') {
@@ -112,7 +112,7 @@ export function onTurnJournaled(live: HubLive, sessionId: string, hostKey: strin
   const session = live.sessions.get(sessionId);
   if (!session) return;
   // Named by the prompt's key (not a record: a turn's end may be told after its answer).
-  const sender = promptSenderOf(live, hostKey);
+  const sender = promptSenderOf(live, hostKey, sessionId);
   for (const id of attached(session.roles)) {
     const subscriber = live.connections.get(id)?.subscriber;
     if (!subscriber) continue;

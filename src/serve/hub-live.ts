@@ -250,10 +250,20 @@ export function promptOfKey(key: string): HubPrompt | undefined {
   return { kind: 'prompt', hub, connectionId, requestId, sessionId: session.join(separator) };
 }
 
-/** The connection of this hub that sent the prompt a hub key names (`undefined`: not a prompt of this hub, or not a prompt). */
-export function promptSenderOf(live: HubLive, key: string | undefined): string | undefined {
-  const prompt = key === undefined ? undefined : promptOfKey(key);
-  return prompt?.hub === live.keyNonce ? prompt.connectionId : undefined;
+/** The prompt of this hub a key names (`undefined`: another hub's key, or not a prompt's). */
+export function ownPromptOfKey(live: HubLive, key: string): HubPrompt | undefined {
+  const prompt = promptOfKey(key);
+  return prompt?.hub === live.keyNonce ? prompt : undefined;
+}
+
+/**
+ * The connection of this hub that sent the prompt a turn entry of `sessionId` names
+ * (`undefined`: not a prompt of this hub, or of another session: a fork copies its parent's
+ * entries with their keys, and those turns were not sent in the fork).
+ */
+export function promptSenderOf(live: HubLive, key: string | undefined, sessionId: string): string | undefined {
+  const prompt = key === undefined ? undefined : ownPromptOfKey(live, key);
+  return prompt?.sessionId === sessionId ? prompt.connectionId : undefined;
 }
 
 /** A new key for a request of the hub to its host agent. */
