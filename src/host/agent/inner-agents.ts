@@ -71,21 +71,55 @@ export function sendToSession(live: Live, session: HostSession, event: AgentHand
  */
 function watchUpdates(live: Live, session: HostSession, agent: string, route: SessionRoute): void {
   const self = live.scope.self;
-  let subscription: Subscription | undefined;
+  const { sessionId } = session;
+  const take = (output: UpdateOutput) => self.send({ type: 'host.inner', agent, output } as never);
+  let from: AnyActorRef | undefined;
   const watch = route.watchUpdates?.((actor) => {
-    subscription?.unsubscribe();
-    // An agent's client may make several sessions' updates: this session's only.
-    subscription = actor?.on('acp.update', (output: Extract<AgentHandlerOutput, { type: 'acp.update' }>) => {
-      if (output.sessionId === session.sessionId) self.send({ type: 'host.inner', agent, output } as never);
-    });
+    if (from) leaveUpdateLine(from, sessionId, take);
+    from = actor;
+    if (actor) joinUpdateLine(actor, sessionId, take);
   });
   if (!watch) return;
   session.updates = {
     unwatch() {
-      subscription?.unsubscribe();
+      if (from) leaveUpdateLine(from, sessionId, take);
+      from = undefined;
       watch.unwatch();
     },
   };
+}
+
+type UpdateOutput = Extract<AgentHandlerOutput, { type: 'acp.update' }>;
+
+/**
+ * One listener per actor that makes updates, handing each to its session's taker by the
+ * session's id: an agent's client makes every session's updates of that agent, and a listener
+ * per session would run for each of them on every update.
+ */
+interface UpdateLine {
+  readonly subscription: Subscription;
+  readonly takers: Map<string, (output: UpdateOutput) => void>;
+}
+
+const updateLines = new WeakMap<AnyActorRef, UpdateLine>();
+
+function joinUpdateLine(actor: AnyActorRef, sessionId: string, take: (output: UpdateOutput) => void): void {
+  let line = updateLines.get(actor);
+  if (!line) {
+    const takers = new Map<string, (output: UpdateOutput) => void>();
+    line = { takers, subscription: actor.on('acp.update', (output: UpdateOutput) => takers.get(output.sessionId)?.(output)) };
+    updateLines.set(actor, line);
+  }
+  line.takers.set(sessionId, take);
+}
+
+function leaveUpdateLine(actor: AnyActorRef, sessionId: string, take: (output: UpdateOutput) => void): void {
+  const line = updateLines.get(actor);
+  if (!line || line.takers.get(sessionId) !== take) return;
+  line.takers.delete(sessionId);
+  if (line.takers.size > 0) return;
+  line.subscription.unsubscribe();
+  updateLines.delete(actor);
 }
 
 /** The host no longer takes the session's updates itself: its agent relays them again. */
