@@ -14,6 +14,15 @@ import { schemaOf } from '../../src/acp/schemas.js';
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
+/** Session `s1` made, a prompt sent and cancelled by the editor: the prompt ends `cancelled`. */
+async function cancelledPrompt(editor: Awaited<ReturnType<typeof initialized>>): Promise<void> {
+  await editor.request('session/new', { cwd: '/tmp', mcpServers: [] });
+  const prompt = editor.request('session/prompt', { sessionId: 's1', prompt: [] });
+  await settle();
+  editor.notify('session/cancel', { sessionId: 's1' });
+  expect(await prompt).to.deep.equal({ stopReason: 'cancelled' });
+}
+
 /** A handler machine built from a table of event type → what to emit, for targeted tests. */
 /** A script step: `session/new` opens session `s1`. */
 const opensS1 = {
@@ -203,11 +212,7 @@ describe('ACP agent server', () => {
         'session.prompt': () => [],
       });
       const editor = await initialized(agent);
-      await editor.request('session/new', { cwd: '/tmp', mcpServers: [] });
-      const prompt = editor.request('session/prompt', { sessionId: 's1', prompt: [] });
-      await settle();
-      editor.notify('session/cancel', { sessionId: 's1' });
-      expect(await prompt).to.deep.equal({ stopReason: 'cancelled' });
+      await cancelledPrompt(editor);
     });
 
     it('a handler that ignores the cancel is overruled after the grace period: nothing hangs', async () => {
@@ -244,11 +249,7 @@ describe('ACP agent server', () => {
         ],
       });
       const editor = await initialized(agent);
-      await editor.request('session/new', { cwd: '/tmp', mcpServers: [] });
-      const prompt = editor.request('session/prompt', { sessionId: 's1', prompt: [] });
-      await settle();
-      editor.notify('session/cancel', { sessionId: 's1' });
-      expect(await prompt).to.deep.equal({ stopReason: 'cancelled' });
+      await cancelledPrompt(editor);
       await settle();
       expect(editor.updates.map((entry) => entry.update.sessionUpdate)).to.deep.equal(['session_info_update']);
     });
@@ -269,11 +270,7 @@ describe('ACP agent server', () => {
         ],
       });
       const editor = await initialized(agent);
-      await editor.request('session/new', { cwd: '/tmp', mcpServers: [] });
-      const prompt = editor.request('session/prompt', { sessionId: 's1', prompt: [] });
-      await settle();
-      editor.notify('session/cancel', { sessionId: 's1' });
-      expect(await prompt).to.deep.equal({ stopReason: 'cancelled' });
+      await cancelledPrompt(editor);
       expect(await editor.request('session/set_mode', { sessionId: 's1', modeId: 'code' })).to.deep.equal({});
       await settle();
       expect(editor.updates.map((entry) => (entry.update as { content?: { text?: string } }).content?.text)).to.deep.equal(['mode set']);
@@ -286,11 +283,7 @@ describe('ACP agent server', () => {
         'session.cancel': (event) => [{ type: 'acp.error', requestId: (event as { requestId: string }).requestId, error: { code: -32603, message: 'aborted' } }],
       });
       const editor = await initialized(agent);
-      await editor.request('session/new', { cwd: '/tmp', mcpServers: [] });
-      const prompt = editor.request('session/prompt', { sessionId: 's1', prompt: [] });
-      await settle();
-      editor.notify('session/cancel', { sessionId: 's1' });
-      expect(await prompt).to.deep.equal({ stopReason: 'cancelled' });
+      await cancelledPrompt(editor);
     });
   });
 
