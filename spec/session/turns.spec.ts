@@ -239,7 +239,9 @@ describe('session turns through warden acp (claude found by name on the PATH, th
       .map((event) => event.snapshot as { value: unknown; context: { turns: { waiting: string[]; running?: string }; promptsSettled: number; lastOutcome?: string } });
 
   it('three prompts written at once: the editor gets three answers in order, and the session chart queued two while the first ran, then ran each in turn', async () => {
-    const warden = await launchWarden(['--agent', 'claude', '--store', ':memory:', '--inspect', url, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', 'FAKE_CLAUDE_LOOP=1'], { PATH: pathWithFakeAgents(dir) });
+    // Paced at 50 ms a line, the first turn runs well past the moment the other two prompts are read
+    // (unpaced, a loaded machine once read the third after the first turn had ended: CI, 2026-12-04).
+    const warden = await launchWarden(['--agent', 'claude', '--store', ':memory:', '--inspect', url, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', 'FAKE_CLAUDE_LOOP=1', '--env', 'FAKE_CLAUDE_DELAY_MS=50'], { PATH: pathWithFakeAgents(dir) });
     const { sessionId } = await warden.request<{ sessionId: string }>('session/new', { cwd: dir, mcpServers: [] });
     const order: number[] = [];
     const prompts = [1, 2, 3].map((n) => warden.request<{ stopReason: string }>('session/prompt', { sessionId, prompt: [{ type: 'text', text: `hello ${n}` }] }).then((answer) => {
