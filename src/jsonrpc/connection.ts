@@ -264,24 +264,31 @@ export function tagRequest(connection: AnyActorRef, id: JsonRpcId, tag: unknown)
  * The incoming requests owed an answer that the owner tagged ({@link tagRequest}), in the order
  * they came, each with its tag. A live view: answering a request while walking it is safe.
  */
-export function* taggedRequests<TTag>(connection: AnyActorRef): Generator<{ readonly id: JsonRpcId; readonly method: string; readonly tag: TTag }> {
-  for (const request of [...liveOf(connection).incoming.values()]) if (request.tag !== undefined) yield request as { readonly id: JsonRpcId; readonly method: string; readonly tag: TTag };
+export function* taggedRequests<TTag>(connection: AnyActorRef): Generator<TaggedRequest<TTag>> {
+  for (const request of [...liveOf(connection).incoming.values()]) if (request.tag !== undefined) yield request as TaggedRequest<TTag>;
+}
+
+/** An incoming request owed an answer, with its owner's tag. */
+export interface TaggedRequest<TTag> {
+  readonly id: JsonRpcId;
+  readonly method: string;
+  readonly tag: TTag;
 }
 
 /** The first incoming request owed an answer whose tag `matches` (walked in place: no copy). */
-export function findTagged<TTag>(connection: AnyActorRef, matches: (tag: TTag) => boolean): { readonly id: JsonRpcId; readonly method: string; readonly tag: TTag } | undefined {
-  for (const request of liveOf(connection).incoming.values()) if (request.tag !== undefined && matches(request.tag as TTag)) return request as { readonly id: JsonRpcId; readonly method: string; readonly tag: TTag };
+export function findTagged<TTag>(connection: AnyActorRef, matches: (tag: TTag) => boolean): TaggedRequest<TTag> | undefined {
+  for (const request of liveOf(connection).incoming.values()) if (request.tag !== undefined && matches(request.tag as TTag)) return request as TaggedRequest<TTag>;
   return undefined;
 }
 
 /** Incoming request `id` with its tag (if its owner set one), while it is owed an answer. */
-export function incomingRequest<TTag>(connection: AnyActorRef, id: JsonRpcId): { readonly id: JsonRpcId; readonly method: string; readonly tag: TTag | undefined } | undefined {
-  return liveOf(connection).incoming.get(idKey(id)) as { readonly id: JsonRpcId; readonly method: string; readonly tag: TTag | undefined } | undefined;
+export function incomingRequest<TTag>(connection: AnyActorRef, id: JsonRpcId): Partial<Pick<TaggedRequest<TTag>, 'tag'>> & Omit<TaggedRequest<TTag>, 'tag'> | undefined {
+  return liveOf(connection).incoming.get(idKey(id)) as (Partial<Pick<TaggedRequest<TTag>, 'tag'>> & Omit<TaggedRequest<TTag>, 'tag'>) | undefined;
 }
 
 /** The tag of incoming request `id`, while it is owed an answer. */
 export function requestTag<TTag>(connection: AnyActorRef, id: JsonRpcId): TTag | undefined {
-  return liveOf(connection).incoming.get(idKey(id))?.tag as TTag | undefined;
+  return incomingRequest<TTag>(connection, id)?.tag;
 }
 
 /** Live counts of a connection: outgoing requests in flight, incoming ones unanswered, malformed lines seen. */
