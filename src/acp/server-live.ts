@@ -5,7 +5,7 @@
  */
 import type { AgentCapabilities } from '@agentclientprotocol/sdk';
 import { type ActorScope, type ActorSystem, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
-import { findTagged, incomingRequest, requestTag, respondError, tagRequest, taggedRequests, type TimeoutPolicy } from '../jsonrpc/connection.js';
+import { findTagged, incomingRequest, requestTag, respondError, tagRequest, taggedRequests, type TaggedRequest, type TimeoutPolicy } from '../jsonrpc/connection.js';
 import type { JsonRpcId } from '../jsonrpc/message.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { PeerLost, Transport } from '../jsonrpc/transport.js';
@@ -168,18 +168,23 @@ export function handOn(live: Live, rpcId: JsonRpcId, sessionId: string | undefin
 /** The request the server's key names, while it is unanswered. */
 export function requestOf(live: Live, key: string): PendingRequest | undefined {
   const request = findTagged<ServerTag>(live.connection, (tag) => tag.key === key);
-  return request && { key, rpcId: request.id, method: request.method, sessionId: request.tag.sessionId };
+  return request && pendingOf(request);
 }
 
 /** The request the editor's id names, if the server handed it on and it is unanswered. */
 export function requestByRpcId(live: Live, rpcId: JsonRpcId): PendingRequest | undefined {
   const request = incomingRequest<ServerTag>(live.connection, rpcId);
-  return request?.tag ? { key: request.tag.key, rpcId, method: request.method, sessionId: request.tag.sessionId } : undefined;
+  return request?.tag ? pendingOf({ ...request, tag: request.tag }) : undefined;
 }
 
 /** Every request handed on and unanswered, in the order they came. */
 export function requestsHandedOn(live: Live): PendingRequest[] {
-  return [...taggedRequests<ServerTag>(live.connection)].map((request) => ({ key: request.tag.key, rpcId: request.id, method: request.method, sessionId: request.tag.sessionId }));
+  return [...taggedRequests<ServerTag>(live.connection)].map(pendingOf);
+}
+
+/** A tagged request of the connection as the server sees it. */
+function pendingOf(request: TaggedRequest<ServerTag>): PendingRequest {
+  return { key: request.tag.key, rpcId: request.id, method: request.method, sessionId: request.tag.sessionId };
 }
 
 /** The request is the server's no more (answered by the server itself, or the connection closed): untagged. */
