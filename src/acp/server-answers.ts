@@ -14,7 +14,8 @@ import { AGENT_METHODS, agentRequests, CLIENT_METHODS, UNSTABLE_AGENT_METHODS, u
 import { schemaOf } from './schemas.js';
 import { clientAllows } from './capability-gate.js';
 import { handlerEventTypes, type AgentEventContext, type AgentHandlerEvent, type AgentHandlerOutput, type NativeAgent } from '../protocol/native-agent.js';
-import { type PendingRequest, type Live, SEQ_META_KEY, defaultCancelGraceMs, guarded, livesByHandler, sync, requestOf, requestsHandedOn, settled } from './server-live.js';
+import { type PendingRequest, type Live, SEQ_META_KEY, defaultCancelGraceMs, guarded, livesByHandler, noteReplayed, sync, requestOf, requestsHandedOn, settled } from './server-live.js';
+import { withReplayMarker } from './replay-complete.js';
 import { startDraining, checkDrained } from './server-draining.js';
 import { gateUpdate, withoutUnsupportedOptions } from './update-gate.js';
 
@@ -146,6 +147,9 @@ export function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
     case 'acp.notify':
       sendNotification(live.connection, event.method, event.params);
       return;
+    case 'acp.replayComplete':
+      noteReplayed(live, event.requestId, event.seq);
+      return;
   }
 }
 
@@ -203,7 +207,7 @@ export function deliver(live: Live, key: string, result: unknown): void {
   const value = checked.parsed === undefined ? result : withoutUnsupportedOptions(live, checked.parsed);
   settled(live, request);
   trackSessions(live, request, value as Record<string, unknown>);
-  respond(live.connection, request.rpcId, value ?? {});
+  respond(live.connection, request.rpcId, withReplayMarker(request, value ?? {}));
   if (request.method.startsWith('session/')) sync(live);
   checkDrained(live);
 }

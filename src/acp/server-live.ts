@@ -82,6 +82,8 @@ export interface PendingRequest {
   readonly rpcId: JsonRpcId;
   readonly method: string;
   readonly sessionId: string | undefined;
+  /** A replay this request asked for delivered the whole history up to this journal entry (its answer says so). */
+  readonly replayedTo?: number;
 }
 
 /** What the editor sent while its `initialize` was with the agent: served in order once it is answered. */
@@ -156,6 +158,7 @@ export function requestsInFlight(server: AnyActorRef): ReadonlyMap<string, { rea
 interface ServerTag {
   readonly key: string;
   readonly sessionId: string | undefined;
+  readonly replayedTo?: number;
 }
 
 /** Hands on request `rpcId` (of `sessionId`, if it names one): tagged with a new key of the server's, returned. */
@@ -184,7 +187,14 @@ export function requestsHandedOn(live: Live): PendingRequest[] {
 
 /** A tagged request of the connection as the server sees it. */
 function pendingOf(request: TaggedRequest<ServerTag>): PendingRequest {
-  return { key: request.tag.key, rpcId: request.id, method: request.method, sessionId: request.tag.sessionId };
+  const { key, sessionId, replayedTo } = request.tag;
+  return { key, rpcId: request.id, method: request.method, sessionId, ...(replayedTo === undefined ? {} : { replayedTo }) };
+}
+
+/** Notes on the request the server's key names that its replay delivered everything up to `seq` (nothing when it was answered meanwhile). */
+export function noteReplayed(live: Live, key: string, seq: number): void {
+  const request = findTagged<ServerTag>(live.connection, (tag) => tag.key === key);
+  if (request) tagRequest(live.connection, request.id, { ...request.tag, replayedTo: seq } satisfies ServerTag);
 }
 
 /** The request is the server's no more (answered by the server itself, or the connection closed): untagged. */

@@ -63,6 +63,7 @@ export const adapterOutputTypes = Object.keys({
   'acp.updates': true,
   'acp.clientRequest': true,
   'acp.notify': true,
+  'acp.replayComplete': true,
   'session.restarting': true,
   'session.recovered': true,
   'session.failed': true,

@@ -99,6 +99,15 @@ export type AgentHandlerOutput =
   | { readonly type: 'acp.clientRequest'; readonly key: string; readonly method: string; readonly params: unknown }
   /** A notification to the client (`elicitation/complete`, an extension). */
   | { readonly type: 'acp.notify'; readonly method: string; readonly params: unknown }
+  /**
+   * A replay the client asked for (`session/load`, or a re-attach from the last entry it saw)
+   * delivered the whole history it covers, up to journal entry `seq` (updates journaled while it
+   * ran included): what came before on the session is history, what comes after is not. Told
+   * once per replay, after its last update and before the answer of `requestId`; never for a
+   * replay cut short. The server tells its client (ACP v2: a `replay_complete` update; v1:
+   * `_meta["acp-warden/replayComplete"]` on that answer).
+   */
+  | { readonly type: 'acp.replayComplete'; readonly requestId: string; readonly sessionId: string; readonly seq: number }
   | SessionLifecycleOutput;
 
 /**

@@ -45,7 +45,10 @@ export function attachAndReplay(live: HubLive, connection: HubConnection, attach
   connection.subscriber.replay(sessionId, {
     after,
     // The history first, then the answer, then the live stream.
-    done: () => connection.deliver(answer),
+    done: (seq) => {
+      connection.deliver({ type: 'acp.replayComplete', requestId, sessionId, seq });
+      connection.deliver(answer);
+    },
     failed: (error) => connection.deliver({ type: 'acp.error', requestId, error: RpcError.internalError(`the journal could not be read: ${(error as Error)?.message ?? String(error)}`, { sessionId }).toErrorObject() }),
   });
 }

@@ -28,7 +28,8 @@ export interface HeldOutput<TOutput> {
  * entry a client saw: `after`, exclusive): told once it has caught up (or the journal failed).
  */
 export interface ReplayWaiter {
-  readonly done: () => void;
+  /** The replay delivered everything up to journal entry `delivered` (the cursor is live from there). */
+  readonly done: (delivered: number) => void;
   readonly failed: (error: unknown) => void;
   /** Replays the entries after this `seq` (default 0: the whole history). */
   readonly after?: number;

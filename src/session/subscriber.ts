@@ -167,7 +167,7 @@ export class Subscriber {
     if (cursor.state === 'live' && cursor.replays.length === 0 && head <= after) {
       // Nothing after `after` to read (a client re-attaching that saw it all): live from there at once, not a turn later.
       cursor.delivered = after;
-      waiter.done();
+      waiter.done(after);
       return;
     }
     cursor.replays.push(waiter);
@@ -280,7 +280,7 @@ export class Subscriber {
     cursor.withPrompts = false;
     cursor.replayedTo = undefined;
     // The load's answer goes out while the cursor is live, before a next replay starts over.
-    cursor.replays.shift()?.done();
+    cursor.replays.shift()?.done(cursor.delivered);
     if (cursor.replays.length > 0 && cursor.state === 'live') {
       rewind(cursor, cursor.replays[0]?.after, cursor.replays[0]?.withPrompts);
       cursor.page = [];

@@ -9,7 +9,7 @@ import type { PreviousOwner } from '../../journal/async-journal.js';
 import { type Adopted, type AttachJob, type InnerAgent, type Live, type Pending } from './live.js';
 import { AGENT_META_KEY, TAKEOVER_META_KEY } from './live.js';
 import { notify } from './notify.js';
-import { emit, fail } from './delivery.js';
+import { deliver, emit, fail } from './delivery.js';
 import { beginAttach, endAttach, holdAttaches, interruption, releaseAttaches } from './attach-jobs.js';
 import { claimThen, releaseOwnership } from './ownership.js';
 import { innerAgent, sendTo } from './inner-agents.js';
@@ -241,7 +241,11 @@ const isResumeState = (value: unknown) => typeof value === 'object' && value !==
  */
 export function replay(live: Live, sessionId: string, requestId: string, then: () => void, failed: () => void): void {
   live.subscriber.replay(sessionId, {
-    done: then,
+    done: (seq) => {
+      // The history is out (the cursor is live): the client is told so before anything newer.
+      deliver(live, { type: 'acp.replayComplete', requestId, sessionId, seq }, undefined);
+      then();
+    },
     failed: (error) => {
       if (!live.sessions.has(sessionId)) releaseOwnership(live, sessionId);
       failedWrite(live, sessionId, error);

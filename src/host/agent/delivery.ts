@@ -29,6 +29,7 @@ export function deliver(live: Live, output: AgentHandlerOutput, seq: number | un
 function sessionOfOutput(live: Live, output: AgentHandlerOutput): string | undefined {
   switch (output.type) {
     case 'acp.update':
+    case 'acp.replayComplete':
       return output.sessionId;
     case 'acp.respond':
     case 'acp.error': {
