@@ -10,12 +10,16 @@
  * CPU time (user + system, all threads, from /proc) the wardens spent on the same turns, per
  * update: the bridge and the daemon together against the plain `warden acp`, with the demo
  * agent's own process (the same program in both) shown apart. A third case runs the bridge
- * against a second daemon listening on a Unix socket instead of TCP on 127.0.0.1.
+ * against a second daemon listening on a Unix socket instead of TCP on 127.0.0.1. A fourth puts
+ * the least a bridge can be (bench/support/bare-bridge.mjs: lines to frames and back, nothing
+ * else) in front of the TCP daemon: the cost of a process on the path, which warden's bridge
+ * cannot go under.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { buildWarden } from './support/build-warden.js';
 import { killGroup, startServeDaemon } from './support/warden-serve.js';
 import { check, formatRatio, measureInterleaved, summarize, table, withDeadline, type Stats } from './support/measure.js';
@@ -81,7 +85,7 @@ export async function serveRelay(): Promise<void> {
     const url = daemon.url;
     /** CPU of each case's processes per update, beside its wall time: the wardens, and the agent they run. */
     const samples = () => ({ warden: [] as number[], agent: [] as number[], first: [] as number[] });
-    const cpu = { plain: samples(), bridged: samples(), unix: samples() };
+    const cpu = { plain: samples(), bridged: samples(), unix: samples(), bare: samples() };
     /** `wardens()`: the warden processes of the case, the one the editor launched first (its share is shown apart). */
     const open = async (child: ChildProcess, wardens: () => number[], cpuOf: { warden: number[]; agent: number[]; first: number[] }) => {
       const client = stdioClient(child);
@@ -112,8 +116,13 @@ export async function serveRelay(): Promise<void> {
     started.push(unixDaemon.child);
     const unixBridge = launch(['acp', '--connect', `unix:${join(scratch, 'serve.sock')}`]);
     const unix = await open(unixBridge, () => [unixBridge.pid as number, unixDaemon.child.pid as number], cpu.unix);
+    // The floor of a bridge: a process that only turns lines into frames and back.
+    const bareChild = spawn(process.execPath, [fileURLToPath(new URL('./support/bare-bridge.mjs', import.meta.url)), url, daemon.tokenFile], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env });
+    bareChild.stderr?.resume();
+    started.push(bareChild);
+    const bare = await open(bareChild, () => [bareChild.pid as number, daemon.child.pid as number], cpu.bare);
     // The warm-up rounds' CPU is dropped as their times are.
-    const stats = await measureInterleaved(plan, { plain, bridged, unix });
+    const stats = await measureInterleaved(plan, { plain, bridged, unix, bare });
     const measured = (samples: number[]) => summarize(samples.slice(plan.warmup));
     const us = (value: Stats, of: 'median' | 'min' | 'max') => `${(value[of] / 1e3).toFixed(1)} µs`;
     const range = (value: Stats) => `${us(value, 'median')} (${us(value, 'min')}–${us(value, 'max')})`;
@@ -121,6 +130,7 @@ export async function serveRelay(): Promise<void> {
     console.log(table(['case', 'per update', '/ plain warden acp'], [
       ['warden acp --connect -> warden serve (bridge + daemon)', range(stats.bridged), formatRatio(stats.bridged.median / stats.plain.median)],
       ['the same over a Unix socket (--listen unix:PATH)', range(stats.unix), formatRatio(stats.unix.median / stats.plain.median)],
+      ['a bare bridge -> warden serve (TCP)', range(stats.bare), formatRatio(stats.bare.median / stats.plain.median)],
       ['warden acp --agent demo (plain)', range(stats.plain), formatRatio(1)],
     ]));
     if (!canReadCpu()) return void console.log('(no /proc here: the CPU per update is not measured)');
@@ -131,6 +141,7 @@ export async function serveRelay(): Promise<void> {
     const unixCpu = measured(cpu.unix.warden);
     const unixBridgeAlone = measured(cpu.unix.first);
     const unixDaemonAlone = measured(cpu.unix.warden.map((total, round) => total - (cpu.unix.first[round] as number)));
+    const bareAlone = measured(cpu.bare.first);
     console.log(`\nCPU per update (user + system, /proc, ${plan.repetitions} turns each), the same turns; goal: bridged ≤ 1.5× plain`);
     console.log(table(['processes', 'CPU per update', '/ plain warden acp'], [
       ['bridge + daemon (warden acp --connect, warden serve), TCP on 127.0.0.1', range(bridgedCpu), formatRatio(bridgedCpu.median / plainCpu.median)],
@@ -139,6 +150,7 @@ export async function serveRelay(): Promise<void> {
       ['bridge + daemon over a Unix socket', range(unixCpu), formatRatio(unixCpu.median / plainCpu.median)],
       ['  of which the bridge', range(unixBridgeAlone), formatRatio(unixBridgeAlone.median / plainCpu.median)],
       ['  of which the daemon', range(unixDaemonAlone), formatRatio(unixDaemonAlone.median / plainCpu.median)],
+      ['a bare bridge (lines to frames and back, nothing else), TCP: the floor of any bridge', range(bareAlone), formatRatio(bareAlone.median / plainCpu.median)],
       ['warden acp --agent demo (plain)', range(plainCpu), formatRatio(1)],
       ["the demo agent process under the daemon (the same agent's own)", range(bridgedAgent), formatRatio(bridgedAgent.median / plainCpu.median)],
       ['the demo agent process under plain warden acp', range(plainAgent), formatRatio(plainAgent.median / plainCpu.median)],

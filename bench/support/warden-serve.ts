@@ -8,8 +8,8 @@ import { once } from 'node:events';
 import { WebSocket } from 'ws';
 import { withDeadline } from './measure.js';
 
-/** Starts `node MAIN serve --listen LISTEN --agent demo ARGS` (default `127.0.0.1:0`); resolves with its URL once it listens. */
-export async function startServeDaemon(main: string, env: NodeJS.ProcessEnv, args: readonly string[], listen = '127.0.0.1:0'): Promise<{ url: string; child: ChildProcess }> {
+/** Starts `node MAIN serve --listen LISTEN --agent demo ARGS` (default `127.0.0.1:0`); resolves with its URL and token file once it listens. */
+export async function startServeDaemon(main: string, env: NodeJS.ProcessEnv, args: readonly string[], listen = '127.0.0.1:0'): Promise<{ url: string; tokenFile: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [main, 'serve', '--listen', listen, '--agent', 'demo', ...args], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env });
   let stderr = '';
   const url = await withDeadline(
@@ -24,7 +24,7 @@ export async function startServeDaemon(main: string, env: NodeJS.ProcessEnv, arg
     }),
     'warden serve to listen',
   );
-  return { url, child };
+  return { url, tokenFile: /token file (\S+)\n/.exec(stderr)?.[1] as string, child };
 }
 
 /** Kills a process group started by a bench; a group already gone is no error. */
