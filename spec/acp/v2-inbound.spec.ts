@@ -12,7 +12,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { inboundState, updateFromV2, V2_DIFF_META_KEY, V2_STATUS_META_KEY } from '../../src/acp/v2-inbound.js';
+import { inboundState, turnEndFromV2, updateFromV2, V2_DIFF_META_KEY, V2_STATUS_META_KEY } from '../../src/acp/v2-inbound.js';
+import { idleState, requiresActionState, runningState } from '../../src/acp/v2-turn-state.js';
 import { updateToV2, type MessageIds } from '../../src/acp/v2-updates.js';
 
 type Zod = { safeParse(value: unknown): { success: boolean; data?: unknown; error?: { message: string } } };
@@ -119,5 +120,19 @@ describe('ACP v2 agent updates, as the journal keeps them', () => {
       expect(back).to.deep.equal([update]);
       back.forEach(expectV1);
     }
+  });
+
+  it("a v2 turn's end from its state: idle ends it with its stop reason or its error; running and requires_action do not; the edge's own states read back the same", () => {
+    expect(turnEndFromV2(runningState())).to.equal(undefined);
+    expect(turnEndFromV2(requiresActionState())).to.equal(undefined);
+    expect(turnEndFromV2({ sessionUpdate: 'state_update', state: 'idle', stopReason: 'cancelled' } as V2.SessionUpdate)).to.deep.equal({ kind: 'stop', stopReason: 'cancelled' });
+    expect(turnEndFromV2({ sessionUpdate: 'state_update', state: 'idle' } as V2.SessionUpdate), 'an idle snapshot without a reason').to.deep.equal({ kind: 'stop', stopReason: 'end_turn' });
+    const error = { code: -32000, message: 'Authentication required', data: { reason: 'auth' } };
+    expect(turnEndFromV2({ sessionUpdate: 'state_update', state: 'idle', stopReason: 'error', error } as V2.SessionUpdate)).to.deep.equal({ kind: 'error', error });
+    expect(turnEndFromV2({ sessionUpdate: 'state_update', state: 'idle', stopReason: 'error' } as V2.SessionUpdate)).to.deep.include({ kind: 'error' });
+    for (const end of [{ kind: 'stop', stopReason: 'max_tokens' } as const, { kind: 'error', error: { code: -32603, message: 'Internal error: the agent crashed', data: { reason: 'agent_crashed' } } } as const]) {
+      expect(turnEndFromV2(idleState(end))).to.deep.equal(end);
+    }
+    expect(turnEndFromV2({ sessionUpdate: 'agent_message_chunk', messageId: 'm', content: { type: 'text', text: 'x' } } as V2.SessionUpdate)).to.equal(undefined);
   });
 });

@@ -18,13 +18,15 @@
  *   already shown shows both.
  * - A plan is `plan` with its entries (v1 has one plan per session); commands and config
  *   options lose their v2 type tags (`configId` is v1's `id`).
- * - `state_update` is not an update of the conversation: the turn reads it (none here).
+ * - `state_update` is not an update of the conversation: the turn reads it ({@link turnEndFromV2}:
+ *   `idle` ends the prompt a v2 agent only acknowledged, with its stop reason or its error).
  * - Kinds v1 does not have (`terminal_update`, `terminal_output_chunk`, compaction, custom `_`
  *   kinds) are kept as they came: the journal holds them, a v2 client gets them back as they
  *   were, a v1 client's gate decides.
  */
 import type { AvailableCommand, ContentBlock, SessionConfigOption, SessionUpdate, ToolCallContent } from '@agentclientprotocol/sdk';
 import type * as V2 from '@agentclientprotocol/sdk/experimental/v2';
+import type { TurnEnd } from './v2-turn-state.js';
 
 /** What the mapping remembers of one session's tool calls (ids seen, content so far). */
 export interface InboundState {
@@ -138,4 +140,20 @@ function commandFromV2(command: V2.AvailableCommand): AvailableCommand[] {
 export function configOptionFromV2(option: V2.SessionConfigOption): SessionConfigOption {
   const { configId, ...rest } = option as V2.SessionConfigOption & { configId: string };
   return { ...rest, id: configId } as SessionConfigOption;
+}
+
+/**
+ * How a v2 agent's turn ended, from its `state_update`: `undefined` while it works (`running`,
+ * `requires_action`, a state of its own), else the stop reason a v1 prompt answer gives, or the
+ * error that ended it (stop reason `error`; without an error object, an internal error saying so).
+ */
+export function turnEndFromV2(update: V2.SessionUpdate): TurnEnd | undefined {
+  const state = update as { sessionUpdate: string; state?: string; stopReason?: string | null; error?: { code: number; message: string; data?: unknown } | null };
+  if (state.sessionUpdate !== 'state_update' || state.state !== 'idle') return undefined;
+  if (state.stopReason === 'error') {
+    const error = state.error ?? { code: -32603, message: 'Internal error: the agent ended the turn with an error it did not describe' };
+    return { kind: 'error', error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) } };
+  }
+  // An idle snapshot without a stop reason ended the turn all the same (v2 only recommends one).
+  return { kind: 'stop', stopReason: (state.stopReason ?? 'end_turn') as Extract<TurnEnd, { kind: 'stop' }>['stopReason'] };
 }
