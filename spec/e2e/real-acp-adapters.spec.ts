@@ -23,6 +23,8 @@ import type { FakeModelServer } from '../support/local-model-server.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 import {
   agentsBin,
+  anthropicUserTexts,
+  openaiUserTexts,
   claudeBin,
   claudeEnv,
   codexBin,
@@ -207,15 +209,17 @@ describe('real ACP adapters through warden acp', () => {
         for (const agent of agents) expect(agent).to.match(adapter.userAgent);
       });
 
-      it('a cancel once the slow turn streams: the prompt ends cancelled', async () => {
+      it('a cancel once the slow turn streams: the prompt ends cancelled, the next prompt ends end_turn', async () => {
         const streaming = (editor as Editor).nextText();
         const running = turn('slow');
         await streaming;
         await (editor as Editor).agent.notify(methods.agent.session.cancel, { sessionId });
         expect((await running).stopReason).to.equal('cancelled');
+        // The session goes on, and nothing of the cancelled turn comes after its end.
+        expect(await turn('hello')).to.deep.equal({ stopReason: 'end_turn', text: adapter.hello });
       });
 
-      it('kill -9 of the adapter mid-turn: the prompt fails agent_crashed, the adapter comes back, the next prompt ends end_turn', async () => {
+      it('kill -9 of the adapter mid-turn: the prompt fails agent_crashed, the restarted adapter resumes the session with its history, the next prompt ends end_turn', async () => {
         const { warden } = editor as Editor;
         const streaming = (editor as Editor).nextText();
         const running = turn('slow').then(
@@ -234,6 +238,12 @@ describe('real ACP adapters through warden acp', () => {
         await waitUntil(() => adapterUnder(warden.pid as number, adapter) !== undefined, `the restarted ${adapter.bin}`, 30_000, 50);
         expect(await turn('hello'), (editor as Editor).stderr.join('')).to.deep.equal({ stopReason: 'end_turn', text: adapter.hello });
         timings.push(`${adapter.bin}: kill -9 to the next turn's end_turn: ${Date.now() - killedAt} ms`);
+        // The restarted adapter resumed the session: the model sees the earlier turns (two hellos,
+        // the cancelled slow, the hello after it), then the turn cut by the kill when the CLI had
+        // written it down before it died (once at most: warden does not send it again), then this one.
+        const last = (server as FakeModelServer).requests.at(-1);
+        const history = (adapter.bin === 'claude-agent-acp' ? anthropicUserTexts(last?.body) : openaiUserTexts(last?.body)).filter((text) => text === 'hello' || text === 'slow');
+        expect([['hello', 'hello', 'slow', 'hello', 'slow', 'hello'], ['hello', 'hello', 'slow', 'hello', 'hello']], JSON.stringify(history)).to.deep.include(history);
       });
     });
   }
