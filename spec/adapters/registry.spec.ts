@@ -65,6 +65,9 @@ describe('agent registry', () => {
     expect(demo.delegateInitialize).to.equal(true);
     expect((demo.input as { args: string[] }).args.at(-1)).to.equal('demo-agent');
     expect(() => agentFor('gemini', { lookupEnv: { PATH: dir } })).to.throw(AgentUnavailableError, /npm install -g @google\/gemini-cli/);
+    // The ACP adapters' packages as npm has them now (codex-acp moved from @zed-industries).
+    expect(() => agentFor('codex-acp', { lookupEnv: { PATH: dir } })).to.throw(AgentUnavailableError, /npm install -g @agentclientprotocol\/codex-acp;/);
+    expect(() => agentFor('claude-acp', { lookupEnv: { PATH: dir } })).to.throw(AgentUnavailableError, /npm install -g @agentclientprotocol\/claude-agent-acp;/);
   });
 
   it('warden agents --json prints the table', async () => {

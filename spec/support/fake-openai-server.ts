@@ -11,6 +11,8 @@
  * `<environment_context>` message, then the user's prompt):
  * - when the input ends with a `function_call_output`: `Tool finished: <first 60 chars>`;
  * - `TOOL:sh <cmd>`: `exec_command {cmd}`; `TOOL:bash`: `exec_command {cmd:"echo hi"}`;
+ * - `TOOL:escalate <cmd>`: `exec_command {cmd, sandbox_permissions:"require_escalated", justification}`,
+ *   which Codex asks approval for under `approvalPolicy: on-request` (codex-acp's modes);
  * - `TOOL:write <path>`: `exec_command` writing `hello\n` to `<path>` (Codex has no Write tool);
  * - `permission`: `exec_command {cmd:"touch <cwd>/new.txt"}`, a command Codex asks approval for
  *   under `approvalPolicy: untrusted` (the cwd from the `<environment_context>`);
@@ -35,6 +37,8 @@ interface Reply {
   readonly kind: string;
   readonly text?: string;
   readonly command?: string;
+  /** The command asks to run outside the sandbox (Codex asks approval for it under `on-request`). */
+  readonly escalated?: boolean;
   readonly slow?: boolean;
   readonly error?: string;
 }
@@ -65,7 +69,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const usage = { input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: 7, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 19 };
     const finalText = reply.slow ? slowText(slowWords) : reply.text ?? '';
     const messageItem = (status: string, text: string) => ({ type: 'message', id: `msg_fake_${n}`, role: 'assistant', status, content: status === 'completed' ? [{ type: 'output_text', text, annotations: [] }] : [] });
-    const args = reply.command !== undefined ? JSON.stringify({ cmd: reply.command }) : '';
+    const args = reply.command === undefined ? '' : JSON.stringify(reply.escalated ? { cmd: reply.command, sandbox_permissions: 'require_escalated', justification: 'the test asks for it' } : { cmd: reply.command });
     const callItem = (status: string, argumentsText: string) => ({ type: 'function_call', id: `fc_fake_${n}`, call_id: `call_fake_${n}`, name: 'exec_command', arguments: argumentsText, status });
     if (params.stream === false) {
       const output = reply.command !== undefined ? [callItem('completed', args)] : [messageItem('completed', finalText)];
@@ -151,6 +155,7 @@ function choose(input: Item[]): Reply {
   }
   let match: RegExpExecArray | null;
   if ((match = /^TOOL:sh\s+([\s\S]+)$/u.exec(prompt))) return { kind: 'tool:exec_command', command: match[1] as string };
+  if ((match = /^TOOL:escalate\s+([\s\S]+)$/u.exec(prompt))) return { kind: 'tool:exec_command', command: match[1] as string, escalated: true };
   if (/^TOOL:bash$/u.test(prompt)) return { kind: 'tool:exec_command', command: 'echo hi' };
   if ((match = /^TOOL:write\s+(.+)$/u.exec(prompt))) return { kind: 'tool:exec_command', command: `printf 'hello\\n' > ${quote(match[1] as string)}` };
   if (/^permission$/iu.test(prompt)) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Installs the real agent CLIs that spec/e2e/real-agents.spec.ts and spec/e2e/launch-*.spec.ts
-// run against fake model servers: Claude Code, Codex, Gemini CLI and opencode, at the versions
-// the recorded transcripts come from, into .cache/agents (git-ignored). `npm run agents:install`.
+// Installs the real agent CLIs that spec/e2e/real-agents.spec.ts, spec/e2e/real-acp-adapters.spec.ts
+// and spec/e2e/launch-*.spec.ts run against fake model servers: Claude Code, Codex, Gemini CLI,
+// opencode and the ACP adapters claude-agent-acp and codex-acp, at the versions the recorded
+// transcripts come from, into .cache/agents (git-ignored). `npm run agents:install`.
 //
 // - Does nothing for a CLI already installed at that version whose `--version` works.
 // - Never fails the build for network reasons: when the registry cannot be reached (or npm
@@ -27,6 +28,12 @@ const agents = [
   { name: '@openai/codex', version: '0.171.0', bin: 'codex' },
   { name: '@google/gemini-cli', version: '0.61.0', bin: 'gemini' },
   { name: 'opencode-ai', version: '1.18.33', bin: 'opencode', postinstall: 'postinstall.mjs' },
+  // The ACP adapters over the two CLIs above (spec/e2e/real-acp-adapters.spec.ts): the tests run
+  // them against the pinned CLIs through CLAUDE_CODE_EXECUTABLE and CODEX_PATH.
+  // claude-agent-acp declares engines node>=22 but runs on Node 20: npm only warns (EBADENGINE),
+  // and the install passes --engine-strict=false so that a user's engine-strict=true does not refuse it.
+  { name: '@agentclientprotocol/claude-agent-acp', version: '0.101.0', bin: 'claude-agent-acp' },
+  { name: '@agentclientprotocol/codex-acp', version: '2.6.0', bin: 'codex-acp' },
 ];
 
 const say = (line) => process.stdout.write(`agents:install: ${line}\n`);
@@ -98,9 +105,9 @@ if (probe.status !== 0) {
   say('The real-agent tests (spec/e2e/real-agents.spec.ts, spec/e2e/launch-*.spec.ts) will skip. Run `npm run agents:install` again with network access to include them.');
   finish();
 }
-say(`npm install --no-audit --no-fund ${specs.join(' ')} (into ${target}; about 1.3 GB for all four, 10-60 s)`);
+say(`npm install --no-audit --no-fund ${specs.join(' ')} (into ${target}; about 1.8 GB for all six, 10-90 s)`);
 const started = Date.now();
-const install = spawnSync(npm, ['install', '--no-audit', '--no-fund', '--save-exact', '--fetch-retries=1', ...specs], {
+const install = spawnSync(npm, ['install', '--no-audit', '--no-fund', '--save-exact', '--fetch-retries=1', '--engine-strict=false', ...specs], {
   cwd: target,
   encoding: 'utf8',
   timeout,

@@ -84,8 +84,8 @@ export const knownAgents: readonly AgentEntry[] = [
   {
     name: 'codex-acp',
     kind: 'acp',
-    description: "Codex through Zed's codex-acp",
-    executable: { name: 'codex-acp', envVar: 'CODEX_ACP_PATH', install: 'npm install -g @zed-industries/codex-acp' },
+    description: 'Codex through @agentclientprotocol/codex-acp',
+    executable: { name: 'codex-acp', envVar: 'CODEX_ACP_PATH', install: 'npm install -g @agentclientprotocol/codex-acp' },
     acpArgs: [],
     passthrough: ['OPENAI_API_KEY', 'CODEX_HOME', 'CODEX_PATH'],
   },
