@@ -10,6 +10,7 @@
 import { agent as v1Agent, ndJsonStream, type InitializeRequest } from '@agentclientprotocol/sdk';
 import { agent as v2Agent, agentProtocolRouter, type InitializeRequest as V2InitializeRequest, type InitializeResponse as V2InitializeResponse } from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -132,4 +133,21 @@ describe('initialize toward an agent, offering ACP v2', () => {
     expect(kept.agentCapabilities).to.deep.equal({ loadSession: false, promptCapabilities: { image: false, audio: false, embeddedContext: false }, mcpCapabilities: { http: false, sse: false } });
     expect(kept.authMethods).to.deep.equal([]);
   });
+
+  for (const name of ['acp-v2-claude-agent-acp-text.ndjson', 'acp-v2-codex-acp-text.ndjson']) {
+    it(`the v2 initialize answer ${name.split('.')[0]} recorded, in v1's terms: sessions loadable, listed, resumed and closed, and whole by the SDK's v1 schema`, () => {
+      const answer = readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8')
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => (JSON.parse(line) as { msg: { id?: number; result?: V2InitializeResponse } }).msg)
+        .find((message) => message.id === 0 && message.result !== undefined)?.result as V2InitializeResponse;
+      expect(answer.protocolVersion).to.equal(2);
+      const kept = agentInitializeFromV2(answer);
+      expect(kept.agentCapabilities).to.deep.include({ loadSession: true });
+      expect(kept.agentCapabilities?.sessionCapabilities).to.deep.include({ list: {}, resume: {}, close: {} });
+      expect(kept.agentInfo?.name).to.equal(answer.info.name);
+      const parsed = (v1Zod.zInitializeResponse as Zod).safeParse({ ...kept, protocolVersion: 1 });
+      expect(parsed.success, parsed.error?.message).to.equal(true);
+    });
+  }
 });

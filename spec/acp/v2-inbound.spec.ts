@@ -135,4 +135,27 @@ describe('ACP v2 agent updates, as the journal keeps them', () => {
     }
     expect(turnEndFromV2({ sessionUpdate: 'agent_message_chunk', messageId: 'm', content: { type: 'text', text: 'x' } } as V2.SessionUpdate)).to.equal(undefined);
   });
+
+  const v2Recordings = ['acp-v2-claude-agent-acp-text.ndjson', 'acp-v2-claude-agent-acp-tool-permission.ndjson', 'acp-v2-codex-acp-text.ndjson', 'acp-v2-codex-acp-tool-permission.ndjson'];
+  for (const name of v2Recordings) {
+    it(`every update of ${name.split('.')[0]} (a real adapter over v2) is kept as whole v1 updates, or as it came when v1 has no such kind; its turn ends by its idle state`, () => {
+      const messages = readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8')
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => (JSON.parse(line) as { msg: { method?: string; params?: { update?: V2.SessionUpdate } } }).msg);
+      const updates = messages.flatMap((message) => (message.method === 'session/update' && message.params?.update ? [message.params.update] : []));
+      expect(updates.length).to.be.greaterThan(2);
+      const state = inboundState();
+      const v1Kinds = new Set(['user_message_chunk', 'agent_message_chunk', 'agent_thought_chunk', 'tool_call', 'tool_call_update', 'plan', 'available_commands_update', 'current_mode_update', 'config_option_update', 'session_info_update', 'usage_update']);
+      let ends = 0;
+      for (const update of updates) {
+        if (turnEndFromV2(update)) ends += 1;
+        for (const kept of updateFromV2(update, state)) {
+          if (v1Kinds.has(kept.sessionUpdate)) expectV1(kept);
+          else expect(kept, 'kept as it came').to.deep.equal(update);
+        }
+      }
+      expect(ends, 'the turn ended once').to.be.at.least(1);
+    });
+  }
 });
