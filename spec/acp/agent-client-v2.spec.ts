@@ -6,11 +6,11 @@
  * and its answer taken by the agent, `end_turn` at the session's `idle` (not at the prompt's
  * `{ messageId }`), the agent's error from an error `idle`, `cancelled`, and a load as
  * `session/resume` with `replayFrom`. `auto` against a v1 agent (the SDK's v1 reference agent)
- * goes on in v1.
+ * goes on in v1, also when the agent refuses version 2 (-32022: asked again in v1).
  */
 import type { RequestPermissionRequest, SessionUpdate } from '@agentclientprotocol/sdk';
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,10 +35,10 @@ interface Harness {
 
 const permissions: RequestPermissionRequest[] = [];
 
-function startAgent(script: string, protocol: AgentProtocol, handler: ClientHandler): Harness {
+function startAgent(script: string, protocol: AgentProtocol, handler: ClientHandler, extra: string[] = []): Harness {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-v2-client-')));
   const log = join(dir, 'requests.ndjson');
-  const port = createActor(portLogic, { input: { command: process.execPath, args: [script, '--log', log] } });
+  const port = createActor(portLogic, { input: { command: process.execPath, args: [script, '--log', log, ...extra] } });
   port.subscribe({ error: () => {} });
   port.start();
   const client = createActor(agentClientLogic, { input: { transport: portTransport(port), handler, protocol } });
@@ -179,6 +179,24 @@ describe('ACP client side with protocol auto against an SDK v1 agent', function 
       const [result, updates] = await Promise.all([run.result, collect(run)]);
       expect(result.stopReason).to.equal('end_turn');
       expect(text(updates)).to.not.equal('');
+    } finally {
+      await stopAgent(agent);
+    }
+  });
+
+  it('the agent refuses 2 (-32022): asked again with a v1 initialize, the connection is v1 with the client fs it serves', async () => {
+    const agent = startAgent(v1Agent, 'auto', {}, ['--refuse-v2']);
+    try {
+      const answer = await initialize(agent.client);
+      expect(answer.protocolVersion).to.equal(1);
+      const asked = readFileSync(agent.log, 'utf8').split('\n').filter((line) => line.includes('initialize'));
+      expect(asked.map((line) => /protocolVersion=(\d+)/u.exec(line)?.[1])).to.deep.equal(['2', '1']);
+      const { sessionId } = await newSession(agent.client, { cwd: agent.dir });
+      writeFileSync(join(agent.dir, 'note.txt'), 'served');
+      const run = prompt(agent.client, sessionId, textPrompt(`read ${join(agent.dir, 'note.txt')}`));
+      const [result, updates] = await Promise.all([run.result, collect(run)]);
+      expect(result.stopReason).to.equal('end_turn');
+      expect(text(updates)).to.equal('read: served');
     } finally {
       await stopAgent(agent);
     }

@@ -8,7 +8,8 @@
  * `session/resume` (no replay); a `session/load` (after a close) replays warden's journal to the
  * editor and resumes the agent's session again (the agent's own replay, `session/resume` with
  * `replayFrom`, is what warden's client sends for a load: spec/acp/agent-client-v2.spec.ts);
- * the next turn works. One warden for the lot.
+ * the next turn works. One warden for the lot; another with `--agent-protocol auto` in front of
+ * the SDK's v1 agent goes on in v1.
  */
 import { client, methods, type RequestPermissionRequest } from '@agentclientprotocol/sdk';
 import { expect } from 'chai';
@@ -21,6 +22,7 @@ import { isAlive, waitUntil } from '../support/processes.js';
 import { connectOverStdio, exitCodeOf, killGroups, stderrOf, wardenMain as main } from '../support/warden-process.js';
 
 const v2Agent = fileURLToPath(new URL('../support/v2-agent.mjs', import.meta.url));
+const v1Agent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
 
 interface Update {
   sessionId: string;
@@ -144,5 +146,41 @@ describe('warden acp driving an ACP v2 agent (--agent-protocol v2; the SDK v1 cl
     expect(await promptOf(sessionId, 'hello')).to.deep.equal({ stopReason: 'end_turn' });
     expect(textOf(updates, sessionId).split('Hello from v2')).to.have.length(4);
     expect(received().map((request) => request.method)).to.not.include('session/load');
+  });
+});
+
+describe('warden acp with --agent-protocol auto in front of a v1 agent (the SDK v1 agent)', function () {
+  this.timeout(60_000);
+  const launched: ChildProcess[] = [];
+  let dir: string;
+
+  after(async () => {
+    // The agent's pid, from its log lines ("[sdk-agent PID] ...").
+    const pids = [...new Set([...readFileSync(join(dir, 'agent.log'), 'utf8').matchAll(/\[sdk-agent (\d+)\]/gu)].map((match) => Number(match[1])))];
+    await killGroups(launched);
+    for (const pid of pids) await waitUntil(() => !isAlive(pid), `sdk agent ${pid} to be gone`, 20_000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the agent answers 1: warden goes on in v1, a turn ends end_turn', async () => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-acp-auto-')));
+    const log = join(dir, 'agent.log');
+    const agent = `acp:${process.execPath} ${v1Agent} --log ${log}`;
+    const child = spawn(process.execPath, [main, 'acp', '--agent', agent, '--agent-protocol', 'auto', '--store', ':memory:'], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    launched.push(child);
+    const stderr = stderrOf(child);
+    void exitCodeOf(child);
+    const updates: Update[] = [];
+    const app = client({ name: 'v1-editor' }).onNotification(methods.client.session.update, ({ params }) => {
+      updates.push(params as unknown as Update);
+    });
+    const editor = connectOverStdio(app, child) as unknown as Editor;
+    await editor.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'v1-editor', version: '1' } });
+    const { sessionId } = (await editor.request(methods.agent.session.new, { cwd: dir, mcpServers: [] })) as { sessionId: string };
+    const answer = (await editor.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] })) as { stopReason: string };
+    expect(answer.stopReason, stderr()).to.equal('end_turn');
+    expect(textOf(updates, sessionId)).to.not.equal('');
+    // Offered 2 (in both shapes), answered 1 by the SDK's v1 agent.
+    expect(readFileSync(log, 'utf8')).to.contain('initialize protocolVersion=2');
   });
 });
