@@ -264,7 +264,8 @@ export async function deleteSession(client: AnyActorRef, sessionId: string): Pro
 
 async function forget(live: Live, sessionId: string): Promise<void> {
   const session = live.sessions.get(sessionId);
-  if (session) endPrompt(session);
+  // A v2 turn whose idle never came before the session went: it fails rather than wait for ever.
+  if (session) endPrompt(session, live.mode.v2 ? RpcError.because('session_closed', `Session ${sessionId} was closed before its turn ended`, { sessionId }, { failure: 'local' }) : undefined);
   live.sessions.delete(sessionId);
   await live.terminals.releaseAll(sessionId);
   sync(live);
