@@ -46,6 +46,7 @@ const fieldShapes: Record<keyof AgentSettings, (value: unknown) => boolean> = {
   restart: (value) => value === undefined || sameKeys(value, ['intensity', 'period'] satisfies Array<keyof RestartLimits>),
   watchdog: (value) => value === undefined || sameKeys(value, ['idleMs', 'toolIdleMs'] satisfies Array<keyof HangLimits>),
   maxLineBytes: (value) => value === undefined || (typeof value === 'number' && value > 0),
+  protocol: (value) => value === undefined || value === 'v1' || value === 'v2' || value === 'auto',
 };
 
 /** A plain object with exactly these keys, each a positive number. */

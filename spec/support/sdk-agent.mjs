@@ -2,7 +2,7 @@
 // A reference ACP v1 agent built only with the official SDK (@agentclientprotocol/sdk),
 // used as a test peer for acp-warden's own ACP client side. Speaks NDJSON on stdio.
 //
-// Usage: node spec/support/sdk-agent.mjs [--require-auth] [--state-dir DIR] [--no-resume] [--replay-after-answer] [--log FILE]
+// Usage: node spec/support/sdk-agent.mjs [--require-auth] [--state-dir DIR] [--no-resume] [--replay-after-answer] [--refuse-v2] [--log FILE]
 //   --require-auth   session/new, load, resume and list fail with -32000 until `authenticate`.
 //   --state-dir DIR  persist the session store to DIR/sdk-agent-sessions.json, so that a
 //                    restarted agent can session/load or session/resume earlier sessions.
@@ -12,6 +12,8 @@
 //                    session/load streams the history without waiting for it, each update
 //                    written after the previous one, and answers at once (as Gemini CLI
 //                    0.61.0's loadSession does): all but the first update come after the answer.
+//   --refuse-v2      an initialize asking for protocol version 2 or later is refused -32022
+//                    (supported: [1]), as a v1 agent that says so; a v1 one is served.
 //   --log FILE       append each diagnostic line (as on stderr) to FILE too: for a test whose
 //                    agent runs under warden, which keeps the agent's stderr to itself.
 //
@@ -41,6 +43,7 @@ const flag = (name) => {
 const requireAuth = argv.includes('--require-auth');
 const noResume = argv.includes('--no-resume');
 const replayAfterAnswer = argv.includes('--replay-after-answer');
+const refuseV2 = argv.includes('--refuse-v2');
 const stateDir = flag('--state-dir');
 const stateFile = stateDir ? join(stateDir, 'sdk-agent-sessions.json') : undefined;
 
@@ -369,6 +372,7 @@ const app = agent({ name: 'sdk-agent' })
   .onRequest(methods.agent.initialize, ({ params }) => {
     clientCapabilities = params.clientCapabilities ?? {};
     log('initialize', `protocolVersion=${params.protocolVersion}`);
+    if (refuseV2 && params.protocolVersion >= 2) throw RequestError.unsupportedProtocolVersion(params.protocolVersion, [1]);
     return {
       protocolVersion: PROTOCOL_VERSION,
       agentCapabilities: {

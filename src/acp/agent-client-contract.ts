@@ -71,7 +71,20 @@ export interface AgentClientInput {
    * not a listener; it must not throw.
    */
   readonly onUpdate?: (sessionId: string, update: SessionUpdate) => void;
+  /**
+   * The ACP version offered the agent: `v1` (the default: a v1 `initialize`, as always),
+   * `v2` or `auto` (`initialize` offering 2 in both shapes: src/acp/v2-agent-initialize.ts).
+   * An answer of 2 makes the connection v2 (v2 method names; a prompt ends at the session's
+   * `idle`; v2 updates and permission requests mapped to v1's shapes, which is all the
+   * client's callers see); an answer of 1 goes on in v1 (the SDK's router serving only v1
+   * then gives the agent no client fs or terminal). `auto` also retries with a v1
+   * `initialize` when the agent refuses version 2 (-32022).
+   */
+  readonly protocol?: AgentProtocol;
 }
+
+/** The ACP version an agent client offers its agent ({@link AgentClientInput.protocol}). */
+export type AgentProtocol = 'v1' | 'v2' | 'auto';
 
 /** The phase of an agent client. */
 export type AgentClientPhase = 'connected' | 'ready' | 'closed';

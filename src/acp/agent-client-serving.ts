@@ -17,6 +17,10 @@ import type { Terminals } from './terminals.js';
 import { readTextFile, writeTextFile } from './workspace-fs.js';
 import type { ClientHandler } from './agent-client-contract.js';
 import { sync, type Live, type SessionInfo } from './agent-client-state.js';
+import type * as V2 from '@agentclientprotocol/sdk/experimental/v2';
+import { permissionRequestFromV2 } from './v2-agent-permission.js';
+import { v2InboundTypes, v2ParserOf } from './v2-agent-schemas.js';
+import { inboundState, turnEndFromV2, updateFromV2 } from './v2-inbound.js';
 
 /** The capabilities a handler's policies serve. */
 export function advertised(handler: ClientHandler): ClientCapabilities {
@@ -29,8 +33,26 @@ export function advertised(handler: ClientHandler): ClientCapabilities {
   };
 }
 
-/** The client's method table: each request and notification of the agent parsed by its schema. */
-export function methodTable(): MethodTable {
+/**
+ * The client's method table: each request and notification of the agent parsed by its schema.
+ * With `mode` (a client that may speak v2), what a v2 agent sends is parsed by v2's schemas
+ * once `mode.v2` is set (v2-agent-schemas.ts); without it, the v1 table as it always was.
+ */
+export function methodTable(mode?: { readonly v2: boolean }): MethodTable {
+  const table = v1MethodTable();
+  if (!mode) return table;
+  const requests = { ...table.requests };
+  const notifications = { ...table.notifications };
+  for (const [method, type] of Object.entries(v2InboundTypes)) {
+    const into = method === CLIENT_METHODS.session_update || method === 'elicitation/complete' ? notifications : requests;
+    const v1 = into[method];
+    const v2 = v2ParserOf(type);
+    into[method] = (params) => (mode.v2 ? v2(params) : typeof v1 === 'function' ? v1(params) : params);
+  }
+  return { requests, notifications };
+}
+
+function v1MethodTable(): { requests: Record<string, ParamsParser | true>; notifications: Record<string, ParamsParser | true> } {
   const requests: Record<string, ParamsParser> = {};
   for (const [method, types] of Object.entries(clientRequests)) requests[method] = parserOf(types.params);
   const notifications: Record<string, ParamsParser> = {};
@@ -56,6 +78,12 @@ export async function onAgentRequest(live: Live, id: JsonRpcId, method: string, 
 async function serve(live: Live, id: JsonRpcId, method: string, params: Record<string, unknown>, session: SessionInfo | undefined): Promise<unknown> {
   const handler = live.input.handler ?? {};
   const roots = session?.roots ?? [];
+  if (live.mode.v2) {
+    // v2 has no client files or terminals (its terminals are the agent's): never served.
+    if (method.startsWith('fs/') || method.startsWith('terminal/')) throw RpcError.methodNotFound(method);
+    // Its permission requests are asked in v1's shape, the one every policy and editor takes; the answer is the same in both.
+    if (method === CLIENT_METHODS.session_request_permission) params = permissionRequestFromV2(params as unknown as V2.RequestPermissionRequest, `permission-${String(id)}`) as unknown as Record<string, unknown>;
+  }
   if (handler.relay) return handler.relay(method, params);
   // What we did not advertise is not served, whatever the handler could do (capability-gate.ts).
   if (!clientAllows(live.capabilities, method, params)) throw RpcError.methodNotFound(method);
@@ -105,16 +133,31 @@ function defaultPermission(request: RequestPermissionRequest): RequestPermission
 
 /** A notification of the agent: a session update goes to its prompt run and to the owner. */
 export function onAgentNotification(live: Live, method: string, params: unknown): void {
+  if (method === CLIENT_METHODS.session_update && live.mode.v2) {
+    const { sessionId, update } = params as { sessionId: string; update: V2.SessionUpdate };
+    let state = live.inbound.get(sessionId);
+    if (!state) live.inbound.set(sessionId, (state = inboundState()));
+    for (const mapped of updateFromV2(update, state)) deliverUpdate(live, sessionId, mapped);
+    const end = turnEndFromV2(update);
+    const run = live.sessions.get(sessionId)?.prompt;
+    if (end && run && !run.done) run.turn?.resolve(end);
+    return;
+  }
   if (method === CLIENT_METHODS.session_update) {
     const { sessionId, update } = params as { sessionId: string; update: SessionUpdate };
-    const run = live.sessions.get(sessionId)?.prompt;
-    if (run && !run.done && run.keep) {
-      run.updates.push(update);
-      for (const wake of run.wake.splice(0)) wake();
-    }
-    live.input.onUpdate?.(sessionId, update);
-    live.scope.emit({ type: 'acp.update', sessionId, update });
+    deliverUpdate(live, sessionId, update);
     return;
   }
   live.scope.emit({ type: 'acp.notification', method, params });
+}
+
+/** A session update (v1's shape) to the session's prompt run and to the owner. */
+function deliverUpdate(live: Live, sessionId: string, update: SessionUpdate): void {
+  const run = live.sessions.get(sessionId)?.prompt;
+  if (run && !run.done && run.keep) {
+    run.updates.push(update);
+    for (const wake of run.wake.splice(0)) wake();
+  }
+  live.input.onUpdate?.(sessionId, update);
+  live.scope.emit({ type: 'acp.update', sessionId, update });
 }

@@ -11,6 +11,8 @@ import { RpcError } from '../jsonrpc/rpc-error.js';
 import { missingAgentCapability } from './capability-gate.js';
 import type { Terminals } from './terminals.js';
 import type { WorkspaceRoots } from './workspace-fs.js';
+import type { InboundState } from './v2-inbound.js';
+import type { TurnEnd } from './v2-turn-state.js';
 import type { AgentClientContext, AgentClientEmitted, AgentClientEvent, AgentClientInput, AgentClientPhase, AgentClientSnapshot } from './agent-client-contract.js';
 
 /** The actor scope an agent client's logic runs in. */
@@ -24,6 +26,8 @@ export interface PromptRun {
   cancelled: boolean;
   /** Updates are kept for the `updates` iterator (a relay that takes the events says no). */
   readonly keep: boolean;
+  /** A v2 agent's turn: settled by the session's `idle` (or the agent going away), after the prompt's `{ messageId }`. */
+  turn?: { readonly resolve: (end: TurnEnd) => void; readonly reject: (error: unknown) => void };
 }
 
 /** A session the client tracks. */
@@ -46,6 +50,10 @@ export interface Live {
   readonly subscriptions: Subscription[];
   agent: InitializeResponse | undefined;
   phase: AgentClientPhase;
+  /** Whether the agent answered ACP v2 (read by the method table's parsers too). */
+  readonly mode: { v2: boolean };
+  /** A v2 agent's sessions as the update mapping remembers them (v2-inbound.ts). */
+  readonly inbound: Map<string, InboundState>;
 }
 
 const lives = new WeakMap<AnyActorRef, Live>();
@@ -85,10 +93,11 @@ export function sync(live: Live): void {
   if (live.scope.self.getSnapshot().status === 'active') live.scope.self.send({ type: 'client.sync' });
 }
 
-/** Ends a session's prompt run: its `updates` iterator finishes. */
-export function endPrompt(session: SessionInfo): void {
+/** Ends a session's prompt run: its `updates` iterator finishes (and a v2 turn still owed fails with `lost`, when given). */
+export function endPrompt(session: SessionInfo, lost?: unknown): void {
   const run = session.prompt;
   if (!run) return;
+  if (lost !== undefined) run.turn?.reject(lost);
   run.done = true;
   for (const wake of run.wake.splice(0)) wake();
 }

@@ -18,7 +18,7 @@
 import type { AgentCapabilities, InitializeResponse, PromptResponse, SessionUpdate } from '@agentclientprotocol/sdk';
 import { createActor, type ActorLogic, type ActorSystem, type AnyActorRef } from 'xstate';
 import { connectionLogic, respond, sendNotification, sendRequest, type ConnectionEmitted } from '../jsonrpc/connection.js';
-import { RpcError } from '../jsonrpc/rpc-error.js';
+import { RpcError, toRpcError } from '../jsonrpc/rpc-error.js';
 import type { PeerLost } from '../jsonrpc/transport.js';
 import { createDynamicSupervisor } from '../supervision/dynamic-supervisor.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
@@ -30,6 +30,21 @@ import type { WorkspaceRoots } from './workspace-fs.js';
 import type { AgentClientEmitted, AgentClientEvent, AgentClientInput, AgentClientSnapshot } from './agent-client-contract.js';
 import { endPrompt, keepLive, liveOf, requireInitialized, summary, sync, type Live, type PromptRun, type Scope } from './agent-client-state.js';
 import { advertised, methodTable, onAgentNotification, onAgentRequest } from './agent-client-serving.js';
+import type * as V2 from '@agentclientprotocol/sdk/experimental/v2';
+import { V2_AGENT_METHODS, V2_PROTOCOL_VERSION } from '../protocol/methods-v2.js';
+import { agentInitializeFromV2, initializeRequestOfferingV2 } from './v2-agent-initialize.js';
+import { configOptionFromV2 } from './v2-inbound.js';
+import type { TurnEnd } from './v2-turn-state.js';
+
+/** ACP's "unsupported protocol version" (an agent that will not speak the version asked). */
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+
+/** A v2 agent's answer carrying config options, with them in v1's terms (`configId` is `id`). */
+function answerOf<T>(live: Live, result: T): T {
+  const options = (result as { configOptions?: unknown } | undefined)?.configOptions;
+  if (!live.mode.v2 || !Array.isArray(options)) return result;
+  return { ...result, configOptions: options.map((option) => configOptionFromV2(option as V2.SessionConfigOption)) };
+}
 
 export * from './agent-client-contract.js';
 export * from './drain-replay.js';
@@ -39,10 +54,12 @@ export const agentClientLogic = gracefulShutdown({
   config: { name: 'acpAgentClient' },
   getInitialSnapshot(scope: Scope, input: AgentClientInput): AgentClientSnapshot {
     if (!input?.transport) throw new TypeError('Expected the agent client input to have a `transport`.');
+    const mode = { v2: false };
+    const offersV2 = input.protocol === 'v2' || input.protocol === 'auto';
     const connection = createActor(connectionLogic, {
       parent: scope.self,
       id: 'connection',
-      input: { transport: input.transport, name: 'agent', methods: methodTable(), ...(input.timeouts ? { timeouts: input.timeouts } : {}) },
+      input: { transport: input.transport, name: 'agent', methods: offersV2 ? methodTable(mode) : methodTable(), ...(input.timeouts ? { timeouts: input.timeouts } : {}) },
     });
     const terminalSupervisor = createActor(createDynamicSupervisor({ name: 'terminals', intensity: 1000, period: 1000 }), { parent: scope.self, id: 'terminals' });
     const live: Live = {
@@ -56,6 +73,8 @@ export const agentClientLogic = gracefulShutdown({
       subscriptions: [],
       agent: undefined,
       phase: 'connected',
+      mode,
+      inbound: new Map(),
     };
     keepLive(live);
     return { status: 'active', output: undefined, error: undefined, value: 'connected', context: summary(live) };
@@ -94,7 +113,9 @@ export const agentClientLogic = gracefulShutdown({
 
 function close(live: Live, snapshot: AgentClientSnapshot, reason: PeerLost, status: 'done' | 'stopped'): AgentClientSnapshot {
   live.phase = 'closed';
-  for (const session of live.sessions.values()) endPrompt(session);
+  // A v2 turn owed by an agent that went away fails as a v1 prompt's request does (peer_lost).
+  const lost = live.mode.v2 ? RpcError.because('peer_lost', `The peer is gone: ${reason.message}`, { method: AGENT_METHODS.session_prompt, exit: reason.exit }) : undefined;
+  for (const session of live.sessions.values()) endPrompt(session, lost);
   live.scope.emit({ type: 'acp.closed', reason });
   for (const subscription of live.subscriptions) subscription.unsubscribe();
   // Children of custom logic are not stopped by XState: stop them here (terminals die with
@@ -110,17 +131,31 @@ function close(live: Live, snapshot: AgentClientSnapshot, reason: PeerLost, stat
 // Calling the agent
 
 /**
- * `initialize`: sends the latest protocol version we speak and the capabilities we serve;
- * refuses (and closes) an agent that answers with a version we do not speak.
+ * `initialize`: sends the protocol version offered (v1, or v2 in both shapes: the input's
+ * `protocol`) and the capabilities we serve; refuses (and closes) an agent that answers with a
+ * version we do not speak. A v2 answer is kept in v1's terms (`protocolVersion` 2).
  */
 export async function initialize(client: AnyActorRef): Promise<InitializeResponse> {
   const live = liveOf(client);
-  const result = (await sendRequest(live.connection, AGENT_METHODS.initialize, {
-    protocolVersion: PROTOCOL_VERSION,
-    clientCapabilities: live.capabilities,
-    clientInfo: live.input.clientInfo ?? { name: 'acp-warden', version: '0.1.0' },
-  })) as InitializeResponse;
-  if (result.protocolVersion !== PROTOCOL_VERSION) {
+  const clientInfo = live.input.clientInfo ?? { name: 'acp-warden', version: '0.1.0' };
+  const v1Request = { protocolVersion: PROTOCOL_VERSION, clientCapabilities: live.capabilities, clientInfo };
+  let result: InitializeResponse;
+  if (live.input.protocol === 'v2' || live.input.protocol === 'auto') {
+    try {
+      result = (await sendRequest(live.connection, AGENT_METHODS.initialize, initializeRequestOfferingV2(clientInfo, live.capabilities))) as InitializeResponse;
+    } catch (error) {
+      // `auto`: an agent that refuses version 2 is asked again in v1 (the SDK's router allows a second initialize).
+      if (live.input.protocol !== 'auto' || toRpcError(error).code !== UNSUPPORTED_PROTOCOL_VERSION) throw error;
+      result = (await sendRequest(live.connection, AGENT_METHODS.initialize, v1Request)) as InitializeResponse;
+    }
+    if (result.protocolVersion === V2_PROTOCOL_VERSION) {
+      live.mode.v2 = true;
+      result = agentInitializeFromV2(result as unknown as V2.InitializeResponse);
+    }
+  } else {
+    result = (await sendRequest(live.connection, AGENT_METHODS.initialize, v1Request)) as InitializeResponse;
+  }
+  if (result.protocolVersion !== PROTOCOL_VERSION && !live.mode.v2) {
     client.send({ type: 'client.closed', reason: { message: `the agent speaks protocol version ${result.protocolVersion}, we speak ${PROTOCOL_VERSION}` } });
     throw new RpcError(-32600, `Unsupported protocol version ${result.protocolVersion}: acp-warden speaks ${PROTOCOL_VERSION}`, { requested: result.protocolVersion }, 'local');
   }
@@ -159,12 +194,12 @@ export async function newSession(client: AnyActorRef, params: { cwd: string; mcp
   const live = liveOf(client);
   const caps = requireInitialized(live, AGENT_METHODS.session_new);
   checkSetup(AGENT_METHODS.session_new, caps, params);
-  const result = (await sendRequest(live.connection, AGENT_METHODS.session_new, { mcpServers: [], ...params })) as Record<string, unknown> & { sessionId: string };
+  const result = answerOf(live, (await sendRequest(live.connection, AGENT_METHODS.session_new, { mcpServers: [], ...params })) as Record<string, unknown> & { sessionId: string });
   track(live, result.sessionId, params);
   return result;
 }
 
-/** `session/load`: resolves with the response and the updates the agent replayed before it. */
+/** `session/load` (a v2 agent: `session/resume` replaying from the start): resolves with the response and the updates the agent replayed before it. */
 export async function loadSession(client: AnyActorRef, params: { sessionId: string; cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] }): Promise<{ response: Record<string, unknown>; replayed: SessionUpdate[] }> {
   const live = liveOf(client);
   const caps = requireInitialized(live, AGENT_METHODS.session_load);
@@ -174,7 +209,9 @@ export async function loadSession(client: AnyActorRef, params: { sessionId: stri
     if (event.sessionId === params.sessionId) replayed.push(event.update);
   });
   try {
-    const response = (await sendRequest(live.connection, AGENT_METHODS.session_load, { mcpServers: [], ...params })) as Record<string, unknown>;
+    const response = live.mode.v2
+      ? answerOf(live, (await sendRequest(live.connection, V2_AGENT_METHODS.session_resume, { mcpServers: [], ...params, replayFrom: { type: 'start' } })) as Record<string, unknown>)
+      : ((await sendRequest(live.connection, AGENT_METHODS.session_load, { mcpServers: [], ...params })) as Record<string, unknown>);
     track(live, params.sessionId, params);
     return { response, replayed };
   } finally {
@@ -187,7 +224,7 @@ export async function resumeSession(client: AnyActorRef, params: { sessionId: st
   const live = liveOf(client);
   const caps = requireInitialized(live, AGENT_METHODS.session_resume);
   checkSetup(AGENT_METHODS.session_resume, caps, params);
-  const response = (await sendRequest(live.connection, AGENT_METHODS.session_resume, params)) as Record<string, unknown>;
+  const response = answerOf(live, (await sendRequest(live.connection, AGENT_METHODS.session_resume, params)) as Record<string, unknown>);
   track(live, params.sessionId, params);
   return response;
 }
@@ -227,7 +264,8 @@ export async function deleteSession(client: AnyActorRef, sessionId: string): Pro
 
 async function forget(live: Live, sessionId: string): Promise<void> {
   const session = live.sessions.get(sessionId);
-  if (session) endPrompt(session);
+  // A v2 turn whose idle never came before the session went: it fails rather than wait for ever.
+  if (session) endPrompt(session, live.mode.v2 ? RpcError.because('session_closed', `Session ${sessionId} was closed before its turn ended`, { sessionId }, { failure: 'local' }) : undefined);
   live.sessions.delete(sessionId);
   await live.terminals.releaseAll(sessionId);
   sync(live);
@@ -237,6 +275,8 @@ async function forget(live: Live, sessionId: string): Promise<void> {
 export async function setMode(client: AnyActorRef, sessionId: string, modeId: string): Promise<void> {
   const live = liveOf(client);
   requireInitialized(live, AGENT_METHODS.session_set_mode);
+  // v2 has no modes (they are config options).
+  if (live.mode.v2) throw new RpcError(-32601, `${AGENT_METHODS.session_set_mode} is not in ACP v2, which the agent speaks: modes are config options there`, { method: AGENT_METHODS.session_set_mode }, 'local');
   await sendRequest(live.connection, AGENT_METHODS.session_set_mode, { sessionId, modeId });
 }
 
@@ -244,7 +284,9 @@ export async function setMode(client: AnyActorRef, sessionId: string, modeId: st
 export async function setConfigOption(client: AnyActorRef, sessionId: string, configId: string, value: unknown): Promise<{ configOptions: unknown[] }> {
   const live = liveOf(client);
   requireInitialized(live, AGENT_METHODS.session_set_config_option);
-  return (await sendRequest(live.connection, AGENT_METHODS.session_set_config_option, { sessionId, configId, value })) as { configOptions: unknown[] };
+  // v2 names the value's type.
+  const params = live.mode.v2 ? { sessionId, configId, type: typeof value === 'boolean' ? 'boolean' : 'id', value } : { sessionId, configId, value };
+  return answerOf(live, (await sendRequest(live.connection, AGENT_METHODS.session_set_config_option, params)) as { configOptions: unknown[] });
 }
 
 /**
@@ -260,14 +302,14 @@ export async function authenticate(client: AnyActorRef, methodId: string): Promi
   if ((method as { type?: string }).type === 'terminal') {
     return Promise.reject(new RpcError(-32602, `Auth method ${methodId} runs in a terminal: run the agent's command with its args instead of calling authenticate`, { methodId }, 'local'));
   }
-  await sendRequest(live.connection, AGENT_METHODS.authenticate, { methodId });
+  await sendRequest(live.connection, live.mode.v2 ? V2_AGENT_METHODS.auth_login : AGENT_METHODS.authenticate, { methodId });
 }
 
 /** `logout`. */
 export async function logout(client: AnyActorRef): Promise<void> {
   const live = liveOf(client);
   requireInitialized(live, AGENT_METHODS.logout);
-  await sendRequest(live.connection, AGENT_METHODS.logout, {});
+  await sendRequest(live.connection, live.mode.v2 ? V2_AGENT_METHODS.auth_logout : AGENT_METHODS.logout, {});
 }
 
 /** A prompt in flight: its updates as they come, and its result. */
@@ -317,7 +359,8 @@ export function prompt(client: AnyActorRef, sessionId: string, content: unknown[
     result = Promise.reject(refusal);
   } else {
     session.prompt = run;
-    result = sendRequest(live.connection, AGENT_METHODS.session_prompt, { sessionId, prompt: content, ...(options.meta ? { _meta: options.meta } : {}) }) as Promise<PromptResponse>;
+    const params = { sessionId, prompt: content, ...(options.meta ? { _meta: options.meta } : {}) };
+    result = live.mode.v2 ? promptV2(live, run, params) : (sendRequest(live.connection, AGENT_METHODS.session_prompt, params) as Promise<PromptResponse>);
     if (options.signal?.aborted) cancel();
     else options.signal?.addEventListener('abort', cancel, { once: true });
   }
@@ -336,6 +379,23 @@ export function prompt(client: AnyActorRef, sessionId: string, content: unknown[
     },
   };
   return { updates, result, cancel };
+}
+
+/**
+ * A v2 agent's prompt: its answer (`{ messageId }`) says the prompt was taken, not that the
+ * turn is over; the turn ends at the session's `idle` state (onAgentNotification), which may
+ * come before that answer. Resolves as a v1 prompt does (`{ stopReason }`); an `idle` with an
+ * error rejects with the agent's error, an agent gone away with `peer_lost`.
+ */
+function promptV2(live: Live, run: PromptRun, params: Record<string, unknown>): Promise<PromptResponse> {
+  const turn = new Promise<TurnEnd>((resolve, reject) => {
+    run.turn = { resolve, reject };
+  });
+  // Rejected while the answer is an error too: that error is the one the caller gets.
+  turn.catch(() => undefined);
+  return sendRequest(live.connection, AGENT_METHODS.session_prompt, params)
+    .then(() => turn)
+    .then((end) => (end.kind === 'stop' ? { stopReason: end.stopReason } : Promise.reject(RpcError.fromErrorObject(end.error))));
 }
 
 /**

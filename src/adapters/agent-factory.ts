@@ -72,6 +72,7 @@ export function agentOf(name: string, settings: AgentSettings): NativeAgent {
     ...(settings.envPolicy ? { envPolicy: settings.envPolicy } : {}),
     ...(settings.env ? { env: settings.env } : {}),
     ...(settings.restart ? { restart: settings.restart } : {}),
+    ...(settings.protocol ? { protocol: settings.protocol } : {}),
     ...portOverrides(settings),
   });
 }

@@ -10,6 +10,7 @@
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { defaultToolIdleMs } from '../port/watchdog.js';
 import type { ResolveOptions } from './registry.js';
+import type { AgentProtocol } from '../acp/agent-client-contract.js';
 
 /** Restarts of one session's agent process: at most `intensity` in `period` ms. */
 export interface RestartLimits {
@@ -45,6 +46,12 @@ export interface AgentOptions extends ResolveOptions {
    * (`agent.lineDropped`), and the process goes on.
    */
   readonly maxLineBytes?: number;
+  /**
+   * `--agent-protocol`: the ACP version offered a native ACP agent (`acp:`, `claude-acp`,
+   * `codex-acp`, ...): `v1` (the default), `v2`, or `auto` (v2 offered, v1 if refused).
+   * Adapters and the demo agent ignore it.
+   */
+  readonly agentProtocol?: AgentProtocol;
 }
 
 /** The hang watchdog's two limits, in ms: the port's `watchdog` option, handed down unchanged. */
@@ -84,6 +91,8 @@ export interface AgentSettings {
   readonly watchdog: HangLimits | undefined;
   /** `--max-line-mib`: the longest line read from the agent process, in bytes; undefined: the port's 64 MiB. */
   readonly maxLineBytes: number | undefined;
+  /** `--agent-protocol`; absent: v1. */
+  readonly protocol: AgentProtocol | undefined;
 }
 
 /**
@@ -111,5 +120,6 @@ export function agentSettingsOf(options: AgentOptions = {}, supervision: Supervi
     restart,
     watchdog: hangAfterMs ? { idleMs: hangAfterMs, toolIdleMs: supervision.toolHangAfterMs || options.toolHangAfterMs || defaultToolIdleMs } : undefined,
     maxLineBytes: options.maxLineBytes || undefined,
+    protocol: options.agentProtocol,
   };
 }

@@ -6,6 +6,7 @@
  */
 import { isPostgresUrl } from '../journal/store-url.js';
 import type { AgentOptions } from '../adapters/agent-factory.js';
+import type { AgentProtocol } from '../acp/agent-client-contract.js';
 import { defaultHangAfter } from '../adapters/registry.js';
 import { logLevels, type LogLevel } from '../host/host-log.js';
 import type { HostEvent } from '../runtime/host.js';
@@ -49,6 +50,8 @@ export interface AgentCommandOptions {
   readonly maxLineBytes: number | undefined;
   /** How long a client's requests may still run when it is going (EOF, or the daemon's SIGTERM), in ms (default 30 s). */
   readonly drainTimeoutMs: number | undefined;
+  /** The ACP version offered a native ACP agent (`--agent-protocol`; default v1). */
+  readonly agentProtocol: AgentProtocol | undefined;
 }
 
 /** The shared options as the table fills them, before `--agent` is known to be there and `--env` is split. */
@@ -68,6 +71,12 @@ export const agentNames = 'claude, codex, gemini, opencode, claude-acp, codex-ac
 export const agentFlags = {
   '--agent': { field: 'agent', value: 'NAME', help: agentNames },
   '--agent-command': { field: 'agentCommand', value: 'PATH', help: "the agent's executable (instead of PATH / CLAUDE_CODE_EXECUTABLE / CODEX_PATH)" },
+  '--agent-protocol': {
+    field: 'agentProtocol',
+    value: 'VERSION',
+    shape: choice(['v1', 'v2', 'auto'] as const),
+    help: 'the ACP version offered a native ACP agent (acp:, claude-acp,\ncodex-acp, gemini, opencode): v1 (default), v2, or auto (v2\noffered, v1 if the agent answers 1 or refuses 2)',
+  },
   '--cwd': { field: 'cwd', value: 'DIR', help: "run from DIR (relative paths, native ACP agents' working directory)" },
   '--store': { field: 'store', value: 'PATH', help: 'the session journal (SQLite file, :memory:, or\na postgres://USER@HOST:PORT/DB URL, shared by hosts);\ndefault $XDG_STATE_HOME/acp-warden/journal.sqlite' },
   '--lease': { field: 'lease', value: 'SECONDS', shape: leaseSeconds, help: `a PostgreSQL store: how long this host's sessions stay\nits own after its last heartbeat (default ${defaultLeaseMs / 1000})` },
@@ -148,6 +157,7 @@ export function agentOptionsOf(parsed: AgentCommandOptions): AgentOptions {
     hangAfterMs: parsed.hangAfterMs,
     toolHangAfterMs: parsed.toolHangAfterMs,
     ...(parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {}),
+    ...(parsed.agentProtocol ? { agentProtocol: parsed.agentProtocol } : {}),
   };
 }
 

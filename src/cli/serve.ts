@@ -97,6 +97,7 @@ export const serveFlags: FlagTable<ServeFlagValues> = {
   },
   '--drain-timeout': { ...agentFlags['--drain-timeout'], help: `on SIGTERM/SIGINT, how long running turns may finish (default ${defaultServeSettings.drainTimeoutMs / 1000})` },
   '--agent-command': agentFlags['--agent-command'],
+  '--agent-protocol': agentFlags['--agent-protocol'],
   '--cwd': { ...agentFlags['--cwd'], help: 'run from DIR' },
   '--store': { ...agentFlags['--store'], help: `the session journal (SQLite file, :memory:, or\na postgres://USER@HOST:PORT/DB URL, shared by hosts);\ndefault ${defaultJournalPath()}` },
   '--lease': agentFlags['--lease'],

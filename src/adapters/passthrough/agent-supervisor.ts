@@ -66,6 +66,7 @@ export function agentSupervisorLogic(owner: AnyActorRef): AnyActorLogic {
               // Each update is seen here first: its tool calls followed, and passed to the machine unless the host takes it from the client (update-route.ts).
               onUpdate: (sessionId: string, update: SessionUpdate) => updateSeen(owner, sessionId, update),
               ...(editor?.clientInfo ? { clientInfo: editor.clientInfo } : {}),
+              ...(options.protocol ? { protocol: options.protocol } : {}),
             };
           },
         },

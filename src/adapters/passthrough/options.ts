@@ -1,6 +1,7 @@
 /** How to run a native ACP agent behind the passthrough. */
 import type { PortInput } from '../../port/port.js';
 import type { BackoffOptions } from '../../supervision/backoff.js';
+import type { AgentProtocol } from '../../acp/agent-client-contract.js';
 
 /** How to run a native ACP agent. */
 export interface AcpPassthroughOptions {
@@ -14,6 +15,8 @@ export interface AcpPassthroughOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly restart?: { readonly intensity?: number; readonly period?: number; readonly backoff?: BackoffOptions };
   readonly port?: Partial<Omit<PortInput, 'command' | 'args' | 'env'>>;
+  /** The ACP version offered the agent (default `v1`; `v2`, `auto`: the agent client's `protocol`). */
+  readonly protocol?: AgentProtocol;
 }
 
 /** The port input for the agent process. */
