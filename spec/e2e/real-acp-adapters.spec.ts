@@ -3,8 +3,10 @@
  * @agentclientprotocol/claude-agent-acp 0.101.0 (which runs the pinned Claude Code 2.1.332 through
  * CLAUDE_CODE_EXECUTABLE) and `warden acp --agent codex-acp` serving @agentclientprotocol/codex-acp
  * 2.6.0 (which runs the pinned Codex 0.171.0 app-server through CODEX_PATH), against the fake model
- * servers on 127.0.0.1, on ACP v1 as warden speaks it today. The editor is the SDK's v1 client
- * (`@agentclientprotocol/sdk`) in this process. One warden per adapter serves every case in turn:
+ * servers on 127.0.0.1, warden speaking ACP v1 to the adapter and again v2 (`--agent-protocol v2`;
+ * claude-agent-acp pinned to v2 only by CLAUDE_AGENT_ACP_PROTOCOL, so that a v1 offer would fail).
+ * The editor is the SDK's v1 client (`@agentclientprotocol/sdk`) in this process. One warden per
+ * adapter and protocol serves every case in turn:
  * a text turn, a cancel mid-turn, and kill -9 of the adapter mid-turn (the prompt gets warden's
  * typed failure, the adapter is restarted, the next prompt works).
  *
@@ -155,8 +157,11 @@ describe('real ACP adapters through warden acp', () => {
     if (timings.length > 0 && process.env.WARDEN_E2E_TIMINGS) console.log(`      real ACP adapter timings:\n${timings.map((line) => `        ${line}`).join('\n')}`);
   });
 
-  for (const adapter of cases) {
-    describe(`real ${adapter.bin} behind warden acp --agent ${adapter.agent} (ACP v1, SDK client, fake model server)`, function () {
+  for (const adapter of cases) for (const protocol of ['v1', 'v2'] as const) {
+    // v2: warden offers it (--agent-protocol v2); claude-agent-acp is pinned to v2 only, so a v1 offer would be refused.
+    const protocolArgs = protocol === 'v2' ? ['--agent-protocol', 'v2'] : [];
+    const protocolEnv: Record<string, string> = protocol === 'v2' && adapter.bin === 'claude-agent-acp' ? { CLAUDE_AGENT_ACP_PROTOCOL: 'v2' } : {};
+    describe(`real ${adapter.bin} behind warden acp --agent ${adapter.agent} (warden to agent: ACP ${protocol}; the editor: the SDK's v1 client; fake model server)`, function () {
       this.timeout(60_000);
       let server: FakeModelServer | undefined;
       let space: Workspace | undefined;
@@ -178,11 +183,11 @@ describe('real ACP adapters through warden acp', () => {
         server = await adapter.server();
         space = workspace(`warden-e2e-${adapter.agent}-`);
         const started = Date.now();
-        editor = startEditor(adapter, ['--agent', adapter.agent, '--store', ':memory:', ...envArgs(adapter.env(server, space))]);
+        editor = startEditor(adapter, ['--agent', adapter.agent, ...protocolArgs, '--store', ':memory:', ...envArgs({ ...adapter.env(server, space), ...protocolEnv })]);
         const answer = await editor.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
         expect(answer.protocolVersion, editor.stderr.join('')).to.equal(1);
         sessionId = (await editor.agent.request(methods.agent.session.new, { cwd: space.project(), mcpServers: [] })).sessionId;
-        timings.push(`${adapter.bin}: warden spawned to session/new answered: ${Date.now() - started} ms`);
+        timings.push(`${adapter.bin} (${protocol}): warden spawned to session/new answered: ${Date.now() - started} ms`);
       });
 
       after(async function () {
@@ -197,10 +202,10 @@ describe('real ACP adapters through warden acp', () => {
       it('a text turn: "hello" ends end_turn with the fake model\'s text', async () => {
         const started = Date.now();
         expect(await turn('hello'), (editor as Editor).stderr.join('')).to.deep.equal({ stopReason: 'end_turn', text: adapter.hello });
-        timings.push(`${adapter.bin}: first "hello" turn: ${Date.now() - started} ms`);
+        timings.push(`${adapter.bin} (${protocol}): first "hello" turn: ${Date.now() - started} ms`);
         const started2 = Date.now();
         expect(await turn('hello')).to.deep.equal({ stopReason: 'end_turn', text: adapter.hello });
-        timings.push(`${adapter.bin}: second "hello" turn: ${Date.now() - started2} ms`);
+        timings.push(`${adapter.bin} (${protocol}): second "hello" turn: ${Date.now() - started2} ms`);
         // The pinned CLI answered, not the adapter's own (the Agent SDK's bundled Claude Code 2.1.318,
         // codex-acp's @openai/codex 0.166.0): Claude Code names its version in its user agent, Codex
         // its version after the originator (warden's client name, handed on by codex-acp).
@@ -237,7 +242,7 @@ describe('real ACP adapters through warden acp', () => {
         await waitUntil(() => !isAlive((killed as ProcessRow).pid), `${adapter.bin} ${(killed as ProcessRow).pid} to be gone`, 15_000, 50);
         await waitUntil(() => adapterUnder(warden.pid as number, adapter) !== undefined, `the restarted ${adapter.bin}`, 30_000, 50);
         expect(await turn('hello'), (editor as Editor).stderr.join('')).to.deep.equal({ stopReason: 'end_turn', text: adapter.hello });
-        timings.push(`${adapter.bin}: kill -9 to the next turn's end_turn: ${Date.now() - killedAt} ms`);
+        timings.push(`${adapter.bin} (${protocol}): kill -9 to the next turn's end_turn: ${Date.now() - killedAt} ms`);
         // The restarted adapter resumed the session: the model sees the earlier turns (two hellos,
         // the cancelled slow, the hello after it), then the turn cut by the kill when the CLI had
         // written it down before it died (once at most: warden does not send it again), then this one.
