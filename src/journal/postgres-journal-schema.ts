@@ -139,9 +139,17 @@ BEGIN
 END $$;
 `;
 
+// The prompts journaled with an idempotency key, found by (session, key) from any host and after
+// a restart: a partial index on prompt entries only (other entries' inserts are not touched),
+// the key read from the entry's JSON. Hosts running the code of version 2 write as before.
+const version3 = `
+CREATE INDEX entries_by_prompt_key ON entries (session_key, ((entry::jsonb) ->> 'idempotencyKey')) WHERE kind = 'prompt';
+`;
+
 const migrations: ReadonlyArray<AsyncMigration<pg.ClientBase>> = [
   { version: 1, name: 'journal, owners with epochs, hosts', up: async (client) => void (await client.query(version1)) },
   { version: 2, name: 'idempotent appends (entries.write_id)', up: async (client) => void (await client.query(version2)) },
+  { version: 3, name: 'prompts found by idempotency key', up: async (client) => void (await client.query(version3)) },
 ];
 
 /**

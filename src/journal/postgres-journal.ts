@@ -475,6 +475,21 @@ export async function openPostgresJournal(url: string | PostgresStore, options: 
       const { rows } = await query<EntryRow>(`${entryColumns} AND e.kind = ANY($2) ORDER BY e.seq`, [sessionId, [...stateEntryKinds]]);
       return rows.map((row) => recordOf(sessionId, row, where));
     },
+    async promptByKey(sessionId, key) {
+      // Through the partial index `entries_by_prompt_key` (its WHERE and expression, as written there).
+      const { rows } = await query<EntryRow>(`${entryColumns} AND e.kind = 'prompt' AND ((e.entry::jsonb) ->> 'idempotencyKey') = $2 ORDER BY e.seq LIMIT 1`, [sessionId, key]);
+      const row = rows[0];
+      if (!row) return undefined;
+      const { seq, entry } = recordOf(sessionId, row, where);
+      const ends = await query<EntryRow>(`${entryColumns} AND e.seq > $2 AND e.kind IN ('stop', 'error') ORDER BY e.seq LIMIT 1`, [sessionId, seq]);
+      const end = ends.rows[0];
+      return {
+        seq,
+        promptDigest: entry.kind === 'prompt' ? entry.promptDigest : undefined,
+        requestId: entry.kind === 'prompt' ? entry.requestId : undefined,
+        end: end ? recordOf(sessionId, end, where) : undefined,
+      };
+    },
     async lastSeq(sessionId) {
       const { rows } = await query<{ seq: string | null }>('SELECT max(e.seq) AS seq FROM entries e WHERE e.session_key = (SELECT key FROM sessions WHERE session_id = $1)', [sessionId]);
       return Number(rows[0]?.seq ?? 0);
