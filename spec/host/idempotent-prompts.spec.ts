@@ -98,8 +98,8 @@ describe('host: idempotent prompts (issue 30)', function () {
     expect(promptsOf(journal, sessionId)).to.have.length(1);
   });
 
-  it('a key that is empty, longer than 255 characters or not a string is refused -32602, nothing inserted; 255 characters are taken', async () => {
-    for (const key of ['', 'k'.repeat(256), 7]) {
+  it('a key that is empty, longer than 255 characters, holds U+0000 or is not a string is refused -32602, nothing inserted; 255 characters are taken', async () => {
+    for (const key of ['', 'k'.repeat(256), 'a\u0000b', 7]) {
       const refused = await errorOf(editor.request('session/prompt', keyed(sessionId, 'hello', key)));
       expect(refused.code, JSON.stringify(key)).to.equal(-32602);
       expect(refused.data).to.deep.equal({ idempotencyKey: key });

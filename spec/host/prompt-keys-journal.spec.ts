@@ -15,12 +15,13 @@ import type { AsyncJournal } from '../../src/journal/async-journal.js';
 import { asyncJournalOf } from '../../src/journal/async-journal-of.js';
 import type { JournalEntry } from '../../src/journal/journal.js';
 import { openPostgresJournal } from '../../src/journal/postgres-journal.js';
+import { promptKeyExpression } from '../../src/journal/postgres-journal-schema.js';
 import { canonicalJson, promptDigestOf } from '../../src/journal/prompt-digest.js';
 import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
 
 const blocks = (text: string) => [{ type: 'text' as const, text }];
-const keyed = (text: string, idempotencyKey: string, requestId: string): JournalEntry => ({ kind: 'prompt', prompt: blocks(text), requestId, idempotencyKey, promptDigest: promptDigestOf(blocks(text)) });
+const keyed = (text: string, idempotencyKey: string, requestId: string): JournalEntry => ({ kind: 'prompt', idempotencyKey, promptDigest: promptDigestOf(blocks(text)), prompt: blocks(text), requestId });
 const said = (text: string): JournalEntry => ({ kind: 'update', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } } });
 
 /** The contract on one engine: `open` opens the same store again each time. */
@@ -31,6 +32,8 @@ async function keysAreFound(open: () => Promise<AsyncJournal>): Promise<void> {
   await journal.append('s1', { kind: 'prompt', prompt: blocks('no key'), requestId: 'r0' });
   await journal.append('s1', { kind: 'stop', stopReason: 'end_turn', requestId: 'r0' });
   const seq = await journal.append('s1', keyed('hello', 'K-1', 'r1'));
+  // A request id with U+0000 in it (warden serve's are so) and a key that JSON escapes.
+  const odd = await journal.append('s2', keyed('odd', 'K "quoted" \\ \u00e9', 'c1\u0000r9'));
   await journal.append('s1', said('hi'));
   expect(await journal.promptByKey('s1', 'K-1')).to.deep.equal({ seq, promptDigest: promptDigestOf(blocks('hello')), requestId: 'r1', end: undefined });
   const end = await journal.append('s1', { kind: 'stop', stopReason: 'end_turn', requestId: 'r1' });
@@ -48,6 +51,7 @@ async function keysAreFound(open: () => Promise<AsyncJournal>): Promise<void> {
     // Keys are case-sensitive, scoped to their session; an unknown session has none.
     expect(await reopened.promptByKey('s1', 'k-1')).to.equal(undefined);
     expect(await reopened.promptByKey('s2', 'K-1')).to.equal(undefined);
+    expect(await reopened.promptByKey('s2', 'K "quoted" \\ \u00e9')).to.include({ seq: odd, requestId: 'c1\u0000r9' });
     expect(await reopened.promptByKey('nope', 'K-1')).to.equal(undefined);
   } finally {
     await reopened.close();
@@ -167,7 +171,7 @@ describe('journal: prompts found by idempotency key (issue 30)', () => {
         // A sequential scan is the cheaper plan for a table this small: forbidden, the index is the other way.
         const plan = await direct<{ 'QUERY PLAN': string }>(
           url,
-          "SET enable_seqscan = off; EXPLAIN SELECT seq FROM entries e WHERE e.session_key = 1 AND e.kind = 'prompt' AND ((e.entry::jsonb) ->> 'idempotencyKey') = 'K'",
+          `SET enable_seqscan = off; EXPLAIN SELECT seq FROM entries e WHERE e.session_key = 1 AND e.kind = 'prompt' AND ${promptKeyExpression} = '"K"'`,
         );
         expect(JSON.stringify(plan)).to.include('entries_by_prompt_key');
       } finally {

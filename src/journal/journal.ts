@@ -210,7 +210,8 @@ export interface Journal {
   /**
    * The prompt of `sessionId` journaled with idempotency key `key` (the first, if several),
    * and its turn's end when journaled; `undefined` when there is none (or the session is
-   * unknown). Optional: the host looks prompts up by key with it (an index, so a retry after a
+   * unknown). The engines index a prompt entry written as the host writes it: `kind` first,
+   * `idempotencyKey` second (`{"kind":"prompt","idempotencyKey":…}`). Optional: the host looks prompts up by key with it (an index, so a retry after a
    * restart costs one lookup) and scans `entries` without it.
    */
   promptByKey?(sessionId: string, key: string): KeyedPrompt | undefined;

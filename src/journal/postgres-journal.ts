@@ -35,7 +35,7 @@ import { connectionErrorCode, PostgresJournalError, storeError } from './postgre
 import { decodeCursor, encodeCursor, recordOf, sessionOf, type EntryRow, type SessionRow } from './postgres-rows.js';
 import { defaultLeaseMs, leaseStanding, type LeaseStanding } from './lease.js';
 import { notifyExpression } from './wake-ups.js';
-import { ensurePostgresSchema, fencedState, unknownSessionState } from './postgres-journal-schema.js';
+import { ensurePostgresSchema, fencedState, promptKeyExpression, unknownSessionState } from './postgres-journal-schema.js';
 
 export { PostgresJournalError } from './postgres-journal-error.js';
 
@@ -477,7 +477,7 @@ export async function openPostgresJournal(url: string | PostgresStore, options: 
     },
     async promptByKey(sessionId, key) {
       // Through the partial index `entries_by_prompt_key` (its WHERE and expression, as written there).
-      const { rows } = await query<EntryRow>(`${entryColumns} AND e.kind = 'prompt' AND ((e.entry::jsonb) ->> 'idempotencyKey') = $2 ORDER BY e.seq LIMIT 1`, [sessionId, key]);
+      const { rows } = await query<EntryRow>(`${entryColumns} AND e.kind = 'prompt' AND ${promptKeyExpression} = $2 ORDER BY e.seq LIMIT 1`, [sessionId, JSON.stringify(key)]);
       const row = rows[0];
       if (!row) return undefined;
       const { seq, entry } = recordOf(sessionId, row, where);

@@ -197,7 +197,8 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
       this.#sendOrHold(machine, prompt.request);
       return;
     }
-    const entry: TurnRecord = { kind: 'prompt', prompt: prompt.request.params.prompt as unknown[], requestId, ...prompt.request.identity };
+    // The key right after `kind`: where the journal's engines index it (journal.ts, `promptByKey`).
+    const entry: TurnRecord = { kind: 'prompt', ...prompt.request.identity, prompt: prompt.request.params.prompt as unknown[], requestId };
     prompt.stage = 'writing';
     journal.write(entry, (seq, refused) => {
       const cancelled = prompt.stage === 'writingCancelled';

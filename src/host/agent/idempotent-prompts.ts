@@ -54,8 +54,9 @@ export function promptKeyOf(params: Readonly<Record<string, unknown>>): PromptKe
   const key = params.idempotencyKey ?? (meta !== null && typeof meta === 'object' ? (meta as Record<string, unknown>)[idempotencyKeyMeta] : undefined);
   if (key === undefined || key === null) return undefined;
   const length = typeof key === 'string' ? [...key].length : 0;
-  if (typeof key !== 'string' || length < 1 || length > maxIdempotencyKeyLength) {
-    return RpcError.invalidParams(`an idempotency key is a string of 1 to ${maxIdempotencyKeyLength} characters`, { idempotencyKey: key });
+  // No U+0000: PostgreSQL's text (and its JSON operators) cannot hold it.
+  if (typeof key !== 'string' || length < 1 || length > maxIdempotencyKeyLength || key.includes('\u0000')) {
+    return RpcError.invalidParams(`an idempotency key is a string of 1 to ${maxIdempotencyKeyLength} characters, none of them U+0000`, { idempotencyKey: key });
   }
   return { idempotencyKey: key, promptDigest: promptDigestOf(params.prompt) };
 }
