@@ -400,7 +400,7 @@ for (const engine of [sqliteEngine, postgresEngine]) {
       await client.query("INSERT INTO warden_schema (version, name) VALUES (99, 'from the future')");
       await client.end();
       const error = await rejection(openPostgresJournal(url));
-      expect(error.message).to.equal(`cannot open the journal at ${url}: the store has schema version 99, newer than this acp-warden knows (2): upgrade acp-warden to the version that wrote it`);
+      expect(error.message).to.equal(`cannot open the journal at ${url}: the store has schema version 99, newer than this acp-warden knows (3): upgrade acp-warden to the version that wrote it`);
     });
 
     it('fencing: a takeover while the stale owner appends without pause: each append lands before the takeover or is refused, never after', async function () {

@@ -162,9 +162,9 @@ describe('PostgreSQL journal: database faults (issue 17)', function () {
     await journal.close();
     // Back to version 1, as a store made before migration 2 (the 8-argument warden_append stays).
     await direct(`DROP FUNCTION warden_append(text, text, bigint, text, timestamptz[], text[], text[], text, integer);
-      ALTER TABLE entries DROP COLUMN write_id; DELETE FROM warden_schema WHERE version = 2`);
+      DROP INDEX entries_by_prompt_key; ALTER TABLE entries DROP COLUMN write_id; DELETE FROM warden_schema WHERE version >= 2`);
     const reopened = await open();
-    expect((await direct<{ version: number }>('SELECT version FROM warden_schema ORDER BY version')).map((row) => row.version)).to.deep.equal([1, 2]);
+    expect((await direct<{ version: number }>('SELECT version FROM warden_schema ORDER BY version')).map((row) => row.version)).to.deep.equal([1, 2, 3]);
     await reopened.claim('s1');
     const seq = await reopened.append('s1', update('written at version 2'));
     expect(await direct<{ seq: string; mine: boolean }>('SELECT seq, write_id LIKE $1 AS mine FROM entries ORDER BY seq', [`${reopened.hostId}:%`])).to.deep.equal([

@@ -129,7 +129,7 @@ describe('sqliteJournal: versioned schema (PRAGMA user_version)', () => {
     expect(before.sessions.map((session) => session.sessionId)).to.deep.equal(['gamma', 'beta', 'alpha']);
 
     const after = contentsOf(path);
-    expect(versionOf(path)).to.equal(1);
+    expect(versionOf(path)).to.equal(2);
     expect(after).to.deep.equal(before);
 
     const journal = sqliteJournal(path);
@@ -181,7 +181,7 @@ describe('sqliteJournal: versioned schema (PRAGMA user_version)', () => {
       for (const opener of openers) opener.child.stdin.write('go\n');
       const seqs = (await Promise.all(openers.map((opener) => opener.done))).map((outcome) => outcome.seq);
       expect(new Set(seqs).size).to.equal(2);
-      expect(versionOf(path)).to.equal(1);
+      expect(versionOf(path)).to.equal(2);
       const after = contentsOf(path);
       const appended = after.entries.alpha!.slice(before.entries.alpha!.length);
       expect(appended.map((record) => record.seq).sort()).to.deep.equal([...seqs].sort());
@@ -203,14 +203,14 @@ describe('sqliteJournal: versioned schema (PRAGMA user_version)', () => {
     journal.createSession({ sessionId: 'kept', agent: 'demo', cwd: '/w' });
     journal.close();
     const db = new Database(path);
-    db.pragma('user_version = 2');
+    db.pragma('user_version = 3');
     db.close();
     const bytes = readFileSync(path);
 
     expect(() => sqliteJournal(path)).to.throw(
-      `cannot open the journal at ${path}: the store has schema version 2, newer than this acp-warden knows (1): upgrade acp-warden to the version that wrote it. Choose another file with --store PATH (or :memory:).`,
+      `cannot open the journal at ${path}: the store has schema version 3, newer than this acp-warden knows (2): upgrade acp-warden to the version that wrote it. Choose another file with --store PATH (or :memory:).`,
     );
-    expect(versionOf(path)).to.equal(2);
+    expect(versionOf(path)).to.equal(3);
     expect(readFileSync(path).equals(bytes)).to.equal(true);
   });
 

@@ -102,7 +102,7 @@ function sessionRoute(host: AnyActorRef, sessionId: string): SessionRoute {
       const session = live?.sessions.get(sessionId);
       if (!live || !session) return false;
       if (event.type === 'session.prompt') {
-        promptCame(session, event as AgentRequestEvent);
+        promptCame(live, session, event as AgentRequestEvent);
         return true;
       }
       if (event.type === 'session.cancel') {

@@ -36,6 +36,7 @@ export function asyncJournalOf(journal: Journal): AsyncJournal {
     readEntries: promised('readEntries'),
     stateEntries: promised('stateEntries'),
     lastSeq: promised('lastSeq'),
+    promptByKey: promised('promptByKey'),
     claim: promised('claim'),
     release: promised('release'),
     setResume: promised('setResume'),

@@ -13,6 +13,7 @@
 import { BrandedError } from './error-brand.js';
 import type {
   JournalEntry,
+  KeyedPrompt,
   JournalPageQuery,
   JournalRecord,
   JournalSession,
@@ -50,6 +51,8 @@ export interface AsyncJournal {
   stateEntries(sessionId: string): Promise<JournalRecord[]>;
   /** The `seq` of a session's last entry, 0 when it has none (or the session is unknown). */
   lastSeq(sessionId: string): Promise<number>;
+  /** The prompt journaled with idempotency key `key` and its turn's end (see {@link Journal.promptByKey}); `undefined` when none. */
+  promptByKey(sessionId: string, key: string): Promise<KeyedPrompt | undefined>;
   /**
    * Takes `sessionId` for this journal: resolves with the epoch it now holds (`undefined` for an
    * engine without epochs) and, when it took the session from another host that was lost or

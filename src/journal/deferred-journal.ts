@@ -31,6 +31,7 @@ export function deferredJournal(opening: Promise<AsyncJournal>): DeferredJournal
     readEntries: waiting('readEntries'),
     stateEntries: waiting('stateEntries'),
     lastSeq: waiting('lastSeq'),
+    promptByKey: waiting('promptByKey'),
     claim: waiting('claim'),
     release: waiting('release'),
     setResume: waiting('setResume'),

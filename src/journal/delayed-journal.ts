@@ -23,7 +23,7 @@ export interface JournalDelay {
 }
 
 /** The calls that only read: these may answer with what the store held when they ran, late. */
-const reads = new Set<keyof AsyncJournal>(['getSession', 'listSessions', 'entries', 'readEntries', 'stateEntries', 'lastSeq']);
+const reads = new Set<keyof AsyncJournal>(['getSession', 'listSessions', 'entries', 'readEntries', 'stateEntries', 'lastSeq', 'promptByKey']);
 
 /**
  * `journal` with each call delayed (see the module's comment). A write waits before it runs
@@ -68,6 +68,7 @@ export function delayedJournal(journal: AsyncJournal, delay: JournalDelay): Asyn
     readEntries: delayed('readEntries'),
     stateEntries: delayed('stateEntries'),
     lastSeq: delayed('lastSeq'),
+    promptByKey: delayed('promptByKey'),
     claim: delayed('claim'),
     release: delayed('release'),
     setResume: delayed('setResume'),

@@ -17,6 +17,7 @@ import {
   type JournalSession,
   type JournalSessionPage,
   type JournalSessionState,
+  type KeyedPrompt,
 } from './journal.js';
 
 /** A value now, or a promise of it. */
@@ -93,6 +94,7 @@ export function hostJournalOf(store: HostStore): HostJournal {
     readEntries: bound('readEntries'),
     stateEntries: bound('stateEntries'),
     lastSeq: bound('lastSeq'),
+    promptByKey: bound('promptByKey'),
     claim: bound('claim'),
     release: bound('release'),
     setResume: bound('setResume'),
@@ -124,6 +126,7 @@ function syncHostJournal(journal: Journal): HostJournal {
     readEntries: (sessionId, page) => (journal.readEntries ? journal.readEntries(sessionId, page) : pageOf(entriesAfter(sessionId, page.afterSeq), page)),
     stateEntries: (sessionId) => (journal.stateEntries ? journal.stateEntries(sessionId) : entriesAfter(sessionId).filter((record) => stateEntryKinds.has(record.entry.kind))),
     lastSeq: (sessionId) => (journal.lastSeq ? journal.lastSeq(sessionId) : (entriesAfter(sessionId).at(-1)?.seq ?? 0)),
+    promptByKey: (sessionId, key) => (journal.promptByKey ? journal.promptByKey(sessionId, key) : keyedPromptIn(journal.getSession(sessionId) ? entriesAfter(sessionId) : [], key)),
     claim(sessionId) {
       if (!journal.getSession(sessionId)) throw new UnknownSessionError(sessionId);
       journal.claim?.(sessionId);
@@ -176,6 +179,15 @@ function appendGroupOf(journal: Journal, sessionId: string, entries: readonly Jo
   }
   journal.commit();
   return seqs;
+}
+
+/** The prompt of `records` journaled with `key`, and its turn's end (a journal without `promptByKey`). */
+function keyedPromptIn(records: readonly JournalRecord[], key: string): KeyedPrompt | undefined {
+  const at = records.findIndex((record) => record.entry.kind === 'prompt' && record.entry.idempotencyKey === key);
+  const found = records[at];
+  if (!found || found.entry.kind !== 'prompt') return undefined;
+  const end = records.slice(at + 1).find((record) => record.entry.kind === 'stop' || record.entry.kind === 'error');
+  return { seq: found.seq, promptDigest: found.entry.promptDigest, requestId: found.entry.requestId, end };
 }
 
 /** A page cut from a whole history (a journal without `readEntries`). */

@@ -50,10 +50,26 @@ export interface TurnOrigin {
   readonly requestId?: string;
 }
 
+/**
+ * An idempotent prompt's identity (docs/acp.md, "Idempotent prompts"): the client's key, and
+ * the digest of what it asked ({@link promptDigestOf}: SHA-256 of the canonical JSON of the
+ * content blocks), so that a retry of the key is told from a reuse of it for another prompt.
+ * Absent on a prompt sent without a key (and in entries written before keys were kept).
+ */
+export interface PromptIdentity {
+  /** The client's key: an opaque, case-sensitive string of 1 to 255 characters, scoped to the session. */
+  readonly idempotencyKey?: string;
+  /** Hex SHA-256 of the canonical JSON of `prompt`. */
+  readonly promptDigest?: string;
+}
+
 /** One fact in a session's history. */
 export type JournalEntry =
-  /** The user's prompt, as sent; `requestId` ({@link TurnOrigin}): the key the host got it under. */
-  | ({ readonly kind: 'prompt'; readonly prompt: readonly ContentBlock[] } & TurnOrigin)
+  /**
+   * The user's prompt, as sent; `requestId` ({@link TurnOrigin}): the key the host got it
+   * under; `idempotencyKey` and `promptDigest` ({@link PromptIdentity}) when the client gave a key.
+   */
+  | ({ readonly kind: 'prompt'; readonly prompt: readonly ContentBlock[] } & TurnOrigin & PromptIdentity)
   /** A `session/update` sent to the editor. */
   | { readonly kind: 'update'; readonly update: SessionUpdate }
   /** The agent asked for permission; `outcome` is the editor's answer. */
@@ -102,6 +118,26 @@ export interface JournalRecord {
   /** ISO 8601. */
   readonly at: string;
   readonly entry: JournalEntry;
+}
+
+/**
+ * A prompt found by its idempotency key ({@link Journal.promptByKey}). The v2 edge derives the
+ * prompt's `messageId` from `seq` (the prompt entry's seq: never given twice, also after a
+ * restart or on another host of a cluster).
+ */
+export interface KeyedPrompt {
+  /** The prompt entry's seq. */
+  readonly seq: number;
+  /** The digest journaled with it (absent: none was). */
+  readonly promptDigest: string | undefined;
+  /** The key the host got it under ({@link TurnOrigin}). */
+  readonly requestId: string | undefined;
+  /**
+   * Its turn's end when journaled: the first `stop` or `error` entry after the prompt (a
+   * session runs one turn at a time, and a turn cut by a crash gets its `error` when the
+   * session is attached again). Absent while the turn runs.
+   */
+  readonly end: JournalRecord | undefined;
 }
 
 /** Which page of a session's entries {@link Journal.readEntries} reads. */
@@ -171,6 +207,14 @@ export interface Journal {
    * before. Without it such answers wait for the end of the replay.
    */
   lastSeq?(sessionId: string): number;
+  /**
+   * The prompt of `sessionId` journaled with idempotency key `key` (the first, if several),
+   * and its turn's end when journaled; `undefined` when there is none (or the session is
+   * unknown). The engines index a prompt entry written as the host writes it: `kind` first,
+   * `idempotencyKey` second (`{"kind":"prompt","idempotencyKey":…}`). Optional: the host looks prompts up by key with it (an index, so a retry after a
+   * restart costs one lookup) and scans `entries` without it.
+   */
+  promptByKey?(sessionId: string, key: string): KeyedPrompt | undefined;
   /**
    * Takes `sessionId` for this journal's process while the session is live here (optional):
    * a session is live in one warden at a time. Throws {@link SessionOwnedError} when another

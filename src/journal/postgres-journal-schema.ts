@@ -139,9 +139,26 @@ BEGIN
 END $$;
 `;
 
+/**
+ * A prompt entry's idempotency key as the index `entries_by_prompt_key` keys it: the JSON string
+ * literal (quotes and escapes kept) right after `"kind":"prompt",` at the entry's start, where the
+ * host writes it (session-prompts.ts). Read from the text, not through `json`/`jsonb`: both
+ * refuse a `\u0000` anywhere in the entry (a `warden serve` request id holds one), which would
+ * refuse the prompt's append. The lookup passes the key as `JSON.stringify(key)`.
+ */
+export const promptKeyExpression = String.raw`substring(entry from '^\{"kind":"prompt","idempotencyKey":("(?:[^"\\]|\\.)*")')`;
+
+// The prompts journaled with an idempotency key, found by (session, key) from any host and after
+// a restart: a partial index on prompt entries only (other entries' inserts are not touched).
+// Hosts running the code of version 2 write as before.
+const version3 = `
+CREATE INDEX entries_by_prompt_key ON entries (session_key, (${promptKeyExpression})) WHERE kind = 'prompt';
+`;
+
 const migrations: ReadonlyArray<AsyncMigration<pg.ClientBase>> = [
   { version: 1, name: 'journal, owners with epochs, hosts', up: async (client) => void (await client.query(version1)) },
   { version: 2, name: 'idempotent appends (entries.write_id)', up: async (client) => void (await client.query(version2)) },
+  { version: 3, name: 'prompts found by idempotency key', up: async (client) => void (await client.query(version3)) },
 ];
 
 /**

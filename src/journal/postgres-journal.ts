@@ -35,7 +35,7 @@ import { connectionErrorCode, PostgresJournalError, storeError } from './postgre
 import { decodeCursor, encodeCursor, recordOf, sessionOf, type EntryRow, type SessionRow } from './postgres-rows.js';
 import { defaultLeaseMs, leaseStanding, type LeaseStanding } from './lease.js';
 import { notifyExpression } from './wake-ups.js';
-import { ensurePostgresSchema, fencedState, unknownSessionState } from './postgres-journal-schema.js';
+import { ensurePostgresSchema, fencedState, promptKeyExpression, unknownSessionState } from './postgres-journal-schema.js';
 
 export { PostgresJournalError } from './postgres-journal-error.js';
 
@@ -474,6 +474,21 @@ export async function openPostgresJournal(url: string | PostgresStore, options: 
     async stateEntries(sessionId) {
       const { rows } = await query<EntryRow>(`${entryColumns} AND e.kind = ANY($2) ORDER BY e.seq`, [sessionId, [...stateEntryKinds]]);
       return rows.map((row) => recordOf(sessionId, row, where));
+    },
+    async promptByKey(sessionId, key) {
+      // Through the partial index `entries_by_prompt_key` (its WHERE and expression, as written there).
+      const { rows } = await query<EntryRow>(`${entryColumns} AND e.kind = 'prompt' AND ${promptKeyExpression} = $2 ORDER BY e.seq LIMIT 1`, [sessionId, JSON.stringify(key)]);
+      const row = rows[0];
+      if (!row) return undefined;
+      const { seq, entry } = recordOf(sessionId, row, where);
+      const ends = await query<EntryRow>(`${entryColumns} AND e.seq > $2 AND e.kind IN ('stop', 'error') ORDER BY e.seq LIMIT 1`, [sessionId, seq]);
+      const end = ends.rows[0];
+      return {
+        seq,
+        promptDigest: entry.kind === 'prompt' ? entry.promptDigest : undefined,
+        requestId: entry.kind === 'prompt' ? entry.requestId : undefined,
+        end: end ? recordOf(sessionId, end, where) : undefined,
+      };
     },
     async lastSeq(sessionId) {
       const { rows } = await query<{ seq: string | null }>('SELECT max(e.seq) AS seq FROM entries e WHERE e.session_key = (SELECT key FROM sessions WHERE session_id = $1)', [sessionId]);

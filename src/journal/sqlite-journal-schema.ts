@@ -9,6 +9,10 @@
  * session's key is `AUTOINCREMENT` (one write per new session, not per entry), so that a key is
  * never given to a second session: a process that still knows a deleted session's key cannot
  * append to another.
+ * Version 2 adds `entries_by_prompt_key`: the prompts journaled with an idempotency key, found
+ * by (session, key) after a restart. A partial index on the prompt entries only (the host
+ * writes `kind` first, so the test reads no entry as JSON), with the key read from the entry's
+ * JSON: nothing is added to an insert of any other entry, and a store of version 1 only gets the index.
  * Version 0 is the store made before versions existed (text `session_id` in `entries`,
  * `AUTOINCREMENT`, `REFERENCES sessions`).
  */
@@ -21,6 +25,13 @@ import { latestVersion, runMigrations, type Migration } from './migrations.js';
  * next rowid (the highest + 1) is never one given before.
  */
 export const noSessionKey = 0;
+
+/** The partial index's condition: a prompt entry (the host writes `kind` first). */
+export const promptPrefix = `substr(entry, 1, 16) = '{"kind":"prompt"'`;
+/** The partial index's expression: a prompt entry's idempotency key. */
+export const promptKey = `json_extract(entry, '$.idempotencyKey')`;
+
+const version2 = `CREATE INDEX entries_by_prompt_key ON entries (session_key, ${promptKey}) WHERE ${promptPrefix};`;
 
 const version1 = `
 CREATE TABLE sessions (
@@ -81,6 +92,7 @@ const migrations: ReadonlyArray<Migration<Database.Database>> = [
       else db.exec(version1);
     },
   },
+  { version: 2, name: 'prompts found by idempotency key', up: (db) => db.exec(version2) },
 ];
 
 /** The schema version this code writes; a store with a higher one was made by a newer warden. */

@@ -26,7 +26,7 @@ import {
   type JournalSessionState,
 } from './journal.js';
 import { sessionOwners, type SessionOwners } from './session-owners.js';
-import { ensureJournalSchema, noSessionKey } from './sqlite-journal-schema.js';
+import { ensureJournalSchema, noSessionKey, promptKey, promptPrefix } from './sqlite-journal-schema.js';
 
 /** Options of {@link sqliteJournal}. */
 export interface SqliteJournalOptions {
@@ -141,6 +141,9 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     // The host writes `kind` first: a prefix test reads no entry as JSON but the few that match.
     stateEntries: db.prepare(`SELECT ${entryColumns} AND substr(entries.entry, 1, 16) IN ('{"kind":"mode","', '{"kind":"config"', '{"kind":"resume"') ORDER BY entries.seq`),
     lastSeq: db.prepare(`SELECT MAX(seq) AS seq FROM entries WHERE session_key = ${keyOf}`),
+    // Through the partial index `entries_by_prompt_key` (its WHERE and expression, as written there).
+    promptByKey: db.prepare(`SELECT ${entryColumns} AND ${promptPrefix} AND ${promptKey} = ? ORDER BY entries.seq LIMIT 1`),
+    turnEnd: db.prepare(`SELECT ${entryColumns} AND entries.seq > ? AND substr(entries.entry, 1, 16) IN ('{"kind":"stop","', '{"kind":"error",') ORDER BY entries.seq LIMIT 1`),
   };
 
   const known = (sessionId: string): SessionRow => {
@@ -348,6 +351,19 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     lastSeq(sessionId) {
       readable();
       return (statements.lastSeq.get(sessionId) as { seq: number | null }).seq ?? 0;
+    },
+    promptByKey(sessionId, key) {
+      readable();
+      const row = statements.promptByKey.get(sessionId, key) as EntryRow | undefined;
+      if (!row) return undefined;
+      const { entry } = recordOf(row);
+      const end = statements.turnEnd.get(sessionId, row.seq) as EntryRow | undefined;
+      return {
+        seq: row.seq,
+        promptDigest: entry.kind === 'prompt' ? entry.promptDigest : undefined,
+        requestId: entry.kind === 'prompt' ? entry.requestId : undefined,
+        end: end ? recordOf(end) : undefined,
+      };
     },
     setResume(sessionId, resume) {
       settleGroup();

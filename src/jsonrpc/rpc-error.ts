@@ -44,6 +44,7 @@ export const rpcReasons = Object.freeze({
   not_controller: { code: ErrorCodes.InvalidRequest, failure: 'error_response', when: "`warden serve`: the connection observes the session; only its controller may prompt, cancel, set mode or config, close or delete it (`data.controller`; take control with `_acp-warden/take_control`)" },
   not_attached: { code: ErrorCodes.InvalidRequest, failure: 'error_response', when: '`warden serve`: the connection has not attached the session (`session/load` or `session/resume` it first)' },
   no_controller: { code: ErrorCodes.InternalError, failure: 'error_response', when: "`warden serve`: the agent asked a client for something (a file, a terminal) in a session no client controls now" },
+  idempotency_key_reused: { code: ErrorCodes.InvalidParams, failure: 'error_response', when: "`session/prompt`: the idempotency key was used for another prompt in the session (another digest of its content blocks); `data.idempotencyKey`, and `data.promptSeq`: the seq of the key's prompt entry when journaled" },
   file_too_large: { code: ErrorCodes.InvalidParams, failure: 'error_response', when: 'an `fs/read_text_file` (file or line range) is over the read limit (`data.maxReadBytes`)' },
 } as const satisfies Record<string, { readonly code: number; readonly failure: RpcFailure; readonly when: string }>);
 

@@ -19,6 +19,8 @@ import { holdsPrompts, type SessionMachineEmitted } from './session-machine.js';
 export interface PromptRequest {
   readonly requestId: string;
   readonly params: { readonly prompt?: unknown; readonly [key: string]: unknown };
+  /** Its idempotency key and the prompt's digest, journaled with it when the client gave a key (the host reads them from the params). */
+  readonly identity?: { readonly idempotencyKey: string; readonly promptDigest: string };
 }
 
 /**
@@ -26,7 +28,7 @@ export interface PromptRequest {
  * each with the request's key (whose turn it is, for a reader that meets it before it is told).
  */
 export type TurnRecord =
-  | { readonly kind: 'prompt'; readonly prompt: readonly unknown[]; readonly requestId: string }
+  | { readonly kind: 'prompt'; readonly prompt: readonly unknown[]; readonly requestId: string; readonly idempotencyKey?: string; readonly promptDigest?: string }
   | { readonly kind: 'stop'; readonly stopReason: string; readonly requestId: string }
   | { readonly kind: 'error'; readonly error: ErrorObject; readonly requestId: string };
 
@@ -195,7 +197,8 @@ export class SessionPrompts<TRequest extends PromptRequest = PromptRequest> {
       this.#sendOrHold(machine, prompt.request);
       return;
     }
-    const entry: TurnRecord = { kind: 'prompt', prompt: prompt.request.params.prompt as unknown[], requestId };
+    // The key right after `kind`: where the journal's engines index it (journal.ts, `promptByKey`).
+    const entry: TurnRecord = { kind: 'prompt', ...prompt.request.identity, prompt: prompt.request.params.prompt as unknown[], requestId };
     prompt.stage = 'writing';
     journal.write(entry, (seq, refused) => {
       const cancelled = prompt.stage === 'writingCancelled';

@@ -105,7 +105,7 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
         return;
       }
       // Its turn: the session's machine keeps it, queues it (FIFO) and starts it.
-      promptCame(session, request);
+      promptCame(live, session, request);
       return;
     }
     case 'session.fork':

@@ -1,6 +1,7 @@
 /**
  * The host agent's live record: what it keeps per connection and per session (never in a snapshot), and the vocabulary its parts share.
  */
+import type { HeldKeyedPrompt } from './idempotent-prompts.js';
 import type { AgentCapabilities, SessionInfo } from '@agentclientprotocol/sdk';
 import type { ActorScope, ActorSystem, AnyActorRef, Snapshot, Subscription } from 'xstate';
 import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent, SessionRoute } from '../../protocol/native-agent.js';
@@ -102,6 +103,8 @@ export interface HostSession {
   readonly machine: AnyActorRef;
   /** Its prompts, kept with its machine (session-prompts.ts): what the host routes to the session goes there. */
   readonly prompts: SessionPrompts<AgentRequestEvent>;
+  /** Its prompts sent with an idempotency key and not answered yet, by key (idempotent-prompts.ts). */
+  readonly keyed: Map<string, HeldKeyedPrompt>;
   /** Updates of an agent-side `session/load` are not news: the host replayed its journal. */
   replaying: boolean;
   /** What waits for the re-apply under way (a load or resume's answer), run when it ends or the session does. */

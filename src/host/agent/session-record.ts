@@ -61,7 +61,7 @@ export function openSession(live: Live, sessionId: string, agent: string, restar
       onEvent({ type: 'session.state', sessionId, state: String(snapshot.value) });
     });
   }
-  session = { sessionId, agent, machine, prompts, replaying: false, afterReapply: [], route: undefined, updates: undefined };
+  session = { sessionId, agent, machine, prompts, keyed: new Map(), replaying: false, afterReapply: [], route: undefined, updates: undefined };
   machine.start();
   live.sessions.set(sessionId, session);
   live.closed.delete(sessionId);

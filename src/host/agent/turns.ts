@@ -13,7 +13,9 @@ import type { SessionMachineContext } from '../../session/session-machine.js';
 import { owesAnswer } from '../../session/turn-queue.js';
 import type { PromptServices } from '../../session/session-prompts.js';
 import type { HostSession, Live } from './live.js';
-import { emit } from './delivery.js';
+import { fail } from './delivery.js';
+import { answerPrompt, keyedPromptCame, keyedPromptJournaled, promptKeyOf } from './idempotent-prompts.js';
+import { RpcError } from '../../jsonrpc/rpc-error.js';
 import { answerClientCall, sendToSession } from './inner-agents.js';
 import { journalFailure } from './journal-failures.js';
 import { journalFailureAnswers, record, recordPermission } from './journal-writes.js';
@@ -21,9 +23,16 @@ import { journalFailureAnswers, record, recordPermission } from './journal-write
 /** The permission answer for a turn that was cancelled (ACP's outcome). */
 const cancelledPermission = { outcome: { outcome: 'cancelled' } };
 
-/** A prompt for a live session: to its session's prompts, kept there while its machine decides when its turn starts. */
-export function promptCame(session: HostSession, request: AgentRequestEvent): void {
-  session.prompts.came(request);
+/**
+ * A prompt for a live session: to its session's prompts, kept there while its machine decides
+ * when its turn starts. A prompt with an idempotency key goes there only when the session has
+ * no prompt of that key (idempotent-prompts.ts); a malformed key is refused -32602.
+ */
+export function promptCame(live: Live, session: HostSession, request: AgentRequestEvent): void {
+  const key = promptKeyOf(request.params);
+  if (key instanceof RpcError) return fail(live, request.requestId, key, session.sessionId);
+  if (!key) return session.prompts.came(request);
+  keyedPromptCame(live, session, request, key, (keyed) => session.prompts.came(keyed));
 }
 
 /**
@@ -55,13 +64,16 @@ export function promptServices(live: Live, session: () => HostSession): PromptSe
     journal: {
       write: (entry, then) => record(live, session().sessionId, entry as TurnEntry, then),
       refused: (why) => journalFailure(why, session().sessionId, 'the prompt was not sent to the agent'),
-      journaled: (requestId, seq, entry) => live.scope.emit({ type: 'session.turnJournaled', sessionId: session().sessionId, requestId, seq, entry: entry as TurnEntry }),
+      journaled: (requestId, seq, entry) => {
+        if (entry.kind === 'prompt') keyedPromptJournaled(session(), requestId, seq);
+        live.scope.emit({ type: 'session.turnJournaled', sessionId: session().sessionId, requestId, seq, entry: entry as TurnEntry });
+      },
     },
     send: (request) => sendToSession(live, session(), request),
     cancel: (requestId) => {
       if (live.context) sendToSession(live, session(), { type: 'session.cancel', sessionId: session().sessionId, requestId, context: live.context });
     },
-    answer: (requestId, outcome) => emit(live, 'error' in outcome ? { type: 'acp.error', requestId, error: outcome.error } : { type: 'acp.respond', requestId, result: outcome.result }, session().sessionId),
+    answer: (requestId, outcome) => answerPrompt(live, session(), requestId, outcome),
     cancelPermissions: () => cancelPermissions(live, session()),
     // The new agent process has the user's choices: what waited for that (a load's answer) goes on, then the held prompts.
     released: () => {
