@@ -66,6 +66,7 @@ export const agentServerLogic = gracefulShutdown({
       sessions: new Map(),
       held: [],
       context: undefined,
+      v2: undefined,
       phase: { value: 'awaitingInitialize' },
       nextKey: 1,
       nextSession: 1,

@@ -15,6 +15,7 @@ import { BareTurns } from './bare-turns.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { AGENT_METHODS } from '../protocol/methods.js';
 import { type AgentEventContext, type NativeAgent, type SessionRoute } from '../protocol/native-agent.js';
+import type { V2Edge } from './v2-edge.js';
 
 
 /** What an agent server runs on. */
@@ -124,6 +125,8 @@ export interface Live {
   /** Requests and notifications that arrived in phase `initializing`, oldest first. */
   readonly held: HeldMessage[];
   context: AgentEventContext | undefined;
+  /** The editor speaks ACP v2 (its `initialize` opened v2): what its rendering keeps; `undefined`: v1. */
+  v2: V2Edge | undefined;
   phase: Phase;
   nextKey: number;
   nextSession: number;
