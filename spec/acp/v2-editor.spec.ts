@@ -21,7 +21,7 @@ import { demoAgent } from '../../src/acp/demo-agent.js';
 import { lives } from '../../src/acp/server-live.js';
 import { childrenOf, waitUntil } from '../support/processes.js';
 import { start } from '../support/raw-editor.js';
-import { connectOverStdio, killGroups, wardenMain } from '../support/warden-process.js';
+import { connectOverStdio, exitCodeOf, killGroups, wardenMain } from '../support/warden-process.js';
 
 interface Notified {
   readonly sessionId: string;
@@ -219,6 +219,18 @@ describe('ACP v2 editor: the prompt lifecycle against warden acp --agent demo', 
     expect(replay.at(-1)?.update.sessionUpdate).to.equal('state_update');
   });
 
+  it('session basics in v2 terms: list, set_config_option (by configId), auth/logout onto logout, auth/login refused without auth methods', async () => {
+    const active = await session();
+    expect(active.configOptions?.[0]).to.include({ configId: 'model' });
+    const set = await active.setConfigOption({ configId: 'model', value: 'demo-thorough' } as never);
+    expect(set.configOptions?.find((option) => option.configId === 'model')).to.include({ currentValue: 'demo-thorough' });
+    const listed = (await editor.agent.request('session/list', {})) as { sessions: Array<{ sessionId: string }> };
+    expect(listed.sessions.map((entry) => entry.sessionId)).to.include(active.sessionId);
+    expect(await editor.agent.request('auth/logout', {})).to.deep.equal({});
+    const login = await editor.agent.request('auth/login', { methodId: 'none' }).then(() => undefined, (error: { code: number }) => error);
+    expect(login?.code).to.equal(-32601);
+  });
+
   it('the agent crashes mid-turn: the acknowledged turn ends idle with stopReason error and data.reason agent_crashed', async () => {
     const active = await session();
     const from = editor.updates.length;
@@ -231,5 +243,23 @@ describe('ACP v2 editor: the prompt lifecycle against warden acp --agent demo', 
     const idle = ofSession(editor.updates, active.sessionId, from).filter((entry) => entry.update.sessionUpdate === 'state_update').at(-1);
     expect(idle?.update).to.include({ state: 'idle', stopReason: 'error' });
     expect(idle?.update.error?.data?.reason).to.equal('agent_crashed');
+  });
+});
+
+describe('ACP v2 editor: input closed mid-turn', function () {
+  this.timeout(30_000);
+
+  it('the editor closes its input after the prompt is acknowledged: the turn still ends idle before warden exits', async () => {
+    const child = wardenAcp();
+    const exited = exitCodeOf(child);
+    const editor = v2Editor(child);
+    await editor.agent.request('initialize', { protocolVersion: 2, info: { name: 'v2-editor-spec', version: '1' }, capabilities: {} });
+    const active = await editor.agent.buildSession(dir).start();
+    const ack = await active.prompt('say a few words before you go');
+    child.stdin?.end();
+    expect(await exited).to.equal(0);
+    const updates = ofSession(editor.updates, active.sessionId);
+    expect(updates.find((entry) => entry.update.sessionUpdate === 'user_message')?.update.messageId).to.equal(ack.messageId);
+    expect(statesOf(updates).at(-1)).to.equal('idle:end_turn');
   });
 });

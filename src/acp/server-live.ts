@@ -235,7 +235,9 @@ export function summary(live: Live): AgentServerContext {
   let activePrompts = 0;
   if (live.input.agent.ownsTurns) {
     // The handler queues them: the sessions with a prompt unanswered.
-    activePrompts = new Set(requestsHandedOn(live).filter((request) => request.method === AGENT_METHODS.session_prompt).map((request) => request.sessionId)).size;
+    const prompting = requestsHandedOn(live).filter((request) => request.method === AGENT_METHODS.session_prompt).map((request) => request.sessionId);
+    // A v2 editor's prompt is answered when inserted: its turn runs on until its `idle`.
+    activePrompts = new Set([...prompting, ...(live.v2?.inserted.values() ?? [])]).size;
   } else {
     for (const session of live.sessions.values()) if (session.bare?.running) activePrompts++;
   }

@@ -86,6 +86,7 @@ export function v2Answer(live: Live, edge: V2Edge, key: string, outcome: { reado
   edge.inserted.delete(key);
   const stopReason = (outcome as { result?: { stopReason?: StopReason } }).result?.stopReason ?? 'end_turn';
   send(live, sessionId, idleState('error' in outcome ? { kind: 'error', error: outcome.error } : { kind: 'stop', stopReason }));
+  checkDrained(live);
   return { kind: 'turnEnded' };
 }
 
