@@ -11,6 +11,8 @@
 import { client as v1Client } from '@agentclientprotocol/sdk';
 import { client, ndJsonStream, type ActiveSession } from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
+import { assign, enqueueActions, setup, type AnyActorLogic } from 'xstate';
+import type { AgentHandlerEvent, AgentHandlerOutput } from '../../src/protocol/native-agent.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -118,6 +120,31 @@ describe('ACP v2 editor: negotiation', function () {
     expect(context._meta).to.deep.equal({ trace: 'abc' });
     expect(context.clientInfo).to.deep.equal({ name: 'ctx', version: '1' });
   });
+
+  it('no fs or terminal request reaches a v2 editor: the agent gets the refusal of an editor without the capability (in-process server)', async () => {
+    const refusals: unknown[] = [];
+    const logic = setup({ types: {} as { events: AgentHandlerEvent; emitted: AgentHandlerOutput } }).createMachine({
+      on: {
+        'session.new': {
+          actions: enqueueActions(({ event, enqueue }) => {
+            enqueue.emit({ type: 'acp.respond', requestId: (event as { requestId: string }).requestId, result: { sessionId: 's1' } });
+            enqueue.emit({ type: 'acp.clientRequest', key: 'fs', method: 'fs/read_text_file', params: { sessionId: 's1', path: '/etc/hostname' } });
+            enqueue.emit({ type: 'acp.clientRequest', key: 'term', method: 'terminal/create', params: { sessionId: 's1', command: 'true' } });
+          }),
+        },
+        'client.error': { actions: assign(({ event }) => (refusals.push(event), {})) },
+      },
+    });
+    const editor = start({ logic: logic as AnyActorLogic, agentInfo: { name: 'asks-files', version: '0' }, protocolVersions: [1, 2] });
+    await editor.request('initialize', { protocolVersion: 2, info: { name: 'ctx', version: '1' }, capabilities: { fs: { readTextFile: true }, terminal: true } });
+    await editor.request('session/new', { cwd: '/tmp' });
+    await waitUntil(() => refusals.length === 2, 'both refusals');
+    expect(editor.clientRequests).to.deep.equal([]);
+    expect(refusals.map((event) => (event as { key: string; error: { code: number; message: string } })).map(({ key, error }) => [key, error.code, error.message])).to.deep.equal([
+      ['fs', -32601, 'The client did not advertise support for fs/read_text_file'],
+      ['term', -32601, 'The client did not advertise support for terminal/create'],
+    ]);
+  });
 });
 
 describe('ACP v2 editor: the prompt lifecycle against warden acp --agent demo', function () {
@@ -198,6 +225,20 @@ describe('ACP v2 editor: the prompt lifecycle against warden acp --agent demo', 
     const updates = ofSession(editor.updates, active.sessionId, from);
     expect(updates.filter((entry) => entry.update.sessionUpdate === 'user_message').map((entry) => entry.update.messageId)).to.deep.equal(acked);
     expect(statesOf(updates)).to.deep.equal(['running', 'idle:end_turn', 'running', 'idle:end_turn']);
+  });
+
+  it('$/cancel_request of a prompt still queued behind a running turn: -32800, never inserted; the running turn ends end_turn', async () => {
+    const active = await session();
+    const from = editor.updates.length;
+    const first = await active.prompt('a first prompt that runs for a little while with several words');
+    const abort = new AbortController();
+    const queued = active.prompt('a second one, withdrawn', { cancellationSignal: abort.signal }).then(() => undefined, (error: { code: number }) => error);
+    abort.abort();
+    expect((await queued)?.code).to.equal(-32800);
+    await active.readTextUntilIdle();
+    const updates = ofSession(editor.updates, active.sessionId, from);
+    expect(updates.filter((entry) => entry.update.sessionUpdate === 'user_message').map((entry) => entry.update.messageId)).to.deep.equal([first.messageId]);
+    expect(statesOf(updates)).to.deep.equal(['running', 'idle:end_turn']);
   });
 
   it('session/resume with replayFrom start replays the turn with the live messageIds; an unknown cursor is -32602', async () => {
