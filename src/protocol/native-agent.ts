@@ -155,7 +155,12 @@ export interface NativeAgent<TLogic extends AnyActorLogic = AnyActorLogic> {
   /** Advertised as `agentCapabilities`; they gate the optional methods. */
   readonly capabilities?: AgentCapabilities;
   readonly authMethods?: AuthMethod[];
-  /** Protocol versions spoken, newest last. Default `[1]`. */
+  /**
+   * Protocol versions spoken to the editor, newest last. Default `[1]`: every `initialize` is
+   * answered 1. With 2 the server negotiates as the SDK's router (docs/acp.md, "ACP v2 toward
+   * editors") and renders for a v2 editor; that needs a handler that owns its turns and reports
+   * a prompt's insertion (`session.turnJournaled`), as the host's agent does.
+   */
   readonly protocolVersions?: readonly number[];
   /** `_`-prefixed extension methods the handler serves; others get -32601 (requests) or are ignored. */
   readonly extensions?: { readonly requests?: readonly string[]; readonly notifications?: readonly string[] };
