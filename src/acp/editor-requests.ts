@@ -17,7 +17,7 @@ import { dispatch, handles, completeInitialize, routed } from './server-answers.
 import { negotiate } from './v2-negotiation.js';
 import { v2OnlyMethods, v2RequestToCore } from './v2-requests.js';
 import { clientContextOfV2 } from './v2-initialize.js';
-import { v2Edge } from './v2-edge.js';
+import { v2Edge } from './v2-connection.js';
 import type * as V2 from '@agentclientprotocol/sdk/experimental/v2';
 
 export function onRequest(live: Live, rpcId: JsonRpcId, sentMethod: string, rawParams: Record<string, unknown>): void {

@@ -15,7 +15,7 @@ import { BareTurns } from './bare-turns.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { AGENT_METHODS } from '../protocol/methods.js';
 import { type AgentEventContext, type NativeAgent, type SessionRoute } from '../protocol/native-agent.js';
-import type { V2Edge } from './v2-edge.js';
+import type { V2Edge } from './v2-connection.js';
 
 
 /** What an agent server runs on. */

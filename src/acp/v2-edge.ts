@@ -1,5 +1,5 @@
 /**
- * What an agent server keeps for an editor that speaks ACP v2, and how it renders the core's
+ * How an agent server renders the core's
  * version-neutral output for it: updates as v2 upserts with their message ids
  * (v2-message-ids.ts), a prompt acknowledged with its `messageId` when the host journals it
  * (`session.turnJournaled`: the prompt is inserted), the turn's progress and end as
@@ -18,21 +18,7 @@ import { checkDrained } from './server-draining.js';
 import { turnMessageIds, userMessageId } from './v2-message-ids.js';
 import { idleState, requiresActionState, runningState } from './v2-turn-state.js';
 import { updateToV2 } from './v2-updates.js';
-
-/** A v2 editor's connection state (see the module comment). */
-export interface V2Edge {
-  /** Per session, the journal seq of the prompt of the turn its updates belong to (v2-message-ids.ts). */
-  readonly turnOf: Map<string, number>;
-  /** Prompts acknowledged and not ended yet: the server's key → their session. */
-  readonly inserted: Map<string, string>;
-  /** Per session, permission requests with the editor. */
-  readonly asking: Map<string, number>;
-}
-
-/** A new v2 connection's state. */
-export function v2Edge(): V2Edge {
-  return { turnOf: new Map(), inserted: new Map(), asking: new Map() };
-}
+import type { V2Edge } from './v2-connection.js';
 
 /** Sends one v2 update of `sessionId` (`seq`: its journal entry's, as `_meta["acp-warden/seq"]`). */
 function send(live: Live, sessionId: string, update: V2.SessionUpdate, seq?: number): void {
