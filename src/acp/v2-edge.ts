@@ -1,6 +1,6 @@
 /**
- * How an agent server renders the core's
- * version-neutral output for it: updates as v2 upserts with their message ids
+ * How an agent server renders the core's version-neutral output for an editor that speaks
+ * ACP v2 (its state: v2-connection.ts): updates as v2 upserts with their message ids
  * (v2-message-ids.ts), a prompt acknowledged with its `messageId` when the host journals it
  * (`session.turnJournaled`: the prompt is inserted), the turn's progress and end as
  * `state_update` (v2-turn-state.ts). The core answers a prompt when its turn ends (v1's
