@@ -66,6 +66,7 @@ export const agentServerLogic = gracefulShutdown({
       sessions: new Map(),
       held: [],
       context: undefined,
+      v2: undefined,
       phase: { value: 'awaitingInitialize' },
       nextKey: 1,
       nextSession: 1,
@@ -197,8 +198,10 @@ function cancelAllTurns(live: Live): void {
   // Every session with a prompt unanswered (running or waiting) is cancelled, by its turns.
   const handedOn = requestsHandedOn(live);
   const prompted = new Set(handedOn.filter((request) => request.method === AGENT_METHODS.session_prompt && request.sessionId).map((request) => request.sessionId as string));
+  // A v2 editor's acknowledged prompts are no longer handed on: their turns run on (v2-edge.ts).
+  for (const sessionId of live.v2?.inserted.values() ?? []) prompted.add(sessionId);
   for (const sessionId of prompted) cancelTurns(live, sessionId, undefined);
   const self = live.scope.self;
-  if (handedOn.length > 0) live.scope.system.scheduler.schedule(self, self, { type: 'acp.drainGrace' } satisfies AgentServerEvent, Math.min(drainCancelGraceMs, live.input.agent.cancelGraceMs ?? defaultCancelGraceMs), 'drain:grace');
+  if (handedOn.length > 0 || prompted.size > 0) live.scope.system.scheduler.schedule(self, self, { type: 'acp.drainGrace' } satisfies AgentServerEvent, Math.min(drainCancelGraceMs, live.input.agent.cancelGraceMs ?? defaultCancelGraceMs), 'drain:grace');
   checkDrained(live);
 }

@@ -14,10 +14,25 @@ import { type AgentEventContext } from '../protocol/native-agent.js';
 import { type Live, sync, guarded, handOn, requestByRpcId } from './server-live.js';
 import { paramsParsers, gate } from './request-gate.js';
 import { dispatch, handles, completeInitialize, routed } from './server-answers.js';
+import { negotiate } from './v2-negotiation.js';
+import { v2OnlyMethods, v2RequestToCore } from './v2-requests.js';
+import { clientContextOfV2 } from './v2-initialize.js';
+import { v2Edge } from './v2-connection.js';
+import type * as V2 from '@agentclientprotocol/sdk/experimental/v2';
 
-export function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParams: Record<string, unknown>): void {
+export function onRequest(live: Live, rpcId: JsonRpcId, sentMethod: string, rawParams: Record<string, unknown>): void {
   let params = rawParams;
+  let method = sentMethod;
   if (method === AGENT_METHODS.initialize) {
+    const negotiation = negotiate(params.protocolVersion, rpcId, live.input.agent.protocolVersions ?? [1], live.context?.protocolVersion);
+    if (negotiation.kind === 'refused') {
+      respondError(live.connection, rpcId, negotiation.error);
+      return;
+    }
+    if (negotiation.kind === 'v2') {
+      initializeV2(live, rpcId, params);
+      return;
+    }
     try {
       params = parserOf('InitializeRequest')(params) as Record<string, unknown>;
     } catch (error) {
@@ -38,6 +53,18 @@ export function onRequest(live: Live, rpcId: JsonRpcId, method: string, rawParam
   }
   if ((live.phase.value !== 'ready' && live.phase.value !== 'draining') || !live.context) {
     respondError(live.connection, rpcId, RpcError.invalidRequest(`ACP connection must be initialized before '${method}'`));
+    return;
+  }
+  if (live.v2) {
+    // A v2 editor's request, as the core names and shapes it (v2-requests.ts).
+    const core = v2RequestToCore(method, params);
+    if (core instanceof RpcError) {
+      respondError(live.connection, rpcId, core);
+      return;
+    }
+    ({ method, params } = core);
+  } else if (v2OnlyMethods.includes(method)) {
+    respondError(live.connection, rpcId, RpcError.methodNotFound(method));
     return;
   }
   const parser = paramsParsers[method];
@@ -73,17 +100,35 @@ export function initialize(live: Live, rpcId: JsonRpcId, params: Record<string, 
   const requested = params.protocolVersion as number;
   const protocolVersion = supported.includes(requested) ? requested : (supported.at(-1) as number);
   const clientCapabilities = (params.clientCapabilities ?? {}) as ClientCapabilities;
+  live.v2 = undefined;
   live.context = {
     protocolVersion,
     clientCapabilities,
     clientInfo: params.clientInfo as AgentEventContext['clientInfo'],
   };
+  openConnection(live, rpcId, params);
+}
+
+/**
+ * An `initialize` that opened ACP v2: the context the core keeps is the version-neutral one
+ * (v2-initialize.ts: v2's info and capabilities, unknown keys and `_meta` kept), the
+ * connection renders for v2 from now on (v2-edge.ts).
+ */
+function initializeV2(live: Live, rpcId: JsonRpcId, params: Record<string, unknown>): void {
+  const context = clientContextOfV2(params as unknown as V2.InitializeRequest);
+  live.context = context as AgentEventContext;
+  live.v2 = v2Edge();
+  openConnection(live, rpcId, { protocolVersion: context.protocolVersion, clientCapabilities: context.clientCapabilities, ...(context.clientInfo ? { clientInfo: context.clientInfo } : {}) });
+}
+
+/** Answers `initialize` (`params`: as the core reads them), or asks the handler when it delegates it. */
+function openConnection(live: Live, rpcId: JsonRpcId, params: Record<string, unknown>): void {
   if (live.input.agent.delegateInitialize) {
     // The handler learns what to advertise from elsewhere (a downstream agent): ask it.
     const key = handOn(live, rpcId, undefined);
     live.phase = { value: 'initializing' };
     sync(live);
-    live.handler.send({ type: 'initialize', requestId: key, method: AGENT_METHODS.initialize, params, context: live.context });
+    live.handler.send({ type: 'initialize', requestId: key, method: AGENT_METHODS.initialize, params, context: live.context as AgentEventContext });
     return;
   }
   completeInitialize(live, rpcId);

@@ -3,6 +3,8 @@
  * methods its connection accepts, the params' schemas, the agent's capabilities, known sessions,
  * prompt content and MCP transports.
  */
+import { V2_PROTOCOL_VERSION } from '../protocol/methods-v2.js';
+import { v2OnlyMethods } from './v2-requests.js';
 import type { AgentCapabilities } from '@agentclientprotocol/sdk';
 import { type MethodTable, type ParamsParser } from '../jsonrpc/connection.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
@@ -27,6 +29,8 @@ export function methodTable(agent: NativeAgent): MethodTable {
   const requests: Record<string, ParamsParser | true> = {};
   for (const method of Object.keys(agentRequests)) requests[method] = true;
   for (const method of agent.extensions?.requests ?? []) requests[method] = true;
+  // An agent that speaks v2 to its editors takes v2's own names too (mapped in v2-requests.ts).
+  if (agent.protocolVersions?.includes(V2_PROTOCOL_VERSION)) for (const method of v2OnlyMethods) requests[method] = true;
   // A delegated initialize learns the capabilities later: `gate` refuses fork when they lack it.
   if (advertisesFork(agent.capabilities) || agent.delegateInitialize) requests[UNSTABLE_AGENT_METHODS.session_fork] = true;
   const notifications: Record<string, ParamsParser | true> = {};

@@ -18,6 +18,11 @@ import { type PendingRequest, type Live, SEQ_META_KEY, defaultCancelGraceMs, gua
 import { withReplayMarker } from './replay-complete.js';
 import { startDraining, checkDrained } from './server-draining.js';
 import { gateUpdate, withoutUnsupportedOptions } from './update-gate.js';
+import { onV2TurnJournaled, relayV2Update, v2Answer, v2PermissionAnswered, v2PermissionAsked, v2ReplayComplete, v2StateSnapshot } from './v2-edge.js';
+import { initializeResponseToV2 } from './v2-initialize.js';
+import { permissionRequestToV2 } from './v2-permission.js';
+import { coreResultToV2 } from './v2-requests.js';
+import type { InitializeResponse, RequestPermissionRequest } from '@agentclientprotocol/sdk';
 
 /** The permission answer of an editor that can no longer write: cancelled (ACP's outcome for a turn that ends). */
 export const cancelledPermission = { outcome: { outcome: 'cancelled' } };
@@ -62,12 +67,13 @@ export function completeInitialize(live: Live, rpcId: JsonRpcId): void {
   sync(live);
   // Terminal auth methods only for clients that can run them.
   const authMethods = live.authMethods.filter((method) => (method as { type?: string }).type !== 'terminal' || context.clientCapabilities.auth?.terminal === true);
-  respond(live.connection, rpcId, {
+  const answer = {
     protocolVersion: context.protocolVersion,
     agentCapabilities: live.capabilities,
     authMethods,
     agentInfo: live.agentInfo,
-  });
+  };
+  respond(live.connection, rpcId, live.v2 ? initializeResponseToV2(answer as InitializeResponse, live.agentInfo) : answer);
   live.handler.send({ type: 'initialized', context });
   live.serveHeld();
   if (inputEnded) startDraining(live, inputEnded);
@@ -130,10 +136,16 @@ export function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
   if (live.phase.value === 'closed' || live.phase.value === 'closing') return;
   switch (event.type) {
     case 'acp.respond':
-      answer(live, event.requestId, event.result);
+    case 'acp.error': {
+      const v2 = live.v2 && v2Answer(live, live.v2, event.requestId, event.type === 'acp.respond' ? { result: event.result } : { error: event.error });
+      if (v2?.kind === 'turnEnded') return;
+      if (v2?.kind === 'refused') deliverError(live, event.requestId, v2.error);
+      else if (event.type === 'acp.respond') answer(live, event.requestId, event.result);
+      else failRequest(live, event.requestId, RpcError.fromErrorObject(event.error));
       return;
-    case 'acp.error':
-      failRequest(live, event.requestId, RpcError.fromErrorObject(event.error));
+    }
+    case 'session.turnJournaled':
+      if (live.v2) onV2TurnJournaled(live, live.v2, event.sessionId, event.requestId, event.seq, event.entry);
       return;
     case 'acp.update':
       relayUpdate(live, event.sessionId, event.update, event.seq);
@@ -148,7 +160,8 @@ export function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
       sendNotification(live.connection, event.method, event.params);
       return;
     case 'acp.replayComplete':
-      noteReplayed(live, event.requestId, event.seq);
+      if (live.v2) v2ReplayComplete(live, event.sessionId, event.seq);
+      else noteReplayed(live, event.requestId, event.seq);
       return;
   }
 }
@@ -158,6 +171,7 @@ export function relayUpdate(live: Live, sessionId: string, agentUpdate: SessionU
   if (live.sessions.get(sessionId)?.bare?.lateUpdate(agentUpdate.sessionUpdate)) return; // the turn was cancelled
   const update = gateUpdate(live, agentUpdate);
   if (!update) return;
+  if (live.v2) return relayV2Update(live, live.v2, sessionId, update, seq);
   sendNotification(live.connection, CLIENT_METHODS.session_update, seq === undefined ? { sessionId, update } : { sessionId, update, _meta: { [SEQ_META_KEY]: seq } });
 }
 
@@ -207,7 +221,10 @@ export function deliver(live: Live, key: string, result: unknown): void {
   const value = checked.parsed === undefined ? result : withoutUnsupportedOptions(live, checked.parsed);
   settled(live, request);
   trackSessions(live, request, value as Record<string, unknown>);
-  respond(live.connection, request.rpcId, withReplayMarker(request, value ?? {}));
+  // v2: a resumed session's current state comes before the answer.
+  if (live.v2 && (request.method === AGENT_METHODS.session_load || request.method === AGENT_METHODS.session_resume)) v2StateSnapshot(live, live.v2, request.sessionId as string);
+  // v1: a whole replay says so on its answer (v2 was told by its replay_complete update).
+  respond(live.connection, request.rpcId, live.v2 ? (coreResultToV2(request.method, value) ?? {}) : withReplayMarker(request, value ?? {}));
   if (request.method.startsWith('session/')) sync(live);
   checkDrained(live);
 }
@@ -273,9 +290,19 @@ export function requestClient(live: Live, key: string, method: string, params: u
     live.handler.send({ type: 'client.error', key, error: { ...error, message: `The client did not advertise support for ${method}` } });
     return;
   }
-  sendRequest(live.connection, method, params).then(
-    (result) => live.handler.send({ type: 'client.response', key, result }),
+  const edge = live.v2;
+  const asking = edge && method === CLIENT_METHODS.session_request_permission ? (params as RequestPermissionRequest).sessionId : undefined;
+  if (edge && asking !== undefined) v2PermissionAsked(live, edge, asking);
+  const answered = () => {
+    if (edge && asking !== undefined) v2PermissionAnswered(live, edge, asking);
+  };
+  sendRequest(live.connection, method, asking === undefined ? params : permissionRequestToV2(params as RequestPermissionRequest)).then(
+    (result) => {
+      answered();
+      live.handler.send({ type: 'client.response', key, result });
+    },
     (error: unknown) => {
+      answered();
       // The editor can no longer write, so it cannot answer: a permission is cancelled, and the turn goes on to its end.
       const inputEnded = (error as RpcError | undefined)?.data as { reason?: string } | undefined;
       if (method === CLIENT_METHODS.session_request_permission && inputEnded?.reason === 'input_ended') {

@@ -42,5 +42,6 @@ export function drainGaveUp(): RpcError {
 
 /** Draining and nothing left to answer: the server closes. */
 export function checkDrained(live: Live): void {
-  if (live.phase.value === 'draining' && requestsHandedOn(live).length === 0 && live.held.length === 0) live.scope.self.send({ type: 'acp.drained' });
+  // A v2 editor's acknowledged prompts are answered already; their turns still owe it their `idle`.
+  if (live.phase.value === 'draining' && requestsHandedOn(live).length === 0 && live.held.length === 0 && (live.v2?.inserted.size ?? 0) === 0) live.scope.self.send({ type: 'acp.drained' });
 }

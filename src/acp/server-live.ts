@@ -15,6 +15,7 @@ import { BareTurns } from './bare-turns.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
 import { AGENT_METHODS } from '../protocol/methods.js';
 import { type AgentEventContext, type NativeAgent, type SessionRoute } from '../protocol/native-agent.js';
+import type { V2Edge } from './v2-connection.js';
 
 
 /** What an agent server runs on. */
@@ -126,6 +127,8 @@ export interface Live {
   /** Requests and notifications that arrived in phase `initializing`, oldest first. */
   readonly held: HeldMessage[];
   context: AgentEventContext | undefined;
+  /** The editor speaks ACP v2 (its `initialize` opened v2): what its rendering keeps; `undefined`: v1. */
+  v2: V2Edge | undefined;
   phase: Phase;
   nextKey: number;
   nextSession: number;
@@ -242,7 +245,9 @@ export function summary(live: Live): AgentServerContext {
   let activePrompts = 0;
   if (live.input.agent.ownsTurns) {
     // The handler queues them: the sessions with a prompt unanswered.
-    activePrompts = new Set(requestsHandedOn(live).filter((request) => request.method === AGENT_METHODS.session_prompt).map((request) => request.sessionId)).size;
+    const prompting = requestsHandedOn(live).filter((request) => request.method === AGENT_METHODS.session_prompt).map((request) => request.sessionId);
+    // A v2 editor's prompt is answered when inserted: its turn runs on until its `idle`.
+    activePrompts = new Set([...prompting, ...(live.v2?.inserted.values() ?? [])]).size;
   } else {
     for (const session of live.sessions.values()) if (session.bare?.running) activePrompts++;
   }

@@ -79,7 +79,13 @@ export function initializeResponseToV2(result: InitializeResponse, server: Serve
     protocolVersion: V2_PROTOCOL_VERSION,
     info: { name: info.name, version: info.version, ...(info.title ? { title: info.title } : {}) },
     capabilities,
-    authMethods: (result.authMethods ?? undefined) as V2.AuthMethod[] | undefined,
+    authMethods: result.authMethods ? result.authMethods.map(authMethodToV2) : undefined,
     _meta: result._meta ?? undefined,
   }) as V2.InitializeResponse;
+}
+
+/** An auth method as v2 names it: its id is `methodId`, its `type` always said (v1's default is `agent`). */
+export function authMethodToV2(method: NonNullable<InitializeResponse['authMethods']>[number]): V2.AuthMethod {
+  const { id, ...rest } = method as { id: string; type?: string } & Record<string, unknown>;
+  return { ...rest, type: rest.type ?? 'agent', methodId: id } as V2.AuthMethod;
 }

@@ -74,7 +74,8 @@ export function createHostAgent(options: HostAgentOptions): NativeAgent {
     agentInfo: options.agentInfo ?? { ...base.agentInfo, title: `${base.agentInfo.title ?? base.agentInfo.name} (acp-warden)` },
     capabilities: withHostCapabilities(base.capabilities ?? {}),
     authMethods: base.authMethods ?? [],
-    ...(base.protocolVersions ? { protocolVersions: base.protocolVersions } : {}),
+    // The host's editor edge maps ACP v2 onto its version-neutral core (src/acp/v2-edge.ts), whatever its agents speak.
+    protocolVersions: [1, 2],
     ...(base.extensions ? { extensions: base.extensions } : {}),
     ...(base.delegateInitialize ? { delegateInitialize: true } : {}),
     cancelGraceMs: base.cancelGraceMs ?? defaultCancelGraceMs,

@@ -155,6 +155,16 @@ export type TurnEntry =
 /** The `_meta` key under which the host hands a journaled resume state to `session/resume` / `session/load`. */
 export const RESUME_META_KEY = 'acp-warden/resume';
 
+/**
+ * The `_meta` key of a `session/prompt`'s idempotency key (ACP v1; a v2 edge puts v2's
+ * `idempotencyKey` there too): the host inserts a prompt at most once per key in its session
+ * (src/host/agent/idempotent-prompts.ts).
+ */
+export const IDEMPOTENCY_KEY_META = 'acp-warden/idempotencyKey';
+
+/** The `_meta` key of a keyed prompt's answer that carries its prompt entry's journal seq (a v2 edge's `messageId` is derived from it). */
+export const PROMPT_SEQ_META = 'acp-warden/promptSeq';
+
 /** A native agent: its handler logic and what the server advertises for it. */
 export interface NativeAgent<TLogic extends AnyActorLogic = AnyActorLogic> {
   /** The handler. */
@@ -164,7 +174,12 @@ export interface NativeAgent<TLogic extends AnyActorLogic = AnyActorLogic> {
   /** Advertised as `agentCapabilities`; they gate the optional methods. */
   readonly capabilities?: AgentCapabilities;
   readonly authMethods?: AuthMethod[];
-  /** Protocol versions spoken, newest last. Default `[1]`. */
+  /**
+   * Protocol versions spoken to the editor, newest last. Default `[1]`: every `initialize` is
+   * answered 1. With 2 the server negotiates as the SDK's router (docs/acp.md, "ACP v2 toward
+   * editors") and renders for a v2 editor; that needs a handler that owns its turns and reports
+   * a prompt's insertion (`session.turnJournaled`), as the host's agent does.
+   */
   readonly protocolVersions?: readonly number[];
   /** `_`-prefixed extension methods the handler serves; others get -32601 (requests) or are ignored. */
   readonly extensions?: { readonly requests?: readonly string[]; readonly notifications?: readonly string[] };

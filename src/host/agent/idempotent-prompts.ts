@@ -16,16 +16,16 @@
 import { promptDigestOf } from '../../journal/prompt-digest.js';
 import type { KeyedPrompt } from '../../journal/journal.js';
 import { RpcError, type ErrorObject } from '../../jsonrpc/rpc-error.js';
-import type { AgentRequestEvent } from '../../protocol/native-agent.js';
-import type { HostSession, Live } from './live.js';
+import { IDEMPOTENCY_KEY_META, PROMPT_SEQ_META, type AgentRequestEvent } from '../../protocol/native-agent.js';
+import type { HeldKeyedPrompt, HostSession, Live } from './live.js';
 import { emit, fail } from './delivery.js';
 import { failedWrite, journalFailure } from './journal-failures.js';
 import { journalCall } from './journal-writes.js';
 
-/** The `_meta` key of a v1 `session/prompt`'s idempotency key. */
-export const idempotencyKeyMeta = 'acp-warden/idempotencyKey';
+/** The `_meta` key of a v1 `session/prompt`'s idempotency key (declared with the handler contract: the v2 edge writes it). */
+export const idempotencyKeyMeta = IDEMPOTENCY_KEY_META;
 /** The `_meta` key of the prompt entry's seq in the answer to a keyed prompt. */
-export const promptSeqMeta = 'acp-warden/promptSeq';
+export const promptSeqMeta = PROMPT_SEQ_META;
 /** The longest key, in characters (ACP v2: 1 to 255). */
 export const maxIdempotencyKeyLength = 255;
 
@@ -35,15 +35,6 @@ export interface PromptKey {
   readonly promptDigest: string;
 }
 
-/** A keyed prompt the session holds (being looked up, queued, or running): its retries join it. */
-export interface HeldKeyedPrompt {
-  readonly requestId: string;
-  readonly promptDigest: string;
-  /** The retries that joined it, answered with its outcome. */
-  readonly retries: string[];
-  /** Its prompt entry's seq, once journaled. */
-  seq: number | undefined;
-}
 
 /** A prompt's outcome, as the session answers it. */
 type Outcome = { readonly result: unknown } | { readonly error: ErrorObject };

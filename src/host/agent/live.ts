@@ -1,7 +1,6 @@
 /**
  * The host agent's live record: what it keeps per connection and per session (never in a snapshot), and the vocabulary its parts share.
  */
-import type { HeldKeyedPrompt } from './idempotent-prompts.js';
 import type { AgentCapabilities, SessionInfo } from '@agentclientprotocol/sdk';
 import type { ActorScope, ActorSystem, AnyActorRef, Snapshot, Subscription } from 'xstate';
 import type { AgentEventContext, AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent, NativeAgent, SessionRoute } from '../../protocol/native-agent.js';
@@ -263,3 +262,13 @@ export type Scope = ActorScope<HostSnapshot, HostAgentEvent, ActorSystem<any>, A
 export const lives = new WeakMap<AnyActorRef, Live>();
 
 export const keySeparator = '\u0000';
+
+/** A keyed prompt the session holds (idempotent-prompts.ts) (being looked up, queued, or running): its retries join it. */
+export interface HeldKeyedPrompt {
+  readonly requestId: string;
+  readonly promptDigest: string;
+  /** The retries that joined it, answered with its outcome. */
+  readonly retries: string[];
+  /** Its prompt entry's seq, once journaled. */
+  seq: number | undefined;
+}

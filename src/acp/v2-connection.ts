@@ -1,0 +1,20 @@
+/**
+ * What an agent server keeps of an editor that speaks ACP v2 (the connection's state; the
+ * rendering that uses it is v2-edge.ts): which turn each session's updates belong to, the
+ * prompts acknowledged whose turns still run, the permission requests with the editor.
+ */
+
+/** A v2 editor's connection state (see the module comment). */
+export interface V2Edge {
+  /** Per session, the journal seq of the prompt of the turn its updates belong to (v2-message-ids.ts). */
+  readonly turnOf: Map<string, number>;
+  /** Prompts acknowledged and not ended yet: the server's key → their session. */
+  readonly inserted: Map<string, string>;
+  /** Per session, permission requests with the editor. */
+  readonly asking: Map<string, number>;
+}
+
+/** A new v2 connection's state. */
+export function v2Edge(): V2Edge {
+  return { turnOf: new Map(), inserted: new Map(), asking: new Map() };
+}
