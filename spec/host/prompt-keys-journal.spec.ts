@@ -16,7 +16,8 @@ import { asyncJournalOf } from '../../src/journal/async-journal-of.js';
 import type { JournalEntry } from '../../src/journal/journal.js';
 import { openPostgresJournal } from '../../src/journal/postgres-journal.js';
 import { promptKeyExpression } from '../../src/journal/postgres-journal-schema.js';
-import { canonicalJson, promptDigestOf } from '../../src/journal/prompt-digest.js';
+import { canonicalJson } from '../../src/journal/canonical-json.js';
+import { promptDigestOf } from '../../src/journal/prompt-digest.js';
 import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { requirePostgres, startPostgres, type TestPostgres } from '../support/postgres.js';
 

@@ -1,7 +1,7 @@
 /**
  * The host's `session/list` cursor: one opaque string that says where the listing goes on,
  * in the journal's pages or in an agent's (by name), so that an editor pages through both
- * without knowing there are two. Also the canonical JSON used to compare resume states.
+ * without knowing there are two.
  */
 
 /** Where a `session/list` cursor goes on: the journal's pages, or an agent's. */
@@ -26,11 +26,3 @@ export function decodeListCursor(raw: string): ListCursor | undefined {
   return undefined;
 }
 
-/** JSON with sorted keys: the same state whatever order its keys came in. */
-export function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}

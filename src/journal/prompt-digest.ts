@@ -6,19 +6,7 @@
  * same prompt, while any change of a value (text, a block's order, an added field) is another one.
  */
 import { createHash } from 'node:crypto';
-
-/** `value` as canonical JSON: objects' keys sorted, no whitespace; `undefined` members dropped, as JSON.stringify does. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const members = Object.keys(value)
-      .sort()
-      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-    return `{${members.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
+import { canonicalJson } from './canonical-json.js';
 
 /** Hex SHA-256 of the canonical JSON of a prompt's content blocks. */
 export function promptDigestOf(prompt: unknown): string {

@@ -6,7 +6,8 @@ import { AGENT_METHODS } from '../../protocol/methods.js';
 import { type AgentRequestEvent, type NativeAgent, RESUME_META_KEY } from '../../protocol/native-agent.js';
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
 import { InvalidCursorError, type JournalSession } from '../../journal/journal.js';
-import { canonical, decodeListCursor, encodeListCursor, type ListCursor } from '../../journal/list-cursor.js';
+import { canonicalJson } from '../../journal/canonical-json.js';
+import { decodeListCursor, encodeListCursor, type ListCursor } from '../../journal/list-cursor.js';
 import { type InnerAgent, type ListJob, type Live } from './live.js';
 import { AGENT_META_KEY, SKIPPED_META_KEY } from './live.js';
 import { emit, fail } from './delivery.js';
@@ -127,11 +128,11 @@ export function listed(live: Live, job: ListJob, index: number, result: unknown,
     const mapped = new Set<string>();
     for (const session of journaled.value) {
       known.add(session.sessionId);
-      if (session.agent === name && session.resume != null) mapped.add(canonical(session.resume));
+      if (session.agent === name && session.resume != null) mapped.add(canonicalJson(session.resume));
     }
     for (const info of page.sessions ?? []) {
       const resume = (info._meta ?? {})[RESUME_META_KEY];
-      if (known.has(info.sessionId) || (resume !== undefined && mapped.has(canonical(resume)))) continue;
+      if (known.has(info.sessionId) || (resume !== undefined && mapped.has(canonicalJson(resume)))) continue;
       live.listed.set(info.sessionId, { agent: name, resume });
       job.sessions.push({ ...info, _meta: { ...info._meta, [AGENT_META_KEY]: name } });
     }

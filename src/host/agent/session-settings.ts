@@ -9,7 +9,7 @@ import type { ReportedFact, SessionMachineContext } from '../../session/session-
 import { toolCallReported } from '../../session/tool-calls.js';
 import { chosenFromEntries, type ChosenSettings, type ConfigValue, type SessionStateFact, stateUpdateKinds } from '../../session/session-state.js';
 import type { ReapplyRequest } from '../../session/reapply.js';
-import { canonical } from '../../journal/list-cursor.js';
+import { canonicalJson } from '../../journal/canonical-json.js';
 import type { HostSession, Live, Pending } from './live.js';
 import { sendToSession } from './inner-agents.js';
 import { stateOf } from './session-record.js';
@@ -56,7 +56,7 @@ export function changeState(live: Live, session: HostSession, fact: SessionState
   for (const [configId, value] of Object.entries(after.chosen.config)) {
     if (before.chosen.config[configId] !== value) record(live, session.sessionId, { kind: 'config', configId, value });
   }
-  if (fact.type === 'resume.changed' && (before.resume === undefined || canonical(before.resume) !== canonical(after.resume))) {
+  if (fact.type === 'resume.changed' && (before.resume === undefined || canonicalJson(before.resume) !== canonicalJson(after.resume))) {
     record(live, session.sessionId, { kind: 'resume', resume: after.resume ?? null });
   }
 }
