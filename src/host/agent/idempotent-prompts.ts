@@ -1,8 +1,8 @@
 /**
  * Idempotent prompts (docs/acp.md, "Idempotent prompts"; issue 30): a prompt sent with an
  * idempotency key is inserted at most once per key in its session. The key comes version-neutral
- * in the prompt's params: `idempotencyKey` (where the v2 edge hands ACP v2's field over) or
- * `_meta["acp-warden/idempotencyKey"]` (ACP v1, passed through by the v1 edge). A retry of a
+ * in the prompt's `_meta["acp-warden/idempotencyKey"]` (ACP v1 sends it there; the v2 edge puts
+ * v2's `idempotencyKey` field there: src/acp/v2-requests.ts). A retry of a
  * key whose prompt the session holds (queued, or its turn running) joins it and is answered when
  * it ends, with the same outcome; one whose prompt the journal has (ended here, in an earlier
  * process, or on another host of a shared store) is answered at once with the journaled end; one
@@ -22,10 +22,6 @@ import { emit, fail } from './delivery.js';
 import { failedWrite, journalFailure } from './journal-failures.js';
 import { journalCall } from './journal-writes.js';
 
-/** The `_meta` key of a v1 `session/prompt`'s idempotency key (declared with the handler contract: the v2 edge writes it). */
-export const idempotencyKeyMeta = IDEMPOTENCY_KEY_META;
-/** The `_meta` key of the prompt entry's seq in the answer to a keyed prompt. */
-export const promptSeqMeta = PROMPT_SEQ_META;
 /** The longest key, in characters (ACP v2: 1 to 255). */
 export const maxIdempotencyKeyLength = 255;
 
@@ -42,7 +38,7 @@ type Outcome = { readonly result: unknown } | { readonly error: ErrorObject };
 /** The key of a prompt's params (`undefined`: none), or the -32602 refusing it. */
 export function promptKeyOf(params: Readonly<Record<string, unknown>>): PromptKey | undefined | RpcError {
   const meta = params._meta;
-  const key = params.idempotencyKey ?? (meta !== null && typeof meta === 'object' ? (meta as Record<string, unknown>)[idempotencyKeyMeta] : undefined);
+  const key = meta !== null && typeof meta === 'object' ? (meta as Record<string, unknown>)[IDEMPOTENCY_KEY_META] : undefined;
   if (key === undefined || key === null) return undefined;
   const length = typeof key === 'string' ? [...key].length : 0;
   // No U+0000: PostgreSQL's text (and its JSON operators) cannot hold it.
@@ -108,7 +104,7 @@ function journaledOutcome(found: KeyedPrompt, key: PromptKey): Outcome {
 function withSeq(result: unknown, seq: number | undefined): unknown {
   if (seq === undefined || result === null || typeof result !== 'object') return result;
   const meta = (result as { _meta?: unknown })._meta;
-  return { ...result, _meta: { ...(meta !== null && typeof meta === 'object' ? meta : {}), [promptSeqMeta]: seq } };
+  return { ...result, _meta: { ...(meta !== null && typeof meta === 'object' ? meta : {}), [PROMPT_SEQ_META]: seq } };
 }
 
 function answer(live: Live, sessionId: string, requestId: string, outcome: Outcome): void {
