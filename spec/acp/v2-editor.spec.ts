@@ -22,8 +22,9 @@ import { createInterface } from 'node:readline';
 import { demoAgent } from '../../src/acp/demo-agent.js';
 import { lives } from '../../src/acp/server-live.js';
 import { childrenOf, waitUntil } from '../support/processes.js';
+import { binDirectory } from '../support/path-editor.js';
 import { start } from '../support/raw-editor.js';
-import { connectOverStdio, exitCodeOf, killGroups, wardenMain } from '../support/warden-process.js';
+import { connectOverStdio, exitCodeOf, killGroups } from '../support/warden-process.js';
 
 interface Notified {
   readonly sessionId: string;
@@ -36,10 +37,12 @@ let dir: string;
 
 /** `warden acp --agent demo` in its own process group, its journal in `dir`. */
 function wardenAcp(): ChildProcess {
-  const child = spawn(process.execPath, [wardenMain, 'acp', '--store', join(dir, 'journal.sqlite'), '--agent', 'demo', '--env', 'DEMO_WORD_DELAY_MS=20'], {
+  // As an editor's agent configuration runs it: `warden acp ...` found by name on PATH, in the project.
+  const child = spawn('warden', ['acp', '--store', join(dir, 'journal.sqlite'), '--agent', 'demo', '--env', 'DEMO_WORD_DELAY_MS=20'], {
+    cwd: dir,
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
-    env: { PATH: process.env.PATH ?? '', HOME: dir },
+    env: { PATH: `${binDirectory(dir)}:${process.env.PATH ?? ''}`, HOME: dir },
   });
   launched.push(child);
   child.stderr?.resume();

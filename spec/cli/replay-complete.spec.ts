@@ -13,7 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WebSocket } from 'ws';
 import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
+import { writeLongSession } from '../support/long-session.js';
 import { PipeEditor, type WireMessage } from '../support/pipe-editor.js';
+import { waitUntil } from '../support/processes.js';
 import { cursorKeys, initializeParams, seqUpdatesOf, socketClient, startServe, type Frame } from '../support/serve-daemon.js';
 import { killGroups } from '../support/warden-process.js';
 
@@ -91,6 +93,38 @@ describe('replay completeness for ACP v1 clients: the marker on the answer of a 
     const resumed = await again.request('session/resume', { sessionId, cwd: work, mcpServers: [] }, 'resume');
     expect(resumed.error, JSON.stringify(resumed.error)).to.equal(undefined);
     expect(markerOf(resumed.result), 'a resume replays nothing: no marker').to.equal(undefined);
+  });
+
+  it('warden acp: a history of 20,000 updates (10 MB) read by an editor that stops reading for 2 s midway: the answer comes after all of it, its marker naming the last', async () => {
+    const store = join(work, 'journal.sqlite');
+    const count = 20_000;
+    const sessionId = writeLongSession(store, work, count, 512);
+    const history = journalHead(store, sessionId);
+    const seqs: number[] = [];
+    let answeredAfter = -1;
+    let answer: WireMessage | undefined;
+    const editor = PipeEditor.launch({
+      args: ['--agent', 'demo', '--store', store],
+      onMessage: (message) => {
+        if (message.method === 'session/update' && message.params?.sessionId === sessionId) seqs.push(message.params?._meta?.[cursorKeys.seq] as number);
+        else if (message.id === 'load') {
+          answer = message;
+          answeredAfter = seqs.length;
+        }
+      },
+    });
+    await editor.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    editor.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 'load', method: 'session/load', params: { sessionId, cwd: work, mcpServers: [] } }));
+    await waitUntil(() => seqs.length >= count / 4, 'a quarter of the history', 60_000);
+    editor.pauseReading();
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    editor.resumeReading();
+    await waitUntil(() => answer !== undefined, 'the load answer', 120_000);
+    expect(answer?.error, JSON.stringify(answer?.error)).to.equal(undefined);
+    // The whole history before the answer, its marker naming its last entry; what came after that (the agent re-opening it) is live news.
+    expect(seqs.slice(0, answeredAfter).filter((seq) => seq <= history), 'the history, whole, before the answer').to.have.length(count);
+    expect(markerOf(answer?.result)).to.deep.equal({ seq: history });
+    expect(seqs.slice(answeredAfter).filter((seq) => seq <= history), 'history after the answer').to.deep.equal([]);
   });
 
   it('warden serve: a load replays to its marker; a re-attach from the last seq seen replays nothing and says so; a resume without a cursor has no marker', async () => {
