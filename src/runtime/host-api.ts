@@ -112,7 +112,11 @@ export interface HostOptions {
 
 /** A prompt in flight. */
 export interface HostPromptRun extends AsyncIterable<SessionUpdate> {
-  /** The stop reason; rejects with an `RpcError` naming a crash, a failed session, a refusal. */
+  /**
+   * The stop reason; rejects with an `RpcError` naming a crash, a failed session, a refusal.
+   * A prompt sent with an `idempotencyKey` has `_meta["acp-warden/promptSeq"]`: the journal seq
+   * of its prompt entry, the same for every retry of the key (ACP v2's `messageId` is `user-` and it).
+   */
   readonly result: Promise<PromptResponse>;
   /** Ends this prompt with `cancelled`. */
   cancel(): void;
@@ -126,7 +130,21 @@ export interface HostSessionHandle {
    * Sends a prompt: iterate the result for its updates, await `.result` for its stop reason.
    * Prompts sent before the previous one ended wait their turn (FIFO).
    */
-  prompt(content: string | readonly ContentBlock[], options?: { readonly signal?: AbortSignal }): HostPromptRun;
+  prompt(
+    content: string | readonly ContentBlock[],
+    options?: {
+      /** Aborting it cancels the prompt (it ends `cancelled`). */
+      readonly signal?: AbortSignal;
+      /**
+       * The prompt's idempotency key (1 to 255 characters, scoped to the session): a retry with
+       * the same key and content, in this program or after its restart on the same store (or on
+       * another host of a shared one), is inserted at most once and gets the original's outcome;
+       * the same key with other content rejects `-32602` (`data.reason: "idempotency_key_reused"`).
+       * docs/acp.md, "Idempotent prompts".
+       */
+      readonly idempotencyKey?: string;
+    },
+  ): HostPromptRun;
   /** Cancels the prompt in progress (it ends `cancelled`). */
   cancel(): void;
   /** Where the session stands: `ready`, `prompting`, `awaitingPermission`, `recovering`, … */

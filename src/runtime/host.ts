@@ -33,7 +33,7 @@ import {
   resumeSession,
 } from '../acp/agent-client.js';
 import { agentServerLogic, handlerOf } from '../acp/agent-server.js';
-import type { NativeAgent } from '../protocol/native-agent.js';
+import { IDEMPOTENCY_KEY_META, type NativeAgent } from '../protocol/native-agent.js';
 import { validTerminalLimits } from '../acp/terminals.js';
 import { validFileReadLimits } from '../acp/bounded-read.js';
 import { validLinkStores } from '../acp/hard-links.js';
@@ -320,7 +320,11 @@ export function createHost(options: HostOptions = {}): Host {
       let cancelled = false;
       let run: ReturnType<typeof sendPrompt> | undefined;
       const started = previous.then(() => {
-        run = sendPrompt(client, sessionId, blocks, promptOptions.signal ? { signal: promptOptions.signal } : {});
+        run = sendPrompt(client, sessionId, blocks, {
+          ...(promptOptions.signal ? { signal: promptOptions.signal } : {}),
+          // The same `_meta` key an editor sends (ACP v1): the host agent honours it alike.
+          ...(promptOptions.idempotencyKey !== undefined ? { meta: { [IDEMPOTENCY_KEY_META]: promptOptions.idempotencyKey } } : {}),
+        });
         watchSupervisors();
         if (cancelled) run.cancel();
         return run;
