@@ -62,4 +62,49 @@ describe('failover: an idempotent prompt retried on the host that took its sessi
       { kind: 'error', key: null },
     ]);
   });
+  it('one key sent 3 times (to A; to A restarted after kill -9; to B after A is killed again and B took over): one prompt entry, one turn, the same answer each time', async () => {
+    const startA = () => startClusterHost(join(fixture.state, 'a'), fixture.launched, { store: fixture.url, lease: 2, args: ['--env', 'DEMO_WORD_DELAY_MS=1'] });
+    const claim = async (host: Parameters<typeof socketClient>[0], sessionId: string) => {
+      const client = await socketClient(host, fixture.sockets);
+      await client.request(1, 'initialize', initializeParams('idempotent-three-sends'));
+      let answer: Frame | undefined;
+      let id = 10;
+      // Refused (session_owned) while the killed owner's lease runs; taken once it ran out.
+      await waitUntil(async () => {
+        answer = await client.request(id++, 'session/resume', { sessionId, cwd: fixture.state, mcpServers: [] });
+        return answer.error?.data?.reason !== 'session_owned';
+      }, 'the resume to take the session', 30_000, 250);
+      expect(answer?.error, JSON.stringify(answer?.error)).to.equal(undefined);
+      return client;
+    };
+    let a = await startA();
+    const b = await startServe(join(fixture.state, 'b'), ['--listen', '127.0.0.1:0', '--lease', '2', '--agent', 'demo', '--store', fixture.url, '--env', 'DEMO_WORD_DELAY_MS=1'], fixture.launched);
+    const first = await socketClient(a, fixture.sockets);
+    await first.request(1, 'initialize', initializeParams('idempotent-three-sends'));
+    const sessionId = ((await first.request(2, 'session/new', { cwd: fixture.state, mcpServers: [] })).result as { sessionId: string }).sessionId;
+    const keyed = { sessionId, prompt: [{ type: 'text', text: 'hello' }], _meta: { [keyMeta]: 'three-sends' } };
+    const original = await first.request(3, 'session/prompt', keyed);
+    expect(original.result, JSON.stringify(original)).to.have.property('stopReason', 'end_turn');
+
+    a.process.kill('SIGKILL');
+    await a.exited;
+    a = await startA();
+    const afterRestart = await (await claim(a, sessionId)).request(3, 'session/prompt', keyed);
+    expect(afterRestart.result, JSON.stringify(afterRestart)).to.deep.equal(original.result);
+
+    a.process.kill('SIGKILL');
+    await a.exited;
+    const afterFailover = await (await claim(b, sessionId)).request(3, 'session/prompt', keyed);
+    expect(afterFailover.result, JSON.stringify(afterFailover)).to.deep.equal(original.result);
+
+    const rows = await queryRows<{ kind: string; key: string | null }>(
+      fixture.url,
+      `SELECT e.kind, substring(e.entry from '"idempotencyKey":"([^"]*)"') AS key FROM entries e JOIN sessions s ON s.key = e.session_key WHERE s.session_id = $1 AND e.kind IN ('prompt', 'stop', 'error') ORDER BY e.seq`,
+      [sessionId],
+    );
+    expect(rows).to.deep.equal([
+      { kind: 'prompt', key: 'three-sends' },
+      { kind: 'stop', key: null },
+    ]);
+  });
 });
