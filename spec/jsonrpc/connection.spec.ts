@@ -209,15 +209,35 @@ describe('jsonrpc connection', () => {
       expect(connectionStats(actor)).to.deep.equal({ pending: 0, incoming: 1, malformed: 0 });
     });
 
-    it('refuses a second request with an id still in use', async () => {
+    it('refuses another request under an id still in use with -32600 and id null (an answer with the id would settle the first request, which still runs)', async () => {
       const { actor, peer, received } = withRawPeer();
       const requests: unknown[] = [];
       actor.on('rpc.request', (event: ConnectionEmitted) => requests.push(event));
       peer.sendRaw('{"jsonrpc":"2.0","id":1,"method":"a"}');
       peer.sendRaw('{"jsonrpc":"2.0","id":1,"method":"b"}');
+      peer.sendRaw('{"jsonrpc":"2.0","id":1,"method":"a","params":{"other":true}}');
       await settleMicrotasks();
       expect(requests).to.have.length(1);
-      expect((received[0]?.error as { code: number }).code).to.equal(-32600);
+      expect(received).to.have.length(2);
+      for (const answer of received) {
+        expect(answer.id).to.equal(null);
+        expect(answer.error).to.deep.include({ code: -32600, data: { id: 1 } });
+      }
+    });
+
+    it('drops a second copy of a request still being answered (same id, method and params: a duplicated message), reporting it; the first copy is answered once', async () => {
+      const { actor, peer, received, events } = withRawPeer();
+      const requests: Array<{ id: unknown }> = [];
+      actor.on('rpc.request', (event: ConnectionEmitted) => requests.push(event as unknown as { id: unknown }));
+      peer.sendRaw('{"jsonrpc":"2.0","id":7,"method":"a","params":{"x":[1,2]}}');
+      peer.sendRaw('{"jsonrpc":"2.0","id":7,"method":"a","params":{"x":[1,2]}}');
+      await settleMicrotasks();
+      expect(requests.map((request) => request.id)).to.deep.equal([7]);
+      expect(received).to.deep.equal([]);
+      expect(events.filter((event) => event.type === 'rpc.dropped').map((event) => (event as { reason: string }).reason)).to.deep.equal(['duplicate_request']);
+      expect(respond(actor, 7, 'done')).to.deep.equal({ ok: true });
+      await settleMicrotasks();
+      expect(received.map((answer) => [answer.id, answer.result])).to.deep.equal([[7, 'done']]);
     });
 
     it('drops unmatched and duplicate responses and unknown notifications, reporting them', async () => {

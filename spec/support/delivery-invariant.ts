@@ -46,6 +46,13 @@ export interface ConnectionRecord {
   /** The text of each prompt this connection sent (its prompts are not echoed to it, nor their turns' ends). */
   readonly prompts?: readonly string[];
   /**
+   * The text of each prompt this connection sent again under its idempotency key after an
+   * earlier connection may have delivered it: whether the journal's prompt is this connection's
+   * (the first copy was lost) or another's that the retry joined, its echo and its turn's end may
+   * arrive or not, but at most once, in order.
+   */
+  readonly retried?: readonly string[];
+  /**
    * The connection follows the session up to the check (attached on the owner, directly or
    * forwarded) and delivery had time to settle: everything journaled after `after` must have
    * arrived. Else (cut, closed, or its host lost the session) what arrived must be a prefix
@@ -115,7 +122,7 @@ function violationsOf(journal: readonly JournalRow[], connection: ConnectionReco
   const report = (kind: ViolationKind, seq: number | undefined, update: string | undefined, detail: string, index?: number) =>
     violations.push({ kind, client, sessionId, seq, update, ...(index === undefined ? {} : { index }), detail });
   const held = new Set(journal.map((row) => row.seq));
-  const expected = shownTo(journal, connection.prompts ?? []).filter((shown) => shown.seq > after);
+  const expected = shownTo(journal, connection.prompts ?? [], connection.retried ?? []).filter((shown) => shown.seq > after);
   const bySeq = new Map<number, Array<{ shown: Shown; arrived: boolean }>>();
   for (const shown of expected) {
     const list = bySeq.get(shown.seq) ?? [];
@@ -154,9 +161,12 @@ function violationsOf(journal: readonly JournalRow[], connection: ConnectionReco
 }
 
 /** What the session's journal shows a connection that sent `prompts`, entry by entry, in seq order. */
-function shownTo(journal: readonly JournalRow[], prompts: readonly string[]): Shown[] {
+function shownTo(journal: readonly JournalRow[], prompts: readonly string[], retried: readonly string[]): Shown[] {
   const own = [...prompts];
-  let ownTurnsOpen = 0;
+  const again = [...retried];
+  // Whose each open turn is, oldest first: a session's turns run one at a time (FIFO), so a
+  // turn's end belongs to the oldest prompt not yet ended.
+  const openTurns: Array<'own' | 'retried' | 'other'> = [];
   const shown: Shown[] = [];
   for (const { seq, entry } of journal) {
     switch (entry.kind) {
@@ -173,17 +183,19 @@ function shownTo(journal: readonly JournalRow[], prompts: readonly string[]): Sh
         const mine = own.indexOf(text);
         if (mine >= 0) {
           own.splice(mine, 1);
-          ownTurnsOpen++;
+          openTurns.push('own');
           break;
         }
-        for (const block of entry.prompt) shown.push({ seq, kind: 'user_message_chunk', text: (block as { text?: string }).text, required: true });
+        const joined = again.indexOf(text);
+        if (joined >= 0) again.splice(joined, 1);
+        openTurns.push(joined >= 0 ? 'retried' : 'other');
+        for (const block of entry.prompt) shown.push({ seq, kind: 'user_message_chunk', text: (block as { text?: string }).text, required: joined < 0 });
         break;
       }
       case 'stop':
       case 'error': {
-        const mine = ownTurnsOpen > 0;
-        if (mine) ownTurnsOpen--;
-        shown.push({ seq, kind: 'turn_end', text: undefined, required: !mine });
+        const owner = openTurns.shift() ?? 'other';
+        shown.push({ seq, kind: 'turn_end', text: undefined, required: owner === 'other' });
         break;
       }
       default:

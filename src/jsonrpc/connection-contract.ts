@@ -86,7 +86,7 @@ export type ConnectionEvent =
   | { readonly type: `xstate.${string}` };
 
 /** Why a message was dropped instead of processed. */
-export type DropReason = 'unmatched_response' | 'late_response' | 'unknown_notification' | 'invalid_notification' | 'invalid_response' | 'peer_error' | 'line_too_long' | 'too_deep';
+export type DropReason = 'duplicate_request' | 'unmatched_response' | 'late_response' | 'unknown_notification' | 'invalid_notification' | 'invalid_response' | 'peer_error' | 'line_too_long' | 'too_deep';
 
 /** Events a connection emits to its owner, in arrival order. */
 export type ConnectionEmitted =

@@ -10,7 +10,7 @@ import { RpcError, toRpcError } from './rpc-error.js';
 import type { OversizeLine } from './transport.js';
 import { ErrorCodes } from './error-codes.js';
 import type { ParamsParser } from './connection-contract.js';
-import { holdReading, idKey, send, type Live } from './connection-state.js';
+import { holdReading, idKey, send, type IncomingRequest, type Live } from './connection-state.js';
 import { settle } from './connection-outgoing.js';
 
 /** Handles one message from the peer. */
@@ -30,8 +30,9 @@ export function receive(live: Live, value: unknown): void {
     case 'request': {
       const { id, method, params } = verdict.message;
       const key = idKey(id);
-      if (live.incoming.has(key)) {
-        send(live, { jsonrpc: '2.0', id, error: RpcError.invalidRequest(`request id ${JSON.stringify(id)} is already in use`).toErrorObject() });
+      const inUse = live.incoming.get(key);
+      if (inUse) {
+        refuseIdInUse(live, inUse, method, params);
         return;
       }
       const parsed = parseParams(live.input.methods?.requests, method, params);
@@ -43,7 +44,7 @@ export function receive(live: Live, value: unknown): void {
         send(live, { jsonrpc: '2.0', id, error: parsed.error.toErrorObject() });
         return;
       }
-      live.incoming.set(key, { id, method, tag: undefined });
+      live.incoming.set(key, { id, method, params, tag: undefined });
       emit({ type: 'rpc.request', id, method, params: parsed.params });
       return;
     }
@@ -179,4 +180,19 @@ function onResponse(live: Live, id: JsonRpcId, isError: boolean, payload: unknow
     settle(live, id, entry, 'answered');
     entry.resolve(payload);
   }
+}
+
+/**
+ * A request whose id is owed an answer already. The same request again (method and params
+ * equal: a network or a proxy delivered it twice) is dropped, reported: the first copy's answer
+ * answers it. Another request under that id is refused `-32600` with `id: null`, since an answer
+ * carrying the id would settle the peer's first request, which still runs.
+ */
+function refuseIdInUse(live: Live, inUse: IncomingRequest, method: string, params: unknown): void {
+  const detail = `request id ${JSON.stringify(inUse.id)} is already in use`;
+  if (method === inUse.method && JSON.stringify(params) === JSON.stringify(inUse.params)) {
+    live.scope.emit({ type: 'rpc.dropped', reason: 'duplicate_request', detail: `${detail}: the same ${method} again, answered once` });
+    return;
+  }
+  send(live, { jsonrpc: '2.0', id: null, error: RpcError.invalidRequest(`${detail} by a ${inUse.method} still being answered; use a new id`, { id: inUse.id }).toErrorObject() });
 }

@@ -31,6 +31,8 @@ export interface Outgoing {
 export interface IncomingRequest {
   readonly id: JsonRpcId;
   readonly method: string;
+  /** The params as they came (a reference, not a copy): a second copy of the request is told from another request by them. */
+  readonly params: unknown;
   tag: unknown;
 }
 

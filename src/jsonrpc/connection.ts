@@ -265,7 +265,7 @@ export function tagRequest(connection: AnyActorRef, id: JsonRpcId, tag: unknown)
  * they came, each with its tag. A live view: answering a request while walking it is safe.
  */
 export function* taggedRequests<TTag>(connection: AnyActorRef): Generator<TaggedRequest<TTag>> {
-  for (const request of [...liveOf(connection).incoming.values()]) if (request.tag !== undefined) yield request as TaggedRequest<TTag>;
+  for (const request of [...liveOf(connection).incoming.values()]) if (request.tag !== undefined) yield { id: request.id, method: request.method, tag: request.tag as TTag };
 }
 
 /** An incoming request owed an answer, with its owner's tag. */
