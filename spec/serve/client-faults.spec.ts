@@ -3,8 +3,9 @@
  * with a printed seed between a client and a real `warden serve` (SQLite store, demo agent):
  * a WebSocket proxy (spec/support/ws-fault-proxy.ts) drops a prompt before the daemon gets it,
  * loses the daemon's answer after it did the work, duplicates a prompt, leaves a connection
- * half dead (nothing back to the client), pauses the client's reading; the walk also kills the
- * daemon with SIGKILL mid-turn and starts it again on the same store.
+ * half dead (nothing back to the client), pauses the client's reading, loses or duplicates the
+ * client's answer to a permission request; the walk also kills the daemon with SIGKILL mid-turn
+ * and starts it again on the same store.
  *
  * The client is what a careful client of today's dialect does: every prompt carries an
  * idempotency key; a connection that is cut, or silent while a prompt is owed, is dropped; the
@@ -34,7 +35,7 @@ import { startWsFaultProxy, type WsFaultProxy } from '../support/ws-fault-proxy.
 const baseSeed = Number(process.env.CLIENT_FAULTS_SEED ?? 3101);
 const runs = Number(process.env.CLIENT_FAULTS_RUNS ?? 2);
 const promptsPerRun = Number(process.env.CLIENT_FAULTS_PROMPTS ?? 8);
-const faults = ['none', 'drop_before_accept', 'drop_after_accept', 'duplicate', 'half_dead', 'paused_consumer', 'node_restart'] as const;
+const faults = ['none', 'drop_before_accept', 'drop_after_accept', 'duplicate', 'half_dead', 'paused_consumer', 'node_restart', 'permission_answer_lost', 'permission_answer_duplicated'] as const;
 type Fault = (typeof faults)[number];
 const keyMeta = 'acp-warden/idempotencyKey';
 const seqMeta = 'acp-warden/seq';
@@ -85,6 +86,7 @@ describe('warden serve under client-side faults (drop before and after accept, d
       const through = proxy;
 
       const connections: Connection[] = [];
+      let permissionsAsked = 0;
       let sessionId = '';
       let nextId = 1;
       const lastSeq = () => Math.max(0, ...connections.flatMap((connection) => connection.record.frames.map((frame) => (frame.params?._meta?.[seqMeta] as number | undefined) ?? 0)));
@@ -97,7 +99,13 @@ describe('warden serve under client-side faults (drop before and after accept, d
         const connection: Connection = { socket, record, closed: new Promise((resolve) => socket.once('close', () => resolve())), lastFrameAt: Date.now() };
         socket.on('message', (data: Buffer) => {
           connection.lastFrameAt = Date.now();
-          record.frames.push(JSON.parse(data.toString('utf8')) as Frame);
+          const frame = JSON.parse(data.toString('utf8')) as Frame;
+          record.frames.push(frame);
+          // The demo tool's permission: allowed once, by whichever connection is asked.
+          if (frame.method === 'session/request_permission' && frame.id !== undefined) {
+            permissionsAsked++;
+            socket.send(JSON.stringify({ jsonrpc: '2.0', id: frame.id, result: { outcome: { outcome: 'selected', optionId: 'allow' } } }));
+          }
         });
         socket.on('error', () => undefined);
         await new Promise<void>((resolve, reject) => {
@@ -151,11 +159,15 @@ describe('warden serve under client-side faults (drop before and after accept, d
         const fault = faults[Math.floor(random() * faults.length)] as Fault;
         drawn.push(fault);
         const key = `key-${seed}-${index}`;
-        const text = `hello ${index}`;
+        // A prompt naming the tool makes the demo agent ask permission first (its mode is ask); a permission fault needs one.
+        const text = fault.startsWith('permission_') || random() < 0.3 ? `tool ${index}` : `hello ${index}`;
         const params = { sessionId, prompt: [{ type: 'text', text }], _meta: { [keyMeta]: key } };
         const isPrompt = (message: Record<string, unknown>) => message.method === 'session/prompt';
         if (fault === 'drop_before_accept') through.dropBeforeAccept(isPrompt);
         if (fault === 'duplicate') through.duplicate(isPrompt);
+        const isPermissionAnswer = (message: Record<string, unknown>) => message.method === undefined && (message.result as { outcome?: unknown } | undefined)?.outcome !== undefined;
+        if (fault === 'permission_answer_lost') through.dropBeforeAccept(isPermissionAnswer);
+        if (fault === 'permission_answer_duplicated') through.duplicate(isPermissionAnswer);
         // The ids of this prompt's attempts: the fault hits the first answer to any of them (an attempt may be lost to another fault first).
         const attemptIds = new Set<number>();
         if (fault === 'drop_after_accept') through.dropAfterAccept((message) => attemptIds.has(message.id as number) && message.method === undefined);
@@ -182,12 +194,12 @@ describe('warden serve under client-side faults (drop before and after accept, d
         }
       }
       const acted = (action: string) => through.trace.filter((entry) => entry.action === action).length;
-      console.log(`      seed ${seed}: faults ${drawn.join(', ')}; ${connections.length} connections; proxy: ${acted('dropped')} dropped before accept, ${acted('cut')} after, ${acted('duplicated')} duplicated, ${acted('held')} held on half-dead paths`);
+      console.log(`      seed ${seed}: faults ${drawn.join(', ')}; ${connections.length} connections; ${permissionsAsked} permissions asked; proxy: ${acted('dropped')} dropped before accept, ${acted('cut')} after, ${acted('duplicated')} duplicated, ${acted('held')} held on half-dead paths`);
       if (process.env.CLIENT_FAULTS_TRACE) console.log(through.trace.map((entry) => `${entry.connection} ${entry.direction} ${entry.action} ${entry.message.slice(0, 160)}`).filter((line) => !line.includes('agent_message_chunk')).join('\n'));
       // Each fault drawn did happen (a fault that never fires proves nothing).
-      expect(acted('dropped'), 'prompts dropped before accept').to.equal(drawn.filter((fault) => fault === 'drop_before_accept').length);
+      expect(acted('dropped'), 'prompts and permission answers dropped before accept').to.equal(drawn.filter((fault) => fault === 'drop_before_accept' || fault === 'permission_answer_lost').length);
       expect(acted('cut'), 'answers lost after accept').to.equal(drawn.filter((fault) => fault === 'drop_after_accept').length);
-      expect(acted('duplicated'), 'prompts duplicated').to.equal(drawn.filter((fault) => fault === 'duplicate').length);
+      expect(acted('duplicated'), 'prompts and permission answers duplicated').to.equal(drawn.filter((fault) => fault === 'duplicate' || fault === 'permission_answer_duplicated').length);
 
       // The journal, read from the store by the test itself.
       const journal = sqliteJournal(store, [sessionId]).get(sessionId) ?? [];
@@ -206,6 +218,13 @@ describe('warden serve under client-side faults (drop before and after accept, d
         else expect(answer.error, `${key} (${drawn[index]}): ${JSON.stringify(answer)}`).to.deep.include({ code: end.error?.code });
       }
       expect(journal.filter((row) => row.entry.kind === 'prompt'), 'every prompt entry has a key of this walk').to.have.length(promptsPerRun);
+      // No interaction answered twice: at most one permission answer on record per turn.
+      const prompts = journal.filter((row) => row.entry.kind === 'prompt');
+      prompts.forEach((prompt, index) => {
+        const until = prompts[index + 1]?.seq ?? Infinity;
+        const answered = journal.filter((row) => row.seq > prompt.seq && row.seq < until && row.entry.kind === 'permission');
+        expect(answered.length, `permission answers in the turn of seq ${prompt.seq}`).to.be.at.most(1);
+      });
 
       const violations = await settledViolations(
         () => connections.map((each) => each.record),
