@@ -45,7 +45,6 @@ describe('a cluster under client-side faults (three hosts on PostgreSQL, clients
         seed,
         prompts: promptsPerRun,
         proxy,
-        sockets: fixture.sockets,
         world: {
           name: '3 hosts',
           cwd,

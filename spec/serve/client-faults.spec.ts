@@ -16,12 +16,12 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { WebSocket } from 'ws';
 import { walkClientFaults } from '../support/client-fault-walk.js';
 import { freePort } from '../support/free-port.js';
 import { sqliteJournal } from '../support/journal-rows.js';
 import { startServe, type ServeDaemon } from '../support/serve-daemon.js';
 import { killGroups } from '../support/warden-process.js';
+import { startHttpFaultProxy, type HttpFaultProxy } from '../support/http-fault-proxy.js';
 import { startWsFaultProxy, type WsFaultProxy } from '../support/ws-fault-proxy.js';
 
 const baseSeed = Number(process.env.CLIENT_FAULTS_SEED ?? 3101);
@@ -31,47 +31,49 @@ const promptsPerRun = Number(process.env.CLIENT_FAULTS_PROMPTS ?? 8);
 describe('warden serve under client-side faults (drop before and after accept, duplicate, half-dead, paused consumer, kill -9), seeded (issue 31)', function () {
   this.timeout(300_000);
   const launched: ChildProcess[] = [];
-  const sockets: WebSocket[] = [];
   let state: string;
-  let proxy: WsFaultProxy | undefined;
+  let proxy: WsFaultProxy | HttpFaultProxy | undefined;
 
   beforeEach(() => {
     state = realpathSync(mkdtempSync(join(tmpdir(), 'warden-client-faults-')));
   });
   afterEach(async () => {
-    for (const socket of sockets.splice(0)) socket.terminate();
     await proxy?.close();
     proxy = undefined;
     await killGroups(launched, { descendants: true });
     rmSync(state, { recursive: true, force: true });
   });
 
-  for (let run = 0; run < runs; run++) {
-    const seed = baseSeed + run;
-    it(`seed ${seed}: ${promptsPerRun} keyed prompts, a fault drawn for each; one prompt entry and one end per key, each answer the journal's, every update once and in order per connection (replay: CLIENT_FAULTS_SEED=${seed} CLIENT_FAULTS_RUNS=1)`, async () => {
-      const store = join(state, 'journal.sqlite');
-      const cwd = join(state, 'project');
-      mkdirSync(cwd);
-      const port = await freePort();
-      const start = () => startServe(state, ['--listen', `127.0.0.1:${port}`, '--agent', 'demo', '--store', store, '--env', 'DEMO_WORD_DELAY_MS=2'], launched);
-      let daemon: ServeDaemon = await start();
-      proxy = await startWsFaultProxy(daemon.url);
-      await walkClientFaults({
-        seed,
-        prompts: promptsPerRun,
-        proxy,
-        sockets,
-        world: {
-          cwd,
-          token: () => daemon.token,
-          async killAndRestart() {
-            daemon.process.kill('SIGKILL');
-            await daemon.exited;
-            daemon = await start();
+  for (const transport of ['websocket', 'http'] as const) {
+    for (let run = 0; run < runs; run++) {
+      const seed = baseSeed + run;
+      it(`over ${transport === 'http' ? 'Streamable HTTP' : 'a WebSocket'}, seed ${seed}: ${promptsPerRun} keyed prompts, a fault drawn for each; one prompt entry and one end per key, each answer the journal's, every update once and in order per connection (replay: CLIENT_FAULTS_SEED=${seed} CLIENT_FAULTS_RUNS=1)`, async () => {
+        const store = join(state, 'journal.sqlite');
+        const cwd = join(state, 'project');
+        mkdirSync(cwd);
+        const port = await freePort();
+        const start = () => startServe(state, ['--listen', `127.0.0.1:${port}`, '--agent', 'demo', '--store', store, '--env', 'DEMO_WORD_DELAY_MS=2'], launched);
+        let daemon: ServeDaemon = await start();
+        const httpUrl = `http://127.0.0.1:${port}/acp`;
+        proxy = transport === 'http' ? await startHttpFaultProxy(httpUrl) : await startWsFaultProxy(daemon.url);
+        await walkClientFaults({
+          seed,
+          prompts: promptsPerRun,
+          proxy,
+          transport,
+          world: {
+            name: transport,
+            cwd,
+            token: () => daemon.token,
+            async killAndRestart() {
+              daemon.process.kill('SIGKILL');
+              await daemon.exited;
+              daemon = await start();
+            },
+            journal: async (ids) => sqliteJournal(store, ids),
           },
-          journal: async (ids) => sqliteJournal(store, ids),
-        },
+        });
       });
-    });
+    }
   }
 });

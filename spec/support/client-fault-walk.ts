@@ -18,10 +18,11 @@
  * is allowed once by whichever connection is asked.
  */
 import { expect } from 'chai';
-import { WebSocket } from 'ws';
+import { openLink, type ClientLink } from './client-links.js';
 import { seededRandom } from '../../src/journal/seeded-random.js';
 import { describeViolations, settledViolations, type ConnectionRecord, type JournalRow } from './delivery-invariant.js';
 import { initializeParams, type Frame } from './serve-daemon.js';
+import type { HttpFaultProxy } from './http-fault-proxy.js';
 import type { WsFaultProxy } from './ws-fault-proxy.js';
 
 /** The faults a walk draws from, one per prompt. */
@@ -43,9 +44,8 @@ class ConnectionLost extends Error {}
 
 /** One connection of the walking client, recorded for the delivery check. */
 interface Connection {
-  readonly socket: WebSocket;
+  readonly link: ClientLink;
   readonly record: ConnectionRecord & { frames: Frame[]; prompts: string[]; retried: string[]; following: boolean };
-  readonly closed: Promise<void>;
   lastFrameAt: number;
 }
 
@@ -73,18 +73,26 @@ export interface ClientFaultWalk {
   /** Prompts in the walk (one fault each). */
   readonly prompts: number;
   /** In front of the daemon(s); the walk's clients connect to it. */
-  readonly proxy: WsFaultProxy;
+  readonly proxy: WsFaultProxy | HttpFaultProxy;
+  /** How the client connects: a WebSocket (default), or Streamable HTTP (POSTs and the connection's SSE stream). */
+  readonly transport?: 'websocket' | 'http';
   readonly world: ClientFaultWorld;
-  /** Sockets the walk opens are pushed here (the spec terminates them after the test). */
-  readonly sockets: WebSocket[];
 }
 
 /** Runs one walk and asserts everything above (chai); resolves when the run passed. */
 export async function walkClientFaults(options: ClientFaultWalk): Promise<void> {
-  const { seed, prompts: promptsPerRun, proxy: through, world, sockets } = options;
+  const { seed, prompts: promptsPerRun, proxy: through, world } = options;
+  const links: ClientLink[] = [];
   const random = seededRandom(seed);
   // Hosts are drawn from a stream of their own: how many reconnects a run needs depends on timing, and must not shift the faults drawn.
   const placement = seededRandom(seed ^ 0x5bd1e995);
+  try {
+    await walk();
+  } finally {
+    for (const link of links) link.cut();
+  }
+
+  async function walk(): Promise<void> {
   const { cwd } = world;
 
   const connections: Connection[] = [];
@@ -95,39 +103,33 @@ export async function walkClientFaults(options: ClientFaultWalk): Promise<void> 
 
   const open = async (): Promise<Connection> => {
     for (const previous of connections) previous.record.following = false;
-    const socket = new WebSocket(through.url, { headers: { Authorization: `Bearer ${world.token()}` } });
-    sockets.push(socket);
     const record = { client: `walker, connection ${connections.length + 1}`, sessionId, after: lastSeq(), frames: [] as Frame[], prompts: [] as string[], retried: [] as string[], following: true };
-    const connection: Connection = { socket, record, closed: new Promise((resolve) => socket.once('close', () => resolve())), lastFrameAt: Date.now() };
-    socket.on('message', (data: Buffer) => {
-      connection.lastFrameAt = Date.now();
-      const frame = JSON.parse(data.toString('utf8')) as Frame;
+    let connection: Connection | undefined;
+    const link = await openLink(options.transport ?? 'websocket', through.url, world.token(), (frame) => {
+      if (connection) connection.lastFrameAt = Date.now();
       record.frames.push(frame);
       // The demo tool's permission: allowed once, by whichever connection is asked.
       if (frame.method === 'session/request_permission' && frame.id !== undefined) {
         permissionsAsked++;
-        socket.send(JSON.stringify({ jsonrpc: '2.0', id: frame.id, result: { outcome: { outcome: 'selected', optionId: 'allow' } } }));
+        link.send({ jsonrpc: '2.0', id: frame.id, result: { outcome: { outcome: 'selected', optionId: 'allow' } } });
       }
     });
-    socket.on('error', () => undefined);
-    await new Promise<void>((resolve, reject) => {
-      socket.once('open', () => resolve());
-      socket.once('close', () => reject(new ConnectionLost('closed before it opened')));
-    });
+    links.push(link);
+    connection = { link, record, lastFrameAt: Date.now() };
     connections.push(connection);
     return connection;
   };
   /** Sends a request and waits for its answer; throws ConnectionLost when the connection is cut or stays silent. */
   const request = async (connection: Connection, method: string, params: Record<string, unknown>): Promise<Frame> => {
     const id = nextId++;
-    connection.socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    connection.link.send({ jsonrpc: '2.0', id, method, params });
     connection.lastFrameAt = Date.now();
     for (;;) {
       const answer = connection.record.frames.find((frame) => frame.id === id && frame.method === undefined);
       if (answer) return answer;
-      if (connection.socket.readyState !== WebSocket.OPEN) throw new ConnectionLost(`the connection closed before the answer to ${method}`);
+      if (!connection.link.isOpen()) throw new ConnectionLost(`the connection closed before the answer to ${method}`);
       if (Date.now() - connection.lastFrameAt > silenceMs) {
-        connection.socket.terminate();
+        connection.link.cut();
         throw new ConnectionLost(`nothing came for ${silenceMs} ms while ${method} was owed`);
       }
       await new Promise((resolve) => setTimeout(resolve, 10));
@@ -144,7 +146,7 @@ export async function walkClientFaults(options: ClientFaultWalk): Promise<void> 
         const resumed = await request(connection, 'session/resume', { sessionId, cwd, mcpServers: [], _meta: { [afterMeta]: connection.record.after } });
         // A session another host still holds (its lease not run out yet) is taken on a later try.
         if (resumed.error && attempt < 300 && world.retryableResume?.(resumed.error)) {
-          connection.socket.close();
+          connection.link.cut();
           throw new ConnectionLost(`session/resume refused: ${resumed.error.message}`);
         }
         expect(resumed.error, JSON.stringify(resumed)).to.equal(undefined);
@@ -195,7 +197,7 @@ export async function walkClientFaults(options: ClientFaultWalk): Promise<void> 
         // Refusals that say nothing was done and to try again: the connection lost its session (its host's
         // link to the owner went away), or the owner cannot be reached until its lease runs out.
         if (answered.error && retryReasons.has(answered.error.data?.reason ?? '')) {
-          connection.socket.close();
+          connection.link.cut();
           throw new ConnectionLost(`session/prompt refused: ${answered.error.message}`);
         }
         answers.set(key, answered);
@@ -245,4 +247,5 @@ export async function walkClientFaults(options: ClientFaultWalk): Promise<void> 
     10_000,
   );
   expect(violations, describeViolations(violations)).to.deep.equal([]);
+}
 }
