@@ -27,6 +27,8 @@ import { startWsFaultProxy, type WsFaultProxy } from '../support/ws-fault-proxy.
 const baseSeed = Number(process.env.CLIENT_FAULTS_SEED ?? 3101);
 const runs = Number(process.env.CLIENT_FAULTS_RUNS ?? 2);
 const promptsPerRun = Number(process.env.CLIENT_FAULTS_PROMPTS ?? 8);
+/** Every second run also delays the daemon's journal calls by up to this many ms (seeded): replays then race commits. */
+const journalDelayMs = Number(process.env.CLIENT_FAULTS_JOURNAL_DELAY_MS ?? 10);
 
 describe('warden serve under client-side faults (drop before and after accept, duplicate, half-dead, paused consumer, kill -9), seeded (issue 31)', function () {
   this.timeout(300_000);
@@ -47,12 +49,13 @@ describe('warden serve under client-side faults (drop before and after accept, d
   for (const transport of ['websocket', 'http'] as const) {
     for (let run = 0; run < runs; run++) {
       const seed = baseSeed + run;
-      it(`over ${transport === 'http' ? 'Streamable HTTP' : 'a WebSocket'}, seed ${seed}: ${promptsPerRun} keyed prompts, a fault drawn for each; one prompt entry and one end per key, each answer the journal's, every update once and in order per connection (replay: CLIENT_FAULTS_SEED=${seed} CLIENT_FAULTS_RUNS=1)`, async () => {
+      const journalDelay = run % 2 === 1 && journalDelayMs > 0 ? `${seed}:${journalDelayMs}` : undefined;
+      it(`over ${transport === 'http' ? 'Streamable HTTP' : 'a WebSocket'}${journalDelay ? `, journal delayed (WARDEN_FAULT_JOURNAL_DELAY=${journalDelay})` : ''}, seed ${seed}: ${promptsPerRun} keyed prompts, a fault drawn for each; one prompt entry and one end per key, each answer the journal's, every update once and in order per connection (replay: CLIENT_FAULTS_SEED=${seed} CLIENT_FAULTS_RUNS=1)`, async () => {
         const store = join(state, 'journal.sqlite');
         const cwd = join(state, 'project');
         mkdirSync(cwd);
         const port = await freePort();
-        const start = () => startServe(state, ['--listen', `127.0.0.1:${port}`, '--agent', 'demo', '--store', store, '--env', 'DEMO_WORD_DELAY_MS=2'], launched);
+        const start = () => startServe(state, ['--listen', `127.0.0.1:${port}`, '--agent', 'demo', '--store', store, '--env', 'DEMO_WORD_DELAY_MS=2'], launched, journalDelay ? { env: { WARDEN_FAULT_JOURNAL_DELAY: journalDelay } } : {});
         let daemon: ServeDaemon = await start();
         const httpUrl = `http://127.0.0.1:${port}/acp`;
         proxy = transport === 'http' ? await startHttpFaultProxy(httpUrl) : await startWsFaultProxy(daemon.url);
