@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { waitUntil } from '../support/processes.js';
-import { demoAgentsOf, initializeParams, socketClient, startServe, type Frame, type ServeDaemon } from '../support/serve-daemon.js';
+import { bridgeClient, demoAgentsOf, initializeParams, socketClient, startServe, type Frame, type ServeDaemon } from '../support/serve-daemon.js';
 import { killGroups } from '../support/warden-process.js';
 
 interface Notified {
@@ -222,6 +222,8 @@ describe('warden serve: a v2 and a v1 client on one session (issue 30 S7)', func
     const editor = v2Editor(daemon, 'WebSocket');
     await editor.agent.request('initialize', initializeV2);
     await editor.agent.request('session/resume', { sessionId, cwd });
+    // The resume's state snapshot (the SDK may hand it on after the answer) is not the turn's.
+    await waitUntil(() => statesOf(ofSession(editor.updates, sessionId)).length > 0, 'the state snapshot');
     const from = editor.updates.length;
     const answer = await controller.request(3, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello observer' }] });
     expect(answer.result?.stopReason).to.equal('end_turn');
@@ -237,6 +239,25 @@ describe('warden serve: a v2 and a v1 client on one session (issue 30 S7)', func
     expect(ack.messageId).to.match(/^user-\d+$/u);
     await waitUntil(() => v1KindsOf(controller.frames, sessionId).filter((kind) => kind.startsWith('ended:')).length === 1, 'the v1 client to see the v2 turn end');
     editor.close();
+  });
+});
+
+describe('warden acp --connect: the bridge passes what the editor negotiates (issue 30 S7)', function () {
+  this.timeout(60_000);
+
+  it('a v2 editor on the bridge: protocolVersion 2, a prompt acknowledged with its messageId, the turn ending idle', async () => {
+    const daemon = await startServe(state, ['--listen', '127.0.0.1:0', '--agent', 'demo', '--store', join(state, 'bridge.sqlite')], launched);
+    const editor = bridgeClient(state, daemon, launched);
+    expect((await editor.request(1, 'initialize', initializeV2)).result?.protocolVersion).to.equal(2);
+    const sessionId = (await editor.request(2, 'session/new', { cwd })).result?.sessionId as string;
+    const ack = await editor.request(3, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello bridge' }] });
+    expect(ack.result?.messageId).to.match(/^user-\d+$/u);
+    await waitUntil(() => editor.frames.some((frame) => (frame.params?.update as { state?: string } | undefined)?.state === 'idle'), 'the turn to end idle');
+    const kinds = editor.frames.map((frame) => (frame.id === 3 ? 'ack' : ((frame.params?.update as { state?: string } | undefined)?.state ?? frame.params?.update?.sessionUpdate)));
+    expect(kinds.indexOf('ack')).to.be.lessThan(kinds.indexOf('agent_message_chunk'));
+    expect(kinds.at(-1)).to.equal('idle');
+    editor.process.stdin?.end();
+    expect(await editor.exited).to.equal(0);
   });
 });
 
