@@ -175,7 +175,7 @@ describe('warden serve: a v2 and a v1 client on one session (issue 30 S7)', func
   let daemon: ServeDaemon;
 
   before(async () => {
-    daemon = await startServe(state, ['--listen', '127.0.0.1:0', '--agent', 'demo', '--store', join(state, 'mixed.sqlite')], launched);
+    daemon = await startServe(state, ['--listen', '127.0.0.1:0', '--agent', 'demo', '--store', join(state, 'mixed.sqlite')], launched, { env: { DEMO_WORD_DELAY_MS: '20' } });
   });
 
   /** A v1 raw client of the daemon, initialized. */
@@ -232,12 +232,40 @@ describe('warden serve: a v2 and a v1 client on one session (issue 30 S7)', func
     expect(collapse(kindsOf(updates))).to.deep.equal(['user_message', 'running', 'agent_message_chunk', 'idle']);
     const user = updates.find((entry) => entry.update.sessionUpdate === 'user_message');
     expect(user?.update.messageId).to.match(/^user-\d+$/u);
+    // Every chunk once, in order: the observer's text is the controller's, its seqs rise.
+    const textOf = (chunks: ReadonlyArray<{ update?: { sessionUpdate?: string; content?: { text?: string } } }>) =>
+      chunks
+        .filter((entry) => entry.update?.sessionUpdate === 'agent_message_chunk')
+        .map((entry) => entry.update?.content?.text ?? '')
+        .join('');
+    expect(textOf(updates as never)).to.equal(textOf(controller.frames.filter((frame) => frame.params?.sessionId === sessionId).map((frame) => frame.params as never)));
+    const seqs = updates.map((entry) => entry._meta?.['acp-warden/seq']).filter((seq): seq is number => typeof seq === 'number');
+    expect(seqs).to.deep.equal([...seqs].sort((x, y) => x - y));
     expect([...new Set(updates.filter((entry) => entry.update.sessionUpdate === 'agent_message_chunk').map((entry) => entry.update.messageId))]).to.deep.equal([user?.update.messageId?.replace('user-', 'agent-')]);
     // Control passes as before: the v2 observer takes it and prompts (acknowledged), the v1 client now observes it.
     await editor.agent.request('_acp-warden/take_control' as never, { sessionId } as never);
     const ack = (await editor.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'now me' }] } as never)) as { messageId: string };
     expect(ack.messageId).to.match(/^user-\d+$/u);
     await waitUntil(() => v1KindsOf(controller.frames, sessionId).filter((kind) => kind.startsWith('ended:')).length === 1, 'the v1 client to see the v2 turn end');
+    editor.close();
+  });
+
+  it('a v1 controller\'s turn cut by a kill -9 of the agent: the v2 observer sees it end idle with stopReason error and data.reason agent_crashed', async () => {
+    const controller = await v1Client();
+    const sessionId = (await controller.request(2, 'session/new', { cwd, mcpServers: [] })).result?.sessionId as string;
+    const editor = v2Editor(daemon, 'WebSocket');
+    await editor.agent.request('initialize', initializeV2);
+    await editor.agent.request('session/resume', { sessionId, cwd });
+    await waitUntil(() => statesOf(ofSession(editor.updates, sessionId)).length > 0, 'the state snapshot');
+    const from = editor.updates.length;
+    controller.send({ id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: Array.from({ length: 300 }, (_, n) => `w${n}`).join(' ') }] } });
+    await waitUntil(() => ofSession(editor.updates, sessionId, from).some((entry) => entry.update.sessionUpdate === 'agent_message_chunk'), 'the observer to see the first chunk');
+    const [agentPid] = demoAgentsOf(daemon.process.pid);
+    process.kill(agentPid as number, 'SIGKILL');
+    await waitUntil(() => statesOf(ofSession(editor.updates, sessionId, from)).some((one) => one?.startsWith('idle')), 'the observer to see the end');
+    const idle = ofSession(editor.updates, sessionId, from).filter((entry) => entry.update.sessionUpdate === 'state_update').at(-1);
+    expect(idle?.update).to.include({ state: 'idle', stopReason: 'error' });
+    expect(idle?.update.error?.data?.reason).to.equal('agent_crashed');
     editor.close();
   });
 });
