@@ -1,7 +1,8 @@
 /**
  * What a hub's host agent says: updates (to each attached connection's cursor), answers (back
- * to the connection that asked, with the session attached), each turn's journal entries (shown
- * to the connections that did not send the prompt), the agent's requests to a client.
+ * to the connection that asked, with the session attached), each turn's journal entries (to
+ * the connections that did not send the prompt as observed turns; to the one that did, its
+ * prompt's insertion, which a v2 client's server acknowledges), the agent's requests to a client.
  */
 import type { AgentHandlerOutput, TurnEntry } from '../protocol/native-agent.js';
 import { attached } from './session-roles.js';
