@@ -13,12 +13,13 @@ import { BareTurns } from './bare-turns.js';
 import { AGENT_METHODS, agentRequests, CLIENT_METHODS, UNSTABLE_AGENT_METHODS, unstableAgentRequests } from '../protocol/methods.js';
 import { schemaOf } from './schemas.js';
 import { clientAllows } from './capability-gate.js';
-import { handlerEventTypes, type AgentEventContext, type AgentHandlerEvent, type AgentHandlerOutput, type NativeAgent } from '../protocol/native-agent.js';
+import { handlerEventTypes, type AgentEventContext, type AgentHandlerEvent, type AgentHandlerOutput, type NativeAgent, type TurnEntry } from '../protocol/native-agent.js';
+import { updatesWithTurns } from '../session/cursor.js';
 import { type PendingRequest, type Live, SEQ_META_KEY, defaultCancelGraceMs, guarded, livesByHandler, noteReplayed, sync, requestOf, requestsHandedOn, settled } from './server-live.js';
 import { withReplayMarker } from './replay-complete.js';
 import { startDraining, checkDrained } from './server-draining.js';
 import { gateUpdate, withoutUnsupportedOptions } from './update-gate.js';
-import { onV2TurnJournaled, relayV2Update, v2Answer, v2PermissionAnswered, v2PermissionAsked, v2ReplayComplete, v2StateSnapshot } from './v2-edge.js';
+import { onV2TurnJournaled, relayV2Update, v2TurnObserved, v2Answer, v2PermissionAnswered, v2PermissionAsked, v2ReplayComplete, v2StateSnapshot } from './v2-edge.js';
 import { initializeResponseToV2 } from './v2-initialize.js';
 import { permissionRequestToV2 } from './v2-permission.js';
 import { coreResultToV2 } from './v2-requests.js';
@@ -145,6 +146,7 @@ export function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
       return;
     }
     case 'session.turnJournaled':
+      if (event.observed) return observeTurn(live, event.sessionId, event.seq, event.entry);
       if (live.v2) onV2TurnJournaled(live, live.v2, event.sessionId, event.requestId, event.seq, event.entry);
       return;
     case 'acp.update':
@@ -164,6 +166,16 @@ export function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
       else noteReplayed(live, event.requestId, event.seq);
       return;
   }
+}
+
+/**
+ * Another connection's turn (a hub's observer, or a client after its prompt's connection went):
+ * its prompt and its end, as this editor's version shows them (v1: the prompt's
+ * `user_message_chunk`s and the turn-end `session_info_update`; v2: v2-edge.ts).
+ */
+function observeTurn(live: Live, sessionId: string, seq: number, entry: TurnEntry): void {
+  if (live.v2) return v2TurnObserved(live, live.v2, sessionId, seq, entry);
+  for (const update of updatesWithTurns(entry)) relayUpdate(live, sessionId, update, seq);
 }
 
 /** A session update to the editor (`seq`: its journal entry, sent as `_meta["acp-warden/seq"]`). */

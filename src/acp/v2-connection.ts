@@ -1,7 +1,8 @@
 /**
  * What an agent server keeps of an editor that speaks ACP v2 (the connection's state; the
  * rendering that uses it is v2-edge.ts): which turn each session's updates belong to, the
- * prompts acknowledged whose turns still run, the permission requests with the editor.
+ * prompts acknowledged whose turns still run, the permission requests with the editor, the
+ * sessions where another connection's turn runs.
  */
 
 /** A v2 editor's connection state (see the module comment). */
@@ -12,9 +13,11 @@ export interface V2Edge {
   readonly inserted: Map<string, string>;
   /** Per session, permission requests with the editor. */
   readonly asking: Map<string, number>;
+  /** Sessions where another connection's turn runs (a hub's observer saw its prompt, not yet its end). */
+  readonly observing: Set<string>;
 }
 
 /** A new v2 connection's state. */
 export function v2Edge(): V2Edge {
-  return { turnOf: new Map(), inserted: new Map(), asking: new Map() };
+  return { turnOf: new Map(), inserted: new Map(), asking: new Map(), observing: new Set() };
 }

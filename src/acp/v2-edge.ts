@@ -16,7 +16,8 @@ import { PROMPT_SEQ_META, type TurnEntry } from '../protocol/native-agent.js';
 import { type Live, SEQ_META_KEY, requestOf, settled } from './server-live.js';
 import { checkDrained } from './server-draining.js';
 import { turnMessageIds, userMessageId } from './v2-message-ids.js';
-import { idleState, requiresActionState, runningState } from './v2-turn-state.js';
+import { idleState, requiresActionState, runningState, type TurnEnd } from './v2-turn-state.js';
+import { TURN_END_META_KEY } from '../session/cursor.js';
 import { updateToV2 } from './v2-updates.js';
 import type { V2Edge } from './v2-connection.js';
 
@@ -31,7 +32,37 @@ function send(live: Live, sessionId: string, update: V2.SessionUpdate, seq?: num
  */
 export function relayV2Update(live: Live, edge: V2Edge, sessionId: string, update: SessionUpdate, seq: number | undefined): void {
   if (update.sessionUpdate === 'user_message_chunk' && seq !== undefined) edge.turnOf.set(sessionId, seq);
+  // A turn's end shown from the journal (a hub's catch-up or replay of another connection's turn): v2's `idle`.
+  const ended = turnEndOf(update);
+  if (ended) {
+    edge.observing.delete(sessionId);
+    return send(live, sessionId, idleState(ended), seq);
+  }
   for (const v2 of updateToV2(update, turnMessageIds(edge.turnOf.get(sessionId) ?? 0))) send(live, sessionId, v2, seq);
+}
+
+/** The turn's end a hub's turn-end update carries (cursor.ts `turnEndUpdate`), if it is one. */
+function turnEndOf(update: SessionUpdate): TurnEnd | undefined {
+  if (update.sessionUpdate !== 'session_info_update') return undefined;
+  const ended = update._meta?.[TURN_END_META_KEY] as { stopReason?: StopReason; error?: ErrorObject } | undefined;
+  if (!ended) return undefined;
+  return ended.error ? { kind: 'error', error: ended.error } : { kind: 'stop', stopReason: ended.stopReason ?? 'end_turn' };
+}
+
+/**
+ * Another connection's turn, live (a hub's observer): its prompt as the `user_message` upsert
+ * and `running`, its end as `idle` (with the typed failure of a cut turn), as the prompt's own
+ * v2 connection sees them.
+ */
+export function v2TurnObserved(live: Live, edge: V2Edge, sessionId: string, seq: number, entry: TurnEntry): void {
+  if (entry.kind === 'prompt') {
+    edge.turnOf.set(sessionId, seq);
+    edge.observing.add(sessionId);
+    send(live, sessionId, { sessionUpdate: 'user_message', messageId: userMessageId(seq), content: [...entry.prompt] } as V2.SessionUpdate, seq);
+    return send(live, sessionId, runningState());
+  }
+  edge.observing.delete(sessionId);
+  send(live, sessionId, idleState(entry.kind === 'stop' ? { kind: 'stop', stopReason: entry.stopReason } : { kind: 'error', error: entry.error }), seq);
 }
 
 /**
@@ -84,8 +115,9 @@ export function v2Answer(live: Live, edge: V2Edge, key: string, outcome: { reado
   return { kind: 'turnEnded' };
 }
 
-/** Whether a turn of `sessionId` runs (inserted, not ended). */
+/** Whether a turn of `sessionId` runs (inserted, not ended; or another connection's, seen started). */
 function running(edge: V2Edge, sessionId: string): boolean {
+  if (edge.observing.has(sessionId)) return true;
   for (const session of edge.inserted.values()) if (session === sessionId) return true;
   return false;
 }

@@ -142,9 +142,10 @@ export type SessionLifecycleOutput =
    * A turn's own journal entry (the host's): its prompt when the turn started, its stop reason or
    * error when it ended, with the entry's `seq` and the prompt's request key. A hub that serves
    * several connections shows the prompt and the turn's end to the connections that did not
-   * send it; a single editor's server ignores it.
+   * send it (`observed`: each connection's server renders it in its own protocol version); the
+   * prompt's own server acknowledges it there (ACP v2) or ignores it (v1).
    */
-  | { readonly type: 'session.turnJournaled'; readonly sessionId: string; readonly requestId: string; readonly seq: number; readonly entry: TurnEntry };
+  | { readonly type: 'session.turnJournaled'; readonly sessionId: string; readonly requestId: string; readonly seq: number; readonly entry: TurnEntry; readonly observed?: boolean };
 
 /** A turn's journal entry, as `session.turnJournaled` carries it (the journal's `prompt`, `stop` and `error` entries). */
 export type TurnEntry =

@@ -262,8 +262,8 @@ export function createHost(options: HostOptions = {}): Host {
         const connectionId = `c${nextConnection++}`;
         // The connection's server keeps its protocol rules; its handler stands for the hub, and shuts no agent down on close.
         const { supervisors: _none, ...advertised } = hostAgent;
-        // ACP v1 only for now: a hub connection's own prompts are not yet acknowledged at insertion (ACP v2 over serve is issue 30's S7).
-        const agent: NativeAgent = { ...advertised, protocolVersions: [1], logic: connectionAgentLogic, routeSession: connectionSessionRoute, input: { hub: ref, connectionId, peer: info.peer }, extensions };
+        // It speaks v1 or v2, as its client asks (the host agent's versions): the hub hands each connection its turns' entries, which its server renders in its version.
+        const agent: NativeAgent = { ...advertised, logic: connectionAgentLogic, routeSession: connectionSessionRoute, input: { hub: ref, connectionId, peer: info.peer }, extensions };
         return serve(transport, {}, agent, `client ${connectionId}`, info.peer);
       },
       sessions: () => hubSessions(ref),

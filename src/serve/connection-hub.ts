@@ -15,8 +15,10 @@
  *   being opened or closed) is asked of the host agent (`session/resume`) first.
  * - **Roles** (session-roles.ts): one controller per session may prompt, cancel, answer the
  *   agent's requests, set mode and config, close; observers receive everything, including the
- *   controller's prompts and each turn's end (`turnEndUpdate`); control passes when the
- *   controller leaves, or by `_acp-warden/take_control`.
+ *   controller's prompts and each turn's end (a turn's entries handed on as observed, each
+ *   connection's server rendering them in its client's ACP version: v1 `turnEndUpdate`, v2
+ *   `user_message` / `state_update`); control passes when the controller leaves, or by
+ *   `_acp-warden/take_control`. A connection speaks v1 or v2, as its client negotiated.
  * - **Detach**: a connection that closes leaves its sessions running; the agent's requests of a
  *   session without a controller follow the unattended policy (unattended-policy.ts); a session
  *   without any connection for the idle timeout is closed on its agent (the journal keeps it;

@@ -1,12 +1,12 @@
 /**
  * What a hub's host agent says: updates (to each attached connection's cursor), answers (back
- * to the connection that asked, with the session attached), each turn's journal entries (shown
- * to the connections that did not send the prompt), the agent's requests to a client.
+ * to the connection that asked, with the session attached), each turn's journal entries (to
+ * the connections that did not send the prompt as observed turns; to the one that did, its
+ * prompt's insertion, which a v2 client's server acknowledges), the agent's requests to a client.
  */
 import type { AgentHandlerOutput, TurnEntry } from '../protocol/native-agent.js';
-import { updatesWithTurns } from '../session/cursor.js';
 import { attached } from './session-roles.js';
-import { type HubSession, type HubCall, type HubLive, daemonContext, requestKey, answerInitialize, sessionRecord, openedSession, ownPromptOfKey, promptSenderOf } from './hub-live.js';
+import { type HubSession, type HubCall, type HubLive, daemonContext, requestKey, answerInitialize, sessionRecord, openedSession, ownPromptOfKey } from './hub-live.js';
 import { route } from './hub-client-calls.js';
 import { attachConnection, attachAndReplay, routeAttach, routeClose } from './hub-attach.js';
 import { armIdle } from './hub-idle.js';
@@ -112,16 +112,19 @@ export function onTurnJournaled(live: HubLive, sessionId: string, hostKey: strin
   const session = live.sessions.get(sessionId);
   if (!session) return;
   // Named by the prompt's key (not a record: a turn's end may be told after its answer).
-  const sender = promptSenderOf(live, hostKey, sessionId);
+  const prompt = ownPromptOfKey(live, hostKey);
+  const sender = prompt?.sessionId === sessionId ? prompt.connectionId : undefined;
   for (const id of attached(session.roles)) {
     const subscriber = live.connections.get(id)?.subscriber;
     if (!subscriber) continue;
-    if (id === sender) {
+    if (id === sender && prompt) {
       subscriber.journaled(sessionId, seq, entry);
+      // Its own prompt inserted: a v2 connection acknowledges it now (a v1 one ignores it), after what was journaled before it.
+      if (entry.kind === 'prompt') subscriber.deliver(sessionId, { type: 'session.turnJournaled', sessionId, requestId: prompt.requestId, seq, entry });
       continue;
     }
-    // Another connection's turn (or one whose connection is gone): its prompt and its end are news here.
-    for (const update of updatesWithTurns(entry)) subscriber.deliver(sessionId, { type: 'acp.update', sessionId, update, seq }, seq);
+    // Another connection's turn (or one whose connection is gone): its prompt and its end are news here, each connection renders them in its version.
+    subscriber.deliver(sessionId, { type: 'session.turnJournaled', sessionId, requestId: hostKey, seq, entry, observed: true }, seq);
   }
 }
 
