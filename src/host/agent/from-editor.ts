@@ -16,6 +16,7 @@ import { listSessions } from './listing.js';
 import { deleteSession, fork } from './fork-delete.js';
 import { closed } from './session-record.js';
 import { promptCame } from './turns.js';
+import { cancelWork } from './work-cancel.js';
 import { journalCall, journalFailureAnswers, recordPermission } from './journal-writes.js';
 import { sessionFailedError } from '../../session/session-machine.js';
 
@@ -110,6 +111,10 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
     }
     case 'session.fork':
       fork(live, request);
+      return;
+    case 'toolCall.cancel':
+    case 'terminal.cancel':
+      cancelWork(live, request, sessionId);
       return;
     case 'session.delete':
       deleteSession(live, request);
