@@ -102,6 +102,7 @@ describe('ACP v2 editor: tool_call/cancel and terminal/cancel', function () {
     await active.cancelTerminal(terminal?.terminalId as string);
     const text = await active.readTextUntilIdle();
     expect(text).to.equal('done');
+    await waitUntil(() => ofSession().some((update) => update.state === 'idle'), 'the idle recorded');
     const received = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { method: string; params: Record<string, unknown> });
     expect(received.filter((entry) => entry.method.endsWith('/cancel')).map((entry) => [entry.method, entry.params])).to.deep.equal([
       ['tool_call/cancel', { sessionId, toolCallId: cancellable?.toolCallId }],
@@ -117,6 +118,40 @@ describe('ACP v2 editor: tool_call/cancel and terminal/cancel', function () {
     const again = await refusal(editor.agent.request('tool_call/cancel' as never, { sessionId, toolCallId: cancellable?.toolCallId } as never));
     expect(again.code).to.equal(-32602);
     expect(ofSession().filter((update) => update.sessionUpdate === 'state_update').map((update) => `${update.state}${update.stopReason ? `:${update.stopReason}` : ''}`)).to.deep.equal(['running', 'idle:end_turn']);
+    child.stdin?.end();
+  });
+
+  it('background work: a turn that ends with a tool call and a terminal going on lists them in its idle state_update; each one that ends later gives a new idle snapshot without it, after the update that ended it', async () => {
+    const { child, stderr } = wardenAcp(`acp:${process.execPath} ${v2Agent}`, 'v2', 'v2-background.sqlite');
+    const editor = await v2Editor(child);
+    const active = await editor.agent.buildSession(dir).start();
+    const { sessionId } = active;
+    const ofSession = () => editor.updates.filter((entry) => entry.sessionId === sessionId).map((entry) => entry.update as Notified['update'] & { background?: unknown });
+    const states = () => ofSession().filter((update) => update.sessionUpdate === 'state_update').map(({ state, stopReason, background }) => ({ state, ...(stopReason ? { stopReason } : {}), background }));
+    await active.prompt('background');
+    expect(await active.readTextUntilIdle()).to.equal('watching');
+    // The SDK's session and the recording handler each get the update: wait for the record.
+    await waitUntil(() => states().length === 2, 'the idle snapshot recorded');
+    const tool = ofSession().find((update) => update.sessionUpdate === 'tool_call_update')?.toolCallId as string;
+    const terminal = ofSession().find((update) => update.sessionUpdate === 'terminal_update')?.terminalId as string;
+    expect(states(), stderr()).to.deep.equal([
+      { state: 'running', background: [] },
+      { state: 'idle', stopReason: 'end_turn', background: [{ type: 'terminal', terminalId: terminal }, { type: 'tool_call', toolCallId: tool }] },
+    ]);
+    await active.cancelToolCall(tool);
+    await waitUntil(() => states().length === 3, 'the snapshot after the tool call ended');
+    expect(states()[2]).to.deep.equal({ state: 'idle', background: [{ type: 'terminal', terminalId: terminal }] });
+    const kinds = ofSession().map((update) => (update.sessionUpdate === 'state_update' ? 'state' : `${update.sessionUpdate}:${update.status ?? ''}`));
+    expect(kinds.slice(-2)).to.deep.equal(['tool_call_update:cancelled', 'state']);
+    await active.cancelTerminal(terminal);
+    await waitUntil(() => states().length === 4, 'the snapshot after the terminal exited');
+    expect(states()[3]).to.deep.equal({ state: 'idle', background: [] });
+    expect(ofSession().at(-2)).to.deep.include({ sessionUpdate: 'terminal_update', exitStatus: { exitCode: null, signal: 'SIGTERM' } });
+    // The next turn: nothing in the background any more.
+    await active.prompt('hello');
+    await active.readTextUntilIdle();
+    await waitUntil(() => states().length === 6, 'the next turn recorded');
+    expect(states().slice(4)).to.deep.equal([{ state: 'running', background: [] }, { state: 'idle', stopReason: 'end_turn', background: [] }]);
     child.stdin?.end();
   });
 

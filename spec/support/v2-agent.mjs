@@ -27,6 +27,9 @@
 //            (advertising `capabilities.cancel`); `tool_call/cancel` of the first ends it
 //            `cancelled`, `terminal/cancel` of the terminal sets its `exitStatus`; once both came,
 //            the fixed one completes, "done", `idle` end_turn (`session/cancel` ends it `cancelled`).
+//   background  `running`; tool call `<id>-bg` (in_progress) and terminal `<id>-bgterm`, both
+//            advertising `capabilities.cancel`; `idle` end_turn while both go on in the background;
+//            a later `tool_call/cancel` / `terminal/cancel` ends them (`cancelled`, `exitStatus`).
 import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -173,6 +176,16 @@ async function turn(word, sessionId, send, client) {
     case 'die':
       process.kill(process.pid, 'SIGKILL');
       return;
+    case 'background': {
+      const id = nextId('bg');
+      const [tool, term] = [`${id}-bg`, `${id}-bgterm`];
+      await send({ sessionUpdate: 'tool_call_update', toolCallId: tool, title: 'Watch the tests', kind: 'execute', status: 'in_progress', capabilities: { cancel: {} } });
+      await send({ sessionUpdate: 'terminal_update', terminalId: term, command: 'npm test -- --watch', capabilities: { cancel: {} } });
+      workCancels.set(tool, () => void send({ sessionUpdate: 'tool_call_update', toolCallId: tool, status: 'cancelled', capabilities: null }));
+      workCancels.set(term, () => void send({ sessionUpdate: 'terminal_update', terminalId: term, exitStatus: { exitCode: null, signal: 'SIGTERM' }, capabilities: null }));
+      await say('watching');
+      break;
+    }
     case 'work': {
       const id = nextId('work');
       const [cancellable, fixed, term] = [`${id}-cancellable`, `${id}-fixed`, `${id}-term`];

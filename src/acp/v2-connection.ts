@@ -1,8 +1,10 @@
 /**
  * What an agent server keeps of an editor that speaks ACP v2 (the connection's state; the
  * rendering that uses it is v2-edge.ts): which turn each session's updates belong to, the
- * prompts acknowledged whose turns still run, the permission requests with the editor.
+ * prompts acknowledged whose turns still run, the permission requests with the editor, the
+ * work still open (background work).
  */
+import type { Work } from './v2-background.js';
 
 /** A v2 editor's connection state (see the module comment). */
 export interface V2Edge {
@@ -12,9 +14,11 @@ export interface V2Edge {
   readonly inserted: Map<string, string>;
   /** Per session, permission requests with the editor. */
   readonly asking: Map<string, number>;
+  /** Per session, the tool calls and terminals not ended (v2-background.ts). */
+  readonly work: Work;
 }
 
 /** A new v2 connection's state. */
 export function v2Edge(): V2Edge {
-  return { turnOf: new Map(), inserted: new Map(), asking: new Map() };
+  return { turnOf: new Map(), inserted: new Map(), asking: new Map(), work: new Map() };
 }

@@ -28,6 +28,7 @@
 import type { AvailableCommand, ContentBlock, SessionConfigOption, SessionUpdate, ToolCallContent } from '@agentclientprotocol/sdk';
 import type * as V2 from '@agentclientprotocol/sdk/experimental/v2';
 import type { TurnEnd } from './v2-turn-state.js';
+import { V2_STATUS_META_KEY } from './v2-updates.js';
 import { type Cancellable, V2_CAPABILITIES_META_KEY, cancellable, noteCancellable } from './v2-cancellable.js';
 
 /** What the mapping remembers of one session's tool calls (ids seen, content so far) and of the work the client may cancel. */
@@ -42,8 +43,7 @@ export function inboundState(): InboundState {
   return { toolCalls: new Map(), cancellable: cancellable() };
 }
 
-/** The `_meta` key keeping a v2 tool call status v1 has no word for. */
-export const V2_STATUS_META_KEY = 'acp-warden/v2Status';
+export { V2_STATUS_META_KEY } from './v2-updates.js';
 /** The `_meta` key keeping a v2 diff (its changes and patch) shown to v1 as text. */
 export const V2_DIFF_META_KEY = 'acp-warden/v2Diff';
 
