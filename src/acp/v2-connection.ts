@@ -16,9 +16,11 @@ export interface V2Edge {
   readonly asking: Map<string, number>;
   /** Per session, the tool calls and terminals not ended (v2-background.ts). */
   readonly work: Work;
+  /** A request other than `initialize` came: `initialize` may no longer be repeated (the SDK router's rule). */
+  requested: boolean;
 }
 
 /** A new v2 connection's state. */
 export function v2Edge(): V2Edge {
-  return { turnOf: new Map(), inserted: new Map(), asking: new Map(), work: new Map() };
+  return { turnOf: new Map(), inserted: new Map(), asking: new Map(), work: new Map(), requested: false };
 }

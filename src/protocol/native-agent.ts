@@ -148,7 +148,13 @@ export type SessionLifecycleOutput =
    * several connections shows the prompt and the turn's end to the connections that did not
    * send it; a single editor's server ignores it.
    */
-  | { readonly type: 'session.turnJournaled'; readonly sessionId: string; readonly requestId: string; readonly seq: number; readonly entry: TurnEntry };
+  | { readonly type: 'session.turnJournaled'; readonly sessionId: string; readonly requestId: string; readonly seq: number; readonly entry: TurnEntry }
+  /**
+   * A retry of a keyed prompt (`_meta["acp-warden/idempotencyKey"]`) joined that prompt, inserted
+   * at journal entry `seq`: its answer still comes at the turn's end (v1's); an ACP v2 edge
+   * acknowledges it now with the prompt's `messageId` (src/acp/v2-retries.ts).
+   */
+  | { readonly type: 'session.promptJoined'; readonly sessionId: string; readonly requestId: string; readonly seq: number };
 
 /** A turn's journal entry, as `session.turnJournaled` carries it (the journal's `prompt`, `stop` and `error` entries). */
 export type TurnEntry =
