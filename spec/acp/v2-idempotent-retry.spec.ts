@@ -90,7 +90,7 @@ describe('ACP v2 editor: idempotent retries, a cancelled retry, a repeated initi
     expect(ofSession(sessionId).filter((update) => update.sessionUpdate === 'user_message')).to.have.length(1);
   });
 
-  it('$/cancel_request of a retry that joined a queued keyed prompt: the retry alone ends -32800; the prompt it joined is inserted and runs', async () => {
+  it('$/cancel_request of a retry that joined a queued keyed prompt: the retry alone ends -32800; the prompt it joined is inserted and runs, and a retry left alone is acknowledged with its messageId at that insertion', async () => {
     const { sessionId } = await session();
     await agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'tool' }] });
     await waitUntil(() => permissions.length === 1, 'the first turn to ask its permission');
@@ -98,10 +98,13 @@ describe('ACP v2 editor: idempotent retries, a cancelled retry, a repeated initi
     const original = keyed(sessionId, 'hello', 'queued-key');
     const abort = new AbortController();
     const retry = failure(keyed(sessionId, 'hello', 'queued-key', { cancellationSignal: abort.signal }));
+    // Another retry, left alone: acknowledged with the original's messageId once it is inserted.
+    const kept = keyed(sessionId, 'hello', 'queued-key');
     abort.abort();
     expect((await retry)?.code).to.equal(-32800);
     permissions.shift()?.();
     const acknowledged = await original;
+    expect((await kept).messageId).to.equal(acknowledged.messageId);
     await waitUntil(() => statesOf(sessionId).filter((state) => state === 'idle:end_turn').length === 2, `both turns to end (${stderr()})`);
     const users = ofSession(sessionId).filter((update) => update.sessionUpdate === 'user_message').map((update) => update.messageId);
     expect(users).to.have.length(2);
