@@ -30,6 +30,7 @@ import {
   setMode,
   type ClientHandler,
 } from '../../src/acp/agent-client.js';
+import { cancelTerminal, cancelToolCall } from '../../src/acp/agent-client-cancel.js';
 import { portTransport } from '../../src/jsonrpc/port-transport.js';
 import type { Transport } from '../../src/jsonrpc/transport.js';
 import { agentNotifications, agentRequests } from '../../src/protocol/methods.js';
@@ -224,6 +225,34 @@ describe('ACP client side driving an SDK-built agent', function () {
     expect(readFileSync(join(cwd, 'notes.txt'), 'utf8')).to.equal('written by sdk-agent\nsecond line\n');
     expect(said).to.contain('written by sdk-agent');
     expect(said).to.match(/outside read refused: .* code -32602/u);
+  });
+
+  it('ACP v2 cancels toward a v1 agent: terminal/cancel of a terminal warden runs for it kills it (the agent sees it end); tool_call/cancel and an unknown terminal are -32602', async () => {
+    const { client, cwd } = startAgent();
+    await initialize(client);
+    const { sessionId } = await newSession(client, { cwd });
+    const run = prompt(client, sessionId, textPrompt('longterminal'));
+    const updates: SessionUpdate[] = [];
+    let terminalId: string | undefined;
+    for await (const update of run.updates) {
+      updates.push(update);
+      const content = (update as { content?: Array<{ type: string; terminalId?: string }> }).content;
+      terminalId ??= Array.isArray(content) ? content.find((entry) => entry.type === 'terminal')?.terminalId : undefined;
+      if (terminalId) break;
+    }
+    expect(terminalId, 'the terminal shown').to.be.a('string');
+    const toolCall = await cancelToolCall(client, sessionId, `term-${terminalId}`).then(() => undefined, (error: RpcError) => error);
+    expect(toolCall?.code).to.equal(-32602);
+    expect(toolCall?.message).to.include('ACP v1');
+    const unknown = await cancelTerminal(client, sessionId, 'no-such-terminal').then(() => undefined, (error: RpcError) => error);
+    expect(unknown?.code).to.equal(-32602);
+    expect(await cancelTerminal(client, sessionId, terminalId as string)).to.deep.equal({});
+    updates.push(...(await collect(run)));
+    expect((await run.result).stopReason).to.equal('end_turn');
+    expect(text(updates)).to.equal('terminal ended: SIGKILL');
+    // Ended: a second cancel is refused as v2 says (already exited).
+    const again = await cancelTerminal(client, sessionId, terminalId as string).then(() => undefined, (error: RpcError) => error);
+    expect(again?.code).to.equal(-32602);
   });
 
   it('terminals: run as ports, output returned, nothing left running', async () => {

@@ -18,10 +18,11 @@
 //                    agent runs under warden, which keeps the agent's stderr to itself.
 //
 // Behaviour of session/prompt is chosen by the first word (lower-cased) of the first text
-// block: hello | permission | fs | read PATH | write PATH TEXT | terminal | slow | die |
+// block: hello | permission | fs | read PATH | write PATH TEXT | terminal | longterminal | slow | die |
 // screenshot N | bigreply N | tool N | stall N | anything else (echo). `read PATH` asks the
 // client for the file and says "read: CONTENT" or "read refused: CODE MESSAGE DATA-as-JSON";
-// `write PATH TEXT` writes TEXT and says "written" or "write refused: …" the same way. `tool N`: a tool call in_progress, N ms of silence, completed;
+// `write PATH TEXT` writes TEXT and says "written" or "write refused: …" the same way. `longterminal`: a
+// terminal running `sleep 600` (shown in an in_progress tool call), waited for, then "terminal ended: SIGNAL". `tool N`: a tool call in_progress, N ms of silence, completed;
 // `stall N`: N ms of silence before the answer (no tool running). `screenshot N` sends one agent_message_chunk with an image of N base64
 // characters (fakeImageBase64 of fixture-replay.mjs), then says "done"; `bigreply N` answers the
 // prompt with N characters of padding in the response's _meta (one answer line that long).
@@ -347,6 +348,16 @@ async function runTerminal({ client, session, sessionId, update, say }) {
   return 'end_turn';
 }
 
+/** `longterminal`: a terminal running `sleep 600`, shown at once (a tool call with it), waited for until it ends (killed by the client), then released. */
+async function runLongTerminal({ client, session, sessionId, update, say }) {
+  const terminal = await client.createTerminal({ sessionId, command: 'sleep', args: ['600'], cwd: session.cwd });
+  await update({ sessionUpdate: 'tool_call', toolCallId: `term-${terminal.id}`, title: 'sleep 600', kind: 'execute', status: 'in_progress', content: [{ type: 'terminal', terminalId: terminal.id }] });
+  const exit = await terminal.waitForExit();
+  await terminal.release();
+  await say(`terminal ended: ${exit.exitCode ?? exit.signal}`);
+  return 'end_turn';
+}
+
 async function runSlow({ say, turnSignal, requestSignal }) {
   const deadline = Date.now() + 120_000;
   for (let tick = 1; Date.now() < deadline; tick += 1) {
@@ -532,6 +543,9 @@ const app = agent({ name: 'sdk-agent' })
           break;
         case 'terminal':
           stopReason = await runTerminal(context);
+          break;
+        case 'longterminal':
+          stopReason = await runLongTerminal(context);
           break;
         case 'slow':
           stopReason = await runSlow(context);

@@ -22,6 +22,14 @@
 //            (code -32050, data { kind: 'quota' }).
 //   slow     `running`, a chunk, then nothing until `session/cancel`: `idle` cancelled.
 //   die      `running`, then SIGKILL of itself (a kill -9 mid-turn).
+//   work     `running`; tool call `<id>-cancellable` (in_progress, advertising `capabilities.cancel`),
+//            tool call `<id>-fixed` (in_progress, not cancellable) and terminal `<id>-term`
+//            (advertising `capabilities.cancel`); `tool_call/cancel` of the first ends it
+//            `cancelled`, `terminal/cancel` of the terminal sets its `exitStatus`; once both came,
+//            the fixed one completes, "done", `idle` end_turn (`session/cancel` ends it `cancelled`).
+//   background  `running`; tool call `<id>-bg` (in_progress) and terminal `<id>-bgterm`, both
+//            advertising `capabilities.cancel`; `idle` end_turn while both go on in the background;
+//            a later `tool_call/cancel` / `terminal/cancel` ends them (`cancelled`, `exitStatus`).
 import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -57,6 +65,8 @@ const save = () => {
 
 /** What `session/cancel` wakes, by session. */
 const cancels = new Map();
+/** What `tool_call/cancel` and `terminal/cancel` wake, by tool call or terminal id (the cancellable ones of a `work` turn). */
+const workCancels = new Map();
 let counter = 0;
 const nextId = (prefix) => `${prefix}-${process.pid}-${++counter}`;
 
@@ -83,6 +93,22 @@ const app = agent({ name: 'v2-agent' })
   })
   .onRequest('session/close', ({ params }) => {
     log('session/close', params);
+    return {};
+  })
+  .onRequest('tool_call/cancel', ({ params }) => {
+    log('tool_call/cancel', params);
+    const wake = workCancels.get(params.toolCallId);
+    if (!wake) throw RequestError.invalidParams({ toolCallId: params.toolCallId }, 'unknown, final or not cancellable');
+    workCancels.delete(params.toolCallId);
+    setImmediate(wake);
+    return {};
+  })
+  .onRequest('terminal/cancel', ({ params }) => {
+    log('terminal/cancel', params);
+    const wake = workCancels.get(params.terminalId);
+    if (!wake) throw RequestError.invalidParams({ terminalId: params.terminalId }, 'unknown, exited or not cancellable');
+    workCancels.delete(params.terminalId);
+    setImmediate(wake);
     return {};
   })
   .onNotification('session/cancel', ({ params }) => {
@@ -150,6 +176,40 @@ async function turn(word, sessionId, send, client) {
     case 'die':
       process.kill(process.pid, 'SIGKILL');
       return;
+    case 'background': {
+      const id = nextId('bg');
+      const [tool, term] = [`${id}-bg`, `${id}-bgterm`];
+      await send({ sessionUpdate: 'tool_call_update', toolCallId: tool, title: 'Watch the tests', kind: 'execute', status: 'in_progress', capabilities: { cancel: {} } });
+      await send({ sessionUpdate: 'terminal_update', terminalId: term, command: 'npm test -- --watch', capabilities: { cancel: {} } });
+      workCancels.set(tool, () => void send({ sessionUpdate: 'tool_call_update', toolCallId: tool, status: 'cancelled', capabilities: null }));
+      workCancels.set(term, () => void send({ sessionUpdate: 'terminal_update', terminalId: term, exitStatus: { exitCode: null, signal: 'SIGTERM' }, capabilities: null }));
+      await say('watching');
+      break;
+    }
+    case 'work': {
+      const id = nextId('work');
+      const [cancellable, fixed, term] = [`${id}-cancellable`, `${id}-fixed`, `${id}-term`];
+      const toolCancelled = new Promise((resolve) => workCancels.set(cancellable, resolve));
+      const termCancelled = new Promise((resolve) => workCancels.set(term, resolve));
+      const sessionCancelled = new Promise((resolve) => cancels.set(sessionId, resolve));
+      await send({ sessionUpdate: 'tool_call_update', toolCallId: cancellable, title: 'Index the repository', kind: 'search', status: 'in_progress', capabilities: { cancel: {} } });
+      await send({ sessionUpdate: 'tool_call_update', toolCallId: fixed, title: 'Write the summary', kind: 'edit', status: 'in_progress' });
+      await send({ sessionUpdate: 'terminal_update', terminalId: term, command: 'sleep 600', capabilities: { cancel: {} } });
+      const both = Promise.all([
+        toolCancelled.then(() => send({ sessionUpdate: 'tool_call_update', toolCallId: cancellable, status: 'cancelled', capabilities: null })),
+        termCancelled.then(() => send({ sessionUpdate: 'terminal_update', terminalId: term, exitStatus: { exitCode: null, signal: 'SIGTERM' }, capabilities: null })),
+      ]);
+      if ((await Promise.race([both.then(() => 'done'), sessionCancelled.then(() => 'cancelled')])) === 'cancelled') {
+        workCancels.delete(cancellable);
+        workCancels.delete(term);
+        await send({ sessionUpdate: 'state_update', state: 'idle', stopReason: 'cancelled' });
+        return;
+      }
+      cancels.delete(sessionId);
+      await send({ sessionUpdate: 'tool_call_update', toolCallId: fixed, status: 'completed' });
+      await say('done');
+      break;
+    }
     default:
       await say('Hello');
       await say(' from v2');

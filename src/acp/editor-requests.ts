@@ -20,11 +20,14 @@ import { clientContextOfV2 } from './v2-initialize.js';
 import { v2Edge } from './v2-connection.js';
 import type * as V2 from '@agentclientprotocol/sdk/experimental/v2';
 
+/** A v2 connection's `initialize` after another request: refused as the SDK's router refuses it (the previous one stays in effect). */
+const repeatRefused = { kind: 'refused', error: RpcError.invalidRequest('ACP v2 initialize must not be repeated after other requests') } as const;
+
 export function onRequest(live: Live, rpcId: JsonRpcId, sentMethod: string, rawParams: Record<string, unknown>): void {
   let params = rawParams;
   let method = sentMethod;
   if (method === AGENT_METHODS.initialize) {
-    const negotiation = negotiate(params.protocolVersion, rpcId, live.input.agent.protocolVersions ?? [1], live.context?.protocolVersion);
+    const negotiation = live.v2?.requested ? repeatRefused : negotiate(params.protocolVersion, rpcId, live.input.agent.protocolVersions ?? [1], live.context?.protocolVersion);
     if (negotiation.kind === 'refused') {
       respondError(live.connection, rpcId, negotiation.error);
       return;
@@ -56,6 +59,7 @@ export function onRequest(live: Live, rpcId: JsonRpcId, sentMethod: string, rawP
     return;
   }
   if (live.v2) {
+    live.v2.requested = true;
     // A v2 editor's request, as the core names and shapes it (v2-requests.ts).
     const core = v2RequestToCore(method, params);
     if (core instanceof RpcError) {
@@ -117,7 +121,9 @@ export function initialize(live: Live, rpcId: JsonRpcId, params: Record<string, 
 function initializeV2(live: Live, rpcId: JsonRpcId, params: Record<string, unknown>): void {
   const context = clientContextOfV2(params as unknown as V2.InitializeRequest);
   live.context = context as AgentEventContext;
-  live.v2 = v2Edge();
+  // A repeated initialize (the SDK's router allows it, for 2 or later) keeps the connection's
+  // turns, permissions and work: the sessions and their turns go on under it.
+  live.v2 = live.v2 ?? v2Edge();
   openConnection(live, rpcId, { protocolVersion: context.protocolVersion, clientCapabilities: context.clientCapabilities, ...(context.clientInfo ? { clientInfo: context.clientInfo } : {}) });
 }
 

@@ -3,7 +3,7 @@
  * methods its connection accepts, the params' schemas, the agent's capabilities, known sessions,
  * prompt content and MCP transports.
  */
-import { V2_PROTOCOL_VERSION } from '../protocol/methods-v2.js';
+import { V2_AGENT_METHODS, V2_PROTOCOL_VERSION } from '../protocol/methods-v2.js';
 import { v2OnlyMethods } from './v2-requests.js';
 import type { AgentCapabilities } from '@agentclientprotocol/sdk';
 import { type MethodTable, type ParamsParser } from '../jsonrpc/connection.js';
@@ -55,6 +55,8 @@ export function gate(live: Live, method: string, params: Record<string, unknown>
     case AGENT_METHODS.session_resume:
       return sessionSetupGate(live, params);
     case AGENT_METHODS.session_close:
+    case V2_AGENT_METHODS.tool_call_cancel:
+    case V2_AGENT_METHODS.terminal_cancel:
       return knownSession(live, params);
     case UNSTABLE_AGENT_METHODS.session_fork:
       return knownSession(live, params) ?? sessionSetupGate(live, params);

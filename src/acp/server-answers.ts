@@ -21,6 +21,7 @@ import { startDraining, checkDrained } from './server-draining.js';
 import { gateUpdate, withoutUnsupportedOptions } from './update-gate.js';
 import { onV2TurnJournaled, relayV2Update, v2TurnObserved, v2Answer, v2PermissionAnswered, v2PermissionAsked, v2ReplayComplete, v2StateSnapshot } from './v2-edge.js';
 import { initializeResponseToV2 } from './v2-initialize.js';
+import { v2RetryJoined } from './v2-retries.js';
 import { permissionRequestToV2 } from './v2-permission.js';
 import { coreResultToV2 } from './v2-requests.js';
 import type { InitializeResponse, RequestPermissionRequest } from '@agentclientprotocol/sdk';
@@ -148,6 +149,9 @@ export function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
     case 'session.turnJournaled':
       if (event.observed) return observeTurn(live, event.sessionId, event.seq, event.entry);
       if (live.v2) onV2TurnJournaled(live, live.v2, event.sessionId, event.requestId, event.seq, event.entry);
+      return;
+    case 'session.promptJoined':
+      if (live.v2) v2RetryJoined(live, event.requestId, event.seq);
       return;
     case 'acp.update':
       relayUpdate(live, event.sessionId, event.update, event.seq);

@@ -238,6 +238,11 @@ export class Terminals {
     for (const terminal of this.#terminals.values()) killMarked(terminal.marker);
   }
 
+  /** The ids of a session's terminals whose command still runs (ACP v2 lists them as background work, and lets a client cancel them). */
+  running(sessionId: string): string[] {
+    return [...this.#terminals.values()].filter((terminal) => terminal.sessionId === sessionId && !terminal.exitStatus).map((terminal) => terminal.id);
+  }
+
   /** How many terminals are held (released ones excluded). */
   get size(): number {
     return this.#terminals.size;

@@ -5,7 +5,8 @@
  * (`session.turnJournaled`: the prompt is inserted), the turn's progress and end as
  * `state_update` (v2-turn-state.ts). The core answers a prompt when its turn ends (v1's
  * answer): for a v2 editor that answer becomes the turn's `idle` (with `stopReason`, or with
- * `error` and the typed failure that cut it), never a second answer.
+ * `error` and the typed failure that cut it), never a second answer. Every `state_update`
+ * carries the session's background work (v2-background.ts).
  */
 import type { SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
 import type * as V2 from '@agentclientprotocol/sdk/experimental/v2';
@@ -13,13 +14,14 @@ import { respond, sendNotification } from '../jsonrpc/connection.js';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { AGENT_METHODS, CLIENT_METHODS } from '../protocol/methods.js';
 import { PROMPT_SEQ_META, type TurnEntry } from '../protocol/native-agent.js';
-import { type Live, SEQ_META_KEY, requestOf, settled } from './server-live.js';
+import { type Live, SEQ_META_KEY, requestOf, requestsHandedOn, settled } from './server-live.js';
 import { checkDrained } from './server-draining.js';
 import { turnMessageIds, userMessageId } from './v2-message-ids.js';
 import { idleState, requiresActionState, runningState, type TurnEnd } from './v2-turn-state.js';
 import { TURN_END_META_KEY } from '../session/cursor.js';
 import { updateToV2 } from './v2-updates.js';
 import type { V2Edge } from './v2-connection.js';
+import { backgroundOf, noteWork, withBackground, workLost } from './v2-background.js';
 
 /** Sends one v2 update of `sessionId` (`seq`: its journal entry's, as `_meta["acp-warden/seq"]`). */
 function send(live: Live, sessionId: string, update: V2.SessionUpdate, seq?: number): void {
@@ -39,6 +41,21 @@ export function relayV2Update(live: Live, edge: V2Edge, sessionId: string, updat
     return send(live, sessionId, idleState(ended), seq);
   }
   for (const v2 of updateToV2(update, turnMessageIds(edge.turnOf.get(sessionId) ?? 0))) send(live, sessionId, v2, seq);
+  // Background work that ended while the session is idle: a new snapshot (after the update that
+  // ended it); not within a replay or a resume, which end with their own snapshot.
+  if (noteWork(edge.work, sessionId, update, edge.turnOf.get(sessionId) ?? 0) && !running(edge, sessionId) && !attaching(live, sessionId)) {
+    sendState(live, edge, sessionId, { sessionUpdate: 'state_update', state: 'idle' } as V2.SessionUpdate);
+  }
+}
+
+/** Whether a `session/resume` (a replay or not) of `sessionId` is under way on this connection. */
+function attaching(live: Live, sessionId: string): boolean {
+  return requestsHandedOn(live).some((request) => request.sessionId === sessionId && (request.method === AGENT_METHODS.session_resume || request.method === AGENT_METHODS.session_load));
+}
+
+/** A `state_update` of `sessionId`, with its background work (v2-background.ts). */
+function sendState(live: Live, edge: V2Edge, sessionId: string, state: V2.SessionUpdate): void {
+  send(live, sessionId, withBackground(state, backgroundOf(edge.work, sessionId, running(edge, sessionId) ? edge.turnOf.get(sessionId) : undefined)));
 }
 
 /** The turn's end a hub's turn-end update carries (cursor.ts `turnEndUpdate`), if it is one. */
@@ -77,7 +94,7 @@ export function onV2TurnJournaled(live: Live, edge: V2Edge, sessionId: string, r
   edge.turnOf.set(sessionId, seq);
   edge.inserted.set(requestId, sessionId);
   send(live, sessionId, { sessionUpdate: 'user_message', messageId, content: [...entry.prompt] } as V2.SessionUpdate, seq);
-  send(live, sessionId, runningState());
+  sendState(live, edge, sessionId, runningState());
   settled(live, request);
   respond(live.connection, request.rpcId, { messageId });
   checkDrained(live);
@@ -110,7 +127,9 @@ export function v2Answer(live: Live, edge: V2Edge, key: string, outcome: { reado
   }
   edge.inserted.delete(key);
   const stopReason = (outcome as { result?: { stopReason?: StopReason } }).result?.stopReason ?? 'end_turn';
-  send(live, sessionId, idleState('error' in outcome ? { kind: 'error', error: outcome.error } : { kind: 'stop', stopReason }));
+  // A turn cut by warden (crash, hang, host lost): its work is gone with it.
+  if ('error' in outcome) workLost(edge.work, sessionId);
+  sendState(live, edge, sessionId, idleState('error' in outcome ? { kind: 'error', error: outcome.error } : { kind: 'stop', stopReason }));
   checkDrained(live);
   return { kind: 'turnEnded' };
 }
@@ -125,7 +144,7 @@ function running(edge: V2Edge, sessionId: string): boolean {
 /** A permission request goes to the editor: the turn `requires_action`. */
 export function v2PermissionAsked(live: Live, edge: V2Edge, sessionId: string): void {
   edge.asking.set(sessionId, (edge.asking.get(sessionId) ?? 0) + 1);
-  send(live, sessionId, requiresActionState());
+  sendState(live, edge, sessionId, requiresActionState());
 }
 
 /** The editor answered a permission request: once none waits, the turn is `running` again. */
@@ -136,7 +155,7 @@ export function v2PermissionAnswered(live: Live, edge: V2Edge, sessionId: string
     return;
   }
   edge.asking.delete(sessionId);
-  if (running(edge, sessionId)) send(live, sessionId, runningState());
+  if (running(edge, sessionId)) sendState(live, edge, sessionId, runningState());
 }
 
 /**
@@ -150,6 +169,6 @@ export function v2ReplayComplete(live: Live, sessionId: string, seq: number): vo
 
 /** The session's current state, as v2 wants it before `session/resume` is answered. */
 export function v2StateSnapshot(live: Live, edge: V2Edge, sessionId: string): void {
-  if (!running(edge, sessionId)) send(live, sessionId, { sessionUpdate: 'state_update', state: 'idle' } as V2.SessionUpdate);
-  else send(live, sessionId, edge.asking.has(sessionId) ? requiresActionState() : runningState());
+  if (!running(edge, sessionId)) sendState(live, edge, sessionId, { sessionUpdate: 'state_update', state: 'idle' } as V2.SessionUpdate);
+  else sendState(live, edge, sessionId, edge.asking.has(sessionId) ? requiresActionState() : runningState());
 }

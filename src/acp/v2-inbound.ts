@@ -7,7 +7,8 @@
  * - A tool call is created by its first `tool_call_update` (v2 upserts by id): v1 `tool_call`
  *   (its `title` the v2 title, else its name, else its id), later ones `tool_call_update`. v2's
  *   `cancelled` (and unstable `paused`) have no v1 status: `failed` and `in_progress`, the v2
- *   status kept in `_meta["acp-warden/v2Status"]`.
+ *   status kept in `_meta["acp-warden/v2Status"]`; its `capabilities` (what a client may cancel)
+ *   in `_meta["acp-warden/v2Capabilities"]`, given back as they came to a v2 client.
  * - `tool_call_content_chunk` appends to the tool call's content; v1 content is replaced whole,
  *   so the update carries the content so far ({@link InboundState} keeps it).
  * - A diff carries changed paths and a patch, not both texts: v1 content of the patch as text
@@ -27,25 +28,29 @@
 import type { AvailableCommand, ContentBlock, SessionConfigOption, SessionUpdate, ToolCallContent } from '@agentclientprotocol/sdk';
 import type * as V2 from '@agentclientprotocol/sdk/experimental/v2';
 import type { TurnEnd } from './v2-turn-state.js';
+import { V2_STATUS_META_KEY } from './v2-updates.js';
+import { type Cancellable, V2_CAPABILITIES_META_KEY, cancellable, noteCancellable } from './v2-cancellable.js';
 
-/** What the mapping remembers of one session's tool calls (ids seen, content so far). */
+/** What the mapping remembers of one session's tool calls (ids seen, content so far) and of the work the client may cancel. */
 export interface InboundState {
   readonly toolCalls: Map<string, ToolCallContent[]>;
+  /** What advertises `capabilities.cancel` now (v2-cancellable.ts), by tool call and by terminal. */
+  readonly cancellable: Cancellable;
 }
 
 /** A fresh state for a session. */
 export function inboundState(): InboundState {
-  return { toolCalls: new Map() };
+  return { toolCalls: new Map(), cancellable: cancellable() };
 }
 
-/** The `_meta` key keeping a v2 tool call status v1 has no word for. */
-export const V2_STATUS_META_KEY = 'acp-warden/v2Status';
+export { V2_STATUS_META_KEY } from './v2-updates.js';
 /** The `_meta` key keeping a v2 diff (its changes and patch) shown to v1 as text. */
 export const V2_DIFF_META_KEY = 'acp-warden/v2Diff';
 
 /** `update` (from a v2 agent) as the journal's v1-shaped updates: none, one, or one per block of a whole message. */
 export function updateFromV2(update: V2.SessionUpdate, state: InboundState): SessionUpdate[] {
   const kind = (update as { sessionUpdate: string }).sessionUpdate;
+  noteCancellable(state.cancellable, update);
   switch (kind) {
     case 'user_message':
     case 'agent_message':
@@ -87,12 +92,14 @@ export function updateFromV2(update: V2.SessionUpdate, state: InboundState): Ses
 
 /** A v2 tool call upsert as v1's create (first of its id) or update. */
 function toolCallFromV2(update: V2.ToolCallUpdate, state: InboundState): SessionUpdate {
-  const { toolCallId, name, title, kind, status, content, locations, rawInput, rawOutput, _meta } = update;
+  const { toolCallId, name, title, kind, status, content, locations, rawInput, rawOutput, capabilities, _meta } = update;
   const known = state.toolCalls.has(toolCallId);
   const mapped = content === undefined || content === null ? undefined : content.map(toolContentFromV2);
   state.toolCalls.set(toolCallId, mapped ?? state.toolCalls.get(toolCallId) ?? []);
   const v1Status = status === 'cancelled' ? 'failed' : status === 'paused' ? 'in_progress' : status;
-  const meta = status !== v1Status ? { ...(_meta ?? {}), [V2_STATUS_META_KEY]: status } : _meta;
+  // v1 has no tool call capabilities: kept in `_meta`, where v2-updates.ts finds them for a v2 client.
+  const withCapabilities = capabilities === undefined ? _meta : { ...(_meta ?? {}), [V2_CAPABILITIES_META_KEY]: capabilities };
+  const meta = status !== v1Status ? { ...(withCapabilities ?? {}), [V2_STATUS_META_KEY]: status } : withCapabilities;
   const fields = {
     toolCallId,
     ...(name === undefined ? {} : { name }),

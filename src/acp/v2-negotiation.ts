@@ -5,7 +5,9 @@
  * fractional), a request for 1 opens v1, anything lower is refused with -32022 and the
  * versions offered. An endpoint that offers only v1 keeps warden's legacy answer (always 1),
  * as the router does for a v1-only agent. A v2 connection may repeat `initialize`, for 2 or
- * later only (dist/v2/acp.js: "a repeated initialize must request protocol version 2 or later").
+ * later only (dist/v2/acp.js: "a repeated initialize must request protocol version 2 or later"),
+ * and only before any other request (src/acp/editor-requests.ts refuses a later one as the
+ * router does: "ACP v2 initialize must not be repeated after other requests").
  */
 import type { JsonRpcId } from '../jsonrpc/message.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';

@@ -12,6 +12,8 @@
  *   keeps its `type`, an id drops it).
  * - `session/prompt {idempotencyKey}`: the key goes to `_meta["acp-warden/idempotencyKey"]`,
  *   where the host reads v1's (the core's schema would drop an unknown top-level field).
+ * - `tool_call/cancel`, `terminal/cancel`: v1 has none; the core takes them by their v2 names
+ *   (agent-client-cancel.ts says when they reach the agent).
  * - The rest (`session/new`, `list`, `close`, `delete`, `prompt`) has the same name and shape.
  */
 import { RpcError } from '../jsonrpc/rpc-error.js';
@@ -27,8 +29,12 @@ export interface CoreRequest {
   readonly params: Record<string, unknown>;
 }
 
-/** v2 method names the core knows by another name (the connection must accept them). */
-export const v2OnlyMethods: readonly string[] = [V2_AGENT_METHODS.auth_login, V2_AGENT_METHODS.auth_logout];
+/**
+ * v2 method names the core knows by another name, or v1 has not (`tool_call/cancel`,
+ * `terminal/cancel`: the core names them so): the connection of a v2 endpoint accepts them, a
+ * v1 editor gets -32601 for them.
+ */
+export const v2OnlyMethods: readonly string[] = [V2_AGENT_METHODS.auth_login, V2_AGENT_METHODS.auth_logout, V2_AGENT_METHODS.tool_call_cancel, V2_AGENT_METHODS.terminal_cancel];
 
 /** The core's request for a v2 editor's `method` with `params`, or why it cannot be served. */
 export function v2RequestToCore(method: string, params: Record<string, unknown>): CoreRequest | RpcError {

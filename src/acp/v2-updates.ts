@@ -14,6 +14,10 @@
  */
 import type { AvailableCommand, SessionConfigOption, SessionUpdate, ToolCallContent } from '@agentclientprotocol/sdk';
 import type * as V2 from '@agentclientprotocol/sdk/experimental/v2';
+import { V2_CAPABILITIES_META_KEY } from './v2-cancellable.js';
+
+/** The `_meta` key keeping a v2 tool call status v1 has no word for (written by v2-inbound.ts, which re-exports it). */
+export const V2_STATUS_META_KEY = 'acp-warden/v2Status';
 
 /** Which message a chunk belongs to, by its kind: the edge keeps one id per message it shows. */
 export interface MessageIds {
@@ -43,8 +47,8 @@ export function updateToV2(update: SessionUpdate, ids: MessageIds): V2.SessionUp
       return [chunkToV2(update, 'agent_thought_chunk', ids.thought)];
     case 'tool_call':
     case 'tool_call_update': {
-      const { sessionUpdate: _kind, content, ...fields } = update;
-      return [{ ...fields, ...(content === undefined ? {} : { content: content === null ? null : content.map(toolContentToV2) }), sessionUpdate: 'tool_call_update' } as V2.SessionUpdate];
+      const { sessionUpdate: _kind, content, _meta, ...fields } = update;
+      return [{ ...fields, ...v2FieldsOf(_meta), ...(content === undefined ? {} : { content: content === null ? null : content.map(toolContentToV2) }), sessionUpdate: 'tool_call_update' } as V2.SessionUpdate];
     }
     case 'plan': {
       const { sessionUpdate: _kind, entries, _meta, ...rest } = update;
@@ -60,6 +64,18 @@ export function updateToV2(update: SessionUpdate, ids: MessageIds): V2.SessionUp
       // The same shape in both (commands, config options, session info, usage, notices, compaction), or not ACP's.
       return [update as unknown as V2.SessionUpdate];
   }
+}
+
+/**
+ * A tool call's `_meta`, and what its v2 agent said that v1 has no place for (kept in `_meta` by
+ * v2-inbound.ts): its `capabilities`, and its status when v1 has no word for it (`cancelled`,
+ * `paused`), as v2 has them.
+ */
+function v2FieldsOf(meta: Record<string, unknown> | null | undefined): { _meta?: Record<string, unknown> | null; capabilities?: unknown; status?: unknown } {
+  if (meta === undefined) return {};
+  if (meta === null || !(V2_CAPABILITIES_META_KEY in meta || V2_STATUS_META_KEY in meta)) return { _meta: meta };
+  const { [V2_CAPABILITIES_META_KEY]: capabilities, [V2_STATUS_META_KEY]: status, ...rest } = meta;
+  return { ...(capabilities === undefined ? {} : { capabilities }), ...(status === undefined ? {} : { status }), ...(Object.keys(rest).length === 0 ? {} : { _meta: rest }) };
 }
 
 /** A command as v2 lists it: a typed variant (`command`), its input typed too (`text`, with its hint). */

@@ -43,6 +43,8 @@ export function createAcpPassthrough(options: AcpPassthroughOptions): NativeAgen
     cancelGraceMs: 10_000,
     // A prompt of an open session goes from the host straight to the agent's client while it is ready.
     routeSession: passthroughSessionRoute,
+    // tool_call/cancel and terminal/cancel go to its agent (src/acp/agent-client-cancel.ts decides).
+    cancelsWork: true,
     supervisors: (agent) => {
       const supervisor = agentSupervisorOf(agent);
       return supervisor ? [supervisor] : [];

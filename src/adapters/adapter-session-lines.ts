@@ -70,6 +70,7 @@ export const adapterOutputTypes = Object.keys({
   'session.resumeState': true,
   'agent.lineDropped': true,
   'session.turnJournaled': true,
+  'session.promptJoined': true,
   'port.write': true,
   'port.busy': true,
   'adapter.resume': true,

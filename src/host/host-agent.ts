@@ -58,7 +58,7 @@ import { onEditorEvent } from './agent/from-editor.js';
 import { releaseOwnership } from './agent/ownership.js';
 import { onInnerOutput } from './agent/from-agents.js';
 import { currentSetup } from './agent/session-record.js';
-import { promptCame } from './agent/turns.js';
+import { cancelCame, promptCame } from './agent/turns.js';
 import { defaultCancelGraceMs } from '../supervision/cancel-grace.js';
 
 export { AGENT_META_KEY, SKIPPED_META_KEY, TAKEOVER_META_KEY, type HostAgentContext, type HostAgentOptions, type HostSessionEvent } from './agent/live.js';
@@ -108,7 +108,7 @@ function sessionRoute(host: AnyActorRef, sessionId: string): SessionRoute {
       }
       if (event.type === 'session.cancel') {
         // A `requestId` is a $/cancel_request of that prompt; session/cancel has none (the server gives '').
-        session.machine.send({ type: 'cancel', ...(event.requestId ? { requestId: event.requestId } : {}) });
+        cancelCame(live, session, event.requestId || undefined);
         return true;
       }
       return false;

@@ -20,6 +20,7 @@ import type {
 import type { AnyActorLogic, AnyActorRef } from 'xstate';
 import type { ErrorObject } from '../jsonrpc/rpc-error.js';
 import { AGENT_METHODS, UNSTABLE_AGENT_METHODS } from './methods.js';
+import { V2_AGENT_METHODS } from './methods-v2.js';
 
 /** What the server knows about the client, given with every event. */
 export interface AgentEventContext {
@@ -45,6 +46,9 @@ export const handlerEventTypes = {
   [AGENT_METHODS.session_prompt]: 'session.prompt',
   /** Unstable: only when the agent advertises `sessionCapabilities.fork`. */
   [UNSTABLE_AGENT_METHODS.session_fork]: 'session.fork',
+  /** ACP v2 only (no v1 name): cancel one tool call, or stop one terminal's process, of a session. */
+  [V2_AGENT_METHODS.tool_call_cancel]: 'toolCall.cancel',
+  [V2_AGENT_METHODS.terminal_cancel]: 'terminal.cancel',
 } as const;
 
 /** An ACP request for the handler: answer it with `acp.respond` or `acp.error` carrying `requestId`. */
@@ -145,7 +149,13 @@ export type SessionLifecycleOutput =
    * send it (`observed`: each connection's server renders it in its own protocol version); the
    * prompt's own server acknowledges it there (ACP v2) or ignores it (v1).
    */
-  | { readonly type: 'session.turnJournaled'; readonly sessionId: string; readonly requestId: string; readonly seq: number; readonly entry: TurnEntry; readonly observed?: boolean };
+  | { readonly type: 'session.turnJournaled'; readonly sessionId: string; readonly requestId: string; readonly seq: number; readonly entry: TurnEntry; readonly observed?: boolean }
+  /**
+   * A retry of a keyed prompt (`_meta["acp-warden/idempotencyKey"]`) joined that prompt, inserted
+   * at journal entry `seq`: its answer still comes at the turn's end (v1's); an ACP v2 edge
+   * acknowledges it now with the prompt's `messageId` (src/acp/v2-retries.ts).
+   */
+  | { readonly type: 'session.promptJoined'; readonly sessionId: string; readonly requestId: string; readonly seq: number };
 
 /** A turn's journal entry, as `session.turnJournaled` carries it (the journal's `prompt`, `stop` and `error` entries). */
 export type TurnEntry =
@@ -228,6 +238,12 @@ export interface NativeAgent<TLogic extends AnyActorLogic = AnyActorLogic> {
    * is not on every prompt's path. Answers still come out of the agent as usual.
    */
   readonly routeSession?: (agent: AnyActorRef, sessionId: string) => SessionRoute;
+  /**
+   * The handler serves ACP v2's `tool_call/cancel` and `terminal/cancel` (`toolCall.cancel`,
+   * `terminal.cancel`), answering -32602 for work it cannot cancel (a passthrough: it asks its
+   * agent, src/acp/agent-client-cancel.ts). Without it the host answers them -32602 itself.
+   */
+  readonly cancelsWork?: boolean;
 }
 
 /** A direct line to one session's actor inside an agent (see `NativeAgent.routeSession`). */

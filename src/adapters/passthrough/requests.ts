@@ -24,6 +24,7 @@ import {
   setConfigOption,
   setMode,
 } from '../../acp/agent-client.js';
+import { cancelTerminal, cancelToolCall } from '../../acp/agent-client-cancel.js';
 import type { AgentRequestEvent } from '../../protocol/native-agent.js';
 import { RpcError, toRpcError, type ErrorObject } from '../../jsonrpc/rpc-error.js';
 import type { PortExit } from '../../port/port-exit.js';
@@ -118,6 +119,10 @@ async function ask(client: AnyActorRef, request: AgentRequestEvent, agentCloses:
     case 'logout':
       await logout(client);
       return { result: {} };
+    case 'toolCall.cancel':
+      return { result: await cancelToolCall(client, sessionId, params.toolCallId as string) };
+    case 'terminal.cancel':
+      return { result: await cancelTerminal(client, sessionId, params.terminalId as string) };
     case 'session.prompt':
       // The turn's W3C trace context (the editor's, or warden's turn span when telemetry is on) goes on to the agent; nothing else of the editor's _meta does.
       return { result: await prompt(client, sessionId, params.prompt as unknown[], { keepUpdates: false, ...traceMetaOf(params) }).result };

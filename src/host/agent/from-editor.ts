@@ -15,7 +15,8 @@ import { holdAttaches } from './attach-jobs.js';
 import { listSessions } from './listing.js';
 import { deleteSession, fork } from './fork-delete.js';
 import { closed } from './session-record.js';
-import { promptCame } from './turns.js';
+import { cancelCame, promptCame } from './turns.js';
+import { cancelWork } from './work-cancel.js';
 import { journalCall, journalFailureAnswers, recordPermission } from './journal-writes.js';
 import { sessionFailedError } from '../../session/session-machine.js';
 
@@ -35,9 +36,8 @@ export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
     case 'session.cancel': {
       const session = live.sessions.get(event.sessionId);
       if (!session) return;
-      // The session's machine decides: waiting prompts end cancelled, the running one is cancelled on its agent (or ends here when held).
       // A `requestId` is a $/cancel_request of that prompt; session/cancel has none (the server gives '').
-      session.machine.send({ type: 'cancel', ...(event.requestId ? { requestId: event.requestId } : {}) });
+      cancelCame(live, session, event.requestId || undefined);
       return;
     }
     case 'client.response':
@@ -110,6 +110,10 @@ function serveEditorRequest(live: Live, request: AgentRequestEvent, sessionId: s
     }
     case 'session.fork':
       fork(live, request);
+      return;
+    case 'toolCall.cancel':
+    case 'terminal.cancel':
+      cancelWork(live, request, sessionId);
       return;
     case 'session.delete':
       deleteSession(live, request);

@@ -66,7 +66,10 @@ export function keyedPromptCame(live: Live, session: HostSession, request: Agent
   const held = keyed.get(key.idempotencyKey);
   if (held) {
     if (held.promptDigest !== key.promptDigest) fail(live, request.requestId, reused(key.idempotencyKey, held.seq), sessionId);
-    else held.retries.push(request.requestId);
+    else {
+      held.retries.push(request.requestId);
+      if (held.seq !== undefined) joined(live, sessionId, request.requestId, held.seq);
+    }
     return;
   }
   const first: HeldKeyedPrompt = { requestId: request.requestId, promptDigest: key.promptDigest, retries: [], seq: undefined };
@@ -117,10 +120,33 @@ function heldOf(session: HostSession, requestId: string): [string, HeldKeyedProm
   return undefined;
 }
 
-/** A prompt's entry is journaled: a keyed one's seq is kept for its answers. */
-export function keyedPromptJournaled(session: HostSession, requestId: string, seq: number): void {
+/** A prompt's entry is journaled: a keyed one's seq is kept for its answers, and the retries that joined it meanwhile are told. */
+export function keyedPromptJournaled(live: Live, session: HostSession, requestId: string, seq: number): void {
   const held = heldOf(session, requestId);
-  if (held) held[1].seq = seq;
+  if (!held) return;
+  held[1].seq = seq;
+  for (const retry of held[1].retries) joined(live, session.sessionId, retry, seq);
+}
+
+/** Retry `requestId` joined the keyed prompt journaled at `seq` (a v2 edge acknowledges it now; v1 answers it at the turn's end). */
+function joined(live: Live, sessionId: string, requestId: string, seq: number): void {
+  live.scope.emit({ type: 'session.promptJoined', sessionId, requestId, seq });
+}
+
+/**
+ * A `$/cancel_request` of a retry that joined a keyed prompt: that retry alone ends, answered
+ * `cancelled` (a v2 editor's, not acknowledged yet, -32800); the prompt it joined, sent by
+ * someone else or earlier, goes on. Whether `requestId` was such a retry.
+ */
+export function cancelRetry(live: Live, session: HostSession, requestId: string): boolean {
+  for (const held of session.keyed.values()) {
+    const index = held.retries.indexOf(requestId);
+    if (index < 0) continue;
+    held.retries.splice(index, 1);
+    answer(live, session.sessionId, requestId, { result: { stopReason: 'cancelled' } });
+    return true;
+  }
+  return false;
 }
 
 /**

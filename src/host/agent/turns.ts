@@ -14,7 +14,7 @@ import { owesAnswer } from '../../session/turn-queue.js';
 import type { PromptServices } from '../../session/session-prompts.js';
 import type { HostSession, Live } from './live.js';
 import { fail } from './delivery.js';
-import { answerPrompt, keyedPromptCame, keyedPromptJournaled, promptKeyOf } from './idempotent-prompts.js';
+import { answerPrompt, cancelRetry, keyedPromptCame, keyedPromptJournaled, promptKeyOf } from './idempotent-prompts.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import { answerClientCall, sendToSession } from './inner-agents.js';
 import { journalFailure } from './journal-failures.js';
@@ -22,6 +22,16 @@ import { journalFailureAnswers, record, recordPermission } from './journal-write
 
 /** The permission answer for a turn that was cancelled (ACP's outcome). */
 const cancelledPermission = { outcome: { outcome: 'cancelled' } };
+
+/**
+ * A cancel came for the session: `session/cancel` (no `requestId`) or a `$/cancel_request` of one
+ * prompt. A retry that joined a keyed prompt ends alone (idempotent-prompts.ts); otherwise the
+ * session's machine decides: waiting prompts end cancelled, the running one is cancelled on its agent.
+ */
+export function cancelCame(live: Live, session: HostSession, requestId: string | undefined): void {
+  if (requestId && cancelRetry(live, session, requestId)) return;
+  session.machine.send({ type: 'cancel', ...(requestId ? { requestId } : {}) });
+}
 
 /**
  * A prompt for a live session: to its session's prompts, kept there while its machine decides
@@ -65,8 +75,9 @@ export function promptServices(live: Live, session: () => HostSession): PromptSe
       write: (entry, then) => record(live, session().sessionId, entry as TurnEntry, then),
       refused: (why) => journalFailure(why, session().sessionId, 'the prompt was not sent to the agent'),
       journaled: (requestId, seq, entry) => {
-        if (entry.kind === 'prompt') keyedPromptJournaled(session(), requestId, seq);
         live.scope.emit({ type: 'session.turnJournaled', sessionId: session().sessionId, requestId, seq, entry: entry as TurnEntry });
+        // After the original's insertion: the retries that joined it before are told so (session.promptJoined).
+        if (entry.kind === 'prompt') keyedPromptJournaled(live, session(), requestId, seq);
       },
     },
     send: (request) => sendToSession(live, session(), request),

@@ -1,0 +1,141 @@
+/**
+ * A permission over ACP v2 end to end with a real adapter (issue 30): the SDK 2.4.0 v2 client as
+ * the editor of `warden acp --agent claude-acp --agent-protocol v2`, serving
+ * @agentclientprotocol/claude-agent-acp 0.101.0 pinned to v2 (CLAUDE_AGENT_ACP_PROTOCOL=v2) over the
+ * pinned Claude Code against the fake Anthropic server on 127.0.0.1. The editor sets the session's
+ * `mode` config option to `default` (the adapter starts in `auto`, where Claude decides alone);
+ * the prompt `permission` makes the model write a new file, which Claude then asks permission for: the adapter's v2
+ * `session/request_permission` reaches the v2 editor (v2's title and a tool-call subject naming
+ * the tool call it was shown), the turn is `requires_action` meanwhile, the editor's answer goes
+ * back, and the tool runs (allowed: the file is written) or fails (rejected: nothing written);
+ * the turn ends `idle` `end_turn` either way.
+ *
+ * The adapters come from `npm run agents:install` (WARDEN_AGENTS_DIR); without them this skips.
+ */
+import { client, ndJsonStream, type ActiveSession } from '@agentclientprotocol/sdk/experimental/v2';
+import { expect } from 'chai';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { startFakeAnthropic } from '../support/fake-anthropic-server.js';
+import type { FakeModelServer } from '../support/local-model-server.js';
+import { waitUntil } from '../support/processes.js';
+import { agentsBin, claudeBin, claudeEnv, envArgs, expectNoLeftovers, repo, skipMessage, wardenMain, workspace, type Workspace } from '../support/real-agents-harness.js';
+
+interface Notified {
+  readonly sessionId: string;
+  readonly update: { readonly sessionUpdate: string; readonly toolCallId?: string; readonly status?: string; readonly state?: string; readonly stopReason?: string };
+}
+
+interface AskedPermission {
+  readonly title?: string;
+  readonly subject?: { readonly type: string; readonly toolCall?: { readonly toolCallId: string } };
+  readonly options: ReadonlyArray<{ readonly optionId: string; readonly kind: string }>;
+}
+
+describe('real claude-agent-acp behind warden acp in ACP v2 both ways: a permission answered by the v2 editor (fake model server)', function () {
+  this.timeout(90_000);
+  const adapterBin = join(agentsBin, 'claude-agent-acp');
+  let server: FakeModelServer | undefined;
+  let space: Workspace | undefined;
+  let warden: ChildProcessWithoutNullStreams | undefined;
+  let exited: Promise<void> = Promise.resolve();
+  const stderr: string[] = [];
+  const updates: Notified[] = [];
+  const asked: AskedPermission[] = [];
+  /** What the editor answers the next permission: allow once, or reject once. */
+  let answer: 'allow_once' | 'reject_once' = 'allow_once';
+  let agent: ReturnType<ReturnType<typeof client>['connect']>['agent'];
+
+  before(async function () {
+    if (!existsSync(adapterBin) || !existsSync(claudeBin)) {
+      console.log(`      ${skipMessage('claude-agent-acp (or its CLI)')}`);
+      this.skip();
+    }
+    server = await startFakeAnthropic();
+    space = workspace('warden-e2e-v2-permission-');
+    const env = { ...claudeEnv(server.url, space), CLAUDE_CODE_EXECUTABLE: claudeBin, IS_SANDBOX: '1', CLAUDE_AGENT_ACP_PROTOCOL: 'v2' };
+    warden = spawn(process.execPath, [wardenMain, 'acp', '--agent', 'claude-acp', '--agent-protocol', 'v2', '--store', ':memory:', ...envArgs(env)], {
+      cwd: repo,
+      env: { ...process.env, CLAUDE_AGENT_ACP_PATH: adapterBin },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const child = warden;
+    exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.stderr.setEncoding('utf8').on('data', (text: string) => stderr.push(text));
+    const app = client({ name: 'v2-permission-e2e' })
+      .onNotification('session/update', ({ params }) => {
+        updates.push(params as unknown as Notified);
+      })
+      .onRequest('session/request_permission', ({ params }) => {
+        const request = params as unknown as AskedPermission;
+        asked.push(request);
+        const option = request.options.find((entry) => entry.kind === answer);
+        return { outcome: option ? { outcome: 'selected' as const, optionId: option.optionId } : { outcome: 'cancelled' as const } };
+      });
+    agent = app.connect(ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>)).agent;
+    expect((await agent.request('initialize', { protocolVersion: 2, info: { name: 'v2-permission-e2e', version: '1' }, capabilities: {} })).protocolVersion, stderr.join('')).to.equal(2);
+  });
+
+  after(async () => {
+    if (warden) {
+      warden.stdin.end();
+      const child = warden;
+      let timer: NodeJS.Timeout | undefined;
+      const gone = await Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 10_000)))]);
+      clearTimeout(timer);
+      if (!gone) child.kill('SIGKILL');
+      await exited;
+    }
+    await server?.close();
+    if (space) {
+      await expectNoLeftovers(space.base);
+      rmSync(space.base, { recursive: true, force: true, maxRetries: 5 });
+    }
+  });
+
+  /** A `permission` turn in a new session in a new project: what the editor saw of it. */
+  async function permissionTurn(): Promise<{ project: string; text: string; session: ActiveSession; of: Notified['update'][]; permission: AskedPermission | undefined }> {
+    const project = (space as Workspace).project();
+    const session = await agent.buildSession(project).start();
+    // The adapter starts a session in `auto` (Claude decides, nobody is asked): the editor picks
+    // `default` (ask) through v2's config options, where v2 keeps the modes.
+    const mode = session.configOptions?.find((option) => option.configId === 'mode');
+    expect(mode, JSON.stringify(session.configOptions)).to.not.equal(undefined);
+    await session.setConfigOption({ configId: 'mode', value: 'default' } as never);
+    const before = asked.length;
+    await session.prompt('permission');
+    const text = await session.readTextUntilIdle();
+    // The SDK's session and the recording handler each get the idle: wait for the record.
+    await waitUntil(() => updates.some((entry) => entry.sessionId === session.sessionId && entry.update.state === 'idle'), 'the idle recorded');
+    const of = updates.filter((entry) => entry.sessionId === session.sessionId).map((entry) => entry.update);
+    expect(asked.length - before, `${text}\n${of.map((update) => update.sessionUpdate).join(' ')}\n${stderr.join('').slice(-3000)}`).to.equal(1);
+    return { project, text, session, of, permission: asked.at(-1) };
+  }
+
+  const statesOf = (of: Notified['update'][]) => of.filter((update) => update.sessionUpdate === 'state_update').map((update) => (update.stopReason ? `${update.state}:${update.stopReason}` : update.state));
+
+  it('allowed: v2 title and tool-call subject, requires_action while asked, the tool completes and the file is written, idle end_turn', async () => {
+    answer = 'allow_once';
+    const { project, text, of, permission } = await permissionTurn();
+    expect(permission?.title).to.be.a('string').and.not.equal('');
+    expect(permission?.subject?.type).to.equal('tool_call');
+    const toolCallId = permission?.subject?.toolCall?.toolCallId;
+    expect(of.some((update) => update.sessionUpdate === 'tool_call_update' && update.toolCallId === toolCallId), 'the tool call shown before it was asked about').to.equal(true);
+    expect(statesOf(of)).to.include('requires_action');
+    expect(statesOf(of).at(-1)).to.equal('idle:end_turn');
+    expect(of.filter((update) => update.toolCallId === toolCallId).at(-1)?.status).to.equal('completed');
+    expect(text).to.include('Tool finished');
+    expect(readFileSync(join(project, 'new.txt'), 'utf8')).to.equal('hello\n');
+  });
+
+  it('rejected: the tool fails, nothing is written, idle end_turn', async () => {
+    answer = 'reject_once';
+    const { project, of, permission } = await permissionTurn();
+    const toolCallId = permission?.subject?.toolCall?.toolCallId;
+    expect(of.filter((update) => update.toolCallId === toolCallId).at(-1)?.status).to.equal('failed');
+    expect(existsSync(join(project, 'new.txt'))).to.equal(false);
+    expect(statesOf(of).at(-1)).to.equal('idle:end_turn');
+  });
+});
