@@ -60,8 +60,14 @@ function v1MethodTable(): { requests: Record<string, ParamsParser | true>; notif
   // The hot kinds skip the schema when it would only copy them (hot-update-check.ts); the rest,
   // and anything malformed, is validated in full, with the same verdicts and errors.
   const fullUpdate = notifications[CLIENT_METHODS.session_update] as ParamsParser;
-  notifications[CLIENT_METHODS.session_update] = (params) => (isHotSessionUpdate(params) ? params : fullUpdate(params));
+  // A `subagent_update` (sent only to a client that advertised `subagents`) is in v1's unstable surface only.
+  const subagentUpdate = parserOf(clientNotifications[CLIENT_METHODS.session_update] as string, 'unstable');
+  notifications[CLIENT_METHODS.session_update] = (params) => (isHotSessionUpdate(params) ? params : isSubagentUpdate(params) ? subagentUpdate(params) : fullUpdate(params));
   return { requests, notifications };
+}
+
+function isSubagentUpdate(params: unknown): boolean {
+  return (params as { update?: { sessionUpdate?: unknown } } | undefined)?.update?.sessionUpdate === 'subagent_update';
 }
 
 /** Serves one request of the agent and answers it (an error thrown is the error answer). */

@@ -152,6 +152,14 @@ export type TurnEntry =
   | { readonly kind: 'stop'; readonly stopReason: StopReason; readonly requestId?: string }
   | { readonly kind: 'error'; readonly error: ErrorObject; readonly requestId?: string };
 
+/**
+ * The `_meta` key naming the subagent child session an update belongs to, in the parent
+ * session's journal and on its way to the editor edge (docs/acp.md, "Subagent sessions"): the
+ * host journals a child's updates under the parent that announced it (`subagent_update`), and
+ * the edge sends them with the child's `sessionId`, without this key.
+ */
+export const SUBAGENT_META_KEY = 'acp-warden/subagent';
+
 /** The `_meta` key under which the host hands a journaled resume state to `session/resume` / `session/load`. */
 export const RESUME_META_KEY = 'acp-warden/resume';
 

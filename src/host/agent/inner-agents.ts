@@ -6,6 +6,7 @@ import { createActor, type AnyActorRef, type Subscription } from 'xstate';
 import { shutdownInReverse } from '../../supervision/commands.js';
 import type { AgentHandlerEvent, AgentHandlerOutput, SessionRoute } from '../../protocol/native-agent.js';
 import type { ClientCall, HostSession, InnerAgent, Live } from './live.js';
+import { forgetChildren, noteAnnouncement, topSessionOf, type SubagentParents } from '../../session/subagent-tree.js';
 
 /**
  * What the host adds to any agent: sessions come back from the journal, and leave it
@@ -99,6 +100,8 @@ type UpdateOutput = Extract<AgentHandlerOutput, { type: 'acp.update' }>;
 interface UpdateLine {
   readonly subscription: Subscription;
   readonly takers: Map<string, (output: UpdateOutput) => void>;
+  /** Subagent children announced on the line: a child's updates go to its top parent's taker, in its order. */
+  readonly parents: SubagentParents;
 }
 
 const updateLines = new WeakMap<AnyActorRef, UpdateLine>();
@@ -107,7 +110,12 @@ function joinUpdateLine(actor: AnyActorRef, sessionId: string, take: (output: Up
   let line = updateLines.get(actor);
   if (!line) {
     const takers = new Map<string, (output: UpdateOutput) => void>();
-    line = { takers, subscription: actor.on('acp.update', (output: UpdateOutput) => takers.get(output.sessionId)?.(output)) };
+    const parents: SubagentParents = new Map();
+    const onUpdate = (output: UpdateOutput) => {
+      noteAnnouncement(parents, output.sessionId, output.update);
+      (takers.get(output.sessionId) ?? takers.get(topSessionOf(parents, output.sessionId)))?.(output);
+    };
+    line = { takers, parents, subscription: actor.on('acp.update', onUpdate) };
     updateLines.set(actor, line);
   }
   line.takers.set(sessionId, take);
@@ -117,6 +125,7 @@ function leaveUpdateLine(actor: AnyActorRef, sessionId: string, take: (output: U
   const line = updateLines.get(actor);
   if (!line || line.takers.get(sessionId) !== take) return;
   line.takers.delete(sessionId);
+  forgetChildren(line.parents, sessionId);
   if (line.takers.size > 0) return;
   line.subscription.unsubscribe();
   updateLines.delete(actor);

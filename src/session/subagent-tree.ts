@@ -1,0 +1,38 @@
+/**
+ * Which session a subagent child belongs to (ACP's `subagent_update`): each announcement on a
+ * session names a child of it, and a child's child belongs to the top session too. Shared by
+ * whoever routes an agent's updates by session (the host's journal, the update lines, the
+ * passthrough's relay), so that a child's updates take their parent's path, in its order.
+ */
+import type { SessionUpdate } from '@agentclientprotocol/sdk';
+
+/** Child session id to the id of the session that announced it. */
+export type SubagentParents = Map<string, string>;
+
+/** The child a `subagent_update` names, else `undefined`. */
+export function announcedChild(update: SessionUpdate): string | undefined {
+  const child = update as { sessionUpdate: string; sessionId?: unknown };
+  return child.sessionUpdate === 'subagent_update' && typeof child.sessionId === 'string' ? child.sessionId : undefined;
+}
+
+/** Notes the child that `update`, sent on `sessionId`, announces (a later one only patches it). */
+export function noteAnnouncement(parents: SubagentParents, sessionId: string, update: SessionUpdate): void {
+  const child = announcedChild(update);
+  if (child !== undefined && child !== sessionId && !parents.has(child)) parents.set(child, sessionId);
+}
+
+/** The top session `sessionId` belongs to: itself when it is no announced child. */
+export function topSessionOf(parents: SubagentParents, sessionId: string): string {
+  let id = sessionId;
+  const seen = new Set([id]);
+  for (let parent = parents.get(id); parent !== undefined && !seen.has(parent); parent = parents.get(id)) {
+    seen.add(parent);
+    id = parent;
+  }
+  return id;
+}
+
+/** Forgets a session's children (and the session, when it is a child). */
+export function forgetChildren(parents: SubagentParents, sessionId: string): void {
+  for (const [child, parent] of parents) if (parent === sessionId || child === sessionId) parents.delete(child);
+}
