@@ -11,11 +11,36 @@ import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { SUBAGENT_META_KEY } from '../protocol/native-agent.js';
 import type { Live } from './server-live.js';
 
+/** An editor's `initialize`, as the core keeps it (version-neutral). */
+interface EditorContext {
+  readonly protocolVersion: number;
+  readonly clientCapabilities: object;
+}
+
+/**
+ * Whether an editor takes subagent sessions: a v2 one (they are its baseline, whether or not
+ * it names them), or a v1 one that advertised `clientCapabilities.subagents` (an object).
+ */
+export function asksForSubagents(context: EditorContext | undefined): boolean {
+  if (!context) return false;
+  if (context.protocolVersion >= 2) return true;
+  const subagents = (context.clientCapabilities as { subagents?: unknown }).subagents;
+  return typeof subagents === 'object' && subagents !== null && !Array.isArray(subagents);
+}
+
+/**
+ * The client capabilities an agent is initialized with for `context`'s editor: the editor's,
+ * with `subagents` when that editor takes them (docs/acp.md, "Subagent sessions").
+ */
+export function capabilitiesForAgent(context: EditorContext | undefined): Record<string, unknown> {
+  const capabilities = { ...(context?.clientCapabilities as Record<string, unknown> | undefined) };
+  if (asksForSubagents(context) && capabilities.subagents === undefined) capabilities.subagents = {};
+  return capabilities;
+}
+
 /** Whether the editor of this connection takes subagent sessions. */
 export function takesSubagents(live: Live): boolean {
-  if (live.v2) return true;
-  const subagents = (live.context?.clientCapabilities as { subagents?: unknown } | undefined)?.subagents;
-  return typeof subagents === 'object' && subagents !== null && !Array.isArray(subagents);
+  return live.v2 !== undefined || asksForSubagents(live.context);
 }
 
 /**
