@@ -3,13 +3,20 @@
  * journals a child's updates under its parent, tagged with the child's id
  * (`SUBAGENT_META_KEY`); here each is sent with the child's `sessionId` again, the tag taken
  * off. An editor that can take subagents (a v2 one, whose baseline they are, or a v1 one that
- * advertised `clientCapabilities.subagents`) gets the announcements and the children's
- * updates; another one gets neither (ACP forbids sending them to it): it sees what the agent
+ * advertised `clientCapabilities.subagents`) gets the announcements, the messages between
+ * sessions and the children's updates; another one gets none of them (ACP forbids sending them to it): it sees what the agent
  * says in the parent session itself.
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { SUBAGENT_META_KEY } from '../protocol/native-agent.js';
 import type { Live } from './server-live.js';
+
+/**
+ * The update kinds ACP lets an agent send only to a client that takes subagents: the
+ * announcement and the messages between sessions (claude-agent-acp sends a `session_message`
+ * on the parent and on the child for the subagent's prompt, and one back for its reply).
+ */
+export const subagentKinds: ReadonlySet<string> = new Set(['subagent_update', 'session_message', 'session_message_chunk']);
 
 /** An editor's `initialize`, as the core keeps it (version-neutral). */
 interface EditorContext {
@@ -51,8 +58,8 @@ export function takesSubagents(live: Live): boolean {
 export function subagentRouting(live: Live, sessionId: string, update: SessionUpdate): { sessionId: string; update: SessionUpdate } | undefined {
   const meta = (update as { _meta?: Record<string, unknown> | null })._meta;
   const child = meta?.[SUBAGENT_META_KEY];
-  const announcement = (update as { sessionUpdate: string }).sessionUpdate === 'subagent_update';
-  if (typeof child !== 'string') return announcement && !takesSubagents(live) ? undefined : { sessionId, update };
+  const subagentsOnly = subagentKinds.has((update as { sessionUpdate: string }).sessionUpdate);
+  if (typeof child !== 'string') return subagentsOnly && !takesSubagents(live) ? undefined : { sessionId, update };
   if (!takesSubagents(live)) return undefined;
   const { [SUBAGENT_META_KEY]: _tag, ...rest } = meta as Record<string, unknown>;
   const untagged = { ...update } as { _meta?: unknown };
