@@ -104,7 +104,7 @@ describe('host agent: subagent sessions', function () {
     expect(words.join('')).to.equal('child: looked at the files. done');
   });
 
-  it('after a restart on the same journal, the parent\'s session/load replays each child after its announcement; an editor without `subagents` gets none of it', async () => {
+  it('after a restart on the same journal, the parent\'s session/load replays each child after its announcement; a child still running (announced again in the agent\'s replay) is routed; an editor without `subagents` gets none of it', async () => {
     const first = await host({ subagents: {} });
     const parent = await runTask(first);
     const child = `${parent}-child-1`;
@@ -118,6 +118,10 @@ describe('host agent: subagent sessions', function () {
     await waitUntil(() => shown(again).some((line) => line === `${parent} agent_message_chunk`), 'the replay');
     const replayed = conversation(shown(again));
     expect(replayed).to.deep.equal(live);
+    // The child runs on in the agent started again, which announced it in its replay: its words reach the editor under its id.
+    const before = again.updates.length;
+    await again.request('session/prompt', { sessionId: parent, prompt: [{ type: 'text', text: 'continue' }] });
+    expect(shown(again, before)).to.deep.equal([`${child} agent_message_chunk`]);
     expect(replayed.indexOf(`${child} agent_message_chunk`)).to.be.greaterThan(replayed.indexOf(`${parent} subagent_update ${child}`));
 
     await stopHost();

@@ -8,7 +8,10 @@
 // completion), reports the child `idle` by another `subagent_update` on the parent, then
 // answers in the parent. To a client that did not advertise it, the child's words come inline
 // in the parent (claude-agent-acp's `forwardSubagentText`) and no child session exists.
-// Anything else is answered with one chunk. `session/load` answers at once (no replay).
+// `continue` (a process started again, after `session/load`): the child of the session's first
+// task says more under its id, not announced again. Anything else is answered with one chunk.
+// `session/load` replays, as claude-agent-acp does for a child still running, the first task's
+// child's announcement (to a client that takes subagents), then answers.
 //
 // Usage: node spec/support/subagent-agent.mjs [--log FILE]
 //   --log FILE  append one JSON line per request received ({ method, params }).
@@ -52,9 +55,13 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     }
     case 'session/new':
       return write({ id: message.id, result: { sessionId: `parent-${process.pid}-${++sessions}` } });
+    case 'session/load':
+      if (subagents) update(message.params.sessionId, { sessionUpdate: 'subagent_update', sessionId: `${message.params.sessionId}-child-1`, title: 'Explore', state: { state: 'running' } });
+      return write({ id: message.id, result: {} });
     case 'session/prompt': {
       const first = message.params.prompt.find((block) => block.type === 'text')?.text ?? '';
       if (first.startsWith('task')) runTask(message.params.sessionId);
+      else if (first === 'continue') update(`${message.params.sessionId}-child-1`, { sessionUpdate: 'agent_message_chunk', content: text('child: still here.') });
       else update(message.params.sessionId, { sessionUpdate: 'agent_message_chunk', content: text('hello') });
       return write({ id: message.id, result: { stopReason: 'end_turn' } });
     }

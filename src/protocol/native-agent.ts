@@ -257,4 +257,10 @@ export interface SessionRoute {
    * Absent, or `undefined` returned: its updates come out of the agent as usual.
    */
   watchUpdates?(onActor: (actor: AnyActorRef | undefined) => void): { unwatch(): void } | undefined;
+  /**
+   * An update the watched actor made for `sessionId` as its session carries it: a subagent
+   * child's (docs/acp.md, "Subagent sessions") under its top parent's id, tagged with the
+   * child's (`SUBAGENT_META_KEY`); any other as it is. Absent: every update is its own session's.
+   */
+  carried?(sessionId: string, update: SessionUpdate): { readonly sessionId: string; readonly update: SessionUpdate };
 }

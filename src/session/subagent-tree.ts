@@ -5,6 +5,7 @@
  * passthrough's relay), so that a child's updates take their parent's path, in its order.
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
+import { SUBAGENT_META_KEY } from '../protocol/native-agent.js';
 
 /** Child session id to the id of the session that announced it. */
 export type SubagentParents = Map<string, string>;
@@ -35,4 +36,22 @@ export function topSessionOf(parents: SubagentParents, sessionId: string): strin
 /** Forgets a session's children (and the session, when it is a child). */
 export function forgetChildren(parents: SubagentParents, sessionId: string): void {
   for (const [child, parent] of parents) if (parent === sessionId || child === sessionId) parents.delete(child);
+}
+
+/** A child's update as its top parent carries it: tagged with the child's id (`SUBAGENT_META_KEY`). */
+export function childUpdate(childId: string, update: SessionUpdate): SessionUpdate {
+  const meta = (update as { _meta?: Record<string, unknown> | null })._meta ?? {};
+  return { ...update, _meta: { ...meta, [SUBAGENT_META_KEY]: childId } } as SessionUpdate;
+}
+
+/** The child an update was tagged for by {@link childUpdate}, else `undefined`. */
+export function taggedChild(update: SessionUpdate): string | undefined {
+  const child = (update as { _meta?: Record<string, unknown> | null })._meta?.[SUBAGENT_META_KEY];
+  return typeof child === 'string' ? child : undefined;
+}
+
+/** `update` of `sessionId` as the top session carries it: that session's id, and the update tagged when it is a child's. */
+export function carried(parents: SubagentParents, sessionId: string, update: SessionUpdate): { readonly sessionId: string; readonly update: SessionUpdate } {
+  const top = topSessionOf(parents, sessionId);
+  return top === sessionId ? { sessionId, update } : { sessionId: top, update: childUpdate(sessionId, update) };
 }

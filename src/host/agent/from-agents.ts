@@ -25,8 +25,8 @@ import { lifecycle } from './notices.js';
 import { notify } from './notify.js';
 import { journalFailureAnswers, safely } from './journal-writes.js';
 import { promptAnswered } from './turns.js';
-import { childUpdate, journalingSession } from './subagents.js';
-import { noteAnnouncement } from '../../session/subagent-tree.js';
+import { journalingSession } from './subagents.js';
+import { childUpdate, noteAnnouncement, taggedChild } from '../../session/subagent-tree.js';
 
 export function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): void {
   switch (output.type) {
@@ -79,10 +79,14 @@ export function onInnerOutput(live: Live, agent: string, output: AgentHandlerOut
  * failed, never opened): nothing the journal does not hold reaches a client.
  */
 function onUpdate(live: Live, agent: string, sentSessionId: string, sentUpdate: SessionUpdate): void {
-  // A subagent child's update is its parent's entry, tagged with the child (subagents.ts).
+  // A subagent child's update is its parent's entry, tagged with the child (subagents.ts); a
+  // passthrough may hand it so already (it knows the children its agent announced).
   const sessionId = journalingSession(live, sentSessionId);
   const update = sessionId === sentSessionId ? sentUpdate : childUpdate(sentSessionId, sentUpdate);
+  const own = sessionId === sentSessionId && taggedChild(sentUpdate) === undefined;
   const session = live.sessions.get(sessionId);
+  // An agent's replay is not news, but the children it announces are: a child that runs on after a restart is routed again.
+  if (session) noteAnnouncement(live.subagents, sentSessionId, sentUpdate);
   if (session?.replaying) return;
   if (!session) {
     // Its `session/new` or `session/fork` not answered yet (a passthrough may deliver updates first): held until it is.
@@ -94,14 +98,13 @@ function onUpdate(live: Live, agent: string, sentSessionId: string, sentUpdate: 
   }
   // What the agent still says of a cancelled turn its machine answered is not news (nor journaled).
   if (lateTurnUpdate((session.machine.getSnapshot().context as SessionMachineContext).turns, update.sessionUpdate)) return;
-  if (update.sessionUpdate === 'notice' && sessionId === sentSessionId) {
+  if (update.sessionUpdate === 'notice' && own) {
     // An agent's own notice (Claude or Codex started a new conversation) is a notice too, not conversation.
     const { severity, title, description } = update as unknown as { severity: 'info' | 'warning' | 'error'; title: string; description?: string | null };
     notify(live, sessionId, severity, title, description ?? undefined);
     return;
   }
-  noteAnnouncement(live.subagents, sentSessionId, sentUpdate);
-  if (sessionId === sentSessionId) reportUpdate(live, session, update);
+  if (own) reportUpdate(live, session, update);
   journalUpdate(live, sessionId, update);
 }
 

@@ -6,7 +6,6 @@ import { createActor, type AnyActorRef, type Subscription } from 'xstate';
 import { shutdownInReverse } from '../../supervision/commands.js';
 import type { AgentHandlerEvent, AgentHandlerOutput, SessionRoute } from '../../protocol/native-agent.js';
 import type { ClientCall, HostSession, InnerAgent, Live } from './live.js';
-import { forgetChildren, noteAnnouncement, topSessionOf, type SubagentParents } from '../../session/subagent-tree.js';
 
 /**
  * What the host adds to any agent: sessions come back from the journal, and leave it
@@ -78,7 +77,7 @@ function watchUpdates(live: Live, session: HostSession, agent: string, route: Se
   const watch = route.watchUpdates?.((actor) => {
     if (from) leaveUpdateLine(from, sessionId, take);
     from = actor;
-    if (actor) joinUpdateLine(actor, sessionId, take);
+    if (actor) joinUpdateLine(actor, sessionId, take, route.carried?.bind(route));
   });
   if (!watch) return;
   session.updates = {
@@ -100,32 +99,34 @@ type UpdateOutput = Extract<AgentHandlerOutput, { type: 'acp.update' }>;
 interface UpdateLine {
   readonly subscription: Subscription;
   readonly takers: Map<string, (output: UpdateOutput) => void>;
-  /** Subagent children announced on the line: a child's updates go to its top parent's taker, in its order. */
-  readonly parents: SubagentParents;
+  /** How the actor's sessions carry a subagent child's updates (`SessionRoute.carried`): by its top parent's taker, in its order. */
+  carried: SessionRoute['carried'];
 }
 
 const updateLines = new WeakMap<AnyActorRef, UpdateLine>();
 
-function joinUpdateLine(actor: AnyActorRef, sessionId: string, take: (output: UpdateOutput) => void): void {
+function joinUpdateLine(actor: AnyActorRef, sessionId: string, take: (output: UpdateOutput) => void, carried: SessionRoute['carried']): void {
   let line = updateLines.get(actor);
   if (!line) {
     const takers = new Map<string, (output: UpdateOutput) => void>();
-    const parents: SubagentParents = new Map();
     const onUpdate = (output: UpdateOutput) => {
-      noteAnnouncement(parents, output.sessionId, output.update);
-      (takers.get(output.sessionId) ?? takers.get(topSessionOf(parents, output.sessionId)))?.(output);
+      const own = takers.get(output.sessionId);
+      if (own) return own(output);
+      const way = created.carried?.(output.sessionId, output.update);
+      if (way && way.sessionId !== output.sessionId) takers.get(way.sessionId)?.({ ...output, ...way });
     };
-    line = { takers, parents, subscription: actor.on('acp.update', onUpdate) };
+    const created: UpdateLine = { takers, carried, subscription: actor.on('acp.update', onUpdate) };
+    line = created;
     updateLines.set(actor, line);
   }
   line.takers.set(sessionId, take);
+  line.carried ??= carried;
 }
 
 function leaveUpdateLine(actor: AnyActorRef, sessionId: string, take: (output: UpdateOutput) => void): void {
   const line = updateLines.get(actor);
   if (!line || line.takers.get(sessionId) !== take) return;
   line.takers.delete(sessionId);
-  forgetChildren(line.parents, sessionId);
   if (line.takers.size > 0) return;
   line.subscription.unsubscribe();
   updateLines.delete(actor);

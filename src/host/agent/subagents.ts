@@ -8,18 +8,10 @@
  * replayed with the parent and recovered with it after a restart, by the journal's own order.
  * The editor edge sends a tagged update with the child's `sessionId` (src/acp/subagent-updates.ts).
  */
-import type { SessionUpdate } from '@agentclientprotocol/sdk';
-import { SUBAGENT_META_KEY } from '../../protocol/native-agent.js';
 import { topSessionOf } from '../../session/subagent-tree.js';
 import type { Live } from './live.js';
 
 /** The session open here that journals `sessionId`'s updates: its own, or its top parent's for a child. */
 export function journalingSession(live: Live, sessionId: string): string {
   return topSessionOf(live.subagents, sessionId);
-}
-
-/** A child's update as its parent journals it: tagged with the child's id. */
-export function childUpdate(childId: string, update: SessionUpdate): SessionUpdate {
-  const meta = (update as { _meta?: Record<string, unknown> | null })._meta ?? {};
-  return { ...update, _meta: { ...meta, [SUBAGENT_META_KEY]: childId } } as SessionUpdate;
 }
