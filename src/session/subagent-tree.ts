@@ -33,9 +33,10 @@ export function topSessionOf(parents: SubagentParents, sessionId: string): strin
   return id;
 }
 
-/** Forgets a session's children (and the session, when it is a child). */
+/** Forgets a session's children and theirs (and the session, when it is a child). */
 export function forgetChildren(parents: SubagentParents, sessionId: string): void {
-  for (const [child, parent] of parents) if (parent === sessionId || child === sessionId) parents.delete(child);
+  parents.delete(sessionId);
+  for (const [child, parent] of [...parents]) if (parent === sessionId && parents.has(child)) forgetChildren(parents, child);
 }
 
 /** A child's update as its top parent carries it: tagged with the child's id (`SUBAGENT_META_KEY`). */
