@@ -12,6 +12,8 @@
  * - `TOOL:sh <cmd>`: a `Bash` call running `<cmd>`; `TOOL:bash`: `Bash` `echo hi`;
  * - `TOOL:read <path>`: `Read`; `TOOL:write <path>`: `Write` of `"hello\n"` (the tool name is
  *   the advertised one: `Write`, or `mcp__acp__Write` when that is all the request offers);
+ * - `TOOL:agent <prompt>`: a subagent, Claude Code's `Agent` tool (`Task` when that is what the
+ *   request offers) with `prompt`; the child's own request then gets its answer by these rules;
  * - `permission`: like `TOOL:write <cwd>/new.txt` (a new file: Claude asks permission), the
  *   cwd being the one Claude Code states in its system prompt;
  * - `SLOW` or `slow`: a long text, one word every 400 ms (for cancel, interrupt and kill);
@@ -165,6 +167,12 @@ function choose(params: { messages?: Array<{ role?: string; content?: unknown }>
   if (writeTo) {
     const name = toolName(params.tools, 'Write');
     return { kind: `tool:${name}`, text: 'Writing the file.', tool: { name, input: { file_path: writeTo, content: 'hello\n' } } };
+  }
+  if ((match = /^TOOL:agent\s+([\s\S]+)$/u.exec(prompt))) {
+    // A subagent: Claude Code's subagent tool (`Agent`, formerly `Task`), whose child then asks for its own turn with `prompt` as its user text.
+    const names = new Set((params.tools ?? []).map((tool) => tool.name));
+    const name = names.has('Agent') ? 'Agent' : names.has('Task') ? 'Task' : 'Agent';
+    return { kind: `tool:${name}`, text: 'Starting a subagent.', tool: { name, input: { description: 'Explore the files', prompt: match[1], subagent_type: 'general-purpose' } } };
   }
   if (/^slow$/iu.test(prompt)) return { kind: 'slow', slow: true };
   if (prompt === 'ERROR400') return { kind: 'error400', error: 'fake Anthropic server: ERROR400 requested' };

@@ -12,6 +12,7 @@ import { RpcError } from '../jsonrpc/rpc-error.js';
 import { CLIENT_METHODS, clientNotifications, clientRequests } from '../protocol/methods.js';
 import { clientAllows } from './capability-gate.js';
 import { isHotSessionUpdate } from './hot-update-check.js';
+import { subagentKinds } from './subagent-updates.js';
 import { parserOf } from './schemas.js';
 import type { Terminals } from './terminals.js';
 import { readTextFile, writeTextFile } from './workspace-fs.js';
@@ -60,8 +61,15 @@ function v1MethodTable(): { requests: Record<string, ParamsParser | true>; notif
   // The hot kinds skip the schema when it would only copy them (hot-update-check.ts); the rest,
   // and anything malformed, is validated in full, with the same verdicts and errors.
   const fullUpdate = notifications[CLIENT_METHODS.session_update] as ParamsParser;
-  notifications[CLIENT_METHODS.session_update] = (params) => (isHotSessionUpdate(params) ? params : fullUpdate(params));
+  // A `subagent_update` and the messages between sessions (sent only to a client that advertised `subagents`) are in v1's unstable surface only.
+  const subagentUpdate = parserOf(clientNotifications[CLIENT_METHODS.session_update] as string, 'unstable');
+  notifications[CLIENT_METHODS.session_update] = (params) => (isHotSessionUpdate(params) ? params : isSubagentUpdate(params) ? subagentUpdate(params) : fullUpdate(params));
   return { requests, notifications };
+}
+
+function isSubagentUpdate(params: unknown): boolean {
+  const kind = (params as { update?: { sessionUpdate?: unknown } } | undefined)?.update?.sessionUpdate;
+  return typeof kind === 'string' && subagentKinds.has(kind);
 }
 
 /** Serves one request of the agent and answers it (an error thrown is the error answer). */

@@ -37,7 +37,7 @@ export function onRequest(live: Live, rpcId: JsonRpcId, sentMethod: string, rawP
       return;
     }
     try {
-      params = parserOf('InitializeRequest')(params) as Record<string, unknown>;
+      params = withSubagentsOptIn(parserOf('InitializeRequest')(params) as Record<string, unknown>, rawParams);
     } catch (error) {
       respondError(live.connection, rpcId, error);
       return;
@@ -97,6 +97,17 @@ export function onRequest(live: Live, rpcId: JsonRpcId, sentMethod: string, rawP
     return;
   }
   dispatch(live, key, method, params);
+}
+
+/**
+ * A v1 editor's `clientCapabilities.subagents` opt-in (ACP's unstable subagent sessions), which
+ * the stable v1 schema drops as an unknown key: kept, so that it reaches the agent (docs/acp.md,
+ * "Subagent sessions"). Only an object opts in, as the spec says.
+ */
+function withSubagentsOptIn(parsed: Record<string, unknown>, raw: Record<string, unknown>): Record<string, unknown> {
+  const subagents = (raw.clientCapabilities as { subagents?: unknown } | undefined)?.subagents;
+  if (typeof subagents !== 'object' || subagents === null || Array.isArray(subagents)) return parsed;
+  return { ...parsed, clientCapabilities: { ...(parsed.clientCapabilities as object | undefined), subagents } };
 }
 
 export function initialize(live: Live, rpcId: JsonRpcId, params: Record<string, unknown>): void {

@@ -18,6 +18,7 @@ import { updatesWithTurns } from '../session/cursor.js';
 import { type PendingRequest, type Live, SEQ_META_KEY, defaultCancelGraceMs, guarded, livesByHandler, noteReplayed, sync, requestOf, requestsHandedOn, settled } from './server-live.js';
 import { withReplayMarker } from './replay-complete.js';
 import { startDraining, checkDrained } from './server-draining.js';
+import { subagentRouting } from './subagent-updates.js';
 import { gateUpdate, withoutUnsupportedOptions } from './update-gate.js';
 import { onV2TurnJournaled, relayV2Update, v2TurnObserved, v2Answer, v2PermissionAnswered, v2PermissionAsked, v2ReplayComplete, v2StateSnapshot } from './v2-edge.js';
 import { initializeResponseToV2 } from './v2-initialize.js';
@@ -183,8 +184,12 @@ function observeTurn(live: Live, sessionId: string, seq: number, entry: TurnEntr
 }
 
 /** A session update to the editor (`seq`: its journal entry, sent as `_meta["acp-warden/seq"]`). */
-export function relayUpdate(live: Live, sessionId: string, agentUpdate: SessionUpdate, seq: number | undefined): void {
-  if (live.sessions.get(sessionId)?.bare?.lateUpdate(agentUpdate.sessionUpdate)) return; // the turn was cancelled
+export function relayUpdate(live: Live, journalSessionId: string, journaled: SessionUpdate, seq: number | undefined): void {
+  if (live.sessions.get(journalSessionId)?.bare?.lateUpdate(journaled.sessionUpdate)) return; // the turn was cancelled
+  // A subagent child's update goes out under the child's id, to an editor that takes subagents only.
+  const routed = subagentRouting(live, journalSessionId, journaled);
+  if (!routed) return;
+  const { sessionId, update: agentUpdate } = routed;
   const update = gateUpdate(live, agentUpdate);
   if (!update) return;
   if (live.v2) return relayV2Update(live, live.v2, sessionId, update, seq);

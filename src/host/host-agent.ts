@@ -121,7 +121,7 @@ export const hostAgentLogic = {
   config: { name: 'hostAgent' },
   getInitialSnapshot(scope: Scope, input: HostInput): HostSnapshot {
     const journal = hostJournalOf(input.journal);
-    const live: Live = { scope, input, journal, writes: undefined as unknown as Live['writes'], inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), moved: new Map(), lease: { standing: 'held', checking: new Set() }, listed: new Map(), closed: new Set(), unshown: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, sessionLost: (sessionId, fenced) => movedAway(live, sessionId, movedByFence(fenced)), subscriber: undefined as unknown as Subscriber, requestSessions: new Map(), held: new Map(), attaching: new Map(), opening: new Map(), releasing: new Set() };
+    const live: Live = { scope, input, journal, writes: undefined as unknown as Live['writes'], inner: new Map(), sessions: new Map(), pending: new Map(), clientCalls: new Map(), failed: new Map(), moved: new Map(), lease: { standing: 'held', checking: new Set() }, listed: new Map(), closed: new Set(), unshown: new Set(), context: undefined, initialized: false, nextKey: 1, journalErrors: 0, sessionLost: (sessionId, fenced) => movedAway(live, sessionId, movedByFence(fenced)), subscriber: undefined as unknown as Subscriber, requestSessions: new Map(), held: new Map(), subagents: new Map(), attaching: new Map(), opening: new Map(), releasing: new Set() };
     (live as { writes: Live['writes'] }).writes = createJournalQueue({
       journal,
       write: (delivery) => live.subscriber.deliver(delivery.sessionId, delivery.output, delivery.seq),

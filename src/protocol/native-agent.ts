@@ -163,6 +163,14 @@ export type TurnEntry =
   | { readonly kind: 'stop'; readonly stopReason: StopReason; readonly requestId?: string }
   | { readonly kind: 'error'; readonly error: ErrorObject; readonly requestId?: string };
 
+/**
+ * The `_meta` key naming the subagent child session an update belongs to, in the parent
+ * session's journal and on its way to the editor edge (docs/acp.md, "Subagent sessions"): the
+ * host journals a child's updates under the parent that announced it (`subagent_update`), and
+ * the edge sends them with the child's `sessionId`, without this key.
+ */
+export const SUBAGENT_META_KEY = 'acp-warden/subagent';
+
 /** The `_meta` key under which the host hands a journaled resume state to `session/resume` / `session/load`. */
 export const RESUME_META_KEY = 'acp-warden/resume';
 
@@ -266,4 +274,10 @@ export interface SessionRoute {
    * Absent, or `undefined` returned: its updates come out of the agent as usual.
    */
   watchUpdates?(onActor: (actor: AnyActorRef | undefined) => void): { unwatch(): void } | undefined;
+  /**
+   * An update the watched actor made for `sessionId` as its session carries it: a subagent
+   * child's (docs/acp.md, "Subagent sessions") under its top parent's id, tagged with the
+   * child's (`SUBAGENT_META_KEY`); any other as it is. Absent: every update is its own session's.
+   */
+  carried?(sessionId: string, update: SessionUpdate): { readonly sessionId: string; readonly update: SessionUpdate };
 }

@@ -4,6 +4,7 @@
  * client relays the agent's requests to the editor through the machine (`agent.relay`).
  */
 import { agentRestartDefaults } from '../../supervision/agent-restart-defaults.js';
+import { capabilitiesForAgent } from '../../acp/subagent-updates.js';
 import type { AnyActorLogic, AnyActorRef } from 'xstate';
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { agentClientLogic } from '../../acp/agent-client.js';
@@ -62,7 +63,7 @@ export function agentSupervisorLogic(owner: AnyActorRef): AnyActorLogic {
             const editor = (owner.getSnapshot() as { context: PassthroughContext }).context.editor;
             return {
               transport: portTransport(childOf(agentSupervisorOf(owner) as AnyActorRef, 'port') as AnyActorRef),
-              handler: { relay, capabilities: editor?.clientCapabilities ?? {} },
+              handler: { relay, capabilities: capabilitiesForAgent(editor) },
               // Each update is seen here first: its tool calls followed, and passed to the machine unless the host takes it from the client (update-route.ts).
               onUpdate: (sessionId: string, update: SessionUpdate) => updateSeen(owner, sessionId, update),
               ...(editor?.clientInfo ? { clientInfo: editor.clientInfo } : {}),

@@ -5,6 +5,7 @@
  * MCP servers). Keyed by the passthrough actor.
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
+import type { SubagentParents } from '../../session/subagent-tree.js';
 import type { AnyActorRef } from 'xstate';
 import type { TurnActivity } from '../turn-activity.js';
 import type { AcpPassthroughOptions } from './options.js';
@@ -44,6 +45,8 @@ export interface PassthroughHandles {
   readonly watchers: Map<string, (actor: AnyActorRef | undefined) => void>;
   /** The sessions whose updates the host takes from the client itself now (the machine is ready): the machine does not see them. */
   readonly direct: Set<string>;
+  /** Subagent children the agent announced (`subagent_update`): a child's updates take its top parent's way (direct or not). */
+  readonly subagents: SubagentParents;
 }
 
 const handles = new WeakMap<AnyActorRef, PassthroughHandles>();
@@ -61,6 +64,7 @@ export function createHandles(owner: AnyActorRef, options: AcpPassthroughOptions
     relayUpdate: () => {},
     watchers: new Map(),
     direct: new Set(),
+    subagents: new Map(),
   };
   handles.set(owner, created);
   return created;

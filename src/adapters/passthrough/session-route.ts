@@ -8,7 +8,9 @@
  * or refuses it in order. The session's updates come the other way as directly
  * (`watchUpdates`, update-route.ts).
  */
+import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import type { AnyActorRef } from 'xstate';
+import { carried } from '../../session/subagent-tree.js';
 import type { AgentHandlerEvent, AgentRequestEvent, SessionRoute } from '../../protocol/native-agent.js';
 import type { PassthroughContext, RequestSettled } from './context.js';
 import { handlesOf } from './handles.js';
@@ -38,5 +40,7 @@ export function passthroughSessionRoute(agent: AnyActorRef, sessionId: string): 
     },
     // The session's updates go from the agent's client straight to the host while the passthrough is ready.
     watchUpdates: watchSessionUpdates(agent, sessionId),
+    // The agent's subagent children, as its updates announced them (update-route.ts).
+    carried: (id: string, update: SessionUpdate) => carried(handlesOf(agent).subagents, id, update),
   };
 }

@@ -9,6 +9,7 @@
  * port's watchdog hint.
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
+import { carried, noteAnnouncement } from '../../session/subagent-tree.js';
 import type { AnyActorRef } from 'xstate';
 import type { SessionRoute } from '../../protocol/native-agent.js';
 import { activityAfter, quietTurn } from '../turn-activity.js';
@@ -79,7 +80,10 @@ export function updateSeen(agent: AnyActorRef, sessionId: string, update: Sessio
       handles.toolsChanged();
     }
   }
-  if (!handles.direct.has(sessionId)) handles.relayUpdate(sessionId, update);
+  // A subagent child's update takes its top parent's way, tagged with the child (src/session/subagent-tree.ts).
+  noteAnnouncement(handles.subagents, sessionId, update);
+  const way = carried(handles.subagents, sessionId, update);
+  if (!handles.direct.has(way.sessionId)) handles.relayUpdate(way.sessionId, way.update);
 }
 
 /** The turn of `sessionId` started or ended (every session's, without one): none of its tool calls runs. */

@@ -25,6 +25,8 @@ import { lifecycle } from './notices.js';
 import { notify } from './notify.js';
 import { journalFailureAnswers, safely } from './journal-writes.js';
 import { promptAnswered } from './turns.js';
+import { journalingSession } from './subagents.js';
+import { childUpdate, noteAnnouncement, taggedChild } from '../../session/subagent-tree.js';
 
 export function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): void {
   switch (output.type) {
@@ -76,12 +78,19 @@ export function onInnerOutput(live: Live, agent: string, output: AgentHandlerOut
  * cancelled turn's) or the session does not run here (closed, moved to another host, stopped,
  * failed, never opened): nothing the journal does not hold reaches a client.
  */
-function onUpdate(live: Live, agent: string, sessionId: string, update: SessionUpdate): void {
+function onUpdate(live: Live, agent: string, sentSessionId: string, sentUpdate: SessionUpdate): void {
+  // A subagent child's update is its parent's entry, tagged with the child (subagents.ts); a
+  // passthrough may hand it so already (it knows the children its agent announced).
+  const sessionId = journalingSession(live, sentSessionId);
+  const update = sessionId === sentSessionId ? sentUpdate : childUpdate(sentSessionId, sentUpdate);
+  const own = sessionId === sentSessionId && taggedChild(sentUpdate) === undefined;
   const session = live.sessions.get(sessionId);
+  // An agent's replay is not news, but the children it announces are: a child that runs on after a restart is routed again.
+  if (session) noteAnnouncement(live.subagents, sentSessionId, sentUpdate);
   if (session?.replaying) return;
   if (!session) {
     // Its `session/new` or `session/fork` not answered yet (a passthrough may deliver updates first): held until it is.
-    if (settingUp(live, agent)) live.held.set(agent, [...(live.held.get(agent) ?? []), { type: 'acp.update', sessionId, update }]);
+    if (settingUp(live, agent)) live.held.set(agent, [...(live.held.get(agent) ?? []), { type: 'acp.update', sessionId: sentSessionId, update: sentUpdate }]);
     // Else its agent may still be winding down a turn (the editor closed the session, another
     // host took it): the journal does not have these, nor may this host write them. (Found by
     // the chaos walk, and by a host woken from SIGSTOP: issue 28.)
@@ -89,13 +98,13 @@ function onUpdate(live: Live, agent: string, sessionId: string, update: SessionU
   }
   // What the agent still says of a cancelled turn its machine answered is not news (nor journaled).
   if (lateTurnUpdate((session.machine.getSnapshot().context as SessionMachineContext).turns, update.sessionUpdate)) return;
-  if (update.sessionUpdate === 'notice') {
+  if (update.sessionUpdate === 'notice' && own) {
     // An agent's own notice (Claude or Codex started a new conversation) is a notice too, not conversation.
     const { severity, title, description } = update as unknown as { severity: 'info' | 'warning' | 'error'; title: string; description?: string | null };
     notify(live, sessionId, severity, title, description ?? undefined);
     return;
   }
-  reportUpdate(live, session, update);
+  if (own) reportUpdate(live, session, update);
   journalUpdate(live, sessionId, update);
 }
 

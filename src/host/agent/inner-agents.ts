@@ -77,7 +77,7 @@ function watchUpdates(live: Live, session: HostSession, agent: string, route: Se
   const watch = route.watchUpdates?.((actor) => {
     if (from) leaveUpdateLine(from, sessionId, take);
     from = actor;
-    if (actor) joinUpdateLine(actor, sessionId, take);
+    if (actor) joinUpdateLine(actor, sessionId, take, route.carried?.bind(route));
   });
   if (!watch) return;
   session.updates = {
@@ -99,18 +99,28 @@ type UpdateOutput = Extract<AgentHandlerOutput, { type: 'acp.update' }>;
 interface UpdateLine {
   readonly subscription: Subscription;
   readonly takers: Map<string, (output: UpdateOutput) => void>;
+  /** How the actor's sessions carry a subagent child's updates (`SessionRoute.carried`): by its top parent's taker, in its order. */
+  carried: SessionRoute['carried'];
 }
 
 const updateLines = new WeakMap<AnyActorRef, UpdateLine>();
 
-function joinUpdateLine(actor: AnyActorRef, sessionId: string, take: (output: UpdateOutput) => void): void {
+function joinUpdateLine(actor: AnyActorRef, sessionId: string, take: (output: UpdateOutput) => void, carried: SessionRoute['carried']): void {
   let line = updateLines.get(actor);
   if (!line) {
     const takers = new Map<string, (output: UpdateOutput) => void>();
-    line = { takers, subscription: actor.on('acp.update', (output: UpdateOutput) => takers.get(output.sessionId)?.(output)) };
+    const onUpdate = (output: UpdateOutput) => {
+      const own = takers.get(output.sessionId);
+      if (own) return own(output);
+      const way = created.carried?.(output.sessionId, output.update);
+      if (way && way.sessionId !== output.sessionId) takers.get(way.sessionId)?.({ ...output, ...way });
+    };
+    const created: UpdateLine = { takers, carried, subscription: actor.on('acp.update', onUpdate) };
+    line = created;
     updateLines.set(actor, line);
   }
   line.takers.set(sessionId, take);
+  line.carried ??= carried;
 }
 
 function leaveUpdateLine(actor: AnyActorRef, sessionId: string, take: (output: UpdateOutput) => void): void {

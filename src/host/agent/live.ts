@@ -213,6 +213,8 @@ export interface Live {
    * answer): held until it settles, then journaled and shown, or dropped if that setup failed.
    */
   readonly held: Map<string, AgentHandlerOutput[]>;
+  /** Subagent child sessions announced by a `subagent_update` of a session open here: child id to parent id (subagents.ts). */
+  readonly subagents: Map<string, string>;
   /** Loads and resumes under way, by session. */
   readonly attaching: Map<string, Set<AttachJob>>;
   /**

@@ -2,6 +2,7 @@
  * A session's record in the host: its chart opened, closed, dropped; what its chart says of its setup.
  */
 import type { SessionConfigOption, SessionModeState } from '@agentclientprotocol/sdk';
+import { forgetChildren } from '../../session/subagent-tree.js';
 import { createActor } from 'xstate';
 import { sessionMachine, type SessionMachineContext, type SessionMachineEvent } from '../../session/session-machine.js';
 import { type ChosenSettings, type SessionState, setupOf } from '../../session/session-state.js';
@@ -93,6 +94,7 @@ export function dropSession(live: Live, sessionId: string, last: SessionMachineE
   // Its machine answers the prompts not answered yet: cancelled on a close, failed on a failure.
   session.machine.send(last);
   live.sessions.delete(sessionId);
+  forgetChildren(live.subagents, sessionId);
   unwatchUpdates(session);
   for (const next of session.afterReapply.splice(0)) next();
 }

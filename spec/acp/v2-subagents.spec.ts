@@ -1,0 +1,90 @@
+/**
+ * Subagent sessions for an ACP v2 editor (docs/acp.md, "Subagent sessions"): the SDK's v2
+ * client drives `warden acp` hosting spec/support/subagent-agent.mjs (a v1 agent sending what
+ * claude-agent-acp 0.101.0 sends). A v2 editor takes subagents (its baseline): the agent is
+ * told `subagents`, and the editor gets the child's announcement on the parent, then the
+ * child's updates under the child's `sessionId`, before the parent's answer and its `idle`;
+ * after `warden acp` is started again on the same journal, the parent's `session/resume` from
+ * the start replays the child after its announcement.
+ */
+import { client, ndJsonStream } from '@agentclientprotocol/sdk/experimental/v2';
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { waitUntil } from '../support/processes.js';
+import { killGroups, wardenMain } from '../support/warden-process.js';
+
+const subagentAgent = fileURLToPath(new URL('../support/subagent-agent.mjs', import.meta.url));
+
+interface Notified {
+  readonly sessionId: string;
+  readonly update: { readonly sessionUpdate: string; readonly sessionId?: string; readonly state?: unknown; readonly [key: string]: unknown };
+}
+
+describe('ACP v2 editor: subagent sessions', function () {
+  this.timeout(60_000);
+  const launched: ChildProcess[] = [];
+  let dir: string;
+
+  before(() => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-v2-subagents-')));
+  });
+  after(async () => {
+    await killGroups(launched, { descendants: true });
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** `warden acp` hosting the fake agent, its journal in `dir`, with the SDK's v2 client on its stdio. */
+  async function editor() {
+    const child = spawn(process.execPath, [wardenMain, 'acp', '--store', join(dir, 'journal.sqlite'), '--agent', `acp:${process.execPath} ${subagentAgent} --log ${join(dir, 'agent.log')}`], { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: { ...process.env, HOME: dir } });
+    launched.push(child);
+    child.stderr?.resume();
+    const updates: Notified[] = [];
+    const app = client({ name: 'v2-subagents-spec' }).onNotification('session/update', ({ params }) => {
+      updates.push(params as unknown as Notified);
+    });
+    const connection = app.connect(ndJsonStream(Writable.toWeb(child.stdin as Writable), Readable.toWeb(child.stdout as Readable) as ReadableStream<Uint8Array>));
+    const answer = await connection.agent.request('initialize', { protocolVersion: 2, info: { name: 'v2-subagents-spec', version: '1' }, capabilities: {} });
+    expect(answer.protocolVersion).to.equal(2);
+    return { child, agent: connection.agent, updates };
+  }
+
+  const lines = (updates: readonly Notified[]) =>
+    updates
+      .filter(({ update }) => !['available_commands_update', 'user_message', 'user_message_chunk', 'state_update', 'config_option_update', 'session_info_update', 'replay_complete'].includes(update.sessionUpdate))
+      .map(({ sessionId, update }) => `${sessionId} ${update.sessionUpdate}${update.sessionUpdate === 'subagent_update' ? ` ${update.sessionId}` : ''}`);
+
+  it('the agent is told; the child comes after its announcement under its own sessionId, before the parent\'s idle; replayed after a restart', async () => {
+    const first = await editor();
+    const active = await first.agent.buildSession(dir).start();
+    const parent = active.sessionId;
+    await active.prompt('task: look at the files');
+    await active.readTextUntilIdle();
+    const child = `${parent}-child-1`;
+    const told = readFileSync(join(dir, 'agent.log'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { method: string; params: { clientCapabilities?: Record<string, unknown> } });
+    expect(told.find((request) => request.method === 'initialize')?.params.clientCapabilities).to.deep.include({ subagents: {} });
+    const live = lines(first.updates);
+    expect(live).to.deep.equal([
+      `${parent} subagent_update ${child}`,
+      `${child} agent_message_chunk`,
+      `${child} tool_call_update`,
+      `${child} tool_call_update`,
+      `${parent} subagent_update ${child}`,
+      `${parent} agent_message_chunk`,
+    ]);
+    const idle = first.updates.findIndex(({ update }) => update.sessionUpdate === 'state_update' && update.state === 'idle');
+    expect(idle).to.be.greaterThan(first.updates.findIndex(({ sessionId }) => sessionId === child));
+
+    first.child.stdin?.end();
+    await new Promise((resolve) => first.child.once('exit', resolve));
+    const again = await editor();
+    await again.agent.request('session/resume', { sessionId: parent, cwd: dir, replayFrom: { type: 'start' } } as never);
+    await waitUntil(() => lines(again.updates).includes(`${parent} agent_message_chunk`), 'the replay');
+    expect(lines(again.updates)).to.deep.equal(live);
+    again.child.stdin?.end();
+  });
+});
