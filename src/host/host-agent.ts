@@ -159,12 +159,21 @@ export const hostAgentLogic = {
     else if (event.type === 'host.releaseAgent') releaseAgent(live, (event as Extract<ReleaseAgent, { type: 'host.releaseAgent' }>).agent);
     else if (event.type === 'host.releasedDown') releasedDown(live, (event as Extract<ReleaseAgent, { type: 'host.releasedDown' }>).ref);
     else if (!event.type.startsWith('xstate.')) onEditorEvent(live, event as AgentHandlerEvent);
-    return { ...snapshot, context: summary(live) };
+    // One transition per streamed update: the snapshot is kept while its summary is (no copy, no array per update).
+    return unchanged(snapshot.context, live) ? snapshot : { ...snapshot, context: summary(live) };
   },
   getPersistedSnapshot(snapshot: HostSnapshot): HostSnapshot {
     return snapshot;
   },
 } as unknown as ActorLogic<HostSnapshot, AgentHandlerEvent, HostInput, ActorSystem<any>, AgentHandlerOutput>;
+
+/** Whether `context` still summarises `live` (see {@link summary}). */
+function unchanged(context: HostAgentContext, live: Live): boolean {
+  if (context.sessions !== live.sessions.size || context.journalErrors !== live.journalErrors || context.agents.length !== live.inner.size) return false;
+  let index = 0;
+  for (const name of live.inner.keys()) if (context.agents[index++] !== name) return false;
+  return true;
+}
 
 function summary(live: Live): HostAgentContext {
   return { agents: [...live.inner.keys()], sessions: live.sessions.size, journalErrors: live.journalErrors };
