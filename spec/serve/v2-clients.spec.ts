@@ -327,3 +327,51 @@ describe('warden serve: an idempotent v2 prompt across a kill -9 of the daemon (
     }
   });
 });
+
+describe('warden serve: a v2 retry that joins its keyed prompt while the turn runs (issue 30)', function () {
+  this.timeout(60_000);
+
+  it('is acknowledged with the original messageId while the turn still waits on its permission, before the turn ends; one prompt, one idle', async () => {
+    const daemon = await startServe(state, ['--listen', '127.0.0.1:0', '--agent', 'demo'], launched);
+    const client = await socketClient(daemon, sockets);
+    await client.request(1, 'initialize', initializeV2);
+    const sessionId = (await client.request(2, 'session/new', { cwd })).result?.sessionId as string;
+    // The demo tool asks permission (mode ask): the turn waits until the test answers.
+    const params = { sessionId, prompt: [{ type: 'text', text: 'tool' }], idempotencyKey: 'joined-retry' };
+    const original = await client.request(3, 'session/prompt', params);
+    const messageId = original.result?.messageId as string;
+    expect(messageId, JSON.stringify(original)).to.match(/^user-\d+$/u);
+    await waitUntil(() => client.frames.some((frame) => frame.method === 'session/request_permission'), 'the permission request', 30_000);
+    const retry = await client.request(4, 'session/prompt', params, 10_000);
+    expect(retry.result, JSON.stringify(retry)).to.deep.equal({ messageId });
+    const idles = () => client.frames.filter((frame) => frame.params?.sessionId === sessionId && (frame.params?.update as { state?: string } | undefined)?.state === 'idle');
+    expect(idles(), 'the turn still runs when the retry is acknowledged').to.deep.equal([]);
+    const asked = client.frames.find((frame) => frame.method === 'session/request_permission');
+    client.send({ id: asked?.id, result: { outcome: { outcome: 'selected', optionId: 'allow' } } });
+    await waitUntil(() => idles().length > 0, 'the turn to end');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(idles()).to.have.length(1);
+    expect(client.frames.filter((frame) => frame.params?.sessionId === sessionId && frame.params?.update?.sessionUpdate === 'user_message')).to.have.length(1);
+  });
+});
+
+describe('warden serve: tool_call/cancel and terminal/cancel are the controller\'s (issue 30)', function () {
+  this.timeout(60_000);
+
+  it('from an observer: -32600 not_controller; from the controller, for work the demo agent cannot cancel: -32602', async () => {
+    const daemon = await startServe(state, ['--listen', '127.0.0.1:0', '--agent', 'demo'], launched);
+    const controller = await socketClient(daemon, sockets);
+    await controller.request(1, 'initialize', initializeV2);
+    const sessionId = (await controller.request(2, 'session/new', { cwd })).result?.sessionId as string;
+    const observer = await socketClient(daemon, sockets);
+    await observer.request(1, 'initialize', initializeV2);
+    expect((await observer.request(2, 'session/resume', { sessionId, cwd })).error).to.equal(undefined);
+    for (const [id, method, params] of [[3, 'tool_call/cancel', { sessionId, toolCallId: 'tc-1' }], [4, 'terminal/cancel', { sessionId, terminalId: 'term-1' }]] as const) {
+      const refused = await observer.request(id, method, params);
+      expect(refused.error, JSON.stringify(refused)).to.deep.include({ code: -32600 });
+      expect(refused.error?.data).to.deep.include({ reason: 'not_controller' });
+      const unknown = await controller.request(id, method, params);
+      expect(unknown.error, JSON.stringify(unknown)).to.deep.include({ code: -32602 });
+    }
+  });
+});

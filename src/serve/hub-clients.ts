@@ -113,7 +113,9 @@ export function onClientRequest(live: HubLive, connection: HubConnection, reques
     }
     case 'session.prompt':
     case 'session.setMode':
-    case 'session.setConfigOption': {
+    case 'session.setConfigOption':
+    case 'toolCall.cancel':
+    case 'terminal.cancel': {
       const refusal = controllerRefusal(session, sessionId, connection.id, request.method);
       if (refusal) return refuse(live, connection, request.requestId, refusal);
       const kind = request.type === 'session.prompt' ? 'prompt' : 'plain';

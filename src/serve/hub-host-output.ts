@@ -48,6 +48,12 @@ export function onHostOutput(live: HubLive, output: AgentHandlerOutput): void {
     case 'session.turnJournaled':
       onTurnJournaled(live, output.sessionId, output.requestId, output.seq, output.entry);
       return;
+    case 'session.promptJoined': {
+      // A retry that joined a keyed prompt: its own connection hears it (a v2 one acknowledges the retry now), in its place after what was journaled before.
+      const prompt = ownPromptOfKey(live, output.requestId);
+      if (prompt?.sessionId === output.sessionId) live.connections.get(prompt.connectionId)?.subscriber.deliver(output.sessionId, { ...output, requestId: prompt.requestId });
+      return;
+    }
     default:
       return; // facts for the host itself (restarts, resume state, dropped lines)
   }
