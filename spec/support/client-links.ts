@@ -7,6 +7,7 @@
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { WebSocket } from 'ws';
 import type { Frame } from './serve-daemon.js';
+import { onSseEvents } from './sse-events.js';
 
 /** A connection: messages out, every message in handed to the opener's listener. */
 export interface ClientLink {
@@ -60,17 +61,7 @@ function httpLink(url: string, token: string, onFrame: (frame: Frame) => void): 
         fail();
         return;
       }
-      let buffered = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        buffered += chunk;
-        let end;
-        while ((end = buffered.indexOf('\n\n')) >= 0) {
-          const data = buffered.slice(0, end).split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
-          buffered = buffered.slice(end + 2);
-          if (data) onFrame(JSON.parse(data) as Frame);
-        }
-      });
+      onSseEvents<Frame>(response, onFrame);
       response.on('end', fail);
       response.on('error', fail);
     });

@@ -19,20 +19,17 @@
  */
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { MessageMatch, TraceEntry } from './ws-fault-proxy.js';
+import { sseData } from './sse-events.js';
+import { faultSwitches, parsedMessage, type FaultControls, type TraceEntry } from './fault-switches.js';
 
 /** A proxy started by {@link startHttpFaultProxy}; the same faults as a `WsFaultProxy`. */
-export interface HttpFaultProxy {
+export interface HttpFaultProxy extends FaultControls {
   /** `http://127.0.0.1:PORT/acp`. */
   readonly url: string;
   readonly trace: TraceEntry[];
   /** The daemon to send requests to from now on (`http://127.0.0.1:PORT/acp`). */
   retarget(url: string): void;
-  dropBeforeAccept(match: MessageMatch): void;
-  dropAfterAccept(match: MessageMatch): void;
-  duplicate(match: MessageMatch): void;
   halfDead(): void;
-  pauseConsumer(ms: number): void;
   cutAll(): void;
   close(): Promise<void>;
 }
@@ -50,14 +47,6 @@ const passedHeaders = (headers: IncomingHttpHeaders): Record<string, string> => 
   for (const [name, value] of Object.entries(headers)) if (value !== undefined && !hopHeaders.has(name)) out[name] = Array.isArray(value) ? value.join(', ') : value;
   return out;
 };
-const parsed = (text: string): Record<string, unknown> => {
-  try {
-    const value = JSON.parse(text) as unknown;
-    return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-};
 
 /** Starts a proxy on a free port of 127.0.0.1 in front of the endpoint at `target`. */
 export async function startHttpFaultProxy(target: string): Promise<HttpFaultProxy> {
@@ -65,10 +54,7 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
   const trace: TraceEntry[] = [];
   const streams = new Set<EventStream>();
   const connectionNumbers = new Map<string, number>();
-  let dropToServer: MessageMatch | undefined;
-  let dropToClient: MessageMatch | undefined;
-  let duplicateToServer: MessageMatch | undefined;
-  let pausedUntil = 0;
+  const switches = faultSwitches();
   let toClientChain: Promise<void> = Promise.resolve();
   const numberOf = (connectionId: string) => {
     if (!connectionNumbers.has(connectionId)) connectionNumbers.set(connectionId, connectionNumbers.size + 1);
@@ -99,20 +85,15 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
 
   const post = async (incoming: IncomingMessage, response: ServerResponse, body: string) => {
     const connectionId = String(incoming.headers['acp-connection-id'] ?? '');
-    const message = parsed(body);
+    const message = parsedMessage(body);
     const number = connectionId ? numberOf(connectionId) : 0;
-    if (dropToServer?.(message)) {
-      dropToServer = undefined;
+    if (switches.fires('dropToServer', message)) {
       trace.push({ connection: number, direction: 'toServer', action: 'dropped', message: body });
       incoming.socket.destroy();
       if (connectionId) cutConnection(connectionId);
       return;
     }
-    let copies = 1;
-    if (duplicateToServer?.(message)) {
-      duplicateToServer = undefined;
-      copies = 2;
-    }
+    const copies = switches.fires('duplicateToServer', message) ? 2 : 1;
     trace.push({ connection: number, direction: 'toServer', action: copies === 2 ? 'duplicated' : 'passed', message: body });
     try {
       const answer = await forward('POST', incoming.headers, body);
@@ -141,17 +122,16 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
         while ((end = buffered.indexOf('\n\n')) >= 0) {
           const event = buffered.slice(0, end + 2);
           buffered = buffered.slice(end + 2);
-          const data = event.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
+          const data = sseData(event);
           toClientChain = toClientChain.then(async () => {
-            const wait = pausedUntil - Date.now();
+            const wait = switches.pauseLeft();
             if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
             if (!streams.has(stream)) return;
             if (stream.dead) {
               if (data) trace.push({ connection: number, direction: 'toClient', action: 'held', message: data });
               return;
             }
-            if (data && dropToClient?.(parsed(data))) {
-              dropToClient = undefined;
+            if (data && switches.fires('dropToClient', parsedMessage(data))) {
               trace.push({ connection: number, direction: 'toClient', action: 'cut', message: data });
               cutConnection(connectionId);
               return;
@@ -204,20 +184,9 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
     retarget(url) {
       upstreamUrl = new URL(url);
     },
-    dropBeforeAccept(match) {
-      dropToServer = match;
-    },
-    dropAfterAccept(match) {
-      dropToClient = match;
-    },
-    duplicate(match) {
-      duplicateToServer = match;
-    },
+    ...switches.controls,
     halfDead() {
       for (const stream of streams) stream.dead = true;
-    },
-    pauseConsumer(ms) {
-      pausedUntil = Date.now() + ms;
     },
     cutAll,
     async close() {

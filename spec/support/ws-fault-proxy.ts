@@ -19,37 +19,20 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import { faultSwitches, parsedMessage, type FaultControls, type TraceEntry } from './fault-switches.js';
 
-/** Which message a fault applies to. */
-export type MessageMatch = (message: Record<string, unknown>) => boolean;
+export type { MessageMatch, TraceEntry } from './fault-switches.js';
 
-/** One message through the proxy. */
-export interface TraceEntry {
-  readonly connection: number;
-  readonly direction: 'toServer' | 'toClient';
-  /** What the proxy did with it. */
-  readonly action: 'passed' | 'dropped' | 'duplicated' | 'held' | 'cut';
-  readonly message: string;
-}
-
-/** A proxy started by {@link startWsFaultProxy}. */
-export interface WsFaultProxy {
+/** A proxy started by {@link startWsFaultProxy}; `dropBeforeAccept`, `dropAfterAccept`, `duplicate` and `pauseConsumer` as fault-switches.ts says. */
+export interface WsFaultProxy extends FaultControls {
   /** `ws://127.0.0.1:PORT/acp`: give it to clients instead of the daemon's URL. */
   readonly url: string;
   /** Every message each way, in the order the proxy handled them. */
   readonly trace: TraceEntry[];
   /** The daemon to open connections to from now on (connections open stay where they are). */
   retarget(url: string): void;
-  /** F1: the next client message matching `match` is lost and its connection cut. */
-  dropBeforeAccept(match: MessageMatch): void;
-  /** F2: the next daemon message matching `match` is lost and both sides of its connection cut. */
-  dropAfterAccept(match: MessageMatch): void;
-  /** F3: the next client message matching `match` reaches the daemon twice. */
-  duplicate(match: MessageMatch): void;
   /** F4: every open connection stops passing messages towards its client (the other way goes on). */
   halfDead(): void;
-  /** F9: messages towards clients wait `ms` (in order) for the next `ms`. */
-  pauseConsumer(ms: number): void;
   /** Cuts every connection through it (both sides). */
   cutAll(): void;
   /** How many connections the proxy has accepted. */
@@ -72,10 +55,7 @@ export async function startWsFaultProxy(target: string): Promise<WsFaultProxy> {
   const trace: TraceEntry[] = [];
   const pairs = new Set<Pair>();
   let accepted = 0;
-  let dropToServer: MessageMatch | undefined;
-  let dropToClient: MessageMatch | undefined;
-  let duplicateToServer: MessageMatch | undefined;
-  let pausedUntil = 0;
+  const switches = faultSwitches();
   // Towards clients, in order even while paused: one chain of sends for the whole proxy.
   let toClientChain: Promise<void> = Promise.resolve();
 
@@ -84,28 +64,15 @@ export async function startWsFaultProxy(target: string): Promise<WsFaultProxy> {
     pair.client.terminate();
     pair.upstream.terminate();
   };
-  const parsed = (text: string): Record<string, unknown> => {
-    try {
-      const value = JSON.parse(text) as unknown;
-      return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
-    } catch {
-      return {};
-    }
-  };
 
   const toServer = (pair: Pair, text: string) => {
-    const message = parsed(text);
-    if (dropToServer?.(message)) {
-      dropToServer = undefined;
+    const message = parsedMessage(text);
+    if (switches.fires('dropToServer', message)) {
       trace.push({ connection: pair.id, direction: 'toServer', action: 'dropped', message: text });
       cut(pair);
       return;
     }
-    let copies = 1;
-    if (duplicateToServer?.(message)) {
-      duplicateToServer = undefined;
-      copies = 2;
-    }
+    const copies = switches.fires('duplicateToServer', message) ? 2 : 1;
     trace.push({ connection: pair.id, direction: 'toServer', action: copies === 2 ? 'duplicated' : 'passed', message: text });
     for (let copy = 0; copy < copies; copy++) {
       if (pair.upstream.readyState === WebSocket.OPEN) pair.upstream.send(text);
@@ -115,15 +82,14 @@ export async function startWsFaultProxy(target: string): Promise<WsFaultProxy> {
 
   const toClient = (pair: Pair, text: string) => {
     toClientChain = toClientChain.then(async () => {
-      const wait = pausedUntil - Date.now();
+      const wait = switches.pauseLeft();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       if (!pairs.has(pair)) return;
       if (pair.deadToClient) {
         trace.push({ connection: pair.id, direction: 'toClient', action: 'held', message: text });
         return;
       }
-      if (dropToClient?.(parsed(text))) {
-        dropToClient = undefined;
+      if (switches.fires('dropToClient', parsedMessage(text))) {
         trace.push({ connection: pair.id, direction: 'toClient', action: 'cut', message: text });
         cut(pair);
         return;
@@ -164,20 +130,9 @@ export async function startWsFaultProxy(target: string): Promise<WsFaultProxy> {
     retarget(url) {
       upstreamUrl = url;
     },
-    dropBeforeAccept(match) {
-      dropToServer = match;
-    },
-    dropAfterAccept(match) {
-      dropToClient = match;
-    },
-    duplicate(match) {
-      duplicateToServer = match;
-    },
+    ...switches.controls,
     halfDead() {
       for (const pair of pairs) pair.deadToClient = true;
-    },
-    pauseConsumer(ms) {
-      pausedUntil = Date.now() + ms;
     },
     cutAll() {
       for (const pair of [...pairs]) cut(pair);
