@@ -19,6 +19,20 @@ const keyMeta = 'acp-warden/idempotencyKey';
 describe('failover: an idempotent prompt retried on the host that took its session over (issue 30)', function () {
   this.timeout(120_000);
   const fixture = clusterFixture('idempotent_failover');
+  /** A connection to `host` that initialized and resumed `sessionId`, tried again while the killed owner's lease runs (refused session_owned). */
+  const claim = async (host: Parameters<typeof socketClient>[0], sessionId: string) => {
+    const client = await socketClient(host, fixture.sockets);
+    await client.request(1, 'initialize', initializeParams('idempotent-failover-test'));
+    let answer: Frame | undefined;
+    let id = 10;
+    // Refused (session_owned) while the killed owner's lease runs; taken once it ran out.
+    await waitUntil(async () => {
+      answer = await client.request(id++, 'session/resume', { sessionId, cwd: fixture.state, mcpServers: [] });
+      return answer.error?.data?.reason !== 'session_owned';
+    }, 'the resume to take the session', 30_000, 250);
+    expect(answer?.error, JSON.stringify(answer?.error)).to.equal(undefined);
+    return client;
+  };
 
   it('the keys of an ended turn and of a turn the kill cut, sent again to the new owner: answered from the journal (end_turn; host_lost), one prompt entry each', async () => {
     const a = await startClusterHost(join(fixture.state, 'a'), fixture.launched, { store: fixture.url, lease: 2, args: ['--env', 'DEMO_WORD_DELAY_MS=1'] });
@@ -35,16 +49,7 @@ describe('failover: an idempotent prompt retried on the host that took its sessi
     a.process.kill('SIGKILL');
     await a.exited;
 
-    const resumed = await socketClient(b, fixture.sockets);
-    await resumed.request(1, 'initialize', initializeParams('idempotent-failover-test'));
-    // Refused (session_owned) while A's lease runs; taken by this resume once it ran out.
-    let answer: Frame | undefined;
-    let id = 10;
-    await waitUntil(async () => {
-      answer = await resumed.request(id++, 'session/resume', { sessionId, cwd: fixture.state, mcpServers: [] });
-      return answer.error?.data?.reason !== 'session_owned';
-    }, 'the resume to take the session', 30_000, 250);
-    expect(answer?.error, JSON.stringify(answer?.error)).to.equal(undefined);
+    const resumed = await claim(b, sessionId);
 
     expect((await resumed.request(2, 'session/prompt', ended)).result).to.deep.equal(original.result);
     const retried = await resumed.request(3, 'session/prompt', cut);
@@ -64,23 +69,10 @@ describe('failover: an idempotent prompt retried on the host that took its sessi
   });
   it('one key sent 3 times (to A; to A restarted after kill -9; to B after A is killed again and B took over): one prompt entry, one turn, the same answer each time', async () => {
     const startA = () => startClusterHost(join(fixture.state, 'a'), fixture.launched, { store: fixture.url, lease: 2, args: ['--env', 'DEMO_WORD_DELAY_MS=1'] });
-    const claim = async (host: Parameters<typeof socketClient>[0], sessionId: string) => {
-      const client = await socketClient(host, fixture.sockets);
-      await client.request(1, 'initialize', initializeParams('idempotent-three-sends'));
-      let answer: Frame | undefined;
-      let id = 10;
-      // Refused (session_owned) while the killed owner's lease runs; taken once it ran out.
-      await waitUntil(async () => {
-        answer = await client.request(id++, 'session/resume', { sessionId, cwd: fixture.state, mcpServers: [] });
-        return answer.error?.data?.reason !== 'session_owned';
-      }, 'the resume to take the session', 30_000, 250);
-      expect(answer?.error, JSON.stringify(answer?.error)).to.equal(undefined);
-      return client;
-    };
     let a = await startA();
     const b = await startServe(join(fixture.state, 'b'), ['--listen', '127.0.0.1:0', '--lease', '2', '--agent', 'demo', '--store', fixture.url, '--env', 'DEMO_WORD_DELAY_MS=1'], fixture.launched);
     const first = await socketClient(a, fixture.sockets);
-    await first.request(1, 'initialize', initializeParams('idempotent-three-sends'));
+    await first.request(1, 'initialize', initializeParams('idempotent-failover-test'));
     const sessionId = ((await first.request(2, 'session/new', { cwd: fixture.state, mcpServers: [] })).result as { sessionId: string }).sessionId;
     const keyed = { sessionId, prompt: [{ type: 'text', text: 'hello' }], _meta: { [keyMeta]: 'three-sends' } };
     const original = await first.request(3, 'session/prompt', keyed);
