@@ -18,6 +18,7 @@ import { negotiate } from './v2-negotiation.js';
 import { v2OnlyMethods, v2RequestToCore } from './v2-requests.js';
 import { clientContextOfV2 } from './v2-initialize.js';
 import { v2Edge } from './v2-connection.js';
+import { optsInToSubagents } from './subagent-updates.js';
 import type * as V2 from '@agentclientprotocol/sdk/experimental/v2';
 
 /** A v2 connection's `initialize` after another request: refused as the SDK's router refuses it (the previous one stays in effect). */
@@ -106,7 +107,7 @@ export function onRequest(live: Live, rpcId: JsonRpcId, sentMethod: string, rawP
  */
 function withSubagentsOptIn(parsed: Record<string, unknown>, raw: Record<string, unknown>): Record<string, unknown> {
   const subagents = (raw.clientCapabilities as { subagents?: unknown } | undefined)?.subagents;
-  if (typeof subagents !== 'object' || subagents === null || Array.isArray(subagents)) return parsed;
+  if (!optsInToSubagents(subagents)) return parsed;
   return { ...parsed, clientCapabilities: { ...(parsed.clientCapabilities as object | undefined), subagents } };
 }
 

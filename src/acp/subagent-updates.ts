@@ -31,7 +31,11 @@ interface EditorContext {
 export function asksForSubagents(context: EditorContext | undefined): boolean {
   if (!context) return false;
   if (context.protocolVersion >= 2) return true;
-  const subagents = (context.clientCapabilities as { subagents?: unknown }).subagents;
+  return optsInToSubagents((context.clientCapabilities as { subagents?: unknown }).subagents);
+}
+
+/** Whether a v1 `clientCapabilities.subagents` value opts in: only an object does, as the spec says. */
+export function optsInToSubagents(subagents: unknown): boolean {
   return typeof subagents === 'object' && subagents !== null && !Array.isArray(subagents);
 }
 

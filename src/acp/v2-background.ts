@@ -10,6 +10,7 @@
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import type * as V2 from '@agentclientprotocol/sdk/experimental/v2';
+import { hasExited, isFinalStatus } from './v2-cancellable.js';
 
 /** A session's open work: each tool call and terminal with the turn (its prompt's seq) it came in. */
 export interface OpenWork {
@@ -20,8 +21,6 @@ export interface OpenWork {
 /** Open work by session, for one v2 connection. */
 export type Work = Map<string, OpenWork>;
 
-const finalStatuses = new Set(['completed', 'failed', 'cancelled']);
-
 /**
  * Notes what `update` (as the core relays it: v1's shapes, v2's own kinds as they came) says of
  * `sessionId`'s work, in turn `turn`. Whether work ended (the snapshot changed).
@@ -31,14 +30,14 @@ export function noteWork(work: Work, sessionId: string, update: SessionUpdate, t
   let open = work.get(sessionId);
   if (patch.sessionUpdate === 'tool_call' || patch.sessionUpdate === 'tool_call_update') {
     if (typeof patch.toolCallId !== 'string') return false;
-    if (typeof patch.status === 'string' && finalStatuses.has(patch.status)) return open?.toolCalls.delete(patch.toolCallId) ?? false;
+    if (isFinalStatus(patch.status)) return open?.toolCalls.delete(patch.toolCallId) ?? false;
     if (!open) work.set(sessionId, (open = { toolCalls: new Map(), terminals: new Map() }));
     if (!open.toolCalls.has(patch.toolCallId)) open.toolCalls.set(patch.toolCallId, turn);
     return false;
   }
   if (patch.sessionUpdate === 'terminal_update') {
     if (typeof patch.terminalId !== 'string') return false;
-    if (typeof patch.exitStatus === 'object' && patch.exitStatus !== null) return open?.terminals.delete(patch.terminalId) ?? false;
+    if (hasExited(patch.exitStatus)) return open?.terminals.delete(patch.terminalId) ?? false;
     if (!open) work.set(sessionId, (open = { toolCalls: new Map(), terminals: new Map() }));
     if (!open.terminals.has(patch.terminalId)) open.terminals.set(patch.terminalId, turn);
   }

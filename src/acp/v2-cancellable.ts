@@ -25,6 +25,16 @@ export function cancellable(): Cancellable {
 
 const finalStatuses = new Set(['completed', 'failed', 'cancelled']);
 
+/** Whether a tool call's `status` is final (it runs no more). */
+export function isFinalStatus(status: unknown): boolean {
+  return typeof status === 'string' && finalStatuses.has(status);
+}
+
+/** Whether a terminal's `exitStatus` says its command ended. */
+export function hasExited(exitStatus: unknown): boolean {
+  return typeof exitStatus === 'object' && exitStatus !== null;
+}
+
 /** Notes what `update` (a v2 agent's, as it came) says of cancelling a tool call or a terminal. */
 export function noteCancellable(state: Cancellable, update: V2.SessionUpdate): void {
   const patch = update as { sessionUpdate: string; toolCallId?: string; terminalId?: string; status?: string | null; exitStatus?: unknown; capabilities?: { cancel?: unknown } | null };
@@ -35,6 +45,6 @@ export function noteCancellable(state: Cancellable, update: V2.SessionUpdate): v
     if (typeof cancel === 'object' && cancel !== null) ids.add(id);
     else ids.delete(id);
   }
-  const ended = patch.sessionUpdate === 'tool_call_update' ? typeof patch.status === 'string' && finalStatuses.has(patch.status) : typeof patch.exitStatus === 'object' && patch.exitStatus !== null;
+  const ended = patch.sessionUpdate === 'tool_call_update' ? isFinalStatus(patch.status) : hasExited(patch.exitStatus);
   if (ended) ids.delete(id);
 }

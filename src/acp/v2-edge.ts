@@ -8,7 +8,7 @@
  * `error` and the typed failure that cut it), never a second answer. Every `state_update`
  * carries the session's background work (v2-background.ts).
  */
-import type { SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
+import type { ContentBlock, SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
 import type * as V2 from '@agentclientprotocol/sdk/experimental/v2';
 import { respond, sendNotification } from '../jsonrpc/connection.js';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
@@ -38,7 +38,7 @@ export function relayV2Update(live: Live, edge: V2Edge, sessionId: string, updat
   const ended = turnEndOf(update);
   if (ended) {
     edge.observing.delete(sessionId);
-    return send(live, sessionId, idleState(ended), seq);
+    return sendState(live, edge, sessionId, idleState(ended), seq);
   }
   for (const v2 of updateToV2(update, turnMessageIds(edge.turnOf.get(sessionId) ?? 0))) send(live, sessionId, v2, seq);
   // Background work that ended while the session is idle: a new snapshot (after the update that
@@ -54,8 +54,8 @@ function attaching(live: Live, sessionId: string): boolean {
 }
 
 /** A `state_update` of `sessionId`, with its background work (v2-background.ts). */
-function sendState(live: Live, edge: V2Edge, sessionId: string, state: V2.SessionUpdate): void {
-  send(live, sessionId, withBackground(state, backgroundOf(edge.work, sessionId, running(edge, sessionId) ? edge.turnOf.get(sessionId) : undefined)));
+function sendState(live: Live, edge: V2Edge, sessionId: string, state: V2.SessionUpdate, seq?: number): void {
+  send(live, sessionId, withBackground(state, backgroundOf(edge.work, sessionId, running(edge, sessionId) ? edge.turnOf.get(sessionId) : undefined)), seq);
 }
 
 /** The turn's end a hub's turn-end update carries (cursor.ts `turnEndUpdate`), if it is one. */
@@ -73,13 +73,18 @@ function turnEndOf(update: SessionUpdate): TurnEnd | undefined {
  */
 export function v2TurnObserved(live: Live, edge: V2Edge, sessionId: string, seq: number, entry: TurnEntry): void {
   if (entry.kind === 'prompt') {
-    edge.turnOf.set(sessionId, seq);
     edge.observing.add(sessionId);
-    send(live, sessionId, { sessionUpdate: 'user_message', messageId: userMessageId(seq), content: [...entry.prompt] } as V2.SessionUpdate, seq);
-    return send(live, sessionId, runningState());
+    return showPrompt(live, edge, sessionId, seq, entry.prompt);
   }
   edge.observing.delete(sessionId);
-  send(live, sessionId, idleState(entry.kind === 'stop' ? { kind: 'stop', stopReason: entry.stopReason } : { kind: 'error', error: entry.error }), seq);
+  sendState(live, edge, sessionId, idleState(entry.kind === 'stop' ? { kind: 'stop', stopReason: entry.stopReason } : { kind: 'error', error: entry.error }), seq);
+}
+
+/** A turn's prompt, inserted at `seq`: the user's message upsert, then `running` (the turn's updates are its from now on). */
+function showPrompt(live: Live, edge: V2Edge, sessionId: string, seq: number, prompt: readonly ContentBlock[]): void {
+  edge.turnOf.set(sessionId, seq);
+  send(live, sessionId, { sessionUpdate: 'user_message', messageId: userMessageId(seq), content: [...prompt] } as V2.SessionUpdate, seq);
+  sendState(live, edge, sessionId, runningState());
 }
 
 /**
@@ -90,13 +95,10 @@ export function onV2TurnJournaled(live: Live, edge: V2Edge, sessionId: string, r
   if (entry.kind !== 'prompt') return;
   const request = requestOf(live, requestId);
   if (!request || request.method !== AGENT_METHODS.session_prompt) return;
-  const messageId = userMessageId(seq);
-  edge.turnOf.set(sessionId, seq);
   edge.inserted.set(requestId, sessionId);
-  send(live, sessionId, { sessionUpdate: 'user_message', messageId, content: [...entry.prompt] } as V2.SessionUpdate, seq);
-  sendState(live, edge, sessionId, runningState());
+  showPrompt(live, edge, sessionId, seq, entry.prompt);
   settled(live, request);
-  respond(live.connection, request.rpcId, { messageId });
+  respond(live.connection, request.rpcId, { messageId: userMessageId(seq) });
   checkDrained(live);
 }
 

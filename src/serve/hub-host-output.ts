@@ -6,7 +6,7 @@
  */
 import type { AgentHandlerOutput, TurnEntry } from '../protocol/native-agent.js';
 import { attached } from './session-roles.js';
-import { type HubSession, type HubCall, type HubLive, daemonContext, requestKey, answerInitialize, sessionRecord, openedSession, ownPromptOfKey } from './hub-live.js';
+import { type HubSession, type HubCall, type HubLive, daemonContext, requestKey, answerInitialize, sessionRecord, openedSession, ownPromptIn, ownPromptOfKey } from './hub-live.js';
 import { route } from './hub-client-calls.js';
 import { attachConnection, attachAndReplay, routeAttach, routeClose } from './hub-attach.js';
 import { armIdle } from './hub-idle.js';
@@ -50,8 +50,8 @@ export function onHostOutput(live: HubLive, output: AgentHandlerOutput): void {
       return;
     case 'session.promptJoined': {
       // A retry that joined a keyed prompt: its own connection hears it (a v2 one acknowledges the retry now), in its place after what was journaled before.
-      const prompt = ownPromptOfKey(live, output.requestId);
-      if (prompt?.sessionId === output.sessionId) live.connections.get(prompt.connectionId)?.subscriber.deliver(output.sessionId, { ...output, requestId: prompt.requestId });
+      const prompt = ownPromptIn(live, output.requestId, output.sessionId);
+      if (prompt) live.connections.get(prompt.connectionId)?.subscriber.deliver(output.sessionId, { ...output, requestId: prompt.requestId });
       return;
     }
     default:
@@ -118,12 +118,11 @@ export function onTurnJournaled(live: HubLive, sessionId: string, hostKey: strin
   const session = live.sessions.get(sessionId);
   if (!session) return;
   // Named by the prompt's key (not a record: a turn's end may be told after its answer).
-  const prompt = ownPromptOfKey(live, hostKey);
-  const sender = prompt?.sessionId === sessionId ? prompt.connectionId : undefined;
+  const prompt = ownPromptIn(live, hostKey, sessionId);
   for (const id of attached(session.roles)) {
     const subscriber = live.connections.get(id)?.subscriber;
     if (!subscriber) continue;
-    if (id === sender && prompt) {
+    if (id === prompt?.connectionId) {
       subscriber.journaled(sessionId, seq, entry);
       // Its own prompt inserted: a v2 connection acknowledges it now (a v1 one ignores it), after what was journaled before it.
       if (entry.kind === 'prompt') subscriber.deliver(sessionId, { type: 'session.turnJournaled', sessionId, requestId: prompt.requestId, seq, entry });

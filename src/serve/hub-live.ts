@@ -262,8 +262,13 @@ export function ownPromptOfKey(live: HubLive, key: string): HubPrompt | undefine
  * entries with their keys, and those turns were not sent in the fork).
  */
 export function promptSenderOf(live: HubLive, key: string | undefined, sessionId: string): string | undefined {
-  const prompt = key === undefined ? undefined : ownPromptOfKey(live, key);
-  return prompt?.sessionId === sessionId ? prompt.connectionId : undefined;
+  return key === undefined ? undefined : ownPromptIn(live, key, sessionId)?.connectionId;
+}
+
+/** This hub's prompt that `key` names, if it was sent in `sessionId` (see {@link promptSenderOf}). */
+export function ownPromptIn(live: HubLive, key: string, sessionId: string): HubPrompt | undefined {
+  const prompt = ownPromptOfKey(live, key);
+  return prompt?.sessionId === sessionId ? prompt : undefined;
 }
 
 /** A new key for a request of the hub to its host agent. */
