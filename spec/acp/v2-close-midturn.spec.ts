@@ -10,14 +10,15 @@
  */
 import { client, ndJsonStream } from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { waitUntil } from '../support/processes.js';
-import { exitCodeOf, killGroups, stderrOf, wardenMain as main } from '../support/warden-process.js';
+import { exitCodeOf, killGroups, stderrOf } from '../support/warden-process.js';
+import { spawnWardenByName } from '../support/warden-by-name.js';
 
 const v2Agent = fileURLToPath(new URL('../support/v2-agent.mjs', import.meta.url));
 
@@ -42,8 +43,7 @@ describe('ACP v2 editor: the connection closed mid-turn, then resumed by the nex
 
   /** `warden acp` with `args`, and the SDK v2 client on its stdio, initialized. */
   async function connect(args: readonly string[]) {
-    const child = spawn(process.execPath, [main, 'acp', ...args], { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: { ...process.env, HOME: dir } });
-    launched.push(child);
+    const child = spawnWardenByName(['acp', ...args], dir, launched);
     const stderr = stderrOf(child);
     const exited = exitCodeOf(child);
     const updates: Notified[] = [];
@@ -87,6 +87,9 @@ describe('ACP v2 editor: the connection closed mid-turn, then resumed by the nex
     const active = await first.agent.buildSession(dir).start();
     const { sessionId } = active;
     const ack = await active.prompt('tell me a short story about editors that close too early');
+    // The input ends while the turn streams (a first agent chunk came, the turn has not ended): the drain is what finishes it.
+    await waitUntil(() => ofSession(first.updates, sessionId).some((update) => update.sessionUpdate === 'agent_message_chunk'), 'the turn to stream');
+    expect(statesOf(ofSession(first.updates, sessionId))).to.deep.equal(['running']);
     first.child.stdin?.end();
     expect(await first.exited, first.stderr()).to.equal(0);
     const live = ofSession(first.updates, sessionId);

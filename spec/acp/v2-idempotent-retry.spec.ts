@@ -10,7 +10,7 @@
  */
 import { client, ndJsonStream, type ActiveSession } from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +18,8 @@ import { createInterface } from 'node:readline';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { waitUntil } from '../support/processes.js';
-import { exitCodeOf, killGroups, stderrOf, wardenMain as main } from '../support/warden-process.js';
+import { exitCodeOf, killGroups, stderrOf } from '../support/warden-process.js';
+import { spawnWardenByName } from '../support/warden-by-name.js';
 
 const v2Agent = fileURLToPath(new URL('../support/v2-agent.mjs', import.meta.url));
 
@@ -39,8 +40,7 @@ describe('ACP v2 editor: idempotent retries, a cancelled retry, a repeated initi
 
   before(async () => {
     dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-v2-retry-')));
-    const child = spawn(process.execPath, [main, 'acp', '--agent', `acp:${process.execPath} ${v2Agent}`, '--agent-protocol', 'v2', '--store', join(dir, 'journal.sqlite')], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-    launched.push(child);
+    const child = spawnWardenByName(['acp', '--agent', `acp:${process.execPath} ${v2Agent}`, '--agent-protocol', 'v2', '--store', join(dir, 'journal.sqlite')], dir, launched);
     stderr = stderrOf(child);
     void exitCodeOf(child);
     const app = client({ name: 'v2-retry-spec' })
@@ -113,8 +113,7 @@ describe('ACP v2 editor: idempotent retries, a cancelled retry, a repeated initi
   });
 
   it('a repeated initialize, as the SDK router rules (raw lines; the SDK client itself refuses to send the later ones): for 2 before any other request, answered again; for 1, -32600; after another request, -32600, the first one still in effect', async () => {
-    const child = spawn(process.execPath, [main, 'acp', '--agent', `acp:${process.execPath} ${v2Agent}`, '--agent-protocol', 'v2', '--store', join(dir, 'raw.sqlite')], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-    launched.push(child);
+    const child = spawnWardenByName(['acp', '--agent', `acp:${process.execPath} ${v2Agent}`, '--agent-protocol', 'v2', '--store', join(dir, 'raw.sqlite')], dir, launched);
     const lines = createInterface({ input: child.stdout as Readable })[Symbol.asyncIterator]();
     let id = 0;
     const ask = async (method: string, params: unknown) => {

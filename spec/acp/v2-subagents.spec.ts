@@ -9,14 +9,15 @@
  */
 import { client, ndJsonStream } from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { waitUntil } from '../support/processes.js';
-import { killGroups, wardenMain } from '../support/warden-process.js';
+import { killGroups } from '../support/warden-process.js';
+import { spawnWardenByName } from '../support/warden-by-name.js';
 
 const subagentAgent = fileURLToPath(new URL('../support/subagent-agent.mjs', import.meta.url));
 
@@ -40,8 +41,7 @@ describe('ACP v2 editor: subagent sessions', function () {
 
   /** `warden acp` hosting the fake agent, its journal in `dir`, with the SDK's v2 client on its stdio. */
   async function editor() {
-    const child = spawn(process.execPath, [wardenMain, 'acp', '--store', join(dir, 'journal.sqlite'), '--agent', `acp:${process.execPath} ${subagentAgent} --log ${join(dir, 'agent.log')}`], { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: { ...process.env, HOME: dir } });
-    launched.push(child);
+    const child = spawnWardenByName(['acp', '--store', join(dir, 'journal.sqlite'), '--agent', `acp:${process.execPath} ${subagentAgent} --log ${join(dir, 'agent.log')}`], dir, launched);
     child.stderr?.resume();
     const updates: Notified[] = [];
     const app = client({ name: 'v2-subagents-spec' }).onNotification('session/update', ({ params }) => {

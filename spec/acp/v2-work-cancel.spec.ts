@@ -12,14 +12,15 @@
 import { client as v1Client } from '@agentclientprotocol/sdk';
 import { client, ndJsonStream } from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { waitUntil } from '../support/processes.js';
-import { connectOverStdio, exitCodeOf, killGroups, stderrOf, wardenMain as main } from '../support/warden-process.js';
+import { connectOverStdio, exitCodeOf, killGroups, stderrOf } from '../support/warden-process.js';
+import { spawnWardenByName } from '../support/warden-by-name.js';
 
 const v2Agent = fileURLToPath(new URL('../support/v2-agent.mjs', import.meta.url));
 const v1Agent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
@@ -34,8 +35,7 @@ let dir: string;
 
 /** `warden acp` in front of `agent` (an `acp:` command line) speaking `protocol` to it. */
 function wardenAcp(agent: string, protocol: 'v1' | 'v2', store: string): { child: ChildProcess; stderr: () => string } {
-  const child = spawn(process.execPath, [main, 'acp', '--agent', agent, '--agent-protocol', protocol, '--store', join(dir, store)], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-  launched.push(child);
+  const child = spawnWardenByName(['acp', '--agent', agent, '--agent-protocol', protocol, '--store', join(dir, store)], dir, launched);
   void exitCodeOf(child);
   return { child, stderr: stderrOf(child) };
 }

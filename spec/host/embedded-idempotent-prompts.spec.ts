@@ -42,7 +42,7 @@ describe('createHost: prompts with an idempotency key (issue 30)', function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('a retry sent while the first runs, and one after it ended: one journaled prompt, one turn, the same result with the prompt entry seq', async () => {
+  it('a retry sent before the first ended (it waits its turn, as the program\'s prompts do) and one after: one journaled prompt, one turn, the same result with the prompt entry seq', async () => {
     const host = open();
     const session = await host.newSession({ cwd: dir });
     const first = session.prompt('hello', { idempotencyKey: 'K-1' });

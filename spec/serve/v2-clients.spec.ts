@@ -349,7 +349,8 @@ describe('warden serve: a v2 retry that joins its keyed prompt while the turn ru
     const asked = client.frames.find((frame) => frame.method === 'session/request_permission');
     client.send({ id: asked?.id, result: { outcome: { outcome: 'selected', optionId: 'allow' } } });
     await waitUntil(() => idles().length > 0, 'the turn to end');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // A round trip after the turn's end: whatever the daemon sent this connection before its answer has arrived.
+    expect((await client.request(5, 'session/list', {})).error).to.equal(undefined);
     expect(idles()).to.have.length(1);
     expect(client.frames.filter((frame) => frame.params?.sessionId === sessionId && frame.params?.update?.sessionUpdate === 'user_message')).to.have.length(1);
   });
