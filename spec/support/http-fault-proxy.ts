@@ -55,6 +55,7 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
   const streams = new Set<EventStream>();
   const connectionNumbers = new Map<string, number>();
   const switches = faultSwitches();
+  let deadNext = false;
   let toClientChain: Promise<void> = Promise.resolve();
   const numberOf = (connectionId: string) => {
     if (!connectionNumbers.has(connectionId)) connectionNumbers.set(connectionId, connectionNumbers.size + 1);
@@ -111,7 +112,8 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
     const outgoing = httpRequest(upstreamUrl, { method: 'GET', headers: passedHeaders(incoming.headers), agent: false }, (upstream) => {
       response.writeHead(upstream.statusCode ?? 502, passedHeaders(upstream.headers));
       response.flushHeaders();
-      const stream: EventStream = { connectionId, client: response, upstream: outgoing, dead: false };
+      const stream: EventStream = { connectionId, client: response, upstream: outgoing, dead: deadNext };
+      deadNext = false;
       streams.add(stream);
       const number = numberOf(connectionId);
       let buffered = '';
@@ -187,6 +189,8 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
     ...switches.controls,
     halfDead() {
       for (const stream of streams) stream.dead = true;
+      // None open (the client's went away without its knowing): the next event stream is the half-dead one.
+      deadNext = streams.size === 0;
     },
     cutAll,
     async close() {

@@ -31,7 +31,7 @@ export interface WsFaultProxy extends FaultControls {
   readonly trace: TraceEntry[];
   /** The daemon to open connections to from now on (connections open stay where they are). */
   retarget(url: string): void;
-  /** F4: every open connection stops passing messages towards its client (the other way goes on). */
+  /** F4: every open connection (or, when none is, the next one) stops passing messages towards its client (the other way goes on). */
   halfDead(): void;
   /** Cuts every connection through it (both sides). */
   cutAll(): void;
@@ -56,6 +56,7 @@ export async function startWsFaultProxy(target: string): Promise<WsFaultProxy> {
   const pairs = new Set<Pair>();
   let accepted = 0;
   const switches = faultSwitches();
+  let deadNext = false;
   // Towards clients, in order even while paused: one chain of sends for the whole proxy.
   let toClientChain: Promise<void> = Promise.resolve();
 
@@ -105,7 +106,8 @@ export async function startWsFaultProxy(target: string): Promise<WsFaultProxy> {
     sockets.handleUpgrade(request, socket, head, (client) => {
       const authorization = request.headers.authorization;
       const upstream = new WebSocket(upstreamUrl, authorization ? { headers: { Authorization: authorization } } : {});
-      const pair: Pair = { id: ++accepted, client, upstream, early: [], deadToClient: false };
+      const pair: Pair = { id: ++accepted, client, upstream, early: [], deadToClient: deadNext };
+      deadNext = false;
       pairs.add(pair);
       const text = (data: RawData) => (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer)).toString('utf8');
       client.on('message', (data) => toServer(pair, text(data)));
@@ -133,6 +135,8 @@ export async function startWsFaultProxy(target: string): Promise<WsFaultProxy> {
     ...switches.controls,
     halfDead() {
       for (const pair of pairs) pair.deadToClient = true;
+      // None open (the client's went away without its knowing): the next one is the half-dead one.
+      deadNext = pairs.size === 0;
     },
     cutAll() {
       for (const pair of [...pairs]) cut(pair);
