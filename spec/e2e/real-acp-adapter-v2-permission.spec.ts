@@ -14,7 +14,7 @@
  */
 import { client, ndJsonStream, type ActiveSession } from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -22,6 +22,7 @@ import { startFakeAnthropic } from '../support/fake-anthropic-server.js';
 import type { FakeModelServer } from '../support/local-model-server.js';
 import { waitUntil } from '../support/processes.js';
 import { agentsBin, claudeBin, claudeEnv, envArgs, expectNoLeftovers, repo, skipMessage, wardenMain, workspace, type Workspace } from '../support/real-agents-harness.js';
+import { closedGracefully, killGroups } from '../support/warden-process.js';
 
 interface Notified {
   readonly sessionId: string;
@@ -40,7 +41,8 @@ describe('real claude-agent-acp behind warden acp in ACP v2 both ways: a permiss
   let server: FakeModelServer | undefined;
   let space: Workspace | undefined;
   let warden: ChildProcessWithoutNullStreams | undefined;
-  let exited: Promise<void> = Promise.resolve();
+  /** The warden this suite starts (its own process group), killed with what it started after the suite. */
+  const launched: ChildProcess[] = [];
   const stderr: string[] = [];
   const updates: Notified[] = [];
   const asked: AskedPermission[] = [];
@@ -60,9 +62,10 @@ describe('real claude-agent-acp behind warden acp in ACP v2 both ways: a permiss
       cwd: repo,
       env: { ...process.env, CLAUDE_AGENT_ACP_PATH: adapterBin },
       stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
     });
+    launched.push(warden);
     const child = warden;
-    exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.stderr.setEncoding('utf8').on('data', (text: string) => stderr.push(text));
     const app = client({ name: 'v2-permission-e2e' })
       .onNotification('session/update', ({ params }) => {
@@ -79,19 +82,14 @@ describe('real claude-agent-acp behind warden acp in ACP v2 both ways: a permiss
   });
 
   after(async () => {
-    if (warden) {
-      warden.stdin.end();
-      const child = warden;
-      let timer: NodeJS.Timeout | undefined;
-      const gone = await Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 10_000)))]);
-      clearTimeout(timer);
-      if (!gone) child.kill('SIGKILL');
-      await exited;
-    }
-    await server?.close();
-    if (space) {
-      await expectNoLeftovers(space.base);
-      rmSync(space.base, { recursive: true, force: true, maxRetries: 5 });
+    try {
+      if (warden) await closedGracefully(warden);
+      await server?.close();
+      if (space) await expectNoLeftovers(space.base);
+    } finally {
+      // Whatever did not end by itself (warden, the adapter, Claude Code) is killed by group.
+      await killGroups(launched, { descendants: true });
+      if (space) rmSync(space.base, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 

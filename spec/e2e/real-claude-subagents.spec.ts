@@ -11,19 +11,23 @@
 import { client, methods, ndJsonStream, type ClientContext } from '@agentclientprotocol/sdk/unstable';
 import { client as v2Client, ndJsonStream as v2Stream } from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { startFakeAnthropic } from '../support/fake-anthropic-server.js';
 import type { FakeModelServer } from '../support/local-model-server.js';
 import { waitUntil } from '../support/processes.js';
+import { closedGracefully, killGroups } from '../support/warden-process.js';
 import { agentsBin, claudeBin, claudeEnv, envArgs, expectNoLeftovers, repo, skipMessage, wardenMain, workspace, type Workspace } from '../support/real-agents-harness.js';
 
 interface Seen {
   readonly sessionId: string;
   readonly update: { readonly sessionUpdate: string; readonly sessionId?: string; readonly [key: string]: unknown };
 }
+
+/** The wardens the suites start (each in its own process group), killed with what they started after each suite. */
+const launched: ChildProcess[] = [];
 
 describe('real claude-agent-acp subagent behind warden acp (the SDK v1 client with subagents; fake Anthropic server)', function () {
   this.timeout(120_000);
@@ -43,7 +47,8 @@ describe('real claude-agent-acp subagent behind warden acp (the SDK v1 client wi
     server = await startFakeAnthropic();
     space = workspace('warden-e2e-subagents-');
     const env = { ...claudeEnv(server.url, space), CLAUDE_CODE_EXECUTABLE: claudeBin, IS_SANDBOX: '1' };
-    warden = spawn(process.execPath, [wardenMain, 'acp', '--agent', 'claude-acp', '--store', ':memory:', ...envArgs(env)], { cwd: repo, env: { ...process.env, CLAUDE_AGENT_ACP_PATH: adapter }, stdio: ['pipe', 'pipe', 'pipe'] });
+    warden = spawn(process.execPath, [wardenMain, 'acp', '--agent', 'claude-acp', '--store', ':memory:', ...envArgs(env)], { cwd: repo, env: { ...process.env, CLAUDE_AGENT_ACP_PATH: adapter }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    launched.push(warden);
     warden.stderr.setEncoding('utf8').on('data', (text: string) => stderr.push(text));
     const app = client()
       .onNotification(methods.client.session.update, ({ params }) => {
@@ -58,12 +63,14 @@ describe('real claude-agent-acp subagent behind warden acp (the SDK v1 client wi
   });
 
   after(async () => {
-    warden?.stdin.end();
-    if (warden && warden.exitCode === null) await new Promise((resolve) => warden?.once('exit', resolve));
-    await server?.close();
-    if (space) {
-      await expectNoLeftovers(space.base);
-      rmSync(space.base, { recursive: true, force: true, maxRetries: 5 });
+    try {
+      if (warden) await closedGracefully(warden);
+      await server?.close();
+      if (space) await expectNoLeftovers(space.base);
+    } finally {
+      // Whatever did not end by itself (warden, the adapter, Claude Code) is killed by group.
+      await killGroups(launched, { descendants: true });
+      if (space) rmSync(space.base, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 
@@ -107,7 +114,8 @@ describe('real claude-agent-acp subagent behind warden acp over ACP v2 both ways
     server = await startFakeAnthropic();
     space = workspace('warden-e2e-subagents-v2-');
     const env = { ...claudeEnv(server.url, space), CLAUDE_CODE_EXECUTABLE: claudeBin, IS_SANDBOX: '1', CLAUDE_AGENT_ACP_PROTOCOL: 'v2' };
-    warden = spawn(process.execPath, [wardenMain, 'acp', '--agent', 'claude-acp', '--agent-protocol', 'v2', '--store', ':memory:', ...envArgs(env)], { cwd: repo, env: { ...process.env, CLAUDE_AGENT_ACP_PATH: adapter }, stdio: ['pipe', 'pipe', 'pipe'] });
+    warden = spawn(process.execPath, [wardenMain, 'acp', '--agent', 'claude-acp', '--agent-protocol', 'v2', '--store', ':memory:', ...envArgs(env)], { cwd: repo, env: { ...process.env, CLAUDE_AGENT_ACP_PATH: adapter }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    launched.push(warden);
     warden.stderr.setEncoding('utf8').on('data', (text: string) => stderr.push(text));
     const app = v2Client({ name: 'v2-subagents-e2e' })
       .onNotification('session/update', ({ params }) => {
@@ -120,12 +128,14 @@ describe('real claude-agent-acp subagent behind warden acp over ACP v2 both ways
   });
 
   after(async () => {
-    warden?.stdin.end();
-    if (warden && warden.exitCode === null) await new Promise((resolve) => warden?.once('exit', resolve));
-    await server?.close();
-    if (space) {
-      await expectNoLeftovers(space.base);
-      rmSync(space.base, { recursive: true, force: true, maxRetries: 5 });
+    try {
+      if (warden) await closedGracefully(warden);
+      await server?.close();
+      if (space) await expectNoLeftovers(space.base);
+    } finally {
+      // Whatever did not end by itself (warden, the adapter, Claude Code) is killed by group.
+      await killGroups(launched, { descendants: true });
+      if (space) rmSync(space.base, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 

@@ -88,3 +88,17 @@ export async function killGroups(launched: ChildProcess[], { descendants = false
   }
   if (unspawned.length > 0) throw new Error(`never spawned (no pid, so no process group to check): ${unspawned.join('; ')}`);
 }
+
+/**
+ * Closes `child`'s stdin, as an editor that quits does, and waits up to `ms` for it to exit by
+ * itself: whether it did (what is left is for {@link killGroups}).
+ */
+export async function closedGracefully(child: ChildProcess, ms = 10_000): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return true;
+  const exited = new Promise<boolean>((resolve) => child.once('exit', () => resolve(true)));
+  child.stdin?.end();
+  let timer: NodeJS.Timeout | undefined;
+  const gone = await Promise.race([exited, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
+  clearTimeout(timer);
+  return gone;
+}
