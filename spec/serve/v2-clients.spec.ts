@@ -54,6 +54,8 @@ function v2Editor(daemon: ServeDaemon, transport: Transport) {
 const ofSession = (updates: readonly Notified[], sessionId: string, from = 0) => updates.slice(from).filter((entry) => entry.sessionId === sessionId);
 const statesOf = (updates: readonly Notified[]) => updates.filter((entry) => entry.update.sessionUpdate === 'state_update').map((entry) => (entry.update.stopReason ? `${entry.update.state}:${entry.update.stopReason}` : entry.update.state));
 const kindsOf = (updates: readonly Notified[]) => updates.map((entry) => (entry.update.sessionUpdate === 'state_update' ? `${entry.update.state}` : entry.update.sessionUpdate));
+/** A prompt the demo agent echoes for about 6 s (300 words at 20 ms): a turn still running when the test cancels it or kills its agent, however loaded the machine. */
+const longPrompt = Array.from({ length: 300 }, (_, n) => `w${n}`).join(' ');
 const initializeV2 = { protocolVersion: 2, info: { name: 'v2-serve-spec', version: '1' }, capabilities: {} };
 
 let state: string;
@@ -115,7 +117,7 @@ for (const transport of ['WebSocket', 'HTTP'] as const) {
     it('session/cancel: the acknowledged turn ends idle cancelled', async () => {
       const active = await session();
       const from = editor.updates.length;
-      await active.prompt('tell me a long story about cancelling things politely and quickly');
+      await active.prompt(longPrompt);
       await editor.agent.notify('session/cancel', { sessionId: active.sessionId });
       await active.readTextUntilIdle();
       expect(statesOf(ofSession(editor.updates, active.sessionId, from))).to.deep.equal(['running', 'idle:cancelled']);
@@ -157,7 +159,7 @@ for (const transport of ['WebSocket', 'HTTP'] as const) {
     it('the agent is killed mid-turn: the acknowledged turn ends idle with stopReason error and data.reason agent_crashed', async () => {
       const active = await session();
       const from = editor.updates.length;
-      await active.prompt('tell me a long story about crashing agents and how warden restarts them');
+      await active.prompt(longPrompt);
       await waitUntil(() => ofSession(editor.updates, active.sessionId, from).some((entry) => entry.update.sessionUpdate === 'agent_message_chunk'), 'the first chunk');
       const [agentPid] = demoAgentsOf(daemon.process.pid);
       expect(agentPid, 'the demo agent process').to.not.equal(undefined);
@@ -258,7 +260,7 @@ describe('warden serve: a v2 and a v1 client on one session (issue 30 S7)', func
     await editor.agent.request('session/resume', { sessionId, cwd });
     await waitUntil(() => statesOf(ofSession(editor.updates, sessionId)).length > 0, 'the state snapshot');
     const from = editor.updates.length;
-    controller.send({ id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: Array.from({ length: 300 }, (_, n) => `w${n}`).join(' ') }] } });
+    controller.send({ id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: longPrompt }] } });
     await waitUntil(() => ofSession(editor.updates, sessionId, from).some((entry) => entry.update.sessionUpdate === 'agent_message_chunk'), 'the observer to see the first chunk');
     const [agentPid] = demoAgentsOf(daemon.process.pid);
     process.kill(agentPid as number, 'SIGKILL');
