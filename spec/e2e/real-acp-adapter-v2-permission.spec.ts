@@ -15,14 +15,13 @@
 import { client, ndJsonStream, type ActiveSession } from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { startFakeAnthropic } from '../support/fake-anthropic-server.js';
 import type { FakeModelServer } from '../support/local-model-server.js';
 import { waitUntil } from '../support/processes.js';
-import { agentsBin, claudeBin, claudeEnv, envArgs, expectNoLeftovers, repo, skipMessage, wardenMain, workspace, type Workspace } from '../support/real-agents-harness.js';
-import { closedGracefully, killGroups } from '../support/warden-process.js';
+import { agentsBin, claudeBin, claudeEnv, envArgs, endRealAgentSuite, repo, skipMessage, wardenMain, workspace, type Workspace } from '../support/real-agents-harness.js';
 
 interface Notified {
   readonly sessionId: string;
@@ -82,15 +81,7 @@ describe('real claude-agent-acp behind warden acp in ACP v2 both ways: a permiss
   });
 
   after(async () => {
-    try {
-      if (warden) await closedGracefully(warden);
-      await server?.close();
-      if (space) await expectNoLeftovers(space.base);
-    } finally {
-      // Whatever did not end by itself (warden, the adapter, Claude Code) is killed by group.
-      await killGroups(launched, { descendants: true });
-      if (space) rmSync(space.base, { recursive: true, force: true, maxRetries: 5 });
-    }
+    await endRealAgentSuite(warden, server, space, launched);
   });
 
   /** A `permission` turn in a new session in a new project: what the editor saw of it. */

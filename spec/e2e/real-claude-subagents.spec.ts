@@ -12,14 +12,13 @@ import { client, methods, ndJsonStream, type ClientContext } from '@agentclientp
 import { client as v2Client, ndJsonStream as v2Stream } from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { startFakeAnthropic } from '../support/fake-anthropic-server.js';
 import type { FakeModelServer } from '../support/local-model-server.js';
 import { waitUntil } from '../support/processes.js';
-import { closedGracefully, killGroups } from '../support/warden-process.js';
-import { agentsBin, claudeBin, claudeEnv, envArgs, expectNoLeftovers, repo, skipMessage, wardenMain, workspace, type Workspace } from '../support/real-agents-harness.js';
+import { agentsBin, claudeBin, claudeEnv, envArgs, endRealAgentSuite, repo, skipMessage, wardenMain, workspace, type Workspace } from '../support/real-agents-harness.js';
 
 interface Seen {
   readonly sessionId: string;
@@ -63,15 +62,7 @@ describe('real claude-agent-acp subagent behind warden acp (the SDK v1 client wi
   });
 
   after(async () => {
-    try {
-      if (warden) await closedGracefully(warden);
-      await server?.close();
-      if (space) await expectNoLeftovers(space.base);
-    } finally {
-      // Whatever did not end by itself (warden, the adapter, Claude Code) is killed by group.
-      await killGroups(launched, { descendants: true });
-      if (space) rmSync(space.base, { recursive: true, force: true, maxRetries: 5 });
-    }
+    await endRealAgentSuite(warden, server, space, launched);
   });
 
   it('the child is announced on the parent, then its own updates come under its sessionId', async () => {
@@ -128,15 +119,7 @@ describe('real claude-agent-acp subagent behind warden acp over ACP v2 both ways
   });
 
   after(async () => {
-    try {
-      if (warden) await closedGracefully(warden);
-      await server?.close();
-      if (space) await expectNoLeftovers(space.base);
-    } finally {
-      // Whatever did not end by itself (warden, the adapter, Claude Code) is killed by group.
-      await killGroups(launched, { descendants: true });
-      if (space) rmSync(space.base, { recursive: true, force: true, maxRetries: 5 });
-    }
+    await endRealAgentSuite(warden, server, space, launched);
   });
 
   it('the child is announced on the parent, then its own updates come under its sessionId', async () => {

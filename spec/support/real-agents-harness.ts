@@ -10,7 +10,10 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeF
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { waitUntil } from './processes.js';
+import { closedGracefully, killGroups } from './warden-process.js';
 
 export const repo = fileURLToPath(new URL('../..', import.meta.url));
 /** Where `npm run agents:install` put the CLIs (WARDEN_AGENTS_DIR, as for the install script). */
@@ -272,4 +275,20 @@ export function claudeTranscriptUserTexts(home: string, claudeSessionId: string)
     }
   }
   return texts;
+}
+
+/**
+ * The end of a real-agent suite: `warden` closed as an editor that quits closes it, the fake
+ * model server closed, nothing of it left in the workspace (checked), then whatever still runs
+ * of `launched` (warden, the adapter, the CLI) killed by group and the workspace removed.
+ */
+export async function endRealAgentSuite(warden: ChildProcess | undefined, server: { close(): Promise<void> } | undefined, space: Workspace | undefined, launched: ChildProcess[]): Promise<void> {
+  try {
+    if (warden) await closedGracefully(warden);
+    await server?.close();
+    if (space) await expectNoLeftovers(space.base);
+  } finally {
+    await killGroups(launched, { descendants: true });
+    if (space) rmSync(space.base, { recursive: true, force: true, maxRetries: 5 });
+  }
 }
