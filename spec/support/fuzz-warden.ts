@@ -5,6 +5,9 @@
  * lost). Warden runs in its own process group; `kill()` ends that group.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expectGroupGone, isAlive } from './processes.js';
 
@@ -55,8 +58,20 @@ export function isJsonRpcMessage(value: unknown): boolean {
   return true;
 }
 
+/** The last `bytes` of warden's JSON log (info level): what a timed-out wait shows, so a stall found once can be read. */
+function logTail(path: string, bytes = 4000): string {
+  try {
+    const text = readFileSync(path, 'utf8');
+    return text.slice(-bytes);
+  } catch {
+    return '(no log)';
+  }
+}
+
 export function launchFuzzWarden(extraArgs: string[] = []): FuzzWarden {
-  const child = spawn(process.execPath, [main, 'acp', '--agent', 'demo', '--store', ':memory:', ...extraArgs], {
+  const logDir = mkdtempSync(join(tmpdir(), 'warden-fuzz-'));
+  const logFile = join(logDir, 'warden.log');
+  const child = spawn(process.execPath, [main, 'acp', '--agent', 'demo', '--store', ':memory:', '--log-file', logFile, ...extraArgs], {
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
   });
@@ -120,7 +135,7 @@ export function launchFuzzWarden(extraArgs: string[] = []): FuzzWarden {
     const deadline = Date.now() + timeoutMs;
     while (!predicate()) {
       if (!alive()) throw new Error(`warden died (exit ${child.exitCode}, signal ${child.signalCode}) while waiting for ${what}; stderr tail:\n${stderr.slice(-2000)}`);
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; stderr tail:\n${stderr.slice(-2000)}\nlog tail:\n${logTail(logFile)}`);
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
   };
@@ -155,6 +170,7 @@ export function launchFuzzWarden(extraArgs: string[] = []): FuzzWarden {
         }
       }
       await expectGroupGone(pid, 20_000);
+      rmSync(logDir, { recursive: true, force: true });
     },
   };
   return warden;
