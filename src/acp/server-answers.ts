@@ -251,7 +251,8 @@ export function deliver(live: Live, key: string, result: unknown): void {
   const checked = checkedResult(request.method, result);
   if ('error' in checked) return deliverError(live, key, checked.error);
   // What goes out is what the schema parsed: unknown root fields stay home (ACP: use _meta).
-  const value = checked.parsed === undefined ? result : withoutUnsupportedOptions(live, checked.parsed);
+  // A relay link's client gates the options itself (relay-link.ts): its capabilities are its host's to read.
+  const value = checked.parsed === undefined ? result : live.relay ? checked.parsed : withoutUnsupportedOptions(live, checked.parsed);
   settled(live, request);
   trackSessions(live, request, value as Record<string, unknown>);
   // v2: a resumed session's current state comes before the answer.
