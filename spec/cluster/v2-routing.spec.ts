@@ -5,8 +5,8 @@
  * v2. The SDK 2.4.0 v2 client on host B drives a session host A owns: another client's turn seen
  * observed, the replay, a turn acknowledged with its `messageId`, a permission, cancel, the v2-only
  * cancels answered by A, a turn cut by a kill -9 of A's agent ending `idle` with its typed failure;
- * its new session is placed on a less loaded host; an idempotent v2 prompt across the relay and a
- * failover. Real `warden serve` hosts on one PostgreSQL, the demo agent.
+ * its new session is placed on a less loaded host; a queued prompt withdrawn by `$/cancel_request`;
+ * an idempotent v2 prompt across the relay and a failover. Real `warden serve` hosts on one PostgreSQL, the demo agent.
  */
 import { client as v2Client } from '@agentclientprotocol/sdk/experimental/v2';
 import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-client';
@@ -152,7 +152,7 @@ describe('routing: an ACP v2 client on a host that does not own its session (iss
     expect(collapse(kinds as string[]).slice(-4)).to.deep.equal(['user_message', 'running', 'agent_message_chunk', 'idle']);
   });
 
-  it('an idempotent v2 prompt: relayed to A, retried there, A killed -9 mid-turn (the relayed turn ends idle peer_lost), retried on B after B took over and through C: one prompt entry, one turn, the same messageId', async () => {
+  it('an idempotent v2 prompt: relayed to A, retried there; a queued prompt withdrawn by $/cancel_request (-32800); A killed -9 mid-turn (the relayed turn ends idle peer_lost), retried on B after B took over and through C: one prompt entry, one turn, the same messageId', async () => {
     // C does not advertise: no takeover loop of its own, so B is the one that takes the session over.
     const [a, b, c] = [await host('a'), await host('b'), await host('c', [], false)];
     const maker = await socketClient(a, fixture.sockets);
@@ -192,11 +192,18 @@ describe('routing: an ACP v2 client on a host that does not own its session (iss
     // A turn held on its permission on A, relayed through B; A killed -9: it ends idle with peer_lost.
     expect((await viaB.request(102, 'session/prompt', cutKeyed)).result?.messageId).to.match(/^user-\d+$/u);
     await waitUntil(() => viaB.frames.some((frame) => frame.method === 'session/request_permission'), 'the permission request from A', 30_000);
+    // A prompt queued behind that turn, withdrawn by $/cancel_request through the relay: -32800, never inserted.
+    viaB.send({ id: 103, method: 'session/prompt', params: { sessionId, prompt: text('queued') } });
+    viaB.send({ method: '$/cancel_request', params: { requestId: 103 } });
+    const answerOf = (id: number) => viaB.frames.find((frame) => frame.id === id && frame.method === undefined);
+    await waitUntil(() => answerOf(103) !== undefined, 'the withdrawn prompt\'s answer');
+    expect(answerOf(103)?.error?.code, JSON.stringify(answerOf(103))).to.equal(-32800);
     a.process.kill('SIGKILL');
     await a.exited;
     await waitUntil(() => idles(viaB.frames).length === 2, 'the cut turn to end idle');
     expect(idles(viaB.frames).at(-1)?.params?.update).to.deep.include({ state: 'idle', stopReason: 'error' });
     expect((idles(viaB.frames).at(-1)?.params?.update as { error?: { data?: { reason?: string } } }).error?.data?.reason).to.equal('peer_lost');
+    expect(userMessages(viaB.frames), 'the withdrawn prompt was never inserted').to.have.length(2);
 
     // B takes the session over (its client's resume, once A's lease ran out); a retry there and one through C.
     const onB = await resumed(b);
