@@ -173,4 +173,13 @@ describe('ACP v2 editor: tool_call/cancel and terminal/cancel', function () {
     for (const method of ['tool_call/cancel', 'terminal/cancel']) expect((await refusal(agent.request(method, { sessionId, toolCallId: 'x', terminalId: 'x' }))).code).to.equal(-32601);
     v1.child.stdin?.end();
   });
+
+  it('a v1 editor of warden acp that marks its initialize as a peer host\'s relay link is still a v1 editor: -32601 for both (only a warden serve connection serves the mark)', async () => {
+    const v1 = wardenAcp(`acp:${process.execPath} ${v1Agent}`, 'v1', 'v1-relay-mark.sqlite');
+    const agent = connectOverStdio(v1Client({ name: 'v1-editor' }), v1.child);
+    await agent.request('initialize', { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'v1-editor', version: '1' }, _meta: { 'acp-warden/relay': true } });
+    const { sessionId } = (await agent.request('session/new', { cwd: dir, mcpServers: [] })) as { sessionId: string };
+    for (const method of ['tool_call/cancel', 'terminal/cancel']) expect((await refusal(agent.request(method, { sessionId, toolCallId: 'x', terminalId: 'x' }))).code).to.equal(-32601);
+    v1.child.stdin?.end();
+  });
 });

@@ -108,6 +108,32 @@ describe('forwarding: one client connection relayed to the owner host of its ses
     expect(owner.frames[5]).to.deep.equal({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId: 's1' } });
   });
 
+  it('an ACP v2 client\'s link: initialize speaks v1 with the relay mark; the owner\'s relayed outputs reach the client, a request of the link named by the client\'s key', async () => {
+    const owner = await fakeOwner();
+    opened.push(owner);
+    const { forwarding, delivered } = forwardingTo();
+    const v2: AgentEventContext = { protocolVersion: 2, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }, clientInfo: { name: 'v2-editor', version: '1' } };
+    forwarding.attach({ ...request('7', 'session/resume', { sessionId: 's1', cwd: '/w', mcpServers: [] }), context: v2 }, 's1', { hostId: 'host-a', url: owner.url });
+    await waitUntil(() => owner.frames.length >= 2, 'initialize and the resume at the owner');
+    expect(owner.frames[0]!.params).to.deep.equal({ protocolVersion: 1, clientCapabilities: v2.clientCapabilities, clientInfo: v2.clientInfo, _meta: { 'acp-warden/relay': true } });
+    const socket = owner.sockets[0] as WebSocket;
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: owner.frames[1]!.id, result: {} }));
+    expect(forwarding.request({ ...request('8', 'session/prompt', { sessionId: 's1', prompt: [] }, 'session.prompt'), context: v2 }, 's1')).to.equal(true);
+    await waitUntil(() => owner.frames.length >= 3, 'the prompt at the owner');
+    const promptId = (owner.frames[2] as { id: number }).id;
+    const entry = { kind: 'prompt', prompt: [{ type: 'text', text: 'hi' }] };
+    // The prompt's insertion (named by the link's id), another connection's turn end (named by the owner's key), a stranger.
+    socket.send(JSON.stringify({ jsonrpc: '2.0', method: '_acp-warden/relayed', params: { output: { type: 'session.turnJournaled', sessionId: 's1', requestId: 'r3', seq: 9, entry }, rpcId: promptId } }));
+    socket.send(JSON.stringify({ jsonrpc: '2.0', method: '_acp-warden/relayed', params: { output: { type: 'session.turnJournaled', sessionId: 's1', requestId: 'host-key', seq: 12, entry: { kind: 'stop', stopReason: 'end_turn' }, observed: true } } }));
+    socket.send(JSON.stringify({ jsonrpc: '2.0', method: '_acp-warden/relayed', params: { output: { type: 'acp.notify', method: 'x', params: {} } } }));
+    await waitUntil(() => delivered.length >= 4, 'the answer and three outputs');
+    expect(delivered.slice(1)).to.deep.equal([
+      { type: 'session.turnJournaled', sessionId: 's1', requestId: '8', seq: 9, entry },
+      { type: 'session.turnJournaled', sessionId: 's1', requestId: 'host-key', seq: 12, entry: { kind: 'stop', stopReason: 'end_turn' }, observed: true },
+      { type: 'acp.notify', method: '_acp-warden/relayed', params: { output: { type: 'acp.notify', method: 'x', params: {} } } },
+    ]);
+  });
+
   it('the owner goes mid-request: the request settles peer_lost naming the owner, the session gets a notice without seq and is relayed no more', async () => {
     const owner = await fakeOwner();
     opened.push(owner);

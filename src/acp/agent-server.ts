@@ -67,6 +67,7 @@ export const agentServerLogic = gracefulShutdown({
       held: [],
       context: undefined,
       v2: undefined,
+      relay: false,
       phase: { value: 'awaitingInitialize' },
       nextKey: 1,
       nextSession: 1,

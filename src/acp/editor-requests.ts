@@ -19,6 +19,7 @@ import { v2OnlyMethods, v2RequestToCore } from './v2-requests.js';
 import { clientContextOfV2 } from './v2-initialize.js';
 import { v2Edge } from './v2-connection.js';
 import { optsInToSubagents } from './subagent-updates.js';
+import { asksForRelay } from './relay-link.js';
 import type * as V2 from '@agentclientprotocol/sdk/experimental/v2';
 
 /** A v2 connection's `initialize` after another request: refused as the SDK's router refuses it (the previous one stays in effect). */
@@ -43,6 +44,8 @@ export function onRequest(live: Live, rpcId: JsonRpcId, sentMethod: string, rawP
       respondError(live.connection, rpcId, error);
       return;
     }
+    // A peer host's link for its ACP v2 client (docs/cluster.md, "Routing"): served on a hub connection only.
+    live.relay = live.input.agent.servesPeerLinks === true && asksForRelay(rawParams);
     initialize(live, rpcId, params);
     return;
   }
@@ -68,7 +71,8 @@ export function onRequest(live: Live, rpcId: JsonRpcId, sentMethod: string, rawP
       return;
     }
     ({ method, params } = core);
-  } else if (v2OnlyMethods.includes(method)) {
+  } else if (v2OnlyMethods.includes(method) && !live.relay) {
+    // A relay link carries the core's requests of a v2 client (its tool_call/cancel, terminal/cancel); a v1 editor has none.
     respondError(live.connection, rpcId, RpcError.methodNotFound(method));
     return;
   }
@@ -136,6 +140,7 @@ function initializeV2(live: Live, rpcId: JsonRpcId, params: Record<string, unkno
   // A repeated initialize (the SDK's router allows it, for 2 or later) keeps the connection's
   // turns, permissions and work: the sessions and their turns go on under it.
   live.v2 = live.v2 ?? v2Edge();
+  live.relay = false;
   openConnection(live, rpcId, { protocolVersion: context.protocolVersion, clientCapabilities: context.clientCapabilities, ...(context.clientInfo ? { clientInfo: context.clientInfo } : {}) });
 }
 

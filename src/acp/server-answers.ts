@@ -23,6 +23,7 @@ import { gateUpdate, withoutUnsupportedOptions } from './update-gate.js';
 import { onV2TurnJournaled, relayV2Update, v2TurnObserved, v2Answer, v2PermissionAnswered, v2PermissionAsked, v2ReplayComplete, v2StateSnapshot } from './v2-edge.js';
 import { initializeResponseToV2 } from './v2-initialize.js';
 import { v2RetryJoined } from './v2-retries.js';
+import { sendRelayed } from './relay-link.js';
 import { permissionRequestToV2 } from './v2-permission.js';
 import { coreResultToV2 } from './v2-requests.js';
 import type { InitializeResponse, RequestPermissionRequest } from '@agentclientprotocol/sdk';
@@ -148,11 +149,14 @@ export function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
       return;
     }
     case 'session.turnJournaled':
+      // A relay link's client renders it itself (relay-link.ts), as v1 has no message for it.
+      if (live.relay) return sendRelayed(live, event);
       if (event.observed) return observeTurn(live, event.sessionId, event.seq, event.entry);
       if (live.v2) onV2TurnJournaled(live, live.v2, event.sessionId, event.requestId, event.seq, event.entry);
       return;
     case 'session.promptJoined':
-      if (live.v2) v2RetryJoined(live, event.requestId, event.seq);
+      if (live.relay) sendRelayed(live, event);
+      else if (live.v2) v2RetryJoined(live, event.requestId, event.seq);
       return;
     case 'acp.update':
       relayUpdate(live, event.sessionId, event.update, event.seq);
@@ -167,7 +171,8 @@ export function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
       sendNotification(live.connection, event.method, event.params);
       return;
     case 'acp.replayComplete':
-      if (live.v2) v2ReplayComplete(live, event.sessionId, event.seq);
+      if (live.relay) sendRelayed(live, event);
+      else if (live.v2) v2ReplayComplete(live, event.sessionId, event.seq);
       else noteReplayed(live, event.requestId, event.seq);
       return;
   }
@@ -186,6 +191,8 @@ function observeTurn(live: Live, sessionId: string, seq: number, entry: TurnEntr
 /** A session update to the editor (`seq`: its journal entry, sent as `_meta["acp-warden/seq"]`). */
 export function relayUpdate(live: Live, journalSessionId: string, journaled: SessionUpdate, seq: number | undefined): void {
   if (live.sessions.get(journalSessionId)?.bare?.lateUpdate(journaled.sessionUpdate)) return; // the turn was cancelled
+  // A relay link's client routes and gates the update itself (relay-link.ts): as the journal holds it.
+  if (live.relay) return sendUpdate(live, journalSessionId, journaled, seq);
   // A subagent child's update goes out under the child's id, to an editor that takes subagents only.
   const routed = subagentRouting(live, journalSessionId, journaled);
   if (!routed) return;
@@ -193,6 +200,11 @@ export function relayUpdate(live: Live, journalSessionId: string, journaled: Ses
   const update = gateUpdate(live, agentUpdate);
   if (!update) return;
   if (live.v2) return relayV2Update(live, live.v2, sessionId, update, seq);
+  sendUpdate(live, sessionId, update, seq);
+}
+
+/** A v1 `session/update` (`seq`: its journal entry, as `_meta["acp-warden/seq"]`). */
+function sendUpdate(live: Live, sessionId: string, update: SessionUpdate, seq: number | undefined): void {
   sendNotification(live.connection, CLIENT_METHODS.session_update, seq === undefined ? { sessionId, update } : { sessionId, update, _meta: { [SEQ_META_KEY]: seq } });
 }
 
@@ -239,7 +251,8 @@ export function deliver(live: Live, key: string, result: unknown): void {
   const checked = checkedResult(request.method, result);
   if ('error' in checked) return deliverError(live, key, checked.error);
   // What goes out is what the schema parsed: unknown root fields stay home (ACP: use _meta).
-  const value = checked.parsed === undefined ? result : withoutUnsupportedOptions(live, checked.parsed);
+  // A relay link's client gates the options itself (relay-link.ts): its capabilities are its host's to read.
+  const value = checked.parsed === undefined ? result : live.relay ? checked.parsed : withoutUnsupportedOptions(live, checked.parsed);
   settled(live, request);
   trackSessions(live, request, value as Record<string, unknown>);
   // v2: a resumed session's current state comes before the answer.

@@ -129,6 +129,8 @@ export interface Live {
   context: AgentEventContext | undefined;
   /** The editor speaks ACP v2 (its `initialize` opened v2): what its rendering keeps; `undefined`: v1. */
   v2: V2Edge | undefined;
+  /** A peer host's relay link (relay-link.ts): the core's own output goes to it, not v1's rendering. */
+  relay: boolean;
   phase: Phase;
   nextKey: number;
   nextSession: number;

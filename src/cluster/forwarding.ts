@@ -14,7 +14,9 @@
  *   client (permission, fs, terminal) come back on the client's connection.
  *
  * The client sees one connection, as if connected to the owner (its role, its cursor, its
- * replay are the owner's hub's). When a link ends (the owner died, closed, or stopped answering
+ * replay are the owner's hub's). An ACP v2 client's link speaks v1 with the relay mark
+ * (src/acp/relay-link.ts): the owner sends the core's own output, and the client's own
+ * connection renders it in v2. When a link ends (the owner died, closed, or stopped answering
  * pings), the requests it carried are answered `-32603` (`data.reason: "peer_lost"`, or
  * `"session_owned"` when the owner could not be reached at all), each session it carried gets a
  * notice (no seq: it is not the journal's), and the session is no longer relayed: the client's
@@ -24,6 +26,8 @@
 import type { AgentEventContext, AgentHandlerOutput, AgentRequestEvent } from '../protocol/native-agent.js';
 import { AGENT_METHODS, CLIENT_METHODS, UNSTABLE_AGENT_METHODS } from '../protocol/methods.js';
 import { SEQ_META_KEY } from '../acp/agent-server.js';
+import { RELAY_META_KEY, RELAYED_METHOD, relayedOutputOf } from '../acp/relay-link.js';
+import { V2_PROTOCOL_VERSION } from '../protocol/methods-v2.js';
 import type { ReadGate } from '../port/read-gate.js';
 import { RpcError, type ErrorObject } from '../jsonrpc/rpc-error.js';
 import { noticeUpdate } from '../session/cursor.js';
@@ -200,7 +204,7 @@ export class Forwarding {
     const link = openPeerLink({
       url: owner.url,
       token: this.#token,
-      initialize: { protocolVersion: client.protocolVersion, clientCapabilities: client.clientCapabilities, ...(client.clientInfo ? { clientInfo: client.clientInfo } : {}) },
+      initialize: linkInitialize(client),
       ...(this.#pingIntervalMs !== undefined ? { pingIntervalMs: this.#pingIntervalMs } : {}),
       sink: {
         answered: (key, answer) => {
@@ -223,7 +227,11 @@ export class Forwarding {
           // A link that carries nothing any more (its only resume refused) is closed.
           this.#closeIfIdle(hostId, entry);
         },
-        notified: (method, params) => this.#input.deliver(notificationOf(method, params)),
+        notified: (method, params) => {
+          // A relay link's turn entries, joined retries and replay ends (relay-link.ts), named by this connection's keys.
+          const relayed = method === RELAYED_METHOD ? relayedOutputOf(params, (id) => entry?.link.keyOf(id)) : undefined;
+          this.#input.deliver(relayed ?? notificationOf(method, params));
+        },
         asked: (id, method, params) => {
           const key = `r${this.#nextAsked++}`;
           this.#asked.set(key, { hostId, id });
@@ -255,6 +263,17 @@ export class Forwarding {
     if (!this.#input.gate.open) link.hold(true);
     return entry;
   }
+}
+
+/**
+ * The link's `initialize`: the client's own (its version, capabilities, info). An ACP v2
+ * client's link speaks v1 with the relay mark (src/acp/relay-link.ts): it carries the core's
+ * requests its connection made, and gets the core's output back for that connection to render.
+ */
+function linkInitialize(client: AgentEventContext): Record<string, unknown> {
+  const info = client.clientInfo ? { clientInfo: client.clientInfo } : {};
+  if (client.protocolVersion >= V2_PROTOCOL_VERSION) return { protocolVersion: 1, clientCapabilities: client.clientCapabilities, ...info, _meta: { [RELAY_META_KEY]: true } };
+  return { protocolVersion: client.protocolVersion, clientCapabilities: client.clientCapabilities, ...info };
 }
 
 /** What a notification of the owner is for the client: a session update keeps its journal seq. */

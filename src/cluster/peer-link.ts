@@ -64,6 +64,8 @@ export interface PeerLink {
   request(key: string, method: string, params: unknown): void;
   /** Sends a notification (`session/cancel`). */
   notify(method: string, params: unknown): void;
+  /** The caller's key of the request the link sent with JSON-RPC id `id`, while it waits (the peer names it so: relay-link.ts). */
+  keyOf(id: string | number): string | undefined;
   /** Sends a request's id of ours for `$/cancel_request` of the request sent with `key`, if it waits. */
   cancelRequest(key: string): void;
   /** Answers a request of the peer. */
@@ -179,6 +181,7 @@ export function openPeerLink(options: PeerLinkOptions): PeerLink {
     notify(method, params) {
       write(JSON.stringify(notificationMessage(method, params)));
     },
+    keyOf: (id) => (typeof id === 'number' ? pending.get(id) : undefined),
     cancelRequest(key) {
       const id = idOfKey.get(key);
       if (id !== undefined) write(JSON.stringify(notificationMessage(CANCEL_REQUEST_METHOD, { requestId: id })));

@@ -252,6 +252,13 @@ export interface NativeAgent<TLogic extends AnyActorLogic = AnyActorLogic> {
    * agent, src/acp/agent-client-cancel.ts). Without it the host answers them -32602 itself.
    */
   readonly cancelsWork?: boolean;
+  /**
+   * The handler stands for a hub's shared sessions (a `warden serve` connection): a peer host's
+   * link that asks for it in its `initialize` (`_meta["acp-warden/relay"]`, src/acp/relay-link.ts)
+   * gets the core's own output instead of v1's rendering, to render it for an ACP v2 client of
+   * its own (docs/cluster.md, "Routing").
+   */
+  readonly servesPeerLinks?: boolean;
 }
 
 /** A direct line to one session's actor inside an agent (see `NativeAgent.routeSession`). */

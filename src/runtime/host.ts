@@ -263,7 +263,7 @@ export function createHost(options: HostOptions = {}): Host {
         // The connection's server keeps its protocol rules; its handler stands for the hub, and shuts no agent down on close.
         const { supervisors: _none, ...advertised } = hostAgent;
         // It speaks v1 or v2, as its client asks (the host agent's versions): the hub hands each connection its turns' entries, which its server renders in its version.
-        const agent: NativeAgent = { ...advertised, logic: connectionAgentLogic, routeSession: connectionSessionRoute, input: { hub: ref, connectionId, peer: info.peer }, extensions };
+        const agent: NativeAgent = { ...advertised, logic: connectionAgentLogic, routeSession: connectionSessionRoute, input: { hub: ref, connectionId, peer: info.peer }, extensions, servesPeerLinks: true };
         return serve(transport, {}, agent, `client ${connectionId}`, info.peer);
       },
       sessions: () => hubSessions(ref),

@@ -5,7 +5,6 @@
 import type { AgentHandlerOutput, AgentRequestEvent } from '../protocol/native-agent.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { HubRouting } from '../cluster/forwarding.js';
-import { V2_PROTOCOL_VERSION } from '../protocol/methods-v2.js';
 import type { SessionLocation } from '../cluster/routing-table.js';
 import { type PlacementSelf } from '../cluster/placement.js';
 import { attach, attached, detach, roleOf } from './session-roles.js';
@@ -64,25 +63,13 @@ export function toOwner(live: HubLive, routing: HubRouting, connectionId: string
     const connection = live.connections.get(connectionId);
     if (!connection) return; // gone meanwhile: nothing to answer
     if (location?.kind !== 'remote') return connection.deliver(refusal);
-    // A peer link speaks v1 (it carries the core's requests and answers): a v2 client is told where the session is instead (docs/cluster.md, "Routing").
-    if (speaksV2(connection)) return connection.deliver(ownedElsewhereForV2(refusal, location.url));
+    // A v2 client's too: its link carries the core's requests and output, which its own connection renders (src/acp/relay-link.ts).
     forward(connection, location);
   };
   routing.locate(sessionId).then(
     (location) => laterInHub(live, () => settle(location)),
     () => laterInHub(live, () => settle(undefined)),
   );
-}
-
-/** Whether the connection's client negotiated ACP v2 (its sessions are not relayed to another host). */
-export function speaksV2(connection: HubConnection): boolean {
-  return (connection.context?.protocolVersion ?? 1) >= V2_PROTOCOL_VERSION;
-}
-
-/** The refusal of a session another host owns, for a v2 client: it connects to `ownerUrl` itself. */
-function ownedElsewhereForV2(refusal: Extract<AgentHandlerOutput, { type: 'acp.error' }>, ownerUrl: string): Extract<AgentHandlerOutput, { type: 'acp.error' }> {
-  const data = { ...(refusal.error.data as Record<string, unknown> | undefined), reason: 'session_owned', owner: ownerUrl };
-  return { ...refusal, error: { ...refusal.error, message: `${refusal.error.message} (ACP v2 clients are not relayed to another host: connect to ${ownerUrl})`, data } };
 }
 
 /**

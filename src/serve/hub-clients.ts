@@ -11,7 +11,7 @@ import { runningSessionSetup } from '../host/host-agent.js';
 import { roleOf, takeControl } from './session-roles.js';
 import { AFTER_META_KEY, HUB_METHODS, type HubConnection, type HubSession, type HubLive, lives, requestKey, promptKey, answer, refuse, answerInitialize, toHost, forward, placementMark } from './hub-live.js';
 import { route, answerHost, rerouteCalls } from './hub-client-calls.js';
-import { attachAndReplay, placeSession, speaksV2 } from './hub-attach.js';
+import { attachAndReplay, placeSession } from './hub-attach.js';
 import { sessionsOf } from './hub-listing.js';
 
 export function onClientEvent(live: HubLive, connection: HubConnection, event: AgentHandlerEvent): void {
@@ -83,9 +83,8 @@ export function onClientRequest(live: HubLive, connection: HubConnection, reques
     case 'session.new': {
       const { placed, request: unmarked } = placementMark(request);
       const self = live.input.placementSelf?.();
-      // A session another host placed here is made here; one of this host's own clients may go elsewhere.
-      // A v2 client's new session is made here: a peer link does not relay v2 (hub-attach.ts `speaksV2`).
-      if (live.input.routing && self && !placed && !speaksV2(connection)) return placeSession(live, live.input.routing, connection, unmarked, self);
+      // A session another host placed here is made here; one of this host's own clients (v1 or v2) may go elsewhere.
+      if (live.input.routing && self && !placed) return placeSession(live, live.input.routing, connection, unmarked, self);
       forward(live, connection, unmarked, { kind: 'new', connectionId: connection.id, requestId: request.requestId, sessionId });
       return;
     }
