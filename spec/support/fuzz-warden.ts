@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expectGroupGone, isAlive } from './processes.js';
+import { childrenOf, expectGroupGone, isAlive } from './processes.js';
 
 const main = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
@@ -66,6 +66,23 @@ function logTail(path: string, bytes = 4000): string {
   } catch {
     return '(no log)';
   }
+}
+
+/** A process's state letter (R running, S sleeping, T stopped, Z zombie) from /proc: tells a busy warden from a stopped or a waiting one. */
+function stateOf(pid: number | undefined): string {
+  if (pid === undefined) return '?';
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? '?';
+  } catch {
+    return 'gone';
+  }
+}
+
+/** warden's state and its children's, one line: what a stall looked like from outside. */
+function treeStates(pid: number | undefined): string {
+  const children = pid === undefined ? [] : childrenOf(pid);
+  return [`warden ${pid} ${stateOf(pid)}`, ...children.map((child) => `child ${child.pid} ${stateOf(child.pid)} ${child.cmdline.slice(-60)}`)].join('; ');
 }
 
 export function launchFuzzWarden(extraArgs: string[] = []): FuzzWarden {
@@ -131,11 +148,12 @@ export function launchFuzzWarden(extraArgs: string[] = []): FuzzWarden {
     }
   });
   const alive = () => child.exitCode === null && child.signalCode === null && child.pid !== undefined && isAlive(child.pid);
-  const waitFor = async (predicate: () => boolean, what: string, timeoutMs = 15_000) => {
+  // 60 s: a batch on a 2-core machine running three spec files at once is slow; a stall still fails, with the states and logs to read.
+  const waitFor = async (predicate: () => boolean, what: string, timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs;
     while (!predicate()) {
       if (!alive()) throw new Error(`warden died (exit ${child.exitCode}, signal ${child.signalCode}) while waiting for ${what}; stderr tail:\n${stderr.slice(-2000)}`);
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; stderr tail:\n${stderr.slice(-2000)}\nlog tail:\n${logTail(logFile)}`);
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; processes: ${treeStates(child.pid)}; stderr tail:\n${stderr.slice(-2000)}\nlog tail:\n${logTail(logFile)}`);
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
   };
@@ -151,7 +169,7 @@ export function launchFuzzWarden(extraArgs: string[] = []): FuzzWarden {
     write: (bytes) => {
       child.stdin?.write(bytes);
     },
-    async request(id, method, params, timeoutMs = 15_000) {
+    async request(id, method, params, timeoutMs = 60_000) {
       const key = JSON.stringify(id);
       child.stdin?.write(`${JSON.stringify(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params })}\n`);
       await waitFor(() => (responses.get(key)?.length ?? 0) > 0, `the answer to ${method} ${key}`, timeoutMs);
