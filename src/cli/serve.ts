@@ -52,6 +52,7 @@ export type ServeFlagValues = AgentFlagValues & {
   unattended: UnattendedPolicy['policy'];
   unattendedTimeoutMs: UnattendedPolicy['timeoutMs'];
   loadLimit: number;
+  maxLiveSessions: number;
   pingIntervalMs: number;
   otel: boolean;
 };
@@ -79,6 +80,13 @@ export const serveFlags: FlagTable<ServeFlagValues> = {
     shape: secondsOrNever,
     default: defaultServeSettings.idleTimeoutMs,
     help: `a session's agent is stopped after this long without any\nconnection (default ${defaultServeSettings.idleTimeoutMs / 1000}; 0: never; takes effect with detached sessions)`,
+  },
+  '--max-live-agents': {
+    field: 'maxLiveSessions',
+    value: 'N',
+    shape: whole('sessions kept live on their agents'),
+    default: defaultServeSettings.maxLiveSessions,
+    help: 'at most N sessions live on their agents: past it, the least\nrecently used ones with no connection and no turn are hibernated\n(agent stopped, kept in the journal, resumed by the next attach;\ndefault 0: no cap)',
   },
   '--unattended': {
     field: 'unattended',
@@ -156,9 +164,9 @@ export function parseServeArgs(args: readonly string[]): ServeCommandOptions | {
     if (error instanceof TypeError) return { error: `warden serve: ${error.message}` };
     return argumentProblem('warden serve', error);
   }
-  const { listen: _listen, tokenFile, idleTimeoutMs, unattended, unattendedTimeoutMs, loadLimit, ...rest } = values;
+  const { listen: _listen, tokenFile, idleTimeoutMs, unattended, unattendedTimeoutMs, loadLimit, maxLiveSessions, ...rest } = values;
   // The two flags of the unattended policy become the one shape the hub takes.
-  const settings: ServeSettings = { idleTimeoutMs, unattended: { policy: unattended, timeoutMs: unattendedTimeoutMs }, drainTimeoutMs: values.drainTimeoutMs ?? defaultServeSettings.drainTimeoutMs, loadLimit };
+  const settings: ServeSettings = { idleTimeoutMs, unattended: { policy: unattended, timeoutMs: unattendedTimeoutMs }, drainTimeoutMs: values.drainTimeoutMs ?? defaultServeSettings.drainTimeoutMs, loadLimit, maxLiveSessions };
   return { ...settledAgentFlags(rest), agent: values.agent ?? defaultServeAgent, listen: address, tokenFile: tokenFile ?? defaultTokenPath(), settings };
 }
 

@@ -37,7 +37,7 @@ export function createConnectionOwner(host: HubMaker, settings: ServeSettings, c
   let hub: ServeHub | undefined;
   const routing = cluster ? { routingOn: (store: Promise<PostgresStore>) => clusterRouting({ store, token: cluster.token, loadLimit: settings.loadLimit }) } : {};
   const hubOf = () =>
-    (hub ??= host.hub({ idleTimeoutMs: settings.idleTimeoutMs, unattended: settings.unattended, ...routing }));
+    (hub ??= host.hub({ idleTimeoutMs: settings.idleTimeoutMs, maxLiveSessions: settings.maxLiveSessions, unattended: settings.unattended, ...routing }));
   return {
     attachConnection(transport, peer) {
       hubOf().attach(transport, { peer: peerText(peer) });

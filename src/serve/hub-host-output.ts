@@ -9,7 +9,7 @@ import { attached } from './session-roles.js';
 import { type HubSession, type HubCall, type HubLive, daemonContext, requestKey, answerInitialize, sessionRecord, openedSession, ownPromptIn, ownPromptOfKey } from './hub-live.js';
 import { route } from './hub-client-calls.js';
 import { attachConnection, attachAndReplay, routeAttach, routeClose } from './hub-attach.js';
-import { armIdle } from './hub-idle.js';
+import { armIdle, hibernateOverCap } from './hub-idle.js';
 
 export function onHostUpdate(live: HubLive, output: Extract<AgentHandlerOutput, { type: 'acp.update' }>): void {
   const session = live.sessions.get(output.sessionId);
@@ -60,6 +60,12 @@ export function onHostOutput(live: HubLive, output: AgentHandlerOutput): void {
 }
 
 export function onHostAnswer(live: HubLive, output: Extract<AgentHandlerOutput, { type: 'acp.respond' | 'acp.error' }>): void {
+  answerFromHost(live, output);
+  // A session opened (new, load, resume, takeover) may put the hub past its cap of live sessions.
+  if (output.type === 'acp.respond') hibernateOverCap(live);
+}
+
+function answerFromHost(live: HubLive, output: Extract<AgentHandlerOutput, { type: 'acp.respond' | 'acp.error' }>): void {
   const request = live.requests.get(output.requestId) ?? ownPromptOfKey(live, output.requestId);
   if (!request) return;
   live.requests.delete(output.requestId);

@@ -34,6 +34,12 @@ export interface HubOptions {
   /** A session with no connection this long (ms) is closed on its agent; 0: never. Default 30 min. */
   readonly idleTimeoutMs?: number;
   /**
+   * At most this many sessions live on their agents (0 or absent: no cap): past it, the least
+   * recently used ones nobody is attached to and no turn runs in are hibernated (closed on their
+   * agent, kept in the journal, resumed by the next attach; hibernateOverCap below).
+   */
+  readonly maxLiveSessions?: number;
+  /**
    * On a store several hosts share: a session refused here because another live host owns it
    * is forwarded to that host (src/cluster/forwarding.ts, `clusterRouting`); the hub closes it
    * when it stops. Without it the client gets the refusal (`session_owned`).

@@ -24,6 +24,8 @@ export interface ServeSettings {
   readonly drainTimeoutMs: number;
   /** On a PostgreSQL store: the sessions this host owns before it places new ones on the least-loaded live host (`--load-limit`; docs/cluster.md, "Placement"). */
   readonly loadLimit: number;
+  /** Sessions kept live on their agents before the least recently used free ones are hibernated (`--max-live-agents`; 0: no cap). */
+  readonly maxLiveSessions: number;
 }
 
 /**
@@ -36,4 +38,5 @@ export const defaultServeSettings: ServeSettings = {
   unattended: defaultUnattendedPolicy,
   drainTimeoutMs: defaultDrainTimeoutMs,
   loadLimit: defaultLoadLimit,
+  maxLiveSessions: 0,
 };
