@@ -26,6 +26,7 @@ export function asyncJournalOf(journal: Journal): AsyncJournal {
     (async (...args: unknown[]) => (calls[key] as (...args: unknown[]) => unknown)(...args)) as unknown as AsyncJournal[K];
   return {
     createSession: promised('createSession'),
+    recordChild: promised('recordChild'),
     forkSession: promised('forkSession'),
     getSession: promised('getSession'),
     listSessions: promised('listSessions'),

@@ -21,6 +21,7 @@ export function deferredJournal(opening: Promise<AsyncJournal>): DeferredJournal
   return {
     opened: opening,
     createSession: waiting('createSession'),
+    recordChild: waiting('recordChild'),
     forkSession: waiting('forkSession'),
     getSession: waiting('getSession'),
     listSessions: waiting('listSessions'),

@@ -58,6 +58,7 @@ export function delayedJournal(journal: AsyncJournal, delay: JournalDelay): Asyn
   };
   return {
     createSession: delayed('createSession'),
+    recordChild: delayed('recordChild'),
     forkSession: delayed('forkSession'),
     getSession: delayed('getSession'),
     listSessions: delayed('listSessions'),

@@ -392,6 +392,15 @@ export async function openPostgresJournal(url: string | PostgresStore, options: 
       epochs.set(sessionId, 1);
       return session(sessionId);
     },
+    async recordChild({ sessionId, parentSessionId, agent, cwd, title }) {
+      open();
+      const at = now().toISOString();
+      // No owner: its parent's host runs it, and no takeover picks a session without one.
+      await query(
+        "INSERT INTO sessions (session_id, agent, cwd, title, created_at, updated_at, state, parent_session_id) VALUES ($1, $2, $3, $4, $5, $5, 'open', $6) ON CONFLICT (session_id) DO NOTHING",
+        [sessionId, agent, cwd, title ?? null, at, parentSessionId],
+      );
+    },
     async forkSession({ sessionId, agent, cwd, from }) {
       const at = now().toISOString();
       await creating(sessionId, at, async (client) => {
@@ -446,6 +455,14 @@ export async function openPostgresJournal(url: string | PostgresStore, options: 
           );
           const key = gone.rows[0]?.key;
           if (key !== undefined) await client.query('DELETE FROM entries WHERE session_key = $1', [key]);
+          // Its subagent children's records, theirs, and so on (their entries are the parent's).
+          if (key !== undefined) {
+            await client.query(
+              `DELETE FROM sessions WHERE session_id IN (WITH RECURSIVE child(id) AS (SELECT session_id FROM sessions WHERE parent_session_id = $1
+                 UNION SELECT s.session_id FROM sessions s JOIN child ON s.parent_session_id = child.id) SELECT id FROM child)`,
+              [sessionId],
+            );
+          }
           return key !== undefined;
         }),
       );

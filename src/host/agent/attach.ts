@@ -46,6 +46,8 @@ export function attach(live: Live, request: AgentRequestEvent, how: 'load' | 're
       return giveUp();
     }
     const known = found.value;
+    // A subagent child runs in its parent's agent: its own history is replayed, nothing is opened.
+    if (known?.parentSessionId !== undefined) return attachChild(live, request, how, known.parentSessionId, giveUp);
     const origin = known ? undefined : live.listed.get(sessionId);
     // `from`: the host the claim took the session from (lost, or handing it over), if any.
     const start = (from?: PreviousOwner) => {
@@ -62,6 +64,31 @@ export function attach(live: Live, request: AgentRequestEvent, how: 'load' | 're
     const claimAndStart = () => (opens ? claimThen(live, request.requestId, sessionId, (claimed) => start(claimed.from), giveUp) : start());
     if (known) return claimAndStart();
     adopt(live, request, (adopted) => (adopted ? claimAndStart() : giveUp()));
+  });
+}
+
+/**
+ * `session/load` or `session/resume` of a subagent child (docs/acp.md, "Subagent sessions"):
+ * a load replays the child's own entries of its top parent's journal (then the replay's end),
+ * and both answer `{}`. The child's live updates reach the editor while its parent runs here.
+ */
+function attachChild(live: Live, request: AgentRequestEvent, how: 'load' | 'resume', parentId: string, done: () => void): void {
+  const sessionId = request.params.sessionId as string;
+  const answer = () => {
+    emit(live, { type: 'acp.respond', requestId: request.requestId, result: {} }, sessionId);
+    done();
+  };
+  linkAncestors(live, sessionId, parentId, () => (how === 'load' ? replay(live, sessionId, request.requestId, answer, done) : answer()));
+}
+
+/** Notes `sessionId`'s parent and theirs, as the journal records them, so that its cursor reads its top parent's journal. */
+function linkAncestors(live: Live, sessionId: string, parentId: string, then: () => void): void {
+  if (live.subagents.has(sessionId)) return then();
+  live.subagents.set(sessionId, parentId);
+  journalCall(live, parentId, (journal) => journal.getSession(parentId), (found) => {
+    const grandparent = found.ok ? found.value?.parentSessionId : undefined;
+    if (grandparent === undefined) return then();
+    linkAncestors(live, parentId, grandparent, then);
   });
 }
 
