@@ -73,6 +73,7 @@ export const connectionHubLogic = {
       nextKey: 1,
       keyNonce: nanoid(8),
       promptsInFlight: 0,
+      subagents: false,
       drained: [],
     };
     lives.set(scope.self, live);

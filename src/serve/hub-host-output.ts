@@ -6,7 +6,7 @@
  */
 import type { AgentHandlerOutput, TurnEntry } from '../protocol/native-agent.js';
 import { attached } from './session-roles.js';
-import { type HubSession, type HubCall, type HubLive, daemonContext, requestKey, answerInitialize, sessionRecord, openedSession, ownPromptIn, ownPromptOfKey } from './hub-live.js';
+import { type HubSession, type HubCall, type HubLive, daemonContextOf, requestKey, answerInitialize, sessionRecord, openedSession, ownPromptIn, ownPromptOfKey } from './hub-live.js';
 import { route } from './hub-client-calls.js';
 import { attachConnection, attachAndReplay, routeAttach, routeClose } from './hub-attach.js';
 import { armIdle } from './hub-idle.js';
@@ -65,7 +65,7 @@ export function onHostAnswer(live: HubLive, output: Extract<AgentHandlerOutput, 
   live.requests.delete(output.requestId);
   if (request.kind === 'initialize') {
     live.initialize = output.type === 'acp.respond' ? { result: output.result } : { error: output.error };
-    if (output.type === 'acp.respond') live.host.send({ type: 'initialized', context: daemonContext });
+    if (output.type === 'acp.respond') live.host.send({ type: 'initialized', context: daemonContextOf(live) });
     for (const waiting of live.initializeWaiting.splice(0)) answerInitialize(live, waiting.connectionId, waiting.requestId);
     return;
   }
