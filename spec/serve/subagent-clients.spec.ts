@@ -7,7 +7,8 @@
  * asked for subagents and one that did not. Those that take subagents get the announcement on
  * the parent and the child's updates under the child's id; the other one gets the parent's own
  * updates only. `session/list` shows the child under its parent to those that take subagents.
- * A daemon none of whose clients asks never tells its agents: its clients get what they got before.
+ * A client that loads the child gets its history alone, then its live updates. A daemon none of
+ * whose clients asks never tells its agents: its clients get what they got before.
  */
 import { client as v2Client } from '@agentclientprotocol/sdk/experimental/v2';
 import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
@@ -119,6 +120,18 @@ describe('warden serve: subagent sessions for v1 and v2 clients', function () {
     const listedBy = async (client: typeof asking, id: number) => ((await client.request(id, 'session/list', {})).result?.sessions as Array<{ sessionId: string; _meta?: Record<string, unknown> }>).map((session) => `${session.sessionId}${session._meta?.['acp-warden/parentSessionId'] ? ` < ${String(session._meta['acp-warden/parentSessionId'])}` : ''}`);
     expect((await listedBy(asking, 3)).sort()).to.deep.equal([parent, `${child} < ${parent}`].sort());
     expect(await listedBy(plain, 3)).to.deep.equal([parent]);
+
+    // A client of the child alone: its load replays the child's updates only, then the answer; the child's next words reach it live.
+    const ofChild = await socketClient(daemon, sockets);
+    await ofChild.request(1, 'initialize', { protocolVersion: 1, clientCapabilities: { subagents: {} }, clientInfo: { name: 'v1-child', version: '1' } });
+    const loaded = await ofChild.request(2, 'session/load', { sessionId: child, cwd, mcpServers: [] });
+    expect(loaded.error).to.equal(undefined);
+    expect((loaded.result?._meta as Record<string, unknown> | undefined)?.['acp-warden/replayComplete']).to.not.equal(undefined);
+    expect(linesOf(v1Updates(ofChild.frames))).to.deep.equal([`${child} agent_message_chunk`, `${child} tool_call`, `${child} tool_call_update`]);
+    await active.prompt('continue');
+    await active.readTextUntilIdle();
+    await waitUntil(() => linesOf(v1Updates(ofChild.frames)).length === 4, 'the child\'s next words');
+    expect(linesOf(v1Updates(ofChild.frames)).at(-1)).to.equal(`${child} agent_message_chunk`);
     connection.close();
   });
 });

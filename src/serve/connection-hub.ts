@@ -74,6 +74,7 @@ export const connectionHubLogic = {
       keyNonce: nanoid(8),
       promptsInFlight: 0,
       subagents: false,
+      children: new Map(),
       drained: [],
     };
     lives.set(scope.self, live);

@@ -9,6 +9,7 @@ import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { ReadGate } from '../port/read-gate.js';
 import { type HostJournal, type HostStore } from '../journal/host-journal.js';
 import { Subscriber } from '../session/subscriber.js';
+import type { SubagentParents } from '../session/subagent-tree.js';
 import type { Forwarding, HubRouting } from '../cluster/forwarding.js';
 import { PLACED_META_KEY, type PlacementSelf } from '../cluster/placement.js';
 import type { HubEvent } from './hub-events.js';
@@ -140,6 +141,8 @@ export interface HubLive {
   promptsInFlight: number;
   /** Whether a client asked for subagent sessions: the host's agents are told so from then on ({@link daemonContextOf}). */
   subagents: boolean;
+  /** The subagent children a client attached, to their parents (the host's answer names the parent): a cursor on a child reads its top parent's journal. */
+  readonly children: SubagentParents;
   readonly drained: Array<() => void>;
 }
 

@@ -2,7 +2,7 @@
  * `session/load` and `session/resume`: replaying the journal and opening a session on its agent (adopting one an agent keeps).
  */
 import { AGENT_METHODS } from '../../protocol/methods.js';
-import { type AgentHandlerOutput, type AgentRequestEvent, RESUME_META_KEY } from '../../protocol/native-agent.js';
+import { type AgentHandlerOutput, type AgentRequestEvent, PARENT_SESSION_META_KEY, RESUME_META_KEY } from '../../protocol/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import type { JournalRecord, JournalSession } from '../../journal/journal.js';
 import type { PreviousOwner } from '../../journal/async-journal.js';
@@ -70,12 +70,13 @@ export function attach(live: Live, request: AgentRequestEvent, how: 'load' | 're
 /**
  * `session/load` or `session/resume` of a subagent child (docs/acp.md, "Subagent sessions"):
  * a load replays the child's own entries of its top parent's journal (then the replay's end),
- * and both answer `{}`. The child's live updates reach the editor while its parent runs here.
+ * and both answer with the parent's id in `_meta` (a hub's cursors on the child read its
+ * parent's journal by it). The child's live updates reach the editor while its parent runs here.
  */
 function attachChild(live: Live, request: AgentRequestEvent, how: 'load' | 'resume', parentId: string, done: () => void): void {
   const sessionId = request.params.sessionId as string;
   const answer = () => {
-    emit(live, { type: 'acp.respond', requestId: request.requestId, result: {} }, sessionId);
+    emit(live, { type: 'acp.respond', requestId: request.requestId, result: { _meta: { [PARENT_SESSION_META_KEY]: parentId } } }, sessionId);
     done();
   };
   linkAncestors(live, sessionId, parentId, () => (how === 'load' ? replay(live, sessionId, request.requestId, answer, done) : answer()));
