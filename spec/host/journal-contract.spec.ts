@@ -341,7 +341,7 @@ for (const engine of [sqliteEngine, postgresEngine]) {
       expect(await journal.append('fork', prompt('again'))).to.be.greaterThan(highest);
     });
 
-    it('subagent children: recorded open and owned by nobody, naming their parent, listed with the sessions; a second record is a no-op; deleting the parent forgets its children and theirs', async () => {
+    it('subagent children: recorded open and owned by nobody, naming their parent, listed with the sessions, found under their parent at any depth; a second record is a no-op; deleting the parent forgets its children and theirs', async () => {
       const journal = await open();
       await journal.createSession({ sessionId: 'parent', agent: 'claude', cwd: '/w' });
       await journal.recordChild({ sessionId: 'child', parentSessionId: 'parent', agent: 'claude', cwd: '/w/sub', title: 'Explore' });
@@ -353,6 +353,9 @@ for (const engine of [sqliteEngine, postgresEngine]) {
       expect((await journal.getSession('parent'))?.parentSessionId).to.equal(undefined);
       const listed = (await journal.listSessions()).sessions.map((session) => [session.sessionId, session.parentSessionId ?? null]);
       expect(listed.sort()).to.deep.equal([['child', 'parent'], ['grandchild', 'child'], ['parent', null]]);
+      const under = (await journal.childSessions('parent')).map((found) => [found.sessionId, found.parentSessionId]);
+      expect(under.sort()).to.deep.equal([['child', 'parent'], ['grandchild', 'child']]);
+      expect(await journal.childSessions('grandchild')).to.deep.equal([]);
       await journal.createSession({ sessionId: 'other', agent: 'claude', cwd: '/w' });
       await journal.deleteSession('parent');
       expect((await journal.listSessions()).sessions.map((session) => session.sessionId)).to.deep.equal(['other']);

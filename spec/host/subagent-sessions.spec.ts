@@ -41,9 +41,9 @@ describe('host agent: subagent sessions', function () {
   });
 
   /** A host on the journal file in `dir`, its agent the fake, an editor initialized with `capabilities`. */
-  async function host(capabilities: Record<string, unknown>): Promise<Editor> {
+  async function host(capabilities: Record<string, unknown>, agentArgs: readonly string[] = []): Promise<Editor> {
     const journal = sqliteJournal(join(dir, 'journal.db'));
-    const agent = createAcpPassthrough({ name: 'subagents', executable: process.execPath, args: [subagentAgent, '--log', join(dir, 'agent.log')] });
+    const agent = createAcpPassthrough({ name: 'subagents', executable: process.execPath, args: [subagentAgent, '--log', join(dir, 'agent.log'), ...agentArgs] });
     const editor = await initialized(createHostAgent({ defaultAgent: 'subagents', resolve: () => agent, journal }), capabilities);
     opened.push({ editor, journal });
     return editor;
@@ -165,5 +165,21 @@ describe('host agent: subagent sessions', function () {
     await plain.request('session/delete', { sessionId: parent });
     const journal = opened[0]?.journal as Journal;
     expect(journal.getSession(child)).to.equal(undefined);
+  });
+
+  it('after a restart, a child its agent does not announce again is routed by the journal\'s record: its words reach the editor under its id, journaled under the parent', async () => {
+    const first = await host({ subagents: {} }, ['--quiet-load']);
+    const parent = await runTask(first);
+    const child = `${parent}-child-1`;
+    await stopHost();
+
+    const again = await host({ subagents: {} }, ['--quiet-load']);
+    await again.request('session/load', { sessionId: parent, cwd: dir, mcpServers: [] });
+    const before = again.updates.length;
+    await again.request('session/prompt', { sessionId: parent, prompt: [{ type: 'text', text: 'continue' }] });
+    expect(shown(again, before)).to.deep.equal([`${child} agent_message_chunk`]);
+    const journal = opened[0]?.journal as Journal;
+    const last = journal.entries(parent).filter((record) => record.entry.kind === 'update').at(-1)?.entry as { update: { _meta?: Record<string, unknown> } } | undefined;
+    expect(last?.update._meta?.[SUBAGENT_META_KEY]).to.equal(child);
   });
 });

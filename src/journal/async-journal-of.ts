@@ -27,6 +27,7 @@ export function asyncJournalOf(journal: Journal): AsyncJournal {
   return {
     createSession: promised('createSession'),
     recordChild: promised('recordChild'),
+    childSessions: promised('childSessions'),
     forkSession: promised('forkSession'),
     getSession: promised('getSession'),
     listSessions: promised('listSessions'),

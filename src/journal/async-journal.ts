@@ -31,6 +31,8 @@ export interface AsyncJournal {
   createSession(session: { readonly sessionId: string; readonly agent: string; readonly cwd: string }): Promise<JournalSession>;
   /** Records a subagent child session, owned by nobody (see {@link Journal.recordChild}); a known one is a no-op. */
   recordChild(child: JournalChild): Promise<void>;
+  /** The subagent children under `sessionId`, at any depth, each with its parent (see {@link Journal.childSessions}). */
+  childSessions(sessionId: string): Promise<Array<{ readonly sessionId: string; readonly parentSessionId: string }>>;
   /** Records `sessionId` as a fork of `from` (see {@link Journal.forkSession}), owned by this journal. */
   forkSession(session: { readonly sessionId: string; readonly agent: string; readonly cwd: string; readonly from: string }): Promise<JournalSession>;
   getSession(sessionId: string): Promise<JournalSession | undefined>;

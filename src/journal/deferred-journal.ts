@@ -22,6 +22,7 @@ export function deferredJournal(opening: Promise<AsyncJournal>): DeferredJournal
     opened: opening,
     createSession: waiting('createSession'),
     recordChild: waiting('recordChild'),
+    childSessions: waiting('childSessions'),
     forkSession: waiting('forkSession'),
     getSession: waiting('getSession'),
     listSessions: waiting('listSessions'),

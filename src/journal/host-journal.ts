@@ -85,6 +85,7 @@ export function hostJournalOf(store: HostStore): HostJournal {
   return {
     createSession: bound('createSession'),
     recordChild: bound('recordChild'),
+    childSessions: bound('childSessions'),
     forkSession: bound('forkSession'),
     getSession: bound('getSession'),
     listSessions: bound('listSessions'),
@@ -119,6 +120,7 @@ function syncHostJournal(journal: Journal): HostJournal {
     createSession: (session) => createdAndTaken(journal, session.sessionId, () => journal.createSession(session)),
     forkSession: (session) => createdAndTaken(journal, session.sessionId, () => journal.forkSession(session)),
     recordChild: (child) => journal.recordChild?.(child),
+    childSessions: (sessionId) => journal.childSessions?.(sessionId) ?? [],
     getSession: (sessionId) => journal.getSession(sessionId),
     listSessions: (query) => journal.listSessions(query),
     append: (sessionId, entry) => journal.append(sessionId, entry),

@@ -185,6 +185,12 @@ export interface Journal {
    * journal without it lists no children (their history is in their parent's entries all the same).
    */
   recordChild?(child: JournalChild): void;
+  /**
+   * The subagent children recorded under `sessionId`, their children, and so on, each with the
+   * session that announced it (optional: without it a host knows a child again only when its
+   * agent announces it again).
+   */
+  childSessions?(sessionId: string): Array<{ readonly sessionId: string; readonly parentSessionId: string }>;
   getSession(sessionId: string): JournalSession | undefined;
   /** Sessions, most recently updated first; `cwd` filters by exact match. */
   listSessions(query?: { readonly cwd?: string; readonly cursor?: string; readonly limit?: number }): JournalSessionPage;

@@ -35,6 +35,7 @@ import { connectionErrorCode, PostgresJournalError, storeError } from './postgre
 import { decodeCursor, encodeCursor, recordOf, sessionOf, type EntryRow, type SessionRow } from './postgres-rows.js';
 import { defaultLeaseMs, leaseStanding, type LeaseStanding } from './lease.js';
 import { notifyExpression } from './wake-ups.js';
+import { childrenOf } from './child-sessions.js';
 import { ensurePostgresSchema, fencedState, promptKeyExpression, unknownSessionState } from './postgres-journal-schema.js';
 
 export { PostgresJournalError } from './postgres-journal-error.js';
@@ -401,6 +402,10 @@ export async function openPostgresJournal(url: string | PostgresStore, options: 
         [sessionId, agent, cwd, title ?? null, at, parentSessionId],
       );
     },
+    async childSessions(sessionId) {
+      const { rows } = await query<{ id: string; parent: string }>(`${childrenOf('$1')} SELECT id, parent FROM child`, [sessionId]);
+      return rows.map(({ id, parent }) => ({ sessionId: id, parentSessionId: parent }));
+    },
     async forkSession({ sessionId, agent, cwd, from }) {
       const at = now().toISOString();
       await creating(sessionId, at, async (client) => {
@@ -456,13 +461,7 @@ export async function openPostgresJournal(url: string | PostgresStore, options: 
           const key = gone.rows[0]?.key;
           if (key !== undefined) await client.query('DELETE FROM entries WHERE session_key = $1', [key]);
           // Its subagent children's records, theirs, and so on (their entries are the parent's).
-          if (key !== undefined) {
-            await client.query(
-              `DELETE FROM sessions WHERE session_id IN (WITH RECURSIVE child(id) AS (SELECT session_id FROM sessions WHERE parent_session_id = $1
-                 UNION SELECT s.session_id FROM sessions s JOIN child ON s.parent_session_id = child.id) SELECT id FROM child)`,
-              [sessionId],
-            );
-          }
+          if (key !== undefined) await client.query(`DELETE FROM sessions WHERE session_id IN (${childrenOf('$1')} SELECT id FROM child)`, [sessionId]);
           return key !== undefined;
         }),
       );

@@ -27,6 +27,7 @@ import {
 } from './journal.js';
 import { sessionOwners, type SessionOwners } from './session-owners.js';
 import { ensureJournalSchema, noSessionKey, promptKey, promptPrefix } from './sqlite-journal-schema.js';
+import { childrenOf } from './child-sessions.js';
 
 /** Options of {@link sqliteJournal}. */
 export interface SqliteJournalOptions {
@@ -128,9 +129,8 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       "INSERT INTO sessions (session_id, agent, cwd, title, created_at, updated_at, state, resume, restarts, parent_session_id) VALUES (?, ?, ?, ?, ?, ?, 'open', NULL, 0, ?) ON CONFLICT (session_id) DO NOTHING",
     ),
     // A session's children, theirs, and so on (a child's record only: its entries are its top parent's).
-    deleteChildren: db.prepare(
-      'DELETE FROM sessions WHERE session_id IN (WITH RECURSIVE child(id) AS (SELECT session_id FROM sessions WHERE parent_session_id = ? UNION SELECT s.session_id FROM sessions s JOIN child ON s.parent_session_id = child.id) SELECT id FROM child)',
-    ),
+    deleteChildren: db.prepare(`DELETE FROM sessions WHERE session_id IN (${childrenOf('?')} SELECT id FROM child)`),
+    childSessions: db.prepare(`${childrenOf('?')} SELECT id, parent FROM child`),
     getSession: db.prepare('SELECT * FROM sessions WHERE session_id = ?'),
     insertEntry: db.prepare('INSERT INTO entries (session_key, at, entry) VALUES (?, ?, ?)'),
     touch: db.prepare('UPDATE sessions SET updated_at = ? WHERE key = ?'),
@@ -313,6 +313,9 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       settleGroup();
       const at = now().toISOString();
       statements.insertChild.run(sessionId, agent, cwd, title ?? null, at, at, parentSessionId);
+    },
+    childSessions(sessionId) {
+      return (statements.childSessions.all(sessionId) as Array<{ id: string; parent: string }>).map(({ id, parent }) => ({ sessionId: id, parentSessionId: parent }));
     },
     forkSession({ sessionId, agent, cwd, from }) {
       settleGroup();

@@ -18,6 +18,7 @@ import { currentSetup, dropSession, openSession } from './session-record.js';
 import { journaledChoices } from './session-settings.js';
 import { failedWrite, journalFailure } from './journal-failures.js';
 import { journalCall, journalFailureAnswers, record, safely } from './journal-writes.js';
+import { linkChildren } from './subagents.js';
 
 /**
  * `session/load` and `session/resume`. A session this host runs answers at once (load
@@ -130,7 +131,7 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
       unadopt(live, sessionId, adopted);
       return answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`session ${sessionId} needs agent ${journaled.agent}: ${(error as Error).message}`, { sessionId, agent: journaled.agent }).toErrorObject() });
     }
-    countOpenTurns(live, sessionId, (open) =>
+    linkChildren(live, sessionId, () => countOpenTurns(live, sessionId, (open) =>
       journaledChoices(live, sessionId, (chosen) => {
         if (interrupted()) return;
         const takeover = takeoverOf(request, from);
@@ -156,7 +157,7 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
           context: request.context,
         });
       }),
-    );
+    ));
   });
 }
 

@@ -18,7 +18,8 @@ import { updatesOf } from '../../session/cursor.js';
 import type { SubscriberOptions } from '../../session/subscriber.js';
 import { isPromiseLike } from '../../journal/host-journal.js';
 import type { Live } from './live.js';
-import { safely } from './journal-writes.js';
+import { journalCall, safely } from './journal-writes.js';
+import { failedWrite } from './journal-failures.js';
 
 /** The session open here that journals `sessionId`'s updates: its own, or its top parent's for a child. */
 export function journalingSession(live: Live, sessionId: string): string {
@@ -54,5 +55,19 @@ export function recordChild(live: Live, topId: string, parentId: string, childId
     if (typeof announced.cwd === 'string') return write(announced.cwd);
     const top = journal.getSession(topId);
     return isPromiseLike(top) ? top.then((found) => write(found?.cwd ?? '')) : write(top?.cwd ?? '');
+  });
+}
+
+/**
+ * Notes the children the journal records under `sessionId` (at any depth) before it is opened
+ * here again (a restart, another host): a child that runs on in the agent started again is
+ * routed to its parent's journal even when the agent does not announce it again. A journal that
+ * cannot say only counts the failure: the agent's announcements route the children then.
+ */
+export function linkChildren(live: Live, sessionId: string, then: () => void): void {
+  journalCall(live, sessionId, (journal) => journal.childSessions(sessionId), (found) => {
+    if (!found.ok) failedWrite(live, sessionId, found.error);
+    else for (const child of found.value) if (!live.subagents.has(child.sessionId)) live.subagents.set(child.sessionId, child.parentSessionId);
+    then();
   });
 }
