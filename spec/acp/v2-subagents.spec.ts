@@ -5,7 +5,9 @@
  * told `subagents`, and the editor gets the child's announcement on the parent, then the
  * child's updates under the child's `sessionId`, before the parent's answer and its `idle`;
  * after `warden acp` is started again on the same journal, the parent's `session/resume` from
- * the start replays the child after its announcement.
+ * the start replays the child after its announcement. After a kill -9 of `warden acp`, a new
+ * one lists the child under its parent, and a `session/resume` of the child from the start
+ * replays the child's updates only, then `replay_complete`.
  */
 import { client, ndJsonStream } from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
@@ -85,6 +87,31 @@ describe('ACP v2 editor: subagent sessions', function () {
     await again.agent.request('session/resume', { sessionId: parent, cwd: dir, replayFrom: { type: 'start' } } as never);
     await waitUntil(() => lines(again.updates).includes(`${parent} agent_message_chunk`), 'the replay');
     expect(lines(again.updates)).to.deep.equal(live);
+    again.child.stdin?.end();
+  });
+
+  it('after a kill -9 of warden acp, the child is listed under its parent and its resume from the start replays it alone, then replay_complete', async () => {
+    const first = await editor();
+    const active = await first.agent.buildSession(dir).start();
+    const parent = active.sessionId;
+    await active.prompt('task: look at the files');
+    await active.readTextUntilIdle();
+    const child = `${parent}-child-1`;
+    const childLive = lines(first.updates).filter((line) => line.startsWith(`${child} `));
+    expect(childLive).to.have.length(3);
+    first.child.kill('SIGKILL');
+    await new Promise((resolve) => first.child.once('exit', resolve));
+
+    const again = await editor();
+    const { sessions } = (await again.agent.request('session/list', {} as never)) as unknown as { sessions: Array<{ sessionId: string; _meta?: Record<string, unknown> }> };
+    const mine = sessions.filter(({ sessionId }) => sessionId === parent || sessionId === child);
+    expect(mine.map(({ sessionId, _meta }) => [sessionId, _meta?.['acp-warden/parentSessionId'] ?? null]).sort()).to.deep.equal([[child, parent], [parent, null]].sort());
+    await again.agent.request('session/resume', { sessionId: child, cwd: dir, replayFrom: { type: 'start' } } as never);
+    await waitUntil(() => again.updates.some(({ update }) => update.sessionUpdate === 'replay_complete'), 'the replay\'s end');
+    expect(lines(again.updates)).to.deep.equal(childLive);
+    const kinds = again.updates.map(({ sessionId, update }) => `${sessionId} ${update.sessionUpdate}`);
+    expect(kinds.indexOf(`${child} replay_complete`)).to.be.greaterThan(kinds.lastIndexOf(`${child} tool_call_update`));
+    expect(again.updates.every(({ sessionId }) => sessionId === child)).to.equal(true);
     again.child.stdin?.end();
   });
 });

@@ -4,7 +4,8 @@
  * `TOOL:agent hello` with a tool_use of Claude Code's subagent tool, whose child then runs its own
  * turn (`hello`: the fake's text). A v1 editor that advertised `subagents` (the SDK's v1 client)
  * gets the child announced by `subagent_update` on its parent, then the child's updates under
- * the child's own `sessionId`. The adapters come from `npm run agents:install`
+ * the child's own `sessionId`; the child is listed under its parent, and its `session/load`
+ * replays the child alone. The adapters come from `npm run agents:install`
  * (WARDEN_AGENTS_DIR); without them this spec is skipped, saying so.
  */
 // The SDK's unstable v1 client: its stable one refuses `subagent_update` (-32602), which the stable v1 schema does not have.
@@ -65,7 +66,7 @@ describe('real claude-agent-acp subagent behind warden acp (the SDK v1 client wi
     await endRealAgentSuite(warden, server, space, launched);
   });
 
-  it('the child is announced on the parent, then its own updates come under its sessionId', async () => {
+  it('the child is announced on the parent, then its own updates come under its sessionId; it is listed under its parent, and its session/load replays it alone', async () => {
     const { sessionId } = await agent.request(methods.agent.session.new, { cwd: (space as Workspace).project(), mcpServers: [] });
     // The adapter's default mode is `auto`, whose safety check runs on Anthropic's servers: behind the fake one every tool call fails.
     await agent.request(methods.agent.session.setMode, { sessionId, modeId: 'bypassPermissions' });
@@ -84,6 +85,16 @@ describe('real claude-agent-acp subagent behind warden acp (the SDK v1 client wi
     // The subagent's prompt, as claude-agent-acp sends it: a session_message from the parent, on the parent and on the child.
     const messages = seen.filter(({ update }) => update.sessionUpdate === 'session_message').map(({ sessionId: id, update }) => `${id === sessionId ? 'parent' : id === child ? 'child' : id} ${String(update.senderSessionId === sessionId ? 'from-parent' : 'from-child')}`);
     expect(messages, trace.join('\n')).to.include.members(['parent from-parent', 'child from-parent']);
+
+    // The child as a session of its own: listed under its parent, and its load replays it alone.
+    const { sessions } = await agent.request(methods.agent.session.list, {});
+    expect(sessions.find((info) => info.sessionId === child)?._meta?.['acp-warden/parentSessionId'], trace.join('\n')).to.equal(sessionId);
+    const before = seen.length;
+    await agent.request(methods.agent.session.load, { sessionId: child, cwd: (space as Workspace).project(), mcpServers: [] });
+    const replayed = seen.slice(before);
+    expect(replayed.every(({ sessionId: id }) => id === child), trace.join('\n')).to.equal(true);
+    const replayedText = replayed.filter(({ update }) => update.sessionUpdate === 'agent_message_chunk').map(({ update }) => (update.content as { text?: string }).text ?? '').join('');
+    expect(replayedText).to.equal(childText);
   });
 });
 

@@ -341,6 +341,26 @@ for (const engine of [sqliteEngine, postgresEngine]) {
       expect(await journal.append('fork', prompt('again'))).to.be.greaterThan(highest);
     });
 
+    it('subagent children: recorded open and owned by nobody, naming their parent, listed with the sessions, found under their parent at any depth; a second record is a no-op; deleting the parent forgets its children and theirs', async () => {
+      const journal = await open();
+      await journal.createSession({ sessionId: 'parent', agent: 'claude', cwd: '/w' });
+      await journal.recordChild({ sessionId: 'child', parentSessionId: 'parent', agent: 'claude', cwd: '/w/sub', title: 'Explore' });
+      await journal.recordChild({ sessionId: 'child', parentSessionId: 'elsewhere', agent: 'other', cwd: '/x' });
+      await journal.recordChild({ sessionId: 'grandchild', parentSessionId: 'child', agent: 'claude', cwd: '/w' });
+      const child = await journal.getSession('child');
+      expect(child).to.include({ sessionId: 'child', parentSessionId: 'parent', agent: 'claude', cwd: '/w/sub', title: 'Explore', state: 'open' });
+      expect(child).to.not.have.property('owner');
+      expect((await journal.getSession('parent'))?.parentSessionId).to.equal(undefined);
+      const listed = (await journal.listSessions()).sessions.map((session) => [session.sessionId, session.parentSessionId ?? null]);
+      expect(listed.sort()).to.deep.equal([['child', 'parent'], ['grandchild', 'child'], ['parent', null]]);
+      const under = (await journal.childSessions('parent')).map((found) => [found.sessionId, found.parentSessionId]);
+      expect(under.sort()).to.deep.equal([['child', 'parent'], ['grandchild', 'child']]);
+      expect(await journal.childSessions('grandchild')).to.deep.equal([]);
+      await journal.createSession({ sessionId: 'other', agent: 'claude', cwd: '/w' });
+      await journal.deleteSession('parent');
+      expect((await journal.listSessions()).sessions.map((session) => session.sessionId)).to.deep.equal(['other']);
+    });
+
     it('owners: a session one journal holds is refused to another, naming the owner; once released, the other takes it', async () => {
       const first = await open();
       const second = await open();
@@ -400,7 +420,7 @@ for (const engine of [sqliteEngine, postgresEngine]) {
       await client.query("INSERT INTO warden_schema (version, name) VALUES (99, 'from the future')");
       await client.end();
       const error = await rejection(openPostgresJournal(url));
-      expect(error.message).to.equal(`cannot open the journal at ${url}: the store has schema version 99, newer than this acp-warden knows (3): upgrade acp-warden to the version that wrote it`);
+      expect(error.message).to.equal(`cannot open the journal at ${url}: the store has schema version 99, newer than this acp-warden knows (4): upgrade acp-warden to the version that wrote it`);
     });
 
     it('fencing: a takeover while the stale owner appends without pause: each append lands before the takeover or is refused, never after', async function () {

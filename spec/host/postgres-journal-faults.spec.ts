@@ -162,15 +162,30 @@ describe('PostgreSQL journal: database faults (issue 17)', function () {
     await journal.close();
     // Back to version 1, as a store made before migration 2 (the 8-argument warden_append stays).
     await direct(`DROP FUNCTION warden_append(text, text, bigint, text, timestamptz[], text[], text[], text, integer);
-      DROP INDEX entries_by_prompt_key; ALTER TABLE entries DROP COLUMN write_id; DELETE FROM warden_schema WHERE version >= 2`);
+      DROP INDEX entries_by_prompt_key; ALTER TABLE entries DROP COLUMN write_id;
+      DROP INDEX sessions_by_parent; ALTER TABLE sessions DROP COLUMN parent_session_id; DELETE FROM warden_schema WHERE version >= 2`);
     const reopened = await open();
-    expect((await direct<{ version: number }>('SELECT version FROM warden_schema ORDER BY version')).map((row) => row.version)).to.deep.equal([1, 2, 3]);
+    expect((await direct<{ version: number }>('SELECT version FROM warden_schema ORDER BY version')).map((row) => row.version)).to.deep.equal([1, 2, 3, 4]);
     await reopened.claim('s1');
     const seq = await reopened.append('s1', update('written at version 2'));
     expect(await direct<{ seq: string; mine: boolean }>('SELECT seq, write_id LIKE $1 AS mine FROM entries ORDER BY seq', [`${reopened.hostId}:%`])).to.deep.equal([
       { seq: String(old), mine: null },
       { seq: String(seq), mine: true },
     ]);
+  });
+
+  it('migration 4 on a version-3 store: its sessions read as sessions of their own, and children are recorded after it, owned by nobody', async () => {
+    const journal = await open();
+    await journal.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });
+    const old = await journal.append('s1', prompt('written at version 3'));
+    await journal.close();
+    await direct('DROP INDEX sessions_by_parent; ALTER TABLE sessions DROP COLUMN parent_session_id; DELETE FROM warden_schema WHERE version >= 4');
+    const reopened = await open();
+    expect((await direct<{ version: number }>('SELECT version FROM warden_schema ORDER BY version')).map((row) => row.version)).to.deep.equal([1, 2, 3, 4]);
+    expect(await reopened.getSession('s1')).to.include({ sessionId: 's1', agent: 'demo' }).and.not.have.property('parentSessionId');
+    expect((await reopened.entries('s1')).map((record) => record.seq)).to.deep.equal([old]);
+    await reopened.recordChild({ sessionId: 's1-child', parentSessionId: 's1', agent: 'demo', cwd: '/w' });
+    expect(await direct('SELECT parent_session_id, owner_host FROM sessions WHERE session_id = $1', ['s1-child'])).to.deep.equal([{ parent_session_id: 's1', owner_host: null }]);
   });
 
   it('the server down for longer than retryFor: the call rejects with a PostgresJournalError naming the database without its password; the journal goes on once it is back', async () => {

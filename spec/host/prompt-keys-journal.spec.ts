@@ -93,13 +93,14 @@ describe('journal: prompts found by idempotency key (issue 30)', () => {
       }
     });
 
-    it('a store of schema version 1 (before keys) is migrated to 2: its prompts kept, keyed prompts found afterwards', async () => {
+    it('a store of schema version 1 (before keys) is migrated to 2 and on: its prompts kept, keyed prompts found afterwards', async () => {
       const old = sqliteJournal(path);
       old.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });
       const before = old.append('s1', { kind: 'prompt', prompt: blocks('old'), requestId: 'r0' });
       old.close();
       const db = new Database(path);
-      db.exec('DROP INDEX entries_by_prompt_key');
+      // Back to version 1: the steps after it undone (version 3's parent column too).
+      db.exec('DROP INDEX entries_by_prompt_key; DROP INDEX sessions_by_parent; ALTER TABLE sessions DROP COLUMN parent_session_id');
       db.pragma('user_version = 1');
       db.close();
 
@@ -113,7 +114,7 @@ describe('journal: prompts found by idempotency key (issue 30)', () => {
       }
       const check = new Database(path, { readonly: true });
       try {
-        expect(check.pragma('user_version', { simple: true })).to.equal(2);
+        expect(check.pragma('user_version', { simple: true })).to.equal(3);
         expect(check.prepare("SELECT name FROM sqlite_schema WHERE name = 'entries_by_prompt_key'").get()).to.deep.equal({ name: 'entries_by_prompt_key' });
       } finally {
         check.close();
@@ -154,13 +155,13 @@ describe('journal: prompts found by idempotency key (issue 30)', () => {
       });
     });
 
-    it('a store of schema version 2 (before keys) is migrated to 3, and the lookup reads the index', async () => {
+    it('a store of schema version 2 (before keys) is migrated to 3 and on, and the lookup reads the index', async () => {
       const url = await server.createDatabase(`keys_${process.pid}_${++databases}`);
       const old = await openPostgresJournal(url);
       await old.createSession({ sessionId: 's1', agent: 'demo', cwd: '/w' });
       const before = await old.append('s1', { kind: 'prompt', prompt: blocks('old'), requestId: 'r0' });
       await old.close();
-      await direct(url, 'DROP INDEX entries_by_prompt_key; DELETE FROM warden_schema WHERE version = 3');
+      await direct(url, 'DROP INDEX entries_by_prompt_key; DROP INDEX sessions_by_parent; ALTER TABLE sessions DROP COLUMN parent_session_id; DELETE FROM warden_schema WHERE version >= 3');
 
       const journal = await openPostgresJournal(url);
       try {
@@ -168,7 +169,7 @@ describe('journal: prompts found by idempotency key (issue 30)', () => {
         const seq = await journal.append('s1', keyed('new', 'K', 'r1'));
         expect((await journal.entries('s1')).map((record) => record.seq)).to.deep.equal([before, seq]);
         expect(await journal.promptByKey('s1', 'K')).to.include({ seq });
-        expect((await direct<{ version: number }>(url, 'SELECT version FROM warden_schema ORDER BY version')).map((row) => row.version)).to.deep.equal([1, 2, 3]);
+        expect((await direct<{ version: number }>(url, 'SELECT version FROM warden_schema ORDER BY version')).map((row) => row.version)).to.deep.equal([1, 2, 3, 4]);
         // A sequential scan is the cheaper plan for a table this small: forbidden, the index is the other way.
         const plan = await direct<{ 'QUERY PLAN': string }>(
           url,

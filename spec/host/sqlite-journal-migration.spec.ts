@@ -129,7 +129,7 @@ describe('sqliteJournal: versioned schema (PRAGMA user_version)', () => {
     expect(before.sessions.map((session) => session.sessionId)).to.deep.equal(['gamma', 'beta', 'alpha']);
 
     const after = contentsOf(path);
-    expect(versionOf(path)).to.equal(2);
+    expect(versionOf(path)).to.equal(3);
     expect(after).to.deep.equal(before);
 
     const journal = sqliteJournal(path);
@@ -181,7 +181,7 @@ describe('sqliteJournal: versioned schema (PRAGMA user_version)', () => {
       for (const opener of openers) opener.child.stdin.write('go\n');
       const seqs = (await Promise.all(openers.map((opener) => opener.done))).map((outcome) => outcome.seq);
       expect(new Set(seqs).size).to.equal(2);
-      expect(versionOf(path)).to.equal(2);
+      expect(versionOf(path)).to.equal(3);
       const after = contentsOf(path);
       const appended = after.entries.alpha!.slice(before.entries.alpha!.length);
       expect(appended.map((record) => record.seq).sort()).to.deep.equal([...seqs].sort());
@@ -198,19 +198,41 @@ describe('sqliteJournal: versioned schema (PRAGMA user_version)', () => {
     }
   });
 
+  it('a store of version 2 (before subagent children) is migrated to 3: its sessions read as sessions of their own, and children are recorded after it', () => {
+    const old = sqliteJournal(path);
+    old.createSession({ sessionId: 'kept', agent: 'demo', cwd: '/w' });
+    const seq = old.append('kept', said('before') as never);
+    old.close();
+    const db = new Database(path);
+    db.exec('DROP INDEX sessions_by_parent; ALTER TABLE sessions DROP COLUMN parent_session_id');
+    db.pragma('user_version = 2');
+    db.close();
+
+    const journal = sqliteJournal(path);
+    try {
+      expect(versionOf(path)).to.equal(3);
+      expect(journal.getSession('kept')).to.include({ sessionId: 'kept', agent: 'demo' }).and.not.have.property('parentSessionId');
+      expect(journal.entries('kept').map((record) => record.seq)).to.deep.equal([seq]);
+      journal.recordChild?.({ sessionId: 'kept-child', parentSessionId: 'kept', agent: 'demo', cwd: '/w' });
+      expect(journal.getSession('kept-child')?.parentSessionId).to.equal('kept');
+    } finally {
+      journal.close();
+    }
+  });
+
   it('a store of a newer schema is refused naming the file, its version and the fix, and left as it was', () => {
     const journal = sqliteJournal(path);
     journal.createSession({ sessionId: 'kept', agent: 'demo', cwd: '/w' });
     journal.close();
     const db = new Database(path);
-    db.pragma('user_version = 3');
+    db.pragma('user_version = 4');
     db.close();
     const bytes = readFileSync(path);
 
     expect(() => sqliteJournal(path)).to.throw(
-      `cannot open the journal at ${path}: the store has schema version 3, newer than this acp-warden knows (2): upgrade acp-warden to the version that wrote it. Choose another file with --store PATH (or :memory:).`,
+      `cannot open the journal at ${path}: the store has schema version 4, newer than this acp-warden knows (3): upgrade acp-warden to the version that wrote it. Choose another file with --store PATH (or :memory:).`,
     );
-    expect(versionOf(path)).to.equal(3);
+    expect(versionOf(path)).to.equal(4);
     expect(readFileSync(path).equals(bytes)).to.equal(true);
   });
 

@@ -4,7 +4,9 @@
  * the editor's `clientCapabilities.subagents` reaches the agent; a child announced by
  * `subagent_update` is journaled in its parent's journal, delivered after its announcement
  * with its own `sessionId`, replayed on the parent's `session/load` by a host started again on
- * the same journal; an editor without `subagents` gets no child traffic.
+ * the same journal; an editor without `subagents` gets no child traffic. Each child is also a
+ * session of its own: listed under its parent (to editors that take subagents), and a
+ * `session/load` of it replays its own updates only, also from a host started again.
  */
 import { expect } from 'chai';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
@@ -15,7 +17,7 @@ import { createAcpPassthrough } from '../../src/adapters/acp-passthrough.js';
 import { createHostAgent } from '../../src/host/host-agent.js';
 import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import type { Journal } from '../../src/journal/journal.js';
-import { SUBAGENT_META_KEY } from '../../src/protocol/native-agent.js';
+import { PARENT_SESSION_META_KEY, SUBAGENT_META_KEY } from '../../src/protocol/native-agent.js';
 import { initialized, type Editor } from '../support/raw-editor.js';
 import { processesWhere, waitUntil } from '../support/processes.js';
 
@@ -39,9 +41,9 @@ describe('host agent: subagent sessions', function () {
   });
 
   /** A host on the journal file in `dir`, its agent the fake, an editor initialized with `capabilities`. */
-  async function host(capabilities: Record<string, unknown>): Promise<Editor> {
+  async function host(capabilities: Record<string, unknown>, agentArgs: readonly string[] = []): Promise<Editor> {
     const journal = sqliteJournal(join(dir, 'journal.db'));
-    const agent = createAcpPassthrough({ name: 'subagents', executable: process.execPath, args: [subagentAgent, '--log', join(dir, 'agent.log')] });
+    const agent = createAcpPassthrough({ name: 'subagents', executable: process.execPath, args: [subagentAgent, '--log', join(dir, 'agent.log'), ...agentArgs] });
     const editor = await initialized(createHostAgent({ defaultAgent: 'subagents', resolve: () => agent, journal }), capabilities);
     opened.push({ editor, journal });
     return editor;
@@ -130,5 +132,54 @@ describe('host agent: subagent sessions', function () {
     await waitUntil(() => shown(plain).some((line) => line === `${parent} agent_message_chunk`), 'the replay without subagents');
     expect(plain.updates.every(({ sessionId }) => sessionId === parent)).to.equal(true);
     expect(plain.updates.map(({ update }) => update.sessionUpdate)).to.not.include('subagent_update');
+  });
+
+  it('a child is listed under its parent (to editors that take subagents), and its session/load replays its own updates only, marked complete; also from a host started again; deleting the parent forgets it', async () => {
+    const first = await host({ subagents: {} });
+    const parent = await runTask(first);
+    const child = `${parent}-child-1`;
+    const listOf = async (editor: Editor) => ((await editor.request('session/list', {})) as { sessions: Array<{ sessionId: string; cwd: string; title?: string | null; _meta?: Record<string, unknown> }> }).sessions;
+    const listed = await listOf(first);
+    expect(listed.map(({ sessionId }) => sessionId).sort()).to.deep.equal([parent, child].sort());
+    expect(listed.find(({ sessionId }) => sessionId === child)).to.deep.include({ cwd: dir, title: 'Explore' });
+    expect(listed.find(({ sessionId }) => sessionId === child)?._meta?.[PARENT_SESSION_META_KEY]).to.equal(parent);
+    expect(listed.find(({ sessionId }) => sessionId === parent)?._meta).to.not.have.property(PARENT_SESSION_META_KEY);
+
+    // Its load while the parent runs here: the child's three updates under its id, nothing of the parent's, then the answer.
+    const before = first.updates.length;
+    const answer = (await first.request('session/load', { sessionId: child, cwd: dir, mcpServers: [] })) as { _meta?: Record<string, unknown> };
+    expect(shown(first, before)).to.deep.equal([`${child} agent_message_chunk`, `${child} tool_call`, `${child} tool_call_update`]);
+    expect(answer._meta?.['acp-warden/replayComplete']).to.not.equal(undefined);
+    await stopHost();
+
+    const again = await host({ subagents: {} });
+    expect((await listOf(again)).find(({ sessionId }) => sessionId === child)?._meta?.[PARENT_SESSION_META_KEY]).to.equal(parent);
+    await again.request('session/load', { sessionId: child, cwd: dir, mcpServers: [] });
+    expect(shown(again)).to.deep.equal([`${child} agent_message_chunk`, `${child} tool_call`, `${child} tool_call_update`]);
+    // Replaying the child opened nothing on the agent.
+    expect(agentRequests().filter((request) => request.method === 'session/load' || request.method === 'session/resume').map((request) => request.params.sessionId)).to.not.include(child);
+    await stopHost();
+
+    const plain = await host({});
+    expect((await listOf(plain)).map(({ sessionId }) => sessionId)).to.deep.equal([parent]);
+    await plain.request('session/delete', { sessionId: parent });
+    const journal = opened[0]?.journal as Journal;
+    expect(journal.getSession(child)).to.equal(undefined);
+  });
+
+  it('after a restart, a child its agent does not announce again is routed by the journal\'s record: its words reach the editor under its id, journaled under the parent', async () => {
+    const first = await host({ subagents: {} }, ['--quiet-load']);
+    const parent = await runTask(first);
+    const child = `${parent}-child-1`;
+    await stopHost();
+
+    const again = await host({ subagents: {} }, ['--quiet-load']);
+    await again.request('session/load', { sessionId: parent, cwd: dir, mcpServers: [] });
+    const before = again.updates.length;
+    await again.request('session/prompt', { sessionId: parent, prompt: [{ type: 'text', text: 'continue' }] });
+    expect(shown(again, before)).to.deep.equal([`${child} agent_message_chunk`]);
+    const journal = opened[0]?.journal as Journal;
+    const last = journal.entries(parent).filter((record) => record.entry.kind === 'update').at(-1)?.entry as { update: { _meta?: Record<string, unknown> } } | undefined;
+    expect(last?.update._meta?.[SUBAGENT_META_KEY]).to.equal(child);
   });
 });

@@ -13,14 +13,16 @@
 // `session/load` replays, as claude-agent-acp does for a child still running, the first task's
 // child's announcement (to a client that takes subagents), then answers.
 //
-// Usage: node spec/support/subagent-agent.mjs [--log FILE]
+// Usage: node spec/support/subagent-agent.mjs [--log FILE] [--quiet-load]
 //   --log FILE  append one JSON line per request received ({ method, params }).
+//   --quiet-load  `session/load` announces no child (an agent that does not re-announce its running children).
 // NDJSON on stdio; exits when stdin ends.
 import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 const argv = process.argv.slice(2);
 const logFile = argv.includes('--log') ? argv[argv.indexOf('--log') + 1] : undefined;
+const quietLoad = argv.includes('--quiet-load');
 let sessions = 0;
 let children = 0;
 let subagents = false;
@@ -56,7 +58,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     case 'session/new':
       return write({ id: message.id, result: { sessionId: `parent-${process.pid}-${++sessions}` } });
     case 'session/load':
-      if (subagents) update(message.params.sessionId, { sessionUpdate: 'subagent_update', sessionId: `${message.params.sessionId}-child-1`, title: 'Explore', state: { state: 'running' } });
+      if (subagents && !quietLoad) update(message.params.sessionId, { sessionUpdate: 'subagent_update', sessionId: `${message.params.sessionId}-child-1`, title: 'Explore', state: { state: 'running' } });
       return write({ id: message.id, result: {} });
     case 'session/prompt': {
       const first = message.params.prompt.find((block) => block.type === 'text')?.text ?? '';

@@ -10,6 +10,7 @@
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { SUBAGENT_META_KEY } from '../protocol/native-agent.js';
 import type { Live } from './server-live.js';
+import { untagged } from '../session/subagent-tree.js';
 
 /**
  * The update kinds ACP lets an agent send only to a client that takes subagents: the
@@ -65,9 +66,5 @@ export function subagentRouting(live: Live, sessionId: string, update: SessionUp
   const subagentsOnly = subagentKinds.has((update as { sessionUpdate: string }).sessionUpdate);
   if (typeof child !== 'string') return subagentsOnly && !takesSubagents(live) ? undefined : { sessionId, update };
   if (!takesSubagents(live)) return undefined;
-  const { [SUBAGENT_META_KEY]: _tag, ...rest } = meta as Record<string, unknown>;
-  const untagged = { ...update } as { _meta?: unknown };
-  if (Object.keys(rest).length > 0) untagged._meta = rest;
-  else delete untagged._meta;
-  return { sessionId: child, update: untagged as SessionUpdate };
+  return { sessionId: child, update: untagged(update) };
 }

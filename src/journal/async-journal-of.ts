@@ -26,6 +26,8 @@ export function asyncJournalOf(journal: Journal): AsyncJournal {
     (async (...args: unknown[]) => (calls[key] as (...args: unknown[]) => unknown)(...args)) as unknown as AsyncJournal[K];
   return {
     createSession: promised('createSession'),
+    recordChild: promised('recordChild'),
+    childSessions: promised('childSessions'),
     forkSession: promised('forkSession'),
     getSession: promised('getSession'),
     listSessions: promised('listSessions'),

@@ -12,6 +12,7 @@
  */
 import { BrandedError } from './error-brand.js';
 import type {
+  JournalChild,
   JournalEntry,
   KeyedPrompt,
   JournalPageQuery,
@@ -28,6 +29,10 @@ export type JournalUpdateEntry = Extract<JournalEntry, { readonly kind: 'update'
 export interface AsyncJournal {
   /** Records a new session (state `open`), owned by this journal (epoch 1 where epochs exist). Rejects if the id exists. */
   createSession(session: { readonly sessionId: string; readonly agent: string; readonly cwd: string }): Promise<JournalSession>;
+  /** Records a subagent child session, owned by nobody (see {@link Journal.recordChild}); a known one is a no-op. */
+  recordChild(child: JournalChild): Promise<void>;
+  /** The subagent children under `sessionId`, at any depth, each with its parent (see {@link Journal.childSessions}). */
+  childSessions(sessionId: string): Promise<Array<{ readonly sessionId: string; readonly parentSessionId: string }>>;
   /** Records `sessionId` as a fork of `from` (see {@link Journal.forkSession}), owned by this journal. */
   forkSession(session: { readonly sessionId: string; readonly agent: string; readonly cwd: string; readonly from: string }): Promise<JournalSession>;
   getSession(sessionId: string): Promise<JournalSession | undefined>;

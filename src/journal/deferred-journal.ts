@@ -21,6 +21,8 @@ export function deferredJournal(opening: Promise<AsyncJournal>): DeferredJournal
   return {
     opened: opening,
     createSession: waiting('createSession'),
+    recordChild: waiting('recordChild'),
+    childSessions: waiting('childSessions'),
     forkSession: waiting('forkSession'),
     getSession: waiting('getSession'),
     listSessions: waiting('listSessions'),

@@ -58,6 +58,8 @@ export function delayedJournal(journal: AsyncJournal, delay: JournalDelay): Asyn
   };
   return {
     createSession: delayed('createSession'),
+    recordChild: delayed('recordChild'),
+    childSessions: delayed('childSessions'),
     forkSession: delayed('forkSession'),
     getSession: delayed('getSession'),
     listSessions: delayed('listSessions'),

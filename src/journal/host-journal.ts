@@ -84,6 +84,8 @@ export function hostJournalOf(store: HostStore): HostJournal {
   const bound = <K extends keyof AsyncJournal>(key: K) => (store[key] as (...args: unknown[]) => unknown).bind(store) as never;
   return {
     createSession: bound('createSession'),
+    recordChild: bound('recordChild'),
+    childSessions: bound('childSessions'),
     forkSession: bound('forkSession'),
     getSession: bound('getSession'),
     listSessions: bound('listSessions'),
@@ -117,6 +119,8 @@ function syncHostJournal(journal: Journal): HostJournal {
     // Recorded and taken, as the interface says (the host claimed it right after, before).
     createSession: (session) => createdAndTaken(journal, session.sessionId, () => journal.createSession(session)),
     forkSession: (session) => createdAndTaken(journal, session.sessionId, () => journal.forkSession(session)),
+    recordChild: (child) => journal.recordChild?.(child),
+    childSessions: (sessionId) => journal.childSessions?.(sessionId) ?? [],
     getSession: (sessionId) => journal.getSession(sessionId),
     listSessions: (query) => journal.listSessions(query),
     append: (sessionId, entry) => journal.append(sessionId, entry),

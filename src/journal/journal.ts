@@ -38,6 +38,24 @@ export interface JournalSession {
    * host's row. Absent when nobody owns it, and on an engine without hosts (SQLite).
    */
   readonly owner?: { readonly hostId: string; readonly epoch: number; readonly hostName?: string };
+  /**
+   * The session that announced this one as its subagent child (ACP's `subagent_update`;
+   * {@link Journal.recordChild}); absent for a session of its own. A child's history is in
+   * its top parent's entries, tagged with the child's id (docs/acp.md, "Subagent sessions").
+   */
+  readonly parentSessionId?: string;
+}
+
+/** A subagent child session as {@link Journal.recordChild} records it. */
+export interface JournalChild {
+  readonly sessionId: string;
+  /** The session that announced it. */
+  readonly parentSessionId: string;
+  /** Its parent's agent: the process that runs the child. */
+  readonly agent: string;
+  readonly cwd: string;
+  /** The announcement's title, when it had one. */
+  readonly title?: string | undefined;
 }
 
 /**
@@ -161,6 +179,18 @@ export interface JournalSessionPage {
 export interface Journal {
   /** Records a new session (state `open`). Throws if the id exists. */
   createSession(session: { readonly sessionId: string; readonly agent: string; readonly cwd: string }): JournalSession;
+  /**
+   * Records a subagent child session (state `open`, owned by nobody: it lives in its parent's
+   * agent and entries). Recording a child the journal knows already is a no-op. Optional: a
+   * journal without it lists no children (their history is in their parent's entries all the same).
+   */
+  recordChild?(child: JournalChild): void;
+  /**
+   * The subagent children recorded under `sessionId`, their children, and so on, each with the
+   * session that announced it (optional: without it a host knows a child again only when its
+   * agent announces it again).
+   */
+  childSessions?(sessionId: string): Array<{ readonly sessionId: string; readonly parentSessionId: string }>;
   getSession(sessionId: string): JournalSession | undefined;
   /** Sessions, most recently updated first; `cwd` filters by exact match. */
   listSessions(query?: { readonly cwd?: string; readonly cursor?: string; readonly limit?: number }): JournalSessionPage;
@@ -183,7 +213,7 @@ export interface Journal {
    * Throws if the id exists or `from` is unknown.
    */
   forkSession(session: { readonly sessionId: string; readonly agent: string; readonly cwd: string; readonly from: string }): JournalSession;
-  /** Forgets a session: its record and every entry, so that no host lists, loads or resumes it again. An unknown id is a no-op. */
+  /** Forgets a session: its record and every entry, and its subagent children's records, so that no host lists, loads or resumes them again. An unknown id is a no-op. */
   deleteSession(sessionId: string): void;
   /** A session's entries in order (after `afterSeq` when given). */
   entries(sessionId: string, afterSeq?: number): JournalRecord[];

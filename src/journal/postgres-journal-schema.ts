@@ -155,10 +155,19 @@ const version3 = `
 CREATE INDEX entries_by_prompt_key ON entries (session_key, (${promptKeyExpression})) WHERE kind = 'prompt';
 `;
 
+// A subagent child session names the session that announced it (NULL: a session of its own,
+// every session of an older store). A child is owned by nobody (its parent's host runs it), so
+// no takeover picks it up. Hosts running the code of version 3 read and write as before.
+const version4 = `
+ALTER TABLE sessions ADD COLUMN parent_session_id text COLLATE "C";
+CREATE INDEX sessions_by_parent ON sessions (parent_session_id) WHERE parent_session_id IS NOT NULL;
+`;
+
 const migrations: ReadonlyArray<AsyncMigration<pg.ClientBase>> = [
   { version: 1, name: 'journal, owners with epochs, hosts', up: async (client) => void (await client.query(version1)) },
   { version: 2, name: 'idempotent appends (entries.write_id)', up: async (client) => void (await client.query(version2)) },
   { version: 3, name: 'prompts found by idempotency key', up: async (client) => void (await client.query(version3)) },
+  { version: 4, name: 'subagent children name their parent session', up: async (client) => void (await client.query(version4)) },
 ];
 
 /**

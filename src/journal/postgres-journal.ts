@@ -35,6 +35,7 @@ import { connectionErrorCode, PostgresJournalError, storeError } from './postgre
 import { decodeCursor, encodeCursor, recordOf, sessionOf, type EntryRow, type SessionRow } from './postgres-rows.js';
 import { defaultLeaseMs, leaseStanding, type LeaseStanding } from './lease.js';
 import { notifyExpression } from './wake-ups.js';
+import { childrenOf } from './child-sessions.js';
 import { ensurePostgresSchema, fencedState, promptKeyExpression, unknownSessionState } from './postgres-journal-schema.js';
 
 export { PostgresJournalError } from './postgres-journal-error.js';
@@ -392,6 +393,19 @@ export async function openPostgresJournal(url: string | PostgresStore, options: 
       epochs.set(sessionId, 1);
       return session(sessionId);
     },
+    async recordChild({ sessionId, parentSessionId, agent, cwd, title }) {
+      open();
+      const at = now().toISOString();
+      // No owner: its parent's host runs it, and no takeover picks a session without one.
+      await query(
+        "INSERT INTO sessions (session_id, agent, cwd, title, created_at, updated_at, state, parent_session_id) VALUES ($1, $2, $3, $4, $5, $5, 'open', $6) ON CONFLICT (session_id) DO NOTHING",
+        [sessionId, agent, cwd, title ?? null, at, parentSessionId],
+      );
+    },
+    async childSessions(sessionId) {
+      const { rows } = await query<{ id: string; parent: string }>(`${childrenOf('$1')} SELECT id, parent FROM child`, [sessionId]);
+      return rows.map(({ id, parent }) => ({ sessionId: id, parentSessionId: parent }));
+    },
     async forkSession({ sessionId, agent, cwd, from }) {
       const at = now().toISOString();
       await creating(sessionId, at, async (client) => {
@@ -446,6 +460,8 @@ export async function openPostgresJournal(url: string | PostgresStore, options: 
           );
           const key = gone.rows[0]?.key;
           if (key !== undefined) await client.query('DELETE FROM entries WHERE session_key = $1', [key]);
+          // Its subagent children's records, theirs, and so on (their entries are the parent's).
+          if (key !== undefined) await client.query(`DELETE FROM sessions WHERE session_id IN (${childrenOf('$1')} SELECT id FROM child)`, [sessionId]);
           return key !== undefined;
         }),
       );

@@ -21,6 +21,8 @@ export interface SessionRow {
   epoch: string;
   /** The owner host's name (joined from `hosts`). */
   owner_name: string | null;
+  /** The session that announced it as a subagent child (absent before schema version 4 is read). */
+  parent_session_id?: string | null;
 }
 
 /** A row of `entries`. */
@@ -42,6 +44,7 @@ export function sessionOf(row: SessionRow, where: string): JournalSession {
     state: row.state,
     resume: row.resume === null ? undefined : parseStored(row.resume, `the resume state of session ${row.session_id}`, where),
     restarts: row.restarts,
+    ...(row.parent_session_id ? { parentSessionId: row.parent_session_id } : {}),
     ...(row.owner_host === null ? {} : { owner: { hostId: row.owner_host, epoch: Number(row.epoch), ...(row.owner_name === null ? {} : { hostName: row.owner_name }) } }),
   };
 }

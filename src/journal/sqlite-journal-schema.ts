@@ -13,6 +13,8 @@
  * by (session, key) after a restart. A partial index on the prompt entries only (the host
  * writes `kind` first, so the test reads no entry as JSON), with the key read from the entry's
  * JSON: nothing is added to an insert of any other entry, and a store of version 1 only gets the index.
+ * Version 3 adds `sessions.parent_session_id` (nullable): a subagent child session names the
+ * session that announced it; every older session reads as one of its own (NULL).
  * Version 0 is the store made before versions existed (text `session_id` in `entries`,
  * `AUTOINCREMENT`, `REFERENCES sessions`).
  */
@@ -32,6 +34,11 @@ export const promptPrefix = `substr(entry, 1, 16) = '{"kind":"prompt"'`;
 export const promptKey = `json_extract(entry, '$.idempotencyKey')`;
 
 const version2 = `CREATE INDEX entries_by_prompt_key ON entries (session_key, ${promptKey}) WHERE ${promptPrefix};`;
+
+const version3 = `
+ALTER TABLE sessions ADD COLUMN parent_session_id TEXT;
+CREATE INDEX sessions_by_parent ON sessions (parent_session_id) WHERE parent_session_id IS NOT NULL;
+`;
 
 const version1 = `
 CREATE TABLE sessions (
@@ -93,6 +100,7 @@ const migrations: ReadonlyArray<Migration<Database.Database>> = [
     },
   },
   { version: 2, name: 'prompts found by idempotency key', up: (db) => db.exec(version2) },
+  { version: 3, name: 'subagent children name their parent session', up: (db) => db.exec(version3) },
 ];
 
 /** The schema version this code writes; a store with a higher one was made by a newer warden. */

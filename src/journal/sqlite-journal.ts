@@ -27,6 +27,7 @@ import {
 } from './journal.js';
 import { sessionOwners, type SessionOwners } from './session-owners.js';
 import { ensureJournalSchema, noSessionKey, promptKey, promptPrefix } from './sqlite-journal-schema.js';
+import { childrenOf } from './child-sessions.js';
 
 /** Options of {@link sqliteJournal}. */
 export interface SqliteJournalOptions {
@@ -47,6 +48,7 @@ interface SessionRow {
   state: JournalSessionState;
   resume: string | null;
   restarts: number;
+  parent_session_id: string | null;
 }
 
 interface EntryRow {
@@ -123,6 +125,12 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
   const entryColumns = 'entries.seq, sessions.session_id, entries.at, entries.entry FROM entries JOIN sessions ON sessions.key = entries.session_key WHERE sessions.session_id = ?';
   const statements = {
     insertSession: db.prepare('INSERT INTO sessions (session_id, agent, cwd, title, created_at, updated_at, state, resume, restarts) VALUES (?, ?, ?, NULL, ?, ?, \'open\', NULL, 0)'),
+    insertChild: db.prepare(
+      "INSERT INTO sessions (session_id, agent, cwd, title, created_at, updated_at, state, resume, restarts, parent_session_id) VALUES (?, ?, ?, ?, ?, ?, 'open', NULL, 0, ?) ON CONFLICT (session_id) DO NOTHING",
+    ),
+    // A session's children, theirs, and so on (a child's record only: its entries are its top parent's).
+    deleteChildren: db.prepare(`DELETE FROM sessions WHERE session_id IN (${childrenOf('?')} SELECT id FROM child)`),
+    childSessions: db.prepare(`${childrenOf('?')} SELECT id, parent FROM child`),
     getSession: db.prepare('SELECT * FROM sessions WHERE session_id = ?'),
     insertEntry: db.prepare('INSERT INTO entries (session_key, at, entry) VALUES (?, ?, ?)'),
     touch: db.prepare('UPDATE sessions SET updated_at = ? WHERE key = ?'),
@@ -242,6 +250,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
   const forget = db.transaction((sessionId: string) => {
     const given = (statements.lastGiven.get() as { seq: number | null }).seq;
     statements.deleteEntries.run(sessionId);
+    statements.deleteChildren.run(sessionId);
     statements.deleteSession.run(sessionId);
     const left = (statements.lastGiven.get() as { seq: number | null }).seq;
     if (given !== null && (left === null || left < given)) statements.keepGiven.run(given);
@@ -299,6 +308,14 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
       const at = now().toISOString();
       statements.insertSession.run(sessionId, agent, cwd, at, at);
       return sessionOf(known(sessionId));
+    },
+    recordChild({ sessionId, parentSessionId, agent, cwd, title }) {
+      settleGroup();
+      const at = now().toISOString();
+      statements.insertChild.run(sessionId, agent, cwd, title ?? null, at, at, parentSessionId);
+    },
+    childSessions(sessionId) {
+      return (statements.childSessions.all(sessionId) as Array<{ id: string; parent: string }>).map(({ id, parent }) => ({ sessionId: id, parentSessionId: parent }));
     },
     forkSession({ sessionId, agent, cwd, from }) {
       settleGroup();
@@ -490,6 +507,7 @@ function sessionOf(row: SessionRow): JournalSession {
     state: row.state,
     resume: row.resume === null ? undefined : parseStored(row.resume, `the resume state of session ${row.session_id}`),
     restarts: row.restarts,
+    ...(row.parent_session_id ? { parentSessionId: row.parent_session_id } : {}),
   };
 }
 

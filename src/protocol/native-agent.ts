@@ -171,6 +171,12 @@ export type TurnEntry =
  */
 export const SUBAGENT_META_KEY = 'acp-warden/subagent';
 
+/**
+ * The `_meta` key of a `session/list` entry naming the session a subagent child belongs to
+ * (the one that announced it): ACP's `SessionInfo` has no field for it yet (SDK 2.4.0, v1 and v2).
+ */
+export const PARENT_SESSION_META_KEY = 'acp-warden/parentSessionId';
+
 /** The `_meta` key under which the host hands a journaled resume state to `session/resume` / `session/load`. */
 export const RESUME_META_KEY = 'acp-warden/resume';
 

@@ -73,6 +73,8 @@ export const connectionHubLogic = {
       nextKey: 1,
       keyNonce: nanoid(8),
       promptsInFlight: 0,
+      subagents: false,
+      children: new Map(),
       drained: [],
     };
     lives.set(scope.self, live);

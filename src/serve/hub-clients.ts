@@ -9,7 +9,8 @@ import { AGENT_METHODS } from '../protocol/methods.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import { runningSessionSetup } from '../host/host-agent.js';
 import { roleOf, takeControl } from './session-roles.js';
-import { AFTER_META_KEY, HUB_METHODS, type HubConnection, type HubSession, type HubLive, lives, requestKey, promptKey, answer, refuse, answerInitialize, toHost, forward, placementMark } from './hub-live.js';
+import { asksForSubagents } from '../acp/subagent-updates.js';
+import { AFTER_META_KEY, HUB_METHODS, type HubConnection, type HubSession, type HubLive, daemonContextOf, lives, requestKey, promptKey, answer, refuse, answerInitialize, toHost, forward, placementMark } from './hub-live.js';
 import { route, answerHost, rerouteCalls } from './hub-client-calls.js';
 import { attachAndReplay, placeSession } from './hub-attach.js';
 import { sessionsOf } from './hub-listing.js';
@@ -18,6 +19,11 @@ export function onClientEvent(live: HubLive, connection: HubConnection, event: A
   switch (event.type) {
     case 'initialized':
       connection.context = event.context;
+      // The first client that takes subagent sessions: the host's agents are told from now on (those running sessions when they start again).
+      if (!live.subagents && asksForSubagents(event.context)) {
+        live.subagents = true;
+        if (live.initialize) live.host.send({ type: 'initialized', context: daemonContextOf(live) });
+      }
       return;
     case 'initialize':
       if (live.initialize) answerInitialize(live, connection.id, event.requestId);

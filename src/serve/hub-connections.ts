@@ -9,6 +9,8 @@ import { settleJournal } from '../host/host-agent.js';
 import { Subscriber } from '../session/subscriber.js';
 import { updatesOf, updatesWithTurns } from '../session/cursor.js';
 import { journalReads } from '../host/agent/delivery.js';
+import { childCursors } from '../host/agent/subagents.js';
+import { topSessionOf } from '../session/subagent-tree.js';
 import type { HubEvent } from './hub-events.js';
 import { attached, detach, roleOf } from './session-roles.js';
 import { type HubConnection, type HubLive, separator, laterInHub, promptSenderOf } from './hub-live.js';
@@ -25,7 +27,13 @@ export function subscriberFor(live: HubLive, connectionId: string, deliver: (out
   const self = live.scope.self;
   return new Subscriber({
     write: deliver,
-    ...journalReads(live.journal),
+    // A subagent child's cursor reads its top parent's journal and shows the child's entries only (src/host/agent/subagents.ts).
+    ...childCursors(
+      live.children,
+      journalReads(live.journal, (sessionId) => topSessionOf(live.children, sessionId)),
+      // A replay shows every turn; a catch-up shows the turns this connection did not start (its own it got live: its prompt, its answer).
+      (sessionId, record, replaying) => (replaying || !ownTurnEntry(live, sessionId, record, connectionId) ? updatesWithTurns(record.entry) : updatesOf(record.entry, false)),
+    ),
     gate,
     later: (run) => laterInHub(live, run),
     schedule: (sessionId) =>
@@ -33,8 +41,6 @@ export function subscriberFor(live: HubLive, connectionId: string, deliver: (out
         if (self.getSnapshot().status === 'active') self.send({ type: 'hub.step', connectionId, sessionId } satisfies HubEvent);
       }),
     settle: () => settleJournal(live.host),
-    // A replay shows every turn; a catch-up shows the turns this connection did not start (its own it got live: its prompt, its answer).
-    shows: (sessionId, record, replaying) => (replaying || !ownTurnEntry(live, sessionId, record, connectionId) ? updatesWithTurns(record.entry) : updatesOf(record.entry, false)),
   });
 }
 

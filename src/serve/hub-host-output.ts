@@ -4,9 +4,10 @@
  * the connections that did not send the prompt as observed turns; to the one that did, its
  * prompt's insertion, which a v2 client's server acknowledges), the agent's requests to a client.
  */
-import type { AgentHandlerOutput, TurnEntry } from '../protocol/native-agent.js';
+import { PARENT_SESSION_META_KEY, type AgentHandlerOutput, type TurnEntry } from '../protocol/native-agent.js';
+import { taggedChild } from '../session/subagent-tree.js';
 import { attached } from './session-roles.js';
-import { type HubSession, type HubCall, type HubLive, daemonContext, requestKey, answerInitialize, sessionRecord, openedSession, ownPromptIn, ownPromptOfKey } from './hub-live.js';
+import { type HubSession, type HubCall, type HubLive, daemonContextOf, requestKey, answerInitialize, sessionRecord, openedSession, ownPromptIn, ownPromptOfKey } from './hub-live.js';
 import { route } from './hub-client-calls.js';
 import { attachConnection, attachAndReplay, routeAttach, routeClose } from './hub-attach.js';
 import { armIdle, hibernateOverCap } from './hub-idle.js';
@@ -15,7 +16,13 @@ export function onHostUpdate(live: HubLive, output: Extract<AgentHandlerOutput, 
   const session = live.sessions.get(output.sessionId);
   if (!session) return; // nobody attached it yet: an attach replays it from the journal
   session.lastActivity = Date.now();
-  for (const id of attached(session.roles)) live.connections.get(id)?.subscriber.deliver(output.sessionId, output, output.seq);
+  const parentClients = attached(session.roles);
+  for (const id of parentClients) live.connections.get(id)?.subscriber.deliver(output.sessionId, output, output.seq);
+  // A subagent child's update also reaches those attached to the child alone (its cursor follows the parent's journal).
+  const child = taggedChild(output.update);
+  const childSession = child === undefined ? undefined : live.sessions.get(child);
+  if (!child || !childSession) return;
+  for (const id of attached(childSession.roles)) if (!parentClients.includes(id)) live.connections.get(id)?.subscriber.deliver(child, output, output.seq);
 }
 
 export function onHostOutput(live: HubLive, output: AgentHandlerOutput): void {
@@ -71,7 +78,7 @@ function answerFromHost(live: HubLive, output: Extract<AgentHandlerOutput, { typ
   live.requests.delete(output.requestId);
   if (request.kind === 'initialize') {
     live.initialize = output.type === 'acp.respond' ? { result: output.result } : { error: output.error };
-    if (output.type === 'acp.respond') live.host.send({ type: 'initialized', context: daemonContext });
+    if (output.type === 'acp.respond') live.host.send({ type: 'initialized', context: daemonContextOf(live) });
     for (const waiting of live.initializeWaiting.splice(0)) answerInitialize(live, waiting.connectionId, waiting.requestId);
     return;
   }
@@ -108,6 +115,11 @@ function answerFromHost(live: HubLive, output: Extract<AgentHandlerOutput, { typ
     // What the agent said before its answer reached here (commands, modes) is in the journal.
     connection.subscriber.replay(sessionId, { after: 0, withPrompts: false, done: () => undefined, failed: () => undefined });
     return;
+  }
+  if (request.kind === 'attach' && output.type === 'acp.respond') {
+    // A subagent child (the host names its parent): its cursors read its parent's journal.
+    const parent = ((output.result as { _meta?: Record<string, unknown> } | undefined)?._meta ?? {})[PARENT_SESSION_META_KEY];
+    if (typeof parent === 'string' && request.sessionId !== undefined) live.children.set(request.sessionId, parent);
   }
   if (request.kind === 'attach' && output.type === 'acp.respond') return attachAndReplay(live, connection, request, { type: 'acp.respond', requestId: request.requestId, result: output.result });
   const ownedElsewhere = output.type === 'acp.error' && (output.error.data as { reason?: unknown } | undefined)?.reason === 'session_owned';

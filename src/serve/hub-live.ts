@@ -9,6 +9,7 @@ import { RpcError } from '../jsonrpc/rpc-error.js';
 import type { ReadGate } from '../port/read-gate.js';
 import { type HostJournal, type HostStore } from '../journal/host-journal.js';
 import { Subscriber } from '../session/subscriber.js';
+import type { SubagentParents } from '../session/subagent-tree.js';
 import type { Forwarding, HubRouting } from '../cluster/forwarding.js';
 import { PLACED_META_KEY, type PlacementSelf } from '../cluster/placement.js';
 import type { HubEvent } from './hub-events.js';
@@ -144,6 +145,10 @@ export interface HubLive {
   /** Makes the hub's prompt keys its own: a prompt's key is journaled with its turn, and another hub (a restart, another host) reads that journal. */
   readonly keyNonce: string;
   promptsInFlight: number;
+  /** Whether a client asked for subagent sessions: the host's agents are told so from then on ({@link daemonContextOf}). */
+  subagents: boolean;
+  /** The subagent children a client attached, to their parents (the host's answer names the parent): a cursor on a child reads its top parent's journal. */
+  readonly children: SubagentParents;
   readonly drained: Array<() => void>;
 }
 
@@ -176,6 +181,14 @@ export const daemonContext: AgentEventContext = {
   clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
   clientInfo: { name: 'acp-warden-serve', version: '0.1.0' },
 };
+
+/**
+ * What the hub tells the host it is now: {@link daemonContext}, with `subagents` once a client
+ * that takes subagent sessions connected (docs/serve.md, "Subagent sessions").
+ */
+export function daemonContextOf(live: HubLive): AgentEventContext {
+  return live.subagents ? { ...daemonContext, clientCapabilities: { ...daemonContext.clientCapabilities, subagents: {} } as AgentEventContext['clientCapabilities'] } : daemonContext;
+}
 
 /** Runs `run` in a later turn of the hub (a journal read that answered with a promise). */
 export function laterInHub(live: HubLive, run: () => void): void {
@@ -279,7 +292,8 @@ export function ownPromptIn(live: HubLive, key: string, sessionId: string): HubP
 
 /** A new key for a request of the hub to its host agent. */
 export function hostKey(live: HubLive): string {
-  return `h${live.nextKey++}`;
+  // Not the host's own `h<n>` keys (its agents' initializes, listings): an answer goes to the request it is for.
+  return `hub${live.nextKey++}`;
 }
 
 export function sessionRecord(live: HubLive, sessionId: string): HubSession {

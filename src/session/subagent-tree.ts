@@ -6,6 +6,7 @@
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { SUBAGENT_META_KEY } from '../protocol/native-agent.js';
+import type { JournalRecord } from '../journal/journal.js';
 
 /** Child session id to the id of the session that announced it. */
 export type SubagentParents = Map<string, string>;
@@ -16,10 +17,15 @@ export function announcedChild(update: SessionUpdate): string | undefined {
   return child.sessionUpdate === 'subagent_update' && typeof child.sessionId === 'string' ? child.sessionId : undefined;
 }
 
-/** Notes the child that `update`, sent on `sessionId`, announces (a later one only patches it). */
-export function noteAnnouncement(parents: SubagentParents, sessionId: string, update: SessionUpdate): void {
+/**
+ * Notes the child that `update`, sent on `sessionId`, announces (a later one only patches it);
+ * returns the child when this noted it.
+ */
+export function noteAnnouncement(parents: SubagentParents, sessionId: string, update: SessionUpdate): string | undefined {
   const child = announcedChild(update);
-  if (child !== undefined && child !== sessionId && !parents.has(child)) parents.set(child, sessionId);
+  if (child === undefined || child === sessionId || parents.has(child)) return undefined;
+  parents.set(child, sessionId);
+  return child;
 }
 
 /** The top session `sessionId` belongs to: itself when it is no announced child. */
@@ -49,6 +55,24 @@ export function childUpdate(childId: string, update: SessionUpdate): SessionUpda
 export function taggedChild(update: SessionUpdate): string | undefined {
   const child = (update as { _meta?: Record<string, unknown> | null })._meta?.[SUBAGENT_META_KEY];
   return typeof child === 'string' ? child : undefined;
+}
+
+/** A tagged update without its tag (`_meta` dropped when nothing else is in it). */
+export function untagged(update: SessionUpdate): SessionUpdate {
+  const { [SUBAGENT_META_KEY]: _tag, ...rest } = (update as { _meta?: Record<string, unknown> | null })._meta ?? {};
+  const copy = { ...update } as { _meta?: unknown };
+  if (Object.keys(rest).length > 0) copy._meta = rest;
+  else delete copy._meta;
+  return copy as SessionUpdate;
+}
+
+/**
+ * What a record of its top parent's journal shows a cursor on the child `childId` (a replay of
+ * the child alone): the child's own updates, untagged; nothing of the parent's or another child's.
+ */
+export function childRecordUpdates(childId: string, record: JournalRecord): SessionUpdate[] {
+  if (record.entry.kind !== 'update' || taggedChild(record.entry.update) !== childId) return [];
+  return [untagged(record.entry.update)];
 }
 
 /** `update` of `sessionId` as the top session carries it: that session's id, and the update tagged when it is a child's. */

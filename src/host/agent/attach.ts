@@ -2,7 +2,7 @@
  * `session/load` and `session/resume`: replaying the journal and opening a session on its agent (adopting one an agent keeps).
  */
 import { AGENT_METHODS } from '../../protocol/methods.js';
-import { type AgentHandlerOutput, type AgentRequestEvent, RESUME_META_KEY } from '../../protocol/native-agent.js';
+import { type AgentHandlerOutput, type AgentRequestEvent, PARENT_SESSION_META_KEY, RESUME_META_KEY } from '../../protocol/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
 import type { JournalRecord, JournalSession } from '../../journal/journal.js';
 import type { PreviousOwner } from '../../journal/async-journal.js';
@@ -18,6 +18,7 @@ import { currentSetup, dropSession, openSession } from './session-record.js';
 import { journaledChoices } from './session-settings.js';
 import { failedWrite, journalFailure } from './journal-failures.js';
 import { journalCall, journalFailureAnswers, record, safely } from './journal-writes.js';
+import { linkChildren } from './subagents.js';
 
 /**
  * `session/load` and `session/resume`. A session this host runs answers at once (load
@@ -46,6 +47,8 @@ export function attach(live: Live, request: AgentRequestEvent, how: 'load' | 're
       return giveUp();
     }
     const known = found.value;
+    // A subagent child runs in its parent's agent: its own history is replayed, nothing is opened.
+    if (known?.parentSessionId !== undefined) return attachChild(live, request, how, known.parentSessionId, giveUp);
     const origin = known ? undefined : live.listed.get(sessionId);
     // `from`: the host the claim took the session from (lost, or handing it over), if any.
     const start = (from?: PreviousOwner) => {
@@ -62,6 +65,32 @@ export function attach(live: Live, request: AgentRequestEvent, how: 'load' | 're
     const claimAndStart = () => (opens ? claimThen(live, request.requestId, sessionId, (claimed) => start(claimed.from), giveUp) : start());
     if (known) return claimAndStart();
     adopt(live, request, (adopted) => (adopted ? claimAndStart() : giveUp()));
+  });
+}
+
+/**
+ * `session/load` or `session/resume` of a subagent child (docs/acp.md, "Subagent sessions"):
+ * a load replays the child's own entries of its top parent's journal (then the replay's end),
+ * and both answer with the parent's id in `_meta` (a hub's cursors on the child read its
+ * parent's journal by it). The child's live updates reach the editor while its parent runs here.
+ */
+function attachChild(live: Live, request: AgentRequestEvent, how: 'load' | 'resume', parentId: string, done: () => void): void {
+  const sessionId = request.params.sessionId as string;
+  const answer = () => {
+    emit(live, { type: 'acp.respond', requestId: request.requestId, result: { _meta: { [PARENT_SESSION_META_KEY]: parentId } } }, sessionId);
+    done();
+  };
+  linkAncestors(live, sessionId, parentId, () => (how === 'load' ? replay(live, sessionId, request.requestId, answer, done) : answer()));
+}
+
+/** Notes `sessionId`'s parent and theirs, as the journal records them, so that its cursor reads its top parent's journal. */
+function linkAncestors(live: Live, sessionId: string, parentId: string, then: () => void): void {
+  if (live.subagents.has(sessionId)) return then();
+  live.subagents.set(sessionId, parentId);
+  journalCall(live, parentId, (journal) => journal.getSession(parentId), (found) => {
+    const grandparent = found.ok ? found.value?.parentSessionId : undefined;
+    if (grandparent === undefined) return then();
+    linkAncestors(live, parentId, grandparent, then);
   });
 }
 
@@ -102,7 +131,7 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
       unadopt(live, sessionId, adopted);
       return answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`session ${sessionId} needs agent ${journaled.agent}: ${(error as Error).message}`, { sessionId, agent: journaled.agent }).toErrorObject() });
     }
-    countOpenTurns(live, sessionId, (open) =>
+    linkChildren(live, sessionId, () => countOpenTurns(live, sessionId, (open) =>
       journaledChoices(live, sessionId, (chosen) => {
         if (interrupted()) return;
         const takeover = takeoverOf(request, from);
@@ -128,7 +157,7 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
           context: request.context,
         });
       }),
-    );
+    ));
   });
 }
 

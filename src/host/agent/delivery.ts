@@ -9,6 +9,8 @@ import type { HostJournal } from '../../journal/host-journal.js';
 import type { Live } from './live.js';
 import { failedWrite } from './journal-failures.js';
 import { later } from './continuation.js';
+import { topSessionOf } from '../../session/subagent-tree.js';
+import { childCursors } from './subagents.js';
 
 /**
  * Everything the host tells the editor goes out here, after the journal writes of its session
@@ -52,12 +54,15 @@ const cursorPageSize = 100;
 const cursorPageBytes = 256 * 1024;
 
 /** How a subscriber reads a journal: a page at a time when the journal pages (see {@link SubscriberOptions}). */
-export function journalReads(journal: HostJournal): Pick<SubscriberOptions, 'read' | 'paged' | 'lastSeq'> {
+export function journalReads(journal: HostJournal, journalOf: (sessionId: string) => string = (sessionId) => sessionId): Pick<SubscriberOptions, 'read' | 'paged' | 'lastSeq'> {
   return {
-    read: (sessionId, afterSeq) => (journal.paged ? journal.readEntries(sessionId, { afterSeq, limit: cursorPageSize, maxBytes: cursorPageBytes }) : journal.entries(sessionId, afterSeq)),
+    read: (sessionId, afterSeq) => {
+      const from = journalOf(sessionId);
+      return journal.paged ? journal.readEntries(from, { afterSeq, limit: cursorPageSize, maxBytes: cursorPageBytes }) : journal.entries(from, afterSeq);
+    },
     paged: journal.paged,
     // Without it, what is answered during a replay waits for the replay's end.
-    lastSeq: (sessionId) => (journal.knowsLastSeq ? journal.lastSeq(sessionId) : Number.MAX_SAFE_INTEGER),
+    lastSeq: (sessionId) => (journal.knowsLastSeq ? journal.lastSeq(journalOf(sessionId)) : Number.MAX_SAFE_INTEGER),
   };
 }
 
@@ -66,7 +71,8 @@ export function subscriberOf(live: Live): Subscriber {
   const self = live.scope.self;
   return new Subscriber({
     write: (output) => live.scope.emit(output),
-    ...journalReads(live.journal),
+    // A subagent child's cursor reads its top parent's journal and shows the child's entries only (subagents.ts).
+    ...childCursors(live.subagents, journalReads(live.journal, (sessionId) => topSessionOf(live.subagents, sessionId))),
     gate: deliveryGateOf(live.scope.system),
     // A turn of its own: what was written had a turn to go out; a stopped host reads no more.
     schedule: (sessionId) =>

@@ -25,7 +25,7 @@ import { lifecycle } from './notices.js';
 import { notify } from './notify.js';
 import { journalFailureAnswers, safely } from './journal-writes.js';
 import { promptAnswered } from './turns.js';
-import { journalingSession } from './subagents.js';
+import { journalingSession, recordChild } from './subagents.js';
 import { childUpdate, noteAnnouncement, taggedChild } from '../../session/subagent-tree.js';
 
 export function onInnerOutput(live: Live, agent: string, output: AgentHandlerOutput): void {
@@ -86,7 +86,8 @@ function onUpdate(live: Live, agent: string, sentSessionId: string, sentUpdate: 
   const own = sessionId === sentSessionId && taggedChild(sentUpdate) === undefined;
   const session = live.sessions.get(sessionId);
   // An agent's replay is not news, but the children it announces are: a child that runs on after a restart is routed again.
-  if (session) noteAnnouncement(live.subagents, sentSessionId, sentUpdate);
+  const announced = session ? noteAnnouncement(live.subagents, sentSessionId, sentUpdate) : undefined;
+  if (session && announced) recordChild(live, sessionId, sentSessionId, announced, session.agent, sentUpdate);
   if (session?.replaying) return;
   if (!session) {
     // Its `session/new` or `session/fork` not answered yet (a passthrough may deliver updates first): held until it is.

@@ -7,7 +7,8 @@ import { RpcError } from '../../jsonrpc/rpc-error.js';
 import { type InnerAgent, type Live } from './live.js';
 import { AGENT_META_KEY } from './live.js';
 import { emit, fail } from './delivery.js';
-import { answerClientCall, innerAgent, sendTo, sendToSession } from './inner-agents.js';
+import { answerClientCall, innerAgent, releaseAgent, sendTo, sendToSession } from './inner-agents.js';
+import { asksForSubagents } from '../../acp/subagent-updates.js';
 import { attach } from './attach.js';
 import { claimThen } from './ownership.js';
 import { failedWrite, journalFailure } from './journal-failures.js';
@@ -28,11 +29,16 @@ export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
       innerAgent(live, live.input.defaultAgent).ref.send(event);
       return;
     }
-    case 'initialized':
+    case 'initialized': {
+      // Told again with subagents asked for now (a `warden serve` client that takes them): an agent
+      // running no session starts again when next used, initialized with them; a busy one keeps what it was told until it starts again.
+      const retell = live.context !== undefined && asksForSubagents(live.context) !== asksForSubagents(event.context);
       live.context = event.context;
       live.initialized = true;
       for (const inner of live.inner.values()) if (!inner.waiting) inner.ref.send(event);
+      if (retell) for (const name of [...live.inner.keys()]) releaseAgent(live, name);
       return;
+    }
     case 'session.cancel': {
       const session = live.sessions.get(event.sessionId);
       if (!session) return;

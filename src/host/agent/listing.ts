@@ -3,7 +3,8 @@
  */
 import type { SessionInfo } from '@agentclientprotocol/sdk';
 import { AGENT_METHODS } from '../../protocol/methods.js';
-import { type AgentRequestEvent, type NativeAgent, RESUME_META_KEY } from '../../protocol/native-agent.js';
+import { type AgentRequestEvent, type NativeAgent, PARENT_SESSION_META_KEY, RESUME_META_KEY } from '../../protocol/native-agent.js';
+import { asksForSubagents } from '../../acp/subagent-updates.js';
 import { type ErrorObject, RpcError } from '../../jsonrpc/rpc-error.js';
 import { InvalidCursorError, type JournalSession } from '../../journal/journal.js';
 import { canonicalJson } from '../../journal/canonical-json.js';
@@ -53,8 +54,13 @@ export function listSessions(live: Live, request: AgentRequestEvent): void {
       return fail(live, request.requestId, journalFailure(read.error, undefined));
     }
     const page = read.value;
+    // Subagent children are listed, naming their parent, to editors that take subagents only (ACP sends them nothing of subagents otherwise).
+    const children = asksForSubagents(request.context);
     for (const session of page.sessions) {
-      job.sessions.push({ sessionId: session.sessionId, cwd: session.cwd, title: session.title ?? null, updatedAt: session.updatedAt, _meta: { [AGENT_META_KEY]: session.agent, 'acp-warden/state': session.state, 'acp-warden/restarts': session.restarts } });
+      const parent = session.parentSessionId;
+      if (parent !== undefined && !children) continue;
+      const meta = { [AGENT_META_KEY]: session.agent, 'acp-warden/state': session.state, 'acp-warden/restarts': session.restarts, ...(parent !== undefined ? { [PARENT_SESSION_META_KEY]: parent } : {}) };
+      job.sessions.push({ sessionId: session.sessionId, cwd: session.cwd, title: session.title ?? null, updatedAt: session.updatedAt, _meta: meta });
     }
     if (page.nextCursor) return finishList(live, job, encodeListCursor({ journal: page.nextCursor }));
     askAgent(live, job, 0, undefined);
