@@ -9,7 +9,7 @@ import { settleJournal } from '../host/host-agent.js';
 import { Subscriber } from '../session/subscriber.js';
 import { updatesOf, updatesWithTurns } from '../session/cursor.js';
 import { journalReads } from '../host/agent/delivery.js';
-import { childCursors } from '../host/agent/subagents.js';
+import { childCursors } from '../session/child-cursors.js';
 import { topSessionOf } from '../session/subagent-tree.js';
 import type { HubEvent } from './hub-events.js';
 import { attached, detach, roleOf } from './session-roles.js';

@@ -10,7 +10,7 @@ import type { Live } from './live.js';
 import { failedWrite } from './journal-failures.js';
 import { later } from './continuation.js';
 import { topSessionOf } from '../../session/subagent-tree.js';
-import { childCursors } from './subagents.js';
+import { childCursors } from '../../session/child-cursors.js';
 
 /**
  * Everything the host tells the editor goes out here, after the journal writes of its session

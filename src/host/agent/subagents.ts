@@ -13,9 +13,7 @@
  * entries alone, also after a restart (a cursor on the child reads its top parent's journal).
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
-import { childRecordUpdates, topSessionOf, type SubagentParents } from '../../session/subagent-tree.js';
-import { updatesOf } from '../../session/cursor.js';
-import type { SubscriberOptions } from '../../session/subscriber.js';
+import { topSessionOf } from '../../session/subagent-tree.js';
 import { isPromiseLike } from '../../journal/host-journal.js';
 import type { Live } from './live.js';
 import { journalCall, safely } from './journal-writes.js';
@@ -24,22 +22,6 @@ import { failedWrite } from './journal-failures.js';
 /** The session open here that journals `sessionId`'s updates: its own, or its top parent's for a child. */
 export function journalingSession(live: Live, sessionId: string): string {
   return topSessionOf(live.subagents, sessionId);
-}
-
-/**
- * Journal reads (`reads`, keyed by the session a cursor follows) for cursors that may follow a
- * subagent child: a child's shows only its own entries of its top parent's journal, untagged;
- * any other cursor shows what `shows` (default: `updatesOf`) shows.
- */
-export function childCursors<T extends Pick<SubscriberOptions, 'read' | 'paged' | 'lastSeq'>>(
-  parents: SubagentParents,
-  reads: T,
-  shows: NonNullable<SubscriberOptions['shows']> = (_sessionId, record, replaying) => updatesOf(record.entry, replaying),
-): T & Pick<SubscriberOptions, 'shows'> {
-  return {
-    ...reads,
-    shows: (sessionId, record, replaying) => (parents.has(sessionId) ? childRecordUpdates(sessionId, record) : shows(sessionId, record, replaying)),
-  };
 }
 
 /**
