@@ -2,7 +2,7 @@
 // A reference ACP v1 agent built only with the official SDK (@agentclientprotocol/sdk),
 // used as a test peer for acp-warden's own ACP client side. Speaks NDJSON on stdio.
 //
-// Usage: node spec/support/sdk-agent.mjs [--require-auth] [--state-dir DIR] [--no-resume] [--replay-after-answer] [--refuse-v2] [--log FILE]
+// Usage: node spec/support/sdk-agent.mjs [--require-auth] [--state-dir DIR] [--no-resume] [--replay-after-answer] [--refuse-v2] [--additional-directories] [--log FILE]
 //   --require-auth   session/new, load, resume and list fail with -32000 until `authenticate`.
 //   --state-dir DIR  persist the session store to DIR/sdk-agent-sessions.json, so that a
 //                    restarted agent can session/load or session/resume earlier sessions.
@@ -14,8 +14,12 @@
 //                    0.61.0's loadSession does): all but the first update come after the answer.
 //   --refuse-v2      an initialize asking for protocol version 2 or later is refused -32022
 //                    (supported: [1]), as a v1 agent that says so; a v1 one is served.
+//   --additional-directories
+//                    advertise sessionCapabilities.additionalDirectories (sessions take them).
 //   --log FILE       append each diagnostic line (as on stderr) to FILE too: for a test whose
-//                    agent runs under warden, which keeps the agent's stderr to itself.
+//                    agent runs under warden, which keeps the agent's stderr to itself. Lines
+//                    `setup METHOD JSON` give what initialize (clientCapabilities) and session/new,
+//                    load and resume (mcpServers, additionalDirectories) were sent.
 //
 // Behaviour of session/prompt is chosen by the first word (lower-cased) of the first text
 // block: hello | permission | fs | read PATH | write PATH TEXT | terminal | longterminal | slow | die |
@@ -45,6 +49,7 @@ const requireAuth = argv.includes('--require-auth');
 const noResume = argv.includes('--no-resume');
 const replayAfterAnswer = argv.includes('--replay-after-answer');
 const refuseV2 = argv.includes('--refuse-v2');
+const takesDirectories = argv.includes('--additional-directories');
 const stateDir = flag('--state-dir');
 const stateFile = stateDir ? join(stateDir, 'sdk-agent-sessions.json') : undefined;
 
@@ -383,6 +388,7 @@ const app = agent({ name: 'sdk-agent' })
   .onRequest(methods.agent.initialize, ({ params }) => {
     clientCapabilities = params.clientCapabilities ?? {};
     log('initialize', `protocolVersion=${params.protocolVersion}`);
+    log('setup initialize', JSON.stringify({ clientCapabilities }));
     if (refuseV2 && params.protocolVersion >= 2) throw RequestError.unsupportedProtocolVersion(params.protocolVersion, [1]);
     return {
       protocolVersion: PROTOCOL_VERSION,
@@ -390,7 +396,7 @@ const app = agent({ name: 'sdk-agent' })
         loadSession: true,
         promptCapabilities: { image: true, audio: false, embeddedContext: true },
         mcpCapabilities: { http: false, sse: false },
-        sessionCapabilities: { list: {}, ...(noResume ? {} : { resume: {} }), close: {}, delete: {} },
+        sessionCapabilities: { list: {}, ...(noResume ? {} : { resume: {} }), close: {}, delete: {}, ...(takesDirectories ? { additionalDirectories: {} } : {}) },
         auth: { logout: {} },
       },
       authMethods: [AUTH_METHOD],
@@ -409,6 +415,7 @@ const app = agent({ name: 'sdk-agent' })
     return {};
   })
   .onRequest(methods.agent.session.new, ({ params }) => {
+    log('setup session/new', JSON.stringify({ mcpServers: params.mcpServers, additionalDirectories: params.additionalDirectories }));
     checkAuth();
     checkAbsolute('cwd', params.cwd);
     const sessionId = `sess-${randomUUID()}`;
@@ -428,6 +435,7 @@ const app = agent({ name: 'sdk-agent' })
     return { sessionId, ...sessionSetup(session) };
   })
   .onRequest(methods.agent.session.load, async ({ params, client }) => {
+    log('setup session/load', JSON.stringify({ mcpServers: params.mcpServers, additionalDirectories: params.additionalDirectories }));
     checkAuth();
     checkAbsolute('cwd', params.cwd);
     const session = stored(params.sessionId);
@@ -445,6 +453,7 @@ const app = agent({ name: 'sdk-agent' })
   })
   .onRequest(methods.agent.session.resume, ({ params }) => {
     if (noResume) throw RequestError.methodNotFound(methods.agent.session.resume);
+    log('setup session/resume', JSON.stringify({ mcpServers: params.mcpServers, additionalDirectories: params.additionalDirectories }));
     checkAuth();
     checkAbsolute('cwd', params.cwd);
     const session = stored(params.sessionId);
