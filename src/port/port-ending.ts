@@ -93,14 +93,24 @@ export function spawnFailure(error: NodeJS.ErrnoException, options: PortOptions)
   return { kind: 'spawn_failed', code, message: error.message, hint };
 }
 
-/** XState's synchronous stop: kill the whole group now; nothing is left to wait for. */
+/**
+ * Sends `signal` to the port's whole process tree: its group and every descendant seen in
+ * another session or group (tree-kill.ts); its group only where /proc cannot be read.
+ */
+export function signalPortTree(live: Live, signal: NodeJS.Signals): void {
+  if (live.pid === undefined) return;
+  if (live.tree) live.tree.signal(signal);
+  else signalGroup(live.pid, signal);
+}
+
+/** XState's synchronous stop: kill the whole tree now; nothing is left to wait for. */
 export function killNow(live: Live): void {
   if (live.finished) return;
   live.finished = true;
   live.leaveGate?.();
   if (live.closeTimer) clearTimeout(live.closeTimer);
   if (live.pid !== undefined) {
-    signalGroup(live.pid, 'SIGKILL');
+    signalPortTree(live, 'SIGKILL');
     untrackGroup(live.pid);
     reaperForget(live.pid);
   }
