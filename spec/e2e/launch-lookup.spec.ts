@@ -168,8 +168,8 @@ describe('launching agents as an editor does: the agent found on the PATH warden
     for (const name of ['codex', 'gemini', 'opencode', 'claude-acp', 'codex-acp']) {
       expect(problems.some((line) => line.startsWith(`- Agent "${name}" cannot run: `)), `${name} in:\n${text}`).to.equal(true);
     }
-    // Nothing but the table, blank lines, problems and the closing hint.
+    // Nothing but the table, blank lines, problems, how memory limits are enforced and the closing hint.
     const others = text.split('\n').filter((line) => line !== '' && !line.startsWith('- ') && !/^\S+\s+(adapter|acp|builtin|kind)\s/u.test(line));
-    expect(others).to.deep.equal(['Any other ACP agent: warden acp --agent "acp:<command line>"']);
+    expect(others).to.deep.equal(['Memory limits (--max-memory): the whole agent process tree, sampled from /proc (RssAnon + RssShmem); no cgroup is used', 'Any other ACP agent: warden acp --agent "acp:<command line>"']);
   });
 });

@@ -6,6 +6,8 @@
  * is killed at once. Both end the port with reason `memory_exceeded` (port-exit.ts).
  */
 
+import { procAvailable } from './process-tree.js';
+
 /** Memory limits of a port's process tree, in bytes. At least one of the two limits. */
 export interface MemoryLimitInput {
   /** Above this, the CLI is recycled when no turn is open (`port.busy`'s `turnOpen`). */
@@ -30,6 +32,16 @@ export const defaultMemoryPollMs = 1000;
 /** The hard limit's default over the soft one: a quarter above, room for the turn to end before the kill. */
 export const defaultHardOverSoft = 1.25;
 
+/**
+ * How memory limits are enforced on this machine, in words (`warden agents`): by sampling
+ * /proc, the only method there is (a cgroup would let the kernel enforce them: not used yet).
+ */
+export function memoryLimitMethod(): string {
+  return procAvailable
+    ? 'Memory limits (--max-memory): the whole agent process tree, sampled from /proc (RssAnon + RssShmem); no cgroup is used'
+    : 'Memory limits (--max-memory): not available here (no /proc to sample the agent process tree from)';
+}
+
 const positive = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0;
 
 /** Checks memory limits and fills in their defaults; `undefined` input: no limits. */
@@ -40,6 +52,7 @@ export function memoryLimitSettings(input: MemoryLimitInput | undefined): Memory
     if (value !== undefined && !positive(value)) throw new TypeError(`Expected the \`memoryLimit.${name}\` option to be a number > 0, got \`${String(value)}\` (${typeof value}).`);
   }
   if (softBytes === undefined && hardBytes === undefined) throw new TypeError('Expected the `memoryLimit` option to set `softBytes`, `hardBytes` or both.');
+  if (!procAvailable) throw new TypeError('The `memoryLimit` option needs /proc (Linux) to sample the process tree; leave it out on this system.');
   const hard = hardBytes ?? Math.round((softBytes as number) * defaultHardOverSoft);
   if (softBytes !== undefined && hard < softBytes) {
     throw new TypeError(`Expected \`memoryLimit.hardBytes\` (${hard}) to be at least \`memoryLimit.softBytes\` (${softBytes}): the soft limit recycles before the hard one kills.`);

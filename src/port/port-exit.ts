@@ -68,8 +68,8 @@ export function describePortExit(reason: PortExitReason): string {
       return `Agent process hung (no output for ${reason.idleMs} ms) and was killed`;
     case 'memory_exceeded':
       return reason.limit === 'hard'
-        ? `Agent process tree used ${megabytes(reason.rssBytes)} of memory, over its hard limit of ${megabytes(reason.limitBytes)}, and was killed`
-        : `Agent process tree used ${megabytes(reason.rssBytes)} of memory, over its soft limit of ${megabytes(reason.limitBytes)}, and was recycled between turns`;
+        ? `Agent process tree used ${megabytes(reason.rssBytes)} of memory (sampled from /proc), over its hard limit of ${megabytes(reason.limitBytes)}, and was killed`
+        : `Agent process tree used ${megabytes(reason.rssBytes)} of memory (sampled from /proc), over its soft limit of ${megabytes(reason.limitBytes)}, and was recycled between turns`;
     case 'stopped':
       return 'Agent process was stopped';
   }
