@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { launch, type EditorSession } from '../support/editor.js';
 import { nodeCommand, pathDirectory } from '../support/launch-harness.js';
 import { descendants, expectNoLeftovers, repo, wardenMain } from '../support/real-agents-harness.js';
+import { memoryLimitMethod } from '../../src/port/memory-limit.js';
 
 const fakeClaude = join(repo, 'spec', 'support', 'fake-claude.mjs');
 const sdkAgentModule = join(repo, 'spec', 'support', 'sdk-agent.mjs');
@@ -170,6 +171,7 @@ describe('launching agents as an editor does: the agent found on the PATH warden
     }
     // Nothing but the table, blank lines, problems, how memory limits are enforced and the closing hint.
     const others = text.split('\n').filter((line) => line !== '' && !line.startsWith('- ') && !/^\S+\s+(adapter|acp|builtin|kind)\s/u.test(line));
-    expect(others).to.deep.equal(['Memory limits (--max-memory): the whole agent process tree, sampled from /proc (RssAnon + RssShmem); no cgroup is used', 'Any other ACP agent: warden acp --agent "acp:<command line>"']);
+    expect(others).to.deep.equal([memoryLimitMethod(), 'Any other ACP agent: warden acp --agent "acp:<command line>"']);
+    expect(memoryLimitMethod()).to.match(/^Memory limits \(--max-memory\): the whole agent process tree, sampled from \/proc \(RssAnon \+ RssShmem\); (with --memory-cgroup also|no cgroup can be created here)/u);
   });
 });

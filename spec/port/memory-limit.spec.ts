@@ -72,9 +72,10 @@ describe('port memory limits and tree kill', function () {
   });
 
   describe('options', () => {
-    it('the hard limit defaults to 1.25 × the soft one, the poll to 1 s; a hard limit below the soft one is refused', () => {
-      expect(memoryLimitSettings({ softBytes: 300 * mib })).to.deep.equal({ softBytes: 300 * mib, hardBytes: 375 * mib, pollMs: 1000 });
-      expect(memoryLimitSettings({ hardBytes: 300 * mib, pollMs: 250 })).to.deep.equal({ softBytes: Number.POSITIVE_INFINITY, hardBytes: 300 * mib, pollMs: 250 });
+    it('the hard limit defaults to 1.25 × the soft one, the poll to 1 s, cgroups to off; a hard limit below the soft one is refused', () => {
+      expect(memoryLimitSettings({ softBytes: 300 * mib })).to.deep.equal({ softBytes: 300 * mib, hardBytes: 375 * mib, pollMs: 1000, cgroup: false });
+      expect(memoryLimitSettings({ hardBytes: 300 * mib, pollMs: 250 })).to.deep.equal({ softBytes: Number.POSITIVE_INFINITY, hardBytes: 300 * mib, pollMs: 250, cgroup: false });
+      expect(memoryLimitSettings({ softBytes: 300 * mib, cgroup: true })?.cgroup).to.equal(true);
       expect(() => memoryLimitSettings({ softBytes: 300 * mib, hardBytes: 200 * mib })).to.throw(TypeError, /at least `memoryLimit.softBytes`/u);
       expect(() => memoryLimitSettings({})).to.throw(TypeError, /`softBytes`, `hardBytes` or both/u);
       expect(() => memoryLimitSettings({ softBytes: -1 })).to.throw(TypeError, /softBytes.*> 0/u);

@@ -67,6 +67,12 @@ export interface AgentOptions extends ResolveOptions {
   readonly maxMemoryHardBytes?: number;
   /** `--memory-poll SECONDS`: how often the tree's memory is sampled, in ms (default 1000). */
   readonly memoryPollMs?: number;
+  /**
+   * `--memory-cgroup`: also put each agent process in cgroups of its own where warden may
+   * create them (a v1 memory cgroup with the hard limit, a v2 cgroup for `cgroup.kill`;
+   * src/port/agent-cgroup.ts). Default `false`: /proc sampling only.
+   */
+  readonly memoryCgroup?: boolean;
 }
 
 /** The hang watchdog's two limits, in ms: the port's `watchdog` option, handed down unchanged. */
@@ -149,6 +155,7 @@ function memoryLimitOf(options: AgentOptions): MemoryLimitInput | undefined {
     ...(options.maxMemoryBytes ? { softBytes: options.maxMemoryBytes } : {}),
     ...(options.maxMemoryHardBytes ? { hardBytes: options.maxMemoryHardBytes } : {}),
     ...(options.memoryPollMs ? { pollMs: options.memoryPollMs } : {}),
+    ...(options.memoryCgroup ? { cgroup: true } : {}),
   };
   memoryLimitSettings(input);
   return input;

@@ -59,6 +59,8 @@ export interface AgentCommandOptions {
   readonly maxMemoryHardBytes: number | undefined;
   /** How often the tree's memory is sampled, in ms (`--memory-poll SECONDS`; default 1 s). */
   readonly memoryPollMs: number | undefined;
+  /** Put each agent process in cgroups of its own where possible (`--memory-cgroup`). */
+  readonly memoryCgroup: boolean;
 }
 
 /** The shared options as the table fills them, before `--agent` is known to be there and `--env` is split. */
@@ -135,6 +137,10 @@ export const agentFlags = {
     shape: seconds,
     help: `how often the memory of each agent process tree is sampled\n(default ${defaultMemoryPollMs / 1000}; about 1-2 ms of CPU per sample of 50 processes)`,
   },
+  '--memory-cgroup': {
+    field: 'memoryCgroup',
+    help: 'also put each agent process in cgroups of its own where warden\nmay create them: the hard limit enforced by the kernel (a v1\nmemory cgroup), the tree killed with cgroup.kill (v2); warden\nagents says what this machine allows',
+  },
   '--drain-timeout': {
     field: 'drainTimeoutMs',
     value: 'SECONDS',
@@ -186,12 +192,14 @@ export function agentOptionsOf(parsed: AgentCommandOptions): AgentOptions {
     ...(parsed.maxMemoryBytes ? { maxMemoryBytes: parsed.maxMemoryBytes } : {}),
     ...(parsed.maxMemoryHardBytes ? { maxMemoryHardBytes: parsed.maxMemoryHardBytes } : {}),
     ...(parsed.memoryPollMs ? { memoryPollMs: parsed.memoryPollMs } : {}),
+    ...(parsed.memoryCgroup ? { memoryCgroup: true } : {}),
   };
 }
 
-/** The memory flags checked together: a hard limit below the soft one, or a poll interval with no limit, is refused naming the fix. */
-export function checkMemoryFlags(values: Pick<AgentCommandOptions, 'maxMemoryBytes' | 'maxMemoryHardBytes' | 'memoryPollMs'>): void {
-  const { maxMemoryBytes: soft, maxMemoryHardBytes: hard, memoryPollMs } = values;
+/** The memory flags checked together: a hard limit below the soft one, or a poll interval or cgroups with no limit, is refused naming the fix. */
+export function checkMemoryFlags(values: Pick<AgentCommandOptions, 'maxMemoryBytes' | 'maxMemoryHardBytes' | 'memoryPollMs' | 'memoryCgroup'>): void {
+  const { maxMemoryBytes: soft, maxMemoryHardBytes: hard, memoryPollMs, memoryCgroup } = values;
+  if (memoryCgroup && soft === undefined && hard === undefined) throw new ArgumentError('--memory-cgroup applies with a memory limit only: add --max-memory MIB (or --max-memory-hard MIB), or leave --memory-cgroup out');
   if (soft !== undefined && hard !== undefined && hard < soft) throw new ArgumentError(`--max-memory-hard (${hard / mebibyte} MiB) must be at least --max-memory (${soft / mebibyte} MiB): the soft limit recycles the agent before the hard one kills it`);
   if (memoryPollMs !== undefined && soft === undefined && hard === undefined) throw new ArgumentError('--memory-poll applies with a memory limit only: add --max-memory MIB (or --max-memory-hard MIB), or leave --memory-poll out');
 }

@@ -7,6 +7,7 @@
  */
 
 import { procAvailable } from './process-tree.js';
+import { cgroupSupport } from './agent-cgroup.js';
 
 /** Memory limits of a port's process tree, in bytes. At least one of the two limits. */
 export interface MemoryLimitInput {
@@ -16,6 +17,12 @@ export interface MemoryLimitInput {
   readonly hardBytes?: number;
   /** Milliseconds between two samples of the tree's memory. Default {@link defaultMemoryPollMs}. */
   readonly pollMs?: number;
+  /**
+   * Also put the CLI in cgroups of its own where this process may create them (agent-cgroup.ts):
+   * a v1 memory cgroup limited to `hardBytes` (the kernel enforces it) and a v2 cgroup whose
+   * `cgroup.kill` ends the tree. Default `false`: /proc sampling only.
+   */
+  readonly cgroup?: boolean;
 }
 
 /** Memory limits, checked and complete. */
@@ -24,6 +31,7 @@ export interface MemoryLimitSettings {
   readonly softBytes: number;
   readonly hardBytes: number;
   readonly pollMs: number;
+  readonly cgroup: boolean;
 }
 
 /** Default poll interval: one sample a second costs about 1-2 ms of warden's CPU for a tree of 50 processes (docs/ports.md). */
@@ -34,12 +42,15 @@ export const defaultHardOverSoft = 1.25;
 
 /**
  * How memory limits are enforced on this machine, in words (`warden agents`): by sampling
- * /proc, the only method there is (a cgroup would let the kernel enforce them: not used yet).
+ * /proc, and with `--memory-cgroup` by the cgroups this process may create.
  */
 export function memoryLimitMethod(): string {
-  return procAvailable
-    ? 'Memory limits (--max-memory): the whole agent process tree, sampled from /proc (RssAnon + RssShmem); no cgroup is used'
-    : 'Memory limits (--max-memory): not available here (no /proc to sample the agent process tree from)';
+  if (!procAvailable) return 'Memory limits (--max-memory): not available here (no /proc to sample the agent process tree from)';
+  const { memoryV1, killV2, missing } = cgroupSupport();
+  const cgroups = memoryV1 || killV2
+    ? `with --memory-cgroup also ${[memoryV1 ? 'a v1 memory cgroup (the hard limit enforced by the kernel)' : '', killV2 ? 'a v2 cgroup (cgroup.kill)' : ''].filter(Boolean).join(' and ')}${missing ? ` (${missing})` : ''}`
+    : `no cgroup can be created here (${missing})`;
+  return `Memory limits (--max-memory): the whole agent process tree, sampled from /proc (RssAnon + RssShmem); ${cgroups}`;
 }
 
 const positive = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0;
@@ -57,5 +68,5 @@ export function memoryLimitSettings(input: MemoryLimitInput | undefined): Memory
   if (softBytes !== undefined && hard < softBytes) {
     throw new TypeError(`Expected \`memoryLimit.hardBytes\` (${hard}) to be at least \`memoryLimit.softBytes\` (${softBytes}): the soft limit recycles before the hard one kills.`);
   }
-  return { softBytes: softBytes ?? Number.POSITIVE_INFINITY, hardBytes: hard, pollMs };
+  return { softBytes: softBytes ?? Number.POSITIVE_INFINITY, hardBytes: hard, pollMs, cgroup: input.cgroup === true };
 }

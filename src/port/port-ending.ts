@@ -45,6 +45,7 @@ export function finish(snapshot: PortSnapshot, live: Live): PortSnapshot {
     untrackGroup(live.pid);
     reaperForget(live.pid);
   }
+  live.cgroup?.remove();
   const exit: PortExit = {
     reason: exitReason(live),
     command: commandLine(live.options),
@@ -99,6 +100,8 @@ export function spawnFailure(error: NodeJS.ErrnoException, options: PortOptions)
  */
 export function signalPortTree(live: Live, signal: NodeJS.Signals): void {
   if (live.pid === undefined) return;
+  // In a v2 cgroup, a kill reaches every process in it, whatever no walk found.
+  if (signal === 'SIGKILL') live.cgroup?.kill();
   if (live.tree) live.tree.signal(signal);
   else signalGroup(live.pid, signal);
 }
@@ -114,6 +117,7 @@ export function killNow(live: Live): void {
     untrackGroup(live.pid);
     reaperForget(live.pid);
   }
+  live.cgroup?.remove();
   const gone = new PortWriteError('not_running', `The agent process was stopped: ${live.options.command}.`);
   live.early.fail(gone);
   live.writes?.fail(gone);

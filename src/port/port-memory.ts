@@ -7,6 +7,7 @@
  * way the port ends with reason `memory_exceeded`.
  */
 import type { PortSnapshot } from './port-contract.js';
+import type { PortExitReason } from './port-exit.js';
 import { schedule, type Live } from './port-state.js';
 import { treeResidentBytes } from './tree-memory.js';
 import { signalPortTree } from './port-ending.js';
@@ -22,6 +23,13 @@ export function armMemoryPoll(live: Live): void {
 export function onMemoryPoll(snapshot: PortSnapshot, live: Live, recycle: (snapshot: PortSnapshot) => PortSnapshot): PortSnapshot {
   const limit = live.options.memoryLimit;
   if (!limit || !live.tree || live.finished || live.decided || live.stopRequested) return snapshot;
+  // The kernel killed a process of the tree at its memory cgroup's limit (a tool, say): the hard limit was reached.
+  const killed = cgroupMemoryKill(live);
+  if (killed) {
+    live.decided = killed;
+    signalPortTree(live, 'SIGKILL');
+    return snapshot;
+  }
   const members = live.tree.refresh();
   const rssBytes = treeResidentBytes(members);
   live.scope.emit({ type: 'port.memory', rssBytes, processes: members.length });
@@ -36,6 +44,13 @@ export function onMemoryPoll(snapshot: PortSnapshot, live: Live, recycle: (snaps
     return recycleIfBetweenTurns(snapshot, live, recycle);
   }
   return snapshot;
+}
+
+/** The reason of a kill by the kernel's OOM killer in the port's memory cgroup, if one happened. */
+export function cgroupMemoryKill(live: Live): PortExitReason | undefined {
+  const limit = live.options.memoryLimit;
+  if (!limit || !live.cgroup || live.cgroup.oomKills() === 0) return undefined;
+  return { kind: 'memory_exceeded', limit: 'hard', limitBytes: limit.hardBytes, rssBytes: live.cgroup.peakBytes(), method: 'cgroup' };
 }
 
 /** Over the soft limit and no turn open: recycle now (the graceful stop, with the reason decided); otherwise wait for the turn to close. */

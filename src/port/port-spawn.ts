@@ -8,7 +8,8 @@ import { existsSync, statSync } from 'node:fs';
 import { trackGroup } from './process-group.js';
 import { procAvailable } from './process-tree.js';
 import { KnownTree } from './tree-kill.js';
-import { armMemoryPoll } from './port-memory.js';
+import { armMemoryPoll, cgroupMemoryKill } from './port-memory.js';
+import { AgentCgroup } from './agent-cgroup.js';
 import { reaperTrack } from './orphan-reaper.js';
 import { checkExecutable } from './resolve-executable.js';
 import { readGateOf } from './read-gate.js';
@@ -97,6 +98,8 @@ function spawnChild(live: Live, execa: Execa): void {
   child.on('exit', (code, signal) => {
     live.exitCode = code;
     live.exitSignal = signal;
+    // Killed by the kernel at its memory cgroup's limit: that SIGKILL is the hard limit's.
+    live.decided ??= cgroupMemoryKill(live);
     // The rest of the tree (tools the CLI started, in its group or, seen before, in their own
     // sessions) dies with it; that also releases the pipes they inherited, so that `close` comes.
     signalPortTree(live, 'SIGKILL');
@@ -162,6 +165,11 @@ function spawnChild(live: Live, execa: Execa): void {
   if (child.pid !== undefined) {
     live.pid = child.pid;
     live.tree = procAvailable ? new KnownTree(child.pid) : undefined;
+    // Before the CLI has started anything (a Node runtime takes tens of ms to get there).
+    if (options.memoryLimit?.cgroup) {
+      live.cgroup = AgentCgroup.create(options.memoryLimit.hardBytes);
+      live.cgroup?.add(child.pid);
+    }
     trackGroup(child.pid);
     reaperTrack(child.pid);
     scope.emit({ type: 'port.spawned', pid: child.pid, command: commandLine(options) });

@@ -14,6 +14,7 @@ import type { WriteQueue } from './write-queue.js';
 import type { loadedExeca } from './execa-loader.js';
 import { EarlyWrites } from './early-writes.js';
 import type { KnownTree } from './tree-kill.js';
+import type { AgentCgroup } from './agent-cgroup.js';
 import type { PortExitReason, PortWriteError } from './port-exit.js';
 import type { PortOptions } from './port-options.js';
 import type { PortContext, PortEmitted, PortEvent, PortInternalEvent, PortPhase, PortSnapshot } from './port-contract.js';
@@ -55,6 +56,8 @@ export interface Live {
   leaveGate: (() => void) | undefined;
   /** The CLI's process tree as last read (tree-kill.ts): what a kill reaches beyond its group. */
   tree: KnownTree | undefined;
+  /** Its cgroups, with `memoryLimit.cgroup` where they could be made (agent-cgroup.ts). */
+  cgroup: AgentCgroup | undefined;
   /** The tree went over its soft memory limit: the CLI is recycled once no turn is open (port-memory.ts). */
   overSoft: MemoryExcess | undefined;
 }
@@ -113,6 +116,7 @@ export function createLive(scope: Scope, options: PortOptions): Live {
     closeDeferred: false,
     leaveGate: undefined,
     tree: undefined,
+    cgroup: undefined,
     overSoft: undefined,
   };
   const parseJson = jsonLines(
