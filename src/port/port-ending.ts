@@ -7,6 +7,7 @@
  */
 import { shutdownExit } from '../supervision/exit-reason.js';
 import { signalGroup, untrackGroup } from './process-group.js';
+import { untrackTree } from './tree-kill.js';
 import { reaperForget } from './orphan-reaper.js';
 import { isNormalPortExit, PortError, PortWriteError, type PortExit, type PortExitReason } from './port-exit.js';
 import { commandLine, type PortOptions } from './port-options.js';
@@ -45,6 +46,7 @@ export function finish(snapshot: PortSnapshot, live: Live): PortSnapshot {
     untrackGroup(live.pid);
     reaperForget(live.pid);
   }
+  if (live.tree) untrackTree(live.tree);
   live.cgroup?.remove();
   const exit: PortExit = {
     reason: exitReason(live),
@@ -117,6 +119,7 @@ export function killNow(live: Live): void {
     untrackGroup(live.pid);
     reaperForget(live.pid);
   }
+  if (live.tree) untrackTree(live.tree);
   live.cgroup?.remove();
   const gone = new PortWriteError('not_running', `The agent process was stopped: ${live.options.command}.`);
   live.early.fail(gone);

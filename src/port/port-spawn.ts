@@ -7,7 +7,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { trackGroup } from './process-group.js';
 import { procAvailable } from './process-tree.js';
-import { KnownTree } from './tree-kill.js';
+import { KnownTree, trackTree } from './tree-kill.js';
 import { armMemoryPoll, cgroupMemoryKill } from './port-memory.js';
 import { AgentCgroup } from './agent-cgroup.js';
 import { reaperTrack } from './orphan-reaper.js';
@@ -165,6 +165,7 @@ function spawnChild(live: Live, execa: Execa): void {
   if (child.pid !== undefined) {
     live.pid = child.pid;
     live.tree = procAvailable ? new KnownTree(child.pid) : undefined;
+    if (live.tree) trackTree(live.tree);
     // Before the CLI has started anything (a Node runtime takes tens of ms to get there).
     if (options.memoryLimit?.cgroup) {
       live.cgroup = AgentCgroup.create(options.memoryLimit.hardBytes);

@@ -71,3 +71,28 @@ function signalProcess(pid: number, signal: NodeJS.Signals): boolean {
 function leadsGroup(pid: number): boolean {
   return groupOf(pid) === pid;
 }
+
+/**
+ * Trees of the ports of this process that are still alive, killed with SIGKILL when the host
+ * exits without stopping them (an exception, `process.exit()`), as their groups are
+ * (process-group.ts): the walk is synchronous, so it runs in the exit handler. Tracked before
+ * the group, so that this handler runs first and still finds the CLI to walk from.
+ */
+const liveTrees = new Set<KnownTree>();
+let exitHookInstalled = false;
+
+/** Records a live port's tree so that the host's exit kills it. */
+export function trackTree(tree: KnownTree): void {
+  liveTrees.add(tree);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const live of liveTrees) live.signal('SIGKILL');
+    });
+  }
+}
+
+/** Forgets a tree whose port ended. */
+export function untrackTree(tree: KnownTree): void {
+  liveTrees.delete(tree);
+}
