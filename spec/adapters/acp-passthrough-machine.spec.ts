@@ -282,19 +282,19 @@ describe('the ACP passthrough as a state machine', function () {
       expect(hints.slice(from)).to.deep.include({ busy: true, toolRunning: true });
     });
 
-    it('is computed from the context and the tools tracked: busy while a request is owed and no relay waits; toolRunning unless a permission is asked', () => {
+    it('is computed from the context and the tools tracked: busy while a request is owed and no relay waits; toolRunning unless a permission is asked; a turn open while anything is owed or waited for', () => {
       const context = { inFlight: 0, relays: {}, cancelledTurns: {} } as unknown as PassthroughContext;
       const running = { t1: 'in_progress' } as const;
       const none = new Map<string, TurnActivity>();
       const tools = (entries: Record<string, TurnActivity>) => new Map(Object.entries(entries));
-      expect(watchdogHintOf(context, false, none)).to.deep.equal({ busy: false, toolRunning: false });
-      expect(watchdogHintOf(context, true, none)).to.deep.equal({ busy: true, toolRunning: false });
-      expect(watchdogHintOf({ ...context, inFlight: 1 }, false, none)).to.deep.equal({ busy: true, toolRunning: false });
-      expect(watchdogHintOf({ ...context, inFlight: 1 }, false, tools({ s: running, t: quietTurn }))).to.deep.equal({ busy: true, toolRunning: true });
-      expect(watchdogHintOf({ ...context, inFlight: 1, relays: { 'relay-1': 'fs/read_text_file' } }, false, tools({ s: running }))).to.deep.equal({ busy: false, toolRunning: true });
-      expect(watchdogHintOf({ ...context, inFlight: 1, relays: { 'relay-1': 'session/request_permission' } }, false, tools({ s: running }))).to.deep.equal({ busy: false, toolRunning: false });
-      expect(watchdogHintOf({ ...context, inFlight: 1, cancelledTurns: { s: true } }, false, tools({ s: running }))).to.deep.equal({ busy: true, toolRunning: false });
-      expect(watchdogHintOf({ ...context, inFlight: 2, cancelledTurns: { s: true } }, false, tools({ s: running, t: running }))).to.deep.equal({ busy: true, toolRunning: true });
+      expect(watchdogHintOf(context, false, none)).to.deep.equal({ busy: false, toolRunning: false, turnOpen: false });
+      expect(watchdogHintOf(context, true, none)).to.deep.equal({ busy: true, toolRunning: false, turnOpen: true });
+      expect(watchdogHintOf({ ...context, inFlight: 1 }, false, none)).to.deep.equal({ busy: true, toolRunning: false, turnOpen: true });
+      expect(watchdogHintOf({ ...context, inFlight: 1 }, false, tools({ s: running, t: quietTurn }))).to.deep.equal({ busy: true, toolRunning: true, turnOpen: true });
+      expect(watchdogHintOf({ ...context, inFlight: 1, relays: { 'relay-1': 'fs/read_text_file' } }, false, tools({ s: running }))).to.deep.equal({ busy: false, toolRunning: true, turnOpen: true });
+      expect(watchdogHintOf({ ...context, inFlight: 1, relays: { 'relay-1': 'session/request_permission' } }, false, tools({ s: running }))).to.deep.equal({ busy: false, toolRunning: false, turnOpen: true });
+      expect(watchdogHintOf({ ...context, inFlight: 1, cancelledTurns: { s: true } }, false, tools({ s: running }))).to.deep.equal({ busy: true, toolRunning: false, turnOpen: true });
+      expect(watchdogHintOf({ ...context, inFlight: 2, cancelledTurns: { s: true } }, false, tools({ s: running, t: running }))).to.deep.equal({ busy: true, toolRunning: true, turnOpen: true });
     });
   });
 });

@@ -47,6 +47,7 @@ const fieldShapes: Record<keyof AgentSettings, (value: unknown) => boolean> = {
   watchdog: (value) => value === undefined || sameKeys(value, ['idleMs', 'toolIdleMs'] satisfies Array<keyof HangLimits>),
   maxLineBytes: (value) => value === undefined || (typeof value === 'number' && value > 0),
   protocol: (value) => value === undefined || value === 'v1' || value === 'v2' || value === 'auto',
+  memoryLimit: (value) => value === undefined || (typeof value === 'object' && value !== null && Object.keys(value).length > 0 && Object.entries(value).every(([key, field]) => (['softBytes', 'hardBytes', 'pollMs'].includes(key) ? typeof field === 'number' && field > 0 : key === 'cgroup' && field === true))),
 };
 
 /** A plain object with exactly these keys, each a positive number. */
@@ -98,6 +99,11 @@ describe('agent settings: every option normalised once', () => {
       args: ['--hang-after', '0', '--agent-command', fakeClaude, '--env', 'A=1', '--env', 'B', '--inherit-env', '--max-line-mib', '2'],
       host: { agentOptions: { agentCommand: fakeClaude, env: { A: '1' }, passthrough: ['B'], envPolicy: 'inherit', maxLineBytes: 2 * 1024 * 1024 } },
     },
+    {
+      name: 'the memory limits (MiB on the command line, bytes and ms below it)',
+      args: ['--hang-after', '0', '--max-memory', '300', '--max-memory-hard', '400', '--memory-poll', '0.5', '--memory-cgroup'],
+      host: { agentOptions: { ...statedByTheCommandLine, maxMemoryBytes: 300 * 1024 * 1024, maxMemoryHardBytes: 400 * 1024 * 1024, memoryPollMs: 500, memoryCgroup: true } },
+    },
   ];
 
   for (const { name, args, host } of cases) {
@@ -131,6 +137,17 @@ describe('agent settings: every option normalised once', () => {
     expect(passthrough.port?.watchdog).to.equal(settings.watchdog);
     const demo = agentOf('demo', settings).input as AcpPassthroughOptions;
     expect(demo.port?.watchdog).to.equal(settings.watchdog);
+  });
+
+  it('the memory limits reach the port option of an adapter, a passthrough and the demo; a hard limit below the soft one is refused at the edge', () => {
+    const settings = hostSettings({ agentOptions: { agentCommand: fakeClaude, maxMemoryBytes: 300 * 1024 * 1024 } });
+    expect(settings.memoryLimit).to.deep.equal({ softBytes: 300 * 1024 * 1024 });
+    expect((agentOf('claude', settings).input as AdapterAgentOptions).definition.port?.memoryLimit).to.equal(settings.memoryLimit);
+    expect((agentOf(`acp:${process.execPath} ${fakeClaude}`, settings).input as AcpPassthroughOptions).port?.memoryLimit).to.equal(settings.memoryLimit);
+    expect((agentOf('demo', settings).input as AcpPassthroughOptions).port?.memoryLimit).to.equal(settings.memoryLimit);
+    expect(() => hostSettings({ agentOptions: { maxMemoryBytes: 300, maxMemoryHardBytes: 200 } })).to.throw(TypeError, /at least/u);
+    expect(parseServeArgs(['--agent', 'claude', '--max-memory', '300', '--max-memory-hard', '200'])).to.deep.equal({ error: 'warden serve: --max-memory-hard (200 MiB) must be at least --max-memory (300 MiB): the soft limit recycles the agent before the hard one kills it' });
+    expect(parseServeArgs(['--agent', 'claude', '--memory-poll', '2'])).to.have.property('error').that.matches(/--memory-poll applies with a memory limit only/u);
   });
 
   it('below the edge nothing reads hangAfterMs: only the command line (src/cli/) and agentSettingsOf name it in code', () => {

@@ -69,14 +69,17 @@ describe('turn activity (tool calls running, for the hang watchdog)', () => {
     expect(activityAfterRuns(after(call('t9')), { started: [], ended: ['t9'] })).to.deep.equal({});
   });
 
-  it('the watchdog hint: busy while owed and nobody is waited for; a tool runs unless the user is asked; only a change is news', () => {
+  it('the watchdog hint: busy while owed and nobody is waited for; a tool runs unless the user is asked; a turn open while any of it holds; only a change is news', () => {
     const running = after(call('t1', 'in_progress'));
-    expect(watchdogHint({ owes: true, awaitsEditor: false, awaitsUser: false, activities: [running] })).to.deep.equal({ busy: true, toolRunning: true });
-    expect(watchdogHint({ owes: true, awaitsEditor: true, awaitsUser: false, activities: [running] })).to.deep.equal({ busy: false, toolRunning: true });
-    expect(watchdogHint({ owes: true, awaitsEditor: true, awaitsUser: true, activities: [running] })).to.deep.equal({ busy: false, toolRunning: false });
+    expect(watchdogHint({ owes: true, awaitsEditor: false, awaitsUser: false, activities: [running] })).to.deep.equal({ busy: true, toolRunning: true, turnOpen: true });
+    expect(watchdogHint({ owes: true, awaitsEditor: true, awaitsUser: false, activities: [running] })).to.deep.equal({ busy: false, toolRunning: true, turnOpen: true });
+    expect(watchdogHint({ owes: true, awaitsEditor: true, awaitsUser: true, activities: [running] })).to.deep.equal({ busy: false, toolRunning: false, turnOpen: true });
+    expect(watchdogHint({ owes: false, awaitsEditor: true, awaitsUser: false, activities: [quietTurn] })).to.deep.equal({ busy: false, toolRunning: false, turnOpen: true });
     expect(watchdogHint({ owes: false, awaitsEditor: false, awaitsUser: false, activities: [quietTurn] })).to.deep.equal(quietHint);
-    expect(isNews(quietHint, { busy: false, toolRunning: false })).to.equal(false);
-    expect(isNews(quietHint, { busy: true, toolRunning: false })).to.equal(true);
-    expect(isNews({ busy: true, toolRunning: false }, { busy: true, toolRunning: true })).to.equal(true);
+    expect(isNews(quietHint, { busy: false, toolRunning: false, turnOpen: false })).to.equal(false);
+    expect(isNews(quietHint, { busy: true, toolRunning: false, turnOpen: true })).to.equal(true);
+    expect(isNews({ busy: true, toolRunning: false, turnOpen: true }, { busy: true, toolRunning: true, turnOpen: true })).to.equal(true);
+    // A permission wait that ends with the turn: busy and toolRunning stay false, the turn closes: news (the soft memory limit waits for it).
+    expect(isNews({ busy: false, toolRunning: false, turnOpen: true }, quietHint)).to.equal(true);
   });
 });

@@ -94,14 +94,14 @@ describe('what the session adapters tell the hang watchdog', () => {
       actor.send({ type: 'native.message', message });
       if (outputs.some((output) => output.type === 'acp.clientRequest')) break;
     }
-    expect(outputs.filter((output) => output.type === 'port.busy').at(-1)).to.deep.equal({ type: 'port.busy', busy: false, toolRunning: false });
+    expect(outputs.filter((output) => output.type === 'port.busy').at(-1)).to.deep.equal({ type: 'port.busy', busy: false, toolRunning: false, turnOpen: true });
     // The next CLI exits mid-handshake: out of the handshake (the dead port is told nothing more).
     actor.send({ type: 'port.exited', exit: { reason: { kind: 'signaled', signal: 'SIGKILL' }, command: ['claude'], pid: 1, durationMs: 1, stderrTail: '', linesIn: 1, nonJsonLines: 0 } });
     actor.send({ type: 'port.started', pid: 2, restarts: 1 });
     expect(actor.getSnapshot().hasTag(HANDSHAKE_TAG)).to.equal(true);
     actor.send({ type: 'port.exited', exit: { reason: { kind: 'signaled', signal: 'SIGKILL' }, command: ['claude'], pid: 2, durationMs: 1, stderrTail: '', linesIn: 0, nonJsonLines: 0 } });
     expect(actor.getSnapshot().hasTag(HANDSHAKE_TAG)).to.equal(false);
-    expect(outputs.filter((output) => output.type === 'port.busy').at(-1)).to.deep.equal({ type: 'port.busy', busy: true, toolRunning: false });
+    expect(outputs.filter((output) => output.type === 'port.busy').at(-1)).to.deep.equal({ type: 'port.busy', busy: true, toolRunning: false, turnOpen: true });
     actor.stop();
   });
 

@@ -5,7 +5,7 @@
  * `checkQuiet` when it waited for everything to settle).
  */
 import fc from 'fast-check';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { LedgerEntry } from './chaos-editor.js';
 import { InvariantError, type ChaosAgent, type ChaosSession, type ChaosWorld } from './chaos-world.js';
 
@@ -195,6 +195,48 @@ class Hang implements Command {
   }
   toString(): string {
     return `hang(${this.pick}${this.continueAfter ? ', then SIGCONT' : ''})`;
+  }
+}
+
+/** A CLI that starts leaking memory (100 MB/s), idle or mid-prompt: warden's memory limits replace it, with exit reason memory_exceeded. */
+class Leak implements Command {
+  constructor(readonly pick: number, readonly midPrompt: boolean) {}
+  check(model: Readonly<ChaosModel>): boolean {
+    return pickSession(model, undefined, this.pick, ['open']) !== undefined;
+  }
+  async run(model: ChaosModel, world: ChaosWorld): Promise<void> {
+    const { real } = pickSession(model, world, this.pick, ['open'])!;
+    world.fault('.fake-fault', real, 'leak');
+    const entry = this.midPrompt ? await promptUnderWay(world, real) : undefined;
+    const [pid] = world.processesOf(real);
+    const heard = world.events.length;
+    const sent = signal(pid, 'SIGUSR2');
+    world.faults += sent ? 1 : 0;
+    world.say(`leak in ${pid ?? '(none)'} of ${real.sessionId}${entry ? ` (prompt ${entry.id})` : ''}`);
+    if (entry) await within(entry.settled, `prompt ${entry.id} of a leaking agent`);
+    // A process stopped by an earlier hang never handles the signal (nor leaks): then nothing is owed here.
+    const stopped = () => pid !== undefined && processState(pid) === 'T';
+    // Replaced for its memory (recycled or killed: exit memory_exceeded), unless the session
+    // failed first (the intensity) or the process was stopped by an earlier hang.
+    if (sent && pid !== undefined) {
+      const replaced = () => world.events.slice(heard).some((event) => event.type === 'session.restarting' && event.sessionId === real.sessionId && event.exitKind === 'memory_exceeded');
+      await until(() => replaced() || world.stateOf(real) === 'failed' || stopped(), `the leaking process ${pid} of ${real.sessionId} to be replaced with exit memory_exceeded`);
+    }
+    world.clearFaults(real);
+    world.checkAlways();
+  }
+  toString(): string {
+    return `leak(${this.pick}${this.midPrompt ? ', mid-prompt' : ''})`;
+  }
+}
+
+/** The state letter of `pid` in /proc (`T`: stopped), or undefined when gone. */
+function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0];
+  } catch {
+    return undefined;
   }
 }
 
@@ -453,6 +495,7 @@ export const chaosCommands = [
   fc.tuple(pick, fc.constantFrom<KillPoint>('mid-prompt', 'mid-permission')).map(([at, when]) => new Kill(at, when)),
   fc.tuple(pick, fc.boolean()).map(([at, resume]) => new Hang(at, resume)),
   fc.tuple(pick, fc.constantFrom<Noise>('garbage', 'half', 'huge', 'close-stdin'), fc.boolean()).map(([at, noise, mid]) => new Misbehave(at, noise, mid)),
+  fc.tuple(pick, fc.boolean()).map(([at, mid]) => new Leak(at, mid)),
   pick.map((at) => new CrashLoop(at)),
   pick.map((at) => new Reopen(at)),
   pick.map((at) => new Cancel(at)),

@@ -31,6 +31,9 @@ const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.me
 // window a loop on a busy machine never failed (a full run met it: 12 restarts, none refused).
 export const chaosSupervision = { intensity: 3, period: 10_000, hangAfterMs: 700, toolHangAfterMs: 3_000 } as const;
 
+/** The memory limits of the walk's agents (the `leak` fault crosses them): soft 250 MiB, hard 320 MiB, sampled every 100 ms. */
+export const chaosMemoryLimits = { maxMemoryBytes: 250 * 1024 * 1024, maxMemoryHardBytes: 320 * 1024 * 1024, memoryPollMs: 100 } as const;
+
 /** Agents of the walk: what each session's fake CLI replays. */
 export type ChaosAgent = 'claude' | 'permission' | 'flaky';
 
@@ -96,7 +99,8 @@ export class ChaosWorld {
   async startHost(): Promise<void> {
     this.generation++;
     // A 1 MiB line limit keeps the fake's `huge` fault (a 2 MiB line) over it: skipped, the CLI going on.
-    const common = { restart: { intensity: chaosSupervision.intensity, period: chaosSupervision.period }, hangAfterMs: chaosSupervision.hangAfterMs, toolHangAfterMs: chaosSupervision.toolHangAfterMs, maxLineBytes: 1024 * 1024 };
+    // Memory limits well above a fake's own (about 50 MB): only the `leak` fault reaches them.
+    const common = { restart: { intensity: chaosSupervision.intensity, period: chaosSupervision.period }, hangAfterMs: chaosSupervision.hangAfterMs, toolHangAfterMs: chaosSupervision.toolHangAfterMs, maxLineBytes: 1024 * 1024, ...chaosMemoryLimits };
     const env = (fixture: string) => ({ FAKE_CLAUDE_FIXTURE: fixture, FAKE_CLAUDE_LOOP: '1', FAKE_CLAUDE_DELAY_MS: '10' });
     const host = createHost({
       store: this.journalPath,

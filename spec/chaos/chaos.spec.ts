@@ -2,7 +2,8 @@
  * The chaos walk: a model-based random walk (fast-check commands) over sessions of fake
  * Claude Code CLIs replaying recorded transcripts, with faults — kill -9 idle, mid-prompt and
  * mid-permission, SIGSTOP hangs (and SIGCONT after the restart), garbage, half and 2 MiB lines,
- * stdin closed by the child (EPIPE), crash loops past the restart intensity, spawn failures,
+ * stdin closed by the child (EPIPE), memory leaks (recycled or killed by the memory limits,
+ * exit memory_exceeded), crash loops past the restart intensity, spawn failures,
  * the host stopped during a restart, a cancel racing a crash (ordered by fc.scheduler), and
  * timing faults in the journal (a host whose journal reads and commits land at seeded random moments).
  * After every step: every request answered at most once (exactly once when quiet), at most one

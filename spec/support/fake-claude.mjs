@@ -42,7 +42,13 @@
 //                         tool_result (Claude Code prints nothing while its tool runs)
 //   FAKE_CLAUDE_STALL_MS  silence before each turn's `result` line, no tool running (the model stalls
 //                         while the agent owes output: a hang)
+//   FAKE_CLAUDE_LEAK_MB_PER_S  from the first user message on (not when resumed), keep and touch this
+//                         many MB a second (Buffer allocations, every 100 ms): Claude Code's memory leak
+//   FAKE_CLAUDE_LEAK_UP_TO_MB  stop leaking once this much is kept (default: never)
+//   FAKE_CLAUDE_SETSID_LOG  at the first user message (not when resumed), start `setsid sleep 300` (a
+//                         tool in its own session, as Claude Code runs Bash) and append its pid to this file
 // Faults on request (SIGUSR2, a crash loop per working directory): see fault-signals.mjs.
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { crashWhenAsked, installFaultSignal, liveOn } from './fault-signals.mjs';
@@ -150,7 +156,26 @@ function logControl(line) {
   if (process.env.FAKE_CLAUDE_CONTROL_LOG) appendFileSync(process.env.FAKE_CLAUDE_CONTROL_LOG, `${JSON.stringify(line)}\n`);
 }
 
+/** What FAKE_CLAUDE_LEAK_MB_PER_S keeps. */
+const leaked = [];
+
+/** Leaks at FAKE_CLAUDE_LEAK_MB_PER_S, up to FAKE_CLAUDE_LEAK_UP_TO_MB. */
+function startLeaking() {
+  const step = Math.max(1, Math.round(Number(process.env.FAKE_CLAUDE_LEAK_MB_PER_S) / 10)) * 1024 * 1024;
+  const cap = Number(process.env.FAKE_CLAUDE_LEAK_UP_TO_MB ?? Infinity) * 1024 * 1024;
+  const timer = setInterval(() => {
+    if (leaked.length * step >= cap) clearInterval(timer);
+    else leaked.push(Buffer.alloc(step, 1));
+  }, 100);
+  timer.unref();
+}
+
 function userLine(message) {
+  if (!resumed && printedInTurn === 0 && process.env.FAKE_CLAUDE_LEAK_MB_PER_S && leaked.length === 0) startLeaking();
+  if (!resumed && process.env.FAKE_CLAUDE_SETSID_LOG) {
+    const tool = spawn('setsid', ['sleep', '300'], { stdio: 'ignore' });
+    appendFileSync(process.env.FAKE_CLAUDE_SETSID_LOG, `${tool.pid}\n`);
+  }
   printedInTurn = 0;
   logControl({ pid: process.pid, type: 'user' });
   if (process.env.FAKE_CLAUDE_USER_LOG) appendFileSync(process.env.FAKE_CLAUDE_USER_LOG, `${message.session_id}\n`);

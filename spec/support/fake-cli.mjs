@@ -20,6 +20,9 @@ const reply = (id, result) => send({ jsonrpc: '2.0', id, result });
 if (flag('--stderr')) process.stderr.write(`${flag('--stderr')}\n`);
 if (flag('--banner')) out(`${flag('--banner')}\n`);
 
+/** What `leak` keeps. */
+const leaked = [];
+
 const methods = {
   echo: (params) => params,
   env: () => ({ env: process.env }),
@@ -80,6 +83,25 @@ const methods = {
     // A tool the agent runs: same process group, outlives the agent unless the group is killed.
     const child = spawn('sleep', ['1000'], { stdio: 'ignore' });
     return { pid: child.pid };
+  },
+  setsidGrandchild: () => {
+    // A tool in its own session and process group (Claude Code's Bash commands): a group kill misses it.
+    const child = spawn('setsid', ['sleep', '300'], { stdio: 'ignore' });
+    return { pid: child.pid };
+  },
+  leak: (params) => {
+    // Memory kept and touched at params.mbPerSecond (default 50), every 100 ms, up to params.upToMb (default: no end).
+    const step = Math.max(1, Math.round((params.mbPerSecond ?? 50) / 10)) * 1024 * 1024;
+    const cap = (params.upToMb ?? Infinity) * 1024 * 1024;
+    const timer = setInterval(() => {
+      if (leaked.length * step >= cap) {
+        clearInterval(timer);
+        send({ jsonrpc: '2.0', method: 'leakDone', params: { mb: (leaked.length * step) / (1024 * 1024) } });
+        return;
+      }
+      leaked.push(Buffer.alloc(step, 1));
+    }, 100);
+    return { leaking: true };
   },
   flood: (params) => {
     // params.count notifications as fast as possible.

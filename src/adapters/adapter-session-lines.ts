@@ -126,7 +126,7 @@ export function onAdapterOutput(live: Live, session: Session, output: SessionAda
       if (!live.options.definition.ownsPort) session.port?.send({ type: 'port.write', message: output.message });
       return;
     case 'port.busy':
-      if (!live.options.definition.ownsPort) session.port?.send({ type: 'port.busy', busy: output.busy, toolRunning: output.toolRunning === true });
+      if (!live.options.definition.ownsPort) session.port?.send({ type: 'port.busy', busy: output.busy, toolRunning: output.toolRunning === true, ...(output.turnOpen === undefined ? {} : { turnOpen: output.turnOpen }) });
       return;
     case 'adapter.resume':
       session.resume = output.state;

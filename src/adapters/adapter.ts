@@ -89,10 +89,11 @@ export type SessionAdapterOutput =
   /**
    * Whether the agent owes output (a request to the CLI is outstanding and it waits for
    * nobody: arms the port's hang watchdog), and whether one of its tool calls runs (the
-   * watchdog's longer `toolIdleMs` applies). Sessions built with `fromCliSession` emit it
-   * from their context; see src/port/watchdog.ts.
+   * watchdog's longer `toolIdleMs` applies), and whether a turn is open (`turnOpen`, omitted:
+   * as `busy`: a CLI over its soft memory limit is recycled once none is). Sessions built with
+   * `fromCliSession` emit it from their context; see src/port/watchdog.ts.
    */
-  | { readonly type: 'port.busy'; readonly busy: boolean; readonly toolRunning?: boolean }
+  | { readonly type: 'port.busy'; readonly busy: boolean; readonly toolRunning?: boolean; readonly turnOpen?: boolean }
   /** What the next start of the CLI needs to resume this conversation. */
   | { readonly type: 'adapter.resume'; readonly state: unknown }
   /**

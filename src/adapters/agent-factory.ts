@@ -14,14 +14,15 @@ import { findAgent, resolveExecutable } from './registry.js';
 export type { AgentOptions } from './agent-settings.js';
 
 
-/** The port options the settings set (hang watchdog, line limit), over the definition's. */
+/** The port options the settings set (hang watchdog, line limit, memory limits), over the definition's. */
 function portOverrides(settings: AgentSettings, base: AdapterDefinition['port'] = {}): { port?: AdapterDefinition['port'] } {
-  if (!settings.watchdog && !settings.maxLineBytes) return {};
+  if (!settings.watchdog && !settings.maxLineBytes && !settings.memoryLimit) return {};
   return {
     port: {
       ...base,
       ...(settings.watchdog ? { watchdog: settings.watchdog } : {}),
       ...(settings.maxLineBytes ? { maxLineBytes: settings.maxLineBytes } : {}),
+      ...(settings.memoryLimit ? { memoryLimit: settings.memoryLimit } : {}),
     },
   };
 }
@@ -46,6 +47,7 @@ export function agentOf(name: string, settings: AgentSettings): NativeAgent {
       ...(settings.restart ? { restart: settings.restart } : {}),
       ...(settings.watchdog ? { watchdog: settings.watchdog } : {}),
       ...(settings.env ? { env: settings.env } : {}),
+      ...(settings.memoryLimit ? { memoryLimit: settings.memoryLimit } : {}),
     });
   }
   // Found where warden itself looks (its own PATH and variables, as `warden agents` does);

@@ -3,12 +3,13 @@
  * command line (`--hang-after`, `--tool-hang-after`, `--restart-intensity`, `--max-line-mib`,
  * `--env`, ...: src/cli/agent-flags.ts) and `createHost({ agentOptions, supervision })` are
  * the two edges, and both end in one {@link AgentSettings} made by {@link agentSettingsOf}.
- * Everything below takes it as is: the hang watchdog is the port's `watchdog` option
+ * Everything below takes it as is (the memory limits too: the port's `memoryLimit`): the hang watchdog is the port's `watchdog` option
  * (`{ idleMs, toolIdleMs }`, src/port/watchdog.ts) from here down, never seconds, never
  * `hangAfterMs`, never "0 means off".
  */
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { defaultToolIdleMs } from '../port/watchdog.js';
+import { memoryLimitSettings, type MemoryLimitInput } from '../port/memory-limit.js';
 import type { ResolveOptions } from './registry.js';
 import type { AgentProtocol } from '../acp/agent-client-contract.js';
 
@@ -52,6 +53,26 @@ export interface AgentOptions extends ResolveOptions {
    * Adapters and the demo agent ignore it.
    */
   readonly agentProtocol?: AgentProtocol;
+  /**
+   * `--max-memory MIB`: the soft memory limit of each agent process tree, in bytes. Above
+   * it, the agent process is recycled at the next turn boundary (stopped gracefully,
+   * restarted, the conversation resumed; no turn cut). Default: none.
+   */
+  readonly maxMemoryBytes?: number;
+  /**
+   * `--max-memory-hard MIB`: the hard limit, in bytes. Above it, the agent's whole process
+   * tree is killed at once (exit reason `memory_exceeded`; a prompt in flight fails as in a
+   * crash). Default: 1.25 × `maxMemoryBytes`; none without it.
+   */
+  readonly maxMemoryHardBytes?: number;
+  /** `--memory-poll SECONDS`: how often the tree's memory is sampled, in ms (default 1000). */
+  readonly memoryPollMs?: number;
+  /**
+   * `--memory-cgroup`: also put each agent process in cgroups of its own where warden may
+   * create them (a v1 memory cgroup with the hard limit, a v2 cgroup for `cgroup.kill`;
+   * src/port/agent-cgroup.ts). Default `false`: /proc sampling only.
+   */
+  readonly memoryCgroup?: boolean;
 }
 
 /** The hang watchdog's two limits, in ms: the port's `watchdog` option, handed down unchanged. */
@@ -93,6 +114,8 @@ export interface AgentSettings {
   readonly maxLineBytes: number | undefined;
   /** `--agent-protocol`; absent: v1. */
   readonly protocol: AgentProtocol | undefined;
+  /** `--max-memory`, `--max-memory-hard`, `--memory-poll`: the port's `memoryLimit`; undefined: no limit. */
+  readonly memoryLimit: MemoryLimitInput | undefined;
 }
 
 /**
@@ -121,5 +144,19 @@ export function agentSettingsOf(options: AgentOptions = {}, supervision: Supervi
     watchdog: hangAfterMs ? { idleMs: hangAfterMs, toolIdleMs: supervision.toolHangAfterMs || options.toolHangAfterMs || defaultToolIdleMs } : undefined,
     maxLineBytes: options.maxLineBytes || undefined,
     protocol: options.agentProtocol,
+    memoryLimit: memoryLimitOf(options),
   };
+}
+
+/** The port's memory limits from the options, checked here (a bad pair fails `createHost`, not the first session). */
+function memoryLimitOf(options: AgentOptions): MemoryLimitInput | undefined {
+  if (!options.maxMemoryBytes && !options.maxMemoryHardBytes) return undefined;
+  const input: MemoryLimitInput = {
+    ...(options.maxMemoryBytes ? { softBytes: options.maxMemoryBytes } : {}),
+    ...(options.maxMemoryHardBytes ? { hardBytes: options.maxMemoryHardBytes } : {}),
+    ...(options.memoryPollMs ? { pollMs: options.memoryPollMs } : {}),
+    ...(options.memoryCgroup ? { cgroup: true } : {}),
+  };
+  memoryLimitSettings(input);
+  return input;
 }

@@ -261,7 +261,7 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
       const told = hintNow(context as TContext, (params as InState).handshake);
       const raw = new SessionEnqueue<CliSessionContext>(enqueue as unknown as RawEnqueue);
       raw.assign({ told });
-      raw.emit({ type: 'port.busy', busy: told.busy, toolRunning: told.toolRunning });
+      raw.emit({ type: 'port.busy', busy: told.busy, toolRunning: told.toolRunning, turnOpen: told.turnOpen });
     }),
   };
   const skeletonGuards: Record<string, CliGuard<TContext>> = {

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { NativeAgent } from '../protocol/native-agent.js';
 import { createAcpPassthrough } from './acp-passthrough.js';
 import type { HangLimits } from './agent-settings.js';
+import type { MemoryLimitInput } from '../port/memory-limit.js';
 import { demoAgentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 
 /** Options of {@link demoAgentProcess}. */
@@ -21,6 +22,8 @@ export interface DemoProcessOptions {
   readonly restart?: { readonly intensity: number; readonly period: number };
   /** More variables for the process. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Memory limits of its process tree (default: none), as `agentSettingsOf` made them. */
+  readonly memoryLimit?: MemoryLimitInput;
 }
 
 /** The demo agent as a supervised subprocess of this same `warden`. */
@@ -32,6 +35,6 @@ export function demoAgentProcess(options: DemoProcessOptions = {}): NativeAgent 
     args: [...process.execArgv, main, 'demo-agent'],
     env: { DEMO_WORD_DELAY_MS: String(options.wordDelayMs ?? 30), ...options.env },
     restart: { intensity: options.restart?.intensity ?? demoAgentRestartDefaults.intensity, period: options.restart?.period ?? demoAgentRestartDefaults.period, backoff: demoAgentRestartDefaults.backoff },
-    ...(options.watchdog ? { port: { watchdog: options.watchdog } } : {}),
+    ...(options.watchdog || options.memoryLimit ? { port: { ...(options.watchdog ? { watchdog: options.watchdog } : {}), ...(options.memoryLimit ? { memoryLimit: options.memoryLimit } : {}) } } : {}),
   });
 }

@@ -64,5 +64,5 @@ export function unbindPort(session: AnyActorRef): void {
 export function toOwnPort(session: AnyActorRef, output: Extract<SessionAdapterOutput, { type: 'port.write' | 'port.busy' }>): void {
   const port = boundPort(session);
   if (!port || port.getSnapshot().status !== 'active') return;
-  port.send(output.type === 'port.write' ? { type: 'port.write', message: output.message } : { type: 'port.busy', busy: output.busy, toolRunning: output.toolRunning === true });
+  port.send(output.type === 'port.write' ? { type: 'port.write', message: output.message } : { type: 'port.busy', busy: output.busy, toolRunning: output.toolRunning === true, ...(output.turnOpen === undefined ? {} : { turnOpen: output.turnOpen }) });
 }

@@ -74,10 +74,12 @@ export function isToolRunning(activities: Iterable<TurnActivity>, permissionPend
 export interface WatchdogHint {
   readonly busy: boolean;
   readonly toolRunning: boolean;
+  /** A turn is open (the agent owes output or waits for the editor or the user): a CLI over its soft memory limit is recycled only once none is. */
+  readonly turnOpen: boolean;
 }
 
 /** What a port knows before it is told anything (a new port starts so). */
-export const quietHint: WatchdogHint = Object.freeze({ busy: false, toolRunning: false });
+export const quietHint: WatchdogHint = Object.freeze({ busy: false, toolRunning: false, turnOpen: false });
 
 /** The facts of a turn the watchdog hint is made of. */
 export interface TurnFacts {
@@ -91,12 +93,12 @@ export interface TurnFacts {
   readonly activities: Iterable<TurnActivity>;
 }
 
-/** The watchdog hint of a turn: busy while the agent owes output and waits for nobody; `toolRunning` while a tool runs and the user is not asked. */
+/** The watchdog hint of a turn: busy while the agent owes output and waits for nobody; `toolRunning` while a tool runs and the user is not asked; `turnOpen` while any of it holds. */
 export function watchdogHint(facts: TurnFacts): WatchdogHint {
-  return { busy: facts.owes && !facts.awaitsEditor && !facts.awaitsUser, toolRunning: isToolRunning(facts.activities, facts.awaitsUser) };
+  return { busy: facts.owes && !facts.awaitsEditor && !facts.awaitsUser, toolRunning: isToolRunning(facts.activities, facts.awaitsUser), turnOpen: facts.owes || facts.awaitsEditor || facts.awaitsUser };
 }
 
 /** Whether the port, told `told` last, should be told `now`: only a change is news. */
 export function isNews(told: WatchdogHint, now: WatchdogHint): boolean {
-  return told.busy !== now.busy || told.toolRunning !== now.toolRunning;
+  return told.busy !== now.busy || told.toolRunning !== now.toolRunning || told.turnOpen !== now.turnOpen;
 }

@@ -12,7 +12,7 @@ import { createHost } from '../runtime/host.js';
 import { stdioTransport, type StdioTransport } from '../jsonrpc/stdio-transport.js';
 import { defaultDrainTimeoutMs } from '../acp/drain-timeout.js';
 import { LogFileError } from '../inspect/log-sink.js';
-import { agentFlags, agentNames, agentOptionsOf, eventLog, otelHelp, postgresOptionsOf, settledAgentFlags, type AgentCommandOptions, type AgentFlagValues, type EventLog } from './agent-flags.js';
+import { agentFlags, agentNames, agentOptionsOf, checkMemoryFlags, eventLog, otelHelp, postgresOptionsOf, settledAgentFlags, type AgentCommandOptions, type AgentFlagValues, type EventLog } from './agent-flags.js';
 import { bridgeFlags } from './bridge-flags.js';
 import { argumentProblem, helpRow, optionRows, parseFlags, type FlagTable } from './flag-table.js';
 import { telemetrySettings } from '../telemetry/telemetry-settings.js';
@@ -61,6 +61,7 @@ export function parseAcpArgs(args: readonly string[]): AcpCommandOptions | { err
     if (parsed === 'help') return { help: true };
     values = settledAgentFlags(parsed);
     postgresOptionsOf(values);
+    checkMemoryFlags(values);
   } catch (error) {
     return argumentProblem('warden acp', error);
   }

@@ -1,6 +1,6 @@
 /**
  * The options `warden acp` and `warden serve` share: which agent, how it is found and run
- * (command, environment, restarts, watchdog), the journal, the log, line limits and the
+ * (command, environment, restarts, watchdog, memory limits), the journal, the log, line limits and the
  * drain. Declared here once as a flag table (flag-table.ts), which both commands' tables take
  * entries from, so both accept the same spellings and say the same things about a bad value.
  */
@@ -18,6 +18,7 @@ import { defaultDrainTimeoutMs } from '../acp/drain-timeout.js';
 import { defaultStdioMaxLineBytes } from '../jsonrpc/stdio-transport.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { defaultLeaseMs } from '../journal/lease.js';
+import { defaultHardOverSoft, defaultMemoryPollMs } from '../port/memory-limit.js';
 
 /** Bytes in a MiB (`--max-line-mib`). */
 const mebibyte = 1024 * 1024;
@@ -52,6 +53,14 @@ export interface AgentCommandOptions {
   readonly drainTimeoutMs: number | undefined;
   /** The ACP version offered a native ACP agent (`--agent-protocol`; default v1). */
   readonly agentProtocol: AgentProtocol | undefined;
+  /** The soft memory limit of each agent process tree, in bytes (`--max-memory MIB`). */
+  readonly maxMemoryBytes: number | undefined;
+  /** The hard memory limit, in bytes (`--max-memory-hard MIB`; default 1.25 × the soft one). */
+  readonly maxMemoryHardBytes: number | undefined;
+  /** How often the tree's memory is sampled, in ms (`--memory-poll SECONDS`; default 1 s). */
+  readonly memoryPollMs: number | undefined;
+  /** Put each agent process in cgroups of its own where possible (`--memory-cgroup`). */
+  readonly memoryCgroup: boolean;
 }
 
 /** The shared options as the table fills them, before `--agent` is known to be there and `--env` is split. */
@@ -110,6 +119,28 @@ export const agentFlags = {
     shape: mebibytes,
     help: `the longest message line read from the editor and from the\nagent, in MiB (default ${defaultStdioMaxLineBytes / mebibyte}); a longer editor request is answered\n-32600 by its id; a longer agent line is skipped and logged,\nand the agent goes on`,
   },
+  '--max-memory': {
+    field: 'maxMemoryBytes',
+    value: 'MIB',
+    shape: mebibytes,
+    help: `the soft memory limit of each agent process tree (the agent and\nevery process it started), in MiB: above it, the agent is restarted\nat the next turn boundary and its conversation resumed (no turn\ncut); polled from /proc (default: none)`,
+  },
+  '--max-memory-hard': {
+    field: 'maxMemoryHardBytes',
+    value: 'MIB',
+    shape: mebibytes,
+    help: `the hard limit: above it the whole tree is killed at once (exit\nreason memory_exceeded; a prompt in flight fails as in a crash)\n(default ${defaultHardOverSoft} × --max-memory)`,
+  },
+  '--memory-poll': {
+    field: 'memoryPollMs',
+    value: 'SECONDS',
+    shape: seconds,
+    help: `how often the memory of each agent process tree is sampled\n(default ${defaultMemoryPollMs / 1000}; about 1-2 ms of CPU per sample of 50 processes)`,
+  },
+  '--memory-cgroup': {
+    field: 'memoryCgroup',
+    help: 'also put each agent process in cgroups of its own where warden\nmay create them: the hard limit enforced by the kernel (a v1\nmemory cgroup), the tree killed with cgroup.kill (v2); warden\nagents says what this machine allows',
+  },
   '--drain-timeout': {
     field: 'drainTimeoutMs',
     value: 'SECONDS',
@@ -158,7 +189,19 @@ export function agentOptionsOf(parsed: AgentCommandOptions): AgentOptions {
     toolHangAfterMs: parsed.toolHangAfterMs,
     ...(parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {}),
     ...(parsed.agentProtocol ? { agentProtocol: parsed.agentProtocol } : {}),
+    ...(parsed.maxMemoryBytes ? { maxMemoryBytes: parsed.maxMemoryBytes } : {}),
+    ...(parsed.maxMemoryHardBytes ? { maxMemoryHardBytes: parsed.maxMemoryHardBytes } : {}),
+    ...(parsed.memoryPollMs ? { memoryPollMs: parsed.memoryPollMs } : {}),
+    ...(parsed.memoryCgroup ? { memoryCgroup: true } : {}),
   };
+}
+
+/** The memory flags checked together: a hard limit below the soft one, or a poll interval or cgroups with no limit, is refused naming the fix. */
+export function checkMemoryFlags(values: Pick<AgentCommandOptions, 'maxMemoryBytes' | 'maxMemoryHardBytes' | 'memoryPollMs' | 'memoryCgroup'>): void {
+  const { maxMemoryBytes: soft, maxMemoryHardBytes: hard, memoryPollMs, memoryCgroup } = values;
+  if (memoryCgroup && soft === undefined && hard === undefined) throw new ArgumentError('--memory-cgroup applies with a memory limit only: add --max-memory MIB (or --max-memory-hard MIB), or leave --memory-cgroup out');
+  if (soft !== undefined && hard !== undefined && hard < soft) throw new ArgumentError(`--max-memory-hard (${hard / mebibyte} MiB) must be at least --max-memory (${soft / mebibyte} MiB): the soft limit recycles the agent before the hard one kills it`);
+  if (memoryPollMs !== undefined && soft === undefined && hard === undefined) throw new ArgumentError('--memory-poll applies with a memory limit only: add --max-memory MIB (or --max-memory-hard MIB), or leave --memory-poll out');
 }
 
 /**

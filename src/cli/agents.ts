@@ -1,7 +1,9 @@
 /**
  * `warden agents [--json]`: the known agents, whether each is installed here, its version
- * and path. An agent that is missing says how to install it.
+ * and path. An agent that is missing says how to install it. Then how memory limits
+ * (`--max-memory`) are enforced here.
  */
+import { memoryLimitMethod } from '../port/memory-limit.js';
 import { createRegistry, probeAll, type AgentAvailability } from '../adapters/registry.js';
 
 export async function runAgents(options: { json: boolean; write: (text: string) => void }): Promise<number> {
@@ -24,6 +26,7 @@ export async function runAgents(options: { json: boolean; write: (text: string) 
   // Every problem, one line each: a missing agent, and an installed one whose version probe failed.
   const problems = results.flatMap((result) => (result.problem ? [`- ${result.problem.replace(/\s*\n\s*/gu, '; ')}\n`] : []));
   if (problems.length > 0) options.write(`\n${problems.join('')}`);
-  options.write('\nAny other ACP agent: warden acp --agent "acp:<command line>"\n');
+  options.write(`\n${memoryLimitMethod()}\n`);
+  options.write('Any other ACP agent: warden acp --agent "acp:<command line>"\n');
   return 0;
 }

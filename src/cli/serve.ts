@@ -18,7 +18,7 @@ import { defaultListen, parseListenAddress, type ListenAddress } from '../serve/
 import { defaultServeSettings, type ServeSettings } from '../serve/serve-settings.js';
 import type { UnattendedPolicy } from '../serve/unattended-policy.js';
 import { defaultTokenPath, readOrCreateToken } from '../serve/token-file.js';
-import { agentFlags, agentNames, agentOptionsOf, eventLog, otelHelp, postgresOptionsOf, settledAgentFlags, type AgentCommandOptions, type AgentFlagValues, type EventLog } from './agent-flags.js';
+import { agentFlags, agentNames, agentOptionsOf, checkMemoryFlags, eventLog, otelHelp, postgresOptionsOf, settledAgentFlags, type AgentCommandOptions, type AgentFlagValues, type EventLog } from './agent-flags.js';
 import { choice, keepaliveSeconds, matching, seconds, secondsOrNever, whole } from './flag-shapes.js';
 import { argumentProblem, helpRow, optionRows, parseFlags, type FlagTable } from './flag-table.js';
 import { defaultKeepaliveIntervalMs } from '../jsonrpc/websocket-keepalive.js';
@@ -123,6 +123,10 @@ export const serveFlags: FlagTable<ServeFlagValues> = {
   '--restart-intensity': agentFlags['--restart-intensity'],
   '--hang-after': { ...agentFlags['--hang-after'], help: `the hang watchdog's limit (default ${defaultHangAfter.idleMs / 1000}; 0 turns it off)` },
   '--tool-hang-after': { ...agentFlags['--tool-hang-after'], help: `the silence allowed while a tool call runs (default ${defaultHangAfter.toolIdleMs / 1000})` },
+  '--max-memory': { ...agentFlags['--max-memory'], help: 'the soft memory limit of each agent process tree, in MiB: the\nagent is restarted at the next turn boundary (default: none)' },
+  '--max-memory-hard': { ...agentFlags['--max-memory-hard'], help: 'the hard limit: the tree is killed at once (memory_exceeded)\n(default 1.25 × --max-memory)' },
+  '--memory-poll': agentFlags['--memory-poll'],
+  '--memory-cgroup': agentFlags['--memory-cgroup'],
   '--max-line-mib': { ...agentFlags['--max-line-mib'], help: `the longest message frame read, in MiB (default ${defaultStdioMaxLineBytes / (1024 * 1024)})` },
   '--env': agentFlags['--env'],
   '--inherit-env': agentFlags['--inherit-env'],
@@ -159,6 +163,7 @@ export function parseServeArgs(args: readonly string[]): ServeCommandOptions | {
     if (parsed === 'help') return { help: true };
     values = parsed;
     postgresOptionsOf(values);
+    checkMemoryFlags(values);
     address = parseListenAddress(values.listen);
   } catch (error) {
     if (error instanceof TypeError) return { error: `warden serve: ${error.message}` };

@@ -11,3 +11,4 @@ export * from './port.js';
 export { defaultToolIdleMs, type WatchdogInput, type WatchdogSettings } from './watchdog.js';
 export * from './resolve-executable.js';
 export { loadExeca } from './execa-loader.js';
+export { defaultHardOverSoft, defaultMemoryPollMs, type MemoryLimitInput, type MemoryLimitSettings } from './memory-limit.js';

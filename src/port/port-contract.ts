@@ -29,6 +29,11 @@ export interface PortContext {
   /** The owner says a tool call runs: the watchdog allows its longer `toolIdleMs`. */
   readonly toolRunning: boolean;
   /**
+   * The owner says a turn is open (a prompt, a handshake, a wait for the editor or the user):
+   * a CLI over its soft memory limit is recycled only once none is.
+   */
+  readonly turnOpen: boolean;
+  /**
    * Its stdout is not read while the system's read gate is closed (the editor reads slowly):
    * the CLI blocks on a full pipe; silence then is not a hang.
    */
@@ -47,9 +52,10 @@ export type PortEvent =
   /**
    * Whether the agent owes output: `busy` (a request to the CLI is outstanding and it waits
    * for nobody), and `toolRunning` (one of its tool calls runs; omitted: none). Each event
-   * states both facts; see watchdog.ts.
+   * states both facts; see watchdog.ts. `turnOpen`: a turn is open, even while the agent
+   * waits for the editor (omitted: as `busy`); the soft memory limit waits for it to close.
    */
-  | { readonly type: 'port.busy'; readonly busy: boolean; readonly toolRunning?: boolean }
+  | { readonly type: 'port.busy'; readonly busy: boolean; readonly toolRunning?: boolean; readonly turnOpen?: boolean }
   | { readonly type: 'port.heartbeat' }
   /**
    * Fault injection (`warden chaos`, tests): handle `line` as if the process had printed it,
@@ -69,6 +75,7 @@ export type PortInternalEvent =
   | { readonly type: 'port.internal.closed' }
   | { readonly type: 'port.internal.shutdownStep'; readonly step: 'term' | 'kill' }
   | { readonly type: 'port.internal.watchdog' }
+  | { readonly type: 'port.internal.memoryPoll' }
   | { readonly type: 'port.internal.readGate'; readonly open: boolean };
 
 /** Events a port emits to its owner, in order. */
@@ -86,6 +93,8 @@ export type PortEmitted =
    */
   | { readonly type: 'port.oversize'; readonly limit: number; readonly bytesSeen: number; readonly head: string; readonly tail: string }
   | { readonly type: 'port.writeError'; readonly code: PortWriteErrorCode; readonly message: string }
+  /** A sample of the process tree's memory (with a `memoryLimit`, each `pollMs`): resident bytes and processes. */
+  | { readonly type: 'port.memory'; readonly rssBytes: number; readonly processes: number }
   | { readonly type: 'port.exited'; readonly exit: PortExit };
 
 /** Actor logic of a port. */

@@ -7,6 +7,7 @@
  */
 import { shutdownExit } from '../supervision/exit-reason.js';
 import { signalGroup, untrackGroup } from './process-group.js';
+import { untrackTree } from './tree-kill.js';
 import { reaperForget } from './orphan-reaper.js';
 import { isNormalPortExit, PortError, PortWriteError, type PortExit, type PortExitReason } from './port-exit.js';
 import { commandLine, type PortOptions } from './port-options.js';
@@ -45,6 +46,8 @@ export function finish(snapshot: PortSnapshot, live: Live): PortSnapshot {
     untrackGroup(live.pid);
     reaperForget(live.pid);
   }
+  if (live.tree) untrackTree(live.tree);
+  live.cgroup?.remove();
   const exit: PortExit = {
     reason: exitReason(live),
     command: commandLine(live.options),
@@ -93,17 +96,31 @@ export function spawnFailure(error: NodeJS.ErrnoException, options: PortOptions)
   return { kind: 'spawn_failed', code, message: error.message, hint };
 }
 
-/** XState's synchronous stop: kill the whole group now; nothing is left to wait for. */
+/**
+ * Sends `signal` to the port's whole process tree: its group and every descendant seen in
+ * another session or group (tree-kill.ts); its group only where /proc cannot be read.
+ */
+export function signalPortTree(live: Live, signal: NodeJS.Signals): void {
+  if (live.pid === undefined) return;
+  // In a v2 cgroup, a kill reaches every process in it, whatever no walk found.
+  if (signal === 'SIGKILL') live.cgroup?.kill();
+  if (live.tree) live.tree.signal(signal);
+  else signalGroup(live.pid, signal);
+}
+
+/** XState's synchronous stop: kill the whole tree now; nothing is left to wait for. */
 export function killNow(live: Live): void {
   if (live.finished) return;
   live.finished = true;
   live.leaveGate?.();
   if (live.closeTimer) clearTimeout(live.closeTimer);
   if (live.pid !== undefined) {
-    signalGroup(live.pid, 'SIGKILL');
+    signalPortTree(live, 'SIGKILL');
     untrackGroup(live.pid);
     reaperForget(live.pid);
   }
+  if (live.tree) untrackTree(live.tree);
+  live.cgroup?.remove();
   const gone = new PortWriteError('not_running', `The agent process was stopped: ${live.options.command}.`);
   live.early.fail(gone);
   live.writes?.fail(gone);

@@ -18,6 +18,14 @@ export type PortExitReason =
   | { readonly kind: 'input_closed' }
   /** The watchdog saw no output for `idleMs` and killed it. */
   | { readonly kind: 'hung'; readonly idleMs: number }
+  /**
+   * Its process tree used `rssBytes` (the sample that crossed), over its memory limit of
+   * `limitBytes`: `hard`, its whole tree killed at once; `soft`, the CLI recycled (stopped
+   * gracefully) at a turn boundary. `method`: how the limit was found crossed (`proc`: a
+   * sample from /proc; `cgroup`: the kernel's OOM killer in the agent's memory cgroup, `rssBytes`
+   * then the cgroup's peak charge).
+   */
+  | { readonly kind: 'memory_exceeded'; readonly limit: 'soft' | 'hard'; readonly limitBytes: number; readonly rssBytes: number; readonly method: 'proc' | 'cgroup' }
   /** Its owner asked it to stop, and it did (by itself or after a signal). */
   | { readonly kind: 'stopped'; readonly code: number | null; readonly signal: string | null };
 
@@ -60,9 +68,17 @@ export function describePortExit(reason: PortExitReason): string {
       return 'Agent process closed its input while still running and was killed as broken (it could no longer be sent anything)';
     case 'hung':
       return `Agent process hung (no output for ${reason.idleMs} ms) and was killed`;
+    case 'memory_exceeded':
+      return reason.limit === 'hard'
+        ? `Agent process tree used ${megabytes(reason.rssBytes)} of memory (${reason.method === 'cgroup' ? 'its memory cgroup, killed by the kernel' : 'sampled from /proc'}), over its hard limit of ${megabytes(reason.limitBytes)}, and was killed`
+        : `Agent process tree used ${megabytes(reason.rssBytes)} of memory (sampled from /proc), over its soft limit of ${megabytes(reason.limitBytes)}, and was recycled between turns`;
     case 'stopped':
       return 'Agent process was stopped';
   }
+}
+
+function megabytes(bytes: number): string {
+  return `${Math.round(bytes / (1024 * 1024))} MiB`;
 }
 
 const portErrorBrand = Symbol.for('acp-warden.PortError');

@@ -7,6 +7,7 @@ import { defaultMaxLineBytes, type OversizePolicy } from './line-framer.js';
 import { defaultStderrBytes } from './stderr-ring.js';
 import { defaultMaxQueuedBytes } from './write-queue.js';
 import { watchdogSettings, type WatchdogInput, type WatchdogSettings } from './watchdog.js';
+import { memoryLimitSettings, type MemoryLimitInput, type MemoryLimitSettings } from './memory-limit.js';
 
 /** What a port runs and how. Only `command` is required. */
 export interface PortInput {
@@ -51,6 +52,12 @@ export interface PortInput {
    */
   readonly watchdog?: WatchdogInput;
   /**
+   * Memory limits of the CLI's whole process tree (memory-limit.ts), polled from /proc:
+   * above `softBytes` the CLI is recycled at the next turn boundary, above `hardBytes` the
+   * tree is killed; both end the port with reason `memory_exceeded`. Default: none.
+   */
+  readonly memoryLimit?: MemoryLimitInput;
+  /**
    * The graceful stop: close stdin, wait `stdinGraceMs` (default 1000) for the CLI to exit,
    * SIGTERM its process group, wait `killAfterMs` (default 5000), SIGKILL the group.
    */
@@ -72,6 +79,7 @@ export interface PortOptions {
   readonly stderrBytes: number;
   readonly maxQueuedBytes: number;
   readonly watchdog: WatchdogSettings | undefined;
+  readonly memoryLimit: MemoryLimitSettings | undefined;
   readonly stdinGraceMs: number;
   readonly killAfterMs: number;
   readonly closeTimeoutMs: number;
@@ -113,6 +121,7 @@ export function normalizePortInput(input: PortInput): PortOptions {
     stderrBytes: input.stderrBytes ?? defaultStderrBytes,
     maxQueuedBytes: input.maxQueuedBytes ?? defaultMaxQueuedBytes,
     watchdog,
+    memoryLimit: memoryLimitSettings(input.memoryLimit),
     stdinGraceMs: input.shutdown?.stdinGraceMs ?? defaults.stdinGraceMs,
     killAfterMs: input.shutdown?.killAfterMs ?? defaults.killAfterMs,
     closeTimeoutMs: input.closeTimeoutMs ?? defaults.closeTimeoutMs,

@@ -5,7 +5,11 @@
  * actor (a throw there would be an uncaughtException XState cannot see).
  */
 import { existsSync, statSync } from 'node:fs';
-import { signalGroup, trackGroup } from './process-group.js';
+import { trackGroup } from './process-group.js';
+import { procAvailable } from './process-tree.js';
+import { KnownTree, trackTree } from './tree-kill.js';
+import { armMemoryPoll, cgroupMemoryKill } from './port-memory.js';
+import { AgentCgroup } from './agent-cgroup.js';
 import { reaperTrack } from './orphan-reaper.js';
 import { checkExecutable } from './resolve-executable.js';
 import { readGateOf } from './read-gate.js';
@@ -17,7 +21,7 @@ import { commandLine } from './port-options.js';
 import type { PortSnapshot } from './port-contract.js';
 import { schedule, type Execa, type Live } from './port-state.js';
 import { armWatchdog } from './port-watchdog.js';
-import { armCloseTimer, spawnFailure } from './port-ending.js';
+import { armCloseTimer, signalPortTree, spawnFailure } from './port-ending.js';
 
 /** How long a CLI whose stdin failed (EPIPE) may take to exit by itself before it is killed as broken. */
 const inputClosedGraceMs = 200;
@@ -94,9 +98,11 @@ function spawnChild(live: Live, execa: Execa): void {
   child.on('exit', (code, signal) => {
     live.exitCode = code;
     live.exitSignal = signal;
-    // The rest of the group (tools the CLI started) dies with it; that also releases the
-    // pipes they inherited, so that `close` comes.
-    if (live.pid !== undefined) signalGroup(live.pid, 'SIGKILL');
+    // Killed by the kernel at its memory cgroup's limit: that SIGKILL is the hard limit's.
+    live.decided ??= cgroupMemoryKill(live);
+    // The rest of the tree (tools the CLI started, in its group or, seen before, in their own
+    // sessions) dies with it; that also releases the pipes they inherited, so that `close` comes.
+    signalPortTree(live, 'SIGKILL');
     armCloseTimer(live);
   });
   child.on('close', () => {
@@ -158,12 +164,20 @@ function spawnChild(live: Live, execa: Execa): void {
   }
   if (child.pid !== undefined) {
     live.pid = child.pid;
+    live.tree = procAvailable ? new KnownTree(child.pid) : undefined;
+    if (live.tree) trackTree(live.tree);
+    // Before the CLI has started anything (a Node runtime takes tens of ms to get there).
+    if (options.memoryLimit?.cgroup) {
+      live.cgroup = AgentCgroup.create(options.memoryLimit.hardBytes);
+      live.cgroup?.add(child.pid);
+    }
     trackGroup(child.pid);
     reaperTrack(child.pid);
     scope.emit({ type: 'port.spawned', pid: child.pid, command: commandLine(options) });
     self.send({ type: 'port.internal.spawned' });
     // What the owner said of the turn so far (it may have spoken while execa was loading).
     armWatchdog(live, (self.getSnapshot() as PortSnapshot).context);
+    armMemoryPoll(live);
   }
 }
 

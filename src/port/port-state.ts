@@ -13,6 +13,8 @@ import { StderrRing } from './stderr-ring.js';
 import type { WriteQueue } from './write-queue.js';
 import type { loadedExeca } from './execa-loader.js';
 import { EarlyWrites } from './early-writes.js';
+import type { KnownTree } from './tree-kill.js';
+import type { AgentCgroup } from './agent-cgroup.js';
 import type { PortExitReason, PortWriteError } from './port-exit.js';
 import type { PortOptions } from './port-options.js';
 import type { PortContext, PortEmitted, PortEvent, PortInternalEvent, PortPhase, PortSnapshot } from './port-contract.js';
@@ -52,6 +54,18 @@ export interface Live {
   closeDeferred: boolean;
   /** Stops listening to the read gate. */
   leaveGate: (() => void) | undefined;
+  /** The CLI's process tree as last read (tree-kill.ts): what a kill reaches beyond its group. */
+  tree: KnownTree | undefined;
+  /** Its cgroups, with `memoryLimit.cgroup` where they could be made (agent-cgroup.ts). */
+  cgroup: AgentCgroup | undefined;
+  /** The tree went over its soft memory limit: the CLI is recycled once no turn is open (port-memory.ts). */
+  overSoft: MemoryExcess | undefined;
+}
+
+/** A memory sample over a limit: the bytes sampled, the limit's bytes. */
+export interface MemoryExcess {
+  readonly rssBytes: number;
+  readonly limitBytes: number;
 }
 
 /** execa's function, once loaded. */
@@ -101,6 +115,9 @@ export function createLive(scope: Scope, options: PortOptions): Live {
     readPaused: false,
     closeDeferred: false,
     leaveGate: undefined,
+    tree: undefined,
+    cgroup: undefined,
+    overSoft: undefined,
   };
   const parseJson = jsonLines(
     (message) => scope.emit({ type: 'port.message', message }),

@@ -3,7 +3,7 @@
  * the owner says of the turn and from the CLI's output, and the CLI killed as `hung` when
  * its silence runs past what is allowed.
  */
-import { signalGroup } from './process-group.js';
+import { signalPortTree } from './port-ending.js';
 import { allowedSilence, silenceCounts, type WatchdogFacts } from './watchdog.js';
 import type { PortContext, PortSnapshot } from './port-contract.js';
 import { schedule, type Live } from './port-state.js';
@@ -42,6 +42,6 @@ export function onWatchdog(snapshot: PortSnapshot, live: Live): PortSnapshot {
   }
   live.decided = { kind: 'hung', idleMs: allowed };
   // SIGTERM is useless on a stopped (SIGSTOP) process; SIGKILL works.
-  if (live.pid !== undefined) signalGroup(live.pid, 'SIGKILL');
+  signalPortTree(live, 'SIGKILL');
   return snapshot;
 }

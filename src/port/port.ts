@@ -20,14 +20,14 @@
 import type { AnyActorRef } from 'xstate';
 import { gracefulShutdown } from '../supervision/graceful-shutdown.js';
 import { SHUTDOWN_EVENT } from '../supervision/events.js';
-import { signalGroup } from './process-group.js';
 import { PortWriteError } from './port-exit.js';
 import { commandLine, normalizePortInput, type PortInput, type PortOptions } from './port-options.js';
 import type { PortContext, PortEvent, PortLogic, PortSnapshot } from './port-contract.js';
 import { createLive, keepLive, liveOfPort, pendingWrites, schedule, withContext, type Live, type Scope } from './port-state.js';
 import { spawnProcess } from './port-spawn.js';
 import { armWatchdog, onWatchdog } from './port-watchdog.js';
-import { armCloseTimer, finish, killNow } from './port-ending.js';
+import { armCloseTimer, finish, killNow, signalPortTree } from './port-ending.js';
+import { onMemoryPoll, recycleIfBetweenTurns } from './port-memory.js';
 
 export { portStopBudgetMs, type PortInput } from './port-options.js';
 export type { PortContext, PortEmitted, PortEvent, PortLogic, PortPhase, PortSnapshot } from './port-contract.js';
@@ -45,6 +45,7 @@ function initialContext(options: PortOptions): PortContext {
     stdinClosed: false,
     busy: false,
     toolRunning: false,
+    turnOpen: false,
     readPaused: false,
   };
 }
@@ -72,9 +73,10 @@ export const portLogic: PortLogic = gracefulShutdown({
         return onWrite(snapshot, live, event);
       case 'port.busy': {
         if (event.busy && !snapshot.context.busy) live.lastActivity = live.now();
-        const next = withContext(snapshot, live, { busy: event.busy, toolRunning: event.toolRunning === true });
+        const next = withContext(snapshot, live, { busy: event.busy, toolRunning: event.toolRunning === true, turnOpen: event.turnOpen ?? event.busy });
         armWatchdog(live, next.context);
-        return next;
+        // Over the soft memory limit, waiting for the turn to close: it may have just closed.
+        return recycleIfBetweenTurns(next, live, (current) => onShutdown(current, live));
       }
       case 'port.heartbeat':
         live.lastActivity = live.now();
@@ -84,27 +86,29 @@ export const portLogic: PortLogic = gracefulShutdown({
         return snapshot;
       case 'port.internal.watchdog':
         return onWatchdog(snapshot, live);
+      case 'port.internal.memoryPoll':
+        return onMemoryPoll(snapshot, live, (current) => onShutdown(current, live));
       case 'port.internal.readGate':
         return onReadGate(snapshot, live, event.open);
       case 'port.internal.kill':
         if (!live.decided && !live.stopRequested) live.decided = event.reason;
-        if (live.pid !== undefined) signalGroup(live.pid, 'SIGKILL');
+        signalPortTree(live, 'SIGKILL');
         return snapshot;
       case 'port.internal.stdinClosed':
         return withContext(snapshot, live, { stdinClosed: true });
       case 'port.internal.inputClosedCheck':
         if (!live.finished && !live.stopRequested && live.pid !== undefined) {
           live.decided ??= { kind: 'input_closed' };
-          signalGroup(live.pid, 'SIGKILL');
+          signalPortTree(live, 'SIGKILL');
         }
         return snapshot;
       case SHUTDOWN_EVENT:
         return onShutdown(snapshot, live);
       case 'port.internal.shutdownStep':
         if (live.pid !== undefined && !live.finished) {
-          signalGroup(live.pid, event.step === 'term' ? 'SIGTERM' : 'SIGKILL');
+          signalPortTree(live, event.step === 'term' ? 'SIGTERM' : 'SIGKILL');
           // A stopped (SIGSTOP) process holds the SIGTERM until continued: continue it, as shells do.
-          if (event.step === 'term') signalGroup(live.pid, 'SIGCONT');
+          if (event.step === 'term') signalPortTree(live, 'SIGCONT');
           if (event.step === 'term') schedule(live, { type: 'port.internal.shutdownStep', step: 'kill' }, live.options.killAfterMs, 'kill');
         }
         return snapshot;
@@ -167,6 +171,9 @@ function onShutdown(snapshot: PortSnapshot, live: Live): PortSnapshot {
   const stopping = new PortWriteError('not_running', 'The agent process is stopping.');
   live.early.fail(stopping);
   live.writes?.fail(stopping);
+  // The tree as it is now: a CLI that exits on EOF leaves its setsid'd tools to init, where
+  // no walk from it finds them; remembered, they are killed when it exits (port-spawn.ts).
+  live.tree?.refresh();
   // Step 1: end of input. Well-behaved CLIs exit on EOF.
   live.child?.stdin?.end();
   schedule(live, { type: 'port.internal.shutdownStep', step: 'term' }, live.options.stdinGraceMs, 'term');

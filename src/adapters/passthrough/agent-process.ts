@@ -85,7 +85,7 @@ export const agentProcessLogic = fromCallback<AgentProcessCommand, AgentProcessI
     // A new port knows nothing yet (it starts quiet); any port hears changes only.
     if (!isNews(told?.port === port ? told.hint : quietHint, hint)) return;
     told = { port, hint };
-    port.send({ type: 'port.busy', busy: hint.busy, toolRunning: hint.toolRunning } satisfies PortBusy);
+    port.send({ type: 'port.busy', busy: hint.busy, toolRunning: hint.toolRunning, turnOpen: hint.turnOpen } satisfies PortBusy);
   };
   let hinted: { readonly context: PassthroughContext; readonly owes: boolean } | undefined;
   const hints = owner.subscribe((snapshot: { context: PassthroughContext; hasTag(tag: string): boolean }) => {

@@ -69,7 +69,7 @@ export type HostSessionEvent =
   | { readonly type: 'agent.released'; readonly agent: string }
   | { readonly type: 'session.opened'; readonly sessionId: string; readonly agent: string; readonly how: 'new' | 'load' | 'resume' | 'fork' }
   | { readonly type: 'session.state'; readonly sessionId: string; readonly state: string }
-  /** `exit` in words; `exitKind` the port's exit reason (`signaled`, `exited`, `hung`, ...: see `PortExitReason`), `unknown` for an agent that gave none. */
+  /** `exit` in words; `exitKind` the port's exit reason (`signaled`, `exited`, `hung`, `memory_exceeded`, ...: see `PortExitReason`), `unknown` for an agent that gave none. */
   | { readonly type: 'session.restarting'; readonly sessionId: string; readonly restarts: number; readonly exit: string; readonly exitKind?: string }
   | { readonly type: 'session.recovered'; readonly sessionId: string; readonly restarts: number }
   | { readonly type: 'session.failed'; readonly sessionId: string; readonly reason: string }

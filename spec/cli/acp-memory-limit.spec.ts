@@ -1,0 +1,107 @@
+/**
+ * `warden acp --max-memory` end to end (issue 32): warden launched as an editor launches it,
+ * the bare `claude` on the PATH being the fake (spec/support/fake-claude.mjs) made to leak
+ * memory from its first prompt on, as Claude Code does. Over the hard limit, the agent's
+ * tree is killed mid-turn: the prompt fails as in a crash, with exit reason memory_exceeded,
+ * and the CLI is restarted (resumed). Over the soft limit, the turn ends normally and the CLI
+ * is recycled after it. A tool in its own session (`setsid`) dies with the tree.
+ * The bar "killed before the limit + one poll interval" is asserted on the port's samples in
+ * spec/port/memory-limit.spec.ts; here the limits' wiring, the editor's view and the journal.
+ */
+import { methods } from '@agentclientprotocol/sdk';
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isAlive, waitUntil } from '../support/processes.js';
+import { binDirectory, initializedEditor, stopAll, type SdkEditor } from '../support/path-editor.js';
+
+const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
+const mib = 1024 * 1024;
+
+/** Lines of a log file the fake appends to (empty when not written yet). */
+function lines(path: string): string[] {
+  try {
+    return readFileSync(path, 'utf8').trim().split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+const prompt = (editor: SdkEditor, sessionId: string, text: string) =>
+  editor.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] });
+
+const noticesOf = (editor: SdkEditor, sessionId: string) =>
+  editor.updates.filter((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'notice').map((entry) => entry.update as unknown as { severity: string; title: string; description?: string });
+
+describe('warden acp: memory limits on the agent process tree', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let bin: string;
+  let argvLog: string;
+  let toolLog: string;
+
+  beforeEach(() => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-memory-')));
+    bin = binDirectory(dir, { claude: fakeClaude });
+    argvLog = join(dir, 'argv.log');
+    toolLog = join(dir, 'tools.log');
+  });
+
+  afterEach(async () => {
+    await stopAll();
+    const left = lines(toolLog).map(Number).filter((pid) => isAlive(pid));
+    for (const pid of left) process.kill(pid, 'SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+    expect(left, 'setsid tools left running').to.deep.equal([]);
+  });
+
+  it('a CLI leaking 50 MB/s mid-turn under --max-memory 300 --max-memory-hard 300: its tree is killed (a setsid tool too), the prompt fails agent_crashed with exit memory_exceeded, the CLI is restarted with --resume', async () => {
+    const editor = await initializedEditor(bin, [
+      '--agent', 'claude', '--store', ':memory:', '--max-memory', '300', '--max-memory-hard', '300', '--memory-poll', '0.1',
+      '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', 'FAKE_CLAUDE_STALL_MS=600000', '--env', 'FAKE_CLAUDE_LEAK_MB_PER_S=50',
+      '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', `FAKE_CLAUDE_SETSID_LOG=${toolLog}`,
+    ], dir, { session: { notices: {} } });
+    const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const failure = await prompt(editor, sessionId, 'hello').then(() => undefined, (error: unknown) => error as { data?: Record<string, unknown> });
+    expect(failure, 'the prompt should have failed').to.not.equal(undefined);
+    expect(failure?.data?.reason).to.equal('agent_crashed');
+    const exit = failure?.data?.exit as { kind: string; limit: string; limitBytes: number; rssBytes: number; method: string };
+    expect(exit).to.include({ kind: 'memory_exceeded', limit: 'hard', limitBytes: 300 * mib, method: 'proc' });
+    expect(exit.rssBytes).to.be.at.least(300 * mib);
+    // The tool in its own session died with the tree.
+    const tools = lines(toolLog).map(Number);
+    expect(tools).to.have.length(1);
+    await waitUntil(() => !isAlive(tools[0]), 'the setsid tool to be gone');
+    // Restarted, resuming the conversation; the editor was told why.
+    await waitUntil(() => lines(argvLog).length === 2, 'the CLI restarted', 30_000);
+    expect((JSON.parse(lines(argvLog)[1] as string) as { args: string[] }).args.some((arg) => arg.startsWith('--resume'))).to.equal(true);
+    await waitUntil(() => noticesOf(editor, sessionId).some((notice) => notice.title === 'claude restarted'), 'the restart notice');
+    const restarted = noticesOf(editor, sessionId).find((notice) => notice.title === 'claude restarted');
+    expect(restarted?.description).to.match(/over its hard limit of 300 MiB, and was killed/u);
+    expect(await editor.close()).to.equal(0);
+  });
+
+  it('over --max-memory (soft) during a turn: the turn ends end_turn in the same CLI, then the CLI is recycled (stdin closed, resumed) with exit memory_exceeded soft', async () => {
+    const editor = await initializedEditor(bin, [
+      '--agent', 'claude', '--store', ':memory:', '--max-memory', '100', '--max-memory-hard', '4096', '--memory-poll', '0.1',
+      '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', 'FAKE_CLAUDE_DELAY_MS=200', '--env', 'FAKE_CLAUDE_LEAK_MB_PER_S=100', '--env', 'FAKE_CLAUDE_LEAK_UP_TO_MB=150',
+      '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', `FAKE_CLAUDE_SETSID_LOG=${toolLog}`,
+    ], dir, { session: { notices: {} } });
+    const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const result = await prompt(editor, sessionId, 'hello');
+    expect(result.stopReason).to.equal('end_turn');
+    await waitUntil(() => noticesOf(editor, sessionId).some((notice) => notice.title === 'claude restarted'), 'the recycle notice', 30_000);
+    const recycled = noticesOf(editor, sessionId).find((notice) => notice.title === 'claude restarted');
+    expect(recycled?.description).to.match(/over its soft limit of 100 MiB, and was recycled between turns/u);
+    await waitUntil(() => lines(argvLog).length === 2, 'the CLI started again', 30_000);
+    expect((JSON.parse(lines(argvLog)[1] as string) as { args: string[] }).args.some((arg) => arg.startsWith('--resume'))).to.equal(true);
+    // The recycle killed the tree: the tool the first CLI left in its own session is gone.
+    const tools = lines(toolLog).map(Number);
+    await waitUntil(() => !isAlive(tools[0]), 'the setsid tool to be gone');
+    // The recycled CLI takes the next prompt.
+    await waitUntil(() => noticesOf(editor, sessionId).some((notice) => notice.title === 'claude is back'), 'the recovery notice', 30_000);
+    expect(await editor.close()).to.equal(0);
+  });
+});

@@ -1,0 +1,162 @@
+/**
+ * An agent's cgroups (opt-in, `memoryLimit.cgroup`): where this process may create them, a
+ * cgroup-v1 memory cgroup whose `memory.limit_in_bytes` is the hard limit (the kernel then
+ * enforces it with no overshoot, and `memory.oom_control`'s `oom_kill` counter tells its kill
+ * from any other SIGKILL), and a cgroup-v2 cgroup whose `cgroup.kill` kills every process in
+ * it, however it detached (setsid, double fork). Both are children of this process's own
+ * cgroups; the CLI is moved in right after it is spawned (before it has started anything: a
+ * fork in that instant would stay outside), its descendants follow it. Removed when the port
+ * ends. Where they cannot be created, the port samples /proc as without this option.
+ */
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Where this process may create agent cgroups: the parent directories, or why not. */
+export interface CgroupSupport {
+  /** The v1 memory cgroup directory of this process, writable (it has `memory.limit_in_bytes`). */
+  readonly memoryV1: string | undefined;
+  /** The v2 cgroup directory of this process, writable, where a child has `cgroup.kill`. */
+  readonly killV2: string | undefined;
+  /** What is missing, in words (empty when both are there). */
+  readonly missing: string;
+}
+
+let support: CgroupSupport | undefined;
+
+function writable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Reads this process's cgroups once (`/proc/self/cgroup`) and says which kinds it may create. */
+export function cgroupSupport(): CgroupSupport {
+  if (support) return support;
+  let lines: string[] = [];
+  try {
+    lines = readFileSync('/proc/self/cgroup', 'utf8').split('\n');
+  } catch {
+    // not Linux
+  }
+  const memoryPath = lines.find((line) => line.split(':')[1]?.split(',').includes('memory'))?.split(':')[2];
+  const unifiedPath = lines.find((line) => line.startsWith('0::'))?.slice(3);
+  const memoryDir = memoryPath === undefined ? undefined : join('/sys/fs/cgroup/memory', memoryPath);
+  const memoryV1 = memoryDir && existsSync(join(memoryDir, 'memory.limit_in_bytes')) && writable(memoryDir) ? memoryDir : undefined;
+  // Hybrid (v1 controllers, v2 at /sys/fs/cgroup/unified) or pure v2 at /sys/fs/cgroup.
+  const v2Root = existsSync('/sys/fs/cgroup/unified/cgroup.procs') ? '/sys/fs/cgroup/unified' : existsSync('/sys/fs/cgroup/cgroup.controllers') ? '/sys/fs/cgroup' : undefined;
+  const v2Dir = v2Root && unifiedPath !== undefined ? join(v2Root, unifiedPath) : undefined;
+  const killV2 = v2Dir && existsSync(join(v2Dir, 'cgroup.procs')) && writable(v2Dir) ? v2Dir : undefined;
+  const missing = [memoryV1 ? '' : 'no writable v1 memory cgroup', killV2 ? '' : 'no writable v2 cgroup'].filter(Boolean).join(', ');
+  support = { memoryV1, killV2, missing };
+  return support;
+}
+
+let created = 0;
+
+/** One port's cgroups: a v1 memory cgroup with the hard limit, and a v2 cgroup for `cgroup.kill` (either may be missing). */
+export class AgentCgroup {
+  readonly #memory: string | undefined;
+  readonly #kill: string | undefined;
+
+  private constructor(memory: string | undefined, kill: string | undefined) {
+    this.#memory = memory;
+    this.#kill = kill;
+  }
+
+  /** Creates the cgroups this process may create, the memory one limited to `hardBytes`; `undefined` when none could be. */
+  static create(hardBytes: number): AgentCgroup | undefined {
+    const { memoryV1, killV2 } = cgroupSupport();
+    const name = `acp-warden-${process.pid}-${++created}`;
+    const make = (parent: string | undefined, setup: (dir: string) => void): string | undefined => {
+      if (!parent) return undefined;
+      const dir = join(parent, name);
+      try {
+        mkdirSync(dir);
+        setup(dir);
+        return dir;
+      } catch {
+        removeDir(dir);
+        return undefined;
+      }
+    };
+    const memory = make(memoryV1, (dir) => writeFileSync(join(dir, 'memory.limit_in_bytes'), String(Math.floor(hardBytes))));
+    const kill = make(killV2, (dir) => {
+      if (!existsSync(join(dir, 'cgroup.kill'))) throw new Error('no cgroup.kill (Linux < 5.14)');
+    });
+    return memory || kill ? new AgentCgroup(memory, kill) : undefined;
+  }
+
+  /** Whether the kernel enforces the memory limit here (a v1 memory cgroup was made). */
+  get limitsMemory(): boolean {
+    return this.#memory !== undefined;
+  }
+
+  /** Moves `pid` (the CLI, just spawned) into the cgroups; its later children follow it. */
+  add(pid: number): void {
+    for (const dir of [this.#memory, this.#kill]) {
+      if (!dir) continue;
+      try {
+        writeFileSync(join(dir, 'cgroup.procs'), String(pid));
+      } catch {
+        // gone already: nothing to hold
+      }
+    }
+  }
+
+  /** Kills every process in the v2 cgroup (`cgroup.kill`); `false` without one. */
+  kill(): boolean {
+    if (!this.#kill) return false;
+    try {
+      writeFileSync(join(this.#kill, 'cgroup.kill'), '1');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** How many processes the kernel's OOM killer killed in the memory cgroup (its limit reached). */
+  oomKills(): number {
+    if (!this.#memory) return 0;
+    try {
+      const line = readFileSync(join(this.#memory, 'memory.oom_control'), 'utf8').split('\n').find((entry) => entry.startsWith('oom_kill '));
+      return Number(line?.slice('oom_kill '.length) ?? 0) || 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** The most memory the cgroup was charged (`memory.max_usage_in_bytes`), 0 without one. */
+  peakBytes(): number {
+    if (!this.#memory) return 0;
+    try {
+      return Number(readFileSync(join(this.#memory, 'memory.max_usage_in_bytes'), 'utf8').trim()) || 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** The cgroups' directories (for tests and the inspector). */
+  get dirs(): readonly string[] {
+    return [this.#memory, this.#kill].filter((dir): dir is string => dir !== undefined);
+  }
+
+  /** Removes the cgroups once empty; while a process is still leaving (EBUSY), tries again a few times. */
+  remove(attempts = 20): void {
+    const left = this.dirs.filter((dir) => !removeDir(dir));
+    if (left.length === 0 || attempts <= 0) return;
+    setTimeout(() => this.remove(attempts - 1), 100).unref();
+  }
+}
+
+/** `rmdir` of a cgroup: `true` when it is gone. */
+function removeDir(dir: string): boolean {
+  try {
+    rmdirSync(dir);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+}
