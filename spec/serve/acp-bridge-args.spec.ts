@@ -40,8 +40,10 @@ describe('warden serve and bridge arguments (issue 16)', () => {
   it('warden serve: defaults, the policies stored for the hub, and refusals', () => {
     const parsed = parseServeArgs(['--idle-timeout', '60', '--unattended', 'deny', '--unattended-timeout', '5', '--drain-timeout', '2', '--allow-origin', 'https://a.example', '--keepalive', '0', '--load-limit', '0']);
     expect(parsed).to.deep.include({ agent: 'demo', listen: { kind: 'tcp', host: '127.0.0.1', port: 8767, loopback: true }, allowOrigins: ['https://a.example'], pingIntervalMs: 0 });
-    expect((parsed as unknown as { settings: unknown }).settings).to.deep.equal({ idleTimeoutMs: 60_000, unattended: { policy: 'deny', timeoutMs: 5000 }, drainTimeoutMs: 2000, loadLimit: 0 });
+    expect((parsed as unknown as { settings: unknown }).settings).to.deep.equal({ idleTimeoutMs: 60_000, unattended: { policy: 'deny', timeoutMs: 5000 }, drainTimeoutMs: 2000, loadLimit: 0, maxLiveSessions: 0 });
     expect((parseServeArgs([]) as unknown as { settings: { loadLimit: number } }).settings.loadLimit, 'the default load limit').to.equal(50);
+    expect((parseServeArgs(['--max-live-agents', '8']) as unknown as { settings: { maxLiveSessions: number } }).settings.maxLiveSessions, '--max-live-agents').to.equal(8);
+    expect((parseServeArgs(['--max-live-agents', 'some']) as { error: string }).error).to.include('--max-live-agents expects a whole number ≥ 0');
     expect((parseServeArgs(['--load-limit', '2.5']) as { error: string }).error).to.include('--load-limit expects a whole number ≥ 0');
     expect((parseServeArgs(['--load-limit', '-1']) as { error: string }).error).to.include('--load-limit expects a whole number ≥ 0');
     expect((parseServeArgs(['--listen', '8767']) as { error: string }).error).to.include('write 127.0.0.1:8767');
