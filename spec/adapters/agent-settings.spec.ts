@@ -47,6 +47,8 @@ const fieldShapes: Record<keyof AgentSettings, (value: unknown) => boolean> = {
   watchdog: (value) => value === undefined || sameKeys(value, ['idleMs', 'toolIdleMs'] satisfies Array<keyof HangLimits>),
   maxLineBytes: (value) => value === undefined || (typeof value === 'number' && value > 0),
   protocol: (value) => value === undefined || value === 'v1' || value === 'v2' || value === 'auto',
+  onCrash: (value) => value === undefined || value === 'continue' || value === 'retry' || value === 'fail',
+  maxContinuations: (value) => value === undefined || (Number.isInteger(value) && (value as number) >= 0),
 };
 
 /** A plain object with exactly these keys, each a positive number. */

@@ -11,6 +11,7 @@ import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { defaultToolIdleMs } from '../port/watchdog.js';
 import type { ResolveOptions } from './registry.js';
 import type { AgentProtocol } from '../acp/agent-client-contract.js';
+import type { OnCrash } from './crash-policy.js';
 
 /** Restarts of one session's agent process: at most `intensity` in `period` ms. */
 export interface RestartLimits {
@@ -52,6 +53,16 @@ export interface AgentOptions extends ResolveOptions {
    * Adapters and the demo agent ignore it.
    */
   readonly agentProtocol?: AgentProtocol;
+  /**
+   * `--on-crash`: what becomes of a prompt the agent process died under: `continue` (the
+   * default for agents that resume their conversation: Claude, Codex) sends the restarted agent
+   * the prompt again when no tool call had started, else a text naming the tool calls the crash
+   * cut, and the prompt ends normally; `retry` always sends the prompt again; `fail` answers it
+   * `agent_crashed` (the default for agents that cannot resume). docs/recovery.md.
+   */
+  readonly onCrash?: OnCrash;
+  /** `--max-continuations`: how many times one prompt is continued after crashes before it fails (default 2). */
+  readonly maxContinuations?: number;
 }
 
 /** The hang watchdog's two limits, in ms: the port's `watchdog` option, handed down unchanged. */
@@ -93,6 +104,10 @@ export interface AgentSettings {
   readonly maxLineBytes: number | undefined;
   /** `--agent-protocol`; absent: v1. */
   readonly protocol: AgentProtocol | undefined;
+  /** `--on-crash`; undefined: the agent's default (crash-policy.ts, `crashPolicyOf`). */
+  readonly onCrash: OnCrash | undefined;
+  /** `--max-continuations`; undefined: the default (2). */
+  readonly maxContinuations: number | undefined;
 }
 
 /**
@@ -121,5 +136,7 @@ export function agentSettingsOf(options: AgentOptions = {}, supervision: Supervi
     watchdog: hangAfterMs ? { idleMs: hangAfterMs, toolIdleMs: supervision.toolHangAfterMs || options.toolHangAfterMs || defaultToolIdleMs } : undefined,
     maxLineBytes: options.maxLineBytes || undefined,
     protocol: options.agentProtocol,
+    onCrash: options.onCrash,
+    maxContinuations: options.maxContinuations,
   };
 }

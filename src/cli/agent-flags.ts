@@ -12,12 +12,13 @@ import { logLevels, type LogLevel } from '../host/host-log.js';
 import type { HostEvent } from '../runtime/host.js';
 import { createLogSink, logFileWriter } from '../inspect/log-sink.js';
 import { ArgumentError } from './arguments.js';
-import { choice, leaseSeconds, matching, mebibytes, restartLimit, seconds, watchdogSeconds } from './flag-shapes.js';
+import { choice, leaseSeconds, matching, mebibytes, restartLimit, seconds, watchdogSeconds, whole } from './flag-shapes.js';
 import type { FlagTable } from './flag-table.js';
 import { defaultDrainTimeoutMs } from '../acp/drain-timeout.js';
 import { defaultStdioMaxLineBytes } from '../jsonrpc/stdio-transport.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { defaultLeaseMs } from '../journal/lease.js';
+import { defaultMaxContinuations, onCrashChoices, type OnCrash } from '../adapters/crash-policy.js';
 
 /** Bytes in a MiB (`--max-line-mib`). */
 const mebibyte = 1024 * 1024;
@@ -52,6 +53,10 @@ export interface AgentCommandOptions {
   readonly drainTimeoutMs: number | undefined;
   /** The ACP version offered a native ACP agent (`--agent-protocol`; default v1). */
   readonly agentProtocol: AgentProtocol | undefined;
+  /** What becomes of a prompt the agent process died under (`--on-crash`; default: the agent's, crash-policy.ts). */
+  readonly onCrash: OnCrash | undefined;
+  /** How many times one prompt is continued after crashes (`--max-continuations`; default 2). */
+  readonly maxContinuations: number | undefined;
 }
 
 /** The shared options as the table fills them, before `--agent` is known to be there and `--env` is split. */
@@ -103,6 +108,18 @@ export const agentFlags = {
     shape: seconds,
     default: defaultHangAfter.toolIdleMs,
     help: `the silence allowed while one of the agent's tool calls runs\n(a build, a test suite) before it is killed as hung (default\n${defaultHangAfter.toolIdleMs / 1000})`,
+  },
+  '--on-crash': {
+    field: 'onCrash',
+    value: 'POLICY',
+    shape: choice(onCrashChoices),
+    help: 'a prompt whose agent process died: continue (default for claude,\ncodex and ACP agents that resume: the restarted agent gets the\nprompt again if no tool call had started, else a note of the\ntool calls the crash cut, and the prompt ends normally), retry\n(the prompt again, always) or fail (-32603 agent_crashed)',
+  },
+  '--max-continuations': {
+    field: 'maxContinuations',
+    value: 'N',
+    shape: whole('continuations of one prompt'),
+    help: `at most N continuations of one prompt after crashes (default\n${defaultMaxContinuations}); the next crash fails it agent_crashed`,
   },
   '--max-line-mib': {
     field: 'maxLineBytes',
@@ -158,6 +175,8 @@ export function agentOptionsOf(parsed: AgentCommandOptions): AgentOptions {
     toolHangAfterMs: parsed.toolHangAfterMs,
     ...(parsed.maxLineBytes ? { maxLineBytes: parsed.maxLineBytes } : {}),
     ...(parsed.agentProtocol ? { agentProtocol: parsed.agentProtocol } : {}),
+    ...(parsed.onCrash ? { onCrash: parsed.onCrash } : {}),
+    ...(parsed.maxContinuations !== undefined ? { maxContinuations: parsed.maxContinuations } : {}),
   };
 }
 

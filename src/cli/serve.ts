@@ -115,6 +115,8 @@ export const serveFlags: FlagTable<ServeFlagValues> = {
   '--restart-intensity': agentFlags['--restart-intensity'],
   '--hang-after': { ...agentFlags['--hang-after'], help: `the hang watchdog's limit (default ${defaultHangAfter.idleMs / 1000}; 0 turns it off)` },
   '--tool-hang-after': { ...agentFlags['--tool-hang-after'], help: `the silence allowed while a tool call runs (default ${defaultHangAfter.toolIdleMs / 1000})` },
+  '--on-crash': agentFlags['--on-crash'],
+  '--max-continuations': agentFlags['--max-continuations'],
   '--max-line-mib': { ...agentFlags['--max-line-mib'], help: `the longest message frame read, in MiB (default ${defaultStdioMaxLineBytes / (1024 * 1024)})` },
   '--env': agentFlags['--env'],
   '--inherit-env': agentFlags['--inherit-env'],
