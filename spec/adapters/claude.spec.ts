@@ -356,7 +356,7 @@ describe('Claude Code adapter: a turn cut by kill -9 is continued (--on-crash co
     const texts = userTexts(textLog);
     expect(texts.map((entry) => entry.resumed)).to.deep.equal([false, true]);
     const continuation = texts[1]?.text ?? '';
-    expect(continuation).to.contain('The Claude Code process crashed (killed by SIGKILL) during your previous turn and was restarted by the host');
+    expect(continuation).to.contain('The Claude Code process crashed (Agent process was killed with SIGKILL) during your previous turn and was restarted by the host');
     expect(continuation).to.contain('This message is from the host, not the user');
     expect(continuation).to.match(/- [^\n]*new\.txt[^\n]*: its permission request was never answered, so it did not run\./u);
     expect(continuation).to.contain('Check the current state (files, processes) before repeating any action');

@@ -50,7 +50,12 @@ function resultOf(update: Record<string, unknown>): string | undefined {
   }
   if (parts.length === 0 && update.rawOutput !== undefined) parts.push(typeof update.rawOutput === 'string' ? update.rawOutput : JSON.stringify(update.rawOutput));
   if (parts.length === 0) return undefined;
-  const text = parts.join('\n').trim();
+  // On one line, without the code fences the adapters wrap a command's output in.
+  const text = parts
+    .map((part) => part.replace(/^\s*```[^\n]*\n?|\n?```\s*$/gu, ''))
+    .join(' ')
+    .replace(/\s+/gu, ' ')
+    .trim();
   return text.length > resultChars ? `${text.slice(0, resultChars)}…` : text;
 }
 
