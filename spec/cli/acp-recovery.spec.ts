@@ -106,7 +106,7 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
   });
 
   it('kill -9 of the agent mid-prompt: the prompt settles naming the crash, the editor is told, the next prompt works in the resumed conversation', async () => {
-    const warden = await launch(['--store', store, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_CRASH_AFTER=1']);
+    const warden = await launch(['--on-crash', 'fail', '--store', store, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_CRASH_AFTER=1']);
     const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
     const crashed = await rejection(warden.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] }));
     expect(crashed.code).to.equal(-32603);
@@ -144,7 +144,7 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
     mkdirSync(failing);
     mkdirSync(healthy);
     const warden = await launch([
-      '--store', store, '--restart-intensity', '1/60',
+      '--on-crash', 'fail', '--store', store, '--restart-intensity', '1/60',
       '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_CRASH_AFTER=1', '--env', 'FAKE_CLAUDE_CRASH_CWD=crashes',
     ]);
     const good = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: healthy, mcpServers: [] });
@@ -167,7 +167,7 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
   });
 
   it('a hang (SIGSTOP) mid-prompt: the watchdog of --hang-after kills it as hung, the prompt settles, the next prompt works', async () => {
-    const warden = await launch(['--store', store, '--hang-after', '1', '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_DELAY_MS=200']);
+    const warden = await launch(['--on-crash', 'fail', '--store', store, '--hang-after', '1', '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_DELAY_MS=200']);
     const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
     const prompt = rejection(warden.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] }));
     await waitUntil(() => warden.updates.some((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'agent_message_chunk'), 'the first words');
