@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { childrenOf, isAlive, waitUntil } from '../support/processes.js';
 import { connectOverStdio, exitCodeOf, killGroups, stderrOf, wardenMain as main } from '../support/warden-process.js';
+import { CONTINUED_NOTICE_TITLE } from '../../src/adapters/continuation-text.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 
@@ -121,6 +122,26 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
     expect(starts[1]?.args.some((arg) => arg.startsWith('--resume='))).to.equal(true);
     const listed = await warden.request<{ sessions: Array<{ sessionId: string; _meta: Record<string, unknown> }> }>(methods.agent.session.list, {});
     expect(listed.sessions[0]?._meta['acp-warden/restarts']).to.equal(1);
+    expect(await warden.close()).to.equal(0);
+  });
+
+  it('kill -9 of the agent mid-text with the default --on-crash continue: the prompt ends end_turn with the whole answer after the "Answer restarted" notice; one prompt, two CLIs', async () => {
+    const textLog = join(dir, 'texts.ndjson');
+    const warden = await launch(['--store', store, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_CRASH_AFTER=2', '--env', `FAKE_CLAUDE_TEXT_LOG=${textLog}`]);
+    const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const answer = await warden.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+    expect(answer.stopReason).to.equal('end_turn');
+    // No session.notices advertised: the notice is a signed agent message; the answer comes again after it, whole.
+    const text = textOf(warden.updates, sessionId);
+    const notice = text.indexOf(`[acp-warden warning] ${CONTINUED_NOTICE_TITLE}: `);
+    expect(notice, 'the restart notice').to.be.greaterThan(0);
+    expect(text.slice(0, notice)).to.contain('Hello from the fake Anthropic server.');
+    expect(text.slice(notice)).to.contain('Hello from the fake Anthropic server.');
+    const sent = readFileSync(textLog, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { text: string }).text);
+    expect(sent).to.deep.equal(['hello', 'hello']);
+    expect(startsIn(argvLog)).to.have.length(2);
+    const next = await warden.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+    expect(next.stopReason).to.equal('end_turn');
     expect(await warden.close()).to.equal(0);
   });
 
