@@ -35,8 +35,10 @@ export function crashChoiceOf(given: { readonly onCrash?: OnCrash | undefined; r
 
 /**
  * The policy of an agent: `onCrash` as given, else `continue` for an agent that resumes its
- * conversation after a restart (Claude's `--resume`, Codex's `thread/resume`, an ACP agent's
- * `session/resume` or `session/load`) and `fail` for one that starts afresh (there is no history to continue).
+ * conversation after a restart (Claude's `--resume`, Codex's `thread/resume`: a CLI session
+ * definition with `resumes`) and `fail` for one that starts afresh (there is no history to
+ * continue). Native ACP agents (the passthrough) and the demo agent do not take it yet: their
+ * prompts fail `agent_crashed` as before.
  */
 export function crashPolicyOf(resumes: boolean, given: CrashChoice = {}): CrashPolicy {
   return { onCrash: given.onCrash ?? (resumes ? 'continue' : 'fail'), maxContinuations: given.maxContinuations ?? defaultMaxContinuations };

@@ -113,7 +113,7 @@ export const agentFlags = {
     field: 'onCrash',
     value: 'POLICY',
     shape: choice(onCrashChoices),
-    help: 'a prompt whose agent process died: continue (default for claude,\ncodex and ACP agents that resume: the restarted agent gets the\nprompt again if no tool call had started, else a note of the\ntool calls the crash cut, and the prompt ends normally), retry\n(the prompt again, always) or fail (-32603 agent_crashed)',
+    help: 'a prompt whose agent process died (claude, codex): continue\n(default: once restarted and resumed, the agent gets the prompt\nagain if no tool call had started, else a note of the tool calls\nthe crash cut, and the prompt ends normally), retry (the prompt\nagain, always) or fail (-32603 agent_crashed; native ACP agents\nand the demo always fail so for now)',
   },
   '--max-continuations': {
     field: 'maxContinuations',
