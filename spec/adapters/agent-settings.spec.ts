@@ -100,6 +100,11 @@ describe('agent settings: every option normalised once', () => {
       args: ['--hang-after', '0', '--agent-command', fakeClaude, '--env', 'A=1', '--env', 'B', '--inherit-env', '--max-line-mib', '2'],
       host: { agentOptions: { agentCommand: fakeClaude, env: { A: '1' }, passthrough: ['B'], envPolicy: 'inherit', maxLineBytes: 2 * 1024 * 1024 } },
     },
+    {
+      name: 'the crash policy (--on-crash, --max-continuations)',
+      args: ['--on-crash', 'retry', '--max-continuations', '3'],
+      host: { agentOptions: { ...statedByTheCommandLine, hangAfterMs: 120_000, toolHangAfterMs: 1_800_000, onCrash: 'retry', maxContinuations: 3 } },
+    },
   ];
 
   for (const { name, args, host } of cases) {
