@@ -19,14 +19,15 @@ import { createHost } from '../../src/index.js';
 import { processesWhere, waitUntil } from '../support/processes.js';
 import { driveAgent, eventContext, resultOf, type Driver } from './native-driver.js';
 import type { NativeAgent } from '../../src/protocol/native-agent.js';
+import { CONTINUED_NOTICE_TITLE } from '../../src/adapters/continuation-text.js';
 
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
 const running: Array<{ stop(): void; dir: string }> = [];
 
-async function start(handler: ClientHandler = {}, args: readonly string[] = []) {
+async function start(handler: ClientHandler = {}, args: readonly string[] = [], options: Partial<AcpPassthroughOptions> = {}) {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-passthru-')));
   const [editorSide, agentSide] = createMemoryTransportPair();
-  const agent = createAcpPassthrough({ name: 'sdk-agent', executable: process.execPath, args: [sdkAgent, '--state-dir', dir, ...args], restart: { backoff: { minDelay: 50, maxDelay: 200 } } });
+  const agent = createAcpPassthrough({ name: 'sdk-agent', executable: process.execPath, args: [sdkAgent, '--state-dir', dir, ...args], restart: { backoff: { minDelay: 50, maxDelay: 200 } }, ...options });
   const server = createActor(agentServerLogic, { input: { transport: agentSide, agent } }).start();
   const client = createActor(agentClientLogic, { input: { transport: editorSide, handler } }).start();
   running.push({ stop: () => (client.stop(), server.stop()), dir });
@@ -371,6 +372,70 @@ describe('native ACP agents, passed through under supervision', function () {
       const failed = driver.lifecycle()[1] as { sessionId: string; restarts: number; reason: string };
       expect(failed).to.deep.include({ sessionId, restarts: 1 });
       expect(failed.reason).to.contain('could not re-attach');
+    });
+  });
+
+  describe('a turn cut by kill -9, continued once its session is re-attached (--on-crash continue)', () => {
+    const continued = { crash: { onCrash: 'continue' } } as const;
+    /** The prompts the sdk-agents got (their `--log`: `prompt <session> "<first word>"`), in order. */
+    const promptsIn = (log: string) => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((line) => line.includes(' prompt ')).map((line) => line.slice(line.lastIndexOf(' ') + 1)) : []);
+    const afterNotice = (updates: SessionUpdate[]) => {
+      const at = updates.findIndex((update) => JSON.stringify(update).includes(CONTINUED_NOTICE_TITLE));
+      expect(at, 'the "Answer restarted" notice').to.be.at.least(0);
+      return updates.slice(at + 1).map(textOf).join('');
+    };
+
+    for (const [how, args] of [['session/resume', []], ['session/load', ['--no-resume']]] as const) {
+      it(`no tool call started (${how}): the prompt is sent again and ends end_turn with its answer after the notice`, async () => {
+        const log = join(tmpdir(), `warden-passthru-log-${process.pid}-${Date.now()}`);
+        try {
+          const { client, sessionId, dir } = await start({}, [...args, '--log', log], continued);
+          const handle = prompt(client, sessionId, [{ type: 'text', text: 'stall 1500' }]);
+          await waitUntil(() => promptsIn(log).length === 1, 'the prompt at the agent');
+          process.kill(agentIn(dir) as number, 'SIGKILL');
+          const updates: SessionUpdate[] = [];
+          for await (const update of handle.updates) updates.push(update);
+          expect(await handle.result).to.deep.equal({ stopReason: 'end_turn' });
+          expect(afterNotice(updates)).to.equal('late');
+          expect(promptsIn(log)).to.deep.equal(['"stall"', '"stall"']);
+        } finally {
+          rmSync(log, { force: true });
+        }
+      });
+    }
+
+    it('a tool call running: the continuation says it may have partly run; the prompt ends end_turn', async () => {
+      const { client, sessionId, dir } = await start({}, [], continued);
+      const handle = prompt(client, sessionId, [{ type: 'text', text: 'tool 60000' }]);
+      const updates: SessionUpdate[] = [];
+      for await (const update of handle.updates) {
+        updates.push(update);
+        if (update.sessionUpdate === 'tool_call') process.kill(agentIn(dir) as number, 'SIGKILL');
+      }
+      expect(await handle.result).to.deep.equal({ stopReason: 'end_turn' });
+      // The sdk-agent answers what it does not know by saying it: the continuation, as it got it.
+      const said = afterNotice(updates);
+      expect(said).to.contain('The sdk-agent process crashed');
+      expect(said).to.contain('- a long build: it was approved or running when the process died, so it may have partly run; its outcome is unknown.');
+      expect(said.endsWith('\ntool 60000')).to.equal(true);
+    });
+
+    it('a permission request unanswered when it died: the continuation says the call did not run', async () => {
+      let dir = '';
+      let first: number | undefined;
+      const { client, sessionId, dir: made } = await start({
+        // The agent that asked dies first; the answer comes once another one runs (the relay is gone by then).
+        permission: async () => {
+          first = agentIn(dir);
+          process.kill(first as number, 'SIGKILL');
+          await waitUntil(() => agentIn(dir) !== undefined && agentIn(dir) !== first, 'the restarted agent');
+          return { outcome: 'selected', optionId: 'allow' };
+        },
+      }, [], continued);
+      dir = made;
+      const { updates, result } = await run(client, sessionId, 'permission');
+      expect(result).to.deep.equal({ stopReason: 'end_turn' });
+      expect(afterNotice(updates)).to.contain('- Write notes.txt: its permission request was never answered, so it did not run.');
     });
   });
 });

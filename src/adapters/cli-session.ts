@@ -42,11 +42,10 @@ import type { AgentRequestEvent } from '../protocol/native-agent.js';
 import type { SessionAdapterEvent, SessionAdapterOutput } from './adapter.js';
 import { bindPort, toOwnPort, unbindPort } from './port-link.js';
 import { crashedPromptError, promptOutcome } from './session-outcomes.js';
-import { crashPolicyOf, type CrashChoice, type CrashPolicy } from './crash-policy.js';
+import { crashPolicyOf, type CrashChoice, type CrashPolicy, type CutPrompt } from './crash-policy.js';
 import { noTurnTools, toolsAfterAnswer, toolsAfterOutput, type TurnTools } from './cut-turn.js';
-import { CONTINUED_NOTICE_TITLE, continuationText, continuedNoticeText } from './continuation-text.js';
+import { CONTINUED_NOTICE_TITLE, continuationRequest, continuedNoticeText } from './continuation-text.js';
 import { describePortExit } from '../port/port-exit.js';
-import type { ContentBlock } from '@agentclientprotocol/sdk';
 import { activityAfterRuns, isNews, noToolRuns, quietHint, quietTurn, watchdogHint, type ToolRuns, type TurnActivity, type WatchdogHint } from './turn-activity.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 
@@ -71,14 +70,6 @@ export interface CliSessionContext {
   readonly tools: TurnActivity;
   /** What the port was last told (`port.busy`): it is told changes only. */
   readonly told: WatchdogHint;
-}
-
-/** A prompt cut by the CLI's exit, waiting for the restarted CLI: its request, its continuation's number, the exit, whether it is sent again as is. */
-export interface CutPrompt {
-  readonly request: AgentRequestEvent;
-  readonly continuations: number;
-  readonly exit: string;
-  readonly resend: boolean;
 }
 
 /** The input of a CLI session logic (the adapter agent's `crash` option). */
@@ -288,9 +279,7 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
     'cli.sendContinuation': base(({ context, enqueue }) => {
       const cut = context.cut;
       if (!cut) return;
-      const prompt = cut.request.params.prompt as ContentBlock[];
-      const request = cut.resend ? cut.request : { ...cut.request, params: { ...cut.request.params, prompt: [{ type: 'text', text: continuationText(definition.agent, cut.exit, context.turnTools, prompt) }] } };
-      const turn = definition.prompt(context as TContext, request);
+      const turn = definition.prompt(context as TContext, continuationRequest(definition.agent, cut, context.turnTools));
       enqueue.assign({ ...(turn.context as Partial<CliSessionContext>), cut: undefined, prompt: { requestId: cut.request.requestId, cancelled: false, request: cut.request, continuations: cut.continuations }, tools: quietTurn });
       for (const message of turn.writes) enqueue.emit({ type: 'port.write', message });
     }),

@@ -9,6 +9,8 @@
  */
 import type { ContentBlock } from '@agentclientprotocol/sdk';
 import type { CutTool, TurnTools } from './cut-turn.js';
+import type { AgentRequestEvent } from '../protocol/native-agent.js';
+import type { CutPrompt } from './crash-policy.js';
 
 /** The title of the notice that says a turn was continued after a crash: its answer starts again. */
 export const CONTINUED_NOTICE_TITLE = 'Answer restarted';
@@ -53,6 +55,13 @@ export function continuationText(agent: string, exit: string, tools: TurnTools, 
     'Your history may mark these calls as interrupted or aborted without saying whether they ran. Check the current state (files, processes) before repeating any action, then continue the task from where your history shows and finish your answer to the user\'s request:',
     promptTextOf(prompt),
   ].join('\n');
+}
+
+/** What continues a cut prompt: its request again (`resend`), or the same request with the continuation text as its prompt. */
+export function continuationRequest(agent: string, cut: CutPrompt, tools: TurnTools): AgentRequestEvent {
+  if (cut.resend) return cut.request;
+  const prompt = cut.request.params.prompt as ContentBlock[];
+  return { ...cut.request, params: { ...cut.request.params, prompt: [{ type: 'text', text: continuationText(agent, cut.exit, tools, prompt) }] } };
 }
 
 /** The notice's description: why the answer starts again, and what the agent was sent. */

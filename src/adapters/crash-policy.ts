@@ -6,6 +6,16 @@
  * (`continue`). At most `maxContinuations` continuations a turn; then it fails as with `fail`.
  */
 
+import type { AgentRequestEvent } from '../protocol/native-agent.js';
+
+/** A prompt its agent process's death cut, waiting for the restarted agent: its request, its continuation's number, the exit, whether it is sent again as is. */
+export interface CutPrompt {
+  readonly request: AgentRequestEvent;
+  readonly continuations: number;
+  readonly exit: string;
+  readonly resend: boolean;
+}
+
 /** `--on-crash`: what a turn cut by its agent process's death becomes. */
 export type OnCrash = 'continue' | 'retry' | 'fail';
 
