@@ -113,7 +113,7 @@ export const agentFlags = {
     field: 'onCrash',
     value: 'POLICY',
     shape: choice(onCrashChoices),
-    help: 'a prompt whose agent process died (claude, codex): continue\n(default: once restarted and resumed, the agent gets the prompt\nagain if no tool call had started, else a note of the tool calls\nthe crash cut, and the prompt ends normally), retry (the prompt\nagain, always) or fail (-32603 agent_crashed; native ACP agents\nand the demo always fail so for now)',
+    help: 'a prompt whose agent process died: continue (once restarted\nand resumed, the agent gets the prompt again if no tool call had\nstarted, else a note of the tool calls the crash cut, and the\nprompt ends normally; the default for claude and codex), retry\n(the prompt again, always) or fail (-32603 agent_crashed; the\ndefault for native ACP agents; the demo agent always fails so)',
   },
   '--max-continuations': {
     field: 'maxContinuations',
