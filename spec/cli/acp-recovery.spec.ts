@@ -145,6 +145,16 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
     expect(await warden.close()).to.equal(0);
   });
 
+  it('a continued prompt whose agent keeps dying past the restart intensity: answered (the session failed), never left hanging', async () => {
+    const warden = await launch(['--store', store, '--restart-intensity', '1/60', '--max-continuations', '5', '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_CRASH_AFTER=2', '--env', 'FAKE_CLAUDE_CRASH_RESUMED=1']);
+    const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const failed = await rejection(warden.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] }));
+    expect(failed.code).to.equal(-32603);
+    expect(failed.data?.reason).to.equal('session_failed');
+    expect(textOf(warden.updates, sessionId)).to.contain(CONTINUED_NOTICE_TITLE);
+    expect(await warden.close()).to.equal(0);
+  });
+
   it('the editor closing stdin stops every agent gracefully (its stdin closed, no signal), then warden exits 0', async () => {
     const eofLog = join(dir, 'eof.log');
     const warden = await launch(['--store', store, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', `FAKE_CLAUDE_EOF_LOG=${eofLog}`]);
