@@ -21,6 +21,8 @@ import { driveAgent, eventContext, resultOf, type Driver } from './native-driver
 import type { NativeAgent } from '../../src/protocol/native-agent.js';
 import { CONTINUED_NOTICE_TITLE } from '../../src/adapters/continuation-text.js';
 
+/** The crash policy of the specs that test the crash's failure itself (the default continues an agent that resumes). */
+const failing = { crash: { onCrash: 'fail' } } as const;
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
 const running: Array<{ stop(): void; dir: string }> = [];
 
@@ -117,8 +119,8 @@ describe('native ACP agents, passed through under supervision', function () {
     expect(existsSync(join(dir, 'notes.txt'))).to.equal(true);
   });
 
-  it('the agent dying mid-prompt: the prompt fails naming it, the agent restarts, the session is re-attached and the next prompt works', async () => {
-    const { client, sessionId } = await start();
+  it('the agent dying mid-prompt (--on-crash fail): the prompt fails naming it, the agent restarts, the session is re-attached and the next prompt works', async () => {
+    const { client, sessionId } = await start({}, [], failing);
     const died = await run(client, sessionId, 'die');
     expect(died.result).to.be.instanceOf(RpcError);
     // Flat, as every data.reason error: the reason, then the port's exit reason, stderr tail and the restarts before.
@@ -141,7 +143,7 @@ describe('native ACP agents, passed through under supervision', function () {
     const turns = 40;
 
     it('kill -9 mid-prompt, then re-attach: the editor sees none of the replayed history, and the next answer whole', async () => {
-      const { client, sessionId, dir } = await start({}, geminiLike);
+      const { client, sessionId, dir } = await start({}, geminiLike, failing);
       for (let n = 1; n <= turns; n++) expect((await run(client, sessionId, `earlier turn ${n}`)).result).to.deep.equal({ stopReason: 'end_turn' });
       const seen: SessionUpdate[] = [];
       client.on('acp.update', (event: { sessionId: string; update: SessionUpdate }) => {
@@ -210,7 +212,7 @@ describe('native ACP agents, passed through under supervision', function () {
 
     it("a prompt goes straight to the agent while it is ready, answered as the machine answers (its updates first); a crash under it fails it naming the crash; while the agent recovers the line declines and the machine serves the prompt once the session is re-attached", async () => {
       const options = { name: 'sdk-agent', executable: process.execPath, restart: { backoff: { minDelay: 50, maxDelay: 200 } } };
-      const { driver, sessionId, dir } = await drive();
+      const { driver, sessionId, dir } = await drive([], failing);
       const route = (createAcpPassthrough({ ...options, args: [sdkAgent, '--state-dir', dir] }).routeSession as NonNullable<NativeAgent['routeSession']>)(driver.actor, sessionId);
       // Only its own session's prompts: a setting, a cancel, another session's prompt go to the agent as before.
       expect(route.send({ type: 'session.cancel', sessionId, requestId: '', context: eventContext })).to.equal(false);
@@ -248,6 +250,7 @@ describe('native ACP agents, passed through under supervision', function () {
       const asked: string[] = [];
       const host = createHost({
         store: ':memory:',
+        agentOptions: { onCrash: 'fail' },
         permission: (request) => {
           asked.push(request.toolCall.toolCallId);
           return { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_once')?.optionId as string };
@@ -280,7 +283,7 @@ describe('native ACP agents, passed through under supervision', function () {
     it("two sessions on one agent process: each journals its own updates; a kill -9 mid-prompt, then a re-attach by session/load whose replay outlasts its answer: nothing replayed is journaled, the next answer is", async function () {
       this.timeout(60_000);
       const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-passthru-')));
-      const host = createHost({ store: ':memory:', permission: () => ({ outcome: 'cancelled' }) });
+      const host = createHost({ store: ':memory:', agentOptions: { onCrash: 'fail' }, permission: () => ({ outcome: 'cancelled' }) });
       running.push({ stop: () => void host.stop(), dir });
       const agent = `acp:${process.execPath} ${sdkAgent} --state-dir ${dir} --no-resume --replay-after-answer`;
       const a = await host.newSession({ cwd: dir, agent });
@@ -331,8 +334,8 @@ describe('native ACP agents, passed through under supervision', function () {
   });
 
   describe('what the host hears (session lifecycle outputs)', () => {
-    it('the agent process dies: session.restarting (its exit and stderr), then session.recovered (1) once the session is re-attached', async () => {
-      const { driver, sessionId } = await drive();
+    it('the agent process dies (--on-crash fail): session.restarting (its exit and stderr), then session.recovered (1) once the session is re-attached', async () => {
+      const { driver, sessionId } = await drive([], failing);
       expect((await turn(driver, sessionId, 'die')).type).to.equal('acp.error');
       await driver.waitFor((output) => output.type === 'session.recovered', 'session.recovered');
       const [restarting, recovered, ...more] = driver.lifecycle();

@@ -76,7 +76,7 @@ export function agentOf(name: string, settings: AgentSettings): NativeAgent {
     ...(settings.env ? { env: settings.env } : {}),
     ...(settings.restart ? { restart: settings.restart } : {}),
     ...(settings.protocol ? { protocol: settings.protocol } : {}),
-    // Unset: `fail`, as before (the passthrough's default); `--on-crash continue` continues after the re-attach.
+    // Unset: `continue` when the agent advertises session/resume or session/load, else `fail` (cut-prompts.ts).
     ...(settings.onCrash !== undefined || settings.maxContinuations !== undefined ? { crash: crashChoiceOf(settings) } : {}),
     ...portOverrides(settings),
   });

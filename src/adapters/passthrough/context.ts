@@ -5,7 +5,7 @@
  */
 import type { InitializeResponse, SessionUpdate } from '@agentclientprotocol/sdk';
 import type { AgentEventContext, AgentHandlerEvent, AgentRequestEvent } from '../../protocol/native-agent.js';
-import type { CrashPolicy, CutPrompt } from '../crash-policy.js';
+import type { CrashChoice, CutPrompt } from '../crash-policy.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import { CLIENT_METHODS } from '../../protocol/methods.js';
 import { watchdogHint, type TurnActivity, type WatchdogHint } from '../turn-activity.js';
@@ -48,8 +48,8 @@ export interface PassthroughContext {
   readonly restartedAgent: InitializeResponse | undefined;
   /** A fresh start after giving up is under way: what waits for it gets one attempt. */
   readonly restartAttempted: boolean;
-  /** What becomes of a prompt the agent process died under (options `crash`; default `fail`). */
-  readonly crash: CrashPolicy;
+  /** What becomes of a prompt the agent process died under, as given (options `crash`); unset parts by what the agent advertises (cut-prompts.ts). */
+  readonly crash: CrashChoice;
   /** The prompts in flight, by request id: what a continuation sends again. */
   readonly prompts: Readonly<Record<string, PromptInFlight>>;
   /** Prompts the agent's death cut, by session: continued once the session is re-attached. */

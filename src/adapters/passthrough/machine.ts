@@ -32,7 +32,6 @@ import type { AcpPassthroughOptions } from './options.js';
 import { initializeLogic, isAgentLost, reattachLogic } from './reattach.js';
 import { agentRequestsLogic, requestFailure } from './requests.js';
 import { forgetTools, rebindUpdateWatchers } from './update-route.js';
-import { crashPolicyOf } from '../crash-policy.js';
 import { noTurnTools, toolsAfterAnswer, toolsAfterOutput, type TurnTools } from '../cut-turn.js';
 import { continuationRequest } from '../continuation-text.js';
 import { cutAnswers, cutNotice, cutOfCrash } from './cut-prompts.js';
@@ -408,7 +407,7 @@ export const passthroughMachine = setup({
       restarts: 0,
       failure: undefined,
       restartAttempted: false,
-      crash: crashPolicyOf(false, input.crash),
+      crash: input.crash ?? {},
       prompts: {},
       cut: {},
     };

@@ -20,8 +20,9 @@ export interface AcpPassthroughOptions {
   readonly protocol?: AgentProtocol;
   /**
    * `--on-crash`, `--max-continuations`: what becomes of a prompt the agent process died under.
-   * Default `fail` here (`agent_crashed`); `continue` / `retry` continue it once its session is
-   * re-attached (`session/resume` or `session/load`), as a CLI session does (crash-policy.ts).
+   * Default: `continue` for an agent that advertises `session/resume` or `loadSession` (the cut
+   * prompt goes on once its session is re-attached, as a CLI session's does: crash-policy.ts),
+   * else `fail` (`agent_crashed`).
    */
   readonly crash?: CrashChoice;
 }
