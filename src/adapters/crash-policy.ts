@@ -47,8 +47,8 @@ export function crashChoiceOf(given: { readonly onCrash?: OnCrash | undefined; r
  * The policy of an agent: `onCrash` as given, else `continue` for an agent that resumes its
  * conversation after a restart (Claude's `--resume`, Codex's `thread/resume`: a CLI session
  * definition with `resumes`) and `fail` for one that starts afresh (there is no history to
- * continue). Native ACP agents (the passthrough) take `fail` unless told (their continuation,
- * after `session/resume` or `session/load`, is opt-in for now); the demo agent always fails.
+ * continue). A native ACP agent resumes when it advertises `session/resume` or `loadSession`
+ * (passthrough/cut-prompts.ts); the demo agent keeps no conversation and always fails.
  */
 export function crashPolicyOf(resumes: boolean, given: CrashChoice = {}): CrashPolicy {
   return { onCrash: given.onCrash ?? (resumes ? 'continue' : 'fail'), maxContinuations: given.maxContinuations ?? defaultMaxContinuations };

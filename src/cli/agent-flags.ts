@@ -113,7 +113,7 @@ export const agentFlags = {
     field: 'onCrash',
     value: 'POLICY',
     shape: choice(onCrashChoices),
-    help: 'a prompt whose agent process died: continue (once restarted\nand resumed, the agent gets the prompt again if no tool call had\nstarted, else a note of the tool calls the crash cut, and the\nprompt ends normally; the default for claude and codex), retry\n(the prompt again, always) or fail (-32603 agent_crashed; the\ndefault for native ACP agents; the demo agent always fails so)',
+    help: 'a prompt whose agent process died: continue (once restarted\nand resumed, the agent gets the prompt again if no tool call had\nstarted, else a note of the tool calls the crash cut, and the\nprompt ends normally; the default for claude, codex and ACP\nagents with session/resume or session/load), retry (the prompt\nagain, always) or fail (-32603 agent_crashed; the demo agent\nalways fails so)',
   },
   '--max-continuations': {
     field: 'maxContinuations',
