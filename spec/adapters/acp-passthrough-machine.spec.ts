@@ -105,8 +105,8 @@ describe('the ACP passthrough as a state machine', function () {
     expect(listAgents(), 'agent processes left').to.deep.equal([]);
   });
 
-  it('boots on initialize, and a crash mid-prompt goes ready → recovering (awaiting the restart, initializing, re-attaching) → ready', async () => {
-    const { driver, sessionId, states } = await drive();
+  it('boots on initialize, and a crash mid-prompt (--on-crash fail) goes ready → recovering (awaiting the restart, initializing, re-attaching) → ready', async () => {
+    const { driver, sessionId, states } = await drive({ crash: { onCrash: 'fail' } });
     expect(states).to.deep.equal(['idle', 'booting.starting', 'booting.initializing', 'ready']);
     expect((await turn(driver, sessionId, 'die')).type).to.equal('acp.error');
     await driver.waitFor((output) => output.type === 'session.recovered', 'session.recovered');
@@ -117,8 +117,8 @@ describe('the ACP passthrough as a state machine', function () {
     expect((driver.actor.getSnapshot().context as PassthroughContext).inFlight).to.equal(0);
   });
 
-  it('a prompt sent while it recovers waits, and runs on the re-attached session once it is ready', async () => {
-    const { driver, sessionId, states } = await drive();
+  it('a prompt sent while it recovers (the crashed one failed: --on-crash fail) waits, and runs on the re-attached session once it is ready', async () => {
+    const { driver, sessionId, states } = await drive({ crash: { onCrash: 'fail' } });
     let during: { requestId: string; state: string } | undefined;
     const subscription = driver.actor.subscribe((snapshot: { value: unknown }) => {
       // Sent the moment the machine starts recovering, before the agent process is back.
@@ -145,7 +145,7 @@ describe('the ACP passthrough as a state machine', function () {
     const wrapper = join(dir, 'dying-on-resume.mjs');
     writeFileSync(wrapper, dyingOnResume);
     writeFileSync(marker, '');
-    const { driver, sessionId, states } = await drive({ cwd: dir, command: [wrapper, marker, sdkAgent, '--state-dir', dir] });
+    const { driver, sessionId, states } = await drive({ cwd: dir, command: [wrapper, marker, sdkAgent, '--state-dir', dir], crash: { onCrash: 'fail' } });
     expect((await turn(driver, sessionId, 'die')).type).to.equal('acp.error');
     await driver.waitFor((output) => output.type === 'session.recovered', 'session.recovered');
     expect(driver.lifecycle().map((output) => `${output.type}:${(output as { restarts: number }).restarts}`)).to.deep.equal(['session.restarting:0', 'session.restarting:1', 'session.recovered:2']);

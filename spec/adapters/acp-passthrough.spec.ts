@@ -19,14 +19,17 @@ import { createHost } from '../../src/index.js';
 import { processesWhere, waitUntil } from '../support/processes.js';
 import { driveAgent, eventContext, resultOf, type Driver } from './native-driver.js';
 import type { NativeAgent } from '../../src/protocol/native-agent.js';
+import { CONTINUED_NOTICE_TITLE } from '../../src/adapters/continuation-text.js';
 
+/** The crash policy of the specs that test the crash's failure itself (the default continues an agent that resumes). */
+const failing = { crash: { onCrash: 'fail' } } as const;
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
 const running: Array<{ stop(): void; dir: string }> = [];
 
-async function start(handler: ClientHandler = {}, args: readonly string[] = []) {
+async function start(handler: ClientHandler = {}, args: readonly string[] = [], options: Partial<AcpPassthroughOptions> = {}) {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-passthru-')));
   const [editorSide, agentSide] = createMemoryTransportPair();
-  const agent = createAcpPassthrough({ name: 'sdk-agent', executable: process.execPath, args: [sdkAgent, '--state-dir', dir, ...args], restart: { backoff: { minDelay: 50, maxDelay: 200 } } });
+  const agent = createAcpPassthrough({ name: 'sdk-agent', executable: process.execPath, args: [sdkAgent, '--state-dir', dir, ...args], restart: { backoff: { minDelay: 50, maxDelay: 200 } }, ...options });
   const server = createActor(agentServerLogic, { input: { transport: agentSide, agent } }).start();
   const client = createActor(agentClientLogic, { input: { transport: editorSide, handler } }).start();
   running.push({ stop: () => (client.stop(), server.stop()), dir });
@@ -116,8 +119,8 @@ describe('native ACP agents, passed through under supervision', function () {
     expect(existsSync(join(dir, 'notes.txt'))).to.equal(true);
   });
 
-  it('the agent dying mid-prompt: the prompt fails naming it, the agent restarts, the session is re-attached and the next prompt works', async () => {
-    const { client, sessionId } = await start();
+  it('the agent dying mid-prompt (--on-crash fail): the prompt fails naming it, the agent restarts, the session is re-attached and the next prompt works', async () => {
+    const { client, sessionId } = await start({}, [], failing);
     const died = await run(client, sessionId, 'die');
     expect(died.result).to.be.instanceOf(RpcError);
     // Flat, as every data.reason error: the reason, then the port's exit reason, stderr tail and the restarts before.
@@ -140,7 +143,7 @@ describe('native ACP agents, passed through under supervision', function () {
     const turns = 40;
 
     it('kill -9 mid-prompt, then re-attach: the editor sees none of the replayed history, and the next answer whole', async () => {
-      const { client, sessionId, dir } = await start({}, geminiLike);
+      const { client, sessionId, dir } = await start({}, geminiLike, failing);
       for (let n = 1; n <= turns; n++) expect((await run(client, sessionId, `earlier turn ${n}`)).result).to.deep.equal({ stopReason: 'end_turn' });
       const seen: SessionUpdate[] = [];
       client.on('acp.update', (event: { sessionId: string; update: SessionUpdate }) => {
@@ -209,7 +212,7 @@ describe('native ACP agents, passed through under supervision', function () {
 
     it("a prompt goes straight to the agent while it is ready, answered as the machine answers (its updates first); a crash under it fails it naming the crash; while the agent recovers the line declines and the machine serves the prompt once the session is re-attached", async () => {
       const options = { name: 'sdk-agent', executable: process.execPath, restart: { backoff: { minDelay: 50, maxDelay: 200 } } };
-      const { driver, sessionId, dir } = await drive();
+      const { driver, sessionId, dir } = await drive([], failing);
       const route = (createAcpPassthrough({ ...options, args: [sdkAgent, '--state-dir', dir] }).routeSession as NonNullable<NativeAgent['routeSession']>)(driver.actor, sessionId);
       // Only its own session's prompts: a setting, a cancel, another session's prompt go to the agent as before.
       expect(route.send({ type: 'session.cancel', sessionId, requestId: '', context: eventContext })).to.equal(false);
@@ -247,6 +250,7 @@ describe('native ACP agents, passed through under supervision', function () {
       const asked: string[] = [];
       const host = createHost({
         store: ':memory:',
+        agentOptions: { onCrash: 'fail' },
         permission: (request) => {
           asked.push(request.toolCall.toolCallId);
           return { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_once')?.optionId as string };
@@ -279,7 +283,7 @@ describe('native ACP agents, passed through under supervision', function () {
     it("two sessions on one agent process: each journals its own updates; a kill -9 mid-prompt, then a re-attach by session/load whose replay outlasts its answer: nothing replayed is journaled, the next answer is", async function () {
       this.timeout(60_000);
       const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-passthru-')));
-      const host = createHost({ store: ':memory:', permission: () => ({ outcome: 'cancelled' }) });
+      const host = createHost({ store: ':memory:', agentOptions: { onCrash: 'fail' }, permission: () => ({ outcome: 'cancelled' }) });
       running.push({ stop: () => void host.stop(), dir });
       const agent = `acp:${process.execPath} ${sdkAgent} --state-dir ${dir} --no-resume --replay-after-answer`;
       const a = await host.newSession({ cwd: dir, agent });
@@ -330,8 +334,8 @@ describe('native ACP agents, passed through under supervision', function () {
   });
 
   describe('what the host hears (session lifecycle outputs)', () => {
-    it('the agent process dies: session.restarting (its exit and stderr), then session.recovered (1) once the session is re-attached', async () => {
-      const { driver, sessionId } = await drive();
+    it('the agent process dies (--on-crash fail): session.restarting (its exit and stderr), then session.recovered (1) once the session is re-attached', async () => {
+      const { driver, sessionId } = await drive([], failing);
       expect((await turn(driver, sessionId, 'die')).type).to.equal('acp.error');
       await driver.waitFor((output) => output.type === 'session.recovered', 'session.recovered');
       const [restarting, recovered, ...more] = driver.lifecycle();
@@ -371,6 +375,70 @@ describe('native ACP agents, passed through under supervision', function () {
       const failed = driver.lifecycle()[1] as { sessionId: string; restarts: number; reason: string };
       expect(failed).to.deep.include({ sessionId, restarts: 1 });
       expect(failed.reason).to.contain('could not re-attach');
+    });
+  });
+
+  describe('a turn cut by kill -9, continued once its session is re-attached (--on-crash continue)', () => {
+    const continued = { crash: { onCrash: 'continue' } } as const;
+    /** The prompts the sdk-agents got (their `--log`: `prompt <session> "<first word>"`), in order. */
+    const promptsIn = (log: string) => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((line) => line.includes(' prompt ')).map((line) => line.slice(line.lastIndexOf(' ') + 1)) : []);
+    const afterNotice = (updates: SessionUpdate[]) => {
+      const at = updates.findIndex((update) => JSON.stringify(update).includes(CONTINUED_NOTICE_TITLE));
+      expect(at, 'the "Answer restarted" notice').to.be.at.least(0);
+      return updates.slice(at + 1).map(textOf).join('');
+    };
+
+    for (const [how, args] of [['session/resume', []], ['session/load', ['--no-resume']]] as const) {
+      it(`no tool call started (${how}): the prompt is sent again and ends end_turn with its answer after the notice`, async () => {
+        const log = join(tmpdir(), `warden-passthru-log-${process.pid}-${Date.now()}`);
+        try {
+          const { client, sessionId, dir } = await start({}, [...args, '--log', log], continued);
+          const handle = prompt(client, sessionId, [{ type: 'text', text: 'stall 1500' }]);
+          await waitUntil(() => promptsIn(log).length === 1, 'the prompt at the agent');
+          process.kill(agentIn(dir) as number, 'SIGKILL');
+          const updates: SessionUpdate[] = [];
+          for await (const update of handle.updates) updates.push(update);
+          expect(await handle.result).to.deep.equal({ stopReason: 'end_turn' });
+          expect(afterNotice(updates)).to.equal('late');
+          expect(promptsIn(log)).to.deep.equal(['"stall"', '"stall"']);
+        } finally {
+          rmSync(log, { force: true });
+        }
+      });
+    }
+
+    it('a tool call running: the continuation says it may have partly run; the prompt ends end_turn', async () => {
+      const { client, sessionId, dir } = await start({}, [], continued);
+      const handle = prompt(client, sessionId, [{ type: 'text', text: 'tool 60000' }]);
+      const updates: SessionUpdate[] = [];
+      for await (const update of handle.updates) {
+        updates.push(update);
+        if (update.sessionUpdate === 'tool_call') process.kill(agentIn(dir) as number, 'SIGKILL');
+      }
+      expect(await handle.result).to.deep.equal({ stopReason: 'end_turn' });
+      // The sdk-agent answers what it does not know by saying it: the continuation, as it got it.
+      const said = afterNotice(updates);
+      expect(said).to.contain('The sdk-agent process crashed');
+      expect(said).to.contain('- a long build: it was approved or running when the process died, so it may have partly run; its outcome is unknown.');
+      expect(said.endsWith('\ntool 60000')).to.equal(true);
+    });
+
+    it('a permission request unanswered when it died: the continuation says the call did not run', async () => {
+      let dir = '';
+      let first: number | undefined;
+      const { client, sessionId, dir: made } = await start({
+        // The agent that asked dies first; the answer comes once another one runs (the relay is gone by then).
+        permission: async () => {
+          first = agentIn(dir);
+          process.kill(first as number, 'SIGKILL');
+          await waitUntil(() => agentIn(dir) !== undefined && agentIn(dir) !== first, 'the restarted agent');
+          return { outcome: 'selected', optionId: 'allow' };
+        },
+      }, [], continued);
+      dir = made;
+      const { updates, result } = await run(client, sessionId, 'permission');
+      expect(result).to.deep.equal({ stopReason: 'end_turn' });
+      expect(afterNotice(updates)).to.contain('- Write notes.txt: its permission request was never answered, so it did not run.');
     });
   });
 });

@@ -48,6 +48,8 @@ const fieldShapes: Record<keyof AgentSettings, (value: unknown) => boolean> = {
   maxLineBytes: (value) => value === undefined || (typeof value === 'number' && value > 0),
   protocol: (value) => value === undefined || value === 'v1' || value === 'v2' || value === 'auto',
   memoryLimit: (value) => value === undefined || (typeof value === 'object' && value !== null && Object.keys(value).length > 0 && Object.entries(value).every(([key, field]) => (['softBytes', 'hardBytes', 'pollMs'].includes(key) ? typeof field === 'number' && field > 0 : key === 'cgroup' && field === true))),
+  onCrash: (value) => value === undefined || value === 'continue' || value === 'retry' || value === 'fail',
+  maxContinuations: (value) => value === undefined || (Number.isInteger(value) && (value as number) >= 0),
 };
 
 /** A plain object with exactly these keys, each a positive number. */
@@ -103,6 +105,11 @@ describe('agent settings: every option normalised once', () => {
       name: 'the memory limits (MiB on the command line, bytes and ms below it)',
       args: ['--hang-after', '0', '--max-memory', '300', '--max-memory-hard', '400', '--memory-poll', '0.5', '--memory-cgroup'],
       host: { agentOptions: { ...statedByTheCommandLine, maxMemoryBytes: 300 * 1024 * 1024, maxMemoryHardBytes: 400 * 1024 * 1024, memoryPollMs: 500, memoryCgroup: true } },
+    },
+    {
+      name: 'the crash policy (--on-crash, --max-continuations)',
+      args: ['--on-crash', 'retry', '--max-continuations', '3'],
+      host: { agentOptions: { ...statedByTheCommandLine, hangAfterMs: 120_000, toolHangAfterMs: 1_800_000, onCrash: 'retry', maxContinuations: 3 } },
     },
   ];
 

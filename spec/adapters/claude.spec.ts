@@ -5,7 +5,7 @@
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, realpathSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,9 @@ import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js
 import { buildEnvironment } from '../../src/port/env-policy.js';
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
 import { isAlive, waitUntil } from '../support/processes.js';
+import type { CrashChoice } from '../../src/adapters/crash-policy.js';
+import { CONTINUED_NOTICE_TITLE } from '../../src/adapters/continuation-text.js';
+import { NOTICE_META_KEY } from '../../src/acp/agent-server.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 
@@ -34,7 +37,7 @@ interface Harness {
 const harnesses: Harness[] = [];
 
 /** An initialized editor connection to the Claude adapter agent, with no session yet. */
-async function connect(fixture: string, env: Record<string, string> = {}, handler: ClientHandler = {}): Promise<Harness & { init: Awaited<ReturnType<typeof initialize>> }> {
+async function connect(fixture: string, env: Record<string, string> = {}, handler: ClientHandler = {}, crash?: CrashChoice): Promise<Harness & { init: Awaited<ReturnType<typeof initialize>> }> {
   const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'warden-claude-')));
   const argvLog = join(cwd, '.argv.log');
   const [editorSide, agentSide] = createMemoryTransportPair();
@@ -42,6 +45,7 @@ async function connect(fixture: string, env: Record<string, string> = {}, handle
     definition: claudeAdapter,
     executable: fakeClaude,
     env: { FAKE_CLAUDE_FIXTURE: fixture, FAKE_CLAUDE_ARGV_LOG: argvLog, ...env },
+    ...(crash ? { crash } : {}),
   });
   const server = createActor(agentServerLogic, { input: { transport: agentSide, agent } }).start();
   const client = createActor(agentClientLogic, { input: { transport: editorSide, handler } }).start();
@@ -59,8 +63,8 @@ async function connect(fixture: string, env: Record<string, string> = {}, handle
   return { ...harness, init: await initialize(client) };
 }
 
-async function start(fixture: string, env: Record<string, string> = {}, handler: ClientHandler = {}): Promise<Harness & { sessionId: string; setup: Record<string, unknown> }> {
-  const harness = await connect(fixture, env, handler);
+async function start(fixture: string, env: Record<string, string> = {}, handler: ClientHandler = {}, crash?: CrashChoice): Promise<Harness & { sessionId: string; setup: Record<string, unknown> }> {
+  const harness = await connect(fixture, env, handler, crash);
   const setup = await newSession(harness.client, { cwd: harness.cwd });
   return { ...harness, sessionId: setup.sessionId, setup };
 }
@@ -78,18 +82,21 @@ async function run(client: AnyActorRef, sessionId: string, text: string, options
 
 const chunks = (updates: SessionUpdate[]) => updates.filter((update) => update.sessionUpdate === 'agent_message_chunk').map((update) => (update as { content: { text: string } }).content.text);
 
-describe('Claude Code adapter (fake CLI replaying recorded transcripts)', function () {
-  afterEach(async () => {
-    for (const harness of harnesses.splice(0)) {
-      harness.client.stop();
-      harness.server.stop();
-      try {
-        for (const { pid } of harness.starts()) await waitUntil(() => !isAlive(pid), `fake claude ${pid} to be gone`);
-      } finally {
-        rmSync(harness.cwd, { recursive: true, force: true });
-      }
+/** Stops every harness of the test, waits for its CLIs to be gone, removes its directory. */
+async function closeHarnesses(): Promise<void> {
+  for (const harness of harnesses.splice(0)) {
+    harness.client.stop();
+    harness.server.stop();
+    try {
+      for (const { pid } of harness.starts()) await waitUntil(() => !isAlive(pid), `fake claude ${pid} to be gone`);
+    } finally {
+      rmSync(harness.cwd, { recursive: true, force: true });
     }
-  });
+  }
+}
+
+describe('Claude Code adapter (fake CLI replaying recorded transcripts)', function () {
+  afterEach(closeHarnesses);
 
   this.timeout(30_000);
 
@@ -178,7 +185,7 @@ describe('Claude Code adapter (fake CLI replaying recorded transcripts)', functi
 
   it('cancel of a prompt sent while the CLI restarts after a crash: cancelled, and the restarted CLI serves the next prompt', async () => {
     const controlLog = join(tmpdir(), `warden-claude-control-${process.pid}-${Date.now()}.log`);
-    const { client, sessionId, starts } = await start('hello', { FAKE_CLAUDE_CRASH_AFTER: '1', FAKE_CLAUDE_LOOP: '1', FAKE_CLAUDE_CONTROL_LOG: controlLog });
+    const { client, sessionId, starts } = await start('hello', { FAKE_CLAUDE_CRASH_AFTER: '1', FAKE_CLAUDE_LOOP: '1', FAKE_CLAUDE_CONTROL_LOG: controlLog }, {}, { onCrash: 'fail' });
     const crashed = await run(client, sessionId, 'hi');
     expect(((crashed.result as RpcError).data as { reason: string }).reason).to.equal('agent_crashed');
     // Sent at once, within the restart's backoff: the prompt waits for the new CLI, and the cancel ends it there.
@@ -278,8 +285,8 @@ describe('Claude Code adapter (fake CLI replaying recorded transcripts)', functi
     expect(env).to.not.have.any.keys('OPENAI_API_KEY', 'GEMINI_API_KEY');
   });
 
-  it('kill -9 mid-turn: the prompt fails naming the crash, the CLI restarts with --resume <id> and a new handshake, the next prompt works', async () => {
-    const { client, sessionId, starts } = await start('hello', { FAKE_CLAUDE_CRASH_AFTER: '1' });
+  it('kill -9 mid-turn with --on-crash fail: the prompt fails naming the crash, the CLI restarts with --resume <id> and a new handshake, the next prompt works', async () => {
+    const { client, sessionId, starts } = await start('hello', { FAKE_CLAUDE_CRASH_AFTER: '1' }, {}, { onCrash: 'fail' });
     const first = await run(client, sessionId, 'hi');
     expect(first.result).to.be.instanceOf(RpcError);
     expect((first.result as RpcError).message).to.contain('Claude Code stopped during the prompt');
@@ -288,5 +295,126 @@ describe('Claude Code adapter (fake CLI replaying recorded transcripts)', functi
     expect(starts()[1]?.args.at(-1)).to.equal('--resume=64dc14b7-5438-426f-9829-9210cc56949d');
     const second = await run(client, sessionId, 'hi');
     expect(second.result).to.deep.equal({ stopReason: 'end_turn' });
+  });
+});
+
+/** The restart notice of a continued turn, as the editor got it: a `notice` update, or the signed text with the notice under `_meta` (an editor without `session.notices`). */
+function restartNoticeAt(updates: SessionUpdate[]): number {
+  return updates.findIndex((update) => {
+    const raw = update as unknown as { sessionUpdate: string; title?: string; _meta?: Record<string, { title?: string } | undefined> };
+    return (raw.sessionUpdate === 'notice' && raw.title === CONTINUED_NOTICE_TITLE) || raw._meta?.[NOTICE_META_KEY]?.title === CONTINUED_NOTICE_TITLE;
+  });
+}
+
+/** The user messages each Claude process got (FAKE_CLAUDE_TEXT_LOG), in order. */
+function userTexts(log: string): Array<{ pid: number; resumed: boolean; text: string }> {
+  return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)) : [];
+}
+
+describe('Claude Code adapter: a turn cut by kill -9 is continued (--on-crash continue, the default)', function () {
+  this.timeout(60_000);
+  let textLog: string;
+  beforeEach(() => {
+    textLog = join(tmpdir(), `warden-claude-texts-${process.pid}-${Date.now()}.log`);
+  });
+  afterEach(async () => {
+    rmSync(textLog, { force: true });
+    await closeHarnesses();
+  });
+
+  it('kill -9 mid-text, no tool call: the restarted CLI gets the prompt again, the prompt ends end_turn with the whole answer after the restart notice', async () => {
+    const { client, sessionId, starts } = await start('hello', { FAKE_CLAUDE_CRASH_AFTER: '2', FAKE_CLAUDE_TEXT_LOG: textLog });
+    const { updates, result } = await run(client, sessionId, 'hi');
+    expect(result).to.deep.equal({ stopReason: 'end_turn' });
+    const notice = restartNoticeAt(updates);
+    expect(notice, 'the restart notice').to.be.greaterThan(0);
+    // Text came before the crash (the part the editor must see restarted), and the whole answer after the notice.
+    expect(chunks(updates.slice(0, notice)).join('')).to.contain('Hello from the fake Anthropic server.');
+    expect(chunks(updates.slice(notice + 1)).join('')).to.equal('Hello from the fake Anthropic server.');
+    expect(starts()).to.have.length(2);
+    expect(userTexts(textLog).map(({ resumed, text }) => ({ resumed, text }))).to.deep.equal([
+      { resumed: false, text: 'hi' },
+      { resumed: true, text: 'hi' },
+    ]);
+  });
+
+  it('kill -9 with a permission request unanswered: the continuation says the tool call never ran, asks to check and continue; end_turn', async () => {
+    let asked = 0;
+    let restarted: (() => boolean) | undefined;
+    const { client, sessionId, starts } = await start('tool-write-permission-allow', { FAKE_CLAUDE_CRASH_AFTER: '4', FAKE_CLAUDE_TEXT_LOG: textLog }, {
+      // The first request is answered only once the CLI that asked it is gone and restarted: it never got an answer.
+      permission: async () => {
+        asked += 1;
+        if (asked === 1) await waitUntil(() => restarted?.() === true, 'the restart');
+        return { outcome: 'selected', optionId: 'allow' };
+      },
+    });
+    restarted = () => starts().length === 2;
+    const { updates, result } = await run(client, sessionId, 'write new.txt');
+    expect(result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(restartNoticeAt(updates)).to.be.greaterThan(0);
+    const texts = userTexts(textLog);
+    expect(texts.map((entry) => entry.resumed)).to.deep.equal([false, true]);
+    const continuation = texts[1]?.text ?? '';
+    expect(continuation).to.contain('The Claude Code process crashed (Agent process was killed with SIGKILL) during your previous turn and was restarted by the host');
+    expect(continuation).to.contain('This message is from the host, not the user');
+    expect(continuation).to.match(/- [^\n]*new\.txt[^\n]*: its permission request was never answered, so it did not run\./u);
+    expect(continuation).to.contain('Check the current state (files, processes) before repeating any action');
+    expect(continuation.endsWith('\nwrite new.txt')).to.equal(true);
+  });
+
+  it('kill -9 after a tool call completed: the continuation passes its result on; end_turn with the answer', async () => {
+    const { client, sessionId } = await start('tool-bash-readonly', { FAKE_CLAUDE_CRASH_AFTER: '4', FAKE_CLAUDE_TEXT_LOG: textLog });
+    const { updates, result } = await run(client, sessionId, 'TOOL:bash');
+    expect(result).to.deep.equal({ stopReason: 'end_turn' });
+    const notice = restartNoticeAt(updates);
+    expect(chunks(updates.slice(notice + 1)).join('')).to.contain('Tool finished: hi');
+    const continuation = userTexts(textLog)[1]?.text ?? '';
+    expect(continuation).to.match(/- `echo hi`: it completed before the crash; its result began: hi\./u);
+  });
+
+  it('--on-crash retry: the prompt is sent again even after a tool call ran', async () => {
+    const { client, sessionId } = await start('tool-bash-readonly', { FAKE_CLAUDE_CRASH_AFTER: '4', FAKE_CLAUDE_TEXT_LOG: textLog }, {}, { onCrash: 'retry' });
+    const { result } = await run(client, sessionId, 'TOOL:bash');
+    expect(result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(userTexts(textLog).map((entry) => entry.text)).to.deep.equal(['TOOL:bash', 'TOOL:bash']);
+  });
+
+  it('--on-crash fail: the prompt fails agent_crashed as before, nothing is sent again', async () => {
+    const { client, sessionId, starts } = await start('hello', { FAKE_CLAUDE_CRASH_AFTER: '2', FAKE_CLAUDE_TEXT_LOG: textLog }, {}, { onCrash: 'fail' });
+    const { updates, result } = await run(client, sessionId, 'hi');
+    expect(((result as RpcError).data as { reason: string }).reason).to.equal('agent_crashed');
+    expect(restartNoticeAt(updates)).to.equal(-1);
+    await waitUntil(() => starts().length === 2, 'the restart');
+    expect(userTexts(textLog)).to.have.length(1);
+  });
+
+  it('more crashes than --max-continuations: the turn fails agent_crashed after its last continuation', async () => {
+    const { client, sessionId } = await start('hello', { FAKE_CLAUDE_CRASH_AFTER: '2', FAKE_CLAUDE_CRASH_RESUMED: '1', FAKE_CLAUDE_TEXT_LOG: textLog }, {}, { maxContinuations: 1 });
+    const { updates, result } = await run(client, sessionId, 'hi');
+    expect(((result as RpcError).data as { reason: string }).reason).to.equal('agent_crashed');
+    // One continuation (one notice, the prompt sent twice), then the second crash failed it.
+    expect(updates.filter((_update, index) => restartNoticeAt(updates.slice(index)) === 0)).to.have.length(1);
+    expect(userTexts(textLog).map((entry) => entry.text)).to.deep.equal(['hi', 'hi']);
+  });
+
+  it('session/cancel while the CLI restarts: the prompt ends cancelled, nothing is sent again, the next prompt works', async () => {
+    const gate = join(tmpdir(), `warden-claude-gate-${process.pid}-${Date.now()}`);
+    try {
+      const { client, sessionId, starts } = await start('hello', { FAKE_CLAUDE_CRASH_AFTER: '2', FAKE_CLAUDE_TEXT_LOG: textLog, FAKE_CLAUDE_RESUME_GATE: gate, FAKE_CLAUDE_LOOP: '1' });
+      // Cancelled on the restart notice; the restarted CLI reads nothing until the gate opens, so it cannot be ready before the cancel.
+      const cut = await run(client, sessionId, 'hi', { cancelOn: (update) => restartNoticeAt([update]) === 0 });
+      expect(cut.result).to.deep.equal({ stopReason: 'cancelled' });
+      writeFileSync(gate, '');
+      const next = await run(client, sessionId, 'bye');
+      expect(next.result).to.deep.equal({ stopReason: 'end_turn' });
+      expect(starts()).to.have.length(2);
+      expect(userTexts(textLog).map(({ resumed, text }) => ({ resumed, text }))).to.deep.equal([
+        { resumed: false, text: 'hi' },
+        { resumed: true, text: 'bye' },
+      ]);
+    } finally {
+      rmSync(gate, { force: true });
+    }
   });
 });

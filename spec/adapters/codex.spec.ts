@@ -18,16 +18,18 @@ import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js
 import { RpcError } from '../../src/jsonrpc/rpc-error.js';
 import { buildEnvironment } from '../../src/port/env-policy.js';
 import { isAlive, waitUntil } from '../support/processes.js';
+import type { CrashChoice } from '../../src/adapters/crash-policy.js';
+import { CONTINUED_NOTICE_TITLE } from '../../src/adapters/continuation-text.js';
 
 const fakeCodex = fileURLToPath(new URL('../support/fake-codex.mjs', import.meta.url));
 const started: Array<{ client: AnyActorRef; server: AnyActorRef; cwd: string; log: string }> = [];
 
 /** An initialized editor connection to the Codex adapter agent, with no session yet. */
-async function connect(fixture: string, env: Record<string, string> = {}, handler: ClientHandler = {}) {
+async function connect(fixture: string, env: Record<string, string> = {}, handler: ClientHandler = {}, crash?: CrashChoice) {
   const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'warden-codex-')));
   const log = join(cwd, '.argv.log');
   const [editorSide, agentSide] = createMemoryTransportPair();
-  const agent = createAdapterAgent({ definition: codexAdapter, executable: fakeCodex, env: { FAKE_CODEX_FIXTURE: fixture, FAKE_CODEX_ARGV_LOG: log, ...env } });
+  const agent = createAdapterAgent({ definition: codexAdapter, executable: fakeCodex, env: { FAKE_CODEX_FIXTURE: fixture, FAKE_CODEX_ARGV_LOG: log, ...env }, ...(crash ? { crash } : {}) });
   const server = createActor(agentServerLogic, { input: { transport: agentSide, agent } }).start();
   const client = createActor(agentClientLogic, { input: { transport: editorSide, handler } }).start();
   started.push({ client, server, cwd, log });
@@ -36,8 +38,8 @@ async function connect(fixture: string, env: Record<string, string> = {}, handle
   return { client, cwd, init, starts };
 }
 
-async function start(fixture: string, env: Record<string, string> = {}, handler: ClientHandler = {}) {
-  const connected = await connect(fixture, env, handler);
+async function start(fixture: string, env: Record<string, string> = {}, handler: ClientHandler = {}, crash?: CrashChoice) {
+  const connected = await connect(fixture, env, handler, crash);
   const setup = await newSession(connected.client, { cwd: connected.cwd });
   return { ...connected, sessionId: setup.sessionId, setup };
 }
@@ -90,10 +92,10 @@ describe('Codex adapter (fake app-server replaying recorded transcripts)', funct
     expect(updates.some((update) => update.sessionUpdate === 'tool_call_update' && (update as { status?: string }).status === 'completed')).to.equal(true);
   });
 
-  it('kill -9 mid-turn: the prompt fails naming the crash, the restarted app-server resumes the thread, the next prompt works', async () => {
+  it('kill -9 mid-turn with --on-crash fail: the prompt fails naming the crash, the restarted app-server resumes the thread, the next prompt works', async () => {
     const methodLog = join(tmpdir(), `warden-codex-methods-${process.pid}-${Date.now()}`);
     try {
-      const { client, sessionId, starts } = await start('hello', { FAKE_CODEX_CRASH_AFTER: '2', FAKE_CODEX_METHOD_LOG: methodLog });
+      const { client, sessionId, starts } = await start('hello', { FAKE_CODEX_CRASH_AFTER: '2', FAKE_CODEX_METHOD_LOG: methodLog }, {}, { onCrash: 'fail' });
       const first = await run(client, sessionId, 'say hi');
       expect(first.result).to.be.instanceOf(RpcError);
       expect(((first.result as RpcError).data as { reason: string }).reason).to.equal('agent_crashed');
@@ -147,5 +149,45 @@ describe('Codex adapter (fake app-server replaying recorded transcripts)', funct
     const env = buildEnvironment({ ...line?.env, parent: { PATH: '/bin', OPENAI_API_KEY: 'sk-oai', ANTHROPIC_API_KEY: 'sk-ant', CODEX_HOME: '/h' } });
     expect(env).to.include({ OPENAI_API_KEY: 'sk-oai', CODEX_HOME: '/h' });
     expect(env).to.not.have.any.keys('ANTHROPIC_API_KEY');
+  });
+  /** The text of each `turn/start` the app-servers got (FAKE_CODEX_PARAMS_LOG), in order. */
+  const turnTexts = (log: string): string[] =>
+    (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { method: string; params: { input?: Array<{ text?: string }> } }) : [])
+      .filter((entry) => entry.method === 'turn/start')
+      .map((entry) => (entry.params.input ?? []).map((item) => item.text ?? '').join(''));
+  const noticeSeen = (updates: SessionUpdate[]) => updates.some((update) => JSON.stringify(update).includes(CONTINUED_NOTICE_TITLE));
+
+  it('kill -9 mid-text (--on-crash continue, the default): the resumed thread gets the prompt again, the prompt ends end_turn with the whole answer after the notice', async () => {
+    const paramsLog = join(tmpdir(), `warden-codex-params-${process.pid}-${Date.now()}`);
+    try {
+      const { client, sessionId, starts } = await start('hello', { FAKE_CODEX_CRASH_AFTER: '8', FAKE_CODEX_PARAMS_LOG: paramsLog });
+      const { updates, result } = await run(client, sessionId, 'say hi');
+      expect(result).to.deep.equal({ stopReason: 'end_turn' });
+      expect(noticeSeen(updates)).to.equal(true);
+      const after = updates.slice(updates.findIndex((update) => JSON.stringify(update).includes(CONTINUED_NOTICE_TITLE)) + 1);
+      expect(after.filter((update) => update.sessionUpdate === 'agent_message_chunk').map((update) => (update as { content: { text: string } }).content.text).join('')).to.equal('Hello from the fake OpenAI server.');
+      expect(starts()).to.have.length(2);
+      expect(turnTexts(paramsLog)).to.deep.equal(['say hi', 'say hi']);
+    } finally {
+      rmSync(paramsLog, { force: true });
+    }
+  });
+
+  it('kill -9 while an approved-or-running command was started: the continuation says it may have partly run and asks to check; end_turn', async () => {
+    const paramsLog = join(tmpdir(), `warden-codex-params-${process.pid}-${Date.now()}`);
+    try {
+      const { client, sessionId } = await start('tool-approval', { FAKE_CODEX_CRASH_AFTER: '7', FAKE_CODEX_PARAMS_LOG: paramsLog }, { permission: () => ({ outcome: 'selected', optionId: 'allow' }) });
+      const { updates, result } = await run(client, sessionId, 'TOOL:sh touch /home/user/project/codex-touched2.txt');
+      expect(result).to.deep.equal({ stopReason: 'end_turn' });
+      expect(noticeSeen(updates)).to.equal(true);
+      const [first, continuation] = turnTexts(paramsLog);
+      expect(first).to.equal('TOOL:sh touch /home/user/project/codex-touched2.txt');
+      expect(continuation).to.contain('The Codex process crashed');
+      expect(continuation).to.contain('nobody interrupted you on purpose');
+      expect(continuation).to.match(/- [^\n]*touch \/home\/user\/project\/codex-touched2\.txt[^\n]*: it was approved or running when the process died, so it may have partly run; its outcome is unknown\./u);
+      expect(continuation?.endsWith('\nTOOL:sh touch /home/user/project/codex-touched2.txt')).to.equal(true);
+    } finally {
+      rmSync(paramsLog, { force: true });
+    }
   });
 });

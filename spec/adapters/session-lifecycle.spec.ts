@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { RESUME_META_KEY, type AgentHandlerOutput } from '../../src/protocol/native-agent.js';
 import type { AdapterDefinition } from '../../src/adapters/adapter.js';
 import { createAdapterAgent } from '../../src/adapters/adapter-agent.js';
+import type { CrashChoice } from '../../src/adapters/crash-policy.js';
 import { claudeAdapter } from '../../src/adapters/claude/adapter.js';
 import { codexAdapter } from '../../src/adapters/codex/adapter.js';
 import { isAlive, waitUntil } from '../support/processes.js';
@@ -35,9 +36,9 @@ interface Harness {
 
 const harnesses: Harness[] = [];
 
-function start(definition: AdapterDefinition, executable: string, env: (cwd: string) => Record<string, string>): Harness {
+function start(definition: AdapterDefinition, executable: string, env: (cwd: string) => Record<string, string>, crash?: CrashChoice): Harness {
   const cwd = realpathSync(mkdtempSync(join(tmpdir(), `warden-lifecycle-${definition.name}-`)));
-  const driver = driveAgent(createAdapterAgent({ definition, executable, env: env(cwd) }));
+  const driver = driveAgent(createAdapterAgent({ definition, executable, env: env(cwd), ...(crash ? { crash } : {}) }));
   const lines = (name: string) => (existsSync(join(cwd, name)) ? readFileSync(join(cwd, name), 'utf8').split('\n').filter(Boolean) : []);
   const harness: Harness = {
     driver,
@@ -51,8 +52,8 @@ function start(definition: AdapterDefinition, executable: string, env: (cwd: str
 
 const claude = (fixture: string, extra: Record<string, string> = {}) =>
   start(claudeAdapter, fakeClaude, (cwd) => ({ FAKE_CLAUDE_FIXTURE: fixture, FAKE_CLAUDE_ARGV_LOG: join(cwd, '.argv.log'), FAKE_CLAUDE_USER_LOG: join(cwd, '.user.log'), ...extra }));
-const codex = (fixture: string, extra: Record<string, string> = {}) =>
-  start(codexAdapter, fakeCodex, (cwd) => ({ FAKE_CODEX_FIXTURE: fixture, FAKE_CODEX_ARGV_LOG: join(cwd, '.argv.log'), FAKE_CODEX_METHOD_LOG: join(cwd, '.methods.log'), ...extra }));
+const codex = (fixture: string, extra: Record<string, string> = {}, crash?: CrashChoice) =>
+  start(codexAdapter, fakeCodex, (cwd) => ({ FAKE_CODEX_FIXTURE: fixture, FAKE_CODEX_ARGV_LOG: join(cwd, '.argv.log'), FAKE_CODEX_METHOD_LOG: join(cwd, '.methods.log'), ...extra }), crash);
 
 async function open(harness: Harness): Promise<string> {
   const answer = await harness.driver.answer(harness.driver.request('session.new', 'session/new', { cwd: harness.cwd, mcpServers: [] }));
@@ -228,8 +229,8 @@ describe('session lifecycle and resume (adapter agents driven as the host drives
       expect(indexOf(outputs, (output) => output.type === 'session.resumeState')).to.be.greaterThan(indexOf(outputs, answerTo(requestId)));
     });
 
-    it('kill -9 of the app-server mid-turn: session.restarting then session.recovered (1) after thread/resume; the next turn works', async () => {
-      const harness = codex('hello', { FAKE_CODEX_CRASH_AFTER: '2' });
+    it('kill -9 of the app-server mid-turn (--on-crash fail): session.restarting then session.recovered (1) after thread/resume; the next turn works', async () => {
+      const harness = codex('hello', { FAKE_CODEX_CRASH_AFTER: '2' }, { onCrash: 'fail' });
       const sessionId = await open(harness);
       const first = await turn(harness, sessionId, 'say hi');
       expect(first.answer.type).to.equal('acp.error');

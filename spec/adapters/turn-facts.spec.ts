@@ -20,8 +20,8 @@ const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
 const read = (name: string) => readFileSync(`${fixtures}${name}`, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { dir: string; msg: Record<string, unknown> });
 
 /** A session machine, started, with what it told its port. */
-function drive(machine: AnyStateMachine) {
-  const actor = createActor(machine).start();
+function drive(machine: AnyStateMachine, input?: unknown) {
+  const actor = createActor(machine, input === undefined ? {} : { input }).start();
   const outputs: SessionAdapterOutput[] = [];
   actor.on('*', (output: SessionAdapterOutput) => outputs.push(output));
   const facts = () => outputs.filter((output) => output.type === 'port.busy').map((output) => (output.busy ? (output.toolRunning ? 'tool' : 'owes') : 'idle'));
@@ -59,8 +59,8 @@ describe('what the session adapters tell the hang watchdog', () => {
     actor.stop();
   });
 
-  it('Claude Code: the CLI exits mid-tool: the next CLI is told nothing until its own handshake, and no tool runs any more', () => {
-    const { actor, outputs, facts } = drive(claudeSessionMachine);
+  it('Claude Code: the CLI exits mid-tool (--on-crash fail): the next CLI is told nothing until its own handshake, and no tool runs any more', () => {
+    const { actor, outputs, facts } = drive(claudeSessionMachine, { crash: { onCrash: 'fail' } });
     const lines = read('claude-stream-json-tool-bash-readonly.transcript.ndjson');
     claudeHandshake(actor, outputs, lines);
     actor.send({ type: 'session.prompt', requestId: 'p1', method: 'session/prompt', params: { sessionId: 's1', prompt: [{ type: 'text', text: 'TOOL:bash please' }] }, context: eventContext });

@@ -67,7 +67,8 @@ describe('warden acp driving an ACP v2 agent (--agent-protocol v2; the SDK v1 cl
     dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-acp-v2-')));
     log = join(dir, 'requests.ndjson');
     const agent = `acp:${process.execPath} ${v2Agent} --state-dir ${join(dir, 'state')} --log ${log}`;
-    const child = spawn(process.execPath, [main, 'acp', '--agent', agent, '--agent-protocol', 'v2', '--store', join(dir, 'journal.sqlite')], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    // --on-crash fail: its kill -9 case tests the crash's failure itself (the default would continue the turn).
+    const child = spawn(process.execPath, [main, 'acp', '--agent', agent, '--agent-protocol', 'v2', '--on-crash', 'fail', '--store', join(dir, 'journal.sqlite')], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     launched.push(child);
     stderr = stderrOf(child);
     void exitCodeOf(child);

@@ -49,7 +49,7 @@ describe('warden acp: an orderly stop logs nothing at the default level, a crash
   }
 
   it('--agent claude: a CLI that dies mid-turn is a warning (and the orderly stop after it adds none)', async () => {
-    const warden = await launchWarden(['--agent', 'claude', '--store', ':memory:', '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', 'FAKE_CLAUDE_CRASH_AFTER=1'], { PATH: path });
+    const warden = await launchWarden(['--agent', 'claude', '--on-crash', 'fail', '--store', ':memory:', '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', 'FAKE_CLAUDE_CRASH_AFTER=1'], { PATH: path });
     const { sessionId } = await warden.request<{ sessionId: string }>('session/new', { cwd: dir, mcpServers: [] });
     const crashed = await warden.failure('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
     expect(crashed.data?.reason).to.equal('agent_crashed');

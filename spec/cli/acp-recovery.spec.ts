@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { childrenOf, isAlive, waitUntil } from '../support/processes.js';
 import { connectOverStdio, exitCodeOf, killGroups, stderrOf, wardenMain as main } from '../support/warden-process.js';
+import { CONTINUED_NOTICE_TITLE } from '../../src/adapters/continuation-text.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 
@@ -106,7 +107,7 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
   });
 
   it('kill -9 of the agent mid-prompt: the prompt settles naming the crash, the editor is told, the next prompt works in the resumed conversation', async () => {
-    const warden = await launch(['--store', store, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_CRASH_AFTER=1']);
+    const warden = await launch(['--on-crash', 'fail', '--store', store, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_CRASH_AFTER=1']);
     const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
     const crashed = await rejection(warden.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] }));
     expect(crashed.code).to.equal(-32603);
@@ -121,6 +122,36 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
     expect(starts[1]?.args.some((arg) => arg.startsWith('--resume='))).to.equal(true);
     const listed = await warden.request<{ sessions: Array<{ sessionId: string; _meta: Record<string, unknown> }> }>(methods.agent.session.list, {});
     expect(listed.sessions[0]?._meta['acp-warden/restarts']).to.equal(1);
+    expect(await warden.close()).to.equal(0);
+  });
+
+  it('kill -9 of the agent mid-text with the default --on-crash continue: the prompt ends end_turn with the whole answer after the "Answer restarted" notice; one prompt, two CLIs', async () => {
+    const textLog = join(dir, 'texts.ndjson');
+    const warden = await launch(['--store', store, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_CRASH_AFTER=2', '--env', `FAKE_CLAUDE_TEXT_LOG=${textLog}`]);
+    const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const answer = await warden.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+    expect(answer.stopReason).to.equal('end_turn');
+    // No session.notices advertised: the notice is a signed agent message; the answer comes again after it, whole.
+    const text = textOf(warden.updates, sessionId);
+    const notice = text.indexOf(`[acp-warden warning] ${CONTINUED_NOTICE_TITLE}: `);
+    expect(notice, 'the restart notice').to.be.greaterThan(0);
+    expect(text.slice(0, notice)).to.contain('Hello from the fake Anthropic server.');
+    expect(text.slice(notice)).to.contain('Hello from the fake Anthropic server.');
+    const sent = readFileSync(textLog, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { text: string }).text);
+    expect(sent).to.deep.equal(['hello', 'hello']);
+    expect(startsIn(argvLog)).to.have.length(2);
+    const next = await warden.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+    expect(next.stopReason).to.equal('end_turn');
+    expect(await warden.close()).to.equal(0);
+  });
+
+  it('a continued prompt whose agent keeps dying past the restart intensity: answered (the session failed), never left hanging', async () => {
+    const warden = await launch(['--store', store, '--restart-intensity', '1/60', '--max-continuations', '5', '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_CRASH_AFTER=2', '--env', 'FAKE_CLAUDE_CRASH_RESUMED=1']);
+    const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const failed = await rejection(warden.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] }));
+    expect(failed.code).to.equal(-32603);
+    expect(failed.data?.reason).to.equal('session_failed');
+    expect(textOf(warden.updates, sessionId)).to.contain(CONTINUED_NOTICE_TITLE);
     expect(await warden.close()).to.equal(0);
   });
 
@@ -144,7 +175,7 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
     mkdirSync(failing);
     mkdirSync(healthy);
     const warden = await launch([
-      '--store', store, '--restart-intensity', '1/60',
+      '--on-crash', 'fail', '--store', store, '--restart-intensity', '1/60',
       '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_CRASH_AFTER=1', '--env', 'FAKE_CLAUDE_CRASH_CWD=crashes',
     ]);
     const good = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: healthy, mcpServers: [] });
@@ -167,7 +198,7 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
   });
 
   it('a hang (SIGSTOP) mid-prompt: the watchdog of --hang-after kills it as hung, the prompt settles, the next prompt works', async () => {
-    const warden = await launch(['--store', store, '--hang-after', '1', '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_DELAY_MS=200']);
+    const warden = await launch(['--on-crash', 'fail', '--store', store, '--hang-after', '1', '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_DELAY_MS=200']);
     const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
     const prompt = rejection(warden.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] }));
     await waitUntil(() => warden.updates.some((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'agent_message_chunk'), 'the first words');

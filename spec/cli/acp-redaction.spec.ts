@@ -45,7 +45,7 @@ describe('warden acp: secrets in a CLI\'s stderr are redacted in error data, the
     const token = shapeless();
     const argvLog = join(dir, 'starts.ndjson');
     const warden = await launchWarden([
-      '--agent', 'claude', '--store', ':memory:', '--inspect', url, '--log-level', 'debug',
+      '--agent', 'claude', '--on-crash', 'fail', '--store', ':memory:', '--inspect', url, '--log-level', 'debug',
       '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`,
       '--env', 'FAKE_CLAUDE_LEAK_VARS=ANTHROPIC_API_KEY,ACME_SERVICE_TOKEN', '--env', `ACME_SERVICE_TOKEN=${token}`,
     ], { PATH: pathWithFakeAgents(dir), ANTHROPIC_API_KEY: apiKey });
@@ -84,7 +84,7 @@ describe('warden acp: secrets in a CLI\'s stderr are redacted in error data, the
     const proxy = `http://alice:${password}@proxy.invalid:3128`;
     const argvLog = join(dir, 'starts.ndjson');
     const warden = await launchWarden([
-      '--agent', 'claude', '--store', ':memory:', '--inspect', url, '--log-level', 'debug',
+      '--agent', 'claude', '--on-crash', 'fail', '--store', ':memory:', '--inspect', url, '--log-level', 'debug',
       '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_LEAK_VARS=HTTPS_PROXY',
     ], { PATH: pathWithFakeAgents(dir), HTTPS_PROXY: proxy });
     const { sessionId } = await warden.request<{ sessionId: string }>('session/new', { cwd: dir, mcpServers: [] });

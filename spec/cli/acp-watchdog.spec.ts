@@ -73,7 +73,7 @@ describe('warden acp: a watchdog that knows the turn', function () {
   });
 
   it('Claude Code: silent while it owes output (no tool running) for --hang-after: killed as hung, the prompt settles, and the CLI is restarted', async () => {
-    const editor = await initializedEditor(bin, ['--agent', 'claude', '--store', ':memory:', ...scaled, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', 'FAKE_CLAUDE_STALL_MS=600000', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`], dir);
+    const editor = await initializedEditor(bin, ['--agent', 'claude', '--on-crash', 'fail', '--store', ':memory:', ...scaled, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', 'FAKE_CLAUDE_STALL_MS=600000', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`], dir);
     const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
     const hung = await rejection(prompt(editor, sessionId, 'hello'));
     expect(hung.data?.reason).to.equal('agent_crashed');
@@ -93,7 +93,7 @@ describe('warden acp: a watchdog that knows the turn', function () {
   });
 
   it('Codex: silent before turn/completed (no tool running) for --hang-after: killed as hung and the prompt settles', async () => {
-    const editor = await initializedEditor(bin, ['--agent', 'codex', '--store', ':memory:', ...scaled, '--env', 'FAKE_CODEX_FIXTURE=hello', '--env', 'FAKE_CODEX_STALL_MS=600000', '--env', `FAKE_CODEX_ARGV_LOG=${argvLog}`], dir);
+    const editor = await initializedEditor(bin, ['--agent', 'codex', '--on-crash', 'fail', '--store', ':memory:', ...scaled, '--env', 'FAKE_CODEX_FIXTURE=hello', '--env', 'FAKE_CODEX_STALL_MS=600000', '--env', `FAKE_CODEX_ARGV_LOG=${argvLog}`], dir);
     const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
     const hung = await rejection(prompt(editor, sessionId, 'hello'));
     expect(hung.data?.reason).to.equal('agent_crashed');

@@ -23,6 +23,8 @@ import { RpcError } from '../../src/jsonrpc/rpc-error.js';
 import { portLogic } from '../../src/port/port.js';
 import { SHUTDOWN_EVENT } from '../../src/supervision/events.js';
 import { startFakeAnthropic, type FakeModelServer } from '../support/fake-anthropic-server.js';
+import { slowText } from '../support/local-model-server.js';
+import { CONTINUED_NOTICE_TITLE } from '../../src/adapters/continuation-text.js';
 import { startFakeOpenAI } from '../support/fake-openai-server.js';
 import { binDirectory } from '../support/path-editor.js';
 import { spawnedPid } from '../support/port-pid.js';
@@ -204,6 +206,39 @@ async function crashMidTurn(harness: WardenHarness, cwd: string): Promise<CrashO
   return { oldCli: oldCli as ProcessRow, newCli, error, after: { stopReason: result.stopReason, text: textOf(updates) }, killedAt, msKillToError, msKillToNextEndTurn: Date.now() - killedAt };
 }
 
+/**
+ * A `slow` prompt whose real CLI is killed -9 once text streams, with the default `--on-crash
+ * continue`: the prompt must end `end_turn`, the "Answer restarted" notice (a `notice` update:
+ * this client takes them) between the words before the kill and the whole answer again after it.
+ */
+async function continuedMidText(harness: WardenHarness, cwd: string): Promise<{ oldCli: ProcessRow; newCli: ProcessRow; killedAt: number }> {
+  const { client } = harness;
+  await initialize(client);
+  const { sessionId } = await newSession(client, { cwd });
+  const run = prompt(client, sessionId, [{ type: 'text', text: 'slow' }]);
+  const updates: SessionUpdate[] = [];
+  let oldCli: ProcessRow | undefined;
+  let killedAt = 0;
+  for await (const update of run.updates) {
+    updates.push(update);
+    if (oldCli === undefined && update.sessionUpdate === 'agent_message_chunk') {
+      oldCli = cliUnder(harness.wardenPid);
+      expect(oldCli, `the real CLI under warden ${harness.wardenPid}`).to.not.equal(undefined);
+      killedAt = Date.now();
+      process.kill((oldCli as ProcessRow).pid, 'SIGKILL');
+    }
+  }
+  const result = await run.result;
+  expect(result.stopReason, harness.stderr.join('')).to.equal('end_turn');
+  const notice = updates.findIndex((update) => JSON.stringify(update).includes(CONTINUED_NOTICE_TITLE));
+  expect(notice, JSON.stringify(updates.slice(0, 3))).to.be.greaterThan(0);
+  expect(textOf(updates.slice(0, notice))).to.match(/^word1/u);
+  expect(textOf(updates.slice(notice + 1))).to.equal(slowText(60));
+  const newCli = cliUnder(harness.wardenPid) as ProcessRow;
+  expect(newCli.pid).to.not.equal((oldCli as ProcessRow).pid);
+  return { oldCli: oldCli as ProcessRow, newCli, killedAt };
+}
+
 function expectCrashError(error: unknown): void {
   expect(error, String(error)).to.be.instanceOf(RpcError);
   const data = (error as RpcError).data as { reason?: string; exit?: { kind?: string; signal?: string } };
@@ -334,8 +369,8 @@ describe('real agent CLIs against fake model servers', function () {
       }
     });
 
-    it('kill -9 of the real CLI mid-turn: the prompt fails (agent_crashed), Claude restarts with --resume, the next prompt works', async () => {
-      const harness = await startWarden(wardenArgs());
+    it('kill -9 of the real CLI mid-turn: the prompt fails (agent_crashed, --on-crash fail), Claude restarts with --resume, the next prompt works', async () => {
+      const harness = await startWarden([...wardenArgs(), '--on-crash', 'fail']);
       try {
         const requestsBefore = (server as FakeModelServer).requests.length;
         const outcome = await timed('claude kill -9 and resume (our client)', () => crashMidTurn(harness, (space as Workspace).project()));
@@ -360,6 +395,22 @@ describe('real agent CLIs against fake model servers', function () {
         const texts = anthropicUserTexts(last?.body).filter((text) => text === 'hello' || text === 'slow');
         expect(texts, JSON.stringify(anthropicUserTexts(last?.body))).to.deep.equal(written.length === 1 ? ['hello', 'slow', 'hello'] : ['hello', 'hello']);
         timings.push(`claude kill→prompt error: ${outcome.msKillToError} ms; kill→next end_turn: ${outcome.msKillToNextEndTurn} ms`);
+      } finally {
+        await stopWarden(harness);
+      }
+    });
+
+    it('kill -9 of the real CLI mid-text with the default --on-crash continue: the same prompt ends end_turn with the whole answer after the "Answer restarted" notice; the resumed Claude got the prompt again', async () => {
+      const harness = await startWarden(wardenArgs());
+      try {
+        const requestsBefore = (server as FakeModelServer).requests.length;
+        const { newCli, killedAt } = await continuedMidText(harness, (space as Workspace).project());
+        expect(newCli.cmdline).to.include('--resume=');
+        const mine = (server as FakeModelServer).requests.slice(requestsBefore).filter((request) => request.path === '/v1/messages');
+        expect(mine.filter((request) => request.reply === 'slow'), 'requests for "slow": the killed CLI\'s and the resumed one\'s').to.have.length(2);
+        // The resumed CLI's request ends with the prompt sent again (its transcript may or may not hold the first one: Claude writes it lazily).
+        expect(anthropicUserTexts(mine.at(-1)?.body).at(-1)).to.equal('slow');
+        timings.push(`claude kill→continued end_turn: ${Date.now() - killedAt} ms`);
       } finally {
         await stopWarden(harness);
       }
@@ -464,8 +515,22 @@ describe('real agent CLIs against fake model servers', function () {
       }
     });
 
-    it('kill -9 of the real CLI mid-turn: the prompt fails (agent_crashed), the new app-server resumes the thread, the next prompt works', async () => {
+    it('kill -9 of the real CLI mid-text with the default --on-crash continue: the same prompt ends end_turn with the whole answer after the "Answer restarted" notice; the resumed thread got the prompt again', async () => {
       const harness = await startWarden(wardenArgs());
+      try {
+        const requestsBefore = (server as FakeModelServer).requests.length;
+        const { killedAt } = await continuedMidText(harness, (space as Workspace).project());
+        const mine = (server as FakeModelServer).requests.slice(requestsBefore).filter((request) => request.path === '/v1/responses');
+        expect(mine.filter((request) => request.reply === 'slow'), 'requests for "slow": the killed app-server\'s and the resumed one\'s').to.have.length(2);
+        expect(openaiUserTexts(mine.at(-1)?.body).at(-1)).to.equal('slow');
+        timings.push(`codex kill→continued end_turn: ${Date.now() - killedAt} ms`);
+      } finally {
+        await stopWarden(harness);
+      }
+    });
+
+    it('kill -9 of the real CLI mid-turn: the prompt fails (agent_crashed, --on-crash fail), the new app-server resumes the thread, the next prompt works', async () => {
+      const harness = await startWarden([...wardenArgs(), '--on-crash', 'fail']);
       try {
         const requestsBefore = (server as FakeModelServer).requests.length;
         const outcome = await timed('codex kill -9 and resume (our client)', () => crashMidTurn(harness, (space as Workspace).project()));

@@ -30,7 +30,7 @@ describe('prompts of a session whose agent gives up', function () {
       store: ':memory:',
       defaultAgent: 'claude',
       // The first turn's CLI dies after its first line; every restart dies at once (the crash loop).
-      agentOptions: { agentCommand: fakeClaude, env: { FAKE_CLAUDE_FIXTURE: 'hello', FAKE_CLAUDE_CRASH_AFTER: '1' } },
+      agentOptions: { agentCommand: fakeClaude, env: { FAKE_CLAUDE_FIXTURE: 'hello', FAKE_CLAUDE_CRASH_AFTER: '1' }, onCrash: 'fail' },
       supervision: { intensity: 2, period: 60_000 },
     });
     try {

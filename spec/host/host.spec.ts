@@ -111,7 +111,7 @@ describe('createHost (embedding API)', () => {
     const entries: HostLogEntry[] = [];
     const host = createHost({
       store: ':memory:',
-      agentOptions: { agentCommand: fakeClaude, env: { FAKE_CLAUDE_FIXTURE: 'hello', FAKE_CLAUDE_CRASH_AFTER: '1' } },
+      agentOptions: { agentCommand: fakeClaude, env: { FAKE_CLAUDE_FIXTURE: 'hello', FAKE_CLAUDE_CRASH_AFTER: '1' }, onCrash: 'fail' },
       supervision: { intensity: 0, period: 60_000 },
       logger: (entry) => entries.push(entry),
     });

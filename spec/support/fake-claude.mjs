@@ -17,6 +17,9 @@
 //   FAKE_CLAUDE_CRASH_ALWAYS=1  kill -9 itself at once, every start (a crash loop)
 //   FAKE_CLAUDE_CRASH_AFTER  kill -9 itself after printing this many "out" lines of a turn,
 //                         unless started with --resume (so that the restart completes)
+//   FAKE_CLAUDE_CRASH_RESUMED=1  with CRASH_AFTER: crash when started with --resume too (a turn cut again)
+//   FAKE_CLAUDE_RESUME_GATE  a file: started with --resume, read nothing from stdin until it exists
+//                         (a restart held while the test does something meanwhile)
 //   FAKE_CLAUDE_CRASH_CWD  with CRASH_ALWAYS / CRASH_AFTER: crash only in a working directory
 //                         whose path contains this (one session of several crashes)
 //   FAKE_CLAUDE_DELAY_MS  pause between printed lines of a turn (default 2)
@@ -30,6 +33,8 @@
 //                         print their values inside longer stderr lines, then exit 1 (redaction tests)
 //   FAKE_CLAUDE_CONTENT_LOG  a file to append each user message's content blocks to, one JSON line
 //                         per message: [{ type, bytes, sha256 }] (bytes and hash of the text or image data)
+//   FAKE_CLAUDE_TEXT_LOG  a file to append each user message's text to, one JSON line per message:
+//                         { pid, resumed, text } (the text blocks joined), to assert what a continuation said
 //   FAKE_CLAUDE_LOOP=1    after the transcript, every further prompt replays its turn(s) again
 //                         (from the first recorded user line), for as many prompts as come
 //   FAKE_CLAUDE_TOOL_IMAGE_BYTES  every printed `user` line with a tool_result carries instead a PNG
@@ -50,7 +55,7 @@
 // Faults on request (SIGUSR2, a crash loop per working directory): see fault-signals.mjs.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { crashWhenAsked, installFaultSignal, liveOn } from './fault-signals.mjs';
 import { failer, fakeImageBase64, print, readFixture, stdinMessages } from './fixture-replay.mjs';
 
@@ -80,7 +85,7 @@ if (resumedId && (process.env.FAKE_CLAUDE_NO_CONVERSATION ?? '').split(',').incl
 // The recorded session id, printed as the resumed one.
 const recordedId = transcript.find((entry) => entry.dir === 'out' && entry.msg.type === 'system' && entry.msg.subtype === 'init')?.msg.session_id;
 const asResumed = (message) => (resumedId && recordedId ? JSON.parse(JSON.stringify(message).replaceAll(recordedId, resumedId)) : message);
-const crashAfter = resumed || !crashesHere ? Infinity : Number(process.env.FAKE_CLAUDE_CRASH_AFTER ?? Infinity);
+const crashAfter = (resumed && process.env.FAKE_CLAUDE_CRASH_RESUMED !== '1') || !crashesHere ? Infinity : Number(process.env.FAKE_CLAUDE_CRASH_AFTER ?? Infinity);
 const delayMs = Number(process.env.FAKE_CLAUDE_DELAY_MS ?? 2);
 const toolImageBytes = Number(process.env.FAKE_CLAUDE_TOOL_IMAGE_BYTES ?? 0);
 const resultPadBytes = Number(process.env.FAKE_CLAUDE_RESULT_PAD_BYTES ?? 0);
@@ -107,7 +112,13 @@ const cannedInit = (() => {
 })();
 
 const fail = failer(`fake-claude (${fixture})`);
-const next = stdinMessages();
+const read = stdinMessages();
+const gate = resumed ? process.env.FAKE_CLAUDE_RESUME_GATE : undefined;
+/** The next message from stdin; a resumed start first waits for its gate file (polled: a test creates it). */
+async function next() {
+  while (gate && !existsSync(gate)) await new Promise((resolve) => setTimeout(resolve, 20));
+  return read();
+}
 
 const kind = (message) => [message.type, message.request?.subtype ?? message.response?.subtype ?? ''].join(':');
 
@@ -179,6 +190,11 @@ function userLine(message) {
   printedInTurn = 0;
   logControl({ pid: process.pid, type: 'user' });
   if (process.env.FAKE_CLAUDE_USER_LOG) appendFileSync(process.env.FAKE_CLAUDE_USER_LOG, `${message.session_id}\n`);
+  if (process.env.FAKE_CLAUDE_TEXT_LOG) {
+    const content = typeof message.message?.content === 'string' ? [{ type: 'text', text: message.message.content }] : message.message?.content ?? [];
+    const text = content.filter((block) => block.type === 'text').map((block) => block.text).join('\n');
+    appendFileSync(process.env.FAKE_CLAUDE_TEXT_LOG, `${JSON.stringify({ pid: process.pid, resumed, text })}\n`);
+  }
   if (process.env.FAKE_CLAUDE_CONTENT_LOG) {
     const content = typeof message.message?.content === 'string' ? [{ type: 'text', text: message.message.content }] : message.message?.content ?? [];
     const blocks = content.map((block) => {

@@ -108,7 +108,8 @@ describe('warden acp: OpenTelemetry traces and metrics (issue 18)', function () 
       dir = runDir;
       receiver = await startOtlpReceiver();
       try {
-        const warden = launch(['--agent', `acp:${process.execPath} ${tracedAgent}`, '--env', `TRACED_AGENT_LOG=${log()}`], { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_SERVICE_NAME: 'warden-under-test' });
+        // --on-crash fail: the killed turn is traced as it fails (the default would continue it).
+        const warden = launch(['--agent', `acp:${process.execPath} ${tracedAgent}`, '--on-crash', 'fail', '--env', `TRACED_AGENT_LOG=${log()}`], { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_SERVICE_NAME: 'warden-under-test' });
         const { editor } = warden;
         expect((await initialize(editor)).error).to.equal(undefined);
         const sessionId = ((await editor.request('session/new', { cwd: runDir, mcpServers: [] })).result as { sessionId: string }).sessionId;

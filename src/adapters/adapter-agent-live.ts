@@ -2,6 +2,7 @@
  * An adapter agent's options and live record (adapter-agent.ts): its sessions, each with its
  * supervisor, adapter and port, what it still owes the editor, and how a session is stopped.
  */
+import type { CrashChoice } from './crash-policy.js';
 import { type ActorScope, type ActorSystem, type AnyActorLogic, type AnyActorRef, type Snapshot, type Subscription } from 'xstate';
 import { type AgentHandlerEvent, type AgentRequestEvent } from '../protocol/native-agent.js';
 import type { PortExit } from '../port/port-exit.js';
@@ -45,6 +46,12 @@ export interface AdapterAgentOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Extra host variable names passed through (`--env NAME`). */
   readonly passthrough?: readonly string[];
+  /**
+   * `--on-crash` / `--max-continuations`: what becomes of a prompt its CLI died under, given to
+   * each session adapter as its input `crash` (`fromCliSession`'s take it; default: `continue`
+   * for a definition that resumes its conversation, `fail` for one that does not).
+   */
+  readonly crash?: CrashChoice;
 }
 
 export interface Session {

@@ -240,7 +240,7 @@ function startSession(live: Live, request: AgentRequestEvent, id: string, resume
   };
   live.sessions.set(id, session);
   const restart = definition.restart ?? {};
-  const children = [{ id: 'adapter', start: { logic: definition.session } }];
+  const children = [{ id: 'adapter', start: { logic: definition.session, ...(live.options.crash ? { input: { crash: live.options.crash } } : {}) } }];
   if (definition.command) {
     children.push({
       id: 'port',

@@ -10,6 +10,7 @@ import type { AdapterDefinition } from './adapter.js';
 import { createAdapterAgent } from './adapter-agent.js';
 import { agentSettingsOf, type AgentOptions, type AgentSettings } from './agent-settings.js';
 import { findAgent, resolveExecutable } from './registry.js';
+import { crashChoiceOf } from './crash-policy.js';
 
 export type { AgentOptions } from './agent-settings.js';
 
@@ -64,6 +65,8 @@ export function agentOf(name: string, settings: AgentSettings): NativeAgent {
       ...(settings.envPolicy ? { envPolicy: settings.envPolicy } : {}),
       ...(settings.env ? { env: settings.env } : {}),
       ...(settings.passthrough ? { passthrough: settings.passthrough } : {}),
+      // Unset, each session adapter takes its own default (Claude and Codex resume: `continue`).
+      ...(settings.onCrash !== undefined || settings.maxContinuations !== undefined ? { crash: crashChoiceOf(settings) } : {}),
     });
   }
   return createAcpPassthrough({
@@ -75,6 +78,8 @@ export function agentOf(name: string, settings: AgentSettings): NativeAgent {
     ...(settings.env ? { env: settings.env } : {}),
     ...(settings.restart ? { restart: settings.restart } : {}),
     ...(settings.protocol ? { protocol: settings.protocol } : {}),
+    // Unset: `continue` when the agent advertises session/resume or session/load, else `fail` (cut-prompts.ts).
+    ...(settings.onCrash !== undefined || settings.maxContinuations !== undefined ? { crash: crashChoiceOf(settings) } : {}),
     ...portOverrides(settings),
   });
 }

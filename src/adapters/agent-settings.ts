@@ -12,6 +12,7 @@ import { defaultToolIdleMs } from '../port/watchdog.js';
 import { memoryLimitSettings, type MemoryLimitInput } from '../port/memory-limit.js';
 import type { ResolveOptions } from './registry.js';
 import type { AgentProtocol } from '../acp/agent-client-contract.js';
+import type { OnCrash } from './crash-policy.js';
 
 /** Restarts of one session's agent process: at most `intensity` in `period` ms. */
 export interface RestartLimits {
@@ -73,6 +74,15 @@ export interface AgentOptions extends ResolveOptions {
    * src/port/agent-cgroup.ts). Default `false`: /proc sampling only.
    */
   readonly memoryCgroup?: boolean;
+   * `--on-crash`: what becomes of a prompt the agent process died under: `continue` (the
+   * default for agents that resume their conversation: Claude, Codex) sends the restarted agent
+   * the prompt again when no tool call had started, else a text naming the tool calls the crash
+   * cut, and the prompt ends normally; `retry` always sends the prompt again; `fail` answers it
+   * `agent_crashed` (the default for agents that cannot resume). docs/recovery.md.
+   */
+  readonly onCrash?: OnCrash;
+  /** `--max-continuations`: how many times one prompt is continued after crashes before it fails (default 2). */
+  readonly maxContinuations?: number;
 }
 
 /** The hang watchdog's two limits, in ms: the port's `watchdog` option, handed down unchanged. */
@@ -116,6 +126,10 @@ export interface AgentSettings {
   readonly protocol: AgentProtocol | undefined;
   /** `--max-memory`, `--max-memory-hard`, `--memory-poll`: the port's `memoryLimit`; undefined: no limit. */
   readonly memoryLimit: MemoryLimitInput | undefined;
+  /** `--on-crash`; undefined: the agent's default (crash-policy.ts, `crashPolicyOf`). */
+  readonly onCrash: OnCrash | undefined;
+  /** `--max-continuations`; undefined: the default (2). */
+  readonly maxContinuations: number | undefined;
 }
 
 /**
@@ -145,6 +159,8 @@ export function agentSettingsOf(options: AgentOptions = {}, supervision: Supervi
     maxLineBytes: options.maxLineBytes || undefined,
     protocol: options.agentProtocol,
     memoryLimit: memoryLimitOf(options),
+    onCrash: options.onCrash,
+    maxContinuations: options.maxContinuations,
   };
 }
 

@@ -13,8 +13,14 @@
  *   CLI is ready; a cancel of it (or of the session) answers the waiting prompt `cancelled`;
  * - the start requests (`session/new`, `session/resume`, `session/load`), answered with the
  *   session's setup once the CLI is ready, at once when it is;
- * - failing the prompt in flight when the CLI exits (`-32603`, `agent_crashed`), then
- *   waiting for the restarted CLI and shaking hands with it again;
+ * - the prompt in flight when the CLI exits, by the session's crash policy (`--on-crash`,
+ *   crash-policy.ts): failed (`-32603`, `agent_crashed`), or kept and, once the restarted CLI
+ *   shook hands again (its conversation resumed), continued in the same request: sent again
+ *   when no tool call had started (or with `retry`), else one user text naming the tool calls
+ *   the crash cut and what warden saw of each (continuation-text.ts, from the tool calls the
+ *   turn's outputs and permission answers showed: cut-turn.ts); a notice tells the editor the
+ *   answer starts again; a cancel meanwhile answers it `cancelled`; at most `maxContinuations`
+ *   a turn, then the crash fails it as `fail` does;
  * - the hang watchdog's facts: the skeleton tells the port (`port.busy`) whether the agent
  *   owes output (a handshake state, tagged {@link HANDSHAKE_TAG}, or a prompt in flight, and
  *   no permission answer awaited) and whether one of its tool calls runs (the definition's
@@ -36,6 +42,10 @@ import type { AgentRequestEvent } from '../protocol/native-agent.js';
 import type { SessionAdapterEvent, SessionAdapterOutput } from './adapter.js';
 import { bindPort, toOwnPort, unbindPort } from './port-link.js';
 import { crashedPromptError, promptOutcome } from './session-outcomes.js';
+import { crashPolicyOf, type CrashChoice, type CrashPolicy, type CutPrompt } from './crash-policy.js';
+import { noTurnTools, toolsAfterAnswer, toolsAfterOutput, type TurnTools } from './cut-turn.js';
+import { CONTINUED_NOTICE_TITLE, continuationRequest, continuedNoticeText } from './continuation-text.js';
+import { describePortExit } from '../port/port-exit.js';
 import { activityAfterRuns, isNews, noToolRuns, quietHint, quietTurn, watchdogHint, type ToolRuns, type TurnActivity, type WatchdogHint } from './turn-activity.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 
@@ -44,8 +54,14 @@ export interface CliSessionContext {
   readonly sessionId: string | undefined;
   /** The `session/new` (`session/resume`, `session/load`) requests to answer once the CLI is ready. */
   readonly startRequests: readonly string[];
-  /** The prompt in flight. */
-  readonly prompt: { readonly requestId: string; readonly cancelled: boolean } | undefined;
+  /** The prompt in flight: its request (sent again by a continuation) and how many times a crash continued it. */
+  readonly prompt: { readonly requestId: string; readonly cancelled: boolean; readonly request?: AgentRequestEvent; readonly continuations?: number } | undefined;
+  /** What becomes of a prompt the CLI's exit cuts (the session logic's input `crash`; default by `resumes`). */
+  readonly crash: CrashPolicy;
+  /** The tool calls of the prompt in flight (and of its earlier cut attempts), as its outputs showed them. */
+  readonly turnTools: TurnTools;
+  /** A prompt the CLI's exit cut, to continue once the restarted CLI is ready. */
+  readonly cut: CutPrompt | undefined;
   /** A prompt that arrived while the CLI was (re)starting: sent once it is ready. */
   readonly queued: AgentRequestEvent | undefined;
   /** How many times the CLI was restarted (from `port.started`). */
@@ -54,6 +70,11 @@ export interface CliSessionContext {
   readonly tools: TurnActivity;
   /** What the port was last told (`port.busy`): it is told changes only. */
   readonly told: WatchdogHint;
+}
+
+/** The input of a CLI session logic (the adapter agent's `crash` option). */
+export interface CliSessionInput {
+  readonly crash?: CrashChoice;
 }
 
 /**
@@ -145,7 +166,7 @@ export interface CliSessionDefinition<TContext extends CliSessionContext> {
 export function cliSessionActions<TContext extends CliSessionContext>(): (body: (args: CliActionArgs<TContext>) => void) => CliAction {
   return (body) =>
     enqueueActions(({ context, event, enqueue }) => {
-      body({ context: context as TContext, event: event as SessionAdapterEvent, enqueue: new SessionEnqueue<TContext>(enqueue as unknown as RawEnqueue) });
+      body({ context: context as TContext, event: event as SessionAdapterEvent, enqueue: new SessionEnqueue<TContext>(enqueue as unknown as RawEnqueue, (context as CliSessionContext).turnTools) });
     });
 }
 
@@ -164,14 +185,25 @@ interface RawEnqueue {
 /** The `enqueue` a CLI session action gets: methods on a prototype, so that a line costs no closures. */
 class SessionEnqueue<TContext> implements CliEnqueue<TContext> {
   readonly #raw: RawEnqueue;
-  constructor(raw: RawEnqueue) {
+  /** The turn's tool calls as this action's outputs leave them (`undefined`: not tracked, the skeleton's own emits). */
+  #tools: TurnTools | undefined;
+  constructor(raw: RawEnqueue, tools?: TurnTools) {
     this.#raw = raw;
+    this.#tools = tools;
   }
   assign(changes: Partial<TContext>): void {
     this.#raw.assign(changes);
   }
   emit(output: SessionAdapterOutput): void {
     this.#raw.emit(output);
+    // A tool call announced, updated or asked about: the turn's record of them, for a continuation after a crash.
+    if (this.#tools !== undefined && (output.type === 'acp.update' || output.type === 'acp.clientRequest')) {
+      const tools = toolsAfterOutput(this.#tools, output);
+      if (tools !== this.#tools) {
+        this.#tools = tools;
+        this.#raw.assign({ turnTools: tools });
+      }
+    }
     // What is for the CLI also goes to it, when the session has its own port.
     if (output.type === 'port.write' || output.type === 'port.busy') this.#raw(({ self }) => toOwnPort(self, output));
   }
@@ -189,6 +221,9 @@ const skeletonContext: CliSessionContext = {
   restarts: 0,
   tools: quietTurn,
   told: quietHint,
+  crash: crashPolicyOf(false),
+  turnTools: noTurnTools,
+  cut: undefined,
 };
 
 /** The session adapter logic of a CLI (see the module comment). */
@@ -237,21 +272,59 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
     'cli.sendPrompt': base(({ context, event, enqueue }) => {
       const request = event.type === 'session.prompt' ? (event as AgentRequestEvent) : (context.queued as AgentRequestEvent);
       const turn = definition.prompt(context as TContext, request);
-      enqueue.assign({ ...(turn.context as Partial<CliSessionContext>), queued: undefined, prompt: { requestId: request.requestId, cancelled: false }, tools: quietTurn });
+      enqueue.assign({ ...(turn.context as Partial<CliSessionContext>), queued: undefined, prompt: { requestId: request.requestId, cancelled: false, request, continuations: 0 }, tools: quietTurn, turnTools: noTurnTools });
       for (const message of turn.writes) enqueue.emit({ type: 'port.write', message });
+    }),
+    /** The restarted CLI is ready: the cut prompt goes on in the same request, sent again or continued from the agent's history. */
+    'cli.sendContinuation': base(({ context, enqueue }) => {
+      const cut = context.cut;
+      if (!cut) return;
+      const turn = definition.prompt(context as TContext, continuationRequest(definition.agent, cut, context.turnTools));
+      enqueue.assign({ ...(turn.context as Partial<CliSessionContext>), cut: undefined, prompt: { requestId: cut.request.requestId, cancelled: false, request: cut.request, continuations: cut.continuations }, tools: quietTurn });
+      for (const message of turn.writes) enqueue.emit({ type: 'port.write', message });
+    }),
+    /** A cancel of the cut prompt (or of the session) while the CLI restarts: it ends `cancelled`, nothing is sent again. */
+    'cli.cancelCut': base(({ context, event, enqueue }) => {
+      const cut = context.cut;
+      if (!cut) return;
+      const named = namedRequest(event);
+      if (named !== undefined && named !== cut.request.requestId) return;
+      enqueue.emit(promptOutcome(cut.request.requestId, { stopReason: 'cancelled' }));
+      enqueue.assign({ cut: undefined, turnTools: noTurnTools });
+    }),
+    /** The editor answered a permission request of the turn: the tool call it named may run, or never will. */
+    'cli.trackAnswer': base(({ context, event, enqueue }) => {
+      if (event.type !== 'client.response' && event.type !== 'client.error') return;
+      const tools = toolsAfterAnswer(context.turnTools, event.key, event.type === 'client.response' ? event.result : undefined, event.type === 'client.error');
+      if (tools !== context.turnTools) enqueue.assign({ turnTools: tools });
     }),
     'cli.trackTools': base(({ context, event, enqueue }) => {
       if (event.type !== 'native.message') return;
       const tools = activityAfterRuns(context.tools, definition.toolRuns?.(event.message) ?? noToolRuns);
       if (tools !== context.tools) enqueue.assign({ tools });
     }),
-    'cli.failPromptOnExit': base(({ context, event, enqueue }) => {
+    /** The CLI exited: the prompt in flight is cut, to continue once the restarted CLI is ready (the crash policy allows it), or failed. */
+    'cli.cutPromptOnExit': base(({ context, event, enqueue }) => {
       if (event.type !== 'port.exited') return;
       const prompt = context.prompt;
       enqueue.effect((self) => unbindPort(self));
       // The port is gone: the next one starts knowing nothing, and is told from then on.
       enqueue.assign({ ...(definition.forget as Partial<CliSessionContext>), prompt: undefined, tools: quietTurn, told: quietHint });
-      if (prompt) enqueue.emit(crashedPromptError(definition.agent, prompt.requestId, event.exit, context.restarts, definition.resumes ?? 'starts it again'));
+      if (!prompt) return;
+      const continuations = (prompt.continuations ?? 0) + 1;
+      const { onCrash, maxContinuations } = context.crash;
+      if (onCrash === 'fail' || prompt.cancelled || !prompt.request || continuations > maxContinuations) {
+        enqueue.assign({ turnTools: noTurnTools });
+        enqueue.emit(crashedPromptError(definition.agent, prompt.requestId, event.exit, context.restarts, definition.resumes ?? 'starts it again'));
+        return;
+      }
+      const exit = describePortExit(event.exit.reason);
+      const resend = onCrash === 'retry' || context.turnTools.length === 0;
+      enqueue.assign({ cut: { request: prompt.request, continuations, exit, resend } });
+      if (context.sessionId) {
+        const description = continuedNoticeText(definition.agent, exit, continuations, maxContinuations, resend);
+        enqueue.emit({ type: 'acp.update', sessionId: context.sessionId, update: { sessionUpdate: 'notice', severity: 'warning', title: CONTINUED_NOTICE_TITLE, description } as never });
+      }
     }),
     'cli.refuseWhileStarting': base(({ event, enqueue }) => {
       const request = event as AgentRequestEvent;
@@ -266,23 +339,25 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
   };
   const skeletonGuards: Record<string, CliGuard<TContext>> = {
     'cli.hasQueued': ({ context }) => context.queued !== undefined,
+    'cli.hasCut': ({ context }) => context.cut !== undefined,
     /** A cancel of the waiting prompt by its id: the turn in flight is another's, left alone. */
     'cli.cancelsQueuedOnly': ({ context, event }) => context.queued !== undefined && namedRequest(event) === context.queued.requestId,
     'cli.portBehind': (({ context }: { context: TContext }, params: unknown) => isNews(context.told, hintNow(context, (params as InState).handshake))) as unknown as CliGuard<TContext>,
   };
   /** Eventless, in every state, after every step: the port hears each change of what the agent owes (in this state: `handshake`). */
   const tellPort = (handshake: boolean) => ({ guard: { type: 'cli.portBehind', params: { handshake } }, actions: { type: 'cli.tellPort', params: { handshake } } });
-  const whileStarting = { 'session.prompt': { actions: 'cli.queuePrompt' }, 'session.cancel': { actions: 'cli.cancelQueued' }, ...definition.starting };
+  const whileStarting = { 'session.prompt': { actions: 'cli.queuePrompt' }, 'session.cancel': { actions: ['cli.cancelQueued', 'cli.cancelCut'] }, ...definition.starting };
   const handshakeStates = Object.fromEntries(
     Object.entries(definition.handshake?.states ?? {}).map(([name, state]) => [name, { tags: [HANDSHAKE_TAG], always: tellPort(true), on: { ...whileStarting, ...state.on } }]),
   );
   const config = {
     id: definition.id,
-    context: { ...skeletonContext, ...definition.context },
+    // The crash policy is the adapter agent's (`--on-crash`), else the default for an agent that resumes (or not).
+    context: ({ input }: { input: CliSessionInput | undefined }) => ({ ...skeletonContext, ...definition.context, crash: crashPolicyOf(definition.resumes !== undefined, input?.crash) }),
     initial: 'waitingForCli',
     on: {
       'adapter.start': { actions: 'cli.start' },
-      'port.exited': { target: '.waitingForCli', actions: 'cli.failPromptOnExit' },
+      'port.exited': { target: '.waitingForCli', actions: 'cli.cutPromptOnExit' },
       ...definition.on,
     },
     states: {
@@ -298,7 +373,8 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
       ...handshakeStates,
       ready: {
         entry: 'cli.handshakeDone',
-        always: [{ guard: 'cli.hasQueued', target: 'prompting', actions: 'cli.sendPrompt' }, tellPort(false)],
+        // A cut prompt goes on first: the host sends the next prompt only once it ended.
+        always: [{ guard: 'cli.hasCut', target: 'prompting', actions: 'cli.sendContinuation' }, { guard: 'cli.hasQueued', target: 'prompting', actions: 'cli.sendPrompt' }, tellPort(false)],
         on: {
           'adapter.start': { actions: ['cli.start', 'cli.answerStarts'] },
           'session.prompt': { target: 'prompting', actions: 'cli.sendPrompt' },
@@ -309,7 +385,7 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
         always: tellPort(false),
         on: {
           'adapter.start': { actions: ['cli.start', 'cli.answerStarts'] },
-          ...withQueueing(withToolTracking(definition.prompting ?? {})),
+          ...withQueueing(withAnswerTracking(withToolTracking(definition.prompting ?? {}))),
         },
       },
     },
@@ -355,15 +431,25 @@ function withQueueing(transitions: Transitions): Transitions {
   };
 }
 
+/** `transitions`, each one on `type` also running `action` after its own. */
+function alsoRunning(transitions: Transitions, type: string, action: string): Transitions {
+  const existing = transitions[type];
+  if (existing === undefined) return { ...transitions, [type]: { actions: action } };
+  const tracked = (Array.isArray(existing) ? existing : [existing]).map((transition: { actions?: string | readonly string[] }) => ({
+    ...transition,
+    actions: [...(transition.actions === undefined ? [] : typeof transition.actions === 'string' ? [transition.actions] : transition.actions), action],
+  }));
+  return { ...transitions, [type]: tracked };
+}
+
 /** `prompting`'s transitions, each `native.message` one also tracking the line's tool runs. */
 function withToolTracking(transitions: Transitions): Transitions {
-  const message = transitions['native.message'];
-  if (message === undefined) return { ...transitions, 'native.message': { actions: 'cli.trackTools' } };
-  const tracked = (Array.isArray(message) ? message : [message]).map((transition: { actions?: string | readonly string[] }) => ({
-    ...transition,
-    actions: [...(transition.actions === undefined ? [] : typeof transition.actions === 'string' ? [transition.actions] : transition.actions), 'cli.trackTools'],
-  }));
-  return { ...transitions, 'native.message': tracked };
+  return alsoRunning(transitions, 'native.message', 'cli.trackTools');
+}
+
+/** `prompting`'s transitions, each answer of the editor also tracked as a permission answer of the turn's tool calls. */
+function withAnswerTracking(transitions: Transitions): Transitions {
+  return alsoRunning(alsoRunning(transitions, 'client.response', 'cli.trackAnswer'), 'client.error', 'cli.trackAnswer');
 }
 
 /** Every action and guard the config names exists: a misspelt name fails at load, not silently at run time. */

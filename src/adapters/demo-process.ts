@@ -36,5 +36,7 @@ export function demoAgentProcess(options: DemoProcessOptions = {}): NativeAgent 
     env: { DEMO_WORD_DELAY_MS: String(options.wordDelayMs ?? 30), ...options.env },
     restart: { intensity: options.restart?.intensity ?? demoAgentRestartDefaults.intensity, period: options.restart?.period ?? demoAgentRestartDefaults.period, backoff: demoAgentRestartDefaults.backoff },
     ...(options.watchdog || options.memoryLimit ? { port: { ...(options.watchdog ? { watchdog: options.watchdog } : {}), ...(options.memoryLimit ? { memoryLimit: options.memoryLimit } : {}) } } : {}),
+    // The demo agent keeps no conversation across its restarts: nothing to continue.
+    crash: { onCrash: 'fail' },
   });
 }

@@ -12,13 +12,14 @@ import { logLevels, type LogLevel } from '../host/host-log.js';
 import type { HostEvent } from '../runtime/host.js';
 import { createLogSink, logFileWriter } from '../inspect/log-sink.js';
 import { ArgumentError } from './arguments.js';
-import { choice, leaseSeconds, matching, mebibytes, restartLimit, seconds, watchdogSeconds } from './flag-shapes.js';
+import { choice, leaseSeconds, matching, mebibytes, restartLimit, seconds, watchdogSeconds, whole } from './flag-shapes.js';
 import type { FlagTable } from './flag-table.js';
 import { defaultDrainTimeoutMs } from '../acp/drain-timeout.js';
 import { defaultStdioMaxLineBytes } from '../jsonrpc/stdio-transport.js';
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { defaultLeaseMs } from '../journal/lease.js';
 import { defaultHardOverSoft, defaultMemoryPollMs } from '../port/memory-limit.js';
+import { defaultMaxContinuations, onCrashChoices, type OnCrash } from '../adapters/crash-policy.js';
 
 /** Bytes in a MiB (`--max-line-mib`). */
 const mebibyte = 1024 * 1024;
@@ -61,6 +62,10 @@ export interface AgentCommandOptions {
   readonly memoryPollMs: number | undefined;
   /** Put each agent process in cgroups of its own where possible (`--memory-cgroup`). */
   readonly memoryCgroup: boolean;
+  /** What becomes of a prompt the agent process died under (`--on-crash`; default: the agent's, crash-policy.ts). */
+  readonly onCrash: OnCrash | undefined;
+  /** How many times one prompt is continued after crashes (`--max-continuations`; default 2). */
+  readonly maxContinuations: number | undefined;
 }
 
 /** The shared options as the table fills them, before `--agent` is known to be there and `--env` is split. */
@@ -112,6 +117,18 @@ export const agentFlags = {
     shape: seconds,
     default: defaultHangAfter.toolIdleMs,
     help: `the silence allowed while one of the agent's tool calls runs\n(a build, a test suite) before it is killed as hung (default\n${defaultHangAfter.toolIdleMs / 1000})`,
+  },
+  '--on-crash': {
+    field: 'onCrash',
+    value: 'POLICY',
+    shape: choice(onCrashChoices),
+    help: 'a prompt whose agent process died: continue (once restarted\nand resumed, the agent gets the prompt again if no tool call had\nstarted, else a note of the tool calls the crash cut, and the\nprompt ends normally; the default for claude, codex and ACP\nagents with session/resume or session/load), retry (the prompt\nagain, always) or fail (-32603 agent_crashed; the demo agent\nalways fails so)',
+  },
+  '--max-continuations': {
+    field: 'maxContinuations',
+    value: 'N',
+    shape: whole('continuations of one prompt'),
+    help: `at most N continuations of one prompt after crashes (default\n${defaultMaxContinuations}); the next crash fails it agent_crashed`,
   },
   '--max-line-mib': {
     field: 'maxLineBytes',
@@ -193,6 +210,8 @@ export function agentOptionsOf(parsed: AgentCommandOptions): AgentOptions {
     ...(parsed.maxMemoryHardBytes ? { maxMemoryHardBytes: parsed.maxMemoryHardBytes } : {}),
     ...(parsed.memoryPollMs ? { memoryPollMs: parsed.memoryPollMs } : {}),
     ...(parsed.memoryCgroup ? { memoryCgroup: true } : {}),
+    ...(parsed.onCrash ? { onCrash: parsed.onCrash } : {}),
+    ...(parsed.maxContinuations !== undefined ? { maxContinuations: parsed.maxContinuations } : {}),
   };
 }
 

@@ -127,6 +127,8 @@ export const serveFlags: FlagTable<ServeFlagValues> = {
   '--max-memory-hard': { ...agentFlags['--max-memory-hard'], help: 'the hard limit: the tree is killed at once (memory_exceeded)\n(default 1.25 × --max-memory)' },
   '--memory-poll': agentFlags['--memory-poll'],
   '--memory-cgroup': agentFlags['--memory-cgroup'],
+  '--on-crash': agentFlags['--on-crash'],
+  '--max-continuations': agentFlags['--max-continuations'],
   '--max-line-mib': { ...agentFlags['--max-line-mib'], help: `the longest message frame read, in MiB (default ${defaultStdioMaxLineBytes / (1024 * 1024)})` },
   '--env': agentFlags['--env'],
   '--inherit-env': agentFlags['--inherit-env'],

@@ -4,7 +4,8 @@
  * requests it forwards) and the watchdog hint derived from its snapshot.
  */
 import type { InitializeResponse, SessionUpdate } from '@agentclientprotocol/sdk';
-import type { AgentEventContext, AgentHandlerEvent } from '../../protocol/native-agent.js';
+import type { AgentEventContext, AgentHandlerEvent, AgentRequestEvent } from '../../protocol/native-agent.js';
+import type { CrashChoice, CutPrompt } from '../crash-policy.js';
 import type { ErrorObject } from '../../jsonrpc/rpc-error.js';
 import { CLIENT_METHODS } from '../../protocol/methods.js';
 import { watchdogHint, type TurnActivity, type WatchdogHint } from '../turn-activity.js';
@@ -47,6 +48,20 @@ export interface PassthroughContext {
   readonly restartedAgent: InitializeResponse | undefined;
   /** A fresh start after giving up is under way: what waits for it gets one attempt. */
   readonly restartAttempted: boolean;
+  /** What becomes of a prompt the agent process died under, as given (options `crash`); unset parts by what the agent advertises (cut-prompts.ts). */
+  readonly crash: CrashChoice;
+  /** The prompts in flight, by request id: what a continuation sends again. */
+  readonly prompts: Readonly<Record<string, PromptInFlight>>;
+  /** Prompts the agent's death cut, by session: continued once the session is re-attached. */
+  readonly cut: Readonly<Record<string, CutPrompt & { readonly error: ErrorObject }>>;
+}
+
+/** A prompt in flight: its request, how many times a crash continued it, whether the editor cancelled it. */
+export interface PromptInFlight {
+  readonly sessionId: string;
+  readonly request: AgentRequestEvent;
+  readonly continuations: number;
+  readonly cancelled: boolean;
 }
 
 /** How the agent process last ended, as `session.restarting` tells it. */
@@ -106,6 +121,7 @@ export interface RequestSettled {
 export interface PromptForwarded {
   readonly type: 'prompt.forwarded';
   readonly sessionId: string;
+  readonly request: AgentRequestEvent;
 }
 
 /** Every event the passthrough machine takes. */

@@ -8,6 +8,7 @@ import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import type { SubagentParents } from '../../session/subagent-tree.js';
 import type { AnyActorRef } from 'xstate';
 import type { TurnActivity } from '../turn-activity.js';
+import type { TurnTools } from '../cut-turn.js';
 import type { AcpPassthroughOptions } from './options.js';
 
 /** A request of the agent to the editor, waiting for the editor's answer. */
@@ -37,6 +38,11 @@ export interface PassthroughHandles {
    * turn starts or ends, and all of them when the client ends.
    */
   readonly tools: Map<string, TurnActivity>;
+  /**
+   * The tool calls of each session's turn as warden saw them (cut-turn.ts), for a continuation
+   * after a crash: kept across the agent's death, forgotten when the session's next turn starts.
+   */
+  readonly turnTools: Map<string, TurnTools>;
   /** Tells the port the hint again (the agent process sets it): the tools changed. */
   toolsChanged: () => void;
   /** Hands an update of a session the host does not take from the client itself to the machine (the agent process sets it). */
@@ -60,6 +66,7 @@ export function createHandles(owner: AnyActorRef, options: AcpPassthroughOptions
     flushUpdates: () => {},
     mcpServers: new Map(),
     tools: new Map(),
+    turnTools: new Map(),
     toolsChanged: () => {},
     relayUpdate: () => {},
     watchers: new Map(),

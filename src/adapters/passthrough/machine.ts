@@ -32,6 +32,9 @@ import type { AcpPassthroughOptions } from './options.js';
 import { initializeLogic, isAgentLost, reattachLogic } from './reattach.js';
 import { agentRequestsLogic, requestFailure } from './requests.js';
 import { forgetTools, rebindUpdateWatchers } from './update-route.js';
+import { noTurnTools, toolsAfterAnswer, toolsAfterOutput, type TurnTools } from '../cut-turn.js';
+import { continuationRequest } from '../continuation-text.js';
+import { cutAnswers, cutNotice, cutOfCrash } from './cut-prompts.js';
 
 /**
  * Updates that state how the session is now (not its history): passed on while a session is
@@ -65,6 +68,20 @@ const forgetMcpServers = (self: AnyActorRef, before: PassthroughContext['session
   for (const sessionId of Object.keys(before)) if (!(sessionId in after)) mcpServers.delete(sessionId);
 };
 
+
+/** A new turn of `sessionId`: no tool of an earlier turn runs in it, and none is one its continuation would name. */
+function newTurn(self: AnyActorRef, sessionId: string): void {
+  forgetTools(self, sessionId);
+  handlesOf(self).turnTools.delete(sessionId);
+}
+
+/** The tool calls `sessionId`'s turn showed, changed by `change` (a reducer of cut-turn.ts). */
+function trackTools(self: AnyActorRef, sessionId: string, change: (tools: TurnTools) => TurnTools): void {
+  const { turnTools } = handlesOf(self);
+  const before = turnTools.get(sessionId) ?? noTurnTools;
+  const after = change(before);
+  if (after !== before) turnTools.set(sessionId, after);
+}
 
 const initializeAnswer = (name: string, found: InitializeResponse) => ({ agentCapabilities: found.agentCapabilities, authMethods: found.authMethods, agentInfo: found.agentInfo ?? { name, version: 'unknown' } });
 
@@ -138,8 +155,8 @@ export const passthroughMachine = setup({
       const sessions = withoutClosed(context.sessions, request);
       // A new turn: no tool of an earlier (cancelled, unanswered) turn of the session runs in it.
       const sessionId = request.type === 'session.prompt' ? (request.params?.sessionId as string | undefined) : undefined;
-      const turn = sessionId === undefined ? {} : { cancelledTurns: withoutKey(context.cancelledTurns, sessionId) };
-      if (sessionId !== undefined) enqueue(() => forgetTools(self, sessionId));
+      const turn = sessionId === undefined ? {} : { cancelledTurns: withoutKey(context.cancelledTurns, sessionId), prompts: { ...context.prompts, [request.requestId]: { sessionId, request, continuations: 0, cancelled: false } } };
+      if (sessionId !== undefined) enqueue(() => newTurn(self, sessionId));
       enqueue.assign({ sessions, inFlight: context.inFlight + 1, ...turn });
       if (sessions !== context.sessions) enqueue(forgetMcpServers(self, context.sessions, sessions));
       enqueue.sendTo('agentRequests', { type: 'request.forward', request, agentCloses: Boolean(context.downstream?.agentCapabilities?.sessionCapabilities?.close) });
@@ -147,9 +164,10 @@ export const passthroughMachine = setup({
     /** A prompt the host's line wrote to the agent itself (session-route.ts): in flight, a new turn of its session, as `forward` counts one. */
     countForwardedPrompt: enqueueActions(({ context, event, enqueue, self }) => {
       if (event.type !== 'prompt.forwarded') return;
-      const { sessionId } = event;
-      enqueue(() => forgetTools(self, sessionId));
-      enqueue.assign({ inFlight: context.inFlight + 1, cancelledTurns: withoutKey(context.cancelledTurns, sessionId) });
+      const { sessionId, request } = event;
+      enqueue(() => newTurn(self, sessionId));
+      const prompts = { ...context.prompts, [request.requestId]: { sessionId, request, continuations: 0, cancelled: false } };
+      enqueue.assign({ inFlight: context.inFlight + 1, cancelledTurns: withoutKey(context.cancelledTurns, sessionId), prompts });
     }),
     answerForwarded: enqueueActions(({ context, event, enqueue, self }) => {
       if (event.type !== 'request.settled') return;
@@ -167,7 +185,16 @@ export const passthroughMachine = setup({
       const ended = event.method === AGENT_METHODS.session_prompt;
       if (ended && event.sessionId !== undefined) enqueue(() => forgetTools(self, event.sessionId));
       const cancelledTurns = ended ? withoutKey(context.cancelledTurns, event.sessionId) : context.cancelledTurns;
-      enqueue.assign({ sessions, inFlight: context.inFlight - 1, cancelledTurns });
+      const inFlightPrompt = context.prompts[event.requestId];
+      const prompts = withoutKey(context.prompts, event.requestId);
+      enqueue.assign({ sessions, inFlight: context.inFlight - 1, cancelledTurns, prompts });
+      // The agent died under the prompt: kept, to continue once its session is re-attached (the crash policy allows it).
+      const cut = inFlightPrompt && 'error' in event.answer ? cutOfCrash({ ...context, sessions }, inFlightPrompt, event.answer.error, handlesOf(self).turnTools.get(inFlightPrompt.sessionId) ?? noTurnTools) : undefined;
+      if (cut && inFlightPrompt) {
+        enqueue.assign({ cut: { ...context.cut, [inFlightPrompt.sessionId]: cut } });
+        enqueue.emit(cutNotice(context, inFlightPrompt.sessionId, cut));
+        return;
+      }
       if ('result' in event.answer) enqueue.emit({ type: 'acp.respond', requestId: event.requestId, result: event.answer.result });
       else enqueue.emit({ type: 'acp.error', requestId: event.requestId, error: event.answer.error });
     }),
@@ -205,7 +232,14 @@ export const passthroughMachine = setup({
      */
     cancelPrompt: enqueueActions(({ context, event, enqueue, self }) => {
       if (event.type !== 'session.cancel') return;
-      enqueue.assign({ cancelledTurns: { ...context.cancelledTurns, [event.sessionId]: true } });
+      const prompts = Object.fromEntries(Object.entries(context.prompts).map(([id, prompt]) => [id, prompt.sessionId === event.sessionId ? { ...prompt, cancelled: true } : prompt]));
+      enqueue.assign({ cancelledTurns: { ...context.cancelledTurns, [event.sessionId]: true }, prompts });
+      // A cut prompt waiting for its session's re-attachment: it ends cancelled, nothing is sent again.
+      const cut = context.cut[event.sessionId];
+      if (cut) {
+        enqueue.assign({ cut: withoutKey(context.cut, event.sessionId) });
+        enqueue.emit({ type: 'acp.respond', requestId: cut.request.requestId, result: { stopReason: 'cancelled' } });
+      }
       enqueue(() => {
         const client = handlesOf(self).client;
         if (client) cancelPrompt(client, event.sessionId);
@@ -228,15 +262,22 @@ export const passthroughMachine = setup({
       if (passed.length === 1 && only) enqueue.emit({ type: 'acp.update', sessionId: only.sessionId, update: only.update });
       else if (passed.length > 1) enqueue.emit({ type: 'acp.updates', updates: passed });
     }),
-    relayToEditor: enqueueActions(({ context, event, enqueue }) => {
+    relayToEditor: enqueueActions(({ context, event, enqueue, self }) => {
       if (event.type !== 'agent.relay') return;
       enqueue.assign({ relays: { ...context.relays, [event.key]: event.method } });
+      const asked = { type: 'acp.clientRequest', key: event.key, method: event.method, params: event.params } as const;
+      const sessionId = (event.params as { sessionId?: unknown } | undefined)?.sessionId;
+      if (typeof sessionId === 'string') enqueue(() => trackTools(self, sessionId, (tools) => toolsAfterOutput(tools, asked)));
       enqueue.emit({ type: 'acp.clientRequest', key: event.key, method: event.method, params: event.params });
     }),
     answerRelay: enqueueActions(({ context, event, enqueue, self }) => {
       if (event.type !== 'client.response' && event.type !== 'client.error') return;
       if (!(event.key in context.relays)) return;
       enqueue.assign({ relays: withoutKey(context.relays, event.key) });
+      const answer = event.type === 'client.response' ? event.result : undefined;
+      enqueue(() => {
+        for (const sessionId of handlesOf(self).turnTools.keys()) trackTools(self, sessionId, (tools) => toolsAfterAnswer(tools, event.key, answer, event.type === 'client.error'));
+      });
       enqueue(() => {
         const { relays } = handlesOf(self);
         const relay = relays.get(event.key);
@@ -291,11 +332,18 @@ export const passthroughMachine = setup({
     clearReattaching: enqueueActions(({ enqueue }) => {
       enqueue.assign({ reattaching: undefined });
     }),
-    announceRecovered: enqueueActions(({ context, enqueue }) => {
+    announceRecovered: enqueueActions(({ context, enqueue, self }) => {
       const [sessionId, ...rest] = context.reattachQueue;
       enqueue.assign({ reattachQueue: rest });
       // Closed while its re-attachment was under way: the editor hears nothing more of it.
       if (sessionId !== undefined && sessionId in context.sessions) enqueue.emit({ type: 'session.recovered', sessionId, restarts: context.restarts });
+      // Its cut prompt goes on in the same request: sent again, or the continuation text (crash-policy.ts).
+      const cut = sessionId === undefined ? undefined : context.cut[sessionId];
+      if (sessionId === undefined || !cut) return;
+      const request = continuationRequest(context.name, cut, handlesOf(self).turnTools.get(sessionId) ?? noTurnTools);
+      const prompts = { ...context.prompts, [request.requestId]: { sessionId, request: cut.request, continuations: cut.continuations, cancelled: false } };
+      enqueue.assign({ cut: withoutKey(context.cut, sessionId), prompts, inFlight: context.inFlight + 1 });
+      enqueue.sendTo('agentRequests', { type: 'request.forward', request, agentCloses: Boolean(context.downstream?.agentCapabilities?.sessionCapabilities?.close) });
     }),
     /** Cannot be re-attached: the session is over (the next prompt says unknown session). */
     failReattach: enqueueActions(({ context, event, enqueue, self }) => {
@@ -303,7 +351,8 @@ export const passthroughMachine = setup({
       enqueue.assign({ reattachQueue: rest });
       if (sessionId === undefined || !(sessionId in context.sessions)) return; // closed meanwhile: nothing to report
       const sessions = withoutKey(context.sessions, sessionId);
-      enqueue.assign({ sessions });
+      for (const answer of cutAnswers(context, [sessionId])) enqueue.emit(answer);
+      enqueue.assign({ sessions, cut: withoutKey(context.cut, sessionId) });
       enqueue(forgetMcpServers(self, context.sessions, sessions));
       const why = errorMessage((event as { error?: unknown }).error);
       enqueue.emit({ type: 'session.failed', sessionId, restarts: context.restarts, reason: `${context.name} could not re-attach the session after its restart: ${why}` });
@@ -311,13 +360,15 @@ export const passthroughMachine = setup({
     /** The restarted agent refused initialize: no session can be re-attached. */
     failEverySession: enqueueActions(({ context, event, enqueue, self }) => {
       const why = errorMessage((event as { error?: unknown }).error);
-      enqueue.assign({ sessions: {}, reattachQueue: [] });
+      for (const answer of cutAnswers(context, Object.keys(context.cut))) enqueue.emit(answer);
+      enqueue.assign({ sessions: {}, reattachQueue: [], cut: {} });
       enqueue(forgetMcpServers(self, context.sessions, {}));
       for (const sessionId of Object.keys(context.sessions)) enqueue.emit({ type: 'session.failed', sessionId, restarts: context.restarts, reason: `${context.name} could not be initialized again after its restart: ${why}` });
     }),
     /** The supervisor gave up: every open session is over, the host hears it once per session. */
     giveUp: enqueueActions(({ context, enqueue, self }) => {
-      enqueue.assign({ failure: gaveUp(context.name), sessions: {} });
+      for (const answer of cutAnswers(context, Object.keys(context.cut))) enqueue.emit(answer);
+      enqueue.assign({ failure: gaveUp(context.name), sessions: {}, cut: {} });
       enqueue(forgetMcpServers(self, context.sessions, {}));
       for (const sessionId of Object.keys(context.sessions)) enqueue.emit({ type: 'session.failed', sessionId, restarts: context.restarts, reason: gaveUp(context.name) });
     }),
@@ -356,6 +407,9 @@ export const passthroughMachine = setup({
       restarts: 0,
       failure: undefined,
       restartAttempted: false,
+      crash: input.crash ?? {},
+      prompts: {},
+      cut: {},
     };
   },
   invoke: [

@@ -2,6 +2,7 @@
 import type { PortInput } from '../../port/port.js';
 import type { BackoffOptions } from '../../supervision/backoff.js';
 import type { AgentProtocol } from '../../acp/agent-client-contract.js';
+import type { CrashChoice } from '../crash-policy.js';
 
 /** How to run a native ACP agent. */
 export interface AcpPassthroughOptions {
@@ -17,6 +18,13 @@ export interface AcpPassthroughOptions {
   readonly port?: Partial<Omit<PortInput, 'command' | 'args' | 'env'>>;
   /** The ACP version offered the agent (default `v1`; `v2`, `auto`: the agent client's `protocol`). */
   readonly protocol?: AgentProtocol;
+  /**
+   * `--on-crash`, `--max-continuations`: what becomes of a prompt the agent process died under.
+   * Default: `continue` for an agent that advertises `session/resume` or `loadSession` (the cut
+   * prompt goes on once its session is re-attached, as a CLI session's does: crash-policy.ts),
+   * else `fail` (`agent_crashed`).
+   */
+  readonly crash?: CrashChoice;
 }
 
 /** The port input for the agent process. */

@@ -35,7 +35,7 @@ export function passthroughSessionRoute(agent: AnyActorRef, sessionId: string): 
       const active = () => agent.getSnapshot().status === 'active';
       forwardRequest(agent, { type: 'request.forward', request, agentCloses: false }, (settled: RequestSettled) => agent.send(settled), () => !active());
       // Written: now the machine counts it in flight and starts the session's turn afresh.
-      agent.send({ type: 'prompt.forwarded', sessionId });
+      agent.send({ type: 'prompt.forwarded', sessionId, request });
       return true;
     },
     // The session's updates go from the agent's client straight to the host while the passthrough is ready.

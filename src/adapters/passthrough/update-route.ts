@@ -13,6 +13,7 @@ import { carried, noteAnnouncement } from '../../session/subagent-tree.js';
 import type { AnyActorRef } from 'xstate';
 import type { SessionRoute } from '../../protocol/native-agent.js';
 import { activityAfter, quietTurn } from '../turn-activity.js';
+import { noTurnTools, toolsAfterOutput } from '../cut-turn.js';
 import type { PassthroughContext } from './context.js';
 import { handlesOf } from './handles.js';
 
@@ -79,6 +80,9 @@ export function updateSeen(agent: AnyActorRef, sessionId: string, update: Sessio
       handles.tools.set(sessionId, after);
       handles.toolsChanged();
     }
+    const seen = handles.turnTools.get(sessionId) ?? noTurnTools;
+    const now = toolsAfterOutput(seen, { type: 'acp.update', sessionId, update });
+    if (now !== seen) handles.turnTools.set(sessionId, now);
   }
   // A subagent child's update takes its top parent's way, tagged with the child (src/session/subagent-tree.ts).
   noteAnnouncement(handles.subagents, sessionId, update);
