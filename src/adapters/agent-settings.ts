@@ -74,6 +74,7 @@ export interface AgentOptions extends ResolveOptions {
    * src/port/agent-cgroup.ts). Default `false`: /proc sampling only.
    */
   readonly memoryCgroup?: boolean;
+  /**
    * `--on-crash`: what becomes of a prompt the agent process died under: `continue` (the
    * default for agents that resume their conversation: Claude, Codex) sends the restarted agent
    * the prompt again when no tool call had started, else a text naming the tool calls the crash
