@@ -60,13 +60,17 @@ describe('ACP v2 editor: subagent sessions', function () {
       .filter(({ update }) => !['available_commands_update', 'user_message', 'user_message_chunk', 'state_update', 'config_option_update', 'session_info_update', 'replay_complete'].includes(update.sessionUpdate))
       .map(({ sessionId, update }) => `${sessionId} ${update.sessionUpdate}${update.sessionUpdate === 'subagent_update' ? ` ${update.sessionId}` : ''}`);
 
-  it('the agent is told; the child comes after its announcement under its own sessionId, before the parent\'s idle; replayed after a restart', async () => {
+  /** An editor whose session ran a task with one subagent: the editor, the parent's id, the child's. */
+  async function subagentTask() {
     const first = await editor();
     const active = await first.agent.buildSession(dir).start();
-    const parent = active.sessionId;
     await active.prompt('task: look at the files');
     await active.readTextUntilIdle();
-    const child = `${parent}-child-1`;
+    return { first, parent: active.sessionId, child: `${active.sessionId}-child-1` };
+  }
+
+  it('the agent is told; the child comes after its announcement under its own sessionId, before the parent\'s idle; replayed after a restart', async () => {
+    const { first, parent, child } = await subagentTask();
     const told = readFileSync(join(dir, 'agent.log'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { method: string; params: { clientCapabilities?: Record<string, unknown> } });
     expect(told.find((request) => request.method === 'initialize')?.params.clientCapabilities).to.deep.include({ subagents: {} });
     const live = lines(first.updates);
@@ -91,12 +95,7 @@ describe('ACP v2 editor: subagent sessions', function () {
   });
 
   it('after a kill -9 of warden acp, the child is listed under its parent and its resume from the start replays it alone, then replay_complete', async () => {
-    const first = await editor();
-    const active = await first.agent.buildSession(dir).start();
-    const parent = active.sessionId;
-    await active.prompt('task: look at the files');
-    await active.readTextUntilIdle();
-    const child = `${parent}-child-1`;
+    const { first, parent, child } = await subagentTask();
     const childLive = lines(first.updates).filter((line) => line.startsWith(`${child} `));
     expect(childLive).to.have.length(3);
     first.child.kill('SIGKILL');

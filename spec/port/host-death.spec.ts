@@ -5,12 +5,24 @@
  * its ports (`process.exit()`), its exit hooks kill each port's tree, a `setsid` tool too.
  */
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { isAlive, waitUntil } from '../support/processes.js';
 
 const hostScript = fileURLToPath(new URL('../support/port-host.ts', import.meta.url));
 const treeHostScript = fileURLToPath(new URL('../support/tree-host.ts', import.meta.url));
+
+/** Whatever of the test is still running (it failed midway): killed, the host too. */
+function killLeft(pids: Record<string, number>, host: ChildProcess): void {
+  for (const pid of Object.values(pids)) {
+    try {
+      if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  if (host.exitCode === null) host.kill('SIGKILL');
+}
 
 describe('port: host killed with SIGKILL', () => {
   it('leaves no CLI behind: EOF ends the polite one, the reaper kills the stubborn one and the tools', async () => {
@@ -37,14 +49,7 @@ describe('port: host killed with SIGKILL', () => {
         await waitUntil(() => !isAlive(pids[name]), `${name} (${pids[name]}) to die after the host was killed`, 15_000);
       }
     } finally {
-      for (const pid of Object.values(pids)) {
-        try {
-          if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
-      if (host.exitCode === null) host.kill('SIGKILL');
+      killLeft(pids, host);
     }
   });
 });
@@ -69,14 +74,7 @@ describe('port: host exits without stopping its ports', () => {
       // The reaper is off: only the exit hooks ran.
       for (const name of ['cli', 'tool']) await waitUntil(() => !isAlive(pids[name]), `${name} (${pids[name]}) to die with the host's exit`, 15_000);
     } finally {
-      for (const pid of Object.values(pids)) {
-        try {
-          if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
-      if (host.exitCode === null) host.kill('SIGKILL');
+      killLeft(pids, host);
     }
   });
 });
