@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import { clusterFixture, startClusterHost } from '../support/cluster.js';
 import { waitUntil } from '../support/processes.js';
-import { queryRows } from '../support/postgres.js';
+import { postgresTurnEntries } from '../support/journal-rows.js';
 import { initializeParams, socketClient, startServe, type Frame } from '../support/serve-daemon.js';
 
 const keyMeta = 'acp-warden/idempotencyKey';
@@ -55,11 +55,7 @@ describe('failover: an idempotent prompt retried on the host that took its sessi
     const retried = await resumed.request(3, 'session/prompt', cut);
     expect(retried.error?.data, JSON.stringify(retried)).to.deep.include({ reason: 'host_lost' });
 
-    const rows = await queryRows<{ kind: string; key: string | null }>(
-      fixture.url,
-      `SELECT e.kind, substring(e.entry from '"idempotencyKey":"([^"]*)"') AS key FROM entries e JOIN sessions s ON s.key = e.session_key WHERE s.session_id = $1 AND e.kind IN ('prompt', 'stop', 'error') ORDER BY e.seq`,
-      [sessionId],
-    );
+    const rows = await postgresTurnEntries(fixture.url, sessionId);
     expect(rows).to.deep.equal([
       { kind: 'prompt', key: 'ended' },
       { kind: 'stop', key: null },
@@ -89,11 +85,7 @@ describe('failover: an idempotent prompt retried on the host that took its sessi
     const afterFailover = await (await claim(b, sessionId)).request(3, 'session/prompt', keyed);
     expect(afterFailover.result, JSON.stringify(afterFailover)).to.deep.equal(original.result);
 
-    const rows = await queryRows<{ kind: string; key: string | null }>(
-      fixture.url,
-      `SELECT e.kind, substring(e.entry from '"idempotencyKey":"([^"]*)"') AS key FROM entries e JOIN sessions s ON s.key = e.session_key WHERE s.session_id = $1 AND e.kind IN ('prompt', 'stop', 'error') ORDER BY e.seq`,
-      [sessionId],
-    );
+    const rows = await postgresTurnEntries(fixture.url, sessionId);
     expect(rows).to.deep.equal([
       { kind: 'prompt', key: 'three-sends' },
       { kind: 'stop', key: null },

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { clusterFixture } from '../support/cluster.js';
 import { waitUntil } from '../support/processes.js';
+import { postgresTurnEntries } from '../support/journal-rows.js';
 import { queryRows } from '../support/postgres.js';
 import { freePort } from '../support/free-port.js';
 import { demoAgentsOf, initializeParams, socketClient, startServe, type Frame, type ServeDaemon } from '../support/serve-daemon.js';
@@ -217,11 +218,7 @@ describe('routing: an ACP v2 client on a host that does not own its session (iss
     expect(userMessages(onB.frames)).to.deep.equal([]);
     expect(userMessages(viaC.frames)).to.deep.equal([]);
 
-    const rows = await queryRows<{ kind: string; key: string | null }>(
-      fixture.url,
-      `SELECT e.kind, substring(e.entry from '"idempotencyKey":"([^"]*)"') AS key FROM entries e JOIN sessions s ON s.key = e.session_key WHERE s.session_id = $1 AND e.kind IN ('prompt', 'stop', 'error') ORDER BY e.seq`,
-      [sessionId],
-    );
+    const rows = await postgresTurnEntries(fixture.url, sessionId);
     expect(rows).to.deep.equal([
       { kind: 'prompt', key: 'v2-failover' },
       { kind: 'stop', key: null },

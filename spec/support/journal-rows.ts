@@ -44,3 +44,18 @@ function grouped(rows: ReadonlyArray<{ sessionId: string; seq: number; entry: st
   }
   return journals;
 }
+
+/** A session's turn entries (`prompt`, `stop`, `error`) in the PostgreSQL journal at `url`, in seq order, each with the idempotency key of a prompt (null otherwise). */
+export async function postgresTurnEntries(url: string, sessionId: string): Promise<Array<{ kind: string; key: string | null }>> {
+  const client = new pg.Client(url);
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ kind: string; key: string | null }>(
+      `SELECT e.kind, substring(e.entry from '"idempotencyKey":"([^"]*)"') AS key FROM entries e JOIN sessions s ON s.key = e.session_key WHERE s.session_id = $1 AND e.kind IN ('prompt', 'stop', 'error') ORDER BY e.seq`,
+      [sessionId],
+    );
+    return rows;
+  } finally {
+    await client.end();
+  }
+}
