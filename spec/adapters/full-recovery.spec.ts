@@ -43,7 +43,7 @@ describe('a full recovery: the restarted agent gets the session\'s setup again (
     expect((await editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] })).result).to.deep.equal({ stopReason: 'end_turn' });
 
     const before = setups(logFile);
-    const firstInit = before.find((entry) => entry.method === 'initialize');
+    const firstInit = before.find((entry) => entry.method === 'clientCapabilities');
     const firstNew = before.find((entry) => entry.method === 'session/new');
     expect(firstInit?.params.clientCapabilities, 'the editor\'s capabilities reached the agent, its _meta too').to.deep.include(clientCapabilities);
     expect(firstNew?.params, 'session/new reached the agent with the MCP servers and directories').to.deep.equal({ mcpServers, additionalDirectories: [extra] });
@@ -58,7 +58,7 @@ describe('a full recovery: the restarted agent gets the session\'s setup again (
     expect(next.result, `${JSON.stringify(next.error)}\n${editor.stderr}`).to.deep.equal({ stopReason: 'end_turn' });
 
     const after = setups(logFile).slice(before.length);
-    const again = after.find((entry) => entry.method === 'initialize');
+    const again = after.find((entry) => entry.method === 'clientCapabilities');
     expect(again?.params, 'the restarted agent is initialized with the same client capabilities').to.deep.equal(firstInit?.params);
     const reattach = after.find((entry) => entry.method === 'session/resume' || entry.method === 'session/load');
     expect(reattach, `the session re-attached: ${JSON.stringify(after)}`).to.not.equal(undefined);

@@ -57,9 +57,10 @@ describe('warden acp: memory limits on the agent process tree', function () {
     expect(left, 'setsid tools left running').to.deep.equal([]);
   });
 
-  it('a CLI leaking 50 MB/s mid-turn under --max-memory 300 --max-memory-hard 300: its tree is killed (a setsid tool too), the prompt fails agent_crashed with exit memory_exceeded, the CLI is restarted with --resume', async () => {
+  it('a CLI leaking 50 MB/s mid-turn under --max-memory 300 --max-memory-hard 300 (--on-crash fail): its tree is killed (a setsid tool too), the prompt fails agent_crashed with exit memory_exceeded, the CLI is restarted with --resume', async () => {
+    // The failure itself is what is checked: with the default (continue) the restarted CLI would leak again.
     const editor = await initializedEditor(bin, [
-      '--agent', 'claude', '--store', ':memory:', '--max-memory', '300', '--max-memory-hard', '300', '--memory-poll', '0.1',
+      '--agent', 'claude', '--store', ':memory:', '--on-crash', 'fail', '--max-memory', '300', '--max-memory-hard', '300', '--memory-poll', '0.1',
       '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', 'FAKE_CLAUDE_STALL_MS=600000', '--env', 'FAKE_CLAUDE_LEAK_MB_PER_S=50',
       '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', `FAKE_CLAUDE_SETSID_LOG=${toolLog}`,
     ], dir, { session: { notices: {} } });

@@ -182,7 +182,7 @@ for (const agentCase of cases) {
       expect(next, editor.stderr()).to.deep.equal({ stopReason: 'end_turn', text: agentCase.hello, error: undefined });
     });
 
-    it('kill -9 of the agent process mid-turn: the prompt fails (agent_crashed), warden restarts it, the session resumes and the next prompt is answered', async () => {
+    it('kill -9 of the agent process mid-turn: warden restarts it and continues the prompt (the default --on-crash continue): it ends end_turn with the whole answer after the restart notice, with no replayed history; the next prompt is answered', async () => {
       const { editor, sessionId, startedAt } = await start();
       expect((await editor.prompt(sessionId, 'hello').outcome).stopReason, editor.stderr()).to.equal('end_turn');
       // A history worth replaying: pasted logs, about 40 KB each (a replay longer than one pipe read).
@@ -192,10 +192,17 @@ for (const agentCase of cases) {
       await slow.firstText;
       const killed = agentProcessOf(editor.pid);
       expect(killed, `the ${agentCase.agent} process under warden ${editor.pid}`).to.not.equal(undefined);
+      const sinceKill = editor.received(sessionId).length;
       process.kill((killed as ProcessRow).pid, 'SIGKILL');
-      const failed = await slow.outcome;
-      expect(failed.error, JSON.stringify(failed)).to.not.equal(undefined);
-      expect((failed.error?.data as { reason?: string } | undefined)?.reason, JSON.stringify(failed.error)).to.equal('agent_crashed');
+      const continued = await slow.outcome;
+      expect(continued.error, JSON.stringify(continued)).to.equal(undefined);
+      expect(continued.stopReason).to.equal('end_turn');
+      const wholeSlow = `${Array.from({ length: 60 }, (_, n) => `word${n + 1}`).join(' ')}.`;
+      expect(continued.text?.endsWith(wholeSlow), `the whole answer, after what streamed before the kill: ${continued.text}`).to.equal(true);
+      // Since the kill: the restart notices, state updates and the answer again; none of the history the restarted agent replays.
+      const sinceKillShown = editor.received(sessionId).slice(sinceKill).filter((update) => !stateKinds.includes(update.sessionUpdate) && !update.notice);
+      expect(sinceKillShown.map((update) => update.sessionUpdate)).to.deep.equal(sinceKillShown.map(() => 'agent_message_chunk'));
+      expect(editor.received(sessionId).slice(sinceKill).some((update) => update.notice), 'a notice of the restart').to.equal(true);
       const sinceCrash = editor.received(sessionId).length;
       await waitUntil(() => {
         const now = agentProcessOf(editor.pid);

@@ -183,7 +183,8 @@ describe('real ACP adapters through warden acp', () => {
         server = await adapter.server();
         space = workspace(`warden-e2e-${adapter.agent}-`);
         const started = Date.now();
-        editor = startEditor(adapter, ['--agent', adapter.agent, ...protocolArgs, '--store', ':memory:', ...envArgs({ ...adapter.env(server, space), ...protocolEnv })]);
+        // --on-crash fail: the kill case checks the failure and the resume itself (a continued turn is launch-native-agents'.)
+        editor = startEditor(adapter, ['--agent', adapter.agent, ...protocolArgs, '--on-crash', 'fail', '--store', ':memory:', ...envArgs({ ...adapter.env(server, space), ...protocolEnv })]);
         const answer = await editor.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
         expect(answer.protocolVersion, editor.stderr.join('')).to.equal(1);
         sessionId = (await editor.agent.request(methods.agent.session.new, { cwd: space.project(), mcpServers: [] })).sessionId;
@@ -224,7 +225,7 @@ describe('real ACP adapters through warden acp', () => {
         expect(await turn('hello')).to.deep.equal({ stopReason: 'end_turn', text: adapter.hello });
       });
 
-      it('kill -9 of the adapter mid-turn: the prompt fails agent_crashed, the restarted adapter resumes the session with its history, the next prompt ends end_turn', async () => {
+      it('kill -9 of the adapter mid-turn (--on-crash fail): the prompt fails agent_crashed, the restarted adapter resumes the session with its history, the next prompt ends end_turn', async () => {
         const { warden } = editor as Editor;
         const streaming = (editor as Editor).nextText();
         const running = turn('slow').then(

@@ -18,7 +18,7 @@
 //                    advertise sessionCapabilities.additionalDirectories (sessions take them).
 //   --log FILE       append each diagnostic line (as on stderr) to FILE too: for a test whose
 //                    agent runs under warden, which keeps the agent's stderr to itself. Lines
-//                    `setup METHOD JSON` give what initialize (clientCapabilities) and session/new,
+//                    `setup clientCapabilities JSON` give what initialize brought and session/new,
 //                    load and resume (mcpServers, additionalDirectories) were sent.
 //
 // Behaviour of session/prompt is chosen by the first word (lower-cased) of the first text
@@ -388,7 +388,7 @@ const app = agent({ name: 'sdk-agent' })
   .onRequest(methods.agent.initialize, ({ params }) => {
     clientCapabilities = params.clientCapabilities ?? {};
     log('initialize', `protocolVersion=${params.protocolVersion}`);
-    log('setup initialize', JSON.stringify({ clientCapabilities }));
+    log('setup clientCapabilities', JSON.stringify({ clientCapabilities }));
     if (refuseV2 && params.protocolVersion >= 2) throw RequestError.unsupportedProtocolVersion(params.protocolVersion, [1]);
     return {
       protocolVersion: PROTOCOL_VERSION,
