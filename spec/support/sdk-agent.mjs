@@ -30,6 +30,8 @@
 // `stall N`: N ms of silence before the answer (no tool running). `screenshot N` sends one agent_message_chunk with an image of N base64
 // characters (fakeImageBase64 of fixture-replay.mjs), then says "done"; `bigreply N` answers the
 // prompt with N characters of padding in the response's _meta (one answer line that long).
+// `ratelimited N [MS]`: the session's first N such prompts fail -32603 with data.reason
+// `rate_limited` (data.retryAfterMs MS when given, data.details "API Error: 429 …"), then it answers.
 // Only ACP messages go to stdout; diagnostics go to stderr ("unknown request METHOD" for each
 // request it answers -32601). Exits 0 when stdin ends.
 import { Readable, Writable } from 'node:stream';
@@ -151,6 +153,8 @@ saveStore();
 
 /** Sessions live on this connection: sessionId → { turn?: {controller: AbortController} }. */
 const active = new Map();
+/** How many `ratelimited` prompts each session failed so far. */
+const rateLimitedSoFar = new Map();
 let authenticated = false;
 /** @type {import('@agentclientprotocol/sdk').ClientCapabilities} */
 let clientCapabilities = {};
@@ -585,6 +589,19 @@ const app = agent({ name: 'sdk-agent' })
           await kit.say('late');
           stopReason = 'end_turn';
           break;
+        case 'ratelimited': {
+          // `ratelimited N [MS]`: the first N prompts so worded in this session fail as a provider's
+          // rate limit does (data.reason rate_limited, retryAfterMs MS when given), then it answers.
+          const [, times = '1', wait] = text.trim().split(/\s+/);
+          const failed = rateLimitedSoFar.get(sessionId) ?? 0;
+          if (failed < Number(times)) {
+            rateLimitedSoFar.set(sessionId, failed + 1);
+            throw RequestError.internalError({ reason: 'rate_limited', ...(wait !== undefined ? { retryAfterMs: Number(wait) } : {}), details: 'API Error: 429 rate limit reached' });
+          }
+          await kit.say('answered after the rate limit');
+          stopReason = 'end_turn';
+          break;
+        }
         case 'bigreply':
           await kit.say('answering big');
           return { stopReason: 'end_turn', _meta: { padding: '.'.repeat(Number(text.trim().split(/\s+/)[1])) } };

@@ -44,8 +44,8 @@ export function retriesRateLimit(retriesDone: number, maxRetries: number, toolSt
 /** The notice the editor sees before a retry: "rate limited, retrying in 2 s (1 of 3)". */
 export function rateLimitNoticeText(limit: RateLimit, delayMs: number, retry: number, maxRetries: number): string {
   const what = limit.kind === 'overloaded' ? 'overloaded' : 'rate limited';
-  const seconds = delayMs % 1000 === 0 ? `${delayMs / 1000}` : (delayMs / 1000).toFixed(1);
-  return `The model provider is ${what}, retrying in ${seconds} s (${retry} of ${maxRetries}).`;
+  const wait = delayMs < 1000 ? `${delayMs} ms` : `${delayMs % 1000 === 0 ? delayMs / 1000 : (delayMs / 1000).toFixed(1)} s`;
+  return `The model provider is ${what}, retrying in ${wait} (${retry} of ${maxRetries}).`;
 }
 
 /** The kind an HTTP status or a text names: 429 / "rate limit" rate limited, 529 / "overloaded" overloaded. */
