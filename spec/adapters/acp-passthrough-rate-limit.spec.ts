@@ -12,11 +12,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createActor } from 'xstate';
+import { waitUntil } from '../support/processes.js';
 import { agentClientLogic, cancelPrompt, initialize, newSession, prompt } from '../../src/acp/agent-client.js';
 import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { createAcpPassthrough, type AcpPassthroughOptions } from '../../src/adapters/acp-passthrough.js';
 import { createMemoryTransportPair } from '../../src/jsonrpc/memory-transport.js';
 import { NOTICE_META_KEY } from '../../src/acp/update-gate.js';
+import { CONTINUED_NOTICE_TITLE } from '../../src/adapters/continuation-text.js';
 import { RATE_LIMITED_NOTICE_TITLE } from '../../src/adapters/passthrough/rate-limited-prompts.js';
 
 const sdkAgent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
@@ -33,8 +35,9 @@ async function start(options: Partial<AcpPassthroughOptions> = {}) {
   await initialize(client);
   const { sessionId } = await newSession(client, { cwd: dir });
   /** The prompts the agent got, by first word, in order. */
-  const prompts = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((line) => line.includes(' prompt ')) : []);
-  return { client, sessionId, prompts };
+  const lines = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n') : []);
+  const prompts = () => lines().filter((line) => line.includes(' prompt '));
+  return { client, sessionId, prompts, lines };
 }
 
 /** The descriptions of the "Rate limited" notices (as the editor gets them: a notice, or its text rendering with the notice under `_meta`). */
@@ -75,5 +78,38 @@ describe('a native ACP agent rate limited: the prompt is sent again after the wa
     }
     expect(await handle.result).to.deep.equal({ stopReason: 'cancelled' });
     expect(prompts()).to.have.length(1);
+  });
+});
+
+describe('an ACP adapter whose inner CLI died (claude-agent-acp #338): restarted, the prompt continued', () => {
+  afterEach(() => {
+    for (const stop of running.splice(0)) stop();
+  });
+
+  it('"Claude Code process exited with code 1" answered: the agent is restarted (inner_cli_dead) and the prompt, sent again, ends end_turn', async () => {
+    const { client, sessionId, prompts } = await start({ crash: { onCrash: 'continue' }, restart: { backoff: { minDelay: 50, maxDelay: 200 } } });
+    const handle = prompt(client, sessionId, [{ type: 'text', text: 'innerdead' }]);
+    const updates: SessionUpdate[] = [];
+    for await (const update of handle.updates) updates.push(update);
+    expect(await handle.result).to.deep.equal({ stopReason: 'end_turn' });
+    const said = updates.map((update) => JSON.stringify(update)).join('\n');
+    expect(said).to.contain(CONTINUED_NOTICE_TITLE);
+    expect(said).to.contain('inner CLI is dead (Claude Code process exited with code 1)');
+    expect(said).to.contain('answered after the restart');
+    expect(prompts()).to.have.length(2);
+  });
+
+  it('with --on-crash fail: the prompt fails agent_crashed naming inner_cli_dead, and the next prompt is answered by the restarted agent', async () => {
+    const { client, sessionId, lines } = await start({ crash: { onCrash: 'fail' }, restart: { backoff: { minDelay: 50, maxDelay: 200 } } });
+    const first = prompt(client, sessionId, [{ type: 'text', text: 'innerdead' }]);
+    for await (const _update of first.updates) void _update;
+    const failure = await first.result.then(() => undefined, (error: unknown) => error as { data?: { reason?: string; exit?: { kind?: string } } });
+    expect(failure?.data?.reason).to.equal('agent_crashed');
+    expect(failure?.data?.exit?.kind).to.equal('inner_cli_dead');
+    // The restarted agent took the session back: the next prompt goes to it.
+    await waitUntil(() => lines().some((line) => line.includes('setup session/resume')), 'the session re-attached');
+    const second = prompt(client, sessionId, [{ type: 'text', text: 'innerdead' }]);
+    for await (const _update of second.updates) void _update;
+    expect(await second.result).to.deep.equal({ stopReason: 'end_turn' });
   });
 });

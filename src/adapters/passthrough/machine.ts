@@ -36,6 +36,8 @@ import { noTurnTools, toolsAfterAnswer, toolsAfterOutput, type TurnTools } from 
 import { continuationRequest } from '../continuation-text.js';
 import { cutAnswers, cutNotice, cutOfCrash, type PassthroughCut } from './cut-prompts.js';
 import { rateLimitedRetryOf, rateLimitRetryId } from './rate-limited-prompts.js';
+import { innerCliDeathOf } from '../inner-cli-dead.js';
+import { innerCliDeathError, killAgentProcess } from './inner-cli-death.js';
 
 /**
  * Updates that state how the session is now (not its history): passed on while a session is
@@ -207,15 +209,19 @@ export const passthroughMachine = setup({
         enqueue.raise({ type: 'rateLimit.retry', sessionId: inFlightPrompt.sessionId }, { delay: limited.delayMs, id: rateLimitRetryId(inFlightPrompt.sessionId) });
         return;
       }
+      // The adapter answered with its inner CLI's death (claude-agent-acp #338): a crash. Its process is killed, so it restarts, and the prompt is cut as under a kill.
+      const death = 'error' in event.answer ? innerCliDeathOf(event.answer.error) : undefined;
+      const error = death !== undefined ? innerCliDeathError(context.name, death, context.restarts) : 'error' in event.answer ? event.answer.error : undefined;
+      if (death !== undefined) enqueue(() => killAgentProcess(self, { kind: 'inner_cli_dead', detail: death }));
       // The agent died under the prompt: kept, to continue once its session is re-attached (the crash policy allows it).
-      const cut = inFlightPrompt && 'error' in event.answer ? cutOfCrash({ ...context, sessions }, inFlightPrompt, event.answer.error, turnTools) : undefined;
+      const cut = inFlightPrompt && error ? cutOfCrash({ ...context, sessions }, inFlightPrompt, error, turnTools) : undefined;
       if (cut && inFlightPrompt) {
         enqueue.assign({ cut: { ...context.cut, [inFlightPrompt.sessionId]: cut } });
         enqueue.emit(cutNotice(context, inFlightPrompt.sessionId, cut));
         return;
       }
       if ('result' in event.answer) enqueue.emit({ type: 'acp.respond', requestId: event.requestId, result: event.answer.result });
-      else enqueue.emit({ type: 'acp.error', requestId: event.requestId, error: event.answer.error });
+      else enqueue.emit({ type: 'acp.error', requestId: event.requestId, error: error ?? event.answer.error });
     }),
     /** What waited for the agent, served now in the order it came. */
     serveWaiting: enqueueActions(({ context, enqueue }) => {
