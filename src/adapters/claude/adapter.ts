@@ -16,7 +16,7 @@ import { cliSessionActions, fromCliSession, type CliSessionContext } from '../cl
 import { checkUuidField, isUuid } from '../resume-check.js';
 import { permissionOptions, promptOutcome } from '../session-outcomes.js';
 import { claudeResultRateLimit } from '../rate-limit.js';
-import { RATE_LIMIT_RETRY_EVENT, RATE_LIMIT_RETRY_ID, rateLimitedTurn } from '../rate-limited-turn.js';
+import { retryRateLimitedTurn } from '../rate-limited-turn.js';
 import {
   claudeModes,
   controlRequest,
@@ -204,13 +204,7 @@ export const claudeSessionMachine = fromCliSession<ClaudeContext>({
       const usage = usageOf(message);
       if (usage && context.sessionId) enqueue.emit({ type: 'acp.update', sessionId: context.sessionId, update: usage });
       // A 429/529 before any tool call: sent again after the wait (rate-limited-turn.ts), the editor's request still open.
-      const limited = rateLimitedTurn(prompt, claudeResultRateLimit(message), context.turnTools, context.rateLimitRetries);
-      if (limited) {
-        enqueue.assign({ cut: limited.cut, rateLimitWaiting: true });
-        if (context.sessionId) enqueue.emit({ type: 'acp.update', sessionId: context.sessionId, update: limited.notice as never });
-        enqueue.later(RATE_LIMIT_RETRY_EVENT, limited.delayMs, RATE_LIMIT_RETRY_ID);
-        return;
-      }
+      if (retryRateLimitedTurn(context, prompt, claudeResultRateLimit(message), enqueue)) return;
       const outcome = stopReasonOf(message, prompt.cancelled);
       enqueue.emit(promptOutcome(prompt.requestId, outcome));
     }),
