@@ -128,6 +128,13 @@ describe('Claude Code adapter (fake CLI replaying recorded transcripts)', functi
     expect(JSON.stringify(updates)).to.contain('The model provider is rate limited, retrying in 1 s (1 of 3).');
   });
 
+  it('a cancel during the wait after a 429: the prompt ends cancelled, nothing is sent again', async () => {
+    const { client, sessionId } = await start('hello', { FAKE_CLAUDE_RATE_LIMITS: '1' });
+    const { updates, result } = await run(client, sessionId, 'hi', { cancelOn: (update) => JSON.stringify(update).includes('Rate limited') });
+    expect(result).to.deep.equal({ stopReason: 'cancelled' });
+    expect(chunks(updates).join('')).to.not.contain('Hello from the fake Anthropic server.');
+  });
+
   it('a 429 API error result with rate-limit retries 0: the error is the answer, as before', async () => {
     const { client, sessionId } = await start('hello', { FAKE_CLAUDE_RATE_LIMITS: '1' }, {}, { rateLimitRetries: 0 });
     const { result } = await run(client, sessionId, 'hi');

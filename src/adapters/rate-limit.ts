@@ -24,6 +24,12 @@ export interface RateLimit {
 /** How many times one turn is sent again after rate limits before the error is answered (`--rate-limit-retries`). 0: never. */
 export const defaultRateLimitRetries = 3;
 
+/** A CLI session's event that ends a rate limit's wait (raised delayed: rate-limited-turn.ts, cli-session.ts). */
+export const RATE_LIMIT_RETRY_EVENT = 'cli.rateLimitRetry';
+
+/** The id of that delayed event, to cancel it. */
+export const RATE_LIMIT_RETRY_ID = 'cli.rateLimitRetry';
+
 /** The first wait when the agent names none, in ms: doubled each retry (1 s, 2 s, 4 s, …). */
 export const rateLimitBaseDelayMs = 1000;
 

@@ -8,11 +8,8 @@ import type { CutPrompt } from './crash-policy.js';
 import type { CliEnqueue, CliSessionContext } from './cli-session.js';
 import type { TurnTools } from './cut-turn.js';
 import type { AgentRequestEvent } from '../protocol/native-agent.js';
-import { rateLimitDelayMs, rateLimitNoticeText, retriesRateLimit, type RateLimit } from './rate-limit.js';
+import { RATE_LIMIT_RETRY_EVENT, RATE_LIMIT_RETRY_ID, rateLimitDelayMs, rateLimitNoticeText, retriesRateLimit, type RateLimit } from './rate-limit.js';
 
-/** The event that ends the wait (raised delayed), and its id (to cancel it). */
-export const RATE_LIMIT_RETRY_EVENT = 'cli.rateLimitRetry';
-export const RATE_LIMIT_RETRY_ID = 'cli.rateLimitRetry';
 
 /** The notice's title before a rate-limit retry (as the passthrough's). */
 export const RATE_LIMITED_TITLE = 'Rate limited';
