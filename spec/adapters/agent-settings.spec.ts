@@ -50,6 +50,7 @@ const fieldShapes: Record<keyof AgentSettings, (value: unknown) => boolean> = {
   memoryLimit: (value) => value === undefined || (typeof value === 'object' && value !== null && Object.keys(value).length > 0 && Object.entries(value).every(([key, field]) => (['softBytes', 'hardBytes', 'pollMs'].includes(key) ? typeof field === 'number' && field > 0 : key === 'cgroup' && field === true))),
   onCrash: (value) => value === undefined || value === 'continue' || value === 'retry' || value === 'fail',
   maxContinuations: (value) => value === undefined || (Number.isInteger(value) && (value as number) >= 0),
+  rateLimitRetries: (value) => value === undefined || (Number.isInteger(value) && (value as number) >= 0),
 };
 
 /** A plain object with exactly these keys, each a positive number. */

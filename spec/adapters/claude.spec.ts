@@ -120,6 +120,27 @@ describe('Claude Code adapter (fake CLI replaying recorded transcripts)', functi
     expect(usage.cost).to.deep.equal({ amount: 0.000188, currency: 'USD' });
   });
 
+  it('a 429 API error result before any tool call: a "Rate limited" notice, the prompt sent again after 1 s, it ends end_turn with the answer (issue 32)', async () => {
+    const { client, sessionId } = await start('hello', { FAKE_CLAUDE_RATE_LIMITS: '1' });
+    const { updates, result } = await run(client, sessionId, 'hi');
+    expect(result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(chunks(updates).join('')).to.contain('Hello from the fake Anthropic server.');
+    expect(JSON.stringify(updates)).to.contain('The model provider is rate limited, retrying in 1 s (1 of 3).');
+  });
+
+  it('a cancel during the wait after a 429: the prompt ends cancelled, nothing is sent again', async () => {
+    const { client, sessionId } = await start('hello', { FAKE_CLAUDE_RATE_LIMITS: '1' });
+    const { updates, result } = await run(client, sessionId, 'hi', { cancelOn: (update) => JSON.stringify(update).includes('Rate limited') });
+    expect(result).to.deep.equal({ stopReason: 'cancelled' });
+    expect(chunks(updates).join('')).to.not.contain('Hello from the fake Anthropic server.');
+  });
+
+  it('a 429 API error result with rate-limit retries 0: the error is the answer, as before', async () => {
+    const { client, sessionId } = await start('hello', { FAKE_CLAUDE_RATE_LIMITS: '1' }, {}, { rateLimitRetries: 0 });
+    const { result } = await run(client, sessionId, 'hi');
+    expect((result as { message?: string }).message).to.contain('API Error: 429');
+  });
+
   it('partial messages: deltas streamed once, not repeated when the full message arrives', async () => {
     const { client, sessionId } = await start('partial');
     const { updates, result } = await run(client, sessionId, 'hi');

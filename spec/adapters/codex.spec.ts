@@ -75,6 +75,15 @@ describe('Codex adapter (fake app-server replaying recorded transcripts)', funct
     expect(updates.find((update) => update.sessionUpdate === 'usage_update')).to.deep.include({ used: 19, size: 258400 });
   });
 
+  it('a turn failed with a 429 before any tool call: a "Rate limited" notice, the prompt sent again after 1 s, it ends end_turn with the answer (issue 32)', async () => {
+    const { client, sessionId } = await start('hello', { FAKE_CODEX_RATE_LIMITS: '1' });
+    const { updates, result } = await run(client, sessionId, 'say hi');
+    expect(result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(JSON.stringify(updates)).to.contain('The model provider is rate limited, retrying in 1 s (1 of 3).');
+    const text = updates.filter((update) => update.sessionUpdate === 'agent_message_chunk').map((update) => (update as { content: { text: string } }).content.text).join('');
+    expect(text).to.contain('Hello from the fake OpenAI server.');
+  });
+
   it('an approval request becomes session/request_permission; allowed, the command runs and completes', async () => {
     const asked: Array<{ toolCall: { title: string } }> = [];
     const { client, sessionId } = await start('tool-approval', {}, {

@@ -14,6 +14,8 @@
 // Environment:
 //   FAKE_CLAUDE_FIXTURE   fixture name: hello | partial | tool-write-permission-allow | ...
 //   FAKE_CLAUDE_ARGV_LOG  a file to append this start's pid and argv to (one JSON line per start)
+//   FAKE_CLAUDE_RATE_LIMITS  answer this many user messages (not tool results) with a 429 API error
+//                         `result` line (is_error, api_error_status 429), then replay as usual
 //   FAKE_CLAUDE_CRASH_ALWAYS=1  kill -9 itself at once, every start (a crash loop)
 //   FAKE_CLAUDE_CRASH_AFTER  kill -9 itself after printing this many "out" lines of a turn,
 //                         unless started with --resume (so that the restart completes)
@@ -115,9 +117,18 @@ const fail = failer(`fake-claude (${fixture})`);
 const read = stdinMessages();
 const gate = resumed ? process.env.FAKE_CLAUDE_RESUME_GATE : undefined;
 /** The next message from stdin; a resumed start first waits for its gate file (polled: a test creates it). */
+/** FAKE_CLAUDE_RATE_LIMITS: how many user messages are still answered with a 429 API error result. */
+let rateLimitsLeft = Number(process.env.FAKE_CLAUDE_RATE_LIMITS ?? 0);
+
 async function next() {
   while (gate && !existsSync(gate)) await new Promise((resolve) => setTimeout(resolve, 20));
-  return read();
+  for (;;) {
+    const message = await read();
+    if (rateLimitsLeft <= 0 || message?.type !== 'user' || isToolResult(message)) return message;
+    // Refused by the provider, as the recorded API error's result but with status 429; the CLI waits for the next message.
+    rateLimitsLeft -= 1;
+    print({ type: 'result', subtype: 'success', is_error: true, terminal_reason: 'api_error', stop_reason: 'stop_sequence', num_turns: 1, duration_ms: 1, duration_api_ms: 0, total_cost_usd: 0, session_id: message.session_id || 'rate-limited', api_error_status: 429, api_error_type: 'rate_limit_error', result: 'API Error: 429 rate_limit_error' });
+  }
 }
 
 const kind = (message) => [message.type, message.request?.subtype ?? message.response?.subtype ?? ''].join(':');

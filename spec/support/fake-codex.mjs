@@ -39,6 +39,8 @@
 //   FAKE_CODEX_OUTPUT_BYTES  a commandExecution item/completed carries this many more characters of
 //                          aggregatedOutput (a command that printed a lot)
 //   FAKE_CODEX_TOOL_MS     each command or patch runs this long: silence before its item/completed
+//   FAKE_CODEX_RATE_LIMITS  answer this many turn/start requests with a turn that fails at once,
+//                          its error naming HTTP 429 (then replay as usual)
 //   FAKE_CODEX_STALL_MS    silence before each turn/completed, no tool running (a hang while Codex owes output)
 //   FAKE_CODEX_APPROVAL_BYTES  a requestApproval carries this many more characters in params.command;
 //                          the answer it gets goes to FAKE_CODEX_ANSWER_LOG (one JSON line each) when set
@@ -153,9 +155,23 @@ function turnStarted(received) {
   appendFileSync(store, `${JSON.stringify({ id: threadId, cwd: threadCwd, preview: text, createdAt: now(), updatedAt: now(), source: 'vscode' })}\n`);
 }
 /** The host's next message, answering `thread/list` (anywhere) and a `thread/resume` of a thread without a rollout (where a thread is expected) on the way. */
+/** FAKE_CODEX_RATE_LIMITS: how many turn/start requests are still answered with a turn failed by a 429. */
+let rateLimitsLeft = Number(process.env.FAKE_CODEX_RATE_LIMITS ?? 0);
+
 async function nextExpecting(method) {
   for (;;) {
     const received = await next();
+    if (received?.method === 'turn/start' && rateLimitsLeft > 0) {
+      // Refused by the provider: the turn starts and fails at once, its error naming the 429; the thread waits for the next turn/start.
+      rateLimitsLeft -= 1;
+      logMethod(received);
+      const turn = { id: `turn-rate-limited-${rateLimitsLeft}`, items: [], status: 'inProgress', error: null };
+      const threadId = received.params?.threadId;
+      print({ id: received.id, result: { turn } });
+      print({ method: 'turn/started', params: { threadId, turn } });
+      print({ method: 'turn/completed', params: { threadId, turn: { ...turn, status: 'failed', error: { message: 'unexpected status 429 Too Many Requests: rate limit reached', codexErrorInfo: null } } } });
+      continue;
+    }
     if (received?.method === 'thread/list') {
       logMethod(received);
       if (process.env.FAKE_CODEX_LIST_FAULT === 'hang') continue;

@@ -30,11 +30,15 @@
 // `stall N`: N ms of silence before the answer (no tool running). `screenshot N` sends one agent_message_chunk with an image of N base64
 // characters (fakeImageBase64 of fixture-replay.mjs), then says "done"; `bigreply N` answers the
 // prompt with N characters of padding in the response's _meta (one answer line that long).
+// `ratelimited N [MS]`: the session's first N such prompts fail -32603 with data.reason
+// `rate_limited` (data.retryAfterMs MS when given, data.details "API Error: 429 …"), then it answers.
+// `innerdead` (with --state-dir): the first process so asked answers it and every later prompt
+// -32603 data.details "Claude Code process exited with code 1"; a restarted one answers it.
 // Only ACP messages go to stdout; diagnostics go to stderr ("unknown request METHOD" for each
 // request it answers -32601). Exits 0 when stdin ends.
 import { Readable, Writable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { agent, methods, ndJsonStream, PROTOCOL_VERSION, RequestError } from '@agentclientprotocol/sdk';
@@ -151,6 +155,10 @@ saveStore();
 
 /** Sessions live on this connection: sessionId → { turn?: {controller: AbortController} }. */
 const active = new Map();
+/** Set by `innerdead`: every prompt fails as an adapter's whose inner CLI died. */
+let innerCliDead = false;
+/** How many `ratelimited` prompts each session failed so far. */
+const rateLimitedSoFar = new Map();
 let authenticated = false;
 /** @type {import('@agentclientprotocol/sdk').ClientCapabilities} */
 let clientCapabilities = {};
@@ -534,6 +542,8 @@ const app = agent({ name: 'sdk-agent' })
     const kit = turnKit(client, sessionId);
     const context = { ...kit, client, session, sessionId, turnSignal: controller.signal, requestSignal: signal };
     log('prompt', sessionId, JSON.stringify(word));
+    // Its inner CLI is dead (claude-agent-acp #338): every prompt is answered so until a restart.
+    if (innerCliDead) throw RequestError.internalError({ details: 'Claude Code process exited with code 1' });
     try {
       let stopReason;
       switch (word) {
@@ -583,6 +593,30 @@ const app = agent({ name: 'sdk-agent' })
           // Silent for N ms while it owes the answer (no tool running): a hang to the watchdog.
           await new Promise((resolve) => setTimeout(resolve, Number(text.trim().split(/\s+/)[1])));
           await kit.say('late');
+          stopReason = 'end_turn';
+          break;
+        case 'ratelimited': {
+          // `ratelimited N [MS]`: the first N prompts so worded in this session fail as a provider's
+          // rate limit does (data.reason rate_limited, retryAfterMs MS when given), then it answers.
+          const [, times = '1', wait] = text.trim().split(/\s+/);
+          const failed = rateLimitedSoFar.get(sessionId) ?? 0;
+          if (failed < Number(times)) {
+            rateLimitedSoFar.set(sessionId, failed + 1);
+            throw RequestError.internalError({ reason: 'rate_limited', ...(wait !== undefined ? { retryAfterMs: Number(wait) } : {}), details: 'API Error: 429 rate limit reached' });
+          }
+          await kit.say('answered after the rate limit');
+          stopReason = 'end_turn';
+          break;
+        }
+        case 'innerdead':
+          // The first process so asked (a marker in --state-dir) loses its inner CLI: this prompt
+          // and every later one fail as claude-agent-acp's do then; a restarted process answers.
+          if (stateDir && !existsSync(join(stateDir, 'inner-cli-died'))) {
+            writeFileSync(join(stateDir, 'inner-cli-died'), '');
+            innerCliDead = true;
+            throw RequestError.internalError({ details: 'Claude Code process exited with code 1' });
+          }
+          await kit.say('answered after the restart');
           stopReason = 'end_turn';
           break;
         case 'bigreply':

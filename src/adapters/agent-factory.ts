@@ -66,7 +66,7 @@ export function agentOf(name: string, settings: AgentSettings): NativeAgent {
       ...(settings.env ? { env: settings.env } : {}),
       ...(settings.passthrough ? { passthrough: settings.passthrough } : {}),
       // Unset, each session adapter takes its own default (Claude and Codex resume: `continue`).
-      ...(settings.onCrash !== undefined || settings.maxContinuations !== undefined ? { crash: crashChoiceOf(settings) } : {}),
+      ...(settings.onCrash !== undefined || settings.maxContinuations !== undefined || settings.rateLimitRetries !== undefined ? { crash: crashChoiceOf(settings) } : {}),
     });
   }
   return createAcpPassthrough({
@@ -79,7 +79,7 @@ export function agentOf(name: string, settings: AgentSettings): NativeAgent {
     ...(settings.restart ? { restart: settings.restart } : {}),
     ...(settings.protocol ? { protocol: settings.protocol } : {}),
     // Unset: `continue` when the agent advertises session/resume or session/load, else `fail` (cut-prompts.ts).
-    ...(settings.onCrash !== undefined || settings.maxContinuations !== undefined ? { crash: crashChoiceOf(settings) } : {}),
+    ...(settings.onCrash !== undefined || settings.maxContinuations !== undefined || settings.rateLimitRetries !== undefined ? { crash: crashChoiceOf(settings) } : {}),
     ...portOverrides(settings),
   });
 }

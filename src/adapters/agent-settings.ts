@@ -84,6 +84,8 @@ export interface AgentOptions extends ResolveOptions {
   readonly onCrash?: OnCrash;
   /** `--max-continuations`: how many times one prompt is continued after crashes before it fails (default 2). */
   readonly maxContinuations?: number;
+  /** `--rate-limit-retries`: how many times a prompt a rate limit or an overload ended (before any tool call) is sent again (default 3; 0: never). docs/recovery.md. */
+  readonly rateLimitRetries?: number;
 }
 
 /** The hang watchdog's two limits, in ms: the port's `watchdog` option, handed down unchanged. */
@@ -131,6 +133,8 @@ export interface AgentSettings {
   readonly onCrash: OnCrash | undefined;
   /** `--max-continuations`; undefined: the default (2). */
   readonly maxContinuations: number | undefined;
+  /** `--rate-limit-retries`; undefined: the default (3). */
+  readonly rateLimitRetries: number | undefined;
 }
 
 /**
@@ -162,6 +166,7 @@ export function agentSettingsOf(options: AgentOptions = {}, supervision: Supervi
     memoryLimit: memoryLimitOf(options),
     onCrash: options.onCrash,
     maxContinuations: options.maxContinuations,
+    rateLimitRetries: options.rateLimitRetries,
   };
 }
 

@@ -43,6 +43,7 @@ import type { SessionAdapterEvent, SessionAdapterOutput } from './adapter.js';
 import { bindPort, toOwnPort, unbindPort } from './port-link.js';
 import { crashedPromptError, promptOutcome } from './session-outcomes.js';
 import { crashPolicyOf, type CrashChoice, type CrashPolicy, type CutPrompt } from './crash-policy.js';
+import { defaultRateLimitRetries, RATE_LIMIT_RETRY_EVENT, RATE_LIMIT_RETRY_ID } from './rate-limit.js';
 import { noTurnTools, toolsAfterAnswer, toolsAfterOutput, type TurnTools } from './cut-turn.js';
 import { CONTINUED_NOTICE_TITLE, continuationRequest, continuedNoticeText } from './continuation-text.js';
 import { describePortExit } from '../port/port-exit.js';
@@ -55,7 +56,11 @@ export interface CliSessionContext {
   /** The `session/new` (`session/resume`, `session/load`) requests to answer once the CLI is ready. */
   readonly startRequests: readonly string[];
   /** The prompt in flight: its request (sent again by a continuation) and how many times a crash continued it. */
-  readonly prompt: { readonly requestId: string; readonly cancelled: boolean; readonly request?: AgentRequestEvent; readonly continuations?: number } | undefined;
+  readonly prompt: { readonly requestId: string; readonly cancelled: boolean; readonly request?: AgentRequestEvent; readonly continuations?: number; readonly rateLimitRetries?: number } | undefined;
+  /** `--rate-limit-retries` (the input `crash`'s `rateLimitRetries`, default 3): how many times a turn a rate limit ended is sent again (rate-limited-turn.ts). */
+  readonly rateLimitRetries: number;
+  /** The cut prompt waits out a rate limit: sent once `cli.rateLimitRetry` comes. */
+  readonly rateLimitWaiting: boolean;
   /** What becomes of a prompt the CLI's exit cuts (the session logic's input `crash`; default by `resumes`). */
   readonly crash: CrashPolicy;
   /** The tool calls of the prompt in flight (and of its earlier cut attempts), as its outputs showed them. */
@@ -95,6 +100,10 @@ export interface CliEnqueue<TContext> {
   emit(output: SessionAdapterOutput): void;
   /** A side effect on the session actor, run in order with the rest (binding its port). */
   effect(run: (self: AnyActorRef) => void): void;
+  /** The event `type` to this session after `delayMs` on the machine's clock, under `id` (to cancel it). */
+  later(type: string, delayMs: number, id: string): void;
+  /** Cancels the delayed event `id`, if it is still to come. */
+  cancelLater(id: string): void;
 }
 
 /** The arguments of a CLI session action. */
@@ -180,6 +189,8 @@ interface RawEnqueue {
   (action: (args: { self: AnyActorRef }) => void): void;
   assign(changes: unknown): void;
   emit(output: unknown): void;
+  raise(event: unknown, options: { delay: number; id: string }): void;
+  cancel(id: string): void;
 }
 
 /** The `enqueue` a CLI session action gets: methods on a prototype, so that a line costs no closures. */
@@ -210,6 +221,12 @@ class SessionEnqueue<TContext> implements CliEnqueue<TContext> {
   effect(run: (self: AnyActorRef) => void): void {
     this.#raw(({ self }) => run(self));
   }
+  later(type: string, delayMs: number, id: string): void {
+    this.#raw.raise({ type }, { delay: delayMs, id });
+  }
+  cancelLater(id: string): void {
+    this.#raw.cancel(id);
+  }
 }
 
 /** The skeleton's part of the initial context. */
@@ -224,6 +241,8 @@ const skeletonContext: CliSessionContext = {
   crash: crashPolicyOf(false),
   turnTools: noTurnTools,
   cut: undefined,
+  rateLimitRetries: defaultRateLimitRetries,
+  rateLimitWaiting: false,
 };
 
 /** The session adapter logic of a CLI (see the module comment). */
@@ -280,7 +299,8 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
       const cut = context.cut;
       if (!cut) return;
       const turn = definition.prompt(context as TContext, continuationRequest(definition.agent, cut, context.turnTools));
-      enqueue.assign({ ...(turn.context as Partial<CliSessionContext>), cut: undefined, prompt: { requestId: cut.request.requestId, cancelled: false, request: cut.request, continuations: cut.continuations }, tools: quietTurn });
+      const retried = cut.rateLimitRetries !== undefined ? { rateLimitRetries: cut.rateLimitRetries } : {};
+      enqueue.assign({ ...(turn.context as Partial<CliSessionContext>), cut: undefined, prompt: { requestId: cut.request.requestId, cancelled: false, request: cut.request, continuations: cut.continuations, ...retried }, tools: quietTurn });
       for (const message of turn.writes) enqueue.emit({ type: 'port.write', message });
     }),
     /** A cancel of the cut prompt (or of the session) while the CLI restarts: it ends `cancelled`, nothing is sent again. */
@@ -290,7 +310,12 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
       const named = namedRequest(event);
       if (named !== undefined && named !== cut.request.requestId) return;
       enqueue.emit(promptOutcome(cut.request.requestId, { stopReason: 'cancelled' }));
-      enqueue.assign({ cut: undefined, turnTools: noTurnTools });
+      if (context.rateLimitWaiting) enqueue.cancelLater(RATE_LIMIT_RETRY_ID);
+      enqueue.assign({ cut: undefined, turnTools: noTurnTools, rateLimitWaiting: false });
+    }),
+    /** The wait after a rate limit is over: the cut prompt goes (the ready state's eventless transition sends it). */
+    'cli.endRateLimitWait': base(({ enqueue }) => {
+      enqueue.assign({ rateLimitWaiting: false });
     }),
     /** The editor answered a permission request of the turn: the tool call it named may run, or never will. */
     'cli.trackAnswer': base(({ context, event, enqueue }) => {
@@ -339,8 +364,9 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
   };
   const skeletonGuards: Record<string, CliGuard<TContext>> = {
     'cli.hasQueued': ({ context }) => context.queued !== undefined,
-    'cli.hasCut': ({ context }) => context.cut !== undefined,
+    'cli.hasCut': ({ context }) => context.cut !== undefined && !context.rateLimitWaiting,
     /** A cancel of the waiting prompt by its id: the turn in flight is another's, left alone. */
+    'cli.hasCutWaiting': ({ context }) => context.cut !== undefined && context.rateLimitWaiting,
     'cli.cancelsQueuedOnly': ({ context, event }) => context.queued !== undefined && namedRequest(event) === context.queued.requestId,
     'cli.portBehind': (({ context }: { context: TContext }, params: unknown) => isNews(context.told, hintNow(context, (params as InState).handshake))) as unknown as CliGuard<TContext>,
   };
@@ -353,11 +379,17 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
   const config = {
     id: definition.id,
     // The crash policy is the adapter agent's (`--on-crash`), else the default for an agent that resumes (or not).
-    context: ({ input }: { input: CliSessionInput | undefined }) => ({ ...skeletonContext, ...definition.context, crash: crashPolicyOf(definition.resumes !== undefined, input?.crash) }),
+    context: ({ input }: { input: CliSessionInput | undefined }) => ({
+      ...skeletonContext,
+      ...definition.context,
+      crash: crashPolicyOf(definition.resumes !== undefined, input?.crash),
+      rateLimitRetries: input?.crash?.rateLimitRetries ?? defaultRateLimitRetries,
+    }),
     initial: 'waitingForCli',
     on: {
       'adapter.start': { actions: 'cli.start' },
       'port.exited': { target: '.waitingForCli', actions: 'cli.cutPromptOnExit' },
+      [RATE_LIMIT_RETRY_EVENT]: { actions: 'cli.endRateLimitWait' },
       ...definition.on,
     },
     states: {
@@ -378,6 +410,8 @@ export function fromCliSession<TContext extends CliSessionContext>(definition: C
         on: {
           'adapter.start': { actions: ['cli.start', 'cli.answerStarts'] },
           'session.prompt': { target: 'prompting', actions: 'cli.sendPrompt' },
+          // A prompt waiting out a rate limit (rate-limited-turn.ts) is cancelled as a cut one is.
+          'session.cancel': { guard: 'cli.hasCutWaiting', actions: 'cli.cancelCut' },
           ...definition.ready,
         },
       },

@@ -14,6 +14,8 @@ export interface CutPrompt {
   readonly continuations: number;
   readonly exit: string;
   readonly resend: boolean;
+  /** How many times a rate limit sent this prompt again (rate-limit.ts), when one did. */
+  readonly rateLimitRetries?: number;
 }
 
 /** `--on-crash`: what a turn cut by its agent process's death becomes. */
@@ -36,11 +38,17 @@ export interface CrashPolicy {
 export interface CrashChoice {
   readonly onCrash?: OnCrash;
   readonly maxContinuations?: number;
+  /** `--rate-limit-retries`: how many times a turn that hit a rate limit is sent again (rate-limit.ts; default 3, 0: never). */
+  readonly rateLimitRetries?: number;
 }
 
 /** The parts of `given` that are set. */
-export function crashChoiceOf(given: { readonly onCrash?: OnCrash | undefined; readonly maxContinuations?: number | undefined }): CrashChoice {
-  return { ...(given.onCrash !== undefined ? { onCrash: given.onCrash } : {}), ...(given.maxContinuations !== undefined ? { maxContinuations: given.maxContinuations } : {}) };
+export function crashChoiceOf(given: { readonly onCrash?: OnCrash | undefined; readonly maxContinuations?: number | undefined; readonly rateLimitRetries?: number | undefined }): CrashChoice {
+  return {
+    ...(given.onCrash !== undefined ? { onCrash: given.onCrash } : {}),
+    ...(given.maxContinuations !== undefined ? { maxContinuations: given.maxContinuations } : {}),
+    ...(given.rateLimitRetries !== undefined ? { rateLimitRetries: given.rateLimitRetries } : {}),
+  };
 }
 
 /**

@@ -20,6 +20,7 @@ import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { defaultLeaseMs } from '../journal/lease.js';
 import { defaultHardOverSoft, defaultMemoryPollMs } from '../port/memory-limit.js';
 import { defaultMaxContinuations, onCrashChoices, type OnCrash } from '../adapters/crash-policy.js';
+import { defaultRateLimitRetries } from '../adapters/rate-limit.js';
 
 /** Bytes in a MiB (`--max-line-mib`). */
 const mebibyte = 1024 * 1024;
@@ -66,6 +67,8 @@ export interface AgentCommandOptions {
   readonly onCrash: OnCrash | undefined;
   /** How many times one prompt is continued after crashes (`--max-continuations`; default 2). */
   readonly maxContinuations: number | undefined;
+  /** How many times a prompt a rate limit ended is sent again (`--rate-limit-retries`; default 3, 0: never). */
+  readonly rateLimitRetries: number | undefined;
 }
 
 /** The shared options as the table fills them, before `--agent` is known to be there and `--env` is split. */
@@ -129,6 +132,12 @@ export const agentFlags = {
     value: 'N',
     shape: whole('continuations of one prompt'),
     help: `at most N continuations of one prompt after crashes (default\n${defaultMaxContinuations}); the next crash fails it agent_crashed`,
+  },
+  '--rate-limit-retries': {
+    field: 'rateLimitRetries',
+    value: 'N',
+    shape: whole('retries after rate limits'),
+    help: `a prompt the model provider refused with a rate limit or an\noverload (HTTP 429/529) before any tool call started: sent again\nafter the wait it names, else 1 s, 2 s, 4 s ..., at most N times\n(default ${defaultRateLimitRetries}; 0: never); not a crash, no restart is counted`,
   },
   '--max-line-mib': {
     field: 'maxLineBytes',
@@ -212,6 +221,7 @@ export function agentOptionsOf(parsed: AgentCommandOptions): AgentOptions {
     ...(parsed.memoryCgroup ? { memoryCgroup: true } : {}),
     ...(parsed.onCrash ? { onCrash: parsed.onCrash } : {}),
     ...(parsed.maxContinuations !== undefined ? { maxContinuations: parsed.maxContinuations } : {}),
+    ...(parsed.rateLimitRetries !== undefined ? { rateLimitRetries: parsed.rateLimitRetries } : {}),
   };
 }
 

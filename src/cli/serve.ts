@@ -129,6 +129,7 @@ export const serveFlags: FlagTable<ServeFlagValues> = {
   '--memory-cgroup': agentFlags['--memory-cgroup'],
   '--on-crash': agentFlags['--on-crash'],
   '--max-continuations': agentFlags['--max-continuations'],
+  '--rate-limit-retries': agentFlags['--rate-limit-retries'],
   '--max-line-mib': { ...agentFlags['--max-line-mib'], help: `the longest message frame read, in MiB (default ${defaultStdioMaxLineBytes / (1024 * 1024)})` },
   '--env': agentFlags['--env'],
   '--inherit-env': agentFlags['--inherit-env'],

@@ -26,6 +26,8 @@ export type PortExitReason =
    * then the cgroup's peak charge).
    */
   | { readonly kind: 'memory_exceeded'; readonly limit: 'soft' | 'hard'; readonly limitBytes: number; readonly rssBytes: number; readonly method: 'proc' | 'cgroup' }
+  /** An ACP adapter that answered a prompt with its inner CLI's death (claude-agent-acp #338, adapters/inner-cli-dead.ts): killed so it restarts. `detail`: the answer's text. */
+  | { readonly kind: 'inner_cli_dead'; readonly detail: string }
   /** Its owner asked it to stop, and it did (by itself or after a signal). */
   | { readonly kind: 'stopped'; readonly code: number | null; readonly signal: string | null };
 
@@ -72,6 +74,8 @@ export function describePortExit(reason: PortExitReason): string {
       return reason.limit === 'hard'
         ? `Agent process tree used ${megabytes(reason.rssBytes)} of memory (${reason.method === 'cgroup' ? 'its memory cgroup, killed by the kernel' : 'sampled from /proc'}), over its hard limit of ${megabytes(reason.limitBytes)}, and was killed`
         : `Agent process tree used ${megabytes(reason.rssBytes)} of memory (sampled from /proc), over its soft limit of ${megabytes(reason.limitBytes)}, and was recycled between turns`;
+    case 'inner_cli_dead':
+      return `Agent process answered that its inner CLI is dead (${reason.detail}) and was killed to restart it`;
     case 'stopped':
       return 'Agent process was stopped';
   }

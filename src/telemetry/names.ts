@@ -59,7 +59,7 @@ export const attributes = {
   permissionOption: 'acp_warden.permission.option_id',
   /** Restarts of the session's agent process so far, this one included. */
   restartCount: 'acp_warden.restart.count',
-  /** Why the agent process ended: `signaled`, `exited`, `hung`, `memory_exceeded`, `oversize_line`, `input_closed`, `spawn_failed`, `unknown`. */
+  /** Why the agent process ended: `signaled`, `exited`, `hung`, `memory_exceeded`, `inner_cli_dead`, `oversize_line`, `input_closed`, `spawn_failed`, `unknown`. */
   exitReason: 'acp_warden.exit.reason',
   /** The exit in words (`Agent process was killed with SIGKILL`). */
   exitDescription: 'acp_warden.exit.description',

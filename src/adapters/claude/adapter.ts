@@ -15,6 +15,8 @@ import type { AdapterDefinition, CommandContext, SessionAdapterEvent, SessionAda
 import { cliSessionActions, fromCliSession, type CliSessionContext } from '../cli-session.js';
 import { checkUuidField, isUuid } from '../resume-check.js';
 import { permissionOptions, promptOutcome } from '../session-outcomes.js';
+import { claudeResultRateLimit } from '../rate-limit.js';
+import { retryRateLimitedTurn } from '../rate-limited-turn.js';
 import {
   claudeModes,
   controlRequest,
@@ -201,6 +203,8 @@ export const claudeSessionMachine = fromCliSession<ClaudeContext>({
       if (!prompt) return;
       const usage = usageOf(message);
       if (usage && context.sessionId) enqueue.emit({ type: 'acp.update', sessionId: context.sessionId, update: usage });
+      // A 429/529 before any tool call: sent again after the wait (rate-limited-turn.ts), the editor's request still open.
+      if (retryRateLimitedTurn(context, prompt, claudeResultRateLimit(message), enqueue)) return;
       const outcome = stopReasonOf(message, prompt.cancelled);
       enqueue.emit(promptOutcome(prompt.requestId, outcome));
     }),

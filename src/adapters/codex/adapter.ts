@@ -21,6 +21,8 @@ import type { ListingAdapterDefinition } from '../adapter-agent.js';
 import { cliSessionActions, fromCliSession, type CliSessionContext } from '../cli-session.js';
 import { checkUuidField, isUuid } from '../resume-check.js';
 import { permissionOptions, promptOutcome } from '../session-outcomes.js';
+import { codexErrorRateLimit } from '../rate-limit.js';
+import { retryRateLimitedTurn } from '../rate-limited-turn.js';
 import { codexListMachine } from './listing.js';
 import { codexRequest, commandTitle, decisionFor, defaultThreadListLimit, toolRunsOf, turnInput, turnOutcome, updatesOfNotification, type CodexMessage } from './mapping.js';
 import { agentRestartDefaults } from '../../supervision/agent-restart-defaults.js';
@@ -202,6 +204,9 @@ export const codexSessionMachine = fromCliSession<CodexContext>({
       const prompt = context.prompt;
       enqueue.assign({ prompt: undefined, turnId: undefined });
       if (!prompt) return;
+      // A 429/529 before any tool call: sent again after the wait (rate-limited-turn.ts), the editor's request still open.
+      const turn = (asMessage(event).params?.turn ?? {}) as { status?: unknown; error?: unknown };
+      if (turn.status === 'failed' && retryRateLimitedTurn(context, prompt, codexErrorRateLimit(turn.error), enqueue)) return;
       const outcome = turnOutcome(asMessage(event).params ?? {}, prompt.cancelled);
       enqueue.emit(promptOutcome(prompt.requestId, outcome));
     }),

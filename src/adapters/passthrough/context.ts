@@ -62,6 +62,8 @@ export interface PromptInFlight {
   readonly request: AgentRequestEvent;
   readonly continuations: number;
   readonly cancelled: boolean;
+  /** How many times a rate limit sent it again (rate-limited-prompts.ts). */
+  readonly rateLimitRetries?: number;
 }
 
 /** How the agent process last ended, as `session.restarting` tells it. */
@@ -125,7 +127,13 @@ export interface PromptForwarded {
 }
 
 /** Every event the passthrough machine takes. */
-export type PassthroughEvent = AgentHandlerEvent | AgentProcessReport | RequestSettled | PromptForwarded;
+/** The wait after a rate limit is over: session `sessionId`'s prompt is sent again (rate-limited-prompts.ts). */
+export interface RateLimitRetry {
+  readonly type: 'rateLimit.retry';
+  readonly sessionId: string;
+}
+
+export type PassthroughEvent = AgentHandlerEvent | AgentProcessReport | RequestSettled | PromptForwarded | RateLimitRetry;
 
 /** The permission request method, whose wait is the user's, not the agent's. */
 const PERMISSION_METHOD: string = CLIENT_METHODS.session_request_permission;

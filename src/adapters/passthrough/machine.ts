@@ -34,7 +34,10 @@ import { agentRequestsLogic, requestFailure } from './requests.js';
 import { forgetTools, rebindUpdateWatchers } from './update-route.js';
 import { noTurnTools, toolsAfterAnswer, toolsAfterOutput, type TurnTools } from '../cut-turn.js';
 import { continuationRequest } from '../continuation-text.js';
-import { cutAnswers, cutNotice, cutOfCrash } from './cut-prompts.js';
+import { cutAnswers, cutNotice, cutOfCrash, type PassthroughCut } from './cut-prompts.js';
+import { rateLimitedRetryOf, rateLimitRetryId } from './rate-limited-prompts.js';
+import { innerCliDeathOf } from '../inner-cli-dead.js';
+import { innerCliDeathError, killAgentProcess } from './inner-cli-death.js';
 
 /**
  * Updates that state how the session is now (not its history): passed on while a session is
@@ -73,6 +76,15 @@ const forgetMcpServers = (self: AnyActorRef, before: PassthroughContext['session
 function newTurn(self: AnyActorRef, sessionId: string): void {
   forgetTools(self, sessionId);
   handlesOf(self).turnTools.delete(sessionId);
+}
+
+/** What sends session `sessionId`'s cut prompt on (as `request`: itself, or its continuation) in the same editor request: the context's change and the forward. */
+function sendingCut(context: PassthroughContext, sessionId: string, cut: PassthroughCut, request: AgentRequestEvent) {
+  const prompt = { sessionId, request: cut.request, continuations: cut.continuations, cancelled: false, ...(cut.rateLimitRetries !== undefined ? { rateLimitRetries: cut.rateLimitRetries } : {}) };
+  return {
+    assign: { cut: withoutKey(context.cut, sessionId), prompts: { ...context.prompts, [request.requestId]: prompt }, inFlight: context.inFlight + 1 },
+    forward: { type: 'request.forward', request, agentCloses: Boolean(context.downstream?.agentCapabilities?.sessionCapabilities?.close) } as const,
+  };
 }
 
 /** The tool calls `sessionId`'s turn showed, changed by `change` (a reducer of cut-turn.ts). */
@@ -188,15 +200,28 @@ export const passthroughMachine = setup({
       const inFlightPrompt = context.prompts[event.requestId];
       const prompts = withoutKey(context.prompts, event.requestId);
       enqueue.assign({ sessions, inFlight: context.inFlight - 1, cancelledTurns, prompts });
+      const turnTools = inFlightPrompt ? handlesOf(self).turnTools.get(inFlightPrompt.sessionId) ?? noTurnTools : noTurnTools;
+      // A rate limit or an overload ended the turn before any tool call: sent again after a wait (rate-limited-prompts.ts).
+      const limited = inFlightPrompt && 'error' in event.answer ? rateLimitedRetryOf({ ...context, sessions }, inFlightPrompt, event.answer.error, turnTools) : undefined;
+      if (limited && inFlightPrompt) {
+        enqueue.assign({ cut: { ...context.cut, [inFlightPrompt.sessionId]: limited.cut } });
+        enqueue.emit(limited.notice);
+        enqueue.raise({ type: 'rateLimit.retry', sessionId: inFlightPrompt.sessionId }, { delay: limited.delayMs, id: rateLimitRetryId(inFlightPrompt.sessionId) });
+        return;
+      }
+      // The adapter answered with its inner CLI's death (claude-agent-acp #338): a crash. Its process is killed, so it restarts, and the prompt is cut as under a kill.
+      const death = 'error' in event.answer ? innerCliDeathOf(event.answer.error) : undefined;
+      const error = death !== undefined ? innerCliDeathError(context.name, death, context.restarts) : 'error' in event.answer ? event.answer.error : undefined;
+      if (death !== undefined) enqueue(() => killAgentProcess(self, { kind: 'inner_cli_dead', detail: death }));
       // The agent died under the prompt: kept, to continue once its session is re-attached (the crash policy allows it).
-      const cut = inFlightPrompt && 'error' in event.answer ? cutOfCrash({ ...context, sessions }, inFlightPrompt, event.answer.error, handlesOf(self).turnTools.get(inFlightPrompt.sessionId) ?? noTurnTools) : undefined;
+      const cut = inFlightPrompt && error ? cutOfCrash({ ...context, sessions }, inFlightPrompt, error, turnTools) : undefined;
       if (cut && inFlightPrompt) {
         enqueue.assign({ cut: { ...context.cut, [inFlightPrompt.sessionId]: cut } });
         enqueue.emit(cutNotice(context, inFlightPrompt.sessionId, cut));
         return;
       }
       if ('result' in event.answer) enqueue.emit({ type: 'acp.respond', requestId: event.requestId, result: event.answer.result });
-      else enqueue.emit({ type: 'acp.error', requestId: event.requestId, error: event.answer.error });
+      else enqueue.emit({ type: 'acp.error', requestId: event.requestId, error: error ?? event.answer.error });
     }),
     /** What waited for the agent, served now in the order it came. */
     serveWaiting: enqueueActions(({ context, enqueue }) => {
@@ -237,6 +262,7 @@ export const passthroughMachine = setup({
       // A cut prompt waiting for its session's re-attachment: it ends cancelled, nothing is sent again.
       const cut = context.cut[event.sessionId];
       if (cut) {
+        if (cut.rateLimitRetries !== undefined) enqueue.cancel(rateLimitRetryId(event.sessionId));
         enqueue.assign({ cut: withoutKey(context.cut, event.sessionId) });
         enqueue.emit({ type: 'acp.respond', requestId: cut.request.requestId, result: { stopReason: 'cancelled' } });
       }
@@ -341,9 +367,18 @@ export const passthroughMachine = setup({
       const cut = sessionId === undefined ? undefined : context.cut[sessionId];
       if (sessionId === undefined || !cut) return;
       const request = continuationRequest(context.name, cut, handlesOf(self).turnTools.get(sessionId) ?? noTurnTools);
-      const prompts = { ...context.prompts, [request.requestId]: { sessionId, request: cut.request, continuations: cut.continuations, cancelled: false } };
-      enqueue.assign({ cut: withoutKey(context.cut, sessionId), prompts, inFlight: context.inFlight + 1 });
-      enqueue.sendTo('agentRequests', { type: 'request.forward', request, agentCloses: Boolean(context.downstream?.agentCapabilities?.sessionCapabilities?.close) });
+      const sending = sendingCut(context, sessionId, cut, request);
+      enqueue.assign(sending.assign);
+      enqueue.sendTo('agentRequests', sending.forward);
+    }),
+    /** The wait after a rate limit is over: the prompt is sent again as it was (unless cancelled meanwhile: then no cut is left). */
+    retryRateLimited: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'rateLimit.retry') return;
+      const cut = context.cut[event.sessionId];
+      if (!cut || cut.rateLimitRetries === undefined || !(event.sessionId in context.sessions)) return;
+      const sending = sendingCut(context, event.sessionId, cut, cut.request);
+      enqueue.assign(sending.assign);
+      enqueue.sendTo('agentRequests', sending.forward);
     }),
     /** Cannot be re-attached: the session is over (the next prompt says unknown session). */
     failReattach: enqueueActions(({ context, event, enqueue, self }) => {
@@ -434,6 +469,7 @@ export const passthroughMachine = setup({
     'agent.lineDropped': { actions: 'reportLineDropped' },
     'agent.exited': { actions: 'announceRestart' },
     'agent.restarted': { actions: 'noteRestart' },
+    'rateLimit.retry': { description: 'Not ready (the agent restarts): the waiting prompt goes on once its session is re-attached.' },
     'xstate.error.actor.agent': { description: 'The supervisor failed: the agent process reports it as agent.gaveUp.' },
   },
   states: {
@@ -474,6 +510,7 @@ export const passthroughMachine = setup({
         '*': { guard: 'isRequest', actions: 'forward' },
         'agent.clientGone': { target: 'recovering', actions: 'dropRelays', description: 'The agent process is gone: the requests it owed fail (agent_crashed), what comes next waits.' },
         'agent.exited': { target: 'recovering', actions: 'announceRestart', description: 'The agent process ended and will be restarted: session.restarting for each open session.' },
+        'rateLimit.retry': { actions: 'retryRateLimited', description: 'The wait after a rate limit is over: the prompt is sent again.' },
         'agent.restarted': { target: 'recovering.initializing', actions: 'noteRestart' },
         'agent.gaveUp': { target: 'failed', actions: 'giveUp' },
       },
