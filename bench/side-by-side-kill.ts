@@ -6,7 +6,8 @@
  * - completed: it ended `end_turn` and the text after the kill holds the whole answer;
  * - failed: it ended with an error (or the editor's agent process died under it);
  * - hung: nothing within HUNG_MS.
- * Timed from the kill to that end. Prints one table; asserts nothing about speed.
+ * Timed from the kill to that end, and to the answer's first text after the kill when it went
+ * on (a continued turn streams the answer again). Prints one table; asserts nothing about speed.
  *
  * The contenders:
  * - warden: `warden acp --agent claude-acp` (a fresh tsc build of src/, its default policy:
@@ -15,8 +16,9 @@
  * - claude-agent-acp alone: the same adapter and CLI as the editor's agent process, killed;
  * - qwen serve: qwen-code 0.24.4's HTTP daemon (`qwen serve --port 0 --no-web`), the editor
  *   being its HTTP client (`POST /session`, `GET /session/:id/events` as SSE, `POST
- *   /session/:id/prompt`, whose end is the SSE frame `turn_complete`; `session_died` or the
- *   stream's end is a failure); the daemon's `qwen --acp` child is killed, not the daemon.
+ *   /session/:id/prompt`, answered 202 at once: the turn's end is the SSE frame `turn_complete`,
+ *   and `session_died` or the stream's end a failure); the daemon's `qwen --acp` child (in a
+ *   process group of its own) is killed, not the daemon.
  * Claude Code talks to the fake Anthropic server, qwen to the fake Chat Completions server, both
  * on 127.0.0.1; every contender runs in a fresh HOME, and everything it started is killed by
  * group at the end of its round (and checked gone).
@@ -43,7 +45,7 @@ import { agentsBin, claudeBin, claudeEnv, descendants, leftovers, workspace, typ
 import { onSseEvents } from '../spec/support/sse-events.js';
 import { killGroups } from '../spec/support/warden-process.js';
 import { buildWarden } from './support/build-warden.js';
-import { check, summarize, table } from './support/measure.js';
+import { check, summarize, table, withDeadline } from './support/measure.js';
 
 const rounds = Number(process.env.SIDE_BY_SIDE_ROUNDS ?? 5);
 const SLOW_WORDS = 15;
@@ -60,6 +62,8 @@ type Outcome = 'completed' | 'failed' | 'hung';
 interface Round {
   readonly outcome: Outcome;
   readonly killToEndMs: number;
+  /** From the kill to the answer's first text after it (a continued turn), when there was one. */
+  readonly killToTextMs?: number;
   /** Why, for a round that did not complete (the error, the frame). */
   readonly detail?: string;
 }
@@ -70,8 +74,8 @@ interface Turn {
   readonly streaming: Promise<void>;
   /** Resolves when the prompt ended (never rejects). */
   readonly ended: Promise<{ outcome: Exclude<Outcome, 'hung'>; detail?: string }>;
-  /** The answer's text received so far (warden's notices left out). */
-  text(): string;
+  /** When each text chunk of the answer arrived (`performance.now()`; warden's notices left out). */
+  readonly chunkTimes: readonly number[];
 }
 
 /** A contender started for one round: its processes, how to prompt, which process to kill. */
@@ -102,12 +106,14 @@ function settleWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined
 /** The SDK's v1 client on `child`'s stdio: initialize, session/new; `turn()` prompts `slow`. */
 async function acpEditor(child: ChildProcess, space: Workspace): Promise<Started['turn']> {
   let chunks: string[] = [];
+  let chunkTimes: number[] = [];
   let onText: (() => void) | undefined;
   const app = client()
     .onNotification(methods.client.session.update, ({ params }) => {
       const update: SessionUpdate = params.update;
       if (update.sessionUpdate !== 'agent_message_chunk' || update._meta?.['acp-warden/notice']) return;
       chunks.push((update.content as { text?: string }).text ?? '');
+      chunkTimes.push(performance.now());
       onText?.();
     })
     .onRequest(methods.client.session.requestPermission, () => ({ outcome: { outcome: 'cancelled' } }));
@@ -117,6 +123,7 @@ async function acpEditor(child: ChildProcess, space: Workspace): Promise<Started
   const { sessionId } = await connection.agent.request(methods.agent.session.new, { cwd: space.project(), mcpServers: [] });
   return async () => {
     chunks = [];
+    chunkTimes = [];
     const streaming = new Promise<void>((resolve) => (onText = resolve));
     const prompt = connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'slow' }] }).then(
       ({ stopReason }) => (stopReason === 'end_turn' && chunks.join('').includes(answer) ? { outcome: 'completed' as const } : { outcome: 'failed' as const, detail: `stopReason ${stopReason}` }),
@@ -124,7 +131,7 @@ async function acpEditor(child: ChildProcess, space: Workspace): Promise<Started
     );
     // An editor whose agent process dies sees the turn end there (its connection is gone).
     const ended = Promise.race([prompt, died.then(() => ({ outcome: 'failed' as const, detail: 'the agent process exited' }))]);
-    return { streaming, ended, text: () => chunks.join('') };
+    return { streaming, ended, chunkTimes };
   };
 }
 
@@ -181,7 +188,7 @@ function postJson(url: string, body: unknown): Promise<Record<string, unknown>> 
     const outgoing = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (response) => {
       let text = '';
       response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => (response.statusCode === 200 ? resolve(JSON.parse(text) as Record<string, unknown>) : reject(new Error(`POST ${url}: ${response.statusCode} ${text.slice(0, 200)}`))));
+      response.on('end', () => ((response.statusCode ?? 0) >= 200 && (response.statusCode ?? 0) < 300 ? resolve(JSON.parse(text) as Record<string, unknown>) : reject(new Error(`POST ${url}: ${response.statusCode} ${text.slice(0, 200)}`))));
     });
     outgoing.on('error', reject);
     outgoing.end(JSON.stringify(body));
@@ -219,13 +226,15 @@ function qwenServeContender(server: () => FakeModelServer): Contender {
       const { sessionId } = (await postJson(`${base}/session`, { cwd: project })) as { sessionId: string };
       const turn = async (): Promise<Turn> => {
         const chunks: string[] = [];
+        const chunkTimes: number[] = [];
         let onText: (() => void) | undefined;
         const streaming = new Promise<void>((resolve) => (onText = resolve));
-        const ended = new Promise<{ outcome: 'completed' | 'failed'; detail?: string }>((resolve, reject) => {
+        const ended = new Promise<{ outcome: 'completed' | 'failed'; detail?: string }>((resolve) => {
           const events = httpRequest(`${base}/session/${sessionId}/events`, (response) => {
             onSseEvents<QwenFrame>(response, (frame) => {
               if (frame.type === 'session_update' && frame.data?.update?.sessionUpdate === 'agent_message_chunk') {
                 chunks.push(frame.data.update.content?.text ?? '');
+                chunkTimes.push(performance.now());
                 onText?.();
               } else if (frame.type === 'turn_complete') {
                 const stopReason = frame.data?.stopReason;
@@ -235,12 +244,13 @@ function qwenServeContender(server: () => FakeModelServer): Contender {
               }
             });
             response.once('end', () => resolve({ outcome: 'failed', detail: 'the event stream ended' }));
-            void postJson(`${base}/session/${sessionId}/prompt`, { prompt: [{ type: 'text', text: 'slow' }] }).catch(reject);
+            // Answered 202 with a promptId at once: the turn's end comes as an SSE frame.
+            postJson(`${base}/session/${sessionId}/prompt`, { prompt: [{ type: 'text', text: 'slow' }] }).catch((error: Error) => resolve({ outcome: 'failed', detail: error.message }));
           });
           events.on('error', (error) => resolve({ outcome: 'failed', detail: `the event stream: ${error.message}` }));
           events.end();
         });
-        return { streaming, ended, text: () => chunks.join('') };
+        return { streaming, ended, chunkTimes };
       };
       // The daemon's ACP child (`qwen --acp`, started by the daemon; the primary one is preheated).
       const victim = () => descendants(child.pid as number).find((row) => / --acp( |$)/u.test(row.cmdline))?.pid;
@@ -258,14 +268,18 @@ async function round(contender: Contender): Promise<Round> {
   try {
     started = await contender.start(space);
     const turn = await started.turn();
-    await turn.streaming;
+    const early = await withDeadline(Promise.race([turn.streaming.then(() => undefined), turn.ended]), `${contender.name}: the answer's first text`);
+    check(early === undefined, `${contender.name}: the answer streamed before the prompt ended (${early?.detail ?? ''})`);
     const victim = started.victim();
     check(victim !== undefined, `${contender.name}: the agent process to kill was found`);
     const killedAt = performance.now();
     process.kill(victim as number, 'SIGKILL');
     const end = await settleWithin(turn.ended, HUNG_MS);
     const killToEndMs = performance.now() - killedAt;
-    return end === undefined ? { outcome: 'hung', killToEndMs, detail: `no end in ${HUNG_MS} ms` } : { outcome: end.outcome, killToEndMs, ...(end.detail ? { detail: end.detail } : {}) };
+    // Chunks already in flight when the kill landed arrive within a few ms: a continued answer starts later.
+    const textAfter = turn.chunkTimes.find((at) => at > killedAt + 50);
+    const killToText = textAfter === undefined ? {} : { killToTextMs: textAfter - killedAt };
+    return end === undefined ? { outcome: 'hung', killToEndMs, ...killToText, detail: `no end in ${HUNG_MS} ms` } : { outcome: end.outcome, killToEndMs, ...killToText, ...(end.detail ? { detail: end.detail } : {}) };
   } finally {
     if (started) await killGroups(started.launched);
     // What left the groups (the adapter's CLI under warden's reaper, qwen's children): by workspace.
@@ -309,16 +323,17 @@ export async function sideBySideKill(): Promise<void> {
       for (let index = 0; index < rounds; index++) {
         const result = await round(contender);
         results.push(result);
-        console.log(`  ${contender.name}, round ${index + 1}: ${result.outcome} in ${ms(result.killToEndMs)}${result.detail ? ` (${result.detail.slice(0, 160)})` : ''}`);
+        console.log(`  ${contender.name}, round ${index + 1}: ${result.outcome} in ${ms(result.killToEndMs)}${result.killToTextMs === undefined ? '' : ` (text again after ${ms(result.killToTextMs)})`}${result.detail ? ` (${result.detail.slice(0, 160)})` : ''}`);
       }
       const count = (outcome: Outcome) => String(results.filter((result) => result.outcome === outcome).length);
       const times = summarize(results.map((result) => result.killToEndMs));
-      rows.push([contender.name, count('completed'), count('failed'), count('hung'), ms(times.median), ms(times.max)]);
+      const texts = results.flatMap((result) => (result.killToTextMs === undefined ? [] : [result.killToTextMs]));
+      rows.push([contender.name, count('completed'), count('failed'), count('hung'), ms(times.median), ms(times.max), texts.length === 0 ? '-' : ms(summarize(texts).median)]);
     }
   } finally {
     await anthropic.close();
     await chat.close();
     rmSync(buildDir, { recursive: true, force: true, maxRetries: 5 });
   }
-  console.log(table(['contender', 'completed', 'failed', 'hung', 'kill -> end, median', 'max'], rows));
+  console.log(table(['contender', 'completed', 'failed', 'hung', 'kill -> end, median', 'max', 'kill -> text again, median'], rows));
 }
