@@ -240,7 +240,7 @@ function qwenServeContender(server: () => FakeModelServer): Contender {
                 const stopReason = frame.data?.stopReason;
                 resolve(stopReason === 'end_turn' && chunks.join('').includes(answer) ? { outcome: 'completed' } : { outcome: 'failed', detail: `turn_complete ${stopReason}` });
               } else if (frame.type === 'session_died' || /error|fail/iu.test(frame.type ?? '')) {
-                resolve({ outcome: 'failed', detail: `SSE ${frame.type}` });
+                resolve({ outcome: 'failed', detail: `SSE ${frame.type}: ${JSON.stringify(frame.data ?? {}).slice(0, 120)}` });
               }
             });
             response.once('end', () => resolve({ outcome: 'failed', detail: 'the event stream ended' }));
