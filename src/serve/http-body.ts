@@ -5,47 +5,64 @@
  */
 import type { IncomingMessage } from 'node:http';
 
-/** Bytes of an oversize body the daemon still reads (and drops) so that its 413 answer reaches the client: 1 MiB, as a WebSocket frame's slack. */
+/**
+ * Bytes past the limit the daemon still reads (and drops) before answering 413: 1 MiB, as a
+ * WebSocket frame's slack. Why drain at all: an answer sent with `Connection: close` while the
+ * client still uploads makes the kernel reset the connection on the unread bytes, and a client
+ * (fetch) may see that reset before the 413.
+ */
 export const oversizeBodySlackBytes = 1024 * 1024;
 
 /** What reading a body gave. */
 export type BodyRead =
   | { readonly ok: true; readonly text: string }
-  /** Over `limit`: `bytes` is what was seen (at least `limit + 1`); the socket is destroyed once the answer is out if the client sends on past the slack. */
-  | { readonly ok: false; readonly reason: 'oversize'; readonly bytes: number }
+  /**
+   * Over `limit`: `bytes` is what was seen or declared (at least `limit + 1`). `drained`: the
+   * whole body was read (and dropped), so the answer reaches the client; `false` when it was more
+   * than {@link oversizeBodySlackBytes} over, and the client may see the connection reset instead.
+   */
+  | { readonly ok: false; readonly reason: 'oversize'; readonly bytes: number; readonly drained: boolean }
   /** The client went away before the body ended. */
   | { readonly ok: false; readonly reason: 'aborted' };
 
 /**
- * Reads `request`'s body as UTF-8, at most `limit` bytes. A `Content-Length` over the limit
- * is refused before any byte is read. An oversize body is drained (not kept) up to
- * {@link oversizeBodySlackBytes} more, so that the client is still reading when the 413 comes;
- * past that the socket is destroyed.
+ * Reads `request`'s body as UTF-8, at most `limit` bytes. A body over the limit is not kept:
+ * up to {@link oversizeBodySlackBytes} over, it is drained to its end before the read settles
+ * (so the 413 comes after the client finished sending); further over (declared by its
+ * `Content-Length`, or seen as it streams in), the read settles at once and the request is
+ * paused: nothing more is read.
  */
 export function readBoundedBody(request: IncomingMessage, limit: number): Promise<BodyRead> {
   return new Promise((resolve) => {
     const declared = Number(request.headers['content-length']);
+    const drainable = limit + oversizeBodySlackBytes;
     let bytes = 0;
     let chunks: Buffer[] = [];
+    let oversize = false;
     let settled = false;
     const settle = (result: BodyRead) => {
       if (settled) return;
       settled = true;
       resolve(result);
     };
-    const overLimit = () => {
-      chunks = [];
-      settle({ ok: false, reason: 'oversize', bytes: Math.max(bytes, Number.isFinite(declared) ? declared : 0) });
+    const seen = () => Math.max(bytes, Number.isFinite(declared) ? declared : 0);
+    const tooMuchToDrain = () => {
+      request.pause();
+      settle({ ok: false, reason: 'oversize', bytes: seen(), drained: false });
     };
-    if (Number.isFinite(declared) && declared > limit) overLimit();
+    if (Number.isFinite(declared) && declared > drainable) return tooMuchToDrain();
+    if (Number.isFinite(declared) && declared > limit) oversize = true;
     request.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-      if (bytes > limit + oversizeBodySlackBytes) return void request.socket.destroy();
       if (settled) return;
-      if (bytes > limit) return overLimit();
-      chunks.push(chunk);
+      bytes += chunk.length;
+      if (bytes > drainable) return tooMuchToDrain();
+      if (bytes > limit && !oversize) {
+        oversize = true;
+        chunks = [];
+      }
+      if (!oversize) chunks.push(chunk);
     });
-    request.once('end', () => settle({ ok: true, text: Buffer.concat(chunks).toString('utf8') }));
+    request.once('end', () => settle(oversize ? { ok: false, reason: 'oversize', bytes: seen(), drained: true } : { ok: true, text: Buffer.concat(chunks).toString('utf8') }));
     request.once('aborted', () => settle({ ok: false, reason: 'aborted' }));
     request.once('error', () => settle({ ok: false, reason: 'aborted' }));
     request.once('close', () => settle({ ok: false, reason: 'aborted' }));
