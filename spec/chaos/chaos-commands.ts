@@ -91,6 +91,10 @@ async function quiet(model: ChaosModel, world: ChaosWorld): Promise<void> {
   syncFailures(model, world);
   // A closed or failed session's supervisor ends asynchronously (its port stops gracefully).
   await until(() => world.leakedActors() === undefined, `no leaked actors (${world.leakedActors() ?? ''})`);
+  // Committed is not yet delivered: give what the file holds a moment to arrive (checkQuiet
+  // names whatever is still owed after it as lost).
+  const delivered = Date.now() + 5_000;
+  while (world.owedToEditor() > 0 && Date.now() < delivered) await new Promise((resolve) => setTimeout(resolve, 20));
   world.checkQuiet();
 }
 

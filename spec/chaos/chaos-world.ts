@@ -282,6 +282,28 @@ export class ChaosWorld {
     }
   }
 
+  /**
+   * How many journaled updates and notices the current editor is still owed (after the first it
+   * got of each session). The journal file is read directly, and a commit reaches it before the
+   * host has its acknowledgement (a delayed journal pauses there too), so right after a session
+   * settles an entry can be in the file and on its way: `quiet` waits for this to reach 0, with a
+   * bound, before {@link checkJournal} judges; an update really lost stays owed and fails there.
+   */
+  owedToEditor(): number {
+    const journal = sqliteJournal(this.journalPath);
+    try {
+      let owed = 0;
+      for (const [sessionId, received] of this.editor.seqs) {
+        const first = received.find((seq) => seq !== undefined) ?? 1;
+        const got = new Set(received);
+        owed += journal.entries(sessionId).filter(({ seq, entry }) => (entry.kind === 'update' || entry.kind === 'notice') && seq >= first && !got.has(seq)).length;
+      }
+      return owed;
+    } finally {
+      journal.close();
+    }
+  }
+
   checkJournalOf(journal: Journal): void {
     for (const [sessionId, received] of [...this.pastEditors, this.editor].flatMap((editor) => [...editor.updates])) {
       if (!journal.getSession(sessionId)) throw new InvariantError(`session ${sessionId} received updates but is not in the journal`);
