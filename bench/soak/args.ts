@@ -5,9 +5,12 @@
 import { ArgumentError, positiveNumber, readFlags, restartIntensity } from '../../src/cli/arguments.js';
 
 /** The faults the soak injects into a session's agent CLI. */
-export const faultKinds = ['kill', 'hang', 'garbage', 'half', 'huge', 'close-stdin'] as const;
+export const faultKinds = ['kill', 'hang', 'garbage', 'half', 'huge', 'close-stdin', 'leak'] as const;
 
-/** One fault kind: `kill` SIGKILL, `hang` SIGSTOP, the rest the fake CLI's own (fault-signals.mjs). */
+/** The kinds a run gets by default: all but `leak`, which needs `--max-memory` (else it takes the machine's memory). */
+export const defaultFaultKinds: readonly FaultKind[] = faultKinds.filter((kind) => kind !== 'leak');
+
+/** One fault kind: `kill` SIGKILL, `hang` SIGSTOP, the rest the fake CLI's own (fault-signals.mjs; `leak`: it keeps `--leak-rate` MB more a second). */
 export type FaultKind = (typeof faultKinds)[number];
 
 /** What a soak run was asked for. */
@@ -28,6 +31,10 @@ export interface SoakOptions {
   readonly hangAfter: number;
   /** warden's `--restart-intensity` (`N/SECONDS`), when given; warden's default otherwise. */
   readonly restartIntensity: string | undefined;
+  /** warden's `--max-memory` (the soft limit of each agent's process tree), in MB, when given. */
+  readonly maxMemoryMb: number | undefined;
+  /** How fast a CLI given the `leak` fault grows, in MB a second. */
+  readonly leakRateMb: number;
   readonly json: boolean;
   /** Keep the run's directory (journal, log, session dirs) instead of removing it. */
   readonly keep: boolean;
@@ -44,7 +51,10 @@ Options:
   --minutes M            how long the load runs; fractions allowed (default 10)
   --sessions N           concurrent sessions (default 20)
   --fault-rate R         faults per minute over all sessions, Poisson (default 6)
-  --faults LIST          comma-separated: ${faultKinds.join(', ')} (default: all)
+  --faults LIST          comma-separated: ${faultKinds.join(', ')} (default: all but leak)
+  --max-memory MB        passed to warden: the soft memory limit of each agent's process tree
+                         (the hard one 1.25x); needed by the leak fault
+  --leak-rate MB         how many MB a second a CLI given the leak fault keeps (default 50)
   --seed N               seed of the schedule (default: random, printed)
   --prompt-gap SECONDS   mean pause between one session's prompts (default 2)
   --cancel-share S       share of prompts cancelled, 0 to 1 (default 0.1)
@@ -77,7 +87,9 @@ export function parseSoakArgs(args: readonly string[], random: () => number = Ma
   let minutes = 10;
   let sessions = 20;
   let faultRate = 6;
-  let faults: FaultKind[] = [...faultKinds];
+  let faults: FaultKind[] = [...defaultFaultKinds];
+  let maxMemoryMb: number | undefined;
+  let leakRateMb = 50;
   let seed = Math.floor(random() * 2 ** 31);
   let promptGapMs = 2000;
   let cancelShare = 0.1;
@@ -116,15 +128,18 @@ export function parseSoakArgs(args: readonly string[], random: () => number = Ma
         restartIntensity('--restart-intensity', text); // validated here, passed on as written
         intensity = text;
       },
+      '--max-memory': (value) => (maxMemoryMb = wholeNumber('--max-memory', value())),
+      '--leak-rate': (value) => (leakRateMb = wholeNumber('--leak-rate', value())),
       '--json': () => (json = true),
       '--keep': () => (keep = true),
     }, hint);
     if (help) return { help: true };
+    if (faults.includes('leak') && maxMemoryMb === undefined) throw new ArgumentError('--faults leak needs --max-memory MB: without a limit a leaking CLI takes the machine\'s memory (say --max-memory 300)');
   } catch (error) {
     if (error instanceof ArgumentError) return { error: `soak: ${error.message}` };
     throw error;
   }
   // Some 30 samples whatever the length, so that a short run can be judged too.
   const sampled = sampleEveryMs ?? Math.min(5000, Math.max(500, (minutes * 60_000) / 30));
-  return { minutes, sessions, faultRate, faults, seed, promptGapMs, cancelShare, sampleEveryMs: sampled, hangAfter, restartIntensity: intensity, json, keep };
+  return { minutes, sessions, faultRate, faults, seed, promptGapMs, cancelShare, sampleEveryMs: sampled, hangAfter, restartIntensity: intensity, maxMemoryMb, leakRateMb, json, keep };
 }

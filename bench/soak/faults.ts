@@ -44,6 +44,8 @@ export class FaultInjector {
     private readonly rate: number,
     private readonly random: () => number,
     private readonly log: (line: string) => void = () => undefined,
+    /** MB a second a CLI given the `leak` fault keeps. */
+    private readonly leakRateMb = 50,
   ) {
     this.#nextKind = bag(random, kinds);
     this.stats = { injected: Object.fromEntries(kinds.map((kind) => [kind, 0])) as Record<FaultKind, number>, skipped: 0, targets: new Set() };
@@ -81,7 +83,7 @@ export class FaultInjector {
       if (kind === 'kill') process.kill(target.pid, 'SIGKILL');
       else if (kind === 'hang') process.kill(target.pid, 'SIGSTOP');
       else {
-        writeFileSync(join(target.cwd as string, '.fake-fault'), kind);
+        writeFileSync(join(target.cwd as string, '.fake-fault'), kind === 'leak' ? `leak ${this.leakRateMb}` : kind);
         process.kill(target.pid, 'SIGUSR2');
       }
     } catch {

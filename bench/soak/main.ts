@@ -57,7 +57,7 @@ async function soak(options: SoakOptions, out: (line: string) => void): Promise<
     writeFileSync(join(sessionDir, '.soak-fixture'), fixture);
     return { dir: sessionDir, fixture, sessionId: undefined, failed: false };
   });
-  out(`soak: ${options.sessions} sessions, ${options.minutes} min, faults ${options.faultRate}/min (${options.faults.join(', ')}), seed ${options.seed}; run directory ${dir}`);
+  out(`soak: ${options.sessions} sessions, ${options.minutes} min, faults ${options.faultRate}/min (${options.faults.join(', ')}${options.faults.includes('leak') ? ` at ${options.leakRateMb} MB/s` : ''})${options.maxMemoryMb !== undefined ? `, --max-memory ${options.maxMemoryMb}` : ''}, seed ${options.seed}; run directory ${dir}`);
 
   // Separate streams, so that the permission answers do not shift the fault schedule.
   const loadRandom = seeded(options.seed);
@@ -92,6 +92,7 @@ async function soak(options: SoakOptions, out: (line: string) => void): Promise<
     startLog,
     hangAfter: options.hangAfter,
     restartIntensity: options.restartIntensity,
+    maxMemoryMb: options.maxMemoryMb,
     // Mostly allowed, sometimes rejected: both paths of the adapter stay in the run.
     permission: (request) => {
       const kind = permissionRandom() < 0.8 ? 'allow_once' : 'reject_once';
@@ -132,7 +133,7 @@ async function soak(options: SoakOptions, out: (line: string) => void): Promise<
   const sampler = setInterval(sample, options.sampleEveryMs);
   const injector = new FaultInjector(wardenPid, cliMarker, sessions.map((session) => session.dir), options.faults, options.faultRate, faultRandom, (line) => {
     appendFileSync(faultLog, `${new Date().toISOString()} ${line}\n`);
-  });
+  }, options.leakRateMb);
   const drivers = sessions.map((session) => load.drive(session));
   const faulting = injector.run();
   const loadEnds = started + options.minutes * 60_000;
@@ -191,7 +192,7 @@ async function soak(options: SoakOptions, out: (line: string) => void): Promise<
       errorLatencyMs: quantiles(stats.errorLatencies),
     },
     faults: { injected: injector.stats.injected, skipped: injector.stats.skipped },
-    restarts: { total: counts.restarts, perMinute: counts.restarts / (loadMs / 60_000), recovered: counts.recovered, cliStarts: startedPids(startLog).length },
+    restarts: { total: counts.restarts, perMinute: counts.restarts / (loadMs / 60_000), recovered: counts.recovered, cliStarts: startedPids(startLog).length, memory: counts.memory },
     sessionsFailed: Math.max(stats.sessionsFailed, counts.failed),
     sessionsResumed: stats.sessionsResumed,
     rss: summarise(samples.map((entry) => entry.rssKb)),

@@ -41,7 +41,8 @@ export interface SoakReport {
     readonly errorLatencyMs: Quantiles;
   };
   readonly faults: { readonly injected: Readonly<Record<FaultKind, number>>; readonly skipped: number };
-  readonly restarts: { readonly total: number; readonly perMinute: number; readonly recovered: number; readonly cliStarts: number };
+  /** `memory`: restarts for memory (recycled at the soft limit, killed at the hard one) and the largest crossing sample, MiB. */
+  readonly restarts: { readonly total: number; readonly perMinute: number; readonly recovered: number; readonly cliStarts: number; readonly memory: { readonly soft: number; readonly hard: number; readonly maxMiB: number } };
   readonly sessionsFailed: number;
   readonly sessionsResumed: number;
   readonly rss: SeriesSummary;
@@ -134,6 +135,7 @@ export function formatReport(report: SoakReport): string {
     `  prompt latency      p50 ${ms(report.prompts.latencyMs.p50)}, p99 ${ms(report.prompts.latencyMs.p99)}, max ${ms(report.prompts.latencyMs.max)} (answered); to an error p50 ${ms(report.prompts.errorLatencyMs.p50)}, p99 ${ms(report.prompts.errorLatencyMs.p99)}`,
     `  faults injected     ${Object.entries(report.faults.injected).map(([kind, count]) => `${kind} ${count}`).join(', ')} (skipped, no CLI to take it: ${report.faults.skipped})`,
     `  restarts            ${report.restarts.total} (${report.restarts.perMinute.toFixed(1)}/min), recovered ${report.restarts.recovered}; CLI starts ${report.restarts.cliStarts}`,
+    ...(report.restarts.memory.soft + report.restarts.memory.hard > 0 ? [`  for memory          ${report.restarts.memory.soft} recycled at the soft limit, ${report.restarts.memory.hard} killed at the hard one; largest tree at a crossing ${report.restarts.memory.maxMiB} MiB`] : []),
     `  sessions            failed ${report.sessionsFailed}, resumed from the journal ${report.sessionsResumed}`,
     `  warden RSS          start ${report.rss.first === null ? 'n/a' : mb(report.rss.first)}, end ${report.rss.last === null ? 'n/a' : mb(report.rss.last)}, min ${report.rss.min === null ? 'n/a' : mb(report.rss.min)}, max ${report.rss.max === null ? 'n/a' : mb(report.rss.max)} (${report.samples.length} samples)`,
     `  warden fds          start ${report.fds.first ?? 'n/a'}, end ${report.fds.last ?? 'n/a'}, min ${report.fds.min ?? 'n/a'}, max ${report.fds.max ?? 'n/a'}; live CLIs ${report.clis.min ?? 'n/a'}…${report.clis.max ?? 'n/a'}`,

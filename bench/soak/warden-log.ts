@@ -7,6 +7,11 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 /** Counts of warden's log events by `type`. */
 export interface LogCounts {
   restarts: number;
+  /**
+   * Restarts for memory (exit `memory_exceeded`): recycled at the soft limit, killed at the hard
+   * one, and the largest tree size a crossing sample saw, in MiB (from the restart's message).
+   */
+  readonly memory: { soft: number; hard: number; maxMiB: number };
   recovered: number;
   failed: number;
   /** Lines that warden logged at level `error`. */
@@ -23,7 +28,14 @@ export function countLine(counts: LogCounts, line: string): void {
   } catch {
     return;
   }
-  if (entry.type === 'session.restarting') counts.restarts++;
+  if (entry.type === 'session.restarting') {
+    counts.restarts++;
+    const memory = typeof entry.message === 'string' ? /used ([\d.]+) MiB of memory .*over its (soft|hard) limit/u.exec(entry.message) : null;
+    if (memory) {
+      counts.memory[memory[2] as 'soft' | 'hard']++;
+      counts.memory.maxMiB = Math.max(counts.memory.maxMiB, Number(memory[1]));
+    }
+  }
   else if (entry.type === 'session.recovered') counts.recovered++;
   else if (entry.type === 'session.failed') counts.failed++;
   if (entry.level === 'error') {
@@ -34,7 +46,7 @@ export function countLine(counts: LogCounts, line: string): void {
 
 /** Follows a log file: each `read()` counts the lines appended since the last one. */
 export class LogFollower {
-  readonly counts: LogCounts = { restarts: 0, recovered: 0, failed: 0, errors: 0, errorSamples: [] };
+  readonly counts: LogCounts = { restarts: 0, memory: { soft: 0, hard: 0, maxMiB: 0 }, recovered: 0, failed: 0, errors: 0, errorSamples: [] };
   #offset = 0;
   #partial = '';
 

@@ -25,6 +25,8 @@ export interface WardenOptions {
   readonly startLog: string;
   readonly hangAfter: number;
   readonly restartIntensity: string | undefined;
+  /** warden's `--max-memory`, in MB, when given. */
+  readonly maxMemoryMb?: number;
   /** The answer to a permission request (the soak's person at the keyboard). */
   readonly permission: (request: RequestPermissionRequest) => RequestPermissionResponse['outcome'];
 }
@@ -47,7 +49,7 @@ export interface Warden {
 }
 
 /** The arguments of `warden acp` for the soak. */
-export function wardenArgs(options: Pick<WardenOptions, 'store' | 'logFile' | 'startLog' | 'hangAfter' | 'restartIntensity'>): string[] {
+export function wardenArgs(options: Pick<WardenOptions, 'store' | 'logFile' | 'startLog' | 'hangAfter' | 'restartIntensity' | 'maxMemoryMb'>): string[] {
   return [
     'acp', '--agent', 'claude', '--agent-command', fakeCli,
     '--store', options.store,
@@ -56,6 +58,7 @@ export function wardenArgs(options: Pick<WardenOptions, 'store' | 'logFile' | 's
     // The `huge` fault (a 2 MiB line) stays over the line limit: skipped and logged, the CLI goes on.
     '--max-line-mib', '1',
     ...(options.restartIntensity ? ['--restart-intensity', options.restartIntensity] : []),
+    ...(options.maxMemoryMb !== undefined ? ['--max-memory', String(options.maxMemoryMb)] : []),
     '--env', 'FAKE_CLAUDE_LOOP=1',
     '--env', 'FAKE_CLAUDE_FIXTURE=hello',
     '--env', `FAKE_CLAUDE_ARGV_LOG=${options.startLog}`,

@@ -16,6 +16,7 @@ import { bag, seeded } from '../../bench/soak/random.js';
 import { quantiles, type SoakReport } from '../../bench/soak/report.js';
 import { defaultRule, flatness, type Sample } from '../../bench/soak/verdict.js';
 import { countLine, type LogCounts } from '../../bench/soak/warden-log.js';
+import { wardenArgs } from '../../bench/soak/warden.js';
 import { waitUntil } from '../support/processes.js';
 
 const main = fileURLToPath(new URL('../../bench/soak/main.ts', import.meta.url));
@@ -38,10 +39,10 @@ function series(count: number, rss: (i: number) => number, fds: (i: number) => n
 }
 
 describe('soak: arguments', () => {
-  it('defaults: 10 minutes, 20 sessions, 6 faults a minute of every kind, a seed drawn and printed', () => {
+  it('defaults: 10 minutes, 20 sessions, 6 faults a minute of every kind but leak, a seed drawn and printed', () => {
     const options = parsed([]);
-    expect(options).to.include({ minutes: 10, sessions: 20, faultRate: 6, seed: Math.floor(0.5 * 2 ** 31), json: false, keep: false });
-    expect(options.faults).to.deep.equal(faultKinds);
+    expect(options).to.include({ minutes: 10, sessions: 20, faultRate: 6, seed: Math.floor(0.5 * 2 ** 31), json: false, keep: false, maxMemoryMb: undefined, leakRateMb: 50 });
+    expect(options.faults).to.deep.equal(faultKinds.filter((kind) => kind !== 'leak'));
     expect(options.sampleEveryMs).to.equal(5000);
   });
 
@@ -62,6 +63,15 @@ describe('soak: arguments', () => {
     expect(problem(['--cancel-share', '2'])).to.match(/--cancel-share expects a share between 0 and 1/);
     expect(problem(['--restart-intensity', 'three'])).to.match(/--restart-intensity expects N\/SECONDS \(say 3\/60/);
     expect(problem(['--seed', '-1'])).to.match(/--seed/);
+    expect(problem(['--faults', 'leak'])).to.match(/--faults leak needs --max-memory MB/);
+    expect(problem(['--max-memory', 'lots'])).to.match(/--max-memory expects a whole number/);
+  });
+
+  it('the leak fault with --max-memory, passed on to warden; the leak rate in MB a second', () => {
+    const options = parsed(['--faults', 'leak,kill', '--max-memory', '300', '--leak-rate', '40']);
+    expect(options).to.include({ maxMemoryMb: 300, leakRateMb: 40 });
+    expect(options.faults).to.deep.equal(['leak', 'kill']);
+    expect(wardenArgs({ store: 's', logFile: 'l', startLog: 'x', hangAfter: 2, restartIntensity: undefined, maxMemoryMb: 300 }).join(' ')).to.include('--max-memory 300');
   });
 
   it('an unknown option or a missing value points at --help', () => {
@@ -137,14 +147,16 @@ describe('soak: small parts', () => {
   });
 
   it("warden's JSON log: restarts, recoveries and failures counted by event type; other lines ignored", () => {
-    const counts: LogCounts = { restarts: 0, recovered: 0, failed: 0, errors: 0, errorSamples: [] };
+    const counts: LogCounts = { restarts: 0, memory: { soft: 0, hard: 0, maxMiB: 0 }, recovered: 0, failed: 0, errors: 0, errorSamples: [] };
     for (const line of [
+      '{"level":"warn","message":"session b: agent process ended (Agent process tree used 258 MiB of memory (sampled from /proc), over its soft limit of 250 MiB, and was recycled between turns); restart 1","type":"session.restarting"}',
+      '{"level":"warn","message":"session b: agent process ended (Agent process tree used 377 MiB of memory (sampled from /proc), over its hard limit of 375 MiB, and was killed); restart 2","type":"session.restarting"}',
       '{"level":"warn","message":"session a: agent process ended (signaled SIGKILL); restart 1","type":"session.restarting"}',
       '{"level":"info","message":"session a: resumed after restart 1","type":"session.recovered"}',
       '{"level":"error","message":"session a failed: intensity","type":"session.failed"}',
       'not json',
     ]) countLine(counts, line);
-    expect(counts).to.deep.equal({ restarts: 1, recovered: 1, failed: 1, errors: 1, errorSamples: ['session a failed: intensity'] });
+    expect(counts).to.deep.equal({ restarts: 3, memory: { soft: 1, hard: 1, maxMiB: 377 }, recovered: 1, failed: 1, errors: 1, errorSamples: ['session a failed: intensity'] });
   });
 });
 
@@ -191,7 +203,7 @@ describe('soak: runs through the real entry point', function () {
   before(async () => {
     // Both at once, to keep the spec short; the interrupted one is small and fault-free.
     [{ report, exitCode }, interrupted] = await Promise.all([
-      runSoak(['--minutes', '0.35', '--sessions', '4', '--fault-rate', '60', '--seed', '7']),
+      runSoak(['--minutes', '0.35', '--sessions', '4', '--fault-rate', '60', '--seed', '7', '--faults', faultKinds.join(','), '--max-memory', '300']),
       runSoak(['--minutes', '5', '--sessions', '2', '--fault-rate', '0', '--seed', '8'], true),
     ]);
   });

@@ -7,8 +7,8 @@
 //   huge         prints one line of 2 MiB (over the limit when warden runs with --max-line-mib 1,
 //                as the soak does; under the 64 MiB default it is read, and ignored as noise)
 //   close-stdin  closes its stdin and stays alive: the host's next write fails with EPIPE
-//   leak         keeps and touches 100 MB a second from now on (Claude Code's memory leak): warden's
-//                memory limits must recycle or kill it
+//   leak [MB]    keeps and touches 100 MB a second (or MB, when given) from now on (Claude Code's
+//                memory leak): warden's memory limits must recycle or kill it
 // At start, a file `.fake-crash-loop` in its working directory makes it kill -9 itself at once
 // (a crash loop, per session).
 import { closeSync, existsSync, readFileSync, writeSync } from 'node:fs';
@@ -41,9 +41,10 @@ export function installFaultSignal() {
     if (fault === 'garbage') writeAll('this is not JSON {{{\n');
     else if (fault === 'half') writeAll('{"type":"assistant","message":{"id":"msg_half","content":[{"type":"te');
     else if (fault === 'huge') writeAll(`{"type":"noise","pad":"${'x'.repeat(2 * 1024 * 1024)}"}\n`);
-    else if (fault === 'leak') {
+    else if (fault === 'leak' || fault.startsWith('leak ')) {
+      const perSecond = Number(fault.slice(5)) || 100;
       const kept = [];
-      setInterval(() => kept.push(Buffer.alloc(10 * 1024 * 1024, 1)), 100).unref();
+      setInterval(() => kept.push(Buffer.alloc((perSecond * 1024 * 1024) / 10, 1)), 100).unref();
     } else if (fault === 'close-stdin') {
       state.stdinClosed = true;
       process.stdin.destroy();
