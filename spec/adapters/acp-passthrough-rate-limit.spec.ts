@@ -112,4 +112,20 @@ describe('an ACP adapter whose inner CLI died (claude-agent-acp #338): restarted
     for await (const _update of second.updates) void _update;
     expect(await second.result).to.deep.equal({ stopReason: 'end_turn' });
   });
+
+  it('a prompt sent the moment the dead answer arrives (before the adapter\'s process is gone) waits for the restart and is answered by the new process, not failed by the dying one', async () => {
+    const { client, sessionId, lines } = await start({ crash: { onCrash: 'fail' }, restart: { backoff: { minDelay: 50, maxDelay: 200 } } });
+    const first = prompt(client, sessionId, [{ type: 'text', text: 'innerdead' }]);
+    for await (const _update of first.updates) void _update;
+    const failure = await first.result.then(() => undefined, (error: unknown) => error as { data?: { exit?: { kind?: string } } });
+    expect(failure?.data?.exit?.kind).to.equal('inner_cli_dead');
+    // No wait for the re-attach: the dying process (it answers every prompt with the death) is still there.
+    const second = prompt(client, sessionId, [{ type: 'text', text: 'innerdead' }]);
+    for await (const _update of second.updates) void _update;
+    expect(await second.result).to.deep.equal({ stopReason: 'end_turn' });
+    const pidOf = (line: string) => /^\[sdk-agent (\d+)\]/u.exec(line)?.[1];
+    const promptPids = lines().filter((line) => line.includes('] prompt ')).map(pidOf);
+    expect(promptPids, 'one prompt to each process: the first to the dying one, the second to its successor').to.have.length(2);
+    expect(promptPids[0]).to.not.equal(promptPids[1]);
+  });
 });

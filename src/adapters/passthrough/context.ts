@@ -133,7 +133,15 @@ export interface RateLimitRetry {
   readonly sessionId: string;
 }
 
-export type PassthroughEvent = AgentHandlerEvent | AgentProcessReport | RequestSettled | PromptForwarded | RateLimitRetry;
+/**
+ * Raised by the machine itself when the adapter answered with its inner CLI's death: its process
+ * is being killed, so nothing more goes to it (what comes waits for the restart).
+ */
+export interface InnerCliDying {
+  readonly type: 'agent.innerCliDying';
+}
+
+export type PassthroughEvent = AgentHandlerEvent | AgentProcessReport | RequestSettled | PromptForwarded | RateLimitRetry | InnerCliDying;
 
 /** The permission request method, whose wait is the user's, not the agent's. */
 const PERMISSION_METHOD: string = CLIENT_METHODS.session_request_permission;

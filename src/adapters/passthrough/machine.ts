@@ -212,7 +212,11 @@ export const passthroughMachine = setup({
       // The adapter answered with its inner CLI's death (claude-agent-acp #338): a crash. Its process is killed, so it restarts, and the prompt is cut as under a kill.
       const death = 'error' in event.answer ? innerCliDeathOf(event.answer.error) : undefined;
       const error = death !== undefined ? innerCliDeathError(context.name, death, context.restarts) : 'error' in event.answer ? event.answer.error : undefined;
-      if (death !== undefined) enqueue(() => killAgentProcess(self, { kind: 'inner_cli_dead', detail: death }));
+      if (death !== undefined) {
+        enqueue(() => killAgentProcess(self, { kind: 'inner_cli_dead', detail: death }));
+        // Until its exit is seen, a prompt sent now would reach the dying process and fail too.
+        enqueue.raise({ type: 'agent.innerCliDying' });
+      }
       // The agent died under the prompt: kept, to continue once its session is re-attached (the crash policy allows it).
       const cut = inFlightPrompt && error ? cutOfCrash({ ...context, sessions }, inFlightPrompt, error, turnTools) : undefined;
       if (cut && inFlightPrompt) {
@@ -511,6 +515,7 @@ export const passthroughMachine = setup({
         'agent.clientGone': { target: 'recovering', actions: 'dropRelays', description: 'The agent process is gone: the requests it owed fail (agent_crashed), what comes next waits.' },
         'agent.exited': { target: 'recovering', actions: 'announceRestart', description: 'The agent process ended and will be restarted: session.restarting for each open session.' },
         'rateLimit.retry': { actions: 'retryRateLimited', description: 'The wait after a rate limit is over: the prompt is sent again.' },
+        'agent.innerCliDying': { target: 'recovering', description: 'The adapter answered that its inner CLI is dead and its process is being killed: what comes next waits for the restart, not the dying process.' },
         'agent.restarted': { target: 'recovering.initializing', actions: 'noteRestart' },
         'agent.gaveUp': { target: 'failed', actions: 'giveUp' },
       },
