@@ -340,6 +340,7 @@ describe('Claude Code adapter: a turn cut by kill -9 is continued (--on-crash co
   });
   afterEach(async () => {
     rmSync(textLog, { force: true });
+    rmSync(`${textLog}.crashed`, { force: true });
     await closeHarnesses();
   });
 
@@ -392,6 +393,22 @@ describe('Claude Code adapter: a turn cut by kill -9 is continued (--on-crash co
     expect(chunks(updates.slice(notice + 1)).join('')).to.contain('Tool finished: hi');
     const continuation = userTexts(textLog)[1]?.text ?? '';
     expect(continuation).to.match(/- `echo hi`: it completed before the crash; its result began: hi\./u);
+  });
+
+  it('killed in its first turn after a tool call, before anything was saved: --resume finds no conversation, so the new conversation gets the whole prompt after a note of the cut call (not "continue from your history"); end_turn', async () => {
+    const recorded = '9fe5fc8a-5f15-4790-a1e3-178f9557e938'; // the session id of the tool-bash-readonly transcript
+    const { client, sessionId, starts } = await start('tool-bash-readonly', { FAKE_CLAUDE_CRASH_AFTER: '4', FAKE_CLAUDE_CRASH_ONCE: `${textLog}.crashed`, FAKE_CLAUDE_TEXT_LOG: textLog, FAKE_CLAUDE_NO_CONVERSATION: recorded });
+    const { updates, result } = await run(client, sessionId, 'TOOL:bash');
+    expect(result).to.deep.equal({ stopReason: 'end_turn' });
+    expect(JSON.stringify(updates)).to.contain('Claude Code started a new conversation');
+    expect(starts().map((entry) => entry.args.some((arg) => arg.startsWith('--resume')))).to.deep.equal([false, true, false]);
+    const texts = userTexts(textLog);
+    expect(texts.map((entry) => entry.resumed)).to.deep.equal([false, false]);
+    const again = texts[1]?.text ?? '';
+    expect(again).to.contain('its conversation could not be resumed (nothing of it had been saved yet): this is a new conversation');
+    expect(again).to.match(/- `echo hi`: it completed before the crash; its result began: hi\./u);
+    expect(again).to.not.contain('from where your history shows');
+    expect(again.endsWith('answer the request:\nTOOL:bash'), again).to.equal(true);
   });
 
   it('--on-crash retry: the prompt is sent again even after a tool call ran', async () => {

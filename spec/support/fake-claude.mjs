@@ -35,6 +35,8 @@
 //                         print their values inside longer stderr lines, then exit 1 (redaction tests)
 //   FAKE_CLAUDE_CONTENT_LOG  a file to append each user message's content blocks to, one JSON line
 //                         per message: [{ type, bytes, sha256 }] (bytes and hash of the text or image data)
+//   FAKE_CLAUDE_CRASH_ONCE  a file: only the first process to reach FAKE_CLAUDE_CRASH_AFTER crashes
+//                         (it creates the file), whether resumed or not
 //   FAKE_CLAUDE_TEXT_LOG  a file to append each user message's text to, one JSON line per message:
 //                         { pid, resumed, text } (the text blocks joined), to assert what a continuation said
 //   FAKE_CLAUDE_LOOP=1    after the transcript, every further prompt replays its turn(s) again
@@ -87,7 +89,9 @@ if (resumedId && (process.env.FAKE_CLAUDE_NO_CONVERSATION ?? '').split(',').incl
 // The recorded session id, printed as the resumed one.
 const recordedId = transcript.find((entry) => entry.dir === 'out' && entry.msg.type === 'system' && entry.msg.subtype === 'init')?.msg.session_id;
 const asResumed = (message) => (resumedId && recordedId ? JSON.parse(JSON.stringify(message).replaceAll(recordedId, resumedId)) : message);
-const crashAfter = (resumed && process.env.FAKE_CLAUDE_CRASH_RESUMED !== '1') || !crashesHere ? Infinity : Number(process.env.FAKE_CLAUDE_CRASH_AFTER ?? Infinity);
+// FAKE_CLAUDE_CRASH_ONCE=FILE: only the first process to reach the crash point crashes (it creates FILE first).
+const crashedOnce = process.env.FAKE_CLAUDE_CRASH_ONCE !== undefined && existsSync(process.env.FAKE_CLAUDE_CRASH_ONCE);
+const crashAfter = (resumed && process.env.FAKE_CLAUDE_CRASH_RESUMED !== '1') || !crashesHere || crashedOnce ? Infinity : Number(process.env.FAKE_CLAUDE_CRASH_AFTER ?? Infinity);
 const delayMs = Number(process.env.FAKE_CLAUDE_DELAY_MS ?? 2);
 const toolImageBytes = Number(process.env.FAKE_CLAUDE_TOOL_IMAGE_BYTES ?? 0);
 const resultPadBytes = Number(process.env.FAKE_CLAUDE_RESULT_PAD_BYTES ?? 0);
@@ -237,7 +241,10 @@ for (const entry of entries) {
     const silence = isToolResult(entry.msg) ? toolMs : entry.msg.type === 'result' ? stallMs : 0;
     if (silence > 0) await new Promise((resolve) => setTimeout(resolve, silence));
     print(enlarged(asResumed(entry.msg)));
-    if (++printedInTurn >= crashAfter) process.kill(process.pid, 'SIGKILL');
+    if (++printedInTurn >= crashAfter) {
+      if (process.env.FAKE_CLAUDE_CRASH_ONCE) appendFileSync(process.env.FAKE_CLAUDE_CRASH_ONCE, `${process.pid}\n`);
+      process.kill(process.pid, 'SIGKILL');
+    }
     if (process.env.FAKE_CLAUDE_LEAK_VARS && !resumed && printedInTurn === 1) leakAndDie(process.env.FAKE_CLAUDE_LEAK_VARS.split(','));
     continue;
   }

@@ -57,10 +57,28 @@ export function continuationText(agent: string, exit: string, tools: TurnTools, 
   ].join('\n');
 }
 
-/** What continues a cut prompt: its request again (`resend`), or the same request with the continuation text as its prompt. */
+/**
+ * The note before the whole prompt when the restarted agent began a new conversation: it has no
+ * history of the cut turn, but the calls the crash cut may have changed the workspace.
+ */
+export function freshConversationNote(agent: string, exit: string, tools: TurnTools): string {
+  return [
+    `[acp-warden] The ${agent} process crashed (${exit}) while answering the request below and was restarted by the host (acp-warden), but its conversation could not be resumed (nothing of it had been saved yet): this is a new conversation, and the request below is the user's, sent again by the host.`,
+    'Before the crash it had started these tool calls, as the host saw them:',
+    ...tools.map(toolLine),
+    'They may have changed the workspace. Check the current state (files, processes) before repeating any action, then answer the request:',
+  ].join('\n');
+}
+
+/**
+ * What continues a cut prompt: its request again (`resend`, or a new conversation without cut
+ * tool calls), the whole prompt after a note of the cut calls (a new conversation), or the same
+ * request with the continuation text as its prompt (the conversation resumed).
+ */
 export function continuationRequest(agent: string, cut: CutPrompt, tools: TurnTools): AgentRequestEvent {
-  if (cut.resend) return cut.request;
+  if (cut.resend || (cut.freshConversation && tools.length === 0)) return cut.request;
   const prompt = cut.request.params.prompt as ContentBlock[];
+  if (cut.freshConversation) return { ...cut.request, params: { ...cut.request.params, prompt: [{ type: 'text', text: freshConversationNote(agent, cut.exit, tools) }, ...prompt] } };
   return { ...cut.request, params: { ...cut.request.params, prompt: [{ type: 'text', text: continuationText(agent, cut.exit, tools, prompt) }] } };
 }
 

@@ -16,6 +16,12 @@ export interface CutPrompt {
   readonly resend: boolean;
   /** How many times a rate limit sent this prompt again (rate-limit.ts), when one did. */
   readonly rateLimitRetries?: number;
+  /**
+   * The restarted agent could not resume its conversation and began a new one (Claude Code killed
+   * in its first turn, before anything was saved): the continuation is the whole prompt again,
+   * after a note of the tool calls the crash cut, never "go on from your history".
+   */
+  readonly freshConversation?: true;
 }
 
 /** `--on-crash`: what a turn cut by its agent process's death becomes. */

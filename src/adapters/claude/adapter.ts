@@ -146,7 +146,8 @@ export const claudeSessionMachine = fromCliSession<ClaudeContext>({
     /** Nothing to resume: the restarted CLI starts a new conversation, and the editor is told so. */
     forgetConversation: action(({ context, enqueue }) => {
       if (!context.claudeSessionId) return;
-      enqueue.assign({ claudeSessionId: undefined });
+      // A turn cut by the crash goes on in the new conversation: the whole prompt again (continuation-text.ts).
+      enqueue.assign({ claudeSessionId: undefined, ...(context.cut ? { cut: { ...context.cut, freshConversation: true as const } } : {}) });
       enqueue.emit({ type: 'adapter.resume', state: {} });
       if (context.sessionId) {
         enqueue.emit({
