@@ -48,6 +48,7 @@ const fieldShapes: Record<keyof AgentSettings, (value: unknown) => boolean> = {
   maxLineBytes: (value) => value === undefined || (typeof value === 'number' && value > 0),
   protocol: (value) => value === undefined || value === 'v1' || value === 'v2' || value === 'auto',
   memoryLimit: (value) => value === undefined || (typeof value === 'object' && value !== null && Object.keys(value).length > 0 && Object.entries(value).every(([key, field]) => (['softBytes', 'hardBytes', 'pollMs'].includes(key) ? typeof field === 'number' && field > 0 : key === 'cgroup' && field === true))),
+  cpuLimit: (value) => value === undefined || sameKeys(value, ['percent']),
   onCrash: (value) => value === undefined || value === 'continue' || value === 'retry' || value === 'fail',
   maxContinuations: (value) => value === undefined || (Number.isInteger(value) && (value as number) >= 0),
   rateLimitRetries: (value) => value === undefined || (Number.isInteger(value) && (value as number) >= 0),

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isAlive, waitUntil } from '../support/processes.js';
 import { binDirectory, initializedEditor, stopAll, type SdkEditor } from '../support/path-editor.js';
+import { cgroupSupport } from '../../src/port/agent-cgroup.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 const mib = 1024 * 1024;
@@ -103,6 +104,42 @@ describe('warden acp: memory limits on the agent process tree', function () {
     await waitUntil(() => !isAlive(tools[0]), 'the setsid tool to be gone');
     // The recycled CLI takes the next prompt.
     await waitUntil(() => noticesOf(editor, sessionId).some((notice) => notice.title === 'claude is back'), 'the recovery notice', 30_000);
+    expect(await editor.close()).to.equal(0);
+  });
+});
+
+describe('warden acp --max-cpu: the CPU limit of the agent process tree', function () {
+  this.timeout(60_000);
+  let dir: string;
+
+  before(function () {
+    const { cpuV1, missingCpu } = cgroupSupport();
+    if (!cpuV1) {
+      console.log(`      skipped: ${missingCpu}`);
+      this.skip();
+    }
+  });
+  beforeEach(() => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-cpu-')));
+  });
+  afterEach(async () => {
+    await stopAll();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('--max-cpu 20: the agent CLI runs in a cpu cgroup of its own with a quota of 20 ms per 100 ms, and a prompt works', async () => {
+    const argvLog = join(dir, 'argv.log');
+    const bin = binDirectory(dir, { claude: fakeClaude });
+    const editor = await initializedEditor(bin, ['--agent', 'claude', '--store', ':memory:', '--max-cpu', '20', '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`], dir);
+    const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    expect((await prompt(editor, sessionId, 'hello')).stopReason).to.equal('end_turn');
+    const { pid } = JSON.parse(lines(argvLog)[0] as string) as { pid: number };
+    const cpuLine = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').find((line) => line.split(':')[1]?.split(',').includes('cpu')) ?? '';
+    const path = cpuLine.split(':')[2] ?? '';
+    expect(path, 'the CLI\'s cpu cgroup').to.match(/\/acp-warden-\d+-\d+$/u);
+    const dirOf = join(cgroupSupport().cpuV1 as string, path.slice(path.lastIndexOf('/')));
+    expect(readFileSync(join(dirOf, 'cpu.cfs_quota_us'), 'utf8').trim()).to.equal('20000');
+    expect(readFileSync(join(dirOf, 'cpu.cfs_period_us'), 'utf8').trim()).to.equal('100000');
     expect(await editor.close()).to.equal(0);
   });
 });

@@ -103,6 +103,13 @@ const methods = {
     }, 100);
     return { leaking: true };
   },
+  spin: (params, id) => {
+    // 100% CPU and silent: answers, then loops without yielding (a hung CLI burning a core).
+    reply(id, { spinning: true });
+    const until = Date.now() + (params.seconds ?? 600) * 1000;
+    while (Date.now() < until) Math.sqrt(Math.random());
+    return undefined;
+  },
   flood: (params) => {
     // params.count notifications as fast as possible.
     let chunk = '';

@@ -17,13 +17,14 @@ export type { AgentOptions } from './agent-settings.js';
 
 /** The port options the settings set (hang watchdog, line limit, memory limits), over the definition's. */
 function portOverrides(settings: AgentSettings, base: AdapterDefinition['port'] = {}): { port?: AdapterDefinition['port'] } {
-  if (!settings.watchdog && !settings.maxLineBytes && !settings.memoryLimit) return {};
+  if (!settings.watchdog && !settings.maxLineBytes && !settings.memoryLimit && !settings.cpuLimit) return {};
   return {
     port: {
       ...base,
       ...(settings.watchdog ? { watchdog: settings.watchdog } : {}),
       ...(settings.maxLineBytes ? { maxLineBytes: settings.maxLineBytes } : {}),
       ...(settings.memoryLimit ? { memoryLimit: settings.memoryLimit } : {}),
+      ...(settings.cpuLimit ? { cpuLimit: settings.cpuLimit } : {}),
     },
   };
 }
@@ -49,6 +50,7 @@ export function agentOf(name: string, settings: AgentSettings): NativeAgent {
       ...(settings.watchdog ? { watchdog: settings.watchdog } : {}),
       ...(settings.env ? { env: settings.env } : {}),
       ...(settings.memoryLimit ? { memoryLimit: settings.memoryLimit } : {}),
+      ...(settings.cpuLimit ? { cpuLimit: settings.cpuLimit } : {}),
     });
   }
   // Found where warden itself looks (its own PATH and variables, as `warden agents` does);

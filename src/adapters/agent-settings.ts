@@ -10,6 +10,7 @@
 import { agentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 import { defaultToolIdleMs } from '../port/watchdog.js';
 import { memoryLimitSettings, type MemoryLimitInput } from '../port/memory-limit.js';
+import { cpuLimitSettings, type CpuLimitInput } from '../port/cpu-limit.js';
 import type { ResolveOptions } from './registry.js';
 import type { AgentProtocol } from '../acp/agent-client-contract.js';
 import type { OnCrash } from './crash-policy.js';
@@ -75,6 +76,12 @@ export interface AgentOptions extends ResolveOptions {
    */
   readonly memoryCgroup?: boolean;
   /**
+   * `--max-cpu PERCENT`: the CPU limit of each agent process tree, in percent of one core
+   * (100: one core), enforced by the kernel through a v1 cpu cgroup where this process may
+   * create one (src/port/cpu-limit.ts; `cpuLimitMethod()` says whether it can). Default: none.
+   */
+  readonly maxCpuPercent?: number;
+  /**
    * `--on-crash`: what becomes of a prompt the agent process died under: `continue` (the
    * default for agents that resume their conversation: Claude, Codex) sends the restarted agent
    * the prompt again when no tool call had started, else a text naming the tool calls the crash
@@ -129,6 +136,8 @@ export interface AgentSettings {
   readonly protocol: AgentProtocol | undefined;
   /** `--max-memory`, `--max-memory-hard`, `--memory-poll`: the port's `memoryLimit`; undefined: no limit. */
   readonly memoryLimit: MemoryLimitInput | undefined;
+  /** `--max-cpu`: the port's `cpuLimit`; undefined: no limit. */
+  readonly cpuLimit: CpuLimitInput | undefined;
   /** `--on-crash`; undefined: the agent's default (crash-policy.ts, `crashPolicyOf`). */
   readonly onCrash: OnCrash | undefined;
   /** `--max-continuations`; undefined: the default (2). */
@@ -164,6 +173,7 @@ export function agentSettingsOf(options: AgentOptions = {}, supervision: Supervi
     maxLineBytes: options.maxLineBytes || undefined,
     protocol: options.agentProtocol,
     memoryLimit: memoryLimitOf(options),
+    cpuLimit: cpuLimitSettings(options.maxCpuPercent ? { percent: options.maxCpuPercent } : undefined),
     onCrash: options.onCrash,
     maxContinuations: options.maxContinuations,
     rateLimitRetries: options.rateLimitRetries,

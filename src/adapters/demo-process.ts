@@ -10,6 +10,7 @@ import type { NativeAgent } from '../protocol/native-agent.js';
 import { createAcpPassthrough } from './acp-passthrough.js';
 import type { HangLimits } from './agent-settings.js';
 import type { MemoryLimitInput } from '../port/memory-limit.js';
+import type { CpuLimitInput } from '../port/cpu-limit.js';
 import { demoAgentRestartDefaults } from '../supervision/agent-restart-defaults.js';
 
 /** Options of {@link demoAgentProcess}. */
@@ -24,6 +25,8 @@ export interface DemoProcessOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Memory limits of its process tree (default: none), as `agentSettingsOf` made them. */
   readonly memoryLimit?: MemoryLimitInput;
+  /** The CPU limit of its process tree (default: none). */
+  readonly cpuLimit?: CpuLimitInput;
 }
 
 /** The demo agent as a supervised subprocess of this same `warden`. */
@@ -35,7 +38,7 @@ export function demoAgentProcess(options: DemoProcessOptions = {}): NativeAgent 
     args: [...process.execArgv, main, 'demo-agent'],
     env: { DEMO_WORD_DELAY_MS: String(options.wordDelayMs ?? 30), ...options.env },
     restart: { intensity: options.restart?.intensity ?? demoAgentRestartDefaults.intensity, period: options.restart?.period ?? demoAgentRestartDefaults.period, backoff: demoAgentRestartDefaults.backoff },
-    ...(options.watchdog || options.memoryLimit ? { port: { ...(options.watchdog ? { watchdog: options.watchdog } : {}), ...(options.memoryLimit ? { memoryLimit: options.memoryLimit } : {}) } } : {}),
+    ...(options.watchdog || options.memoryLimit || options.cpuLimit ? { port: { ...(options.watchdog ? { watchdog: options.watchdog } : {}), ...(options.memoryLimit ? { memoryLimit: options.memoryLimit } : {}), ...(options.cpuLimit ? { cpuLimit: options.cpuLimit } : {}) } } : {}),
     // The demo agent keeps no conversation across its restarts: nothing to continue.
     crash: { onCrash: 'fail' },
   });

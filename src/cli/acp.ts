@@ -12,7 +12,7 @@ import { createHost } from '../runtime/host.js';
 import { stdioTransport, type StdioTransport } from '../jsonrpc/stdio-transport.js';
 import { defaultDrainTimeoutMs } from '../acp/drain-timeout.js';
 import { LogFileError } from '../inspect/log-sink.js';
-import { agentFlags, agentNames, agentOptionsOf, checkMemoryFlags, eventLog, otelHelp, postgresOptionsOf, settledAgentFlags, type AgentCommandOptions, type AgentFlagValues, type EventLog } from './agent-flags.js';
+import { agentFlags, agentNames, agentOptionsOf, checkMemoryFlags, cpuLimitWarning, eventLog, otelHelp, postgresOptionsOf, settledAgentFlags, type AgentCommandOptions, type AgentFlagValues, type EventLog } from './agent-flags.js';
 import { bridgeFlags } from './bridge-flags.js';
 import { argumentProblem, helpRow, optionRows, parseFlags, type FlagTable } from './flag-table.js';
 import { telemetrySettings } from '../telemetry/telemetry-settings.js';
@@ -95,6 +95,8 @@ export async function runAcp(args: readonly string[]): Promise<number> {
     process.chdir(dir);
   }
   const agentOptions = agentOptionsOf(parsed);
+  const cpuWarning = cpuLimitWarning(parsed);
+  if (cpuWarning) process.stderr.write(`warden acp: ${cpuWarning}\n`);
   let log: EventLog;
   try {
     // A log file that cannot be written would lose every line: refused before anything starts.

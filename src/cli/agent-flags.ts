@@ -12,7 +12,8 @@ import { logLevels, type LogLevel } from '../host/host-log.js';
 import type { HostEvent } from '../runtime/host.js';
 import { createLogSink, logFileWriter } from '../inspect/log-sink.js';
 import { ArgumentError } from './arguments.js';
-import { choice, leaseSeconds, matching, mebibytes, restartLimit, seconds, watchdogSeconds, whole } from './flag-shapes.js';
+import { cgroupSupport } from '../port/agent-cgroup.js';
+import { choice, cpuPercent, leaseSeconds, matching, mebibytes, restartLimit, seconds, watchdogSeconds, whole } from './flag-shapes.js';
 import type { FlagTable } from './flag-table.js';
 import { defaultDrainTimeoutMs } from '../acp/drain-timeout.js';
 import { defaultStdioMaxLineBytes } from '../jsonrpc/stdio-transport.js';
@@ -63,6 +64,8 @@ export interface AgentCommandOptions {
   readonly memoryPollMs: number | undefined;
   /** Put each agent process in cgroups of its own where possible (`--memory-cgroup`). */
   readonly memoryCgroup: boolean;
+  /** The CPU limit of each agent process tree, in percent of one core (`--max-cpu PERCENT`). */
+  readonly maxCpuPercent: number | undefined;
   /** What becomes of a prompt the agent process died under (`--on-crash`; default: the agent's, crash-policy.ts). */
   readonly onCrash: OnCrash | undefined;
   /** How many times one prompt is continued after crashes (`--max-continuations`; default 2). */
@@ -167,6 +170,12 @@ export const agentFlags = {
     field: 'memoryCgroup',
     help: 'also put each agent process in cgroups of its own where warden\nmay create them: the hard limit enforced by the kernel (a v1\nmemory cgroup), the tree killed with cgroup.kill (v2); warden\nagents says what this machine allows',
   },
+  '--max-cpu': {
+    field: 'maxCpuPercent',
+    value: 'PERCENT',
+    shape: cpuPercent,
+    help: 'the CPU limit of each agent process tree, in percent of one core\n(100: one core), enforced by the kernel through a v1 cpu cgroup\nwhere warden may create one (else said at start and by warden\nagents); a tree held to it runs slower, nothing is killed',
+  },
   '--drain-timeout': {
     field: 'drainTimeoutMs',
     value: 'SECONDS',
@@ -219,10 +228,17 @@ export function agentOptionsOf(parsed: AgentCommandOptions): AgentOptions {
     ...(parsed.maxMemoryHardBytes ? { maxMemoryHardBytes: parsed.maxMemoryHardBytes } : {}),
     ...(parsed.memoryPollMs ? { memoryPollMs: parsed.memoryPollMs } : {}),
     ...(parsed.memoryCgroup ? { memoryCgroup: true } : {}),
+    ...(parsed.maxCpuPercent ? { maxCpuPercent: parsed.maxCpuPercent } : {}),
     ...(parsed.onCrash ? { onCrash: parsed.onCrash } : {}),
     ...(parsed.maxContinuations !== undefined ? { maxContinuations: parsed.maxContinuations } : {}),
     ...(parsed.rateLimitRetries !== undefined ? { rateLimitRetries: parsed.rateLimitRetries } : {}),
   };
+}
+
+/** What to say on stderr at start when `--max-cpu` was given but this machine cannot enforce it (no cpu cgroup can be made); `undefined` otherwise. */
+export function cpuLimitWarning(values: Pick<AgentCommandOptions, 'maxCpuPercent'>): string | undefined {
+  if (values.maxCpuPercent === undefined || cgroupSupport().cpuV1) return undefined;
+  return `--max-cpu ${values.maxCpuPercent} is not enforced: ${cgroupSupport().missingCpu}`;
 }
 
 /** The memory flags checked together: a hard limit below the soft one, or a poll interval or cgroups with no limit, is refused naming the fix. */

@@ -1,9 +1,10 @@
 /**
  * `warden agents [--json]`: the known agents, whether each is installed here, its version
  * and path. An agent that is missing says how to install it. Then how memory limits
- * (`--max-memory`) are enforced here.
+ * (`--max-memory`) and CPU limits (`--max-cpu`) are enforced here.
  */
 import { memoryLimitMethod } from '../port/memory-limit.js';
+import { cpuLimitMethod } from '../port/cpu-limit.js';
 import { createRegistry, probeAll, type AgentAvailability } from '../adapters/registry.js';
 
 export async function runAgents(options: { json: boolean; write: (text: string) => void }): Promise<number> {
@@ -26,7 +27,7 @@ export async function runAgents(options: { json: boolean; write: (text: string) 
   // Every problem, one line each: a missing agent, and an installed one whose version probe failed.
   const problems = results.flatMap((result) => (result.problem ? [`- ${result.problem.replace(/\s*\n\s*/gu, '; ')}\n`] : []));
   if (problems.length > 0) options.write(`\n${problems.join('')}`);
-  options.write(`\n${memoryLimitMethod()}\n`);
+  options.write(`\n${memoryLimitMethod()}\n${cpuLimitMethod()}\n`);
   options.write('Any other ACP agent: warden acp --agent "acp:<command line>"\n');
   return 0;
 }

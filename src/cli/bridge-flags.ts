@@ -25,7 +25,7 @@ export interface BridgeFlagValues {
 }
 
 /** The agent options `warden acp` takes, forwarded to the daemon `--daemon` starts (kept equal to agent-flags.ts by spec/serve/acp-bridge-args.spec.ts). */
-export const forwardedValueFlags = ['--agent-command', '--agent-protocol', '--env', '--store', '--lease', '--advertise', '--cwd', '--log-file', '--log-level', '--log-format', '--restart-intensity', '--hang-after', '--tool-hang-after', '--on-crash', '--max-continuations', '--rate-limit-retries', '--max-line-mib', '--max-memory', '--max-memory-hard', '--memory-poll', '--inspect'] as const;
+export const forwardedValueFlags = ['--agent-command', '--agent-protocol', '--env', '--store', '--lease', '--advertise', '--cwd', '--log-file', '--log-level', '--log-format', '--restart-intensity', '--hang-after', '--tool-hang-after', '--on-crash', '--max-continuations', '--rate-limit-retries', '--max-line-mib', '--max-memory', '--max-memory-hard', '--memory-poll', '--max-cpu', '--inspect'] as const;
 /** See {@link forwardedValueFlags}: the ones without a value. */
 export const forwardedSwitches = ['--inherit-env', '--memory-cgroup'] as const;
 

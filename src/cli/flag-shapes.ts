@@ -3,6 +3,7 @@
  * unit the code uses (seconds become ms, MiB become bytes) and says what it accepts. The error
  * of a bad value names the flag, the value and what is accepted (arguments.ts).
  */
+import { availableParallelism } from 'node:os';
 import { ArgumentError, positiveNumber, restartIntensity } from './arguments.js';
 import type { Shape } from './flag-table.js';
 
@@ -48,6 +49,17 @@ export const leaseSeconds: Shape<number> = {
 };
 
 /** A size in MiB, kept in whole bytes (at least 1). */
+/** A share of the CPU in percent of one core: 1 to 100 per core of this machine. */
+export const cpuPercent: Shape<number> = {
+  accepts: 'a percent of one core, 1 to 100 per core',
+  read: (flag, text) => {
+    const value = positiveNumber(flag, text);
+    const most = availableParallelism() * 100;
+    if (value < 1 || value > most) throw new ArgumentError(`${flag} expects a percent of one core from 1 to ${most} (100 per core of this machine's ${most / 100}), got ${JSON.stringify(text)}`);
+    return value;
+  },
+};
+
 export const mebibytes: Shape<number> = { accepts: 'MiB > 0, kept in bytes', read: (flag, text) => Math.max(1, Math.floor(positiveNumber(flag, text) * mebibyte)) };
 
 /** `N/SECONDS`: at most N restarts in SECONDS, as `{ intensity, period }` (ms). */

@@ -18,7 +18,7 @@ import { defaultListen, parseListenAddress, type ListenAddress } from '../serve/
 import { defaultServeSettings, type ServeSettings } from '../serve/serve-settings.js';
 import type { UnattendedPolicy } from '../serve/unattended-policy.js';
 import { defaultTokenPath, readOrCreateToken } from '../serve/token-file.js';
-import { agentFlags, agentNames, agentOptionsOf, checkMemoryFlags, eventLog, otelHelp, postgresOptionsOf, settledAgentFlags, type AgentCommandOptions, type AgentFlagValues, type EventLog } from './agent-flags.js';
+import { agentFlags, agentNames, agentOptionsOf, checkMemoryFlags, cpuLimitWarning, eventLog, otelHelp, postgresOptionsOf, settledAgentFlags, type AgentCommandOptions, type AgentFlagValues, type EventLog } from './agent-flags.js';
 import { choice, keepaliveSeconds, matching, seconds, secondsOrNever, whole } from './flag-shapes.js';
 import { argumentProblem, helpRow, optionRows, parseFlags, type FlagTable } from './flag-table.js';
 import { defaultKeepaliveIntervalMs } from '../jsonrpc/websocket-keepalive.js';
@@ -127,6 +127,7 @@ export const serveFlags: FlagTable<ServeFlagValues> = {
   '--max-memory-hard': { ...agentFlags['--max-memory-hard'], help: 'the hard limit: the tree is killed at once (memory_exceeded)\n(default 1.25 × --max-memory)' },
   '--memory-poll': agentFlags['--memory-poll'],
   '--memory-cgroup': agentFlags['--memory-cgroup'],
+  '--max-cpu': agentFlags['--max-cpu'],
   '--on-crash': agentFlags['--on-crash'],
   '--max-continuations': agentFlags['--max-continuations'],
   '--rate-limit-retries': agentFlags['--rate-limit-retries'],
@@ -190,6 +191,8 @@ export async function runServe(args: readonly string[]): Promise<number> {
     process.stderr.write(`${parsed.error}\n`);
     return 2;
   }
+  const cpuWarning = cpuLimitWarning(parsed);
+  if (cpuWarning) say(cpuWarning);
   // Heard from the start: a signal while the daemon starts up still stops it cleanly.
   const signalled = new Promise<void>((resolve) => {
     process.once('SIGINT', () => resolve());

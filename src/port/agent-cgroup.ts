@@ -1,5 +1,6 @@
 /**
- * An agent's cgroups (opt-in, `memoryLimit.cgroup`): where this process may create them, a
+ * An agent's cgroups (opt-in, `memoryLimit.cgroup`; and `cpuLimit`, a v1 cpu cgroup whose
+ * `cpu.cfs_quota_us` holds the tree to its share of the CPU): where this process may create them, a
  * cgroup-v1 memory cgroup whose `memory.limit_in_bytes` is the hard limit (the kernel then
  * enforces it with no overshoot, and `memory.oom_control`'s `oom_kill` counter tells its kill
  * from any other SIGKILL), and a cgroup-v2 cgroup whose `cgroup.kill` kills every process in
@@ -19,6 +20,10 @@ export interface CgroupSupport {
   readonly killV2: string | undefined;
   /** What is missing, in words (empty when both are there). */
   readonly missing: string;
+  /** The v1 cpu cgroup directory of this process, writable (it has `cpu.cfs_quota_us`). */
+  readonly cpuV1: string | undefined;
+  /** Why there is none, in words (empty when there is). */
+  readonly missingCpu: string;
 }
 
 let support: CgroupSupport | undefined;
@@ -50,25 +55,41 @@ export function cgroupSupport(): CgroupSupport {
   const v2Dir = v2Root && unifiedPath !== undefined ? join(v2Root, unifiedPath) : undefined;
   const killV2 = v2Dir && existsSync(join(v2Dir, 'cgroup.procs')) && writable(v2Dir) ? v2Dir : undefined;
   const missing = [memoryV1 ? '' : 'no writable v1 memory cgroup', killV2 ? '' : 'no writable v2 cgroup'].filter(Boolean).join(', ');
-  support = { memoryV1, killV2, missing };
+  // The cpu controller: v1 (cgroup v2 has one only where it is enabled for the subtree, which a
+  // delegated v2 root may not allow; v1 is what these machines have).
+  const cpuPath = lines.find((line) => line.split(':')[1]?.split(',').includes('cpu'))?.split(':')[2];
+  const cpuRoot = ['/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpu,cpuacct'].find((root) => existsSync(join(root, 'cpu.cfs_quota_us')));
+  const cpuDir = cpuPath === undefined || cpuRoot === undefined ? undefined : join(cpuRoot, cpuPath);
+  const cpuV1 = cpuDir && existsSync(join(cpuDir, 'cpu.cfs_quota_us')) && writable(cpuDir) ? cpuDir : undefined;
+  const missingCpu = cpuV1 ? '' : cpuDir ? `the v1 cpu cgroup ${cpuDir} is not writable by this process (run warden as a user who may create cgroups there, or delegate it)` : 'no v1 cpu cgroup hierarchy (cpu.cfs_quota_us) on this machine';
+  support = { memoryV1, killV2, missing, cpuV1, missingCpu };
   return support;
 }
 
 let created = 0;
 
-/** One port's cgroups: a v1 memory cgroup with the hard limit, and a v2 cgroup for `cgroup.kill` (either may be missing). */
+/** What an agent's cgroups limit: memory (the hard limit, in bytes), CPU (the quota per period, in µs). */
+export interface AgentCgroupLimits {
+  readonly memoryHardBytes?: number;
+  readonly cpuQuotaUs?: number;
+  readonly cpuPeriodUs?: number;
+}
+
+/** One port's cgroups: a v1 memory cgroup with the hard limit, a v1 cpu cgroup with the quota, and a v2 cgroup for `cgroup.kill` (any may be missing). */
 export class AgentCgroup {
   readonly #memory: string | undefined;
   readonly #kill: string | undefined;
+  readonly #cpu: string | undefined;
 
-  private constructor(memory: string | undefined, kill: string | undefined) {
+  private constructor(memory: string | undefined, kill: string | undefined, cpu: string | undefined) {
     this.#memory = memory;
     this.#kill = kill;
+    this.#cpu = cpu;
   }
 
-  /** Creates the cgroups this process may create, the memory one limited to `hardBytes`; `undefined` when none could be. */
-  static create(hardBytes: number): AgentCgroup | undefined {
-    const { memoryV1, killV2 } = cgroupSupport();
+  /** Creates the cgroups this process may create for `limits` (and the v2 one for `cgroup.kill`); `undefined` when none could be. */
+  static create(limits: AgentCgroupLimits): AgentCgroup | undefined {
+    const { memoryV1, killV2, cpuV1 } = cgroupSupport();
     const name = `acp-warden-${process.pid}-${++created}`;
     const make = (parent: string | undefined, setup: (dir: string) => void): string | undefined => {
       if (!parent) return undefined;
@@ -82,11 +103,32 @@ export class AgentCgroup {
         return undefined;
       }
     };
-    const memory = make(memoryV1, (dir) => writeFileSync(join(dir, 'memory.limit_in_bytes'), String(Math.floor(hardBytes))));
+    const { memoryHardBytes, cpuQuotaUs } = limits;
+    const memory = memoryHardBytes === undefined ? undefined : make(memoryV1, (dir) => writeFileSync(join(dir, 'memory.limit_in_bytes'), String(Math.floor(memoryHardBytes))));
+    const cpu = cpuQuotaUs === undefined ? undefined : make(cpuV1, (dir) => {
+      writeFileSync(join(dir, 'cpu.cfs_period_us'), String(limits.cpuPeriodUs ?? 100_000));
+      writeFileSync(join(dir, 'cpu.cfs_quota_us'), String(cpuQuotaUs));
+    });
     const kill = make(killV2, (dir) => {
       if (!existsSync(join(dir, 'cgroup.kill'))) throw new Error('no cgroup.kill (Linux < 5.14)');
     });
-    return memory || kill ? new AgentCgroup(memory, kill) : undefined;
+    return memory || kill || cpu ? new AgentCgroup(memory, kill, cpu) : undefined;
+  }
+
+  /** Whether the kernel holds the tree to a CPU quota here (a v1 cpu cgroup was made). */
+  get limitsCpu(): boolean {
+    return this.#cpu !== undefined;
+  }
+
+  /** How many CFS periods the kernel throttled the tree in (`cpu.stat`'s `nr_throttled`): above 0, the quota held it back. */
+  throttledPeriods(): number {
+    if (!this.#cpu) return 0;
+    try {
+      const line = readFileSync(join(this.#cpu, 'cpu.stat'), 'utf8').split('\n').find((entry) => entry.startsWith('nr_throttled '));
+      return Number(line?.slice('nr_throttled '.length) ?? 0) || 0;
+    } catch {
+      return 0;
+    }
   }
 
   /** Whether the kernel enforces the memory limit here (a v1 memory cgroup was made). */
@@ -96,7 +138,7 @@ export class AgentCgroup {
 
   /** Moves `pid` (the CLI, just spawned) into the cgroups; its later children follow it. */
   add(pid: number): void {
-    for (const dir of [this.#memory, this.#kill]) {
+    for (const dir of [this.#memory, this.#cpu, this.#kill]) {
       if (!dir) continue;
       try {
         writeFileSync(join(dir, 'cgroup.procs'), String(pid));
@@ -140,7 +182,7 @@ export class AgentCgroup {
 
   /** The cgroups' directories (for tests and the inspector). */
   get dirs(): readonly string[] {
-    return [this.#memory, this.#kill].filter((dir): dir is string => dir !== undefined);
+    return [this.#memory, this.#cpu, this.#kill].filter((dir): dir is string => dir !== undefined);
   }
 
   /** Removes the cgroups once empty; while a process is still leaving (EBUSY), tries again a few times. */

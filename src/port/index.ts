@@ -12,3 +12,4 @@ export { defaultToolIdleMs, type WatchdogInput, type WatchdogSettings } from './
 export * from './resolve-executable.js';
 export { loadExeca } from './execa-loader.js';
 export { defaultHardOverSoft, defaultMemoryPollMs, type MemoryLimitInput, type MemoryLimitSettings } from './memory-limit.js';
+export { cpuPeriodUs, type CpuLimitInput } from './cpu-limit.js';

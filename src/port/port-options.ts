@@ -8,6 +8,7 @@ import { defaultStderrBytes } from './stderr-ring.js';
 import { defaultMaxQueuedBytes } from './write-queue.js';
 import { watchdogSettings, type WatchdogInput, type WatchdogSettings } from './watchdog.js';
 import { memoryLimitSettings, type MemoryLimitInput, type MemoryLimitSettings } from './memory-limit.js';
+import { cpuLimitSettings, type CpuLimitInput } from './cpu-limit.js';
 
 /** What a port runs and how. Only `command` is required. */
 export interface PortInput {
@@ -58,6 +59,12 @@ export interface PortInput {
    */
   readonly memoryLimit?: MemoryLimitInput;
   /**
+   * The CPU limit of the CLI's whole process tree (cpu-limit.ts): a v1 cpu cgroup of its own
+   * with the quota, where this process may create one (else not enforced: `cpuLimitMethod()`
+   * says why). Default: none.
+   */
+  readonly cpuLimit?: CpuLimitInput;
+  /**
    * The graceful stop: close stdin, wait `stdinGraceMs` (default 1000) for the CLI to exit,
    * SIGTERM its process group, wait `killAfterMs` (default 5000), SIGKILL the group.
    */
@@ -80,6 +87,7 @@ export interface PortOptions {
   readonly maxQueuedBytes: number;
   readonly watchdog: WatchdogSettings | undefined;
   readonly memoryLimit: MemoryLimitSettings | undefined;
+  readonly cpuLimit: CpuLimitInput | undefined;
   readonly stdinGraceMs: number;
   readonly killAfterMs: number;
   readonly closeTimeoutMs: number;
@@ -122,6 +130,7 @@ export function normalizePortInput(input: PortInput): PortOptions {
     maxQueuedBytes: input.maxQueuedBytes ?? defaultMaxQueuedBytes,
     watchdog,
     memoryLimit: memoryLimitSettings(input.memoryLimit),
+    cpuLimit: cpuLimitSettings(input.cpuLimit),
     stdinGraceMs: input.shutdown?.stdinGraceMs ?? defaults.stdinGraceMs,
     killAfterMs: input.shutdown?.killAfterMs ?? defaults.killAfterMs,
     closeTimeoutMs: input.closeTimeoutMs ?? defaults.closeTimeoutMs,

@@ -10,6 +10,7 @@ import { procAvailable } from './process-tree.js';
 import { KnownTree, trackTree } from './tree-kill.js';
 import { armMemoryPoll, cgroupMemoryKill } from './port-memory.js';
 import { AgentCgroup } from './agent-cgroup.js';
+import { cpuPeriodUs, cpuQuotaUs } from './cpu-limit.js';
 import { reaperTrack } from './orphan-reaper.js';
 import { checkExecutable } from './resolve-executable.js';
 import { readGateOf } from './read-gate.js';
@@ -167,8 +168,11 @@ function spawnChild(live: Live, execa: Execa): void {
     live.tree = procAvailable ? new KnownTree(child.pid) : undefined;
     if (live.tree) trackTree(live.tree);
     // Before the CLI has started anything (a Node runtime takes tens of ms to get there).
-    if (options.memoryLimit?.cgroup) {
-      live.cgroup = AgentCgroup.create(options.memoryLimit.hardBytes);
+    if (options.memoryLimit?.cgroup || options.cpuLimit) {
+      live.cgroup = AgentCgroup.create({
+        ...(options.memoryLimit?.cgroup ? { memoryHardBytes: options.memoryLimit.hardBytes } : {}),
+        ...(options.cpuLimit ? { cpuQuotaUs: cpuQuotaUs(options.cpuLimit.percent), cpuPeriodUs } : {}),
+      });
       live.cgroup?.add(child.pid);
     }
     trackGroup(child.pid);
