@@ -8,8 +8,8 @@
  * Then with Claude Code (the fake CLI) and a turn cut twice (issue 32, "Continuation of a cut
  * turn"): the agent is killed mid-turn, warden starts it again to continue the turn (the resumed
  * CLI held at its handshake by FAKE_CLAUDE_RESUME_GATE, so the continuation is surely under way),
- * and the daemon is killed -9 there. The next daemon ends that turn once, `shutdown`, in the
- * journal: a retry of the key gets it (nothing inserted, nothing sent to the agent again), and a
+ * and the daemon is killed -9 there. The next daemon ends that turn once, `shutdown` with
+ * `data.continuations`, in the journal: a retry of the key gets it (nothing inserted, nothing sent to the agent again), and a
  * client loading the session sees the turn end once.
  */
 import { expect } from 'chai';
@@ -110,6 +110,7 @@ describe('warden serve: an idempotent prompt across a reconnect and a kill -9 of
     const retry = await afterKill.request(3, 'session/prompt', params);
     expect(retry.error, JSON.stringify(retry)).to.deep.include({ code: -32603 });
     expect(retry.error?.data).to.deep.include({ reason: 'shutdown' });
+    expect(retry.error?.data, 'no continuation was under way').not.to.have.property('continuations');
     const { prompts, ends } = promptEntries(sessionId);
     expect(prompts).to.have.length(1);
     expect(ends.map((record) => record.entry.kind)).to.deep.equal(['error']);
@@ -167,7 +168,8 @@ describe('warden serve: a turn whose continuation a kill -9 of the daemon cut en
     const entries = journaled(sessionId);
     expect(entries.filter((entry) => entry.kind === 'prompt'), 'one prompt').to.have.length(1);
     const ends = entries.filter((entry) => entry.kind === 'stop' || entry.kind === 'error');
-    expect(ends.map((entry) => (entry as { error?: { data?: { reason?: string } } }).error?.data?.reason), JSON.stringify(ends)).to.deep.equal(['shutdown']);
+    expect(ends.map((entry) => (entry as { error?: { data?: unknown } }).error?.data), JSON.stringify(ends)).to.deep.equal([{ reason: 'shutdown', sessionId, continuations: 1 }]);
+    expect((ends[0] as { error: { message: string } }).error.message).to.include('while it continued the turn after a crash of its agent');
     const notice = entries.findIndex((entry) => entry.kind === 'notice' && (entry as { title: string }).title === 'Answer restarted');
     expect(entries.indexOf(ends[0] as (typeof entries)[number]), 'the end after the crash notice').to.be.above(notice);
     // The prompt reached the agent once: the continuation never went out, nor a second one.
@@ -190,7 +192,7 @@ describe('warden serve: a turn whose continuation a kill -9 of the daemon cut en
     rmSync(state, { recursive: true, force: true });
   });
 
-  it('with an idempotency key: the retry on the new daemon gets the journaled end (shutdown); one prompt, one end, the prompt sent to the agent once', async () => {
+  it('with an idempotency key: the retry on the new daemon gets the journaled end (shutdown, continuations 1); one prompt, one end, the prompt sent to the agent once', async () => {
     const params = (sessionId: string) => ({ sessionId, prompt: [{ type: 'text', text: 'hello' }], _meta: { [keyMeta]: 'cut-twice' } });
     const sessionId = await cutTwice(params);
     const second = await start();
@@ -200,7 +202,7 @@ describe('warden serve: a turn whose continuation a kill -9 of the daemon cut en
     expect(resumed.error, JSON.stringify(resumed)).to.equal(undefined);
     const retry = await client.request(3, 'session/prompt', params(sessionId));
     expect(retry.error, JSON.stringify(retry)).to.deep.include({ code: -32603 });
-    expect(retry.error?.data).to.deep.include({ reason: 'shutdown' });
+    expect(retry.error?.data).to.deep.include({ reason: 'shutdown', continuations: 1 });
     const again = await client.request(4, 'session/prompt', params(sessionId));
     expect(again, 'a second retry: the same end').to.deep.include({ error: retry.error });
     endedOnce(sessionId);
