@@ -7,8 +7,9 @@
  *
  * Then with Claude Code (the fake CLI) and a turn cut twice (issue 32, "Continuation of a cut
  * turn"): the agent is killed mid-turn, warden starts it again to continue the turn (the resumed
- * CLI held at its handshake by FAKE_CLAUDE_RESUME_GATE, so the continuation is surely under way),
- * and the daemon is killed -9 there. The next daemon ends that turn once, `shutdown` with
+ * CLI held at its handshake by FAKE_CLAUDE_RESUME_GATE, so the continuation is surely under way;
+ * or the continuation sent and the CLI's answer held by FAKE_CLAUDE_STALL_MS), and the daemon
+ * is killed -9 there. The next daemon ends that turn once, `shutdown` with
  * `data.continuations`, in the journal: a retry of the key gets it (nothing inserted, nothing sent to the agent again), and a
  * client loading the session sees the turn end once.
  */
@@ -128,8 +129,9 @@ describe('warden serve: a turn whose continuation a kill -9 of the daemon cut en
   let bin: string;
 
   // The fake claude prints two lines of its answer, then kills itself (-9); started again with
-  // --resume it reads nothing until the gate file exists (never, under the first daemon).
-  const start = () => startServe(state, [
+  // --resume it reads nothing until the gate file exists (never, under the first daemon, unless
+  // the test opens it to let the continuation run).
+  const start = (extra: readonly string[] = []) => startServe(state, [...extra,
     '--listen', '127.0.0.1:0', '--agent', 'claude', '--store', store,
     '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', 'FAKE_CLAUDE_CRASH_AFTER=2', '--env', `FAKE_CLAUDE_RESUME_GATE=${gate}`,
     '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', `FAKE_CLAUDE_TEXT_LOG=${textLog}`,
@@ -145,9 +147,14 @@ describe('warden serve: a turn whose continuation a kill -9 of the daemon cut en
     }
   };
 
-  /** A claude session whose prompt `params(sessionId)` was cut by the agent's kill -9, then the daemon's, while the continuation waited for the resumed CLI. */
-  async function cutTwice(params: (sessionId: string) => Record<string, unknown>): Promise<string> {
-    const first = await start();
+  /**
+   * A claude session whose prompt `params(sessionId)` was cut by the agent's kill -9, then the
+   * daemon's: while the continuation waited for the resumed CLI (`restarting`), or once it was
+   * sent to the resumed CLI (`running`: the CLI's answer held before its result line).
+   */
+  async function cutTwice(params: (sessionId: string) => Record<string, unknown>, stage: 'restarting' | 'running' = 'restarting'): Promise<string> {
+    if (stage === 'running') writeFileSync(gate, '');
+    const first = await start(stage === 'running' ? ['--env', 'FAKE_CLAUDE_STALL_MS=600000'] : []);
     const client = await socketClient(first, sockets);
     await client.request(1, 'initialize', initialize);
     const created = await client.request(2, 'session/new', { cwd, mcpServers: [] });
@@ -155,16 +162,17 @@ describe('warden serve: a turn whose continuation a kill -9 of the daemon cut en
     expect(sessionId, JSON.stringify(created)).to.be.a('string');
     client.send({ id: 3, method: 'session/prompt', params: params(sessionId) });
     await waitUntil(() => resumedStarts().length === 1, 'the agent started again with --resume (the continuation under way)', 60_000);
+    if (stage === 'running') await waitUntil(() => jsonLines(textLog).length === 2, 'the continuation sent to the resumed CLI', 60_000);
     expect(client.frames.some((frame) => frame.id === 3), 'the prompt is still open').to.equal(false);
     expect(journaled(sessionId).filter((entry) => entry.kind === 'notice').map((entry) => (entry as { title: string }).title)).to.include('Answer restarted');
     process.kill(first.process.pid as number, 'SIGKILL');
     await first.exited;
-    writeFileSync(gate, '');
+    if (stage === 'restarting') writeFileSync(gate, '');
     return sessionId;
   }
 
   /** The journal holds the prompt once and its end once: the restore's `shutdown`, after the crash's notice. */
-  function endedOnce(sessionId: string): void {
+  function endedOnce(sessionId: string, sent: readonly string[] = ['hello']): void {
     const entries = journaled(sessionId);
     expect(entries.filter((entry) => entry.kind === 'prompt'), 'one prompt').to.have.length(1);
     const ends = entries.filter((entry) => entry.kind === 'stop' || entry.kind === 'error');
@@ -172,8 +180,8 @@ describe('warden serve: a turn whose continuation a kill -9 of the daemon cut en
     expect((ends[0] as { error: { message: string } }).error.message).to.include('while it continued the turn after a crash of its agent');
     const notice = entries.findIndex((entry) => entry.kind === 'notice' && (entry as { title: string }).title === 'Answer restarted');
     expect(entries.indexOf(ends[0] as (typeof entries)[number]), 'the end after the crash notice').to.be.above(notice);
-    // The prompt reached the agent once: the continuation never went out, nor a second one.
-    expect(jsonLines<{ text: string }>(textLog).map((line) => line.text)).to.deep.equal(['hello']);
+    // What reached the agent: the prompt, and the continuation (no tool ran: the prompt again) if it went out before the kill; nothing after.
+    expect(jsonLines<{ text: string }>(textLog).map((line) => line.text)).to.deep.equal(sent);
   }
 
   beforeEach(() => {
@@ -206,6 +214,18 @@ describe('warden serve: a turn whose continuation a kill -9 of the daemon cut en
     const again = await client.request(4, 'session/prompt', params(sessionId));
     expect(again, 'a second retry: the same end').to.deep.include({ error: retry.error });
     endedOnce(sessionId);
+  });
+
+  it('with a key, the continuation already sent to the resumed CLI when the daemon is killed: the retry gets the journaled end (shutdown, continuations 1); nothing sent again', async () => {
+    const params = (sessionId: string) => ({ sessionId, prompt: [{ type: 'text', text: 'hello' }], _meta: { [keyMeta]: 'cut-while-running' } });
+    const sessionId = await cutTwice(params, 'running');
+    const second = await start();
+    const client = await socketClient(second, sockets);
+    await client.request(1, 'initialize', initialize);
+    expect((await client.request(2, 'session/resume', { sessionId, cwd, mcpServers: [] })).error).to.equal(undefined);
+    const retry = await client.request(3, 'session/prompt', params(sessionId));
+    expect(retry.error?.data, JSON.stringify(retry)).to.deep.include({ reason: 'shutdown', continuations: 1 });
+    endedOnce(sessionId, ['hello', 'hello']);
   });
 
   it('without a key: session/load on the new daemon replays the turn and its end once (shutdown); one prompt, one end', async () => {
