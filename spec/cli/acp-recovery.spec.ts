@@ -2,18 +2,20 @@
  * `warden acp` recovery, end to end over real stdio: the official SDK's client launches
  * `warden acp --agent claude --agent-command <fake claude replaying recorded transcripts>`,
  * kills the agent mid-prompt, exceeds restart intensity, SIGKILLs warden itself and starts
- * it again on the same journal; and checks that no process is left behind.
+ * it again on the same journal (also while it continues a turn the agent's crash cut); and
+ * checks that no process is left behind.
  */
 import { client, methods } from '@agentclientprotocol/sdk';
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { childrenOf, isAlive, waitUntil } from '../support/processes.js';
 import { connectOverStdio, exitCodeOf, killGroups, stderrOf, wardenMain as main } from '../support/warden-process.js';
 import { CONTINUED_NOTICE_TITLE } from '../../src/adapters/continuation-text.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 
@@ -250,6 +252,38 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
     expect(secondStart?.args.some((arg) => arg.startsWith('--resume='))).to.equal(true);
     expect(await second.close()).to.equal(0);
     await waitUntil(() => !isAlive(secondStart?.pid), 'the second CLI to stop with warden');
+  });
+
+  it('SIGKILL of warden while it continues a turn the agent\'s crash cut: the next warden ends that turn once (shutdown, continuations 1); a keyed retry gets that end, nothing sent again', async () => {
+    // The CLI dies after two lines; started again with --resume it reads nothing until the gate exists.
+    const gate = join(dir, 'resume-gate');
+    const textLog = join(dir, 'texts.ndjson');
+    const args = ['--store', store, '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_CRASH_AFTER=2', '--env', `FAKE_CLAUDE_RESUME_GATE=${gate}`, '--env', `FAKE_CLAUDE_TEXT_LOG=${textLog}`];
+    const first = await launch(args);
+    const { sessionId } = await first.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const params = { sessionId, prompt: [{ type: 'text', text: 'hello' }], _meta: { 'acp-warden/idempotencyKey': 'continued-then-killed' } };
+    const cut = first.request(methods.agent.session.prompt, params).then(() => 'answered', () => 'connection lost');
+    await waitUntil(() => startsIn(argvLog).length === 2, 'the CLI started again to continue the turn', 60_000);
+    process.kill(first.process.pid as number, 'SIGKILL');
+    expect(await cut, 'the killed warden never answered the prompt').to.equal('connection lost');
+    for (const start of startsIn(argvLog)) await waitUntil(() => !isAlive(start.pid), `fake claude ${start.pid} to die with its warden`, 20_000);
+    writeFileSync(gate, '');
+
+    const second = await launch(args);
+    await second.request(methods.agent.session.load, { sessionId, cwd: dir, mcpServers: [] });
+    const retry = await rejection(second.request(methods.agent.session.prompt, params));
+    expect(retry.code).to.equal(-32603);
+    expect(retry.data).to.deep.equal({ reason: 'shutdown', sessionId, continuations: 1 });
+    const journal = sqliteJournal(store);
+    const entries = journal.entries(sessionId).map((record) => record.entry);
+    journal.close();
+    expect(entries.filter((entry) => entry.kind === 'prompt'), 'one prompt').to.have.length(1);
+    expect(entries.filter((entry) => entry.kind === 'stop' || entry.kind === 'error'), 'one end').to.have.length(1);
+    const sent = readFileSync(textLog, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { text: string }).text);
+    expect(sent, 'the prompt reached the agent once; no continuation went out').to.deep.equal(['hello']);
+    const next = await second.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+    expect(next.stopReason).to.equal('end_turn');
+    expect(await second.close()).to.equal(0);
   });
 
   describe('--agent demo (the demo agent as a real subprocess)', () => {

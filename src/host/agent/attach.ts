@@ -1,6 +1,7 @@
 /**
  * `session/load` and `session/resume`: replaying the journal and opening a session on its agent (adopting one an agent keeps).
  */
+import { CONTINUED_NOTICE_TITLE } from '../../adapters/continuation-text.js';
 import { AGENT_METHODS } from '../../protocol/methods.js';
 import { type AgentHandlerOutput, type AgentRequestEvent, PARENT_SESSION_META_KEY, RESUME_META_KEY } from '../../protocol/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
@@ -131,7 +132,7 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
       unadopt(live, sessionId, adopted);
       return answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`session ${sessionId} needs agent ${journaled.agent}: ${(error as Error).message}`, { sessionId, agent: journaled.agent }).toErrorObject() });
     }
-    linkChildren(live, sessionId, () => countOpenTurns(live, sessionId, (open) =>
+    linkChildren(live, sessionId, () => openTurnsOf(live, sessionId, (open) =>
       journaledChoices(live, sessionId, (chosen) => {
         if (interrupted()) return;
         const takeover = takeoverOf(request, from);
@@ -139,7 +140,7 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
         if (takeover?.handedOver) {
           notify(live, sessionId, 'info', `${journaled.agent} handed over`, `The host that ran this session (${takeover.previousOwner}) stopped for a restart and handed it over: this host took it and resumes the conversation from the journal.`);
         } else if (takeover) {
-          notify(live, sessionId, 'warning', `${journaled.agent} taken over`, `The host that ran this session (${takeover.previousOwner}) was lost: its lease ran out. This host took the session over and resumes the conversation from the journal${open ? `; the turn it left running ended (host_lost)` : ''}.`);
+          notify(live, sessionId, 'warning', `${journaled.agent} taken over`, `The host that ran this session (${takeover.previousOwner}) was lost: its lease ran out. This host took the session over and resumes the conversation from the journal${open?.length ? `; the turn it left running ended (host_lost)` : ''}.`);
         }
         // What the agent advertised (its initialize answer), not what its definition assumed.
         const caps = inner.capabilities;
@@ -162,12 +163,14 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
 }
 
 /**
- * How many turns a previous host left open (it was killed or crashed mid-turn: the prompt
- * journaled, no stop or error after it), read a page at a time (flat memory, as a load's
- * replay); `undefined` when the journal could not say (counted).
+ * The turns a previous host left open (it was killed or crashed mid-turn: the prompt journaled,
+ * no stop or error after it), oldest first, each with how many times that host had begun to
+ * continue it after its agent crashed (its journaled "Answer restarted" notices: issue 32), read
+ * a page at a time (flat memory, as a load's replay); `undefined` when the journal could not say
+ * (counted). Turns end in the order they were prompted, so an end closes the oldest.
  */
-function countOpenTurns(live: Live, sessionId: string, then: (open: number | undefined) => void): void {
-  let open = 0;
+function openTurnsOf(live: Live, sessionId: string, then: (open: readonly number[] | undefined) => void): void {
+  const open: number[] = [];
   const from = (afterSeq: number) =>
     journalCall(live, sessionId, (journal) => journal.readEntries(sessionId, { afterSeq, limit: 1000, maxBytes: 4 * 1024 * 1024 }), (page) => {
       if (!page.ok) {
@@ -176,25 +179,36 @@ function countOpenTurns(live: Live, sessionId: string, then: (open: number | und
       }
       if (page.value.length === 0) return then(open);
       for (const { entry } of page.value) {
-        if (entry.kind === 'prompt') open += 1;
-        else if ((entry.kind === 'stop' || entry.kind === 'error') && open > 0) open -= 1;
+        if (entry.kind === 'prompt') open.push(0);
+        else if (entry.kind === 'stop' || entry.kind === 'error') open.shift();
+        else if (entry.kind === 'notice' && entry.title === CONTINUED_NOTICE_TITLE && open.length > 0) open[open.length - 1] = (open.at(-1) as number) + 1;
       }
       from((page.value.at(-1) as JournalRecord).seq);
     });
   from(0);
 }
 
+/** What a cut turn's end says of the continuation its agent's crash had begun (`continuations` of them), if any. */
+function whileContinuing(continuations: number): string {
+  return continuations === 0 ? '' : `, while it continued the turn after ${continuations === 1 ? 'a crash' : `${continuations} crashes`} of its agent`;
+}
+
 /**
  * The turns a previous host left open end in the journal before the session runs again, as a
  * drain that gives up ends them (`shutdown`): a client reading the session from a cursor sees
  * every turn end (`warden serve`'s `turnEnded`), none waits for an answer no process will give.
+ * A turn whose continuation was under way (issue 32) ends so too, once, with `data.continuations`:
+ * the editor's request died with that host, so nobody waits for the continuation's answer; the
+ * next prompt (or a keyed retry, answered with this end) goes on in the resumed conversation.
  */
-function endCutTurns(live: Live, sessionId: string, open: number | undefined, takeover: { readonly previousOwner: string } | undefined): void {
-  if (!open) return;
-  const cut = takeover
-    ? RpcError.because('host_lost', `the turn was cut: the host that ran it (${takeover.previousOwner}) was lost (killed, frozen or cut off from the database); another host took the session over from the journal`, { sessionId, previousOwner: takeover.previousOwner }).toErrorObject()
-    : RpcError.because('shutdown', 'the turn was cut: the warden that ran it stopped before it ended (killed or crashed); the session was restored from the journal', { sessionId }).toErrorObject();
-  for (let left = open; left > 0; left -= 1) record(live, sessionId, { kind: 'error', error: cut });
+function endCutTurns(live: Live, sessionId: string, open: readonly number[] | undefined, takeover: { readonly previousOwner: string } | undefined): void {
+  for (const continuations of open ?? []) {
+    const data = { sessionId, ...(continuations === 0 ? {} : { continuations }) };
+    const cut = takeover
+      ? RpcError.because('host_lost', `the turn was cut: the host that ran it (${takeover.previousOwner}) was lost (killed, frozen or cut off from the database)${whileContinuing(continuations)}; another host took the session over from the journal`, { ...data, previousOwner: takeover.previousOwner }).toErrorObject()
+      : RpcError.because('shutdown', `the turn was cut: the warden that ran it stopped before it ended (killed or crashed)${whileContinuing(continuations)}; the session was restored from the journal`, data).toErrorObject();
+    record(live, sessionId, { kind: 'error', error: cut });
+  }
 }
 
 /**
