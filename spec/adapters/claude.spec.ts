@@ -411,6 +411,26 @@ describe('Claude Code adapter: a turn cut by kill -9 is continued (--on-crash co
     expect(again.endsWith('answer the request:\nTOOL:bash'), again).to.equal(true);
   });
 
+  it('the mode and model the editor chose are put back on the restarted CLI before the continuation is sent: the continued turn runs in them', async () => {
+    const controlLog = join(tmpdir(), `warden-claude-controls-${process.pid}-${Date.now()}.log`);
+    try {
+      const { client, sessionId, setup, starts, updates } = await start('hello', { FAKE_CLAUDE_CRASH_AFTER: '2', FAKE_CLAUDE_CONTROL_LOG: controlLog });
+      await setMode(client, sessionId, 'acceptEdits');
+      await waitUntil(() => updates.some((update) => update.sessionUpdate === 'current_mode_update'), 'the mode update');
+      const model = ((setup.configOptions as Array<{ options: Array<{ value: string }> }>)[0]?.options.at(-1) as { value: string }).value;
+      await setConfigOption(client, sessionId, 'model', model);
+      const { result } = await run(client, sessionId, 'hi');
+      expect(result).to.deep.equal({ stopReason: 'end_turn' });
+      expect(starts()).to.have.length(2);
+      const restartedPid = starts()[1]?.pid;
+      const seen = readFileSync(controlLog, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { pid: number; subtype?: string; type?: string; mode?: string; model?: string });
+      const restarted = seen.filter((line) => line.pid === restartedPid).map((line) => line.type === 'user' ? 'user' : `${line.subtype}:${line.mode ?? line.model}`);
+      expect(restarted, 'what the restarted CLI got, in order').to.deep.equal([`set_permission_mode:acceptEdits`, `set_model:${model}`, 'user']);
+    } finally {
+      rmSync(controlLog, { force: true });
+    }
+  });
+
   it('--on-crash retry: the prompt is sent again even after a tool call ran', async () => {
     const { client, sessionId } = await start('tool-bash-readonly', { FAKE_CLAUDE_CRASH_AFTER: '4', FAKE_CLAUDE_TEXT_LOG: textLog }, {}, { onCrash: 'retry' });
     const { result } = await run(client, sessionId, 'TOOL:bash');

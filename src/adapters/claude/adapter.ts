@@ -135,12 +135,20 @@ export const claudeSessionMachine = fromCliSession<ClaudeContext>({
       if (context.sessionId) {
         for (const output of setupOutputs({ ...context, mode, configOptions: setupInfo.configOptions, commands: setupInfo.commands })) enqueue.emit(output);
       }
-      // A restarted CLI starts in its default mode: put back the one the editor chose.
+      // A restarted CLI starts in its default mode and model: put back the ones the editor chose,
+      // before anything else goes to it (a continuation of a cut turn runs in them; the host's own
+      // re-apply comes only after the session is recovered).
+      let nextControl = context.nextControl;
       if (context.restarts > 0 && context.mode !== 'default') {
-        enqueue.emit({ type: 'port.write', message: controlRequest(`mode_${context.nextControl}`, { subtype: 'set_permission_mode', mode: context.mode }) });
-        // Its id is taken: the editor's next set_mode must not be settled by this answer.
-        enqueue.assign({ nextControl: context.nextControl + 1 });
+        enqueue.emit({ type: 'port.write', message: controlRequest(`mode_${nextControl}`, { subtype: 'set_permission_mode', mode: context.mode }) });
+        nextControl += 1;
       }
+      if (context.restarts > 0 && context.model !== undefined) {
+        enqueue.emit({ type: 'port.write', message: controlRequest(`model_${nextControl}`, { subtype: 'set_model', model: context.model }) });
+        nextControl += 1;
+      }
+      // Their ids are taken: the editor's next set_mode or set_model must not be settled by these answers.
+      if (nextControl !== context.nextControl) enqueue.assign({ nextControl });
       enqueue.emit({ type: 'adapter.ready', restarts: context.restarts });
     }),
     /** Nothing to resume: the restarted CLI starts a new conversation, and the editor is told so. */
