@@ -37,6 +37,7 @@ import {
   claudeTranscriptUserTexts,
   cliUnder,
   codexBin,
+  descendants,
   codexEnv,
   envArgs,
   expectNoLeftovers,
@@ -215,6 +216,9 @@ async function continuedMidText(harness: WardenHarness, cwd: string): Promise<{ 
   const { client } = harness;
   await initialize(client);
   const { sessionId } = await newSession(client, { cwd });
+  // A first turn, so that the conversation is saved before the kill: Claude Code killed in its
+  // first turn may have nothing to resume (docs/recovery.md; spec/adapters/claude.spec.ts covers that case).
+  expect((await prompt(client, sessionId, [{ type: 'text', text: 'hello' }]).result).stopReason).to.equal('end_turn');
   const run = prompt(client, sessionId, [{ type: 'text', text: 'slow' }]);
   const updates: SessionUpdate[] = [];
   let oldCli: ProcessRow | undefined;
@@ -238,6 +242,45 @@ async function continuedMidText(harness: WardenHarness, cwd: string): Promise<{ 
   expect(newCli.pid).to.not.equal((oldCli as ProcessRow).pid);
   return { oldCli: oldCli as ProcessRow, newCli, killedAt };
 }
+
+/**
+ * kill -9 of the real CLI while a command it ran (approved by the editor) is still running:
+ * `TOOL:sh sleep 3; echo done`, killed `killAfterMs` after the tool call shows (Claude asks the
+ * editor first, Codex runs it at once). The prompt must
+ * end `end_turn` after the "Answer restarted" notice, the resumed CLI having been told the call
+ * may have partly run. Returns the user texts of the resumed CLI's last model request.
+ */
+async function continuedMidTool(harness: WardenHarness, cwd: string, userTexts: (body: unknown) => string[], server: FakeModelServer, path: string, killAfterMs: number, cliOf: (wardenPid: number) => ProcessRow | undefined = cliUnder): Promise<string[]> {
+  const { client } = harness;
+  await initialize(client);
+  const { sessionId } = await newSession(client, { cwd });
+  expect((await prompt(client, sessionId, [{ type: 'text', text: 'hello' }]).result).stopReason).to.equal('end_turn');
+  const before = server.requests.length;
+  const run = prompt(client, sessionId, [{ type: 'text', text: 'TOOL:sh sleep 3; echo done' }]);
+  const updates: SessionUpdate[] = [];
+  let oldCli: ProcessRow | undefined;
+  let kill: NodeJS.Timeout | undefined;
+  for await (const update of run.updates) {
+    updates.push(update);
+    if (kill === undefined && (update.sessionUpdate === 'tool_call' || update.sessionUpdate === 'tool_call_update')) {
+      kill = setTimeout(() => {
+        oldCli = cliOf(harness.wardenPid);
+        if (oldCli) process.kill(oldCli.pid, 'SIGKILL');
+      }, killAfterMs);
+    }
+  }
+  const result = await run.result;
+  expect(oldCli, 'the CLI was killed mid-tool').to.not.equal(undefined);
+  expect(result.stopReason, harness.stderr.join('')).to.equal('end_turn');
+  expect(updates.some((update) => JSON.stringify(update).includes(CONTINUED_NOTICE_TITLE)), 'the "Answer restarted" notice').to.equal(true);
+  const newCli = cliOf(harness.wardenPid) as ProcessRow;
+  expect(newCli.pid).to.not.equal((oldCli as ProcessRow).pid);
+  const last = server.requests.slice(before).filter((request) => request.path === path).at(-1);
+  return userTexts(last?.body);
+}
+
+/** Codex's app-server under warden (mid-tool, its command's sandbox helper from the same package is a leaf below it). */
+const appServerUnder = (wardenPid: number) => descendants(wardenPid).find((row) => row.cmdline.includes('.cache/agents') && row.cmdline.includes('app-server'));
 
 function expectCrashError(error: unknown): void {
   expect(error, String(error)).to.be.instanceOf(RpcError);
@@ -415,6 +458,18 @@ describe('real agent CLIs against fake model servers', function () {
         await stopWarden(harness);
       }
     });
+
+    it('kill -9 of the real CLI mid-tool (an approved Bash command running): the prompt ends end_turn after the "Answer restarted" notice; the resumed Claude was told the command may have partly run', async () => {
+      const harness = await startWarden(wardenArgs());
+      try {
+        const texts = await continuedMidTool(harness, (space as Workspace).project(), anthropicUserTexts, server as FakeModelServer, '/v1/messages', 500);
+        const continuation = texts.find((text) => text.startsWith('[acp-warden]')) ?? '';
+        expect(continuation, JSON.stringify(texts)).to.contain('it was approved or running when the process died, so it may have partly run');
+        expect(continuation).to.contain('sleep 3; echo done');
+      } finally {
+        await stopWarden(harness);
+      }
+    });
   });
 
   // ---------------------------------------------------------------------------------------------
@@ -524,6 +579,18 @@ describe('real agent CLIs against fake model servers', function () {
         expect(mine.filter((request) => request.reply === 'slow'), 'requests for "slow": the killed app-server\'s and the resumed one\'s').to.have.length(2);
         expect(openaiUserTexts(mine.at(-1)?.body).at(-1)).to.equal('slow');
         timings.push(`codex kill→continued end_turn: ${Date.now() - killedAt} ms`);
+      } finally {
+        await stopWarden(harness);
+      }
+    });
+
+    it('kill -9 of the real CLI mid-tool (a command running): the prompt ends end_turn after the "Answer restarted" notice; the resumed thread was told the command may have partly run', async () => {
+      const harness = await startWarden(wardenArgs());
+      try {
+        const texts = await continuedMidTool(harness, (space as Workspace).project(), openaiUserTexts, server as FakeModelServer, '/v1/responses', 300, appServerUnder);
+        const continuation = texts.find((text) => text.startsWith('[acp-warden]')) ?? '';
+        expect(continuation, JSON.stringify(texts)).to.contain('so it may have partly run');
+        expect(continuation).to.contain('sleep 3; echo done');
       } finally {
         await stopWarden(harness);
       }
