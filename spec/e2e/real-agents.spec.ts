@@ -459,6 +459,43 @@ describe('real agent CLIs against fake model servers', function () {
       }
     });
 
+    /** One prompt through a fresh warden: its outcome, the updates, the model requests' replies, whether the CLI stayed the same process. */
+    async function promptOnce(text: string, extra: string[]) {
+      const harness = await startWarden([...wardenArgs(), ...extra]);
+      try {
+        await initialize(harness.client);
+        const { sessionId } = await newSession(harness.client, { cwd: (space as Workspace).project() });
+        const before = (server as FakeModelServer).requests.length;
+        const first = cliUnder(harness.wardenPid)?.pid;
+        const run = prompt(harness.client, sessionId, [{ type: 'text', text }]);
+        const updates: SessionUpdate[] = [];
+        for await (const update of run.updates) updates.push(update);
+        const outcome = await run.result.then((result) => ({ result, error: undefined }), (error: unknown) => ({ result: undefined, error: error as RpcError }));
+        const replies = (server as FakeModelServer).requests.slice(before).filter((request) => request.path === '/v1/messages').map((request) => request.reply);
+        const notices = updates.filter((update) => JSON.stringify(update).includes('"Rate limited"'));
+        return { ...outcome, replies, notices, sameCli: first !== undefined && cliUnder(harness.wardenPid)?.pid === first };
+      } finally {
+        await stopWarden(harness);
+      }
+    }
+
+    it('HTTP 429 twice (retry-after 1 s): Claude Code retries by itself and the turn ends end_turn; warden sends nothing again, restarts nothing', async () => {
+      const { result, replies, notices, sameCli } = await promptOnce('RATE429 2', []);
+      expect(result?.stopReason).to.equal('end_turn');
+      expect(replies).to.deep.equal(['429', '429', 'text']);
+      expect(notices).to.deep.equal([]);
+      expect(sameCli).to.equal(true);
+    });
+
+    it('HTTP 429 past Claude Code\'s own retries (CLAUDE_CODE_MAX_RETRIES=1): its error result is a rate limit to warden, which waits and sends the prompt again (--rate-limit-retries 1), then answers the last 429 error; the CLI is never restarted', async () => {
+      const { error, replies, notices, sameCli } = await promptOnce('RATE429 always', ['--env', 'CLAUDE_CODE_MAX_RETRIES=1', '--rate-limit-retries', '1']);
+      expect((error?.data as { apiErrorStatus?: number } | undefined)?.apiErrorStatus, String(error)).to.equal(429);
+      // Two attempts of the prompt (warden's first and its retry), each one request and Claude's own retry.
+      expect(replies).to.deep.equal(['429', '429', '429', '429']);
+      expect(notices).to.have.length(1);
+      expect(sameCli).to.equal(true);
+    });
+
     it('kill -9 of the real CLI mid-tool (an approved Bash command running): the prompt ends end_turn after the "Answer restarted" notice; the resumed Claude was told the command may have partly run', async () => {
       const harness = await startWarden(wardenArgs());
       try {

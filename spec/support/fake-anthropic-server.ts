@@ -18,6 +18,9 @@
  *   cwd being the one Claude Code states in its system prompt;
  * - `SLOW` or `slow`: a long text, one word every 400 ms (for cancel, interrupt and kill);
  * - `ERROR400`: HTTP 400;
+ * - `RATE429 N` (`OVERLOAD529 N`): the first N requests whose prompt it is get HTTP 429
+ *   `rate_limit_error` (529 `overloaded_error`) with `retry-after: 1`, the next ones the hello
+ *   answer; `N` of `always`: every one;
  * - anything else: `Hello from the fake Anthropic server.` in 2 deltas.
  *
  * Only node:http. Bounded: the server closes itself after `idleMs` without a request in
@@ -39,12 +42,16 @@ interface Reply {
   readonly tool?: { readonly name: string; readonly input: Record<string, unknown> };
   readonly slow?: boolean;
   readonly error?: string;
+  /** HTTP status of a refusal: 429 rate limited, 529 overloaded. */
+  readonly refusal?: 429 | 529;
 }
 
 /** Starts the fake Anthropic server on an ephemeral port of 127.0.0.1. */
 export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeModelServer> {
   const { idleMs, wordIntervalMs, slowWords } = modelOptions(options);
   let counter = 0;
+  /** How many requests each `RATE429 N` / `OVERLOAD529 N` prompt was refused so far. */
+  const refused = new Map<string, number>();
 
   async function handle(recorded: RecordedRequest, response: ServerResponse, tools: ServerTools): Promise<void> {
     const { method, path, body } = recorded;
@@ -60,7 +67,19 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       return;
     }
     const params = (body ?? {}) as { model?: string; messages?: Array<{ role?: string; content?: unknown }>; tools?: Array<{ name?: string }>; system?: unknown; stream?: boolean };
-    const reply = choose(params);
+    let reply = choose(params);
+    if (reply.refusal) {
+      const times = refused.get(reply.kind) ?? 0;
+      const limit = reply.text === 'always' ? Infinity : Number(reply.text);
+      if (times < limit) {
+        refused.set(reply.kind, times + 1);
+        recorded.reply = `${reply.refusal}`;
+        const error = reply.refusal === 429 ? { type: 'rate_limit_error', message: 'fake Anthropic server: rate limited' } : { type: 'overloaded_error', message: 'fake Anthropic server: overloaded' };
+        json(response, reply.refusal, { type: 'error', error }, { 'retry-after': '1' });
+        return;
+      }
+      reply = { kind: 'text', text: 'Hello from the fake Anthropic server.' };
+    }
     recorded.reply = reply.kind;
     if (reply.error) {
       json(response, 400, { type: 'error', error: { type: 'invalid_request_error', message: reply.error } });
@@ -176,6 +195,7 @@ function choose(params: { messages?: Array<{ role?: string; content?: unknown }>
   }
   if (/^slow$/iu.test(prompt)) return { kind: 'slow', slow: true };
   if (prompt === 'ERROR400') return { kind: 'error400', error: 'fake Anthropic server: ERROR400 requested' };
+  if ((match = /^(RATE429|OVERLOAD529) (\d+|always)$/u.exec(prompt))) return { kind: prompt, text: match[2], refusal: match[1] === 'RATE429' ? 429 : 529 };
   return { kind: 'text', text: 'Hello from the fake Anthropic server.' };
 }
 
