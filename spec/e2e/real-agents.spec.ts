@@ -621,6 +621,26 @@ describe('real agent CLIs against fake model servers', function () {
       }
     });
 
+    it('HTTP 429 twice, Codex\'s own retries off (request_max_retries = 0 in its config here): each failed turn is a rate limit to warden: two "Rate limited" notices, the prompt sent again after 1 s and 2 s, end_turn; the app-server never restarted', async () => {
+      const harness = await startWarden(wardenArgs());
+      try {
+        await initialize(harness.client);
+        const { sessionId } = await newSession(harness.client, { cwd: (space as Workspace).project() });
+        const before = (server as FakeModelServer).requests.length;
+        const first = appServerUnder(harness.wardenPid)?.pid;
+        const run = prompt(harness.client, sessionId, [{ type: 'text', text: 'RATE429 2' }]);
+        const updates: SessionUpdate[] = [];
+        for await (const update of run.updates) updates.push(update);
+        expect((await run.result).stopReason).to.equal('end_turn');
+        expect((server as FakeModelServer).requests.slice(before).filter((request) => request.path === '/v1/responses').map((request) => request.reply)).to.deep.equal(['429', '429', 'text']);
+        expect(updates.filter((update) => JSON.stringify(update).includes('"Rate limited"'))).to.have.length(2);
+        expect(textOf(updates)).to.contain('Hello from the fake OpenAI server.');
+        expect(appServerUnder(harness.wardenPid)?.pid).to.equal(first);
+      } finally {
+        await stopWarden(harness);
+      }
+    });
+
     it('kill -9 of the real CLI mid-tool (a command running): the prompt ends end_turn after the "Answer restarted" notice; the resumed thread was told the command may have partly run', async () => {
       const harness = await startWarden(wardenArgs());
       try {

@@ -18,6 +18,8 @@
  *   under `approvalPolicy: untrusted` (the cwd from the `<environment_context>`);
  * - `SLOW` or `slow`: a long text, one word every 400 ms;
  * - `ERROR400`: HTTP 400;
+ * - `RATE429 N`: the first N requests whose prompt it is get HTTP 429 (`rate_limit_exceeded`,
+ *   `retry-after: 1`), the next ones the hello answer; `N` of `always`: every one;
  * - anything else: `Hello from the fake OpenAI server.` in 2 deltas.
  *
  * Only node:http. Bounded: the server closes itself after `idleMs` without a request in
@@ -41,12 +43,16 @@ interface Reply {
   readonly escalated?: boolean;
   readonly slow?: boolean;
   readonly error?: string;
+  /** `RATE429 N`: how many requests with this prompt are refused (`always`: every one). */
+  readonly rateLimits?: number;
 }
 
 /** Starts the fake OpenAI server on an ephemeral port of 127.0.0.1. */
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeModelServer> {
   const { idleMs, wordIntervalMs, slowWords } = modelOptions(options);
   let counter = 0;
+  /** How many requests each `RATE429 N` prompt was refused so far. */
+  const refused = new Map<string, number>();
 
   async function handle(recorded: RecordedRequest, response: ServerResponse, tools: ServerTools): Promise<void> {
     const { method, path, body } = recorded;
@@ -56,7 +62,17 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       return;
     }
     const params = (body ?? {}) as { model?: string; input?: Item[]; stream?: boolean };
-    const reply = choose(params.input ?? []);
+    let reply = choose(params.input ?? []);
+    if (reply.rateLimits !== undefined) {
+      const times = refused.get(reply.kind) ?? 0;
+      if (times < reply.rateLimits) {
+        refused.set(reply.kind, times + 1);
+        recorded.reply = '429';
+        json(response, 429, { error: { message: 'fake OpenAI server: rate limited', type: 'requests', param: null, code: 'rate_limit_exceeded' } }, { 'retry-after': '1' });
+        return;
+      }
+      reply = { kind: 'text', text: 'Hello from the fake OpenAI server.' };
+    }
     recorded.reply = reply.kind;
     if (reply.error) {
       json(response, 400, { error: { message: reply.error, type: 'invalid_request_error', param: null, code: null } });
@@ -164,5 +180,6 @@ function choose(input: Item[]): Reply {
   }
   if (/^slow$/iu.test(prompt)) return { kind: 'slow', slow: true };
   if (prompt === 'ERROR400') return { kind: 'error400', error: 'fake OpenAI server: ERROR400 requested' };
+  if ((match = /^RATE429 (\d+|always)$/u.exec(prompt))) return { kind: prompt, rateLimits: match[1] === 'always' ? Infinity : Number(match[1]) };
   return { kind: 'text', text: 'Hello from the fake OpenAI server.' };
 }
