@@ -215,6 +215,23 @@ describe('warden acp: recovery end to end (SDK client, fake Claude Code)', funct
     expect(await warden.close()).to.equal(0);
   });
 
+  it('a CLI gone 100% CPU and silent mid-prompt (the spin fault), default --on-crash continue: the watchdog kills it as hung, and the prompt ends end_turn with the whole answer from the resumed CLI', async () => {
+    const warden = await launch(['--store', store, '--hang-after', '1', '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`, '--env', 'FAKE_CLAUDE_DELAY_MS=200']);
+    const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const prompt = warden.request<{ stopReason: string }>(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+    await waitUntil(() => warden.updates.some((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'agent_message_chunk'), 'the first words');
+    const spinning = startsIn(argvLog)[0]?.pid as number;
+    writeFileSync(join(dir, '.fake-fault'), 'spin');
+    process.kill(spinning, 'SIGUSR2');
+    expect((await prompt).stopReason).to.equal('end_turn');
+    await waitUntil(() => !isAlive(spinning), 'the spinning CLI to be killed');
+    const texts = warden.updates.filter((entry) => entry.sessionId === sessionId && entry.update.sessionUpdate === 'agent_message_chunk').map((entry) => (entry.update as { content: { text: string } }).content.text).join('');
+    expect(texts).to.contain('Answer restarted');
+    expect(texts.endsWith('Hello from the fake Anthropic server.'), texts).to.equal(true);
+    expect(startsIn(argvLog)).to.have.length(2);
+    expect(await warden.close()).to.equal(0);
+  });
+
   it('waiting for a slow permission answer is not a hang', async () => {
     const warden = await launch(['--store', store, '--hang-after', '1', '--env', 'FAKE_CLAUDE_FIXTURE=tool-write-permission-allow', '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`], {}, 2500);
     const { sessionId } = await warden.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });

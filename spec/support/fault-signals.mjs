@@ -7,6 +7,7 @@
 //   huge         prints one line of 2 MiB (over the limit when warden runs with --max-line-mib 1,
 //                as the soak does; under the 64 MiB default it is read, and ignored as noise)
 //   close-stdin  closes its stdin and stays alive: the host's next write fails with EPIPE
+//   spin         100% CPU and silent from now on: a busy loop that never yields (the hang watchdog's)
 //   leak [MB]    keeps and touches 100 MB a second (or MB, when given) from now on (Claude Code's
 //                memory leak): warden's memory limits must recycle or kill it
 // At start, a file `.fake-crash-loop` in its working directory makes it kill -9 itself at once
@@ -41,7 +42,9 @@ export function installFaultSignal() {
     if (fault === 'garbage') writeAll('this is not JSON {{{\n');
     else if (fault === 'half') writeAll('{"type":"assistant","message":{"id":"msg_half","content":[{"type":"te');
     else if (fault === 'huge') writeAll(`{"type":"noise","pad":"${'x'.repeat(2 * 1024 * 1024)}"}\n`);
-    else if (fault === 'leak' || fault.startsWith('leak ')) {
+    else if (fault === 'spin') {
+      for (;;) Math.sqrt(Math.random());
+    } else if (fault === 'leak' || fault.startsWith('leak ')) {
       const perSecond = Number(fault.slice(5)) || 100;
       const kept = [];
       setInterval(() => kept.push(Buffer.alloc((perSecond * 1024 * 1024) / 10, 1)), 100).unref();
