@@ -85,6 +85,23 @@ describe('warden acp: memory limits on the agent process tree', function () {
     expect(await editor.close()).to.equal(0);
   });
 
+  it('a CLI leaking 50 MB/s mid-turn under --max-memory 300 --max-memory-hard 300 (--memory-poll 0.1), default --on-crash continue: killed within one poll of 300 MiB, the turn continued by the resumed CLI to end_turn', async () => {
+    const editor = await initializedEditor(bin, [
+      '--agent', 'claude', '--store', ':memory:', '--max-memory', '300', '--max-memory-hard', '300', '--memory-poll', '0.1',
+      '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', 'FAKE_CLAUDE_STALL_MS=600000', '--env', 'FAKE_CLAUDE_STALL_FIRST=1', '--env', 'FAKE_CLAUDE_LEAK_MB_PER_S=50',
+      '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`,
+    ], dir, { session: { notices: {} } });
+    const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    expect((await prompt(editor, sessionId, 'hello')).stopReason).to.equal('end_turn');
+    expect(lines(argvLog)).to.have.length(2);
+    const restarted = noticesOf(editor, sessionId).find((notice) => /over its hard limit of 300 MiB/u.test(notice.description ?? ''));
+    const used = Number(/used (\d+) MiB/u.exec(restarted?.description ?? '')?.[1]);
+    // One poll (0.1 s) of a 50 MB/s leak is 5 MB; the fake grows in steps of 5 MiB.
+    expect(used, restarted?.description).to.be.within(300, 310);
+    expect(noticesOf(editor, sessionId).some((notice) => notice.title === 'Answer restarted'), 'the continuation notice').to.equal(true);
+    expect(await editor.close()).to.equal(0);
+  });
+
   it('over --max-memory (soft) during a turn: the turn ends end_turn in the same CLI, then the CLI is recycled (stdin closed, resumed) with exit memory_exceeded soft', async () => {
     const editor = await initializedEditor(bin, [
       '--agent', 'claude', '--store', ':memory:', '--max-memory', '100', '--max-memory-hard', '4096', '--memory-poll', '0.1',

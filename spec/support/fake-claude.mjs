@@ -96,7 +96,8 @@ const delayMs = Number(process.env.FAKE_CLAUDE_DELAY_MS ?? 2);
 const toolImageBytes = Number(process.env.FAKE_CLAUDE_TOOL_IMAGE_BYTES ?? 0);
 const resultPadBytes = Number(process.env.FAKE_CLAUDE_RESULT_PAD_BYTES ?? 0);
 const toolMs = Number(process.env.FAKE_CLAUDE_TOOL_MS ?? 0);
-const stallMs = Number(process.env.FAKE_CLAUDE_STALL_MS ?? 0);
+// FAKE_CLAUDE_STALL_FIRST=1: only a CLI not resumed stalls (a restarted one answers at once).
+const stallMs = resumed && process.env.FAKE_CLAUDE_STALL_FIRST === '1' ? 0 : Number(process.env.FAKE_CLAUDE_STALL_MS ?? 0);
 const isToolResult = (message) => message.type === 'user' && Array.isArray(message.message?.content) && message.message.content.some((block) => block.type === 'tool_result');
 
 /** A printed line, with the knobs' big payloads put in. */
