@@ -15,6 +15,7 @@ import { launch, type EditorSession } from '../support/editor.js';
 import { nodeCommand, pathDirectory } from '../support/launch-harness.js';
 import { descendants, expectNoLeftovers, repo, wardenMain } from '../support/real-agents-harness.js';
 import { memoryLimitMethod } from '../../src/port/memory-limit.js';
+import { cpuLimitMethod } from '../../src/port/cpu-limit.js';
 
 const fakeClaude = join(repo, 'spec', 'support', 'fake-claude.mjs');
 const sdkAgentModule = join(repo, 'spec', 'support', 'sdk-agent.mjs');
@@ -169,9 +170,10 @@ describe('launching agents as an editor does: the agent found on the PATH warden
     for (const name of ['codex', 'gemini', 'opencode', 'claude-acp', 'codex-acp']) {
       expect(problems.some((line) => line.startsWith(`- Agent "${name}" cannot run: `)), `${name} in:\n${text}`).to.equal(true);
     }
-    // Nothing but the table, blank lines, problems, how memory limits are enforced and the closing hint.
+    // Nothing but the table, blank lines, problems, how memory and CPU limits are enforced and the closing hint.
     const others = text.split('\n').filter((line) => line !== '' && !line.startsWith('- ') && !/^\S+\s+(adapter|acp|builtin|kind)\s/u.test(line));
-    expect(others).to.deep.equal([memoryLimitMethod(), 'Any other ACP agent: warden acp --agent "acp:<command line>"']);
+    expect(others).to.deep.equal([memoryLimitMethod(), cpuLimitMethod(), 'Any other ACP agent: warden acp --agent "acp:<command line>"']);
+    expect(cpuLimitMethod()).to.match(/^CPU limits \(--max-cpu\): (a v1 cpu cgroup per agent process tree|not enforced here: )/u);
     expect(memoryLimitMethod()).to.match(/^Memory limits \(--max-memory\): the whole agent process tree, sampled from \/proc \(RssAnon \+ RssShmem\); (with --memory-cgroup also|no cgroup can be created here)/u);
   });
 });
