@@ -123,6 +123,23 @@ describe('warden acp: memory limits on the agent process tree', function () {
     await waitUntil(() => noticesOf(editor, sessionId).some((notice) => notice.title === 'claude is back'), 'the recovery notice', 30_000);
     expect(await editor.close()).to.equal(0);
   });
+
+  it('a CLI that leaks in every life, recycled after each of 4 turns under --restart-intensity 1/60: the recycles of a CLI that served a turn are not counted; every prompt ends end_turn, the session never fails', async () => {
+    const editor = await initializedEditor(bin, [
+      '--agent', 'claude', '--store', ':memory:', '--max-memory', '100', '--max-memory-hard', '4096', '--memory-poll', '0.1', '--restart-intensity', '1/60',
+      '--env', 'FAKE_CLAUDE_FIXTURE=hello', '--env', 'FAKE_CLAUDE_LOOP=1', '--env', 'FAKE_CLAUDE_DELAY_MS=200', '--env', 'FAKE_CLAUDE_LEAK_MB_PER_S=100', '--env', 'FAKE_CLAUDE_LEAK_UP_TO_MB=150', '--env', 'FAKE_CLAUDE_LEAK_ALWAYS=1',
+      '--env', `FAKE_CLAUDE_ARGV_LOG=${argvLog}`,
+    ], dir, { session: { notices: {} } });
+    const { sessionId } = await editor.request<{ sessionId: string }>(methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    for (let turn = 1; turn <= 4; turn++) {
+      expect((await prompt(editor, sessionId, 'hello')).stopReason, `turn ${turn}`).to.equal('end_turn');
+      await waitUntil(() => lines(argvLog).length === turn + 1, `the CLI recycled after turn ${turn}`, 30_000);
+    }
+    const recycles = noticesOf(editor, sessionId).filter((notice) => /over its soft limit of 100 MiB, and was recycled between turns/u.test(notice.description ?? ''));
+    expect(recycles).to.have.length.at.least(4);
+    expect(noticesOf(editor, sessionId).some((notice) => /failed/iu.test(notice.title)), JSON.stringify(noticesOf(editor, sessionId))).to.equal(false);
+    expect(await editor.close()).to.equal(0);
+  });
 });
 
 describe('warden acp --max-cpu: the CPU limit of the agent process tree', function () {

@@ -415,6 +415,32 @@ describe('supervisor', () => {
       expect(actor.getSnapshot().status).to.equal('done');
     });
 
+    it('uncounted exits (a planned recycle, beyond OTP) restart without adding to the window; the others still count', () => {
+      const recycle = (reason: { kind: string; error?: unknown }) => reason.kind === 'error' && (reason.error as Error).message === 'recycle';
+      const { actor, events } = start(createSupervisor({ intensity: 1, period: 60_000, children: [workerSpec('w', { uncounted: recycle as never })] }));
+      for (let n = 0; n < 5; n++) tell(child(actor, 'w'), { type: 'crash', message: 'recycle' });
+      expect(actor.getSnapshot().status).to.equal('active');
+      expect(actor.getSnapshot().context.restartsInWindow).to.equal(0);
+      expect(events.filter((event) => event.type === 'child.exited' && event.action === 'restart')).to.have.length(5);
+      tell(child(actor, 'w'), { type: 'crash' }); // counted: 1 of 1
+      expect(actor.getSnapshot().status).to.equal('active');
+      tell(child(actor, 'w'), { type: 'crash', message: 'recycle' }); // still free
+      tell(child(actor, 'w'), { type: 'crash' }); // counted: 2 > 1
+      expect(actor.getSnapshot().output).to.deep.equal({ kind: 'shutdown', detail: 'reached_max_restart_intensity' });
+    });
+
+    it('uncounted restarts with backoff: the delayed restart adds nothing either', () => {
+      const recycle = (reason: { kind: string; error?: unknown }) => reason.kind === 'error' && (reason.error as Error).message === 'recycle';
+      const { actor, clock } = start(createSupervisor({ intensity: 1, period: 60_000, children: [workerSpec('w', { uncounted: recycle as never, backoff: { minDelay: 10, maxDelay: 10 } })] }));
+      for (let n = 0; n < 3; n++) {
+        tell(child(actor, 'w'), { type: 'crash', message: 'recycle' });
+        clock.increment(10);
+      }
+      expect(actor.getSnapshot().status).to.equal('active');
+      expect(actor.getSnapshot().context.restartsInWindow).to.equal(0);
+      expect(child(actor, 'w')).to.not.equal(undefined);
+    });
+
     it('intensity 0 gives up on the first restart, and never reports it as a restart', () => {
       const { actor, events } = start(createSupervisor({ intensity: 0, children: [workerSpec('w')] }));
       tell(child(actor, 'w'), { type: 'crash' });

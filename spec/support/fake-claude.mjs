@@ -198,7 +198,8 @@ function startLeaking() {
 }
 
 function userLine(message) {
-  if (!resumed && printedInTurn === 0 && process.env.FAKE_CLAUDE_LEAK_MB_PER_S && leaked.length === 0) startLeaking();
+  // FAKE_CLAUDE_LEAK_ALWAYS=1: a resumed CLI leaks too (a leak in every life).
+  if ((!resumed || process.env.FAKE_CLAUDE_LEAK_ALWAYS === '1') && printedInTurn === 0 && process.env.FAKE_CLAUDE_LEAK_MB_PER_S && leaked.length === 0) startLeaking();
   if (!resumed && process.env.FAKE_CLAUDE_SETSID_LOG) {
     const tool = spawn('setsid', ['sleep', '300'], { stdio: 'ignore' });
     appendFileSync(process.env.FAKE_CLAUDE_SETSID_LOG, `${tool.pid}\n`);

@@ -43,6 +43,7 @@ import { createActor, type ActorLogic, type ActorSystem } from 'xstate';
 import { RESUME_META_KEY, type AgentHandlerEvent, type AgentRequestEvent, type NativeAgent } from '../protocol/native-agent.js';
 import { RpcError } from '../jsonrpc/rpc-error.js';
 import { portLogic, portStopBudgetMs, type PortInput } from '../port/port.js';
+import { isServedRecycle } from '../port/port-exit.js';
 import { createDynamicSupervisor } from '../supervision/dynamic-supervisor.js';
 import { createSupervisor } from '../supervision/supervisor.js';
 import type { StartChildResult, SupervisionEvent } from '../supervision/events.js';
@@ -247,6 +248,8 @@ function startSession(live: Live, request: AgentRequestEvent, id: string, resume
       start: { logic: portLogic, inputFor: () => portInput(live, session) },
       ...(restart.backoff ? { backoff: restart.backoff } : {}),
       shutdown: portStopBudgetMs(definition.port?.shutdown),
+      // A soft memory recycle after a served turn is planned: not counted towards the intensity.
+      uncounted: isServedRecycle,
     } as never);
   }
   const logic = createSupervisor({

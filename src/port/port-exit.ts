@@ -3,6 +3,7 @@
  * the reason, the command, then the tail of stderr).
  */
 import { redactSecrets } from './redact.js';
+import type { ExitReason } from '../supervision/exit-reason.js';
 
 /** The typed reason a port's process ended. */
 export type PortExitReason =
@@ -25,7 +26,7 @@ export type PortExitReason =
    * sample from /proc; `cgroup`: the kernel's OOM killer in the agent's memory cgroup, `rssBytes`
    * then the cgroup's peak charge).
    */
-  | { readonly kind: 'memory_exceeded'; readonly limit: 'soft' | 'hard'; readonly limitBytes: number; readonly rssBytes: number; readonly method: 'proc' | 'cgroup' }
+  | { readonly kind: 'memory_exceeded'; readonly limit: 'soft' | 'hard'; readonly limitBytes: number; readonly rssBytes: number; readonly method: 'proc' | 'cgroup'; readonly turnsServed?: number }
   /** An ACP adapter that answered a prompt with its inner CLI's death (claude-agent-acp #338, adapters/inner-cli-dead.ts): killed so it restarts. `detail`: the answer's text. */
   | { readonly kind: 'inner_cli_dead'; readonly detail: string }
   /** Its owner asked it to stop, and it did (by itself or after a signal). */
@@ -148,4 +149,16 @@ export class PortWriteError extends Error {
     super(message, options);
     this.code = code;
   }
+}
+
+/**
+ * Whether a port ended as a soft memory recycle after its owner closed at least one turn in it:
+ * planned maintenance of a working CLI, whose restart the session supervisor does not count
+ * towards its intensity (the child spec's `uncounted`). A CLI over its limit before it served a
+ * turn is not: its restarts count, so a CLI that starts over the limit ends at the intensity.
+ */
+export function isServedRecycle(reason: ExitReason): boolean {
+  if (reason.kind !== 'error' || !PortError.is(reason.error)) return false;
+  const exit = reason.error.reason;
+  return exit.kind === 'memory_exceeded' && exit.limit === 'soft' && (exit.turnsServed ?? 0) > 0;
 }

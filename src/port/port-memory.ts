@@ -56,6 +56,6 @@ export function cgroupMemoryKill(live: Live): PortExitReason | undefined {
 /** Over the soft limit and no turn open: recycle now (the graceful stop, with the reason decided); otherwise wait for the turn to close. */
 export function recycleIfBetweenTurns(snapshot: PortSnapshot, live: Live, recycle: (snapshot: PortSnapshot) => PortSnapshot): PortSnapshot {
   if (!live.overSoft || snapshot.context.turnOpen || live.decided || live.stopRequested || live.finished) return snapshot;
-  live.decided = { kind: 'memory_exceeded', limit: 'soft', limitBytes: live.overSoft.limitBytes, rssBytes: live.overSoft.rssBytes, method: 'proc' };
+  live.decided = { kind: 'memory_exceeded', limit: 'soft', limitBytes: live.overSoft.limitBytes, rssBytes: live.overSoft.rssBytes, method: 'proc', turnsServed: live.turnsClosed };
   return recycle(snapshot);
 }

@@ -60,6 +60,8 @@ export interface Live {
   cgroup: AgentCgroup | undefined;
   /** The tree went over its soft memory limit: the CLI is recycled once no turn is open (port-memory.ts). */
   overSoft: MemoryExcess | undefined;
+  /** Turns the owner closed in this port's life (`port.busy` turnOpen true, then false): a soft recycle after one is planned maintenance. */
+  turnsClosed: number;
 }
 
 /** A memory sample over a limit: the bytes sampled, the limit's bytes. */
@@ -118,6 +120,7 @@ export function createLive(scope: Scope, options: PortOptions): Live {
     tree: undefined,
     cgroup: undefined,
     overSoft: undefined,
+    turnsClosed: 0,
   };
   const parseJson = jsonLines(
     (message) => scope.emit({ type: 'port.message', message }),

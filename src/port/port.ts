@@ -74,6 +74,7 @@ export const portLogic: PortLogic = gracefulShutdown({
       case 'port.busy': {
         if (event.busy && !snapshot.context.busy) live.lastActivity = live.now();
         const next = withContext(snapshot, live, { busy: event.busy, toolRunning: event.toolRunning === true, turnOpen: event.turnOpen ?? event.busy });
+        if (snapshot.context.turnOpen && !next.context.turnOpen) live.turnsClosed += 1;
         armWatchdog(live, next.context);
         // Over the soft memory limit, waiting for the turn to close: it may have just closed.
         return recycleIfBetweenTurns(next, live, (current) => onShutdown(current, live));

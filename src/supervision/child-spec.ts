@@ -74,6 +74,13 @@ export interface ChildSpec<TLogic extends AnyActorLogic = AnyActorLogic> {
   readonly systemId?: string;
   /** A name for the logic in introspection; defaults to the machine id. */
   readonly name?: string;
+  /**
+   * Exits whose restart is not counted towards the supervisor's intensity (beyond OTP): a
+   * child that ended on purpose to be started afresh, a planned recycle, is restarted like
+   * any other but, as OTP's `terminate_child` + `restart_child`, without adding to the window.
+   * Default: every restart counts.
+   */
+  readonly uncounted?: (reason: ExitReason) => boolean;
 }
 
 /** A child spec with every default filled in; what the supervisor works with. */
@@ -87,6 +94,7 @@ export interface NormalizedChildSpec {
   readonly backoff: NormalizedBackoff | undefined;
   readonly systemId: string | undefined;
   readonly name: string;
+  readonly uncounted: ((reason: ExitReason) => boolean) | undefined;
 }
 
 /** Defaults declared once, as OTP does. */
@@ -181,6 +189,9 @@ export function normalizeChildSpec(spec: ChildSpec, autoShutdown: string): Norma
     throw new SupervisorSpecError({ field: 'systemId', value: spec.systemId, expected: 'a non-empty string', childId: id });
   }
   const backoff = spec.backoff === undefined ? undefined : normalizeBackoff(spec.backoff, id);
+  if (spec.uncounted !== undefined && typeof spec.uncounted !== 'function') {
+    throw new SupervisorSpecError({ field: 'uncounted', value: spec.uncounted, expected: 'a function of the exit reason', childId: id });
+  }
   return {
     id,
     start,
@@ -191,6 +202,7 @@ export function normalizeChildSpec(spec: ChildSpec, autoShutdown: string): Norma
     backoff,
     systemId: spec.systemId,
     name: spec.name ?? logicName(logic),
+    uncounted: spec.uncounted,
   };
 }
 

@@ -77,6 +77,8 @@ export interface ChildEntry {
   subscription: Subscription | undefined;
   relay: Subscription | undefined;
   restartTimer: string | undefined;
+  /** The restart under way follows an exit its spec's `uncounted` names: it adds nothing to the intensity window. */
+  uncountedRestart: boolean;
 }
 
 /** What the supervisor does once a batch of children is stopped. */
@@ -160,6 +162,7 @@ export function newEntry(spec: NormalizedChildSpec): ChildEntry {
     subscription: undefined,
     relay: undefined,
     restartTimer: undefined,
+    uncountedRestart: false,
   };
 }
 

@@ -252,6 +252,7 @@ function onChildExit(live: Live, event: Extract<SupervisorInternalEvent, { type:
   const uptime = live.now() - entry.startedAt;
   releaseEntry(live, entry);
   entry.lastExit = reason;
+  entry.uncountedRestart = spec.uncounted?.(reason) === true;
 
   if (shouldRestart(spec.restart, reason)) {
     if (spec.backoff) {
@@ -267,7 +268,8 @@ function onChildExit(live: Live, event: Extract<SupervisorInternalEvent, { type:
       return;
     }
     // Decide intensity first, so that a refused restart is never reported as one.
-    const allowed = admitRestart(live);
+    const allowed = entry.uncountedRestart || admitRestart(live);
+    entry.uncountedRestart = false;
     emit(live, { type: 'child.exited', childId: spec.id, reason, action: allowed ? 'restart' : 'give_up', uptime });
     entry.status = 'restarting';
     if (allowed) performRestart(live, spec.id);
@@ -321,7 +323,10 @@ function onRestartDue(live: Live, id: string): void {
  * (once, however many children the strategy restarts). Over intensity: shut down.
  */
 function restart(live: Live, id: string): void {
-  if (admitRestart(live)) performRestart(live, id);
+  const entry = live.table.get(id);
+  const uncounted = entry?.uncountedRestart === true;
+  if (entry) entry.uncountedRestart = false;
+  if (uncounted || admitRestart(live)) performRestart(live, id);
   else refuseRestart(live, id);
 }
 

@@ -11,6 +11,7 @@ import { agentClientLogic } from '../../acp/agent-client.js';
 import { updateSeen } from './update-route.js';
 import { portTransport } from '../../jsonrpc/port-transport.js';
 import { portLogic, portStopBudgetMs } from '../../port/port.js';
+import { isServedRecycle } from '../../port/port-exit.js';
 import { whichChildren } from '../../supervision/introspection.js';
 import { createSupervisor } from '../../supervision/supervisor.js';
 import type { PassthroughContext } from './context.js';
@@ -51,7 +52,8 @@ export function agentSupervisorLogic(owner: AnyActorRef): AnyActorLogic {
     intensity: restart.intensity ?? agentRestartDefaults.intensity,
     period: restart.period ?? agentRestartDefaults.period,
     children: [
-      { id: 'port', start: { logic: portLogic, inputFor: () => portInputOf(options) }, backoff: restart.backoff ?? agentRestartDefaults.backoff, shutdown: portStopBudgetMs(options.port?.shutdown) },
+      // A soft memory recycle after a served turn is planned: not counted towards the intensity.
+      { id: 'port', start: { logic: portLogic, inputFor: () => portInputOf(options) }, backoff: restart.backoff ?? agentRestartDefaults.backoff, shutdown: portStopBudgetMs(options.port?.shutdown), uncounted: isServedRecycle },
       {
         id: 'client',
         // Transient: when the agent process dies, the client ends normally (its peer is
