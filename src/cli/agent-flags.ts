@@ -237,8 +237,9 @@ export function agentOptionsOf(parsed: AgentCommandOptions): AgentOptions {
 
 /** What to say on stderr at start when `--max-cpu` was given but this machine cannot enforce it (no cpu cgroup can be made); `undefined` otherwise. */
 export function cpuLimitWarning(values: Pick<AgentCommandOptions, 'maxCpuPercent'>): string | undefined {
-  if (values.maxCpuPercent === undefined || cgroupSupport().cpuV1) return undefined;
-  return `--max-cpu ${values.maxCpuPercent} is not enforced: ${cgroupSupport().missingCpu}`;
+  const { cpuV1, missingCpu } = cgroupSupport();
+  if (values.maxCpuPercent === undefined || cpuV1) return undefined;
+  return `--max-cpu ${values.maxCpuPercent} is not enforced: ${missingCpu}`;
 }
 
 /** The memory flags checked together: a hard limit below the soft one, or a poll interval or cgroups with no limit, is refused naming the fix. */

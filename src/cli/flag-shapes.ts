@@ -3,9 +3,9 @@
  * unit the code uses (seconds become ms, MiB become bytes) and says what it accepts. The error
  * of a bad value names the flag, the value and what is accepted (arguments.ts).
  */
-import { availableParallelism } from 'node:os';
 import { ArgumentError, positiveNumber, restartIntensity } from './arguments.js';
 import type { Shape } from './flag-table.js';
+import { cpuPercentRange, isCpuPercent } from '../port/cpu-limit.js';
 
 /** Bytes in a MiB. */
 const mebibyte = 1024 * 1024;
@@ -48,18 +48,20 @@ export const leaseSeconds: Shape<number> = {
   },
 };
 
-/** A size in MiB, kept in whole bytes (at least 1). */
-/** A share of the CPU in percent of one core: 1 to 100 per core of this machine. */
+/** A share of the CPU in percent of one core: 1 to 100 per core of this machine (cpu-limit.ts). */
 export const cpuPercent: Shape<number> = {
   accepts: 'a percent of one core, 1 to 100 per core',
   read: (flag, text) => {
     const value = positiveNumber(flag, text);
-    const most = availableParallelism() * 100;
-    if (value < 1 || value > most) throw new ArgumentError(`${flag} expects a percent of one core from 1 to ${most} (100 per core of this machine's ${most / 100}), got ${JSON.stringify(text)}`);
+    if (!isCpuPercent(value)) {
+      const { most, cores } = cpuPercentRange();
+      throw new ArgumentError(`${flag} expects a percent of one core from 1 to ${most} (100 per core of this machine's ${cores}), got ${JSON.stringify(text)}`);
+    }
     return value;
   },
 };
 
+/** A size in MiB, kept in whole bytes (at least 1). */
 export const mebibytes: Shape<number> = { accepts: 'MiB > 0, kept in bytes', read: (flag, text) => Math.max(1, Math.floor(positiveNumber(flag, text) * mebibyte)) };
 
 /** `N/SECONDS`: at most N restarts in SECONDS, as `{ intensity, period }` (ms). */

@@ -37,6 +37,21 @@ function writable(dir: string): boolean {
   }
 }
 
+/** This process's path in the v1 hierarchy of `controller`, from the lines of `/proc/self/cgroup` (`ID:controllers:path`). */
+function v1PathOf(lines: readonly string[], controller: string): string | undefined {
+  return lines.find((line) => line.split(':')[1]?.split(',').includes(controller))?.split(':')[2];
+}
+
+/** The number after `key ` in a cgroup stat file (`memory.oom_control`, `cpu.stat`); 0 when it cannot be read. */
+function statField(file: string, key: string): number {
+  try {
+    const line = readFileSync(file, 'utf8').split('\n').find((entry) => entry.startsWith(`${key} `));
+    return Number(line?.slice(key.length + 1) ?? 0) || 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** Reads this process's cgroups once (`/proc/self/cgroup`) and says which kinds it may create. */
 export function cgroupSupport(): CgroupSupport {
   if (support) return support;
@@ -46,7 +61,7 @@ export function cgroupSupport(): CgroupSupport {
   } catch {
     // not Linux
   }
-  const memoryPath = lines.find((line) => line.split(':')[1]?.split(',').includes('memory'))?.split(':')[2];
+  const memoryPath = v1PathOf(lines, 'memory');
   const unifiedPath = lines.find((line) => line.startsWith('0::'))?.slice(3);
   const memoryDir = memoryPath === undefined ? undefined : join('/sys/fs/cgroup/memory', memoryPath);
   const memoryV1 = memoryDir && existsSync(join(memoryDir, 'memory.limit_in_bytes')) && writable(memoryDir) ? memoryDir : undefined;
@@ -57,7 +72,7 @@ export function cgroupSupport(): CgroupSupport {
   const missing = [memoryV1 ? '' : 'no writable v1 memory cgroup', killV2 ? '' : 'no writable v2 cgroup'].filter(Boolean).join(', ');
   // The cpu controller: v1 (cgroup v2 has one only where it is enabled for the subtree, which a
   // delegated v2 root may not allow; v1 is what these machines have).
-  const cpuPath = lines.find((line) => line.split(':')[1]?.split(',').includes('cpu'))?.split(':')[2];
+  const cpuPath = v1PathOf(lines, 'cpu');
   const cpuRoot = ['/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpu,cpuacct'].find((root) => existsSync(join(root, 'cpu.cfs_quota_us')));
   const cpuDir = cpuPath === undefined || cpuRoot === undefined ? undefined : join(cpuRoot, cpuPath);
   const cpuV1 = cpuDir && existsSync(join(cpuDir, 'cpu.cfs_quota_us')) && writable(cpuDir) ? cpuDir : undefined;
@@ -71,8 +86,7 @@ let created = 0;
 /** What an agent's cgroups limit: memory (the hard limit, in bytes), CPU (the quota per period, in µs). */
 export interface AgentCgroupLimits {
   readonly memoryHardBytes?: number;
-  readonly cpuQuotaUs?: number;
-  readonly cpuPeriodUs?: number;
+  readonly cpu?: { readonly quotaUs: number; readonly periodUs: number };
 }
 
 /** One port's cgroups: a v1 memory cgroup with the hard limit, a v1 cpu cgroup with the quota, and a v2 cgroup for `cgroup.kill` (any may be missing). */
@@ -103,11 +117,11 @@ export class AgentCgroup {
         return undefined;
       }
     };
-    const { memoryHardBytes, cpuQuotaUs } = limits;
+    const { memoryHardBytes, cpu: cpuLimit } = limits;
     const memory = memoryHardBytes === undefined ? undefined : make(memoryV1, (dir) => writeFileSync(join(dir, 'memory.limit_in_bytes'), String(Math.floor(memoryHardBytes))));
-    const cpu = cpuQuotaUs === undefined ? undefined : make(cpuV1, (dir) => {
-      writeFileSync(join(dir, 'cpu.cfs_period_us'), String(limits.cpuPeriodUs ?? 100_000));
-      writeFileSync(join(dir, 'cpu.cfs_quota_us'), String(cpuQuotaUs));
+    const cpu = cpuLimit === undefined ? undefined : make(cpuV1, (dir) => {
+      writeFileSync(join(dir, 'cpu.cfs_period_us'), String(cpuLimit.periodUs));
+      writeFileSync(join(dir, 'cpu.cfs_quota_us'), String(cpuLimit.quotaUs));
     });
     const kill = make(killV2, (dir) => {
       if (!existsSync(join(dir, 'cgroup.kill'))) throw new Error('no cgroup.kill (Linux < 5.14)');
@@ -122,13 +136,7 @@ export class AgentCgroup {
 
   /** How many CFS periods the kernel throttled the tree in (`cpu.stat`'s `nr_throttled`): above 0, the quota held it back. */
   throttledPeriods(): number {
-    if (!this.#cpu) return 0;
-    try {
-      const line = readFileSync(join(this.#cpu, 'cpu.stat'), 'utf8').split('\n').find((entry) => entry.startsWith('nr_throttled '));
-      return Number(line?.slice('nr_throttled '.length) ?? 0) || 0;
-    } catch {
-      return 0;
-    }
+    return this.#cpu ? statField(join(this.#cpu, 'cpu.stat'), 'nr_throttled') : 0;
   }
 
   /** Whether the kernel enforces the memory limit here (a v1 memory cgroup was made). */
@@ -161,13 +169,7 @@ export class AgentCgroup {
 
   /** How many processes the kernel's OOM killer killed in the memory cgroup (its limit reached). */
   oomKills(): number {
-    if (!this.#memory) return 0;
-    try {
-      const line = readFileSync(join(this.#memory, 'memory.oom_control'), 'utf8').split('\n').find((entry) => entry.startsWith('oom_kill '));
-      return Number(line?.slice('oom_kill '.length) ?? 0) || 0;
-    } catch {
-      return 0;
-    }
+    return this.#memory ? statField(join(this.#memory, 'memory.oom_control'), 'oom_kill') : 0;
   }
 
   /** The most memory the cgroup was charged (`memory.max_usage_in_bytes`), 0 without one. */

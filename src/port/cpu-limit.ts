@@ -17,12 +17,24 @@ export interface CpuLimitInput {
 /** The CFS period the quota is a share of, in microseconds (the kernel's default). */
 export const cpuPeriodUs = 100_000;
 
+/** The percents a CPU limit may take here: 1 to 100 per core (more would limit nothing). */
+export function cpuPercentRange(): { readonly least: number; readonly most: number; readonly cores: number } {
+  const cores = availableParallelism();
+  return { least: 1, most: cores * 100, cores };
+}
+
+/** Whether `percent` is a CPU limit this machine can take (see {@link cpuPercentRange}). */
+export function isCpuPercent(percent: unknown): percent is number {
+  const { least, most } = cpuPercentRange();
+  return typeof percent === 'number' && Number.isFinite(percent) && percent >= least && percent <= most;
+}
+
 /** Checks a CPU limit; `undefined` input: none. Over the machine's cores is refused (it would limit nothing). */
 export function cpuLimitSettings(input: CpuLimitInput | undefined): CpuLimitInput | undefined {
   if (input === undefined) return undefined;
-  const cores = availableParallelism();
-  if (!(typeof input.percent === 'number' && Number.isFinite(input.percent) && input.percent >= 1 && input.percent <= cores * 100)) {
-    throw new TypeError(`Expected the \`cpuLimit.percent\` option to be a number from 1 to ${cores * 100} (100 per core of this machine's ${cores}), got \`${String(input.percent)}\`.`);
+  if (!isCpuPercent(input.percent)) {
+    const { most, cores } = cpuPercentRange();
+    throw new TypeError(`Expected the \`cpuLimit.percent\` option to be a number from 1 to ${most} (100 per core of this machine's ${cores}), got \`${String(input.percent)}\`.`);
   }
   return { percent: input.percent };
 }

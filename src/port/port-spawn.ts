@@ -171,7 +171,7 @@ function spawnChild(live: Live, execa: Execa): void {
     if (options.memoryLimit?.cgroup || options.cpuLimit) {
       live.cgroup = AgentCgroup.create({
         ...(options.memoryLimit?.cgroup ? { memoryHardBytes: options.memoryLimit.hardBytes } : {}),
-        ...(options.cpuLimit ? { cpuQuotaUs: cpuQuotaUs(options.cpuLimit.percent), cpuPeriodUs } : {}),
+        ...(options.cpuLimit ? { cpu: { quotaUs: cpuQuotaUs(options.cpuLimit.percent), periodUs: cpuPeriodUs } } : {}),
       });
       live.cgroup?.add(child.pid);
     }
