@@ -142,7 +142,12 @@ describe('the wait after a rate limit runs on the machine\'s clock (SimulatedClo
     it('retryAfterMs 60000 is waited as named (not the backoff): the prompt goes to the agent again at 60,000 ms, not at 59,999; it ends end_turn; no restart', async () => {
       const dir = realpathSync(mkdtempSync(join(tmpdir(), 'warden-ratelimit-clock-')));
       const log = join(dir, 'agent.log');
-      cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+      cleanups.push(async () => {
+        // Every agent process it started ends with the server (its stdin closed).
+        const pids = new Set(linesOf(log).map((line) => Number(/^\[sdk-agent (\d+)\]/u.exec(line)?.[1])).filter((pid) => pid > 0));
+        for (const pid of pids) await waitUntil(() => !isAlive(pid), `sdk-agent ${pid} to be gone`);
+        rmSync(dir, { recursive: true, force: true });
+      });
       const agent = createAcpPassthrough({ name: 'sdk-agent', executable: process.execPath, args: [sdkAgent, '--state-dir', dir, '--log', log] });
       const { clock, client, sessionId } = await onSimulatedClock(agent, dir);
       const prompts = () => linesOf(log).filter((line) => line.includes('] prompt '));

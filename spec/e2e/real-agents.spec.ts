@@ -246,7 +246,9 @@ async function continuedMidText(harness: WardenHarness, cwd: string): Promise<{ 
 /**
  * kill -9 of the real CLI while a command it ran (approved by the editor) is still running:
  * `TOOL:sh sleep 3; echo done`, killed `killAfterMs` after the tool call shows (Claude asks the
- * editor first, Codex runs it at once). The prompt must
+ * editor first: half a second lets the allowed command start; Codex announces it running: at
+ * once). `cliOf` finds the process to kill (Codex's app-server, not the sandbox helper below it).
+ * The prompt must
  * end `end_turn` after the "Answer restarted" notice, the resumed CLI having been told the call
  * may have partly run. Returns the user texts of the resumed CLI's last model request.
  */
@@ -644,7 +646,7 @@ describe('real agent CLIs against fake model servers', function () {
     it('kill -9 of the real CLI mid-tool (a command running): the prompt ends end_turn after the "Answer restarted" notice; the resumed thread was told the command may have partly run', async () => {
       const harness = await startWarden(wardenArgs());
       try {
-        const texts = await continuedMidTool(harness, (space as Workspace).project(), openaiUserTexts, server as FakeModelServer, '/v1/responses', 300, appServerUnder);
+        const texts = await continuedMidTool(harness, (space as Workspace).project(), openaiUserTexts, server as FakeModelServer, '/v1/responses', 0, appServerUnder);
         const continuation = texts.find((text) => text.startsWith('[acp-warden]')) ?? '';
         expect(continuation, JSON.stringify(texts)).to.contain('so it may have partly run');
         expect(continuation).to.contain('sleep 3; echo done');

@@ -18,11 +18,11 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { WebSocket } from 'ws';
 import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { pathDirectory } from '../support/launch-harness.js';
 import { waitUntil } from '../support/processes.js';
-import { repo } from '../support/real-agents-harness.js';
 import { initializeParams, seqUpdatesOf, socketClient, startServe, type ServeDaemon } from '../support/serve-daemon.js';
 import { killGroups } from '../support/warden-process.js';
 
@@ -30,6 +30,32 @@ const launched: ChildProcess[] = [];
 const sockets: WebSocket[] = [];
 const initialize = initializeParams('idempotent-prompt-test-editor');
 const keyMeta = 'acp-warden/idempotencyKey';
+const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
+
+/** A WebSocket connection to `daemon` that initialized (request id 1). */
+async function initialized(daemon: ServeDaemon) {
+  const client = await socketClient(daemon, sockets);
+  await client.request(1, 'initialize', initialize);
+  return client;
+}
+
+/** A connection that initialized and attached `sessionId` (resumed, so it controls it; request ids 1 and 2). */
+async function attached(daemon: ServeDaemon, sessionId: string, cwd: string) {
+  const client = await initialized(daemon);
+  const resumed = await client.request(2, 'session/resume', { sessionId, cwd, mcpServers: [] });
+  expect(resumed.error, JSON.stringify(resumed)).to.equal(undefined);
+  return client;
+}
+
+/** The journal's entries of `sessionId`, read from the store file. */
+function entriesOf(store: string, sessionId: string) {
+  const journal = sqliteJournal(store);
+  try {
+    return journal.entries(sessionId);
+  } finally {
+    journal.close();
+  }
+}
 
 describe('warden serve: an idempotent prompt across a reconnect and a kill -9 of the daemon (issue 30)', function () {
   this.timeout(120_000);
@@ -38,22 +64,9 @@ describe('warden serve: an idempotent prompt across a reconnect and a kill -9 of
   let cwd: string;
 
   const start = () => startServe(state, ['--listen', '127.0.0.1:0', '--agent', 'demo', '--store', store], launched);
-  /** A connection that initialized and attached `sessionId` (resumed, so it controls it). */
-  const attached = async (daemon: ServeDaemon, sessionId: string) => {
-    const client = await socketClient(daemon, sockets);
-    await client.request(1, 'initialize', initialize);
-    const resumed = await client.request(2, 'session/resume', { sessionId, cwd, mcpServers: [] });
-    expect(resumed.error, JSON.stringify(resumed)).to.equal(undefined);
-    return client;
-  };
   const promptEntries = (sessionId: string) => {
-    const journal = sqliteJournal(store);
-    try {
-      const entries = journal.entries(sessionId);
-      return { prompts: entries.filter((record) => record.entry.kind === 'prompt'), ends: entries.filter((record) => record.entry.kind === 'stop' || record.entry.kind === 'error') };
-    } finally {
-      journal.close();
-    }
+    const entries = entriesOf(store, sessionId);
+    return { prompts: entries.filter((record) => record.entry.kind === 'prompt'), ends: entries.filter((record) => record.entry.kind === 'stop' || record.entry.kind === 'error') };
   };
 
   beforeEach(() => {
@@ -70,21 +83,20 @@ describe('warden serve: an idempotent prompt across a reconnect and a kill -9 of
 
   it('the same key on a connection, on another after a reconnect, and on a new daemon after kill -9: one prompt entry, one turn, the same answer each time', async () => {
     const first = await start();
-    const client = await socketClient(first, sockets);
-    await client.request(1, 'initialize', initialize);
+    const client = await initialized(first);
     const sessionId = (await client.request(2, 'session/new', { cwd, mcpServers: [] })).result?.sessionId as string;
     const params = { sessionId, prompt: [{ type: 'text', text: 'hello' }], _meta: { [keyMeta]: 'retry-me' } };
     const original = await client.request(3, 'session/prompt', params);
     expect(original.result, JSON.stringify(original)).to.have.property('stopReason', 'end_turn');
     client.socket.close();
 
-    const reconnected = await attached(first, sessionId);
+    const reconnected = await attached(first, sessionId, cwd);
     expect((await reconnected.request(3, 'session/prompt', params)).result).to.deep.equal(original.result);
 
     process.kill(first.process.pid as number, 'SIGKILL');
     await first.exited;
     const second = await start();
-    const afterKill = await attached(second, sessionId);
+    const afterKill = await attached(second, sessionId, cwd);
     expect((await afterKill.request(3, 'session/prompt', params)).result).to.deep.equal(original.result);
 
     const { prompts, ends } = promptEntries(sessionId);
@@ -96,8 +108,7 @@ describe('warden serve: an idempotent prompt across a reconnect and a kill -9 of
 
   it('a turn cut by kill -9: its retry on the new daemon is answered with the end the restore journaled (shutdown), nothing inserted', async () => {
     const first = await start();
-    const client = await socketClient(first, sockets);
-    await client.request(1, 'initialize', initialize);
+    const client = await initialized(first);
     const sessionId = (await client.request(2, 'session/new', { cwd, mcpServers: [] })).result?.sessionId as string;
     // The demo tool asks for permission (mode ask): the turn waits for this client's answer, which never comes.
     const params = { sessionId, prompt: [{ type: 'text', text: 'tool' }], _meta: { [keyMeta]: 'cut-me' } };
@@ -107,7 +118,7 @@ describe('warden serve: an idempotent prompt across a reconnect and a kill -9 of
     await first.exited;
 
     const second = await start();
-    const afterKill = await attached(second, sessionId);
+    const afterKill = await attached(second, sessionId, cwd);
     const retry = await afterKill.request(3, 'session/prompt', params);
     expect(retry.error, JSON.stringify(retry)).to.deep.include({ code: -32603 });
     expect(retry.error?.data).to.deep.include({ reason: 'shutdown' });
@@ -138,14 +149,7 @@ describe('warden serve: a turn whose continuation a kill -9 of the daemon cut en
   ], launched, { env: { PATH: `${bin}:${process.env.PATH ?? ''}` } });
   const jsonLines = <T>(file: string): T[] => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as T) : []);
   const resumedStarts = () => jsonLines<{ args: string[] }>(argvLog).filter((line) => line.args.some((arg) => arg.startsWith('--resume')));
-  const journaled = (sessionId: string) => {
-    const journal = sqliteJournal(store);
-    try {
-      return journal.entries(sessionId).map((record) => record.entry);
-    } finally {
-      journal.close();
-    }
-  };
+  const journaled = (sessionId: string) => entriesOf(store, sessionId).map((record) => record.entry);
 
   /**
    * A claude session whose prompt `params(sessionId)` was cut by the agent's kill -9, then the
@@ -155,8 +159,7 @@ describe('warden serve: a turn whose continuation a kill -9 of the daemon cut en
   async function cutTwice(params: (sessionId: string) => Record<string, unknown>, stage: 'restarting' | 'running' = 'restarting'): Promise<string> {
     if (stage === 'running') writeFileSync(gate, '');
     const first = await start(stage === 'running' ? ['--env', 'FAKE_CLAUDE_STALL_MS=600000'] : []);
-    const client = await socketClient(first, sockets);
-    await client.request(1, 'initialize', initialize);
+    const client = await initialized(first);
     const created = await client.request(2, 'session/new', { cwd, mcpServers: [] });
     const sessionId = created.result?.sessionId as string;
     expect(sessionId, JSON.stringify(created)).to.be.a('string');
@@ -191,7 +194,7 @@ describe('warden serve: a turn whose continuation a kill -9 of the daemon cut en
     gate = join(state, 'resume-gate');
     argvLog = join(state, 'argv.ndjson');
     textLog = join(state, 'text.ndjson');
-    bin = pathDirectory(join(state, 'bin'), { claude: join(repo, 'spec', 'support', 'fake-claude.mjs') });
+    bin = pathDirectory(join(state, 'bin'), { claude: fakeClaude });
     mkdirSync(cwd);
   });
   afterEach(async () => {
@@ -203,11 +206,7 @@ describe('warden serve: a turn whose continuation a kill -9 of the daemon cut en
   it('with an idempotency key: the retry on the new daemon gets the journaled end (shutdown, continuations 1); one prompt, one end, the prompt sent to the agent once', async () => {
     const params = (sessionId: string) => ({ sessionId, prompt: [{ type: 'text', text: 'hello' }], _meta: { [keyMeta]: 'cut-twice' } });
     const sessionId = await cutTwice(params);
-    const second = await start();
-    const client = await socketClient(second, sockets);
-    await client.request(1, 'initialize', initialize);
-    const resumed = await client.request(2, 'session/resume', { sessionId, cwd, mcpServers: [] });
-    expect(resumed.error, JSON.stringify(resumed)).to.equal(undefined);
+    const client = await attached(await start(), sessionId, cwd);
     const retry = await client.request(3, 'session/prompt', params(sessionId));
     expect(retry.error, JSON.stringify(retry)).to.deep.include({ code: -32603 });
     expect(retry.error?.data).to.deep.include({ reason: 'shutdown', continuations: 1 });
@@ -219,10 +218,7 @@ describe('warden serve: a turn whose continuation a kill -9 of the daemon cut en
   it('with a key, the continuation already sent to the resumed CLI when the daemon is killed: the retry gets the journaled end (shutdown, continuations 1); nothing sent again', async () => {
     const params = (sessionId: string) => ({ sessionId, prompt: [{ type: 'text', text: 'hello' }], _meta: { [keyMeta]: 'cut-while-running' } });
     const sessionId = await cutTwice(params, 'running');
-    const second = await start();
-    const client = await socketClient(second, sockets);
-    await client.request(1, 'initialize', initialize);
-    expect((await client.request(2, 'session/resume', { sessionId, cwd, mcpServers: [] })).error).to.equal(undefined);
+    const client = await attached(await start(), sessionId, cwd);
     const retry = await client.request(3, 'session/prompt', params(sessionId));
     expect(retry.error?.data, JSON.stringify(retry)).to.deep.include({ reason: 'shutdown', continuations: 1 });
     endedOnce(sessionId, ['hello', 'hello']);
@@ -230,9 +226,7 @@ describe('warden serve: a turn whose continuation a kill -9 of the daemon cut en
 
   it('without a key: session/load on the new daemon replays the turn and its end once (shutdown); one prompt, one end', async () => {
     const sessionId = await cutTwice((id) => ({ sessionId: id, prompt: [{ type: 'text', text: 'hello' }] }));
-    const second = await start();
-    const loader = await socketClient(second, sockets);
-    await loader.request(1, 'initialize', initialize);
+    const loader = await initialized(await start());
     const loaded = await loader.request(2, 'session/load', { sessionId, cwd, mcpServers: [] });
     expect(loaded.error, JSON.stringify(loaded)).to.equal(undefined);
     const history = seqUpdatesOf(loader.frames.slice(0, loader.frames.indexOf(loaded)), sessionId);
