@@ -26,6 +26,7 @@ import { v2RetryJoined } from './v2-retries.js';
 import { sendRelayed } from './relay-link.js';
 import { permissionRequestToV2 } from './v2-permission.js';
 import { coreResultToV2 } from './v2-requests.js';
+import { v2ErrorObject } from './v2-errors.js';
 import type { InitializeResponse, RequestPermissionRequest } from '@agentclientprotocol/sdk';
 
 /** The permission answer of an editor that can no longer write: cancelled (ACP's outcome for a turn that ends). */
@@ -268,7 +269,7 @@ export function deliverError(live: Live, key: string, error: RpcError): void {
   const request = requestOf(live, key);
   if (!request) return;
   settled(live, request);
-  respondError(live.connection, request.rpcId, error);
+  respondError(live.connection, request.rpcId, live.v2 ? RpcError.fromErrorObject(v2ErrorObject(error.toErrorObject())) : error);
   if (request.method === AGENT_METHODS.initialize && live.phase.value === 'initializing') {
     // The agent refused initialize: the editor may try again; what waited is refused as uninitialized.
     const { inputEnded } = live.phase;

@@ -10,6 +10,7 @@
 import type { StopReason } from '@agentclientprotocol/sdk';
 import type * as V2 from '@agentclientprotocol/sdk/experimental/v2';
 import type { ErrorObject } from '../jsonrpc/rpc-error.js';
+import { v2ErrorObject } from './v2-errors.js';
 
 /** How a turn ended, as the journal holds it (its `stop` or `error` entry). */
 export type TurnEnd = { readonly kind: 'stop'; readonly stopReason: StopReason } | { readonly kind: 'error'; readonly error: ErrorObject };
@@ -27,6 +28,6 @@ export function requiresActionState(): V2.SessionUpdate {
 /** The turn ended: `idle` with its stop reason, or with `error` and the error that cut it. */
 export function idleState(end: TurnEnd): V2.SessionUpdate {
   if (end.kind === 'stop') return { sessionUpdate: 'state_update', state: 'idle', stopReason: end.stopReason } as V2.SessionUpdate;
-  const { code, message, data } = end.error;
+  const { code, message, data } = v2ErrorObject(end.error);
   return { sessionUpdate: 'state_update', state: 'idle', stopReason: 'error', error: { code, message, ...(data === undefined ? {} : { data }) } } as V2.SessionUpdate;
 }
