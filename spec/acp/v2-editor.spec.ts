@@ -21,6 +21,7 @@ import { Readable, Writable } from 'node:stream';
 import { createInterface } from 'node:readline';
 import { demoAgent } from '../../src/acp/demo-agent.js';
 import { lives } from '../../src/acp/server-live.js';
+import { capabilitiesForAgent } from '../../src/acp/subagent-updates.js';
 import { childrenOf, waitUntil } from '../support/processes.js';
 import { binDirectory } from '../support/path-editor.js';
 import { start } from '../support/raw-editor.js';
@@ -122,6 +123,18 @@ describe('ACP v2 editor: negotiation', function () {
     expect(context.clientCapabilities).to.deep.include({ fs: { readTextFile: false, writeTextFile: false }, terminal: false, auth: { terminal: true } });
     expect(context._meta).to.deep.equal({ trace: 'abc' });
     expect(context.clientInfo).to.deep.equal({ name: 'ctx', version: '1' });
+  });
+
+  it('a v1 editor\'s capability keys beyond the stable schema reach the connection\'s context and the agent\'s initialize; subagents only as an object (in-process server)', async () => {
+    const editor = start({ ...demoAgent(), protocolVersions: [1, 2] });
+    const answer = (await editor.request('initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true }, 'x.vendor/preview': { level: 2 }, positionEncodings: ['utf-16'], _meta: { 'x/flag': 1 } }, clientInfo: { name: 'ctx', version: '1' } })) as Record<string, unknown>;
+    expect(answer.protocolVersion).to.equal(1);
+    const context = lives.get(editor.server)?.context as unknown as { clientCapabilities: Record<string, unknown> };
+    expect(context.clientCapabilities).to.deep.include({ fs: { readTextFile: true, writeTextFile: false }, terminal: false, 'x.vendor/preview': { level: 2 }, positionEncodings: ['utf-16'], _meta: { 'x/flag': 1 } });
+    expect(capabilitiesForAgent(context as never)).to.deep.include({ 'x.vendor/preview': { level: 2 }, positionEncodings: ['utf-16'] });
+    const refused = start({ ...demoAgent(), protocolVersions: [1, 2] });
+    await refused.request('initialize', { protocolVersion: 1, clientCapabilities: { subagents: true }, clientInfo: { name: 'ctx', version: '1' } });
+    expect(lives.get(refused.server)?.context?.clientCapabilities).to.not.have.property('subagents');
   });
 
   it('no fs or terminal request reaches a v2 editor: the agent gets the refusal of an editor without the capability (in-process server)', async () => {

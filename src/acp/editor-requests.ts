@@ -39,7 +39,7 @@ export function onRequest(live: Live, rpcId: JsonRpcId, sentMethod: string, rawP
       return;
     }
     try {
-      params = withSubagentsOptIn(parserOf('InitializeRequest')(params) as Record<string, unknown>, rawParams);
+      params = withUnknownCapabilities(parserOf('InitializeRequest')(params) as Record<string, unknown>, rawParams);
     } catch (error) {
       respondError(live.connection, rpcId, error);
       return;
@@ -105,14 +105,19 @@ export function onRequest(live: Live, rpcId: JsonRpcId, sentMethod: string, rawP
 }
 
 /**
- * A v1 editor's `clientCapabilities.subagents` opt-in (ACP's unstable subagent sessions), which
- * the stable v1 schema drops as an unknown key: kept, so that it reaches the agent (docs/acp.md,
- * "Subagent sessions"). Only an object opts in, as the spec says.
+ * A v1 editor's client capabilities beyond the stable v1 schema's, which that schema drops as
+ * unknown keys: kept as the editor sent them, so that they reach the agent (ACP: capabilities
+ * not understood are ignored, never stripped on the way; issue 30). `subagents` (ACP's unstable
+ * subagent sessions) is kept only when it opts in, an object, as the spec says (docs/acp.md,
+ * "Subagent sessions"). The keys the schema knows stay as it parsed them.
  */
-function withSubagentsOptIn(parsed: Record<string, unknown>, raw: Record<string, unknown>): Record<string, unknown> {
-  const subagents = (raw.clientCapabilities as { subagents?: unknown } | undefined)?.subagents;
-  if (!optsInToSubagents(subagents)) return parsed;
-  return { ...parsed, clientCapabilities: { ...(parsed.clientCapabilities as object | undefined), subagents } };
+function withUnknownCapabilities(parsed: Record<string, unknown>, raw: Record<string, unknown>): Record<string, unknown> {
+  const given = raw.clientCapabilities;
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) return parsed;
+  const known = (parsed.clientCapabilities ?? {}) as Record<string, unknown>;
+  const unknown = Object.entries(given as Record<string, unknown>).filter(([key, value]) => !(key in known) && value !== undefined && (key !== 'subagents' || optsInToSubagents(value)));
+  if (unknown.length === 0) return parsed;
+  return { ...parsed, clientCapabilities: { ...known, ...Object.fromEntries(unknown) } };
 }
 
 export function initialize(live: Live, rpcId: JsonRpcId, params: Record<string, unknown>): void {
