@@ -8,17 +8,17 @@
  * same journal replays to a v2 editor with its end. The crash of an agent is in v2-editor.spec.ts;
  * a lost host (`host_lost`, `peer_lost`) in spec/cluster/v2-routing.spec.ts.
  */
-import { client, ndJsonStream, type ActiveSession } from '@agentclientprotocol/sdk/experimental/v2';
+import type { ActiveSession } from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { binDirectory } from '../support/path-editor.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 import { exitCodeOf, killGroups } from '../support/warden-process.js';
+import { spawnWardenByName } from '../support/warden-by-name.js';
+import { v2StdioEditor } from '../support/v2-stdio-editor.js';
 
 const fakeClaude = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 
@@ -49,21 +49,9 @@ const startedClis = (): Array<{ pid: number; args: string[] }> => {
 /** `warden acp --agent claude` over the fake CLI, with `args` and the fake's `env`; the SDK v2 client as its editor, initialized. */
 async function v2Warden(args: string[], env: Record<string, string>) {
   const fakeEnv = Object.entries({ FAKE_CLAUDE_FIXTURE: 'hello', FAKE_CLAUDE_ARGV_LOG: starts, FAKE_CLAUDE_DELAY_MS: '200', ...env }).flatMap(([key, value]) => ['--env', `${key}=${value}`]);
-  const child = spawn('warden', ['acp', '--agent', 'claude', '--agent-command', fakeClaude, '--store', join(dir, 'journal.sqlite'), ...args, ...fakeEnv], {
-    cwd: dir,
-    stdio: ['pipe', 'pipe', 'pipe'],
-    detached: true,
-    env: { PATH: `${binDirectory(dir)}:${process.env.PATH ?? ''}`, HOME: dir },
-  });
-  launched.push(child);
+  const child = spawnWardenByName(['acp', '--agent', 'claude', '--agent-command', fakeClaude, '--store', join(dir, 'journal.sqlite'), ...args, ...fakeEnv], dir, launched);
   child.stderr?.resume();
-  const updates: Notified[] = [];
-  const app = client({ name: 'v2-cut-turns-spec' }).onNotification('session/update', ({ params }) => {
-    updates.push(params as unknown as Notified);
-  });
-  const { agent } = app.connect(ndJsonStream(Writable.toWeb(child.stdin as Writable), Readable.toWeb(child.stdout as Readable) as ReadableStream<Uint8Array>));
-  const answer = await agent.request('initialize', { protocolVersion: 2, info: { name: 'v2-cut-turns-spec', version: '1' }, capabilities: {} });
-  expect(answer.protocolVersion).to.equal(2);
+  const { agent, updates } = await v2StdioEditor<Notified>(child, 'v2-cut-turns-spec');
   return { child, agent, updates };
 }
 

@@ -10,17 +10,16 @@
  * editor gets -32601 for both (not v1 methods). Nothing left running.
  */
 import { client as v1Client } from '@agentclientprotocol/sdk';
-import { client, ndJsonStream } from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { waitUntil } from '../support/processes.js';
 import { connectOverStdio, exitCodeOf, killGroups, stderrOf } from '../support/warden-process.js';
 import { spawnWardenByName } from '../support/warden-by-name.js';
+import { v2StdioEditor } from '../support/v2-stdio-editor.js';
 
 const v2Agent = fileURLToPath(new URL('../support/v2-agent.mjs', import.meta.url));
 const v1Agent = fileURLToPath(new URL('../support/sdk-agent.mjs', import.meta.url));
@@ -41,16 +40,7 @@ function wardenAcp(agent: string, protocol: 'v1' | 'v2', store: string): { child
 }
 
 /** The SDK v2 client on `child`'s stdio, every update recorded. */
-async function v2Editor(child: ChildProcess) {
-  const updates: Notified[] = [];
-  const app = client({ name: 'v2-cancel-spec' }).onNotification('session/update', ({ params }) => {
-    updates.push(params as unknown as Notified);
-  });
-  const { agent } = app.connect(ndJsonStream(Writable.toWeb(child.stdin as Writable), Readable.toWeb(child.stdout as Readable) as ReadableStream<Uint8Array>));
-  const answer = await agent.request('initialize', { protocolVersion: 2, info: { name: 'v2-cancel-spec', version: '1' }, capabilities: {} });
-  expect(answer.protocolVersion).to.equal(2);
-  return { agent, updates };
-}
+const v2Editor = (child: ChildProcess) => v2StdioEditor<Notified>(child, 'v2-cancel-spec');
 
 /** The error a request failed with (it must fail). */
 async function refusal(promise: Promise<unknown>): Promise<{ code: number; message: string; data?: unknown }> {
