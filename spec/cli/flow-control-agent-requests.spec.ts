@@ -54,7 +54,7 @@ describe('warden acp: flow control of requests the agent answers, with an editor
     await sleep(8000);
     expect(editor.running, `warden exited while the editor was not reading:\n${editor.stderr.slice(-600)}`).to.equal(true);
     editor.resumeReading();
-    await waitUntil(() => answered.size === total || !editor?.running, `${total} answers (got ${answered.size})`, 240_000, 50);
+    await waitUntil(() => answered.size === total || !editor?.running, () => `${total} answers (got ${answered.size})`, 240_000, 50);
     expect(editor.running, `warden exited:\n${editor.stderr.slice(-600)}`).to.equal(true);
     expect(answered.size).to.equal(total);
     expect(errors).to.equal(0);

@@ -55,7 +55,7 @@ describe('warden acp: flow control with an editor that reads slowly', function (
     await sleep(8000);
     expect(editor.running, `warden exited while the editor was not reading:\n${editor.stderr}`).to.equal(true);
     editor.resumeReading();
-    await waitUntil(() => answered.size === total || !editor?.running, `${total} answers (got ${answered.size})`, 240_000, 50);
+    await waitUntil(() => answered.size === total || !editor?.running, () => `${total} answers (got ${answered.size})`, 240_000, 50);
     expect(answered.size).to.equal(total);
     expect(errors).to.equal(0);
     expect(editor.running).to.equal(true);
@@ -93,7 +93,7 @@ describe('warden acp: flow control with an editor that reads slowly', function (
       expect(bytes - unread, `warden read ${bytes - unread} of ${bytes} bytes behind initialize`).to.be.below(1024 * 80 + 1024 * 1024 + 512 * 1024);
       writeFileSync(gate, '');
       expect((await initialized).result?.protocolVersion).to.equal(1);
-      await waitUntil(() => answered.size === total || !editor?.running, `${total} answers (got ${answered.size})`, 240_000, 50);
+      await waitUntil(() => answered.size === total || !editor?.running, () => `${total} answers (got ${answered.size})`, 240_000, 50);
       expect(editor.running, `warden exited:\n${editor.stderr.slice(-600)}`).to.equal(true);
       expect(answered.size).to.equal(total);
       expect(errors).to.equal(0);

@@ -47,11 +47,11 @@ export function groupMembers(pgid: number): number[] {
   return processTable().filter((row) => row.pgid === pgid && row.state !== 'Z').map((row) => row.pid);
 }
 
-/** Polls `predicate` (awaited when it is async: an HTTP probe, say) until it holds, or fails after a generous deadline. */
-export async function waitUntil(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000, intervalMs = 20): Promise<void> {
+/** Polls `predicate` (awaited when it is async: an HTTP probe, say) until it holds, or fails after a generous deadline, naming `what` (a function: as it is at the deadline). */
+export async function waitUntil(predicate: () => boolean | Promise<boolean>, what: string | (() => string), timeoutMs = 10_000, intervalMs = 20): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
