@@ -9,17 +9,16 @@
  * one lists the child under its parent, and a `session/resume` of the child from the start
  * replays the child's updates only, then `replay_complete`.
  */
-import { client, ndJsonStream } from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { waitUntil } from '../support/processes.js';
 import { killGroups } from '../support/warden-process.js';
 import { spawnWardenByName } from '../support/warden-by-name.js';
+import { v2StdioEditor } from '../support/v2-stdio-editor.js';
 
 const subagentAgent = fileURLToPath(new URL('../support/subagent-agent.mjs', import.meta.url));
 
@@ -45,14 +44,8 @@ describe('ACP v2 editor: subagent sessions', function () {
   async function editor() {
     const child = spawnWardenByName(['acp', '--store', join(dir, 'journal.sqlite'), '--agent', `acp:${process.execPath} ${subagentAgent} --log ${join(dir, 'agent.log')}`], dir, launched);
     child.stderr?.resume();
-    const updates: Notified[] = [];
-    const app = client({ name: 'v2-subagents-spec' }).onNotification('session/update', ({ params }) => {
-      updates.push(params as unknown as Notified);
-    });
-    const connection = app.connect(ndJsonStream(Writable.toWeb(child.stdin as Writable), Readable.toWeb(child.stdout as Readable) as ReadableStream<Uint8Array>));
-    const answer = await connection.agent.request('initialize', { protocolVersion: 2, info: { name: 'v2-subagents-spec', version: '1' }, capabilities: {} });
-    expect(answer.protocolVersion).to.equal(2);
-    return { child, agent: connection.agent, updates };
+    const { agent, updates } = await v2StdioEditor<Notified>(child, 'v2-subagents-spec');
+    return { child, agent, updates };
   }
 
   const lines = (updates: readonly Notified[]) =>
@@ -112,5 +105,36 @@ describe('ACP v2 editor: subagent sessions', function () {
     expect(kinds.indexOf(`${child} replay_complete`)).to.be.greaterThan(kinds.lastIndexOf(`${child} tool_call_update`));
     expect(again.updates.every(({ sessionId }) => sessionId === child)).to.equal(true);
     again.child.stdin?.end();
+  });
+  it('session/cancel of a running child that advertises cancel reaches the agent under the child\'s id and ends its work (its last words, then idle on the parent); the parent is not cancelled; a child that does not advertise it is never sent a cancel', async () => {
+    const { agent, updates } = await editor();
+    const active = await agent.buildSession(dir).start();
+    const log = join(dir, 'agent.log');
+    const cancelsSent = () => readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { method: string; params?: { sessionId?: string } }).filter((entry) => entry.method === 'session/cancel');
+    const before = cancelsSent().length;
+    await active.prompt('background');
+    await active.readTextUntilIdle();
+    const announced = () => updates.filter(({ sessionId, update }) => sessionId === active.sessionId && update.sessionUpdate === 'subagent_update').map(({ update }) => update.sessionId as string);
+    await waitUntil(() => announced().length === 1, 'the background child announced');
+    const child = announced()[0] as string;
+    const childWords = () => updates.filter(({ sessionId, update }) => sessionId === child && update.sessionUpdate === 'agent_message_chunk').map(({ update }) => (update.content as { text: string }).text);
+    await waitUntil(() => childWords().includes('child: watching.'), 'the child at work after the parent\'s idle');
+    await agent.notify('session/cancel', { sessionId: child } as never);
+    await waitUntil(() => childWords().includes('child: stopped.'), 'the child\'s last words');
+    const childStates = updates.filter(({ sessionId, update }) => sessionId === active.sessionId && update.sessionUpdate === 'subagent_update' && update.sessionId === child).map(({ update }) => update.state);
+    expect(childStates.at(-1)).to.deep.equal({ state: 'idle', stopReason: 'cancelled' });
+    expect(cancelsSent().slice(before).map((entry) => entry.params?.sessionId)).to.deep.equal([child]);
+    // The parent's own turn was over and stays so: no cancel of it went to the agent.
+    const fixed = agent.buildSession(dir);
+    const other = await fixed.start();
+    await other.prompt('background-fixed');
+    await other.readTextUntilIdle();
+    const fixedChild = `${other.sessionId}-child-2`;
+    await waitUntil(() => updates.some(({ sessionId, update }) => sessionId === fixedChild && update.sessionUpdate === 'agent_message_chunk'), 'the second child at work');
+    await agent.notify('session/cancel', { sessionId: fixedChild } as never);
+    // A prompt after it on the same connection is answered: the cancel, had it gone, was written before.
+    await other.prompt('hello');
+    await other.readTextUntilIdle();
+    expect(cancelsSent().slice(before).map((entry) => entry.params?.sessionId)).to.deep.equal([child]);
   });
 });

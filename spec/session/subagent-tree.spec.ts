@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { asksForSubagents, capabilitiesForAgent, subagentRouting } from '../../src/acp/subagent-updates.js';
 import type { Live } from '../../src/acp/server-live.js';
 import { SUBAGENT_META_KEY } from '../../src/protocol/native-agent.js';
-import { carried, forgetChildren, noteAnnouncement, topSessionOf, type SubagentParents } from '../../src/session/subagent-tree.js';
+import { carried, forgetChildren, noteAnnouncement, noteChildCapabilities, topSessionOf, type CancellableChildren, type SubagentParents } from '../../src/session/subagent-tree.js';
 
 const announce = (child: string) => ({ sessionUpdate: 'subagent_update', sessionId: child }) as unknown as SessionUpdate;
 const chunk = (text: string, meta?: Record<string, unknown>) => ({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text }, ...(meta ? { _meta: meta } : {}) }) as SessionUpdate;
@@ -27,6 +27,24 @@ describe('subagent sessions: the tree and the edge', () => {
     noteAnnouncement(parents, 'q', announce('d1'));
     forgetChildren(parents, 'p');
     expect([...parents.keys()]).to.deep.equal(['d1']);
+  });
+
+  it('a child may be cancelled while its latest capabilities say cancel: an update without capabilities keeps it, capabilities without cancel or null take it away', () => {
+    const cancellable: CancellableChildren = new Set();
+    const say = (fields: Record<string, unknown>) => noteChildCapabilities(cancellable, { sessionUpdate: 'subagent_update', sessionId: 'c1', ...fields } as unknown as SessionUpdate);
+    say({ title: 'Explore' });
+    expect(cancellable.has('c1')).to.equal(false);
+    say({ capabilities: { cancel: {} } });
+    expect(cancellable.has('c1')).to.equal(true);
+    say({ state: { state: 'running' } });
+    expect(cancellable.has('c1')).to.equal(true);
+    say({ capabilities: {} });
+    expect(cancellable.has('c1')).to.equal(false);
+    say({ capabilities: { cancel: {} } });
+    say({ capabilities: null });
+    expect(cancellable.has('c1')).to.equal(false);
+    noteChildCapabilities(cancellable, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'x' } } as SessionUpdate);
+    expect([...cancellable]).to.deep.equal([]);
   });
 
   it('an editor that takes subagents gets a child\'s update under the child\'s id without the tag; another one gets neither it nor the subagent-only kinds', () => {

@@ -12,6 +12,10 @@
 // task says more under its id, not announced again. Anything else is answered with one chunk.
 // `session/load` replays, as claude-agent-acp does for a child still running, the first task's
 // child's announcement (to a client that takes subagents), then answers.
+// `background` announces a child that goes on working after the parent's answer (as
+// claude-agent-acp's background subagents do), advertising `cancel`; `background-fixed` one
+// that does not advertise it. A `session/cancel` naming a running child (logged, as requests are)
+// ends its work: a last chunk under the child's id, then the child `idle` on its parent.
 //
 // Usage: node spec/support/subagent-agent.mjs [--log FILE] [--quiet-load]
 //   --log FILE  append one JSON line per request received ({ method, params }).
@@ -30,6 +34,16 @@ const write = (message) => process.stdout.write(`${JSON.stringify({ jsonrpc: '2.
 const update = (sessionId, value) => write({ method: 'session/update', params: { sessionId, update: value } });
 const text = (value) => ({ type: 'text', text: value });
 
+/** Background children still working: child id -> its parent's id. */
+const working = new Map();
+
+function runInBackground(parent, cancellable) {
+  const child = `${parent}-child-${++children}`;
+  update(parent, { sessionUpdate: 'subagent_update', sessionId: child, title: 'Watch', description: 'Keep watching the files', ...(cancellable ? { capabilities: { cancel: {} } } : {}), state: { state: 'running' } });
+  update(child, { sessionUpdate: 'agent_message_chunk', content: text('child: watching.') });
+  working.set(child, parent);
+}
+
 function runTask(parent) {
   if (!subagents) {
     update(parent, { sessionUpdate: 'agent_message_chunk', content: text('child: looked at the files. ') });
@@ -47,8 +61,17 @@ function runTask(parent) {
 
 createInterface({ input: process.stdin }).on('line', (line) => {
   const message = JSON.parse(line);
-  if (message.id === undefined || message.method === undefined) return;
+  if (message.method === undefined) return;
   if (logFile) appendFileSync(logFile, `${JSON.stringify({ pid: process.pid, method: message.method, params: message.params })}\n`);
+  if (message.id === undefined) {
+    const child = message.params?.sessionId;
+    if (message.method === 'session/cancel' && working.has(child)) {
+      update(child, { sessionUpdate: 'agent_message_chunk', content: text('child: stopped.') });
+      update(working.get(child), { sessionUpdate: 'subagent_update', sessionId: child, state: { state: 'idle', stopReason: 'cancelled' } });
+      working.delete(child);
+    }
+    return;
+  }
   switch (message.method) {
     case 'initialize': {
       const given = message.params?.clientCapabilities?.subagents;
@@ -63,6 +86,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     case 'session/prompt': {
       const first = message.params.prompt.find((block) => block.type === 'text')?.text ?? '';
       if (first.startsWith('task')) runTask(message.params.sessionId);
+      else if ((first === 'background' || first === 'background-fixed') && subagents) runInBackground(message.params.sessionId, first === 'background');
       else if (first === 'continue') update(`${message.params.sessionId}-child-1`, { sessionUpdate: 'agent_message_chunk', content: text('child: still here.') });
       else update(message.params.sessionId, { sessionUpdate: 'agent_message_chunk', content: text('hello') });
       return write({ id: message.id, result: { stopReason: 'end_turn' } });

@@ -414,6 +414,15 @@ export function cancelPrompt(client: AnyActorRef, sessionId: string): void {
   }
 }
 
+/**
+ * Cancels the current work of the subagent child `childId` (ACP's subagent sessions: the
+ * client's `session/cancel` on the child's id, for a child that advertised `cancel`); the
+ * child's end comes from the agent as updates. The child is no session of this client.
+ */
+export function cancelChild(client: AnyActorRef, childId: string): void {
+  sendNotification(liveOf(client).connection, AGENT_METHODS.session_cancel, { sessionId: childId });
+}
+
 /** The agent's initialize answer, once initialized. */
 export function agentInfo(client: AnyActorRef): InitializeResponse | undefined {
   return liveOf(client).agent;

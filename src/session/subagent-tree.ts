@@ -28,6 +28,22 @@ export function noteAnnouncement(parents: SubagentParents, sessionId: string, up
   return child;
 }
 
+/** The children a client may cancel: their `subagent_update`s gave `capabilities.cancel` last. */
+export type CancellableChildren = Set<string>;
+
+/**
+ * Notes what a `subagent_update` says of its child's cancel, with ACP's patch semantics: an
+ * update without `capabilities` leaves it as it was; `capabilities` without `cancel`, or null,
+ * takes it away (ACP: a client cancels a child's work only when the child advertises it).
+ */
+export function noteChildCapabilities(cancellable: CancellableChildren, update: SessionUpdate): void {
+  const child = announcedChild(update);
+  if (child === undefined || !('capabilities' in update)) return;
+  const cancel = (update as { capabilities?: { cancel?: unknown } | null }).capabilities?.cancel;
+  if (typeof cancel === 'object' && cancel !== null) cancellable.add(child);
+  else cancellable.delete(child);
+}
+
 /** The top session `sessionId` belongs to: itself when it is no announced child. */
 export function topSessionOf(parents: SubagentParents, sessionId: string): string {
   let id = sessionId;

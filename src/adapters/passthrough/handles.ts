@@ -5,7 +5,7 @@
  * MCP servers). Keyed by the passthrough actor.
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
-import type { SubagentParents } from '../../session/subagent-tree.js';
+import type { CancellableChildren, SubagentParents } from '../../session/subagent-tree.js';
 import type { AnyActorRef } from 'xstate';
 import type { TurnActivity } from '../turn-activity.js';
 import type { TurnTools } from '../cut-turn.js';
@@ -53,6 +53,8 @@ export interface PassthroughHandles {
   readonly direct: Set<string>;
   /** Subagent children the agent announced (`subagent_update`): a child's updates take its top parent's way (direct or not). */
   readonly subagents: SubagentParents;
+  /** The children among them whose work a client may cancel (their latest capabilities say `cancel`). */
+  readonly cancellableChildren: CancellableChildren;
 }
 
 const handles = new WeakMap<AnyActorRef, PassthroughHandles>();
@@ -72,6 +74,7 @@ export function createHandles(owner: AnyActorRef, options: AcpPassthroughOptions
     watchers: new Map(),
     direct: new Set(),
     subagents: new Map(),
+    cancellableChildren: new Set(),
   };
   handles.set(owner, created);
   return created;

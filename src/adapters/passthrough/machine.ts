@@ -18,7 +18,7 @@
  */
 import type { InitializeResponse } from '@agentclientprotocol/sdk';
 import { enqueueActions, setup, type AnyActorRef } from 'xstate';
-import { cancelPrompt } from '../../acp/agent-client.js';
+import { cancelChild, cancelPrompt } from '../../acp/agent-client.js';
 import { AGENT_METHODS } from '../../protocol/methods.js';
 import type { AgentHandlerEvent, AgentHandlerOutput, AgentRequestEvent } from '../../protocol/native-agent.js';
 import { RpcError } from '../../jsonrpc/rpc-error.js';
@@ -261,6 +261,16 @@ export const passthroughMachine = setup({
      */
     cancelPrompt: enqueueActions(({ context, event, enqueue, self }) => {
       if (event.type !== 'session.cancel') return;
+      const handles = handlesOf(self);
+      if (handles.subagents.has(event.sessionId)) {
+        // A subagent child's work, cancelled on the agent when the child advertised it (ACP forbids it otherwise); it has no turn here.
+        if (handles.cancellableChildren.has(event.sessionId)) {
+          enqueue(() => {
+            if (handles.client) cancelChild(handles.client, event.sessionId);
+          });
+        }
+        return;
+      }
       const prompts = Object.fromEntries(Object.entries(context.prompts).map(([id, prompt]) => [id, prompt.sessionId === event.sessionId ? { ...prompt, cancelled: true } : prompt]));
       enqueue.assign({ cancelledTurns: { ...context.cancelledTurns, [event.sessionId]: true }, prompts });
       // A cut prompt waiting for its session's re-attachment: it ends cancelled, nothing is sent again.

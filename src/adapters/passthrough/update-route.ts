@@ -9,7 +9,7 @@
  * port's watchdog hint.
  */
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
-import { carried, noteAnnouncement } from '../../session/subagent-tree.js';
+import { carried, noteAnnouncement, noteChildCapabilities } from '../../session/subagent-tree.js';
 import type { AnyActorRef } from 'xstate';
 import type { SessionRoute } from '../../protocol/native-agent.js';
 import { activityAfter, quietTurn } from '../turn-activity.js';
@@ -86,6 +86,7 @@ export function updateSeen(agent: AnyActorRef, sessionId: string, update: Sessio
   }
   // A subagent child's update takes its top parent's way, tagged with the child (src/session/subagent-tree.ts).
   noteAnnouncement(handles.subagents, sessionId, update);
+  noteChildCapabilities(handles.cancellableChildren, update);
   const way = carried(handles.subagents, sessionId, update);
   if (!handles.direct.has(way.sessionId)) handles.relayUpdate(way.sessionId, way.update);
 }

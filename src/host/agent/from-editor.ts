@@ -18,6 +18,7 @@ import { deleteSession, fork } from './fork-delete.js';
 import { closed } from './session-record.js';
 import { cancelCame, promptCame } from './turns.js';
 import { cancelWork } from './work-cancel.js';
+import { cancelChildWork } from './subagents.js';
 import { journalCall, journalFailureAnswers, recordPermission } from './journal-writes.js';
 import { sessionFailedError } from '../../session/session-machine.js';
 
@@ -41,7 +42,10 @@ export function onEditorEvent(live: Live, event: AgentHandlerEvent): void {
     }
     case 'session.cancel': {
       const session = live.sessions.get(event.sessionId);
-      if (!session) return;
+      if (!session) {
+        cancelChildWork(live, event);
+        return;
+      }
       // A `requestId` is a $/cancel_request of that prompt; session/cancel has none (the server gives '').
       cancelCame(live, session, event.requestId || undefined);
       return;

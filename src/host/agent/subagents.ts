@@ -18,6 +18,8 @@ import { isPromiseLike } from '../../journal/host-journal.js';
 import type { Live } from './live.js';
 import { journalCall, safely } from './journal-writes.js';
 import { failedWrite } from './journal-failures.js';
+import { innerAgent, sendTo } from './inner-agents.js';
+import type { AgentHandlerEvent } from '../../protocol/native-agent.js';
 
 /** The session open here that journals `sessionId`'s updates: its own, or its top parent's for a child. */
 export function journalingSession(live: Live, sessionId: string): string {
@@ -52,4 +54,18 @@ export function linkChildren(live: Live, sessionId: string, then: () => void): v
     else for (const child of found.value) if (!live.subagents.has(child.sessionId)) live.subagents.set(child.sessionId, child.parentSessionId);
     then();
   });
+}
+
+/**
+ * An editor's `session/cancel` of a subagent child (ACP: it cancels the child's current work,
+ * not its parent's turn): to the agent that runs the child's top parent here, whose edge sends it
+ * on when the child advertised `cancel` (the passthrough). `false`: `sessionId` is no child
+ * known here, or its parent is not open here.
+ */
+export function cancelChildWork(live: Live, event: Extract<AgentHandlerEvent, { type: 'session.cancel' }>): boolean {
+  if (!live.subagents.has(event.sessionId)) return false;
+  const top = live.sessions.get(journalingSession(live, event.sessionId));
+  if (!top) return false;
+  sendTo(innerAgent(live, top.agent), event);
+  return true;
 }
