@@ -5,7 +5,8 @@
  * told `subagents`, and the editor gets the child's announcement on the parent, then the
  * child's updates under the child's `sessionId`, before the parent's answer and its `idle`;
  * after `warden acp` is started again on the same journal, the parent's `session/resume` from
- * the start replays the child after its announcement. After a kill -9 of `warden acp`, a new
+ * the start replays the child after its announcement, then `replay_complete` on the child's id
+ * and on the parent's. After a kill -9 of `warden acp`, a new
  * one lists the child under its parent, and a `session/resume` of the child from the start
  * replays the child's updates only, then `replay_complete`.
  */
@@ -84,6 +85,12 @@ describe('ACP v2 editor: subagent sessions', function () {
     await again.agent.request('session/resume', { sessionId: parent, cwd: dir, replayFrom: { type: 'start' } } as never);
     await waitUntil(() => lines(again.updates).includes(`${parent} agent_message_chunk`), 'the replay');
     expect(lines(again.updates)).to.deep.equal(live);
+    // replay_complete for the child on its own id (RFD: a child announced in the replay gets its own marker), then the parent's.
+    const markers = () => again.updates.filter(({ update }) => update.sessionUpdate === 'replay_complete').map(({ sessionId }) => sessionId);
+    await waitUntil(() => markers().includes(parent), 'the parent\'s replay_complete');
+    expect(markers()).to.deep.equal([child, parent]);
+    const lastChildUpdate = again.updates.map(({ sessionId, update }) => sessionId === child && update.sessionUpdate !== 'replay_complete').lastIndexOf(true);
+    expect(again.updates.findIndex(({ sessionId, update }) => sessionId === child && update.sessionUpdate === 'replay_complete')).to.be.greaterThan(lastChildUpdate);
     again.child.stdin?.end();
   });
 

@@ -173,7 +173,7 @@ export function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
       return;
     case 'acp.replayComplete':
       if (live.relay) sendRelayed(live, event);
-      else if (live.v2) v2ReplayComplete(live, event.sessionId, event.seq);
+      else if (live.v2) v2ReplayComplete(live, live.v2, event.sessionId, event.seq);
       else noteReplayed(live, event.requestId, event.seq);
       return;
   }

@@ -20,6 +20,7 @@ import { turnMessageIds, userMessageId } from './v2-message-ids.js';
 import { idleState, requiresActionState, runningState, type TurnEnd } from './v2-turn-state.js';
 import { TURN_END_META_KEY } from '../session/cursor.js';
 import { updateToV2 } from './v2-updates.js';
+import { announcedChild } from '../session/subagent-tree.js';
 import type { V2Edge } from './v2-connection.js';
 import { backgroundOf, noteWork, withBackground, workLost } from './v2-background.js';
 
@@ -34,6 +35,8 @@ function send(live: Live, sessionId: string, update: V2.SessionUpdate, seq?: num
  */
 export function relayV2Update(live: Live, edge: V2Edge, sessionId: string, update: SessionUpdate, seq: number | undefined): void {
   if (update.sessionUpdate === 'user_message_chunk' && seq !== undefined) edge.turnOf.set(sessionId, seq);
+  const child = announcedChild(update);
+  if (child !== undefined && child !== sessionId) edge.children.set(sessionId, (edge.children.get(sessionId) ?? new Set()).add(child));
   // A turn's end shown from the journal (a hub's catch-up or replay of another connection's turn): v2's `idle`.
   const ended = turnEndOf(update);
   if (ended) {
@@ -163,9 +166,22 @@ export function v2PermissionAnswered(live: Live, edge: V2Edge, sessionId: string
 /**
  * A replay (`session/resume` with `replayFrom`) delivered the whole history, up to journal entry
  * `seq`: v2's `replay_complete` (RFD "session-replay-complete"), after the last replayed update
- * and before the state snapshot and the answer; never for a replay cut short.
+ * and before the state snapshot and the answer; never for a replay cut short. Each subagent
+ * child the history announced to this editor gets its own marker, on its own `sessionId`, just
+ * before its parent's.
  */
-export function v2ReplayComplete(live: Live, sessionId: string, seq: number): void {
+export function v2ReplayComplete(live: Live, edge: V2Edge, sessionId: string, seq: number): void {
+  // Each subagent child the history announced gets its own marker, on its own id, before its parent's (RFD: a child announced during the request is marked too).
+  const marked = new Set<string>([sessionId]);
+  const markChildren = (parent: string) => {
+    for (const child of edge.children.get(parent) ?? []) {
+      if (marked.has(child)) continue;
+      marked.add(child);
+      markChildren(child);
+      send(live, child, { sessionUpdate: 'replay_complete' } as unknown as V2.SessionUpdate, seq);
+    }
+  };
+  markChildren(sessionId);
   send(live, sessionId, { sessionUpdate: 'replay_complete' } as unknown as V2.SessionUpdate, seq);
 }
 
