@@ -119,7 +119,7 @@ describe('ACP v2 editor: a turn warden cuts ends idle with a typed failure (issu
     expect(listed.sessions.find((entry) => entry.sessionId === session.sessionId)?._meta?.['acp-warden/state']).to.equal('failed');
   });
 
-  it('warden killed -9 mid-turn: a new warden on the same journal replays the cut turn to a v2 editor (its messageId, replay_complete, then idle, not running); the keyed prompt sent again gets the cut turn\'s record (-32603, data.reason shutdown), nothing inserted; the session takes a new turn', async () => {
+  it('warden killed -9 mid-turn: a new warden on the same journal replays the cut turn to a v2 editor (its messageId, its end idle with the record shutdown, replay_complete, then idle, not running); the keyed prompt sent again gets the cut turn\'s record (-32603, data.reason shutdown), nothing inserted; the session takes a new turn', async () => {
     const first = await v2Warden([], {});
     const session = await first.agent.buildSession(dir).start();
     const keyed = { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'hello' }], idempotencyKey: 'cut-by-kill-1' };
@@ -135,10 +135,13 @@ describe('ACP v2 editor: a turn warden cuts ends idle with a typed failure (issu
     const kinds = replayed.map((update) => update.sessionUpdate);
     expect(replayed.filter((update) => update.sessionUpdate === 'user_message_chunk').map((update) => update.messageId), kinds.join(' ')).to.deep.equal([ack.messageId]);
     expect(kinds.filter((kind) => kind === 'replay_complete')).to.have.length(1);
+    // The cut turn's end is in the history: idle with its typed failure record, before the marker.
+    const replayedIdle = replayed.slice(0, kinds.indexOf('replay_complete')).filter((update) => update.sessionUpdate === 'state_update');
+    expect(replayedIdle.map((update) => [update.state, update.stopReason, update.error?.data?.reason])).to.deep.equal([['idle', 'error', 'shutdown']]);
     // The cut turn is over: right after the history, the session's state is idle, not running
     // (the resumed CLI's own updates, its commands say, may follow).
     expect(kinds[kinds.indexOf('replay_complete') + 1], kinds.join(' ')).to.equal('state_update');
-    expect(statesOf(replayed)).to.deep.equal(['idle']);
+    expect(statesOf(replayed)).to.deep.equal(['idle:error', 'idle']);
     const retried = await second.agent.request('session/prompt', keyed as never).then(
       () => undefined,
       (error: { code: number; data?: { reason?: string } }) => error,

@@ -59,8 +59,16 @@ export function attach(live: Live, request: AgentRequestEvent, how: 'load' | 're
       live.failed.delete(sessionId);
       live.moved.delete(sessionId);
       const job = beginAttach(live, sessionId, opens);
-      if (how === 'load') replay(live, sessionId, request.requestId, () => reattach(live, request, how, job, adopted, from), () => endAttach(live, job));
-      else reattach(live, request, how, job, adopted, from);
+      const proceed = (cutTurns: number) => {
+        if (how === 'load') replay(live, sessionId, request.requestId, () => reattach(live, request, how, job, adopted, from, cutTurns), () => endAttach(live, job));
+        else reattach(live, request, how, job, adopted, from, cutTurns);
+      };
+      if (!opens) return proceed(0);
+      // The turns a previous host left open end in the journal first: a load's replay shows their ends in order (a v2 editor's `idle` with the record).
+      openTurnsOf(live, sessionId, (open) => {
+        if (!job.interrupted) endCutTurns(live, sessionId, open, takeoverOf(request, from));
+        proceed(open?.length ?? 0);
+      });
     };
     // Live in another warden: running it here too would split its history (checked before the replay).
     const claimAndStart = () => (opens ? claimThen(live, request.requestId, sessionId, (claimed) => start(claimed.from), giveUp) : start());
@@ -97,9 +105,10 @@ function linkAncestors(live: Live, sessionId: string, parentId: string, then: ()
 
 /**
  * Opens the session on its agent (or answers at once when it runs here already). `from`: the
- * host this host's claim took it from (see {@link takeoverOf}).
+ * host this host's claim took it from (see {@link takeoverOf}); `cutTurns`: how many turns that
+ * host (or a killed warden) left open, which `attach` ended in the journal before (`endCutTurns`).
  */
-export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume', job: AttachJob, adopted: Adopted | undefined, from?: PreviousOwner): void {
+export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | 'resume', job: AttachJob, adopted: Adopted | undefined, from: PreviousOwner | undefined, cutTurns: number): void {
   const sessionId = request.params.sessionId as string;
   const answer = (output: AgentHandlerOutput) => {
     emit(live, output);
@@ -132,15 +141,14 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
       unadopt(live, sessionId, adopted);
       return answer({ type: 'acp.error', requestId: request.requestId, error: RpcError.internalError(`session ${sessionId} needs agent ${journaled.agent}: ${(error as Error).message}`, { sessionId, agent: journaled.agent }).toErrorObject() });
     }
-    linkChildren(live, sessionId, () => openTurnsOf(live, sessionId, (open) =>
+    linkChildren(live, sessionId, () =>
       journaledChoices(live, sessionId, (chosen) => {
         if (interrupted()) return;
         const takeover = takeoverOf(request, from);
-        endCutTurns(live, sessionId, open, takeover);
         if (takeover?.handedOver) {
           notify(live, sessionId, 'info', `${journaled.agent} handed over`, `The host that ran this session (${takeover.previousOwner}) stopped for a restart and handed it over: this host took it and resumes the conversation from the journal.`);
         } else if (takeover) {
-          notify(live, sessionId, 'warning', `${journaled.agent} taken over`, `The host that ran this session (${takeover.previousOwner}) was lost: its lease ran out. This host took the session over and resumes the conversation from the journal${open?.length ? `; the turn it left running ended (host_lost)` : ''}.`);
+          notify(live, sessionId, 'warning', `${journaled.agent} taken over`, `The host that ran this session (${takeover.previousOwner}) was lost: its lease ran out. This host took the session over and resumes the conversation from the journal${cutTurns > 0 ? `; the turn it left running ended (host_lost)` : ''}.`);
         }
         // What the agent advertised (its initialize answer), not what its definition assumed.
         const caps = inner.capabilities;
@@ -158,7 +166,7 @@ export function reattach(live: Live, request: AgentRequestEvent, how: 'load' | '
           context: request.context,
         });
       }),
-    ));
+    );
   });
 }
 

@@ -11,6 +11,7 @@ import { failedWrite } from './journal-failures.js';
 import { later } from './continuation.js';
 import { topSessionOf } from '../../session/subagent-tree.js';
 import { childCursors } from '../../session/child-cursors.js';
+import { updatesOf, updatesWithTurns } from '../../session/cursor.js';
 
 /**
  * Everything the host tells the editor goes out here, after the journal writes of its session
@@ -72,7 +73,11 @@ export function subscriberOf(live: Live): Subscriber {
   return new Subscriber({
     write: (output) => live.scope.emit(output),
     // A subagent child's cursor reads its top parent's journal and shows the child's entries only (subagents.ts).
-    ...childCursors(live.subagents, journalReads(live.journal, (sessionId) => topSessionOf(live.subagents, sessionId))),
+    ...childCursors(live.subagents, journalReads(live.journal, (sessionId) => topSessionOf(live.subagents, sessionId)), (_sessionId, record, replaying) =>
+      // An ACP v2 editor's replay shows each turn's end too (its `idle`, with the typed failure of a
+      // cut turn), as a `warden serve` replay does; a v1 editor's stays as it was (v1 has no place for it).
+      replaying && (live.context?.protocolVersion ?? 1) >= 2 ? updatesWithTurns(record.entry) : updatesOf(record.entry, replaying),
+    ),
     gate: deliveryGateOf(live.scope.system),
     // A turn of its own: what was written had a turn to go out; a stopped host reads no more.
     schedule: (sessionId) =>
