@@ -16,7 +16,7 @@ import { waitUntil } from '../support/processes.js';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('warden acp: flow control of requests the agent answers, with an editor that reads slowly', function () {
-  this.timeout(300_000);
+  this.timeout(420_000);
   let work: string;
   let editor: PipeEditor | undefined;
 
@@ -54,7 +54,7 @@ describe('warden acp: flow control of requests the agent answers, with an editor
     await sleep(8000);
     expect(editor.running, `warden exited while the editor was not reading:\n${editor.stderr.slice(-600)}`).to.equal(true);
     editor.resumeReading();
-    await waitUntil(() => answered.size === total || !editor?.running, () => `${total} answers (got ${answered.size})`, 240_000, 50);
+    await waitUntil(() => answered.size === total || !editor?.running, () => `${total} answers (got ${answered.size})`, 360_000, 50);
     expect(editor.running, `warden exited:\n${editor.stderr.slice(-600)}`).to.equal(true);
     expect(answered.size).to.equal(total);
     expect(errors).to.equal(0);
@@ -80,7 +80,7 @@ describe('warden acp: flow control of requests the agent answers, with an editor
       lines.push(JSON.stringify({ jsonrpc: '2.0', id: 1000 + index, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: `run the tool, #${index}` }] } }));
     }
     editor.child.stdin.write(`${lines.join('\n')}\n`);
-    await waitUntil(() => ended.size === total || !editor?.running, `${total} prompts to end (${ended.size} did, ${asked} permissions asked)`, 240_000, 50);
+    await waitUntil(() => ended.size === total || !editor?.running, () => `${total} prompts to end (${ended.size} did, ${asked} permissions asked)`, 240_000, 50);
     expect(ended.size).to.equal(total);
     expect(asked).to.equal(total);
   });
