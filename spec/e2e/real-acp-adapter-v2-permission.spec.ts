@@ -1,14 +1,18 @@
 /**
- * A permission over ACP v2 end to end with a real adapter (issue 30): the SDK 2.4.0 v2 client as
- * the editor of `warden acp --agent claude-acp --agent-protocol v2`, serving
+ * A permission over ACP v2 end to end with the real adapters (issue 30): the SDK 2.4.0 v2 client
+ * as the editor of `warden acp --agent claude-acp|codex-acp --agent-protocol v2`, serving
  * @agentclientprotocol/claude-agent-acp 0.101.0 pinned to v2 (CLAUDE_AGENT_ACP_PROTOCOL=v2) over the
- * pinned Claude Code against the fake Anthropic server on 127.0.0.1. The editor sets the session's
- * `mode` config option to `default` (the adapter starts in `auto`, where Claude decides alone);
- * the prompt `permission` makes the model write a new file, which Claude then asks permission for: the adapter's v2
- * `session/request_permission` reaches the v2 editor (v2's title and a tool-call subject naming
- * the tool call it was shown), the turn is `requires_action` meanwhile, the editor's answer goes
- * back, and the tool runs (allowed: the file is written) or fails (rejected: nothing written);
- * the turn ends `idle` `end_turn` either way.
+ * pinned Claude Code against the fake Anthropic server, and @agentclientprotocol/codex-acp 2.6.0
+ * over the pinned Codex against the fake OpenAI server, on 127.0.0.1. The editor sets the
+ * session's `mode` config option to one that asks (claude-agent-acp starts in `auto`, where Claude
+ * decides alone: `default`; codex-acp's default `agent` has a model review the request:
+ * `workspace-write`, where Codex asks for a command that leaves the sandbox); the prompt makes
+ * the model create `new.txt` (Claude's Write tool; Codex's `touch` asking to escalate), the
+ * adapter's v2 `session/request_permission` reaches the v2 editor (v2's title and a tool-call
+ * subject naming the tool call it was shown), the turn is `requires_action` meanwhile, the
+ * editor's answer goes back, and the tool runs (allowed: the file is there) or does not
+ * (rejected: nothing created); the turn ends `idle` `end_turn`, or, rejected by Codex's only
+ * reject option ("No, and tell Codex what to do differently"), `idle` `cancelled`.
  *
  * The adapters come from `npm run agents:install` (WARDEN_AGENTS_DIR); without them this skips.
  */
@@ -21,7 +25,8 @@ import { Readable, Writable } from 'node:stream';
 import { startFakeAnthropic } from '../support/fake-anthropic-server.js';
 import type { FakeModelServer } from '../support/local-model-server.js';
 import { waitUntil } from '../support/processes.js';
-import { agentsBin, claudeBin, claudeEnv, envArgs, endRealAgentSuite, repo, skipMessage, wardenMain, workspace, type Workspace } from '../support/real-agents-harness.js';
+import { startFakeOpenAI } from '../support/fake-openai-server.js';
+import { agentsBin, claudeBin, claudeEnv, codexBin, codexEnv, envArgs, endRealAgentSuite, repo, skipMessage, wardenMain, workspace, writeCodexHome, type Workspace } from '../support/real-agents-harness.js';
 
 interface Notified {
   readonly sessionId: string;
@@ -34,9 +39,57 @@ interface AskedPermission {
   readonly options: ReadonlyArray<{ readonly optionId: string; readonly kind: string }>;
 }
 
-describe('real claude-agent-acp behind warden acp in ACP v2 both ways: a permission answered by the v2 editor (fake model server)', function () {
+/** One adapter the suite runs: how warden names it, how it is started, what makes it ask. */
+interface AdapterCase {
+  readonly agent: 'claude-acp' | 'codex-acp';
+  readonly bin: 'claude-agent-acp' | 'codex-acp';
+  /** The variable warden reads the adapter's path from. */
+  readonly pathVar: string;
+  readonly cli: string;
+  readonly server: () => Promise<FakeModelServer>;
+  readonly env: (server: FakeModelServer, space: Workspace) => Record<string, string>;
+  /** The `mode` config option value in which the adapter asks the editor. */
+  readonly askMode: string;
+  /** The prompt that makes the fake model create `new.txt` with a tool that needs permission. */
+  readonly prompt: string;
+  /** What `new.txt` holds once created. */
+  readonly created: string;
+  /** How a turn whose tool the editor rejected ends. */
+  readonly rejectedEnds: 'end_turn' | 'cancelled';
+}
+
+const cases: AdapterCase[] = [
+  {
+    agent: 'claude-acp',
+    bin: 'claude-agent-acp',
+    pathVar: 'CLAUDE_AGENT_ACP_PATH',
+    cli: claudeBin,
+    server: startFakeAnthropic,
+    // IS_SANDBOX=1: as root, the adapter refuses to start the CLI without it; pinned to v2 so that a v1 offer would be refused.
+    env: (server, space) => ({ ...claudeEnv(server.url, space), CLAUDE_CODE_EXECUTABLE: claudeBin, IS_SANDBOX: '1', CLAUDE_AGENT_ACP_PROTOCOL: 'v2' }),
+    askMode: 'default',
+    prompt: 'permission',
+    created: 'hello\n',
+    rejectedEnds: 'end_turn',
+  },
+  {
+    agent: 'codex-acp',
+    bin: 'codex-acp',
+    pathVar: 'CODEX_ACP_PATH',
+    cli: codexBin,
+    server: startFakeOpenAI,
+    env: (server, space) => ({ ...codexEnv(space, writeCodexHome(space, server.url)), CODEX_PATH: codexBin }),
+    askMode: 'workspace-write',
+    prompt: 'TOOL:escalate touch new.txt',
+    created: '',
+    // Codex's one reject option is "No, and tell Codex what to do differently": it stops the turn.
+    rejectedEnds: 'cancelled',
+  },
+];
+
+for (const adapter of cases) describe(`real ${adapter.bin} behind warden acp in ACP v2 both ways: a permission answered by the v2 editor (fake model server)`, function () {
   this.timeout(90_000);
-  const adapterBin = join(agentsBin, 'claude-agent-acp');
+  const adapterBin = join(agentsBin, adapter.bin);
   let server: FakeModelServer | undefined;
   let space: Workspace | undefined;
   let warden: ChildProcessWithoutNullStreams | undefined;
@@ -50,16 +103,16 @@ describe('real claude-agent-acp behind warden acp in ACP v2 both ways: a permiss
   let agent: ReturnType<ReturnType<typeof client>['connect']>['agent'];
 
   before(async function () {
-    if (!existsSync(adapterBin) || !existsSync(claudeBin)) {
-      console.log(`      ${skipMessage('claude-agent-acp (or its CLI)')}`);
+    if (!existsSync(adapterBin) || !existsSync(adapter.cli)) {
+      console.log(`      ${skipMessage(`${adapter.bin} (or its CLI)`)}`);
       this.skip();
     }
-    server = await startFakeAnthropic();
-    space = workspace('warden-e2e-v2-permission-');
-    const env = { ...claudeEnv(server.url, space), CLAUDE_CODE_EXECUTABLE: claudeBin, IS_SANDBOX: '1', CLAUDE_AGENT_ACP_PROTOCOL: 'v2' };
-    warden = spawn(process.execPath, [wardenMain, 'acp', '--agent', 'claude-acp', '--agent-protocol', 'v2', '--store', ':memory:', ...envArgs(env)], {
+    server = await adapter.server();
+    space = workspace(`warden-e2e-v2-permission-${adapter.bin}-`);
+    const env = adapter.env(server, space);
+    warden = spawn(process.execPath, [wardenMain, 'acp', '--agent', adapter.agent, '--agent-protocol', 'v2', '--store', ':memory:', ...envArgs(env)], {
       cwd: repo,
-      env: { ...process.env, CLAUDE_AGENT_ACP_PATH: adapterBin },
+      env: { ...process.env, [adapter.pathVar]: adapterBin },
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     });
@@ -88,13 +141,12 @@ describe('real claude-agent-acp behind warden acp in ACP v2 both ways: a permiss
   async function permissionTurn(): Promise<{ project: string; text: string; session: ActiveSession; of: Notified['update'][]; permission: AskedPermission | undefined }> {
     const project = (space as Workspace).project();
     const session = await agent.buildSession(project).start();
-    // The adapter starts a session in `auto` (Claude decides, nobody is asked): the editor picks
-    // `default` (ask) through v2's config options, where v2 keeps the modes.
+    // The adapter's starting mode asks nobody: the editor picks one that asks through v2's config options, where v2 keeps the modes.
     const mode = session.configOptions?.find((option) => option.configId === 'mode');
     expect(mode, JSON.stringify(session.configOptions)).to.not.equal(undefined);
-    await session.setConfigOption({ configId: 'mode', value: 'default' } as never);
+    await session.setConfigOption({ configId: 'mode', value: adapter.askMode } as never);
     const before = asked.length;
-    await session.prompt('permission');
+    await session.prompt(adapter.prompt);
     const text = await session.readTextUntilIdle();
     // The SDK's session and the recording handler each get the idle: wait for the record.
     await waitUntil(() => updates.some((entry) => entry.sessionId === session.sessionId && entry.update.state === 'idle'), 'the idle recorded');
@@ -116,15 +168,15 @@ describe('real claude-agent-acp behind warden acp in ACP v2 both ways: a permiss
     expect(statesOf(of).at(-1)).to.equal('idle:end_turn');
     expect(of.filter((update) => update.toolCallId === toolCallId).at(-1)?.status).to.equal('completed');
     expect(text).to.include('Tool finished');
-    expect(readFileSync(join(project, 'new.txt'), 'utf8')).to.equal('hello\n');
+    expect(readFileSync(join(project, 'new.txt'), 'utf8')).to.equal(adapter.created);
   });
 
-  it('rejected: the tool fails, nothing is written, idle end_turn', async () => {
+  it(`rejected: the tool fails, nothing is written, idle ${adapter.rejectedEnds}`, async () => {
     answer = 'reject_once';
     const { project, of, permission } = await permissionTurn();
     const toolCallId = permission?.subject?.toolCall?.toolCallId;
     expect(of.filter((update) => update.toolCallId === toolCallId).at(-1)?.status).to.equal('failed');
     expect(existsSync(join(project, 'new.txt'))).to.equal(false);
-    expect(statesOf(of).at(-1)).to.equal('idle:end_turn');
+    expect(statesOf(of).at(-1)).to.equal(`idle:${adapter.rejectedEnds}`);
   });
 });
