@@ -22,11 +22,10 @@ import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'n
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { startFakeAnthropic } from '../support/fake-anthropic-server.js';
 import type { FakeModelServer } from '../support/local-model-server.js';
 import { waitUntil } from '../support/processes.js';
-import { startFakeOpenAI } from '../support/fake-openai-server.js';
-import { agentsBin, claudeBin, claudeEnv, codexBin, codexEnv, envArgs, endRealAgentSuite, repo, skipMessage, wardenMain, workspace, writeCodexHome, type Workspace } from '../support/real-agents-harness.js';
+import { agentsBin, envArgs, endRealAgentSuite, repo, skipMessage, wardenMain, workspace, type Workspace } from '../support/real-agents-harness.js';
+import { claudeAgentAcp, codexAcp, type RealAcpAdapter } from '../support/real-acp-adapter-cases.js';
 
 interface Notified {
   readonly sessionId: string;
@@ -39,15 +38,8 @@ interface AskedPermission {
   readonly options: ReadonlyArray<{ readonly optionId: string; readonly kind: string }>;
 }
 
-/** One adapter the suite runs: how warden names it, how it is started, what makes it ask. */
-interface AdapterCase {
-  readonly agent: 'claude-acp' | 'codex-acp';
-  readonly bin: 'claude-agent-acp' | 'codex-acp';
-  /** The variable warden reads the adapter's path from. */
-  readonly pathVar: string;
-  readonly cli: string;
-  readonly server: () => Promise<FakeModelServer>;
-  readonly env: (server: FakeModelServer, space: Workspace) => Record<string, string>;
+/** One adapter the suite runs, and what makes it ask. */
+interface AdapterCase extends RealAcpAdapter {
   /** The `mode` config option value in which the adapter asks the editor. */
   readonly askMode: string;
   /** The prompt that makes the fake model create `new.txt` with a tool that needs permission. */
@@ -59,32 +51,10 @@ interface AdapterCase {
 }
 
 const cases: AdapterCase[] = [
-  {
-    agent: 'claude-acp',
-    bin: 'claude-agent-acp',
-    pathVar: 'CLAUDE_AGENT_ACP_PATH',
-    cli: claudeBin,
-    server: startFakeAnthropic,
-    // IS_SANDBOX=1: as root, the adapter refuses to start the CLI without it; pinned to v2 so that a v1 offer would be refused.
-    env: (server, space) => ({ ...claudeEnv(server.url, space), CLAUDE_CODE_EXECUTABLE: claudeBin, IS_SANDBOX: '1', CLAUDE_AGENT_ACP_PROTOCOL: 'v2' }),
-    askMode: 'default',
-    prompt: 'permission',
-    created: 'hello\n',
-    rejectedEnds: 'end_turn',
-  },
-  {
-    agent: 'codex-acp',
-    bin: 'codex-acp',
-    pathVar: 'CODEX_ACP_PATH',
-    cli: codexBin,
-    server: startFakeOpenAI,
-    env: (server, space) => ({ ...codexEnv(space, writeCodexHome(space, server.url)), CODEX_PATH: codexBin }),
-    askMode: 'workspace-write',
-    prompt: 'TOOL:escalate touch new.txt',
-    created: '',
-    // Codex's one reject option is "No, and tell Codex what to do differently": it stops the turn.
-    rejectedEnds: 'cancelled',
-  },
+  // Pinned to v2, so that a v1 offer would be refused.
+  { ...claudeAgentAcp, env: (server, space) => ({ ...claudeAgentAcp.env(server, space), CLAUDE_AGENT_ACP_PROTOCOL: 'v2' }), askMode: 'default', prompt: 'permission', created: 'hello\n', rejectedEnds: 'end_turn' },
+  // Codex's one reject option is "No, and tell Codex what to do differently": it stops the turn.
+  { ...codexAcp, askMode: 'workspace-write', prompt: 'TOOL:escalate touch new.txt', created: '', rejectedEnds: 'cancelled' },
 ];
 
 for (const adapter of cases) describe(`real ${adapter.bin} behind warden acp in ACP v2 both ways: a permission answered by the v2 editor (fake model server)`, function () {

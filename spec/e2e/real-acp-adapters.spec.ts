@@ -19,18 +19,13 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { startFakeAnthropic } from '../support/fake-anthropic-server.js';
-import { startFakeOpenAI } from '../support/fake-openai-server.js';
+import { claudeAgentAcp, codexAcp, type RealAcpAdapter } from '../support/real-acp-adapter-cases.js';
 import type { FakeModelServer } from '../support/local-model-server.js';
 import { isAlive, waitUntil } from '../support/processes.js';
 import {
   agentsBin,
   anthropicUserTexts,
   openaiUserTexts,
-  claudeBin,
-  claudeEnv,
-  codexBin,
-  codexEnv,
   descendants,
   envArgs,
   expectNoLeftovers,
@@ -38,49 +33,18 @@ import {
   skipMessage,
   wardenMain,
   workspace,
-  writeCodexHome,
   type ProcessRow,
   type Workspace,
 } from '../support/real-agents-harness.js';
 
-interface AdapterCase {
-  /** warden's `--agent` name. */
-  readonly agent: 'claude-acp' | 'codex-acp';
-  /** The adapter's bin in the agents' directory (also a word of its process's command line). */
-  readonly bin: 'claude-agent-acp' | 'codex-acp';
-  /** warden's variable naming the adapter's path (src/adapters/registry.ts). */
-  readonly pathVar: string;
-  readonly cli: string;
-  readonly server: () => Promise<FakeModelServer>;
-  /** The adapter's environment (warden's `--env`), its CLI pointed at the pinned binary. */
-  readonly env: (server: FakeModelServer, space: Workspace) => Record<string, string>;
-  readonly hello: string;
+interface AdapterCase extends RealAcpAdapter {
   /** The user agent of the pinned CLI's model requests. */
   readonly userAgent: RegExp;
 }
 
 const cases: AdapterCase[] = [
-  {
-    agent: 'claude-acp',
-    bin: 'claude-agent-acp',
-    pathVar: 'CLAUDE_AGENT_ACP_PATH',
-    cli: claudeBin,
-    server: startFakeAnthropic,
-    // IS_SANDBOX=1: as root, the adapter's bypass mode refuses to start the CLI without it.
-    env: (server, space) => ({ ...claudeEnv(server.url, space), CLAUDE_CODE_EXECUTABLE: claudeBin, IS_SANDBOX: '1' }),
-    hello: 'Hello from the fake Anthropic server.',
-    userAgent: /^claude-cli\/2\.1\.332 /u,
-  },
-  {
-    agent: 'codex-acp',
-    bin: 'codex-acp',
-    pathVar: 'CODEX_ACP_PATH',
-    cli: codexBin,
-    server: startFakeOpenAI,
-    env: (server, space) => ({ ...codexEnv(space, writeCodexHome(space, server.url)), CODEX_PATH: codexBin }),
-    hello: 'Hello from the fake OpenAI server.',
-    userAgent: /^[\w-]+\/0\.171\.0 /u,
-  },
+  { ...claudeAgentAcp, userAgent: /^claude-cli\/2\.1\.332 /u },
+  { ...codexAcp, userAgent: /^[\w-]+\/0\.171\.0 /u },
 ];
 
 /** One `warden acp` with the SDK's v1 client on its stdio; updates gathered per session. */
