@@ -67,18 +67,21 @@ describe('ACP v2 editor: the connection closed mid-turn, then resumed by the nex
   }
 
   /**
-   * A whole replay: one `replay_complete`, after every replayed message of the turn, the state
-   * snapshot `idle` last (the agent re-opening the session in the new warden may send news, such
-   * as its commands, between the two: docs/acp.md, replay markers).
+   * A whole replay: one `replay_complete`, after every replayed message of the turn and the turn's
+   * journaled end (`idle` with `turnEnd`'s stop reason), the state snapshot `idle` last (the agent
+   * re-opening the session in the new warden may send news, such as its commands, between the two:
+   * docs/acp.md, replay markers).
    */
-  function expectWholeReplay(replay: readonly Notified['update'][]): void {
+  function expectWholeReplay(replay: readonly Notified['update'][], turnEnd: string): void {
     const kinds = replay.map((update) => update.sessionUpdate);
     expect(kinds.filter((kind) => kind === 'replay_complete')).to.have.length(1);
     const marker = kinds.indexOf('replay_complete');
     const lastMessage = Math.max(kinds.lastIndexOf('user_message_chunk'), kinds.lastIndexOf('agent_message_chunk'));
     expect(lastMessage).to.be.greaterThan(-1).and.lessThan(marker);
     expect(kinds.at(-1)).to.equal('state_update');
-    expect(statesOf(replay)).to.deep.equal(['idle']);
+    expect(statesOf(replay)).to.deep.equal([`idle:${turnEnd}`, 'idle']);
+    const turnEndAt = replay.findIndex((update) => update.sessionUpdate === 'state_update' && statesOf([update])[0] === `idle:${turnEnd}`);
+    expect(turnEndAt).to.be.greaterThan(lastMessage).and.lessThan(marker);
   }
 
   it('the turn runs to its end in the drain (idle end_turn), warden exits 0; the next connection replays it with the live ids, replay_complete, idle; a new turn works', async () => {
@@ -98,7 +101,7 @@ describe('ACP v2 editor: the connection closed mid-turn, then resumed by the nex
     expect(liveAgentIds).to.deep.equal([ack.messageId.replace('user-', 'agent-')]);
 
     const { next, replay } = await replayOn(args, sessionId);
-    expectWholeReplay(replay);
+    expectWholeReplay(replay, 'end_turn');
     expect([...new Set(replay.filter((update) => update.sessionUpdate === 'user_message_chunk').map((update) => update.messageId))]).to.deep.equal([ack.messageId]);
     expect([...new Set(replay.filter((update) => update.sessionUpdate === 'agent_message_chunk').map((update) => update.messageId))]).to.deep.equal(liveAgentIds);
     const from = next.updates.length;
@@ -122,7 +125,7 @@ describe('ACP v2 editor: the connection closed mid-turn, then resumed by the nex
     expect(statesOf(ofSession(first.updates, sessionId))).to.deep.equal(['running', 'idle:cancelled']);
 
     const { next, replay } = await replayOn(args, sessionId);
-    expectWholeReplay(replay);
+    expectWholeReplay(replay, 'cancelled');
     expect(replay.find((update) => update.sessionUpdate === 'user_message_chunk')?.messageId).to.equal(ack.messageId);
     expect(replay.some((update) => update.sessionUpdate === 'agent_message_chunk')).to.equal(true);
     next.child.stdin?.end();

@@ -289,12 +289,14 @@ describe('ACP v2 editor: the prompt lifecycle against warden acp --agent demo', 
     expect([...new Set(chunks.map((entry) => entry.update.messageId))]).to.deep.equal(liveIds);
     const user = replay.filter((entry) => entry.update.sessionUpdate === 'user_message_chunk').map((entry) => entry.update.messageId);
     expect(new Set(user)).to.deep.equal(new Set([liveIds[0]?.replace('agent-', 'user-')]));
-    expect(statesOf(replay)).to.deep.equal(['idle']);
+    // The replayed turn's end (its journaled idle with the stop reason), then the current state.
+    expect(statesOf(replay)).to.deep.equal(['idle:end_turn', 'idle']);
     expect(replay.at(-1)?.update.sessionUpdate).to.equal('state_update');
-    // replay_complete once, after every replayed update, before the state snapshot (RFD "session-replay-complete").
+    // replay_complete once, after every replayed update (the turn's end among them), before the state snapshot (RFD "session-replay-complete").
     const kinds = replay.map((entry) => entry.update.sessionUpdate as string);
     expect(kinds.filter((kind) => kind === 'replay_complete')).to.have.length(1);
     expect(kinds.indexOf('replay_complete')).to.equal(kinds.length - 2);
+    expect(kinds.indexOf('state_update')).to.be.lessThan(kinds.indexOf('replay_complete'));
     // A resume without replayFrom replays nothing and says nothing of it.
     const again = editor.updates.length;
     await editor.agent.request('session/resume', { sessionId, cwd: dir });
