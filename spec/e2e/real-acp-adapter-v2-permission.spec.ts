@@ -34,7 +34,8 @@ interface Notified {
 
 interface AskedPermission {
   readonly title?: string;
-  readonly subject?: { readonly type: string; readonly toolCall?: { readonly toolCallId: string } };
+  readonly description?: string;
+  readonly subject?: { readonly type: string; readonly toolCall?: { readonly toolCallId: string; readonly title?: string } };
   readonly options: ReadonlyArray<{ readonly optionId: string; readonly kind: string }>;
 }
 
@@ -48,13 +49,17 @@ interface AdapterCase extends RealAcpAdapter {
   readonly created: string;
   /** How a turn whose tool the editor rejected ends. */
   readonly rejectedEnds: 'end_turn' | 'cancelled';
+  /** The title the adapter asks with (its own v2 `title`, which warden must not replace by the tool call's); undefined: the tool call's own title. */
+  readonly askedTitle?: string;
+  /** The description the adapter asks with, if any. */
+  readonly askedDescription?: string;
 }
 
 const cases: AdapterCase[] = [
   // Pinned to v2, so that a v1 offer would be refused.
   { ...claudeAgentAcp, env: (server, space) => ({ ...claudeAgentAcp.env(server, space), CLAUDE_AGENT_ACP_PROTOCOL: 'v2' }), askMode: 'default', prompt: 'permission', created: 'hello\n', rejectedEnds: 'end_turn' },
   // Codex's one reject option is "No, and tell Codex what to do differently": it stops the turn.
-  { ...codexAcp, askMode: 'workspace-write', prompt: 'TOOL:escalate touch new.txt', created: '', rejectedEnds: 'cancelled' },
+  { ...codexAcp, askMode: 'workspace-write', prompt: 'TOOL:escalate touch new.txt', created: '', rejectedEnds: 'cancelled', askedTitle: 'Run command?', askedDescription: 'the test asks for it' },
 ];
 
 for (const adapter of cases) describe(`real ${adapter.bin} behind warden acp in ACP v2 both ways: a permission answered by the v2 editor (fake model server)`, function () {
@@ -133,6 +138,10 @@ for (const adapter of cases) describe(`real ${adapter.bin} behind warden acp in 
     expect(permission?.title).to.be.a('string').and.not.equal('');
     expect(permission?.subject?.type).to.equal('tool_call');
     const toolCallId = permission?.subject?.toolCall?.toolCallId;
+    // The adapter's own question reaches the editor as it asked it (src/acp/v2-permission.ts).
+    const shownTitle = permission?.subject?.toolCall?.title ?? of.filter((update) => update.toolCallId === toolCallId && (update as { title?: string }).title).at(-1)?.['title' as never];
+    expect(permission?.title, JSON.stringify(permission)).to.equal(adapter.askedTitle ?? shownTitle);
+    expect(permission?.description).to.equal(adapter.askedDescription);
     expect(of.some((update) => update.sessionUpdate === 'tool_call_update' && update.toolCallId === toolCallId), 'the tool call shown before it was asked about').to.equal(true);
     expect(statesOf(of)).to.include('requires_action');
     expect(statesOf(of).at(-1)).to.equal('idle:end_turn');
