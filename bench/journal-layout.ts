@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JournalEntry } from '../src/journal/journal.js';
 import { sqliteJournal } from '../src/journal/sqlite-journal.js';
+import { chunkUpdate } from './support/chunk-update.js';
 import { formatRatio, formatStats, measureInterleaved, table } from './support/measure.js';
 
 const plan = { warmup: 2, repetitions: 11 };
@@ -24,14 +25,7 @@ const groups = 100;
 
 /** Update `index` as the relay bench's flood agent sends it, as the host journals it. */
 function entryOf(index: number): JournalEntry {
-  return {
-    kind: 'update',
-    update: {
-      sessionUpdate: 'agent_message_chunk',
-      messageId: `msg_${String(index).padStart(8, '0')}`,
-      content: { type: 'text', text: `Chunk ${index}: the connection classifies each line once and hands it to its owner in order.` },
-    },
-  } as JournalEntry;
+  return { kind: 'update', update: chunkUpdate(index) } as JournalEntry;
 }
 
 /** CPU ns per update of `run` (which writes `groups` groups). */

@@ -34,6 +34,7 @@ import {
   type Transport,
 } from '../src/jsonrpc/index.js';
 import { collectGarbage, formatNs, formatRatio, formatStats, measureInterleaved, now, since, table, type Plan, type Stats, check, withDeadline } from './support/measure.js';
+import { chunkUpdate } from './support/chunk-update.js';
 
 type Connection = Actor<typeof connectionLogic>;
 type RequestEvent = Extract<ConnectionEmitted, { type: 'rpc.request' }>;
@@ -49,14 +50,7 @@ const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** A `session/update` params object (an agent message chunk), about 200 bytes as JSON. */
 function updateParams(index: number) {
-  return {
-    sessionId: 'sess_9f3c2a7e41b84d06a1c5e2f7',
-    update: {
-      sessionUpdate: 'agent_message_chunk',
-      messageId: `msg_${String(index).padStart(8, '0')}`,
-      content: { type: 'text', text: `Chunk ${index}: the connection classifies each line once and hands it to its owner in order.` },
-    },
-  };
+  return { sessionId: 'sess_9f3c2a7e41b84d06a1c5e2f7', update: chunkUpdate(index) };
 }
 type UpdateParams = ReturnType<typeof updateParams>;
 

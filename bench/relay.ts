@@ -45,6 +45,7 @@ import { check, collectGarbage, formatNs, formatRatio, formatStats, measureInter
 import { cpuRecorder } from './support/own-cpu.js';
 import { exists } from './support/process-exists.js';
 import { buildWarden } from './support/build-warden.js';
+import { chunkUpdate } from './support/chunk-update.js';
 
 const floodAgent = fileURLToPath(new URL('./support/flood-agent.mjs', import.meta.url));
 /** Updates per prompt (one repetition). */
@@ -53,14 +54,7 @@ const sessionId = 'sess_flood';
 
 /** The params of update `index`, as the flood agent builds them. */
 function updateParams(index: number) {
-  return {
-    sessionId,
-    update: {
-      sessionUpdate: 'agent_message_chunk',
-      messageId: `msg_${String(index).padStart(8, '0')}`,
-      content: { type: 'text', text: `Chunk ${index}: the connection classifies each line once and hands it to its owner in order.` },
-    },
-  };
+  return { sessionId, update: chunkUpdate(index) };
 }
 const lastMessageId = `"msg_${String(updates - 1).padStart(8, '0')}"`;
 
