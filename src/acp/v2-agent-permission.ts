@@ -15,11 +15,30 @@ import { toolContentFromV2, V2_STATUS_META_KEY } from './v2-inbound.js';
 /** The `_meta` key keeping what a v2 permission prompt said that v1 has no place for. */
 export const V2_PERMISSION_META_KEY = 'acp-warden/v2Permission';
 
+/** What a v2 agent asked with, kept under {@link V2_PERMISSION_META_KEY}: `subject` is its subject's `type` (absent: it named none). */
+export interface KeptV2Prompt {
+  readonly title?: string;
+  readonly description?: string;
+  readonly subject?: string;
+}
+
+/**
+ * The prompt a v2 agent asked with, read back from a v1-shaped request's `_meta`, and the rest
+ * of that `_meta` (undefined when nothing is left). A `_meta` without it (a v1 agent's), or with
+ * a value that is not an object, is returned as it is.
+ */
+export function keptV2Prompt(meta: RequestPermissionRequest['_meta']): { prompt: KeptV2Prompt | undefined; meta: Record<string, unknown> | undefined } {
+  if (meta === undefined || meta === null) return { prompt: undefined, meta: undefined };
+  const { [V2_PERMISSION_META_KEY]: kept, ...rest } = meta;
+  if (typeof kept !== 'object' || kept === null || Array.isArray(kept)) return { prompt: undefined, meta };
+  return { prompt: kept as KeptV2Prompt, meta: Object.keys(rest).length === 0 ? undefined : rest };
+}
+
 /** `request` (from a v2 agent) as a v1 permission request; `id` names a tool call when the request names none. */
 export function permissionRequestFromV2(request: V2.RequestPermissionRequest, id: string): RequestPermissionRequest {
   const { sessionId, title, description, subject, options, _meta } = request;
   const type = (subject as { type?: string } | null | undefined)?.type;
-  const prompt = { title, ...(description ? { description } : {}), ...(type ? { subject: type } : {}) };
+  const prompt: KeptV2Prompt = { title, ...(description ? { description } : {}), ...(type ? { subject: type } : {}) };
   return {
     sessionId,
     toolCall: toolCallOfSubject(subject ?? undefined, title, id),

@@ -10,23 +10,16 @@
  */
 import type { RequestPermissionRequest, ToolCallContent, ToolCallUpdate } from '@agentclientprotocol/sdk';
 import type * as V2 from '@agentclientprotocol/sdk/experimental/v2';
-import { V2_PERMISSION_META_KEY } from './v2-agent-permission.js';
+import { keptV2Prompt, type KeptV2Prompt } from './v2-agent-permission.js';
 import { toolContentToV2 } from './v2-updates.js';
 
 /** What a v2 editor is shown when neither the agent nor the tool call gave a title. */
 const untitled = 'Permission requested';
 
-/** What a v2 agent asked with, as v2-agent-permission.ts kept it. */
-interface V2Prompt {
-  readonly title?: string;
-  readonly description?: string;
-  readonly subject?: string;
-}
-
 /** `params` of a v1 `session/request_permission` as v2's. */
 export function permissionRequestToV2(params: RequestPermissionRequest): V2.RequestPermissionRequest {
   const { toolCall, options, sessionId } = params;
-  const { prompt, meta } = keptPrompt(params._meta);
+  const { prompt, meta } = keptV2Prompt(params._meta);
   const title = nonEmpty(prompt?.title) ?? nonEmpty(toolCall.title) ?? untitled;
   const description = nonEmpty(prompt?.description);
   const subject = subjectOf(toolCall, prompt);
@@ -40,20 +33,11 @@ export function permissionRequestToV2(params: RequestPermissionRequest): V2.Requ
   };
 }
 
-/** The v2 prompt kept in `_meta`, and the rest of `_meta` (undefined when nothing is left). */
-function keptPrompt(meta: RequestPermissionRequest['_meta']): { prompt: V2Prompt | undefined; meta: Record<string, unknown> | undefined } {
-  if (meta === undefined || meta === null) return { prompt: undefined, meta: undefined };
-  const { [V2_PERMISSION_META_KEY]: kept, ...rest } = meta;
-  const prompt = typeof kept === 'object' && kept !== null && !Array.isArray(kept) ? (kept as V2Prompt) : undefined;
-  if (prompt === undefined) return { prompt: undefined, meta };
-  return { prompt, meta: Object.keys(rest).length === 0 ? undefined : rest };
-}
-
 /**
  * The subject a v2 editor is shown: a v2 agent's own (a command as a command; none when it named
  * none, the tool call then being warden's stand-in), else the tool call.
  */
-function subjectOf(toolCall: ToolCallUpdate, prompt: V2Prompt | undefined): V2.RequestPermissionSubject | undefined {
+function subjectOf(toolCall: ToolCallUpdate, prompt: KeptV2Prompt | undefined): V2.RequestPermissionSubject | undefined {
   if (prompt !== undefined && prompt.subject === undefined) return undefined;
   if (prompt?.subject === 'command') {
     const input = toolCall.rawInput as { command?: unknown; cwd?: unknown } | null | undefined;
