@@ -3,12 +3,12 @@
  * update of the host's group commit as `warden acp` makes it (`begin()`, one `append` per
  * update of an event-loop turn, `commit()`; a file in WAL mode, `synchronous = NORMAL`),
  * against `JSON.stringify` of the entry (what any journal of JSON text pays), and against a
- * prototype layout that is NOT warden's: the same table and indexes, one row per group holding
- * the group's entries as one JSON array (raw better-sqlite3, nothing read back). The prototype
+ * prototype layout that is NOT warden's: warden's own schema (a file `sqliteJournal` made), one
+ * row per group holding the group's entries as one JSON array (raw better-sqlite3, nothing read back). The prototype
  * bounds what a layout change could save on the relay's hot path; reading such rows (pages,
  * forks, the prompt-key index) is not modelled. Groups are the size the relay bench makes
  * (about 220 updates an event-loop turn for 2,000 updates written at once). Interleaved round
- * by round; the figure is CPU (user + system, this process), not wall time.
+ * by round; the figure is CPU (user + system, this process: bench/support/own-cpu.ts), not wall time.
  */
 import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,7 +17,8 @@ import { join } from 'node:path';
 import type { JournalEntry } from '../src/journal/journal.js';
 import { sqliteJournal } from '../src/journal/sqlite-journal.js';
 import { chunkUpdate } from './support/chunk-update.js';
-import { formatRatio, formatStats, measureInterleaved, table } from './support/measure.js';
+import { formatNs, formatRatio, measureInterleaved, now, since, table } from './support/measure.js';
+import { cpuRecorder } from './support/own-cpu.js';
 
 const plan = { warmup: 2, repetitions: 11 };
 const groupSize = 220;
@@ -28,24 +29,18 @@ function entryOf(index: number): JournalEntry {
   return { kind: 'update', update: chunkUpdate(index) } as JournalEntry;
 }
 
-/** CPU ns per update of `run` (which writes `groups` groups). */
-function cpuPerUpdate(run: () => void): number {
-  const start = process.cpuUsage();
+/** Wall ns per update of `run` (which writes `groups` groups); its CPU is recorded around it. */
+function perUpdate(run: () => void): number {
+  const start = now();
   run();
-  const used = process.cpuUsage(start);
-  return ((used.user + used.system) * 1000) / (groups * groupSize);
+  return since(start) / (groups * groupSize);
 }
 
-/** The prototype: warden's schema (tables and indexes), one row per group. */
+/** The prototype: one row per group, in a file whose schema (tables, indexes, WAL) warden's own journal made. */
 function groupRowStore(path: string) {
+  sqliteJournal(path).close();
   const db = new Database(path);
-  db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.exec(`
-    CREATE TABLE entries (seq INTEGER PRIMARY KEY, session_key INTEGER NOT NULL, at TEXT NOT NULL, entry TEXT NOT NULL);
-    CREATE INDEX entries_by_session ON entries (session_key, seq);
-    CREATE INDEX entries_by_prompt_key ON entries (session_key, json_extract(entry, '$.idempotencyKey')) WHERE substr(entry, 1, 16) = '{"kind":"prompt"';
-  `);
   const insert = db.prepare('INSERT INTO entries (seq, session_key, at, entry) VALUES (?, 1, ?, ?)');
   let seq = 0;
   return {
@@ -68,8 +63,10 @@ export async function journalLayout(): Promise<void> {
   const memory = sqliteJournal(':memory:');
   for (const journal of [file, memory]) journal.createSession({ sessionId: 'bench', agent: 'bench', cwd: '/bench' });
   const prototype = groupRowStore(join(dir, 'prototype.sqlite'));
+  type Case = 'stringify' | 'file' | 'memory' | 'prototype';
+  const cpu = cpuRecorder<Case>(groups * groupSize);
   const grouped = (journal: typeof file) => () =>
-    cpuPerUpdate(() => {
+    perUpdate(() => {
       for (let index = 0; index < groups; index++) {
         journal.begin?.();
         for (const entry of entries) journal.append('bench', entry);
@@ -77,27 +74,31 @@ export async function journalLayout(): Promise<void> {
       }
     });
   try {
-    const stats = await measureInterleaved(plan, {
-      stringify: () =>
-        cpuPerUpdate(() => {
+    await measureInterleaved(plan, {
+      stringify: cpu.around('stringify', () =>
+        perUpdate(() => {
           for (let index = 0; index < groups; index++) for (const entry of entries) JSON.stringify(entry);
         }),
-      file: grouped(file),
-      memory: grouped(memory),
-      prototype: () =>
-        cpuPerUpdate(() => {
+      ),
+      file: cpu.around('file', grouped(file)),
+      memory: cpu.around('memory', grouped(memory)),
+      prototype: cpu.around('prototype', () =>
+        perUpdate(() => {
           for (let index = 0; index < groups; index++) prototype.group(entries);
         }),
+      ),
     });
-    const base = stats.stringify.median;
-    console.log(`${groups} groups of ${groupSize} updates a repetition, ${plan.repetitions} repetitions after ${plan.warmup} warm-up, interleaved; CPU per update, median (min–max)`);
+    const cpuOf = (name: Case) => cpu.median(name, plan.warmup).process as number;
+    const base = cpuOf('stringify');
+    const row = (label: string, name: Case) => [label, formatNs(cpuOf(name)), formatRatio(cpuOf(name) / base)];
+    console.log(`${groups} groups of ${groupSize} updates a repetition, ${plan.repetitions} repetitions after ${plan.warmup} warm-up, interleaved; CPU per update, median`);
     console.log(table(['case', 'CPU per update', '/ JSON.stringify'], [
-      ['JSON.stringify of the entry (baseline)', formatStats(stats.stringify), '1.00×'],
-      ["warden's journal, a file (WAL; the default): a row per update", formatStats(stats.file), formatRatio(stats.file.median / base)],
-      ["warden's journal, :memory:", formatStats(stats.memory), formatRatio(stats.memory.median / base)],
-      ['prototype (not warden): a row per group, a file (WAL)', formatStats(stats.prototype), formatRatio(stats.prototype.median / base)],
+      row('JSON.stringify of the entry (baseline)', 'stringify'),
+      row("warden's journal, a file (WAL; the default): a row per update", 'file'),
+      row("warden's journal, :memory:", 'memory'),
+      row('prototype (not warden): a row per group, a file (WAL)', 'prototype'),
     ]));
-    console.log(`A row per group would save ${((stats.file.median - stats.prototype.median) / 1000).toFixed(2)} µs of CPU an update on the file journal.`);
+    console.log(`A row per group would save ${((cpuOf('file') - cpuOf('prototype')) / 1000).toFixed(2)} µs of CPU an update on the file journal.`);
   } finally {
     file.close();
     memory.close();

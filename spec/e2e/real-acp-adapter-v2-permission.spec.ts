@@ -29,7 +29,7 @@ import { claudeAgentAcp, codexAcp, type RealAcpAdapter } from '../support/real-a
 
 interface Notified {
   readonly sessionId: string;
-  readonly update: { readonly sessionUpdate: string; readonly toolCallId?: string; readonly status?: string; readonly state?: string; readonly stopReason?: string };
+  readonly update: { readonly sessionUpdate: string; readonly toolCallId?: string; readonly title?: string; readonly status?: string; readonly state?: string; readonly stopReason?: string };
 }
 
 interface AskedPermission {
@@ -139,7 +139,7 @@ for (const adapter of cases) describe(`real ${adapter.bin} behind warden acp in 
     expect(permission?.subject?.type).to.equal('tool_call');
     const toolCallId = permission?.subject?.toolCall?.toolCallId;
     // The adapter's own question reaches the editor as it asked it (src/acp/v2-permission.ts).
-    const shownTitle = permission?.subject?.toolCall?.title ?? of.filter((update) => update.toolCallId === toolCallId && (update as { title?: string }).title).at(-1)?.['title' as never];
+    const shownTitle = permission?.subject?.toolCall?.title ?? of.filter((update) => update.toolCallId === toolCallId && update.title).at(-1)?.title;
     expect(permission?.title, JSON.stringify(permission)).to.equal(adapter.askedTitle ?? shownTitle);
     expect(permission?.description).to.equal(adapter.askedDescription);
     expect(of.some((update) => update.sessionUpdate === 'tool_call_update' && update.toolCallId === toolCallId), 'the tool call shown before it was asked about').to.equal(true);
