@@ -1,6 +1,7 @@
 /**
  * A permission over ACP v2 end to end with the real adapters (issue 30): the SDK 2.4.0 v2 client
- * as the editor of `warden acp --agent claude-acp|codex-acp --agent-protocol v2`, serving
+ * as the editor of `warden acp --agent claude-acp|codex-acp --agent-protocol v2` (run by name, as an
+ * editor's configuration runs it, with its default file journal), serving
  * @agentclientprotocol/claude-agent-acp 0.101.0 pinned to v2 (CLAUDE_AGENT_ACP_PROTOCOL=v2) over the
  * pinned Claude Code against the fake Anthropic server, and @agentclientprotocol/codex-acp 2.6.0
  * over the pinned Codex against the fake OpenAI server, on 127.0.0.1. The editor sets the
@@ -18,13 +19,14 @@
  */
 import { client, ndJsonStream, type ActiveSession } from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
-import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcess, ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import type { FakeModelServer } from '../support/local-model-server.js';
 import { waitUntil } from '../support/processes.js';
-import { agentsBin, envArgs, endRealAgentSuite, repo, skipMessage, wardenMain, workspace, type Workspace } from '../support/real-agents-harness.js';
+import { agentsBin, envArgs, endRealAgentSuite, skipMessage, workspace, type Workspace } from '../support/real-agents-harness.js';
+import { spawnWardenByName } from '../support/warden-by-name.js';
 import { claudeAgentAcp, codexAcp, type RealAcpAdapter } from '../support/real-acp-adapter-cases.js';
 
 interface Notified {
@@ -85,13 +87,8 @@ for (const adapter of cases) describe(`real ${adapter.bin} behind warden acp in 
     server = await adapter.server();
     space = workspace(`warden-e2e-v2-permission-${adapter.bin}-`);
     const env = adapter.env(server, space);
-    warden = spawn(process.execPath, [wardenMain, 'acp', '--agent', adapter.agent, '--agent-protocol', 'v2', '--store', ':memory:', ...envArgs(env)], {
-      cwd: repo,
-      env: { ...process.env, [adapter.pathVar]: adapterBin },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-    });
-    launched.push(warden);
+    // As an editor's agent configuration runs it: `warden` by name, its default journal (a file under HOME).
+    warden = spawnWardenByName(['acp', '--agent', adapter.agent, '--agent-protocol', 'v2', ...envArgs(env)], space.home, launched, { [adapter.pathVar]: adapterBin }) as ChildProcessWithoutNullStreams;
     const child = warden;
     child.stderr.setEncoding('utf8').on('data', (text: string) => stderr.push(text));
     const app = client({ name: 'v2-permission-e2e' })
