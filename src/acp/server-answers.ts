@@ -28,6 +28,7 @@ import { permissionRequestToV2 } from './v2-permission.js';
 import { coreResultToV2 } from './v2-requests.js';
 import { v2ErrorObject } from './v2-errors.js';
 import type { InitializeResponse, RequestPermissionRequest } from '@agentclientprotocol/sdk';
+import { memberTextOf, withMemberText } from '../jsonrpc/json-text.js';
 
 /** The permission answer of an editor that can no longer write: cancelled (ACP's outcome for a turn that ends). */
 export const cancelledPermission = { outcome: { outcome: 'cancelled' } };
@@ -160,7 +161,7 @@ export function onHandlerOutput(live: Live, event: AgentHandlerOutput): void {
       else if (live.v2) v2RetryJoined(live, event.requestId, event.seq);
       return;
     case 'acp.update':
-      relayUpdate(live, event.sessionId, event.update, event.seq);
+      relayUpdate(live, event.sessionId, event.update, event.seq, memberTextOf(event, 'update'));
       return;
     case 'acp.updates':
       for (const { sessionId, update } of event.updates) relayUpdate(live, sessionId, update, undefined);
@@ -190,10 +191,10 @@ function observeTurn(live: Live, sessionId: string, seq: number, entry: TurnEntr
 }
 
 /** A session update to the editor (`seq`: its journal entry, sent as `_meta["acp-warden/seq"]`). */
-export function relayUpdate(live: Live, journalSessionId: string, journaled: SessionUpdate, seq: number | undefined): void {
+export function relayUpdate(live: Live, journalSessionId: string, journaled: SessionUpdate, seq: number | undefined, text?: string): void {
   if (live.sessions.get(journalSessionId)?.bare?.lateUpdate(journaled.sessionUpdate)) return; // the turn was cancelled
   // A relay link's client routes and gates the update itself (relay-link.ts): as the journal holds it.
-  if (live.relay) return sendUpdate(live, journalSessionId, journaled, seq);
+  if (live.relay) return sendUpdate(live, journalSessionId, journaled, seq, text);
   // A subagent child's update goes out under the child's id, to an editor that takes subagents only.
   const routed = subagentRouting(live, journalSessionId, journaled);
   if (!routed) return;
@@ -201,12 +202,17 @@ export function relayUpdate(live: Live, journalSessionId: string, journaled: Ses
   const update = gateUpdate(live, agentUpdate);
   if (!update) return;
   if (live.v2) return relayV2Update(live, live.v2, sessionId, update, seq);
-  sendUpdate(live, sessionId, update, seq);
+  // The journaled text only while the update is the one journaled (a gate may have rewritten it).
+  sendUpdate(live, sessionId, update, seq, update === journaled ? text : undefined);
 }
 
-/** A v1 `session/update` (`seq`: its journal entry, as `_meta["acp-warden/seq"]`). */
-function sendUpdate(live: Live, sessionId: string, update: SessionUpdate, seq: number | undefined): void {
-  sendNotification(live.connection, CLIENT_METHODS.session_update, seq === undefined ? { sessionId, update } : { sessionId, update, _meta: { [SEQ_META_KEY]: seq } });
+/**
+ * A v1 `session/update` (`seq`: its journal entry, as `_meta["acp-warden/seq"]`; `text`: the
+ * journaled update's JSON, spliced into the line while the update is the one journaled).
+ */
+function sendUpdate(live: Live, sessionId: string, update: SessionUpdate, seq: number | undefined, text?: string): void {
+  const params = seq === undefined ? { sessionId, update } : { sessionId, update, _meta: { [SEQ_META_KEY]: seq } };
+  sendNotification(live.connection, CLIENT_METHODS.session_update, text === undefined ? params : withMemberText(params, 'update', text));
 }
 
 /** The handler's result (or the server's default) for a request: a bare agent's prompt goes by its turns. */

@@ -36,6 +36,7 @@ import { decodeCursor, encodeCursor, recordOf, sessionOf, type EntryRow, type Se
 import { defaultLeaseMs, leaseStanding, type LeaseStanding } from './lease.js';
 import { notifyExpression } from './wake-ups.js';
 import { childrenOf } from './child-sessions.js';
+import { entryText } from './entry-text.js';
 import { ensurePostgresSchema, fencedState, promptKeyExpression, unknownSessionState } from './postgres-journal-schema.js';
 
 export { PostgresJournalError } from './postgres-journal-error.js';
@@ -266,7 +267,7 @@ export async function openPostgresJournal(url: string | PostgresStore, options: 
       if (entry.kind === 'prompt') title ??= titleOf(entry.prompt) ?? null;
       if (entry.kind === 'restart') restarts++;
     }
-    const values = [sessionId, hostId, held ?? -1, writeId, entries.map(() => at), entries.map((entry) => entry.kind), entries.map((entry) => JSON.stringify(entry)), title, restarts];
+    const values = [sessionId, hostId, held ?? -1, writeId, entries.map(() => at), entries.map((entry) => entry.kind), entries.map((entry) => entryText(entry)), title, restarts];
     const { rows } = await retried(() =>
       pool.query<{ seqs: string[] }>('SELECT warden_append($1, $2, $3, $4, $5, $6, $7, $8, $9) AS seqs', values).catch((error: unknown) => Promise.reject(refusal(sessionId, held, error) ?? error)),
     ).catch(async (error: unknown) => Promise.reject(error instanceof FencedAppendError ? await withOwnerName(error) : error));

@@ -28,6 +28,7 @@ import {
 import { sessionOwners, type SessionOwners } from './session-owners.js';
 import { ensureJournalSchema, noSessionKey, promptKey, promptPrefix } from './sqlite-journal-schema.js';
 import { childrenOf } from './child-sessions.js';
+import { entryText } from './entry-text.js';
 
 /** Options of {@link sqliteJournal}. */
 export interface SqliteJournalOptions {
@@ -193,7 +194,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
     const key = keyOfSession(sessionId);
     const at = stampOf();
     const seq = nextSeq++;
-    rows.push(seq, key, at, JSON.stringify(entry));
+    rows.push(seq, key, at, entryText(entry));
     group.set(key, at);
     if (rows.length === rowsPerInsert * 4) {
       try {
@@ -214,7 +215,7 @@ export function sqliteJournal(path: string, options: SqliteJournalOptions = {}):
   const appendRow = (sessionId: string, entry: JournalEntry): number => {
     const key = keyOfSession(sessionId);
     const at = stampOf();
-    const seq = Number(statements.insertEntry.run(key, at, JSON.stringify(entry)).lastInsertRowid);
+    const seq = Number(statements.insertEntry.run(key, at, entryText(entry)).lastInsertRowid);
     statements.touch.run(at, key);
     if (entry.kind === 'prompt') {
       const title = titleOf(entry.prompt);

@@ -4,6 +4,7 @@ import { scanEnvelope } from './envelope-scan.js';
 import type { JsonRpcMessage } from './message.js';
 import type { Transport, TransportSink } from './transport.js';
 import { HeldInput } from './held-input.js';
+import { messageText } from './json-text.js';
 
 /**
  * The longest line `stdioTransport` reads by default: 64 MiB, the port's `defaultMaxLineBytes` (one
@@ -134,7 +135,8 @@ export function stdioTransport(
     },
     send(message: JsonRpcMessage) {
       if (closed) return;
-      unwritten.push(`${JSON.stringify(message)}\n`);
+      // A journaled update's text is the journal's, spliced in (json-text.ts).
+      unwritten.push(`${messageText(message)}\n`);
       if (!writeScheduled) {
         writeScheduled = true;
         queueMicrotask(writeLines);

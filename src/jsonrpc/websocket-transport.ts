@@ -4,6 +4,7 @@ import { scanEnvelope } from './envelope-scan.js';
 import type { JsonRpcMessage } from './message.js';
 import { defaultStdioMaxLineBytes, stdioHighWaterBytes, stdioLowWaterBytes } from './stdio-transport.js';
 import { HeldInput } from './held-input.js';
+import { messageText } from './json-text.js';
 import { defaultHandshakeTimeoutMs } from './websocket-handshake.js';
 import { defaultKeepaliveIntervalMs, WebSocketKeepalive } from './websocket-keepalive.js';
 import { readUpgradeRefusal } from './websocket-refusal.js';
@@ -196,7 +197,7 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
     },
     send(message: JsonRpcMessage) {
       if (closed) return;
-      write(JSON.stringify(message)); // throws for what JSON cannot encode: the connection answers for it
+      write(messageText(message)); // throws for what JSON cannot encode: the connection answers for it
     },
     holdReading(hold: boolean) {
       held.setHold(hold);

@@ -46,6 +46,8 @@ export function noteChildCapabilities(cancellable: CancellableChildren, update: 
 
 /** The top session `sessionId` belongs to: itself when it is no announced child. */
 export function topSessionOf(parents: SubagentParents, sessionId: string): string {
+  // Most sessions have no parent: no walk (this is on every update's path).
+  if (!parents.has(sessionId)) return sessionId;
   let id = sessionId;
   const seen = new Set([id]);
   for (let parent = parents.get(id); parent !== undefined && !seen.has(parent); parent = parents.get(id)) {
