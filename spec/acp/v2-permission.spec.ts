@@ -55,6 +55,21 @@ describe('ACP v2 permission requests toward a v2 editor', () => {
     expect(shown).to.deep.equal(asked);
   });
 
+  it("a v2 agent's command subject without a tool call id, with a terminal and _meta, comes back exactly (no stand-in id, the terminal kept)", () => {
+    const asked = {
+      sessionId: 's1',
+      title: 'Run `make`?',
+      subject: { type: 'command', command: 'make', cwd: '/work/p', terminalId: 'term-3', _meta: { 'vendor/shell': 'bash' } },
+      options,
+    } as V2.RequestPermissionRequest;
+    const core = permissionRequestFromV2(asked, 'permission-7');
+    // The core (and a v1 editor) still sees a tool call: warden's stand-in id, the command as its raw input.
+    expect(core.toolCall).to.deep.include({ toolCallId: 'permission-7', kind: 'execute', rawInput: { command: 'make', cwd: '/work/p' } });
+    const shown = permissionRequestToV2(core);
+    expectValidV2(shown);
+    expect(shown).to.deep.equal(asked);
+  });
+
   it('a v2 agent that names no subject gets none shown (not warden\'s stand-in tool call); its other _meta is kept', () => {
     const asked = { sessionId: 's1', title: 'Use the network?', options, _meta: { 'vendor/reason': 'fetch deps' } } as V2.RequestPermissionRequest;
     const shown = throughWarden(asked);

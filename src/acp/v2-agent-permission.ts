@@ -5,7 +5,7 @@
  * a tool call subject is that tool call (as v1 updates it: v2-inbound.ts), a command is a
  * tool call of kind `execute` whose raw input is the command and its cwd, and a request
  * without a subject is a tool call named by the request's title. The prompt's own title,
- * description and subject type are kept in `_meta["acp-warden/v2Permission"]`. The options
+ * description and subject type (a command subject whole) are kept in `_meta["acp-warden/v2Permission"]`. The options
  * and the answer (`{ outcome }`) are the same in both versions and pass as they are.
  */
 import type { RequestPermissionRequest, ToolCallUpdate } from '@agentclientprotocol/sdk';
@@ -15,11 +15,16 @@ import { toolContentFromV2, V2_STATUS_META_KEY } from './v2-inbound.js';
 /** The `_meta` key keeping what a v2 permission prompt said that v1 has no place for. */
 export const V2_PERMISSION_META_KEY = 'acp-warden/v2Permission';
 
-/** What a v2 agent asked with, kept under {@link V2_PERMISSION_META_KEY}: `subject` is its subject's `type` (absent: it named none). */
+/**
+ * What a v2 agent asked with, kept under {@link V2_PERMISSION_META_KEY}: `subject` is its
+ * subject's `type` (absent: it named none); a command subject is kept whole in `command`
+ * (v1's tool call has no place for its terminal, its `_meta`, or the absence of a tool call id).
+ */
 export interface KeptV2Prompt {
   readonly title?: string;
   readonly description?: string;
   readonly subject?: string;
+  readonly command?: V2.CommandPermissionSubject;
 }
 
 /**
@@ -38,13 +43,19 @@ export function keptV2Prompt(meta: RequestPermissionRequest['_meta']): { prompt:
 export function permissionRequestFromV2(request: V2.RequestPermissionRequest, id: string): RequestPermissionRequest {
   const { sessionId, title, description, subject, options, _meta } = request;
   const type = (subject as { type?: string } | null | undefined)?.type;
-  const prompt: KeptV2Prompt = { title, ...(description ? { description } : {}), ...(type ? { subject: type } : {}) };
+  const command = type === 'command' ? withoutType(subject as V2.CommandPermissionSubject & { type: 'command' }) : undefined;
+  const prompt: KeptV2Prompt = { title, ...(description ? { description } : {}), ...(type ? { subject: type } : {}), ...(command ? { command } : {}) };
   return {
     sessionId,
     toolCall: toolCallOfSubject(subject ?? undefined, title, id),
     options: options as RequestPermissionRequest['options'],
     _meta: { ...(_meta ?? {}), [V2_PERMISSION_META_KEY]: prompt },
   };
+}
+
+/** A command subject's fields, its `type` left to {@link KeptV2Prompt.subject}. */
+function withoutType({ type: _type, ...command }: V2.CommandPermissionSubject & { type: 'command' }): V2.CommandPermissionSubject {
+  return command;
 }
 
 function toolCallOfSubject(subject: V2.RequestPermissionSubject | undefined, title: string, id: string): ToolCallUpdate {

@@ -40,6 +40,9 @@ export function permissionRequestToV2(params: RequestPermissionRequest): V2.Requ
 function subjectOf(toolCall: ToolCallUpdate, prompt: KeptV2Prompt | undefined): V2.RequestPermissionSubject | undefined {
   if (prompt !== undefined && prompt.subject === undefined) return undefined;
   if (prompt?.subject === 'command') {
+    // The agent's own subject, whole: its terminal, its _meta, no stand-in tool call id.
+    const kept = prompt.command;
+    if (typeof kept === 'object' && kept !== null && typeof kept.command === 'string' && typeof kept.cwd === 'string') return { type: 'command', ...kept } as V2.RequestPermissionSubject;
     const input = toolCall.rawInput as { command?: unknown; cwd?: unknown } | null | undefined;
     if (typeof input?.command === 'string' && typeof input.cwd === 'string') {
       return { type: 'command', command: input.command, cwd: input.cwd, toolCallId: toolCall.toolCallId } as V2.RequestPermissionSubject;
