@@ -32,167 +32,20 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough, Readable, Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
+import { Readable, Writable } from 'node:stream';
 import { agent as sdkAgent, client as sdkClient, ndJsonStream, type AgentConnection, type ClientConnection } from '@agentclientprotocol/sdk';
-import { createActor } from 'xstate';
-import { agentServerLogic } from '../src/acp/agent-server.js';
-import { createAcpPassthrough } from '../src/adapters/acp-passthrough.js';
-import { createHost, stopServers, type Host } from '../src/runtime/host.js';
-import { stdioTransport } from '../src/jsonrpc/stdio-transport.js';
 import { buildEnvironment } from '../src/port/index.js';
 import { check, collectGarbage, formatNs, formatRatio, formatStats, measureInterleaved, now, since, table, withDeadline, type Plan } from './support/measure.js';
 import { cpuRecorder } from './support/own-cpu.js';
 import { exists } from './support/process-exists.js';
 import { buildWarden } from './support/build-warden.js';
-import { chunkUpdate } from './support/chunk-update.js';
-
-const floodAgent = fileURLToPath(new URL('./support/flood-agent.mjs', import.meta.url));
-/** Updates per prompt (one repetition). */
-const updates = 2_000;
-const sessionId = 'sess_flood';
-
-/** The params of update `index`, as the flood agent builds them. */
-function updateParams(index: number) {
-  return { sessionId, update: chunkUpdate(index) };
-}
-const lastMessageId = `"msg_${String(updates - 1).padStart(8, '0')}"`;
-
-// ---------------------------------------------------------------------------------------
-// The editor: counts the update lines it gets, answers nothing, matches responses by id
-
-class Editor {
-  #pending = '';
-  #decoder = new TextDecoder();
-  #waiting = new Map<number, (message: { result?: unknown; error?: unknown }) => void>();
-  #nextId = 1;
-  count = 0;
-  first = 0n;
-  elapsed = 0;
-  lastUpdate = '';
-
-  /** Forgets the previous prompt's updates. */
-  reset(): void {
-    this.count = 0;
-    this.first = 0n;
-    this.elapsed = 0;
-    this.lastUpdate = '';
-  }
-
-  /** Text or bytes as they come out of warden's stdout (or the SDK's stream): lines, in order. */
-  push(chunk: string | Uint8Array): void {
-    this.#pending += typeof chunk === 'string' ? chunk : this.#decoder.decode(chunk, { stream: true });
-    let newline: number;
-    while ((newline = this.#pending.indexOf('\n')) >= 0) {
-      const line = this.#pending.slice(0, newline);
-      this.#pending = this.#pending.slice(newline + 1);
-      this.#line(line);
-    }
-  }
-
-  #line(line: string): void {
-    if (line.includes('"session/update"')) {
-      this.count += 1;
-      if (this.count === 1) this.first = now();
-      if (this.count === updates) {
-        this.elapsed = since(this.first);
-        this.lastUpdate = line;
-      }
-      return;
-    }
-    const message = JSON.parse(line) as { id?: unknown; result?: unknown; error?: unknown };
-    if (typeof message.id === 'number') this.#waiting.get(message.id)?.(message);
-  }
-
-  /** A request line for `send`, and the promise of its answer. */
-  request(method: string, params: unknown): { line: string; answer: Promise<unknown> } {
-    const id = this.#nextId++;
-    const answer = new Promise<unknown>((resolve, reject) => {
-      this.#waiting.set(id, (message) => {
-        this.#waiting.delete(id);
-        if (message.error !== undefined) reject(new Error(`${method} failed: ${JSON.stringify(message.error)}`));
-        else resolve(message.result);
-      });
-    });
-    return { line: `${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`, answer };
-  }
-
-  /** Checks one prompt's worth of updates and returns ns per update. */
-  perUpdate(what: string): number {
-    check(this.count === updates && this.lastUpdate.includes(lastMessageId), `${what}: the editor got all ${updates} updates, the last last (got ${this.count})`);
-    return this.elapsed / (updates - 1);
-  }
-}
+import { baseline, Editor, floodAgent, lines, promptParams, sessionId, updates, wardenHost, wardenPassthrough, wardenSession, type Relay } from './support/relay-cases.js';
 
 /** The cases, in the order they run each round. */
 type Case = 'baseline' | 'bare' | 'passthrough' | 'hostMemory' | 'hostFile' | 'process' | 'sdk';
 
-/** A relay under test: one prompt (N updates) per call; ns per update. */
-interface Relay {
-  prompt(): Promise<number>;
-  close(): Promise<void>;
-}
-
-const promptParams = { sessionId, prompt: [{ type: 'text', text: 'flood' }] };
-
 // ---------------------------------------------------------------------------------------
-// Warden
-
-/** Warden's editor side: `stdioTransport` over a PassThrough (in) and a counting Writable (out). */
-function wardenStdio(editor: Editor) {
-  const input = new PassThrough();
-  const output = new Writable({
-    decodeStrings: false,
-    write(chunk: string | Buffer, _encoding, done) {
-      editor.push(typeof chunk === 'string' ? chunk : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-      done();
-    },
-  });
-  return { input, transport: stdioTransport(input, output) };
-}
-
-function floodPassthrough() {
-  return createAcpPassthrough({ name: 'flood', executable: process.execPath, args: [floodAgent, String(updates)] });
-}
-
-/** The editor's side of a session with warden: initialize, session/new, then one prompt per call. */
-async function wardenSession(editor: Editor, input: Writable, stop: () => Promise<void>, what: string): Promise<Relay> {
-  const call = async (method: string, params: unknown) => {
-    const { line, answer } = editor.request(method, params);
-    input.write(line);
-    return withDeadline(answer, `${what}: ${method}`);
-  };
-  await call('initialize', { protocolVersion: 1, clientCapabilities: {} });
-  const opened = (await call('session/new', { cwd: tmpdir(), mcpServers: [] })) as { sessionId?: string };
-  check(opened.sessionId === sessionId, `${what}: session opened`);
-  return {
-    async prompt() {
-      editor.reset();
-      const result = (await call('session/prompt', promptParams)) as { stopReason?: string };
-      check(result.stopReason === 'end_turn', `${what}: the prompt ended`);
-      return editor.perUpdate(what);
-    },
-    close: stop,
-  };
-}
-
-/** The agent server serving the passthrough directly: no host, no journal. */
-async function wardenPassthrough(): Promise<Relay> {
-  const editor = new Editor();
-  const { input, transport } = wardenStdio(editor);
-  const server = createActor(agentServerLogic, { input: { transport, agent: floodPassthrough(), name: 'editor' } }).start();
-  return wardenSession(editor, input, () => stopServers([server]), 'warden passthrough');
-}
-
-/** `warden acp`'s path: the host (journal, session charts, live view tap) serving the passthrough. */
-async function wardenHost(store: string): Promise<Relay> {
-  const editor = new Editor();
-  const { input, transport } = wardenStdio(editor);
-  const host: Host = createHost({ agents: { flood: floodPassthrough() }, defaultAgent: 'flood', store });
-  host.serve(transport);
-  const relay = await wardenSession(editor, input, () => host.stop(), `warden host (${store === ':memory:' ? 'memory' : 'file'} journal)`);
-  return relay;
-}
+// Warden as a process
 
 /**
  * `warden acp` as an editor launches it: the built CLI (tsc, as the package's bin), a process of
@@ -221,6 +74,7 @@ async function wardenProcess(dir: string): Promise<Relay & { readonly pid: numbe
     throw error;
   }
 }
+
 
 // ---------------------------------------------------------------------------------------
 // The official SDK as a relay
@@ -306,20 +160,6 @@ async function bareRelay(): Promise<Relay> {
       await withDeadline(exited, 'bare: agent exit');
     },
   };
-}
-
-// ---------------------------------------------------------------------------------------
-// The baseline: JSON.parse + JSON.stringify of the same line
-
-const lines = Array.from({ length: updates }, (_, index) => JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: updateParams(index) }));
-
-function baseline(): number {
-  let out = '';
-  const start = now();
-  for (const line of lines) out = JSON.stringify(JSON.parse(line));
-  const elapsed = since(start);
-  check(out === lines[updates - 1], 'baseline: the last line came out as it went in');
-  return elapsed / updates;
 }
 
 // ---------------------------------------------------------------------------------------
