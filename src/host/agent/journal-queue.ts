@@ -14,6 +14,7 @@
  */
 import type { JournalEntry } from '../../journal/journal.js';
 import { callNowOrLater, type CallResult, type HostJournal, type JournalUpdateEntry, type Maybe } from '../../journal/host-journal.js';
+import { entryText } from '../../journal/entry-text.js';
 
 /** What a queue needs around it. */
 export interface JournalQueueOptions<Output> {
@@ -95,7 +96,8 @@ export function createJournalQueue<Output>(options: JournalQueueOptions<Output>)
       options.pressure?.(false);
     }
   };
-  const sizeOf = (entry: JournalEntry): number => (bound === undefined ? 0 : JSON.stringify(entry).length);
+  // An update's own text is made once (json-text.ts): weighing it costs a splice, not a serialization.
+  const sizeOf = (entry: JournalEntry): number => (bound === undefined ? 0 : entryText(entry).length);
   const answered: Array<() => void> = [];
 
   const queueOf = (sessionId: string): SessionQueue<Output> => {
