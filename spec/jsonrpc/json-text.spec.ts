@@ -5,7 +5,8 @@
  * values (escapes, -0, NaN, undefined members, toJSON), and a text must never outlive its value:
  * a copy whose member was replaced is serialized afresh. Randomized over seeded values (the seed
  * is printed on failure); then the whole path, a real agent process through the host and its
- * SQLite journal file to the editor's stdio lines.
+ * SQLite journal file to the editor's stdio lines: in-process, and as an editor runs it
+ * (`warden acp` by name, HOME its own, the default journal file, a reader that lags).
  */
 import { expect } from 'chai';
 import Database from 'better-sqlite3';
@@ -21,6 +22,7 @@ import { entryText } from '../../src/journal/entry-text.js';
 import type { JournalEntry } from '../../src/journal/journal.js';
 import { seededRandom } from '../../src/journal/seeded-random.js';
 import { createHost } from '../../src/runtime/host.js';
+import { openSession, PipeEditor, pipeEditorWorld } from '../support/pipe-editor.js';
 
 /** A random JSON-ish value: what agents send, and what JSON.stringify treats specially. */
 function valueOf(random: () => number, depth: number): unknown {
@@ -180,6 +182,47 @@ describe('json-text on the relay path: a real agent through the host and its SQL
     } finally {
       await host.stop();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('json-text as an editor runs warden: `warden acp` by name, its default journal, a reader that lags', function () {
+  this.timeout(60_000);
+  const streamAgent = fileURLToPath(new URL('../support/stream-agent.mjs', import.meta.url));
+  const world = pipeEditorWorld('warden-json-text-user-', { 'stream-agent': streamAgent });
+
+  it("every update line is JSON.stringify's text of what it holds, once, in order, and equals the journal's row", async () => {
+    const lines: string[] = [];
+    // The agent as a user configures it (by name on PATH); warden's journal where it puts it by default: under HOME.
+    const editor = (world.editor = PipeEditor.launch({ args: ['--agent', 'acp:stream-agent 300 400'], binDir: world.bin.dir, env: { HOME: world.dir, XDG_STATE_HOME: '' }, onLine: (line) => lines.push(line) }));
+    const sessionId = await openSession(editor, world.dir);
+    const prompt = editor.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'say a lot' }] });
+    // An editor busy elsewhere: the pipe fills (300 lines of about 450 bytes) and warden waits for it.
+    editor.pauseReading();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    editor.resumeReading();
+    const answer = await prompt;
+    expect(answer.result?.stopReason, editor.stderr).to.equal('end_turn');
+    const updates = lines.filter((line) => line.includes('"session/update"') && line.includes('agent_message_chunk'));
+    expect(updates).to.have.length(300);
+    const seqs = updates.map((line, index) => {
+      const message = JSON.parse(line) as { params: { update: { content: { text: string } }; _meta: Record<string, number> } };
+      expect(line, `update ${index}`).to.equal(JSON.stringify(message));
+      expect(message.params.update.content.text.startsWith(`#${index} `), `update ${index} in order`).to.equal(true);
+      return message.params._meta['acp-warden/seq'] as number;
+    });
+    await editor.close();
+    world.editor = undefined;
+    const db = new Database(join(world.dir, '.local', 'state', 'acp-warden', 'journal.sqlite'), { readonly: true, fileMustExist: true });
+    try {
+      const rows = db.prepare('SELECT seq, entry FROM entries WHERE seq >= ? AND seq <= ? ORDER BY seq').all(seqs[0], seqs[seqs.length - 1]) as Array<{ seq: number; entry: string }>;
+      expect(rows.map((row) => row.seq)).to.deep.equal(seqs);
+      rows.forEach((row, index) => {
+        expect(row.entry, `row ${row.seq}`).to.equal(JSON.stringify(JSON.parse(row.entry)));
+        expect(row.entry).to.equal(`{"kind":"update","update":${JSON.stringify((JSON.parse(updates[index] as string) as { params: { update: unknown } }).params.update)}}`);
+      });
+    } finally {
+      db.close();
     }
   });
 });

@@ -97,6 +97,8 @@ export interface LaunchOptions {
   readonly env?: Record<string, string>;
   /** Called for each message (instead of keeping notifications). */
   readonly onMessage?: (message: WireMessage) => void;
+  /** Called with each line as warden wrote it, before it is parsed. */
+  readonly onLine?: (line: string) => void;
 }
 
 export class PipeEditor {
@@ -108,6 +110,7 @@ export class PipeEditor {
   readonly #waiters = new Map<string | number, (message: WireMessage) => void>();
   readonly #answers = new Map<string | number, WireMessage>();
   readonly #onMessage: ((message: WireMessage) => void) | undefined;
+  readonly #onLine: ((line: string) => void) | undefined;
   #pending = '';
   #nextId = 1;
   readonly exited: Promise<{ code: number | null; signal: string | null }>;
@@ -118,6 +121,7 @@ export class PipeEditor {
     delete env.CODEX_PATH;
     env.PATH = [options.binDir, wardenBinDir(), env.PATH ?? ''].filter((dir) => dir !== undefined).join(':');
     this.#onMessage = options.onMessage;
+    this.#onLine = options.onLine;
     this.child = spawn('warden', ['acp', ...options.args], { stdio: ['pipe', 'pipe', 'pipe'], env });
     this.child.stdout.setEncoding('utf8');
     this.child.stdout.on('data', (chunk: string) => this.#read(chunk));
@@ -209,7 +213,9 @@ export class PipeEditor {
     while ((newline = this.#pending.indexOf('\n', start)) >= 0) {
       const line = this.#pending.slice(start, newline);
       start = newline + 1;
-      if (line.length > 0) this.#dispatch(JSON.parse(line) as WireMessage);
+      if (line.length === 0) continue;
+      this.#onLine?.(line);
+      this.#dispatch(JSON.parse(line) as WireMessage);
     }
     this.#pending = this.#pending.slice(start);
   }
