@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildWarden } from './support/build-warden.js';
-import { formatNs, formatRatio, now, since, table } from './support/measure.js';
+import { formatNs, formatRatio, now, since, summarize, table } from './support/measure.js';
 import type { ChildResult, IsolatedCase } from './support/relay-child.js';
 
 const child = fileURLToPath(new URL('./support/relay-child.ts', import.meta.url));
@@ -26,10 +26,7 @@ const cases: ReadonlyArray<readonly [IsolatedCase, string]> = [
   ['hostFile', 'warden acp: host, file journal (WAL; the default)'],
 ];
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
-}
+const median = (values: readonly number[]): number => summarize(values).median;
 
 /** Runs the isolated relay cases and prints their table. */
 export async function relayIsolated(): Promise<void> {

@@ -22,10 +22,10 @@ export const updates = 2_000;
 export const sessionId = 'sess_flood';
 
 /** The params of update `index`, as the flood agent builds them. */
-export function updateParams(index: number) {
+function updateParams(index: number) {
   return { sessionId, update: chunkUpdate(index) };
 }
-export const lastMessageId = `"msg_${String(updates - 1).padStart(8, '0')}"`;
+const lastMessageId = `"msg_${String(updates - 1).padStart(8, '0')}"`;
 
 // ---------------------------------------------------------------------------------------
 // The editor: counts the update lines it gets, answers nothing, matches responses by id
@@ -117,7 +117,7 @@ export interface WardenParts {
 }
 
 /** Warden's parts from src/. */
-export const sourceWarden: WardenParts = { agentServerLogic, createAcpPassthrough, createHost, stopServers, stdioTransport };
+const sourceWarden: WardenParts = { agentServerLogic, createAcpPassthrough, createHost, stopServers, stdioTransport };
 
 /** Warden's parts from a tsc build's `dist` directory (bench/support/build-warden.ts). */
 export async function builtWarden(dist: string): Promise<WardenParts> {
@@ -132,7 +132,7 @@ export async function builtWarden(dist: string): Promise<WardenParts> {
 }
 
 /** Warden's editor side: `stdioTransport` over a PassThrough (in) and a counting Writable (out). */
-export function wardenStdio(editor: Editor, parts: WardenParts = sourceWarden) {
+function wardenStdio(editor: Editor, parts: WardenParts = sourceWarden) {
   const input = new PassThrough();
   const output = new Writable({
     decodeStrings: false,
@@ -144,7 +144,7 @@ export function wardenStdio(editor: Editor, parts: WardenParts = sourceWarden) {
   return { input, transport: parts.stdioTransport(input, output) };
 }
 
-export function floodPassthrough(parts: WardenParts = sourceWarden) {
+function floodPassthrough(parts: WardenParts = sourceWarden) {
   return parts.createAcpPassthrough({ name: 'flood', executable: process.execPath, args: [floodAgent, String(updates)] });
 }
 

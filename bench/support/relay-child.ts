@@ -25,9 +25,13 @@ export interface ChildResult {
 
 const [name, dir, dist] = process.argv.slice(2) as [IsolatedCase, string, string];
 const parts = await builtWarden(dist);
-const relay: Relay =
-  name === 'passthrough' ? await wardenPassthrough(parts) : name === 'hostMemory' ? await wardenHost(':memory:', parts) : name === 'hostFile' ? await wardenHost(join(dir, 'journal.sqlite'), parts) : (undefined as never);
-if (!relay) throw new Error(`relay-child: no case ${String(name)} (passthrough, hostMemory, hostFile)`);
+const relays: Record<IsolatedCase, () => Promise<Relay>> = {
+  passthrough: () => wardenPassthrough(parts),
+  hostMemory: () => wardenHost(':memory:', parts),
+  hostFile: () => wardenHost(join(dir, 'journal.sqlite'), parts),
+};
+if (!(name in relays)) throw new Error(`relay-child: no case ${String(name)} (${Object.keys(relays).join(', ')})`);
+const relay = await relays[name]();
 try {
   const plan: Plan = { warmup: 3, repetitions: 15 };
   const cpu = cpuRecorder<'baseline' | 'case'>(updates);
