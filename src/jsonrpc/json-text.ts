@@ -22,8 +22,11 @@ interface MemberText {
 
 type Carrier = Record<string | symbol, unknown>;
 
-/** `object`, carrying `text` as the JSON of its member `key` (as it is now): see the module's comment. */
-export function withMemberText<T extends object>(object: T, key: keyof T & string, text: string): T {
+/**
+ * `object`, carrying `text` as the JSON of its member `key` (as it is now; by default made here,
+ * once: see the module's comment).
+ */
+export function withMemberText<T extends object>(object: T, key: keyof T & string, text: string = JSON.stringify(object[key])): T {
   const member: MemberText = { key, value: object[key], text };
   (object as Carrier)[memberTextKey] = member;
   return object;

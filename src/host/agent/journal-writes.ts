@@ -12,7 +12,7 @@ import type { ClientCall, Live } from './live.js';
 import { emit, fail } from './delivery.js';
 import { failedWrite, journalFailure } from './journal-failures.js';
 import type { CallResult } from '../../journal/host-journal.js';
-import { withMemberText } from '../../jsonrpc/json-text.js';
+import { memberTextOf, withMemberText } from '../../jsonrpc/json-text.js';
 
 /**
  * Journals an update and shows it to the editor. The updates of one event-loop turn (and
@@ -24,8 +24,9 @@ import { withMemberText } from '../../jsonrpc/json-text.js';
  */
 export function journalUpdate(live: Live, sessionId: string, update: SessionUpdate): void {
   // Serialized once: the journal's entry and the editor's line both splice this text in (json-text.ts).
-  const text = JSON.stringify(update);
-  live.writes.update(sessionId, withMemberText({ kind: 'update' as const, update }, 'update', text), (seq) => {
+  const entry = withMemberText({ kind: 'update' as const, update }, 'update');
+  const text = memberTextOf(entry, 'update');
+  live.writes.update(sessionId, entry, (seq) => {
     // The journal takes the session's updates again: a next refusal is news again.
     if (live.unshown.size > 0) live.unshown.delete(sessionId);
     return { sessionId, output: withMemberText({ type: 'acp.update' as const, sessionId, update, seq }, 'update', text), seq };
