@@ -13,6 +13,9 @@ import { agentServerLogic } from '../../src/acp/agent-server.js';
 import { createAcpPassthrough } from '../../src/adapters/acp-passthrough.js';
 import { createHost, stopServers } from '../../src/runtime/host.js';
 import { stdioTransport } from '../../src/jsonrpc/stdio-transport.js';
+import { memberTextOf, withMemberText } from '../../src/jsonrpc/json-text.js';
+import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
+import { relayFloor, type FloorParts } from './relay-floor.js';
 import { check, now, since, withDeadline } from './measure.js';
 import { chunkUpdate } from './chunk-update.js';
 
@@ -108,7 +111,7 @@ export const promptParams = { sessionId, prompt: [{ type: 'text', text: 'flood' 
  * The parts of warden the in-process cases put together: from src/ (run through tsx, as
  * bench/relay.ts does), or from a tsc build, the code a user runs ({@link builtWarden}).
  */
-export interface WardenParts {
+export interface WardenParts extends FloorParts {
   readonly agentServerLogic: typeof agentServerLogic;
   readonly createAcpPassthrough: typeof createAcpPassthrough;
   readonly createHost: typeof createHost;
@@ -117,22 +120,33 @@ export interface WardenParts {
 }
 
 /** Warden's parts from src/. */
-const sourceWarden: WardenParts = { agentServerLogic, createAcpPassthrough, createHost, stopServers, stdioTransport };
+const sourceWarden: WardenParts = { agentServerLogic, createAcpPassthrough, createHost, stopServers, stdioTransport, sqliteJournal, withMemberText, memberTextOf };
 
 /** Warden's parts from a tsc build's `dist` directory (bench/support/build-warden.ts). */
 export async function builtWarden(dist: string): Promise<WardenParts> {
   const load = async <T>(path: string) => (await import(pathToFileURL(join(dist, path)).href)) as T;
-  const [server, passthrough, host, stdio] = await Promise.all([
+  const [server, passthrough, host, stdio, text, journal] = await Promise.all([
     load<{ agentServerLogic: typeof agentServerLogic }>('acp/agent-server.js'),
     load<{ createAcpPassthrough: typeof createAcpPassthrough }>('adapters/acp-passthrough.js'),
     load<{ createHost: typeof createHost; stopServers: typeof stopServers }>('runtime/host.js'),
     load<{ stdioTransport: typeof stdioTransport }>('jsonrpc/stdio-transport.js'),
+    load<Pick<FloorParts, 'withMemberText' | 'memberTextOf'>>('jsonrpc/json-text.js'),
+    load<Pick<FloorParts, 'sqliteJournal'>>('journal/sqlite-journal.js'),
   ]);
-  return { agentServerLogic: server.agentServerLogic, createAcpPassthrough: passthrough.createAcpPassthrough, createHost: host.createHost, stopServers: host.stopServers, stdioTransport: stdio.stdioTransport };
+  return {
+    agentServerLogic: server.agentServerLogic,
+    createAcpPassthrough: passthrough.createAcpPassthrough,
+    createHost: host.createHost,
+    stopServers: host.stopServers,
+    stdioTransport: stdio.stdioTransport,
+    sqliteJournal: journal.sqliteJournal,
+    withMemberText: text.withMemberText,
+    memberTextOf: text.memberTextOf,
+  };
 }
 
-/** Warden's editor side: `stdioTransport` over a PassThrough (in) and a counting Writable (out). */
-function wardenStdio(editor: Editor, parts: WardenParts = sourceWarden) {
+/** The editor's two streams: a PassThrough (warden's input) and a Writable that hands the editor what warden writes. */
+function editorStreams(editor: Editor) {
   const input = new PassThrough();
   const output = new Writable({
     decodeStrings: false,
@@ -141,6 +155,12 @@ function wardenStdio(editor: Editor, parts: WardenParts = sourceWarden) {
       done();
     },
   });
+  return { input, output };
+}
+
+/** Warden's editor side: `stdioTransport` over the editor's streams. */
+function wardenStdio(editor: Editor, parts: WardenParts = sourceWarden) {
+  const { input, output } = editorStreams(editor);
   return { input, transport: parts.stdioTransport(input, output) };
 }
 
@@ -185,6 +205,14 @@ export async function wardenHost(store: string, parts: WardenParts = sourceWarde
   host.serve(transport);
   const relay = await wardenSession(editor, input, () => host.stop(), `warden host (${store === ':memory:' ? 'memory' : 'file'} journal)`);
   return relay;
+}
+
+/** The floor (relay-floor.ts): warden's journal and JSON text with no layer between them, on a journal file `store`. */
+export async function floorRelay(store: string, parts: WardenParts = sourceWarden): Promise<Relay> {
+  const editor = new Editor();
+  const { input, output } = editorStreams(editor);
+  const floor = relayFloor(parts, store, process.execPath, [floodAgent, String(updates)], input, output);
+  return wardenSession(editor, input, () => floor.close(), 'floor');
 }
 
 // ---------------------------------------------------------------------------------------
