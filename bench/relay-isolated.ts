@@ -21,7 +21,8 @@ import type { ChildResult, IsolatedCase } from './support/relay-child.js';
 const child = fileURLToPath(new URL('./support/relay-child.ts', import.meta.url));
 const processesPerCase = 5;
 const cases: ReadonlyArray<readonly [IsolatedCase, string]> = [
-  ['floor', 'floor: lines, JSON.parse, warden\'s file journal and line text, no layers'],
+  ['floor', 'floor: lines, JSON.parse, warden\'s file journal, line text; no layers'],
+  ['floorGroupRows', 'floor, the journal a row a group (a prototype layout, not warden\'s)'],
   ['passthrough', 'warden: agent server + ACP passthrough (no host)'],
   ['hostMemory', 'warden acp: host, :memory: journal'],
   ['hostFile', 'warden acp: host, file journal (WAL; the default)'],

@@ -15,7 +15,7 @@ import { createHost, stopServers } from '../../src/runtime/host.js';
 import { stdioTransport } from '../../src/jsonrpc/stdio-transport.js';
 import { memberTextOf, withMemberText } from '../../src/jsonrpc/json-text.js';
 import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
-import { relayFloor, type FloorParts } from './relay-floor.js';
+import { relayFloor, type FloorLayout, type FloorParts } from './relay-floor.js';
 import { check, now, since, withDeadline } from './measure.js';
 import { chunkUpdate } from './chunk-update.js';
 
@@ -207,12 +207,12 @@ export async function wardenHost(store: string, parts: WardenParts = sourceWarde
   return relay;
 }
 
-/** The floor (relay-floor.ts): warden's journal and JSON text with no layer between them, on a journal file `store`. */
-export async function floorRelay(store: string, parts: WardenParts = sourceWarden): Promise<Relay> {
+/** A floor (relay-floor.ts): the required work with no layer between its parts, on a journal file `store` laid out as `layout`. */
+export async function floorRelay(layout: FloorLayout, store: string, parts: WardenParts = sourceWarden): Promise<Relay> {
   const editor = new Editor();
   const { input, output } = editorStreams(editor);
-  const floor = relayFloor(parts, store, process.execPath, [floodAgent, String(updates)], input, output);
-  return wardenSession(editor, input, () => floor.close(), 'floor');
+  const floor = relayFloor(parts, layout, store, process.execPath, [floodAgent, String(updates)], input, output);
+  return wardenSession(editor, input, () => floor.close(), `floor (${layout})`);
 }
 
 // ---------------------------------------------------------------------------------------

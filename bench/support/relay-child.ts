@@ -4,7 +4,7 @@
  * ratio is against a baseline run beside it and no other case's garbage or compiled code is in
  * its figures. Prints one JSON line: the median CPU and wall per update of each.
  * Warden is the tsc build in DIST (bench/support/build-warden.ts): the code a user runs.
- * Usage: node --expose-gc --import tsx bench/support/relay-child.ts floor|passthrough|hostMemory|hostFile DIR DIST
+ * Usage: node --expose-gc --import tsx bench/support/relay-child.ts floor|floorGroupRows|passthrough|hostMemory|hostFile DIR DIST
  */
 import { join } from 'node:path';
 import { collectGarbage, measureInterleaved, type Plan } from './measure.js';
@@ -12,7 +12,7 @@ import { cpuRecorder } from './own-cpu.js';
 import { baseline, builtWarden, floorRelay, updates, wardenHost, wardenPassthrough, type Relay } from './relay-cases.js';
 
 /** The cases a child runs. */
-export type IsolatedCase = 'floor' | 'passthrough' | 'hostMemory' | 'hostFile';
+export type IsolatedCase = 'floor' | 'floorGroupRows' | 'passthrough' | 'hostMemory' | 'hostFile';
 
 /** What a child prints. */
 export interface ChildResult {
@@ -26,7 +26,8 @@ export interface ChildResult {
 const [name, dir, dist] = process.argv.slice(2) as [IsolatedCase, string, string];
 const parts = await builtWarden(dist);
 const relays: Record<IsolatedCase, () => Promise<Relay>> = {
-  floor: () => floorRelay(join(dir, 'floor.sqlite'), parts),
+  floor: () => floorRelay('rows', join(dir, 'floor.sqlite'), parts),
+  floorGroupRows: () => floorRelay('groupRows', join(dir, 'floor-group-rows.sqlite'), parts),
   passthrough: () => wardenPassthrough(parts),
   hostMemory: () => wardenHost(':memory:', parts),
   hostFile: () => wardenHost(join(dir, 'journal.sqlite'), parts),

@@ -10,9 +10,13 @@
  * or agent server.
  *
  * What warden's relay costs above this is what its layers cost; what this costs above the
- * baseline (JSON.parse + JSON.stringify of each line) no relay that journals each update can
- * avoid. bench/relay.ts and bench/relay-isolated.ts print it beside warden's cases.
+ * baseline (JSON.parse + JSON.stringify of each line) no relay that journals each update as a
+ * row can avoid. A second floor journals a group as ONE row (`groupRows`: a prototype layout
+ * that is NOT warden's, as in bench/journal-layout.ts: warden's schema, the group's entries as
+ * one JSON array, nothing read back): what a change of the journal's layout could reach.
+ * bench/relay-isolated.ts prints both beside warden's cases.
  */
+import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import type { Writable } from 'node:stream';
@@ -33,9 +37,54 @@ interface AgentLine {
   readonly params?: { readonly sessionId: string; readonly update: Update };
 }
 
+/** What the floor journals through: warden's journal's group commit, or the one-row-a-group prototype. */
+type FloorJournal = Pick<Journal, 'createSession' | 'append' | 'begin' | 'commit' | 'close'>;
+
+/** How the floor lays out its journal: a row an update (warden's journal), or a row a group (the prototype). */
+export type FloorLayout = 'rows' | 'groupRows';
+
+/**
+ * The prototype: one row per group, in a file whose schema warden's own journal made. Each
+ * group's row has the group's last seq (the next rowid stays one past it) and its entries as
+ * one JSON array, from the text each entry carries.
+ */
+function groupRowJournal(parts: FloorParts, path: string): FloorJournal {
+  parts.sqliteJournal(path).close();
+  const db = new Database(path);
+  db.pragma('synchronous = NORMAL');
+  const insertSession = db.prepare("INSERT INTO sessions (session_id, agent, cwd, created_at, updated_at, state) VALUES (?, ?, ?, ?, ?, 'open')");
+  const insert = db.prepare('INSERT INTO entries (seq, session_key, at, entry) VALUES (?, ?, ?, ?)');
+  const keys = new Map<string, number>();
+  let seq = 0;
+  let texts: string[] = [];
+  let key = 0;
+  return {
+    createSession(session) {
+      const at = new Date().toISOString();
+      keys.set(session.sessionId, Number(insertSession.run(session.sessionId, session.agent, session.cwd, at, at).lastInsertRowid));
+      return undefined as never;
+    },
+    begin() {
+      texts = [];
+    },
+    append(sessionId, entry) {
+      key = keys.get(sessionId) as number;
+      texts.push(`{"kind":"update","update":${parts.memberTextOf(entry, 'update') ?? JSON.stringify((entry as { update: unknown }).update)}}`);
+      return ++seq;
+    },
+    commit() {
+      if (texts.length === 0) return;
+      db.exec('BEGIN IMMEDIATE');
+      insert.run(seq, key, new Date().toISOString(), `[${texts.join(',')}]`);
+      db.exec('COMMIT');
+    },
+    close: () => db.close(),
+  };
+}
+
 /** The floor between an agent process (`executable`, `args`) and an editor's two streams; `close` ends both. */
-export function relayFloor(parts: FloorParts, store: string, executable: string, args: readonly string[], editorIn: NodeJS.ReadableStream, editorOut: Writable): { close(): Promise<void> } {
-  const journal: Journal = parts.sqliteJournal(store);
+export function relayFloor(parts: FloorParts, layout: FloorLayout, store: string, executable: string, args: readonly string[], editorIn: NodeJS.ReadableStream, editorOut: Writable): { close(): Promise<void> } {
+  const journal: FloorJournal = layout === 'rows' ? parts.sqliteJournal(store) : groupRowJournal(parts, store);
   const agent = spawn(executable, args, { stdio: ['pipe', 'pipe', 'inherit'] });
   const known = new Set<string>();
 
