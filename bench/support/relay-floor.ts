@@ -20,7 +20,7 @@ import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import type { Writable } from 'node:stream';
-import type { Journal, JournalEntry } from '../../src/journal/journal.js';
+import type { JournalEntry } from '../../src/journal/journal.js';
 import type { memberTextOf, withMemberText } from '../../src/jsonrpc/json-text.js';
 import type { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 
@@ -38,7 +38,13 @@ interface AgentLine {
 }
 
 /** What the floor journals through: warden's journal's group commit, or the one-row-a-group prototype. */
-type FloorJournal = Pick<Journal, 'createSession' | 'append' | 'begin' | 'commit' | 'close'>;
+interface FloorJournal {
+  createSession(session: { readonly sessionId: string; readonly agent: string; readonly cwd: string }): unknown;
+  begin?(): void;
+  append(sessionId: string, entry: JournalEntry): number;
+  commit?(): void;
+  close(): void;
+}
 
 /** How the floor lays out its journal: a row an update (warden's journal), or a row a group (the prototype). */
 export type FloorLayout = 'rows' | 'groupRows';
@@ -46,7 +52,7 @@ export type FloorLayout = 'rows' | 'groupRows';
 /**
  * The prototype: one row per group, in a file whose schema warden's own journal made. Each
  * group's row has the group's last seq (the next rowid stays one past it) and its entries as
- * one JSON array, from the text each entry carries.
+ * one JSON array, from the text each entry carries; a group is one session's (the flood agent has one).
  */
 function groupRowJournal(parts: FloorParts, path: string): FloorJournal {
   parts.sqliteJournal(path).close();
@@ -62,7 +68,6 @@ function groupRowJournal(parts: FloorParts, path: string): FloorJournal {
     createSession(session) {
       const at = new Date().toISOString();
       keys.set(session.sessionId, Number(insertSession.run(session.sessionId, session.agent, session.cwd, at, at).lastInsertRowid));
-      return undefined as never;
     },
     begin() {
       texts = [];
