@@ -32,8 +32,8 @@ describe('warden acp: flow control of requests the agent answers, with an editor
   });
 
   // 50,000 requests of about 1 KB each (a `_meta` of 800 bytes): 50 MB that warden would hold,
-  // parsed, if it read on past 1024 unanswered; four times fewer round trips than the 200,000
-  // short requests this case sent before (174 s of the CI run), the same pressure on the heap.
+  // parsed, if it read on past 1024 unanswered; a quarter of the round trips of the 200,000
+  // short requests this case sent before (174 s of a CI run). What warden read is counted too.
   it('50,000 pipelined session/set_mode requests of 1 KB (50 MB), each answered by the agent, while the editor reads nothing for 8 s: warden stops reading at 1024 unanswered, stays in a 128 MB heap, then answers every one', async () => {
     const total = 50_000;
     const pad = 'x'.repeat(800);
@@ -54,15 +54,36 @@ describe('warden acp: flow control of requests the agent answers, with an editor
     for (let index = 0; index < total; index++) {
       lines.push(`{"jsonrpc":"2.0","id":${1000 + index},"method":"session/set_mode","params":{"sessionId":"${sessionId}","modeId":"${index % 2 === 0 ? 'auto' : 'ask'}","_meta":{"pad":"${pad}"}}}`);
     }
-    editor.child.stdin.write(`${lines.join('\n')}\n`);
+    // Written a chunk at a time, so that what the pipe took (what warden read, and the pipe's
+    // 64 KB) is counted against what came back. With the cap, what warden has read and not
+    // answered is at most 1024 requests, plus its bounded buffers: 1 MiB of input held unparsed
+    // (about 1,000 requests), 256 KB of answers queued and the two pipes' 64 KB (about 7,300
+    // answers of 45 bytes): under 10,000. Without it, warden reads the 50 MB as fast as the
+    // editor takes answers, and tens of thousands are owed.
+    const mostOwed = 15_000;
+    let taken = 0;
+    let takenRequests = 0;
+    let owed = 0;
+    for (let index = 0; index < lines.length; index += 64) {
+      const count = Math.min(64, lines.length - index);
+      const chunk = `${lines.slice(index, index + count).join('\n')}\n`;
+      editor.child.stdin.write(chunk, () => {
+        taken += Buffer.byteLength(chunk);
+        takenRequests += count;
+        owed = Math.max(owed, takenRequests - answered.size);
+      });
+    }
     await sleep(8000);
     expect(editor.running, `warden exited while the editor was not reading:\n${editor.stderr.slice(-600)}`).to.equal(true);
+    expect(taken, `bytes of requests warden read while nothing it answered was read (of ${total} requests of about 1 KB)`).to.be.below(12 * 1024 * 1024);
+    console.log(`      warden read ${(taken / 1024 / 1024).toFixed(1)} MB of the 50 MB of requests in 8 s unread`);
     editor.resumeReading();
-    await waitUntil(() => answered.size === total || !editor?.running, () => `${total} answers (got ${answered.size})`, 360_000, 50);
+    await waitUntil(() => answered.size === total || !editor?.running || owed > mostOwed, () => `${total} answers (got ${answered.size})`, 360_000, 50);
+    expect(owed, 'requests warden read and had not answered, at most (1024 unanswered and its bounded buffers)').to.be.at.most(mostOwed);
     expect(editor.running, `warden exited:\n${editor.stderr.slice(-600)}`).to.equal(true);
     expect(answered.size).to.equal(total);
     expect(errors).to.equal(0);
-    console.log(`      peak RSS of warden: ${editor.peakRssMb()} MB (50k set_mode requests of 1 KB, 8 s unread)`);
+    console.log(`      peak RSS of warden: ${editor.peakRssMb()} MB (50k set_mode requests of 1 KB, 8 s unread); at most ${owed} requests read and not answered`);
   });
 
   it('1,100 pipelined prompts, each waiting on a permission the editor grants: past 1024 unanswered warden still reads the answers, and every prompt ends', async () => {
