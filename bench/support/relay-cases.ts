@@ -15,6 +15,7 @@ import { createHost, stopServers } from '../../src/runtime/host.js';
 import { stdioTransport } from '../../src/jsonrpc/stdio-transport.js';
 import { memberTextOf, withMemberText } from '../../src/jsonrpc/json-text.js';
 import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
+import { entryText } from '../../src/journal/entry-text.js';
 import { relayFloor, type FloorLayout, type FloorParts } from './relay-floor.js';
 import { check, now, since, withDeadline } from './measure.js';
 import { chunkUpdate } from './chunk-update.js';
@@ -120,18 +121,19 @@ export interface WardenParts extends FloorParts {
 }
 
 /** Warden's parts from src/. */
-const sourceWarden: WardenParts = { agentServerLogic, createAcpPassthrough, createHost, stopServers, stdioTransport, sqliteJournal, withMemberText, memberTextOf };
+const sourceWarden: WardenParts = { agentServerLogic, createAcpPassthrough, createHost, stopServers, stdioTransport, sqliteJournal, withMemberText, memberTextOf, entryText };
 
 /** Warden's parts from a tsc build's `dist` directory (bench/support/build-warden.ts). */
 export async function builtWarden(dist: string): Promise<WardenParts> {
   const load = async <T>(path: string) => (await import(pathToFileURL(join(dist, path)).href)) as T;
-  const [server, passthrough, host, stdio, text, journal] = await Promise.all([
+  const [server, passthrough, host, stdio, text, journal, stored] = await Promise.all([
     load<{ agentServerLogic: typeof agentServerLogic }>('acp/agent-server.js'),
     load<{ createAcpPassthrough: typeof createAcpPassthrough }>('adapters/acp-passthrough.js'),
     load<{ createHost: typeof createHost; stopServers: typeof stopServers }>('runtime/host.js'),
     load<{ stdioTransport: typeof stdioTransport }>('jsonrpc/stdio-transport.js'),
     load<Pick<FloorParts, 'withMemberText' | 'memberTextOf'>>('jsonrpc/json-text.js'),
     load<Pick<FloorParts, 'sqliteJournal'>>('journal/sqlite-journal.js'),
+    load<Pick<FloorParts, 'entryText'>>('journal/entry-text.js'),
   ]);
   return {
     agentServerLogic: server.agentServerLogic,
@@ -142,6 +144,7 @@ export async function builtWarden(dist: string): Promise<WardenParts> {
     sqliteJournal: journal.sqliteJournal,
     withMemberText: text.withMemberText,
     memberTextOf: text.memberTextOf,
+    entryText: stored.entryText,
   };
 }
 
