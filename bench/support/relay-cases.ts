@@ -16,6 +16,8 @@ import { stdioTransport } from '../../src/jsonrpc/stdio-transport.js';
 import { memberTextOf, withMemberText } from '../../src/jsonrpc/json-text.js';
 import { sqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { entryText } from '../../src/journal/entry-text.js';
+import { jsonLines, LineFramer } from '../../src/port/line-framer.js';
+import { isHotSessionUpdate } from '../../src/acp/hot-update-check.js';
 import { relayFloor, type FloorLayout, type FloorParts } from './relay-floor.js';
 import { check, now, since, withDeadline } from './measure.js';
 import { chunkUpdate } from './chunk-update.js';
@@ -121,12 +123,12 @@ export interface WardenParts extends FloorParts {
 }
 
 /** Warden's parts from src/. */
-const sourceWarden: WardenParts = { agentServerLogic, createAcpPassthrough, createHost, stopServers, stdioTransport, sqliteJournal, withMemberText, memberTextOf, entryText };
+const sourceWarden: WardenParts = { agentServerLogic, createAcpPassthrough, createHost, stopServers, stdioTransport, sqliteJournal, withMemberText, memberTextOf, entryText, LineFramer, jsonLines, isHotSessionUpdate };
 
 /** Warden's parts from a tsc build's `dist` directory (bench/support/build-warden.ts). */
 export async function builtWarden(dist: string): Promise<WardenParts> {
   const load = async <T>(path: string) => (await import(pathToFileURL(join(dist, path)).href)) as T;
-  const [server, passthrough, host, stdio, text, journal, stored] = await Promise.all([
+  const [server, passthrough, host, stdio, text, journal, stored, framing, hot] = await Promise.all([
     load<{ agentServerLogic: typeof agentServerLogic }>('acp/agent-server.js'),
     load<{ createAcpPassthrough: typeof createAcpPassthrough }>('adapters/acp-passthrough.js'),
     load<{ createHost: typeof createHost; stopServers: typeof stopServers }>('runtime/host.js'),
@@ -134,6 +136,8 @@ export async function builtWarden(dist: string): Promise<WardenParts> {
     load<Pick<FloorParts, 'withMemberText' | 'memberTextOf'>>('jsonrpc/json-text.js'),
     load<Pick<FloorParts, 'sqliteJournal'>>('journal/sqlite-journal.js'),
     load<Pick<FloorParts, 'entryText'>>('journal/entry-text.js'),
+    load<Pick<FloorParts, 'LineFramer' | 'jsonLines'>>('port/line-framer.js'),
+    load<Pick<FloorParts, 'isHotSessionUpdate'>>('acp/hot-update-check.js'),
   ]);
   return {
     agentServerLogic: server.agentServerLogic,
@@ -145,6 +149,9 @@ export async function builtWarden(dist: string): Promise<WardenParts> {
     withMemberText: text.withMemberText,
     memberTextOf: text.memberTextOf,
     entryText: stored.entryText,
+    LineFramer: framing.LineFramer,
+    jsonLines: framing.jsonLines,
+    isHotSessionUpdate: hot.isHotSessionUpdate,
   };
 }
 

@@ -1,7 +1,9 @@
 /**
  * The relay's floor: the work warden's relay cannot skip, done with warden's own parts and
- * nothing between them. The agent's stdout is cut into lines and each parsed (JSON.parse); a
- * `session/update`'s envelope is checked, the update serialized once (src/jsonrpc/json-text.ts)
+ * nothing between them. The agent's stdout is cut into lines and each parsed by warden's framer
+ * (src/port/line-framer.ts: `LineFramer`, `jsonLines`); a `session/update`'s envelope is
+ * checked as warden checks a hot update (src/acp/hot-update-check.ts), the update serialized
+ * once (src/jsonrpc/json-text.ts)
  * and journaled through warden's SQLite journal, a group a read as the host groups them
  * (src/journal/sqlite-journal.ts: `begin` / `append` / `commit`, the session created when the
  * agent's `session/new` answer passes); after the commit its line, the journaled text and its
@@ -25,6 +27,8 @@ import type { JournalEntry } from '../../src/journal/journal.js';
 import type { memberTextOf, withMemberText } from '../../src/jsonrpc/json-text.js';
 import type { entryText } from '../../src/journal/entry-text.js';
 import type { sqliteJournal } from '../../src/journal/sqlite-journal.js';
+import type { jsonLines, LineFramer } from '../../src/port/line-framer.js';
+import type { isHotSessionUpdate } from '../../src/acp/hot-update-check.js';
 
 /** The warden parts the floor is made of (from src/ or a build: relay-cases.ts's WardenParts). */
 export interface FloorParts {
@@ -32,27 +36,16 @@ export interface FloorParts {
   readonly withMemberText: typeof withMemberText;
   readonly memberTextOf: typeof memberTextOf;
   readonly entryText: typeof entryText;
+  readonly LineFramer: typeof LineFramer;
+  readonly jsonLines: typeof jsonLines;
+  readonly isHotSessionUpdate: typeof isHotSessionUpdate;
 }
 
 type Update = Extract<JournalEntry, { kind: 'update' }>['update'];
-interface AgentLine {
+interface AgentMessage {
   readonly method?: string;
   readonly params?: unknown;
   readonly result?: unknown;
-}
-
-/**
- * Whether a `session/update`'s params are what the template writes: a session id and an update
- * object, nothing else (the check a relay makes of an agent's envelope; the flood agent sends
- * no other member, and the floor relays no other shape).
- */
-function isUpdateParams(params: unknown): params is { readonly sessionId: string; readonly update: Update } {
-  if (typeof params !== 'object' || params === null) return false;
-  const { sessionId, update } = params as { sessionId?: unknown; update?: unknown };
-  if (typeof sessionId !== 'string' || typeof update !== 'object' || update === null) return false;
-  let members = 0;
-  for (const key in params) if (Object.hasOwn(params, key)) members++;
-  return members === 2;
 }
 
 /** What the floor journals through: warden's journal's group commit, or the one-row-a-group prototype. */
@@ -117,46 +110,51 @@ export function relayFloor(parts: FloorParts, layout: FloorLayout, store: string
   const known = new Set<string>();
 
   // Editor -> agent: lines as they come (the flood agent answers by id).
-  editorIn.on('data', (chunk: Buffer | string) => agent.stdin.write(chunk));
+  editorIn.pipe(agent.stdin);
 
-  let rest: Buffer | undefined;
-  agent.stdout.on('data', (data: Buffer) => {
-    const chunk = rest === undefined ? data : Buffer.concat([rest, data]);
-    rest = undefined;
-    let out = '';
-    let start = 0;
-    let newline: number;
-    let grouped = false;
-    try {
-      while ((newline = chunk.indexOf(10, start)) >= 0) {
-        const line = chunk.toString('utf8', start, newline);
-        start = newline + 1;
-        const message = JSON.parse(line) as AgentLine;
-        const params = message.params;
-        if (message.method === 'session/update' && !isUpdateParams(params)) throw new Error(`the floor relays session/update params of a session id and an update only, got ${line.slice(0, 200)}`);
-        if (message.method !== 'session/update' || !isUpdateParams(params)) {
-          // The agent's answer to session/new: the session is journaled then, as the host does.
-          const opened = (message.result as { sessionId?: unknown } | undefined)?.sessionId;
-          if (typeof opened === 'string' && !known.has(opened)) {
-            journal.createSession({ sessionId: opened, agent: 'flood', cwd: tmpdir() });
-            known.add(opened);
-          }
-          out += `${line}\n`;
-          continue;
-        }
-        const { sessionId, update } = params;
-        // A group opens at the read's first update, as the host's journal queue opens one.
-        if (!grouped) journal.begin?.();
-        grouped = true;
-        const entry = parts.withMemberText({ kind: 'update' as const, update }, 'update');
-        const seq = journal.append(sessionId, entry);
-        out += `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":${JSON.stringify(sessionId)},"update":${parts.memberTextOf(entry, 'update')},"_meta":{"acp-warden/seq":${seq}}}}\n`;
+  // One read's lines go out together, after the read's group (if any) is committed.
+  let out = '';
+  let grouped = false;
+  const onMessage = (value: unknown) => {
+    const message = value as AgentMessage;
+    if (message.method !== 'session/update') {
+      // The agent's answer to session/new: the session is journaled then, as the host does.
+      const opened = (message.result as { sessionId?: unknown } | undefined)?.sessionId;
+      if (typeof opened === 'string' && !known.has(opened)) {
+        journal.createSession({ sessionId: opened, agent: 'flood', cwd: tmpdir() });
+        known.add(opened);
       }
+      out += `${JSON.stringify(message)}\n`;
+      return;
+    }
+    // The template writes a session id and an update only: the flood agent sends nothing else.
+    if (!parts.isHotSessionUpdate(message.params) || Object.hasOwn(message.params as object, '_meta')) throw new Error(`the floor relays hot session/update params of a session id and an update only, got ${JSON.stringify(message).slice(0, 200)}`);
+    const { sessionId, update } = message.params as { sessionId: string; update: Update };
+    // A group opens at the read's first update, as the host's journal queue opens one.
+    if (!grouped) journal.begin?.();
+    grouped = true;
+    const entry = parts.withMemberText({ kind: 'update' as const, update }, 'update');
+    const seq = journal.append(sessionId, entry);
+    out += `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":${JSON.stringify(sessionId)},"update":${parts.memberTextOf(entry, 'update')},"_meta":{"acp-warden/seq":${seq}}}}\n`;
+  };
+  const framer = new parts.LineFramer({
+    oversize: 'kill',
+    onLine: parts.jsonLines(onMessage, (preview) => {
+      throw new Error(`the agent wrote a line that is not JSON: ${preview}`);
+    }),
+    onOversize: (bytes) => {
+      throw new Error(`the agent wrote a line of ${bytes} bytes, over the limit`);
+    },
+  });
+  agent.stdout.on('data', (data: Buffer) => {
+    try {
+      framer.push(data);
     } finally {
       if (grouped) journal.commit?.();
+      grouped = false;
     }
-    if (start < chunk.length) rest = chunk.subarray(start);
     if (out.length > 0) editorOut.write(out);
+    out = '';
   });
   return {
     // The agent's stdout is read to its end ('close', not 'exit') before the journal closes.
